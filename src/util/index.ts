@@ -1,0 +1,3 @@
+export { assert, unreachable, AssertionError } from './assert.js';
+export { limits } from './limits.js';
+export { systemClock, ManualClock, Prng, type Clock } from './clock.js';

@@ -1,0 +1,14 @@
+// Every limit a client can push against, in one table (TigerBeetle's habit). Units go last.
+
+export const limits = {
+  /** Largest request frame accepted (`socket.request.max.bytes` default). */
+  requestBytesMax: 100 * 1024 * 1024,
+  /** Longest array a decoder will accept before checking remaining bytes. */
+  arrayLengthMax: 0x7fffffff,
+  /** RecordBatch v2 header size in bytes. */
+  recordBatchHeaderBytes: 61,
+  /** Largest record count a single batch may claim. */
+  recordBatchRecordsMax: 1 << 24,
+  /** Largest decompressed batch body we will inflate. */
+  decompressedBytesMax: 256 * 1024 * 1024,
+} as const;
