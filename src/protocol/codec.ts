@@ -323,7 +323,7 @@ function writeTaggedSection(w: Writer, plan: StructPlan, obj: Record<string, unk
   const entries: { tag: number; data: Buffer }[] = [];
   for (const f of plan.tagged) {
     const v = obj[f.name];
-    if (isDefaultValue(f, v)) continue;
+    if (v === undefined || isDefaultValue(f, v)) continue;
     const sub = new Writer(64);
     writeField(sub, f, v);
     entries.push({ tag: f.tag, data: sub.toBuffer() });
