@@ -11,4 +11,8 @@ export const limits = {
   recordBatchRecordsMax: 1 << 24,
   /** Largest decompressed batch body we will inflate. */
   decompressedBytesMax: 256 * 1024 * 1024,
+  /** Requests of one connection being handled at once; reading pauses beyond this. */
+  inFlightRequestsPerConnectionMax: 16,
+  /** Response bytes queued on one socket before we stop reading from it (a slow reader). */
+  socketWriteBufferBytesMax: 64 * 1024 * 1024,
 } as const;

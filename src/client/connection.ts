@@ -1,0 +1,138 @@
+// One connection to a Kafka broker: framing, correlation ids, pipelining, timeouts. Responses are
+// matched by correlation id; Kafka answers in order per connection, and we check that it does.
+import { connect, type Socket } from 'node:net';
+import {
+  FrameSplitter, ProtocolError, decodeResponse, encodeRequestFrame, peekCorrelationId, apiInfo, inRange,
+} from '../protocol/index.js';
+import { limits } from '../util/index.js';
+
+export class ClientError extends Error {
+  override name = 'ClientError';
+  constructor(message: string, readonly code: 'CONNECTION' | 'TIMEOUT' | 'PROTOCOL' | 'UNSUPPORTED_VERSION' = 'CONNECTION') {
+    super(message);
+  }
+}
+
+interface Pending {
+  correlationId: number;
+  apiKey: number;
+  version: number;
+  resolve: (body: any) => void;
+  reject: (err: Error) => void;
+  timer: NodeJS.Timeout;
+}
+
+export interface ConnectionOptions {
+  host: string;
+  port: number;
+  clientId?: string;
+  requestTimeoutMs?: number;
+  connectTimeoutMs?: number;
+}
+
+export class BrokerConnection {
+  private socket: Socket | null = null;
+  private readonly pending: Pending[] = [];
+  private nextCorrelationId = 1;
+  private closedError: Error | null = null;
+  /** API key → highest version both sides support, once `negotiate()` ran. */
+  versions = new Map<number, [number, number]>();
+
+  private constructor(readonly options: ConnectionOptions) {}
+
+  static async open(options: ConnectionOptions): Promise<BrokerConnection> {
+    const c = new BrokerConnection(options);
+    await c.connectSocket();
+    return c;
+  }
+
+  private connectSocket(): Promise<void> {
+    const { host, port, connectTimeoutMs = 10_000 } = this.options;
+    return new Promise((resolve, reject) => {
+      const socket = connect({ host, port });
+      socket.setNoDelay(true);
+      const timer = setTimeout(() => { socket.destroy(); reject(new ClientError(`connect to ${host}:${port} timed out`, 'TIMEOUT')); }, connectTimeoutMs);
+      socket.once('connect', () => { clearTimeout(timer); this.socket = socket; resolve(); });
+      socket.once('error', (err) => { clearTimeout(timer); reject(new ClientError(`connect to ${host}:${port}: ${err.message}`)); });
+      const splitter = new FrameSplitter(limits.requestBytesMax * 2);
+      socket.on('data', (chunk) => {
+        try {
+          for (const frame of splitter.push(chunk)) this.onFrame(frame);
+        } catch (err) {
+          this.fail(err instanceof Error ? err : new Error(String(err)));
+        }
+      });
+      socket.on('close', () => this.fail(new ClientError(`connection to ${host}:${port} closed`)));
+      socket.on('error', (err) => this.fail(new ClientError(`connection to ${host}:${port}: ${err.message}`)));
+    });
+  }
+
+  private onFrame(frame: Buffer): void {
+    const head = this.pending.shift();
+    const correlationId = peekCorrelationId(frame);
+    if (!head) throw new ProtocolError(`unexpected response with correlation id ${correlationId}`);
+    clearTimeout(head.timer);
+    if (head.correlationId !== correlationId) {
+      throw new ProtocolError(`response out of order: expected ${head.correlationId}, got ${correlationId}`);
+    }
+    try {
+      head.resolve(decodeResponse(head.apiKey, head.version, frame).body);
+    } catch (err) {
+      head.reject(err instanceof Error ? err : new Error(String(err)));
+    }
+  }
+
+  private fail(err: Error): void {
+    if (!this.closedError) this.closedError = err;
+    this.socket?.destroy();
+    for (const p of this.pending.splice(0)) { clearTimeout(p.timer); p.reject(err); }
+  }
+
+  get closed(): boolean { return this.closedError !== null; }
+
+  /** Sends a request and resolves with the decoded response body. */
+  send<T = any>(apiKey: number, version: number, body: object): Promise<T> {
+    if (this.closedError) return Promise.reject(this.closedError);
+    const correlationId = this.nextCorrelationId++ & 0x7fffffff;
+    const frame = encodeRequestFrame(apiKey, version, correlationId, this.options.clientId ?? 'logline', body);
+    return new Promise<T>((resolve, reject) => {
+      const timeoutMs = this.options.requestTimeoutMs ?? 30_000;
+      const timer = setTimeout(() => this.fail(new ClientError(`request ${apiKey} v${version} timed out after ${timeoutMs} ms`, 'TIMEOUT')), timeoutMs);
+      this.pending.push({ correlationId, apiKey, version, resolve, reject, timer });
+      for (const chunk of frame) this.socket!.write(chunk);
+    });
+  }
+
+  /** Sends a request that gets no response (Produce with acks=0). */
+  sendNoResponse(apiKey: number, version: number, body: object): void {
+    if (this.closedError) throw this.closedError;
+    const correlationId = this.nextCorrelationId++ & 0x7fffffff;
+    for (const chunk of encodeRequestFrame(apiKey, version, correlationId, this.options.clientId ?? 'logline', body)) this.socket!.write(chunk);
+  }
+
+  /** Asks the broker for its API versions and remembers the usable range of each. */
+  async negotiate(): Promise<void> {
+    const response = await this.send(18, 3, { clientSoftwareName: 'logline', clientSoftwareVersion: '0.1.0' });
+    if (response.errorCode !== 0) throw new ClientError(`ApiVersions failed with error ${response.errorCode}`, 'PROTOCOL');
+    for (const k of response.apiKeys as { apiKey: number; minVersion: number; maxVersion: number }[]) {
+      const ours = apiInfo(k.apiKey);
+      if (!ours) continue;
+      const min = Math.max(k.minVersion, ours.validVersions[0]);
+      const max = Math.min(k.maxVersion, ours.validVersions[1]);
+      if (min <= max) this.versions.set(k.apiKey, [min, max]);
+    }
+  }
+
+  /** The highest version of an API both sides speak, optionally capped. */
+  version(apiKey: number, capMax = 0x7fff): number {
+    const range = this.versions.get(apiKey);
+    if (!range || !inRange(range, Math.min(range[1], capMax))) {
+      throw new ClientError(`broker does not support API ${apiKey}${capMax < 0x7fff ? ` at v${capMax} or below` : ''}`, 'UNSUPPORTED_VERSION');
+    }
+    return Math.min(range[1], capMax);
+  }
+
+  close(): void {
+    this.fail(new ClientError('connection closed by client'));
+  }
+}
