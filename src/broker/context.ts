@@ -1,0 +1,25 @@
+// What a handler sees of the world: the request header, who is asking, and the broker's services.
+import type { RequestHeader } from '../protocol/index.js';
+
+export interface RequestContext<S = unknown> {
+  readonly header: RequestHeader;
+  readonly apiVersion: number;
+  readonly connectionId: string;
+  readonly clientAddress: string;
+  readonly listenerName: string;
+  readonly securityProtocol: string;
+  readonly principal: string;
+  readonly nowMs: number;
+  readonly services: S;
+}
+
+/** A handler's answer: a response body, or `null` for requests that get none (Produce acks=0). */
+export type HandlerResult = object | null;
+
+export interface HandlerSpec<S = any> {
+  readonly apiKey: number;
+  /** Versions this handler implements; ApiVersions advertises exactly these. */
+  readonly minVersion: number;
+  readonly maxVersion: number;
+  handle(request: any, ctx: RequestContext<S>): HandlerResult | Promise<HandlerResult>;
+}

@@ -1,0 +1,5 @@
+// The broker room's door.
+export { startServer, parseListener, consoleLogger, quietLogger, DEFAULT_NETWORK_LIMITS, type ServerOptions, type ServerHandle, type BrokerServices } from './server.js';
+export { Router, type Interceptor, type RouteOutcome } from './router.js';
+export type { RequestContext, HandlerSpec, HandlerResult } from './context.js';
+export type { NetworkLimits, NetworkStats, ListenerSpec, Logger } from './network.js';

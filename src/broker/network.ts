@@ -1,0 +1,235 @@
+// The network layer: listeners, connections, framing, ordered responses, backpressure and limits.
+// Each connection may pipeline requests; up to `inFlightRequestsPerConnectionMax` run at once and
+// their responses are written strictly in request order. A connection stops being read while it
+// has too many requests in flight or too many response bytes queued (a slow reader), so one
+// client can never stall the others or grow the broker's memory without bound.
+import { createServer, type Server, type Socket } from 'node:net';
+import { FrameSplitter, ProtocolError, decodeRequestHeader, encodeResponseFrame } from '../protocol/index.js';
+import { limits, type Clock } from '../util/index.js';
+import type { RequestContext } from './context.js';
+import type { Router } from './router.js';
+
+export interface ListenerSpec {
+  name: string;
+  host: string;
+  port: number;
+  securityProtocol: string;
+}
+
+export interface NetworkLimits {
+  requestBytesMax: number; // socket.request.max.bytes
+  connectionsMax: number; // max.connections
+  connectionsPerIpMax: number; // max.connections.per.ip
+  idleMs: number; // connections.max.idle.ms
+  inFlightPerConnectionMax: number; // bounded by queued.max.requests
+}
+
+export interface Logger {
+  info(msg: string): void;
+  warn(msg: string): void;
+  error(msg: string): void;
+}
+
+interface Slot {
+  chunks: Buffer[] | null;
+  done: boolean;
+}
+
+export interface NetworkStats {
+  connectionsOpen: number;
+  connectionsAccepted: number;
+  connectionsRejected: number;
+  requestsHandled: number;
+  handlerErrors: number;
+  protocolErrors: number;
+}
+
+export class NetworkServer<S> {
+  private readonly servers: Server[] = [];
+  private readonly connections = new Set<Connection<S>>();
+  private readonly perIp = new Map<string, number>();
+  private nextConnectionId = 0;
+  readonly stats: NetworkStats = { connectionsOpen: 0, connectionsAccepted: 0, connectionsRejected: 0, requestsHandled: 0, handlerErrors: 0, protocolErrors: 0 };
+  bound: (ListenerSpec & { port: number })[] = [];
+
+  constructor(
+    readonly router: Router<S>,
+    readonly services: S,
+    readonly limitsConfig: NetworkLimits,
+    readonly clock: Clock,
+    readonly log: Logger,
+  ) {}
+
+  async listen(listeners: ListenerSpec[]): Promise<void> {
+    for (const l of listeners) {
+      const server = createServer({ noDelay: true }, (socket) => this.accept(socket, l));
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen({ host: l.host, port: l.port }, () => { server.off('error', reject); resolve(); });
+      });
+      server.on('error', (err) => this.log.error(`listener ${l.name}: ${err.message}`));
+      this.servers.push(server);
+      const address = server.address();
+      this.bound.push({ ...l, port: typeof address === 'object' && address ? address.port : l.port });
+    }
+  }
+
+  private accept(socket: Socket, listener: ListenerSpec): void {
+    const ip = socket.remoteAddress ?? 'unknown';
+    const fromIp = this.perIp.get(ip) ?? 0;
+    if (this.connections.size >= this.limitsConfig.connectionsMax || fromIp >= this.limitsConfig.connectionsPerIpMax) {
+      this.stats.connectionsRejected++;
+      socket.destroy();
+      return;
+    }
+    this.perIp.set(ip, fromIp + 1);
+    this.stats.connectionsAccepted++;
+    this.stats.connectionsOpen++;
+    const conn = new Connection(this, socket, listener, `${listener.name}-${ip}:${socket.remotePort}-${this.nextConnectionId++}`);
+    this.connections.add(conn);
+    socket.once('close', () => {
+      this.connections.delete(conn);
+      this.stats.connectionsOpen--;
+      const n = (this.perIp.get(ip) ?? 1) - 1;
+      if (n <= 0) this.perIp.delete(ip);
+      else this.perIp.set(ip, n);
+    });
+  }
+
+  /** Stops accepting, lets in-flight requests finish (up to `graceMs`), then closes every connection. */
+  async close(graceMs = 5000): Promise<void> {
+    await Promise.all(this.servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
+    const deadline = Date.now() + graceMs;
+    while ([...this.connections].some((c) => c.busy) && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    for (const c of this.connections) c.destroy();
+  }
+}
+
+class Connection<S> {
+  private readonly splitter: FrameSplitter;
+  private readonly queue: Slot[] = [];
+  /** Frames read but not yet dispatched because the connection is at its in-flight limit. */
+  private readonly waiting: Buffer[] = [];
+  private paused = false;
+  private closed = false;
+
+  constructor(
+    private readonly server: NetworkServer<S>,
+    private readonly socket: Socket,
+    private readonly listener: ListenerSpec,
+    private readonly id: string,
+  ) {
+    this.splitter = new FrameSplitter(server.limitsConfig.requestBytesMax);
+    socket.setTimeout(server.limitsConfig.idleMs);
+    socket.on('timeout', () => { if (this.queue.length === 0) this.destroy(); });
+    socket.on('data', (chunk) => this.onData(chunk));
+    socket.on('drain', () => this.maybeResume());
+    socket.on('error', () => this.destroy());
+    socket.on('close', () => { this.closed = true; });
+  }
+
+  get busy(): boolean { return this.queue.length > 0 || this.waiting.length > 0; }
+
+  destroy(): void {
+    this.closed = true;
+    this.socket.destroy();
+  }
+
+  private onData(chunk: Buffer): void {
+    let frames: Buffer[];
+    try {
+      frames = this.splitter.push(chunk);
+    } catch (err) {
+      this.server.stats.protocolErrors++;
+      this.destroy();
+      return;
+    }
+    for (const frame of frames) this.waiting.push(frame);
+    this.dispatchWaiting();
+    this.maybePause();
+  }
+
+  private dispatchWaiting(): void {
+    while (this.waiting.length > 0 && !this.closed && this.queue.length < this.server.limitsConfig.inFlightPerConnectionMax) {
+      this.dispatch(this.waiting.shift()!);
+    }
+  }
+
+  private dispatch(frame: Buffer): void {
+    let decoded;
+    try {
+      decoded = decodeRequestHeader(frame);
+    } catch (err) {
+      this.server.stats.protocolErrors++;
+      this.destroy();
+      return;
+    }
+    const { header, bodyOffset } = decoded;
+    const slot: Slot = { chunks: null, done: false };
+    this.queue.push(slot);
+    const ctx: RequestContext<S> = {
+      header, apiVersion: header.requestApiVersion, connectionId: this.id,
+      clientAddress: this.socket.remoteAddress ?? 'unknown', listenerName: this.listener.name,
+      securityProtocol: this.listener.securityProtocol, principal: 'User:ANONYMOUS',
+      nowMs: this.server.clock.nowMs(), services: this.server.services,
+    };
+    this.server.router.route(header, frame, bodyOffset, ctx).then((outcome) => {
+      this.server.stats.requestsHandled++;
+      if (outcome.kind === 'close') {
+        this.server.stats.protocolErrors++;
+        this.server.log.warn(`closing ${this.id}: ${outcome.reason}`);
+        this.destroy();
+        return;
+      }
+      if (outcome.kind === 'response') {
+        slot.chunks = encodeResponseFrame(outcome.apiKey, outcome.version, header.correlationId, outcome.body);
+      }
+      slot.done = true;
+      this.flush();
+    }, (err: unknown) => {
+      // An exception out of a handler is a bug: log it, count it, close only this connection.
+      this.server.stats.handlerErrors++;
+      const what = err instanceof ProtocolError ? 'encode' : 'handler';
+      this.server.log.error(`${what} error on API ${header.requestApiKey} v${header.requestApiVersion} from ${this.id}: ${err instanceof Error ? err.stack : String(err)}`);
+      this.destroy();
+    });
+  }
+
+  private flush(): void {
+    while (this.queue.length > 0 && this.queue[0]!.done) {
+      const slot = this.queue.shift()!;
+      if (slot.chunks && !this.closed) {
+        if (slot.chunks.length === 1) this.socket.write(slot.chunks[0]!);
+        else {
+          this.socket.cork();
+          for (const c of slot.chunks) this.socket.write(c);
+          this.socket.uncork();
+        }
+      }
+    }
+    this.dispatchWaiting();
+    this.maybeResume();
+  }
+
+  private overloaded(): boolean {
+    return this.waiting.length > 0
+      || this.queue.length >= this.server.limitsConfig.inFlightPerConnectionMax
+      || this.socket.writableLength > limits.socketWriteBufferBytesMax;
+  }
+
+  private maybePause(): void {
+    if (!this.paused && this.overloaded()) {
+      this.paused = true;
+      this.socket.pause();
+    }
+  }
+
+  private maybeResume(): void {
+    if (this.paused && !this.overloaded() && !this.closed) {
+      this.paused = false;
+      this.socket.resume();
+    }
+  }
+}

@@ -1,0 +1,74 @@
+// The request router: one registered handler per API key, with its version range. ApiVersions is
+// computed from these registrations, so it can never advertise what no handler implements.
+import { apiInfo, decodeMessage, Reader, ProtocolError, ErrorCode, type RequestHeader } from '../protocol/index.js';
+import { assert } from '../util/index.js';
+import type { HandlerSpec, RequestContext } from './context.js';
+
+export type RouteOutcome =
+  | { kind: 'response'; apiKey: number; version: number; body: object }
+  | { kind: 'none' }
+  | { kind: 'close'; reason: string };
+
+/** Observe, delay or answer requests of one API key (fault tests with real clients). */
+export type Interceptor = (header: RequestHeader, request: object) => Promise<object | null | undefined> | object | null | undefined;
+
+export class Router<S = unknown> {
+  private readonly handlers = new Map<number, HandlerSpec<S>>();
+  private readonly interceptors = new Map<number, Interceptor>();
+
+  register(spec: HandlerSpec<S>): this {
+    const api = apiInfo(spec.apiKey);
+    assert(api !== undefined, `no schema for API ${spec.apiKey}`);
+    assert(spec.minVersion >= api.validVersions[0] && spec.maxVersion <= api.validVersions[1],
+      `${api.name}: handler versions ${spec.minVersion}-${spec.maxVersion} outside the schema's`);
+    assert(!this.handlers.has(spec.apiKey), `${api.name}: registered twice`);
+    this.handlers.set(spec.apiKey, spec);
+    return this;
+  }
+
+  /** Installs (or with `null` removes) an interceptor; returning undefined falls through to the handler. */
+  intercept(apiKey: number, interceptor: Interceptor | null): void {
+    if (interceptor) this.interceptors.set(apiKey, interceptor);
+    else this.interceptors.delete(apiKey);
+  }
+
+  supportedVersions(): { apiKey: number; minVersion: number; maxVersion: number }[] {
+    return [...this.handlers.values()]
+      .map((h) => ({ apiKey: h.apiKey, minVersion: h.minVersion, maxVersion: h.maxVersion }))
+      .sort((a, b) => a.apiKey - b.apiKey);
+  }
+
+  supports(apiKey: number, version: number): boolean {
+    const h = this.handlers.get(apiKey);
+    return h !== undefined && version >= h.minVersion && version <= h.maxVersion;
+  }
+
+  /** Decodes the body and runs the handler. Malformed bodies close the connection, as Kafka does. */
+  async route(header: RequestHeader, frame: Buffer, bodyOffset: number, ctx: RequestContext<S>): Promise<RouteOutcome> {
+    const { requestApiKey: apiKey, requestApiVersion: version } = header;
+    const handler = this.handlers.get(apiKey);
+    if (!handler || version < handler.minVersion || version > handler.maxVersion) {
+      if (apiKey === 18) {
+        // A client newer than us: answer in v0 with the versions we have, so it can retry lower.
+        return { kind: 'response', apiKey, version: 0, body: { errorCode: ErrorCode.UNSUPPORTED_VERSION, apiKeys: this.supportedVersions(), throttleTimeMs: 0 } };
+      }
+      return { kind: 'close', reason: `unsupported API ${apiKey} v${version}` };
+    }
+    let request: object;
+    try {
+      const r = new Reader(frame, bodyOffset);
+      request = decodeMessage(apiInfo(apiKey)!.request.name, version, r);
+      if (r.remaining !== 0) throw new ProtocolError(`${r.remaining} trailing bytes`);
+    } catch (err) {
+      if (err instanceof ProtocolError) return { kind: 'close', reason: `malformed ${apiInfo(apiKey)!.name} v${version}: ${err.message}` };
+      throw err;
+    }
+    const interceptor = this.interceptors.get(apiKey);
+    if (interceptor) {
+      const answer = await interceptor(header, request);
+      if (answer !== undefined) return answer === null ? { kind: 'none' } : { kind: 'response', apiKey, version, body: answer };
+    }
+    const body = await handler.handle(request, ctx);
+    return body === null ? { kind: 'none' } : { kind: 'response', apiKey, version, body };
+  }
+}

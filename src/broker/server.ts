@@ -1,0 +1,71 @@
+// `startServer(options)`: a broker as a library. The project's own tests start brokers this way on
+// port 0; `logline server` is a thin CLI over it.
+import { systemClock, type Clock } from '../util/index.js';
+import { NetworkServer, type ListenerSpec, type Logger, type NetworkLimits, type NetworkStats } from './network.js';
+import { Router } from './router.js';
+import { apiVersionsHandler } from './handlers/18-api-versions.js';
+
+export interface ServerOptions {
+  nodeId?: number;
+  /** e.g. ["PLAINTEXT://localhost:9092"]; port 0 picks a free port. */
+  listeners?: string[];
+  limits?: Partial<NetworkLimits>;
+  clock?: Clock;
+  logger?: Logger;
+}
+
+export interface ServerHandle {
+  readonly nodeId: number;
+  readonly listeners: { name: string; host: string; port: number; securityProtocol: string }[];
+  readonly router: Router<BrokerServices>;
+  readonly stats: NetworkStats;
+  close(): Promise<void>;
+}
+
+export interface BrokerServices {
+  nodeId: number;
+}
+
+export const DEFAULT_NETWORK_LIMITS: NetworkLimits = {
+  requestBytesMax: 104_857_600,
+  connectionsMax: 2_147_483_647,
+  connectionsPerIpMax: 2_147_483_647,
+  idleMs: 600_000,
+  inFlightPerConnectionMax: 16,
+};
+
+export const quietLogger: Logger = { info() {}, warn() {}, error() {} };
+export const consoleLogger: Logger = {
+  info: (m) => console.log(`[logline] ${m}`),
+  warn: (m) => console.warn(`[logline] WARN ${m}`),
+  error: (m) => console.error(`[logline] ERROR ${m}`),
+};
+
+/** "PLAINTEXT://host:port" → listener spec; the name before :// is also the security protocol. */
+export function parseListener(text: string): ListenerSpec {
+  const m = /^([A-Za-z0-9_]+):\/\/(\[[^\]]*\]|[^:]*):(\d+)$/.exec(text.trim());
+  if (!m) throw new Error(`invalid listener "${text}": expected NAME://HOST:PORT`);
+  const name = m[1]!.toUpperCase();
+  const host = m[2]!.replace(/^\[|\]$/g, '') || '0.0.0.0';
+  const port = Number(m[3]);
+  if (port > 65535) throw new Error(`invalid listener "${text}": port ${port} out of range`);
+  return { name, host, port, securityProtocol: name };
+}
+
+export async function startServer(options: ServerOptions = {}): Promise<ServerHandle> {
+  const nodeId = options.nodeId ?? 1;
+  const logger = options.logger ?? quietLogger;
+  const router = new Router<BrokerServices>();
+  router.register(apiVersionsHandler(() => router.supportedVersions()));
+  const services: BrokerServices = { nodeId };
+  const network = new NetworkServer(router, services, { ...DEFAULT_NETWORK_LIMITS, ...options.limits }, options.clock ?? systemClock, logger);
+  await network.listen((options.listeners ?? ['PLAINTEXT://localhost:9092']).map(parseListener));
+  for (const l of network.bound) logger.info(`listening on ${l.name}://${l.host}:${l.port}`);
+  return {
+    nodeId,
+    listeners: network.bound,
+    router,
+    stats: network.stats,
+    close: () => network.close(),
+  };
+}

@@ -1,0 +1,142 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { connect, type Socket } from 'node:net';
+import { startServer, type ServerHandle } from '../../src/broker/index.js';
+import { BrokerConnection } from '../../src/client/index.js';
+import { decodeResponse, encodeRequestFrame, ErrorCode } from '../../src/protocol/index.js';
+import { Prng } from '../../src/util/index.js';
+
+async function withServer(fn: (s: ServerHandle) => Promise<void>, limits = {}): Promise<void> {
+  const s = await startServer({ listeners: ['PLAINTEXT://127.0.0.1:0'], limits });
+  try { await fn(s); } finally { await s.close(); }
+}
+
+const open = (s: ServerHandle) => BrokerConnection.open({ host: '127.0.0.1', port: s.listeners[0]!.port, requestTimeoutMs: 5000 });
+
+function rawSocket(port: number): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const sock = connect({ host: '127.0.0.1', port }, () => resolve(sock));
+    sock.on('error', reject);
+  });
+}
+
+/** Resolves with everything the server sent once it closes the socket (or after `ms`). */
+function drain(sock: Socket, ms: number): Promise<{ data: Buffer; closed: boolean }> {
+  return new Promise((resolve) => {
+    const parts: Buffer[] = [];
+    sock.on('data', (d) => parts.push(d));
+    const timer = setTimeout(() => { resolve({ data: Buffer.concat(parts), closed: false }); sock.destroy(); }, ms);
+    sock.on('close', () => { clearTimeout(timer); resolve({ data: Buffer.concat(parts), closed: true }); });
+  });
+}
+
+test('ApiVersions lists exactly the registered handlers', async () => {
+  await withServer(async (s) => {
+    const c = await open(s);
+    const r = await c.send(18, 3, { clientSoftwareName: 'test', clientSoftwareVersion: '1.0' });
+    assert.equal(r.errorCode, 0);
+    assert.deepEqual(r.apiKeys.find((k: any) => k.apiKey === 18), { apiKey: 18, minVersion: 0, maxVersion: 4 });
+    assert.deepEqual(r.apiKeys.map((k: any) => k.apiKey), s.router.supportedVersions().map((k) => k.apiKey));
+    const bad = await c.send(18, 3, { clientSoftwareName: '-bad-', clientSoftwareVersion: '1.0' });
+    assert.equal(bad.errorCode, ErrorCode.INVALID_REQUEST);
+    c.close();
+  });
+});
+
+test('a too-new ApiVersions gets UNSUPPORTED_VERSION in v0 with the supported list', async () => {
+  await withServer(async (s) => {
+    const sock = await rawSocket(s.listeners[0]!.port);
+    // Version 99 with a v2 header: the server can only read the fixed part, which is enough.
+    const frame = Buffer.from([0, 0, 0, 10, 0, 18, 0, 99, 0, 0, 0, 7, 0xff, 0xff]);
+    const done = drain(sock, 500);
+    sock.write(frame);
+    const { data } = await done;
+    const body = decodeResponse(18, 0, data.subarray(4)).body as any;
+    assert.equal(data.readInt32BE(4), 7);
+    assert.equal(body.errorCode, ErrorCode.UNSUPPORTED_VERSION);
+    assert.ok(body.apiKeys.some((k: any) => k.apiKey === 18 && k.maxVersion === 4));
+  });
+});
+
+test('pipelined requests are answered in order even when handlers finish out of order', async () => {
+  await withServer(async (s) => {
+    const prng = new Prng(7);
+    s.router.intercept(18, async () => {
+      await new Promise((r) => setTimeout(r, prng.int(20)));
+      return undefined; // fall through to the real handler
+    });
+    const c = await open(s);
+    const answers = await Promise.all(Array.from({ length: 60 }, () => c.send(18, 2, {})));
+    assert.equal(answers.length, 60);
+    assert.ok(answers.every((a) => a.errorCode === 0));
+    c.close();
+  });
+});
+
+test('garbage, hostile sizes, unknown APIs and half frames close the connection; the server keeps serving', async () => {
+  await withServer(async (s) => {
+    const port = s.listeners[0]!.port;
+    const prng = new Prng(99);
+    const random = Buffer.alloc(4096);
+    for (let i = 0; i < random.length; i++) random[i] = prng.int(256);
+    const cases: [string, Buffer][] = [
+      ['random bytes', random],
+      ['huge size', Buffer.from([0x7f, 0xff, 0xff, 0xff, 1, 2, 3])],
+      ['negative size', Buffer.from([0xff, 0xff, 0xff, 0xf0])],
+      ['truncated header', Buffer.from([0, 0, 0, 3, 0, 18, 0])],
+      ['unknown api key', Buffer.from([0, 0, 0, 10, 0x7f, 0x00, 0, 0, 0, 0, 0, 1, 0xff, 0xff])],
+      ['unknown version of a known api', Buffer.from([0, 0, 0, 10, 0, 3, 0x7f, 0, 0, 0, 0, 1, 0xff, 0xff])],
+      ['malformed body', Buffer.concat([Buffer.from([0, 0, 0, 14, 0, 3, 0, 1, 0, 0, 0, 1, 0xff, 0xff]), Buffer.from([0x7f, 0xff, 0xff, 0xff])])],
+    ];
+    for (const [name, bytes] of cases) {
+      const sock = await rawSocket(port);
+      const done = drain(sock, 2000);
+      sock.write(bytes);
+      const { closed } = await done;
+      assert.ok(closed, `${name}: connection should be closed`);
+    }
+    const c = await open(s);
+    assert.equal((await c.send(18, 0, {})).errorCode, 0);
+    c.close();
+  }, { requestBytesMax: 1024 * 1024 });
+});
+
+test('half a frame then silence is closed by connections.max.idle.ms', async () => {
+  await withServer(async (s) => {
+    const sock = await rawSocket(s.listeners[0]!.port);
+    const done = drain(sock, 3000);
+    sock.write(Buffer.from([0, 0, 0, 100, 0, 18]));
+    const { closed } = await done;
+    assert.ok(closed);
+  }, { idleMs: 200 });
+});
+
+test('1,000 idle connections do not stop a real client, and max.connections.per.ip is enforced', async () => {
+  await withServer(async (s) => {
+    const port = s.listeners[0]!.port;
+    const heapBefore = process.memoryUsage().heapUsed;
+    const idle = await Promise.all(Array.from({ length: 1000 }, () => rawSocket(port)));
+    const c = await open(s);
+    const r = await c.send(18, 1, {});
+    assert.equal(r.errorCode, 0);
+    assert.ok(process.memoryUsage().heapUsed - heapBefore < 200 * 1024 * 1024);
+    // One more connection than allowed is closed at once.
+    const extra = await rawSocket(port);
+    const { closed } = await drain(extra, 2000);
+    assert.ok(closed, 'connection over max.connections.per.ip must be closed');
+    assert.ok(s.stats.connectionsRejected >= 1);
+    for (const sock of idle) sock.destroy();
+    c.close();
+  }, { connectionsPerIpMax: 1001 });
+});
+
+test('a request larger than socket.request.max.bytes closes the connection', async () => {
+  await withServer(async (s) => {
+    const sock = await rawSocket(s.listeners[0]!.port);
+    const done = drain(sock, 2000);
+    const frame = Buffer.concat(encodeRequestFrame(18, 0, 1, 'x', {}));
+    frame.writeInt32BE(2048, 0);
+    sock.write(Buffer.concat([frame, Buffer.alloc(2048)]));
+    assert.ok((await done).closed);
+  }, { requestBytesMax: 1024 });
+});
