@@ -1,0 +1,37 @@
+// `logline <noun> <verb>`: the command line. Exit codes: 0 ok, 1 failed, 2 usage.
+import { UsageError } from './args.js';
+import { serverCommand } from './server.js';
+import { version } from '../index.js';
+
+const COMMANDS: Record<string, { help: string; run: (argv: string[]) => Promise<number> }> = {
+  server: { help: 'run a broker (single node with embedded defaults)', run: serverCommand },
+  version: { help: 'print the version', run: async () => { console.log(version); return 0; } },
+};
+
+function usage(): string {
+  const names = Object.keys(COMMANDS);
+  return ['usage: logline <command> [options]', '', 'commands:',
+    ...names.map((n) => `  ${n.padEnd(10)}${COMMANDS[n]!.help}`), '', 'Run `logline <command> --help` for its options.'].join('\n');
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const [noun, ...rest] = argv;
+  if (!noun || noun === '--help' || noun === '-h' || noun === 'help') {
+    console.log(usage());
+    return noun ? 0 : 2;
+  }
+  const command = COMMANDS[noun];
+  if (!command) {
+    console.error(`unknown command "${noun}"\n\n${usage()}`);
+    return 2;
+  }
+  try {
+    return await command.run(rest);
+  } catch (err) {
+    if (err instanceof UsageError) {
+      console.error(`${err.message}\nRun \`logline ${noun} --help\` for usage.`);
+      return 2;
+    }
+    throw err;
+  }
+}
