@@ -1,0 +1,52 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { FetchSessionCache, type SessionPartition, type PartitionResultState } from '../../src/broker/fetch-sessions.js';
+import { ErrorCode } from '../../src/protocol/index.js';
+import { ManualClock } from '../../src/util/index.js';
+
+const part = (topic: string, partition: number, fetchOffset = 0n): SessionPartition =>
+  ({ topic, partition, fetchOffset, partitionMaxBytes: 1 << 20, logStartOffset: -1n, currentLeaderEpoch: -1, lastFetchedEpoch: -1 });
+const result = (topic: string, partition: number, hw: bigint, bytes = 0): PartitionResultState =>
+  ({ topic, partition, errorCode: 0, highWatermark: hw, lastStableOffset: hw, logStartOffset: 0n, recordsBytes: bytes });
+
+test('a session opens with a full fetch, then incremental fetches return only partitions with news', () => {
+  const cache = new FetchSessionCache(10, new ManualClock());
+  const first = cache.begin(0, 0, [part('a', 0), part('a', 1), part('b', 0)], []);
+  assert.equal(first.errorCode, 0);
+  const id = first.context!.sessionId;
+  assert.ok(id > 0);
+  assert.equal(first.context!.filter([result('a', 0, 5n, 10), result('a', 1, 0n), result('b', 0, 0n)]).length, 3, 'full response lists every partition');
+  // Epoch 1, nothing named: all three partitions are read, only the changed one is returned.
+  const inc = cache.begin(id, 1, [], []);
+  assert.equal(inc.context!.partitions.length, 3);
+  const out = inc.context!.filter([result('a', 0, 5n), result('a', 1, 3n), result('b', 0, 0n)]);
+  assert.deepEqual(out.map((r) => `${r.topic}-${r.partition}`), ['a-1'], 'only the moved high watermark');
+  // Forgetting a partition removes it from the session.
+  const inc2 = cache.begin(id, 2, [part('c', 0)], [{ topic: 'b', partition: 0 }]);
+  assert.deepEqual(inc2.context!.partitions.map((p) => `${p.topic}-${p.partition}`).sort(), ['a-0', 'a-1', 'c-0']);
+});
+
+test('wrong epochs and unknown sessions get the KIP-227 errors; epoch -1 closes the session', () => {
+  const cache = new FetchSessionCache(10, new ManualClock());
+  const id = cache.begin(0, 0, [part('a', 0)], []).context!.sessionId;
+  assert.equal(cache.begin(id, 5, [], []).errorCode, ErrorCode.INVALID_FETCH_SESSION_EPOCH);
+  assert.equal(cache.begin(id + 100, 1, [], []).errorCode, ErrorCode.FETCH_SESSION_ID_NOT_FOUND);
+  const closed = cache.begin(id, -1, [part('a', 0)], []);
+  assert.equal(closed.context!.sessionId, 0);
+  assert.equal(cache.size, 0);
+  assert.equal(cache.begin(id, 1, [], []).errorCode, ErrorCode.FETCH_SESSION_ID_NOT_FOUND);
+});
+
+test('a full cache evicts only sessions idle past the eviction age, otherwise serves sessionless', () => {
+  const clock = new ManualClock(0);
+  const cache = new FetchSessionCache(2, clock, 1000);
+  const a = cache.begin(0, 0, [part('a', 0)], []).context!.sessionId;
+  cache.begin(0, 0, [part('b', 0)], []);
+  assert.equal(cache.begin(0, 0, [part('c', 0)], []).context!.sessionId, 0, 'no slot: sessionless');
+  clock.advance(2000);
+  cache.begin(a, 1, [], []); // a is used again; b is now the idle one
+  const c = cache.begin(0, 0, [part('c', 0)], []).context!.sessionId;
+  assert.ok(c > 0);
+  assert.equal(cache.size, 2);
+  assert.equal(cache.begin(a, 2, [], []).errorCode, 0, 'the recently used session survived');
+});
