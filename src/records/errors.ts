@@ -4,8 +4,7 @@ export type RecordsErrorCode =
   | 'CORRUPT_MESSAGE'
   | 'INVALID_RECORD'
   | 'UNSUPPORTED_COMPRESSION_TYPE'
-  | 'UNSUPPORTED_MAGIC'
-  | 'RECORD_LIST_TOO_LARGE';
+  | 'UNSUPPORTED_MAGIC';
 
 export class RecordsError extends Error {
   override name = 'RecordsError';

@@ -1,7 +1,37 @@
-// The records room's door: RecordBatch v2 bytes, CRC32C, record iteration, building, codecs.
+// The records room's door: RecordBatch v2 bytes, CRC32C, record iteration, building, codecs and
+// control records. See README.md for what is zero-copy and how numbers are represented.
+import { limits } from '../util/index.js';
+import { RecordBatchView } from './batch.js';
+import { decompress } from './compression.js';
+import { RecordsError } from './errors.js';
+import { iterateRecords, type Record } from './records.js';
+
 export { RecordsError, type RecordsErrorCode } from './errors.js';
 export { crc32c } from './crc32c.js';
 export {
   RECORD_BATCH_HEADER_BYTES, Compression, TimestampType, RecordBatchView, iterateBatches, validateBatch,
   type ValidateOptions,
 } from './batch.js';
+export { compress, decompress } from './compression.js';
+export { RecordCursor, forEachRecord, iterateRecords, type Record, type RecordHeader } from './records.js';
+export { buildRecordBatch, buildRecordBatchSync, NO_TIMESTAMP, type BuildBatchOptions, type RecordInput } from './builder.js';
+export {
+  buildControlBatch, parseControlRecord, parseControlRecordType, type ControlBatchOptions, type ControlRecordType,
+} from './control.js';
+
+/**
+ * The batch's records section, decompressed when the batch is compressed. Uncompressed: a subarray
+ * of the batch (no copy). Capped at `maxBytes` (limits.decompressedBytesMax by default).
+ */
+export async function decompressBatchBody(view: RecordBatchView, maxBytes: number = limits.decompressedBytesMax): Promise<Buffer> {
+  const raw = view.bytes().subarray(61);
+  const codec = view.attributes & 0x07;
+  if (codec > 4) throw new RecordsError('UNSUPPORTED_COMPRESSION_TYPE', `unknown compression codec ${codec}`);
+  return decompress(codec, raw, maxBytes);
+}
+
+/** Decompresses and decodes every record of one batch. */
+export async function readRecords(view: RecordBatchView): Promise<Record[]> {
+  const body = await decompressBatchBody(view);
+  return Array.from(iterateRecords(view, body));
+}
