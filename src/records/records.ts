@@ -144,7 +144,8 @@ export class RecordCursor {
     this.headerCount = headerCount;
     this.headersStart = this.pos;
     for (let i = 0; i < headerCount; i++) {
-      this.pos += this.length(false, 'header key');
+      const k = this.length(false, 'header key');
+      this.pos += k;
       const v = this.length(true, 'header value');
       if (v > 0) this.pos += v;
     }
