@@ -1,0 +1,65 @@
+// What handlers need from the rest of the broker, as narrow interfaces. The server wires the
+// metadata image, the controller and the replica manager behind these, so handlers stay pure
+// functions of (request, context) and can be tested with plain objects.
+
+export interface BrokerEndpoint {
+  nodeId: number;
+  host: string;
+  port: number;
+  rack: string | null;
+}
+
+export interface PartitionView {
+  partition: number;
+  leader: number;
+  leaderEpoch: number;
+  replicas: number[];
+  isr: number[];
+  offlineReplicas: number[];
+}
+
+export interface TopicView {
+  name: string;
+  id: string;
+  isInternal: boolean;
+  partitions: PartitionView[];
+}
+
+/** One consistent view of the cluster metadata for the length of a request. */
+export interface MetadataView {
+  clusterId: string;
+  controllerId: number;
+  /** Brokers reachable on the given listener. */
+  brokers(listenerName: string): BrokerEndpoint[];
+  topics(): Iterable<TopicView>;
+  topic(name: string): TopicView | undefined;
+  topicById(id: string): TopicView | undefined;
+}
+
+/** One partition's share of a Produce request. */
+export interface ProduceEntry {
+  topic: string;
+  partition: number;
+  /** The RecordBatch bytes exactly as the client sent them. */
+  records: Buffer;
+}
+
+export interface PartitionProduceResult {
+  errorCode: number;
+  errorMessage: string | null;
+  baseOffset: bigint;
+  /** -1 unless the topic uses LogAppendTime. */
+  logAppendTimeMs: bigint;
+  logStartOffset: bigint;
+  recordErrors: { batchIndex: number; batchIndexErrorMessage: string | null }[];
+}
+
+export interface ProducePartitionsParams {
+  acks: number;
+  timeoutMs: number;
+  transactionalId: string | null;
+  entries: ProduceEntry[];
+}
+
+export const produceFailure = (errorCode: number, errorMessage: string | null = null): PartitionProduceResult =>
+  ({ errorCode, errorMessage, baseOffset: -1n, logAppendTimeMs: -1n, logStartOffset: -1n, recordErrors: [] });
