@@ -63,3 +63,39 @@ export interface ProducePartitionsParams {
 
 export const produceFailure = (errorCode: number, errorMessage: string | null = null): PartitionProduceResult =>
   ({ errorCode, errorMessage, baseOffset: -1n, logAppendTimeMs: -1n, logStartOffset: -1n, recordErrors: [] });
+
+export interface FetchPartitionParams {
+  topic: string;
+  partition: number;
+  fetchOffset: bigint;
+  partitionMaxBytes: number;
+  currentLeaderEpoch: number;
+  lastFetchedEpoch: number;
+  logStartOffset: bigint;
+}
+
+export interface FetchParams {
+  /** -1 for consumers; a broker id for followers. */
+  replicaId: number;
+  maxWaitMs: number;
+  minBytes: number;
+  maxBytes: number;
+  /** 0 read_uncommitted, 1 read_committed. */
+  isolationLevel: number;
+  partitions: FetchPartitionParams[];
+}
+
+export interface PartitionFetchResult {
+  errorCode: number;
+  highWatermark: bigint;
+  lastStableOffset: bigint;
+  logStartOffset: bigint;
+  abortedTransactions: { producerId: bigint; firstOffset: bigint }[] | null;
+  preferredReadReplica: number;
+  divergingEpoch?: { epoch: number; endOffset: bigint };
+  records: Buffer | null;
+}
+
+export const fetchFailure = (errorCode: number): PartitionFetchResult => ({
+  errorCode, highWatermark: -1n, lastStableOffset: -1n, logStartOffset: -1n, abortedTransactions: null, preferredReadReplica: -1, records: null,
+});

@@ -1,0 +1,81 @@
+// Fetch (key 1), v4-17 (Kafka 4.0's floor is v4; kafkajs sends v11, @platformatic/kafka 12+).
+// Topics by name up to v12, by topic id from v13 (unknown id → UNKNOWN_TOPIC_ID). Fetch sessions
+// (KIP-227, v7+) decide which partitions are read and which are answered; the replica manager
+// reads whole batches up to the high watermark (or the last stable offset for read_committed)
+// and long-polls through the fetch purgatory for min_bytes / max_wait_ms. v15+ carries the
+// replica id in ReplicaState.
+import { ErrorCode, ZERO_UUID, type FetchRequest } from '../../protocol/index.js';
+import type { HandlerSpec } from '../context.js';
+import type { FetchSessionCache, SessionPartition } from '../fetch-sessions.js';
+import { fetchFailure, type FetchParams, type MetadataView, type PartitionFetchResult } from '../services.js';
+
+export interface FetchServices {
+  metadata(): MetadataView;
+  fetchSessions: FetchSessionCache;
+  fetchPartitions(params: FetchParams): Promise<PartitionFetchResult[]>;
+}
+
+const TOPIC_IDS_MIN_VERSION = 13;
+const SESSIONS_MIN_VERSION = 7;
+
+export const fetchHandler: HandlerSpec<FetchServices> = {
+  apiKey: 1,
+  minVersion: 4,
+  maxVersion: 17,
+  async handle(request: FetchRequest, ctx) {
+    const s = ctx.services;
+    const view = s.metadata();
+    const byId = ctx.apiVersion >= TOPIC_IDS_MIN_VERSION;
+    const requested: SessionPartition[] = [];
+    for (const t of request.topics) {
+      const topicKey = byId ? t.topicId : t.topic;
+      for (const p of t.partitions) {
+        requested.push({
+          topic: topicKey, partition: p.partition, fetchOffset: p.fetchOffset, partitionMaxBytes: p.partitionMaxBytes,
+          logStartOffset: p.logStartOffset, currentLeaderEpoch: p.currentLeaderEpoch, lastFetchedEpoch: p.lastFetchedEpoch,
+        });
+      }
+    }
+    const forgotten = request.forgottenTopicsData.flatMap((f) => f.partitions.map((partition) => ({ topic: byId ? f.topicId : f.topic, partition })));
+    const sessionId = ctx.apiVersion >= SESSIONS_MIN_VERSION ? request.sessionId : 0;
+    const sessionEpoch = ctx.apiVersion >= SESSIONS_MIN_VERSION ? request.sessionEpoch : -1;
+    const outcome = s.fetchSessions.begin(sessionId, sessionEpoch, requested, forgotten);
+    if (outcome.context === null) {
+      return { throttleTimeMs: 0, errorCode: outcome.errorCode, sessionId: 0, responses: [] };
+    }
+    const partitions = outcome.context.partitions;
+    const names = partitions.map((p) => (byId ? view.topicById(p.topic)?.name : p.topic));
+    const readable = partitions.map((p, i) => ({ ...p, topic: names[i]! })).filter((p, i) => names[i] !== undefined);
+    const params: FetchParams = {
+      replicaId: ctx.apiVersion >= 15 ? request.replicaState.replicaId : request.replicaId,
+      maxWaitMs: request.maxWaitMs, minBytes: request.minBytes, maxBytes: request.maxBytes,
+      isolationLevel: request.isolationLevel, partitions: readable,
+    };
+    const read = readable.length > 0 ? await s.fetchPartitions(params) : [];
+    let next = 0;
+    const results = partitions.map((p, i) => {
+      const r = names[i] === undefined ? fetchFailure(byId ? ErrorCode.UNKNOWN_TOPIC_ID : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION) : read[next++]!;
+      return { ...r, topic: p.topic, partition: p.partition, recordsBytes: r.records?.length ?? 0 };
+    });
+    const answered = outcome.context.filter(results);
+    // Group by topic, keeping the order in which topics first appear.
+    const topics = new Map<string, typeof answered>();
+    for (const r of answered) {
+      const list = topics.get(r.topic);
+      if (list) list.push(r);
+      else topics.set(r.topic, [r]);
+    }
+    return {
+      throttleTimeMs: 0, errorCode: 0, sessionId: outcome.context.sessionId,
+      responses: [...topics.entries()].map(([topic, list]) => ({
+        topic: byId ? '' : topic,
+        topicId: byId ? topic : ZERO_UUID,
+        partitions: list.map((r) => ({
+          partitionIndex: r.partition, errorCode: r.errorCode, highWatermark: r.highWatermark, lastStableOffset: r.lastStableOffset,
+          logStartOffset: r.logStartOffset, abortedTransactions: r.abortedTransactions, preferredReadReplica: r.preferredReadReplica,
+          records: r.records, ...(r.divergingEpoch ? { divergingEpoch: r.divergingEpoch } : {}),
+        })),
+      })),
+    };
+  },
+};
