@@ -99,3 +99,22 @@ export interface PartitionFetchResult {
 export const fetchFailure = (errorCode: number): PartitionFetchResult => ({
   errorCode, highWatermark: -1n, lastStableOffset: -1n, logStartOffset: -1n, abortedTransactions: null, preferredReadReplica: -1, records: null,
 });
+
+/** ListOffsets sentinels (KIP-734 max timestamp, KIP-1005 earliest-local / latest-tiered). */
+export const ListOffsetsTimestamp = { Latest: -1n, Earliest: -2n, MaxTimestamp: -3n, EarliestLocal: -4n, LatestTiered: -5n } as const;
+
+export interface ListOffsetsParams {
+  topic: string;
+  partition: number;
+  currentLeaderEpoch: number;
+  timestamp: bigint;
+  isolationLevel: number;
+  replicaId: number;
+}
+
+export interface ListOffsetsResult {
+  errorCode: number;
+  timestamp: bigint;
+  offset: bigint;
+  leaderEpoch: number;
+}
