@@ -118,3 +118,13 @@ export interface ListOffsetsResult {
   offset: bigint;
   leaderEpoch: number;
 }
+
+/** Topic administration, carried out by the controller and visible once its records are applied. */
+export interface TopicAdmin {
+  createTopics(request: import('../protocol/index.js').CreateTopicsRequest, apiVersion: number):
+    Promise<import('../protocol/index.js').CreateTopicsResponseCreatableTopicResult[]>;
+  deleteTopics(targets: { name: string | null; topicId: string }[]):
+    Promise<import('../protocol/index.js').DeleteTopicsResponseDeletableTopicResult[]>;
+  createPartitions(topics: import('../protocol/index.js').CreatePartitionsRequestCreatePartitionsTopic[], validateOnly: boolean):
+    Promise<import('../protocol/index.js').CreatePartitionsResponseCreatePartitionsTopicResult[]>;
+}
