@@ -178,6 +178,11 @@ export interface ValidateOptions {
    * offset range; produce input may not.
    */
   compacted?: boolean;
+  /**
+   * Input from a producer (not a follower or coordinator): Kafka refuses control batches from
+   * clients and requires baseOffset 0, since the broker assigns offsets.
+   */
+  fromClient?: boolean;
 }
 
 /**
@@ -214,6 +219,12 @@ export function validateBatch(view: RecordBatchView, opts: ValidateOptions = {})
   }
   if (count > 0 && codec === Compression.None && batchLength - BATCH_LENGTH_MIN < count * MIN_RECORD_BYTES) {
     throw new RecordsError('CORRUPT_MESSAGE', `${count} records cannot fit in ${batchLength - BATCH_LENGTH_MIN} bytes`);
+  }
+  if (opts.fromClient && view.isControl) {
+    throw new RecordsError('INVALID_RECORD', 'clients may not write control batches');
+  }
+  if (opts.fromClient && view.baseOffset !== 0) {
+    throw new RecordsError('INVALID_RECORD', `a produced batch must have baseOffset 0, not ${view.baseOffset}`);
   }
   // Reading these checks they are safe integers (they throw CORRUPT_MESSAGE otherwise).
   void view.baseOffset; void view.baseTimestamp; void view.maxTimestamp; void view.producerId;

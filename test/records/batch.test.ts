@@ -141,7 +141,8 @@ test('iterateBatches rejects bad lengths and magic even when partial tails are a
 });
 
 test('validateBatch accepts good batches and rejects inconsistent counts and unknown codecs', () => {
-  validateBatch(new RecordBatchView(sampleBatch(5)));
+  validateBatch(new RecordBatchView(sampleBatch(5)), { fromClient: true });
+  assert.throws(() => validateBatch(new RecordBatchView(sampleBatch(1, { baseOffset: 9 })), { fromClient: true }), isRecordsError('INVALID_RECORD'));
   const withCrc = (mutate: (b: Buffer) => void): RecordBatchView => {
     const buf = Buffer.from(sampleBatch(3));
     mutate(buf);

@@ -9,6 +9,7 @@ test('a COMMIT marker batch is control + transactional with Kafka key and value 
   const buf = buildControlBatch({ type: 'COMMIT', producerId: 4000, producerEpoch: 2, coordinatorEpoch: 17, timestamp: 1_700_000_000_123, baseOffset: 50, partitionLeaderEpoch: 3 });
   const view = new RecordBatchView(buf);
   validateBatch(view);
+  assert.throws(() => validateBatch(view, { fromClient: true }), (e: unknown) => e instanceof RecordsError && e.code === 'INVALID_RECORD');
   assert.equal(view.isControl, true);
   assert.equal(view.isTransactional, true);
   assert.equal(view.attributes, 0x30);
