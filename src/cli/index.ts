@@ -1,10 +1,18 @@
 // `logline <noun> <verb>`: the command line. Exit codes: 0 ok, 1 failed, 2 usage.
 import { UsageError } from './args.js';
 import { serverCommand } from './server.js';
+import { topicCommand } from './topic.js';
+import { produceCommand } from './produce.js';
+import { consumeCommand } from './consume.js';
+import { clusterCommand } from './cluster.js';
 import { version } from '../index.js';
 
 const COMMANDS: Record<string, { help: string; run: (argv: string[]) => Promise<number> }> = {
   server: { help: 'run a broker (single node with embedded defaults)', run: serverCommand },
+  topic: { help: 'create, list, describe, delete topics; alter their configs', run: topicCommand },
+  produce: { help: 'produce lines from stdin', run: produceCommand },
+  consume: { help: 'print records of a topic', run: consumeCommand },
+  cluster: { help: 'describe the cluster (cluster info)', run: clusterCommand },
   version: { help: 'print the version', run: async () => { console.log(version); return 0; } },
 };
 

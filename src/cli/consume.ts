@@ -1,0 +1,100 @@
+// `logline consume`: read a topic's partitions from the beginning, the end, an offset or a time,
+// and print records as text, JSON lines or raw values. Without --follow it stops once it has
+// read up to the high watermark it saw at the start (like `kcat -e`).
+import { ClusterClient, KafkaError, type BrokerConnection } from '../client/index.js';
+import { ApiKey, ErrorCode } from '../protocol/index.js';
+import { iterateBatches, decompressBatchBody, forEachRecord } from '../records/index.js';
+import { UsageError, helpText, parseArgs, type FlagSpec } from './args.js';
+import { COMMON_FLAGS } from './output.js';
+
+const FLAGS: Record<string, FlagSpec> = {
+  ...COMMON_FLAGS,
+  topic: { type: 'string', help: 'topic to read (required)' },
+  partition: { type: 'number', help: 'read only this partition' },
+  from: { type: 'string', help: 'beginning (default), end, an offset, or a time (ISO 8601 or epoch ms, prefixed @)' },
+  count: { type: 'number', help: 'stop after this many records' },
+  format: { type: 'string', help: 'text (key<TAB>value, default), json (one object per line) or raw (values only)' },
+  follow: { type: 'boolean', help: 'keep waiting for new records' },
+};
+
+interface Cursor { partition: number; offset: bigint; end: bigint }
+
+async function startOffset(conn: BrokerConnection, topic: string, partition: number, from: string): Promise<bigint> {
+  let timestamp: bigint;
+  if (from === 'beginning') timestamp = -2n;
+  else if (from === 'end') timestamp = -1n;
+  else if (/^\d+$/.test(from)) return BigInt(from);
+  else if (from.startsWith('@')) {
+    const text = from.slice(1);
+    const ms = /^\d+$/.test(text) ? Number(text) : Date.parse(text);
+    if (!Number.isFinite(ms)) throw new UsageError(`--from @${text} is not a time`);
+    timestamp = BigInt(ms);
+  } else throw new UsageError(`--from must be beginning, end, an offset or @time, got "${from}"`);
+  const r = await conn.send(ApiKey.ListOffsets, conn.version(ApiKey.ListOffsets, 7), {
+    replicaId: -1, isolationLevel: 0, topics: [{ name: topic, partitions: [{ partitionIndex: partition, currentLeaderEpoch: -1, timestamp, maxNumOffsets: 1 }] }],
+  });
+  const p = r.topics[0].partitions[0];
+  if (p.errorCode !== 0) throw new KafkaError(p.errorCode);
+  return p.offset < 0n ? -1n : p.offset;
+}
+
+export async function consumeCommand(argv: string[]): Promise<number> {
+  const { flags } = parseArgs(argv, FLAGS);
+  if (flags.help) { console.log(helpText('logline consume --topic T [options]', 'Print records of a topic.', FLAGS)); return 0; }
+  const topic = flags.topic as string | undefined;
+  if (!topic) throw new UsageError('--topic is required');
+  const format = (flags.format as string) ?? (flags.json ? 'json' : 'text');
+  if (!['text', 'json', 'raw'].includes(format)) throw new UsageError('--format must be text, json or raw');
+  const count = flags.count as number | undefined;
+  const client = new ClusterClient({ bootstrap: (flags['bootstrap-server'] as string) ?? 'localhost:9092' });
+  let printed = 0;
+  try {
+    const meta = await client.topic(topic);
+    const partitions = flags.partition !== undefined ? [flags.partition as number] : meta.partitions.map((p) => p.partition);
+    const cursors: Cursor[] = [];
+    for (const partition of partitions) {
+      const conn = await client.leaderFor(topic, partition);
+      const offset = await startOffset(conn, topic, partition, (flags.from as string) ?? 'beginning');
+      const end = await startOffset(conn, topic, partition, 'end');
+      if (offset >= 0n) cursors.push({ partition, offset, end });
+    }
+    const out = process.stdout;
+    while (cursors.length > 0 && (count === undefined || printed < count)) {
+      let progressed = false;
+      for (const c of [...cursors]) {
+        if (!flags.follow && c.offset >= c.end) { cursors.splice(cursors.indexOf(c), 1); continue; }
+        const conn = await client.leaderFor(topic, c.partition);
+        const r = await conn.send(ApiKey.Fetch, conn.version(ApiKey.Fetch, 11), {
+          replicaId: -1, maxWaitMs: flags.follow ? 500 : 100, minBytes: 1, maxBytes: 52428800, isolationLevel: 0, sessionId: 0, sessionEpoch: -1,
+          topics: [{ topic, partitions: [{ partition: c.partition, currentLeaderEpoch: -1, fetchOffset: c.offset, logStartOffset: -1n, partitionMaxBytes: 1048576 }] }],
+          forgottenTopicsData: [], rackId: '',
+        });
+        const p = r.responses[0]?.partitions[0];
+        if (!p) continue;
+        if (p.errorCode === ErrorCode.OFFSET_OUT_OF_RANGE) { c.offset = p.logStartOffset; continue; }
+        if (p.errorCode !== 0) throw new KafkaError(p.errorCode);
+        if (!p.records) continue;
+        for (const batch of iterateBatches(p.records, { allowPartialTail: true })) {
+          if (batch.isControl) { c.offset = BigInt(batch.lastOffset + 1); continue; }
+          const body = await decompressBatchBody(batch);
+          forEachRecord(batch, body, (rec) => {
+            if (BigInt(rec.offset) < c.offset || (count !== undefined && printed >= count)) return;
+            const value = rec.value();
+            const key = rec.key();
+            if (format === 'raw') out.write(value ? Buffer.concat([value, Buffer.from('\n')]) : '\n');
+            else if (format === 'json') {
+              out.write(`${JSON.stringify({ partition: c.partition, offset: rec.offset, timestamp: rec.timestamp, key: key?.toString() ?? null, value: value?.toString() ?? null, headers: Object.fromEntries(rec.headers().map((h) => [h.key, h.value?.toString() ?? null])) })}\n`);
+            } else out.write(`${key?.toString() ?? ''}\t${value?.toString() ?? ''}\n`);
+            printed++;
+          });
+          c.offset = BigInt(batch.lastOffset + 1);
+          progressed = true;
+        }
+      }
+      if (!progressed && !flags.follow) break;
+    }
+    return 0;
+  } finally {
+    client.close();
+  }
+}

@@ -1,0 +1,99 @@
+// `logline topic create|list|describe|delete|alter-config`.
+import { ClusterClient, KafkaError } from '../client/index.js';
+import { ApiKey, ErrorCode, ZERO_UUID } from '../protocol/index.js';
+import { UsageError, helpText, parseArgs, type FlagSpec } from './args.js';
+import { COMMON_FLAGS, table, toJson } from './output.js';
+
+const FLAGS: Record<string, FlagSpec> = {
+  ...COMMON_FLAGS,
+  partitions: { type: 'number', help: 'partitions for create (default: the broker\'s num.partitions)' },
+  'replication-factor': { type: 'number', help: 'replication factor for create (default: the broker\'s)' },
+  config: { type: 'string', repeatable: true, help: 'key=value topic config (create, alter-config)' },
+  'delete-config': { type: 'string', repeatable: true, help: 'config key to remove (alter-config)' },
+  'if-not-exists': { type: 'boolean', help: 'create: succeed when the topic exists' },
+  'validate-only': { type: 'boolean', help: 'create: check without creating' },
+};
+
+const USAGE = 'logline topic <create|list|describe|delete|alter-config> [TOPIC] [options]';
+
+function configPairs(values: unknown): { name: string; value: string }[] {
+  return ((values as string[] | undefined) ?? []).map((kv) => {
+    const eq = kv.indexOf('=');
+    if (eq <= 0) throw new UsageError(`--config expects key=value, got "${kv}"`);
+    return { name: kv.slice(0, eq), value: kv.slice(eq + 1) };
+  });
+}
+
+export async function topicCommand(argv: string[]): Promise<number> {
+  const { positionals, flags } = parseArgs(argv, FLAGS);
+  const [verb, name] = positionals;
+  if (flags.help || !verb) {
+    console.log(helpText(USAGE, 'Manage topics.', FLAGS));
+    return verb || flags.help ? 0 : 2;
+  }
+  const client = new ClusterClient({ bootstrap: (flags['bootstrap-server'] as string) ?? 'localhost:9092' });
+  const json = flags.json === true;
+  const needName = () => { if (!name) throw new UsageError(`topic ${verb} needs a topic name`); return name; };
+  try {
+    switch (verb) {
+      case 'create': {
+        const r = await client.admin(ApiKey.CreateTopics, {
+          topics: [{ name: needName(), numPartitions: (flags.partitions as number) ?? -1, replicationFactor: (flags['replication-factor'] as number) ?? -1, assignments: [], configs: configPairs(flags.config) }],
+          timeoutMs: 30000, validateOnly: flags['validate-only'] === true,
+        }, 7);
+        const t = r.topics[0];
+        if (t.errorCode === ErrorCode.TOPIC_ALREADY_EXISTS && flags['if-not-exists']) { if (!json) console.log(`topic ${name} already exists`); return 0; }
+        if (t.errorCode !== 0) throw new KafkaError(t.errorCode, t.errorMessage);
+        console.log(json ? toJson({ name, topicId: t.topicId, partitions: t.numPartitions, replicationFactor: t.replicationFactor })
+          : `${flags['validate-only'] ? 'would create' : 'created'} topic ${name} (${t.numPartitions} partitions, replication factor ${t.replicationFactor})`);
+        return 0;
+      }
+      case 'list': {
+        const topics = (await client.metadata(null)).map((t) => ({ name: t.name, partitions: t.partitions.length, replicationFactor: t.partitions[0]?.replicas.length ?? 0, internal: t.isInternal }))
+          .sort((a, b) => (a.name < b.name ? -1 : 1));
+        console.log(json ? toJson(topics) : table(topics));
+        return 0;
+      }
+      case 'describe': {
+        const t = await client.topic(needName());
+        const partitions = t.partitions.map((p) => ({ partition: p.partition, leader: p.leader, leaderEpoch: p.leaderEpoch, replicas: p.replicas, isr: p.isr }));
+        const configs = await describeTopicConfigs(client, t.name);
+        if (json) console.log(toJson({ name: t.name, topicId: t.topicId, partitions, configs }));
+        else console.log(`topic ${t.name}  id ${t.topicId}\n\n${table(partitions)}\n\n${table(configs.filter((c) => c.source !== 'DEFAULT_CONFIG'), ['name', 'value', 'source'])}`);
+        return 0;
+      }
+      case 'delete': {
+        const r = await client.admin(ApiKey.DeleteTopics, { topics: [{ name: needName(), topicId: ZERO_UUID }], topicNames: [name], timeoutMs: 30000 }, 6);
+        const d = r.responses[0];
+        if (d.errorCode !== 0) throw new KafkaError(d.errorCode, d.errorMessage);
+        console.log(json ? toJson({ deleted: name }) : `deleted topic ${name}`);
+        return 0;
+      }
+      case 'alter-config': {
+        const ops = [...configPairs(flags.config).map((c) => ({ name: c.name, configOperation: 0, value: c.value })),
+          ...((flags['delete-config'] as string[] | undefined) ?? []).map((k) => ({ name: k, configOperation: 1, value: null }))];
+        if (ops.length === 0) throw new UsageError('alter-config needs --config key=value or --delete-config key');
+        const r = await client.admin(ApiKey.IncrementalAlterConfigs, { resources: [{ resourceType: 2, resourceName: needName(), configs: ops }], validateOnly: false }, 1);
+        const res = r.responses[0];
+        if (res.errorCode !== 0) throw new KafkaError(res.errorCode, res.errorMessage);
+        console.log(json ? toJson({ altered: name, ops: ops.length }) : `altered ${ops.length} config(s) of topic ${name}`);
+        return 0;
+      }
+      default:
+        throw new UsageError(`unknown verb "${verb}"; ${USAGE}`);
+    }
+  } finally {
+    client.close();
+  }
+}
+
+const SOURCES = ['UNKNOWN', 'DYNAMIC_TOPIC_CONFIG', 'DYNAMIC_BROKER_LOGGER_CONFIG', 'DYNAMIC_BROKER_CONFIG', 'DYNAMIC_DEFAULT_BROKER_CONFIG', 'STATIC_BROKER_CONFIG', 'DEFAULT_CONFIG', 'DYNAMIC_CLIENT_METRICS_CONFIG'];
+
+export async function describeTopicConfigs(client: ClusterClient, topic: string): Promise<{ name: string; value: string | null; source: string }[]> {
+  const c = await client.any();
+  if (!c.versions.has(ApiKey.DescribeConfigs)) return [];
+  const r = await client.admin(ApiKey.DescribeConfigs, { resources: [{ resourceType: 2, resourceName: topic, configurationKeys: null }], includeSynonyms: false, includeDocumentation: false }, 4);
+  const res = r.results[0];
+  if (res.errorCode !== 0) throw new KafkaError(res.errorCode, res.errorMessage);
+  return res.configs.map((e: any) => ({ name: e.name, value: e.value, source: SOURCES[e.configSource] ?? String(e.configSource) }));
+}
