@@ -1,0 +1,4 @@
+// The replication room's door: partitions, the replica manager, purgatories.
+export { Purgatory, PurgatoryFullError, realScheduler, type Scheduler, type DelayedOperation } from './purgatory.js';
+export { Partition, type LocalLog, type AppendResult } from './partition.js';
+export { ReplicaManager, errorCodeOf, type ReplicaManagerLimits, type ProduceEntryIn, type ProduceResultOut, type FetchPartitionIn, type FetchResultOut } from './replica-manager.js';

@@ -1,0 +1,57 @@
+// A partition as this broker holds it: its log, its role, leader epoch, ISR and high watermark.
+// This is the single-replica case the single-node broker needs (the ISR is the leader alone, so
+// the high watermark follows the log end offset); followers, ISR changes and AlterPartition come
+// with the replication issue and slot in here.
+
+/** What the replica manager needs of a partition log (src/storage's PartitionLog provides it). */
+export interface LocalLog {
+  readonly logStartOffset: number;
+  readonly logEndOffset: number;
+  /** Appends client batches (validated, offsets assigned); resolves when written. */
+  appendAsLeader(records: Buffer, leaderEpoch: number): Promise<AppendResult>;
+  /** Whole batches from the one containing `offset`, at most `maxBytes` unless the first batch is larger; never past `upTo`. */
+  read(offset: number, maxBytes: number, upTo: number): Promise<Buffer>;
+  /** First offset with timestamp >= ts and its timestamp, or null. */
+  offsetForTimestamp(timestampMs: number): Promise<{ offset: number; timestamp: number; leaderEpoch: number } | null>;
+  /** Offset and timestamp of the record with the largest timestamp, or null when empty. */
+  maxTimestampOffset(): Promise<{ offset: number; timestamp: number; leaderEpoch: number } | null>;
+  updateHighWatermark(offset: number): void;
+}
+
+export interface AppendResult {
+  firstOffset: number;
+  lastOffset: number;
+  /** -1 unless the topic uses LogAppendTime. */
+  logAppendTimeMs: number;
+}
+
+export class Partition {
+  highWatermark = 0;
+  isr: number[];
+  /** Bytes appended since this broker opened the partition: lets a delayed fetch count new bytes exactly. */
+  bytesAppended = 0;
+
+  constructor(
+    readonly topic: string,
+    readonly index: number,
+    readonly log: LocalLog,
+    public leaderEpoch: number,
+    public leaderId: number,
+    readonly localBrokerId: number,
+    public minInsyncReplicas: number,
+  ) {
+    this.isr = [localBrokerId];
+    this.highWatermark = log.logEndOffset;
+  }
+
+  get isLeader(): boolean { return this.leaderId === this.localBrokerId; }
+
+  /** With the leader alone in the ISR, everything appended is replicated to the whole ISR. */
+  maybeAdvanceHighWatermark(): boolean {
+    const hw = this.isr.length === 1 && this.isr[0] === this.localBrokerId ? this.log.logEndOffset : this.highWatermark;
+    if (hw <= this.highWatermark) return false;
+    this.highWatermark = hw;
+    this.log.updateHighWatermark(hw);
+    return true;
+  }
+}

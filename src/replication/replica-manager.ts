@@ -1,0 +1,217 @@
+// The replica manager: the partitions this broker hosts, the produce path (validate through the
+// log, append, wait for the high watermark for acks=all) and the fetch path (read whole batches
+// up to the high watermark, long-poll in the fetch purgatory until min_bytes or max_wait_ms).
+// Storage and records errors carry Kafka error names as codes; they become error codes here,
+// per partition, and never escape as exceptions.
+import { ErrorCode } from '../protocol/index.js';
+import type { Clock } from '../util/index.js';
+import { Partition } from './partition.js';
+import { Purgatory, PurgatoryFullError, type Scheduler } from './purgatory.js';
+
+export interface ReplicaManagerLimits {
+  fetchPurgatoryOperationsMax: number;
+  producePurgatoryOperationsMax: number;
+}
+
+export interface ProduceEntryIn { topic: string; partition: number; records: Buffer }
+export interface ProduceResultOut {
+  errorCode: number; errorMessage: string | null; baseOffset: bigint; logAppendTimeMs: bigint; logStartOffset: bigint;
+  recordErrors: { batchIndex: number; batchIndexErrorMessage: string | null }[];
+}
+export interface FetchPartitionIn { topic: string; partition: number; fetchOffset: bigint; partitionMaxBytes: number; currentLeaderEpoch: number }
+export interface FetchResultOut {
+  errorCode: number; highWatermark: bigint; lastStableOffset: bigint; logStartOffset: bigint;
+  abortedTransactions: { producerId: bigint; firstOffset: bigint }[] | null; preferredReadReplica: number; records: Buffer | null;
+}
+
+const key = (topic: string, partition: number) => `${topic}-${partition}`;
+
+/** Maps a storage/records error (code = a Kafka error name) to its code. */
+export function errorCodeOf(err: unknown): { code: number; message: string } {
+  const name = (err as { code?: unknown })?.code;
+  const message = err instanceof Error ? err.message : String(err);
+  if (typeof name === 'string' && name in ErrorCode) return { code: ErrorCode[name as keyof typeof ErrorCode], message };
+  return { code: ErrorCode.UNKNOWN_SERVER_ERROR, message };
+}
+
+const produceError = (code: number, message: string | null = null): ProduceResultOut =>
+  ({ errorCode: code, errorMessage: message, baseOffset: -1n, logAppendTimeMs: -1n, logStartOffset: -1n, recordErrors: [] });
+const fetchError = (code: number, p?: Partition): FetchResultOut => ({
+  errorCode: code, highWatermark: BigInt(p?.highWatermark ?? -1), lastStableOffset: BigInt(p?.highWatermark ?? -1),
+  logStartOffset: BigInt(p?.log.logStartOffset ?? -1), abortedTransactions: null, preferredReadReplica: -1, records: null,
+});
+
+export class ReplicaManager {
+  private readonly partitions = new Map<string, Partition>();
+  readonly fetchPurgatory: Purgatory;
+  readonly producePurgatory: Purgatory;
+
+  constructor(readonly brokerId: number, readonly clock: Clock, scheduler: Scheduler, limits: ReplicaManagerLimits) {
+    this.fetchPurgatory = new Purgatory('fetch', scheduler, limits.fetchPurgatoryOperationsMax);
+    this.producePurgatory = new Purgatory('produce', scheduler, limits.producePurgatoryOperationsMax);
+  }
+
+  partition(topic: string, index: number): Partition | undefined { return this.partitions.get(key(topic, index)); }
+  allPartitions(): IterableIterator<Partition> { return this.partitions.values(); }
+  addPartition(p: Partition): void { this.partitions.set(key(p.topic, p.index), p); }
+  removePartition(topic: string, index: number): Partition | undefined {
+    const p = this.partitions.get(key(topic, index));
+    this.partitions.delete(key(topic, index));
+    return p;
+  }
+
+  private leaderPartition(topic: string, index: number): Partition | number {
+    const p = this.partitions.get(key(topic, index));
+    if (!p) return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
+    if (!p.isLeader) return ErrorCode.NOT_LEADER_OR_FOLLOWER;
+    return p;
+  }
+
+  async produce(acks: number, timeoutMs: number, entries: ProduceEntryIn[]): Promise<Map<string, ProduceResultOut>> {
+    const out = new Map<string, ProduceResultOut>();
+    await Promise.all(entries.map(async (e) => {
+      out.set(key(e.topic, e.partition), await this.appendOne(acks, timeoutMs, e));
+    }));
+    return out;
+  }
+
+  private async appendOne(acks: number, timeoutMs: number, e: ProduceEntryIn): Promise<ProduceResultOut> {
+    const p = this.leaderPartition(e.topic, e.partition);
+    if (typeof p === 'number') return produceError(p);
+    if (acks === -1 && p.isr.length < p.minInsyncReplicas) {
+      return produceError(ErrorCode.NOT_ENOUGH_REPLICAS, `ISR ${p.isr.length} is below min.insync.replicas ${p.minInsyncReplicas}`);
+    }
+    let appended;
+    try {
+      appended = await p.log.appendAsLeader(e.records, p.leaderEpoch);
+    } catch (err) {
+      const { code, message } = errorCodeOf(err);
+      return produceError(code, message);
+    }
+    p.bytesAppended += e.records.length;
+    if (p.maybeAdvanceHighWatermark()) this.onHighWatermark(p);
+    const result: ProduceResultOut = {
+      errorCode: 0, errorMessage: null, baseOffset: BigInt(appended.firstOffset), logAppendTimeMs: BigInt(appended.logAppendTimeMs),
+      logStartOffset: BigInt(p.log.logStartOffset), recordErrors: [],
+    };
+    if (acks !== -1 || p.highWatermark > appended.lastOffset) return result;
+    return new Promise((resolve) => {
+      const op = {
+        tryComplete: () => {
+          if (p.highWatermark <= appended.lastOffset) return false;
+          resolve(result);
+          return true;
+        },
+        onExpiration: () => resolve(produceError(ErrorCode.REQUEST_TIMED_OUT)),
+      };
+      try {
+        this.producePurgatory.tryCompleteElseWatch(op, [key(p.topic, p.index)], timeoutMs);
+      } catch (err) {
+        if (!(err instanceof PurgatoryFullError)) throw err;
+        resolve(produceError(ErrorCode.REQUEST_TIMED_OUT, err.message));
+      }
+    });
+  }
+
+  /** The high watermark moved: wake acks=all producers and fetchers of this partition. */
+  onHighWatermark(p: Partition): void {
+    this.producePurgatory.checkAndComplete(key(p.topic, p.index));
+    this.fetchPurgatory.checkAndComplete(key(p.topic, p.index));
+  }
+
+  async fetch(params: { maxWaitMs: number; minBytes: number; maxBytes: number; isolationLevel: number; partitions: FetchPartitionIn[] }): Promise<FetchResultOut[]> {
+    const first = await this.readAll(params);
+    const bytes = first.reduce((n, r) => n + (r.records?.length ?? 0), 0);
+    const anyError = first.some((r) => r.errorCode !== 0);
+    if (params.maxWaitMs <= 0 || bytes >= params.minBytes || anyError || params.partitions.length === 0) return first;
+    // Not enough yet: wait until what was there plus the bytes appended since make up min_bytes.
+    const keys = params.partitions.map((p) => key(p.topic, p.partition));
+    const watched = params.partitions.map((p) => this.partitions.get(key(p.topic, p.partition)));
+    const startBytes = watched.map((p) => p?.bytesAppended ?? 0);
+    return new Promise((resolve, reject) => {
+      let settled = false;
+      const finish = () => {
+        if (settled) return;
+        settled = true;
+        this.readAll(params).then(resolve, reject);
+      };
+      const op = {
+        tryComplete: () => {
+          let available = bytes;
+          watched.forEach((p, i) => { if (p) available += p.bytesAppended - startBytes[i]!; });
+          if (available < params.minBytes) return false;
+          finish();
+          return true;
+        },
+        onExpiration: finish,
+      };
+      try {
+        this.fetchPurgatory.tryCompleteElseWatch(op, keys, params.maxWaitMs);
+      } catch (err) {
+        if (!(err instanceof PurgatoryFullError)) { reject(err); return; }
+        finish();
+      }
+    });
+  }
+
+  private async readAll(params: { maxBytes: number; isolationLevel: number; partitions: FetchPartitionIn[] }): Promise<FetchResultOut[]> {
+    let budget = params.maxBytes;
+    const results: FetchResultOut[] = [];
+    for (const fp of params.partitions) {
+      const r = await this.readOne(fp, budget, results.every((x) => !x.records || x.records.length === 0), params.isolationLevel);
+      budget -= r.records?.length ?? 0;
+      results.push(r);
+    }
+    return results;
+  }
+
+  private async readOne(fp: FetchPartitionIn, budget: number, firstWithData: boolean, isolationLevel: number): Promise<FetchResultOut> {
+    const p = this.leaderPartition(fp.topic, fp.partition);
+    if (typeof p === 'number') return fetchError(p);
+    if (fp.currentLeaderEpoch >= 0 && fp.currentLeaderEpoch !== p.leaderEpoch) {
+      return fetchError(fp.currentLeaderEpoch > p.leaderEpoch ? ErrorCode.UNKNOWN_LEADER_EPOCH : ErrorCode.FENCED_LEADER_EPOCH, p);
+    }
+    const offset = Number(fp.fetchOffset);
+    if (offset < p.log.logStartOffset || offset > p.log.logEndOffset) return fetchError(ErrorCode.OFFSET_OUT_OF_RANGE, p);
+    const upTo = p.highWatermark; // the last stable offset once transactions exist
+    // KIP-74: the first partition with data returns at least one whole batch, even past max_bytes.
+    const maxBytes = Math.min(fp.partitionMaxBytes, Math.max(0, budget));
+    let records: Buffer | null = null;
+    if (offset < upTo && (maxBytes > 0 || firstWithData)) {
+      try {
+        const read = await p.log.read(offset, firstWithData ? Math.max(1, maxBytes) : maxBytes, upTo);
+        records = read.length > 0 ? read : null;
+      } catch (err) {
+        return fetchError(errorCodeOf(err).code, p);
+      }
+    }
+    return {
+      errorCode: 0, highWatermark: BigInt(p.highWatermark), lastStableOffset: BigInt(p.highWatermark),
+      logStartOffset: BigInt(p.log.logStartOffset), abortedTransactions: isolationLevel === 1 ? [] : null,
+      preferredReadReplica: -1, records,
+    };
+  }
+
+  async listOffsets(topic: string, index: number, timestamp: bigint, currentLeaderEpoch: number): Promise<{ errorCode: number; timestamp: bigint; offset: bigint; leaderEpoch: number }> {
+    const p = this.leaderPartition(topic, index);
+    if (typeof p === 'number') return { errorCode: p, timestamp: -1n, offset: -1n, leaderEpoch: -1 };
+    if (currentLeaderEpoch >= 0 && currentLeaderEpoch !== p.leaderEpoch) {
+      const code = currentLeaderEpoch > p.leaderEpoch ? ErrorCode.UNKNOWN_LEADER_EPOCH : ErrorCode.FENCED_LEADER_EPOCH;
+      return { errorCode: code, timestamp: -1n, offset: -1n, leaderEpoch: -1 };
+    }
+    const ok = (offset: number, ts = -1, epoch = p.leaderEpoch) => ({ errorCode: 0, timestamp: BigInt(ts), offset: BigInt(offset), leaderEpoch: epoch });
+    switch (timestamp) {
+      case -1n: return ok(p.highWatermark);
+      case -2n: case -4n: return ok(p.log.logStartOffset);
+      case -5n: return ok(-1, -1, -1); // nothing is tiered yet
+      case -3n: {
+        const m = await p.log.maxTimestampOffset();
+        return m ? ok(m.offset, m.timestamp, m.leaderEpoch) : ok(-1, -1, -1);
+      }
+      default: {
+        const found = await p.log.offsetForTimestamp(Number(timestamp));
+        return found && found.offset < p.highWatermark ? ok(found.offset, found.timestamp, found.leaderEpoch) : { errorCode: 0, timestamp: -1n, offset: -1n, leaderEpoch: -1 };
+      }
+    }
+  }
+}
