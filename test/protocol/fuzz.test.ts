@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { ProtocolError, decodeFromBuffer, encodeToBuffer, allApis } from '../../src/protocol/index.js';
 import { Prng } from '../../src/util/index.js';
-import { messageArb } from './arbitrary.js';
+import { messageArb } from './arbitrary-helpers.js';
 
 const MUTATIONS_PER_SAMPLE = 25;
 

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { decodeFromBuffer, encodeToBuffer, messageSchemas, allApis } from '../../src/protocol/index.js';
-import { allMessageVersions, messageArb } from './arbitrary.js';
+import { allMessageVersions, messageArb } from './arbitrary-helpers.js';
 
 test('every message of every version round-trips: encode, decode, deep-equal, re-encode byte for byte', () => {
   const pairs = allMessageVersions();
