@@ -16,6 +16,10 @@ export interface LocalLog {
   /** Offset and timestamp of the record with the largest timestamp, or null when empty. */
   maxTimestampOffset(): Promise<{ offset: number; timestamp: number; leaderEpoch: number } | null>;
   updateHighWatermark(offset: number): void;
+  /** Moves the log start offset forward (DeleteRecords); resolves with the new log start offset. */
+  deleteRecordsBefore(offset: number): Promise<number>;
+  /** The largest epoch <= `epoch` and the end offset of that epoch (the leader-epoch cache). */
+  endOffsetForEpoch(epoch: number): { leaderEpoch: number; endOffset: number } | null;
 }
 
 export interface AppendResult {

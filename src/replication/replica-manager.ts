@@ -214,4 +214,30 @@ export class ReplicaManager {
       }
     }
   }
+
+  /** DeleteRecords: -1 means "up to the high watermark"; beyond it is OFFSET_OUT_OF_RANGE. */
+  async deleteRecords(topic: string, index: number, offset: bigint): Promise<{ errorCode: number; lowWatermark: bigint }> {
+    const p = this.leaderPartition(topic, index);
+    if (typeof p === 'number') return { errorCode: p, lowWatermark: -1n };
+    const target = offset === -1n ? p.highWatermark : Number(offset);
+    if (target < 0 || target > p.highWatermark) return { errorCode: ErrorCode.OFFSET_OUT_OF_RANGE, lowWatermark: BigInt(p.log.logStartOffset) };
+    try {
+      return { errorCode: 0, lowWatermark: BigInt(await p.log.deleteRecordsBefore(Math.max(target, p.log.logStartOffset))) };
+    } catch (err) {
+      return { errorCode: errorCodeOf(err).code, lowWatermark: BigInt(p.log.logStartOffset) };
+    }
+  }
+
+  /** OffsetForLeaderEpoch: where `leaderEpoch` ended on this leader's log, for follower truncation. */
+  offsetForLeaderEpoch(topic: string, index: number, currentLeaderEpoch: number, leaderEpoch: number): { errorCode: number; leaderEpoch: number; endOffset: bigint } {
+    const p = this.leaderPartition(topic, index);
+    if (typeof p === 'number') return { errorCode: p, leaderEpoch: -1, endOffset: -1n };
+    if (currentLeaderEpoch >= 0 && currentLeaderEpoch !== p.leaderEpoch) {
+      return { errorCode: currentLeaderEpoch > p.leaderEpoch ? ErrorCode.UNKNOWN_LEADER_EPOCH : ErrorCode.FENCED_LEADER_EPOCH, leaderEpoch: -1, endOffset: -1n };
+    }
+    // The current epoch ends at the log end offset; older ones where the next epoch began.
+    if (leaderEpoch === p.leaderEpoch) return { errorCode: 0, leaderEpoch, endOffset: BigInt(p.log.logEndOffset) };
+    const found = p.log.endOffsetForEpoch(leaderEpoch);
+    return found ? { errorCode: 0, leaderEpoch: found.leaderEpoch, endOffset: BigInt(found.endOffset) } : { errorCode: 0, leaderEpoch: -1, endOffset: -1n };
+  }
 }

@@ -53,4 +53,19 @@ export class FakeLog implements LocalLog {
   }
 
   updateHighWatermark(offset: number): void { this.highWatermarks.push(offset); }
+
+  async deleteRecordsBefore(offset: number): Promise<number> {
+    this.logStartOffset = Math.max(this.logStartOffset, offset);
+    this.batches = this.batches.filter((b) => new RecordBatchView(b).lastOffset >= this.logStartOffset);
+    return this.logStartOffset;
+  }
+
+  endOffsetForEpoch(epoch: number) {
+    let best: { leaderEpoch: number; endOffset: number } | null = null;
+    for (const b of this.batches) {
+      const v = new RecordBatchView(b);
+      if (v.partitionLeaderEpoch <= epoch) best = { leaderEpoch: v.partitionLeaderEpoch, endOffset: v.lastOffset + 1 };
+    }
+    return best;
+  }
 }

@@ -92,3 +92,21 @@ test('ListOffsets: earliest, latest, by timestamp, max timestamp', async () => {
   const max = await rm.listOffsets('t', 0, -3n, -1);
   assert.equal(max.timestamp, 5002n);
 });
+
+test('DeleteRecords moves the log start offset; past the high watermark is OFFSET_OUT_OF_RANGE', async () => {
+  const { rm } = setup();
+  await rm.produce(1, 1000, [{ topic: 't', partition: 0, records: batch(5) }]);
+  assert.deepEqual(await rm.deleteRecords('t', 0, 3n), { errorCode: 0, lowWatermark: 3n });
+  assert.equal((await rm.deleteRecords('t', 0, 9n)).errorCode, ErrorCode.OFFSET_OUT_OF_RANGE);
+  assert.deepEqual(await rm.deleteRecords('t', 0, -1n), { errorCode: 0, lowWatermark: 5n });
+  assert.equal((await rm.listOffsets('t', 0, -2n, -1)).offset, 5n);
+});
+
+test('OffsetForLeaderEpoch: the current epoch ends at the log end offset; a stale current epoch is fenced', async () => {
+  const { rm } = setup();
+  await rm.produce(1, 1000, [{ topic: 't', partition: 0, records: batch(4) }]);
+  assert.deepEqual(rm.offsetForLeaderEpoch('t', 0, -1, 0), { errorCode: 0, leaderEpoch: 0, endOffset: 4n });
+  rm.partition('t', 0)!.leaderEpoch = 2;
+  assert.deepEqual(rm.offsetForLeaderEpoch('t', 0, -1, 1), { errorCode: 0, leaderEpoch: 0, endOffset: 4n });
+  assert.equal(rm.offsetForLeaderEpoch('t', 0, 1, 1).errorCode, ErrorCode.FENCED_LEADER_EPOCH);
+});
