@@ -1,3 +1,4 @@
 export { assert, unreachable, AssertionError } from './assert.js';
 export { limits } from './limits.js';
+export { Histogram } from './histogram.js';
 export { systemClock, ManualClock, Prng, type Clock } from './clock.js';

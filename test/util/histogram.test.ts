@@ -1,0 +1,28 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { Histogram } from '../../src/util/index.js';
+
+test('property: percentiles are within 1/64 of the exact order statistic', () => {
+  fc.assert(fc.property(fc.array(fc.integer({ min: 0, max: 50_000_000 }), { minLength: 1, maxLength: 500 }), fc.double({ min: 0, max: 100, noNaN: true }), (values, q) => {
+    const h = new Histogram();
+    for (const v of values) h.record(v);
+    const sorted = [...values].sort((a, b) => a - b);
+    const exact = sorted[Math.max(0, Math.ceil((q / 100) * sorted.length) - 1)]!;
+    const got = h.percentile(q);
+    assert.ok(got >= exact, `p${q}: ${got} < exact ${exact}`);
+    assert.ok(got <= exact + Math.max(1, exact / 64), `p${q}: ${got} too far above exact ${exact}`);
+    assert.equal(h.total, values.length);
+    assert.equal(h.max, sorted[sorted.length - 1]);
+  }));
+});
+
+test('merging histograms equals recording everything into one', () => {
+  const a = new Histogram();
+  const b = new Histogram();
+  const all = new Histogram();
+  for (let i = 0; i < 1000; i++) { (i % 2 ? a : b).record(i * 37); all.record(i * 37); }
+  a.merge(b);
+  for (const q of [50, 90, 99, 99.9, 100]) assert.equal(a.percentile(q), all.percentile(q));
+  assert.equal(a.mean, all.mean);
+});
