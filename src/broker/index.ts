@@ -3,3 +3,5 @@ export { startServer, parseListener, consoleLogger, quietLogger, DEFAULT_NETWORK
 export { Router, type Interceptor, type RouteOutcome } from './router.js';
 export type { RequestContext, HandlerSpec, HandlerResult } from './context.js';
 export type { NetworkLimits, NetworkStats, ListenerSpec, Logger } from './network.js';
+export { Broker, type BrokerDeps, type MetadataSource, type LogFactory } from './broker.js';
+export type { MetadataView, TopicView, PartitionView, BrokerEndpoint } from './services.js';

@@ -4,6 +4,7 @@ import { systemClock, type Clock } from '../util/index.js';
 import { NetworkServer, type ListenerSpec, type Logger, type NetworkLimits, type NetworkStats } from './network.js';
 import { Router } from './router.js';
 import { apiVersionsHandler } from './handlers/18-api-versions.js';
+import { Broker, type BrokerDeps } from './broker.js';
 
 export interface ServerOptions {
   nodeId?: number;
@@ -12,12 +13,18 @@ export interface ServerOptions {
   limits?: Partial<NetworkLimits>;
   clock?: Clock;
   logger?: Logger;
+  /**
+   * Metadata and storage behind the broker. Without it the server answers ApiVersions only;
+   * the default single-node backend (metadata log + storage engine) is wired in as those rooms land.
+   */
+  backend?: Omit<BrokerDeps, 'nodeId' | 'clock'>;
 }
 
 export interface ServerHandle {
   readonly nodeId: number;
   readonly listeners: { name: string; host: string; port: number; securityProtocol: string }[];
-  readonly router: Router<BrokerServices>;
+  readonly router: Router<any>;
+  readonly broker: Broker | null;
   readonly stats: NetworkStats;
   close(): Promise<void>;
 }
@@ -55,16 +62,28 @@ export function parseListener(text: string): ListenerSpec {
 export async function startServer(options: ServerOptions = {}): Promise<ServerHandle> {
   const nodeId = options.nodeId ?? 1;
   const logger = options.logger ?? quietLogger;
-  const router = new Router<BrokerServices>();
-  router.register(apiVersionsHandler(() => router.supportedVersions()));
-  const services: BrokerServices = { nodeId };
-  const network = new NetworkServer(router, services, { ...DEFAULT_NETWORK_LIMITS, ...options.limits }, options.clock ?? systemClock, logger);
+  const clock = options.clock ?? systemClock;
+  let router: Router<any>;
+  let services: object;
+  let broker: Broker | null = null;
+  if (options.backend) {
+    broker = new Broker({ ...options.backend, nodeId, clock });
+    await broker.syncPartitions();
+    router = broker.router;
+    services = broker.services();
+  } else {
+    router = new Router<BrokerServices>();
+    router.register(apiVersionsHandler(() => router.supportedVersions()));
+    services = { nodeId };
+  }
+  const network = new NetworkServer(router, services, { ...DEFAULT_NETWORK_LIMITS, ...options.limits }, clock, logger);
   await network.listen((options.listeners ?? ['PLAINTEXT://localhost:9092']).map(parseListener));
   for (const l of network.bound) logger.info(`listening on ${l.name}://${l.host}:${l.port}`);
   return {
     nodeId,
     listeners: network.bound,
     router,
+    broker,
     stats: network.stats,
     close: () => network.close(),
   };

@@ -1,4 +1,7 @@
-// Produce (key 0), v3-11 (Kafka 4.0's floor is v3; kafkajs sends v7, librdkafka up to v9+).
+// Produce (key 0), v0-11. Kafka 4.0's floor is v3, but librdkafka (2.0 here) enables gzip and
+// snappy only when Produce/Fetch v0-2 are listed (its feature map), so we advertise them: they
+// carry the same RecordBatch v2 bytes, and legacy magic 0/1 sets are refused by validation
+// (CORRUPT_MESSAGE), so no legacy format is ever stored. kafkajs sends v7, librdkafka v7-9.
 // Each partition's batches go to the replica manager as the bytes the client sent; it validates,
 // appends and, for acks=all, waits for the high watermark. acks=0 gets no response at all.
 // Handler-level checks: acks outside {-1, 0, 1} → INVALID_REQUIRED_ACKS; zstd batches on a
@@ -30,7 +33,7 @@ function hasZstd(records: Buffer): boolean {
 
 export const produceHandler: HandlerSpec<ProduceServices> = {
   apiKey: 0,
-  minVersion: 3,
+  minVersion: 0,
   maxVersion: 11,
   async handle(request: ProduceRequest, ctx) {
     const early = new Map<string, PartitionProduceResult>();

@@ -1,4 +1,6 @@
-// Fetch (key 1), v4-17 (Kafka 4.0's floor is v4; kafkajs sends v11, @platformatic/kafka 12+).
+// Fetch (key 1), v0-17. Kafka 4.0's floor is v4; v0-3 are listed only because librdkafka's
+// feature map needs them to enable compression (see 00-produce.ts); they return the same v2
+// batches. kafkajs sends v11, @platformatic/kafka 12+.
 // Topics by name up to v12, by topic id from v13 (unknown id → UNKNOWN_TOPIC_ID). Fetch sessions
 // (KIP-227, v7+) decide which partitions are read and which are answered; the replica manager
 // reads whole batches up to the high watermark (or the last stable offset for read_committed)
@@ -16,11 +18,12 @@ export interface FetchServices {
 }
 
 const TOPIC_IDS_MIN_VERSION = 13;
+const EMPTY_RECORDS = Buffer.alloc(0);
 const SESSIONS_MIN_VERSION = 7;
 
 export const fetchHandler: HandlerSpec<FetchServices> = {
   apiKey: 1,
-  minVersion: 4,
+  minVersion: 0,
   maxVersion: 17,
   async handle(request: FetchRequest, ctx) {
     const s = ctx.services;
@@ -73,7 +76,8 @@ export const fetchHandler: HandlerSpec<FetchServices> = {
         partitions: list.map((r) => ({
           partitionIndex: r.partition, errorCode: r.errorCode, highWatermark: r.highWatermark, lastStableOffset: r.lastStableOffset,
           logStartOffset: r.logStartOffset, abortedTransactions: r.abortedTransactions, preferredReadReplica: r.preferredReadReplica,
-          records: r.records, ...(r.divergingEpoch ? { divergingEpoch: r.divergingEpoch } : {}),
+          // Always bytes, never null: Kafka sends an empty record set, and librdkafka rejects a -1 size.
+          records: r.records ?? EMPTY_RECORDS, ...(r.divergingEpoch ? { divergingEpoch: r.divergingEpoch } : {}),
         })),
       })),
     };

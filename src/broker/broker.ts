@@ -1,0 +1,159 @@
+// The broker's wiring: handlers on one side, the metadata, the controller and the replica
+// manager on the other. It depends on ports, not implementations:
+//   - a MetadataSource gives the current MetadataView and commits controller records (the
+//     metadata log and image in the real server; a table in tests);
+//   - a LogFactory opens the local log of a partition (the storage engine in the real server).
+// When the metadata changes, the replica manager is brought in line: partitions led here are
+// opened, removed topics are dropped.
+import { ErrorCode, type CreateTopicsRequest } from '../protocol/index.js';
+import {
+  createTopics, deleteTopics, createPartitions, type ControllerView, type EmittedRecord, type TopicConfigValidator, type TopicDefaults,
+} from '../controller/index.js';
+import { Partition, ReplicaManager, type LocalLog, type Scheduler } from '../replication/index.js';
+import { Prng, type Clock } from '../util/index.js';
+import { FetchSessionCache } from './fetch-sessions.js';
+import { Router } from './router.js';
+import type { MetadataView, TopicAdmin } from './services.js';
+import { apiVersionsHandler } from './handlers/18-api-versions.js';
+import { metadataHandler } from './handlers/03-metadata.js';
+import { produceHandler } from './handlers/00-produce.js';
+import { fetchHandler } from './handlers/01-fetch.js';
+import { listOffsetsHandler } from './handlers/02-list-offsets.js';
+import { createTopicsHandler } from './handlers/19-create-topics.js';
+import { deleteTopicsHandler } from './handlers/20-delete-topics.js';
+import { createPartitionsHandler } from './handlers/37-create-partitions.js';
+import { describeClusterHandler } from './handlers/60-describe-cluster.js';
+import { deleteRecordsHandler } from './handlers/21-delete-records.js';
+import { offsetForLeaderEpochHandler } from './handlers/23-offset-for-leader-epoch.js';
+
+export interface MetadataSource {
+  view(): MetadataView;
+  /** Commits controller records; resolves once they are applied to the view. */
+  commit(records: EmittedRecord[]): Promise<void>;
+  /** Called after every applied change. */
+  onChange(listener: () => void): void;
+}
+
+export type LogFactory = (topic: string, partition: number, topicId: string) => Promise<LocalLog>;
+
+export interface BrokerDeps {
+  nodeId: number;
+  clock: Clock;
+  scheduler: Scheduler;
+  prng: Prng;
+  metadata: MetadataSource;
+  openLog: LogFactory;
+  dropLog?: (topic: string, partition: number) => Promise<void>;
+  topicDefaults: TopicDefaults;
+  validateTopicConfigs: TopicConfigValidator;
+  autoCreateTopicsEnable: boolean;
+  minInsyncReplicas: (topic: string) => number;
+  fetchSessionCacheSlots: number;
+}
+
+export class Broker {
+  readonly router = new Router<any>();
+  readonly replicaManager: ReplicaManager;
+  readonly fetchSessions: FetchSessionCache;
+  private syncing: Promise<void> = Promise.resolve();
+
+  constructor(readonly deps: BrokerDeps) {
+    this.replicaManager = new ReplicaManager(deps.nodeId, deps.clock, deps.scheduler, { fetchPurgatoryOperationsMax: 100_000, producePurgatoryOperationsMax: 100_000 });
+    this.fetchSessions = new FetchSessionCache(deps.fetchSessionCacheSlots, deps.clock);
+    deps.metadata.onChange(() => { this.syncing = this.syncing.then(() => this.syncPartitions()); });
+    for (const h of [apiVersionsHandler(() => this.router.supportedVersions()), metadataHandler, produceHandler, fetchHandler, listOffsetsHandler,
+      createTopicsHandler, deleteTopicsHandler, createPartitionsHandler, describeClusterHandler, deleteRecordsHandler, offsetForLeaderEpochHandler]) {
+      this.router.register(h);
+    }
+  }
+
+  /** Opens logs for partitions led here and drops those whose topic is gone. */
+  async syncPartitions(): Promise<void> {
+    const view = this.deps.metadata.view();
+    const wanted = new Set<string>();
+    for (const t of view.topics()) {
+      for (const p of t.partitions) {
+        if (!p.replicas.includes(this.deps.nodeId)) continue;
+        wanted.add(`${t.name}-${p.partition}`);
+        const existing = this.replicaManager.partition(t.name, p.partition);
+        if (existing) {
+          existing.leaderEpoch = p.leaderEpoch;
+          existing.leaderId = p.leader;
+          continue;
+        }
+        const log = await this.deps.openLog(t.name, p.partition, t.id);
+        this.replicaManager.addPartition(new Partition(t.name, p.partition, log, p.leaderEpoch, p.leader, this.deps.nodeId, this.deps.minInsyncReplicas(t.name)));
+      }
+    }
+    for (const p of [...this.replicaManager.allPartitions()]) {
+      if (wanted.has(`${p.topic}-${p.index}`)) continue;
+      this.replicaManager.removePartition(p.topic, p.index);
+      await this.deps.dropLog?.(p.topic, p.index);
+    }
+  }
+
+  /** Resolves when the replica manager has caught up with the last metadata change. */
+  settled(): Promise<void> { return this.syncing; }
+
+  private controllerView(): ControllerView {
+    const view = this.deps.metadata.view();
+    return {
+      topic: (name) => { const t = view.topic(name); return t && { id: t.id, name: t.name, partitionCount: t.partitions.length }; },
+      topicById: (id) => { const t = view.topicById(id); return t && { id: t.id, name: t.name, partitionCount: t.partitions.length }; },
+      topicNames: () => [...view.topics()].map((t) => t.name),
+      usableBrokers: () => view.brokers('').map((b) => ({ id: b.nodeId, rack: b.rack })),
+    };
+  }
+
+  private async commit(records: EmittedRecord[]): Promise<void> {
+    if (records.length === 0) return;
+    await this.deps.metadata.commit(records);
+    await this.settled();
+  }
+
+  readonly topicAdmin: TopicAdmin = {
+    createTopics: async (request: CreateTopicsRequest) => {
+      const out = createTopics(request, this.controllerView(), this.deps.topicDefaults, this.deps.validateTopicConfigs, this.deps.prng);
+      await this.commit(out.records);
+      return out.topics;
+    },
+    deleteTopics: async (targets) => {
+      const out = deleteTopics(targets, this.controllerView());
+      await this.commit(out.records);
+      return out.results;
+    },
+    createPartitions: async (topics, validateOnly) => {
+      const view = this.deps.metadata.view();
+      const rf = (id: string) => view.topicById(id)?.partitions[0]?.replicas.length ?? 1;
+      const out = createPartitions(topics, validateOnly, this.controllerView(), rf, this.deps.prng, this.deps.topicDefaults.partitionsPerRequestMax);
+      await this.commit(out.records);
+      return out.results;
+    },
+  };
+
+  /** The services object every handler receives. */
+  services() {
+    const rm = this.replicaManager;
+    return {
+      nodeId: this.deps.nodeId,
+      metadata: () => this.deps.metadata.view(),
+      autoCreateTopicsEnable: this.deps.autoCreateTopicsEnable,
+      autoCreateTopics: async (names: string[]) => {
+        await this.topicAdmin.createTopics({ topics: names.map((name) => ({ name, numPartitions: -1, replicationFactor: -1, assignments: [], configs: [] })), timeoutMs: 30000, validateOnly: false }, 7);
+      },
+      producePartitions: (p: { acks: number; timeoutMs: number; transactionalId: string | null; entries: { topic: string; partition: number; records: Buffer }[] }) => {
+        if (p.transactionalId !== null) {
+          // Transactions arrive with their own issue; until then a transactional produce is refused clearly.
+          return Promise.resolve(new Map(p.entries.map((e) => [`${e.topic}-${e.partition}`, { errorCode: ErrorCode.TRANSACTIONAL_ID_NOT_FOUND, errorMessage: 'transactions are not supported yet', baseOffset: -1n, logAppendTimeMs: -1n, logStartOffset: -1n, recordErrors: [] }])));
+        }
+        return rm.produce(p.acks, p.timeoutMs, p.entries);
+      },
+      fetchSessions: this.fetchSessions,
+      fetchPartitions: (p: any) => rm.fetch(p),
+      listOffsets: (p: any) => rm.listOffsets(p.topic, p.partition, p.timestamp, p.currentLeaderEpoch),
+      topicAdmin: this.topicAdmin,
+      deleteRecords: (topic: string, partition: number, offset: bigint) => rm.deleteRecords(topic, partition, offset),
+      offsetForLeaderEpoch: (topic: string, partition: number, current: number, epoch: number) => rm.offsetForLeaderEpoch(topic, partition, current, epoch),
+    };
+  }
+}
