@@ -5,6 +5,7 @@ import { NetworkServer, type ListenerSpec, type Logger, type NetworkLimits, type
 import { Router } from './router.js';
 import { apiVersionsHandler } from './handlers/18-api-versions.js';
 import { Broker, type BrokerDeps } from './broker.js';
+import { MemoryMetadata, memoryBackend } from './memory-backend.js';
 
 export interface ServerOptions {
   nodeId?: number;
@@ -14,10 +15,12 @@ export interface ServerOptions {
   clock?: Clock;
   logger?: Logger;
   /**
-   * Metadata and storage behind the broker. Without it the server answers ApiVersions only;
-   * the default single-node backend (metadata log + storage engine) is wired in as those rooms land.
+   * Metadata and storage behind the broker. The default today is the in-memory backend (not
+   * durable); the metadata log and the storage engine replace it behind the same ports.
    */
   backend?: Omit<BrokerDeps, 'nodeId' | 'clock'>;
+  /** Only ApiVersions, no backend at all (protocol-level tests). */
+  bare?: boolean;
 }
 
 export interface ServerHandle {
@@ -66,8 +69,10 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerHa
   let router: Router<any>;
   let services: object;
   let broker: Broker | null = null;
-  if (options.backend) {
-    broker = new Broker({ ...options.backend, nodeId, clock });
+  const backend = options.backend ?? (options.bare ? undefined : memoryBackend(new MemoryMetadata()));
+  if (!options.backend && backend) logger.warn('storage: in memory, not durable (the on-disk engine is not wired in yet)');
+  if (backend) {
+    broker = new Broker({ ...backend, nodeId, clock });
     await broker.syncPartitions();
     router = broker.router;
     services = broker.services();
@@ -78,6 +83,10 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerHa
   }
   const network = new NetworkServer(router, services, { ...DEFAULT_NETWORK_LIMITS, ...options.limits }, clock, logger);
   await network.listen((options.listeners ?? ['PLAINTEXT://localhost:9092']).map(parseListener));
+  if (backend && backend.metadata instanceof MemoryMetadata && backend.metadata.endpoint.port === 0) {
+    const first = network.bound[0]!;
+    backend.metadata.endpoint = { nodeId, host: first.host === '0.0.0.0' || first.host === '::' ? 'localhost' : first.host, port: first.port, rack: null };
+  }
   for (const l of network.bound) logger.info(`listening on ${l.name}://${l.host}:${l.port}`);
   return {
     nodeId,

@@ -39,7 +39,8 @@ export async function produceCommand(argv: string[]): Promise<number> {
   });
   const client = new ClusterClient({ bootstrap: (flags['bootstrap-server'] as string) ?? 'localhost:9092' });
   try {
-    const meta = await client.topic(topic);
+    // Like Kafka's console producer: the broker may auto-create the topic (auto.create.topics.enable).
+    const meta = await client.topic(topic, true);
     const partitionCount = meta.partitions.length;
     const pending = new Map<number, RecordInput[]>();
     let roundRobin = 0;

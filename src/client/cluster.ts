@@ -113,9 +113,9 @@ export class ClusterClient {
   }
 
   /** Metadata for one topic, waiting out LEADER_NOT_AVAILABLE right after creation. */
-  async topic(name: string): Promise<TopicInfo> {
+  async topic(name: string, allowAutoTopicCreation = false): Promise<TopicInfo> {
     return this.retrying(async () => {
-      const [t] = await this.metadata([name]);
+      const [t] = await this.metadata([name], allowAutoTopicCreation);
       if (!t) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
       if (t.errorCode !== 0) throw new KafkaError(t.errorCode, `topic ${name}`);
       const bad = t.partitions.find((p) => p.errorCode !== 0 || p.leader < 0);

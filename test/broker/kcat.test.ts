@@ -6,14 +6,11 @@ import { startServer, type ServerHandle } from '../../src/broker/index.js';
 import { ClusterClient, partitionForKey } from '../../src/client/index.js';
 import { ApiKey, ZERO_UUID } from '../../src/protocol/index.js';
 import { buildRecordBatch } from '../../src/records/index.js';
-import { memoryBackend } from './memory-backend-helpers.js';
 
 const hasKcat = spawnSync('kcat', ['-V']).status === 0;
 
 async function broker(): Promise<{ server: ServerHandle; bootstrap: string; client: ClusterClient }> {
-  const backend = memoryBackend();
-  const server = await startServer({ listeners: ['PLAINTEXT://127.0.0.1:0'], backend });
-  backend.metadata.endpoint.port = server.listeners[0]!.port;
+  const server = await startServer({ listeners: ['PLAINTEXT://127.0.0.1:0'] });
   const bootstrap = `127.0.0.1:${server.listeners[0]!.port}`;
   return { server, bootstrap, client: new ClusterClient({ bootstrap }) };
 }

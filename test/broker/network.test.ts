@@ -7,7 +7,7 @@ import { decodeResponse, encodeRequestFrame, ErrorCode } from '../../src/protoco
 import { Prng } from '../../src/util/index.js';
 
 async function withServer(fn: (s: ServerHandle) => Promise<void>, limits = {}): Promise<void> {
-  const s = await startServer({ listeners: ['PLAINTEXT://127.0.0.1:0'], limits });
+  const s = await startServer({ listeners: ['PLAINTEXT://127.0.0.1:0'], limits, bare: true });
   try { await fn(s); } finally { await s.close(); }
 }
 

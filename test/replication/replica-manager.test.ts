@@ -4,14 +4,14 @@ import { ReplicaManager, Partition, realScheduler } from '../../src/replication/
 import { buildRecordBatchSync, iterateBatches } from '../../src/records/index.js';
 import { ErrorCode } from '../../src/protocol/index.js';
 import { systemClock } from '../../src/util/index.js';
-import { FakeLog } from './fake-log-helpers.js';
+import { MemoryLog } from '../../src/replication/index.js';
 
 const batch = (n: number, ts = 1_700_000_000_000) =>
   buildRecordBatchSync({ records: Array.from({ length: n }, (_, i) => ({ key: Buffer.from(`k${i}`), value: Buffer.from(`v${i}`), timestamp: ts + i })) });
 
 function setup(minIsr = 1) {
   const rm = new ReplicaManager(1, systemClock, realScheduler, { fetchPurgatoryOperationsMax: 100, producePurgatoryOperationsMax: 100 });
-  const log = new FakeLog();
+  const log = new MemoryLog();
   rm.addPartition(new Partition('t', 0, log, 0, 1, 1, minIsr));
   return { rm, log };
 }

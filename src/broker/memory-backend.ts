@@ -1,20 +1,22 @@
-// A test backend for the broker: metadata kept in a table (applying the controller's records the
-// way the metadata image will) and partition logs in memory. It lets the network, handlers and
-// replica manager be tested with real clients while the storage engine is built separately.
-import { Prng, systemClock } from '../../src/util/index.js';
-import { realScheduler } from '../../src/replication/index.js';
-import type { MetadataSource, MetadataView, TopicView, BrokerDeps } from '../../src/broker/index.js';
-import { FakeLog } from '../replication/fake-log-helpers.js';
+// A non-durable backend for the broker: cluster metadata in a table (applying the controller's
+// TopicRecord / PartitionRecord / RemoveTopicRecord as the metadata image will) and partition
+// logs in memory. It serves the tests and the development server until the metadata log and the
+// storage engine are wired in behind the same ports; nothing here survives a restart.
+import { Prng } from '../util/index.js';
+import { MemoryLog, realScheduler } from '../replication/index.js';
+import type { MetadataSource, BrokerDeps } from './broker.js';
+import type { MetadataView, TopicView } from './services.js';
 
 export class MemoryMetadata implements MetadataSource {
   endpoint = { nodeId: 1, host: '127.0.0.1', port: 0, rack: null as string | null };
+  constructor(readonly clusterId = 'logline-memory') {}
   private topics = new Map<string, TopicView>();
   private listeners: (() => void)[] = [];
 
   view(): MetadataView {
     const topics = [...this.topics.values()];
     return {
-      clusterId: 'memory-cluster', controllerId: 1,
+      clusterId: this.clusterId, controllerId: this.endpoint.nodeId,
       brokers: () => [this.endpoint],
       topics: () => topics,
       topic: (name) => topics.find((t) => t.name === name),
@@ -37,12 +39,11 @@ export class MemoryMetadata implements MetadataSource {
 }
 
 export function memoryBackend(metadata = new MemoryMetadata(), overrides: Partial<BrokerDeps> = {}): Omit<BrokerDeps, 'nodeId' | 'clock'> & { metadata: MemoryMetadata } {
-  void systemClock;
   return {
     scheduler: realScheduler,
     prng: new Prng(1),
     metadata,
-    openLog: async () => new FakeLog(),
+    openLog: async () => new MemoryLog(),
     topicDefaults: { numPartitions: 1, defaultReplicationFactor: 1, partitionsPerRequestMax: 100_000 },
     validateTopicConfigs: () => null,
     autoCreateTopicsEnable: true,

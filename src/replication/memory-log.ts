@@ -1,8 +1,10 @@
-// An in-memory LocalLog for replica-manager tests: batches kept as buffers with offsets assigned.
-import { iterateBatches, RecordBatchView, validateBatch } from '../../src/records/index.js';
-import type { LocalLog, AppendResult } from '../../src/replication/index.js';
+// A LocalLog kept in memory: batches validated, offsets and the leader epoch stamped, reads by
+// offset and by time. Not durable: it serves tests and the development server until the storage
+// engine's PartitionLog is wired in behind the same interface.
+import { iterateBatches, RecordBatchView, validateBatch } from '../records/index.js';
+import type { LocalLog, AppendResult } from './partition.js';
 
-export class FakeLog implements LocalLog {
+export class MemoryLog implements LocalLog {
   batches: Buffer[] = [];
   logStartOffset = 0;
   logEndOffset = 0;
