@@ -78,3 +78,199 @@ export const TOPIC_KEYS = {
   'unclean.leader.election.enable': key('unclean.leader.election.enable', 'boolean', 'false', 'Allow an out-of-sync replica to become leader (may lose data).', { brokerSynonym: 'unclean.leader.election.enable' }),
 } as const;
 export type TopicConfigName = keyof typeof TOPIC_KEYS;
+
+/** Broker keys (Kafka's KafkaConfig), including the log.* defaults topics inherit. */
+export const BROKER_KEYS = {
+  // Roles, identity and the quorum.
+  'process.roles': key('process.roles', 'list', '', 'Roles of this process: broker, controller, or both.', { validator: validList('broker', 'controller'), importance: 'high' }),
+  'node.id': key('node.id', 'int', '-1', 'Id of this node in the cluster; required when process.roles is set.', { importance: 'high' }),
+  'broker.id': key('broker.id', 'int', '-1', 'Legacy name of node.id; must match it when both are set.', { importance: 'high' }),
+  'broker.rack': key('broker.rack', 'string', null, 'Rack of this broker, for rack-aware placement and fetch-from-follower.'),
+  'controller.quorum.voters': key('controller.quorum.voters', 'list', '', 'Static voter set as id@host:port entries.', { importance: 'high' }),
+  'controller.quorum.bootstrap.servers': key('controller.quorum.bootstrap.servers', 'list', '', 'host:port of controllers to discover a dynamic quorum from.', { importance: 'high' }),
+  'controller.quorum.election.timeout.ms': key('controller.quorum.election.timeout.ms', 'int', '1000', 'Wait without a leader before starting an election.', { importance: 'high' }),
+  'controller.quorum.fetch.timeout.ms': key('controller.quorum.fetch.timeout.ms', 'int', '2000', 'Wait without a successful fetch before suspecting the leader.', { importance: 'high' }),
+  'controller.quorum.election.backoff.max.ms': key('controller.quorum.election.backoff.max.ms', 'int', '1000', 'Longest backoff before a new election.', { importance: 'high' }),
+  'controller.quorum.append.linger.ms': key('controller.quorum.append.linger.ms', 'int', '25', 'Time the leader batches writes before flushing them.'),
+  'controller.quorum.request.timeout.ms': key('controller.quorum.request.timeout.ms', 'int', '2000', 'Timeout of quorum requests.'),
+  'controller.quorum.retry.backoff.ms': key('controller.quorum.retry.backoff.ms', 'int', '20', 'Backoff before retrying a failed quorum request.', { importance: 'low' }),
+  'metadata.log.dir': key('metadata.log.dir', 'string', null, 'Directory of the metadata log; defaults to the first log directory.', { importance: 'high' }),
+  'metadata.log.segment.bytes': key('metadata.log.segment.bytes', 'int', '1073741824', 'Segment size of the metadata log.', { validator: atLeast(8 * 1024 * 1024), importance: 'high' }),
+  'metadata.max.retention.bytes': key('metadata.max.retention.bytes', 'long', '104857600', 'Metadata log bytes kept before old snapshots and segments go.', { importance: 'high' }),
+  'metadata.max.retention.ms': key('metadata.max.retention.ms', 'long', '604800000', 'Metadata log age kept before old snapshots and segments go.', { importance: 'high' }),
+  'metadata.log.max.record.bytes.between.snapshots': key('metadata.log.max.record.bytes.between.snapshots', 'long', '20971520', 'Bytes of new metadata records that trigger a snapshot.', { validator: atLeast(1), importance: 'high' }),
+
+  // Listeners.
+  'listeners': key('listeners', 'list', 'PLAINTEXT://:9092', 'name://host:port endpoints to listen on.', { importance: 'high', dynamic: 'per-broker' }),
+  'advertised.listeners': key('advertised.listeners', 'list', null, 'Endpoints given to clients; defaults to listeners (without controller ones).', { importance: 'high', dynamic: 'per-broker' }),
+  'listener.security.protocol.map': key('listener.security.protocol.map', 'string', 'PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL', 'Listener name to security protocol.', { importance: 'low', dynamic: 'per-broker' }),
+  'controller.listener.names': key('controller.listener.names', 'string', null, 'Comma-separated listener names the controller serves.', { importance: 'high' }),
+  'inter.broker.listener.name': key('inter.broker.listener.name', 'string', null, 'Listener brokers use between themselves.'),
+  'security.inter.broker.protocol': key('security.inter.broker.protocol', 'string', 'PLAINTEXT', 'Protocol between brokers when no listener name is given.', { validator: oneOf(...SECURITY_PROTOCOLS) }),
+
+  // Network and request limits.
+  'socket.request.max.bytes': key('socket.request.max.bytes', 'int', '104857600', 'Largest request frame accepted.', { validator: atLeast(1), importance: 'high' }),
+  'socket.send.buffer.bytes': key('socket.send.buffer.bytes', 'int', '102400', 'SO_SNDBUF of server sockets; -1 leaves the OS default.', { importance: 'high' }),
+  'socket.receive.buffer.bytes': key('socket.receive.buffer.bytes', 'int', '102400', 'SO_RCVBUF of server sockets; -1 leaves the OS default.', { importance: 'high' }),
+  'socket.listen.backlog.size': key('socket.listen.backlog.size', 'int', '50', 'Pending connection backlog.', { validator: atLeast(1) }),
+  'queued.max.requests': key('queued.max.requests', 'int', '500', 'Requests queued before reading from sockets pauses.', { validator: atLeast(1), importance: 'high' }),
+  'queued.max.request.bytes': key('queued.max.request.bytes', 'long', '-1', 'Bytes of queued requests before reading pauses; -1 is unbounded.'),
+  'max.connections': key('max.connections', 'int', INT_MAX, 'Connections allowed on the broker.', { validator: atLeast(0), ...CW }),
+  'max.connections.per.ip': key('max.connections.per.ip', 'int', INT_MAX, 'Connections allowed from one address.', { validator: atLeast(0), ...CW }),
+  'max.connections.per.ip.overrides': key('max.connections.per.ip.overrides', 'string', '', 'Per-host or per-address connection limits: host:count,...', CW),
+  'max.connection.creation.rate': key('max.connection.creation.rate', 'int', INT_MAX, 'New connections allowed per second.', { validator: atLeast(0), ...CW }),
+  'connections.max.idle.ms': key('connections.max.idle.ms', 'long', '600000', 'Idle connections are closed after this long.'),
+  'num.network.threads': key('num.network.threads', 'int', '3', 'Accepted; Logline serves the network from one event loop.', { validator: atLeast(1), importance: 'high', unused: true, ...CW }),
+  'num.io.threads': key('num.io.threads', 'int', '8', 'Accepted; Logline does not use request handler threads.', { validator: atLeast(1), importance: 'high', unused: true, ...CW }),
+  'background.threads': key('background.threads', 'int', '10', 'Accepted; background work shares the event loop.', { validator: atLeast(1), importance: 'high', unused: true, ...CW }),
+  'num.replica.fetchers': key('num.replica.fetchers', 'int', '1', 'Fetcher sessions per source broker.', { importance: 'high', ...CW }),
+  'num.recovery.threads.per.data.dir': key('num.recovery.threads.per.data.dir', 'int', '2', 'Accepted; recovery runs on the event loop.', { validator: atLeast(1), importance: 'high', unused: true, ...CW }),
+  'fetch.max.bytes': key('fetch.max.bytes', 'int', '57671680', 'Most bytes returned by one fetch.', { validator: atLeast(1024) }),
+  'max.incremental.fetch.session.cache.slots': key('max.incremental.fetch.session.cache.slots', 'int', '1000', 'Incremental fetch sessions kept.', { validator: atLeast(0) }),
+  'fetch.purgatory.purge.interval.requests': key('fetch.purgatory.purge.interval.requests', 'int', '1000', 'Completed fetch waits between purges.'),
+  'producer.purgatory.purge.interval.requests': key('producer.purgatory.purge.interval.requests', 'int', '1000', 'Completed produce waits between purges.'),
+
+  // Topics.
+  'num.partitions': key('num.partitions', 'int', '1', 'Partitions of an auto-created or unspecified topic.', { validator: atLeast(1) }),
+  'default.replication.factor': key('default.replication.factor', 'int', '1', 'Replication factor of an auto-created or unspecified topic.'),
+  'auto.create.topics.enable': key('auto.create.topics.enable', 'boolean', 'true', 'Create a topic when a client asks for metadata of one that does not exist.', { importance: 'high' }),
+  'delete.topic.enable': key('delete.topic.enable', 'boolean', 'true', 'Allow DeleteTopics.', { importance: 'high' }),
+  'message.max.bytes': key('message.max.bytes', 'int', '1048588', 'Largest record batch accepted, unless the topic overrides it.', { validator: atLeast(0), importance: 'high', ...CW }),
+  'min.insync.replicas': key('min.insync.replicas', 'int', '1', 'Smallest ISR that may acknowledge an acks=all write.', { validator: atLeast(1), importance: 'high', ...CW }),
+  'unclean.leader.election.enable': key('unclean.leader.election.enable', 'boolean', 'false', 'Allow an out-of-sync replica to become leader (may lose data).', { importance: 'high', ...CW }),
+  'compression.type': key('compression.type', 'string', 'producer', 'Default codec of stored batches; producer keeps what the client sent.', { validator: BROKER_COMPRESSION, importance: 'high', ...CW }),
+  'compression.gzip.level': key('compression.gzip.level', 'int', '-1', 'Gzip level used when recompressing.', { validator: GZIP_LEVEL, ...CW }),
+  'compression.lz4.level': key('compression.lz4.level', 'int', '9', 'LZ4 level used when recompressing.', { validator: between(1, 17), ...CW }),
+  'compression.zstd.level': key('compression.zstd.level', 'int', '3', 'Zstd level used when recompressing.', { validator: between(-131072, 22), ...CW }),
+
+  // Replication.
+  'replica.lag.time.max.ms': key('replica.lag.time.max.ms', 'long', '30000', 'A follower not caught up for this long leaves the ISR.', { importance: 'high' }),
+  'replica.fetch.max.bytes': key('replica.fetch.max.bytes', 'int', '1048576', 'Bytes a follower asks for per partition.', { validator: atLeast(0) }),
+  'replica.fetch.response.max.bytes': key('replica.fetch.response.max.bytes', 'int', '10485760', 'Bytes a follower asks for per fetch.', { validator: atLeast(0) }),
+  'replica.fetch.wait.max.ms': key('replica.fetch.wait.max.ms', 'int', '500', 'Longest a follower fetch waits for data.'),
+  'replica.fetch.min.bytes': key('replica.fetch.min.bytes', 'int', '1', 'Bytes a follower fetch waits for.'),
+  'replica.fetch.backoff.ms': key('replica.fetch.backoff.ms', 'int', '1000', 'Pause after a failed follower fetch.', { validator: atLeast(0) }),
+  'replica.socket.timeout.ms': key('replica.socket.timeout.ms', 'int', '30000', 'Timeout of follower fetch requests.'),
+  'replica.high.watermark.checkpoint.interval.ms': key('replica.high.watermark.checkpoint.interval.ms', 'long', '5000', 'How often high watermarks are checkpointed.'),
+  'replica.selector.class': key('replica.selector.class', 'class', null, 'Picks the replica a consumer reads from (KIP-392).'),
+  'auto.leader.rebalance.enable': key('auto.leader.rebalance.enable', 'boolean', 'true', 'Move leadership back to preferred replicas.', { importance: 'high' }),
+  'leader.imbalance.per.broker.percentage': key('leader.imbalance.per.broker.percentage', 'int', '10', 'Imbalance that triggers a leader rebalance.', { importance: 'high' }),
+  'leader.imbalance.check.interval.seconds': key('leader.imbalance.check.interval.seconds', 'long', '300', 'How often leader imbalance is checked.', { validator: atLeast(1), importance: 'high' }),
+
+  // Consumer offsets and groups.
+  'offsets.topic.num.partitions': key('offsets.topic.num.partitions', 'int', '50', 'Partitions of __consumer_offsets.', { validator: atLeast(1), importance: 'high' }),
+  'offsets.topic.replication.factor': key('offsets.topic.replication.factor', 'short', '3', 'Replication factor of __consumer_offsets.', { validator: atLeast(1), importance: 'high' }),
+  'offsets.topic.segment.bytes': key('offsets.topic.segment.bytes', 'int', '104857600', 'Segment size of __consumer_offsets.', { validator: atLeast(1), importance: 'high' }),
+  'offsets.retention.minutes': key('offsets.retention.minutes', 'int', '10080', 'Committed offsets of an empty group expire after this long.', { validator: atLeast(1), importance: 'high' }),
+  'offsets.retention.check.interval.ms': key('offsets.retention.check.interval.ms', 'long', '600000', 'How often expired offsets are looked for.', { validator: atLeast(1), importance: 'high' }),
+  'offsets.commit.timeout.ms': key('offsets.commit.timeout.ms', 'int', '5000', 'Longest an offset commit waits for replication.', { validator: atLeast(1), importance: 'high' }),
+  'offsets.load.buffer.size': key('offsets.load.buffer.size', 'int', '5242880', 'Read size when loading offsets.', { validator: atLeast(1), importance: 'high' }),
+  'group.initial.rebalance.delay.ms': key('group.initial.rebalance.delay.ms', 'int', '3000', 'Wait for more members before the first classic rebalance.'),
+  'group.min.session.timeout.ms': key('group.min.session.timeout.ms', 'int', '6000', 'Shortest session timeout a classic member may ask for.'),
+  'group.max.session.timeout.ms': key('group.max.session.timeout.ms', 'int', '1800000', 'Longest session timeout a classic member may ask for.'),
+  'group.max.size': key('group.max.size', 'int', INT_MAX, 'Members allowed in a classic group.', { validator: atLeast(1) }),
+  'group.coordinator.rebalance.protocols': key('group.coordinator.rebalance.protocols', 'list', 'classic,consumer', 'Enabled rebalance protocols.', { validator: validList('classic', 'consumer', 'share') }),
+  'group.coordinator.threads': key('group.coordinator.threads', 'int', '1', 'Accepted; coordinators run on the event loop.', { validator: atLeast(1), unused: true }),
+  'group.coordinator.append.linger.ms': key('group.coordinator.append.linger.ms', 'int', '10', 'Time coordinator writes are batched.', { validator: atLeast(0) }),
+  'group.consumer.session.timeout.ms': key('group.consumer.session.timeout.ms', 'int', '45000', 'Session timeout of consumer-protocol members.', { validator: atLeast(1) }),
+  'group.consumer.min.session.timeout.ms': key('group.consumer.min.session.timeout.ms', 'int', '45000', 'Shortest consumer-protocol session timeout.', { validator: atLeast(1) }),
+  'group.consumer.max.session.timeout.ms': key('group.consumer.max.session.timeout.ms', 'int', '60000', 'Longest consumer-protocol session timeout.', { validator: atLeast(1) }),
+  'group.consumer.heartbeat.interval.ms': key('group.consumer.heartbeat.interval.ms', 'int', '5000', 'Heartbeat interval of consumer-protocol members.', { validator: atLeast(1) }),
+  'group.consumer.min.heartbeat.interval.ms': key('group.consumer.min.heartbeat.interval.ms', 'int', '5000', 'Shortest consumer-protocol heartbeat interval.', { validator: atLeast(1) }),
+  'group.consumer.max.heartbeat.interval.ms': key('group.consumer.max.heartbeat.interval.ms', 'int', '15000', 'Longest consumer-protocol heartbeat interval.', { validator: atLeast(1) }),
+  'group.consumer.max.size': key('group.consumer.max.size', 'int', INT_MAX, 'Members allowed in a consumer-protocol group.', { validator: atLeast(1) }),
+  'group.consumer.assignors': key('group.consumer.assignors', 'list', 'org.apache.kafka.coordinator.group.assignor.UniformAssignor,org.apache.kafka.coordinator.group.assignor.RangeAssignor', 'Server-side assignors; the first is the default.'),
+  'group.consumer.migration.policy': key('group.consumer.migration.policy', 'string', 'bidirectional', 'Whether groups convert between classic and consumer protocols.', { validator: { kind: 'in', values: ['disabled', 'downgrade', 'upgrade', 'bidirectional'], caseInsensitive: true } }),
+
+  // Transactions and producer ids.
+  'transaction.state.log.num.partitions': key('transaction.state.log.num.partitions', 'int', '50', 'Partitions of __transaction_state.', { validator: atLeast(1), importance: 'high' }),
+  'transaction.state.log.replication.factor': key('transaction.state.log.replication.factor', 'short', '3', 'Replication factor of __transaction_state.', { validator: atLeast(1), importance: 'high' }),
+  'transaction.state.log.segment.bytes': key('transaction.state.log.segment.bytes', 'int', '104857600', 'Segment size of __transaction_state.', { validator: atLeast(1), importance: 'high' }),
+  'transaction.state.log.min.isr': key('transaction.state.log.min.isr', 'int', '2', 'min.insync.replicas of __transaction_state.', { validator: atLeast(1), importance: 'high' }),
+  'transaction.state.log.load.buffer.size': key('transaction.state.log.load.buffer.size', 'int', '5242880', 'Read size when loading transaction state.', { validator: atLeast(1), importance: 'high' }),
+  'transaction.max.timeout.ms': key('transaction.max.timeout.ms', 'int', '900000', 'Longest transaction timeout a producer may ask for.', { validator: atLeast(1), importance: 'high' }),
+  'transactional.id.expiration.ms': key('transactional.id.expiration.ms', 'int', '604800000', 'Idle transactional ids expire after this long.', { validator: atLeast(1), importance: 'high' }),
+  'transaction.abort.timed.out.transaction.cleanup.interval.ms': key('transaction.abort.timed.out.transaction.cleanup.interval.ms', 'int', '10000', 'How often timed-out transactions are aborted.', { validator: atLeast(1), importance: 'low' }),
+  'transaction.remove.expired.transaction.cleanup.interval.ms': key('transaction.remove.expired.transaction.cleanup.interval.ms', 'int', '3600000', 'How often expired transactional ids are removed.', { validator: atLeast(1), importance: 'low' }),
+  'producer.id.expiration.ms': key('producer.id.expiration.ms', 'int', '86400000', 'Idle idempotent producer state expires after this long.', { validator: atLeast(1), importance: 'low', ...CW }),
+
+  // Log defaults that topics inherit, and the log manager.
+  'log.dir': key('log.dir', 'string', '/tmp/kafka-logs', 'Log directory, used when log.dirs is not set.', { importance: 'high' }),
+  'log.dirs': key('log.dirs', 'string', null, 'Comma-separated log directories.', { importance: 'high' }),
+  'log.segment.bytes': key('log.segment.bytes', 'int', '1073741824', 'Default segment.bytes.', { validator: atLeast(14), importance: 'high', ...CW }),
+  'log.roll.ms': key('log.roll.ms', 'long', null, 'Default segment.ms; log.roll.hours when unset.', { importance: 'high', ...CW }),
+  'log.roll.hours': key('log.roll.hours', 'int', '168', 'Default segment.ms in hours.', { validator: atLeast(1), importance: 'high' }),
+  'log.roll.jitter.ms': key('log.roll.jitter.ms', 'long', null, 'Default segment.jitter.ms; log.roll.jitter.hours when unset.', { importance: 'high', ...CW }),
+  'log.roll.jitter.hours': key('log.roll.jitter.hours', 'int', '0', 'Default segment.jitter.ms in hours.', { validator: atLeast(0), importance: 'high' }),
+  'log.retention.ms': key('log.retention.ms', 'long', null, 'Default retention.ms; minutes then hours when unset.', { importance: 'high', ...CW }),
+  'log.retention.minutes': key('log.retention.minutes', 'int', null, 'Default retention.ms in minutes.', { importance: 'high' }),
+  'log.retention.hours': key('log.retention.hours', 'int', '168', 'Default retention.ms in hours.', { importance: 'high' }),
+  'log.retention.bytes': key('log.retention.bytes', 'long', '-1', 'Default retention.bytes.', { importance: 'high', ...CW }),
+  'log.retention.check.interval.ms': key('log.retention.check.interval.ms', 'long', '300000', 'How often segments are checked for deletion.', { validator: atLeast(1) }),
+  'log.cleanup.policy': key('log.cleanup.policy', 'list', 'delete', 'Default cleanup.policy.', { validator: validList('compact', 'delete'), ...CW }),
+  'log.index.size.max.bytes': key('log.index.size.max.bytes', 'int', '10485760', 'Default segment.index.bytes.', { validator: atLeast(4), ...CW }),
+  'log.index.interval.bytes': key('log.index.interval.bytes', 'int', '4096', 'Default index.interval.bytes.', { validator: atLeast(0), ...CW }),
+  'log.flush.interval.messages': key('log.flush.interval.messages', 'long', LONG_MAX, 'Default flush.messages.', { validator: atLeast(1), importance: 'high', ...CW }),
+  'log.flush.interval.ms': key('log.flush.interval.ms', 'long', null, 'Default flush.ms; log.flush.scheduler.interval.ms when unset.', { importance: 'high', ...CW }),
+  'log.flush.scheduler.interval.ms': key('log.flush.scheduler.interval.ms', 'long', LONG_MAX, 'How often logs are checked for a time-based flush.', { importance: 'high' }),
+  'log.flush.offset.checkpoint.interval.ms': key('log.flush.offset.checkpoint.interval.ms', 'int', '60000', 'How often recovery points are checkpointed.', { validator: atLeast(0), importance: 'high' }),
+  'log.flush.start.offset.checkpoint.interval.ms': key('log.flush.start.offset.checkpoint.interval.ms', 'int', '60000', 'How often log start offsets are checkpointed.', { validator: atLeast(0), importance: 'high' }),
+  'log.segment.delete.delay.ms': key('log.segment.delete.delay.ms', 'long', '60000', 'Default file.delete.delay.ms.', { validator: atLeast(0), ...CW }),
+  'log.preallocate': key('log.preallocate', 'boolean', 'false', 'Default preallocate.', CW),
+  'log.message.timestamp.type': key('log.message.timestamp.type', 'string', 'CreateTime', 'Default message.timestamp.type.', { validator: TIMESTAMP_TYPES, ...CW }),
+  'log.message.timestamp.before.max.ms': key('log.message.timestamp.before.max.ms', 'long', LONG_MAX, 'Default message.timestamp.before.max.ms.', { validator: atLeast(0), ...CW }),
+  'log.message.timestamp.after.max.ms': key('log.message.timestamp.after.max.ms', 'long', '3600000', 'Default message.timestamp.after.max.ms.', { validator: atLeast(0), ...CW }),
+  'log.local.retention.ms': key('log.local.retention.ms', 'long', '-2', 'Default local.retention.ms.', { validator: atLeast(-2), ...CW }),
+  'log.local.retention.bytes': key('log.local.retention.bytes', 'long', '-2', 'Default local.retention.bytes.', { validator: atLeast(-2), ...CW }),
+  'log.initial.task.delay.ms': key('log.initial.task.delay.ms', 'long', '30000', 'Delay before the first retention and flush checks.', { validator: atLeast(0), importance: 'low' }),
+  'remote.log.storage.system.enable': key('remote.log.storage.system.enable', 'boolean', 'false', 'Enable tiered storage on this broker.', { unused: true }),
+
+  // The log cleaner.
+  'log.cleaner.enable': key('log.cleaner.enable', 'boolean', 'true', 'Run the log cleaner (needed for compacted topics).'),
+  'log.cleaner.threads': key('log.cleaner.threads', 'int', '1', 'Cleaner workers.', { validator: atLeast(0), ...CW }),
+  'log.cleaner.dedupe.buffer.size': key('log.cleaner.dedupe.buffer.size', 'long', '134217728', 'Memory for the cleaner key map.', CW),
+  'log.cleaner.io.buffer.size': key('log.cleaner.io.buffer.size', 'int', '524288', 'Cleaner read and write buffer size.', { validator: atLeast(0), ...CW }),
+  'log.cleaner.io.buffer.load.factor': key('log.cleaner.io.buffer.load.factor', 'double', '0.9', 'Fill factor of the key map.', CW),
+  'log.cleaner.io.max.bytes.per.second': key('log.cleaner.io.max.bytes.per.second', 'double', DOUBLE_MAX, 'Cleaner I/O throttle.', CW),
+  'log.cleaner.backoff.ms': key('log.cleaner.backoff.ms', 'long', '15000', 'Sleep when there is nothing to clean.', { validator: atLeast(0), ...CW }),
+  'log.cleaner.min.cleanable.ratio': key('log.cleaner.min.cleanable.ratio', 'double', '0.5', 'Default min.cleanable.dirty.ratio.', { validator: between(0, 1), ...CW }),
+  'log.cleaner.delete.retention.ms': key('log.cleaner.delete.retention.ms', 'long', '86400000', 'Default delete.retention.ms.', { validator: atLeast(0), ...CW }),
+  'log.cleaner.min.compaction.lag.ms': key('log.cleaner.min.compaction.lag.ms', 'long', '0', 'Default min.compaction.lag.ms.', { validator: atLeast(0), ...CW }),
+  'log.cleaner.max.compaction.lag.ms': key('log.cleaner.max.compaction.lag.ms', 'long', LONG_MAX, 'Default max.compaction.lag.ms.', { validator: atLeast(1), ...CW }),
+
+  // Security basics; SASL and TLS listeners come later (src/security/).
+  'sasl.enabled.mechanisms': key('sasl.enabled.mechanisms', 'list', 'GSSAPI', 'SASL mechanisms offered to clients.', { dynamic: 'per-broker' }),
+  'sasl.mechanism.inter.broker.protocol': key('sasl.mechanism.inter.broker.protocol', 'string', 'GSSAPI', 'SASL mechanism between brokers.'),
+  'sasl.mechanism.controller.protocol': key('sasl.mechanism.controller.protocol', 'string', 'GSSAPI', 'SASL mechanism towards controllers.'),
+  'ssl.keystore.location': key('ssl.keystore.location', 'string', null, 'Key store file.', { dynamic: 'per-broker' }),
+  'ssl.keystore.password': key('ssl.keystore.password', 'password', null, 'Key store password.', { dynamic: 'per-broker' }),
+  'ssl.key.password': key('ssl.key.password', 'password', null, 'Private key password.', { dynamic: 'per-broker' }),
+  'ssl.truststore.location': key('ssl.truststore.location', 'string', null, 'Trust store file.', { dynamic: 'per-broker' }),
+  'ssl.truststore.password': key('ssl.truststore.password', 'password', null, 'Trust store password.', { dynamic: 'per-broker' }),
+  'ssl.client.auth': key('ssl.client.auth', 'string', 'none', 'Whether TLS clients must present a certificate.', { validator: oneOf('required', 'requested', 'none'), dynamic: 'per-broker' }),
+  'authorizer.class.name': key('authorizer.class.name', 'string', '', 'Authorizer to load; empty disables authorization.', { importance: 'low' }),
+  'super.users': key('super.users', 'list', '', 'Principals allowed everything (User:alice;User:bob).', { importance: 'medium' }),
+} as const;
+export type BrokerConfigName = keyof typeof BROKER_KEYS;
+
+export const TOPIC_KEY_LIST: readonly ConfigKeyDef[] = Object.values(TOPIC_KEYS);
+export const BROKER_KEY_LIST: readonly ConfigKeyDef[] = Object.values(BROKER_KEYS);
+
+export function topicKey(name: string): ConfigKeyDef | undefined {
+  return Object.hasOwn(TOPIC_KEYS, name) ? TOPIC_KEYS[name as TopicConfigName] : undefined;
+}
+export function brokerKey(name: string): ConfigKeyDef | undefined {
+  return Object.hasOwn(BROKER_KEYS, name) ? BROKER_KEYS[name as BrokerConfigName] : undefined;
+}
+
+/** Broker keys that stand for the same setting, in Kafka's order (DynamicBrokerConfig.brokerConfigSynonyms). */
+export function brokerConfigSynonyms(name: string): readonly string[] {
+  for (const group of SYNONYM_GROUPS) if (group.includes(name) && (group[0] !== 'log.flush.interval.ms' || name === group[0])) return group;
+  return [name];
+}
+const SYNONYM_GROUPS: readonly (readonly string[])[] = [
+  ['log.roll.ms', 'log.roll.hours'],
+  ['log.roll.jitter.ms', 'log.roll.jitter.hours'],
+  ['log.flush.interval.ms', 'log.flush.scheduler.interval.ms'],
+  ['log.retention.ms', 'log.retention.minutes', 'log.retention.hours'],
+];
