@@ -140,3 +140,44 @@ test('a request larger than socket.request.max.bytes closes the connection', asy
     assert.ok((await done).closed);
   }, { requestBytesMax: 1024 });
 });
+
+test('after garbage from many connections the full broker still produces and fetches correctly', async () => {
+  const { ClusterClient } = await import('../../src/client/index.js');
+  const { buildRecordBatch, iterateBatches, readRecords } = await import('../../src/records/index.js');
+  const s = await startServer({ listeners: ['PLAINTEXT://127.0.0.1:0'] });
+  try {
+    const port = s.listeners[0]!.port;
+    const prng = new Prng(5);
+    const rssBefore = process.memoryUsage().rss;
+    for (let i = 0; i < 200; i++) {
+      const sock = await rawSocket(port);
+      const junk = Buffer.alloc(1 + prng.int(2000));
+      for (let j = 0; j < junk.length; j++) junk[j] = prng.int(256);
+      // Some frames carry a plausible header (Produce/Fetch/Metadata) and a corrupt body.
+      if (i % 2 === 0 && junk.length > 12) { junk.writeInt32BE(junk.length - 4, 0); junk.writeInt16BE([0, 1, 3][i % 3]!, 4); junk.writeInt16BE(prng.int(12), 6); }
+      const done = drain(sock, 300);
+      sock.write(junk);
+      await done;
+    }
+    assert.ok(process.memoryUsage().rss - rssBefore < 256 * 1024 * 1024, 'memory stays bounded');
+    const client = new ClusterClient({ bootstrap: `127.0.0.1:${port}` });
+    const created = await client.admin(19, { topics: [{ name: 'after-garbage', numPartitions: 1, replicationFactor: 1, assignments: [], configs: [] }], timeoutMs: 1000, validateOnly: false }, 7);
+    assert.equal(created.topics[0].errorCode, 0);
+    const conn = await client.leaderFor('after-garbage', 0);
+    const batch = await buildRecordBatch({ records: [{ key: Buffer.from('k'), value: Buffer.from('still here') }] });
+    const produced = await conn.send(0, 9, { transactionalId: null, acks: -1, timeoutMs: 1000, topicData: [{ name: 'after-garbage', partitionData: [{ index: 0, records: batch }] }] });
+    assert.equal(produced.responses[0].partitionResponses[0].errorCode, 0);
+    const fetched = await conn.send(1, 12, {
+      replicaId: -1, maxWaitMs: 0, minBytes: 1, maxBytes: 1 << 20, isolationLevel: 0, sessionId: 0, sessionEpoch: -1,
+      topics: [{ topic: 'after-garbage', partitions: [{ partition: 0, currentLeaderEpoch: -1, fetchOffset: 0n, logStartOffset: -1n, partitionMaxBytes: 1 << 20 }] }],
+      forgottenTopicsData: [], rackId: '',
+    });
+    const [view] = [...iterateBatches(fetched.responses[0].partitions[0].records)];
+    const [record] = await readRecords(view!);
+    assert.equal(record!.value!.toString(), 'still here');
+    assert.equal(s.stats.handlerErrors, 0, 'no handler threw');
+    client.close();
+  } finally {
+    await s.close();
+  }
+});
