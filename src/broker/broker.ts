@@ -25,6 +25,7 @@ import { createPartitionsHandler } from './handlers/37-create-partitions.js';
 import { describeClusterHandler } from './handlers/60-describe-cluster.js';
 import { deleteRecordsHandler } from './handlers/21-delete-records.js';
 import { offsetForLeaderEpochHandler } from './handlers/23-offset-for-leader-epoch.js';
+import { describeTopicPartitionsHandler } from './handlers/75-describe-topic-partitions.js';
 
 export interface MetadataSource {
   view(): MetadataView;
@@ -62,7 +63,8 @@ export class Broker {
     this.fetchSessions = new FetchSessionCache(deps.fetchSessionCacheSlots, deps.clock);
     deps.metadata.onChange(() => { this.syncing = this.syncing.then(() => this.syncPartitions()); });
     for (const h of [apiVersionsHandler(() => this.router.supportedVersions()), metadataHandler, produceHandler, fetchHandler, listOffsetsHandler,
-      createTopicsHandler, deleteTopicsHandler, createPartitionsHandler, describeClusterHandler, deleteRecordsHandler, offsetForLeaderEpochHandler]) {
+      createTopicsHandler, deleteTopicsHandler, createPartitionsHandler, describeClusterHandler, deleteRecordsHandler, offsetForLeaderEpochHandler,
+      describeTopicPartitionsHandler]) {
       this.router.register(h);
     }
   }

@@ -85,3 +85,17 @@ test('Fetch: v13 topic ids, unknown ids, and an incremental session answering on
   const stale: any = await fetchHandler.handle(req(first.sessionId, 1, []), ctx(13, services));
   assert.equal(stale.errorCode, ErrorCode.INVALID_FETCH_SESSION_EPOCH);
 });
+
+test('DescribeTopicPartitions pages through partitions with a cursor', async () => {
+  const { describeTopicPartitionsHandler } = await import('../../src/broker/handlers/75-describe-topic-partitions.js');
+  const mk = (name: string, n: number): TopicView => ({ ...topicT, name, partitions: Array.from({ length: n }, (_, partition) => ({ ...topicT.partitions[0]!, partition })) });
+  const services = { metadata: () => view([mk('b', 3), mk('a', 2)]) };
+  const first: any = describeTopicPartitionsHandler.handle({ topics: [], responsePartitionLimit: 4, cursor: null }, ctx(0, services));
+  assert.deepEqual(first.topics.map((t: any) => [t.name, t.partitions.map((p: any) => p.partitionIndex)]), [['a', [0, 1]], ['b', [0, 1]]]);
+  assert.deepEqual(first.nextCursor, { topicName: 'b', partitionIndex: 2 });
+  const second: any = describeTopicPartitionsHandler.handle({ topics: [], responsePartitionLimit: 4, cursor: first.nextCursor }, ctx(0, services));
+  assert.deepEqual(second.topics.map((t: any) => [t.name, t.partitions.map((p: any) => p.partitionIndex)]), [['b', [2]]]);
+  assert.equal(second.nextCursor, null);
+  const unknown: any = describeTopicPartitionsHandler.handle({ topics: [{ name: 'zz' }], responsePartitionLimit: 10, cursor: null }, ctx(0, services));
+  assert.equal(unknown.topics[0].errorCode, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+});
