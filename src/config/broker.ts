@@ -80,6 +80,7 @@ function checkCrossKeyRules(values: Map<string, unknown>, originals: Map<string,
   if (originals.has('node.id') && originals.has('broker.id') && nodeId !== brokerId) {
     bad('broker.id', `broker.id (${brokerId}) must match node.id (${nodeId}) when both are set`);
   }
+  checkListenerNames(values, originals, bad);
   const roles = values.get('process.roles') as string[];
   if (roles.length === 0) return;
   if (Math.max(nodeId, brokerId) < 0) bad('node.id', 'node.id must be set to a non-negative id when process.roles is set');
@@ -100,6 +101,24 @@ function checkCrossKeyRules(values: Map<string, unknown>, originals: Map<string,
   }
   if (roles.includes('broker') && !roles.includes('controller')) {
     for (const n of controllerNames) if (listenerNames.includes(n)) bad('listeners', `a broker-only node must not listen on controller listener ${n}`);
+  }
+}
+
+function checkListenerNames(values: Map<string, unknown>, originals: Map<string, string>, bad: (name: string, message: string) => void): void {
+  const map = new Map<string, string>();
+  for (const pair of splitNames(values.get('listener.security.protocol.map') as string)) {
+    const [name, protocol] = pair.split(':').map((x) => x.trim().toUpperCase());
+    if (name === undefined || protocol === undefined || name === '' || !['PLAINTEXT', 'SSL', 'SASL_PLAINTEXT', 'SASL_SSL'].includes(protocol)) {
+      bad('listener.security.protocol.map', `listener.security.protocol.map entry ${JSON.stringify(pair)} is not NAME:PROTOCOL with a known protocol`);
+    } else map.set(name, protocol);
+  }
+  const listeners = [...(values.get('listeners') as string[]), ...((values.get('advertised.listeners') as string[] | null) ?? [])];
+  for (const l of listeners) {
+    if (!/^[A-Za-z0-9_]+:\/\/(\[[0-9a-fA-F:.]+\]|[^:/\s]*):\d+$/.test(l)) bad('listeners', `listener ${JSON.stringify(l)} is not NAME://host:port`);
+    else if (!map.has(listenerName(l))) bad('listener.security.protocol.map', `listener name ${listenerName(l)} is not in listener.security.protocol.map`);
+  }
+  if (originals.has('inter.broker.listener.name') && originals.has('security.inter.broker.protocol')) {
+    bad('inter.broker.listener.name', 'Only one of inter.broker.listener.name and security.inter.broker.protocol may be set');
   }
 }
 

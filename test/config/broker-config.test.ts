@@ -116,3 +116,20 @@ test('a server.properties file parses into a broker config', () => {
   assert.equal(c.get('num.io.threads'), 16);
   assert.deepEqual(c.logDirs, ['/var/lib/logline']);
 });
+
+test('listeners must be NAME://host:port with a name mapped to a security protocol', () => {
+  assert.throws(() => parseBrokerConfig({ listeners: 'INTERNAL://:9092' }), /listener name INTERNAL is not in listener.security.protocol.map/);
+  assert.throws(() => parseBrokerConfig({ listeners: 'PLAINTEXT:9092' }), /is not NAME:\/\/host:port/);
+  assert.throws(() => parseBrokerConfig({ 'listener.security.protocol.map': 'A:TLS' }), /not NAME:PROTOCOL/);
+  const c = parseBrokerConfig({ listeners: 'INTERNAL://[::1]:9092,EXTERNAL://0.0.0.0:19092', 'listener.security.protocol.map': 'INTERNAL:PLAINTEXT,EXTERNAL:SSL' });
+  assert.deepEqual(c.advertisedListeners, ['INTERNAL://[::1]:9092', 'EXTERNAL://0.0.0.0:19092']);
+});
+
+test('ConfigSource and ConfigType ids are the ones Kafka writes', async () => {
+  const { ConfigSource, ConfigTypeId } = await import('../../src/config/index.js');
+  assert.deepEqual(ConfigSource, {
+    UNKNOWN: 0, DYNAMIC_TOPIC_CONFIG: 1, DYNAMIC_BROKER_CONFIG: 2, DYNAMIC_DEFAULT_BROKER_CONFIG: 3,
+    STATIC_BROKER_CONFIG: 4, DEFAULT_CONFIG: 5, DYNAMIC_BROKER_LOGGER_CONFIG: 6, CLIENT_METRICS_CONFIG: 7, GROUP_CONFIG: 8,
+  });
+  assert.deepEqual(ConfigTypeId, { UNKNOWN: 0, BOOLEAN: 1, STRING: 2, INT: 3, SHORT: 4, LONG: 5, DOUBLE: 6, LIST: 7, CLASS: 8, PASSWORD: 9 });
+});
