@@ -19,12 +19,20 @@ function splitList(s: string): string[] {
   return s.trim() === '' ? [] : s.split(',').map((x) => x.trim()).filter((x) => x !== '');
 }
 
-function checkOp(o: AlterConfigOpInput, kind: 'topic' | 'broker'): ConfigKeyDef | ConfigProblem {
+export interface IncrementalOptions {
+  /** For broker resources: one broker (resource name = its id) or the cluster default (empty name). */
+  readonly brokerScope?: 'broker' | 'cluster-default';
+}
+
+function checkOp(o: AlterConfigOpInput, kind: 'topic' | 'broker', options: IncrementalOptions): ConfigKeyDef | ConfigProblem {
   const def = kind === 'topic' ? topicKey(o.name) : brokerKey(o.name);
   const bad = (errorCode: ConfigProblem['errorCode'], message: string): ConfigProblem => ({ name: o.name, errorCode, message });
   if (def === undefined) return bad('INVALID_CONFIG', unknownKeyMessage(o.name, kind, Object.keys(kind === 'topic' ? TOPIC_KEYS : BROKER_KEYS)));
   if (!Number.isInteger(o.op) || o.op < 0 || o.op > 3) return bad('INVALID_REQUEST', `Unknown config operation ${o.op} for ${o.name}`);
   if (kind === 'broker' && def.dynamic === 'read-only') return bad('INVALID_CONFIG', `Cannot update these configs dynamically: ${o.name}`);
+  if (kind === 'broker' && def.dynamic === 'per-broker' && options.brokerScope === 'cluster-default') {
+    return bad('INVALID_CONFIG', `Cannot update these configs at default cluster level, broker id must be specified: ${o.name}`);
+  }
   if ((o.op === AlterConfigOp.APPEND || o.op === AlterConfigOp.SUBTRACT) && def.type !== 'list') {
     return bad('INVALID_CONFIG', `Config value ${OP_NAMES[o.op]} is not allowed for config key: ${o.name}`);
   }
@@ -35,6 +43,7 @@ function checkOp(o: AlterConfigOpInput, kind: 'topic' | 'broker'): ConfigKeyDef 
 /** Applies the ops to a copy of `current`; either every op applies or none does. */
 export function applyIncrementalOps(
   current: ReadonlyMap<string, string>, ops: readonly AlterConfigOpInput[], kind: 'topic' | 'broker',
+  options: IncrementalOptions = {},
 ): IncrementalResult {
   const seen = new Set<string>();
   const errors: ConfigProblem[] = [];
@@ -45,7 +54,7 @@ export function applyIncrementalOps(
   if (errors.length > 0) return { ok: false, errors };
   const next = new Map(current);
   for (const o of ops) {
-    const def = checkOp(o, kind);
+    const def = checkOp(o, kind, options);
     if ('errorCode' in def) { errors.push(def); continue; }
     const old = next.get(o.name) ?? def.defaultValue ?? '';
     switch (o.op) {

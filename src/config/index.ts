@@ -24,4 +24,4 @@ export {
   describeTopicConfigs, describeBrokerConfigs, effectiveBrokerConfig,
   type DescribeConfigsEntry, type ConfigSynonymEntry, type DescribeOptions, type DynamicBrokerOverrides,
 } from './describe.js';
-export { applyIncrementalOps, AlterConfigOp, type AlterConfigOpInput, type IncrementalResult } from './incremental.js';
+export { applyIncrementalOps, AlterConfigOp, type AlterConfigOpInput, type IncrementalResult, type IncrementalOptions } from './incremental.js';

@@ -151,3 +151,11 @@ test('incremental ops reject bad keys, values, list ops on scalars, duplicates a
   assert.ok(ok.ok);
   assert.deepEqual([...ok.configs], [['log.retention.ms', '5000'], ['sasl.enabled.mechanisms', 'GSSAPI,PLAIN']]);
 });
+
+test('per-broker keys cannot be set as a cluster-wide default', () => {
+  const ops = [{ name: 'listeners', op: AlterConfigOp.SET, value: 'PLAINTEXT://:9094' }];
+  const r = applyIncrementalOps(new Map(), ops, 'broker', { brokerScope: 'cluster-default' });
+  assert.ok(!r.ok);
+  assert.match(r.errors[0]!.message, /broker id must be specified: listeners/);
+  assert.ok(applyIncrementalOps(new Map(), ops, 'broker', { brokerScope: 'broker' }).ok);
+});
