@@ -11,6 +11,11 @@ import {
 } from '../controller/index.js';
 import { Partition, ReplicaManager, type LocalLog, type Scheduler } from '../replication/index.js';
 import { Prng, type Clock } from '../util/index.js';
+import type { BrokerConfig } from '../config/index.js';
+import { ConfigAdmin } from './config-admin.js';
+import { describeConfigsHandler } from './handlers/32-describe-configs.js';
+import { alterConfigsHandler } from './handlers/33-alter-configs.js';
+import { incrementalAlterConfigsHandler } from './handlers/44-incremental-alter-configs.js';
 import { FetchSessionCache } from './fetch-sessions.js';
 import { Router } from './router.js';
 import type { MetadataView, TopicAdmin } from './services.js';
@@ -46,6 +51,8 @@ export interface BrokerDeps {
   openLog: LogFactory;
   dropLog?: (topic: string, partition: number) => Promise<void>;
   topicDefaults: TopicDefaults;
+  /** The static broker configuration (server.properties plus --set overrides). */
+  brokerConfig: BrokerConfig;
   validateTopicConfigs: TopicConfigValidator;
   autoCreateTopicsEnable: boolean;
   minInsyncReplicas: (topic: string) => number;
@@ -64,7 +71,7 @@ export class Broker {
     deps.metadata.onChange(() => { this.syncing = this.syncing.then(() => this.syncPartitions()); });
     for (const h of [apiVersionsHandler(() => this.router.supportedVersions()), metadataHandler, produceHandler, fetchHandler, listOffsetsHandler,
       createTopicsHandler, deleteTopicsHandler, createPartitionsHandler, describeClusterHandler, deleteRecordsHandler, offsetForLeaderEpochHandler,
-      describeTopicPartitionsHandler]) {
+      describeTopicPartitionsHandler, describeConfigsHandler, alterConfigsHandler, incrementalAlterConfigsHandler]) {
       this.router.register(h);
     }
   }
@@ -113,6 +120,8 @@ export class Broker {
     await this.settled();
   }
 
+  readonly configAdmin = new ConfigAdmin(() => this.deps.metadata.view(), () => this.deps.brokerConfig, () => this.deps.nodeId, (records) => this.commit(records));
+
   readonly topicAdmin: TopicAdmin = {
     createTopics: async (request: CreateTopicsRequest) => {
       const out = createTopics(request, this.controllerView(), this.deps.topicDefaults, this.deps.validateTopicConfigs, this.deps.prng);
@@ -154,6 +163,7 @@ export class Broker {
       fetchPartitions: (p: any) => rm.fetch(p),
       listOffsets: (p: any) => rm.listOffsets(p.topic, p.partition, p.timestamp, p.currentLeaderEpoch),
       topicAdmin: this.topicAdmin,
+      configAdmin: this.configAdmin,
       deleteRecords: (topic: string, partition: number, offset: bigint) => rm.deleteRecords(topic, partition, offset),
       offsetForLeaderEpoch: (topic: string, partition: number, current: number, epoch: number) => rm.offsetForLeaderEpoch(topic, partition, current, epoch),
     };

@@ -3,6 +3,7 @@
 // logs in memory. It serves the tests and the development server until the metadata log and the
 // storage engine are wired in behind the same ports; nothing here survives a restart.
 import { Prng } from '../util/index.js';
+import { parseBrokerConfig, resolveTopicConfig, validateTopicConfigs } from '../config/index.js';
 import { MemoryLog, realScheduler } from '../replication/index.js';
 import type { MetadataSource, BrokerDeps } from './broker.js';
 import type { MetadataView, TopicView } from './services.js';
@@ -11,6 +12,7 @@ export class MemoryMetadata implements MetadataSource {
   endpoint = { nodeId: 1, host: '127.0.0.1', port: 0, rack: null as string | null };
   constructor(readonly clusterId = 'logline-memory') {}
   private topics = new Map<string, TopicView>();
+  private readonly configsByResource = new Map<string, Map<string, string>>();
   private listeners: (() => void)[] = [];
 
   view(): MetadataView {
@@ -21,6 +23,7 @@ export class MemoryMetadata implements MetadataSource {
       topics: () => topics,
       topic: (name) => topics.find((t) => t.name === name),
       topicById: (id) => topics.find((t) => t.id === id),
+      configs: (type, name) => new Map(this.configsByResource.get(`${type}:${name}`) ?? []),
     };
   }
 
@@ -30,7 +33,17 @@ export class MemoryMetadata implements MetadataSource {
       else if (r.type === 3) {
         const t = this.topics.get(r.data.topicId)!;
         t.partitions = [...t.partitions, { partition: r.data.partitionId, leader: r.data.leader, leaderEpoch: r.data.leaderEpoch, replicas: r.data.replicas, isr: r.data.isr, offlineReplicas: [] }];
-      } else if (r.type === 9) this.topics.delete(r.data.topicId);
+      } else if (r.type === 9) {
+        const t = this.topics.get(r.data.topicId);
+        if (t) this.configsByResource.delete(`2:${t.name}`);
+        this.topics.delete(r.data.topicId);
+      } else if (r.type === 4) {
+        const key = `${r.data.resourceType}:${r.data.resourceName}`;
+        const map = this.configsByResource.get(key) ?? new Map<string, string>();
+        if (r.data.value === null) map.delete(r.data.name);
+        else map.set(r.data.name, r.data.value);
+        this.configsByResource.set(key, map);
+      }
     }
     for (const l of this.listeners) l();
   }
@@ -39,16 +52,21 @@ export class MemoryMetadata implements MetadataSource {
 }
 
 export function memoryBackend(metadata = new MemoryMetadata(), overrides: Partial<BrokerDeps> = {}): Omit<BrokerDeps, 'nodeId' | 'clock'> & { metadata: MemoryMetadata } {
+  const brokerConfig = overrides.brokerConfig ?? parseBrokerConfig({});
   return {
     scheduler: realScheduler,
     prng: new Prng(1),
     metadata,
     openLog: async () => new MemoryLog(),
     topicDefaults: { numPartitions: 1, defaultReplicationFactor: 1, partitionsPerRequestMax: 100_000 },
-    validateTopicConfigs: () => null,
-    autoCreateTopicsEnable: true,
-    minInsyncReplicas: () => 1,
+    brokerConfig,
+    validateTopicConfigs: (configs: Map<string, string | null>) => {
+      const [problem] = validateTopicConfigs(configs);
+      return problem ? { key: problem.name, message: problem.message } : null;
+    },
+    autoCreateTopicsEnable: brokerConfig.get('auto.create.topics.enable') as boolean,
+    minInsyncReplicas: (topic: string) => resolveTopicConfig(metadata.view().configs(2, topic), brokerConfig).minInsyncReplicas,
     fetchSessionCacheSlots: 1000,
     ...overrides,
-  } as Omit<BrokerDeps, 'nodeId' | 'clock'> & { metadata: MemoryMetadata };
+  } as unknown as Omit<BrokerDeps, 'nodeId' | 'clock'> & { metadata: MemoryMetadata };
 }

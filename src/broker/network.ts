@@ -98,12 +98,15 @@ export class NetworkServer<S> {
 
   /** Stops accepting, lets in-flight requests finish (up to `graceMs`), then closes every connection. */
   async close(graceMs = 5000): Promise<void> {
-    await Promise.all(this.servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
+    // net.Server#close only calls back once every connection is gone, so stop accepting first,
+    // let in-flight requests finish, close the connections, and only then wait for the callbacks.
+    const closed = Promise.all(this.servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
     const deadline = Date.now() + graceMs;
     while ([...this.connections].some((c) => c.busy) && Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 10));
     }
     for (const c of this.connections) c.destroy();
+    await closed;
   }
 }
 

@@ -6,6 +6,7 @@ import { Router } from './router.js';
 import { apiVersionsHandler } from './handlers/18-api-versions.js';
 import { Broker, type BrokerDeps } from './broker.js';
 import { MemoryMetadata, memoryBackend } from './memory-backend.js';
+import { parseBrokerConfig } from '../config/index.js';
 
 export interface ServerOptions {
   nodeId?: number;
@@ -69,7 +70,7 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerHa
   let router: Router<any>;
   let services: object;
   let broker: Broker | null = null;
-  const backend = options.backend ?? (options.bare ? undefined : memoryBackend(new MemoryMetadata()));
+  const backend = options.backend ?? (options.bare ? undefined : memoryBackend(new MemoryMetadata(), { brokerConfig: parseBrokerConfig({ 'node.id': String(nodeId) }) }));
   if (!options.backend && backend) logger.warn('storage: in memory, not durable (the on-disk engine is not wired in yet)');
   if (backend) {
     broker = new Broker({ ...backend, nodeId, clock });

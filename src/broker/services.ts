@@ -34,6 +34,8 @@ export interface MetadataView {
   topics(): Iterable<TopicView>;
   topic(name: string): TopicView | undefined;
   topicById(id: string): TopicView | undefined;
+  /** Dynamic configs of a resource (2 topic, 4 broker; name '' is the cluster default). */
+  configs(resourceType: number, resourceName: string): ReadonlyMap<string, string>;
 }
 
 /** One partition's share of a Produce request. */

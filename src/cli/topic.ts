@@ -87,7 +87,8 @@ export async function topicCommand(argv: string[]): Promise<number> {
   }
 }
 
-const SOURCES = ['UNKNOWN', 'DYNAMIC_TOPIC_CONFIG', 'DYNAMIC_BROKER_LOGGER_CONFIG', 'DYNAMIC_BROKER_CONFIG', 'DYNAMIC_DEFAULT_BROKER_CONFIG', 'STATIC_BROKER_CONFIG', 'DEFAULT_CONFIG', 'DYNAMIC_CLIENT_METRICS_CONFIG'];
+// Kafka's DescribeConfigsResponse.ConfigSource ids.
+const SOURCES = ['UNKNOWN', 'DYNAMIC_TOPIC_CONFIG', 'DYNAMIC_BROKER_CONFIG', 'DYNAMIC_DEFAULT_BROKER_CONFIG', 'STATIC_BROKER_CONFIG', 'DEFAULT_CONFIG', 'DYNAMIC_BROKER_LOGGER_CONFIG', 'CLIENT_METRICS_CONFIG', 'GROUP_CONFIG'];
 
 export async function describeTopicConfigs(client: ClusterClient, topic: string): Promise<{ name: string; value: string | null; source: string }[]> {
   const c = await client.any();

@@ -181,3 +181,12 @@ test('after garbage from many connections the full broker still produces and fet
     await s.close();
   }
 });
+
+test('close() returns promptly while idle clients are still connected', async () => {
+  const s = await startServer({ listeners: ['PLAINTEXT://127.0.0.1:0'], bare: true });
+  const idle = await Promise.all(Array.from({ length: 5 }, () => rawSocket(s.listeners[0]!.port)));
+  const started = Date.now();
+  await s.close();
+  assert.ok(Date.now() - started < 2000, `close took ${Date.now() - started} ms`);
+  for (const sock of idle) sock.destroy();
+});
