@@ -6,7 +6,7 @@ import { Router } from './router.js';
 import { apiVersionsHandler } from './handlers/18-api-versions.js';
 import { Broker, type BrokerDeps } from './broker.js';
 import { MemoryMetadata, memoryBackend } from './memory-backend.js';
-import { parseBrokerConfig } from '../config/index.js';
+import { parseBrokerConfig, type BrokerConfig } from '../config/index.js';
 
 export interface ServerOptions {
   nodeId?: number;
@@ -22,6 +22,8 @@ export interface ServerOptions {
   backend?: Omit<BrokerDeps, 'nodeId' | 'clock'>;
   /** Only ApiVersions, no backend at all (protocol-level tests). */
   bare?: boolean;
+  /** A parsed broker configuration (server.properties + overrides); it sets node id, listeners and limits. */
+  config?: BrokerConfig;
 }
 
 export interface ServerHandle {
@@ -63,14 +65,42 @@ export function parseListener(text: string): ListenerSpec {
   return { name, host, port, securityProtocol: name };
 }
 
+/** Network limits and defaults taken from a broker config, with Kafka's property names. */
+function fromConfig(config: BrokerConfig): { limits: Partial<NetworkLimits>; listeners: string[] } {
+  const controllers = new Set(config.controllerListenerNames);
+  return {
+    limits: {
+      requestBytesMax: config.get('socket.request.max.bytes') as number,
+      connectionsMax: config.get('max.connections') as number,
+      connectionsPerIpMax: config.get('max.connections.per.ip') as number,
+      idleMs: config.get('connections.max.idle.ms') as number,
+    },
+    // The controller listener comes with the Raft quorum; a single node serves brokers only today.
+    listeners: config.listeners.filter((l) => !controllers.has(l.slice(0, l.indexOf('://')).toUpperCase())),
+  };
+}
+
 export async function startServer(options: ServerOptions = {}): Promise<ServerHandle> {
-  const nodeId = options.nodeId ?? 1;
+  const fromCfg = options.config ? fromConfig(options.config) : undefined;
+  if (fromCfg) {
+    options = { ...options, listeners: options.listeners ?? fromCfg.listeners, limits: { ...fromCfg.limits, ...options.limits } };
+  }
+  const nodeId = options.nodeId ?? options.config?.nodeId ?? 1;
   const logger = options.logger ?? quietLogger;
   const clock = options.clock ?? systemClock;
   let router: Router<any>;
   let services: object;
   let broker: Broker | null = null;
-  const backend = options.backend ?? (options.bare ? undefined : memoryBackend(new MemoryMetadata(), { brokerConfig: parseBrokerConfig({ 'node.id': String(nodeId) }) }));
+  const brokerConfig = options.config ?? parseBrokerConfig({ 'node.id': String(nodeId) });
+  const backend = options.backend ?? (options.bare ? undefined : memoryBackend(new MemoryMetadata(), {
+    brokerConfig,
+    topicDefaults: {
+      numPartitions: brokerConfig.get('num.partitions') as number,
+      defaultReplicationFactor: Math.max(1, brokerConfig.get('default.replication.factor') as number),
+      partitionsPerRequestMax: 100_000,
+    },
+    fetchSessionCacheSlots: brokerConfig.get('max.incremental.fetch.session.cache.slots') as number,
+  }));
   if (!options.backend && backend) logger.warn('storage: in memory, not durable (the on-disk engine is not wired in yet)');
   if (backend) {
     broker = new Broker({ ...backend, nodeId, clock });
@@ -86,7 +116,10 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerHa
   await network.listen((options.listeners ?? ['PLAINTEXT://localhost:9092']).map(parseListener));
   if (backend && backend.metadata instanceof MemoryMetadata && backend.metadata.endpoint.port === 0) {
     const first = network.bound[0]!;
-    backend.metadata.endpoint = { nodeId, host: first.host === '0.0.0.0' || first.host === '::' ? 'localhost' : first.host, port: first.port, rack: null };
+    const advertised = options.config?.originals.has('advertised.listeners') ? options.config.advertisedListeners[0] : undefined;
+    const adv = advertised ? parseListener(advertised) : undefined;
+    const host = adv?.host || (first.host === '0.0.0.0' || first.host === '::' ? 'localhost' : first.host);
+    backend.metadata.endpoint = { nodeId, host, port: adv && adv.port !== 0 ? adv.port : first.port, rack: null };
   }
   for (const l of network.bound) logger.info(`listening on ${l.name}://${l.host}:${l.port}`);
   return {

@@ -1,12 +1,34 @@
-// `logline server`: a broker in this process until SIGINT/SIGTERM.
+// `logline server`: a broker in this process until SIGINT/SIGTERM. Configuration is Kafka's:
+// a server.properties file (--config), then --set key=value overrides and the shorthand flags.
+// Unknown or invalid properties are refused with a clear message (exit code 2).
+import { readFileSync } from 'node:fs';
 import { startServer, consoleLogger } from '../broker/index.js';
-import { helpText, parseArgs, type FlagSpec } from './args.js';
+import { BrokerConfigError, parseBrokerConfig, parseProperties } from '../config/index.js';
+import { UsageError, helpText, parseArgs, type FlagSpec } from './args.js';
 
 const FLAGS: Record<string, FlagSpec> = {
-  'node-id': { type: 'number', help: 'node.id of this process (default 1)' },
-  listeners: { type: 'string', help: 'comma-separated NAME://HOST:PORT (default PLAINTEXT://localhost:9092)' },
+  config: { type: 'string', help: 'a server.properties file' },
+  set: { type: 'string', repeatable: true, help: 'key=value for any Kafka broker property' },
+  'node-id': { type: 'string', help: 'node.id (default 1)' },
+  listeners: { type: 'string', help: 'listeners, e.g. PLAINTEXT://localhost:9092 (the default)' },
+  'advertised-listeners': { type: 'string', help: 'advertised.listeners' },
+  'data-dir': { type: 'string', help: 'log.dirs (default ./logline-data; unused until the storage engine is wired in)' },
   help: { type: 'boolean', help: 'show this help' },
 };
+
+const DEFAULTS: Record<string, string> = { 'node.id': '1', listeners: 'PLAINTEXT://localhost:9092' };
+
+function overrides(flags: Record<string, unknown>): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const kv of (flags.set as string[] | undefined) ?? []) {
+    const eq = kv.indexOf('=');
+    if (eq <= 0) throw new UsageError(`--set expects key=value, got "${kv}"`);
+    out.set(kv.slice(0, eq).trim(), kv.slice(eq + 1).trim());
+  }
+  const shorthand: [string, string][] = [['node-id', 'node.id'], ['listeners', 'listeners'], ['advertised-listeners', 'advertised.listeners'], ['data-dir', 'log.dirs']];
+  for (const [flag, key] of shorthand) if (typeof flags[flag] === 'string') out.set(key, flags[flag] as string);
+  return out;
+}
 
 export async function serverCommand(argv: string[]): Promise<number> {
   const { flags } = parseArgs(argv, FLAGS);
@@ -14,10 +36,21 @@ export async function serverCommand(argv: string[]): Promise<number> {
     console.log(helpText('logline server [options]', 'Runs a Logline broker until interrupted.', FLAGS));
     return 0;
   }
-  const listeners = typeof flags.listeners === 'string' ? flags.listeners.split(',') : undefined;
+  const file = typeof flags.config === 'string' ? parseProperties(readFileSync(flags.config, 'utf8')) : new Map<string, string>();
+  const base = new Map([...Object.entries(DEFAULTS), ...file]);
+  let config;
+  try {
+    config = parseBrokerConfig(base, overrides(flags));
+  } catch (err) {
+    if (err instanceof BrokerConfigError) {
+      console.error(`invalid configuration:\n${err.problems.map((p) => `  ${p.message}`).join('\n')}`);
+      return 2;
+    }
+    throw err;
+  }
   let server;
   try {
-    server = await startServer({ nodeId: flags['node-id'] as number | undefined, listeners, logger: consoleLogger });
+    server = await startServer({ config, logger: consoleLogger });
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
     console.error(e.code === 'EADDRINUSE' ? `cannot listen: ${e.message} (is another broker running?)` : `cannot start: ${e.message}`);

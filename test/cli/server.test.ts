@@ -1,0 +1,54 @@
+// `logline server` as a user runs it: bad properties are refused, a taken port is a clear error,
+// SIGTERM shuts down cleanly, and the CLI talks to it.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { createServer } from 'node:net';
+
+const BIN = 'bin/logline.js';
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => { const p = (s.address() as { port: number }).port; s.close(() => resolve(p)); });
+  });
+}
+
+test('unknown and invalid properties exit with code 2 and name the key', () => {
+  const r = spawnSync(process.execPath, [BIN, 'server', '--set', 'no.such.key=1', '--set', 'num.partitions=0'], { encoding: 'utf8', timeout: 20_000 });
+  assert.equal(r.status, 2);
+  assert.match(r.stderr, /no\.such\.key/);
+  assert.match(r.stderr, /num\.partitions/);
+  const usage = spawnSync(process.execPath, [BIN, 'nonsense'], { encoding: 'utf8', timeout: 20_000 });
+  assert.equal(usage.status, 2);
+});
+
+test('a running server logs its listener, serves the CLI, refuses a second one on its port, and stops on SIGTERM', async () => {
+  const port = await freePort();
+  const child = spawn(process.execPath, [BIN, 'server', '--listeners', `PLAINTEXT://127.0.0.1:${port}`, '--set', 'num.partitions=2'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  try {
+    let out = '';
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no listener line: ${out}`)), 15_000);
+      child.stdout.on('data', (d) => { out += d; if (out.includes(`listening on PLAINTEXT://127.0.0.1:${port}`)) { clearTimeout(timer); resolve(); } });
+    });
+    const bootstrap = ['--bootstrap-server', `127.0.0.1:${port}`];
+    const created = spawnSync(process.execPath, [BIN, 'topic', 'create', 'cli-t', ...bootstrap, '--json'], { encoding: 'utf8', timeout: 20_000 });
+    assert.equal(created.status, 0, created.stderr);
+    assert.equal(JSON.parse(created.stdout).partitions, 2, 'num.partitions from --set');
+    const produced = spawnSync(process.execPath, [BIN, 'produce', '--topic', 'cli-t', '--key-separator', ':', ...bootstrap], { input: 'a:1\nb:2\nc:3\n', encoding: 'utf8', timeout: 20_000 });
+    assert.equal(produced.status, 0, produced.stderr);
+    const consumed = spawnSync(process.execPath, [BIN, 'consume', '--topic', 'cli-t', '--format', 'json', ...bootstrap], { encoding: 'utf8', timeout: 20_000 });
+    assert.equal(consumed.status, 0, consumed.stderr);
+    const rows = consumed.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    assert.deepEqual(rows.map((r) => `${r.key}=${r.value}`).sort(), ['a=1', 'b=2', 'c=3']);
+    const second = spawnSync(process.execPath, [BIN, 'server', '--listeners', `PLAINTEXT://127.0.0.1:${port}`], { encoding: 'utf8', timeout: 20_000 });
+    assert.equal(second.status, 1);
+    assert.match(second.stderr, /EADDRINUSE|in use/);
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    child.kill('SIGTERM');
+    assert.equal(await exited, 0);
+  } finally {
+    if (child.exitCode === null) child.kill('SIGKILL');
+  }
+});
