@@ -56,6 +56,8 @@ export interface BrokerDeps {
   validateTopicConfigs: TopicConfigValidator;
   autoCreateTopicsEnable: boolean;
   minInsyncReplicas: (topic: string) => number;
+  /** max.message.bytes of a topic. */
+  maxMessageBytes?: (topic: string) => number;
   fetchSessionCacheSlots: number;
 }
 
@@ -88,10 +90,14 @@ export class Broker {
         if (existing) {
           existing.leaderEpoch = p.leaderEpoch;
           existing.leaderId = p.leader;
+          // Topic configs may have changed (IncrementalAlterConfigs).
+          existing.minInsyncReplicas = this.deps.minInsyncReplicas(t.name);
+          existing.maxMessageBytes = this.deps.maxMessageBytes?.(t.name) ?? existing.maxMessageBytes;
           continue;
         }
         const log = await this.deps.openLog(t.name, p.partition, t.id);
-        this.replicaManager.addPartition(new Partition(t.name, p.partition, log, p.leaderEpoch, p.leader, this.deps.nodeId, this.deps.minInsyncReplicas(t.name)));
+        this.replicaManager.addPartition(new Partition(t.name, p.partition, log, p.leaderEpoch, p.leader, this.deps.nodeId,
+          this.deps.minInsyncReplicas(t.name), this.deps.maxMessageBytes?.(t.name)));
       }
     }
     for (const p of [...this.replicaManager.allPartitions()]) {

@@ -66,6 +66,7 @@ export function memoryBackend(metadata = new MemoryMetadata(), overrides: Partia
     },
     autoCreateTopicsEnable: brokerConfig.get('auto.create.topics.enable') as boolean,
     minInsyncReplicas: (topic: string) => resolveTopicConfig(metadata.view().configs(2, topic), brokerConfig).minInsyncReplicas,
+    maxMessageBytes: (topic: string) => resolveTopicConfig(metadata.view().configs(2, topic), brokerConfig).maxMessageBytes,
     fetchSessionCacheSlots: 1000,
     ...overrides,
   } as unknown as Omit<BrokerDeps, 'nodeId' | 'clock'> & { metadata: MemoryMetadata };

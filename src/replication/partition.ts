@@ -43,6 +43,8 @@ export class Partition {
     public leaderId: number,
     readonly localBrokerId: number,
     public minInsyncReplicas: number,
+    /** max.message.bytes: the largest record batch this partition accepts. */
+    public maxMessageBytes = 1_048_588,
   ) {
     this.isr = [localBrokerId];
     this.highWatermark = log.logEndOffset;

@@ -26,6 +26,18 @@ export interface FetchResultOut {
 
 const key = (topic: string, partition: number) => `${topic}-${partition}`;
 
+/** Size of the largest batch in `records`, from batch lengths alone (validation comes later). */
+function largestBatchBytes(records: Buffer): number {
+  let largest = 0;
+  for (let pos = 0; pos + 12 <= records.length;) {
+    const size = records.readInt32BE(pos + 8) + 12;
+    if (size <= 12) return records.length; // malformed: let validation name the problem
+    largest = Math.max(largest, size);
+    pos += size;
+  }
+  return largest;
+}
+
 /** Maps a storage/records error (code = a Kafka error name) to its code. */
 export function errorCodeOf(err: unknown): { code: number; message: string } {
   const name = (err as { code?: unknown })?.code;
@@ -80,6 +92,10 @@ export class ReplicaManager {
     if (typeof p === 'number') return produceError(p);
     if (acks === -1 && p.isr.length < p.minInsyncReplicas) {
       return produceError(ErrorCode.NOT_ENOUGH_REPLICAS, `ISR ${p.isr.length} is below min.insync.replicas ${p.minInsyncReplicas}`);
+    }
+    const tooLarge = largestBatchBytes(e.records);
+    if (tooLarge > p.maxMessageBytes) {
+      return produceError(ErrorCode.MESSAGE_TOO_LARGE, `batch of ${tooLarge} bytes exceeds max.message.bytes ${p.maxMessageBytes}`);
     }
     let appended;
     try {

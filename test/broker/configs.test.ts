@@ -86,3 +86,16 @@ test('broker configs are described with static and default sources; kafkajs desc
     assert.equal(r.resources[0]!.configEntries[0]!.configValue, '5000');
   });
 });
+
+test('max.message.bytes: a larger batch gets MESSAGE_TOO_LARGE; raising it with IncrementalAlterConfigs lets it in', async () => {
+  await withBroker(async (client) => {
+    assert.equal((await create(client, 'small', [{ name: 'max.message.bytes', value: '1000' }])).errorCode, 0);
+    const conn = await client.leaderFor('small', 0);
+    const records = await buildRecordBatch({ records: [{ value: Buffer.alloc(2000, 1) }] });
+    const send = () => conn.send(ApiKey.Produce, 9, { transactionalId: null, acks: 1, timeoutMs: 1000, topicData: [{ name: 'small', partitionData: [{ index: 0, records }] }] });
+    assert.equal((await send()).responses[0].partitionResponses[0].errorCode, ErrorCode.MESSAGE_TOO_LARGE);
+    const inc = await client.admin(ApiKey.IncrementalAlterConfigs, { resources: [{ resourceType: 2, resourceName: 'small', configs: [{ name: 'max.message.bytes', configOperation: 0, value: '100000' }] }], validateOnly: false }, 1);
+    assert.equal(inc.responses[0].errorCode, 0);
+    assert.equal((await send()).responses[0].partitionResponses[0].errorCode, 0);
+  });
+});
