@@ -1,7 +1,8 @@
 // Real clients against the broker (in-memory backend): kcat (librdkafka), kafkajs, and our client.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync, spawn } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
+import { runProcess } from './process-helpers.js';
 import { startServer, type ServerHandle } from '../../src/broker/index.js';
 import { ClusterClient, partitionForKey } from '../../src/client/index.js';
 import { ApiKey, ZERO_UUID } from '../../src/protocol/index.js';
@@ -22,18 +23,6 @@ async function createTopic(client: ClusterClient, name: string, partitions: numb
   assert.equal(r.topics[0].errorCode, 0, r.topics[0].errorMessage);
 }
 
-function run(cmd: string, args: string[], input?: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(cmd, args, { stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => { stdout += d; });
-    child.stderr.on('data', (d) => { stderr += d; });
-    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-    child.on('exit', (code) => { clearTimeout(timer); resolve({ code, stdout, stderr }); });
-    child.stdin.end(input ?? '');
-  });
-}
 
 test('kcat produces with every codec and consumes back every key, value, header and partition', { skip: hasKcat ? false : 'kcat is not installed (apt-get install kcat)' }, async () => {
   const { server, bootstrap, client } = await broker();
@@ -42,9 +31,9 @@ test('kcat produces with every codec and consumes back every key, value, header 
       const topic = `kcat-${codec}`;
       await createTopic(client, topic, 6);
       const lines = Array.from({ length: 2000 }, (_, i) => `key-${i % 97}:value-${i}`).join('\n') + '\n';
-      const p = await run('kcat', ['-P', '-b', bootstrap, '-t', topic, '-K', ':', '-H', 'h1=v1', '-z', codec, '-X', 'partitioner=murmur2_random'], lines);
+      const p = await runProcess('kcat', ['-P', '-b', bootstrap, '-t', topic, '-K', ':', '-H', 'h1=v1', '-z', codec, '-X', 'partitioner=murmur2_random'], lines);
       assert.equal(p.code, 0, p.stderr);
-      const c = await run('kcat', ['-C', '-b', bootstrap, '-t', topic, '-o', 'beginning', '-e', '-q', '-f', '%k|%s|%p|%o|%h\\n']);
+      const c = await runProcess('kcat', ['-C', '-b', bootstrap, '-t', topic, '-o', 'beginning', '-e', '-q', '-f', '%k|%s|%p|%o|%h\\n']);
       assert.equal(c.code, 0, c.stderr);
       const rows = c.stdout.trim().split('\n').map((l) => l.split('|'));
       assert.equal(rows.length, 2000, `${codec}: ${rows.length} records`);
@@ -60,7 +49,7 @@ test('kcat produces with every codec and consumes back every key, value, header 
       for (const r of rows) byPartition.set(r[2]!, [...(byPartition.get(r[2]!) ?? []), Number(r[3])]);
       for (const offsets of byPartition.values()) assert.deepEqual(offsets, offsets.map((_, i) => i));
     }
-    const list = await run('kcat', ['-L', '-b', bootstrap, '-J']);
+    const list = await runProcess('kcat', ['-L', '-b', bootstrap, '-J']);
     const meta = JSON.parse(list.stdout);
     assert.ok(meta.topics.some((t: any) => t.topic === 'kcat-zstd' && t.partitions.length === 6));
   } finally {

@@ -3,7 +3,8 @@
 // key always lands in the same partition; offsets are contiguous per partition.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
+import { runProcess } from './process-helpers.js';
 import { startServer } from '../../src/broker/index.js';
 
 const PYTHON = '/usr/bin/python3'; // Debian's packages are seen by the system python, not a pyenv one.
@@ -16,17 +17,6 @@ function skipReason(module: string, pkg: string): string | false {
   return `${pkg} is not installed (apt-get install -y ${pkg})`;
 }
 
-function runPython(script: string, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(PYTHON, [script, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => { stdout += d; });
-    child.stderr.on('data', (d) => { stderr += d; });
-    const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
-    child.on('exit', (code) => { clearTimeout(timer); resolve({ code, stdout, stderr }); });
-  });
-}
 
 interface Row { p: number; o: number; k: string; v: string; h: [string, string][]; ts: number }
 
@@ -57,7 +47,7 @@ for (const [name, module, pkg, script] of [
   test(`${name}: admin create, produce with each codec it supports, consume back`, { skip: skipReason(module, pkg) }, async () => {
     const server = await startServer({ listeners: ['PLAINTEXT://127.0.0.1:0'] });
     try {
-      const r = await runPython(script, [`127.0.0.1:${server.listeners[0]!.port}`, 'py-topic', '2000']);
+      const r = await runProcess(PYTHON, [script, `127.0.0.1:${server.listeners[0]!.port}`, 'py-topic', '2000'], null, 120_000);
       assert.equal(r.code, 0, r.stderr);
       checkRoundTrip(JSON.parse(r.stdout), 2000);
     } finally {

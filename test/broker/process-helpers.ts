@@ -1,0 +1,15 @@
+// Runs a client program to completion (killed after `timeoutMs`), collecting its output.
+import { spawn } from 'node:child_process';
+
+export function runProcess(cmd: string, args: string[], input: string | null = null, timeoutMs = 30_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(cmd, args, { stdio: [input === null ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout!.on('data', (d) => { stdout += d; });
+    child.stderr!.on('data', (d) => { stderr += d; });
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.on('exit', (code) => { clearTimeout(timer); resolve({ code, stdout, stderr }); });
+    if (input !== null) child.stdin!.end(input);
+  });
+}
