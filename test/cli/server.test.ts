@@ -42,6 +42,11 @@ test('a running server logs its listener, serves the CLI, refuses a second one o
     assert.equal(consumed.status, 0, consumed.stderr);
     const rows = consumed.stdout.trim().split('\n').map((l) => JSON.parse(l));
     assert.deepEqual(rows.map((r) => `${r.key}=${r.value}`).sort(), ['a=1', 'b=2', 'c=3']);
+    const bench = spawnSync(process.execPath, [BIN, 'bench', 'produce', '--num-records', '3050', '--batch-size', '100', '--record-size', '200', '--json', ...bootstrap], { encoding: 'utf8', timeout: 30_000 });
+    assert.equal(bench.status, 0, bench.stderr);
+    const summary = JSON.parse(bench.stdout);
+    assert.equal(summary.records, 3050, 'exactly the records asked for');
+    assert.ok(summary.recordsPerSec > 0 && summary.requestLatencyMs.p99 >= summary.requestLatencyMs.p50);
     const second = spawnSync(process.execPath, [BIN, 'server', '--listeners', `PLAINTEXT://127.0.0.1:${port}`], { encoding: 'utf8', timeout: 20_000 });
     assert.equal(second.status, 1);
     assert.match(second.stderr, /EADDRINUSE|in use/);
