@@ -31,6 +31,7 @@ import { describeClusterHandler } from './handlers/60-describe-cluster.js';
 import { deleteRecordsHandler } from './handlers/21-delete-records.js';
 import { offsetForLeaderEpochHandler } from './handlers/23-offset-for-leader-epoch.js';
 import { describeTopicPartitionsHandler } from './handlers/75-describe-topic-partitions.js';
+import { electLeadersHandler } from './handlers/43-elect-leaders.js';
 
 export interface MetadataSource {
   view(): MetadataView;
@@ -73,7 +74,7 @@ export class Broker {
     deps.metadata.onChange(() => { this.syncing = this.syncing.then(() => this.syncPartitions()); });
     for (const h of [apiVersionsHandler(() => this.router.supportedVersions()), metadataHandler, produceHandler, fetchHandler, listOffsetsHandler,
       createTopicsHandler, deleteTopicsHandler, createPartitionsHandler, describeClusterHandler, deleteRecordsHandler, offsetForLeaderEpochHandler,
-      describeTopicPartitionsHandler, describeConfigsHandler, alterConfigsHandler, incrementalAlterConfigsHandler]) {
+      describeTopicPartitionsHandler, describeConfigsHandler, alterConfigsHandler, incrementalAlterConfigsHandler, electLeadersHandler]) {
       this.router.register(h);
     }
   }

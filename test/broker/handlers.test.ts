@@ -99,3 +99,15 @@ test('DescribeTopicPartitions pages through partitions with a cursor', async () 
   const unknown: any = describeTopicPartitionsHandler.handle({ topics: [{ name: 'zz' }], responsePartitionLimit: 10, cursor: null }, ctx(0, services));
   assert.equal(unknown.topics[0].errorCode, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
 });
+
+test('ElectLeaders: a partition led by its preferred replica needs no election; unknown ones are errors', async () => {
+  const { electLeadersHandler } = await import('../../src/broker/handlers/43-elect-leaders.js');
+  const moved: TopicView = { ...topicT, name: 'm', partitions: [{ ...topicT.partitions[0]!, replicas: [2, 1], leader: 1 }] };
+  const services = { metadata: () => view([topicT, moved]) };
+  const r: any = electLeadersHandler.handle({ electionType: 0, topicPartitions: [{ topic: 't', partitions: [0, 5] }, { topic: 'm', partitions: [0] }], timeoutMs: 100 }, ctx(2, services));
+  assert.deepEqual(r.replicaElectionResults.map((t: any) => t.partitionResult.map((p: any) => p.errorCode)),
+    [[ErrorCode.ELECTION_NOT_NEEDED, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION], [ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE]]);
+  const all: any = electLeadersHandler.handle({ electionType: 1, topicPartitions: null, timeoutMs: 100 }, ctx(2, services));
+  assert.equal(all.replicaElectionResults.length, 2);
+  assert.ok(all.replicaElectionResults.every((t: any) => t.partitionResult.every((p: any) => p.errorCode === ErrorCode.ELECTION_NOT_NEEDED)));
+});
