@@ -9,7 +9,8 @@ import { iterateRecords, type Record } from './records.js';
 export { RecordsError, type RecordsErrorCode } from './errors.js';
 export { crc32c } from './crc32c.js';
 export {
-  RECORD_BATCH_HEADER_BYTES, Compression, TimestampType, RecordBatchView, iterateBatches, validateBatch,
+  RECORD_BATCH_HEADER_BYTES, LOG_OVERHEAD_BYTES, ATTR_TRANSACTIONAL, ATTR_CONTROL, Compression, TimestampType,
+  RecordBatchView, iterateBatches, validateBatch, readInt64, writeInt64,
   type ValidateOptions,
 } from './batch.js';
 export { compress, decompress } from './compression.js';

@@ -1,0 +1,48 @@
+// The topic configuration a partition log acts on, by Kafka's names (camel-cased). The broker's
+// resolved TopicConfig satisfies it; tests pass a partial one over LOG_DEFAULTS.
+export interface LogConfig {
+  readonly segmentBytes: number;
+  readonly segmentMs: number;
+  readonly segmentJitterMs: number;
+  readonly segmentIndexBytes: number;
+  readonly indexIntervalBytes: number;
+  readonly retentionMs: number;
+  readonly retentionBytes: number;
+  readonly cleanupPolicy: readonly ('compact' | 'delete')[];
+  readonly deleteRetentionMs: number;
+  readonly minCleanableDirtyRatio: number;
+  readonly minCompactionLagMs: number;
+  readonly maxCompactionLagMs: number;
+  readonly flushMessages: number;
+  readonly flushMs: number;
+  readonly fileDeleteDelayMs: number;
+  readonly messageTimestampType: 'CreateTime' | 'LogAppendTime';
+  readonly messageTimestampBeforeMaxMs: number;
+  readonly messageTimestampAfterMaxMs: number;
+}
+
+/** Kafka's defaults. */
+export const LOG_DEFAULTS: LogConfig = Object.freeze({
+  segmentBytes: 1073741824,
+  segmentMs: 604800000,
+  segmentJitterMs: 0,
+  segmentIndexBytes: 10485760,
+  indexIntervalBytes: 4096,
+  retentionMs: 604800000,
+  retentionBytes: -1,
+  cleanupPolicy: Object.freeze(['delete'] as const),
+  deleteRetentionMs: 86400000,
+  minCleanableDirtyRatio: 0.5,
+  minCompactionLagMs: 0,
+  maxCompactionLagMs: Number.MAX_SAFE_INTEGER,
+  flushMessages: Number.MAX_SAFE_INTEGER,
+  flushMs: Number.MAX_SAFE_INTEGER,
+  fileDeleteDelayMs: 60000,
+  messageTimestampType: 'CreateTime',
+  messageTimestampBeforeMaxMs: Number.MAX_SAFE_INTEGER,
+  messageTimestampAfterMaxMs: 3600000,
+});
+
+export function logConfig(overrides: Partial<LogConfig> = {}): LogConfig {
+  return Object.freeze({ ...LOG_DEFAULTS, ...overrides });
+}

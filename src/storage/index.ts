@@ -1,0 +1,16 @@
+// The storage room's door: partition logs on Kafka's on-disk layout, the log manager for a log
+// directory, the cleaner, and the FileSystem port with its real and in-memory implementations.
+export { StorageError, type StorageErrorKind } from './errors.js';
+export { NodeFileSystem, FileCache, type FileSystem, type FileHandle } from './fs.js';
+export { MemoryFileSystem, type Fault, type FaultOp } from './memory-fs.js';
+export { LOG_DEFAULTS, logConfig, type LogConfig } from './config.js';
+export { PartitionLog, type AppendInfo, type OpenOptions, type RecoveryReport, type TimestampAndOffset } from './partition-log.js';
+export { LogSegment, segmentFileName } from './segment.js';
+export { LeaderEpochCache } from './epoch-cache.js';
+export { ProducerStateManager, type ProducerEntry, type BatchMetadata, type SequenceCheck } from './producer-state.js';
+export type { AbortedTxn } from './indexes.js';
+export {
+  readOffsetCheckpoint, writeOffsetCheckpoint, readProperties, writeProperties, readPartitionMetadata, writePartitionMetadata,
+} from './checkpoint.js';
+export { cleanLog, firstUncleanableOffset, type CleanResult } from './cleaner.js';
+export { LogManager, type LogManagerOptions, type MetaProperties } from './log-manager.js';

@@ -1,0 +1,250 @@
+// One log directory (log.dirs): meta.properties, the three offset checkpoints, the cleaner
+// checkpoint, the clean-shutdown marker and a PartitionLog per <topic>-<partition> directory.
+// Periodic work (flush.ms, retention, file deletion, cleaning, checkpoints) runs from tick(now),
+// which the server calls from a timer and tests call with a simulated clock.
+//
+// An I/O error in any log takes the whole directory offline (Kafka's behaviour with one
+// directory): every log in it refuses further calls with KAFKA_STORAGE_ERROR, and `offline`
+// says why. The process keeps running.
+import * as nodePath from 'node:path';
+import { randomBytes } from 'node:crypto';
+import type { Clock } from '../util/index.js';
+import { StorageError } from './errors.js';
+import { FileCache, type FileSystem } from './fs.js';
+import type { LogConfig } from './config.js';
+import { PartitionLog } from './partition-log.js';
+import { cleanLog } from './cleaner.js';
+import {
+  readOffsetCheckpoint, writeOffsetCheckpoint, readProperties, writeProperties, readPartitionMetadata, writePartitionMetadata,
+} from './checkpoint.js';
+
+export const RECOVERY_POINT_CHECKPOINT = 'recovery-point-offset-checkpoint';
+export const LOG_START_OFFSET_CHECKPOINT = 'log-start-offset-checkpoint';
+export const REPLICATION_OFFSET_CHECKPOINT = 'replication-offset-checkpoint';
+export const CLEANER_OFFSET_CHECKPOINT = 'cleaner-offset-checkpoint';
+export const CLEAN_SHUTDOWN_FILE = '.kafka_cleanshutdown';
+export const META_PROPERTIES = 'meta.properties';
+
+export interface LogManagerOptions {
+  dir: string;
+  fs: FileSystem;
+  clock: Clock;
+  /** Resolved config of a topic (topic overrides over broker defaults). */
+  configFor: (topic: string) => LogConfig;
+  /** Open file descriptors at most (segment files are opened lazily). */
+  openFilesMax?: number;
+  retentionCheckIntervalMs?: number;
+  checkpointIntervalMs?: number;
+  cleanerEnable?: boolean;
+  cleanerBackoffMs?: number;
+  log?: (message: string) => void;
+}
+
+export interface MetaProperties { nodeId: number; clusterId: string; directoryId: string }
+
+function parseLogDirName(name: string): { topic: string; partition: number } | null {
+  const m = /^(.+)-(\d+)$/.exec(name);
+  return m ? { topic: m[1]!, partition: Number(m[2]) } : null;
+}
+
+export class LogManager {
+  readonly files: FileCache;
+  readonly logs = new Map<string, PartitionLog>();
+  offline: Error | null = null;
+  readonly hadCleanShutdown: boolean;
+  private readonly recoveryPoints: Map<string, number>;
+  private readonly logStartOffsets: Map<string, number>;
+  private readonly highWatermarks: Map<string, number>;
+  private readonly cleanerOffsets: Map<string, number>;
+  private lastRetentionMs: number;
+  private lastCheckpointMs: number;
+  private lastCleanMs: number;
+  private cleaning = false;
+  private readonly say: (m: string) => void;
+
+  constructor(readonly o: LogManagerOptions) {
+    const fs = o.fs;
+    this.say = o.log ?? (() => {});
+    fs.mkdirs(o.dir);
+    this.files = new FileCache(fs, o.openFilesMax ?? 4096);
+    const marker = nodePath.join(o.dir, CLEAN_SHUTDOWN_FILE);
+    this.hadCleanShutdown = fs.exists(marker);
+    this.recoveryPoints = readOffsetCheckpoint(fs, this.path(RECOVERY_POINT_CHECKPOINT));
+    this.logStartOffsets = readOffsetCheckpoint(fs, this.path(LOG_START_OFFSET_CHECKPOINT));
+    this.highWatermarks = readOffsetCheckpoint(fs, this.path(REPLICATION_OFFSET_CHECKPOINT));
+    this.cleanerOffsets = readOffsetCheckpoint(fs, this.path(CLEANER_OFFSET_CHECKPOINT));
+    // From here on a crash is an unclean shutdown.
+    if (this.hadCleanShutdown) { fs.remove(marker); fs.syncDir(o.dir); }
+    for (const name of fs.list(o.dir)) {
+      if (name.endsWith('-delete') && fs.isDirectory(nodePath.join(o.dir, name))) fs.removeDir(nodePath.join(o.dir, name));
+    }
+    const now = o.clock.nowMs();
+    this.lastRetentionMs = now;
+    this.lastCheckpointMs = now;
+    this.lastCleanMs = now;
+  }
+
+  private path(name: string): string { return nodePath.join(this.o.dir, name); }
+
+  /**
+   * meta.properties binds the directory to a cluster and a node. A directory of another cluster
+   * or node is refused; a new one is stamped.
+   */
+  ensureMetaProperties(nodeId: number, clusterId: string): MetaProperties {
+    const fs = this.o.fs;
+    const p = this.path(META_PROPERTIES);
+    if (fs.exists(p)) {
+      const props = readProperties(fs, p);
+      const meta = { nodeId: Number(props.get('node.id')), clusterId: props.get('cluster.id') ?? '', directoryId: props.get('directory.id') ?? '' };
+      if (meta.clusterId !== clusterId) {
+        throw new StorageError('KAFKA_STORAGE_ERROR', `${this.o.dir} belongs to cluster ${meta.clusterId}, not ${clusterId}`);
+      }
+      if (meta.nodeId !== nodeId) throw new StorageError('KAFKA_STORAGE_ERROR', `${this.o.dir} belongs to node ${meta.nodeId}, not ${nodeId}`);
+      return meta;
+    }
+    const meta = { nodeId, clusterId, directoryId: randomBytes(16).toString('base64url') };
+    writeProperties(fs, p, new Map([['version', '1'], ['node.id', String(nodeId)], ['cluster.id', clusterId], ['directory.id', meta.directoryId]]), 'Written by Logline');
+    return meta;
+  }
+
+  /** The cluster id stamped in meta.properties, if the directory has one. */
+  storedClusterId(): string | null {
+    const p = this.path(META_PROPERTIES);
+    return this.o.fs.exists(p) ? readProperties(this.o.fs, p).get('cluster.id') ?? null : null;
+  }
+
+  /** <topic>-<partition> directories present on disk. */
+  partitionDirs(): { topic: string; partition: number }[] {
+    const out: { topic: string; partition: number }[] = [];
+    for (const name of this.o.fs.list(this.o.dir)) {
+      const tp = parseLogDirName(name);
+      if (tp && this.o.fs.isDirectory(this.path(name))) out.push(tp);
+    }
+    return out;
+  }
+
+  private checkOnline(): void {
+    if (this.offline) throw new StorageError('KAFKA_STORAGE_ERROR', `log directory ${this.o.dir} is offline: ${this.offline.message}`);
+  }
+
+  get(topic: string, partition: number): PartitionLog | undefined { return this.logs.get(`${topic}-${partition}`); }
+
+  /** Opens (recovering if needed) or creates the log of a partition. */
+  getOrCreateLog(topic: string, partition: number, topicId: string | null): PartitionLog {
+    this.checkOnline();
+    const key = `${topic}-${partition}`;
+    const existing = this.logs.get(key);
+    if (existing) return existing;
+    const dir = this.path(key);
+    const fs = this.o.fs;
+    const metaPath = nodePath.join(dir, 'partition.metadata');
+    if (topicId && fs.exists(dir)) {
+      const stored = readPartitionMetadata(fs, metaPath);
+      if (stored && stored !== topicId) {
+        // A log left by a deleted topic of the same name: it is not this topic's data.
+        this.say(`${key}: topic id ${stored} on disk is not ${topicId}; removing the stale log`);
+        fs.removeDir(dir);
+      }
+    }
+    const start = Date.now();
+    const log = PartitionLog.open({
+      dir, files: this.files, config: this.o.configFor(topic), clock: this.o.clock,
+      recoveryPoint: this.recoveryPoints.get(key) ?? 0, logStartOffset: this.logStartOffsets.get(key) ?? 0,
+      hadCleanShutdown: this.hadCleanShutdown && this.recoveryPoints.has(key), log: this.say,
+    });
+    const hw = this.highWatermarks.get(key);
+    if (hw !== undefined) log.updateHighWatermark(hw);
+    log.cleanerCheckpoint = Math.max(log.logStartOffset, this.cleanerOffsets.get(key) ?? 0);
+    log.onOffline = (e) => this.takeOffline(e);
+    if (topicId && readPartitionMetadata(fs, metaPath) !== topicId) writePartitionMetadata(fs, metaPath, topicId);
+    if (log.recovery.segmentsScanned > 0 && log.recovery.bytesTruncated > 0) {
+      this.say(`${key}: recovered in ${Date.now() - start} ms`);
+    }
+    this.logs.set(key, log);
+    return log;
+  }
+
+  private takeOffline(e: Error): void {
+    if (this.offline) return;
+    this.offline = e;
+    this.say(`log directory ${this.o.dir} is offline after an I/O error: ${e.message}`);
+    for (const l of this.logs.values()) l.offlineCause ??= e;
+  }
+
+  /** Deletes a partition's log (topic deleted or replica moved away). */
+  deleteLog(topic: string, partition: number): void {
+    const key = `${topic}-${partition}`;
+    const log = this.logs.get(key);
+    this.logs.delete(key);
+    this.recoveryPoints.delete(key);
+    this.logStartOffsets.delete(key);
+    this.highWatermarks.delete(key);
+    this.cleanerOffsets.delete(key);
+    if (log) for (const s of log.segments) s.closeFiles();
+    const dir = this.path(key);
+    if (!this.o.fs.exists(dir)) return;
+    // Rename first so a crash mid-delete leaves a "-delete" directory that startup removes.
+    const doomed = this.path(`${key}.${randomBytes(8).toString('hex')}-delete`);
+    this.o.fs.rename(dir, doomed);
+    this.o.fs.removeDir(doomed);
+  }
+
+  /** Writes the checkpoint files from the open logs (and what was read for logs not opened). */
+  checkpoint(): void {
+    if (this.offline) return;
+    for (const [key, log] of this.logs) {
+      this.recoveryPoints.set(key, log.recoveryPoint);
+      this.logStartOffsets.set(key, log.logStartOffset);
+      this.highWatermarks.set(key, log.highWatermark);
+      this.cleanerOffsets.set(key, log.cleanerCheckpoint);
+    }
+    const entries = (m: Map<string, number>) => [...m].map(([k, offset]) => { const tp = parseLogDirName(k)!; return { ...tp, offset }; });
+    const fs = this.o.fs;
+    writeOffsetCheckpoint(fs, this.path(RECOVERY_POINT_CHECKPOINT), entries(this.recoveryPoints));
+    writeOffsetCheckpoint(fs, this.path(LOG_START_OFFSET_CHECKPOINT), entries(this.logStartOffsets));
+    writeOffsetCheckpoint(fs, this.path(REPLICATION_OFFSET_CHECKPOINT), entries(this.highWatermarks));
+    writeOffsetCheckpoint(fs, this.path(CLEANER_OFFSET_CHECKPOINT), entries(this.cleanerOffsets));
+  }
+
+  /** Periodic work; call every few hundred ms. Returns when the cleaner (if started) is done. */
+  async tick(nowMs: number): Promise<void> {
+    if (this.offline) return;
+    try {
+      for (const log of this.logs.values()) {
+        log.maybeFlushByTime(nowMs);
+        log.purgeDeletedFiles(nowMs);
+      }
+      if (nowMs - this.lastRetentionMs >= (this.o.retentionCheckIntervalMs ?? 300_000)) {
+        this.lastRetentionMs = nowMs;
+        for (const log of this.logs.values()) log.deleteOldSegments(nowMs);
+      }
+      if (nowMs - this.lastCheckpointMs >= (this.o.checkpointIntervalMs ?? 60_000)) {
+        this.lastCheckpointMs = nowMs;
+        this.checkpoint();
+      }
+      if ((this.o.cleanerEnable ?? true) && !this.cleaning && nowMs - this.lastCleanMs >= (this.o.cleanerBackoffMs ?? 15_000)) {
+        this.lastCleanMs = nowMs;
+        this.cleaning = true;
+        try {
+          for (const log of [...this.logs.values()]) if (log.config.cleanupPolicy.includes('compact')) await cleanLog(log, nowMs);
+        } finally {
+          this.cleaning = false;
+        }
+      }
+    } catch (e) {
+      // An offline log already said why; anything else is a bug worth a line in the log.
+      if (!(e instanceof StorageError)) this.say(`log manager tick failed: ${(e as Error).stack}`);
+    }
+  }
+
+  /** Clean shutdown: every log flushed and closed, checkpoints written, the marker left. */
+  close(): void {
+    for (const log of this.logs.values()) {
+      try { log.close(); } catch (e) { if (!(e instanceof StorageError)) throw e; }
+    }
+    if (this.offline) { this.files.closeAll(); return; }
+    this.checkpoint();
+    this.files.closeAll();
+    this.o.fs.writeFileAtomic(this.path(CLEAN_SHUTDOWN_FILE), Buffer.alloc(0));
+  }
+}

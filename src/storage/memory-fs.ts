@@ -1,0 +1,263 @@
+// An in-memory FileSystem for tests. Every file keeps two contents: what the process sees, and
+// what has been fsynced. `crash()` is a power cut: each file falls back to its synced bytes, plus
+// (when a Prng is given) a random prefix of what was written after the last sync, which is how a
+// torn tail appears on a real disk. Faults (ENOSPC, EIO, short writes) are injected per operation
+// and path. Directory entries (create, rename, remove) are durable at once; this is the usual
+// journaling file system behaviour for metadata, and the engine still fsyncs directories where
+// POSIX requires it.
+import * as nodePath from 'node:path';
+import type { Prng } from '../util/index.js';
+import type { FileHandle, FileSystem } from './fs.js';
+
+interface MemFile {
+  data: Buffer;
+  length: number;
+  synced: Buffer;
+  mtimeMs: number;
+}
+
+export type FaultOp = 'open' | 'read' | 'write' | 'sync' | 'truncate' | 'rename' | 'remove' | 'writeFileAtomic';
+
+export interface Fault {
+  op: FaultOp;
+  code: 'ENOSPC' | 'EIO';
+  /** Only paths matching this. */
+  path?: RegExp;
+  /** For writes: bytes written before the error (a short write). */
+  writtenBytes?: number;
+  /** Fire on the n-th matching call (1 = next), then stop; `repeat` keeps firing after. */
+  nth?: number;
+  repeat?: boolean;
+}
+
+function fsError(code: string, op: string, path: string): Error {
+  return Object.assign(new Error(`${code}: ${op} '${path}'`), { code });
+}
+
+export class MemoryFileSystem implements FileSystem {
+  private files = new Map<string, MemFile>();
+  private dirs = new Set<string>(['/']);
+  private faults: (Fault & { seen: number })[] = [];
+  /** Total bytes the disk holds; writes beyond it fail with ENOSPC after a short write. */
+  capacityBytes = Infinity;
+  now: () => number = () => 0;
+  /** Counters a test can read. */
+  readonly stats = { writes: 0, syncs: 0, opens: 0 };
+
+  inject(fault: Fault): void { this.faults.push({ ...fault, seen: 0 }); }
+  clearFaults(): void { this.faults = []; }
+
+  private check(op: FaultOp, path: string): Fault | undefined {
+    for (let i = 0; i < this.faults.length; i++) {
+      const f = this.faults[i]!;
+      if (f.op !== op || (f.path && !f.path.test(path))) continue;
+      f.seen++;
+      if (f.seen < (f.nth ?? 1)) continue;
+      if (!f.repeat) this.faults.splice(i, 1);
+      return f;
+    }
+    return undefined;
+  }
+
+  private fail(op: FaultOp, path: string): void {
+    const f = this.check(op, path);
+    if (f) throw fsError(f.code, op, path);
+  }
+
+  get usedBytes(): number {
+    let n = 0;
+    for (const f of this.files.values()) n += f.length;
+    return n;
+  }
+
+  private file(path: string): MemFile {
+    const f = this.files.get(nodePath.resolve(path));
+    if (!f) throw fsError('ENOENT', 'open', path);
+    return f;
+  }
+
+  open(path: string, opts: { create: boolean }): FileHandle {
+    path = nodePath.resolve(path);
+    this.fail('open', path);
+    this.stats.opens++;
+    if (!this.dirs.has(nodePath.dirname(path))) throw fsError('ENOENT', 'open', path);
+    if (!this.files.has(path)) {
+      if (!opts.create) throw fsError('ENOENT', 'open', path);
+      this.files.set(path, { data: Buffer.alloc(0), length: 0, synced: Buffer.alloc(0), mtimeMs: this.now() });
+    }
+    return new MemoryFileHandle(this, path);
+  }
+
+  /** @internal used by handles */
+  _read(path: string, buf: Buffer, offset: number, length: number, position: number): number {
+    this.fail('read', path);
+    const f = this.file(path);
+    const n = Math.max(0, Math.min(length, f.length - position));
+    f.data.copy(buf, offset, position, position + n);
+    return n;
+  }
+
+  /** @internal */
+  _write(path: string, data: Buffer, position: number): void {
+    const f = this.file(path);
+    this.stats.writes++;
+    const fault = this.check('write', path);
+    const growth = Math.max(0, position + data.length - f.length);
+    let n = data.length;
+    let error: Error | undefined;
+    if (fault) { n = Math.min(n, fault.writtenBytes ?? 0); error = fsError(fault.code, 'write', path); }
+    if (growth > 0 && this.usedBytes + growth > this.capacityBytes) {
+      n = Math.min(n, Math.max(0, this.capacityBytes - this.usedBytes - Math.max(0, position - f.length)));
+      error = fsError('ENOSPC', 'write', path);
+    }
+    if (n > 0) {
+      this.ensure(f, position + n);
+      data.copy(f.data, position, 0, n);
+      f.length = Math.max(f.length, position + n);
+      f.mtimeMs = this.now();
+    }
+    if (error) throw error;
+  }
+
+  private ensure(f: MemFile, length: number): void {
+    if (f.data.length >= length) return;
+    const next = Buffer.alloc(Math.max(length, f.data.length * 2, 4096));
+    f.data.copy(next, 0, 0, f.length);
+    f.data = next;
+  }
+
+  /** @internal */
+  _size(path: string): number { return this.file(path).length; }
+
+  /** @internal */
+  _truncate(path: string, length: number): void {
+    this.fail('truncate', path);
+    const f = this.file(path);
+    if (length > f.length) {
+      this.ensure(f, length);
+      f.data.fill(0, f.length, length);
+    }
+    f.length = length;
+  }
+
+  /** @internal */
+  _sync(path: string): void {
+    this.fail('sync', path);
+    this.stats.syncs++;
+    const f = this.file(path);
+    f.synced = Buffer.from(f.data.subarray(0, f.length));
+  }
+
+  exists(path: string): boolean {
+    path = nodePath.resolve(path);
+    return this.files.has(path) || this.dirs.has(path);
+  }
+  isDirectory(path: string): boolean { return this.dirs.has(nodePath.resolve(path)); }
+
+  list(dir: string): string[] {
+    dir = nodePath.resolve(dir);
+    if (!this.dirs.has(dir)) throw fsError('ENOENT', 'list', dir);
+    const out: string[] = [];
+    for (const p of [...this.files.keys(), ...this.dirs]) {
+      if (p !== dir && nodePath.dirname(p) === dir) out.push(nodePath.basename(p));
+    }
+    return out.sort();
+  }
+
+  mkdirs(dir: string): void {
+    dir = nodePath.resolve(dir);
+    while (!this.dirs.has(dir)) {
+      this.dirs.add(dir);
+      dir = nodePath.dirname(dir);
+    }
+  }
+
+  rename(from: string, to: string): void {
+    from = nodePath.resolve(from); to = nodePath.resolve(to);
+    this.fail('rename', from);
+    const f = this.files.get(from);
+    if (f) {
+      this.files.delete(from);
+      this.files.set(to, f);
+      return;
+    }
+    if (!this.dirs.has(from)) throw fsError('ENOENT', 'rename', from);
+    for (const p of [...this.dirs]) {
+      if (p === from || p.startsWith(from + nodePath.sep)) { this.dirs.delete(p); this.dirs.add(to + p.slice(from.length)); }
+    }
+    for (const [p, file] of [...this.files]) {
+      if (p.startsWith(from + nodePath.sep)) { this.files.delete(p); this.files.set(to + p.slice(from.length), file); }
+    }
+  }
+
+  remove(path: string): void {
+    path = nodePath.resolve(path);
+    this.fail('remove', path);
+    this.files.delete(path);
+  }
+
+  removeDir(dir: string): void {
+    dir = nodePath.resolve(dir);
+    this.fail('remove', dir);
+    for (const p of [...this.files.keys()]) if (p.startsWith(dir + nodePath.sep)) this.files.delete(p);
+    for (const p of [...this.dirs]) if (p === dir || p.startsWith(dir + nodePath.sep)) this.dirs.delete(p);
+  }
+
+  readFile(path: string): Buffer {
+    const f = this.file(path);
+    this.fail('read', nodePath.resolve(path));
+    return Buffer.from(f.data.subarray(0, f.length));
+  }
+
+  writeFileAtomic(path: string, data: Buffer): void {
+    path = nodePath.resolve(path);
+    this.fail('writeFileAtomic', path);
+    if (!this.dirs.has(nodePath.dirname(path))) throw fsError('ENOENT', 'writeFileAtomic', path);
+    this.files.set(path, { data: Buffer.from(data), length: data.length, synced: Buffer.from(data), mtimeMs: this.now() });
+  }
+
+  syncDir(dir: string): void {
+    if (!this.dirs.has(nodePath.resolve(dir))) throw fsError('ENOENT', 'syncDir', dir);
+  }
+
+  mtimeMs(path: string): number { return this.file(path).mtimeMs; }
+  fileSize(path: string): number { return this.file(path).length; }
+
+  /**
+   * A power cut: every file keeps its synced bytes and, with a Prng, a random share of the bytes
+   * written since (a torn tail). Open handles of the old process must not be used afterwards.
+   */
+  crash(prng?: Prng): void {
+    for (const f of this.files.values()) {
+      let keep = f.synced.length;
+      const unsynced = f.length - f.synced.length;
+      if (prng && unsynced > 0 && f.data.subarray(0, f.synced.length).equals(f.synced)) {
+        keep += Math.floor(prng.next() * (unsynced + 1));
+      }
+      const bytes = keep > f.synced.length ? Buffer.from(f.data.subarray(0, keep)) : Buffer.from(f.synced);
+      f.data = bytes;
+      f.length = bytes.length;
+      f.synced = Buffer.from(bytes);
+    }
+    this.faults = [];
+  }
+
+  /** Flips one byte of a file (corruption a CRC must catch). */
+  corrupt(path: string, position: number): void {
+    const f = this.file(path);
+    f.data[position] = (f.data[position]! ^ 0xff) & 0xff;
+    f.synced = Buffer.from(f.data.subarray(0, f.length));
+  }
+}
+
+class MemoryFileHandle implements FileHandle {
+  private closed = false;
+  constructor(private readonly fs: MemoryFileSystem, readonly path: string) {}
+  private live(): void { if (this.closed) throw fsError('EBADF', 'use', this.path); }
+  read(buf: Buffer, offset: number, length: number, position: number): number { this.live(); return this.fs._read(this.path, buf, offset, length, position); }
+  write(data: Buffer, position: number): void { this.live(); this.fs._write(this.path, data, position); }
+  size(): number { this.live(); return this.fs._size(this.path); }
+  truncate(length: number): void { this.live(); this.fs._truncate(this.path, length); }
+  sync(): void { this.live(); this.fs._sync(this.path); }
+  close(): void { this.closed = true; }
+}

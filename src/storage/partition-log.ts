@@ -1,0 +1,622 @@
+// The log of one partition replica (Kafka's UnifiedLog + LocalLog): an ordered list of segments
+// in <log.dir>/<topic>-<partition>/, the leader-epoch cache, producer state, and the offsets that
+// bound it (log start offset, recovery point, high watermark, log end offset).
+//
+// Appends are validated and then written in one synchronous block, so the in-memory state and
+// the files never disagree between two awaits. An I/O error takes the log offline: every later
+// call throws StorageError('KAFKA_STORAGE_ERROR') and nothing more is written.
+import * as nodePath from 'node:path';
+import { assert, type Clock } from '../util/index.js';
+import {
+  RecordBatchView, RecordsError, TimestampType, decompressBatchBody, iterateBatches, validateBatch, RecordCursor,
+  parseControlRecordType,
+} from '../records/index.js';
+import { StorageError, ioErrorCode } from './errors.js';
+import type { FileCache } from './fs.js';
+import type { LogConfig } from './config.js';
+import { LeaderEpochCache } from './epoch-cache.js';
+import { ProducerStateManager } from './producer-state.js';
+import type { AbortedTxn } from './indexes.js';
+import {
+  LogSegment, LOG_SUFFIX, DELETED_SUFFIX, CLEANED_SUFFIX, SWAP_SUFFIX, segmentFileName,
+} from './segment.js';
+
+export const SNAPSHOT_SUFFIX = '.snapshot';
+export const LEADER_EPOCH_CHECKPOINT = 'leader-epoch-checkpoint';
+export const PARTITION_METADATA = 'partition.metadata';
+
+export interface AppendInfo {
+  firstOffset: number;
+  lastOffset: number;
+  /** -1 unless the topic uses LogAppendTime. */
+  logAppendTimeMs: number;
+  /** The batch was a retry of one already in the log; the offsets are the original ones. */
+  duplicate: boolean;
+  recordCount: number;
+  bytes: number;
+}
+
+export interface OpenOptions {
+  dir: string;
+  files: FileCache;
+  config: LogConfig;
+  clock: Clock;
+  recoveryPoint: number;
+  logStartOffset: number;
+  /** The directory was closed cleanly: segments need no re-validation. */
+  hadCleanShutdown: boolean;
+  log?: (message: string) => void;
+}
+
+export interface RecoveryReport { segmentsScanned: number; batchesScanned: number; bytesTruncated: number; segmentsDropped: number }
+
+export interface TimestampAndOffset { offset: number; timestamp: number; leaderEpoch: number }
+
+export class PartitionLog {
+  segments: LogSegment[] = [];
+  logStartOffset: number;
+  recoveryPoint: number;
+  highWatermark = 0;
+  readonly epochCache: LeaderEpochCache;
+  readonly producerState = new ProducerStateManager();
+  offlineCause: Error | null = null;
+  /** First offset the cleaner has not yet compacted (cleaner-offset-checkpoint). */
+  cleanerCheckpoint = 0;
+  lastFlushMs: number;
+  recovery: RecoveryReport = { segmentsScanned: 0, batchesScanned: 0, bytesTruncated: 0, segmentsDropped: 0 };
+  private unflushedMessages = 0;
+  private pendingDeletes: { paths: string[]; dueMs: number }[] = [];
+  onOffline: (e: Error) => void = () => {};
+
+  private constructor(readonly dir: string, readonly files: FileCache, public config: LogConfig, readonly clock: Clock, o: OpenOptions) {
+    this.logStartOffset = o.logStartOffset;
+    this.recoveryPoint = o.recoveryPoint;
+    this.epochCache = new LeaderEpochCache(files.fs, nodePath.join(dir, LEADER_EPOCH_CHECKPOINT));
+    this.lastFlushMs = clock.nowMs();
+    this.log = o.log ?? (() => {});
+  }
+  private readonly log: (message: string) => void;
+
+  get name(): string { return nodePath.basename(this.dir); }
+  get fs() { return this.files.fs; }
+  get activeSegment(): LogSegment { return this.segments[this.segments.length - 1]!; }
+  get logEndOffset(): number { return this.activeSegment.nextOffset; }
+  get size(): number { let n = 0; for (const s of this.segments) n += s.size; return n; }
+
+  /** min(first open transaction, high watermark): what read_committed consumers may see. */
+  get lastStableOffset(): number {
+    const u = this.producerState.firstUnstableOffset();
+    return u === null ? this.highWatermark : Math.min(u, this.highWatermark);
+  }
+
+  static open(o: OpenOptions): PartitionLog {
+    const log = new PartitionLog(o.dir, o.files, o.config, o.clock, o);
+    log.guard(() => log.load(o.hadCleanShutdown));
+    return log;
+  }
+
+  // ---------------------------------------------------------------- loading and recovery
+
+  private load(hadCleanShutdown: boolean): void {
+    const fs = this.fs;
+    fs.mkdirs(this.dir);
+    const names = fs.list(this.dir);
+    // Leftovers of an interrupted delete or clean are removed; a finished swap is completed.
+    for (const n of names) {
+      if (n.endsWith(DELETED_SUFFIX) || n.endsWith(CLEANED_SUFFIX) || n.endsWith('.tmp')) fs.remove(nodePath.join(this.dir, n));
+    }
+    for (const n of names.filter((x) => x.endsWith(LOG_SUFFIX + SWAP_SUFFIX))) this.completeSwap(Number(n.slice(0, 20)));
+    const bases = fs.list(this.dir).filter((n) => n.endsWith(LOG_SUFFIX) && /^\d{20}\.log$/.test(n)).map((n) => Number(n.slice(0, 20))).sort((a, b) => a - b);
+    const now = this.clock.nowMs();
+    for (const base of bases) {
+      const path = nodePath.join(this.dir, segmentFileName(base, LOG_SUFFIX));
+      this.segments.push(new LogSegment(this.dir, base, this.files, this.config, now, { size: fs.fileSize(path) }));
+    }
+    if (this.segments.length === 0) {
+      this.segments.push(LogSegment.create(this.dir, Math.max(this.logStartOffset, this.recoveryPoint, 0), this.files, this.config, now));
+    }
+    if (!hadCleanShutdown || this.recoveryPoint > this.logEndOffsetUnchecked()) this.recoverUnflushed();
+    if (this.logStartOffset < this.segments[0]!.baseOffset) this.logStartOffset = this.segments[0]!.baseOffset;
+    if (this.logStartOffset > this.logEndOffset) this.logStartOffset = this.logEndOffset;
+    this.recoveryPoint = Math.min(this.recoveryPoint, this.logEndOffset);
+    this.epochCache.truncateFromEnd(this.logEndOffset);
+    this.epochCache.truncateFromStart(this.logStartOffset);
+    this.epochCache.flush();
+    this.highWatermark = Math.min(this.logEndOffset, Math.max(this.logStartOffset, this.recoveryPoint));
+    this.cleanerCheckpoint = this.logStartOffset;
+    this.rebuildProducerState(this.logEndOffset);
+  }
+
+  private logEndOffsetUnchecked(): number { return this.activeSegment.nextOffset; }
+
+  /** Re-validates every batch from the segment holding the recovery point; drops a bad tail. */
+  private recoverUnflushed(): void {
+    const start = Math.max(0, this.segments.findIndex((s, i) => (this.segments[i + 1]?.baseOffset ?? Infinity) > this.recoveryPoint));
+    const report: RecoveryReport = { segmentsScanned: 0, batchesScanned: 0, bytesTruncated: 0, segmentsDropped: 0 };
+    for (let i = start; i < this.segments.length; i++) {
+      const seg = this.segments[i]!;
+      const { truncatedBytes, validBatches } = seg.recover((v) => this.epochCache.assign(v.partitionLeaderEpoch, v.baseOffset));
+      report.segmentsScanned++;
+      report.batchesScanned += validBatches;
+      if (truncatedBytes > 0) {
+        report.bytesTruncated += truncatedBytes;
+        // Everything after a torn or corrupt batch is unreachable: drop the later segments.
+        const dropped = this.segments.splice(i + 1);
+        for (const d of dropped) { report.bytesTruncated += d.size; for (const p of d.existingPaths()) this.fs.remove(p); }
+        report.segmentsDropped = dropped.length;
+        break;
+      }
+    }
+    // An empty non-first segment after a crash carries nothing; keep the active one only.
+    this.recovery = report;
+    if (report.bytesTruncated > 0) {
+      this.log(`${this.name}: recovery truncated ${report.bytesTruncated} bytes (${report.segmentsDropped} segments dropped) at offset ${this.logEndOffset}`);
+    }
+    for (const s of this.segments.slice(start)) s.flush();
+    this.recoveryPoint = this.logEndOffset;
+  }
+
+  /** Finishes a cleaner swap that a crash interrupted: the .swap files replace what they cover. */
+  private completeSwap(base: number): void {
+    const swap = new LogSegment(this.dir, base, this.files, this.config, 0, { size: this.fs.fileSize(nodePath.join(this.dir, segmentFileName(base, LOG_SUFFIX) + SWAP_SUFFIX)), suffix: SWAP_SUFFIX });
+    const end = swap.nextOffset;
+    for (const n of this.fs.list(this.dir)) {
+      const m = /^(\d{20})\.(log|index|timeindex|txnindex)$/.exec(n);
+      if (m && Number(m[1]) >= base && Number(m[1]) < Math.max(end, base + 1)) this.fs.remove(nodePath.join(this.dir, n));
+    }
+    swap.renameTo('');
+  }
+
+  /** Producer state up to `upTo`: the newest snapshot at or below it, then the batches after. */
+  private rebuildProducerState(upTo: number): void {
+    const ps = this.producerState;
+    ps.clear();
+    const snapshots = this.snapshotOffsets();
+    for (const off of snapshots) if (off > upTo) this.fs.remove(this.snapshotPath(off));
+    const usable = snapshots.filter((o) => o <= upTo && o >= this.logStartOffset);
+    let from = this.logStartOffset;
+    for (let i = usable.length - 1; i >= 0; i--) {
+      try {
+        ps.loadSnapshot(this.fs.readFile(this.snapshotPath(usable[i]!)), usable[i]!);
+        from = usable[i]!;
+        break;
+      } catch (e) {
+        if (!(e instanceof StorageError)) throw e;
+        this.log(`${this.name}: ignoring ${e.message}`);
+        ps.clear();
+      }
+    }
+    for (const seg of this.segments) {
+      if (seg.nextOffset <= from) continue;
+      const start = seg.translateOffset(from)?.position ?? seg.size;
+      for (const v of seg.batches(start)) {
+        if (v.lastOffset < from) continue;
+        if (v.baseOffset >= upTo) return;
+        this.applyProducerBatch(v, seg);
+      }
+    }
+  }
+
+  private applyProducerBatch(v: RecordBatchView, seg: LogSegment): void {
+    const control = v.isControl ? this.controlType(v) : undefined;
+    const done = this.producerState.update(v, control);
+    if (done?.isAborted) {
+      const lso = this.producerState.firstUnstableOffset() ?? (done.lastOffset + 1);
+      const txn: AbortedTxn = { producerId: done.producerId, firstOffset: done.firstOffset, lastOffset: done.lastOffset, lastStableOffset: lso };
+      if (!seg.txnIndex.aborted.some((t) => t.producerId === txn.producerId && t.firstOffset === txn.firstOffset)) seg.txnIndex.append(txn, this.files);
+    }
+  }
+
+  /** Control batches hold one uncompressed record whose key says COMMIT or ABORT. */
+  private controlType(v: RecordBatchView): 'COMMIT' | 'ABORT' | 'OTHER' {
+    if (v.recordCount < 1 || v.compression !== 0) return 'OTHER';
+    const c = new RecordCursor(v, v.bytes().subarray(61));
+    if (!c.next()) return 'OTHER';
+    const key = c.keyLength < 0 ? null : c.body.subarray(c.keyStart, c.keyStart + c.keyLength);
+    const t = parseControlRecordType(key);
+    return t === 'COMMIT' || t === 'ABORT' ? t : 'OTHER';
+  }
+
+  snapshotPath(offset: number): string { return nodePath.join(this.dir, segmentFileName(offset, SNAPSHOT_SUFFIX)); }
+  snapshotOffsets(): number[] {
+    return this.fs.list(this.dir).filter((n) => /^\d{20}\.snapshot$/.test(n)).map((n) => Number(n.slice(0, 20))).sort((a, b) => a - b);
+  }
+
+  // ---------------------------------------------------------------- faults
+
+  /** Runs an I/O step; an errno-style failure takes the log offline and becomes KAFKA_STORAGE_ERROR. */
+  guard<T>(fn: () => T): T {
+    if (this.offlineCause) throw new StorageError('KAFKA_STORAGE_ERROR', `log ${this.name} is offline: ${this.offlineCause.message}`);
+    try {
+      return fn();
+    } catch (e) {
+      if (e instanceof StorageError || e instanceof RecordsError || !ioErrorCode(e)) throw e;
+      this.offlineCause = e as Error;
+      this.onOffline(e as Error);
+      throw new StorageError('KAFKA_STORAGE_ERROR', `I/O error in log ${this.name}: ${(e as Error).message}`, { cause: e });
+    }
+  }
+
+  // ---------------------------------------------------------------- appends
+
+  /**
+   * A leader's append of client batches: validates them, assigns offsets from the log end offset
+   * by rewriting each base offset in place, stamps the leader epoch (and the append time for
+   * LogAppendTime), and writes them in one write.
+   */
+  async appendAsLeader(records: Buffer, leaderEpoch: number): Promise<AppendInfo> {
+    const views = this.parse(records, true);
+    if (this.config.cleanupPolicy.includes('compact')) await requireKeys(views);
+    return this.guard(() => this.appendValidated(records, views, leaderEpoch));
+  }
+
+  /** A follower's append: offsets and epochs are the leader's; they must continue this log. */
+  appendAsFollower(records: Buffer): AppendInfo {
+    const views = this.parse(records, false);
+    return this.guard(() => {
+      if (views.length === 0) return this.emptyAppend();
+      const first = views[0]!;
+      if (first.baseOffset !== this.logEndOffset) {
+        throw new StorageError('NOT_CONTIGUOUS', `follower append at ${first.baseOffset} does not continue log end offset ${this.logEndOffset}`);
+      }
+      for (let i = 1; i < views.length; i++) {
+        if (views[i]!.baseOffset <= views[i - 1]!.lastOffset) throw new StorageError('NOT_CONTIGUOUS', `batch at ${views[i]!.baseOffset} overlaps the previous one`);
+      }
+      return this.write(records, views, -1, false);
+    });
+  }
+
+  private emptyAppend(): AppendInfo {
+    return { firstOffset: this.logEndOffset, lastOffset: this.logEndOffset - 1, logAppendTimeMs: -1, duplicate: false, recordCount: 0, bytes: 0 };
+  }
+
+  private parse(records: Buffer, fromClient: boolean): RecordBatchView[] {
+    try {
+      const views: RecordBatchView[] = [];
+      for (const v of iterateBatches(records)) {
+        validateBatch(v, { fromClient, compacted: !fromClient });
+        views.push(v);
+      }
+      return views;
+    } catch (e) {
+      if (e instanceof RecordsError) throw new StorageError(e.code === 'UNSUPPORTED_MAGIC' ? 'UNSUPPORTED_FOR_MESSAGE_FORMAT' : e.code === 'UNSUPPORTED_COMPRESSION_TYPE' ? 'UNSUPPORTED_COMPRESSION_TYPE' : e.code === 'INVALID_RECORD' ? 'INVALID_RECORD' : 'CORRUPT_MESSAGE', e.message);
+      throw e;
+    }
+  }
+
+  private appendValidated(records: Buffer, views: RecordBatchView[], leaderEpoch: number): AppendInfo {
+    if (views.length === 0) return this.emptyAppend();
+    const now = this.clock.nowMs();
+    // Idempotent producers: a retried batch is answered with the offsets it got the first time.
+    for (const v of views) {
+      const check = this.producerState.checkSequence(v);
+      if (check.kind === 'error') throw new StorageError(check.error, check.message);
+      if (check.kind === 'duplicate') {
+        if (views.length !== 1) throw new StorageError('OUT_OF_ORDER_SEQUENCE_NUMBER', 'a duplicate batch arrived together with other batches');
+        return { firstOffset: check.batch.firstOffset, lastOffset: check.batch.lastOffset, logAppendTimeMs: -1, duplicate: true, recordCount: 0, bytes: 0 };
+      }
+    }
+    const logAppendTime = this.config.messageTimestampType === 'LogAppendTime';
+    if (!logAppendTime) {
+      for (const v of views) {
+        for (const ts of [v.baseTimestamp, v.maxTimestamp]) {
+          if (ts >= 0 && (now - ts > this.config.messageTimestampBeforeMaxMs || ts - now > this.config.messageTimestampAfterMaxMs)) {
+            throw new StorageError('INVALID_TIMESTAMP', `timestamp ${ts} is out of range (now ${now}, message.timestamp.before.max.ms ${this.config.messageTimestampBeforeMaxMs}, after ${this.config.messageTimestampAfterMaxMs})`);
+          }
+        }
+      }
+    }
+    let next = this.logEndOffset;
+    for (const v of views) {
+      v.baseOffset = next;
+      v.partitionLeaderEpoch = leaderEpoch;
+      if (logAppendTime) v.setLogAppendTime(now);
+      next = v.lastOffset + 1;
+    }
+    const info = this.write(records, views, leaderEpoch, true);
+    info.logAppendTimeMs = logAppendTime ? now : -1;
+    return info;
+  }
+
+  private write(records: Buffer, views: RecordBatchView[], leaderEpoch: number, asLeader: boolean): AppendInfo {
+    const first = views[0]!;
+    const last = views[views.length - 1]!;
+    assert(first.baseOffset >= this.logEndOffset, `append at ${first.baseOffset} below log end offset ${this.logEndOffset}`);
+    const seg = this.maybeRoll(records.length, last.maxTimestamp, last.lastOffset);
+    if (asLeader) this.epochCache.assign(leaderEpoch, first.baseOffset);
+    else for (const v of views) this.epochCache.assign(v.partitionLeaderEpoch, v.baseOffset);
+    seg.append(records, views);
+    for (const v of views) this.applyProducerBatch(v, seg);
+    let count = 0;
+    for (const v of views) count += v.recordCount;
+    this.unflushedMessages += count;
+    if (this.unflushedMessages >= this.config.flushMessages) this.flush();
+    return { firstOffset: first.baseOffset, lastOffset: last.lastOffset, logAppendTimeMs: -1, duplicate: false, recordCount: count, bytes: records.length };
+  }
+
+  private maybeRoll(bytes: number, maxTimestamp: number, lastOffset: number): LogSegment {
+    const seg = this.activeSegment;
+    if (seg.size === 0) return seg;
+    const rollTs = seg.rollingBasedTimestamp;
+    const waited = rollTs !== null && rollTs >= 0 ? maxTimestamp - rollTs : this.clock.nowMs() - seg.createdMs;
+    const full = seg.size + bytes > this.config.segmentBytes || seg.indexIsFull || lastOffset - seg.baseOffset > 0x7fffffff;
+    if (full || waited > this.config.segmentMs - this.config.segmentJitterMs) return this.roll();
+    return seg;
+  }
+
+  /** Closes the active segment (indexes trimmed, fsynced, producer snapshot) and starts a new one at the log end offset. */
+  roll(): LogSegment {
+    return this.guard(() => {
+      const old = this.activeSegment;
+      const base = this.logEndOffset;
+      if (old.size === 0) return old;
+      this.fs.writeFileAtomic(this.snapshotPath(base), this.producerState.encodeSnapshot());
+      old.flush();
+      const seg = LogSegment.create(this.dir, base, this.files, this.config, this.clock.nowMs());
+      this.segments.push(seg);
+      this.fs.syncDir(this.dir);
+      this.recoveryPoint = Math.max(this.recoveryPoint, base);
+      return seg;
+    });
+  }
+
+  /** fsyncs everything up to the log end offset and moves the recovery point there. */
+  flush(): void {
+    this.guard(() => {
+      for (const s of this.segments) if (s.nextOffset > this.recoveryPoint || s === this.activeSegment) s.flush();
+      this.epochCache.flush();
+      this.recoveryPoint = this.logEndOffset;
+      this.unflushedMessages = 0;
+      this.lastFlushMs = this.clock.nowMs();
+    });
+  }
+
+  /** flush.ms: called periodically. */
+  maybeFlushByTime(nowMs: number): void {
+    if (this.unflushedMessages > 0 && nowMs - this.lastFlushMs >= this.config.flushMs) this.flush();
+  }
+
+  // ---------------------------------------------------------------- reads
+
+  private checkOffset(offset: number): void {
+    if (offset < this.logStartOffset || offset > this.logEndOffset) {
+      throw new StorageError('OFFSET_OUT_OF_RANGE', `offset ${offset} is outside ${this.logStartOffset}..${this.logEndOffset} of ${this.name}`);
+    }
+  }
+
+  /** Index of the segment holding `offset` (the last with baseOffset <= offset). */
+  private segmentIndexFor(offset: number): number {
+    let lo = 0;
+    let hi = this.segments.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >>> 1;
+      if (this.segments[mid]!.baseOffset <= offset) lo = mid; else hi = mid - 1;
+    }
+    return lo;
+  }
+
+  /**
+   * Whole batches from the one holding `offset`, at most `maxBytes` unless the first batch is
+   * larger (KIP-74), and none starting at or past `upTo` (the high watermark or last stable offset).
+   */
+  read(offset: number, maxBytes: number, upTo: number): Buffer {
+    return this.guard(() => {
+      this.checkOffset(offset);
+      const empty = Buffer.alloc(0);
+      if (offset >= upTo || offset >= this.logEndOffset) return empty;
+      for (let i = this.segmentIndexFor(offset); i < this.segments.length; i++) {
+        const seg = this.segments[i]!;
+        const data = seg.read(Math.max(offset, seg.baseOffset), maxBytes, upTo);
+        if (data) return data;
+        if ((this.segments[i + 1]?.baseOffset ?? Infinity) >= upTo) break;
+      }
+      return empty;
+    });
+  }
+
+  /** Aborted transactions overlapping [from, upTo) for read_committed fetches. */
+  abortedTransactions(from: number, upTo: number): AbortedTxn[] {
+    const out: AbortedTxn[] = [];
+    for (let i = this.segmentIndexFor(from); i < this.segments.length; i++) {
+      const seg = this.segments[i]!;
+      if (seg.baseOffset >= upTo) break;
+      out.push(...seg.txnIndex.overlapping(from, upTo));
+    }
+    return out;
+  }
+
+  /** The first record with timestamp >= ts (ListOffsets by time), or null. */
+  async offsetForTimestamp(timestampMs: number): Promise<TimestampAndOffset | null> {
+    const segs = this.guard(() => this.segments.filter((s) => s.nextOffset > this.logStartOffset && s.maxTimestampAndOffset.timestamp >= timestampMs));
+    for (const seg of segs) {
+      const start = Math.max(seg.timeIndex.lookup(timestampMs), this.logStartOffset, seg.baseOffset);
+      const h = this.guard(() => seg.translateOffset(start));
+      if (!h) continue;
+      for (const v of this.guard(() => [...seg.batches(h.position)])) {
+        if (v.maxTimestamp < timestampMs) continue;
+        const found = await firstRecord(v, (offset, ts) => ts >= timestampMs && offset >= this.logStartOffset);
+        if (found) return found;
+      }
+    }
+    return null;
+  }
+
+  /** The record with the largest timestamp (ListOffsets MAX_TIMESTAMP, KIP-734), or null when empty. */
+  async maxTimestampOffset(): Promise<TimestampAndOffset | null> {
+    let best: { seg: LogSegment; timestamp: number; offset: number } | null = null;
+    for (const seg of this.guard(() => this.segments.filter((s) => s.nextOffset > this.logStartOffset))) {
+      const m = this.guard(() => seg.maxTimestampAndOffset);
+      if (m.timestamp >= 0 && (!best || m.timestamp > best.timestamp)) best = { seg, ...m };
+    }
+    if (!best) return null;
+    const b = best;
+    const h = this.guard(() => b.seg.translateOffset(b.offset));
+    if (!h) return null;
+    const v = new RecordBatchView(this.guard(() => b.seg.readBytes(h.position, h.size)));
+    return (await firstRecord(v, (_o, ts) => ts === b.timestamp)) ?? { offset: v.lastOffset, timestamp: b.timestamp, leaderEpoch: v.partitionLeaderEpoch };
+  }
+
+  endOffsetForEpoch(epoch: number): { leaderEpoch: number; endOffset: number } | null {
+    const r = this.epochCache.endOffsetFor(epoch, this.logEndOffset);
+    return r.leaderEpoch < 0 ? null : r;
+  }
+
+  updateHighWatermark(offset: number): void {
+    this.highWatermark = Math.max(this.logStartOffset, Math.min(offset, this.logEndOffset));
+  }
+
+  // ---------------------------------------------------------------- truncation and deletion
+
+  /** Removes everything at or past `offset` (a follower dropping a divergent suffix). */
+  truncateTo(offset: number): void {
+    this.guard(() => {
+      if (offset >= this.logEndOffset) return;
+      if (offset <= this.logStartOffset) { this.truncateFullyAndStartAt(offset); return; }
+      const i = this.segmentIndexFor(offset);
+      const removed = this.segments.splice(i + 1);
+      for (const s of removed) this.deleteSegmentFiles(s, true);
+      const seg = this.activeSegment;
+      seg.truncateTo(offset);
+      if (seg.size === 0 && seg.baseOffset !== offset && this.segments.length > 1) {
+        this.segments.pop();
+        this.deleteSegmentFiles(seg, true);
+      }
+      this.afterTruncation();
+    });
+  }
+
+  /** Empties the log and restarts it at `offset` (a follower far behind the leader's log start). */
+  truncateFullyAndStartAt(offset: number): void {
+    this.guard(() => {
+      for (const s of this.segments.splice(0)) this.deleteSegmentFiles(s, true);
+      for (const o of this.snapshotOffsets()) this.fs.remove(this.snapshotPath(o));
+      this.segments.push(LogSegment.create(this.dir, offset, this.files, this.config, this.clock.nowMs()));
+      this.logStartOffset = offset;
+      this.epochCache.clear();
+      this.afterTruncation();
+    });
+  }
+
+  private afterTruncation(): void {
+    const leo = this.logEndOffset;
+    this.epochCache.truncateFromEnd(leo);
+    this.epochCache.flush();
+    this.recoveryPoint = Math.min(this.recoveryPoint, leo);
+    this.highWatermark = Math.min(this.highWatermark, leo);
+    this.cleanerCheckpoint = Math.min(this.cleanerCheckpoint, leo);
+    this.rebuildProducerState(leo);
+  }
+
+  /** DeleteRecords: moves the log start offset forward; whole segments below it are deleted. */
+  deleteRecordsBefore(offset: number): number {
+    return this.guard(() => {
+      if (offset > this.highWatermark) throw new StorageError('OFFSET_OUT_OF_RANGE', `cannot delete records before ${offset}: above the high watermark ${this.highWatermark}`);
+      if (offset <= this.logStartOffset) return this.logStartOffset;
+      this.logStartOffset = offset;
+      this.epochCache.truncateFromStart(offset);
+      this.epochCache.flush();
+      this.cleanerCheckpoint = Math.max(this.cleanerCheckpoint, offset);
+      this.deleteSegmentsWhile((s, next) => next !== undefined && next.baseOffset <= this.logStartOffset);
+      return this.logStartOffset;
+    });
+  }
+
+  /**
+   * Retention (cleanup.policy includes delete): whole closed segments older than retention.ms or
+   * beyond retention.bytes go; an expired active segment is rolled first so it can go next time.
+   * Returns the number of segments deleted.
+   */
+  deleteOldSegments(nowMs: number): number {
+    return this.guard(() => {
+      let deleted = this.deleteSegmentsWhile((s, next) => next !== undefined && next.baseOffset <= this.logStartOffset);
+      if (!this.config.cleanupPolicy.includes('delete')) return deleted;
+      const retentionMs = this.config.retentionMs;
+      if (retentionMs >= 0) {
+        const expired = (s: LogSegment) => nowMs - s.largestTimestamp() > retentionMs;
+        if (this.activeSegment.size > 0 && expired(this.activeSegment)) this.roll();
+        deleted += this.deleteSegmentsWhile((s, next) => next !== undefined && expired(s));
+      }
+      if (this.config.retentionBytes >= 0) {
+        let excess = this.size - this.config.retentionBytes;
+        deleted += this.deleteSegmentsWhile((s, next) => {
+          if (next === undefined || excess - s.size < 0) return false;
+          excess -= s.size;
+          return true;
+        });
+      }
+      return deleted;
+    });
+  }
+
+  /** Deletes segments from the oldest while `pred` holds; never the active segment. */
+  private deleteSegmentsWhile(pred: (s: LogSegment, next: LogSegment | undefined) => boolean): number {
+    let n = 0;
+    while (this.segments.length > 1 && pred(this.segments[0]!, this.segments[1])) {
+      const s = this.segments.shift()!;
+      this.deleteSegmentFiles(s, false);
+      n++;
+    }
+    if (n > 0) {
+      this.logStartOffset = Math.max(this.logStartOffset, this.segments[0]!.baseOffset);
+      this.epochCache.truncateFromStart(this.logStartOffset);
+      this.epochCache.flush();
+      this.cleanerCheckpoint = Math.max(this.cleanerCheckpoint, this.logStartOffset);
+      for (const o of this.snapshotOffsets()) if (o < this.logStartOffset) this.fs.remove(this.snapshotPath(o));
+    }
+    return n;
+  }
+
+  /** Renames a segment's files to .deleted and removes them after file.delete.delay.ms (or now). */
+  deleteSegmentFiles(s: LogSegment, now: boolean): void {
+    if (now) {
+      s.closeFiles();
+      for (const p of s.existingPaths()) this.fs.remove(p);
+      return;
+    }
+    s.renameTo(DELETED_SUFFIX);
+    this.pendingDeletes.push({ paths: s.existingPaths(), dueMs: this.clock.nowMs() + this.config.fileDeleteDelayMs });
+  }
+
+  /** Removes .deleted files whose delay has passed. */
+  purgeDeletedFiles(nowMs: number): void {
+    this.guard(() => {
+      const due = this.pendingDeletes.filter((d) => d.dueMs <= nowMs);
+      this.pendingDeletes = this.pendingDeletes.filter((d) => d.dueMs > nowMs);
+      for (const d of due) for (const p of d.paths) this.fs.remove(p);
+    });
+  }
+
+  /** Clean close: everything fsynced, indexes trimmed, a producer snapshot at the log end. */
+  close(): void {
+    if (this.offlineCause) { for (const s of this.segments) s.closeFiles(); return; }
+    this.guard(() => {
+      this.flush();
+      if (this.producerState.producers.size > 0) this.fs.writeFileAtomic(this.snapshotPath(this.logEndOffset), this.producerState.encodeSnapshot());
+      for (const d of this.pendingDeletes) for (const p of d.paths) this.fs.remove(p);
+      this.pendingDeletes = [];
+      for (const s of this.segments) s.closeFiles();
+    });
+  }
+}
+
+/** Kafka refuses records without a key on compacted topics. */
+async function requireKeys(views: RecordBatchView[]): Promise<void> {
+  for (const v of views) {
+    const body = await decompressBatchBody(v);
+    const c = new RecordCursor(v, body);
+    while (c.next()) {
+      if (c.keyLength < 0) throw new StorageError('INVALID_RECORD', 'compacted topic cannot accept a record without a key');
+    }
+  }
+}
+
+/** The first record of a batch that satisfies `pred`. */
+async function firstRecord(v: RecordBatchView, pred: (offset: number, timestamp: number) => boolean): Promise<TimestampAndOffset | null> {
+  const body = await decompressBatchBody(v);
+  const c = new RecordCursor(v, body);
+  while (c.next()) {
+    const ts = v.timestampType === TimestampType.LogAppendTime ? v.maxTimestamp : c.timestamp;
+    if (pred(c.offset, ts)) return { offset: c.offset, timestamp: ts, leaderEpoch: v.partitionLeaderEpoch };
+  }
+  return null;
+}

@@ -1,0 +1,347 @@
+// One log segment: <base>.log holds RecordBatch v2 bytes exactly as appended; the offset and
+// time indexes point into it every index.interval.bytes; <base>.txnindex lists the aborted
+// transactions whose markers it holds. Indexes are loaded on first use, so an idle segment costs
+// a few numbers and no file descriptor.
+import * as nodePath from 'node:path';
+import { assert } from '../util/index.js';
+import {
+  LOG_OVERHEAD_BYTES, RECORD_BATCH_HEADER_BYTES, RecordBatchView, readInt64, validateBatch, RecordsError,
+} from '../records/index.js';
+import type { FileCache } from './fs.js';
+import { OffsetIndex, TimeIndex, TxnIndex } from './indexes.js';
+
+export const LOG_SUFFIX = '.log';
+export const INDEX_SUFFIX = '.index';
+export const TIME_INDEX_SUFFIX = '.timeindex';
+export const TXN_INDEX_SUFFIX = '.txnindex';
+export const DELETED_SUFFIX = '.deleted';
+export const CLEANED_SUFFIX = '.cleaned';
+export const SWAP_SUFFIX = '.swap';
+
+const SCAN_CHUNK_BYTES = 64 * 1024;
+
+export function segmentFileName(baseOffset: number, suffix: string): string {
+  return String(baseOffset).padStart(20, '0') + suffix;
+}
+
+/** A batch's place in a segment, read from its header alone. */
+export interface BatchHeader {
+  position: number;
+  baseOffset: number;
+  lastOffset: number;
+  size: number;
+  maxTimestamp: number;
+  partitionLeaderEpoch: number;
+}
+
+export interface SegmentConfig { indexIntervalBytes: number; segmentIndexBytes: number }
+
+export class LogSegment {
+  size: number;
+  /** Offset after the last batch (baseOffset when empty). Known once the tail has been read. */
+  private nextOffsetKnown: number | null;
+  private offsetIndexLoaded: OffsetIndex | null = null;
+  private timeIndexLoaded: TimeIndex | null = null;
+  private txnIndexLoaded: TxnIndex | null = null;
+  private maxTs: { timestamp: number; offset: number } | null = null;
+  private bytesSinceLastIndexEntry = 0;
+  /** Max timestamp of the first batch: segment.ms counts from it. */
+  rollingBasedTimestamp: number | null = null;
+
+  constructor(
+    readonly dir: string,
+    readonly baseOffset: number,
+    private readonly files: FileCache,
+    private readonly config: SegmentConfig,
+    readonly createdMs: number,
+    opts: { size: number; nextOffset?: number; suffix?: string },
+  ) {
+    this.size = opts.size;
+    this.nextOffsetKnown = opts.size === 0 ? baseOffset : opts.nextOffset ?? null;
+    this.suffix = opts.suffix ?? '';
+  }
+
+  /** '' normally; '.cleaned' while the cleaner writes a replacement. */
+  suffix: string;
+
+  path(kind: string): string { return nodePath.join(this.dir, segmentFileName(this.baseOffset, kind) + this.suffix); }
+  get logPath(): string { return this.path(LOG_SUFFIX); }
+
+  /** Creates the files of a new segment; the indexes are preallocated (sparse) to segment.index.bytes. */
+  static create(dir: string, baseOffset: number, files: FileCache, config: SegmentConfig, nowMs: number, suffix = ''): LogSegment {
+    const s = new LogSegment(dir, baseOffset, files, config, nowMs, { size: 0, suffix });
+    files.get(s.logPath).truncate(0);
+    files.get(s.path(INDEX_SUFFIX)).truncate(config.segmentIndexBytes - (config.segmentIndexBytes % 8));
+    files.get(s.path(TIME_INDEX_SUFFIX)).truncate(config.segmentIndexBytes - (config.segmentIndexBytes % 12));
+    s.offsetIndexLoaded = new OffsetIndex(s.path(INDEX_SUFFIX), baseOffset, config.segmentIndexBytes);
+    s.timeIndexLoaded = new TimeIndex(s.path(TIME_INDEX_SUFFIX), baseOffset, config.segmentIndexBytes);
+    s.txnIndexLoaded = new TxnIndex(s.path(TXN_INDEX_SUFFIX));
+    s.maxTs = { timestamp: -1, offset: baseOffset };
+    return s;
+  }
+
+  private readIndexFile(path: string): Buffer | undefined {
+    const fs = this.files.fs;
+    return fs.exists(path) ? fs.readFile(path) : undefined;
+  }
+
+  get offsetIndex(): OffsetIndex {
+    if (!this.offsetIndexLoaded) {
+      const idx = new OffsetIndex(this.path(INDEX_SUFFIX), this.baseOffset, this.config.segmentIndexBytes, this.readIndexFile(this.path(INDEX_SUFFIX)));
+      this.offsetIndexLoaded = idx;
+      if (!idx.isConsistent(this.size) || (idx.entries > 0 && idx.lastOffset >= this.nextOffset)) this.rebuildIndexes();
+    }
+    return this.offsetIndexLoaded!;
+  }
+
+  get timeIndex(): TimeIndex {
+    if (!this.timeIndexLoaded) {
+      const idx = new TimeIndex(this.path(TIME_INDEX_SUFFIX), this.baseOffset, this.config.segmentIndexBytes, this.readIndexFile(this.path(TIME_INDEX_SUFFIX)));
+      this.timeIndexLoaded = idx;
+      if (!idx.isConsistent() || (idx.entries > 0 && (idx.offsetAt(idx.entries - 1) >= Math.max(this.nextOffset, this.baseOffset + 1)))) this.rebuildIndexes();
+    }
+    return this.timeIndexLoaded!;
+  }
+
+  get txnIndex(): TxnIndex {
+    if (!this.txnIndexLoaded) this.txnIndexLoaded = new TxnIndex(this.path(TXN_INDEX_SUFFIX), this.readIndexFile(this.path(TXN_INDEX_SUFFIX)));
+    return this.txnIndexLoaded;
+  }
+
+  get nextOffset(): number {
+    if (this.nextOffsetKnown === null) {
+      // Start from the last indexed batch and walk the headers to the end.
+      const idx = this.offsetIndexLoaded ?? new OffsetIndex(this.path(INDEX_SUFFIX), this.baseOffset, this.config.segmentIndexBytes, this.readIndexFile(this.path(INDEX_SUFFIX)));
+      let from = 0;
+      if (idx.isConsistent(this.size) && idx.entries > 0) from = idx.positionAt(idx.entries - 1);
+      let next = this.baseOffset;
+      for (const h of this.headers(from)) next = h.lastOffset + 1;
+      this.nextOffsetKnown = next;
+    }
+    return this.nextOffsetKnown;
+  }
+
+  /** The largest timestamp in the segment and the offset of that batch; -1 when it has none. */
+  get maxTimestampAndOffset(): { timestamp: number; offset: number } {
+    if (!this.maxTs) {
+      const idx = this.timeIndex;
+      let best = idx.entries > 0 ? { timestamp: idx.lastTimestamp, offset: idx.offsetAt(idx.entries - 1) } : { timestamp: -1, offset: this.baseOffset };
+      const from = idx.entries > 0 ? this.offsetIndex.lookup(idx.offsetAt(idx.entries - 1)).position : 0;
+      for (const h of this.headers(from)) if (h.maxTimestamp > best.timestamp) best = { timestamp: h.maxTimestamp, offset: h.lastOffset };
+      this.maxTs = best;
+    }
+    return this.maxTs;
+  }
+
+  /** The largest timestamp, or the file's modification time when no batch has one (retention). */
+  largestTimestamp(): number {
+    const t = this.maxTimestampAndOffset.timestamp;
+    return t >= 0 ? t : this.files.fs.mtimeMs(this.logPath);
+  }
+
+  get indexIsFull(): boolean { return this.offsetIndex.isFull || this.timeIndex.isFull; }
+
+  /**
+   * Appends already-validated batches (one contiguous buffer) in one write and indexes them.
+   * `batches` are the views over `buf`, in order.
+   */
+  append(buf: Buffer, batches: readonly RecordBatchView[]): void {
+    if (batches.length === 0) return;
+    const first = batches[0]!;
+    assert(first.baseOffset >= this.nextOffset, `append at ${first.baseOffset} below segment end ${this.nextOffset}`);
+    const offsetIndex = this.offsetIndex;
+    const timeIndex = this.timeIndex;
+    const maxTs = this.maxTimestampAndOffset;
+    const position = this.size;
+    this.files.get(this.logPath).write(buf, position);
+    for (const v of batches) {
+      const ts = v.maxTimestamp;
+      if (ts > maxTs.timestamp) { maxTs.timestamp = ts; maxTs.offset = v.lastOffset; }
+      if (this.rollingBasedTimestamp === null) this.rollingBasedTimestamp = ts;
+      if (this.bytesSinceLastIndexEntry > this.config.indexIntervalBytes) {
+        offsetIndex.append(v.lastOffset, position + v.offset);
+        timeIndex.maybeAppend(maxTs.timestamp, maxTs.offset);
+        this.bytesSinceLastIndexEntry = 0;
+      }
+      this.bytesSinceLastIndexEntry += v.sizeInBytes;
+    }
+    this.size += buf.length;
+    this.nextOffsetKnown = batches[batches.length - 1]!.lastOffset + 1;
+  }
+
+  /** Batch headers from `position` (a batch boundary) to the end, read in 64 KiB chunks. */
+  *headers(position = 0, end = this.size): Generator<BatchHeader> {
+    const h = this.files.get(this.logPath);
+    const chunk = Buffer.allocUnsafe(SCAN_CHUNK_BYTES);
+    let chunkStart = -1;
+    let chunkLen = 0;
+    while (position + RECORD_BATCH_HEADER_BYTES <= end) {
+      if (chunkStart < 0 || position < chunkStart || position + RECORD_BATCH_HEADER_BYTES > chunkStart + chunkLen) {
+        chunkLen = h.read(chunk, 0, Math.min(SCAN_CHUNK_BYTES, end - position), position);
+        chunkStart = position;
+        if (chunkLen < RECORD_BATCH_HEADER_BYTES) return;
+      }
+      const at = position - chunkStart;
+      const size = chunk.readInt32BE(at + 8) + LOG_OVERHEAD_BYTES;
+      if (size < RECORD_BATCH_HEADER_BYTES || position + size > end) return;
+      const baseOffset = readInt64(chunk, at, 'baseOffset');
+      yield {
+        position, baseOffset, size, lastOffset: baseOffset + chunk.readInt32BE(at + 23),
+        maxTimestamp: readInt64(chunk, at + 35, 'maxTimestamp'), partitionLeaderEpoch: chunk.readInt32BE(at + 12),
+      };
+      position += size;
+    }
+  }
+
+  /** The first batch whose last offset is >= offset, found through the index. */
+  translateOffset(offset: number, startPosition = 0): BatchHeader | null {
+    const from = Math.max(startPosition, this.offsetIndex.lookup(offset).position);
+    for (const h of this.headers(from)) if (h.lastOffset >= offset) return h;
+    return null;
+  }
+
+  /** Reads `length` bytes at `position`. */
+  readBytes(position: number, length: number): Buffer {
+    const buf = Buffer.allocUnsafe(length);
+    const n = this.files.get(this.logPath).read(buf, 0, length, position);
+    return n === length ? buf : buf.subarray(0, n);
+  }
+
+  /**
+   * Whole batches from the one holding `offset`: at most `maxBytes` unless the first batch alone
+   * is larger (KIP-74), and only batches starting below `maxOffset`.
+   */
+  read(offset: number, maxBytes: number, maxOffset: number): Buffer | null {
+    const first = this.translateOffset(offset);
+    if (!first || first.baseOffset >= maxOffset) return null;
+    let end = first.position + first.size;
+    if (end - first.position < maxBytes) {
+      for (const h of this.headers(end)) {
+        if (h.baseOffset >= maxOffset || h.position + h.size - first.position > maxBytes) break;
+        end = h.position + h.size;
+      }
+    }
+    return this.readBytes(first.position, end - first.position);
+  }
+
+  /** Full batches (bytes and view) from `position`, each read whole; for recovery and cleaning. */
+  *batches(position = 0): Generator<RecordBatchView> {
+    for (const h of this.headers(position)) yield new RecordBatchView(this.readBytes(h.position, h.size));
+  }
+
+  /**
+   * Recovery: re-validates every batch, rebuilds the indexes, and truncates at the first batch
+   * that is torn, corrupt or out of order. `onBatch` sees each valid batch (producer state, epochs).
+   * Returns the number of bytes dropped.
+   */
+  recover(onBatch: (view: RecordBatchView) => void): { truncatedBytes: number; validBatches: number } {
+    this.resetIndexes();
+    const h = this.files.get(this.logPath);
+    const fileSize = h.size();
+    let position = 0;
+    let expected = this.baseOffset;
+    let validBatches = 0;
+    const header = Buffer.allocUnsafe(12);
+    while (position + RECORD_BATCH_HEADER_BYTES <= fileSize) {
+      if (h.read(header, 0, 12, position) < 12) break;
+      const size = header.readInt32BE(8) + LOG_OVERHEAD_BYTES;
+      if (size < RECORD_BATCH_HEADER_BYTES || position + size > fileSize) break;
+      const view = new RecordBatchView(this.readBytes(position, size));
+      try {
+        validateBatch(view, { compacted: true });
+      } catch (e) {
+        if (e instanceof RecordsError) break;
+        throw e;
+      }
+      if (view.baseOffset < expected) break;
+      this.indexRecovered(view, position);
+      onBatch(view);
+      expected = view.lastOffset + 1;
+      position += size;
+      validBatches++;
+    }
+    const truncatedBytes = fileSize - position;
+    if (truncatedBytes > 0) h.truncate(position);
+    this.size = position;
+    this.nextOffsetKnown = expected === this.baseOffset && validBatches === 0 ? this.baseOffset : expected;
+    return { truncatedBytes, validBatches };
+  }
+
+  private resetIndexes(): void {
+    this.offsetIndexLoaded = new OffsetIndex(this.path(INDEX_SUFFIX), this.baseOffset, this.config.segmentIndexBytes);
+    this.timeIndexLoaded = new TimeIndex(this.path(TIME_INDEX_SUFFIX), this.baseOffset, this.config.segmentIndexBytes);
+    this.txnIndexLoaded ??= new TxnIndex(this.path(TXN_INDEX_SUFFIX), this.readIndexFile(this.path(TXN_INDEX_SUFFIX)));
+    this.maxTs = { timestamp: -1, offset: this.baseOffset };
+    this.bytesSinceLastIndexEntry = 0;
+    this.rollingBasedTimestamp = null;
+  }
+
+  private indexRecovered(view: { maxTimestamp: number; lastOffset: number; sizeInBytes: number }, position: number): void {
+    const maxTs = this.maxTs!;
+    if (view.maxTimestamp > maxTs.timestamp) { maxTs.timestamp = view.maxTimestamp; maxTs.offset = view.lastOffset; }
+    if (this.rollingBasedTimestamp === null) this.rollingBasedTimestamp = view.maxTimestamp;
+    if (this.bytesSinceLastIndexEntry > this.config.indexIntervalBytes && !this.offsetIndexLoaded!.isFull) {
+      this.offsetIndexLoaded!.append(view.lastOffset, position);
+      this.timeIndexLoaded!.maybeAppend(maxTs.timestamp, maxTs.offset);
+      this.bytesSinceLastIndexEntry = 0;
+    }
+    this.bytesSinceLastIndexEntry += view.sizeInBytes;
+  }
+
+  /** Rebuilds both indexes from the batch headers (no CRC check: the data was trusted). */
+  rebuildIndexes(): void {
+    this.resetIndexes();
+    let next = this.baseOffset;
+    for (const h of this.headers(0)) {
+      this.indexRecovered({ maxTimestamp: h.maxTimestamp, lastOffset: h.lastOffset, sizeInBytes: h.size }, h.position);
+      next = h.lastOffset + 1;
+    }
+    this.nextOffsetKnown = next;
+  }
+
+  /** Drops the batch holding `offset` and everything after it, as Kafka does; returns the bytes removed. */
+  truncateTo(offset: number): number {
+    const h = this.translateOffset(offset);
+    if (!h) return 0;
+    const removed = this.size - h.position;
+    this.files.get(this.logPath).truncate(h.position);
+    this.size = h.position;
+    this.txnIndex.truncateTo(offset, this.files);
+    this.rebuildIndexes();
+    return removed;
+  }
+
+  /** Writes index entries and fsyncs everything. */
+  flush(): void {
+    this.files.get(this.logPath).sync();
+    this.offsetIndex.flush(this.files, true);
+    this.timeIndex.flush(this.files, true);
+    if (this.files.fs.exists(this.path(TXN_INDEX_SUFFIX))) this.files.get(this.path(TXN_INDEX_SUFFIX)).sync();
+  }
+
+  /** Writes index entries without fsync (clean shutdown still flushes). */
+  flushIndexes(): void {
+    this.offsetIndexLoaded?.flush(this.files, false);
+    this.timeIndexLoaded?.flush(this.files, false);
+  }
+
+  closeFiles(): void {
+    for (const s of [LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX]) this.files.close(this.path(s));
+  }
+
+  /** Every file of the segment that exists. */
+  existingPaths(): string[] {
+    return [LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX].map((s) => this.path(s)).filter((p) => this.files.fs.exists(p));
+  }
+
+  /** Renames every file with an extra suffix (".deleted", ".swap") or back ("" from a suffixed name). */
+  renameTo(suffix: string): void {
+    this.closeFiles();
+    const fs = this.files.fs;
+    for (const kind of [LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX]) {
+      const from = this.path(kind);
+      if (fs.exists(from)) fs.rename(from, nodePath.join(this.dir, segmentFileName(this.baseOffset, kind) + suffix));
+    }
+    this.suffix = suffix;
+  }
+}

@@ -1,0 +1,205 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import * as path from 'node:path';
+import { RecordBatchView } from '../../src/records/index.js';
+import { StorageError } from '../../src/storage/index.js';
+import { batch, batchOffsets, dump, openLog, setup, DIR } from './helpers.js';
+
+test('appends get consecutive offsets, the leader epoch is stamped, and reads return whole batches', async () => {
+  const { log } = setup();
+  const a = await log.appendAsLeader(batch(3), 5);
+  const b = await log.appendAsLeader(batch(2), 5);
+  assert.deepEqual([a.firstOffset, a.lastOffset, b.firstOffset, b.lastOffset], [0, 2, 3, 4]);
+  assert.equal(log.logEndOffset, 5);
+  const bytes = log.read(1, 1 << 20, 5);
+  assert.deepEqual(batchOffsets(bytes), [[0, 2], [3, 4]], 'the read starts with the batch holding offset 1');
+  assert.equal(new RecordBatchView(bytes).partitionLeaderEpoch, 5);
+  assert.ok(new RecordBatchView(bytes).verifyCrc());
+  assert.deepEqual(batchOffsets(log.read(0, 1 << 20, 3)), [[0, 2]], 'nothing at or past upTo');
+  assert.deepEqual(batchOffsets(log.read(0, 10, 5)), [[0, 2]], 'at least one batch even above maxBytes (KIP-74)');
+  assert.equal(log.read(5, 100, 5).length, 0);
+  assert.throws(() => log.read(6, 100, 6), (e: unknown) => e instanceof StorageError && e.kind === 'OFFSET_OUT_OF_RANGE');
+});
+
+test('bad batches are refused with the error a producer should see, and nothing is written', async () => {
+  const { log } = setup();
+  const good = batch(2);
+  const corrupt = Buffer.from(good); corrupt[good.length - 1] ^= 1;
+  await assert.rejects(log.appendAsLeader(corrupt, 0), (e: unknown) => e instanceof StorageError && e.kind === 'CORRUPT_MESSAGE');
+  const magic1 = Buffer.from(good); magic1[16] = 1;
+  await assert.rejects(log.appendAsLeader(magic1, 0), (e: unknown) => e instanceof StorageError && e.kind === 'UNSUPPORTED_FOR_MESSAGE_FORMAT');
+  await assert.rejects(log.appendAsLeader(good.subarray(0, 30), 0), (e: unknown) => e instanceof StorageError && e.kind === 'CORRUPT_MESSAGE');
+  assert.equal(log.logEndOffset, 0);
+  assert.equal(log.size, 0);
+});
+
+test('segments roll at segment.bytes with 20-digit names and a sparse index every index.interval.bytes', async () => {
+  const { fs, log } = setup({ segmentBytes: 500, indexIntervalBytes: 50 });
+  for (let i = 0; i < 40; i++) await log.appendAsLeader(batch(2), 0);
+  assert.ok(log.segments.length > 3, `${log.segments.length} segments`);
+  const names = fs.list(DIR);
+  assert.ok(names.includes('00000000000000000000.log'));
+  assert.ok(names.includes('00000000000000000000.index'));
+  assert.ok(names.includes('00000000000000000000.timeindex'));
+  const second = log.segments[1]!;
+  assert.ok(names.includes(`${String(second.baseOffset).padStart(20, '0')}.log`));
+  assert.ok(names.includes(`${String(second.baseOffset).padStart(20, '0')}.snapshot`) || log.producerState.producers.size === 0);
+  // A closed segment's index file is trimmed to its entries.
+  const first = log.segments[0]!;
+  assert.ok(first.offsetIndex.entries > 2);
+  assert.equal(fs.fileSize(path.join(DIR, '00000000000000000000.index')), first.offsetIndex.entries * 8);
+  // Reads in every segment agree with the offsets appended.
+  for (let o = 0; o < 80; o += 7) assert.equal(batchOffsets(log.read(o, 1, 80))[0]![0], o - (o % 2));
+});
+
+test('segment.ms rolls by the batches\' timestamps, and a full index rolls too', async () => {
+  const { log } = setup({ segmentMs: 1000 });
+  await log.appendAsLeader(batch(1, { timestamp: 10_000 }), 0);
+  await log.appendAsLeader(batch(1, { timestamp: 10_500 }), 0);
+  assert.equal(log.segments.length, 1);
+  await log.appendAsLeader(batch(1, { timestamp: 11_100 }), 0);
+  assert.equal(log.segments.length, 2);
+  const small = setup({ segmentIndexBytes: 16, indexIntervalBytes: 1 });
+  for (let i = 0; i < 6; i++) await small.log.appendAsLeader(batch(1), 0);
+  assert.ok(small.log.segments.length >= 2, 'a full index rolls the segment');
+});
+
+test('offsetForTimestamp finds the first record at or after a time, across segments', async () => {
+  const { log } = setup({ segmentBytes: 500, indexIntervalBytes: 50 });
+  for (let i = 0; i < 30; i++) await log.appendAsLeader(batch(3, { timestamp: 10_000 + i * 10 }), 0);
+  // Batch i holds offsets 3i..3i+2 with timestamps 10000+10i+{0,1,2}.
+  assert.deepEqual(await log.offsetForTimestamp(10_000), { offset: 0, timestamp: 10_000, leaderEpoch: 0 });
+  assert.deepEqual(await log.offsetForTimestamp(10_101), { offset: 31, timestamp: 10_101, leaderEpoch: 0 });
+  assert.deepEqual(await log.offsetForTimestamp(10_105), { offset: 33, timestamp: 10_110, leaderEpoch: 0 });
+  assert.equal(await log.offsetForTimestamp(99_999), null);
+  assert.deepEqual(await log.maxTimestampOffset(), { offset: 89, timestamp: 10_292, leaderEpoch: 0 });
+});
+
+test('LogAppendTime stamps the append time; CreateTime outside the allowed window is refused', async () => {
+  const { log, clock } = setup({ messageTimestampType: 'LogAppendTime' });
+  clock.advance(5);
+  const r = await log.appendAsLeader(batch(2, { timestamp: 1 }), 0);
+  assert.equal(r.logAppendTimeMs, 10_005);
+  const v = new RecordBatchView(log.read(0, 1000, 2));
+  assert.equal(v.maxTimestamp, 10_005);
+  assert.ok(v.verifyCrc());
+  const strict = setup({ messageTimestampBeforeMaxMs: 1000 });
+  await assert.rejects(strict.log.appendAsLeader(batch(1, { timestamp: 1 }), 0), (e: unknown) => e instanceof StorageError && e.kind === 'INVALID_TIMESTAMP');
+});
+
+test('the leader-epoch cache answers where an epoch ended, and follows truncation', async () => {
+  const { log } = setup();
+  await log.appendAsLeader(batch(3), 1);
+  await log.appendAsLeader(batch(2), 3);
+  await log.appendAsLeader(batch(1), 4);
+  assert.deepEqual(log.endOffsetForEpoch(1), { leaderEpoch: 1, endOffset: 3 });
+  assert.deepEqual(log.endOffsetForEpoch(2), { leaderEpoch: 1, endOffset: 3 });
+  assert.deepEqual(log.endOffsetForEpoch(3), { leaderEpoch: 3, endOffset: 5 });
+  assert.deepEqual(log.endOffsetForEpoch(9), { leaderEpoch: 4, endOffset: 6 });
+  assert.equal(log.endOffsetForEpoch(0), null);
+  log.truncateTo(3);
+  assert.equal(log.logEndOffset, 3);
+  assert.deepEqual(log.endOffsetForEpoch(9), { leaderEpoch: 1, endOffset: 3 });
+});
+
+test('a follower with a divergent tail truncates to the leader\'s epoch end and continues with the leader\'s offsets', async () => {
+  const leader = setup();
+  const follower = setup();
+  await leader.log.appendAsLeader(batch(3), 1);
+  follower.log.appendAsFollower(leader.log.read(0, 1 << 20, 3));
+  await follower.log.appendAsLeader(batch(2), 2); // written while it wrongly thought it led
+  await leader.log.appendAsLeader(batch(4), 3);
+  const end = leader.log.endOffsetForEpoch(follower.log.epochCache.latestEpoch === 2 ? 2 : 1)!;
+  assert.deepEqual(end, { leaderEpoch: 1, endOffset: 3 });
+  follower.log.truncateTo(end.endOffset);
+  follower.log.appendAsFollower(leader.log.read(3, 1 << 20, 7));
+  assert.deepEqual(dump(follower.log), dump(leader.log));
+  assert.deepEqual(follower.log.endOffsetForEpoch(3), { leaderEpoch: 3, endOffset: 7 });
+  assert.throws(() => follower.log.appendAsFollower(leader.log.read(0, 1 << 20, 3)), (e: unknown) => e instanceof StorageError && e.kind === 'NOT_CONTIGUOUS');
+});
+
+test('truncateFullyAndStartAt empties the log and starts at the new offset', async () => {
+  const { log, fs } = setup({ segmentBytes: 300 });
+  for (let i = 0; i < 10; i++) await log.appendAsLeader(batch(2), 0);
+  log.truncateFullyAndStartAt(1000);
+  assert.equal(log.logStartOffset, 1000);
+  assert.equal(log.logEndOffset, 1000);
+  assert.deepEqual(fs.list(DIR).filter((n) => n.endsWith('.log')), ['00000000000000001000.log']);
+  const r = await log.appendAsLeader(batch(1), 0);
+  assert.equal(r.firstOffset, 1000);
+});
+
+test('retention deletes whole closed segments by time and by size, never the active one, through .deleted files', async () => {
+  const { log, fs, clock } = setup({ segmentBytes: 300, retentionMs: 60_000, fileDeleteDelayMs: 1000 });
+  for (let i = 0; i < 12; i++) await log.appendAsLeader(batch(2, { timestamp: 10_000 + i }), 0);
+  const segments = log.segments.length;
+  assert.ok(segments >= 4);
+  assert.equal(log.deleteOldSegments(clock.nowMs()), 0, 'nothing is old yet');
+  clock.advance(120_000);
+  const deleted = log.deleteOldSegments(clock.nowMs());
+  assert.equal(deleted, segments, 'every closed segment, and the expired active one after a roll');
+  assert.equal(log.segments.length, 1);
+  assert.equal(log.logStartOffset, 24);
+  assert.equal(log.logEndOffset, 24);
+  assert.ok(fs.list(DIR).some((n) => n.endsWith('.log.deleted')));
+  log.purgeDeletedFiles(clock.nowMs() + 1000);
+  assert.ok(!fs.list(DIR).some((n) => n.endsWith('.deleted')));
+
+  const bySize = setup({ segmentBytes: 300, retentionBytes: 700 });
+  for (let i = 0; i < 12; i++) await bySize.log.appendAsLeader(batch(2), 0);
+  bySize.log.deleteOldSegments(bySize.clock.nowMs());
+  assert.ok(bySize.log.size <= 700 + 300, `size ${bySize.log.size}`);
+  assert.ok(bySize.log.size > 700 - 300);
+  assert.equal(dump(bySize.log)[0]![0], bySize.log.logStartOffset);
+});
+
+test('deleteRecordsBefore moves the log start offset, refuses past the high watermark, and drops whole segments below it', async () => {
+  const { log } = setup({ segmentBytes: 300 });
+  for (let i = 0; i < 10; i++) await log.appendAsLeader(batch(2), 0);
+  log.updateHighWatermark(20);
+  const before = log.segments.length;
+  assert.equal(log.deleteRecordsBefore(13), 13);
+  assert.ok(log.segments.length < before);
+  assert.equal(dump(log)[0]![0], 13);
+  assert.throws(() => log.read(12, 100, 20), (e: unknown) => e instanceof StorageError && e.kind === 'OFFSET_OUT_OF_RANGE');
+  assert.throws(() => log.deleteRecordsBefore(21), (e: unknown) => e instanceof StorageError && e.kind === 'OFFSET_OUT_OF_RANGE');
+});
+
+test('a clean close and reopen gives the same log without a scan', async () => {
+  const { log, fs, clock } = setup({ segmentBytes: 500 });
+  for (let i = 0; i < 20; i++) await log.appendAsLeader(batch(3), i % 3);
+  const before = dump(log);
+  log.close();
+  const again = openLog(fs, clock, { segmentBytes: 500 }, { recoveryPoint: log.recoveryPoint, clean: true });
+  assert.equal(again.recovery.segmentsScanned, 0);
+  assert.deepEqual(dump(again), before);
+  assert.equal(again.logEndOffset, 60);
+  assert.deepEqual(again.endOffsetForEpoch(1), log.endOffsetForEpoch(1));
+  const r = await again.appendAsLeader(batch(1), 3);
+  assert.equal(r.firstOffset, 60);
+});
+
+test('recovery truncates a torn tail and a corrupt batch, and rebuilds missing indexes', async () => {
+  const { log, fs, clock } = setup({ segmentBytes: 100_000, indexIntervalBytes: 100 });
+  for (let i = 0; i < 20; i++) await log.appendAsLeader(batch(3), 0);
+  log.flush();
+  const logPath = path.join(DIR, '00000000000000000000.log');
+  const size = fs.fileSize(logPath);
+  // A torn tail: half of a batch.
+  const h = fs.open(logPath, { create: false });
+  h.write(batch(3).subarray(0, 40), size);
+  h.sync();
+  fs.remove(path.join(DIR, '00000000000000000000.index'));
+  const a = openLog(fs, clock, { indexIntervalBytes: 100 }, { recoveryPoint: 0 });
+  assert.equal(a.logEndOffset, 60);
+  assert.equal(a.recovery.bytesTruncated, 40);
+  assert.ok(a.segments[0]!.offsetIndex.entries > 3, 'the index was rebuilt');
+  assert.deepEqual(batchOffsets(a.read(31, 1, 60)), [[30, 32]]);
+  a.close();
+  // Corrupt a byte inside batch 10: recovery keeps batches 0..9.
+  const batchBytes = batch(3).length;
+  fs.corrupt(logPath, batchBytes * 10 + 70);
+  const b = openLog(fs, clock, {}, { recoveryPoint: 0 });
+  assert.equal(b.logEndOffset, 30);
+  assert.equal(b.recovery.bytesTruncated, batchBytes * 10);
+});
