@@ -34,10 +34,16 @@ export function setup(config: Partial<LogConfig> = {}) {
 /** Every record in the log as [offset, key, value] (uncompressed batches only). */
 export function dump(log: PartitionLog): [number, string | null, string | null][] {
   const out: [number, string | null, string | null][] = [];
-  const bytes = log.read(log.logStartOffset, 1 << 30, log.logEndOffset);
-  for (const v of iterateBatches(bytes)) {
-    for (const r of iterateRecords(v, v.bytes().subarray(61))) {
-      if (r.offset >= log.logStartOffset) out.push([r.offset, r.key?.toString() ?? null, r.value?.toString() ?? null]);
+  // A read returns batches of one segment at most, as in Kafka: loop to the end.
+  let offset = log.logStartOffset;
+  while (offset < log.logEndOffset) {
+    const bytes = log.read(offset, 1 << 30, log.logEndOffset);
+    if (bytes.length === 0) break;
+    for (const v of iterateBatches(bytes)) {
+      for (const r of iterateRecords(v, v.bytes().subarray(61))) {
+        if (r.offset >= offset) out.push([r.offset, r.key?.toString() ?? null, r.value?.toString() ?? null]);
+      }
+      offset = v.lastOffset + 1;
     }
   }
   return out;
