@@ -244,8 +244,9 @@ export class PartitionLog {
    * by rewriting each base offset in place, stamps the leader epoch (and the append time for
    * LogAppendTime), and writes them in one write.
    */
-  async appendAsLeader(records: Buffer, leaderEpoch: number): Promise<AppendInfo> {
-    const views = this.parse(records, true);
+  async appendAsLeader(records: Buffer, leaderEpoch: number, origin: 'client' | 'coordinator' = 'client'): Promise<AppendInfo> {
+    // Transaction coordinators write control batches (markers); clients may not.
+    const views = this.parse(records, origin === 'client');
     if (this.config.cleanupPolicy.includes('compact')) await requireKeys(views);
     return this.guard(() => this.appendValidated(records, views, leaderEpoch));
   }

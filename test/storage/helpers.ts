@@ -40,6 +40,8 @@ export function dump(log: PartitionLog): [number, string | null, string | null][
     const bytes = log.read(offset, 1 << 30, log.logEndOffset);
     if (bytes.length === 0) break;
     for (const v of iterateBatches(bytes)) {
+      // Control batches (transaction markers) are not records a consumer sees.
+      if (v.isControl) { offset = v.lastOffset + 1; continue; }
       for (const r of iterateRecords(v, v.bytes().subarray(61))) {
         if (r.offset >= offset) out.push([r.offset, r.key?.toString() ?? null, r.value?.toString() ?? null]);
       }
