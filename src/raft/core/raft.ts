@@ -1,0 +1,978 @@
+// The Raft core with KRaft semantics: a deterministic state machine. Messages, ticks and proposals
+// go in (each with the current time); a Ready comes out (quorum state and log changes to persist,
+// messages to send after that, committed entries to apply); `advance()` acknowledges it. No clock,
+// timers, sockets, files or Math.random in here: time and randomness are inputs.
+//
+// Roles follow Kafka's QuorumState: unattached, prospective (KIP-996 pre-vote, same epoch),
+// candidate (epoch + 1, voted for itself), leader, follower, resigned. Replication is pull-based:
+// followers and observers send Fetch; the leader validates (fetch offset, last fetched epoch)
+// against its epoch cache and answers with records, a diverging epoch, or a snapshot id.
+import { assert } from '../../util/index.js';
+import { RaftLog } from './log.js';
+import {
+  RaftErrorCode,
+  type BeginQuorumEpochRequest, type EndQuorumEpochRequest, type Entry, type Envelope, type FetchRequest,
+  type FetchResponse, type FetchSnapshotRequest, type FetchSnapshotResponse, type LogOp, type NodeId,
+  type QuorumDescription, type QuorumState, type RaftConfig, type RaftErrorCodeValue, type RaftMessage,
+  type RaftRequest, type RaftRole, type Ready, type Snapshot, type SnapshotId, type VoteRequest, type VoteResponse,
+} from './types.js';
+
+/** What the durable store held when the node started. */
+export interface PersistedState {
+  readonly quorumState: QuorumState | undefined;
+  readonly snapshot: Snapshot | undefined;
+  readonly entries: readonly Entry[];
+}
+
+export type ProposeResult =
+  | { readonly ok: true; readonly epoch: number; readonly baseOffset: number; readonly lastOffset: number }
+  | { readonly ok: false; readonly error: 'NOT_LEADER'; readonly leaderId: NodeId | undefined; readonly epoch: number };
+
+interface Outstanding {
+  readonly to: NodeId;
+  readonly type: RaftRequest['type'];
+  readonly sentMs: number;
+}
+
+interface ReplicaState {
+  endOffset: number;
+  lastFetchMs: number | undefined;
+}
+
+interface ParkedFetch {
+  readonly env: Envelope;
+  readonly deadlineMs: number;
+}
+
+interface SnapshotDownload {
+  readonly id: SnapshotId;
+  readonly parts: Uint8Array[];
+  position: number;
+}
+
+/** The leader-change control record's value: which node leads, and the voters it counts. */
+export function encodeLeaderChange(leaderId: NodeId, voters: readonly NodeId[]): Uint8Array {
+  return new TextEncoder().encode(JSON.stringify({ leaderId, voters }));
+}
+
+export class RaftCore {
+  readonly nodeId: NodeId;
+  private readonly cfg: RaftConfig;
+  private readonly voters: readonly NodeId[];
+  private readonly majority: number;
+  readonly log: RaftLog;
+
+  private nowMs: number;
+  private epochValue = 0;
+  private leaderIdValue: NodeId | undefined;
+  private votedIdValue: NodeId | undefined;
+  private roleValue: RaftRole = 'unattached';
+  private hw = 0;
+  private appliedOffset = 0;
+  private flushedOffset = 0;
+  private nextCorrelationId = 1;
+  private outstanding = new Map<number, Outstanding>();
+
+  // Election state (unattached, prospective, candidate, resigned).
+  private electionDeadlineMs = Infinity;
+  private backoffUntilMs = Infinity;
+  private electionRetries = 0;
+  private granted = new Set<NodeId>();
+  private rejected = new Set<NodeId>();
+
+  // Follower (and observer) state.
+  private fetchDeadlineMs = Infinity;
+  private nextFetchMs = 0;
+  private lastLeaderContactMs: number | undefined;
+  private leaderResigned = false;
+  private download: SnapshotDownload | undefined;
+
+  // Leader state.
+  private epochStartOffset = 0;
+  private leaderSinceMs = 0;
+  private replicas = new Map<NodeId, ReplicaState>();
+  private parked = new Map<NodeId, ParkedFetch>();
+  private beginQuorumAcked = new Set<NodeId>();
+
+  // Resigned state.
+  private preferredSuccessors: NodeId[] = [];
+  private endQuorumAcked = new Set<NodeId>();
+
+  // The Ready being assembled.
+  private outQuorumState: QuorumState | undefined;
+  private outLogOps: LogOp[] = [];
+  private outSync = false;
+  private outMessages: Envelope[] = [];
+  private outRestore: Snapshot | undefined;
+  private outCommitted: Entry[] = [];
+  private readyEndOffset: number | undefined;
+
+  constructor(config: RaftConfig, persisted: PersistedState, nowMs: number) {
+    assert(config.voters.length > 0, 'a quorum needs at least one voter');
+    assert(new Set(config.voters).size === config.voters.length, 'duplicate voter ids');
+    this.cfg = config;
+    this.nodeId = config.nodeId;
+    this.voters = [...config.voters];
+    this.majority = Math.floor(this.voters.length / 2) + 1;
+    this.nowMs = nowMs;
+    this.log = RaftLog.load(persisted.snapshot, persisted.entries);
+    this.flushedOffset = this.log.endOffset;
+    if (this.log.snapshot !== undefined) {
+      this.hw = this.appliedOffset = this.log.startOffset;
+      this.outRestore = this.log.snapshot;
+    }
+    this.initialize(persisted.quorumState);
+  }
+
+  private initialize(qs: QuorumState | undefined): void {
+    this.epochValue = qs?.epoch ?? 0;
+    this.votedIdValue = qs?.votedId;
+    this.leaderIdValue = qs?.leaderId;
+    if (qs?.leaderId === this.nodeId) {
+      // A leader that restarts cannot know what it promised; it resigns its epoch (as Kafka does).
+      this.roleValue = 'resigned';
+      this.preferredSuccessors = [];
+      this.electionDeadlineMs = this.nowMs + this.randomElectionTimeoutMs();
+    } else if (qs?.leaderId !== undefined) {
+      this.enterFollower(qs.leaderId);
+    } else {
+      this.enterUnattached();
+      if (this.isVoter && this.voters.length === 1) this.becomeProspective();
+    }
+  }
+
+  // ---- Read-only views -------------------------------------------------------------------------
+
+  get role(): RaftRole { return this.roleValue; }
+  get epoch(): number { return this.epochValue; }
+  get leaderId(): NodeId | undefined { return this.leaderIdValue; }
+  get votedId(): NodeId | undefined { return this.votedIdValue; }
+  get highWatermark(): number { return this.hw; }
+  get isVoter(): boolean { return this.voters.includes(this.nodeId); }
+  get isLeader(): boolean { return this.roleValue === 'leader'; }
+
+  describeQuorum(): QuorumDescription {
+    const progress = (id: NodeId) => {
+      if (id === this.nodeId) return { nodeId: id, endOffset: this.log.endOffset, lastFetchMs: this.nowMs };
+      const r = this.replicas.get(id);
+      return { nodeId: id, endOffset: r?.endOffset ?? -1, lastFetchMs: r?.lastFetchMs };
+    };
+    const observers = [...this.replicas.keys()].filter((id) => !this.voters.includes(id)).sort((a, b) => a - b);
+    return {
+      leaderId: this.leaderIdValue,
+      leaderEpoch: this.epochValue,
+      highWatermark: this.hw,
+      voters: this.isLeader ? this.voters.map(progress) : [],
+      observers: this.isLeader ? observers.map(progress) : [],
+    };
+  }
+
+  /** The earliest time at which `tick` has something to do. */
+  nextDeadlineMs(): number {
+    let t = Infinity;
+    for (const o of this.outstanding.values()) t = Math.min(t, o.sentMs + this.cfg.requestTimeoutMs);
+    switch (this.roleValue) {
+      case 'unattached':
+        t = Math.min(t, this.electionDeadlineMs);
+        if (!this.isVoter && !this.hasOutstanding('FetchRequest')) t = Math.min(t, this.nextFetchMs);
+        return t;
+      case 'prospective':
+      case 'candidate':
+        return Math.min(t, this.electionDeadlineMs, this.backoffUntilMs);
+      case 'follower':
+        t = Math.min(t, this.fetchDeadlineMs);
+        if (!this.hasOutstanding('FetchRequest') && !this.hasOutstanding('FetchSnapshotRequest')) t = Math.min(t, this.nextFetchMs);
+        return t;
+      case 'leader':
+        for (const p of this.parked.values()) t = Math.min(t, p.deadlineMs);
+        if (this.voters.length > 1) t = Math.min(t, this.nextCheckQuorumMs(), this.nextBeginQuorumMs());
+        return t;
+      case 'resigned':
+        return Math.min(t, this.electionDeadlineMs);
+    }
+  }
+
+  // ---- Inputs ----------------------------------------------------------------------------------
+
+  tick(nowMs: number): void {
+    this.setNow(nowMs);
+    this.expireOutstanding();
+    switch (this.roleValue) {
+      case 'unattached': return this.tickUnattached();
+      case 'prospective': return this.tickProspective();
+      case 'candidate': return this.tickCandidate();
+      case 'follower': return this.tickFollower();
+      case 'leader': return this.tickLeader();
+      case 'resigned':
+        if (this.nowMs >= this.electionDeadlineMs) this.becomeProspective();
+        else this.sendEndQuorumEpochs();
+        return;
+    }
+  }
+
+  step(env: Envelope, nowMs: number): void {
+    this.setNow(nowMs);
+    if (env.to !== this.nodeId || env.from === this.nodeId) return;
+    const m = env.message;
+    switch (m.type) {
+      case 'VoteRequest': return this.handleVoteRequest(env, m);
+      case 'BeginQuorumEpochRequest': return this.handleBeginQuorumEpochRequest(env, m);
+      case 'EndQuorumEpochRequest': return this.handleEndQuorumEpochRequest(env, m);
+      case 'FetchRequest': return this.handleFetchRequest(env, m);
+      case 'FetchSnapshotRequest': return this.handleFetchSnapshotRequest(env, m);
+      default: return this.handleResponse(env, m);
+    }
+  }
+
+  propose(values: readonly Uint8Array[], nowMs: number): ProposeResult {
+    this.setNow(nowMs);
+    if (!this.isLeader) return { ok: false, error: 'NOT_LEADER', leaderId: this.leaderIdValue, epoch: this.epochValue };
+    const base = this.log.endOffset;
+    const entries = values.map((value, i): Entry => ({ offset: base + i, epoch: this.epochValue, kind: 'data', value }));
+    this.appendLocal(entries);
+    this.completeParkedFetches();
+    return { ok: true, epoch: this.epochValue, baseOffset: base, lastOffset: base + values.length - 1 };
+  }
+
+  /** Graceful resignation (EndQuorumEpoch): hand leadership to the most caught-up voters. */
+  resign(nowMs: number): void {
+    this.setNow(nowMs);
+    if (!this.isLeader) return;
+    const successors = this.voters.filter((v) => v !== this.nodeId)
+      .sort((a, b) => (this.replicas.get(b)?.endOffset ?? -1) - (this.replicas.get(a)?.endOffset ?? -1) || a - b);
+    this.becomeResigned(successors);
+  }
+
+  /**
+   * The state machine took a snapshot of everything below `endOffset` (which it has applied); the
+   * log below it is deleted once the snapshot is stored.
+   */
+  createSnapshot(endOffset: number, data: Uint8Array): SnapshotId {
+    assert(endOffset <= this.appliedOffset, `snapshot at ${endOffset} above applied offset ${this.appliedOffset}`);
+    assert(endOffset > this.log.startOffset, `snapshot at ${endOffset} not past log start ${this.log.startOffset}`);
+    const epoch = this.log.epochAt(endOffset - 1);
+    assert(epoch !== undefined, 'snapshot epoch unknown');
+    const snapshot: Snapshot = { id: { endOffset, epoch }, data };
+    this.log.addSnapshot(snapshot);
+    this.outLogOps.push({ kind: 'snapshot', snapshot, replaceLog: false });
+    this.outSync = true;
+    return snapshot.id;
+  }
+
+  // ---- Ready / advance -------------------------------------------------------------------------
+
+  hasReady(): boolean {
+    return this.outQuorumState !== undefined || this.outLogOps.length > 0 || this.outMessages.length > 0
+      || this.outRestore !== undefined || this.outCommitted.length > 0;
+  }
+
+  ready(): Ready | undefined {
+    if (!this.hasReady()) return undefined;
+    assert(this.readyEndOffset === undefined, 'ready() called twice without advance()');
+    const ready: Ready = {
+      quorumState: this.outQuorumState,
+      logOps: this.outLogOps,
+      syncLog: this.outSync,
+      messages: this.outMessages,
+      restoreSnapshot: this.outRestore,
+      committed: this.outCommitted,
+    };
+    this.outQuorumState = undefined;
+    this.outLogOps = [];
+    this.outSync = false;
+    this.outMessages = [];
+    this.outRestore = undefined;
+    this.outCommitted = [];
+    this.readyEndOffset = this.log.endOffset;
+    return ready;
+  }
+
+  /** The last Ready was persisted (and its log fsynced) and its messages sent. */
+  advance(): void {
+    assert(this.readyEndOffset !== undefined, 'advance() without ready()');
+    this.flushedOffset = Math.max(this.flushedOffset, Math.min(this.readyEndOffset, this.log.endOffset));
+    this.readyEndOffset = undefined;
+    if (this.isLeader) this.maybeAdvanceHighWatermark();
+  }
+
+  // ---- Timers ----------------------------------------------------------------------------------
+
+  private tickUnattached(): void {
+    if (this.isVoter) {
+      if (this.nowMs >= this.electionDeadlineMs) this.becomeProspective();
+      return;
+    }
+    this.maybeSendFetch();
+  }
+
+  private tickProspective(): void {
+    if (this.nowMs >= this.backoffUntilMs) {
+      this.backoffUntilMs = Infinity;
+      this.becomeProspective();
+    } else if (this.nowMs >= this.electionDeadlineMs) {
+      this.prospectiveLost();
+    } else {
+      this.sendVoteRequests(true);
+    }
+  }
+
+  private tickCandidate(): void {
+    if (this.nowMs >= this.backoffUntilMs || this.nowMs >= this.electionDeadlineMs) {
+      this.becomeProspective();
+    } else {
+      this.sendVoteRequests(false);
+    }
+  }
+
+  private tickFollower(): void {
+    if (this.nowMs >= this.fetchDeadlineMs) {
+      if (this.isVoter) this.becomeProspective();
+      else this.becomeUnattached(this.epochValue, undefined);
+      return;
+    }
+    this.maybeSendFetch();
+  }
+
+  private tickLeader(): void {
+    for (const [id, p] of this.parked) {
+      if (this.nowMs >= p.deadlineMs) {
+        this.parked.delete(id);
+        this.answerFetch(p.env, p.env.message as FetchRequest);
+      }
+    }
+    if (this.voters.length > 1 && this.nowMs >= this.nextCheckQuorumMs() && !this.hasQuorumContact()) {
+      // Check quorum: a leader that a majority has not fetched from within 1.5 fetch timeouts may be
+      // partitioned away; it resigns so that it stops acknowledging nothing and lets others elect.
+      this.becomeResigned([]);
+      return;
+    }
+    this.sendBeginQuorumEpochs();
+  }
+
+  private get checkQuorumTimeoutMs(): number { return Math.floor(this.cfg.fetchTimeoutMs * 1.5); }
+
+  private nextCheckQuorumMs(): number {
+    const start = this.leaderSinceMs + this.checkQuorumTimeoutMs;
+    if (this.nowMs < start) return start;
+    // Earliest moment one of the majority's fetch times becomes too old.
+    const times = this.voters.filter((v) => v !== this.nodeId)
+      .map((v) => this.replicas.get(v)?.lastFetchMs ?? -Infinity).sort((a, b) => b - a);
+    const needed = this.majority - 1;
+    const t = times[needed - 1] ?? -Infinity;
+    return Math.max(start, t + this.checkQuorumTimeoutMs);
+  }
+
+  private hasQuorumContact(): boolean {
+    let count = 1;
+    for (const v of this.voters) {
+      if (v === this.nodeId) continue;
+      const last = this.replicas.get(v)?.lastFetchMs;
+      if (last !== undefined && this.nowMs - last < this.checkQuorumTimeoutMs) count++;
+    }
+    return count >= this.majority;
+  }
+
+  /** Voters that have not fetched lately are told (again) who leads. */
+  private nextBeginQuorumMs(): number {
+    let t = Infinity;
+    for (const v of this.voters) {
+      if (v === this.nodeId || this.hasOutstandingTo(v, 'BeginQuorumEpochRequest')) continue;
+      if (!this.beginQuorumAcked.has(v)) return this.nowMs;
+      const last = this.replicas.get(v)?.lastFetchMs ?? this.leaderSinceMs;
+      t = Math.min(t, last + this.cfg.fetchTimeoutMs / 2);
+    }
+    return t;
+  }
+
+  private sendBeginQuorumEpochs(): void {
+    for (const v of this.voters) {
+      if (v === this.nodeId || this.hasOutstandingTo(v, 'BeginQuorumEpochRequest')) continue;
+      const last = this.replicas.get(v)?.lastFetchMs ?? this.leaderSinceMs;
+      if (this.beginQuorumAcked.has(v) && this.nowMs < last + this.cfg.fetchTimeoutMs / 2) continue;
+      this.sendRequest(v, { type: 'BeginQuorumEpochRequest', leaderEpoch: this.epochValue, leaderId: this.nodeId });
+    }
+  }
+
+  private sendEndQuorumEpochs(): void {
+    for (const v of this.voters) {
+      if (v === this.nodeId || this.endQuorumAcked.has(v) || this.hasOutstandingTo(v, 'EndQuorumEpochRequest')) continue;
+      this.sendRequest(v, {
+        type: 'EndQuorumEpochRequest', leaderEpoch: this.epochValue, leaderId: this.nodeId,
+        preferredSuccessors: this.preferredSuccessors,
+      });
+    }
+  }
+
+  // ---- Transitions -----------------------------------------------------------------------------
+
+  private resetRoleState(): void {
+    this.outstanding.clear();
+    this.electionDeadlineMs = Infinity;
+    this.backoffUntilMs = Infinity;
+    this.granted.clear();
+    this.rejected.clear();
+    this.fetchDeadlineMs = Infinity;
+    this.nextFetchMs = this.nowMs;
+    this.lastLeaderContactMs = undefined;
+    this.leaderResigned = false;
+    this.download = undefined;
+    this.failParkedFetches();
+    this.replicas.clear();
+    this.beginQuorumAcked.clear();
+    this.endQuorumAcked.clear();
+    this.preferredSuccessors = [];
+  }
+
+  private persist(): void {
+    this.outQuorumState = {
+      epoch: this.epochValue,
+      ...(this.leaderIdValue !== undefined ? { leaderId: this.leaderIdValue } : {}),
+      ...(this.votedIdValue !== undefined ? { votedId: this.votedIdValue } : {}),
+    };
+  }
+
+  private becomeUnattached(epoch: number, votedId: NodeId | undefined): void {
+    assert(epoch >= this.epochValue, 'epochs never go back');
+    this.epochValue = epoch;
+    this.votedIdValue = votedId;
+    this.leaderIdValue = undefined;
+    this.persist();
+    this.enterUnattached();
+  }
+
+  private enterUnattached(): void {
+    this.resetRoleState();
+    this.roleValue = 'unattached';
+    if (this.isVoter) this.electionDeadlineMs = this.nowMs + this.randomElectionTimeoutMs();
+  }
+
+  private becomeFollower(epoch: number, leaderId: NodeId): void {
+    assert(epoch >= this.epochValue, 'epochs never go back');
+    assert(leaderId !== this.nodeId, 'cannot follow itself');
+    if (epoch > this.epochValue) this.votedIdValue = undefined;
+    this.epochValue = epoch;
+    this.leaderIdValue = leaderId;
+    this.persist();
+    this.enterFollower(leaderId);
+    this.maybeSendFetch();
+  }
+
+  private enterFollower(leaderId: NodeId): void {
+    this.resetRoleState();
+    this.roleValue = 'follower';
+    this.leaderIdValue = leaderId;
+    this.fetchDeadlineMs = this.nowMs + this.cfg.fetchTimeoutMs;
+  }
+
+  /** KIP-996: ask for pre-votes at the current epoch; nobody's state changes until a majority agrees. */
+  private becomeProspective(): void {
+    assert(this.isVoter, 'observers never stand for election');
+    const leaderId = this.roleValue === 'follower' ? this.leaderIdValue : undefined;
+    const wasResigned = this.roleValue === 'resigned';
+    this.resetRoleState();
+    this.roleValue = 'prospective';
+    // A follower remembers its leader, so that a lost pre-vote sends it back to fetching.
+    this.leaderIdValue = wasResigned ? undefined : leaderId;
+    this.granted.add(this.nodeId);
+    this.electionDeadlineMs = this.nowMs + this.randomElectionTimeoutMs();
+    if (this.granted.size >= this.majority) return this.becomeCandidate();
+    this.sendVoteRequests(true);
+  }
+
+  private prospectiveLost(): void {
+    const leaderId = this.leaderIdValue;
+    if (leaderId !== undefined && leaderId !== this.nodeId) {
+      this.enterFollower(leaderId);
+      this.maybeSendFetch();
+      return;
+    }
+    this.backoffUntilMs = this.nowMs + this.electionBackoffMs();
+    this.electionDeadlineMs = Infinity;
+    this.outstanding.clear();
+  }
+
+  private becomeCandidate(): void {
+    this.resetRoleState();
+    this.roleValue = 'candidate';
+    this.epochValue += 1;
+    this.votedIdValue = this.nodeId;
+    this.leaderIdValue = undefined;
+    this.persist();
+    this.granted.add(this.nodeId);
+    this.electionDeadlineMs = this.nowMs + this.randomElectionTimeoutMs();
+    if (this.granted.size >= this.majority) return this.becomeLeader();
+    this.sendVoteRequests(false);
+  }
+
+  private becomeLeader(): void {
+    assert(this.roleValue === 'candidate', 'only a candidate becomes leader');
+    this.resetRoleState();
+    this.electionRetries = 0;
+    this.roleValue = 'leader';
+    this.leaderIdValue = this.nodeId;
+    this.persist();
+    this.leaderSinceMs = this.nowMs;
+    this.epochStartOffset = this.log.endOffset;
+    for (const v of this.voters) if (v !== this.nodeId) this.replicas.set(v, { endOffset: 0, lastFetchMs: undefined });
+    // The leader-change record is the first entry of the epoch; committing it commits everything before.
+    this.appendLocal([{
+      offset: this.log.endOffset, epoch: this.epochValue, kind: 'control', value: encodeLeaderChange(this.nodeId, this.voters),
+    }]);
+    this.sendBeginQuorumEpochs();
+  }
+
+  private becomeResigned(successors: NodeId[]): void {
+    assert(this.isLeader, 'only a leader resigns');
+    this.resetRoleState();
+    this.roleValue = 'resigned';
+    this.preferredSuccessors = successors;
+    this.electionDeadlineMs = this.nowMs + this.randomElectionTimeoutMs();
+    this.sendEndQuorumEpochs();
+  }
+
+  /** Learn of a newer epoch or of the leader of ours; true when the state changed. */
+  private maybeTransition(epoch: number, leaderId: NodeId | undefined): boolean {
+    if (epoch > this.epochValue) {
+      if (leaderId !== undefined && leaderId !== this.nodeId) this.becomeFollower(epoch, leaderId);
+      else this.becomeUnattached(epoch, undefined);
+      return true;
+    }
+    if (epoch === this.epochValue && leaderId !== undefined && leaderId !== this.nodeId) {
+      assert(this.roleValue !== 'leader' && this.roleValue !== 'resigned',
+        `node ${this.nodeId} led epoch ${epoch} but ${leaderId} claims it`);
+      if (this.roleValue === 'follower' && this.leaderIdValue === leaderId) return false;
+      this.becomeFollower(epoch, leaderId);
+      return true;
+    }
+    return false;
+  }
+
+  private randomElectionTimeoutMs(): number {
+    return this.cfg.electionTimeoutMs + Math.floor(this.cfg.random() * this.cfg.electionTimeoutMs);
+  }
+
+  private electionBackoffMs(): number {
+    this.electionRetries = Math.min(this.electionRetries + 1, 20);
+    const cap = Math.min(this.cfg.electionBackoffMaxMs, this.cfg.retryBackoffMs * 2 ** this.electionRetries);
+    return 1 + Math.floor(this.cfg.random() * cap);
+  }
+
+  // ---- Vote ------------------------------------------------------------------------------------
+
+  private sendVoteRequests(preVote: boolean): void {
+    for (const v of this.voters) {
+      if (v === this.nodeId || this.granted.has(v) || this.rejected.has(v) || this.hasOutstandingTo(v, 'VoteRequest')) continue;
+      this.sendRequest(v, {
+        type: 'VoteRequest', candidateEpoch: preVote ? this.epochValue + 1 : this.epochValue, candidateId: this.nodeId,
+        lastOffsetEpoch: this.log.lastEpoch, lastOffset: this.log.endOffset, preVote,
+      });
+    }
+  }
+
+  private handleVoteRequest(env: Envelope, req: VoteRequest): void {
+    if (req.candidateEpoch < this.epochValue || !this.isVoter) {
+      return this.respondVote(env, req, false);
+    }
+    if (!req.preVote && req.candidateEpoch > this.epochValue) this.becomeUnattached(req.candidateEpoch, undefined);
+    const grant = req.preVote ? this.canGrantPreVote(req) : this.canGrantVote(req);
+    if (grant && !req.preVote) {
+      this.votedIdValue = req.candidateId;
+      this.persist();
+      this.electionDeadlineMs = this.nowMs + this.randomElectionTimeoutMs();
+    }
+    this.respondVote(env, req, grant);
+  }
+
+  private isLogUpToDate(req: VoteRequest): boolean {
+    const lastEpoch = this.log.lastEpoch;
+    return req.lastOffsetEpoch > lastEpoch || (req.lastOffsetEpoch === lastEpoch && req.lastOffset >= this.log.endOffset);
+  }
+
+  private canGrantVote(req: VoteRequest): boolean {
+    assert(req.candidateEpoch === this.epochValue, 'vote evaluated at the candidate epoch');
+    switch (this.roleValue) {
+      case 'unattached':
+      case 'prospective':
+        if (this.leaderIdValue !== undefined) return false;
+        if (this.votedIdValue !== undefined) return this.votedIdValue === req.candidateId;
+        return this.isLogUpToDate(req);
+      default:
+        return false;
+    }
+  }
+
+  private canGrantPreVote(req: VoteRequest): boolean {
+    if (!this.isLogUpToDate(req)) return false;
+    if (this.roleValue === 'leader') return false;
+    if (this.roleValue === 'follower' && !this.leaderResigned && this.lastLeaderContactMs !== undefined
+      && this.nowMs - this.lastLeaderContactMs < this.cfg.fetchTimeoutMs) {
+      return false;
+    }
+    if (req.candidateEpoch === this.epochValue) {
+      if (this.leaderIdValue !== undefined && this.roleValue !== 'prospective') return false;
+      if (this.votedIdValue !== undefined && this.votedIdValue !== req.candidateId) return false;
+    }
+    return true;
+  }
+
+  private respondVote(env: Envelope, req: VoteRequest, voteGranted: boolean): void {
+    const leaderId = this.roleValue === 'prospective' ? undefined : this.leaderIdValue;
+    this.respond(env, {
+      type: 'VoteResponse', errorCode: RaftErrorCode.NONE, leaderEpoch: this.epochValue, leaderId, voteGranted,
+      preVote: req.preVote, candidateEpoch: req.candidateEpoch,
+    });
+  }
+
+  private handleVoteResponse(from: NodeId, resp: VoteResponse): void {
+    if (this.maybeTransition(resp.leaderEpoch, resp.leaderId)) return;
+    if (this.roleValue === 'prospective' && resp.preVote && resp.candidateEpoch === this.epochValue + 1) {
+      this.countVote(from, resp.voteGranted);
+      if (this.granted.size >= this.majority) this.becomeCandidate();
+      else if (this.rejected.size > this.voters.length - this.majority) this.prospectiveLost();
+    } else if (this.roleValue === 'candidate' && !resp.preVote && resp.candidateEpoch === this.epochValue) {
+      this.countVote(from, resp.voteGranted);
+      if (this.granted.size >= this.majority) this.becomeLeader();
+      else if (this.rejected.size > this.voters.length - this.majority && this.backoffUntilMs === Infinity) {
+        this.backoffUntilMs = this.nowMs + this.electionBackoffMs();
+      }
+    }
+  }
+
+  private countVote(from: NodeId, granted: boolean): void {
+    if (!this.voters.includes(from)) return;
+    if (granted) this.granted.add(from);
+    else this.rejected.add(from);
+  }
+
+  // ---- BeginQuorumEpoch / EndQuorumEpoch -------------------------------------------------------
+
+  private handleBeginQuorumEpochRequest(env: Envelope, req: BeginQuorumEpochRequest): void {
+    if (req.leaderEpoch >= this.epochValue) {
+      if (req.leaderEpoch === this.epochValue) {
+        assert(!(this.isLeader || this.roleValue === 'resigned') || req.leaderId === this.nodeId,
+          `two leaders in epoch ${req.leaderEpoch}: ${this.nodeId} and ${req.leaderId}`);
+      }
+      if (req.leaderId !== this.nodeId) this.maybeTransition(req.leaderEpoch, req.leaderId);
+    }
+    this.respond(env, {
+      type: 'BeginQuorumEpochResponse', errorCode: this.epochError(req.leaderEpoch),
+      leaderEpoch: this.epochValue, leaderId: this.leaderIdValue,
+    });
+  }
+
+  private handleEndQuorumEpochRequest(env: Envelope, req: EndQuorumEpochRequest): void {
+    if (req.leaderEpoch >= this.epochValue && req.leaderId !== this.nodeId) {
+      this.maybeTransition(req.leaderEpoch, req.leaderId);
+      if (this.roleValue === 'follower' && this.leaderIdValue === req.leaderId && this.epochValue === req.leaderEpoch) {
+        this.leaderResigned = true;
+        const position = req.preferredSuccessors.indexOf(this.nodeId);
+        const backoffMs = position < 0 ? this.randomElectionTimeoutMs()
+          : position === 0 ? 0 : Math.min(this.cfg.electionBackoffMaxMs, this.cfg.retryBackoffMs * 2 ** position);
+        this.fetchDeadlineMs = Math.min(this.fetchDeadlineMs, this.nowMs + backoffMs);
+      }
+    }
+    this.respond(env, {
+      type: 'EndQuorumEpochResponse', errorCode: this.epochError(req.leaderEpoch),
+      leaderEpoch: this.epochValue, leaderId: this.leaderIdValue,
+    });
+  }
+
+  private epochError(requestEpoch: number): RaftErrorCodeValue {
+    return requestEpoch < this.epochValue ? RaftErrorCode.FENCED_LEADER_EPOCH : RaftErrorCode.NONE;
+  }
+
+  // ---- Fetch (leader side) ---------------------------------------------------------------------
+
+  /** FENCED when the fetcher is behind our epoch, UNKNOWN when ahead, NOT_LEADER when we do not lead. */
+  private leaderOnlyError(replicaEpoch: number): RaftErrorCodeValue {
+    if (replicaEpoch < this.epochValue) return RaftErrorCode.FENCED_LEADER_EPOCH;
+    if (replicaEpoch > this.epochValue) return RaftErrorCode.UNKNOWN_LEADER_EPOCH;
+    if (!this.isLeader) return RaftErrorCode.NOT_LEADER_OR_FOLLOWER;
+    return RaftErrorCode.NONE;
+  }
+
+  private handleFetchRequest(env: Envelope, req: FetchRequest): void {
+    const error = this.leaderOnlyError(req.replicaEpoch);
+    if (error !== RaftErrorCode.NONE) return this.respond(env, this.fetchResponse(error, []));
+    this.recordFetch(req.replicaId);
+    this.parked.delete(req.replicaId);
+    const validation = this.validateFetchOffset(req.fetchOffset, req.lastFetchedEpoch);
+    if (validation !== undefined) return this.respond(env, this.fetchResponse(RaftErrorCode.NONE, [], validation));
+    const replica = this.replicas.get(req.replicaId);
+    if (replica !== undefined) replica.endOffset = req.fetchOffset;
+    this.maybeAdvanceHighWatermark();
+    if (req.fetchOffset >= this.log.endOffset && req.maxWaitMs > 0) {
+      this.parked.set(req.replicaId, { env, deadlineMs: this.nowMs + req.maxWaitMs });
+      return;
+    }
+    this.answerFetch(env, req);
+  }
+
+  private recordFetch(replicaId: NodeId): void {
+    const replica = this.replicas.get(replicaId);
+    if (replica !== undefined) replica.lastFetchMs = this.nowMs;
+    else this.replicas.set(replicaId, { endOffset: 0, lastFetchMs: this.nowMs });
+  }
+
+  /** Undefined when the fetcher's log is a prefix of ours; otherwise where it must go instead. */
+  private validateFetchOffset(fetchOffset: number, lastFetchedEpoch: number): Partial<FetchResponse> | undefined {
+    const snapshotId = this.log.snapshotId;
+    if (fetchOffset < this.log.startOffset) return { snapshotId: snapshotId! };
+    const end = this.log.endOffsetForEpoch(lastFetchedEpoch);
+    if (end === undefined) {
+      assert(snapshotId !== undefined, 'an epoch older than the log needs a snapshot');
+      return { snapshotId };
+    }
+    if (end.epoch !== lastFetchedEpoch || end.endOffset < fetchOffset) return { divergingEpoch: end };
+    return undefined;
+  }
+
+  private answerFetch(env: Envelope, req: FetchRequest): void {
+    if (req.fetchOffset < this.log.startOffset) {
+      return this.respond(env, this.fetchResponse(RaftErrorCode.NONE, [], { snapshotId: this.log.snapshotId! }));
+    }
+    const entries = this.log.read(req.fetchOffset, this.cfg.fetchMaxEntries);
+    this.respond(env, this.fetchResponse(RaftErrorCode.NONE, entries));
+  }
+
+  private fetchResponse(errorCode: RaftErrorCodeValue, entries: readonly Entry[], extra: Partial<FetchResponse> = {}): FetchResponse {
+    return {
+      type: 'FetchResponse', errorCode, leaderEpoch: this.epochValue, leaderId: this.leaderIdValue,
+      highWatermark: this.hw, logStartOffset: this.log.startOffset, entries, ...extra,
+    };
+  }
+
+  private completeParkedFetches(): void {
+    for (const [id, p] of this.parked) {
+      this.parked.delete(id);
+      this.answerFetch(p.env, p.env.message as FetchRequest);
+    }
+  }
+
+  private failParkedFetches(): void {
+    for (const p of this.parked.values()) this.respond(p.env, this.fetchResponse(RaftErrorCode.NOT_LEADER_OR_FOLLOWER, []));
+    this.parked.clear();
+  }
+
+  /**
+   * The high watermark is the largest offset a majority of voters has (the leader counting only
+   * what it has fsynced), and moves only once an entry of the current epoch is included.
+   */
+  private maybeAdvanceHighWatermark(): void {
+    const offsets = this.voters.map((v) => (v === this.nodeId ? this.flushedOffset : this.replicas.get(v)?.endOffset ?? 0));
+    offsets.sort((a, b) => b - a);
+    const candidate = offsets[this.majority - 1]!;
+    if (candidate > this.epochStartOffset && candidate > this.hw) {
+      this.hw = candidate;
+      this.emitCommitted();
+      this.completeParkedFetches();
+    }
+  }
+
+  private handleFetchSnapshotRequest(env: Envelope, req: FetchSnapshotRequest): void {
+    const error = this.leaderOnlyError(req.replicaEpoch);
+    const snapshot = this.log.snapshot;
+    const base = { type: 'FetchSnapshotResponse' as const, leaderEpoch: this.epochValue, leaderId: this.leaderIdValue };
+    if (error !== RaftErrorCode.NONE) {
+      return this.respond(env, { ...base, errorCode: error, snapshotId: req.snapshotId, size: 0, position: 0, bytes: new Uint8Array(0) });
+    }
+    this.recordFetch(req.replicaId);
+    if (snapshot === undefined || snapshot.id.endOffset !== req.snapshotId.endOffset || snapshot.id.epoch !== req.snapshotId.epoch) {
+      return this.respond(env, { ...base, errorCode: RaftErrorCode.SNAPSHOT_NOT_FOUND, snapshotId: req.snapshotId, size: 0, position: 0, bytes: new Uint8Array(0) });
+    }
+    const size = snapshot.data.length;
+    if (req.position < 0 || req.position > size) {
+      return this.respond(env, { ...base, errorCode: RaftErrorCode.POSITION_OUT_OF_RANGE, snapshotId: req.snapshotId, size, position: req.position, bytes: new Uint8Array(0) });
+    }
+    const chunk = snapshot.data.subarray(req.position, req.position + Math.min(req.maxBytes, this.cfg.snapshotChunkBytes));
+    this.respond(env, { ...base, errorCode: RaftErrorCode.NONE, snapshotId: snapshot.id, size, position: req.position, bytes: chunk });
+  }
+
+  // ---- Fetch (follower side) -------------------------------------------------------------------
+
+  private fetchTarget(): NodeId | undefined {
+    if (this.roleValue === 'follower') return this.leaderIdValue;
+    if (this.roleValue === 'unattached' && !this.isVoter) {
+      // An observer without a leader asks a random voter, which answers with who leads.
+      return this.voters[Math.floor(this.cfg.random() * this.voters.length)];
+    }
+    return undefined;
+  }
+
+  private maybeSendFetch(): void {
+    if (this.nowMs < this.nextFetchMs || this.hasOutstanding('FetchRequest') || this.hasOutstanding('FetchSnapshotRequest')) return;
+    const target = this.fetchTarget();
+    if (target === undefined || target === this.nodeId) return;
+    if (this.download !== undefined) {
+      this.sendRequest(target, {
+        type: 'FetchSnapshotRequest', replicaId: this.nodeId, replicaEpoch: this.epochValue,
+        snapshotId: this.download.id, position: this.download.position, maxBytes: this.cfg.snapshotChunkBytes,
+      });
+      return;
+    }
+    this.sendRequest(target, {
+      type: 'FetchRequest', replicaId: this.nodeId, replicaEpoch: this.epochValue,
+      fetchOffset: this.log.endOffset, lastFetchedEpoch: this.log.lastEpoch, maxWaitMs: this.cfg.fetchMaxWaitMs,
+    });
+  }
+
+  private handleFetchResponse(from: NodeId, resp: FetchResponse): void {
+    if (this.maybeTransition(resp.leaderEpoch, resp.leaderId)) return;
+    if (resp.errorCode !== RaftErrorCode.NONE || this.roleValue !== 'follower' || from !== this.leaderIdValue) {
+      this.nextFetchMs = this.nowMs + this.cfg.retryBackoffMs;
+      return;
+    }
+    this.touchLeader();
+    if (resp.divergingEpoch !== undefined) {
+      this.truncateToDivergence(resp.divergingEpoch);
+    } else if (resp.snapshotId !== undefined) {
+      this.download = { id: resp.snapshotId, parts: [], position: 0 };
+    } else {
+      this.appendFromLeader(resp);
+    }
+    this.maybeSendFetch();
+  }
+
+  private touchLeader(): void {
+    this.lastLeaderContactMs = this.nowMs;
+    if (!this.leaderResigned) this.fetchDeadlineMs = this.nowMs + this.cfg.fetchTimeoutMs;
+  }
+
+  /** The leader's log diverges from ours after `diverging`; cut back to where ours may still match. */
+  private truncateToDivergence(diverging: { epoch: number; endOffset: number }): void {
+    const local = this.log.endOffsetForEpoch(diverging.epoch);
+    const localEnd = local === undefined ? this.log.startOffset : local.endOffset;
+    const offset = Math.max(this.log.startOffset, Math.min(diverging.endOffset, localEnd, this.log.endOffset));
+    assert(offset >= this.hw, `truncation to ${offset} below high watermark ${this.hw}`);
+    this.log.truncateTo(offset);
+    this.flushedOffset = Math.min(this.flushedOffset, offset);
+    if (this.readyEndOffset !== undefined) this.readyEndOffset = Math.min(this.readyEndOffset, offset);
+    this.outLogOps.push({ kind: 'truncate', offset });
+    this.outSync = true;
+  }
+
+  private appendFromLeader(resp: FetchResponse): void {
+    const entries = resp.entries;
+    if (entries.length > 0) {
+      // A valid answer to our outstanding fetch starts at our log end; anything else is a bug.
+      assert(entries[0]!.offset === this.log.endOffset, `fetched ${entries[0]!.offset}, log end ${this.log.endOffset}`);
+      this.appendLocal(entries);
+    }
+    const hw = Math.min(resp.highWatermark, this.log.endOffset);
+    if (hw > this.hw) {
+      this.hw = hw;
+      this.emitCommitted();
+    }
+  }
+
+  private handleFetchSnapshotResponse(from: NodeId, resp: FetchSnapshotResponse): void {
+    if (this.maybeTransition(resp.leaderEpoch, resp.leaderId)) return;
+    const d = this.download;
+    if (this.roleValue !== 'follower' || from !== this.leaderIdValue || d === undefined) return;
+    if (resp.errorCode !== RaftErrorCode.NONE) {
+      // The leader has a newer snapshot (or none); start over from a Fetch.
+      this.download = undefined;
+      if (resp.errorCode !== RaftErrorCode.SNAPSHOT_NOT_FOUND && resp.errorCode !== RaftErrorCode.POSITION_OUT_OF_RANGE) {
+        this.nextFetchMs = this.nowMs + this.cfg.retryBackoffMs;
+      }
+      this.maybeSendFetch();
+      return;
+    }
+    this.touchLeader();
+    assert(resp.position === d.position && resp.snapshotId.endOffset === d.id.endOffset, 'snapshot chunk out of order');
+    d.parts.push(resp.bytes);
+    d.position += resp.bytes.length;
+    assert(d.position <= resp.size, 'snapshot chunk past its size');
+    if (d.position === resp.size) this.installSnapshot(d);
+    this.maybeSendFetch();
+  }
+
+  private installSnapshot(d: SnapshotDownload): void {
+    const data = new Uint8Array(d.position);
+    let at = 0;
+    for (const p of d.parts) { data.set(p, at); at += p.length; }
+    const snapshot: Snapshot = { id: d.id, data };
+    assert(snapshot.id.endOffset >= this.hw, 'a fetched snapshot is behind our high watermark');
+    this.download = undefined;
+    this.log.installSnapshot(snapshot);
+    this.flushedOffset = Math.min(this.flushedOffset, snapshot.id.endOffset);
+    this.outLogOps.push({ kind: 'snapshot', snapshot, replaceLog: true });
+    this.outSync = true;
+    this.hw = Math.max(this.hw, snapshot.id.endOffset);
+    this.appliedOffset = snapshot.id.endOffset;
+    this.outRestore = snapshot;
+    this.outCommitted = [];
+  }
+
+  // ---- Responses in general --------------------------------------------------------------------
+
+  private handleResponse(env: Envelope, m: RaftMessage): void {
+    const o = this.outstanding.get(env.correlationId);
+    // A response we are not waiting for (duplicated, late, or from an older role) is dropped.
+    if (o === undefined || o.to !== env.from || `${o.type.slice(0, -'Request'.length)}Response` !== m.type) return;
+    this.outstanding.delete(env.correlationId);
+    switch (m.type) {
+      case 'VoteResponse': return this.handleVoteResponse(env.from, m);
+      case 'FetchResponse': return this.handleFetchResponse(env.from, m);
+      case 'FetchSnapshotResponse': return this.handleFetchSnapshotResponse(env.from, m);
+      case 'BeginQuorumEpochResponse':
+        if (this.maybeTransition(m.leaderEpoch, m.leaderId)) return;
+        if (this.isLeader && m.errorCode === RaftErrorCode.NONE) this.beginQuorumAcked.add(env.from);
+        return;
+      case 'EndQuorumEpochResponse':
+        if (this.maybeTransition(m.leaderEpoch, m.leaderId)) return;
+        if (this.roleValue === 'resigned') this.endQuorumAcked.add(env.from);
+        return;
+      default:
+        return;
+    }
+  }
+
+  // ---- Plumbing --------------------------------------------------------------------------------
+
+  private setNow(nowMs: number): void {
+    assert(nowMs >= this.nowMs, `time went back from ${this.nowMs} to ${nowMs}`);
+    this.nowMs = nowMs;
+  }
+
+  private appendLocal(entries: readonly Entry[]): void {
+    this.log.append(entries);
+    this.outLogOps.push({ kind: 'append', entries });
+    this.outSync = true;
+  }
+
+  private emitCommitted(): void {
+    const upTo = Math.min(this.hw, this.log.endOffset);
+    if (this.appliedOffset >= upTo) return;
+    assert(this.appliedOffset >= this.log.startOffset, 'committed entries below the log start');
+    for (const e of this.log.read(this.appliedOffset, upTo - this.appliedOffset)) this.outCommitted.push(e);
+    this.appliedOffset = upTo;
+  }
+
+  private sendRequest(to: NodeId, message: RaftRequest): void {
+    const correlationId = this.nextCorrelationId++;
+    this.outstanding.set(correlationId, { to, type: message.type, sentMs: this.nowMs });
+    this.outMessages.push({ from: this.nodeId, to, correlationId, message });
+  }
+
+  private respond(request: Envelope, message: RaftMessage): void {
+    this.outMessages.push({ from: this.nodeId, to: request.from, correlationId: request.correlationId, message });
+  }
+
+  private hasOutstanding(type: RaftRequest['type']): boolean {
+    for (const o of this.outstanding.values()) if (o.type === type) return true;
+    return false;
+  }
+
+  private hasOutstandingTo(to: NodeId, type: RaftRequest['type']): boolean {
+    for (const o of this.outstanding.values()) if (o.to === to && o.type === type) return true;
+    return false;
+  }
+
+  /** Requests unanswered for a request timeout are forgotten, so the role's timer sends them again. */
+  private expireOutstanding(): void {
+    for (const [id, o] of this.outstanding) {
+      if (this.nowMs >= o.sentMs + this.cfg.requestTimeoutMs) this.outstanding.delete(id);
+    }
+  }
+}

@@ -1,0 +1,563 @@
+// Deterministic simulation of a Raft quorum: N real cores in one process, one seeded PRNG, a
+// simulated clock and network (delay, drop, duplicate, reorder, symmetric and one-way partitions),
+// crashes that lose unsynced log writes, and restarts from what was stored. Every step is followed by
+// invariant checks; a run ends with a liveness check after the network heals. The same seed always
+// gives the same run, so a failing seed is its own reproduction.
+import { AssertionError, Prng } from '../../util/index.js';
+import { RaftCore } from '../core/raft.js';
+import { defaultRaftTimeouts, type Entry, type Envelope, type LogOp, type NodeId, type Ready, type Snapshot } from '../core/types.js';
+import { MemoryLogStore, MemoryQuorumStateStore } from '../store/memory.js';
+import { MinHeap } from './heap.js';
+
+export interface SimOptions {
+  readonly seed: number;
+  /** Stop after this many steps (no liveness check then); by default the whole schedule runs. */
+  readonly maxSteps?: number;
+  /** Simulated time of the faulty phase. */
+  readonly chaosMs?: number;
+  /** After healing, a proposal must commit on every node within this. */
+  readonly livenessMs?: number;
+  /** Events kept for the trace printed on failure. */
+  readonly traceLength?: number;
+}
+
+export interface SimStats {
+  steps: number;
+  simMs: number;
+  messages: number;
+  proposals: number;
+  committed: number;
+  leaders: number;
+  crashes: number;
+  snapshots: number;
+  snapshotInstalls: number;
+}
+
+export interface SimResult {
+  readonly seed: number;
+  readonly ok: boolean;
+  readonly violation: string | undefined;
+  readonly failedStep: number | undefined;
+  readonly voters: number;
+  readonly observers: number;
+  readonly stats: SimStats;
+  readonly trace: readonly string[];
+}
+
+class Violation extends Error {}
+
+interface Flight {
+  readonly at: number;
+  readonly seq: number;
+  readonly env: Envelope;
+  /** Incarnations of both ends at send time: a restart closes every connection, as TCP would. */
+  readonly fromIncarnation: number;
+  readonly toIncarnation: number;
+}
+
+interface Mirror {
+  start: number;
+  keys: string[];
+}
+
+interface SimNode {
+  readonly id: NodeId;
+  readonly voter: boolean;
+  readonly prng: Prng;
+  readonly quorumStore: MemoryQuorumStateStore;
+  readonly logStore: MemoryLogStore;
+  core: RaftCore | undefined;
+  /** Data values applied by the state machine, with their offsets, since its last restore. */
+  applied: Array<[number, string]>;
+  appliedEnd: number;
+  mirror: Mirror;
+  leaderEpochSeen: number;
+  leaderHw: number;
+  sawLive: boolean;
+  incarnation: number;
+}
+
+const decoder = new TextDecoder();
+const encoder = new TextEncoder();
+const entryKeys = new WeakMap<Entry, string>();
+
+function entryKey(e: Entry): string {
+  let k = entryKeys.get(e);
+  if (k === undefined) {
+    k = e.kind === 'control' ? `${e.epoch}|ctl` : `${e.epoch}|${decoder.decode(e.value)}`;
+    entryKeys.set(e, k);
+  }
+  return k;
+}
+
+export function encodeSimSnapshot(applied: ReadonlyArray<[number, string]>): Uint8Array {
+  return encoder.encode(JSON.stringify(applied));
+}
+
+export function decodeSimSnapshot(data: Uint8Array): Array<[number, string]> {
+  return JSON.parse(decoder.decode(data)) as Array<[number, string]>;
+}
+
+export class Simulation {
+  readonly seed: number;
+  private readonly rng: Prng;
+  private readonly nodes: SimNode[] = [];
+  private readonly voterIds: NodeId[] = [];
+  private readonly net = new MinHeap<Flight>();
+  private seq = 0;
+  private now = 0;
+  private step = 0;
+  private readonly chaosMs: number;
+  private readonly livenessMs: number;
+  private readonly maxSteps: number;
+  private readonly traceLength: number;
+  private readonly trace: string[] = [];
+
+  private blocked = new Set<string>();
+  private readonly requestIncarnation = new Map<string, number>();
+  private dropRate = 0;
+  private dupRate = 0;
+  private delayMaxMs = 10;
+  private nextChaosMs = 0;
+  private healed = false;
+  private valueCounter = 0;
+  private livenessValue: string | undefined;
+
+  /** Offset -> entry key, for every offset some node applied. */
+  private readonly committed: Array<string | undefined> = [];
+  /** "offset:epoch" -> entry key, and -> key of the entry before it, across all nodes' logs. */
+  private readonly logKeys = new Map<string, string>();
+  private readonly logPrev = new Map<string, string>();
+  private readonly leaderOfEpoch = new Map<number, NodeId>();
+  readonly stats: SimStats = {
+    steps: 0, simMs: 0, messages: 0, proposals: 0, committed: 0, leaders: 0, crashes: 0, snapshots: 0, snapshotInstalls: 0,
+  };
+
+  constructor(options: SimOptions) {
+    this.seed = options.seed;
+    this.rng = new Prng(options.seed * 2654435761 + 1);
+    this.chaosMs = options.chaosMs ?? 15_000;
+    this.livenessMs = options.livenessMs ?? 15_000;
+    this.maxSteps = options.maxSteps ?? 1_000_000;
+    this.traceLength = options.traceLength ?? 40;
+    const shape = this.rng.next();
+    const voters = shape < 0.05 ? 1 : shape < 0.75 ? 3 : 5;
+    const observers = this.rng.next() < 0.3 ? 1 : 0;
+    for (let i = 1; i <= voters; i++) this.voterIds.push(i);
+    for (let i = 1; i <= voters + observers; i++) {
+      this.nodes.push({
+        id: i, voter: i <= voters, prng: new Prng(this.rng.nextUint32()),
+        quorumStore: new MemoryQuorumStateStore(), logStore: new MemoryLogStore(),
+        core: undefined, applied: [], appliedEnd: 0, mirror: { start: 0, keys: [] }, leaderEpochSeen: -1, leaderHw: 0, sawLive: false, incarnation: 0,
+      });
+    }
+    for (const n of this.nodes) this.start(n);
+    this.nextChaosMs = this.rng.int(200);
+  }
+
+  run(): SimResult {
+    let violation: string | undefined;
+    try {
+      this.loop();
+    } catch (err) {
+      if (!(err instanceof Violation || err instanceof AssertionError)) throw err;
+      violation = err instanceof AssertionError ? `core assertion: ${err.message}` : err.message;
+    }
+    this.stats.steps = this.step;
+    this.stats.simMs = this.now;
+    return {
+      seed: this.seed, ok: violation === undefined, violation, failedStep: violation === undefined ? undefined : this.step,
+      voters: this.voterIds.length, observers: this.nodes.length - this.voterIds.length, stats: this.stats,
+      trace: violation === undefined ? [] : [...this.trace],
+    };
+  }
+
+  // ---- The event loop --------------------------------------------------------------------------
+
+  private loop(): void {
+    const healAt = this.chaosMs;
+    const deadline = healAt + this.livenessMs;
+    let sameTimeEvents = 0;
+    while (this.step < this.maxSteps) {
+      if (!this.healed && this.now >= healAt) this.heal();
+      if (this.healed && this.livenessDone()) return;
+      if (this.now > deadline) {
+        throw new Violation(`liveness: no proposal committed on every node within ${this.livenessMs} ms of healing`);
+      }
+      const before = this.now;
+      this.nextEvent();
+      sameTimeEvents = this.now === before ? sameTimeEvents + 1 : 0;
+      if (sameTimeEvents > 10_000) throw new Violation(`livelock: 10000 events at time ${this.now}`);
+      this.step++;
+    }
+  }
+
+  private nextEvent(): void {
+    const flight = this.net.peek();
+    let node: SimNode | undefined;
+    let nodeAt = Infinity;
+    for (const n of this.nodes) {
+      if (n.core === undefined) continue;
+      const t = n.core.nextDeadlineMs();
+      if (t < nodeAt) { nodeAt = t; node = n; }
+    }
+    const chaosAt = this.nextChaosMs;
+    const netAt = flight?.at ?? Infinity;
+    if (chaosAt <= netAt && chaosAt <= nodeAt) {
+      this.now = Math.max(this.now, chaosAt);
+      this.nextChaosMs = this.now + (this.healed ? 100 : 10 + this.rng.int(300));
+      this.chaos();
+    } else if (netAt <= nodeAt) {
+      this.net.pop();
+      this.now = Math.max(this.now, netAt);
+      this.deliver(flight!);
+    } else {
+      this.now = Math.max(this.now, nodeAt);
+      this.record(`tick n${node!.id} (${node!.core!.role} e${node!.core!.epoch})`);
+      node!.core!.tick(this.now);
+      this.afterInput(node!);
+    }
+  }
+
+  private deliver(flight: Flight): void {
+    const env = flight.env;
+    const n = this.nodes[env.to - 1]!;
+    if (n.core === undefined || this.blocked.has(`${env.from}>${env.to}`)) return;
+    if (flight.toIncarnation !== n.incarnation || flight.fromIncarnation !== this.nodes[env.from - 1]!.incarnation) return;
+    if (env.message.type.endsWith('Request')) this.requestIncarnation.set(`${env.from}:${env.to}:${env.correlationId}`, flight.fromIncarnation);
+    this.record(() => `deliver ${env.from}->${env.to} #${env.correlationId} ${describeMessage(env)}`);
+    n.core.step(env, this.now);
+    this.afterInput(n);
+  }
+
+  // ---- Faults ----------------------------------------------------------------------------------
+
+  private chaos(): void {
+    if (this.healed) return this.proposeLiveness();
+    const r = this.rng.next();
+    if (r < 0.45) return this.proposeRandom();
+    if (r < 0.51) return this.crashRandom();
+    if (r < 0.60) return this.restartRandom();
+    if (r < 0.65) return this.partitionRandom();
+    if (r < 0.69) return this.blockOneWay();
+    if (r < 0.75) return this.healNetwork();
+    if (r < 0.82) return this.snapshotRandom();
+    if (r < 0.85) return this.resignLeader();
+    if (r < 0.89) return this.changeNetworkQuality();
+  }
+
+  private randomNode(filter: (n: SimNode) => boolean): SimNode | undefined {
+    const candidates = this.nodes.filter(filter);
+    return candidates.length === 0 ? undefined : candidates[this.rng.int(candidates.length)];
+  }
+
+  private proposeRandom(): void {
+    const n = this.randomNode((x) => x.core?.isLeader === true) ?? this.randomNode((x) => x.core !== undefined);
+    if (n === undefined) return;
+    const count = 1 + this.rng.int(3);
+    const values = Array.from({ length: count }, () => encoder.encode(`v${this.valueCounter++}`));
+    const result = n.core!.propose(values, this.now);
+    this.record(`propose n${n.id} x${count}: ${result.ok ? `at ${result.baseOffset}` : 'not leader'}`);
+    if (result.ok) this.stats.proposals += count;
+    this.afterInput(n);
+  }
+
+  private proposeLiveness(): void {
+    const n = this.nodes.find((x) => x.core?.isLeader === true);
+    if (n === undefined || this.livenessValue !== undefined && this.committedValue(this.livenessValue)) return;
+    const value = `live${this.valueCounter++}`;
+    const result = n.core!.propose([encoder.encode(value)], this.now);
+    this.record(`propose-live n${n.id} ${value}: ${result.ok ? `at ${result.baseOffset}` : 'not leader'}`);
+    if (result.ok) this.livenessValue ??= value;
+    this.afterInput(n);
+  }
+
+  private committedValue(value: string): boolean {
+    return this.committed.some((k) => k !== undefined && k.endsWith(`|${value}`));
+  }
+
+  /** Done when every node has applied some value proposed after healing. */
+  private livenessDone(): boolean {
+    if (this.livenessValue === undefined) return false;
+    return this.nodes.every((n) => n.sawLive);
+  }
+
+  private crashRandom(): void {
+    const n = this.randomNode((x) => x.core !== undefined);
+    if (n !== undefined) this.crash(n);
+  }
+
+  private crash(n: SimNode): void {
+    const keep = this.rng.int(n.logStore.unsyncedOps + 1);
+    this.record(`crash n${n.id} (keeps ${keep}/${n.logStore.unsyncedOps} unsynced ops)`);
+    n.logStore.crash(keep);
+    n.core = undefined;
+    n.incarnation++;
+    this.stats.crashes++;
+  }
+
+  private restartRandom(): void {
+    const n = this.randomNode((x) => x.core === undefined);
+    if (n === undefined) return;
+    this.record(`restart n${n.id}`);
+    this.start(n);
+  }
+
+  private start(n: SimNode): void {
+    const loaded = n.logStore.load();
+    n.applied = [];
+    n.appliedEnd = 0;
+    n.sawLive = false;
+    n.leaderEpochSeen = -1;
+    n.mirror = { start: loaded.snapshot?.id.endOffset ?? 0, keys: loaded.entries.map(entryKey) };
+    n.core = new RaftCore({
+      ...defaultRaftTimeouts,
+      nodeId: n.id, voters: this.voterIds, fetchMaxEntries: 16, snapshotChunkBytes: 256,
+      random: () => n.prng.next(),
+    }, { quorumState: n.quorumStore.read(), snapshot: loaded.snapshot, entries: loaded.entries }, this.now);
+    this.afterInput(n);
+  }
+
+  private partitionRandom(): void {
+    this.blocked.clear();
+    const side = this.nodes.filter(() => this.rng.next() < 0.5).map((n) => n.id);
+    for (const a of this.nodes) {
+      for (const b of this.nodes) {
+        if (side.includes(a.id) !== side.includes(b.id)) this.blocked.add(`${a.id}>${b.id}`);
+      }
+    }
+    this.record(`partition [${side.join(',')}] | rest`);
+  }
+
+  private blockOneWay(): void {
+    const a = this.rng.int(this.nodes.length) + 1;
+    const b = this.rng.int(this.nodes.length) + 1;
+    if (a === b) return;
+    this.blocked.add(`${a}>${b}`);
+    this.record(`block ${a}->${b}`);
+  }
+
+  private healNetwork(): void {
+    this.blocked.clear();
+    this.record('heal network');
+  }
+
+  private changeNetworkQuality(): void {
+    this.dropRate = [0, 0, 0.01, 0.05, 0.2][this.rng.int(5)]!;
+    this.dupRate = [0, 0.02, 0.1][this.rng.int(3)]!;
+    this.delayMaxMs = [2, 10, 50, 200][this.rng.int(4)]!;
+    this.record(`network drop=${this.dropRate} dup=${this.dupRate} delay<=${this.delayMaxMs}ms`);
+  }
+
+  private snapshotRandom(): void {
+    const n = this.randomNode((x) => x.core !== undefined && x.appliedEnd > x.core.log.startOffset);
+    if (n === undefined) return;
+    const id = n.core!.createSnapshot(n.appliedEnd, encodeSimSnapshot(n.applied));
+    this.record(`snapshot n${n.id} at ${id.endOffset} (epoch ${id.epoch})`);
+    this.stats.snapshots++;
+    this.afterInput(n);
+  }
+
+  private resignLeader(): void {
+    const n = this.nodes.find((x) => x.core?.isLeader === true);
+    if (n === undefined) return;
+    this.record(`resign n${n.id}`);
+    n.core!.resign(this.now);
+    this.afterInput(n);
+  }
+
+  private heal(): void {
+    this.healed = true;
+    this.blocked.clear();
+    this.dropRate = 0;
+    this.dupRate = 0;
+    this.delayMaxMs = 10;
+    this.record('HEAL: all nodes up, no faults');
+    for (const n of this.nodes) if (n.core === undefined) this.start(n);
+    this.nextChaosMs = this.now;
+  }
+
+  // ---- Driving one node ------------------------------------------------------------------------
+
+  private afterInput(n: SimNode): void {
+    for (let i = 0; i < 100 && n.core !== undefined; i++) {
+      const ready = n.core.ready();
+      if (ready === undefined) break;
+      if (!this.persistAndSend(n, ready)) return;
+      n.core.advance();
+    }
+    if (n.core !== undefined) this.checkNode(n);
+  }
+
+  /** The driver's job, in its order; false when the node crashed half way. */
+  private persistAndSend(n: SimNode, ready: Ready): boolean {
+    if (ready.quorumState !== undefined) n.quorumStore.write(ready.quorumState);
+    this.observeLogOps(n, ready.logOps);
+    n.logStore.apply(ready.logOps);
+    if (ready.syncLog && !this.healed && this.rng.next() < 0.002) {
+      this.record(`crash n${n.id} before fsync`);
+      this.crash(n);
+      return false;
+    }
+    if (ready.syncLog) n.logStore.sync();
+    for (const env of ready.messages) this.send(env);
+    if (ready.restoreSnapshot !== undefined) this.restore(n, ready.restoreSnapshot);
+    for (const e of ready.committed) this.apply(n, e);
+    return true;
+  }
+
+  private send(env: Envelope): void {
+    this.stats.messages++;
+    if (this.blocked.has(`${env.from}>${env.to}`) || this.rng.next() < this.dropRate) return;
+    const copies = this.rng.next() < this.dupRate ? 2 : 1;
+    // A response goes back on the requester's connection: if the requester restarted since, it is lost.
+    const toIncarnation = env.message.type.endsWith('Response')
+      ? this.requestIncarnation.get(`${env.to}:${env.from}:${env.correlationId}`) ?? -1
+      : this.nodes[env.to - 1]!.incarnation;
+    for (let i = 0; i < copies; i++) {
+      this.net.push({
+        at: this.now + 1 + this.rng.int(this.delayMaxMs), seq: this.seq++, env,
+        fromIncarnation: this.nodes[env.from - 1]!.incarnation, toIncarnation,
+      });
+    }
+  }
+
+  private restore(n: SimNode, snapshot: Snapshot): void {
+    n.applied = decodeSimSnapshot(snapshot.data);
+    n.appliedEnd = snapshot.id.endOffset;
+    if (snapshot.id.endOffset > 0) this.stats.snapshotInstalls++;
+    for (const [offset, value] of n.applied) {
+      const k = this.committed[offset];
+      if (k === undefined || !k.endsWith(`|${value}`)) {
+        throw new Violation(`n${n.id} restored a snapshot with ${value} at ${offset}; committed there: ${k}`);
+      }
+      if (value.startsWith('live')) n.sawLive = true;
+    }
+  }
+
+  private apply(n: SimNode, e: Entry): void {
+    if (e.offset !== n.appliedEnd) throw new Violation(`n${n.id} applied ${e.offset}, expected ${n.appliedEnd}`);
+    n.appliedEnd = e.offset + 1;
+    const key = entryKey(e);
+    const known = this.committed[e.offset];
+    if (known === undefined) {
+      this.committed[e.offset] = key;
+      this.stats.committed++;
+    } else if (known !== key) {
+      throw new Violation(`n${n.id} applied ${key} at ${e.offset}; another node applied ${known}`);
+    }
+    if (e.kind === 'data') {
+      const value = decoder.decode(e.value);
+      n.applied.push([e.offset, value]);
+      if (value.startsWith('live')) n.sawLive = true;
+    }
+  }
+
+  // ---- Invariants ------------------------------------------------------------------------------
+
+  /** Log matching: an (offset, epoch) pair names one entry and one predecessor epoch, on every node. */
+  private observeLogOps(n: SimNode, ops: readonly LogOp[]): void {
+    const m = n.mirror;
+    for (const op of ops) {
+      if (op.kind === 'append') {
+        for (const e of op.entries) {
+          if (e.offset !== m.start + m.keys.length) throw new Violation(`n${n.id} appended ${e.offset} at log end ${m.start + m.keys.length}`);
+          const prev = e.offset === m.start ? undefined : m.keys[m.keys.length - 1]!;
+          const key = entryKey(e);
+          const id = `${e.offset}:${e.epoch}`;
+          const seenKey = this.logKeys.get(id);
+          if (seenKey === undefined) this.logKeys.set(id, key);
+          else if (seenKey !== key) throw new Violation(`log matching: n${n.id} has ${key} at ${id}; another node has ${seenKey}`);
+          if (prev !== undefined) {
+            const seenPrev = this.logPrev.get(id);
+            if (seenPrev === undefined) this.logPrev.set(id, prev);
+            else if (seenPrev !== prev) {
+              throw new Violation(`log matching: n${n.id} has ${prev} before ${id}; another node has ${seenPrev}`);
+            }
+          }
+          m.keys.push(key);
+        }
+      } else if (op.kind === 'truncate') {
+        const end = m.start + m.keys.length;
+        for (let o = op.offset; o < end && o < this.committed.length; o++) {
+          if (this.committed[o] !== undefined && this.committed[o] === m.keys[o - m.start]) {
+            throw new Violation(`n${n.id} truncated committed entry ${this.committed[o]} at ${o}`);
+          }
+        }
+        m.keys.length = Math.max(0, op.offset - m.start);
+      } else {
+        const end = op.snapshot.id.endOffset;
+        m.keys = op.replaceLog ? [] : m.keys.slice(end - m.start);
+        m.start = end;
+      }
+    }
+  }
+
+  private checkNode(n: SimNode): void {
+    const core = n.core!;
+    if (!core.isLeader) return;
+    const owner = this.leaderOfEpoch.get(core.epoch);
+    if (owner === undefined) {
+      this.leaderOfEpoch.set(core.epoch, n.id);
+      this.stats.leaders++;
+    } else if (owner !== n.id) {
+      throw new Violation(`two leaders in epoch ${core.epoch}: n${owner} and n${n.id}`);
+    }
+    if (n.leaderEpochSeen !== core.epoch) {
+      n.leaderEpochSeen = core.epoch;
+      n.leaderHw = core.highWatermark;
+      this.checkLeaderCompleteness(n);
+    }
+    if (core.highWatermark < n.leaderHw) {
+      throw new Violation(`leader n${n.id} high watermark went back from ${n.leaderHw} to ${core.highWatermark}`);
+    }
+    n.leaderHw = core.highWatermark;
+  }
+
+  /** A new leader holds every entry any node has applied. */
+  private checkLeaderCompleteness(n: SimNode): void {
+    const m = n.mirror;
+    const end = m.start + m.keys.length;
+    for (let o = m.start; o < this.committed.length; o++) {
+      const k = this.committed[o];
+      if (k === undefined) continue;
+      if (o >= end || m.keys[o - m.start] !== k) {
+        throw new Violation(`leader n${n.id} (epoch ${n.core!.epoch}) lacks committed ${k} at ${o}`);
+      }
+    }
+  }
+
+  // ---- Trace -----------------------------------------------------------------------------------
+
+  private record(line: string | (() => string)): void {
+    if (this.traceLength === 0) return;
+    const text = typeof line === 'string' ? line : line();
+    this.trace.push(`#${this.step} t=${this.now} ${text}`);
+    if (this.trace.length > this.traceLength * 2) this.trace.splice(0, this.trace.length - this.traceLength);
+  }
+}
+
+export function describeMessage(env: Envelope): string {
+  const m = env.message;
+  switch (m.type) {
+    case 'VoteRequest': return `${m.preVote ? 'PreVote' : 'Vote'}Req e${m.candidateEpoch} last=${m.lastOffset}@${m.lastOffsetEpoch}`;
+    case 'VoteResponse': return `${m.preVote ? 'PreVote' : 'Vote'}Resp e${m.leaderEpoch} granted=${m.voteGranted} leader=${m.leaderId}`;
+    case 'BeginQuorumEpochRequest': return `BeginQuorumReq e${m.leaderEpoch}`;
+    case 'BeginQuorumEpochResponse': return `BeginQuorumResp e${m.leaderEpoch} err=${m.errorCode}`;
+    case 'EndQuorumEpochRequest': return `EndQuorumReq e${m.leaderEpoch} successors=${m.preferredSuccessors.join(',')}`;
+    case 'EndQuorumEpochResponse': return `EndQuorumResp e${m.leaderEpoch}`;
+    case 'FetchRequest': return `FetchReq e${m.replicaEpoch} off=${m.fetchOffset}@${m.lastFetchedEpoch}`;
+    case 'FetchResponse': {
+      const what = m.divergingEpoch !== undefined ? ` diverging=${m.divergingEpoch.endOffset}@${m.divergingEpoch.epoch}`
+        : m.snapshotId !== undefined ? ` snapshot=${m.snapshotId.endOffset}@${m.snapshotId.epoch}`
+        : ` entries=${m.entries.length > 0 ? `${m.entries[0]!.offset}..${m.entries[m.entries.length - 1]!.offset}` : 'none'}`;
+      return `FetchResp e${m.leaderEpoch} err=${m.errorCode} hw=${m.highWatermark}${what}`;
+    }
+    case 'FetchSnapshotRequest': return `FetchSnapshotReq ${m.snapshotId.endOffset}@${m.snapshotId.epoch} pos=${m.position}`;
+    case 'FetchSnapshotResponse': return `FetchSnapshotResp err=${m.errorCode} pos=${m.position} bytes=${m.bytes.length}/${m.size}`;
+  }
+}
+
+export function runSeed(options: SimOptions): SimResult {
+  return new Simulation(options).run();
+}

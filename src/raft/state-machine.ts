@@ -1,0 +1,12 @@
+// The contract between Raft and what it replicates (the controller, later): committed entries go
+// in, in log order; a snapshot comes out on request; a snapshot from the leader replaces the state.
+import type { Entry, Snapshot } from './core/types.js';
+
+export interface ReplicatedStateMachine {
+  /** Committed data entries, in offset order, each exactly once per incarnation. */
+  apply(entries: readonly Entry[]): void;
+  /** The state as of the last applied entry. */
+  snapshot(): Uint8Array;
+  /** Replace all state with a snapshot (on start, or when the leader sent one). */
+  restore(snapshot: Snapshot): void;
+}
