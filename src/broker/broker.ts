@@ -32,6 +32,20 @@ import { deleteRecordsHandler } from './handlers/21-delete-records.js';
 import { offsetForLeaderEpochHandler } from './handlers/23-offset-for-leader-epoch.js';
 import { describeTopicPartitionsHandler } from './handlers/75-describe-topic-partitions.js';
 import { electLeadersHandler } from './handlers/43-elect-leaders.js';
+import { randomUUID } from 'node:crypto';
+import { GroupCoordinatorService, OFFSETS_TOPIC, replicaManagerLog } from '../coordinator/index.js';
+import { realScheduler as systemScheduler } from '../replication/index.js';
+import { offsetCommitHandler } from './handlers/08-offset-commit.js';
+import { offsetFetchHandler } from './handlers/09-offset-fetch.js';
+import { findCoordinatorHandler } from './handlers/10-find-coordinator.js';
+import { joinGroupHandler } from './handlers/11-join-group.js';
+import { heartbeatHandler } from './handlers/12-heartbeat.js';
+import { leaveGroupHandler } from './handlers/13-leave-group.js';
+import { syncGroupHandler } from './handlers/14-sync-group.js';
+import { describeGroupsHandler } from './handlers/15-describe-groups.js';
+import { listGroupsHandler } from './handlers/16-list-groups.js';
+import { deleteGroupsHandler } from './handlers/42-delete-groups.js';
+import { offsetDeleteHandler } from './handlers/47-offset-delete.js';
 
 export interface MetadataSource {
   view(): MetadataView;
@@ -77,6 +91,56 @@ export class Broker {
       describeTopicPartitionsHandler, describeConfigsHandler, alterConfigsHandler, incrementalAlterConfigsHandler, electLeadersHandler]) {
       this.router.register(h);
     }
+    this.groups = this.createGroupCoordinator();
+    deps.metadata.onChange(() => { this.syncing = this.syncing.then(() => this.groups.syncPartitions()); });
+    for (const h of [offsetCommitHandler, offsetFetchHandler, findCoordinatorHandler, joinGroupHandler, heartbeatHandler, leaveGroupHandler,
+      syncGroupHandler, describeGroupsHandler, listGroupsHandler, deleteGroupsHandler, offsetDeleteHandler]) {
+      this.router.register(h);
+    }
+  }
+
+  /** The group coordinator over `__consumer_offsets`, configured from the broker config. */
+  readonly groups: GroupCoordinatorService;
+  private createGroupCoordinator(): GroupCoordinatorService {
+    const c = this.deps.brokerConfig;
+    const n = (key: Parameters<typeof c.get>[0]) => Number(c.get(key));
+    // Coordinator timers (sessions, offset expiry) must not keep a process alive on their own.
+    const scheduler = this.deps.scheduler === systemScheduler
+      ? { schedule: (ms: number, fn: () => void) => { const t = setTimeout(fn, ms); t.unref(); return { cancel: () => clearTimeout(t) }; } }
+      : this.deps.scheduler;
+    return new GroupCoordinatorService({
+      clock: this.deps.clock, scheduler, numPartitions: n('offsets.topic.num.partitions'), newUuid: randomUUID,
+      log: replicaManagerLog(this.replicaManager, OFFSETS_TOPIC, n('offsets.commit.timeout.ms')),
+      logger: { warn: (m) => console.warn(`[logline] WARN ${m}`) },
+      config: {
+        initialRebalanceDelayMs: n('group.initial.rebalance.delay.ms'), minSessionTimeoutMs: n('group.min.session.timeout.ms'),
+        maxSessionTimeoutMs: n('group.max.session.timeout.ms'), groupMaxSize: n('group.max.size'),
+        offsetsRetentionMs: n('offsets.retention.minutes') * 60_000, offsetsRetentionCheckIntervalMs: n('offsets.retention.check.interval.ms'),
+        offsetMetadataMaxBytes: 4096, consumerSessionTimeoutMs: n('group.consumer.session.timeout.ms'),
+        consumerHeartbeatIntervalMs: n('group.consumer.heartbeat.interval.ms'), consumerGroupMaxSize: n('group.consumer.max.size'),
+        consumerAssignors: String(c.get('group.consumer.assignors')).split(',').map((a) => (/range/i.test(a) ? 'range' : 'uniform')),
+      },
+    });
+  }
+
+  private offsetsTopicCreation: Promise<number> | null = null;
+  /** Creates `__consumer_offsets` (compacted) on first use; one creation at a time. */
+  ensureOffsetsTopic(): Promise<number> {
+    const view = this.deps.metadata.view();
+    if (view.topic(OFFSETS_TOPIC)) return Promise.resolve(0);
+    if (this.offsetsTopicCreation) return this.offsetsTopicCreation;
+    const c = this.deps.brokerConfig;
+    // A cluster smaller than offsets.topic.replication.factor still gets its offsets topic.
+    const replicationFactor = Math.max(1, Math.min(Number(c.get('offsets.topic.replication.factor')), view.brokers('').length || 1));
+    this.offsetsTopicCreation = this.topicAdmin.createTopics({
+      topics: [{
+        name: OFFSETS_TOPIC, numPartitions: Number(c.get('offsets.topic.num.partitions')), replicationFactor, assignments: [],
+        configs: [{ name: 'cleanup.policy', value: 'compact' }, { name: 'compression.type', value: 'producer' }, { name: 'segment.bytes', value: String(c.get('offsets.topic.segment.bytes')) }],
+      }],
+      timeoutMs: 30_000, validateOnly: false,
+    }, 7).then((r) => (r[0]?.errorCode === ErrorCode.TOPIC_ALREADY_EXISTS ? 0 : r[0]?.errorCode ?? ErrorCode.UNKNOWN_SERVER_ERROR))
+      .finally(() => { this.offsetsTopicCreation = null; });
+    return this.offsetsTopicCreation;
   }
 
   /** Opens logs for partitions led here and drops those whose topic is gone. */
@@ -173,6 +237,8 @@ export class Broker {
       configAdmin: this.configAdmin,
       deleteRecords: (topic: string, partition: number, offset: bigint) => rm.deleteRecords(topic, partition, offset),
       offsetForLeaderEpoch: (topic: string, partition: number, current: number, epoch: number) => rm.offsetForLeaderEpoch(topic, partition, current, epoch),
+      groups: this.groups,
+      ensureOffsetsTopic: () => this.ensureOffsetsTopic(),
     };
   }
 }

@@ -130,3 +130,11 @@ export interface TopicAdmin {
   createPartitions(topics: import('../protocol/index.js').CreatePartitionsRequestCreatePartitionsTopic[], validateOnly: boolean):
     Promise<import('../protocol/index.js').CreatePartitionsResponseCreatePartitionsTopicResult[]>;
 }
+
+/** Consumer groups: the coordinator service, and creation of `__consumer_offsets` on first use. */
+export interface GroupServices {
+  groups: import('../coordinator/index.js').GroupCoordinatorService;
+  metadata(): MetadataView;
+  /** Creates `__consumer_offsets` when it does not exist; resolves with 0 or the error code. */
+  ensureOffsetsTopic(): Promise<number>;
+}

@@ -1,3 +1,11 @@
-// The coordinator room's door. Group assignors today; the coordinator runtime, the group and
-// transaction coordinators come with their issues.
+// The coordinator room's door: the group coordinator shard (a deterministic state machine over one
+// `__consumer_offsets` partition), its runtime and the service that routes groups to shards, the
+// record serde, and the KIP-848 server-side assignors.
 export { rangeAssign, uniformAssign, type Assignment, type AssignorInput, type AssignorMember, type AssignorOutput } from './group/assignors.js';
+export { GroupCoordinatorShard, commitAppendError, type CommitParams, type PartitionResults, type FetchedOffset, type GroupDescription } from './group/coordinator-shard.js';
+export { defaultGroupConfig, joinError, syncError, type GroupCoordinatorConfig, type Effects, type Reply, type ClientInfo, type JoinParams, type SyncParams } from './group/shard.js';
+export { encodeGroupRecord, decodeGroupRecord, decodeVersioned, encodeVersioned, type GroupRecord } from './group/records.js';
+export { Timers } from './runtime/timers.js';
+export { GroupCoordinatorService, OFFSETS_TOPIC, partitionForGroup, javaStringHashCode, type GroupServiceDeps } from './group/service.js';
+export { ShardRuntime, type CoordinatorLog, type RuntimeLogger } from './runtime/runtime.js';
+export { replicaManagerLog } from './runtime/partition-log.js';

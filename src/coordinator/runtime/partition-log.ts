@@ -1,0 +1,25 @@
+// The CoordinatorLog port over the broker's replica manager: appends go through the same produce
+// path as clients' (acks=all, so a write is answered once the high watermark passes it), reads come
+// from the partition's log up to the high watermark. Whatever backs the partitions (memory today,
+// the storage engine later) backs the coordinator too.
+import type { ReplicaManager } from '../../replication/index.js';
+import { ErrorCode } from '../../protocol/index.js';
+import type { CoordinatorLog } from './runtime.js';
+
+export function replicaManagerLog(rm: ReplicaManager, topic: string, commitTimeoutMs: number): CoordinatorLog {
+  return {
+    isLeader: (partition) => rm.partition(topic, partition)?.isLeader ?? false,
+    append: async (partition, batch) => {
+      const out = await rm.produce(-1, commitTimeoutMs, [{ topic, partition, records: batch }]);
+      return out.get(`${topic}-${partition}`)?.errorCode ?? ErrorCode.UNKNOWN_SERVER_ERROR;
+    },
+    read: async (partition, offset, maxBytes) => {
+      const p = rm.partition(topic, partition);
+      if (!p) return { bytes: Buffer.alloc(0), endOffset: offset };
+      const end = p.highWatermark;
+      if (offset >= end) return { bytes: Buffer.alloc(0), endOffset: end };
+      return { bytes: await p.log.read(offset, maxBytes, end), endOffset: end };
+    },
+    logStartOffset: (partition) => rm.partition(topic, partition)?.log.logStartOffset ?? 0,
+  };
+}

@@ -1,0 +1,113 @@
+// The coordinator runtime: the only asynchronous code around a shard. Operations on one shard run
+// one at a time, in order: run the operation (pure), append its records to the shard's partition,
+// replay them, then send its replies — so no response precedes the write it depends on. Loading a
+// partition replays it from the start; timers are turned into scheduled ticks.
+import { buildRecordBatch, decompressBatchBody, iterateBatches, iterateRecords } from '../../records/index.js';
+import type { Clock } from '../../util/index.js';
+import type { Scheduler } from '../../replication/index.js';
+import { ErrorCode } from '../../protocol/index.js';
+import { encodeGroupRecord, decodeGroupRecord } from '../group/records.js';
+import type { GroupCoordinatorShard } from '../group/coordinator-shard.js';
+import type { Effects } from '../group/shard.js';
+
+/** What the runtime needs of the internal topic's partitions (the replica manager provides it). */
+export interface CoordinatorLog {
+  isLeader(partition: number): boolean;
+  /** Appends one batch; resolves with an error code (0 once committed). */
+  append(partition: number, batch: Buffer): Promise<number>;
+  /** Whole batches from `offset`, up to the committed end; empty at the end. */
+  read(partition: number, offset: number, maxBytes: number): Promise<{ bytes: Buffer; endOffset: number }>;
+  logStartOffset(partition: number): number;
+}
+
+export interface RuntimeLogger { warn(message: string): void }
+
+const LOAD_READ_BYTES = 5 * 1024 * 1024;
+
+export class ShardRuntime {
+  loading = true;
+  closed = false;
+  private queue: Promise<void> = Promise.resolve();
+  private timer: { cancel(): void } | null = null;
+  private timerAtMs: number | null = null;
+  readonly loaded: Promise<void>;
+
+  constructor(readonly partition: number, readonly shard: GroupCoordinatorShard, private readonly log: CoordinatorLog,
+    private readonly clock: Clock, private readonly scheduler: Scheduler, private readonly logger: RuntimeLogger) {
+    this.loaded = this.enqueue(() => this.load());
+  }
+
+  private enqueue(task: () => Promise<void>): Promise<void> {
+    const next = this.queue.then(task, task);
+    this.queue = next.catch((err) => { this.logger.warn(`coordinator partition ${this.partition}: ${err instanceof Error ? err.stack : String(err)}`); });
+    return next;
+  }
+
+  /** Replays the partition from its start, then activates the shard. */
+  private async load(): Promise<void> {
+    let offset = this.log.logStartOffset(this.partition);
+    for (let reads = 0; reads < 1_000_000; reads++) {
+      const { bytes, endOffset } = await this.log.read(this.partition, offset, LOAD_READ_BYTES);
+      if (bytes.length === 0) break;
+      for (const view of iterateBatches(bytes)) {
+        offset = view.lastOffset + 1;
+        if (view.isControl) continue;
+        const body = await decompressBatchBody(view);
+        for (const rec of iterateRecords(view, body)) {
+          if (rec.key === null) continue;
+          const decoded = decodeGroupRecord(rec.key, rec.value);
+          if (decoded) this.shard.replay(decoded);
+        }
+      }
+      if (offset >= endOffset) break;
+    }
+    this.loading = false;
+    await this.apply(this.shard.onLoaded(this.clock.nowMs()));
+  }
+
+  /** Runs `op` in turn; resolves once its records are committed and its replies sent. */
+  submit(op: (nowMs: number) => Effects): Promise<void> {
+    return this.enqueue(async () => {
+      if (this.closed) return;
+      await this.apply(op(this.clock.nowMs()));
+    });
+  }
+
+  private async apply(effects: Effects): Promise<void> {
+    let errorCode: number = ErrorCode.NONE;
+    if (effects.records.length > 0) {
+      const encoded = effects.records.map(encodeGroupRecord);
+      const batch = await buildRecordBatch({ records: encoded.map((r) => ({ key: r.key, value: r.value })), baseTimestamp: this.clock.nowMs() });
+      errorCode = await this.log.append(this.partition, batch).catch(() => ErrorCode.UNKNOWN_SERVER_ERROR);
+    }
+    if (errorCode === ErrorCode.NONE) {
+      for (const r of effects.records) this.shard.replay(r);
+      for (const r of effects.replies) r.send();
+    } else {
+      for (const undo of effects.onAppendFailure) undo(errorCode);
+      for (const r of effects.replies) r.fail(errorCode);
+    }
+    this.rescheduleTimer();
+  }
+
+  private rescheduleTimer(): void {
+    if (this.closed) return;
+    const next = this.shard.nextDeadlineMs();
+    if (next === this.timerAtMs) return;
+    this.timer?.cancel();
+    this.timer = null;
+    this.timerAtMs = next;
+    if (next === null) return;
+    this.timer = this.scheduler.schedule(Math.max(0, next - this.clock.nowMs()), () => {
+      this.timer = null;
+      this.timerAtMs = null;
+      void this.submit((now) => this.shard.tick(now));
+    });
+  }
+
+  close(): void {
+    this.closed = true;
+    this.timer?.cancel();
+    this.timer = null;
+  }
+}
