@@ -72,6 +72,8 @@ export class RaftCore {
   private flushedOffset = 0;
   private nextCorrelationId = 1;
   private outstanding = new Map<number, Outstanding>();
+  /** After a request failed at the transport, the role's timer runs again at this time to resend. */
+  private retryAtMs = Infinity;
 
   // Election state (unattached, prospective, candidate, resigned).
   private electionDeadlineMs = Infinity;
@@ -169,7 +171,7 @@ export class RaftCore {
 
   /** The earliest time at which `tick` has something to do. */
   nextDeadlineMs(): number {
-    let t = Infinity;
+    let t = this.retryAtMs;
     for (const o of this.outstanding.values()) t = Math.min(t, o.sentMs + this.cfg.requestTimeoutMs);
     switch (this.roleValue) {
       case 'unattached':
@@ -196,6 +198,7 @@ export class RaftCore {
 
   tick(nowMs: number): void {
     this.setNow(nowMs);
+    if (this.nowMs >= this.retryAtMs) this.retryAtMs = Infinity;
     this.expireOutstanding();
     switch (this.roleValue) {
       case 'unattached': return this.tickUnattached();
@@ -232,6 +235,20 @@ export class RaftCore {
     this.appendLocal(entries);
     this.completeParkedFetches();
     return { ok: true, epoch: this.epochValue, baseOffset: base, lastOffset: base + values.length - 1 };
+  }
+
+  /**
+   * The transport could not deliver a request or lost its connection before the answer (the peer
+   * restarted, say). It is sent again after the retry backoff rather than a whole request timeout.
+   */
+  requestFailed(correlationId: number, nowMs: number): void {
+    this.setNow(nowMs);
+    const o = this.outstanding.get(correlationId);
+    if (o === undefined) return;
+    this.outstanding.delete(correlationId);
+    const retryMs = this.nowMs + this.cfg.retryBackoffMs;
+    if (o.type === 'FetchRequest' || o.type === 'FetchSnapshotRequest') this.nextFetchMs = retryMs;
+    this.retryAtMs = Math.min(this.retryAtMs, retryMs);
   }
 
   /** Graceful resignation (EndQuorumEpoch): hand leadership to the most caught-up voters. */

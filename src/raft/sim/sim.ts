@@ -75,6 +75,8 @@ interface SimNode {
   leaderHw: number;
   sawLive: boolean;
   incarnation: number;
+  /** When a crashed node comes back by itself (a supervisor restarting it); Infinity: stays down. */
+  restartAtMs: number;
 }
 
 const decoder = new TextDecoder();
@@ -113,6 +115,7 @@ export class Simulation {
   private readonly traceLength: number;
   private readonly trace: string[] = [];
 
+  private readonly timeouts: typeof defaultRaftTimeouts;
   private blocked = new Set<string>();
   private readonly requestIncarnation = new Map<string, number>();
   private dropRate = 0;
@@ -143,12 +146,15 @@ export class Simulation {
     const shape = this.rng.next();
     const voters = shape < 0.05 ? 1 : shape < 0.75 ? 3 : 5;
     const observers = this.rng.next() < 0.3 ? 1 : 0;
+    // Half the seeds run Kafka's default timeouts; the rest scale them down, for many more elections.
+    const profile = this.rng.next();
+    this.timeouts = profile < 0.5 ? defaultRaftTimeouts : scaledTimeouts(profile < 0.75 ? 0.2 : 0.05);
     for (let i = 1; i <= voters; i++) this.voterIds.push(i);
     for (let i = 1; i <= voters + observers; i++) {
       this.nodes.push({
         id: i, voter: i <= voters, prng: new Prng(this.rng.nextUint32()),
         quorumStore: new MemoryQuorumStateStore(), logStore: new MemoryLogStore(),
-        core: undefined, applied: [], appliedEnd: 0, mirror: { start: 0, keys: [] }, leaderEpochSeen: -1, leaderHw: 0, sawLive: false, incarnation: 0,
+        core: undefined, applied: [], appliedEnd: 0, mirror: { start: 0, keys: [] }, leaderEpochSeen: -1, leaderHw: 0, sawLive: false, incarnation: 0, restartAtMs: Infinity,
       });
     }
     for (const n of this.nodes) this.start(n);
@@ -203,7 +209,14 @@ export class Simulation {
     }
     const chaosAt = this.nextChaosMs;
     const netAt = flight?.at ?? Infinity;
-    if (chaosAt <= netAt && chaosAt <= nodeAt) {
+    let restart: SimNode | undefined;
+    for (const n of this.nodes) if (n.core === undefined && (restart === undefined || n.restartAtMs < restart.restartAtMs)) restart = n;
+    const restartAt = restart?.restartAtMs ?? Infinity;
+    if (restartAt <= chaosAt && restartAt <= netAt && restartAt <= nodeAt) {
+      this.now = Math.max(this.now, restartAt);
+      this.record(`restart n${restart!.id} (supervised)`);
+      this.start(restart!);
+    } else if (chaosAt <= netAt && chaosAt <= nodeAt) {
       this.now = Math.max(this.now, chaosAt);
       this.nextChaosMs = this.now + (this.healed ? 100 : 10 + this.rng.int(300));
       this.chaos();
@@ -222,8 +235,26 @@ export class Simulation {
   private deliver(flight: Flight): void {
     const env = flight.env;
     const n = this.nodes[env.to - 1]!;
-    if (n.core === undefined || this.blocked.has(`${env.from}>${env.to}`)) return;
-    if (flight.toIncarnation !== n.incarnation || flight.fromIncarnation !== this.nodes[env.from - 1]!.incarnation) return;
+    if (this.blocked.has(`${env.from}>${env.to}`)) return;
+    if (n.core === undefined) {
+      // Connection refused: the sender learns at once.
+      const s = this.nodes[env.from - 1]!;
+      if (env.message.type.endsWith('Request') && s.core !== undefined && flight.fromIncarnation === s.incarnation) {
+        s.core.requestFailed(env.correlationId, this.now);
+        this.afterInput(s);
+      }
+      return;
+    }
+    // What a process sent before it was killed is still delivered (its kernel flushes the socket),
+    // but nothing reaches an incarnation other than the one the connection was made to.
+    const sender = this.nodes[env.from - 1]!;
+    if (flight.toIncarnation !== n.incarnation) {
+      if (env.message.type.endsWith('Request') && sender.core !== undefined && flight.fromIncarnation === sender.incarnation) {
+        sender.core.requestFailed(env.correlationId, this.now);
+        this.afterInput(sender);
+      }
+      return;
+    }
     if (env.message.type.endsWith('Request')) this.requestIncarnation.set(`${env.from}:${env.to}:${env.correlationId}`, flight.fromIncarnation);
     this.record(() => `deliver ${env.from}->${env.to} #${env.correlationId} ${describeMessage(env)}`);
     n.core.step(env, this.now);
@@ -293,6 +324,8 @@ export class Simulation {
     n.logStore.crash(keep);
     n.core = undefined;
     n.incarnation++;
+    // Half the crashes come back quickly, as under a supervisor; the others wait for a restart event.
+    n.restartAtMs = this.rng.next() < 0.5 ? this.now + 1 + this.rng.int(500) : Infinity;
     this.stats.crashes++;
   }
 
@@ -304,6 +337,7 @@ export class Simulation {
   }
 
   private start(n: SimNode): void {
+    n.restartAtMs = Infinity;
     const loaded = n.logStore.load();
     n.applied = [];
     n.appliedEnd = 0;
@@ -311,7 +345,7 @@ export class Simulation {
     n.leaderEpochSeen = -1;
     n.mirror = { start: loaded.snapshot?.id.endOffset ?? 0, keys: loaded.entries.map(entryKey) };
     n.core = new RaftCore({
-      ...defaultRaftTimeouts,
+      ...this.timeouts,
       nodeId: n.id, voters: this.voterIds, fetchMaxEntries: 16, snapshotChunkBytes: 256,
       random: () => n.prng.next(),
     }, { quorumState: n.quorumStore.read(), snapshot: loaded.snapshot, entries: loaded.entries }, this.now);
@@ -401,6 +435,13 @@ export class Simulation {
     }
     if (ready.syncLog) n.logStore.sync();
     for (const env of ready.messages) this.send(env);
+    if (ready.quorumState !== undefined && !this.healed && this.rng.next() < 0.03) {
+      // Right after a vote or an epoch change is the moment that tests whether it was stored.
+      this.record(`crash n${n.id} after quorum-state write`);
+      this.crash(n);
+      if (this.rng.next() < 0.5) n.restartAtMs = this.now + 1;
+      return false;
+    }
     if (ready.restoreSnapshot !== undefined) this.restore(n, ready.restoreSnapshot);
     for (const e of ready.committed) this.apply(n, e);
     return true;
@@ -535,6 +576,19 @@ export class Simulation {
     this.trace.push(`#${this.step} t=${this.now} ${text}`);
     if (this.trace.length > this.traceLength * 2) this.trace.splice(0, this.trace.length - this.traceLength);
   }
+}
+
+function scaledTimeouts(factor: number): typeof defaultRaftTimeouts {
+  const scale = (ms: number) => Math.max(5, Math.round(ms * factor));
+  return {
+    ...defaultRaftTimeouts,
+    electionTimeoutMs: scale(defaultRaftTimeouts.electionTimeoutMs),
+    fetchTimeoutMs: scale(defaultRaftTimeouts.fetchTimeoutMs),
+    electionBackoffMaxMs: scale(defaultRaftTimeouts.electionBackoffMaxMs),
+    requestTimeoutMs: scale(defaultRaftTimeouts.requestTimeoutMs),
+    fetchMaxWaitMs: scale(defaultRaftTimeouts.fetchMaxWaitMs),
+    retryBackoffMs: Math.max(1, Math.round(defaultRaftTimeouts.retryBackoffMs * factor)),
+  } as typeof defaultRaftTimeouts;
 }
 
 export function describeMessage(env: Envelope): string {
