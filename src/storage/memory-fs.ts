@@ -37,6 +37,31 @@ function fsError(code: string, op: string, path: string): Error {
 export class MemoryFileSystem implements FileSystem {
   private files = new Map<string, MemFile>();
   private dirs = new Set<string>(['/']);
+  /** dir -> names in it, so listing a directory does not walk every file. */
+  private children = new Map<string, Set<string>>([['/', new Set()]]);
+  private used = 0;
+
+  private link(path: string): void {
+    const dir = nodePath.dirname(path);
+    let set = this.children.get(dir);
+    if (!set) { set = new Set(); this.children.set(dir, set); }
+    set.add(nodePath.basename(path));
+  }
+  private unlink(path: string): void { this.children.get(nodePath.dirname(path))?.delete(nodePath.basename(path)); }
+  private setFile(path: string, f: MemFile): void {
+    const old = this.files.get(path);
+    if (old) this.used -= old.length;
+    this.files.set(path, f);
+    this.used += f.length;
+    this.link(path);
+  }
+  private dropFile(path: string): void {
+    const f = this.files.get(path);
+    if (!f) return;
+    this.used -= f.length;
+    this.files.delete(path);
+    this.unlink(path);
+  }
   private faults: (Fault & { seen: number })[] = [];
   /** Total bytes the disk holds; writes beyond it fail with ENOSPC after a short write. */
   capacityBytes = Infinity;
@@ -64,11 +89,7 @@ export class MemoryFileSystem implements FileSystem {
     if (f) throw fsError(f.code, op, path);
   }
 
-  get usedBytes(): number {
-    let n = 0;
-    for (const f of this.files.values()) n += f.length;
-    return n;
-  }
+  get usedBytes(): number { return this.used; }
 
   private file(path: string): MemFile {
     const f = this.files.get(nodePath.resolve(path));
@@ -83,7 +104,7 @@ export class MemoryFileSystem implements FileSystem {
     if (!this.dirs.has(nodePath.dirname(path))) throw fsError('ENOENT', 'open', path);
     if (!this.files.has(path)) {
       if (!opts.create) throw fsError('ENOENT', 'open', path);
-      this.files.set(path, { data: Buffer.alloc(0), length: 0, synced: Buffer.alloc(0), mtimeMs: this.now() });
+      this.setFile(path, { data: Buffer.alloc(0), length: 0, synced: Buffer.alloc(0), mtimeMs: this.now() });
     }
     return new MemoryFileHandle(this, path);
   }
@@ -113,7 +134,9 @@ export class MemoryFileSystem implements FileSystem {
     if (n > 0) {
       this.ensure(f, position + n);
       data.copy(f.data, position, 0, n);
-      f.length = Math.max(f.length, position + n);
+      const grown = Math.max(f.length, position + n);
+      this.used += grown - f.length;
+      f.length = grown;
       f.mtimeMs = this.now();
     }
     if (error) throw error;
@@ -137,6 +160,7 @@ export class MemoryFileSystem implements FileSystem {
       this.ensure(f, length);
       f.data.fill(0, f.length, length);
     }
+    this.used += length - f.length;
     f.length = length;
   }
 
@@ -157,17 +181,15 @@ export class MemoryFileSystem implements FileSystem {
   list(dir: string): string[] {
     dir = nodePath.resolve(dir);
     if (!this.dirs.has(dir)) throw fsError('ENOENT', 'list', dir);
-    const out: string[] = [];
-    for (const p of [...this.files.keys(), ...this.dirs]) {
-      if (p !== dir && nodePath.dirname(p) === dir) out.push(nodePath.basename(p));
-    }
-    return out.sort();
+    return [...(this.children.get(dir) ?? [])].sort();
   }
 
   mkdirs(dir: string): void {
     dir = nodePath.resolve(dir);
     while (!this.dirs.has(dir)) {
       this.dirs.add(dir);
+      if (!this.children.has(dir)) this.children.set(dir, new Set());
+      this.link(dir);
       dir = nodePath.dirname(dir);
     }
   }
@@ -177,30 +199,36 @@ export class MemoryFileSystem implements FileSystem {
     this.fail('rename', from);
     const f = this.files.get(from);
     if (f) {
-      this.files.delete(from);
-      this.files.set(to, f);
+      this.dropFile(from);
+      this.setFile(to, f);
       return;
     }
     if (!this.dirs.has(from)) throw fsError('ENOENT', 'rename', from);
-    for (const p of [...this.dirs]) {
-      if (p === from || p.startsWith(from + nodePath.sep)) { this.dirs.delete(p); this.dirs.add(to + p.slice(from.length)); }
-    }
-    for (const [p, file] of [...this.files]) {
-      if (p.startsWith(from + nodePath.sep)) { this.files.delete(p); this.files.set(to + p.slice(from.length), file); }
-    }
+    const names = [...(this.children.get(from) ?? [])];
+    this.mkdirs(to);
+    for (const n of names) this.rename(nodePath.join(from, n), nodePath.join(to, n));
+    this.dirs.delete(from);
+    this.children.delete(from);
+    this.unlink(from);
   }
 
   remove(path: string): void {
     path = nodePath.resolve(path);
     this.fail('remove', path);
-    this.files.delete(path);
+    this.dropFile(path);
   }
 
   removeDir(dir: string): void {
     dir = nodePath.resolve(dir);
     this.fail('remove', dir);
-    for (const p of [...this.files.keys()]) if (p.startsWith(dir + nodePath.sep)) this.files.delete(p);
-    for (const p of [...this.dirs]) if (p === dir || p.startsWith(dir + nodePath.sep)) this.dirs.delete(p);
+    if (!this.dirs.has(dir)) return;
+    for (const n of [...(this.children.get(dir) ?? [])]) {
+      const p = nodePath.join(dir, n);
+      if (this.dirs.has(p)) this.removeDir(p); else this.dropFile(p);
+    }
+    this.dirs.delete(dir);
+    this.children.delete(dir);
+    this.unlink(dir);
   }
 
   readFile(path: string): Buffer {
@@ -213,7 +241,7 @@ export class MemoryFileSystem implements FileSystem {
     path = nodePath.resolve(path);
     this.fail('writeFileAtomic', path);
     if (!this.dirs.has(nodePath.dirname(path))) throw fsError('ENOENT', 'writeFileAtomic', path);
-    this.files.set(path, { data: Buffer.from(data), length: data.length, synced: Buffer.from(data), mtimeMs: this.now() });
+    this.setFile(path, { data: Buffer.from(data), length: data.length, synced: Buffer.from(data), mtimeMs: this.now() });
   }
 
   syncDir(dir: string): void {
@@ -236,6 +264,7 @@ export class MemoryFileSystem implements FileSystem {
       }
       const bytes = keep > f.synced.length ? Buffer.from(f.data.subarray(0, keep)) : Buffer.from(f.synced);
       f.data = bytes;
+      this.used += bytes.length - f.length;
       f.length = bytes.length;
       f.synced = Buffer.from(bytes);
     }

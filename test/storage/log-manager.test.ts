@@ -1,0 +1,68 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ManualClock } from '../../src/util/index.js';
+import { LogManager, MemoryFileSystem, StorageError, logConfig } from '../../src/storage/index.js';
+import { batch, dump } from './helpers.js';
+
+function manager(fs: MemoryFileSystem, clock: ManualClock, extra: Partial<ConstructorParameters<typeof LogManager>[0]> = {}) {
+  return new LogManager({ dir: '/data', fs, clock, configFor: (t) => logConfig(t === 'short' ? { retentionMs: 1000, segmentBytes: 200 } : { segmentIndexBytes: 4096 }), ...extra });
+}
+
+test('a log directory keeps its partitions, checkpoints and clean-shutdown marker across restarts', async () => {
+  const fs = new MemoryFileSystem();
+  const clock = new ManualClock(10_000);
+  let m = manager(fs, clock);
+  m.ensureMetaProperties(1, 'cluster-a');
+  const log = m.getOrCreateLog('orders', 0, 'AAECAwQFBgcICQoLDA0ODw');
+  for (let i = 0; i < 5; i++) await log.appendAsLeader(batch(2), 0);
+  log.updateHighWatermark(10);
+  m.close();
+  for (const f of ['meta.properties', 'recovery-point-offset-checkpoint', 'log-start-offset-checkpoint', 'replication-offset-checkpoint', '.kafka_cleanshutdown']) {
+    assert.ok(fs.list('/data').includes(f), f);
+  }
+  assert.match(fs.readFile('/data/orders-0/partition.metadata').toString(), /topic_id: AAECAwQFBgcICQoLDA0ODw/);
+  assert.equal(fs.readFile('/data/recovery-point-offset-checkpoint').toString(), '0\n1\norders 0 10\n');
+  m = manager(fs, clock);
+  assert.equal(m.hadCleanShutdown, true);
+  assert.ok(!fs.list('/data').includes('.kafka_cleanshutdown'), 'a crash from now on is unclean');
+  assert.deepEqual(m.partitionDirs(), [{ topic: 'orders', partition: 0 }]);
+  const again = m.getOrCreateLog('orders', 0, 'AAECAwQFBgcICQoLDA0ODw');
+  assert.equal(again.recovery.segmentsScanned, 0);
+  assert.equal(again.highWatermark, 10);
+  assert.equal(dump(again).length, 10);
+  assert.throws(() => m.ensureMetaProperties(1, 'cluster-b'), (e: unknown) => e instanceof StorageError && /belongs to cluster cluster-a/.test(e.message));
+  assert.throws(() => m.ensureMetaProperties(2, 'cluster-a'), /belongs to node 1/);
+  m.deleteLog('orders', 0);
+  assert.deepEqual(m.partitionDirs(), []);
+});
+
+test('retention runs from tick on its interval; an I/O error takes the whole directory offline', async () => {
+  const fs = new MemoryFileSystem();
+  const clock = new ManualClock(10_000);
+  fs.now = () => clock.nowMs();
+  const m = manager(fs, clock, { retentionCheckIntervalMs: 1000 });
+  const short = m.getOrCreateLog('short', 0, null);
+  const other = m.getOrCreateLog('other', 0, null);
+  for (let i = 0; i < 10; i++) await short.appendAsLeader(batch(2, { timestamp: 10_000 }), 0);
+  clock.advance(5000);
+  await m.tick(clock.nowMs());
+  assert.equal(short.logStartOffset, 20, 'expired segments deleted');
+  fs.inject({ op: 'write', code: 'EIO', path: /short-0/ });
+  await assert.rejects(short.appendAsLeader(batch(1), 0), /KAFKA_STORAGE_ERROR|I\/O error/);
+  assert.ok(m.offline);
+  await assert.rejects(other.appendAsLeader(batch(1), 0), (e: unknown) => e instanceof StorageError && e.kind === 'KAFKA_STORAGE_ERROR');
+  assert.throws(() => m.getOrCreateLog('third', 0, null), (e: unknown) => e instanceof StorageError && e.kind === 'KAFKA_STORAGE_ERROR');
+});
+
+test('10,000 partitions open without holding 10,000 file descriptors', async () => {
+  const fs = new MemoryFileSystem();
+  const clock = new ManualClock(0);
+  const m = manager(fs, clock, { openFilesMax: 256 });
+  for (let p = 0; p < 10_000; p++) await m.getOrCreateLog('wide', p, null).appendAsLeader(batch(1), 0);
+  assert.ok(m.files.openCount <= 256, `${m.files.openCount} open`);
+  m.close();
+  const again = manager(fs, clock, { openFilesMax: 256 });
+  for (let p = 0; p < 10_000; p += 1) again.getOrCreateLog('wide', p, null);
+  assert.ok(again.files.openCount <= 256);
+  assert.equal(dump(again.get('wide', 9_999)!).length, 1);
+});
