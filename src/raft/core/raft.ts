@@ -633,9 +633,8 @@ export class RaftCore {
   }
 
   private respondVote(env: Envelope, req: VoteRequest, voteGranted: boolean): void {
-    const leaderId = this.roleValue === 'prospective' ? undefined : this.leaderIdValue;
     this.respond(env, {
-      type: 'VoteResponse', errorCode: RaftErrorCode.NONE, leaderEpoch: this.epochValue, leaderId, voteGranted,
+      type: 'VoteResponse', errorCode: RaftErrorCode.NONE, leaderEpoch: this.epochValue, leaderId: this.advertisedLeaderId(), voteGranted,
       preVote: req.preVote, candidateEpoch: req.candidateEpoch,
     });
   }
@@ -673,7 +672,7 @@ export class RaftCore {
     }
     this.respond(env, {
       type: 'BeginQuorumEpochResponse', errorCode: this.epochError(req.leaderEpoch),
-      leaderEpoch: this.epochValue, leaderId: this.leaderIdValue,
+      leaderEpoch: this.epochValue, leaderId: this.advertisedLeaderId(),
     });
   }
 
@@ -690,8 +689,17 @@ export class RaftCore {
     }
     this.respond(env, {
       type: 'EndQuorumEpochResponse', errorCode: this.epochError(req.leaderEpoch),
-      leaderEpoch: this.epochValue, leaderId: this.leaderIdValue,
+      leaderEpoch: this.epochValue, leaderId: this.advertisedLeaderId(),
     });
+  }
+
+  /**
+   * The leader we tell others about. A prospective's remembered leader is only a guess, and a
+   * leader that resigned must not pull the nodes standing for its succession back to it.
+   */
+  private advertisedLeaderId(): NodeId | undefined {
+    if (this.roleValue === 'prospective' || this.roleValue === 'resigned' || this.leaderResigned) return undefined;
+    return this.leaderIdValue;
   }
 
   private epochError(requestEpoch: number): RaftErrorCodeValue {
@@ -717,8 +725,10 @@ export class RaftCore {
     if (validation !== undefined) return this.respond(env, this.fetchResponse(RaftErrorCode.NONE, [], validation));
     const replica = this.replicas.get(req.replicaId);
     if (replica !== undefined) replica.endOffset = req.fetchOffset;
+    const hwBefore = this.hw;
     this.maybeAdvanceHighWatermark();
-    if (req.fetchOffset >= this.log.endOffset && req.maxWaitMs > 0) {
+    // Park a fetch with nothing new, unless it just moved the high watermark the fetcher must learn.
+    if (req.fetchOffset >= this.log.endOffset && req.maxWaitMs > 0 && this.hw === hwBefore) {
       this.parked.set(req.replicaId, { env, deadlineMs: this.nowMs + req.maxWaitMs });
       return;
     }
@@ -754,7 +764,7 @@ export class RaftCore {
 
   private fetchResponse(errorCode: RaftErrorCodeValue, entries: readonly Entry[], extra: Partial<FetchResponse> = {}): FetchResponse {
     return {
-      type: 'FetchResponse', errorCode, leaderEpoch: this.epochValue, leaderId: this.leaderIdValue,
+      type: 'FetchResponse', errorCode, leaderEpoch: this.epochValue, leaderId: this.advertisedLeaderId(),
       highWatermark: this.hw, logStartOffset: this.log.startOffset, entries, ...extra,
     };
   }
@@ -789,7 +799,7 @@ export class RaftCore {
   private handleFetchSnapshotRequest(env: Envelope, req: FetchSnapshotRequest): void {
     const error = this.leaderOnlyError(req.replicaEpoch);
     const snapshot = this.log.snapshot;
-    const base = { type: 'FetchSnapshotResponse' as const, leaderEpoch: this.epochValue, leaderId: this.leaderIdValue };
+    const base = { type: 'FetchSnapshotResponse' as const, leaderEpoch: this.epochValue, leaderId: this.advertisedLeaderId() };
     if (error !== RaftErrorCode.NONE) {
       return this.respond(env, { ...base, errorCode: error, snapshotId: req.snapshotId, size: 0, position: 0, bytes: new Uint8Array(0) });
     }
