@@ -12,5 +12,6 @@ export {
 } from './core/types.js';
 export type { QuorumStateStore, LogStore, LoadedLog } from './store/ports.js';
 export { MemoryQuorumStateStore, MemoryLogStore } from './store/memory.js';
+export { FileQuorumStateStore, FileLogStore } from './store/file.js';
 export type { ReplicatedStateMachine } from './state-machine.js';
 export { Simulation, runSeed, type SimOptions, type SimResult, type SimStats } from './sim/sim.js';
