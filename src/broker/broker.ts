@@ -46,6 +46,8 @@ import { describeGroupsHandler } from './handlers/15-describe-groups.js';
 import { listGroupsHandler } from './handlers/16-list-groups.js';
 import { deleteGroupsHandler } from './handlers/42-delete-groups.js';
 import { offsetDeleteHandler } from './handlers/47-offset-delete.js';
+import { consumerGroupHeartbeatHandler } from './handlers/68-consumer-group-heartbeat.js';
+import { consumerGroupDescribeHandler } from './handlers/69-consumer-group-describe.js';
 
 export interface MetadataSource {
   view(): MetadataView;
@@ -94,7 +96,7 @@ export class Broker {
     this.groups = this.createGroupCoordinator();
     deps.metadata.onChange(() => { this.syncing = this.syncing.then(() => this.groups.syncPartitions()); });
     for (const h of [offsetCommitHandler, offsetFetchHandler, findCoordinatorHandler, joinGroupHandler, heartbeatHandler, leaveGroupHandler,
-      syncGroupHandler, describeGroupsHandler, listGroupsHandler, deleteGroupsHandler, offsetDeleteHandler]) {
+      syncGroupHandler, describeGroupsHandler, listGroupsHandler, deleteGroupsHandler, offsetDeleteHandler, consumerGroupHeartbeatHandler, consumerGroupDescribeHandler]) {
       this.router.register(h);
     }
   }

@@ -9,3 +9,5 @@ export { Timers } from './runtime/timers.js';
 export { GroupCoordinatorService, OFFSETS_TOPIC, partitionForGroup, javaStringHashCode, type GroupServiceDeps } from './group/service.js';
 export { ShardRuntime, type CoordinatorLog, type RuntimeLogger } from './runtime/runtime.js';
 export { replicaManagerLog } from './runtime/partition-log.js';
+export { type TopicsSnapshot, type HeartbeatParams } from './group/consumer.js';
+export { consumerGroupState, type ConsumerGroup, type ConsumerMember } from './group/consumer-model.js';

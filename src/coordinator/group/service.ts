@@ -2,7 +2,8 @@
 // for the `__consumer_offsets` partitions led here, and one promise-returning method per request
 // kind for the handlers. Errors that are about the coordinator rather than the group
 // (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS) are answered here.
-import { ErrorCode, type JoinGroupResponse, type SyncGroupResponse } from '../../protocol/index.js';
+import { ErrorCode, type ConsumerGroupHeartbeatResponse, type JoinGroupResponse, type SyncGroupResponse } from '../../protocol/index.js';
+import type { HeartbeatParams, TopicsSnapshot } from './consumer.js';
 import type { Clock } from '../../util/index.js';
 import type { Scheduler } from '../../replication/index.js';
 import { ShardRuntime, type CoordinatorLog, type RuntimeLogger } from '../runtime/runtime.js';
@@ -148,6 +149,17 @@ export class GroupCoordinatorService {
       groups.push(...rt.shard.listGroups(statesFilter, typesFilter));
     }
     return { errorCode, groups };
+  }
+
+  consumerHeartbeat(p: HeartbeatParams, client: ClientInfo, topics: TopicsSnapshot): Promise<ConsumerGroupHeartbeatResponse> {
+    const failed = (errorCode: number): ConsumerGroupHeartbeatResponse => ({ throttleTimeMs: 0, errorCode, errorMessage: null, memberId: null, memberEpoch: -1, heartbeatIntervalMs: 0, assignment: null });
+    return this.op(p.groupId, failed, (s, now, done) => s.consumerHeartbeat(now, p, client, topics, done));
+  }
+
+  consumerDescribe(groupId: string, topics: TopicsSnapshot): ReturnType<GroupCoordinatorShard['describeConsumerGroup']> {
+    const r = this.route(groupId);
+    if ('errorCode' in r) return { errorCode: r.errorCode, errorMessage: null, groupId, groupState: '', groupEpoch: -1, assignmentEpoch: -1, assignorName: '', members: [] };
+    return r.runtime.shard.describeConsumerGroup(groupId, topics);
   }
 
   /** The shard of a group, once loaded (for the KIP-848 handlers and tests). */

@@ -89,7 +89,7 @@ export class ClassicGroupShard {
   /** True while the partition is being replayed (records are history, not live writes). */
   loading = true;
 
-  constructor(readonly config: GroupCoordinatorConfig, private readonly newUuid: () => string) {}
+  constructor(readonly config: GroupCoordinatorConfig, protected readonly uuid: () => string) {}
 
   // ---- driving -------------------------------------------------------------------------------
 
@@ -246,7 +246,7 @@ export class ClassicGroupShard {
   }
 
   private joinNewMember(g: ClassicGroup, p: JoinParams, client: ClientInfo, respond: (r: JoinGroupResponse) => void): void {
-    const memberId = `${client.clientId}-${this.newUuid()}`;
+    const memberId = `${client.clientId}-${this.uuid()}`;
     if (p.groupInstanceId !== null) {
       const oldId = g.staticMembers.get(p.groupInstanceId);
       if (oldId !== undefined && g.members.has(oldId)) return this.rejoinStaticMember(g, oldId, memberId, p, client, respond);
