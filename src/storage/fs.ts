@@ -35,6 +35,12 @@ export interface FileSystem {
   /** Durable replace: write a temporary file, fsync it, rename over `path`, fsync the directory. */
   writeFileAtomic(path: string, data: Buffer): void;
   syncDir(dir: string): void;
+  /**
+   * fsync a file by path off the event loop. A rolled segment is flushed this way so a 1 GiB
+   * fsync never blocks appends and fetches (Kafka flushes a rolled segment on a scheduler thread).
+   * It opens its own descriptor, so the file cache may close the file meanwhile.
+   */
+  syncFileAsync(path: string): Promise<void>;
   /** Last modification time in ms (used by retention when a segment has no timestamps). */
   mtimeMs(path: string): number;
   /** A file's length without opening it. */
@@ -98,6 +104,10 @@ export class NodeFileSystem implements FileSystem {
   syncDir(dir: string): void {
     const fd = nodeFs.openSync(dir, 'r');
     try { nodeFs.fsyncSync(fd); } finally { nodeFs.closeSync(fd); }
+  }
+  async syncFileAsync(path: string): Promise<void> {
+    const h = await nodeFs.promises.open(path, 'r');
+    try { await h.sync(); } finally { await h.close(); }
   }
   mtimeMs(path: string): number { return nodeFs.statSync(path).mtimeMs; }
   fileSize(path: string): number { return nodeFs.statSync(path).size; }

@@ -63,6 +63,8 @@ export class MemoryFileSystem implements FileSystem {
     this.unlink(path);
   }
   private faults: (Fault & { seen: number })[] = [];
+  /** Counts power cuts: work of an earlier process (an async fsync) does not survive one. */
+  private generation = 0;
   /** Total bytes the disk holds; writes beyond it fail with ENOSPC after a short write. */
   capacityBytes = Infinity;
   now: () => number = () => 0;
@@ -248,6 +250,15 @@ export class MemoryFileSystem implements FileSystem {
     if (!this.dirs.has(nodePath.resolve(dir))) throw fsError('ENOENT', 'syncDir', dir);
   }
 
+  /** Completes on a later turn of the event loop, so a power cut can come first. */
+  async syncFileAsync(path: string): Promise<void> {
+    const generation = this.generation;
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    // A sync started before a power cut belongs to the process that died.
+    if (generation !== this.generation) throw fsError('EIO', 'fsync', path);
+    this._sync(path);
+  }
+
   mtimeMs(path: string): number { return this.file(path).mtimeMs; }
   fileSize(path: string): number { return this.file(path).length; }
 
@@ -256,6 +267,7 @@ export class MemoryFileSystem implements FileSystem {
    * written since (a torn tail). Open handles of the old process must not be used afterwards.
    */
   crash(prng?: Prng): void {
+    this.generation++;
     for (const f of this.files.values()) {
       let keep = f.synced.length;
       const unsynced = f.length - f.synced.length;

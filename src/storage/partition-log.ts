@@ -65,6 +65,8 @@ export class PartitionLog {
   lastFlushMs: number;
   recovery: RecoveryReport = { segmentsScanned: 0, batchesScanned: 0, bytesTruncated: 0, segmentsDropped: 0 };
   private unflushedMessages = 0;
+  private rolledFlushes: Promise<void> = Promise.resolve();
+  private closed = false;
   private pendingDeletes: { paths: string[]; dueMs: number }[] = [];
   onOffline: (e: Error) => void = () => {};
 
@@ -352,14 +354,37 @@ export class PartitionLog {
       const base = this.logEndOffset;
       if (old.size === 0) return old;
       this.fs.writeFileAtomic(this.snapshotPath(base), this.producerState.encodeSnapshot());
-      old.flush();
+      old.flushIndexes();
       const seg = LogSegment.create(this.dir, base, this.files, this.config, this.clock.nowMs());
       this.segments.push(seg);
       this.fs.syncDir(this.dir);
-      this.recoveryPoint = Math.max(this.recoveryPoint, base);
+      this.flushRolledSegment(old, base);
       return seg;
     });
   }
+
+  /**
+   * fsyncs a rolled segment off the event loop, then moves the recovery point to its end. The
+   * flushes are chained so the recovery point only passes segments that are all on disk.
+   */
+  private flushRolledSegment(seg: LogSegment, end: number): void {
+    const paths = seg.existingPaths();
+    this.rolledFlushes = this.rolledFlushes
+      .then(() => Promise.all(paths.map((p) => this.fs.syncFileAsync(p))))
+      .then(
+        () => { if (!this.closed) this.recoveryPoint = Math.max(this.recoveryPoint, end); },
+        (e: unknown) => {
+          // Deleted or compacted away meanwhile, or the log closed (close flushes everything).
+          if (this.closed || ioErrorCode(e) === 'ENOENT') return;
+          if (!ioErrorCode(e)) throw e;
+          this.offlineCause ??= e as Error;
+          this.onOffline(e as Error);
+        },
+      );
+  }
+
+  /** Resolves once every rolled segment's background fsync has finished. */
+  rolledSegmentsFlushed(): Promise<void> { return this.rolledFlushes; }
 
   /** fsyncs everything up to the log end offset and moves the recovery point there. */
   flush(): void {
@@ -589,6 +614,7 @@ export class PartitionLog {
 
   /** Clean close: everything fsynced, indexes trimmed, a producer snapshot at the log end. */
   close(): void {
+    this.closed = true;
     if (this.offlineCause) { for (const s of this.segments) s.closeFiles(); return; }
     this.guard(() => {
       this.flush();

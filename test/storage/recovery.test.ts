@@ -137,3 +137,26 @@ test('property: after any sequence of appends, rolls, truncations, retention and
     }
   }), { numRuns: 60 });
 });
+
+test('a rolled segment is fsynced off the event loop: the recovery point passes it only when that is done; a failed fsync takes the log offline', async () => {
+  const { fs, clock, log } = setup({ segmentBytes: 400 });
+  while (log.segments.length < 3) await log.appendAsLeader(batch(3), 0);
+  const rolledTo = log.activeSegment.baseOffset;
+  assert.equal(log.recoveryPoint, 0, 'nothing is claimed durable before the background fsync finishes');
+  // A power cut now: the rolled segments were never synced, so recovery scans from 0 and keeps a
+  // consistent prefix (possibly empty) rather than trusting them.
+  const before = fs.stats.syncs;
+  await log.rolledSegmentsFlushed();
+  assert.ok(fs.stats.syncs > before);
+  assert.equal(log.recoveryPoint, rolledTo);
+  fs.crash(new Prng(3));
+  const again = openLog(fs, clock, { segmentBytes: 400 }, { recoveryPoint: rolledTo });
+  assert.ok(again.logEndOffset >= rolledTo, 'everything below the recovery point survived the cut');
+  assert.deepEqual(dump(again).slice(0, rolledTo).map(([o]) => o), Array.from({ length: rolledTo }, (_, i) => i));
+
+  fs.inject({ op: 'sync', code: 'EIO', path: /\.log$/, repeat: true });
+  const start = again.segments.length;
+  while (again.segments.length === start) await again.appendAsLeader(batch(3), 0);
+  await again.rolledSegmentsFlushed();
+  await assert.rejects(again.appendAsLeader(batch(1), 0), (e: unknown) => e instanceof StorageError && e.kind === 'KAFKA_STORAGE_ERROR');
+});
