@@ -6,6 +6,8 @@ import { Router } from './router.js';
 import { apiVersionsHandler } from './handlers/18-api-versions.js';
 import { Broker, type BrokerDeps } from './broker.js';
 import { MemoryMetadata, memoryBackend } from './memory-backend.js';
+import { diskBackend } from './disk-backend.js';
+import { LogMetadata } from './metadata-log.js';
 import { parseBrokerConfig, type BrokerConfig } from '../config/index.js';
 
 export interface ServerOptions {
@@ -20,6 +22,11 @@ export interface ServerOptions {
    * durable); the metadata log and the storage engine replace it behind the same ports.
    */
   backend?: Omit<BrokerDeps, 'nodeId' | 'clock'>;
+  /**
+   * A log directory: partition logs and the `__cluster_metadata` log live there and survive
+   * restarts (`logline server` always passes one; without it the backend is in memory).
+   */
+  dataDir?: string;
   /** Only ApiVersions, no backend at all (protocol-level tests). */
   bare?: boolean;
   /** A parsed broker configuration (server.properties + overrides); it sets node id, listeners and limits. */
@@ -92,7 +99,10 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerHa
   let services: object;
   let broker: Broker | null = null;
   const brokerConfig = options.config ?? parseBrokerConfig({ 'node.id': String(nodeId) });
-  const backend = options.backend ?? (options.bare ? undefined : memoryBackend(new MemoryMetadata(), {
+  const disk = !options.backend && !options.bare && options.dataDir !== undefined
+    ? await diskBackend({ dataDir: options.dataDir, nodeId, brokerConfig, clock, logger })
+    : undefined;
+  const backend = options.backend ?? disk ?? (options.bare ? undefined : memoryBackend(new MemoryMetadata(), {
     brokerConfig,
     topicDefaults: {
       numPartitions: brokerConfig.get('num.partitions') as number,
@@ -101,10 +111,15 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerHa
     },
     fetchSessionCacheSlots: brokerConfig.get('max.incremental.fetch.session.cache.slots') as number,
   }));
-  if (!options.backend && backend) logger.warn('storage: in memory, not durable (the on-disk engine is not wired in yet)');
+  if (!options.backend && !disk && backend) logger.warn('storage: in memory, not durable (no data directory given)');
   if (backend) {
     broker = new Broker({ ...backend, nodeId, clock });
-    await broker.syncPartitions();
+    try {
+      await broker.syncPartitions();
+    } catch (e) {
+      disk?.close();
+      throw e;
+    }
     router = broker.router;
     services = broker.services();
   } else {
@@ -113,8 +128,13 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerHa
     services = { nodeId };
   }
   const network = new NetworkServer(router, services, { ...DEFAULT_NETWORK_LIMITS, ...options.limits }, clock, logger);
-  await network.listen((options.listeners ?? ['PLAINTEXT://localhost:9092']).map(parseListener));
-  if (backend && backend.metadata instanceof MemoryMetadata && backend.metadata.endpoint.port === 0) {
+  try {
+    await network.listen((options.listeners ?? ['PLAINTEXT://localhost:9092']).map(parseListener));
+  } catch (e) {
+    disk?.close();
+    throw e;
+  }
+  if (backend && (backend.metadata instanceof MemoryMetadata || backend.metadata instanceof LogMetadata) && backend.metadata.endpoint.port === 0) {
     const first = network.bound[0]!;
     const advertised = options.config?.originals.has('advertised.listeners') ? options.config.advertisedListeners[0] : undefined;
     const adv = advertised ? parseListener(advertised) : undefined;
@@ -128,6 +148,11 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerHa
     router,
     broker,
     stats: network.stats,
-    close: () => network.close(),
+    // Stop accepting and answer what is in flight, then flush the logs and mark a clean shutdown.
+    close: async () => {
+      await network.close();
+      await broker?.settled();
+      disk?.close();
+    },
   };
 }

@@ -12,11 +12,11 @@ const FLAGS: Record<string, FlagSpec> = {
   'node-id': { type: 'string', help: 'node.id (default 1)' },
   listeners: { type: 'string', help: 'listeners, e.g. PLAINTEXT://localhost:9092 (the default)' },
   'advertised-listeners': { type: 'string', help: 'advertised.listeners' },
-  'data-dir': { type: 'string', help: 'log.dirs (default ./logline-data; unused until the storage engine is wired in)' },
+  'data-dir': { type: 'string', help: 'log.dirs: where partitions and the metadata log live (default ./logline-data)' },
   help: { type: 'boolean', help: 'show this help' },
 };
 
-const DEFAULTS: Record<string, string> = { 'node.id': '1', listeners: 'PLAINTEXT://localhost:9092' };
+const DEFAULTS: Record<string, string> = { 'node.id': '1', listeners: 'PLAINTEXT://localhost:9092', 'log.dirs': './logline-data' };
 
 function overrides(flags: Record<string, unknown>): Map<string, string> {
   const out = new Map<string, string>();
@@ -48,9 +48,13 @@ export async function serverCommand(argv: string[]): Promise<number> {
     }
     throw err;
   }
+  if (config.logDirs.length !== 1) {
+    console.error(`invalid configuration:\n  log.dirs: one directory is supported, got ${config.logDirs.length}`);
+    return 2;
+  }
   let server;
   try {
-    server = await startServer({ config, logger: consoleLogger });
+    server = await startServer({ config, dataDir: config.logDirs[0], logger: consoleLogger });
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
     console.error(e.code === 'EADDRINUSE' ? `cannot listen: ${e.message} (is another broker running?)` : `cannot start: ${e.message}`);

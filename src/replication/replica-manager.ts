@@ -40,7 +40,9 @@ function largestBatchBytes(records: Buffer): number {
 
 /** Maps a storage/records error (code = a Kafka error name) to its code. */
 export function errorCodeOf(err: unknown): { code: number; message: string } {
-  const name = (err as { code?: unknown })?.code;
+  // RecordsError carries the Kafka error name as `code`, StorageError as `kind`.
+  const e = err as { code?: unknown; kind?: unknown } | null;
+  const name = typeof e?.kind === 'string' ? e.kind : e?.code;
   const message = err instanceof Error ? err.message : String(err);
   if (typeof name === 'string' && name in ErrorCode) return { code: ErrorCode[name as keyof typeof ErrorCode], message };
   return { code: ErrorCode.UNKNOWN_SERVER_ERROR, message };

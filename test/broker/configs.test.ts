@@ -1,6 +1,7 @@
 // Topic and broker configs through the wire: CreateTopics configs, DescribeConfigs sources,
 // IncrementalAlterConfigs / AlterConfigs, validation errors, and a config the data path obeys.
 import { test } from 'node:test';
+import { tempDataDir } from './process-helpers.js';
 import assert from 'node:assert/strict';
 import { startServer } from '../../src/broker/index.js';
 import { ClusterClient } from '../../src/client/index.js';
@@ -8,7 +9,7 @@ import { ApiKey, ErrorCode } from '../../src/protocol/index.js';
 import { buildRecordBatch } from '../../src/records/index.js';
 
 async function withBroker(fn: (client: ClusterClient, bootstrap: string) => Promise<void>): Promise<void> {
-  const server = await startServer({ listeners: ['PLAINTEXT://127.0.0.1:0'] });
+  const server = await startServer({ listeners: ['PLAINTEXT://127.0.0.1:0'], dataDir: tempDataDir() });
   const bootstrap = `127.0.0.1:${server.listeners[0]!.port}`;
   const client = new ClusterClient({ bootstrap });
   try { await fn(client, bootstrap); } finally { client.close(); await server.close(); }

@@ -10,6 +10,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { Kafka, logLevel } from 'kafkajs';
 import { startServer, type ServerHandle } from '../../src/broker/index.js';
 import { parseBrokerConfig } from '../../src/config/index.js';
+import { tempDataDir } from './process-helpers.js';
 
 const PYTHON = '/usr/bin/python3';
 const SCRIPT = 'test/broker/python/groups_member.py';
@@ -67,7 +68,7 @@ const covers = (members: Member[], partitions: number) => {
 
 async function withBroker(fn: (server: ServerHandle, kafka: Kafka, bootstrap: string) => Promise<void>): Promise<void> {
   const config = parseBrokerConfig({ 'node.id': '1', 'group.initial.rebalance.delay.ms': '0' });
-  const server = await startServer({ listeners: ['PLAINTEXT://127.0.0.1:0'], config });
+  const server = await startServer({ listeners: ['PLAINTEXT://127.0.0.1:0'], config, dataDir: tempDataDir() });
   const bootstrap = `127.0.0.1:${server.listeners[0]!.port}`;
   const kafka = new Kafka({ clientId: 'groups-py-test', brokers: [bootstrap], logLevel: logLevel.NOTHING });
   try {

@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { runProcess } from './process-helpers.js';
+import { runProcess, tempDataDir } from './process-helpers.js';
 import { startServer, type ServerHandle } from '../../src/broker/index.js';
 import { ClusterClient, partitionForKey } from '../../src/client/index.js';
 import { ApiKey, ZERO_UUID } from '../../src/protocol/index.js';
@@ -13,7 +13,7 @@ const hasKcat = spawnSync('kcat', ['-V']).status === 0;
 if (!hasKcat && process.env.CI) throw new Error('kcat is missing in CI (apt-get install -y kcat)');
 
 async function broker(): Promise<{ server: ServerHandle; bootstrap: string; client: ClusterClient }> {
-  const server = await startServer({ listeners: ['PLAINTEXT://127.0.0.1:0'] });
+  const server = await startServer({ listeners: ['PLAINTEXT://127.0.0.1:0'], dataDir: tempDataDir() });
   const bootstrap = `127.0.0.1:${server.listeners[0]!.port}`;
   return { server, bootstrap, client: new ClusterClient({ bootstrap }) };
 }

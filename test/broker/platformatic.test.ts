@@ -1,6 +1,7 @@
 // @platformatic/kafka speaks only flexible versions (Metadata 9+, Produce 9+, CreateTopics 5+);
 // read back through Fetch v17 (topic ids) with our own client.
 import { test } from 'node:test';
+import { tempDataDir } from './process-helpers.js';
 import assert from 'node:assert/strict';
 import { startServer } from '../../src/broker/index.js';
 import { ClusterClient } from '../../src/client/index.js';
@@ -8,7 +9,7 @@ import { iterateBatches, readRecords } from '../../src/records/index.js';
 
 test('@platformatic/kafka creates a topic and produces; Fetch by topic id returns every record', async () => {
   const { Producer, Admin, stringSerializers } = await import('@platformatic/kafka');
-  const server = await startServer({ listeners: ['PLAINTEXT://127.0.0.1:0'] });
+  const server = await startServer({ listeners: ['PLAINTEXT://127.0.0.1:0'], dataDir: tempDataDir() });
   const bootstrap = `127.0.0.1:${server.listeners[0]!.port}`;
   const client = new ClusterClient({ bootstrap });
   try {

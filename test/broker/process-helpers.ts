@@ -1,5 +1,8 @@
 // Runs a client program to completion (killed after `timeoutMs`), collecting its output.
 import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
 
 export function runProcess(cmd: string, args: string[], input: string | null = null, timeoutMs = 30_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
@@ -12,4 +15,11 @@ export function runProcess(cmd: string, args: string[], input: string | null = n
     child.on('exit', (code) => { clearTimeout(timer); resolve({ code, stdout, stderr }); });
     if (input !== null) child.stdin!.end(input);
   });
+}
+
+/** A fresh data directory for a broker under test, removed when the test process exits. */
+export function tempDataDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'logline-test-'));
+  process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+  return dir;
 }

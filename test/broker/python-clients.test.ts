@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { runProcess } from './process-helpers.js';
+import { runProcess, tempDataDir } from './process-helpers.js';
 import { startServer } from '../../src/broker/index.js';
 
 const PYTHON = '/usr/bin/python3'; // Debian's packages are seen by the system python, not a pyenv one.
@@ -45,7 +45,7 @@ for (const [name, module, pkg, script] of [
   ['confluent-kafka-python', 'confluent_kafka', 'python3-confluent-kafka', 'test/broker/python/confluent_roundtrip.py'],
 ] as const) {
   test(`${name}: admin create, produce with each codec it supports, consume back`, { skip: skipReason(module, pkg) }, async () => {
-    const server = await startServer({ listeners: ['PLAINTEXT://127.0.0.1:0'] });
+    const server = await startServer({ listeners: ['PLAINTEXT://127.0.0.1:0'], dataDir: tempDataDir() });
     try {
       const r = await runProcess(PYTHON, [script, `127.0.0.1:${server.listeners[0]!.port}`, 'py-topic', '2000'], null, 120_000);
       assert.equal(r.code, 0, r.stderr);

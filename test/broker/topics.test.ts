@@ -1,5 +1,6 @@
 // Topic lifecycle through the wire: create, grow, delete, re-create; the data path follows.
 import { test } from 'node:test';
+import { tempDataDir } from './process-helpers.js';
 import assert from 'node:assert/strict';
 import { startServer } from '../../src/broker/index.js';
 import { ClusterClient } from '../../src/client/index.js';
@@ -7,7 +8,7 @@ import { ApiKey, ErrorCode, ZERO_UUID } from '../../src/protocol/index.js';
 import { buildRecordBatch } from '../../src/records/index.js';
 
 test('CreatePartitions adds writable partitions; DeleteTopics removes the topic and its data; re-creating starts empty', async () => {
-  const server = await startServer({ listeners: ['PLAINTEXT://127.0.0.1:0'] });
+  const server = await startServer({ listeners: ['PLAINTEXT://127.0.0.1:0'], dataDir: tempDataDir() });
   const client = new ClusterClient({ bootstrap: `127.0.0.1:${server.listeners[0]!.port}` });
   try {
     const createTopic = () => client.admin(ApiKey.CreateTopics, { topics: [{ name: 'life', numPartitions: 2, replicationFactor: 1, assignments: [], configs: [] }], timeoutMs: 1000, validateOnly: false }, 7);

@@ -4,6 +4,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { createServer } from 'node:net';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
 
 const BIN = 'bin/logline.js';
 
@@ -25,7 +28,8 @@ test('unknown and invalid properties exit with code 2 and name the key', () => {
 
 test('a running server logs its listener, serves the CLI, refuses a second one on its port, and stops on SIGTERM', async () => {
   const port = await freePort();
-  const child = spawn(process.execPath, [BIN, 'server', '--listeners', `PLAINTEXT://127.0.0.1:${port}`, '--set', 'num.partitions=2'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const dataDir = mkdtempSync(join(tmpdir(), 'logline-cli-'));
+  const child = spawn(process.execPath, [BIN, 'server', '--data-dir', dataDir, '--listeners', `PLAINTEXT://127.0.0.1:${port}`, '--set', 'num.partitions=2'], { stdio: ['ignore', 'pipe', 'pipe'] });
   try {
     let out = '';
     await new Promise<void>((resolve, reject) => {
@@ -47,13 +51,37 @@ test('a running server logs its listener, serves the CLI, refuses a second one o
     const summary = JSON.parse(bench.stdout);
     assert.equal(summary.records, 3050, 'exactly the records asked for');
     assert.ok(summary.recordsPerSec > 0 && summary.requestLatencyMs.p99 >= summary.requestLatencyMs.p50);
-    const second = spawnSync(process.execPath, [BIN, 'server', '--listeners', `PLAINTEXT://127.0.0.1:${port}`], { encoding: 'utf8', timeout: 20_000 });
+    const otherDir = join(dataDir, 'other');
+    const second = spawnSync(process.execPath, [BIN, 'server', '--data-dir', otherDir, '--listeners', `PLAINTEXT://127.0.0.1:${port}`], { encoding: 'utf8', timeout: 20_000 });
     assert.equal(second.status, 1);
     assert.match(second.stderr, /EADDRINUSE|in use/);
+    const samePort = await freePort();
+    const sameDir = spawnSync(process.execPath, [BIN, 'server', '--data-dir', dataDir, '--listeners', `PLAINTEXT://127.0.0.1:${samePort}`], { encoding: 'utf8', timeout: 20_000 });
+    assert.equal(sameDir.status, 1, 'a second server on the same data directory is refused');
+    assert.match(sameDir.stderr, new RegExp(`data directory .* is in use by process ${child.pid}`));
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
     child.kill('SIGTERM');
     assert.equal(await exited, 0);
+    assert.match(out, /stopped/);
   } finally {
     if (child.exitCode === null) child.kill('SIGKILL');
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+test('a data directory of another node or cluster, or one that cannot be used, is refused with exit code 1', () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'logline-cli-'));
+  try {
+    writeFileSync(join(dataDir, 'meta.properties'), 'version=1\nnode.id=7\ncluster.id=someone-elses\ndirectory.id=AAAAAAAAAAAAAAAAAAAAAA\n');
+    const r = spawnSync(process.execPath, [BIN, 'server', '--data-dir', dataDir, '--listeners', 'PLAINTEXT://127.0.0.1:0'], { encoding: 'utf8', timeout: 20_000 });
+    assert.equal(r.status, 1);
+    assert.match(r.stderr, /cannot start: .*node 7/);
+    const file = join(dataDir, 'a-file');
+    writeFileSync(file, 'not a directory');
+    const bad = spawnSync(process.execPath, [BIN, 'server', '--data-dir', file, '--listeners', 'PLAINTEXT://127.0.0.1:0'], { encoding: 'utf8', timeout: 20_000 });
+    assert.equal(bad.status, 1);
+    assert.match(bad.stderr, /cannot start: .*(EEXIST|ENOTDIR|not a directory)/);
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
   }
 });

@@ -1,0 +1,167 @@
+// The durable backend: partition logs from the storage engine in a log directory, and the cluster
+// metadata as the `__cluster_metadata` log in the same directory. meta.properties binds the
+// directory to one cluster and node; a directory of another one is refused at start.
+import { randomUUID } from 'node:crypto';
+import * as nodeFs from 'node:fs';
+import * as nodePath from 'node:path';
+import { Prng, type Clock } from '../util/index.js';
+import { resolveTopicConfig, validateTopicConfigs, type BrokerConfig } from '../config/index.js';
+import { realScheduler, type LocalLog, type AppendResult } from '../replication/index.js';
+import { LogManager, NodeFileSystem, logConfig, type FileSystem, type LogConfig, type PartitionLog } from '../storage/index.js';
+import { LogMetadata, METADATA_TOPIC } from './metadata-log.js';
+import type { BrokerDeps } from './broker.js';
+import type { Logger } from './network.js';
+
+/** A PartitionLog behind the replica manager's LocalLog port (reads are synchronous there). */
+export class DiskLog implements LocalLog {
+  constructor(readonly log: PartitionLog) {}
+  get logStartOffset(): number { return this.log.logStartOffset; }
+  get logEndOffset(): number { return this.log.logEndOffset; }
+  appendAsLeader(records: Buffer, leaderEpoch: number): Promise<AppendResult> { return this.log.appendAsLeader(records, leaderEpoch); }
+  async read(offset: number, maxBytes: number, upTo: number): Promise<Buffer> { return this.log.read(offset, maxBytes, upTo); }
+  offsetForTimestamp(ts: number) { return this.log.offsetForTimestamp(ts); }
+  maxTimestampOffset() { return this.log.maxTimestampOffset(); }
+  updateHighWatermark(offset: number): void { this.log.updateHighWatermark(offset); }
+  async deleteRecordsBefore(offset: number): Promise<number> { return this.log.deleteRecordsBefore(offset); }
+  endOffsetForEpoch(epoch: number) { return this.log.endOffsetForEpoch(epoch); }
+}
+
+export interface DiskBackendOptions {
+  dataDir: string;
+  nodeId: number;
+  brokerConfig: BrokerConfig;
+  clock: Clock;
+  logger: Logger;
+  fs?: FileSystem;
+  /** How often retention, flush.ms, checkpoints and the cleaner are looked at. */
+  tickMs?: number;
+}
+
+export type DiskBackend = Omit<BrokerDeps, 'nodeId' | 'clock'> & { metadata: LogMetadata; logs: LogManager; close(): void };
+
+/** A base64url UUID, Kafka's form of a cluster id. */
+function newClusterId(): string {
+  return Buffer.from(randomUUID().replace(/-/g, ''), 'hex').toString('base64url');
+}
+
+export class DataDirectoryError extends Error {
+  override name = 'DataDirectoryError';
+}
+
+/**
+ * One process per log directory (Kafka holds a `.lock` file): the lock file names the owner's pid;
+ * a lock left by a process that no longer exists is taken over. Returns the release function.
+ */
+function lockDataDir(dir: string): () => void {
+  nodeFs.mkdirSync(dir, { recursive: true });
+  const path = nodePath.join(dir, '.lock');
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      nodeFs.writeFileSync(path, `${process.pid}\n`, { flag: 'wx' });
+      return () => { try { if (nodeFs.readFileSync(path, 'utf8').trim() === String(process.pid)) nodeFs.rmSync(path); } catch { /* already gone */ } };
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+      const owner = Number(nodeFs.readFileSync(path, 'utf8').trim());
+      if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && processExists(owner)) {
+        throw new DataDirectoryError(`data directory ${dir} is in use by process ${owner}`);
+      }
+      if (owner === process.pid) throw new DataDirectoryError(`data directory ${dir} is already open in this process`);
+      nodeFs.rmSync(path, { force: true });
+    }
+  }
+  throw new DataDirectoryError(`cannot lock data directory ${dir}`);
+}
+
+function processExists(pid: number): boolean {
+  try { process.kill(pid, 0); return true; } catch (e) { return (e as NodeJS.ErrnoException).code === 'EPERM'; }
+}
+
+export async function diskBackend(o: DiskBackendOptions): Promise<DiskBackend> {
+  const brokerConfig = o.brokerConfig;
+  const unlock = o.fs ? () => {} : lockDataDir(o.dataDir);
+  try {
+    return await openDiskBackend(o, brokerConfig, unlock);
+  } catch (e) {
+    unlock();
+    throw e;
+  }
+}
+
+async function openDiskBackend(o: DiskBackendOptions, brokerConfig: BrokerConfig, unlock: () => void): Promise<DiskBackend> {
+  let metadata: LogMetadata | null = null;
+  const topicConfig = (topic: string) => resolveTopicConfig(metadata?.view().configs(2, topic) ?? new Map(), brokerConfig);
+  const configFor = (topic: string): LogConfig => {
+    if (topic === METADATA_TOPIC) {
+      // Never deleted by retention: without snapshots the whole log is the cluster's state.
+      return logConfig({ segmentBytes: Number(brokerConfig.get('metadata.log.segment.bytes')), retentionMs: -1, retentionBytes: -1 });
+    }
+    return topicConfig(topic);
+  };
+  const logs = new LogManager({
+    dir: o.dataDir, fs: o.fs ?? new NodeFileSystem(), clock: o.clock, configFor,
+    retentionCheckIntervalMs: Number(brokerConfig.get('log.retention.check.interval.ms')),
+    cleanerEnable: brokerConfig.get('log.cleaner.enable') as boolean,
+    log: (m) => o.logger.info(`storage: ${m}`),
+  });
+  try {
+    const meta = logs.ensureMetaProperties(o.nodeId, logs.storedClusterId() ?? newClusterId());
+    o.logger.info(`storage: ${o.dataDir} (cluster ${meta.clusterId}, ${logs.hadCleanShutdown ? 'clean' : 'unclean or first'} start)`);
+    metadata = await LogMetadata.open(logs.getOrCreateLog(METADATA_TOPIC, 0, null), meta.clusterId);
+  } catch (e) {
+    logs.close();
+    throw e;
+  }
+  const md = metadata;
+  // Partitions on disk that the metadata no longer names (deleted while this node was down).
+  const live = new Set([...md.view().topics()].flatMap((t) => t.partitions.map((p) => `${t.name}-${p.partition}`)));
+  for (const { topic, partition } of logs.partitionDirs()) {
+    if (topic !== METADATA_TOPIC && !live.has(`${topic}-${partition}`)) {
+      o.logger.warn(`storage: removing ${topic}-${partition}, which the cluster metadata does not contain`);
+      logs.deleteLog(topic, partition);
+    }
+  }
+  // Topic config changes reach open logs (retention, segment size, cleanup policy, ...).
+  md.onChange(() => {
+    for (const log of logs.logs.values()) {
+      const topic = log.dir.slice(log.dir.lastIndexOf('/') + 1).replace(/-\d+$/, '');
+      if (topic !== METADATA_TOPIC) log.config = configFor(topic);
+    }
+  });
+  let ticking = false;
+  const timer = setInterval(() => {
+    if (ticking) return;
+    ticking = true;
+    logs.tick(o.clock.nowMs()).finally(() => { ticking = false; });
+  }, o.tickMs ?? 1000);
+  timer.unref();
+  let closed = false;
+  return {
+    scheduler: realScheduler,
+    prng: new Prng(Date.now() >>> 0),
+    metadata: md,
+    logs,
+    openLog: async (topic, partition, topicId) => new DiskLog(logs.getOrCreateLog(topic, partition, topicId)),
+    dropLog: async (topic, partition) => logs.deleteLog(topic, partition),
+    topicDefaults: {
+      numPartitions: brokerConfig.get('num.partitions') as number,
+      defaultReplicationFactor: Math.max(1, brokerConfig.get('default.replication.factor') as number),
+      partitionsPerRequestMax: 100_000,
+    },
+    brokerConfig,
+    validateTopicConfigs: (configs: Map<string, string | null>) => {
+      const [problem] = validateTopicConfigs(configs);
+      return problem ? { key: problem.name, message: problem.message } : null;
+    },
+    autoCreateTopicsEnable: brokerConfig.get('auto.create.topics.enable') as boolean,
+    minInsyncReplicas: (topic: string) => topicConfig(topic).minInsyncReplicas,
+    maxMessageBytes: (topic: string) => topicConfig(topic).maxMessageBytes,
+    fetchSessionCacheSlots: brokerConfig.get('max.incremental.fetch.session.cache.slots') as number,
+    /** Flushes every log, writes the checkpoints and marks a clean shutdown. */
+    close: () => {
+      if (closed) return;
+      closed = true;
+      clearInterval(timer);
+      try { logs.close(); } finally { unlock(); }
+    },
+  };
+}

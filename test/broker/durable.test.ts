@@ -1,0 +1,179 @@
+// A broker on a data directory keeps what it acknowledged: topics, configs and records survive a
+// clean restart and a SIGKILL of the real server process; deleted topics stay deleted.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { startServer } from '../../src/broker/index.js';
+import { ClusterClient } from '../../src/client/index.js';
+import { ApiKey } from '../../src/protocol/index.js';
+import { buildRecordBatch, decompressBatchBody, iterateBatches, iterateRecords } from '../../src/records/index.js';
+import { Prng } from '../../src/util/index.js';
+
+const BIN = 'bin/logline.js';
+
+async function produce(client: ClusterClient, topic: string, partition: number, values: string[], compression = 0): Promise<bigint> {
+  const records = await buildRecordBatch({ compression, records: values.map((v) => ({ key: Buffer.from(`k-${v}`), value: Buffer.from(v) })) });
+  const conn = await client.leaderFor(topic, partition);
+  const r = await conn.send(ApiKey.Produce, 9, { transactionalId: null, acks: -1, timeoutMs: 5000, topicData: [{ name: topic, partitionData: [{ index: partition, records }] }] });
+  const p = r.responses[0].partitionResponses[0];
+  assert.equal(p.errorCode, 0, p.errorMessage ?? '');
+  return p.baseOffset as bigint;
+}
+
+/** Every record value of a partition, in offset order, checking offsets are contiguous from the start. */
+async function consumeAll(client: ClusterClient, topic: string, partition: number): Promise<string[]> {
+  const conn = await client.leaderFor(topic, partition);
+  const out: string[] = [];
+  let offset = 0n;
+  for (let round = 0; round < 10_000; round++) {
+    const r = await conn.send(ApiKey.Fetch, 12, {
+      replicaId: -1, maxWaitMs: 0, minBytes: 0, maxBytes: 52428800, isolationLevel: 0, sessionId: 0, sessionEpoch: -1,
+      topics: [{ topic, partitions: [{ partition, currentLeaderEpoch: -1, fetchOffset: offset, lastFetchedEpoch: -1, logStartOffset: -1n, partitionMaxBytes: 1048576 }] }],
+      forgottenTopicsData: [], rackId: '',
+    });
+    const p = r.responses[0].partitions[0];
+    assert.equal(p.errorCode, 0);
+    if (!p.records || p.records.length === 0) return out;
+    for (const batch of iterateBatches(p.records)) {
+      for (const rec of iterateRecords(batch, await decompressBatchBody(batch))) {
+        if (BigInt(rec.offset) < offset) continue;
+        assert.equal(BigInt(rec.offset), offset, 'offsets are contiguous');
+        out.push(rec.value!.toString());
+        offset++;
+      }
+    }
+  }
+  throw new Error('partition did not end');
+}
+
+test('topics, configs and records survive a restart on the same data directory; a deleted topic stays deleted', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'logline-durable-'));
+  try {
+    let server = await startServer({ dataDir, listeners: ['PLAINTEXT://127.0.0.1:0'] });
+    let client = new ClusterClient({ bootstrap: `127.0.0.1:${server.listeners[0]!.port}` });
+    const created = await client.admin(ApiKey.CreateTopics, { topics: [
+      { name: 'keep', numPartitions: 2, replicationFactor: 1, assignments: [], configs: [{ name: 'retention.ms', value: '3600000' }, { name: 'segment.bytes', value: '1048576' }] },
+      { name: 'drop', numPartitions: 1, replicationFactor: 1, assignments: [], configs: [] },
+    ], timeoutMs: 1000, validateOnly: false }, 7);
+    assert.deepEqual(created.topics.map((t: { errorCode: number }) => t.errorCode), [0, 0]);
+    const before = await client.topic('keep');
+    const values = Array.from({ length: 3000 }, (_, i) => `value-${i}-${'x'.repeat(500)}`);
+    for (let i = 0; i < values.length; i += 100) await produce(client, 'keep', 0, values.slice(i, i + 100), i % 200 === 0 ? 1 : 0);
+    await produce(client, 'keep', 1, ['one']);
+    await produce(client, 'drop', 0, ['gone']);
+    const deleted = await client.admin(ApiKey.DeleteTopics, { topics: [{ name: 'drop', topicId: (await client.topic('drop')).topicId }], topicNames: [], timeoutMs: 1000 }, 6);
+    assert.equal(deleted.responses[0].errorCode, 0);
+    client.close();
+    await server.close();
+    assert.ok(existsSync(join(dataDir, '.kafka_cleanshutdown')));
+    assert.ok(readdirSync(join(dataDir, 'keep-0')).filter((f) => f.endsWith('.log')).length > 1, 'segment.bytes=1 MiB rolled the log');
+    assert.ok(!readdirSync(dataDir).some((f) => f.startsWith('drop-')), 'the deleted topic has no directory');
+
+    server = await startServer({ dataDir, listeners: ['PLAINTEXT://127.0.0.1:0'] });
+    client = new ClusterClient({ bootstrap: `127.0.0.1:${server.listeners[0]!.port}` });
+    const after = await client.topic('keep');
+    assert.equal(after.topicId, before.topicId, 'same topic id after the restart');
+    assert.equal(after.partitions.length, 2);
+    assert.equal((await client.metadata(['drop']))[0]!.errorCode, 3, 'UNKNOWN_TOPIC_OR_PARTITION');
+    const configs = await client.admin(ApiKey.DescribeConfigs, { resources: [{ resourceType: 2, resourceName: 'keep', configurationKeys: ['retention.ms'] }], includeSynonyms: false, includeDocumentation: false }, 4);
+    assert.equal(configs.results[0].configs[0].value, '3600000');
+    assert.deepEqual(await consumeAll(client, 'keep', 0), values);
+    assert.deepEqual(await consumeAll(client, 'keep', 1), ['one']);
+    assert.equal(await produce(client, 'keep', 1, ['two']), 1n, 'appends continue at the log end offset');
+    client.close();
+    await server.close();
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+function startProcess(dataDir: string): Promise<{ child: ChildProcess; port: number }> {
+  const child = spawn(process.execPath, [BIN, 'server', '--data-dir', dataDir, '--listeners', 'PLAINTEXT://127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`server did not start: ${out}`)); }, 20_000);
+    const onData = (d: Buffer) => {
+      out += d;
+      const m = /listening on PLAINTEXT:\/\/127\.0\.0\.1:(\d+)/.exec(out);
+      if (m) { clearTimeout(timer); resolve({ child, port: Number(m[1]) }); }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.on('exit', (code) => { clearTimeout(timer); if (!/listening/.test(out)) reject(new Error(`server exited ${code}: ${out}`)); });
+  });
+}
+
+/**
+ * `acked` is a prefix-ordered subsequence of `found`: nothing acknowledged is missing and the order
+ * is kept. A request whose response was lost to the kill may have been written, so `found` may hold
+ * records that were never acknowledged, only after the acknowledged ones of their round.
+ */
+function assertHolds(found: string[], acked: string[], round: number): void {
+  let i = 0;
+  for (const v of acked) {
+    while (i < found.length && found[i] !== v) i++;
+    assert.ok(i < found.length, `round ${round}: acknowledged record ${v.slice(0, 24)} is missing`);
+    i++;
+  }
+}
+
+function kill(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) { resolve(); return; }
+    child.once('exit', () => resolve());
+    child.kill('SIGKILL');
+  });
+}
+
+test('SIGKILL of a real server while producers write: every acknowledged record is there after each restart, over 8 kills', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'logline-kill-'));
+  const prng = new Prng(42);
+  const acked: string[] = [];
+  let server: ChildProcess | null = null;
+  try {
+    for (let round = 0; round < 8; round++) {
+      const started = await startProcess(dataDir);
+      server = started.child;
+      const client = new ClusterClient({ bootstrap: `127.0.0.1:${started.port}` });
+      if (round === 0) {
+        const r = await client.admin(ApiKey.CreateTopics, { topics: [{ name: 'crash', numPartitions: 1, replicationFactor: 1, assignments: [], configs: [{ name: 'segment.bytes', value: '1048576' }] }], timeoutMs: 1000, validateOnly: false }, 7);
+        assert.equal(r.topics[0].errorCode, 0);
+      }
+      const found = await consumeAll(client, 'crash', 0);
+      assertHolds(found, acked, round);
+      // What a restart found is the new baseline: it must never be lost afterwards either.
+      acked.splice(0, acked.length, ...found);
+      // Produce in the background and kill the server at a random moment while requests are in flight.
+      let stop = false;
+      const writer = (async () => {
+        for (let i = 0; !stop && i < 500; i++) {
+          const batch = Array.from({ length: 20 }, (_, j) => `r${round}-${i}-${j}-${'y'.repeat(200)}`);
+          try {
+            await produce(client, 'crash', 0, batch);
+            acked.push(...batch);
+          } catch {
+            return; // the connection died with the server: not acknowledged
+          }
+        }
+      })();
+      await new Promise((r) => setTimeout(r, 50 + prng.int(400)));
+      await kill(server);
+      stop = true;
+      await writer;
+      client.close();
+    }
+    const last = await startProcess(dataDir);
+    server = last.child;
+    const client = new ClusterClient({ bootstrap: `127.0.0.1:${last.port}` });
+    assertHolds(await consumeAll(client, 'crash', 0), acked, 8);
+    assert.ok(acked.length > 100, `only ${acked.length} records acknowledged`);
+    assert.match(readFileSync(join(dataDir, 'meta.properties'), 'utf8'), /cluster\.id=/);
+    client.close();
+  } finally {
+    if (server) await kill(server);
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
