@@ -1,7 +1,7 @@
 // A non-durable backend for the broker: cluster metadata in a table (applying the controller's
-// TopicRecord / PartitionRecord / RemoveTopicRecord as the metadata image will) and partition
-// logs in memory. It serves the tests and the development server until the metadata log and the
-// storage engine are wired in behind the same ports; nothing here survives a restart.
+// TopicRecord / PartitionRecord / RemoveTopicRecord as the metadata image does) and partition
+// logs in memory. Tests that need no disk use it (startServer without a dataDir); nothing here
+// survives a restart. The durable backend is disk-backend.ts.
 import { Prng } from '../util/index.js';
 import { parseBrokerConfig, resolveTopicConfig, validateTopicConfigs } from '../config/index.js';
 import { MemoryLog, realScheduler } from '../replication/index.js';
