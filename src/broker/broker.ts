@@ -18,7 +18,7 @@ import { alterConfigsHandler } from './handlers/33-alter-configs.js';
 import { incrementalAlterConfigsHandler } from './handlers/44-incremental-alter-configs.js';
 import { FetchSessionCache } from './fetch-sessions.js';
 import { Router } from './router.js';
-import type { MetadataView, TopicAdmin } from './services.js';
+import type { LogDirDescription, MetadataView, TopicAdmin } from './services.js';
 import { apiVersionsHandler } from './handlers/18-api-versions.js';
 import { metadataHandler } from './handlers/03-metadata.js';
 import { produceHandler } from './handlers/00-produce.js';
@@ -28,6 +28,7 @@ import { createTopicsHandler } from './handlers/19-create-topics.js';
 import { deleteTopicsHandler } from './handlers/20-delete-topics.js';
 import { createPartitionsHandler } from './handlers/37-create-partitions.js';
 import { describeClusterHandler } from './handlers/60-describe-cluster.js';
+import { describeLogDirsHandler } from './handlers/35-describe-log-dirs.js';
 import { deleteRecordsHandler } from './handlers/21-delete-records.js';
 import { offsetForLeaderEpochHandler } from './handlers/23-offset-for-leader-epoch.js';
 import { describeTopicPartitionsHandler } from './handlers/75-describe-topic-partitions.js';
@@ -67,6 +68,8 @@ export interface BrokerDeps {
   metadata: MetadataSource;
   openLog: LogFactory;
   dropLog?: (topic: string, partition: number) => Promise<void>;
+  /** The log directories and what they hold (none for the in-memory backend). */
+  logDirs?: () => LogDirDescription[];
   topicDefaults: TopicDefaults;
   /** The static broker configuration (server.properties plus --set overrides). */
   brokerConfig: BrokerConfig;
@@ -90,7 +93,7 @@ export class Broker {
     deps.metadata.onChange(() => { this.syncing = this.syncing.then(() => this.syncPartitions()); });
     for (const h of [apiVersionsHandler(() => this.router.supportedVersions()), metadataHandler, produceHandler, fetchHandler, listOffsetsHandler,
       createTopicsHandler, deleteTopicsHandler, createPartitionsHandler, describeClusterHandler, deleteRecordsHandler, offsetForLeaderEpochHandler,
-      describeTopicPartitionsHandler, describeConfigsHandler, alterConfigsHandler, incrementalAlterConfigsHandler, electLeadersHandler]) {
+      describeTopicPartitionsHandler, describeConfigsHandler, alterConfigsHandler, incrementalAlterConfigsHandler, electLeadersHandler, describeLogDirsHandler]) {
       this.router.register(h);
     }
     this.groups = this.createGroupCoordinator();
@@ -241,6 +244,7 @@ export class Broker {
       offsetForLeaderEpoch: (topic: string, partition: number, current: number, epoch: number) => rm.offsetForLeaderEpoch(topic, partition, current, epoch),
       groups: this.groups,
       ensureOffsetsTopic: () => this.ensureOffsetsTopic(),
+      logDirs: () => this.deps.logDirs?.() ?? [],
     };
   }
 }

@@ -10,6 +10,7 @@ import { realScheduler, type LocalLog, type AppendResult } from '../replication/
 import { LogManager, NodeFileSystem, logConfig, type FileSystem, type LogConfig, type PartitionLog } from '../storage/index.js';
 import { LogMetadata, METADATA_TOPIC } from './metadata-log.js';
 import type { BrokerDeps } from './broker.js';
+import type { LogDirDescription } from './services.js';
 import type { Logger } from './network.js';
 
 /** A PartitionLog behind the replica manager's LocalLog port (reads are synchronous there). */
@@ -42,6 +43,23 @@ export type DiskBackend = Omit<BrokerDeps, 'nodeId' | 'clock'> & { metadata: Log
 /** A base64url UUID, Kafka's form of a cluster id. */
 function newClusterId(): string {
   return Buffer.from(randomUUID().replace(/-/g, ''), 'hex').toString('base64url');
+}
+
+function describeLogDir(dataDir: string, logs: LogManager): LogDirDescription {
+  let totalBytes = -1;
+  let usableBytes = -1;
+  try {
+    const s = nodeFs.statfsSync(dataDir);
+    totalBytes = s.blocks * s.bsize;
+    usableBytes = s.bavail * s.bsize;
+  } catch { /* unknown: -1 as Kafka reports */ }
+  const partitions: LogDirDescription['partitions'] = [];
+  for (const [key, log] of logs.logs) {
+    const m = /^(.+)-(\d+)$/.exec(key);
+    if (!m || m[1] === METADATA_TOPIC) continue;
+    partitions.push({ topic: m[1]!, partition: Number(m[2]), sizeBytes: log.segments.reduce((n, s) => n + s.size, 0), offsetLag: Math.max(0, log.highWatermark - log.logEndOffset) });
+  }
+  return { path: nodePath.resolve(dataDir), offline: logs.offline !== null, partitions, totalBytes, usableBytes };
 }
 
 export class DataDirectoryError extends Error {
@@ -142,6 +160,7 @@ async function openDiskBackend(o: DiskBackendOptions, brokerConfig: BrokerConfig
     logs,
     openLog: async (topic, partition, topicId) => new DiskLog(logs.getOrCreateLog(topic, partition, topicId)),
     dropLog: async (topic, partition) => logs.deleteLog(topic, partition),
+    logDirs: () => [describeLogDir(o.dataDir, logs)],
     topicDefaults: {
       numPartitions: brokerConfig.get('num.partitions') as number,
       defaultReplicationFactor: Math.max(1, brokerConfig.get('default.replication.factor') as number),

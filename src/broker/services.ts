@@ -121,6 +121,17 @@ export interface ListOffsetsResult {
   leaderEpoch: number;
 }
 
+/** A log directory as DescribeLogDirs reports it. */
+export interface LogDirDescription {
+  /** Absolute path. */
+  path: string;
+  offline: boolean;
+  partitions: { topic: string; partition: number; sizeBytes: number; offsetLag: number }[];
+  /** The volume's size and free space for unprivileged users; -1 when unknown. */
+  totalBytes: number;
+  usableBytes: number;
+}
+
 /** Topic administration, carried out by the controller and visible once its records are applied. */
 export interface TopicAdmin {
   createTopics(request: import('../protocol/index.js').CreateTopicsRequest, apiVersion: number):

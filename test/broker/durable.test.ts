@@ -83,6 +83,19 @@ test('topics, configs and records survive a restart on the same data directory; 
     assert.deepEqual(await consumeAll(client, 'keep', 0), values);
     assert.deepEqual(await consumeAll(client, 'keep', 1), ['one']);
     assert.equal(await produce(client, 'keep', 1, ['two']), 1n, 'appends continue at the log end offset');
+    for (const version of [0, 4]) {
+      const dirs = await (await client.any()).send(ApiKey.DescribeLogDirs, version, { topics: null });
+      assert.equal(dirs.results.length, 1);
+      const [dir] = dirs.results;
+      assert.equal(dir.errorCode, 0);
+      assert.equal(dir.logDir, dataDir);
+      assert.deepEqual(dir.topics.map((t: { name: string }) => t.name), ['keep'], 'the metadata log is not a data partition');
+      const sizes = dir.topics[0].partitions.map((p: { partitionSize: bigint }) => p.partitionSize);
+      assert.ok(sizes[0] > 1_500_000n && sizes[1] > 0n, `sizes ${sizes}`);
+      if (version === 4) assert.ok(dir.totalBytes > 0n && dir.usableBytes > 0n && dir.usableBytes <= dir.totalBytes);
+    }
+    const one = await (await client.any()).send(ApiKey.DescribeLogDirs, 2, { topics: [{ topic: 'keep', partitions: [1] }] });
+    assert.deepEqual(one.results[0].topics[0].partitions.map((p: { partitionIndex: number }) => p.partitionIndex), [1]);
     client.close();
     await server.close();
   } finally {
