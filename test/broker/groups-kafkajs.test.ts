@@ -1,32 +1,15 @@
 // kafkajs consumer groups against the broker: three members share a six-partition topic (each
 // partition to exactly one member), committed offsets are what was consumed, and a broker restart
-// over the same backend keeps them.
+// on the same data directory keeps them (they are records in __consumer_offsets on disk).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Kafka, logLevel, type Consumer } from 'kafkajs';
 import { startServer } from '../../src/broker/index.js';
-import { MemoryMetadata, memoryBackend } from '../../src/broker/memory-backend.js';
-import { MemoryLog } from '../../src/replication/index.js';
 import { parseBrokerConfig } from '../../src/config/index.js';
+import { tempDataDir } from './process-helpers.js';
 
 const TOPIC = 'orders';
 const RECORDS = 600;
-
-/** A backend whose logs outlive a server, so a restart over it finds the same partitions. */
-function durableMemoryBackend() {
-  const logs = new Map<string, MemoryLog>();
-  const config = parseBrokerConfig({ 'node.id': '1', 'group.initial.rebalance.delay.ms': '0' });
-  const backend = memoryBackend(new MemoryMetadata(), {
-    brokerConfig: config,
-    openLog: async (topic, partition) => {
-      const key = `${topic}-${partition}`;
-      let log = logs.get(key);
-      if (!log) logs.set(key, log = new MemoryLog());
-      return log;
-    },
-  });
-  return { backend, config };
-}
 
 async function waitFor(what: string, check: () => boolean, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -37,8 +20,9 @@ async function waitFor(what: string, check: () => boolean, timeoutMs = 30_000): 
 }
 
 test('three kafkajs members split six partitions, commit what they consumed, and the offsets survive a broker restart', { timeout: 90_000 }, async () => {
-  const { backend, config } = durableMemoryBackend();
-  let server = await startServer({ listeners: ['PLAINTEXT://127.0.0.1:0'], backend, config });
+  const config = parseBrokerConfig({ 'node.id': '1', 'group.initial.rebalance.delay.ms': '0' });
+  const dataDir = tempDataDir();
+  let server = await startServer({ listeners: ['PLAINTEXT://127.0.0.1:0'], config, dataDir });
   const consumers: Consumer[] = [];
   try {
     const kafka = new Kafka({ clientId: 'groups-test', brokers: [`127.0.0.1:${server.listeners[0]!.port}`], logLevel: logLevel.NOTHING, retry: { retries: 20, initialRetryTime: 100 } });
@@ -78,8 +62,7 @@ test('three kafkajs members split six partitions, commit what they consumed, and
     await admin.disconnect();
 
     await server.close();
-    backend.metadata.endpoint.port = 0;
-    server = await startServer({ listeners: ['PLAINTEXT://127.0.0.1:0'], backend, config });
+    server = await startServer({ listeners: ['PLAINTEXT://127.0.0.1:0'], config, dataDir });
     const kafka2 = new Kafka({ clientId: 'groups-test', brokers: [`127.0.0.1:${server.listeners[0]!.port}`], logLevel: logLevel.NOTHING, retry: { retries: 20, initialRetryTime: 100 } });
     const admin2 = kafka2.admin();
     await admin2.connect();
