@@ -6,6 +6,7 @@ import { produceCommand } from './produce.js';
 import { consumeCommand } from './consume.js';
 import { clusterCommand } from './cluster.js';
 import { benchCommand } from './bench.js';
+import { groupCommand } from './group.js';
 import { version } from '../index.js';
 
 const COMMANDS: Record<string, { help: string; run: (argv: string[]) => Promise<number> }> = {
@@ -13,6 +14,7 @@ const COMMANDS: Record<string, { help: string; run: (argv: string[]) => Promise<
   topic: { help: 'create, list, describe, delete topics; alter their configs', run: topicCommand },
   produce: { help: 'produce lines from stdin', run: produceCommand },
   consume: { help: 'print records of a topic', run: consumeCommand },
+  group: { help: 'list, describe (offsets and lag), delete consumer groups; reset their offsets', run: groupCommand },
   cluster: { help: 'describe the cluster (cluster info)', run: clusterCommand },
   bench: { help: 'load generators (bench produce)', run: benchCommand },
   version: { help: 'print the version', run: async () => { console.log(version); return 0; } },

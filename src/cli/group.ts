@@ -1,0 +1,265 @@
+// `logline group list|describe|delete|reset-offsets`, after kafka-consumer-groups.
+// describe shows per partition the committed offset, the log end offset, the lag and the member
+// that owns it; reset-offsets prints its plan and commits it only with --execute, and only while
+// the group has no active members (Kafka's rule: offsets of a live group belong to its members).
+import { BrokerConnection, ClusterClient, KafkaError } from '../client/index.js';
+import { ApiKey } from '../protocol/index.js';
+import { UsageError, helpText, parseArgs, type FlagSpec } from './args.js';
+import { COMMON_FLAGS, table, toJson } from './output.js';
+
+const FLAGS: Record<string, FlagSpec> = {
+  ...COMMON_FLAGS,
+  topic: { type: 'string', repeatable: true, help: 'reset-offsets: TOPIC or TOPIC:P,P,... (default: every topic the group committed)' },
+  'to-earliest': { type: 'boolean', help: 'reset-offsets: to the log start offset' },
+  'to-latest': { type: 'boolean', help: 'reset-offsets: to the log end offset' },
+  'to-offset': { type: 'number', help: 'reset-offsets: to this offset (kept within the log)' },
+  'to-datetime': { type: 'string', help: 'reset-offsets: to the first record at or after this time (ISO 8601, e.g. 2026-12-01T10:00:00Z)' },
+  'shift-by': { type: 'number', help: 'reset-offsets: move the committed offset by N (negative goes back; kept within the log)' },
+  execute: { type: 'boolean', help: 'reset-offsets: commit the plan (without it only the plan is printed)' },
+  state: { type: 'string', repeatable: true, help: 'list: only groups in this state (Stable, Empty, ...)' },
+};
+
+const USAGE = 'logline group <list|describe|delete|reset-offsets> [GROUP...] [options]';
+
+interface PartitionRef { topic: string; partition: number }
+const key = (t: string, p: number) => `${t}\u0000${p}`;
+
+/** ConsumerProtocolAssignment (classic groups): version, [topic, [partition]], user data. */
+function decodeAssignment(buf: Buffer | null): PartitionRef[] {
+  if (!buf || buf.length < 6) return [];
+  const out: PartitionRef[] = [];
+  try {
+    let pos = 2;
+    const topics = buf.readInt32BE(pos); pos += 4;
+    for (let t = 0; t < topics && t < 100_000; t++) {
+      const len = buf.readInt16BE(pos); pos += 2;
+      const topic = buf.toString('utf8', pos, pos + len); pos += len;
+      const n = buf.readInt32BE(pos); pos += 4;
+      for (let i = 0; i < n && i < 1_000_000; i++) { out.push({ topic, partition: buf.readInt32BE(pos) }); pos += 4; }
+    }
+  } catch {
+    return out; // a non-consumer protocol's bytes: show what could be read
+  }
+  return out;
+}
+
+async function coordinatorFor(client: ClusterClient, group: string): Promise<BrokerConnection> {
+  const any = await client.any();
+  const r = await any.send(ApiKey.FindCoordinator, any.version(ApiKey.FindCoordinator, 3), { key: group, keyType: 0, coordinatorKeys: [] });
+  if (r.errorCode !== 0) throw new KafkaError(r.errorCode, r.errorMessage);
+  return client.broker(r.nodeId);
+}
+
+interface Member { memberId: string; clientId: string; host: string; instanceId: string | null; assignment: PartitionRef[] }
+interface GroupDescription { groupId: string; state: string; protocolType: string; protocol: string; type: 'classic' | 'consumer'; members: Member[] }
+
+/** A KIP-848 group through ConsumerGroupDescribe (it answers GROUP_ID_NOT_FOUND for a classic one), else DescribeGroups. */
+async function describeGroup(coordinator: BrokerConnection, group: string): Promise<GroupDescription> {
+  if (coordinator.versions.has(ApiKey.ConsumerGroupDescribe)) {
+    const c = await coordinator.send(ApiKey.ConsumerGroupDescribe, 0, { groupIds: [group], includeAuthorizedOperations: false });
+    const cg = c.groups[0];
+    if (cg && cg.errorCode === 0) {
+      return {
+        groupId: group, state: cg.groupState, protocolType: 'consumer', protocol: cg.assignorName, type: 'consumer',
+        members: cg.members.map((m: any) => ({
+          memberId: m.memberId, clientId: m.clientId, host: m.clientHost, instanceId: m.instanceId,
+          assignment: m.assignment.topicPartitions.flatMap((tp: any) => tp.partitions.map((p: number) => ({ topic: tp.topicName, partition: p }))),
+        })),
+      };
+    }
+  }
+  const r = await coordinator.send(ApiKey.DescribeGroups, coordinator.version(ApiKey.DescribeGroups, 5), { groups: [group], includeAuthorizedOperations: false });
+  const g = r.groups[0];
+  if (g.errorCode !== 0) throw new KafkaError(g.errorCode, g.errorMessage);
+  return {
+    groupId: group, state: g.groupState, protocolType: g.protocolType, protocol: g.protocolData, type: 'classic',
+    members: g.members.map((m: any) => ({
+      memberId: m.memberId, clientId: m.clientId, host: m.clientHost, instanceId: m.groupInstanceId ?? null,
+      assignment: g.protocolType === 'consumer' ? decodeAssignment(m.memberAssignment) : [],
+    })),
+  };
+}
+
+async function committedOffsets(coordinator: BrokerConnection, group: string): Promise<Map<string, { ref: PartitionRef; offset: bigint }>> {
+  const r = await coordinator.send(ApiKey.OffsetFetch, coordinator.version(ApiKey.OffsetFetch, 7), { groupId: group, topics: null, groups: [], requireStable: false });
+  if (r.errorCode !== 0) throw new KafkaError(r.errorCode);
+  const out = new Map<string, { ref: PartitionRef; offset: bigint }>();
+  for (const t of r.topics) {
+    for (const p of t.partitions) {
+      if (p.errorCode === 0 && p.committedOffset >= 0n) out.set(key(t.name, p.partitionIndex), { ref: { topic: t.name, partition: p.partitionIndex }, offset: p.committedOffset });
+    }
+  }
+  return out;
+}
+
+/** ListOffsets for each partition at `timestamp` (-1 latest, -2 earliest, or a time in ms). */
+async function listOffsets(client: ClusterClient, refs: PartitionRef[], timestamp: bigint): Promise<Map<string, bigint>> {
+  const out = new Map<string, bigint>();
+  for (const ref of refs) {
+    const conn = await client.leaderFor(ref.topic, ref.partition);
+    const r = await conn.send(ApiKey.ListOffsets, conn.version(ApiKey.ListOffsets, 7), {
+      replicaId: -1, isolationLevel: 0, topics: [{ name: ref.topic, partitions: [{ partitionIndex: ref.partition, currentLeaderEpoch: -1, timestamp }] }],
+    });
+    const p = r.topics[0].partitions[0];
+    if (p.errorCode !== 0) throw new KafkaError(p.errorCode, `${ref.topic}-${ref.partition}`);
+    out.set(key(ref.topic, ref.partition), p.offset);
+  }
+  return out;
+}
+
+async function partitionsOf(client: ClusterClient, spec: string): Promise<PartitionRef[]> {
+  const colon = spec.lastIndexOf(':');
+  const topic = colon < 0 ? spec : spec.slice(0, colon);
+  if (colon >= 0) {
+    const parts = spec.slice(colon + 1).split(',').map((p) => Number(p.trim()));
+    if (parts.some((p) => !Number.isInteger(p) || p < 0)) throw new UsageError(`--topic ${spec}: partitions must be non-negative integers`);
+    return parts.map((partition) => ({ topic, partition }));
+  }
+  const t = await client.topic(topic);
+  return t.partitions.map((p) => ({ topic, partition: p.partition }));
+}
+
+export async function groupCommand(argv: string[]): Promise<number> {
+  const { positionals, flags } = parseArgs(argv, FLAGS);
+  const [verb, ...groups] = positionals;
+  if (flags.help || !verb) {
+    console.log(helpText(USAGE, 'Manage consumer groups and their committed offsets.', FLAGS));
+    return verb || flags.help ? 0 : 2;
+  }
+  const client = new ClusterClient({ bootstrap: (flags['bootstrap-server'] as string) ?? 'localhost:9092' });
+  const json = flags.json === true;
+  const oneGroup = () => { if (groups.length !== 1) throw new UsageError(`group ${verb} needs one group id`); return groups[0]!; };
+  try {
+    switch (verb) {
+      case 'list': {
+        const c = await client.any();
+        const states = (flags.state as string[] | undefined) ?? [];
+        const r = await c.send(ApiKey.ListGroups, c.version(ApiKey.ListGroups, 5), { statesFilter: states, typesFilter: [] });
+        if (r.errorCode !== 0) throw new KafkaError(r.errorCode);
+        const rows = r.groups.map((g: any) => ({ group: g.groupId, state: g.groupState ?? '', type: g.groupType ?? 'classic', protocolType: g.protocolType }))
+          .sort((a: { group: string }, b: { group: string }) => (a.group < b.group ? -1 : 1));
+        console.log(json ? toJson(rows) : table(rows));
+        return 0;
+      }
+      case 'describe': {
+        const group = oneGroup();
+        const coordinator = await coordinatorFor(client, group);
+        const g = await describeGroup(coordinator, group);
+        const committed = await committedOffsets(coordinator, group);
+        const owner = new Map<string, Member>();
+        for (const m of g.members) for (const a of m.assignment) owner.set(key(a.topic, a.partition), m);
+        const refs = new Map<string, PartitionRef>();
+        for (const c of committed.values()) refs.set(key(c.ref.topic, c.ref.partition), c.ref);
+        for (const m of g.members) for (const a of m.assignment) refs.set(key(a.topic, a.partition), a);
+        const sorted = [...refs.values()].sort((a, b) => (a.topic < b.topic ? -1 : a.topic > b.topic ? 1 : a.partition - b.partition));
+        const ends = await listOffsets(client, sorted, -1n);
+        const rows = sorted.map((ref) => {
+          const k = key(ref.topic, ref.partition);
+          const current = committed.get(k)?.offset ?? null;
+          const end = ends.get(k)!;
+          const m = owner.get(k);
+          return {
+            topic: ref.topic, partition: ref.partition, currentOffset: current, logEndOffset: end, lag: current === null ? null : end - current,
+            memberId: m?.memberId ?? null, clientId: m?.clientId ?? null, host: m?.host ?? null,
+          };
+        });
+        if (json) console.log(toJson({ group, state: g.state, type: g.type, protocol: g.protocol, members: g.members.length, partitions: rows }));
+        else {
+          console.log(`group ${group}  state ${g.state}  type ${g.type}  members ${g.members.length}${g.protocol ? `  assignor ${g.protocol}` : ''}\n`);
+          console.log(table(rows, ['topic', 'partition', 'currentOffset', 'logEndOffset', 'lag', 'memberId', 'clientId', 'host']));
+        }
+        return 0;
+      }
+      case 'delete': {
+        if (groups.length === 0) throw new UsageError('group delete needs at least one group id');
+        let failed = 0;
+        const results: { group: string; error: string | null }[] = [];
+        for (const group of groups) {
+          const coordinator = await coordinatorFor(client, group);
+          const r = await coordinator.send(ApiKey.DeleteGroups, coordinator.version(ApiKey.DeleteGroups, 2), { groupsNames: [group] });
+          const res = r.results[0];
+          const error = res.errorCode === 0 ? null : new KafkaError(res.errorCode).message;
+          if (error) failed++;
+          results.push({ group, error });
+        }
+        if (json) console.log(toJson(results));
+        else for (const r of results) console.log(r.error ? `could not delete group ${r.group}: ${r.error}` : `deleted group ${r.group}`);
+        return failed > 0 ? 1 : 0;
+      }
+      case 'reset-offsets':
+        return await resetOffsets(client, oneGroup(), flags, json);
+      default:
+        throw new UsageError(`unknown verb "${verb}"; ${USAGE}`);
+    }
+  } finally {
+    client.close();
+  }
+}
+
+async function resetOffsets(client: ClusterClient, group: string, flags: Record<string, unknown>, json: boolean): Promise<number> {
+  const strategies = ['to-earliest', 'to-latest', 'to-offset', 'to-datetime', 'shift-by'].filter((s) => flags[s] !== undefined && flags[s] !== false);
+  if (strategies.length !== 1) throw new UsageError('reset-offsets needs exactly one of --to-earliest, --to-latest, --to-offset, --to-datetime, --shift-by');
+  const strategy = strategies[0]!;
+  let datetimeMs = 0;
+  if (strategy === 'to-datetime') {
+    datetimeMs = Date.parse(flags['to-datetime'] as string);
+    if (Number.isNaN(datetimeMs)) throw new UsageError(`--to-datetime: cannot read "${flags['to-datetime']}" as a date (use ISO 8601)`);
+  }
+  const coordinator = await coordinatorFor(client, group);
+  const g = await describeGroup(coordinator, group);
+  if (flags.execute && g.members.length > 0) {
+    console.error(`group ${group} has ${g.members.length} active member(s) (state ${g.state}): offsets can only be reset while the group is inactive`);
+    return 1;
+  }
+  const committed = await committedOffsets(coordinator, group);
+  const specs = (flags.topic as string[] | undefined) ?? [];
+  const refs = specs.length > 0
+    ? (await Promise.all(specs.map((s) => partitionsOf(client, s)))).flat()
+    : [...committed.values()].map((c) => c.ref);
+  if (refs.length === 0) throw new UsageError(`group ${group} has no committed offsets: name the partitions with --topic`);
+  const earliest = await listOffsets(client, refs, -2n);
+  const latest = await listOffsets(client, refs, -1n);
+  const byTime = strategy === 'to-datetime' ? await listOffsets(client, refs, BigInt(datetimeMs)) : null;
+  const plan = refs.map((ref) => {
+    const k = key(ref.topic, ref.partition);
+    const lo = earliest.get(k)!;
+    const hi = latest.get(k)!;
+    const current = committed.get(k)?.offset ?? null;
+    let target: bigint;
+    switch (strategy) {
+      case 'to-earliest': target = lo; break;
+      case 'to-latest': target = hi; break;
+      case 'to-offset': target = BigInt(flags['to-offset'] as number); break;
+      case 'to-datetime': target = byTime!.get(k)! < 0n ? hi : byTime!.get(k)!; break;
+      default: target = (current ?? lo) + BigInt(flags['shift-by'] as number);
+    }
+    // Like kafka-consumer-groups: an offset outside the log is moved to its nearest end.
+    if (target < lo) target = lo;
+    if (target > hi) target = hi;
+    return { topic: ref.topic, partition: ref.partition, currentOffset: current, newOffset: target };
+  });
+  if (flags.execute) {
+    const topics = new Map<string, { partitionIndex: number; committedOffset: bigint; committedLeaderEpoch: number; commitTimestamp: bigint; committedMetadata: string | null }[]>();
+    for (const p of plan) {
+      const list = topics.get(p.topic) ?? [];
+      list.push({ partitionIndex: p.partition, committedOffset: p.newOffset, committedLeaderEpoch: -1, commitTimestamp: -1n, committedMetadata: '' });
+      topics.set(p.topic, list);
+    }
+    const r = await coordinator.send(ApiKey.OffsetCommit, coordinator.version(ApiKey.OffsetCommit, 8), {
+      groupId: group, generationIdOrMemberEpoch: -1, memberId: '', groupInstanceId: null, retentionTimeMs: -1n,
+      topics: [...topics].map(([name, partitions]) => ({ name, partitions })),
+    });
+    for (const t of r.topics) {
+      for (const p of t.partitions) {
+        if (p.errorCode !== 0) throw new KafkaError(p.errorCode, `${t.name}-${p.partitionIndex}`);
+      }
+    }
+  }
+  if (json) console.log(toJson({ group, executed: flags.execute === true, plan }));
+  else {
+    console.log(table(plan));
+    if (!flags.execute) console.log('\n(plan only: add --execute to commit these offsets)');
+  }
+  return 0;
+}
+
