@@ -29,6 +29,8 @@ import { deleteTopicsHandler } from './handlers/20-delete-topics.js';
 import { createPartitionsHandler } from './handlers/37-create-partitions.js';
 import { describeClusterHandler } from './handlers/60-describe-cluster.js';
 import { describeLogDirsHandler } from './handlers/35-describe-log-dirs.js';
+import { initProducerIdHandler } from './handlers/22-init-producer-id.js';
+import { ProducerIdManager } from './producer-ids.js';
 import { deleteRecordsHandler } from './handlers/21-delete-records.js';
 import { offsetForLeaderEpochHandler } from './handlers/23-offset-for-leader-epoch.js';
 import { describeTopicPartitionsHandler } from './handlers/75-describe-topic-partitions.js';
@@ -56,6 +58,8 @@ export interface MetadataSource {
   commit(records: EmittedRecord[]): Promise<void>;
   /** Called after every applied change. */
   onChange(listener: () => void): void;
+  /** The first producer id no block has taken (ProducerIdsRecord), -1 when none was. */
+  nextProducerId(): bigint;
 }
 
 export type LogFactory = (topic: string, partition: number, topicId: string) => Promise<LocalLog>;
@@ -93,7 +97,7 @@ export class Broker {
     deps.metadata.onChange(() => { this.syncing = this.syncing.then(() => this.syncPartitions()); });
     for (const h of [apiVersionsHandler(() => this.router.supportedVersions()), metadataHandler, produceHandler, fetchHandler, listOffsetsHandler,
       createTopicsHandler, deleteTopicsHandler, createPartitionsHandler, describeClusterHandler, deleteRecordsHandler, offsetForLeaderEpochHandler,
-      describeTopicPartitionsHandler, describeConfigsHandler, alterConfigsHandler, incrementalAlterConfigsHandler, electLeadersHandler, describeLogDirsHandler]) {
+      describeTopicPartitionsHandler, describeConfigsHandler, alterConfigsHandler, incrementalAlterConfigsHandler, electLeadersHandler, describeLogDirsHandler, initProducerIdHandler]) {
       this.router.register(h);
     }
     this.groups = this.createGroupCoordinator();
@@ -196,6 +200,11 @@ export class Broker {
     await this.settled();
   }
 
+  private producerIdManager: ProducerIdManager | null = null;
+  get producerIds(): ProducerIdManager {
+    return this.producerIdManager ??= new ProducerIdManager(this.deps.nodeId, () => this.deps.metadata.nextProducerId(), (records) => this.commit(records));
+  }
+
   readonly configAdmin = new ConfigAdmin(() => this.deps.metadata.view(), () => this.deps.brokerConfig, () => this.deps.nodeId, (records) => this.commit(records));
 
   readonly topicAdmin: TopicAdmin = {
@@ -245,6 +254,7 @@ export class Broker {
       groups: this.groups,
       ensureOffsetsTopic: () => this.ensureOffsetsTopic(),
       logDirs: () => this.deps.logDirs?.() ?? [],
+      generateProducerId: () => this.producerIds.generate(),
     };
   }
 }

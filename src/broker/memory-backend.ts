@@ -14,6 +14,8 @@ export class MemoryMetadata implements MetadataSource {
   private topics = new Map<string, TopicView>();
   private readonly configsByResource = new Map<string, Map<string, string>>();
   private listeners: (() => void)[] = [];
+  private producerIdsNext = -1n;
+  nextProducerId(): bigint { return this.producerIdsNext; }
 
   view(): MetadataView {
     const topics = [...this.topics.values()];
@@ -37,6 +39,8 @@ export class MemoryMetadata implements MetadataSource {
         const t = this.topics.get(r.data.topicId);
         if (t) this.configsByResource.delete(`2:${t.name}`);
         this.topics.delete(r.data.topicId);
+      } else if (r.type === 15) {
+        this.producerIdsNext = BigInt(r.data.nextProducerId);
       } else if (r.type === 4) {
         const key = `${r.data.resourceType}:${r.data.resourceName}`;
         const map = this.configsByResource.get(key) ?? new Map<string, string>();

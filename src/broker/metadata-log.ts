@@ -109,4 +109,6 @@ export class LogMetadata implements MetadataSource {
   }
 
   onChange(listener: () => void): void { this.listeners.push(listener); }
+
+  nextProducerId(): bigint { return this.loader.image.producerIds.nextProducerId; }
 }

@@ -12,7 +12,7 @@ import type { Prng } from '../util/index.js';
 import { placeReplicas, type PlacementBroker } from './placement.js';
 import { collisionKey, topicNameError } from './topic-names.js';
 
-export const RecordType = { Topic: 2, Partition: 3, Config: 4, RemoveTopic: 9 } as const;
+export const RecordType = { Topic: 2, Partition: 3, Config: 4, RemoveTopic: 9, ProducerIds: 15 } as const;
 export const CONFIG_RESOURCE_TOPIC = 2;
 
 /** A metadata record as the controller emits it: the type id, the record version and its body. */
