@@ -119,6 +119,8 @@ async function openDiskBackend(o: DiskBackendOptions, brokerConfig: BrokerConfig
     dir: o.dataDir, fs: o.fs ?? new NodeFileSystem(), clock: o.clock, configFor,
     retentionCheckIntervalMs: Number(brokerConfig.get('log.retention.check.interval.ms')),
     cleanerEnable: brokerConfig.get('log.cleaner.enable') as boolean,
+    producerIdExpirationMs: Number(brokerConfig.get('producer.id.expiration.ms')),
+    producerIdExpirationCheckIntervalMs: Number(brokerConfig.get('producer.id.expiration.check.interval.ms')),
     log: (m) => o.logger.info(`storage: ${m}`),
   });
   try {

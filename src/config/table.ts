@@ -193,6 +193,7 @@ export const BROKER_KEYS = {
   'transaction.abort.timed.out.transaction.cleanup.interval.ms': key('transaction.abort.timed.out.transaction.cleanup.interval.ms', 'int', '10000', 'How often timed-out transactions are aborted.', { validator: atLeast(1), importance: 'low' }),
   'transaction.remove.expired.transaction.cleanup.interval.ms': key('transaction.remove.expired.transaction.cleanup.interval.ms', 'int', '3600000', 'How often expired transactional ids are removed.', { validator: atLeast(1), importance: 'low' }),
   'producer.id.expiration.ms': key('producer.id.expiration.ms', 'int', '86400000', 'Idle idempotent producer state expires after this long.', { validator: atLeast(1), importance: 'low', ...CW }),
+  'producer.id.expiration.check.interval.ms': key('producer.id.expiration.check.interval.ms', 'int', '600000', 'How often expired producer state is looked for.', { validator: atLeast(1), importance: 'low' }),
 
   // Log defaults that topics inherit, and the log manager.
   'log.dir': key('log.dir', 'string', '/tmp/kafka-logs', 'Log directory, used when log.dirs is not set.', { importance: 'high' }),

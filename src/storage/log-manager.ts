@@ -36,6 +36,10 @@ export interface LogManagerOptions {
   retentionCheckIntervalMs?: number;
   checkpointIntervalMs?: number;
   cleanerEnable?: boolean;
+  /** producer.id.expiration.ms: idle idempotent producers' state is dropped after this long. */
+  producerIdExpirationMs?: number;
+  /** producer.id.expiration.check.interval.ms */
+  producerIdExpirationCheckIntervalMs?: number;
   cleanerBackoffMs?: number;
   log?: (message: string) => void;
 }
@@ -59,6 +63,7 @@ export class LogManager {
   private lastRetentionMs: number;
   private lastCheckpointMs: number;
   private lastCleanMs: number;
+  private lastProducerExpiryMs: number;
   private cleaning = false;
   private readonly say: (m: string) => void;
 
@@ -82,6 +87,7 @@ export class LogManager {
     this.lastRetentionMs = now;
     this.lastCheckpointMs = now;
     this.lastCleanMs = now;
+    this.lastProducerExpiryMs = now;
   }
 
   private path(name: string): string { return nodePath.join(this.o.dir, name); }
@@ -217,6 +223,10 @@ export class LogManager {
       if (nowMs - this.lastRetentionMs >= (this.o.retentionCheckIntervalMs ?? 300_000)) {
         this.lastRetentionMs = nowMs;
         for (const log of this.logs.values()) log.deleteOldSegments(nowMs);
+      }
+      if (nowMs - this.lastProducerExpiryMs >= (this.o.producerIdExpirationCheckIntervalMs ?? 600_000)) {
+        this.lastProducerExpiryMs = nowMs;
+        for (const log of this.logs.values()) log.producerState.removeExpired(nowMs, this.o.producerIdExpirationMs ?? 86_400_000);
       }
       if (nowMs - this.lastCheckpointMs >= (this.o.checkpointIntervalMs ?? 60_000)) {
         this.lastCheckpointMs = nowMs;

@@ -66,3 +66,23 @@ test('10,000 partitions open without holding 10,000 file descriptors', async () 
   assert.ok(again.files.openCount <= 256);
   assert.equal(dump(again.get('wide', 9_999)!).length, 1);
 });
+
+test('producer.id.expiration.ms: an idle producer is forgotten on the check interval; until then its retry is a duplicate', async () => {
+  const fs = new MemoryFileSystem();
+  const clock = new ManualClock(1_000_000);
+  const m = manager(fs, clock, { producerIdExpirationMs: 60_000, producerIdExpirationCheckIntervalMs: 10_000 });
+  const log = m.getOrCreateLog('idem', 0, null);
+  const sent = () => batch(2, { producerId: 7, producerEpoch: 0, baseSequence: 0, timestamp: clock.nowMs() });
+  const first = await log.appendAsLeader(sent(), 0);
+  clock.advance(30_000);
+  await m.tick(clock.nowMs());
+  const retry = await log.appendAsLeader(sent(), 0);
+  assert.equal(retry.duplicate, true);
+  assert.equal(retry.firstOffset, first.firstOffset, 'the original offset');
+  clock.advance(40_000); // 70 s idle: past the expiration
+  await m.tick(clock.nowMs());
+  assert.equal(log.producerState.producers.has(7), false);
+  const after = await log.appendAsLeader(sent(), 0);
+  assert.equal(after.duplicate, false, 'an expired producer starts again, as in Kafka');
+  assert.equal(log.logEndOffset, 4);
+});
