@@ -5,7 +5,7 @@
 // Today one producer in this process; --producers (workers) comes with the bench issue.
 import { ClusterClient, KafkaError } from '../client/index.js';
 import { ApiKey, ErrorCode } from '../protocol/index.js';
-import { buildRecordBatch, Compression } from '../records/index.js';
+import { buildRecordBatch, Compression, RecordBatchView } from '../records/index.js';
 import { Histogram } from '../util/index.js';
 import { UsageError, helpText, parseArgs, type FlagSpec } from './args.js';
 import { COMMON_FLAGS, toJson } from './output.js';
@@ -21,6 +21,7 @@ const FLAGS: Record<string, FlagSpec> = {
   partitions: { type: 'number', help: 'partitions when the topic is created (default 6)' },
   'batch-size': { type: 'number', help: 'records per batch (default 500)' },
   'in-flight': { type: 'number', help: 'outstanding requests (default 8)' },
+  idempotence: { type: 'boolean', help: 'an idempotent producer: a producer id from InitProducerId, sequences per partition' },
 };
 
 const CODECS: Record<string, Compression> = { none: Compression.None, gzip: Compression.Gzip, snappy: Compression.Snappy, lz4: Compression.Lz4, zstd: Compression.Zstd };
@@ -52,6 +53,16 @@ export async function benchCommand(argv: string[]): Promise<number> {
     const value = Buffer.alloc(size);
     for (let i = 0; i < size; i++) value[i] = 97 + ((i * 7919) % 26);
     const template = await buildRecordBatch({ records: Array.from({ length: batchSize }, () => ({ value })), compression });
+    // Idempotence: one producer id; each partition's batches carry consecutive sequences, and
+    // each request gets its own copy of the template so the stamp (and CRC) is its own.
+    let producerId = -1;
+    const nextSequence = new Map<number, number>();
+    if (flags.idempotence) {
+      if (acks !== -1) throw new UsageError('--idempotence needs --acks -1, as Kafka producers require');
+      const r = await client.admin(ApiKey.InitProducerId, { transactionalId: null, transactionTimeoutMs: 60_000, producerId: -1n, producerEpoch: -1 }, 4);
+      if (r.errorCode !== 0) throw new KafkaError(r.errorCode);
+      producerId = Number(r.producerId);
+    }
     const latencyUs = new Histogram();
     let sent = 0;
     let acked = 0;
@@ -81,8 +92,14 @@ export async function benchCommand(argv: string[]): Promise<number> {
           const n = Math.min(batchSize, total - sent);
           sent += n;
           inFlight++;
-          const records = n === batchSize ? template : await buildRecordBatch({ records: Array.from({ length: n }, () => ({ value })), compression });
+          let records = n === batchSize ? template : await buildRecordBatch({ records: Array.from({ length: n }, () => ({ value })), compression });
           const p = meta.partitions[partition++ % meta.partitions.length]!;
+          if (producerId >= 0) {
+            records = Buffer.from(records);
+            const seq = nextSequence.get(p.partition) ?? 0;
+            new RecordBatchView(records).setProducer(producerId, 0, seq);
+            nextSequence.set(p.partition, (seq + n) % 0x80000000);
+          }
           const conn = await client.broker(p.leader);
           bytes += records.length;
           const t0 = performance.now();
@@ -102,7 +119,7 @@ export async function benchCommand(argv: string[]): Promise<number> {
     if (failed) throw failed;
     const seconds = (performance.now() - started) / 1000;
     const summary = {
-      topic, records: acked, recordSize: size, acks, compression: (flags.compression as string) ?? 'none', seconds: Math.round(seconds * 1000) / 1000,
+      topic, records: acked, recordSize: size, acks, idempotence: producerId >= 0, compression: (flags.compression as string) ?? 'none', seconds: Math.round(seconds * 1000) / 1000,
       recordsPerSec: Math.round(acked / seconds), mbPerSec: Math.round((acked * size) / seconds / 1e4) / 100, wireMbPerSec: Math.round(bytes / seconds / 1e4) / 100,
       requestLatencyMs: Object.fromEntries([50, 95, 99, 99.9].map((q) => [`p${q}`, latencyUs.percentile(q) / 1000]).concat([['max', latencyUs.max / 1000]])),
       targetReached: target <= 0 || acked / seconds >= target * 0.95,

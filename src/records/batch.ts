@@ -105,6 +105,14 @@ export class RecordBatchView {
   get baseSequence(): number { return this.buf.readInt32BE(this.offset + Off.BaseSequence); }
   get recordCount(): number { return this.buf.readInt32BE(this.offset + Off.RecordCount); }
 
+  /** An idempotent producer's stamp on a batch it reuses: id, epoch and first sequence, then the CRC. */
+  setProducer(producerId: number, producerEpoch: number, baseSequence: number): void {
+    writeInt64(this.buf, this.offset + Off.ProducerId, producerId, 'producerId');
+    this.buf.writeInt16BE(producerEpoch, this.offset + Off.ProducerEpoch);
+    this.buf.writeInt32BE(baseSequence, this.offset + Off.BaseSequence);
+    this.updateCrc();
+  }
+
   /**
    * What a broker does for a topic with message.timestamp.type=LogAppendTime: set the timestamp-type
    * bit, set maxTimestamp to the append time, and recompute the CRC. Records keep their own deltas;

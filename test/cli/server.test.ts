@@ -51,6 +51,12 @@ test('a running server logs its listener, serves the CLI, refuses a second one o
     const summary = JSON.parse(bench.stdout);
     assert.equal(summary.records, 3050, 'exactly the records asked for');
     assert.ok(summary.recordsPerSec > 0 && summary.requestLatencyMs.p99 >= summary.requestLatencyMs.p50);
+    const idem = spawnSync(process.execPath, [BIN, 'bench', 'produce', '--topic', 'idem-bench', '--partitions', '1', '--idempotence', '--acks', '-1', '--num-records', '2500', '--batch-size', '100', '--record-size', '50', '--json', ...bootstrap], { encoding: 'utf8', timeout: 30_000 });
+    assert.equal(idem.status, 0, idem.stderr);
+    assert.equal(JSON.parse(idem.stdout).idempotence, true);
+    const idemBack = spawnSync(process.execPath, [BIN, 'consume', '--topic', 'idem-bench', '--format', 'json', ...bootstrap], { encoding: 'utf8', timeout: 20_000 });
+    assert.equal(idemBack.stdout.trim().split('\n').length, 2500, 'every idempotent record once');
+    assert.notEqual(spawnSync(process.execPath, [BIN, 'bench', 'produce', '--idempotence', '--acks', '1', ...bootstrap], { encoding: 'utf8', timeout: 20_000 }).status, 0, '--idempotence needs acks=-1');
     const otherDir = join(dataDir, 'other');
     const second = spawnSync(process.execPath, [BIN, 'server', '--data-dir', otherDir, '--listeners', `PLAINTEXT://127.0.0.1:${port}`], { encoding: 'utf8', timeout: 20_000 });
     assert.equal(second.status, 1);
