@@ -1,6 +1,6 @@
 // The request router: one registered handler per API key, with its version range. ApiVersions is
 // computed from these registrations, so it can never advertise what no handler implements.
-import { apiInfo, decodeMessage, Reader, ProtocolError, ErrorCode, type RequestHeader } from '../protocol/index.js';
+import { apiInfo, decodeMessage, Reader, ProtocolError, ErrorCode, ApiKey, type RequestHeader } from '../protocol/index.js';
 import { assert } from '../util/index.js';
 import type { HandlerSpec, RequestContext } from './context.js';
 
@@ -56,9 +56,7 @@ export class Router<S = unknown> {
     }
     let request: object;
     try {
-      const r = new Reader(frame, bodyOffset);
-      request = decodeMessage(apiInfo(apiKey)!.request.name, version, r);
-      if (r.remaining !== 0) throw new ProtocolError(`${r.remaining} trailing bytes`);
+      request = decodeBody(apiKey, version, frame, bodyOffset);
     } catch (err) {
       if (err instanceof ProtocolError) return { kind: 'close', reason: `malformed ${apiInfo(apiKey)!.name} v${version}: ${err.message}` };
       throw err;
@@ -71,4 +69,31 @@ export class Router<S = unknown> {
     const body = await handler.handle(request, ctx);
     return body === null ? { kind: 'none' } : { kind: 'response', apiKey, version, body };
   }
+}
+
+function decodeBody(apiKey: number, version: number, frame: Buffer, bodyOffset: number): object {
+  const name = apiInfo(apiKey)!.request.name;
+  const r = new Reader(frame, bodyOffset);
+  const request = decodeMessage(name, version, r);
+  if (r.remaining === 0) return request;
+  if (isLibrdkafkaAllTopicsMetadata(apiKey, version, frame, bodyOffset, r.remaining)) {
+    const shifted = new Reader(frame, bodyOffset + LIBRDKAFKA_NULL_TOPICS_PAD_BYTES);
+    const fixed = decodeMessage(name, version, shifted);
+    if (shifted.remaining === 0) return fixed;
+  }
+  throw new ProtocolError(`${r.remaining} trailing bytes`);
+}
+
+/**
+ * librdkafka (through at least 2.15, issue confluentinc/librdkafka#5049) asks for all topics in
+ * Metadata v9+ with a 4-byte zero where the compact array length goes, instead of the 1-byte varint
+ * 0 (null). Kafka ignores bytes after the body, so there it reads allowAutoTopicCreation and
+ * includeTopicAuthorizedOperations from the padding; we skip the three pad bytes and read what the
+ * client meant. Only that exact shape is accepted: four zero bytes, then exactly three left over.
+ */
+const LIBRDKAFKA_NULL_TOPICS_PAD_BYTES = 3;
+
+function isLibrdkafkaAllTopicsMetadata(apiKey: number, version: number, frame: Buffer, bodyOffset: number, remaining: number): boolean {
+  return apiKey === ApiKey.Metadata && version >= 9 && remaining === LIBRDKAFKA_NULL_TOPICS_PAD_BYTES
+    && frame.length - bodyOffset >= 4 && frame.readUInt32BE(bodyOffset) === 0;
 }

@@ -91,6 +91,18 @@ export class Purgatory {
     }
   }
 
+  /**
+   * Drops everything without completing it (shutdown, once no connection is left to receive an
+   * answer), so that no timer outlives the broker: a parked Fetch would otherwise keep the process
+   * alive for its max_wait_ms and then read from logs that are closed. Returns how many were dropped.
+   */
+  dropAll(): number {
+    const all = new Set<Entry>();
+    for (const set of this.watchers.values()) for (const e of set) all.add(e);
+    for (const e of all) this.finish(e);
+    return all.size;
+  }
+
   private finish(entry: Entry): void {
     assert(!entry.completed, 'delayed operation finished twice');
     entry.completed = true;

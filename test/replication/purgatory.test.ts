@@ -62,6 +62,21 @@ test('an operation expires after its timeout and is never completed afterwards',
   assert.deepEqual(log, ['f:expired']);
 });
 
+test('dropAll at shutdown cancels every timer and neither completes nor expires what was waiting', () => {
+  const s = new ManualScheduler();
+  const p = new Purgatory('fetch', s, 100);
+  const log: string[] = [];
+  let bytes = 0;
+  p.tryCompleteElseWatch(delayedFetch(() => bytes, 1, log, 'f1'), ['a', 'b'], 10_000);
+  p.tryCompleteElseWatch(delayedFetch(() => bytes, 1, log, 'f2'), ['b'], 500);
+  assert.equal(p.dropAll(), 2);
+  assert.equal(p.pending, 0);
+  bytes = 10;
+  assert.equal(p.checkAndComplete('b'), 0);
+  s.advance(10_000);
+  assert.deepEqual(log, []);
+});
+
 test('the purgatory refuses operations beyond its limit', () => {
   const p = new Purgatory('produce', new ManualScheduler(), 2);
   const never = { tryComplete: () => false, onExpiration: () => {} };
