@@ -1,0 +1,92 @@
+// A simulated runtime around one transaction coordinator shard: records go through the serde
+// (bytes and back) and are replayed, replies are sent, markers are queued for the test to write.
+import {
+  TransactionCoordinatorShard, defaultTxnConfig, encodeTxnRecord, decodeTxnRecord,
+  type TxnCoordinatorConfig, type TxnEffects, type TxnRecord, type MarkerWrite, type InitProducerIdResult, type TopicPartition,
+} from '../../src/coordinator/index.js';
+
+export class TxnHarness {
+  now = 1_000;
+  written: { key: Buffer; value: Buffer | null }[] = [];
+  markers: MarkerWrite[] = [];
+  nextProducerId = 1000n;
+  shard: TransactionCoordinatorShard;
+  /** When set, the next append fails with this code. */
+  failNextAppend: number | null = null;
+
+  constructor(readonly config: Partial<TxnCoordinatorConfig> = {}, readonly coordinatorEpoch = 5, log: { key: Buffer; value: Buffer | null }[] = []) {
+    this.shard = new TransactionCoordinatorShard({ ...defaultTxnConfig, ...config }, coordinatorEpoch, () => this.nextProducerId++);
+    for (const r of log) {
+      const rec = decodeTxnRecord(r.key, r.value);
+      if (rec) this.shard.replay(rec);
+      this.written.push(r);
+    }
+    this.apply(this.shard.onLoaded(this.now));
+  }
+
+  /** A new coordinator loading everything written so far (as after a move of the partition). */
+  reload(config: Partial<TxnCoordinatorConfig> = this.config): TxnHarness {
+    const h = new TxnHarness(config, this.coordinatorEpoch + 1, this.written);
+    h.now = this.now;
+    h.nextProducerId = this.nextProducerId;
+    return h;
+  }
+
+  apply(e: TxnEffects): void {
+    const failure = e.records.length > 0 ? this.failNextAppend : null;
+    if (e.records.length > 0) this.failNextAppend = null;
+    if (failure !== null) {
+      for (const undo of e.onAppendFailure) undo(failure);
+      for (const r of e.replies) r.fail(failure);
+      return;
+    }
+    for (const r of e.records) {
+      const bytes = encodeTxnRecord(r, this.shard.config.logValueVersion);
+      this.written.push(bytes);
+      // Live replay gets the record object (with the in-memory last epoch), as the runtime does.
+      this.shard.replay(r);
+    }
+    for (const r of e.replies) r.send();
+    this.markers.push(...e.markers);
+  }
+
+  records(): TxnRecord[] { return this.written.map((w) => decodeTxnRecord(w.key, w.value)!); }
+
+  advance(ms: number): void { this.now += ms; this.apply(this.shard.tick(this.now)); }
+
+  init(transactionalId = 't', producerId = -1n, producerEpoch = -1, transactionTimeoutMs = 60_000): InitProducerIdResult {
+    let out: InitProducerIdResult | undefined;
+    this.apply(this.shard.initProducerId(this.now, { transactionalId, transactionTimeoutMs, producerId, producerEpoch }, (r) => { out = r; }));
+    return out!;
+  }
+
+  add(p: { producerId: bigint; producerEpoch: number }, partitions: TopicPartition[], transactionalId = 't'): number {
+    let code = -1;
+    this.apply(this.shard.addPartitionsToTxn(this.now, { transactionalId, ...p, partitions }, (c) => { code = c; }));
+    return code;
+  }
+
+  addOffsets(p: { producerId: bigint; producerEpoch: number }, groupId: string, offsetsPartition: number, transactionalId = 't'): number {
+    let code = -1;
+    this.apply(this.shard.addOffsetsToTxn(this.now, { transactionalId, ...p, groupId, offsetsPartition }, (c) => { code = c; }));
+    return code;
+  }
+
+  end(p: { producerId: bigint; producerEpoch: number }, commit: boolean, transactionalId = 't'): number {
+    let code = -1;
+    this.apply(this.shard.endTxn(this.now, { transactionalId, ...p, commit }, (c) => { code = c; }));
+    return code;
+  }
+
+  /** Writes every queued marker (the test's stand-in for WriteTxnMarkers) and completes the transactions. */
+  writeMarkers(): number[] {
+    const codes: number[] = [];
+    const queued = this.markers.splice(0);
+    for (const m of queued) this.apply(this.shard.completeTransaction(this.now, m, (c) => { codes.push(c); }));
+    return codes;
+  }
+
+  state(transactionalId = 't'): string { return this.shard.txns.get(transactionalId)?.state ?? 'none'; }
+}
+
+export const tp = (topic: string, partition: number): TopicPartition => ({ topic, partition });
