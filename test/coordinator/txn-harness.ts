@@ -79,11 +79,20 @@ export class TxnHarness {
   }
 
   /** Writes every queued marker (the test's stand-in for WriteTxnMarkers) and completes the transactions. */
-  writeMarkers(): number[] {
+  writeMarkers(count = Infinity): number[] {
     const codes: number[] = [];
-    const queued = this.markers.splice(0);
-    for (const m of queued) this.apply(this.shard.completeTransaction(this.now, m, (c) => { codes.push(c); }));
+    const queued = this.markers.splice(0, count);
+    for (const m of queued) this.complete(m, codes);
     return codes;
+  }
+
+  /** Completes one transaction; a failed append is retried later, as Kafka's marker channel retries it. */
+  complete(m: MarkerWrite, codes: number[] = []): void {
+    let failed = false;
+    const e = this.shard.completeTransaction(this.now, m, (c) => { codes.push(c); });
+    e.replies.push({ send: () => {}, fail: () => { failed = true; } });
+    this.apply(e);
+    if (failed) this.markers.push(m);
   }
 
   state(transactionalId = 't'): string { return this.shard.txns.get(transactionalId)?.state ?? 'none'; }
