@@ -187,6 +187,23 @@ test('transaction timeouts: over transaction.max.timeout.ms is refused; an expir
   assert.equal(h.shard.nextDeadlineMs() !== null, true);
 });
 
+test('timed-out aborts and expirations are capped per tick; the rest follow in the next one', () => {
+  const h = new TxnHarness({ abortTimedOutTransactionsIntervalMs: 1000, abortsPerTickMax: 1, expirationsPerTickMax: 1, transactionalIdExpirationMs: 5000, removeExpiredTransactionalIdsIntervalMs: 10_000 });
+  for (const id of ['a', 'b']) h.add(h.init(id, -1n, -1, 2000), [tp('x', 0)], id);
+  h.advance(3000);
+  assert.deepEqual([h.state('a'), h.state('b')], ['PrepareAbort', 'Ongoing']);
+  h.advance(1);
+  assert.deepEqual([h.state('a'), h.state('b')], ['PrepareAbort', 'PrepareAbort']);
+  h.writeMarkers();
+  h.advance(5000);
+  assert.deepEqual([h.state('a'), h.state('b')], ['CompleteAbort', 'CompleteAbort']);
+  // The expiration scan at 11000 finds both idle since 4001, and expires one.
+  h.advance(2000);
+  assert.deepEqual([h.state('a'), h.state('b')], ['none', 'CompleteAbort']);
+  h.advance(1);
+  assert.deepEqual([h.state('a'), h.state('b')], ['none', 'none']);
+});
+
 test('reloading mid-commit finishes the transaction: PrepareCommit found at load yields its markers', () => {
   const h = new TxnHarness();
   const p = h.init();

@@ -404,7 +404,8 @@ export class TransactionCoordinatorShard {
     for (const m of this.txns.values()) {
       if (this.pending.has(m.transactionalId) || m.state !== 'Ongoing') continue;
       if (m.txnStartTimestampMs + m.txnTimeoutMs >= this.nowMs) continue;
-      if (aborted === this.config.abortsPerTickMax) return this.scheduleAbortScan(this.nowMs);
+      // The rest go in the next tick, a millisecond on (a deadline of now would fire again in this one).
+      if (aborted === this.config.abortsPerTickMax) return this.scheduleAbortScan(this.nowMs + 1);
       this.fenceAndAbort(m);
       aborted++;
     }
@@ -417,7 +418,7 @@ export class TransactionCoordinatorShard {
     for (const m of this.txns.values()) {
       if (this.pending.has(m.transactionalId) || !EXPIRATION_ALLOWED.has(m.state)) continue;
       if (m.txnLastUpdateTimestampMs > this.nowMs - this.config.transactionalIdExpirationMs) continue;
-      if (expired === this.config.expirationsPerTickMax) return this.scheduleExpirationScan(this.nowMs);
+      if (expired === this.config.expirationsPerTickMax) return this.scheduleExpirationScan(this.nowMs + 1);
       this.write(m.transactionalId, null, 'Dead');
       expired++;
     }
