@@ -11,7 +11,7 @@ import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { connect } from 'node:net';
-import { tempDataDir } from './process-helpers.js';
+import { tempDataDir, within } from './process-helpers.js';
 import { startServer, type ServerHandle } from '../../src/broker/index.js';
 import { ClusterClient, partitionForKey } from '../../src/client/index.js';
 import { ApiKey, decodeResponse } from '../../src/protocol/index.js';
@@ -76,17 +76,6 @@ function supportedCodecs(client: Ckjs): string[] {
 function kafkaFor(client: Ckjs, server: ServerHandle): CkjsKafka {
   const bootstrap = `127.0.0.1:${server.listeners[0]!.port}`;
   return new client.KafkaJS.Kafka({ kafkaJS: { clientId: 'ckjs-test', brokers: [bootstrap], logLevel: 0 } });
-}
-
-/** Resolves with `promise`, or rejects after `timeoutMs` naming what was awaited. */
-async function within<T>(timeoutMs: number, what: string, promise: Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error(`${what}: no answer in ${timeoutMs} ms`)), timeoutMs); });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 /** Disconnects every client that connected, even when the test failed half-way. */

@@ -11,7 +11,7 @@ import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { tempDataDir } from './process-helpers.js';
+import { tempDataDir, within } from './process-helpers.js';
 import { startServer, type ServerHandle } from '../../src/broker/index.js';
 import { parseBrokerConfig } from '../../src/config/index.js';
 import { ClusterClient } from '../../src/client/index.js';
@@ -56,17 +56,6 @@ function loadClient(): { ckjs: Ckjs | null; packagePath: string; skip: string | 
 const { ckjs, packagePath, skip } = loadClient();
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Resolves with `promise`, or rejects after `timeoutMs` naming what was awaited. */
-async function within<T>(timeoutMs: number, what: string, promise: Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error(`${what}: no answer in ${timeoutMs} ms`)), timeoutMs); });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 /** Polls `check` until it returns true; on timeout the error says what was awaited and what was last seen. */
 async function waitFor(what: string, check: () => Promise<boolean> | boolean, describeState: () => string = () => '', timeoutMs = WAIT_MS_MAX): Promise<void> {

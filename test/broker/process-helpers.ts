@@ -23,3 +23,14 @@ export function tempDataDir(): string {
   process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
   return dir;
 }
+
+/** Resolves with `promise`, or rejects after `timeoutMs` naming what was awaited. */
+export async function within<T>(timeoutMs: number, what: string, promise: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error(`${what}: no answer in ${timeoutMs} ms`)), timeoutMs); });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
