@@ -12,3 +12,4 @@ export {
 } from './records.js';
 export { isEpochExhausted, isValidExpectedProducer, VALID_PREVIOUS_STATES, PRODUCER_EPOCH_MAX, type TransactionMetadata } from './metadata.js';
 export { partitionForTransactionalId, TRANSACTION_STATE_TOPIC } from './partition.js';
+export { TxnShardRuntime, type MarkerSender } from './runtime.js';
