@@ -23,18 +23,24 @@ export class FrameSplitter {
     if (this.pendingBytes === 0) buf = chunk;
     else {
       this.pending.push(chunk);
-      buf = Buffer.concat(this.pending, this.pendingBytes + chunk.length);
+      this.pendingBytes += chunk.length;
+      // A large frame arrives in many chunks: join them once, when the frame is complete, not on
+      // every chunk (that copied the growing prefix again each time: quadratic in the frame size).
+      if (this.pendingBytes >= 4) {
+        if (this.pending[0]!.length < 4) this.pending = [Buffer.concat(this.pending, this.pendingBytes)];
+        const size = this.checkedSize(this.pending[0]!, 0);
+        if (this.pendingBytes < 4 + size) return [];
+      } else {
+        return [];
+      }
+      buf = this.pending.length === 1 ? this.pending[0]! : Buffer.concat(this.pending, this.pendingBytes);
       this.pending = [];
       this.pendingBytes = 0;
     }
     const frames: Buffer[] = [];
     let pos = 0;
     while (buf.length - pos >= 4) {
-      const size = buf.readInt32BE(pos);
-      if (size < 0 || size > this.frameBytesMax) {
-        this.failed = true;
-        throw new ProtocolError(`frame size ${size} outside 0..${this.frameBytesMax}`);
-      }
+      const size = this.checkedSize(buf, pos);
       if (buf.length - pos - 4 < size) break;
       frames.push(buf.subarray(pos + 4, pos + 4 + size));
       pos += 4 + size;
@@ -46,5 +52,14 @@ export class FrameSplitter {
       this.pendingBytes = rest.length;
     }
     return frames;
+  }
+
+  private checkedSize(buf: Buffer, pos: number): number {
+    const size = buf.readInt32BE(pos);
+    if (size < 0 || size > this.frameBytesMax) {
+      this.failed = true;
+      throw new ProtocolError(`frame size ${size} outside 0..${this.frameBytesMax}`);
+    }
+    return size;
   }
 }

@@ -117,6 +117,18 @@ test('frame splitter: frames across chunk boundaries, many per chunk, and hostil
   }));
   assert.throws(() => new FrameSplitter(100).push(Buffer.from([0, 0, 0, 101])), ProtocolError);
   assert.throws(() => new FrameSplitter(100).push(Buffer.from([0xff, 0xff, 0xff, 0xff])), ProtocolError);
+  // A size split over chunks is checked as soon as its four bytes are in.
+  const split = new FrameSplitter(100);
+  assert.deepEqual(split.push(Buffer.from([0, 0])), []);
+  assert.throws(() => split.push(Buffer.from([0, 101, 1, 2])), ProtocolError);
+  // A large frame in many small chunks comes out whole, once.
+  const big = Buffer.alloc(4 + 300_000, 7);
+  big.writeInt32BE(300_000, 0);
+  const chunked = new FrameSplitter(1 << 20);
+  const got: Buffer[] = [];
+  for (let i = 0; i < big.length; i += 1000) got.push(...chunked.push(big.subarray(i, i + 1000)));
+  assert.equal(got.length, 1);
+  assert.ok(got[0]!.equals(big.subarray(4)));
 });
 
 test('error codes come from the generated table with their retriable flags', () => {
