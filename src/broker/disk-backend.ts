@@ -7,7 +7,7 @@ import * as nodePath from 'node:path';
 import { Prng, type Clock } from '../util/index.js';
 import { resolveTopicConfig, validateTopicConfigs, type BrokerConfig } from '../config/index.js';
 import { realScheduler, type LocalLog, type AppendResult } from '../replication/index.js';
-import { LogManager, NodeFileSystem, logConfig, type FileSystem, type LogConfig, type PartitionLog } from '../storage/index.js';
+import { LogManager, NodeFileSystem, logConfig, parseLogDirName, type FileSystem, type LogConfig, type PartitionLog } from '../storage/index.js';
 import { LogMetadata, METADATA_TOPIC } from './metadata-log.js';
 import type { BrokerDeps } from './broker.js';
 import type { LogDirDescription } from './services.js';
@@ -55,9 +55,9 @@ function describeLogDir(dataDir: string, logs: LogManager): LogDirDescription {
   } catch { /* unknown: -1 as Kafka reports */ }
   const partitions: LogDirDescription['partitions'] = [];
   for (const [key, log] of logs.logs) {
-    const m = /^(.+)-(\d+)$/.exec(key);
-    if (!m || m[1] === METADATA_TOPIC) continue;
-    partitions.push({ topic: m[1]!, partition: Number(m[2]), sizeBytes: log.segments.reduce((n, s) => n + s.size, 0), offsetLag: Math.max(0, log.highWatermark - log.logEndOffset) });
+    const tp = parseLogDirName(key);
+    if (!tp || tp.topic === METADATA_TOPIC) continue;
+    partitions.push({ ...tp, sizeBytes: log.segments.reduce((n, s) => n + s.size, 0), offsetLag: Math.max(0, log.highWatermark - log.logEndOffset) });
   }
   return { path: nodePath.resolve(dataDir), offline: logs.offline !== null, partitions, totalBytes, usableBytes };
 }
@@ -142,9 +142,9 @@ async function openDiskBackend(o: DiskBackendOptions, brokerConfig: BrokerConfig
   }
   // Topic config changes reach open logs (retention, segment size, cleanup policy, ...).
   md.onChange(() => {
-    for (const log of logs.logs.values()) {
-      const topic = log.dir.slice(log.dir.lastIndexOf('/') + 1).replace(/-\d+$/, '');
-      if (topic !== METADATA_TOPIC) log.config = configFor(topic);
+    for (const [key, log] of logs.logs) {
+      const topic = parseLogDirName(key)?.topic;
+      if (topic !== undefined && topic !== METADATA_TOPIC) log.config = configFor(topic);
     }
   });
   let ticking = false;

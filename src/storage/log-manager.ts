@@ -46,7 +46,8 @@ export interface LogManagerOptions {
 
 export interface MetaProperties { nodeId: number; clusterId: string; directoryId: string }
 
-function parseLogDirName(name: string): { topic: string; partition: number } | null {
+/** `<topic>-<partition>` (a log directory's name, or a key of `LogManager.logs`) split up. */
+export function parseLogDirName(name: string): { topic: string; partition: number } | null {
   const m = /^(.+)-(\d+)$/.exec(name);
   return m ? { topic: m[1]!, partition: Number(m[2]) } : null;
 }

@@ -24,6 +24,27 @@ export interface RuntimeLogger { warn(message: string): void }
 
 const LOAD_READ_BYTES = 5 * 1024 * 1024;
 
+/**
+ * Reads a coordinator partition from its start to the committed end and hands every keyed record
+ * of its data batches to `replay` (control batches are skipped). Loading a shard is this.
+ */
+export async function replayPartition(log: CoordinatorLog, partition: number, replay: (key: Buffer, value: Buffer | null) => void): Promise<void> {
+  let offset = log.logStartOffset(partition);
+  for (let reads = 0; reads < 1_000_000; reads++) {
+    const { bytes, endOffset } = await log.read(partition, offset, LOAD_READ_BYTES);
+    if (bytes.length === 0) break;
+    for (const view of iterateBatches(bytes)) {
+      offset = view.lastOffset + 1;
+      if (view.isControl) continue;
+      const body = await decompressBatchBody(view);
+      for (const rec of iterateRecords(view, body)) {
+        if (rec.key !== null) replay(rec.key, rec.value);
+      }
+    }
+    if (offset >= endOffset) break;
+  }
+}
+
 export class ShardRuntime {
   loading = true;
   closed = false;
@@ -45,22 +66,10 @@ export class ShardRuntime {
 
   /** Replays the partition from its start, then activates the shard. */
   private async load(): Promise<void> {
-    let offset = this.log.logStartOffset(this.partition);
-    for (let reads = 0; reads < 1_000_000; reads++) {
-      const { bytes, endOffset } = await this.log.read(this.partition, offset, LOAD_READ_BYTES);
-      if (bytes.length === 0) break;
-      for (const view of iterateBatches(bytes)) {
-        offset = view.lastOffset + 1;
-        if (view.isControl) continue;
-        const body = await decompressBatchBody(view);
-        for (const rec of iterateRecords(view, body)) {
-          if (rec.key === null) continue;
-          const decoded = decodeGroupRecord(rec.key, rec.value);
-          if (decoded) this.shard.replay(decoded);
-        }
-      }
-      if (offset >= endOffset) break;
-    }
+    await replayPartition(this.log, this.partition, (key, value) => {
+      const decoded = decodeGroupRecord(key, value);
+      if (decoded) this.shard.replay(decoded);
+    });
     this.loading = false;
     await this.apply(this.shard.onLoaded(this.clock.nowMs()));
   }

@@ -4,18 +4,17 @@
 // replies. Then the markers: once a Prepare record is committed, the MarkerSender writes the
 // COMMIT/ABORT control batches and the runtime completes the transaction (retrying a failed
 // completion append, as Kafka's marker channel does). Loading replays the partition from its start.
-import { buildRecordBatch, decompressBatchBody, iterateBatches, iterateRecords } from '../../records/index.js';
+import { buildRecordBatch } from '../../records/index.js';
 import type { Clock } from '../../util/index.js';
 import type { Scheduler } from '../../replication/index.js';
 import { ErrorCode } from '../../protocol/index.js';
-import type { CoordinatorLog, RuntimeLogger } from '../runtime/runtime.js';
+import { replayPartition, type CoordinatorLog, type RuntimeLogger } from '../runtime/runtime.js';
 import { decodeTxnRecord, encodeTxnRecord } from './records.js';
 import type { MarkerWrite, TransactionCoordinatorShard, TxnEffects } from './shard.js';
 
 /** Writes a transaction's markers; resolves once every partition has its control batch. */
 export interface MarkerSender { writeMarkers(marker: MarkerWrite): Promise<void> }
 
-const LOAD_READ_BYTES = 5 * 1024 * 1024;
 const MARKER_RETRY_BACKOFF_MS = 100;
 /** Completion errors after which the shard that asked is gone: a new coordinator redoes the markers. */
 const GIVE_UP = new Set<number>([ErrorCode.NOT_COORDINATOR, ErrorCode.COORDINATOR_LOAD_IN_PROGRESS]);
@@ -41,22 +40,10 @@ export class TxnShardRuntime {
   }
 
   private async load(): Promise<void> {
-    let offset = this.log.logStartOffset(this.partition);
-    for (let reads = 0; reads < 1_000_000; reads++) {
-      const { bytes, endOffset } = await this.log.read(this.partition, offset, LOAD_READ_BYTES);
-      if (bytes.length === 0) break;
-      for (const view of iterateBatches(bytes)) {
-        offset = view.lastOffset + 1;
-        if (view.isControl) continue;
-        const body = await decompressBatchBody(view);
-        for (const rec of iterateRecords(view, body)) {
-          if (rec.key === null) continue;
-          const decoded = decodeTxnRecord(rec.key, rec.value);
-          if (decoded) this.shard.replay(decoded);
-        }
-      }
-      if (offset >= endOffset) break;
-    }
+    await replayPartition(this.log, this.partition, (key, value) => {
+      const decoded = decodeTxnRecord(key, value);
+      if (decoded) this.shard.replay(decoded);
+    });
     this.loading = false;
     await this.apply(this.shard.onLoaded(this.clock.nowMs()));
   }
