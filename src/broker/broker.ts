@@ -36,7 +36,18 @@ import { offsetForLeaderEpochHandler } from './handlers/23-offset-for-leader-epo
 import { describeTopicPartitionsHandler } from './handlers/75-describe-topic-partitions.js';
 import { electLeadersHandler } from './handlers/43-elect-leaders.js';
 import { randomUUID } from 'node:crypto';
-import { GroupCoordinatorService, OFFSETS_TOPIC, replicaManagerLog } from '../coordinator/index.js';
+import {
+  GroupCoordinatorService, OFFSETS_TOPIC, replicaManagerLog, TRANSACTION_STATE_TOPIC, TxnCoordinatorService, defaultTxnConfig, type MarkerWrite,
+} from '../coordinator/index.js';
+import { addPartitionsToTxnHandler } from './handlers/24-add-partitions-to-txn.js';
+import { addOffsetsToTxnHandler } from './handlers/25-add-offsets-to-txn.js';
+import { endTxnHandler } from './handlers/26-end-txn.js';
+import { writeTxnMarkersHandler } from './handlers/27-write-txn-markers.js';
+import { txnOffsetCommitHandler } from './handlers/28-txn-offset-commit.js';
+import { describeProducersHandler } from './handlers/61-describe-producers.js';
+import { describeTransactionsHandler } from './handlers/65-describe-transactions.js';
+import { listTransactionsHandler } from './handlers/66-list-transactions.js';
+import type { TxnMarkerParams } from './services.js';
 import { realScheduler as systemScheduler } from '../replication/index.js';
 import { offsetCommitHandler } from './handlers/08-offset-commit.js';
 import { offsetFetchHandler } from './handlers/09-offset-fetch.js';
@@ -106,6 +117,100 @@ export class Broker {
       syncGroupHandler, describeGroupsHandler, listGroupsHandler, deleteGroupsHandler, offsetDeleteHandler, consumerGroupHeartbeatHandler, consumerGroupDescribeHandler]) {
       this.router.register(h);
     }
+    this.txn = this.createTxnCoordinator();
+    deps.metadata.onChange(() => { this.syncing = this.syncing.then(() => this.txn.syncPartitions()); });
+    for (const h of [addPartitionsToTxnHandler, addOffsetsToTxnHandler, endTxnHandler, writeTxnMarkersHandler, txnOffsetCommitHandler,
+      describeProducersHandler, describeTransactionsHandler, listTransactionsHandler]) {
+      this.router.register(h);
+    }
+  }
+
+  /** Coordinator timers (sessions, offset expiry, transaction timeouts) must not keep a process alive on their own. */
+  private coordinatorScheduler() {
+    return this.deps.scheduler === systemScheduler
+      ? { schedule: (ms: number, fn: () => void) => { const t = setTimeout(fn, ms); t.unref(); return { cancel: () => clearTimeout(t) }; } }
+      : this.deps.scheduler;
+  }
+
+  /** The transaction coordinator over `__transaction_state`; its markers are written here, locally. */
+  readonly txn: TxnCoordinatorService;
+  private createTxnCoordinator(): TxnCoordinatorService {
+    const c = this.deps.brokerConfig;
+    const n = (key: Parameters<typeof c.get>[0]) => Number(c.get(key));
+    const timeoutMs = n('offsets.commit.timeout.ms');
+    // A marker partition already written in an earlier attempt is not written again on a retry.
+    const written = new WeakMap<MarkerWrite, Set<string>>();
+    return new TxnCoordinatorService({
+      clock: this.deps.clock, scheduler: this.coordinatorScheduler(), numPartitions: n('transaction.state.log.num.partitions'),
+      log: replicaManagerLog(this.replicaManager, TRANSACTION_STATE_TOPIC, timeoutMs),
+      coordinatorEpoch: (partition) => Math.max(0, this.replicaManager.partition(TRANSACTION_STATE_TOPIC, partition)?.leaderEpoch ?? 0),
+      allocateProducerId: () => this.producerIds.generate(),
+      logger: { warn: (m) => console.warn(`[logline] WARN ${m}`) },
+      markers: {
+        writeMarkers: async (m) => {
+          let done = written.get(m);
+          if (!done) written.set(m, done = new Set());
+          const todo = m.partitions.filter((tp) => !done!.has(`${tp.topic}\0${tp.partition}`));
+          const results = await this.writeTxnMarkers({ producerId: m.producerId, producerEpoch: m.producerEpoch, coordinatorEpoch: m.coordinatorEpoch, commit: m.result === 'commit', partitions: todo });
+          const failed: string[] = [];
+          for (const r of results) {
+            // A partition whose topic was deleted needs no marker any more (Kafka drops it too).
+            if (r.errorCode === 0 || r.errorCode === ErrorCode.UNKNOWN_TOPIC_OR_PARTITION) done.add(`${r.topic}\0${r.partition}`);
+            else failed.push(`${r.topic}-${r.partition}: error ${r.errorCode}`);
+          }
+          if (failed.length > 0) throw new Error(`markers not written to ${failed.join(', ')}`);
+        },
+      },
+      config: {
+        ...defaultTxnConfig,
+        transactionMaxTimeoutMs: n('transaction.max.timeout.ms'), transactionalIdExpirationMs: n('transactional.id.expiration.ms'),
+        abortTimedOutTransactionsIntervalMs: n('transaction.abort.timed.out.transaction.cleanup.interval.ms'),
+        removeExpiredTransactionalIdsIntervalMs: n('transaction.remove.expired.transaction.cleanup.interval.ms'),
+      },
+    });
+  }
+
+  /** WriteTxnMarkers on this broker: a control batch per partition, then pending group offsets settled. */
+  async writeTxnMarkers(m: TxnMarkerParams): Promise<{ topic: string; partition: number; errorCode: number }[]> {
+    const timeoutMs = Number(this.deps.brokerConfig.get('offsets.commit.timeout.ms'));
+    return Promise.all(m.partitions.map(async ({ topic, partition }) => {
+      const errorCode = await this.replicaManager.writeTxnMarker(topic, partition, m, timeoutMs);
+      if (errorCode === 0 && topic === OFFSETS_TOPIC) await this.groups.completeTransaction(partition, m.producerId, m.commit);
+      return { topic, partition, errorCode };
+    }));
+  }
+
+  /**
+   * A transactional produce is checked with the transaction coordinator (Kafka's transaction
+   * verification, KIP-890 part 1): each partition must be in the producer's ongoing transaction, so
+   * a late write after the transaction was aborted cannot open a transaction no one will close.
+   */
+  private verifyTransactionalProduce(transactionalId: string, entries: { topic: string; partition: number; records: Buffer }[]): Map<string, number> {
+    const out = new Map<string, number>();
+    const byProducer = new Map<string, { producerId: bigint; producerEpoch: number; partitions: { topic: string; partition: number }[] }>();
+    for (const e of entries) {
+      if (e.records.length < 61) continue; // validation answers a malformed batch
+      const producerId = e.records.readBigInt64BE(43);
+      const producerEpoch = e.records.readInt16BE(51);
+      const transactional = (e.records.readInt16BE(21) & 0x10) !== 0;
+      if (!transactional) continue;
+      const k = `${producerId}/${producerEpoch}`;
+      let g = byProducer.get(k);
+      if (!g) byProducer.set(k, g = { producerId, producerEpoch, partitions: [] });
+      g.partitions.push({ topic: e.topic, partition: e.partition });
+    }
+    for (const g of byProducer.values()) {
+      for (const r of this.txn.verifyPartitions({ transactionalId, ...g })) {
+        if (r.errorCode === 0) continue;
+        // What a produce may answer: coordinator trouble is retriable (NOT_ENOUGH_REPLICAS, as Kafka).
+        const code = r.errorCode === ErrorCode.PRODUCER_FENCED ? ErrorCode.INVALID_PRODUCER_EPOCH
+          : r.errorCode === ErrorCode.TRANSACTION_ABORTABLE ? ErrorCode.INVALID_TXN_STATE
+            : r.errorCode === ErrorCode.NOT_COORDINATOR || r.errorCode === ErrorCode.COORDINATOR_LOAD_IN_PROGRESS || r.errorCode === ErrorCode.COORDINATOR_NOT_AVAILABLE
+              ? ErrorCode.NOT_ENOUGH_REPLICAS : r.errorCode;
+        out.set(`${r.topic}-${r.partition}`, code);
+      }
+    }
+    return out;
   }
 
   /** The group coordinator over `__consumer_offsets`, configured from the broker config. */
@@ -113,10 +218,7 @@ export class Broker {
   private createGroupCoordinator(): GroupCoordinatorService {
     const c = this.deps.brokerConfig;
     const n = (key: Parameters<typeof c.get>[0]) => Number(c.get(key));
-    // Coordinator timers (sessions, offset expiry) must not keep a process alive on their own.
-    const scheduler = this.deps.scheduler === systemScheduler
-      ? { schedule: (ms: number, fn: () => void) => { const t = setTimeout(fn, ms); t.unref(); return { cancel: () => clearTimeout(t) }; } }
-      : this.deps.scheduler;
+    const scheduler = this.coordinatorScheduler();
     return new GroupCoordinatorService({
       clock: this.deps.clock, scheduler, numPartitions: n('offsets.topic.num.partitions'), newUuid: randomUUID,
       log: replicaManagerLog(this.replicaManager, OFFSETS_TOPIC, n('offsets.commit.timeout.ms')),
@@ -132,24 +234,41 @@ export class Broker {
     });
   }
 
-  private offsetsTopicCreation: Promise<number> | null = null;
-  /** Creates `__consumer_offsets` (compacted) on first use; one creation at a time. */
-  ensureOffsetsTopic(): Promise<number> {
+  private readonly internalTopicCreations = new Map<string, Promise<number>>();
+  /** Creates an internal topic on first use; one creation at a time per topic. */
+  private ensureInternalTopic(name: string, numPartitions: number, replicationFactorWanted: number, configsFor: (replicationFactor: number) => Record<string, string>): Promise<number> {
     const view = this.deps.metadata.view();
-    if (view.topic(OFFSETS_TOPIC)) return Promise.resolve(0);
-    if (this.offsetsTopicCreation) return this.offsetsTopicCreation;
-    const c = this.deps.brokerConfig;
-    // A cluster smaller than offsets.topic.replication.factor still gets its offsets topic.
-    const replicationFactor = Math.max(1, Math.min(Number(c.get('offsets.topic.replication.factor')), view.brokers('').length || 1));
-    this.offsetsTopicCreation = this.topicAdmin.createTopics({
-      topics: [{
-        name: OFFSETS_TOPIC, numPartitions: Number(c.get('offsets.topic.num.partitions')), replicationFactor, assignments: [],
-        configs: [{ name: 'cleanup.policy', value: 'compact' }, { name: 'compression.type', value: 'producer' }, { name: 'segment.bytes', value: String(c.get('offsets.topic.segment.bytes')) }],
-      }],
+    if (view.topic(name)) return Promise.resolve(0);
+    const running = this.internalTopicCreations.get(name);
+    if (running) return running;
+    // A cluster smaller than the wanted replication factor still gets the topic.
+    const replicationFactor = Math.max(1, Math.min(replicationFactorWanted, view.brokers('').length || 1));
+    const creation = this.topicAdmin.createTopics({
+      topics: [{ name, numPartitions, replicationFactor, assignments: [], configs: Object.entries(configsFor(replicationFactor)).map(([k, value]) => ({ name: k, value })) }],
       timeoutMs: 30_000, validateOnly: false,
     }, 7).then((r) => (r[0]?.errorCode === ErrorCode.TOPIC_ALREADY_EXISTS ? 0 : r[0]?.errorCode ?? ErrorCode.UNKNOWN_SERVER_ERROR))
-      .finally(() => { this.offsetsTopicCreation = null; });
-    return this.offsetsTopicCreation;
+      .finally(() => { this.internalTopicCreations.delete(name); });
+    this.internalTopicCreations.set(name, creation);
+    return creation;
+  }
+
+  /** `__consumer_offsets` (compacted), created on first use. */
+  ensureOffsetsTopic(): Promise<number> {
+    const c = this.deps.brokerConfig;
+    return this.ensureInternalTopic(OFFSETS_TOPIC, Number(c.get('offsets.topic.num.partitions')), Number(c.get('offsets.topic.replication.factor')), () => ({
+      'cleanup.policy': 'compact', 'compression.type': 'producer', 'segment.bytes': String(c.get('offsets.topic.segment.bytes')),
+    }));
+  }
+
+  /** `__transaction_state` (compacted, uncompressed, transaction.state.log.*), created on first use. */
+  ensureTransactionTopic(): Promise<number> {
+    const c = this.deps.brokerConfig;
+    return this.ensureInternalTopic(TRANSACTION_STATE_TOPIC, Number(c.get('transaction.state.log.num.partitions')),
+      Number(c.get('transaction.state.log.replication.factor')), (replicationFactor) => ({
+        'cleanup.policy': 'compact', 'compression.type': 'uncompressed', 'segment.bytes': String(c.get('transaction.state.log.segment.bytes')),
+        // A topic made smaller than asked (a small cluster) could never meet a larger min ISR.
+        'min.insync.replicas': String(Math.min(Number(c.get('transaction.state.log.min.isr')), replicationFactor)), 'unclean.leader.election.enable': 'false',
+      }));
   }
 
   /** Opens logs for partitions led here and drops those whose topic is gone. */
@@ -237,16 +356,16 @@ export class Broker {
       autoCreateTopics: async (names: string[]) => {
         await this.topicAdmin.createTopics({ topics: names.map((name) => ({ name, numPartitions: -1, replicationFactor: -1, assignments: [], configs: [] })), timeoutMs: 30000, validateOnly: false }, 7);
       },
-      producePartitions: (p: { acks: number; timeoutMs: number; transactionalId: string | null; entries: { topic: string; partition: number; records: Buffer }[] }) => {
-        if (p.transactionalId !== null) {
-          // Transactions arrive with their own issue; until then a transactional produce is refused clearly.
-          return Promise.resolve(new Map(p.entries.map((e) => [`${e.topic}-${e.partition}`, { errorCode: ErrorCode.TRANSACTIONAL_ID_NOT_FOUND, errorMessage: 'transactions are not supported yet', baseOffset: -1n, logAppendTimeMs: -1n, logStartOffset: -1n, recordErrors: [] }])));
-        }
-        return rm.produce(p.acks, p.timeoutMs, p.entries);
+      producePartitions: async (p: { acks: number; timeoutMs: number; transactionalId: string | null; entries: { topic: string; partition: number; records: Buffer }[] }) => {
+        if (p.transactionalId === null) return rm.produce(p.acks, p.timeoutMs, p.entries);
+        const refused = this.verifyTransactionalProduce(p.transactionalId, p.entries);
+        const out = await rm.produce(p.acks, p.timeoutMs, p.entries.filter((e) => !refused.has(`${e.topic}-${e.partition}`)));
+        for (const [k, errorCode] of refused) out.set(k, { errorCode, errorMessage: null, baseOffset: -1n, logAppendTimeMs: -1n, logStartOffset: -1n, recordErrors: [] });
+        return out;
       },
       fetchSessions: this.fetchSessions,
       fetchPartitions: (p: any) => rm.fetch(p),
-      listOffsets: (p: any) => rm.listOffsets(p.topic, p.partition, p.timestamp, p.currentLeaderEpoch),
+      listOffsets: (p: any) => rm.listOffsets(p.topic, p.partition, p.timestamp, p.currentLeaderEpoch, p.isolationLevel),
       topicAdmin: this.topicAdmin,
       configAdmin: this.configAdmin,
       deleteRecords: (topic: string, partition: number, offset: bigint) => rm.deleteRecords(topic, partition, offset),
@@ -255,6 +374,10 @@ export class Broker {
       ensureOffsetsTopic: () => this.ensureOffsetsTopic(),
       logDirs: () => this.deps.logDirs?.() ?? [],
       generateProducerId: () => this.producerIds.generate(),
+      txn: this.txn,
+      ensureTransactionTopic: () => this.ensureTransactionTopic(),
+      writeTxnMarkers: (m: TxnMarkerParams) => this.writeTxnMarkers(m),
+      activeProducers: (topic: string, partition: number) => rm.activeProducers(topic, partition),
     };
   }
 }

@@ -6,7 +6,7 @@ import * as nodeFs from 'node:fs';
 import * as nodePath from 'node:path';
 import { Prng, type Clock } from '../util/index.js';
 import { resolveTopicConfig, validateTopicConfigs, type BrokerConfig } from '../config/index.js';
-import { realScheduler, type LocalLog, type AppendResult } from '../replication/index.js';
+import { realScheduler, type ActiveProducer, type AppendOrigin, type AppendResult, type LocalLog } from '../replication/index.js';
 import { LogManager, NodeFileSystem, logConfig, parseLogDirName, type FileSystem, type LogConfig, type PartitionLog } from '../storage/index.js';
 import { LogMetadata, METADATA_TOPIC } from './metadata-log.js';
 import type { BrokerDeps } from './broker.js';
@@ -18,13 +18,21 @@ export class DiskLog implements LocalLog {
   constructor(readonly log: PartitionLog) {}
   get logStartOffset(): number { return this.log.logStartOffset; }
   get logEndOffset(): number { return this.log.logEndOffset; }
-  appendAsLeader(records: Buffer, leaderEpoch: number): Promise<AppendResult> { return this.log.appendAsLeader(records, leaderEpoch); }
+  appendAsLeader(records: Buffer, leaderEpoch: number, origin?: AppendOrigin): Promise<AppendResult> { return this.log.appendAsLeader(records, leaderEpoch, origin); }
   async read(offset: number, maxBytes: number, upTo: number): Promise<Buffer> { return this.log.read(offset, maxBytes, upTo); }
   offsetForTimestamp(ts: number) { return this.log.offsetForTimestamp(ts); }
   maxTimestampOffset() { return this.log.maxTimestampOffset(); }
   updateHighWatermark(offset: number): void { this.log.updateHighWatermark(offset); }
   async deleteRecordsBefore(offset: number): Promise<number> { return this.log.deleteRecordsBefore(offset); }
   endOffsetForEpoch(epoch: number) { return this.log.endOffsetForEpoch(epoch); }
+  firstUnstableOffset(): number | null { return this.log.producerState.firstUnstableOffset(); }
+  abortedTransactions(from: number, upTo: number) { return this.log.abortedTransactions(from, upTo); }
+  activeProducers(): ActiveProducer[] {
+    return [...this.log.producerState.producers.values()].map((p) => ({
+      producerId: p.producerId, producerEpoch: p.epoch, lastSequence: p.batches.at(-1)?.lastSeq ?? -1, lastTimestamp: p.lastTimestamp,
+      coordinatorEpoch: p.coordinatorEpoch, currentTxnStartOffset: p.currentTxnFirstOffset,
+    }));
+  }
 }
 
 export interface DiskBackendOptions {

@@ -151,6 +151,7 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerHa
     // Stop accepting and answer what is in flight, then flush the logs and mark a clean shutdown.
     close: async () => {
       await network.close();
+      broker?.txn.close();
       broker?.replicaManager.fetchPurgatory.dropAll();
       broker?.replicaManager.producePurgatory.dropAll();
       await broker?.settled();

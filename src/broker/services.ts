@@ -149,3 +149,22 @@ export interface GroupServices {
   /** Creates `__consumer_offsets` when it does not exist; resolves with 0 or the error code. */
   ensureOffsetsTopic(): Promise<number>;
 }
+
+/** One transaction's markers as WriteTxnMarkers carries them. */
+export interface TxnMarkerParams {
+  producerId: bigint;
+  producerEpoch: number;
+  coordinatorEpoch: number;
+  commit: boolean;
+  partitions: { topic: string; partition: number }[];
+}
+
+/** Transactions: the coordinator service, `__transaction_state` creation, markers and producer state. */
+export interface TxnServices extends GroupServices {
+  txn: import('../coordinator/index.js').TxnCoordinatorService;
+  /** Creates `__transaction_state` when it does not exist; resolves with 0 or the error code. */
+  ensureTransactionTopic(): Promise<number>;
+  /** Writes the markers to the partitions led here; an error code per partition. */
+  writeTxnMarkers(m: TxnMarkerParams): Promise<{ topic: string; partition: number; errorCode: number }[]>;
+  activeProducers(topic: string, partition: number): { errorCode: number; producers: import('../replication/index.js').ActiveProducer[] };
+}

@@ -2,7 +2,7 @@
 // `__consumer_offsets` partition), its runtime and the service that routes groups to shards, the
 // record serde, and the KIP-848 server-side assignors; the transaction coordinator shard.
 export { rangeAssign, uniformAssign, type Assignment, type AssignorInput, type AssignorMember, type AssignorOutput } from './group/assignors.js';
-export { GroupCoordinatorShard, commitAppendError, type CommitParams, type PartitionResults, type FetchedOffset, type GroupDescription } from './group/coordinator-shard.js';
+export { GroupCoordinatorShard, commitAppendError, type CommitParams, type TxnCommitParams, type PartitionResults, type FetchedOffset, type GroupDescription } from './group/coordinator-shard.js';
 export { defaultGroupConfig, joinError, syncError, type GroupCoordinatorConfig, type Effects, type Reply, type ClientInfo, type JoinParams, type SyncParams } from './group/shard.js';
 export { encodeGroupRecord, decodeGroupRecord, decodeVersioned, encodeVersioned, type GroupRecord } from './group/records.js';
 export { Timers } from './runtime/timers.js';
@@ -11,11 +11,11 @@ export { ShardRuntime, type CoordinatorLog, type RuntimeLogger } from './runtime
 export { replicaManagerLog } from './runtime/partition-log.js';
 export { type TopicsSnapshot, type HeartbeatParams } from './group/consumer.js';
 export { consumerGroupState, type ConsumerGroup, type ConsumerMember } from './group/consumer-model.js';
-// The transaction coordinator (not wired into the broker yet).
+// The transaction coordinator.
 export {
   TransactionCoordinatorShard, defaultTxnConfig, txnAppendError, fencedErrorForVersion, encodeTxnRecord, decodeTxnRecord, sortPartitions,
   TXN_STATES, TXN_LOG_KEY_TYPE, NO_PRODUCER_ID, NO_PRODUCER_EPOCH, isEpochExhausted, isValidExpectedProducer, VALID_PREVIOUS_STATES,
-  PRODUCER_EPOCH_MAX, partitionForTransactionalId, TRANSACTION_STATE_TOPIC, TxnShardRuntime, type MarkerSender,
+  PRODUCER_EPOCH_MAX, partitionForTransactionalId, TRANSACTION_STATE_TOPIC, TxnShardRuntime, TxnCoordinatorService, type TxnServiceDeps, type MarkerSender,
   type TxnCoordinatorConfig, type TxnEffects, type TxnReply, type MarkerWrite, type InitProducerIdParams, type InitProducerIdResult,
   type ProducerParams, type AddPartitionsParams, type AddOffsetsParams, type EndTxnParams, type PartitionError, type ListTransactionsFilters,
   type TxnRecord, type TxnRecordValue, type TxnState, type TopicPartition, type TransactionMetadata,

@@ -7,8 +7,11 @@
 export interface LocalLog {
   readonly logStartOffset: number;
   readonly logEndOffset: number;
-  /** Appends client batches (validated, offsets assigned); resolves when written. */
-  appendAsLeader(records: Buffer, leaderEpoch: number): Promise<AppendResult>;
+  /**
+   * Appends batches (validated, offsets assigned); resolves when written. Only the transaction
+   * coordinator ('coordinator') may write control batches (COMMIT/ABORT markers).
+   */
+  appendAsLeader(records: Buffer, leaderEpoch: number, origin?: AppendOrigin): Promise<AppendResult>;
   /** Whole batches from the one containing `offset`, at most `maxBytes` unless the first batch is larger; never past `upTo`. */
   read(offset: number, maxBytes: number, upTo: number): Promise<Buffer>;
   /** First offset with timestamp >= ts and its timestamp, or null. */
@@ -20,6 +23,25 @@ export interface LocalLog {
   deleteRecordsBefore(offset: number): Promise<number>;
   /** The largest epoch <= `epoch` and the end offset of that epoch (the leader-epoch cache). */
   endOffsetForEpoch(epoch: number): { leaderEpoch: number; endOffset: number } | null;
+  /** The first offset of the oldest open transaction, or null when none is open. */
+  firstUnstableOffset(): number | null;
+  /** Aborted transactions whose data overlaps [from, upTo), oldest first (for read_committed fetches). */
+  abortedTransactions(from: number, upTo: number): { producerId: number; firstOffset: number }[];
+  /** Producers with state in this partition (DescribeProducers). */
+  activeProducers(): ActiveProducer[];
+}
+
+export type AppendOrigin = 'client' | 'coordinator';
+
+export interface ActiveProducer {
+  producerId: number;
+  producerEpoch: number;
+  /** The last sequence appended, -1 when none. */
+  lastSequence: number;
+  lastTimestamp: number;
+  coordinatorEpoch: number;
+  /** First offset of the open transaction, -1 when none. */
+  currentTxnStartOffset: number;
 }
 
 export interface AppendResult {
@@ -51,6 +73,12 @@ export class Partition {
   }
 
   get isLeader(): boolean { return this.leaderId === this.localBrokerId; }
+
+  /** What read_committed consumers may read up to: the high watermark, or the oldest open transaction's start. */
+  get lastStableOffset(): number {
+    const u = this.log.firstUnstableOffset();
+    return u === null ? this.highWatermark : Math.min(u, this.highWatermark);
+  }
 
   /** With the leader alone in the ISR, everything appended is replicated to the whole ISR. */
   maybeAdvanceHighWatermark(): boolean {

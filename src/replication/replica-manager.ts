@@ -4,8 +4,9 @@
 // Storage and records errors carry Kafka error names as codes; they become error codes here,
 // per partition, and never escape as exceptions.
 import { ErrorCode } from '../protocol/index.js';
+import { buildControlBatch } from '../records/index.js';
 import type { Clock } from '../util/index.js';
-import { Partition } from './partition.js';
+import { Partition, type ActiveProducer, type AppendOrigin } from './partition.js';
 import { Purgatory, PurgatoryFullError, type Scheduler } from './purgatory.js';
 
 export interface ReplicaManagerLimits {
@@ -25,6 +26,18 @@ export interface FetchResultOut {
 }
 
 const key = (topic: string, partition: number) => `${topic}-${partition}`;
+
+/** The last offset of the last whole batch in `records` (batch headers only). */
+function lastOffsetIn(records: Buffer): number {
+  let last = -1;
+  for (let pos = 0; pos + 61 <= records.length;) {
+    const len = records.readInt32BE(pos + 8);
+    if (pos + 12 + len > records.length) break;
+    last = Number(records.readBigInt64BE(pos)) + records.readInt32BE(pos + 23);
+    pos += 12 + len;
+  }
+  return last;
+}
 
 /** Size of the largest batch in `records`, from batch lengths alone (validation comes later). */
 function largestBatchBytes(records: Buffer): number {
@@ -51,7 +64,7 @@ export function errorCodeOf(err: unknown): { code: number; message: string } {
 const produceError = (code: number, message: string | null = null): ProduceResultOut =>
   ({ errorCode: code, errorMessage: message, baseOffset: -1n, logAppendTimeMs: -1n, logStartOffset: -1n, recordErrors: [] });
 const fetchError = (code: number, p?: Partition): FetchResultOut => ({
-  errorCode: code, highWatermark: BigInt(p?.highWatermark ?? -1), lastStableOffset: BigInt(p?.highWatermark ?? -1),
+  errorCode: code, highWatermark: BigInt(p?.highWatermark ?? -1), lastStableOffset: BigInt(p?.lastStableOffset ?? -1),
   logStartOffset: BigInt(p?.log.logStartOffset ?? -1), abortedTransactions: null, preferredReadReplica: -1, records: null,
 });
 
@@ -81,15 +94,35 @@ export class ReplicaManager {
     return p;
   }
 
-  async produce(acks: number, timeoutMs: number, entries: ProduceEntryIn[]): Promise<Map<string, ProduceResultOut>> {
+  async produce(acks: number, timeoutMs: number, entries: ProduceEntryIn[], origin: AppendOrigin = 'client'): Promise<Map<string, ProduceResultOut>> {
     const out = new Map<string, ProduceResultOut>();
     await Promise.all(entries.map(async (e) => {
-      out.set(key(e.topic, e.partition), await this.appendOne(acks, timeoutMs, e));
+      out.set(key(e.topic, e.partition), await this.appendOne(acks, timeoutMs, e, origin));
     }));
     return out;
   }
 
-  private async appendOne(acks: number, timeoutMs: number, e: ProduceEntryIn): Promise<ProduceResultOut> {
+  /**
+   * WriteTxnMarkers for one partition: a COMMIT or ABORT control batch for the producer, appended
+   * as the coordinator (acks=all). Resolves with an error code.
+   */
+  async writeTxnMarker(topic: string, index: number, m: { producerId: bigint; producerEpoch: number; coordinatorEpoch: number; commit: boolean }, timeoutMs: number): Promise<number> {
+    const records = buildControlBatch({
+      type: m.commit ? 'COMMIT' : 'ABORT', producerId: Number(m.producerId), producerEpoch: m.producerEpoch, coordinatorEpoch: m.coordinatorEpoch,
+      timestamp: this.clock.nowMs(),
+    });
+    const out = await this.appendOne(-1, timeoutMs, { topic, partition: index, records }, 'coordinator');
+    return out.errorCode;
+  }
+
+  /** DescribeProducers: the producers with state in a partition led here. */
+  activeProducers(topic: string, index: number): { errorCode: number; producers: ActiveProducer[] } {
+    const p = this.leaderPartition(topic, index);
+    if (typeof p === 'number') return { errorCode: p, producers: [] };
+    return { errorCode: 0, producers: p.log.activeProducers() };
+  }
+
+  private async appendOne(acks: number, timeoutMs: number, e: ProduceEntryIn, origin: AppendOrigin): Promise<ProduceResultOut> {
     const p = this.leaderPartition(e.topic, e.partition);
     if (typeof p === 'number') return produceError(p);
     if (acks === -1 && p.isr.length < p.minInsyncReplicas) {
@@ -101,7 +134,7 @@ export class ReplicaManager {
     }
     let appended;
     try {
-      appended = await p.log.appendAsLeader(e.records, p.leaderEpoch);
+      appended = await p.log.appendAsLeader(e.records, p.leaderEpoch, origin);
     } catch (err) {
       const { code, message } = errorCodeOf(err);
       return produceError(code, message);
@@ -191,7 +224,8 @@ export class ReplicaManager {
     }
     const offset = Number(fp.fetchOffset);
     if (offset < p.log.logStartOffset || offset > p.log.logEndOffset) return fetchError(ErrorCode.OFFSET_OUT_OF_RANGE, p);
-    const upTo = p.highWatermark; // the last stable offset once transactions exist
+    // read_committed stops at the last stable offset: nothing of an open transaction is returned.
+    const upTo = isolationLevel === 1 ? p.lastStableOffset : p.highWatermark;
     // KIP-74: the first partition with data returns at least one whole batch, even past max_bytes.
     const maxBytes = Math.min(fp.partitionMaxBytes, Math.max(0, budget));
     let records: Buffer | null = null;
@@ -203,14 +237,19 @@ export class ReplicaManager {
         return fetchError(errorCodeOf(err).code, p);
       }
     }
+    // The aborted transactions overlapping what is returned, so the client can drop their records.
+    let abortedTransactions: FetchResultOut['abortedTransactions'] = null;
+    if (isolationLevel === 1) {
+      abortedTransactions = records === null ? [] : p.log.abortedTransactions(offset, lastOffsetIn(records) + 1)
+        .map((t) => ({ producerId: BigInt(t.producerId), firstOffset: BigInt(t.firstOffset) }));
+    }
     return {
-      errorCode: 0, highWatermark: BigInt(p.highWatermark), lastStableOffset: BigInt(p.highWatermark),
-      logStartOffset: BigInt(p.log.logStartOffset), abortedTransactions: isolationLevel === 1 ? [] : null,
-      preferredReadReplica: -1, records,
+      errorCode: 0, highWatermark: BigInt(p.highWatermark), lastStableOffset: BigInt(p.lastStableOffset),
+      logStartOffset: BigInt(p.log.logStartOffset), abortedTransactions, preferredReadReplica: -1, records,
     };
   }
 
-  async listOffsets(topic: string, index: number, timestamp: bigint, currentLeaderEpoch: number): Promise<{ errorCode: number; timestamp: bigint; offset: bigint; leaderEpoch: number }> {
+  async listOffsets(topic: string, index: number, timestamp: bigint, currentLeaderEpoch: number, isolationLevel = 0): Promise<{ errorCode: number; timestamp: bigint; offset: bigint; leaderEpoch: number }> {
     const p = this.leaderPartition(topic, index);
     if (typeof p === 'number') return { errorCode: p, timestamp: -1n, offset: -1n, leaderEpoch: -1 };
     if (currentLeaderEpoch >= 0 && currentLeaderEpoch !== p.leaderEpoch) {
@@ -218,8 +257,9 @@ export class ReplicaManager {
       return { errorCode: code, timestamp: -1n, offset: -1n, leaderEpoch: -1 };
     }
     const ok = (offset: number, ts = -1, epoch = p.leaderEpoch) => ({ errorCode: 0, timestamp: BigInt(ts), offset: BigInt(offset), leaderEpoch: epoch });
+    const end = isolationLevel === 1 ? p.lastStableOffset : p.highWatermark;
     switch (timestamp) {
-      case -1n: return ok(p.highWatermark);
+      case -1n: return ok(end);
       case -2n: case -4n: return ok(p.log.logStartOffset);
       case -5n: return ok(-1, -1, -1); // nothing is tiered yet
       case -3n: {
@@ -228,7 +268,7 @@ export class ReplicaManager {
       }
       default: {
         const found = await p.log.offsetForTimestamp(Number(timestamp));
-        return found && found.offset < p.highWatermark ? ok(found.offset, found.timestamp, found.leaderEpoch) : { errorCode: 0, timestamp: -1n, offset: -1n, leaderEpoch: -1 };
+        return found && found.offset < end ? ok(found.offset, found.timestamp, found.leaderEpoch) : { errorCode: 0, timestamp: -1n, offset: -1n, leaderEpoch: -1 };
       }
     }
   }

@@ -440,13 +440,18 @@ export class PartitionLog {
     });
   }
 
-  /** Aborted transactions overlapping [from, upTo) for read_committed fetches. */
+  /**
+   * Aborted transactions overlapping [from, upTo) for read_committed fetches. An entry lives in the
+   * segment of its ABORT marker, which may lie past `upTo` (another transaction held the LSO back),
+   * so the walk goes on until an entry's last stable offset passes `upTo`: every abort that could
+   * overlap the range was written before that one (Kafka's collectAbortedTransactions).
+   */
   abortedTransactions(from: number, upTo: number): AbortedTxn[] {
     const out: AbortedTxn[] = [];
     for (let i = this.segmentIndexFor(from); i < this.segments.length; i++) {
       const seg = this.segments[i]!;
-      if (seg.baseOffset >= upTo) break;
       out.push(...seg.txnIndex.overlapping(from, upTo));
+      if (seg.txnIndex.aborted.some((t) => t.lastStableOffset > upTo)) break;
     }
     return out;
   }

@@ -2,7 +2,7 @@
 // clean restart and a SIGKILL of the real server process; deleted topics stay deleted.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
@@ -11,6 +11,7 @@ import { ClusterClient } from '../../src/client/index.js';
 import { ApiKey } from '../../src/protocol/index.js';
 import { buildRecordBatch } from '../../src/records/index.js';
 import { consumeAll } from './log-reader.js';
+import { killProcess, startServerProcess } from './process-helpers.js';
 import { Prng } from '../../src/util/index.js';
 
 const BIN = 'bin/logline.js';
@@ -78,22 +79,6 @@ test('topics, configs and records survive a restart on the same data directory; 
   }
 });
 
-function startProcess(dataDir: string): Promise<{ child: ChildProcess; port: number }> {
-  const child = spawn(process.execPath, [BIN, 'server', '--data-dir', dataDir, '--listeners', 'PLAINTEXT://127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'pipe'] });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`server did not start: ${out}`)); }, 20_000);
-    const onData = (d: Buffer) => {
-      out += d;
-      const m = /listening on PLAINTEXT:\/\/127\.0\.0\.1:(\d+)/.exec(out);
-      if (m) { clearTimeout(timer); resolve({ child, port: Number(m[1]) }); }
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-    child.on('exit', (code) => { clearTimeout(timer); if (!/listening/.test(out)) reject(new Error(`server exited ${code}: ${out}`)); });
-  });
-}
-
 /**
  * `acked` is a prefix-ordered subsequence of `found`: nothing acknowledged is missing and the order
  * is kept. A request whose response was lost to the kill may have been written, so `found` may hold
@@ -108,13 +93,6 @@ function assertHolds(found: string[], acked: string[], round: number): void {
   }
 }
 
-function kill(child: ChildProcess): Promise<void> {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) { resolve(); return; }
-    child.once('exit', () => resolve());
-    child.kill('SIGKILL');
-  });
-}
 
 test('SIGKILL of a real server while producers write: every acknowledged record is there after each restart, over 8 kills', async () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'logline-kill-'));
@@ -123,7 +101,7 @@ test('SIGKILL of a real server while producers write: every acknowledged record 
   let server: ChildProcess | null = null;
   try {
     for (let round = 0; round < 8; round++) {
-      const started = await startProcess(dataDir);
+      const started = await startServerProcess(dataDir);
       server = started.child;
       const client = new ClusterClient({ bootstrap: `127.0.0.1:${started.port}` });
       if (round === 0) {
@@ -148,12 +126,12 @@ test('SIGKILL of a real server while producers write: every acknowledged record 
         }
       })();
       await new Promise((r) => setTimeout(r, 50 + prng.int(400)));
-      await kill(server);
+      await killProcess(server);
       stop = true;
       await writer;
       client.close();
     }
-    const last = await startProcess(dataDir);
+    const last = await startServerProcess(dataDir);
     server = last.child;
     const client = new ClusterClient({ bootstrap: `127.0.0.1:${last.port}` });
     assertHolds(await consumeAll(client, 'crash', 0), acked, 8);
@@ -161,7 +139,7 @@ test('SIGKILL of a real server while producers write: every acknowledged record 
     assert.match(readFileSync(join(dataDir, 'meta.properties'), 'utf8'), /cluster\.id=/);
     client.close();
   } finally {
-    if (server) await kill(server);
+    if (server) await killProcess(server);
     rmSync(dataDir, { recursive: true, force: true });
   }
 });

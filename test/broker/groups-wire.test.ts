@@ -28,7 +28,7 @@ const commitBody = (groupId: string, offset: bigint, topic = 't', metadata: stri
   topics: [{ name: topic, partitions: [{ partitionIndex: 1, committedOffset: offset, committedLeaderEpoch: 4, commitTimestamp: -1n, committedMetadata: metadata }] }],
 });
 
-test('FindCoordinator at every version names this broker; the offsets topic has 50 partitions; transaction keys are not served yet', async () => {
+test('FindCoordinator at every version names this broker; the offsets and transaction state topics are created with 50 compacted partitions', async () => {
   await withBroker(async (c, port) => {
     for (let v = 0; v <= 3; v++) {
       const r = await c.send(ApiKey.FindCoordinator, v, { key: 'g1', keyType: 0, coordinatorKeys: [] });
@@ -39,11 +39,15 @@ test('FindCoordinator at every version names this broker; the offsets topic has 
       assert.deepEqual(r.coordinators.map((x: any) => [x.key, x.errorCode, x.nodeId, x.port]), [['a', 0, 1, port], ['b', 0, 1, port]], `v${v}`);
     }
     const txn = await c.send(ApiKey.FindCoordinator, 3, { key: 'tx', keyType: 1, coordinatorKeys: [] });
-    assert.equal(txn.errorCode, ErrorCode.COORDINATOR_NOT_AVAILABLE);
-    const meta = await c.send(ApiKey.Metadata, 12, { topics: [{ name: '__consumer_offsets', topicId: 'AAAAAAAAAAAAAAAAAAAAAA' }], allowAutoTopicCreation: false, includeTopicAuthorizedOperations: false });
-    assert.equal(meta.topics[0].partitions.length, 50);
-    const configs = await c.send(ApiKey.DescribeConfigs, 4, { resources: [{ resourceType: 2, resourceName: '__consumer_offsets', configurationKeys: ['cleanup.policy'] }], includeSynonyms: false, includeDocumentation: false });
-    assert.equal(configs.results[0].configs[0].value, 'compact');
+    assert.deepEqual([txn.errorCode, txn.nodeId, txn.port], [0, 1, port]);
+    const emptyTxnId = await c.send(ApiKey.FindCoordinator, 3, { key: '', keyType: 1, coordinatorKeys: [] });
+    assert.equal(emptyTxnId.errorCode, ErrorCode.INVALID_REQUEST);
+    for (const topic of ['__consumer_offsets', '__transaction_state']) {
+      const meta = await c.send(ApiKey.Metadata, 12, { topics: [{ name: topic, topicId: 'AAAAAAAAAAAAAAAAAAAAAA' }], allowAutoTopicCreation: false, includeTopicAuthorizedOperations: false });
+      assert.equal(meta.topics[0].partitions.length, 50, topic);
+      const configs = await c.send(ApiKey.DescribeConfigs, 4, { resources: [{ resourceType: 2, resourceName: topic, configurationKeys: ['cleanup.policy'] }], includeSynonyms: false, includeDocumentation: false });
+      assert.equal(configs.results[0].configs[0].value, 'compact', topic);
+    }
   });
 });
 

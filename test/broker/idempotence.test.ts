@@ -89,7 +89,7 @@ async function createTopic(client: ClusterClient, name: string): Promise<void> {
   assert.equal(r.topics[0].errorCode, 0);
 }
 
-test('InitProducerId hands out distinct producer ids at epoch 0, from blocks recorded in the metadata log; transactional ids are refused for now', async () => {
+test('InitProducerId hands out distinct producer ids at epoch 0, from blocks recorded in the metadata log; a transactional id keeps its id and bumps its epoch', async () => {
   await withProxiedBroker(async (_port, direct) => {
     const conn = await direct.any();
     const ids = new Set<bigint>();
@@ -101,7 +101,12 @@ test('InitProducerId hands out distinct producer ids at epoch 0, from blocks rec
     }
     assert.equal(ids.size, 6);
     const txn = await conn.send(ApiKey.InitProducerId, 4, { transactionalId: 'tx', transactionTimeoutMs: 60_000, producerId: -1n, producerEpoch: -1 });
-    assert.equal(txn.errorCode, ErrorCode.COORDINATOR_NOT_AVAILABLE);
+    assert.equal(txn.errorCode, 0);
+    assert.ok(!ids.has(txn.producerId), 'a transactional id gets an id no idempotent producer has');
+    const again = await conn.send(ApiKey.InitProducerId, 4, { transactionalId: 'tx', transactionTimeoutMs: 60_000, producerId: -1n, producerEpoch: -1 });
+    assert.deepEqual([again.errorCode, again.producerId, again.producerEpoch], [0, txn.producerId, txn.producerEpoch + 1]);
+    const tooLong = await conn.send(ApiKey.InitProducerId, 4, { transactionalId: 'tx', transactionTimeoutMs: 3_600_000, producerId: -1n, producerEpoch: -1 });
+    assert.equal(tooLong.errorCode, ErrorCode.INVALID_TRANSACTION_TIMEOUT, 'above transaction.max.timeout.ms');
   });
 });
 

@@ -1,7 +1,8 @@
 // OffsetFetch (key 9), v0-9. Committed offsets of a group (-1 with no error where none is
 // committed, or for unknown groups). v2+ a null topic list means every committed partition and the
 // answer has a top-level error; v0-1 report coordinator errors per partition. v5+ the leader epoch;
-// v7 require_stable (no transactional offsets are pending until transactions exist). v8+ batch
+// v7 require_stable: a partition with a transactional offset commit not yet decided answers
+// UNSTABLE_OFFSET_COMMIT (the client retries) instead of an offset that may change. v8+ batch
 // several groups, each answered on its own; v9 a consumer-group member may name itself and its
 // epoch (STALE_MEMBER_EPOCH, UNKNOWN_MEMBER_ID).
 import type { OffsetFetchRequest } from '../../protocol/index.js';
@@ -22,13 +23,13 @@ export const offsetFetchHandler: HandlerSpec<GroupServices> = {
       return {
         throttleTimeMs: 0, errorCode: 0, topics: [],
         groups: request.groups.map((g) => {
-          const out = groups.fetchOffsets(g.groupId, g.topics, v >= 9 ? { memberId: g.memberId, memberEpoch: g.memberEpoch } : undefined);
+          const out = groups.fetchOffsets(g.groupId, g.topics, v >= 9 ? { memberId: g.memberId, memberEpoch: g.memberEpoch } : undefined, request.requireStable);
           return { groupId: g.groupId, errorCode: out.errorCode, topics: out.topics };
         }),
       };
     }
     const topics = v < 2 && request.topics === null ? [] : request.topics;
-    const out = groups.fetchOffsets(request.groupId, topics);
+    const out = groups.fetchOffsets(request.groupId, topics, undefined, v >= 7 && request.requireStable);
     let answer: Topics = out.topics;
     if (out.errorCode !== 0 && v < 2) {
       // No top-level error before v2: each requested partition carries it.

@@ -17,6 +17,9 @@ export interface CommitParams {
   topics: { name: string; partitions: { partitionIndex: number; committedOffset: bigint; committedLeaderEpoch: number; commitTimestamp: bigint; committedMetadata: string | null }[] }[];
 }
 
+/** TxnOffsetCommit: a commit made inside a producer's transaction. */
+export interface TxnCommitParams extends Omit<CommitParams, 'retentionTimeMs'> { producerId: bigint; producerEpoch: number }
+
 export type PartitionResults = { name: string; partitions: { partitionIndex: number; errorCode: number }[] }[];
 
 export interface FetchedOffset { partitionIndex: number; committedOffset: bigint; committedLeaderEpoch: number; metadata: string | null; errorCode: number }
@@ -43,9 +46,23 @@ export class GroupCoordinatorShard extends ConsumerGroupShard {
   // ---- OffsetCommit ------------------------------------------------------------------------------
 
   commitOffsets(nowMs: number, p: CommitParams, client: ClientInfo, respond: (r: PartitionResults) => void): Effects {
+    return this.commit(nowMs, p, null, client, respond);
+  }
+
+  /**
+   * TxnOffsetCommit: the offsets are written in the producer's transactional batch and stay pending
+   * (invisible to OffsetFetch) until its COMMIT marker reaches this partition; ABORT drops them.
+   */
+  txnCommitOffsets(nowMs: number, p: TxnCommitParams, client: ClientInfo, respond: (r: PartitionResults) => void): Effects {
+    const effects = this.commit(nowMs, { ...p, retentionTimeMs: -1 }, { producerId: p.producerId, producerEpoch: p.producerEpoch }, client, respond);
+    if (effects.records.length > 0) effects.producer = { producerId: p.producerId, producerEpoch: p.producerEpoch };
+    return effects;
+  }
+
+  private commit(nowMs: number, p: CommitParams, txn: { producerId: bigint; producerEpoch: number } | null, client: ClientInfo, respond: (r: PartitionResults) => void): Effects {
     return this.run(nowMs, () => {
       const all = (code: number): PartitionResults => p.topics.map((t) => ({ name: t.name, partitions: t.partitions.map((x) => ({ partitionIndex: x.partitionIndex, errorCode: code })) }));
-      const invalid = this.validateCommit(p, client.apiVersion);
+      const invalid = this.validateCommit(p, client.apiVersion, txn !== null);
       if (invalid !== ErrorCode.NONE) return this.respond(() => respond(all(invalid)));
       const results: PartitionResults = [];
       for (const t of p.topics) {
@@ -74,15 +91,17 @@ export class GroupCoordinatorShard extends ConsumerGroupShard {
   }
 
   /** Kafka's validateOffsetCommit for both group types; creates a simple group for admin commits. */
-  private validateCommit(p: CommitParams, apiVersion: number): number {
+  private validateCommit(p: CommitParams, apiVersion: number, transactional: boolean): number {
     let g = this.groups.get(p.groupId);
     if (!g) {
-      if (p.generationIdOrMemberEpoch >= 0) return apiVersion >= 9 ? ErrorCode.GROUP_ID_NOT_FOUND : ErrorCode.ILLEGAL_GENERATION;
+      if (p.generationIdOrMemberEpoch >= 0) return apiVersion >= 9 && !transactional ? ErrorCode.GROUP_ID_NOT_FOUND : ErrorCode.ILLEGAL_GENERATION;
       g = this.createSimpleGroup(p.groupId);
     }
     if (g.kind === 'consumer') return this.validateConsumerCommit(g, p.memberId, p.generationIdOrMemberEpoch);
     if (g.state === 'Dead') return ErrorCode.COORDINATOR_NOT_AVAILABLE;
     if (p.generationIdOrMemberEpoch < 0 && g.state === 'Empty') return ErrorCode.NONE;
+    // TxnOffsetCommit before v3 carries no member: accepted as Kafka does.
+    if (transactional && p.generationIdOrMemberEpoch < 0 && p.memberId === '' && p.groupInstanceId === null) return ErrorCode.NONE;
     if (p.generationIdOrMemberEpoch >= 0 || p.memberId !== '' || p.groupInstanceId !== null) {
       const invalid = this.validateMember(g, p.memberId, p.groupInstanceId);
       if (invalid !== ErrorCode.NONE) return invalid;
@@ -90,7 +109,7 @@ export class GroupCoordinatorShard extends ConsumerGroupShard {
     } else {
       return ErrorCode.UNKNOWN_MEMBER_ID;
     }
-    if (g.state === 'CompletingRebalance') return ErrorCode.REBALANCE_IN_PROGRESS;
+    if (g.state === 'CompletingRebalance' && !transactional) return ErrorCode.REBALANCE_IN_PROGRESS;
     // A commit is a sign of life from the member.
     const m = g.members.get(p.memberId);
     if (m && !m.awaitingJoin && !m.awaitingSync) this.scheduleSession(g, m);
@@ -109,7 +128,7 @@ export class GroupCoordinatorShard extends ConsumerGroupShard {
   // ---- OffsetFetch --------------------------------------------------------------------------------
 
   /** Committed offsets of `topics` (null: all of them). Unknown groups and partitions give offset -1. */
-  fetchOffsets(groupId: string, topics: { name: string; partitionIndexes: number[] }[] | null, member?: { memberId: string | null; memberEpoch: number }):
+  fetchOffsets(groupId: string, topics: { name: string; partitionIndexes: number[] }[] | null, member?: { memberId: string | null; memberEpoch: number }, requireStable = false):
     { errorCode: number; topics: { name: string; partitions: FetchedOffset[] }[] } {
     const g = this.groups.get(groupId);
     if (g?.kind === 'consumer' && member && member.memberId !== null) {
@@ -118,6 +137,10 @@ export class GroupCoordinatorShard extends ConsumerGroupShard {
     }
     const committed = this.offsets.get(groupId);
     const entry = (topic: string, partition: number): FetchedOffset => {
+      // require_stable (v7+): an offset a transaction may still change is not answered yet.
+      if (requireStable && this.hasPendingTxnOffset(groupId, topic, partition)) {
+        return { partitionIndex: partition, committedOffset: -1n, committedLeaderEpoch: -1, metadata: '', errorCode: ErrorCode.UNSTABLE_OFFSET_COMMIT };
+      }
       const c = committed?.get(`${topic}\0${partition}`);
       return c ? { partitionIndex: partition, committedOffset: c.offset, committedLeaderEpoch: c.leaderEpoch, metadata: c.metadata, errorCode: 0 }
         : { partitionIndex: partition, committedOffset: -1n, committedLeaderEpoch: -1, metadata: '', errorCode: 0 };

@@ -7,7 +7,7 @@ import type { HeartbeatParams, TopicsSnapshot } from './consumer.js';
 import type { Clock } from '../../util/index.js';
 import type { Scheduler } from '../../replication/index.js';
 import { ShardRuntime, type CoordinatorLog, type RuntimeLogger } from '../runtime/runtime.js';
-import { GroupCoordinatorShard, type CommitParams, type FetchedOffset, type GroupDescription, type PartitionResults } from './coordinator-shard.js';
+import { GroupCoordinatorShard, type CommitParams, type FetchedOffset, type GroupDescription, type PartitionResults, type TxnCommitParams } from './coordinator-shard.js';
 import { joinError, syncError, type ClientInfo, type Effects, type GroupCoordinatorConfig, type JoinParams, type SyncParams } from './shard.js';
 
 export const OFFSETS_TOPIC = '__consumer_offsets';
@@ -118,11 +118,31 @@ export class GroupCoordinatorService {
     return this.op(p.groupId, all, (s, now, done) => s.commitOffsets(now, p, client, done));
   }
 
-  fetchOffsets(groupId: string, topics: { name: string; partitionIndexes: number[] }[] | null, member?: { memberId: string | null; memberEpoch: number }):
+  /** TxnOffsetCommit: offsets written in the producer's transaction, visible once it commits. */
+  txnCommitOffsets(p: TxnCommitParams, client: ClientInfo): Promise<PartitionResults> {
+    const all = (code: number): PartitionResults => p.topics.map((t) => ({ name: t.name, partitions: t.partitions.map((x) => ({ partitionIndex: x.partitionIndex, errorCode: code })) }));
+    return this.op(p.groupId, all, (s, now, done) => s.txnCommitOffsets(now, p, client, done));
+  }
+
+  /**
+   * A COMMIT/ABORT marker was written to `__consumer_offsets` partition `partition`: the producer's
+   * pending offsets there are applied or dropped, in turn with the shard's other operations. A
+   * shard not loaded here will meet the marker when it loads.
+   */
+  completeTransaction(partition: number, producerId: bigint, commit: boolean): Promise<void> {
+    const rt = this.runtimes.get(partition);
+    if (!rt) return Promise.resolve();
+    return rt.submit(() => {
+      rt.shard.replayTransactionMarker(Number(producerId), commit);
+      return { records: [], replies: [], onAppendFailure: [] };
+    });
+  }
+
+  fetchOffsets(groupId: string, topics: { name: string; partitionIndexes: number[] }[] | null, member?: { memberId: string | null; memberEpoch: number }, requireStable = false):
     { errorCode: number; topics: { name: string; partitions: FetchedOffset[] }[] } {
     const r = this.route(groupId);
     if ('errorCode' in r) return { errorCode: r.errorCode, topics: [] };
-    return r.runtime.shard.fetchOffsets(groupId, topics, member);
+    return r.runtime.shard.fetchOffsets(groupId, topics, member, requireStable);
   }
 
   deleteOffsets(groupId: string, topics: { name: string; partitions: number[] }[]): Promise<{ errorCode: number; topics: PartitionResults }> {

@@ -47,6 +47,8 @@ export interface Effects {
   replies: Reply[];
   /** Undo for state that was changed ahead of the append, run when the append fails. */
   onAppendFailure: ((errorCode: number) => void)[];
+  /** Set by TxnOffsetCommit: the records go out in this producer's transactional batch. */
+  producer?: { producerId: bigint; producerEpoch: number };
 }
 
 export interface ClientInfo { clientId: string; clientHost: string; apiVersion: number }
@@ -123,12 +125,54 @@ export class ClassicGroupShard {
 
   // ---- replay: the one path for loading and for committed writes -------------------------------
 
-  replay(r: GroupRecord): void {
+  /**
+   * Transactional offset commits not yet decided: producer id → group → "topic\0partition" → offset.
+   * They become committed offsets when the producer's COMMIT marker is replayed, and vanish on ABORT.
+   */
+  readonly pendingTxnOffsets = new Map<number, Map<string, Map<string, CommittedOffset & { topic: string; partition: number }>>>();
+
+  /** `producerId` ≥ 0: the record came in that producer's transactional batch (TxnOffsetCommit). */
+  replay(r: GroupRecord, producerId = -1): void {
+    if (producerId >= 0 && r.type === 'offset') return this.replayPendingOffset(producerId, r.group, r.topic, r.partition, r.value);
     switch (r.type) {
       case 'offset': return this.replayOffset(r.group, r.topic, r.partition, r.value);
       case 'group': return this.replayGroupMetadata(r);
       default: return this.replayConsumerRecord(r);
     }
+  }
+
+  private replayPendingOffset(producerId: number, group: string, topic: string, partition: number, v: OffsetCommitValue | null): void {
+    if (v === null) return; // Kafka never writes transactional tombstones
+    let groups = this.pendingTxnOffsets.get(producerId);
+    if (!groups) this.pendingTxnOffsets.set(producerId, groups = new Map());
+    let map = groups.get(group);
+    if (!map) groups.set(group, map = new Map());
+    map.set(`${topic}\0${partition}`, {
+      topic, partition, offset: v.offset, leaderEpoch: v.leaderEpoch, metadata: v.metadata, commitTimestampMs: Number(v.commitTimestamp),
+      expireTimestampMs: Number(v.expireTimestamp),
+    });
+  }
+
+  /** A transaction marker in this partition: the producer's pending offsets are committed or dropped. */
+  replayTransactionMarker(producerId: number, commit: boolean): void {
+    const groups = this.pendingTxnOffsets.get(producerId);
+    if (!groups) return;
+    this.pendingTxnOffsets.delete(producerId);
+    if (!commit) return;
+    for (const [group, offsets] of groups) {
+      for (const c of offsets.values()) {
+        this.replayOffset(group, c.topic, c.partition, {
+          offset: c.offset, leaderEpoch: c.leaderEpoch, metadata: c.metadata, commitTimestamp: BigInt(c.commitTimestampMs), expireTimestamp: BigInt(c.expireTimestampMs),
+        });
+      }
+    }
+  }
+
+  /** Whether a transaction holds an undecided offset for this partition of the group (OffsetFetch require_stable). */
+  hasPendingTxnOffset(group: string, topic: string, partition: number): boolean {
+    const key = `${topic}\0${partition}`;
+    for (const groups of this.pendingTxnOffsets.values()) if (groups.get(group)?.has(key)) return true;
+    return false;
   }
 
   private replayOffset(group: string, topic: string, partition: number, v: OffsetCommitValue | null): void {

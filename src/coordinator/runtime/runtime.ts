@@ -2,7 +2,7 @@
 // one at a time, in order: run the operation (pure), append its records to the shard's partition,
 // replay them, then send its replies — so no response precedes the write it depends on. Loading a
 // partition replays it from the start; timers are turned into scheduled ticks.
-import { buildRecordBatch, decompressBatchBody, iterateBatches, iterateRecords } from '../../records/index.js';
+import { buildRecordBatch, decompressBatchBody, iterateBatches, iterateRecords, parseControlRecordType } from '../../records/index.js';
 import type { Clock } from '../../util/index.js';
 import type { Scheduler } from '../../replication/index.js';
 import { ErrorCode } from '../../protocol/index.js';
@@ -24,21 +24,33 @@ export interface RuntimeLogger { warn(message: string): void }
 
 const LOAD_READ_BYTES = 5 * 1024 * 1024;
 
+/** Who wrote a batch: a transactional producer's records take effect only at its COMMIT marker. */
+export interface BatchOrigin { producerId: number; isTransactional: boolean }
+
 /**
  * Reads a coordinator partition from its start to the committed end and hands every keyed record
- * of its data batches to `replay` (control batches are skipped). Loading a shard is this.
+ * of its data batches to `replay`, and every transaction marker to `onMarker`. Loading a shard is this.
  */
-export async function replayPartition(log: CoordinatorLog, partition: number, replay: (key: Buffer, value: Buffer | null) => void): Promise<void> {
+export async function replayPartition(log: CoordinatorLog, partition: number, replay: (key: Buffer, value: Buffer | null, origin: BatchOrigin) => void,
+  onMarker: (producerId: number, commit: boolean) => void = () => {}): Promise<void> {
   let offset = log.logStartOffset(partition);
   for (let reads = 0; reads < 1_000_000; reads++) {
     const { bytes, endOffset } = await log.read(partition, offset, LOAD_READ_BYTES);
     if (bytes.length === 0) break;
     for (const view of iterateBatches(bytes)) {
       offset = view.lastOffset + 1;
-      if (view.isControl) continue;
+      if (view.isControl) {
+        for (const rec of iterateRecords(view, view.bytes().subarray(61))) {
+          const type = parseControlRecordType(rec.key);
+          if (type === 'COMMIT' || type === 'ABORT') onMarker(view.producerId, type === 'COMMIT');
+          break;
+        }
+        continue;
+      }
+      const origin: BatchOrigin = { producerId: view.producerId, isTransactional: view.isTransactional };
       const body = await decompressBatchBody(view);
       for (const rec of iterateRecords(view, body)) {
-        if (rec.key !== null) replay(rec.key, rec.value);
+        if (rec.key !== null) replay(rec.key, rec.value, origin);
       }
     }
     if (offset >= endOffset) break;
@@ -66,10 +78,10 @@ export class ShardRuntime {
 
   /** Replays the partition from its start, then activates the shard. */
   private async load(): Promise<void> {
-    await replayPartition(this.log, this.partition, (key, value) => {
+    await replayPartition(this.log, this.partition, (key, value, origin) => {
       const decoded = decodeGroupRecord(key, value);
-      if (decoded) this.shard.replay(decoded);
-    });
+      if (decoded) this.shard.replay(decoded, origin.isTransactional ? origin.producerId : -1);
+    }, (producerId, commit) => this.shard.replayTransactionMarker(producerId, commit));
     this.loading = false;
     await this.apply(this.shard.onLoaded(this.clock.nowMs()));
   }
@@ -86,11 +98,14 @@ export class ShardRuntime {
     let errorCode: number = ErrorCode.NONE;
     if (effects.records.length > 0) {
       const encoded = effects.records.map(encodeGroupRecord);
-      const batch = await buildRecordBatch({ records: encoded.map((r) => ({ key: r.key, value: r.value })), baseTimestamp: this.clock.nowMs() });
+      // TxnOffsetCommit: the producer's transactional batch, so its COMMIT/ABORT marker decides.
+      const producer = effects.producer ? { producerId: Number(effects.producer.producerId), producerEpoch: effects.producer.producerEpoch, isTransactional: true } : {};
+      const batch = await buildRecordBatch({ records: encoded.map((r) => ({ key: r.key, value: r.value })), baseTimestamp: this.clock.nowMs(), ...producer });
       errorCode = await this.log.append(this.partition, batch).catch(() => ErrorCode.UNKNOWN_SERVER_ERROR);
     }
     if (errorCode === ErrorCode.NONE) {
-      for (const r of effects.records) this.shard.replay(r);
+      const producerId = effects.producer ? Number(effects.producer.producerId) : -1;
+      for (const r of effects.records) this.shard.replay(r, producerId);
       for (const r of effects.replies) r.send();
     } else {
       for (const undo of effects.onAppendFailure) undo(errorCode);
