@@ -20,11 +20,10 @@
 // One Node process on this machine both serves and loads in "inprocess" mode; in "child" mode
 // the broker (`logline server`) has its own process and event loop. Both compete for the same
 // cores (`machine.cpus`), so neither is a broker-only figure.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { startServer } from '../src/broker/index.js';
 import { parseBrokerConfig } from '../src/config/index.js';
@@ -32,6 +31,7 @@ import { BrokerConnection } from '../src/client/index.js';
 import { ApiKey, ErrorCode, type ConsumerProtocolAssignment } from '../src/protocol/index.js';
 import { decodeVersioned, encodeVersioned } from '../src/coordinator/index.js';
 import { Histogram } from '../src/util/index.js';
+import { childBroker } from './child-broker.js';
 
 const TOPIC = 'bench-groups';
 const PARTITIONS = 200;
@@ -79,32 +79,8 @@ async function inProcessBroker(dataDir: string): Promise<Broker> {
   return { port: server.listeners[0]!.port, pid: process.pid, close: () => server.close() };
 }
 
-async function childBroker(dataDir: string): Promise<Broker> {
-  const bin = fileURLToPath(new URL('../../bin/logline.js', import.meta.url));
-  const nodeArgs = (process.env.LOGLINE_BENCH_CHILD_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
-  const child = spawn(process.execPath, [...nodeArgs, bin, 'server', '--data-dir', dataDir, '--listeners', 'PLAINTEXT://127.0.0.1:0',
-    '--set', 'group.initial.rebalance.delay.ms=0'], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const exited = new Promise<void>((r) => child.once('exit', () => r()));
-  const port = await new Promise<number>((resolve, reject) => {
-    let text = '';
-    const timer = setTimeout(() => reject(new Error('child broker did not report its port within 30 s')), 30_000);
-    child.stdout!.on('data', (d: Buffer) => {
-      text += d.toString();
-      const m = /listening on PLAINTEXT:\/\/127\.0\.0\.1:(\d+)/.exec(text);
-      if (m) { clearTimeout(timer); resolve(Number(m[1])); text = ''; }
-    });
-    child.once('exit', (code) => { clearTimeout(timer); reject(new Error(`child broker exited with ${code}`)); });
-  });
-  return { port, pid: child.pid!, close: () => stopChild(child, exited) };
-}
-
-/** SIGTERM (clean shutdown), then SIGKILL if the broker has not exited within 10 s. */
-async function stopChild(child: ChildProcess, exited: Promise<void>): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  process.kill(child.pid!, 'SIGTERM');
-  const timer = setTimeout(() => { if (child.exitCode === null) process.kill(child.pid!, 'SIGKILL'); }, 10_000);
-  await exited;
-  clearTimeout(timer);
+async function groupsChildBroker(dataDir: string): Promise<Broker> {
+  return childBroker(dataDir, { 'group.initial.rebalance.delay.ms': '0' });
 }
 
 const open = (port: number, clientId: string): Promise<BrokerConnection> =>
@@ -426,7 +402,7 @@ async function benchOne(kind: 'inprocess' | 'child'): Promise<Record<string, unk
   say(`${kind}: broker data in ${dataDir}`);
   let broker: Broker | null = null;
   try {
-    broker = kind === 'inprocess' ? await inProcessBroker(dataDir) : await childBroker(dataDir);
+    broker = kind === 'inprocess' ? await inProcessBroker(dataDir) : await groupsChildBroker(dataDir);
     await prepare(broker.port);
     const rebalance = parts.has('rebalance') ? await benchRebalance(broker.port) : null;
     let offsetCommit: Record<string, unknown> | null = null;
