@@ -3,9 +3,9 @@
 # Prints one JSON object: what each isolation level saw.
 import json
 import sys
-import time
-from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka import Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
+from eof_reader import read_to_end
 
 bootstrap, topic = sys.argv[1], sys.argv[2]
 admin = AdminClient({'bootstrap.servers': bootstrap})
@@ -34,22 +34,8 @@ txn('o', 20, 'open')  # flushed, neither committed nor aborted yet
 
 
 def read_all(isolation, group):
-    c = Consumer({'bootstrap.servers': bootstrap, 'group.id': group, 'auto.offset.reset': 'earliest',
-                  'isolation.level': isolation, 'enable.partition.eof': True, 'enable.auto.commit': False})
-    c.assign([TopicPartition(topic, 0), TopicPartition(topic, 1)])
-    seen, eof, deadline = [], set(), time.time() + 30
-    while len(eof) < 2 and time.time() < deadline:
-        m = c.poll(0.5)
-        if m is None:
-            continue
-        if m.error():
-            if m.error().code() == -191:  # _PARTITION_EOF
-                eof.add(m.partition())
-                continue
-            raise Exception(m.error())
-        seen.append(m.value().decode())
-    c.close()
-    return seen, len(eof) == 2
+    conf = {'bootstrap.servers': bootstrap, 'group.id': group, 'auto.offset.reset': 'earliest', 'isolation.level': isolation}
+    return read_to_end(conf, [TopicPartition(topic, 0), TopicPartition(topic, 1)], timeout_s=30)
 
 
 committed_open, eof1 = read_all('read_committed', 'g-rc-1')

@@ -10,6 +10,7 @@ import json
 import sys
 import time
 from confluent_kafka import Consumer, Producer, TopicPartition
+from eof_reader import read_to_end
 
 mode, bootstrap = sys.argv[1], sys.argv[2]
 
@@ -51,22 +52,12 @@ def run(input_topic, output_topic, group, txn_id, batch):
 
 
 def read(topic):
-    c = Consumer({'bootstrap.servers': bootstrap, 'group.id': 'ctp-verify', 'isolation.level': 'read_committed',
-                  'auto.offset.reset': 'earliest', 'enable.partition.eof': True, 'enable.auto.commit': False})
-    meta = c.list_topics(topic, timeout=10).topics[topic]
-    parts = [TopicPartition(topic, p, 0) for p in meta.partitions]
-    c.assign(parts)
-    seen, eof, deadline = [], set(), time.time() + 120
-    while len(eof) < len(parts) and time.time() < deadline:
-        for m in c.consume(num_messages=1000, timeout=0.5):
-            if m.error():
-                if m.error().code() == -191:  # _PARTITION_EOF
-                    eof.add(m.partition())
-                    continue
-                raise Exception(m.error())
-            seen.append(m.value().decode())
-    c.close()
-    print(json.dumps({'values': seen, 'complete': len(eof) == len(parts)}))
+    meta = Consumer({'bootstrap.servers': bootstrap, 'group.id': 'ctp-verify'})
+    partitions = [TopicPartition(topic, p, 0) for p in meta.list_topics(topic, timeout=10).topics[topic].partitions]
+    meta.close()
+    conf = {'bootstrap.servers': bootstrap, 'group.id': 'ctp-verify', 'isolation.level': 'read_committed', 'auto.offset.reset': 'earliest'}
+    seen, complete = read_to_end(conf, partitions)
+    print(json.dumps({'values': seen, 'complete': complete}))
 
 
 if mode == 'run':
