@@ -1,6 +1,7 @@
 // `logline server` as a child process for benchmarks: a fresh data directory, a free loopback
 // port, its own event loop (so the load generator is not what is measured), stopped cleanly.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 export interface ChildBroker { port: number; pid: number; close(): Promise<void> }
@@ -36,4 +37,15 @@ async function stopChild(child: ChildProcess, exited: Promise<void>): Promise<vo
   const timer = setTimeout(() => { if (child.exitCode === null) process.kill(child.pid!, 'SIGKILL'); }, 10_000);
   await exited;
   clearTimeout(timer);
+}
+
+/** CPU seconds (user + system) a process has used so far, from /proc; null where there is none. */
+export function processCpuSeconds(pid: number): number | null {
+  if (pid === process.pid) { const u = process.cpuUsage(); return (u.user + u.system) / 1e6; }
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
+  } catch {
+    return null;
+  }
 }

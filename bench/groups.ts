@@ -31,7 +31,7 @@ import { BrokerConnection } from '../src/client/index.js';
 import { ApiKey, ErrorCode, type ConsumerProtocolAssignment } from '../src/protocol/index.js';
 import { decodeVersioned, encodeVersioned } from '../src/coordinator/index.js';
 import { Histogram } from '../src/util/index.js';
-import { childBroker } from './child-broker.js';
+import { childBroker, processCpuSeconds } from './child-broker.js';
 
 const TOPIC = 'bench-groups';
 const PARTITIONS = 200;
@@ -54,17 +54,6 @@ const round = (n: number, digits = 1): number => Number(n.toFixed(digits));
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const mode = process.env.LOGLINE_BENCH_BROKER ?? 'both';
 const parts = new Set((process.env.LOGLINE_BENCH_PARTS ?? 'rebalance,commits').split(','));
-
-/** CPU seconds (user + system) a process has used so far, from /proc; null where there is none. */
-function processCpuSeconds(pid: number): number | null {
-  if (pid === process.pid) { const u = process.cpuUsage(); return (u.user + u.system) / 1e6; }
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
-  } catch {
-    return null;
-  }
-}
 
 interface Broker { port: number; pid: number; close(): Promise<void> }
 

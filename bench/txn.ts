@@ -3,8 +3,10 @@
 //   LOGLINE_BENCH_SECONDS=10          (length of each measured transaction window)
 //   LOGLINE_BENCH_RECORDS=300000      (records per produce run, idempotence on/off)
 // The broker is `logline server` in a child process on a fresh data directory.
-// 1. Produce throughput with idempotence off and on: `logline bench produce --acks -1` (1 KiB
-//    records, 6 partitions), alternating off/on three times each; the medians are compared.
+// 1. Produce throughput with idempotence off and on: 1 KiB records in 500-record batches over 6
+//    partitions, acks=all, 8 requests in flight, every batch stamped and CRC'd by the client in
+//    both modes; six runs each in ABBA order; the medians are compared, with the broker's CPU
+//    seconds per GB appended.
 // 2. Transactions: P producers (each its own transactional id and connection) loop
 //    AddPartitionsToTxn → Produce (one batch of 10 records, acks=all) → EndTxn(commit), for a
 //    window bounded in time and count after a warm-up. Reported: committed transactions/s, EndTxn
@@ -12,17 +14,16 @@
 //    stable offset must equal its high watermark, and the high watermarks must add up to 11
 //    offsets per committed transaction (10 records + the COMMIT marker).
 // The load generator and the broker share this machine's cores (`machine.cpus`).
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { BrokerConnection } from '../src/client/index.js';
 import { ApiKey, ErrorCode } from '../src/protocol/index.js';
 import { buildRecordBatch, RecordBatchView } from '../src/records/index.js';
 import { Histogram } from '../src/util/index.js';
-import { childBroker } from './child-broker.js';
+import { childBroker, processCpuSeconds } from './child-broker.js';
 
 const WINDOW_MS = Number(process.env.LOGLINE_BENCH_SECONDS ?? '10') * 1000;
 const WARMUP_MS = 1000;
@@ -34,41 +35,78 @@ const PRODUCER_COUNTS = [1, 16, 64];
 const TXNS_PER_PRODUCER_MAX = 1_000_000;
 const TARGET_TXN_PER_S = 1000;
 const TARGET_IDEMPOTENCE_COST = 0.05;
+const IDEMPOTENCE_RUNS = 6;
+const PRODUCE_PARTITIONS = 6;
+const PRODUCE_BATCH_RECORDS = 500;
+const PRODUCE_IN_FLIGHT = 8;
 
 const say = (m: string) => process.stderr.write(`[bench:txn] ${m}\n`);
 const round = (x: number, d = 2) => Math.round(x * 10 ** d) / 10 ** d;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-/** One `logline bench produce` run; its JSON summary. */
-function benchProduce(port: number, topic: string, idempotence: boolean): Promise<{ recordsPerSec: number; mbPerSec: number; requestLatencyMs: Record<string, number> }> {
-  const bin = fileURLToPath(new URL('../../bin/logline.js', import.meta.url));
-  const args = [bin, 'bench', 'produce', '--bootstrap-server', `127.0.0.1:${port}`, '--topic', topic, '--num-records', String(PRODUCE_RECORDS),
-    '--record-size', '1024', '--acks', '-1', '--partitions', '6', '--json', ...(idempotence ? ['--idempotence'] : [])];
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    child.stdout!.on('data', (d) => { out += d; });
-    child.on('exit', (code) => {
-      if (code !== 0) { reject(new Error(`bench produce exited ${code}: ${out}`)); return; }
-      try { resolve(JSON.parse(out.slice(out.indexOf('{')))); } catch (e) { reject(e); }
-    });
-  });
+/**
+ * One produce run: 500-record batches of 1 KiB records round-robin over the partitions, 8 requests
+ * in flight, acks=all. Each request gets its own copy of the batch, stamped with the producer id,
+ * epoch and sequence (or none) and its CRC recomputed, so both modes do the same client work (a
+ * real producer builds every batch) and what differs is the broker's.
+ */
+async function produceRun(port: number, brokerPid: number, topic: string, idempotent: boolean): Promise<{ mbPerSec: number; p99Ms: number; brokerCpuSecondsPerGB: number }> {
+  const conn = await BrokerConnection.open({ host: '127.0.0.1', port, clientId: 'bench-idem', requestTimeoutMs: 30_000 });
+  try {
+    await conn.send(ApiKey.CreateTopics, 7, { topics: [{ name: topic, numPartitions: PRODUCE_PARTITIONS, replicationFactor: 1, assignments: [], configs: [] }], timeoutMs: 30_000, validateOnly: false });
+    let producerId = -1;
+    if (idempotent) {
+      const r = await conn.send(ApiKey.InitProducerId, 4, { transactionalId: null, transactionTimeoutMs: 60_000, producerId: -1n, producerEpoch: -1 });
+      producerId = Number(r.producerId);
+    }
+    const value = Buffer.alloc(1024);
+    for (let i = 0; i < value.length; i++) value[i] = 97 + ((i * 7919) % 26);
+    const template = await buildRecordBatch({ records: Array.from({ length: PRODUCE_BATCH_RECORDS }, () => ({ value })) });
+    const sequence = new Array<number>(PRODUCE_PARTITIONS).fill(0);
+    const latencyUs = new Histogram();
+    const requests = Math.ceil(PRODUCE_RECORDS / PRODUCE_BATCH_RECORDS);
+    let next = 0;
+    const cpu0 = processCpuSeconds(brokerPid) ?? 0;
+    const t0 = performance.now();
+    await Promise.all(Array.from({ length: PRODUCE_IN_FLIGHT }, async () => {
+      while (next < requests) {
+        const partition = next++ % PRODUCE_PARTITIONS;
+        const records = Buffer.from(template);
+        new RecordBatchView(records).setProducer(producerId, idempotent ? 0 : -1, idempotent ? sequence[partition]! : -1);
+        if (idempotent) sequence[partition]! += PRODUCE_BATCH_RECORDS;
+        const start = performance.now();
+        const r = await conn.send(ApiKey.Produce, 9, { transactionalId: null, acks: -1, timeoutMs: 30_000, topicData: [{ name: topic, partitionData: [{ index: partition, records }] }] });
+        const code = r.responses[0].partitionResponses[0].errorCode;
+        if (code !== 0) throw new Error(`Produce: error ${code}`);
+        latencyUs.record(Math.round((performance.now() - start) * 1000));
+      }
+    }));
+    const seconds = (performance.now() - t0) / 1000;
+    const bytes = requests * PRODUCE_BATCH_RECORDS * 1024;
+    const cpu = (processCpuSeconds(brokerPid) ?? 0) - cpu0;
+    return { mbPerSec: round(bytes / seconds / 1e6, 1), p99Ms: round(latencyUs.percentile(99) / 1000), brokerCpuSecondsPerGB: round(cpu / (bytes / 1e9), 3) };
+  } finally {
+    conn.close();
+  }
 }
 
-async function idempotenceCost(port: number): Promise<Record<string, unknown>> {
-  const off: number[] = [];
-  const on: number[] = [];
-  for (let i = 0; i < 3; i++) {
-    for (const idem of [false, true]) {
-      const r = await benchProduce(port, `bench-idem-${idem ? 'on' : 'off'}-${i}`, idem);
-      (idem ? on : off).push(r.mbPerSec);
-      say(`produce acks=all idempotence ${idem ? 'on ' : 'off'}: ${r.mbPerSec} MB/s, p99 ${r.requestLatencyMs.p99} ms`);
+async function idempotenceCost(port: number, brokerPid: number): Promise<Record<string, unknown>> {
+  const runs: { idempotent: boolean; mbPerSec: number; p99Ms: number; brokerCpuSecondsPerGB: number }[] = [];
+  // ABBA order (off, on, on, off, ...) so a drift of the machine over the runs (page cache, disk,
+  // other load) falls on both sides alike.
+  for (let i = 0; i < IDEMPOTENCE_RUNS; i++) {
+    for (const idem of i % 2 === 0 ? [false, true] : [true, false]) {
+      const r = await produceRun(port, brokerPid, `bench-idem-${idem ? 'on' : 'off'}-${i}`, idem);
+      runs.push({ idempotent: idem, ...r });
+      say(`produce acks=all idempotence ${idem ? 'on ' : 'off'}: ${r.mbPerSec} MB/s, p99 ${r.p99Ms} ms, broker ${r.brokerCpuSecondsPerGB} CPU s/GB`);
     }
   }
-  const cost = 1 - median(on) / median(off);
+  const pick = (idem: boolean, k: 'mbPerSec' | 'brokerCpuSecondsPerGB') => runs.filter((r) => r.idempotent === idem).map((r) => r[k]);
+  const cost = 1 - median(pick(true, 'mbPerSec')) / median(pick(false, 'mbPerSec'));
   return {
-    recordsPerRun: PRODUCE_RECORDS, recordBytes: 1024, partitions: 6, acks: 'all', tool: 'logline bench produce (one producer, 500-record batches, 8 in flight)',
-    mbPerSecOff: off, mbPerSecOn: on, medianOff: median(off), medianOn: median(on),
+    recordsPerRun: PRODUCE_RECORDS, recordBytes: 1024, batchRecords: PRODUCE_BATCH_RECORDS, partitions: PRODUCE_PARTITIONS, inFlight: PRODUCE_IN_FLIGHT, acks: 'all',
+    runs, medianMbPerSecOff: median(pick(false, 'mbPerSec')), medianMbPerSecOn: median(pick(true, 'mbPerSec')),
+    medianBrokerCpuSecondsPerGBOff: median(pick(false, 'brokerCpuSecondsPerGB')), medianBrokerCpuSecondsPerGBOn: median(pick(true, 'brokerCpuSecondsPerGB')),
     slowdown: round(cost, 3), targetSlowdownMax: TARGET_IDEMPOTENCE_COST, met: cost <= TARGET_IDEMPOTENCE_COST,
   };
 }
@@ -175,7 +213,7 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const broker = await childBroker(dataDir);
   try {
     say(`broker pid ${broker.pid} on port ${broker.port}, data in ${dataDir}`);
-    const idempotence = await idempotenceCost(broker.port);
+    const idempotence = await idempotenceCost(broker.port, broker.pid);
     const runs: (TxnRun & { verified: { lsoEqualsHw: boolean; offsets: number; offsetsPerTxnOk: boolean } })[] = [];
     for (const producers of PRODUCER_COUNTS) {
       const topic = `bench-txn-${producers}`;
