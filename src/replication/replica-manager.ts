@@ -179,6 +179,10 @@ export class ReplicaManager {
     const keys = params.partitions.map((p) => key(p.topic, p.partition));
     const watched = params.partitions.map((p) => this.partitions.get(key(p.topic, p.partition)));
     const startBytes = watched.map((p) => p?.bytesAppended ?? 0);
+    // read_committed can only read below the LSO: appends to an open transaction do not count
+    // until the LSO moves (else every such append would wake the fetch just to answer nothing).
+    const committedOnly = params.isolationLevel === 1;
+    const startLso = watched.map((p) => p?.lastStableOffset ?? 0);
     return new Promise((resolve, reject) => {
       let settled = false;
       const finish = () => {
@@ -189,7 +193,7 @@ export class ReplicaManager {
       const op = {
         tryComplete: () => {
           let available = bytes;
-          watched.forEach((p, i) => { if (p) available += p.bytesAppended - startBytes[i]!; });
+          watched.forEach((p, i) => { if (p && (!committedOnly || p.lastStableOffset > startLso[i]!)) available += p.bytesAppended - startBytes[i]!; });
           if (available < params.minBytes) return false;
           finish();
           return true;

@@ -110,3 +110,26 @@ test('OffsetForLeaderEpoch: the current epoch ends at the log end offset; a stal
   assert.deepEqual(rm.offsetForLeaderEpoch('t', 0, -1, 1), { errorCode: 0, leaderEpoch: 0, endOffset: 4n });
   assert.equal(rm.offsetForLeaderEpoch('t', 0, 1, 1).errorCode, ErrorCode.FENCED_LEADER_EPOCH);
 });
+
+test('read_committed: a parked fetch ignores appends to an open transaction and wakes on its marker; ListOffsets latest is the LSO', async () => {
+  const { rm } = setup();
+  const txnBatch = (n: number, seq: number) => buildRecordBatchSync({
+    records: Array.from({ length: n }, (_, i) => ({ value: Buffer.from(`t${i}`) })), producerId: 7, producerEpoch: 0, baseSequence: seq, isTransactional: true,
+  });
+  assert.equal((await rm.produce(1, 1000, [{ topic: 't', partition: 0, records: txnBatch(2, 0) }])).get('t-0')!.errorCode, 0);
+  const fp = { topic: 't', partition: 0, fetchOffset: 0n, partitionMaxBytes: 1 << 20, currentLeaderEpoch: -1 };
+  const started = Date.now();
+  let answered = 0;
+  const parked = rm.fetch({ maxWaitMs: 2000, minBytes: 1, maxBytes: 1 << 20, isolationLevel: 1, partitions: [fp] }).then((r) => { answered = Date.now(); return r; });
+  await new Promise((r) => setTimeout(r, 50));
+  await rm.produce(1, 1000, [{ topic: 't', partition: 0, records: txnBatch(3, 2) }]);
+  await new Promise((r) => setTimeout(r, 50));
+  assert.equal(answered, 0, 'an append to the open transaction did not wake the read_committed fetch');
+  assert.equal((await rm.listOffsets('t', 0, -1n, -1, 1)).offset, 0n);
+  assert.equal((await rm.listOffsets('t', 0, -1n, -1, 0)).offset, 5n);
+  assert.equal(await rm.writeTxnMarker('t', 0, { producerId: 7n, producerEpoch: 0, coordinatorEpoch: 0, commit: true }, 1000), 0);
+  const [r] = await parked;
+  assert.ok(answered - started < 1000, 'the marker woke it');
+  assert.deepEqual([r!.highWatermark, r!.lastStableOffset, r!.abortedTransactions], [6n, 6n, []]);
+  assert.deepEqual([...iterateBatches(r!.records!)].map((b) => [b.baseOffset, b.isControl]), [[0, false], [2, false], [5, true]]);
+});
