@@ -7,6 +7,7 @@ import { consumeCommand } from './consume.js';
 import { clusterCommand } from './cluster.js';
 import { benchCommand } from './bench.js';
 import { groupCommand } from './group.js';
+import { transactionsCommand } from './transactions.js';
 import { version } from '../index.js';
 
 const COMMANDS: Record<string, { help: string; run: (argv: string[]) => Promise<number> }> = {
@@ -15,6 +16,7 @@ const COMMANDS: Record<string, { help: string; run: (argv: string[]) => Promise<
   produce: { help: 'produce lines from stdin', run: produceCommand },
   consume: { help: 'print records of a topic', run: consumeCommand },
   group: { help: 'list, describe (offsets and lag), delete consumer groups; reset their offsets', run: groupCommand },
+  transactions: { help: 'list, describe transactions and their producers; abort a hanging one', run: transactionsCommand },
   cluster: { help: 'describe the cluster (cluster info)', run: clusterCommand },
   bench: { help: 'load generators (bench produce)', run: benchCommand },
   version: { help: 'print the version', run: async () => { console.log(version); return 0; } },
