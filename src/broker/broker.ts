@@ -156,7 +156,12 @@ export class Broker {
           for (const r of results) {
             // A partition whose topic was deleted needs no marker any more (Kafka drops it too).
             if (r.errorCode === 0 || r.errorCode === ErrorCode.UNKNOWN_TOPIC_OR_PARTITION) done.add(`${r.topic}\0${r.partition}`);
-            else failed.push(`${r.topic}-${r.partition}: error ${r.errorCode}`);
+            else if (r.errorCode === ErrorCode.TRANSACTION_COORDINATOR_FENCED || r.errorCode === ErrorCode.INVALID_PRODUCER_EPOCH) {
+              // The partition has seen a newer coordinator or producer epoch: this marker is stale and
+              // retrying cannot help (Kafka gives up on it too); the newer one settles the partition.
+              console.warn(`[logline] WARN marker for producer ${m.producerId} on ${r.topic}-${r.partition} refused (error ${r.errorCode}); dropped`);
+              done.add(`${r.topic}\0${r.partition}`);
+            } else failed.push(`${r.topic}-${r.partition}: error ${r.errorCode}`);
           }
           if (failed.length > 0) throw new Error(`markers not written to ${failed.join(', ')}`);
         },

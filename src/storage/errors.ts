@@ -11,7 +11,8 @@ export type StorageErrorKind =
   | 'UNSUPPORTED_COMPRESSION_TYPE'
   | 'UNSUPPORTED_FOR_MESSAGE_FORMAT'
   | 'INVALID_PRODUCER_EPOCH'
-  | 'OUT_OF_ORDER_SEQUENCE_NUMBER';
+  | 'OUT_OF_ORDER_SEQUENCE_NUMBER'
+  | 'TRANSACTION_COORDINATOR_FENCED'; // a marker from a coordinator older than one already seen
 
 export class StorageError extends Error {
   override name = 'StorageError';

@@ -7,7 +7,7 @@ export { LOG_DEFAULTS, logConfig, type LogConfig } from './config.js';
 export { PartitionLog, type AppendInfo, type OpenOptions, type RecoveryReport, type TimestampAndOffset } from './partition-log.js';
 export { LogSegment, segmentFileName } from './segment.js';
 export { LeaderEpochCache } from './epoch-cache.js';
-export { ProducerStateManager, type ProducerEntry, type BatchMetadata, type SequenceCheck } from './producer-state.js';
+export { ProducerStateManager, type ProducerEntry, type BatchMetadata, type SequenceCheck, type MarkerInfo } from './producer-state.js';
 export type { AbortedTxn } from './indexes.js';
 export {
   readOffsetCheckpoint, writeOffsetCheckpoint, readProperties, writeProperties, readPartitionMetadata, writePartitionMetadata,

@@ -15,7 +15,7 @@ import { StorageError, ioErrorCode } from './errors.js';
 import type { FileCache } from './fs.js';
 import type { LogConfig } from './config.js';
 import { LeaderEpochCache } from './epoch-cache.js';
-import { ProducerStateManager } from './producer-state.js';
+import { ProducerStateManager, type MarkerInfo } from './producer-state.js';
 import type { AbortedTxn } from './indexes.js';
 import {
   LogSegment, LOG_SUFFIX, DELETED_SUFFIX, CLEANED_SUFFIX, SWAP_SUFFIX, segmentFileName,
@@ -200,8 +200,7 @@ export class PartitionLog {
   }
 
   private applyProducerBatch(v: RecordBatchView, seg: LogSegment): void {
-    const control = v.isControl ? this.controlType(v) : undefined;
-    const done = this.producerState.update(v, control);
+    const done = this.producerState.update(v, v.isControl ? this.marker(v) : null);
     if (done?.isAborted) {
       const lso = this.producerState.firstUnstableOffset() ?? (done.lastOffset + 1);
       const txn: AbortedTxn = { producerId: done.producerId, firstOffset: done.firstOffset, lastOffset: done.lastOffset, lastStableOffset: lso };
@@ -209,14 +208,16 @@ export class PartitionLog {
     }
   }
 
-  /** Control batches hold one uncompressed record whose key says COMMIT or ABORT. */
-  private controlType(v: RecordBatchView): 'COMMIT' | 'ABORT' | 'OTHER' {
-    if (v.recordCount < 1 || v.compression !== 0) return 'OTHER';
+  /** A transaction marker's type and coordinator epoch: one uncompressed record, key and value; null for other control batches. */
+  private marker(v: RecordBatchView): MarkerInfo | null {
+    if (v.recordCount < 1 || v.compression !== 0) return null;
     const c = new RecordCursor(v, v.bytes().subarray(61));
-    if (!c.next()) return 'OTHER';
+    if (!c.next()) return null;
     const key = c.keyLength < 0 ? null : c.body.subarray(c.keyStart, c.keyStart + c.keyLength);
-    const t = parseControlRecordType(key);
-    return t === 'COMMIT' || t === 'ABORT' ? t : 'OTHER';
+    const type = parseControlRecordType(key);
+    if (type !== 'COMMIT' && type !== 'ABORT') return null;
+    const value = c.valueLength < 6 ? null : c.body.subarray(c.valueStart, c.valueStart + c.valueLength);
+    return { type, coordinatorEpoch: value ? value.readInt32BE(2) : -1 };
   }
 
   snapshotPath(offset: number): string { return nodePath.join(this.dir, segmentFileName(offset, SNAPSHOT_SUFFIX)); }
@@ -292,7 +293,8 @@ export class PartitionLog {
     const now = this.clock.nowMs();
     // Idempotent producers: a retried batch is answered with the offsets it got the first time.
     for (const v of views) {
-      const check = this.producerState.checkSequence(v);
+      const marker = v.isControl ? this.marker(v) : null;
+      const check = marker ? this.producerState.checkMarker(v, marker) : this.producerState.checkSequence(v);
       if (check.kind === 'error') throw new StorageError(check.error, check.message);
       if (check.kind === 'duplicate') {
         if (views.length !== 1) throw new StorageError('OUT_OF_ORDER_SEQUENCE_NUMBER', 'a duplicate batch arrived together with other batches');

@@ -31,7 +31,10 @@ export interface CompletedTxn { producerId: number; firstOffset: number; lastOff
 export type SequenceCheck =
   | { kind: 'ok' }
   | { kind: 'duplicate'; batch: BatchMetadata }
-  | { kind: 'error'; error: 'INVALID_PRODUCER_EPOCH' | 'OUT_OF_ORDER_SEQUENCE_NUMBER'; message: string };
+  | { kind: 'error'; error: 'INVALID_PRODUCER_EPOCH' | 'OUT_OF_ORDER_SEQUENCE_NUMBER' | 'TRANSACTION_COORDINATOR_FENCED'; message: string };
+
+/** What a COMMIT/ABORT marker says beyond its batch header. */
+export interface MarkerInfo { type: 'COMMIT' | 'ABORT'; coordinatorEpoch: number }
 
 function lastSeqOf(view: RecordBatchView): number {
   const seq = view.baseSequence;
@@ -80,11 +83,28 @@ export class ProducerStateManager {
   }
 
   /**
-   * Applies one batch already in the log (or being appended). Returns the transaction it
-   * completes when it is a COMMIT or ABORT marker. `isAbortMarker` is decided by the caller,
-   * which parses the control record.
+   * What a leader must decide before appending a transaction marker (Kafka's checkProducerEpoch and
+   * coordinator-epoch check): a marker of an older producer epoch, or from a coordinator older than
+   * the one whose marker this producer last got, is refused — a zombie coordinator after a move.
    */
-  update(view: RecordBatchView, controlType?: 'COMMIT' | 'ABORT' | 'OTHER'): CompletedTxn | null {
+  checkMarker(view: RecordBatchView, marker: MarkerInfo): SequenceCheck {
+    const entry = this.producers.get(view.producerId);
+    if (!entry) return { kind: 'ok' };
+    if (view.producerEpoch < entry.epoch) {
+      return { kind: 'error', error: 'INVALID_PRODUCER_EPOCH', message: `marker epoch ${view.producerEpoch} of producer ${view.producerId} is older than ${entry.epoch}` };
+    }
+    if (marker.coordinatorEpoch < entry.coordinatorEpoch) {
+      return { kind: 'error', error: 'TRANSACTION_COORDINATOR_FENCED', message: `marker from coordinator epoch ${marker.coordinatorEpoch}, producer ${view.producerId} already had one from ${entry.coordinatorEpoch}` };
+    }
+    return { kind: 'ok' };
+  }
+
+  /**
+   * Applies one batch already in the log (or being appended). Returns the transaction it
+   * completes when it is a COMMIT or ABORT marker; `marker` is what the caller parsed from the
+   * control record (null for other control batches).
+   */
+  update(view: RecordBatchView, marker?: MarkerInfo | null): CompletedTxn | null {
     const producerId = view.producerId;
     const lastOffset = view.lastOffset;
     this.mapEndOffset = Math.max(this.mapEndOffset, lastOffset + 1);
@@ -101,11 +121,12 @@ export class ProducerStateManager {
     }
     entry.lastTimestamp = Math.max(entry.lastTimestamp, view.maxTimestamp);
     if (view.isControl) {
-      if (controlType !== 'COMMIT' && controlType !== 'ABORT') return null;
+      if (!marker) return null;
+      entry.coordinatorEpoch = Math.max(entry.coordinatorEpoch, marker.coordinatorEpoch);
       const first = entry.currentTxnFirstOffset;
       entry.currentTxnFirstOffset = -1;
       if (first < 0) return null;
-      return { producerId, firstOffset: first, lastOffset, isAborted: controlType === 'ABORT' };
+      return { producerId, firstOffset: first, lastOffset, isAborted: marker.type === 'ABORT' };
     }
     if (view.baseSequence >= 0) {
       entry.batches.push({ firstSeq: view.baseSequence, lastSeq: lastSeqOf(view), firstOffset: view.baseOffset, lastOffset, timestamp: view.maxTimestamp });

@@ -5,7 +5,7 @@ import { FileCache, MemoryFileSystem, PartitionLog, logConfig, type LogConfig, t
 
 export const DIR = '/data/orders-0';
 
-export function batch(n: number, opts: { key?: (i: number) => string | null; value?: (i: number) => string | null; timestamp?: number; producerId?: number; producerEpoch?: number; baseSequence?: number } = {}): Buffer {
+export function batch(n: number, opts: { key?: (i: number) => string | null; value?: (i: number) => string | null; timestamp?: number; producerId?: number; producerEpoch?: number; baseSequence?: number; isTransactional?: boolean } = {}): Buffer {
   const ts = opts.timestamp ?? 1_000;
   return buildRecordBatchSync({
     records: Array.from({ length: n }, (_, i) => {
@@ -14,6 +14,7 @@ export function batch(n: number, opts: { key?: (i: number) => string | null; val
       return { key: k === null ? null : Buffer.from(k), value: v === null ? null : Buffer.from(v), timestamp: ts + i };
     }),
     baseOffset: 0, producerId: opts.producerId ?? -1, producerEpoch: opts.producerEpoch ?? -1, baseSequence: opts.baseSequence ?? -1,
+    isTransactional: opts.isTransactional ?? false,
   });
 }
 

@@ -34,3 +34,22 @@ test('producer state survives a clean restart (snapshot) and a crash (rebuilt fr
     assert.equal(next.duplicate, false);
   }
 });
+
+test('a transaction marker from an older producer epoch or an older coordinator epoch is refused; a valid one closes the transaction', async () => {
+  const { log } = setup();
+  const { buildControlBatch } = await import('../../src/records/index.js');
+  const marker = (type: 'COMMIT' | 'ABORT', producerEpoch: number, coordinatorEpoch: number) =>
+    buildControlBatch({ type, producerId: 42, producerEpoch, coordinatorEpoch, timestamp: 2_000 });
+  const txn = (seq: number, epoch: number) => batch(2, { producerId: 42, producerEpoch: epoch, baseSequence: seq, isTransactional: true });
+  await log.appendAsLeader(txn(0, 1), 0);
+  await assert.rejects(log.appendAsLeader(marker('COMMIT', 1, 5), 0), (e: unknown) => e instanceof StorageError && e.kind === 'INVALID_RECORD', 'clients may not write markers');
+  await log.appendAsLeader(marker('COMMIT', 1, 5), 0, 'coordinator');
+  assert.equal(log.lastStableOffset, log.highWatermark);
+  await log.appendAsLeader(txn(2, 1), 0);
+  await assert.rejects(log.appendAsLeader(marker('ABORT', 0, 5), 0, 'coordinator'), (e: unknown) => e instanceof StorageError && e.kind === 'INVALID_PRODUCER_EPOCH');
+  await assert.rejects(log.appendAsLeader(marker('ABORT', 1, 4), 0, 'coordinator'), (e: unknown) => e instanceof StorageError && e.kind === 'TRANSACTION_COORDINATOR_FENCED');
+  assert.equal(log.producerState.firstUnstableOffset(), 3, 'the transaction is still open');
+  await log.appendAsLeader(marker('ABORT', 2, 6), 0, 'coordinator'); // a fencing abort: bumped epoch, newer coordinator
+  assert.equal(log.producerState.firstUnstableOffset(), null);
+  assert.deepEqual(log.abortedTransactions(0, log.logEndOffset).map((t) => [t.producerId, t.firstOffset]), [[42, 3]]);
+});
