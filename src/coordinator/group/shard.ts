@@ -60,7 +60,11 @@ export interface CommittedOffset {
   commitTimestampMs: number;
   /** -1 unless the commit asked for its own retention (OffsetCommit v1-4). */
   expireTimestampMs: number;
+  /** Where its record stands in the partition's replay order (= log order). */
+  logPosition: number;
 }
+
+type PartitionOffset = CommittedOffset & { topic: string; partition: number };
 
 export type Group = ClassicGroup | ConsumerGroup;
 
@@ -84,7 +88,7 @@ export interface SyncParams {
 export class ClassicGroupShard {
   readonly groups = new Map<string, Group>();
   /** group → "topic\0partition" → committed offset. */
-  readonly offsets = new Map<string, Map<string, CommittedOffset & { topic: string; partition: number }>>();
+  readonly offsets = new Map<string, Map<string, PartitionOffset>>();
   readonly timers = new Timers();
   protected effects: Effects = { records: [], replies: [], onAppendFailure: [] };
   protected nowMs = 0;
@@ -129,10 +133,13 @@ export class ClassicGroupShard {
    * Transactional offset commits not yet decided: producer id → group → "topic\0partition" → offset.
    * They become committed offsets when the producer's COMMIT marker is replayed, and vanish on ABORT.
    */
-  readonly pendingTxnOffsets = new Map<number, Map<string, Map<string, CommittedOffset & { topic: string; partition: number }>>>();
+  readonly pendingTxnOffsets = new Map<number, Map<string, Map<string, PartitionOffset>>>();
+  /** Records replayed so far: the log position of the next one. */
+  private replayed = 0;
 
   /** `producerId` ≥ 0: the record came in that producer's transactional batch (TxnOffsetCommit). */
   replay(r: GroupRecord, producerId = -1): void {
+    this.replayed++;
     if (producerId >= 0 && r.type === 'offset') return this.replayPendingOffset(producerId, r.group, r.topic, r.partition, r.value);
     switch (r.type) {
       case 'offset': return this.replayOffset(r.group, r.topic, r.partition, r.value);
@@ -147,10 +154,14 @@ export class ClassicGroupShard {
     if (!groups) this.pendingTxnOffsets.set(producerId, groups = new Map());
     let map = groups.get(group);
     if (!map) groups.set(group, map = new Map());
-    map.set(`${topic}\0${partition}`, {
+    map.set(`${topic}\0${partition}`, this.committedOffset(topic, partition, v));
+  }
+
+  private committedOffset(topic: string, partition: number, v: OffsetCommitValue): PartitionOffset {
+    return {
       topic, partition, offset: v.offset, leaderEpoch: v.leaderEpoch, metadata: v.metadata, commitTimestampMs: Number(v.commitTimestamp),
-      expireTimestampMs: Number(v.expireTimestamp),
-    });
+      expireTimestampMs: Number(v.expireTimestamp), logPosition: this.replayed,
+    };
   }
 
   /** A transaction marker in this partition: the producer's pending offsets are committed or dropped. */
@@ -161,9 +172,13 @@ export class ClassicGroupShard {
     if (!commit) return;
     for (const [group, offsets] of groups) {
       for (const c of offsets.values()) {
-        this.replayOffset(group, c.topic, c.partition, {
-          offset: c.offset, leaderEpoch: c.leaderEpoch, metadata: c.metadata, commitTimestamp: BigInt(c.commitTimestampMs), expireTimestamp: BigInt(c.expireTimestampMs),
-        });
+        // As Kafka: a plain commit written after the transactional one (later in the log) wins.
+        const existing = this.offsets.get(group)?.get(`${c.topic}\0${c.partition}`);
+        if (existing && existing.logPosition > c.logPosition) continue;
+        if (!this.groups.has(group)) this.groups.set(group, newClassicGroup(group, c.commitTimestampMs));
+        let map = this.offsets.get(group);
+        if (!map) this.offsets.set(group, map = new Map());
+        map.set(`${c.topic}\0${c.partition}`, c);
       }
     }
   }
@@ -186,10 +201,7 @@ export class ClassicGroupShard {
     if (!this.groups.has(group)) this.groups.set(group, newClassicGroup(group, Number(v.commitTimestamp)));
     let map = this.offsets.get(group);
     if (!map) this.offsets.set(group, map = new Map());
-    map.set(key, {
-      topic, partition, offset: v.offset, leaderEpoch: v.leaderEpoch, metadata: v.metadata, commitTimestampMs: Number(v.commitTimestamp),
-      expireTimestampMs: Number(v.expireTimestamp),
-    });
+    map.set(key, this.committedOffset(topic, partition, v));
   }
 
   private replayGroupMetadata(r: Extract<GroupRecord, { type: 'group' }>): void {
