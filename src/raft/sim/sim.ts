@@ -77,6 +77,8 @@ interface SimNode {
   incarnation: number;
   /** When a crashed node comes back by itself (a supervisor restarting it); Infinity: stays down. */
   restartAtMs: number;
+  /** Killed at healing and never restarted; the liveness check goes on without it. */
+  downForGood: boolean;
 }
 
 const decoder = new TextDecoder();
@@ -154,7 +156,7 @@ export class Simulation {
       this.nodes.push({
         id: i, voter: i <= voters, prng: new Prng(this.rng.nextUint32()),
         quorumStore: new MemoryQuorumStateStore(), logStore: new MemoryLogStore(),
-        core: undefined, applied: [], appliedEnd: 0, mirror: { start: 0, keys: [] }, leaderEpochSeen: -1, leaderHw: 0, sawLive: false, incarnation: 0, restartAtMs: Infinity,
+        core: undefined, applied: [], appliedEnd: 0, mirror: { start: 0, keys: [] }, leaderEpochSeen: -1, leaderHw: 0, sawLive: false, incarnation: 0, restartAtMs: Infinity, downForGood: false,
       });
     }
     for (const n of this.nodes) this.start(n);
@@ -210,7 +212,9 @@ export class Simulation {
     const chaosAt = this.nextChaosMs;
     const netAt = flight?.at ?? Infinity;
     let restart: SimNode | undefined;
-    for (const n of this.nodes) if (n.core === undefined && (restart === undefined || n.restartAtMs < restart.restartAtMs)) restart = n;
+    for (const n of this.nodes) {
+      if (n.core === undefined && !n.downForGood && (restart === undefined || n.restartAtMs < restart.restartAtMs)) restart = n;
+    }
     const restartAt = restart?.restartAtMs ?? Infinity;
     if (restartAt <= chaosAt && restartAt <= netAt && restartAt <= nodeAt) {
       this.now = Math.max(this.now, restartAt);
@@ -310,7 +314,7 @@ export class Simulation {
   /** Done when every node has applied some value proposed after healing. */
   private livenessDone(): boolean {
     if (this.livenessValue === undefined) return false;
-    return this.nodes.every((n) => n.sawLive);
+    return this.nodes.every((n) => n.sawLive || n.downForGood);
   }
 
   private crashRandom(): void {
@@ -406,8 +410,18 @@ export class Simulation {
     this.dropRate = 0;
     this.dupRate = 0;
     this.delayMaxMs = 10;
-    this.record('HEAL: all nodes up, no faults');
     for (const n of this.nodes) if (n.core === undefined) this.start(n);
+    // Sometimes a minority stays dead (the leader, when there is one): the others must elect a
+    // new leader and commit without it, not keep waiting for it.
+    if (this.voterIds.length >= 3 && this.rng.next() < 0.3) {
+      const victim = this.nodes.find((x) => x.core?.isLeader === true) ?? this.nodes[this.rng.int(this.voterIds.length)]!;
+      this.record(`HEAL: no faults, n${victim.id} stays down`);
+      this.crash(victim);
+      victim.restartAtMs = Infinity;
+      victim.downForGood = true;
+    } else {
+      this.record('HEAL: all nodes up, no faults');
+    }
     this.nextChaosMs = this.now;
   }
 
