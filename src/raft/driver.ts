@@ -7,6 +7,7 @@
 import { AssertionError, assert } from '../util/index.js';
 import { RaftCore, type ProposeResult } from './core/raft.js';
 import type { Entry, Envelope, NodeId, QuorumDescription, RaftConfig, RaftRole, Ready, Snapshot, SnapshotId } from './core/types.js';
+import { describeMessage } from './sim/sim.js';
 import type { ReplicatedStateMachine } from './state-machine.js';
 import type { LogStore, QuorumStateStore } from './store/ports.js';
 import type { RaftTransport, TransportInbox } from './transport.js';
@@ -50,6 +51,8 @@ export interface RaftDriverOptions {
   readonly proposalsPendingMax?: number;
   /** Take a snapshot once this many entries were applied since the last one (0: only on request). */
   readonly snapshotEveryEntries?: number;
+  /** Debug hook: one line per message in and out and per role change. */
+  readonly trace?: (line: string) => void;
   /** An invariant broke (a core assertion): the process must stop. Default: throw out of the event loop. */
   readonly onFatal?: (err: Error) => void;
 }
@@ -172,8 +175,14 @@ export class RaftDriver {
 
   private inbox(): TransportInbox {
     return {
-      deliver: (env: Envelope) => this.run(() => this.core.step(env, this.nowMs())),
-      requestFailed: (correlationId: number) => this.run(() => this.core.requestFailed(correlationId, this.nowMs())),
+      deliver: (env: Envelope) => this.run(() => {
+        this.opts.trace?.(`in  ${env.from}->${env.to} #${env.correlationId} ${describeMessage(env)}`);
+        this.core.step(env, this.nowMs());
+      }),
+      requestFailed: (correlationId: number) => this.run(() => {
+        this.opts.trace?.(`failed #${correlationId}`);
+        this.core.requestFailed(correlationId, this.nowMs());
+      }),
       describeQuorum: () => ({
         description: this.core.describeQuorum(),
         // Kafka answers DescribeQuorum only on the leader.
@@ -260,6 +269,11 @@ export class RaftDriver {
   private pump(): void {
     for (let ready = this.core.ready(); ready !== undefined; ready = this.core.ready()) {
       this.persist(ready);
+      const trace = this.opts.trace;
+      if (trace !== undefined) {
+        trace(`ready role=${this.core.role} epoch=${this.core.epoch} leader=${this.core.leaderId} hw=${this.core.highWatermark}`);
+        for (const env of ready.messages) trace(`out ${env.from}->${env.to} #${env.correlationId} ${describeMessage(env)}`);
+      }
       for (const env of ready.messages) this.opts.transport.send(env);
       if (ready.restoreSnapshot !== undefined) this.restore(ready.restoreSnapshot);
       if (ready.committed.length > 0) this.apply(ready.committed);
