@@ -2,6 +2,7 @@
 // RPCs), driven through each node's JSON-lines control channel.
 //   npm run bench:raft          (prints one JSON object on stdout, progress on stderr)
 //   LOGLINE_BENCH_SCALE=0.5 npm run bench:raft    (shorter phases)
+//   LOGLINE_BENCH_PHASES=load LOGLINE_BENCH_CPU_PROF=/tmp/prof npm run bench:raft   (profile the voters)
 //
 // 1. fsync of a small write in the data directory (the floor under every commit).
 // 2. Throughput: committed 100-byte records per second, closed loop, batches of `batchRecords`
@@ -21,6 +22,7 @@ const scale = Number(process.env['LOGLINE_BENCH_SCALE'] ?? '1');
 const say = (m: string): void => { process.stderr.write(`bench:raft ${m}\n`); };
 const round = (n: number, digits = 1): number => Number(n.toFixed(digits));
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+const phases = process.env['LOGLINE_BENCH_PHASES'] ?? 'all';
 const recordBytes = 100;
 const batchRecords = 1000;
 const window = 8;
@@ -141,7 +143,9 @@ function summary(times: number[]): Record<string, number | number[]> {
 async function withCluster<T>(root: string, name: string, props: Record<string, string | number>, fn: (c: ProcessCluster) => Promise<T>): Promise<T> {
   const dir = join(root, name);
   mkdirSync(dir, { recursive: true });
-  const cluster = await ProcessCluster.start({ size: 3, baseDir: dir, props });
+  const profDir = process.env['LOGLINE_BENCH_CPU_PROF'];
+  const execArgv = profDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profDir}`];
+  const cluster = await ProcessCluster.start({ size: 3, baseDir: dir, props, execArgv });
   try {
     const v = await fn(cluster);
     await cluster.stop();
@@ -172,6 +176,10 @@ async function main(): Promise<void> {
       say(`  at ${lat.offeredPerSec}/s: p50 ${lat.p50Ms} ms, p99 ${lat.p99Ms} ms`);
       return { tput, lat };
     });
+    if (phases !== 'all') {
+      console.log(JSON.stringify({ bench: 'raft', throughput: tput, latencyAtHalfLoad: lat }));
+      return;
+    }
     const rounds = Math.max(2, Math.round(5 * scale));
     say('fail-over, default timeouts');
     const defaults = await withCluster(root, 'failover-default', {}, (c) => failover(c, rounds));

@@ -82,6 +82,9 @@ export class RaftDriver {
   private timer: NodeJS.Timeout | undefined;
   private timerAtMs = Infinity;
   private pumping = false;
+  /** A Ready is persisted but its fsync has not completed. */
+  private syncing = false;
+  private closedSync: (() => void) | undefined;
   private deferred: Array<() => void> = [];
   private closed = false;
 
@@ -168,6 +171,8 @@ export class RaftDriver {
     this.queued = [];
     this.waiting = [];
     await this.opts.transport.close();
+    // An fsync in flight must finish before its file descriptor is closed.
+    if (this.syncing) await new Promise<void>((resolve) => { this.closedSync = resolve; });
     this.opts.logStore.close();
   }
 
@@ -266,27 +271,50 @@ export class RaftDriver {
 
   // ---- Ready -----------------------------------------------------------------------------------
 
+  /**
+   * Takes Readies while none is waiting for its fsync. With an asynchronous fsync the event loop
+   * goes on reading sockets meanwhile, and whatever arrives lands in the next Ready: one fsync
+   * covers many appends (group commit), and the core never sees a Ready's messages leave early.
+   */
   private pump(): void {
-    for (let ready = this.core.ready(); ready !== undefined; ready = this.core.ready()) {
+    while (!this.syncing) {
+      const ready = this.core.ready();
+      if (ready === undefined) return;
       this.persist(ready);
-      const trace = this.opts.trace;
-      if (trace !== undefined) {
-        trace(`ready role=${this.core.role} epoch=${this.core.epoch} leader=${this.core.leaderId} hw=${this.core.highWatermark}`);
-        for (const env of ready.messages) trace(`out ${env.from}->${env.to} #${env.correlationId} ${describeMessage(env)}`);
+      const store = this.opts.logStore;
+      if (ready.syncLog && store.syncAsync !== undefined) {
+        this.syncing = true;
+        store.syncAsync((err) => {
+          this.syncing = false;
+          if (this.closed) { this.closedSync?.(); return; }
+          if (err !== null) { this.fatal(err); return; }
+          this.run(() => this.finish(ready));
+        });
+        return;
       }
-      for (const env of ready.messages) this.opts.transport.send(env);
-      if (ready.restoreSnapshot !== undefined) this.restore(ready.restoreSnapshot);
-      if (ready.committed.length > 0) this.apply(ready.committed);
-      this.core.advance();
-      const every = this.opts.snapshotEveryEntries ?? 0;
-      if (every > 0 && this.appliedEnd - this.lastSnapshotEnd >= every) this.takeSnapshot();
+      if (ready.syncLog) store.sync();
+      this.finish(ready);
     }
+  }
+
+  /** The Ready is durable: send, restore, apply, advance. */
+  private finish(ready: Ready): void {
+    const trace = this.opts.trace;
+    if (trace !== undefined) {
+      trace(`ready role=${this.core.role} epoch=${this.core.epoch} leader=${this.core.leaderId} hw=${this.core.highWatermark}`);
+      for (const env of ready.messages) trace(`out ${env.from}->${env.to} #${env.correlationId} ${describeMessage(env)}`);
+    }
+    for (const env of ready.messages) this.opts.transport.send(env);
+    if (ready.restoreSnapshot !== undefined) this.restore(ready.restoreSnapshot);
+    if (ready.committed.length > 0) this.apply(ready.committed);
+    this.core.advance();
+    const every = this.opts.snapshotEveryEntries ?? 0;
+    if (every > 0 && this.appliedEnd - this.lastSnapshotEnd >= every) this.takeSnapshot();
   }
 
   private persist(ready: Ready): void {
     if (ready.quorumState !== undefined) this.opts.quorumStore.write(ready.quorumState);
     if (ready.logOps.length > 0) this.opts.logStore.apply(ready.logOps);
-    if (ready.syncLog) this.opts.logStore.sync();
   }
 
   private restore(snapshot: Snapshot): void {
@@ -321,7 +349,6 @@ export class RaftDriver {
     if (this.appliedEnd <= this.core.log.startOffset) return undefined;
     const id = this.core.createSnapshot(this.appliedEnd, this.opts.stateMachine.snapshot());
     this.lastSnapshotEnd = id.endOffset;
-    this.pump();
     return id;
   }
 

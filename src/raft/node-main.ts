@@ -93,7 +93,7 @@ async function main(): Promise<void> {
     config, quorumStore: new FileQuorumStateStore(dir), logStore: new FileLogStore(dir),
     stateMachine: list ?? counter!, transport, snapshotEveryEntries: int(props, 'snapshot.every.entries'),
     ...(process.env['LOGLINE_RAFT_TRACE'] === '1'
-      ? { trace: (line: string) => process.stderr.write(`${Date.now() % 100_000} n${nodeId} ${line}\n`) } : {}),
+      ? { trace: (line: string) => process.stderr.write(`${((performance.timeOrigin + performance.now()) % 100_000).toFixed(2)} n${nodeId} ${line}\n`) } : {}),
     onFatal: (err) => {
       process.stderr.write(`raft node ${nodeId}: invariant violated, stopping: ${err.stack ?? err.message}\n`);
       process.exit(70);

@@ -51,7 +51,8 @@ export class NodeProcess {
   readonly pids: number[] = [];
   stderr = '';
 
-  constructor(readonly id: number, readonly port: number, readonly dir: string, private readonly args: () => string[]) {}
+  constructor(readonly id: number, readonly port: number, readonly dir: string, private readonly args: () => string[],
+    private readonly execArgv: readonly string[] = []) {}
 
   get alive(): boolean { return this.child !== undefined; }
   get pid(): number | undefined { return this.child?.pid; }
@@ -59,7 +60,7 @@ export class NodeProcess {
   async start(): Promise<void> {
     if (this.child !== undefined) throw new Error(`node ${this.id} already running`);
     mkdirSync(this.dir, { recursive: true });
-    const child = spawn(process.execPath, [nodeMain, ...this.args()], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...this.execArgv, nodeMain, ...this.args()], { stdio: ['pipe', 'pipe', 'pipe'] });
     this.child = child;
     if (child.pid !== undefined) this.pids.push(child.pid);
     let started: (() => void) | undefined;
@@ -152,6 +153,8 @@ export interface ProcessClusterOptions {
   readonly baseDir: string;
   /** Extra node-main properties (key=value), e.g. controller.quorum.election.timeout.ms=200. */
   readonly props?: Readonly<Record<string, string | number>>;
+  /** Node options for the children, e.g. ['--cpu-prof']. */
+  readonly execArgv?: readonly string[];
 }
 
 export class ProcessCluster {
@@ -164,7 +167,8 @@ export class ProcessCluster {
     const nodes = ports.map((port, i) => {
       const id = i + 1;
       const dir = join(opts.baseDir, `node-${id}`);
-      return new NodeProcess(id, port, dir, () => [`node.id=${id}`, `controller.quorum.voters=${voters}`, `metadata.log.dir=${dir}`, ...extra]);
+      return new NodeProcess(id, port, dir, () => [`node.id=${id}`, `controller.quorum.voters=${voters}`, `metadata.log.dir=${dir}`, ...extra],
+        opts.execArgv);
     });
     const cluster = new ProcessCluster(nodes, voters);
     try {
