@@ -284,17 +284,40 @@ export class RaftDriver {
       const store = this.opts.logStore;
       if (ready.syncLog && store.syncAsync !== undefined) {
         this.syncing = true;
+        const held = this.sendLeaderResponsesEarly(ready);
         store.syncAsync((err) => {
           this.syncing = false;
           if (this.closed) { this.closedSync?.(); return; }
           if (err !== null) { this.fatal(err); return; }
-          this.run(() => this.finish(ready));
+          this.run(() => this.finish(held));
         });
         return;
       }
       if (ready.syncLog) store.sync();
       this.finish(ready);
     }
+  }
+
+  /**
+   * A leader's Fetch and FetchSnapshot answers promise nothing about its own disk (the high
+   * watermark they carry counts only what the leader has fsynced), so they leave while its fsync
+   * runs, as etcd's leader writes in parallel with replicating: commit latency is then the
+   * slower of the two paths, not their sum. Everything else waits for the fsync. A Ready that
+   * changes the quorum state (becoming leader, say) sends nothing early.
+   */
+  private sendLeaderResponsesEarly(ready: Ready): Ready {
+    if (!this.core.isLeader || ready.quorumState !== undefined) return ready;
+    const rest: Envelope[] = [];
+    for (const env of ready.messages) {
+      const type = env.message.type;
+      if (type === 'FetchResponse' || type === 'FetchSnapshotResponse') {
+        this.opts.trace?.(`out (early) ${env.from}->${env.to} #${env.correlationId} ${describeMessage(env)}`);
+        this.opts.transport.send(env);
+      } else {
+        rest.push(env);
+      }
+    }
+    return rest.length === ready.messages.length ? ready : { ...ready, messages: rest };
   }
 
   /** The Ready is durable: send, restore, apply, advance. */
