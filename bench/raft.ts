@@ -4,14 +4,16 @@
 //   LOGLINE_BENCH_SCALE=0.5 npm run bench:raft    (shorter phases)
 //   LOGLINE_BENCH_PHASES=load LOGLINE_BENCH_CPU_PROF=/tmp/prof npm run bench:raft   (profile the voters)
 //
-// 1. fsync of a small write in the data directory (the floor under every commit).
+// 1. fsync of a small append in the data directory, one file and three at once (the floor under
+//    every commit).
 // 2. Throughput: committed 100-byte records per second, closed loop, batches of `batchRecords`
 //    with `window` batches in flight to the leader.
 // 3. Latency: open loop at half the measured throughput; each batch's commit latency (write of
-//    the propose line to its acknowledgement) goes into a Histogram weighted by its records.
+//    the propose line to its acknowledgement) goes into a Histogram weighted by its records; the
+//    leader's own view (line read to committed) is reported beside it.
 // 4. Fail-over: under a light steady load, kill -9 the leader and time until a proposal to the new
 //    leader is acknowledged; with Kafka's default timeouts and with a 200 ms election timeout.
-import { closeSync, fsyncSync, mkdirSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, fsync, mkdirSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -35,24 +37,39 @@ function values(n: number): string[] {
   return out;
 }
 
-function fsyncFloor(dir: string): { p50Us: number; p99Us: number } {
-  const h = new Histogram();
-  const fd = openSync(join(dir, 'fsync-probe'), 'w');
-  const block = Buffer.alloc(4096, 1);
-  for (let i = 0; i < 200; i++) {
-    writeSync(fd, block);
-    const t0 = performance.now();
-    fsyncSync(fd);
-    h.record((performance.now() - t0) * 1000);
-  }
-  closeSync(fd);
-  return { p50Us: h.percentile(50), p99Us: h.percentile(99) };
+/**
+ * The floor under every commit: fsync of a small append, alone and with three files appended and
+ * fsynced at once (what three voters on one disk do). Async fsync, as the driver uses.
+ */
+async function fsyncFloor(dir: string): Promise<Record<string, number>> {
+  const probe = async (files: number, ms: number): Promise<Histogram> => {
+    const h = new Histogram();
+    const deadline = performance.now() + ms;
+    await Promise.all(Array.from({ length: files }, async (_, i) => {
+      const fd = openSync(join(dir, `fsync-probe-${files}-${i}`), 'a');
+      const block = Buffer.alloc(200, 1);
+      while (performance.now() < deadline) {
+        writeSync(fd, block);
+        const t0 = performance.now();
+        await new Promise<void>((resolve, reject) => fsync(fd, (err) => (err === null ? resolve() : reject(err))));
+        h.record((performance.now() - t0) * 1000);
+      }
+      closeSync(fd);
+    }));
+    return h;
+  };
+  const one = await probe(1, 2000 * scale);
+  const three = await probe(3, 2000 * scale);
+  const ms = (us: number): number => round(us / 1000, 2);
+  return {
+    oneFileP50Ms: ms(one.percentile(50)), oneFileP99Ms: ms(one.percentile(99)), oneFileMaxMs: ms(one.max),
+    threeFilesP50Ms: ms(three.percentile(50)), threeFilesP99Ms: ms(three.percentile(99)), threeFilesMaxMs: ms(three.max),
+  };
 }
 
 async function throughput(leader: NodeProcess, seconds: number): Promise<{ recordsPerSec: number; mbPerSec: number; committed: number }> {
   let committed = 0;
   let stop = false;
-  const t0 = performance.now();
   const lane = async (): Promise<void> => {
     while (!stop) {
       const r = await leader.propose(values(batchRecords), 30_000);
@@ -70,13 +87,13 @@ async function throughput(leader: NodeProcess, seconds: number): Promise<{ recor
   const m1 = performance.now();
   stop = true;
   await Promise.all(lanes);
-  void t0;
   const recordsPerSec = (c1 - c0) / ((m1 - m0) / 1000);
   return { recordsPerSec: Math.round(recordsPerSec), mbPerSec: round(recordsPerSec * recordBytes / 1e6), committed };
 }
 
 async function latency(leader: NodeProcess, ratePerSec: number, seconds: number): Promise<Record<string, number>> {
   const h = new Histogram();
+  await leader.request({ op: 'latency' });
   const pending: Array<Promise<void>> = [];
   const t0 = performance.now();
   let sent = 0;
@@ -97,7 +114,10 @@ async function latency(leader: NodeProcess, ratePerSec: number, seconds: number)
   }
   await Promise.all(pending);
   const elapsed = (performance.now() - t0) / 1000;
+  // The same commits timed inside the leader (line read -> committed), without the pipes.
+  const inLeader = await leader.request<{ p50Us: number; p99Us: number }>({ op: 'latency' });
   return {
+    leaderSideP50Ms: round(inLeader.p50Us / 1000, 2), leaderSideP99Ms: round(inLeader.p99Us / 1000, 2),
     offeredPerSec: Math.round(ratePerSec), achievedPerSec: Math.round(h.total / elapsed), records: h.total, failures,
     p50Ms: round(h.percentile(50) / 1000, 2), p99Ms: round(h.percentile(99) / 1000, 2), p999Ms: round(h.percentile(99.9) / 1000, 2),
     maxMs: round(h.max / 1000, 2),
@@ -163,7 +183,7 @@ async function main(): Promise<void> {
   const root = mkdtempSync(join(process.env['LOGLINE_BENCH_DIR'] ?? tmpdir(), 'logline-bench-raft-'));
   try {
     say('fsync floor');
-    const fsync = fsyncFloor(root);
+    const fsyncFloorMs = await fsyncFloor(root);
     // Bounded memory for a long run: counter state machine, snapshot (and drop the in-memory log) often.
     const loadProps = { 'state.machine': 'counter', 'snapshot.every.entries': 200_000 };
     say('throughput and latency');
@@ -191,7 +211,7 @@ async function main(): Promise<void> {
     const fast = await withCluster(root, 'failover-200', fastProps, (c) => failover(c, rounds));
     console.log(JSON.stringify({
       bench: 'raft', voters: 3, node: process.version, cpus: cpus().length, recordBytes, batchRecords, window,
-      fsync4KiB: fsync,
+      fsync200B: fsyncFloorMs,
       throughput: { ...tput, targetRecordsPerSec: 100_000 },
       latencyAtHalfLoad: { ...lat, targetP99Ms: 10 },
       failoverDefaultTimeouts: { ...summary(defaults), props: 'Kafka defaults (election 1000 ms, fetch 2000 ms)', targetMs: 2000 },

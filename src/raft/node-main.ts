@@ -9,9 +9,11 @@
 //                                              or {"id":1,"ok":false,"error":"NOT_LEADER","leaderId":2}
 //   {"op":"read","id":2,"from":0,"max":1000}  -> {"id":2,"entries":[[offset,"value"],...]}   (list only)
 //   {"op":"status","id":3}                    -> {"id":3,"role":"leader","epoch":3,"leaderId":1,"highWatermark":12,...}
-//   {"op":"resign","id":4} / {"op":"snapshot","id":5}
+//   {"op":"latency","id":4}                   -> {"id":4,"records":..,"p50Us":..,"p99Us":..,"maxUs":..} (since last asked)
+//   {"op":"resign","id":5} / {"op":"snapshot","id":6}
 // On start it prints {"event":"started","nodeId":1,"port":9093}. End of stdin closes the node.
 import { createInterface } from 'node:readline';
+import { Histogram } from '../util/index.js';
 import { defaultRaftTimeouts, type RaftConfig } from './core/types.js';
 import { RaftDriver, RaftError } from './driver.js';
 import { SocketTransport } from './net/socket-transport.js';
@@ -102,6 +104,7 @@ async function main(): Promise<void> {
   out({ event: 'started', nodeId, port: transport.port });
 
   const encoder = new TextEncoder();
+  let commitLatencyUs = new Histogram();
   const rl = createInterface({ input: process.stdin, crlfDelay: Infinity });
   rl.on('line', (line) => {
     let req: { op?: string; id?: number; values?: unknown; from?: number; max?: number };
@@ -117,8 +120,12 @@ async function main(): Promise<void> {
         if (!Array.isArray(values) || values.length === 0 || !values.every((v) => typeof v === 'string')) {
           return out({ id, ok: false, error: 'values must be a non-empty array of strings' });
         }
+        const startedMs = performance.now();
         driver.propose(values.map((v: string) => encoder.encode(v))).then(
-          (c) => out({ id, ok: true, epoch: c.epoch, baseOffset: c.baseOffset, lastOffset: c.lastOffset }),
+          (c) => {
+            commitLatencyUs.record((performance.now() - startedMs) * 1000, values.length);
+            out({ id, ok: true, epoch: c.epoch, baseOffset: c.baseOffset, lastOffset: c.lastOffset });
+          },
           (e: unknown) => out(e instanceof RaftError
             ? { id, ok: false, error: e.kind, leaderId: e.leaderId ?? null, message: e.message }
             : { id, ok: false, error: 'INTERNAL', message: String(e) }),
@@ -136,6 +143,12 @@ async function main(): Promise<void> {
           id, nodeId, role: driver.role, epoch: driver.epoch, leaderId: driver.leaderId ?? null, highWatermark: driver.highWatermark,
           appliedOffset: driver.appliedOffset, count: list?.values.length ?? counter!.count, logEndOffset: driver.core.log.endOffset,
         });
+      case 'latency': {
+        // Commit latency as this node sees it (propose line read -> committed), per record; then reset.
+        const h = commitLatencyUs;
+        commitLatencyUs = new Histogram();
+        return out({ id, records: h.total, p50Us: h.percentile(50), p99Us: h.percentile(99), maxUs: h.total === 0 ? 0 : h.max });
+      }
       case 'resign':
         driver.resign();
         return out({ id, ok: true });

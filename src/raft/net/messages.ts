@@ -355,8 +355,28 @@ const leaderChangeKey = (() => {
   return key;
 })();
 
+/**
+ * The leader answers every follower's fetch for the same range with the same bytes: a few recent
+ * encodings are kept, keyed by the (offset, epoch) of the first and last entry, which by log
+ * matching name the whole range.
+ */
+const encodedCacheMax = 4;
+const encodedCache = new Map<string, Buffer>();
+
 export function encodeEntries(entries: readonly Entry[]): Buffer {
   if (entries.length === 0) return Buffer.alloc(0);
+  const first = entries[0]!;
+  const last = entries[entries.length - 1]!;
+  const key = `${first.offset}:${first.epoch}:${last.offset}:${last.epoch}`;
+  const cached = encodedCache.get(key);
+  if (cached !== undefined) return cached;
+  const encoded = encodeEntriesUncached(entries);
+  if (encodedCache.size >= encodedCacheMax) encodedCache.delete(encodedCache.keys().next().value!);
+  encodedCache.set(key, encoded);
+  return encoded;
+}
+
+function encodeEntriesUncached(entries: readonly Entry[]): Buffer {
   const batches: Buffer[] = [];
   let start = 0;
   for (let i = 1; i <= entries.length; i++) {
