@@ -89,3 +89,43 @@ test('driver: a snapshot request trims the log below the applied offset; close r
   await leader.close();
   await assert.rejects(pending, (e: unknown) => e instanceof RaftError && e.kind === 'SHUTDOWN');
 });
+
+test('driver: a follower that was down while the leader snapshotted catches up through FetchSnapshot chunks over the wire', async () => {
+  const ports = await freePorts(3);
+  const voters = ports.map((port, i) => ({ nodeId: i + 1, host: '127.0.0.1', port }));
+  const stores = voters.map(() => ({ quorum: new MemoryQuorumStateStore(), log: new MemoryLogStore() }));
+  const machines = voters.map(() => new AppendListStateMachine());
+  const start = (i: number): Promise<RaftDriver> => {
+    const v = voters[i]!;
+    const config: RaftConfig = {
+      ...defaultRaftTimeouts, nodeId: v.nodeId, voters: voters.map((x) => x.nodeId), electionTimeoutMs: 150, fetchTimeoutMs: 300,
+      requestTimeoutMs: 300, fetchMaxWaitMs: 50, snapshotChunkBytes: 64, random: Math.random,
+    };
+    machines[i] = new AppendListStateMachine();
+    return RaftDriver.start({
+      config, quorumStore: stores[i]!.quorum, logStore: stores[i]!.log, stateMachine: machines[i]!,
+      transport: new SocketTransport({ nodeId: v.nodeId, clusterId: 'test', host: v.host, port: v.port, voters, requestTimeoutMs: 300 }),
+      onFatal: (err) => { throw err; },
+    });
+  };
+  const drivers = await Promise.all([0, 1, 2].map(start));
+  try {
+    const leader = await leaderOf(drivers);
+    const lagging = drivers.find((d) => d !== leader)!;
+    const li = lagging.nodeId - 1;
+    await lagging.close();
+    const committed = [];
+    for (let i = 0; i < 20; i++) committed.push(await leader.propose([enc.encode(`s${i}`)]));
+    const id = leader.requestSnapshot();
+    assert.ok(id !== undefined && leader.core.log.startOffset === id.endOffset);
+    const after = await leader.propose([enc.encode('after')]);
+    drivers[li] = await start(li);
+    const deadline = Date.now() + 10_000;
+    while (machines[li]!.values.at(-1) !== 'after' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    assert.deepEqual(machines[li]!.values, [...committed.map((_, i) => `s${i}`), 'after']);
+    assert.equal(machines[li]!.offsets.at(-1), after.lastOffset);
+    assert.ok(drivers[li]!.core.log.startOffset >= id.endOffset, 'the follower installed the snapshot');
+  } finally {
+    await Promise.all(drivers.map((d) => d.close()));
+  }
+});
