@@ -3,6 +3,7 @@
 //   npm run bench:raft          (prints one JSON object on stdout, progress on stderr)
 //   LOGLINE_BENCH_SCALE=0.5 npm run bench:raft    (shorter phases)
 //   LOGLINE_BENCH_PHASES=load LOGLINE_BENCH_CPU_PROF=/tmp/prof npm run bench:raft   (profile the voters)
+//   LOGLINE_BENCH_NODE_ARGS='--max-semi-space-size=4' npm run bench:raft   (node options for the voters)
 //
 // 1. fsync of a small append in the data directory, one file and three at once (the floor under
 //    every commit).
@@ -14,7 +15,7 @@
 // 4. Fail-over: under a light steady load, kill -9 the leader and time until a proposal to the new
 //    leader is acknowledged; with Kafka's default timeouts and with a 200 ms election timeout.
 import { closeSync, fsync, mkdirSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
-import { cpus, tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { ProcessCluster, type NodeProcess } from '../src/raft/node/process-cluster.js';
@@ -164,7 +165,8 @@ async function withCluster<T>(root: string, name: string, props: Record<string, 
   const dir = join(root, name);
   mkdirSync(dir, { recursive: true });
   const profDir = process.env['LOGLINE_BENCH_CPU_PROF'];
-  const execArgv = profDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profDir}`];
+  const nodeArgs = (process.env['LOGLINE_BENCH_NODE_ARGS'] ?? '').split(' ').filter((a) => a !== '');
+  const execArgv = [...nodeArgs, ...(profDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profDir}`])];
   const cluster = await ProcessCluster.start({ size: 3, baseDir: dir, props, execArgv });
   try {
     const v = await fn(cluster);
@@ -182,10 +184,11 @@ async function withCluster<T>(root: string, name: string, props: Record<string, 
 async function main(): Promise<void> {
   const root = mkdtempSync(join(process.env['LOGLINE_BENCH_DIR'] ?? tmpdir(), 'logline-bench-raft-'));
   try {
+    const loadBefore = loadavg().map((l) => round(l, 2));
     say('fsync floor');
     const fsyncFloorMs = await fsyncFloor(root);
     // Bounded memory for a long run: counter state machine, snapshot (and drop the in-memory log) often.
-    const loadProps = { 'state.machine': 'counter', 'snapshot.every.entries': 200_000 };
+    const loadProps = { 'state.machine': 'counter', 'snapshot.every.entries': 50_000 };
     say('throughput and latency');
     const { tput, lat } = await withCluster(root, 'load', loadProps, async (cluster) => {
       const { node: leader } = await cluster.waitForLeader(20_000);
@@ -212,6 +215,7 @@ async function main(): Promise<void> {
     console.log(JSON.stringify({
       bench: 'raft', voters: 3, node: process.version, cpus: cpus().length, recordBytes, batchRecords, window,
       fsync200B: fsyncFloorMs,
+      loadProps, voterNodeOptions: process.env['LOGLINE_BENCH_NODE_ARGS'] ?? '', loadAverageBefore: loadBefore, loadAverageAfter: loadavg().map((l) => round(l, 2)),
       throughput: { ...tput, targetRecordsPerSec: 100_000 },
       latencyAtHalfLoad: { ...lat, targetP99Ms: 10 },
       failoverDefaultTimeouts: { ...summary(defaults), props: 'Kafka defaults (election 1000 ms, fetch 2000 ms)', targetMs: 2000 },
