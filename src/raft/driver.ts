@@ -7,7 +7,7 @@
 import { AssertionError, assert } from '../util/index.js';
 import { RaftCore, type ProposeResult } from './core/raft.js';
 import type { Entry, Envelope, NodeId, QuorumDescription, RaftConfig, RaftRole, Ready, Snapshot, SnapshotId } from './core/types.js';
-import { describeMessage } from './sim/sim.js';
+import { describeMessage } from './core/describe.js';
 import type { ReplicatedStateMachine } from './state-machine.js';
 import type { LogStore, QuorumStateStore } from './store/ports.js';
 import type { RaftTransport, TransportInbox } from './transport.js';
