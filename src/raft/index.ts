@@ -1,5 +1,6 @@
 // The raft room's door: the pure core (KRaft semantics), its persistence ports with memory and file
-// implementations, the replicated state machine contract, and the deterministic simulator.
+// implementations, the replicated state machine contract, the deterministic simulator, the driver
+// that runs a core on real time and sockets, and the socket transport speaking Kafka's Raft RPCs.
 export { RaftCore, encodeLeaderChange, type PersistedState, type ProposeResult } from './core/raft.js';
 export { RaftLog } from './core/log.js';
 export {
@@ -15,3 +16,9 @@ export { MemoryQuorumStateStore, MemoryLogStore } from './store/memory.js';
 export { FileQuorumStateStore, FileLogStore } from './store/file.js';
 export type { ReplicatedStateMachine } from './state-machine.js';
 export { Simulation, runSeed, type SimOptions, type SimResult, type SimStats } from './sim/sim.js';
+export { RaftDriver, RaftError, type RaftErrorKind, type RaftDriverOptions, type Committed } from './driver.js';
+export { parseQuorumVoters, formatQuorumVoters, type RaftTransport, type TransportInbox, type VoterAddress } from './transport.js';
+export { SocketTransport, socketTransportLimits, type SocketTransportOptions } from './net/socket-transport.js';
+export { describeQuorum } from './net/describe-quorum.js';
+export * as raftWire from './net/messages.js';
+export { AppendListStateMachine, CounterStateMachine } from './node/state-machines.js';

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { RaftCore, RaftErrorCode, type Envelope, type FetchResponse, type VoteRequest, type VoteResponse } from '../../src/raft/index.js';
+import { RaftCore, RaftErrorCode, defaultRaftTimeouts, type Envelope, type FetchResponse, type VoteRequest, type VoteResponse } from '../../src/raft/index.js';
 import { Cluster, config, drain, empty, entries, sent } from './helpers.js';
 
 function voteRequest(from: number, to: number, epoch: number, lastOffset: number, lastEpoch: number, preVote = false): Envelope {
@@ -312,4 +312,20 @@ test('a fetch from a fenced epoch gets FENCED_LEADER_EPOCH with the current lead
   assert.equal(resp.errorCode, RaftErrorCode.FENCED_LEADER_EPOCH);
   assert.equal(resp.leaderId, leader.nodeId);
   assert.equal(resp.leaderEpoch, leader.epoch);
+});
+
+test('a prospective granted a pre-vote by a voter still naming the dead leader becomes candidate, not its follower again', () => {
+  // Node 1 follows leader 2 of epoch 3 and stops hearing from it.
+  const core = new RaftCore(config(1, [1, 2, 3]), { ...empty, quorumState: { epoch: 3, leaderId: 2 } }, 0);
+  drain(core);
+  core.tick(defaultRaftTimeouts.fetchTimeoutMs);
+  assert.equal(core.role, 'prospective');
+  const preVote = sent(drain(core)).find((e) => e.to === 3 && e.message.type === 'VoteRequest')!;
+  // Node 3 grants (it has not heard from 2 lately either) but still names 2 as the leader of epoch 3.
+  const grant: VoteResponse = {
+    type: 'VoteResponse', errorCode: RaftErrorCode.NONE, leaderEpoch: 3, leaderId: 2, voteGranted: true, preVote: true, candidateEpoch: 4,
+  };
+  core.step({ from: 3, to: 1, correlationId: preVote.correlationId, message: grant }, defaultRaftTimeouts.fetchTimeoutMs + 1);
+  assert.equal(core.role, 'candidate');
+  assert.equal(core.epoch, 4);
 });

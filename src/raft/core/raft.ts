@@ -640,7 +640,12 @@ export class RaftCore {
   }
 
   private handleVoteResponse(from: NodeId, resp: VoteResponse): void {
-    if (this.maybeTransition(resp.leaderEpoch, resp.leaderId)) return;
+    // A prospective that remembers the leader it stopped hearing from is standing to replace it:
+    // a voter naming that same leader is no news (Kafka transitions only when it has no leader).
+    // Following it again would loop follower -> prospective -> follower while the leader is dead.
+    const knownLeader = this.roleValue === 'prospective' && resp.leaderEpoch === this.epochValue
+      && resp.leaderId !== undefined && resp.leaderId === this.leaderIdValue;
+    if (!knownLeader && this.maybeTransition(resp.leaderEpoch, resp.leaderId)) return;
     if (this.roleValue === 'prospective' && resp.preVote && resp.candidateEpoch === this.epochValue + 1) {
       this.countVote(from, resp.voteGranted);
       if (this.granted.size >= this.majority) this.becomeCandidate();

@@ -3,11 +3,20 @@
 // crashes that lose unsynced log writes, and restarts from what was stored. Every step is followed by
 // invariant checks; a run ends with a liveness check after the network heals. The same seed always
 // gives the same run, so a failing seed is its own reproduction.
+//
+// The faults are an explicit schedule: each chaos step becomes a concrete ChaosEvent ("crash n2
+// keeping 1 unsynced op, back after 120 ms"), recorded in the result. Chaos, the network and the
+// faults inside the driver draw from separate random streams, so a run can be replayed from its
+// seed with a schedule that leaves events out and everything else stays as it was as far as it
+// can; that is what trace minimisation (minimize.ts) needs.
 import { AssertionError, Prng } from '../../util/index.js';
 import { RaftCore } from '../core/raft.js';
 import { defaultRaftTimeouts, type Entry, type Envelope, type LogOp, type NodeId, type Ready, type Snapshot } from '../core/types.js';
 import { MemoryLogStore, MemoryQuorumStateStore } from '../store/memory.js';
 import { MinHeap } from './heap.js';
+import { describeMessage } from '../core/describe.js';
+
+export { describeMessage };
 
 export interface SimOptions {
   readonly seed: number;
@@ -19,6 +28,85 @@ export interface SimOptions {
   readonly livenessMs?: number;
   /** Events kept for the trace printed on failure. */
   readonly traceLength?: number;
+  /** Replay these chaos events instead of drawing them (the seed still drives everything else). */
+  readonly schedule?: readonly ChaosEvent[];
+  /** Crashes right before an fsync or right after a quorum-state write (default on). */
+  readonly driverCrashes?: boolean;
+  /** Test-only: a deliberate bug, to check that the simulator and the minimiser catch it. */
+  readonly bug?: 'ack-before-fsync';
+}
+
+/** One fault or client action of the chaos phase, at a simulated time. */
+export type ChaosEvent =
+  | { readonly atMs: number; readonly kind: 'propose'; readonly node: NodeId; readonly count: number }
+  | { readonly atMs: number; readonly kind: 'crash'; readonly node: NodeId; readonly keep: number; readonly restartAfterMs: number | undefined }
+  | { readonly atMs: number; readonly kind: 'restart'; readonly node: NodeId }
+  | { readonly atMs: number; readonly kind: 'partition'; readonly side: readonly NodeId[] }
+  | { readonly atMs: number; readonly kind: 'block'; readonly from: NodeId; readonly to: NodeId }
+  | { readonly atMs: number; readonly kind: 'heal-network' }
+  | { readonly atMs: number; readonly kind: 'snapshot'; readonly node: NodeId }
+  | { readonly atMs: number; readonly kind: 'resign' }
+  | { readonly atMs: number; readonly kind: 'network'; readonly drop: number; readonly dup: number; readonly delayMaxMs: number }
+  /** At healing: this node is killed and stays down. */
+  | { readonly atMs: number; readonly kind: 'keep-down'; readonly node: NodeId };
+
+export function formatChaosEvent(e: ChaosEvent): string {
+  switch (e.kind) {
+    case 'propose': return `@${e.atMs} propose n${e.node} x${e.count}`;
+    case 'crash': return `@${e.atMs} crash n${e.node} keep=${e.keep} restart=${e.restartAfterMs === undefined ? 'never' : `+${e.restartAfterMs}`}`;
+    case 'restart': return `@${e.atMs} restart n${e.node}`;
+    case 'partition': return `@${e.atMs} partition ${e.side.length === 0 ? '-' : e.side.join(',')}`;
+    case 'block': return `@${e.atMs} block ${e.from}>${e.to}`;
+    case 'heal-network': return `@${e.atMs} heal-network`;
+    case 'snapshot': return `@${e.atMs} snapshot n${e.node}`;
+    case 'resign': return `@${e.atMs} resign`;
+    case 'network': return `@${e.atMs} network drop=${e.drop} dup=${e.dup} delay=${e.delayMaxMs}`;
+    case 'keep-down': return `@${e.atMs} keep-down n${e.node}`;
+  }
+}
+
+/** The inverse of formatChaosEvent; events are separated by ';'. */
+export function parseSchedule(text: string): ChaosEvent[] {
+  const events: ChaosEvent[] = [];
+  for (const part of text.split(';').map((p) => p.trim()).filter((p) => p.length > 0)) {
+    const m = /^@(\d+) ([a-z-]+)(?: (.*))?$/.exec(part);
+    if (m === null) throw new Error(`bad chaos event "${part}"`);
+    const atMs = Number(m[1]);
+    const args = m[3] ?? '';
+    const node = (): NodeId => {
+      const n = /n(\d+)/.exec(args);
+      if (n === null) throw new Error(`chaos event "${part}" needs a node`);
+      return Number(n[1]);
+    };
+    const num = (key: string): number => {
+      const v = new RegExp(`${key}=([0-9.]+)`).exec(args);
+      if (v === null) throw new Error(`chaos event "${part}" needs ${key}=`);
+      return Number(v[1]);
+    };
+    switch (m[2]) {
+      case 'propose': events.push({ atMs, kind: 'propose', node: node(), count: Number(/x(\d+)/.exec(args)?.[1] ?? 1) }); break;
+      case 'crash': {
+        const restart = /restart=(never|\+(\d+))/.exec(args);
+        events.push({ atMs, kind: 'crash', node: node(), keep: num('keep'), restartAfterMs: restart?.[2] === undefined ? undefined : Number(restart[2]) });
+        break;
+      }
+      case 'restart': events.push({ atMs, kind: 'restart', node: node() }); break;
+      case 'partition': events.push({ atMs, kind: 'partition', side: args === '-' ? [] : args.split(',').map(Number) }); break;
+      case 'block': {
+        const b = /(\d+)>(\d+)/.exec(args);
+        if (b === null) throw new Error(`bad block event "${part}"`);
+        events.push({ atMs, kind: 'block', from: Number(b[1]), to: Number(b[2]) });
+        break;
+      }
+      case 'heal-network': events.push({ atMs, kind: 'heal-network' }); break;
+      case 'snapshot': events.push({ atMs, kind: 'snapshot', node: node() }); break;
+      case 'resign': events.push({ atMs, kind: 'resign' }); break;
+      case 'network': events.push({ atMs, kind: 'network', drop: num('drop'), dup: num('dup'), delayMaxMs: num('delay') }); break;
+      case 'keep-down': events.push({ atMs, kind: 'keep-down', node: node() }); break;
+      default: throw new Error(`unknown chaos event "${part}"`);
+    }
+  }
+  return events;
 }
 
 export interface SimStats {
@@ -42,6 +130,8 @@ export interface SimResult {
   readonly observers: number;
   readonly stats: SimStats;
   readonly trace: readonly string[];
+  /** The chaos events this run executed, in order (replaying them with the seed gives this run). */
+  readonly schedule: readonly ChaosEvent[];
 }
 
 class Violation extends Error {}
@@ -77,6 +167,8 @@ interface SimNode {
   incarnation: number;
   /** When a crashed node comes back by itself (a supervisor restarting it); Infinity: stays down. */
   restartAtMs: number;
+  /** Killed at healing and never restarted; the liveness check goes on without it. */
+  downForGood: boolean;
 }
 
 const decoder = new TextDecoder();
@@ -102,7 +194,16 @@ export function decodeSimSnapshot(data: Uint8Array): Array<[number, string]> {
 
 export class Simulation {
   readonly seed: number;
+  /** Setup only (cluster shape, timeouts, the nodes' own randomness). */
   private readonly rng: Prng;
+  private readonly chaosRng: Prng;
+  private readonly netRng: Prng;
+  private readonly faultRng: Prng;
+  private readonly replay: readonly ChaosEvent[] | undefined;
+  private replayAt = 0;
+  private readonly executed: ChaosEvent[] = [];
+  private readonly driverCrashes: boolean;
+  private readonly bug: SimOptions['bug'];
   private readonly nodes: SimNode[] = [];
   private readonly voterIds: NodeId[] = [];
   private readonly net = new MinHeap<Flight>();
@@ -143,6 +244,9 @@ export class Simulation {
     this.livenessMs = options.livenessMs ?? 15_000;
     this.maxSteps = options.maxSteps ?? 1_000_000;
     this.traceLength = options.traceLength ?? 40;
+    this.replay = options.schedule;
+    this.driverCrashes = options.driverCrashes ?? true;
+    this.bug = options.bug;
     const shape = this.rng.next();
     const voters = shape < 0.05 ? 1 : shape < 0.75 ? 3 : 5;
     const observers = this.rng.next() < 0.3 ? 1 : 0;
@@ -154,11 +258,14 @@ export class Simulation {
       this.nodes.push({
         id: i, voter: i <= voters, prng: new Prng(this.rng.nextUint32()),
         quorumStore: new MemoryQuorumStateStore(), logStore: new MemoryLogStore(),
-        core: undefined, applied: [], appliedEnd: 0, mirror: { start: 0, keys: [] }, leaderEpochSeen: -1, leaderHw: 0, sawLive: false, incarnation: 0, restartAtMs: Infinity,
+        core: undefined, applied: [], appliedEnd: 0, mirror: { start: 0, keys: [] }, leaderEpochSeen: -1, leaderHw: 0, sawLive: false, incarnation: 0, restartAtMs: Infinity, downForGood: false,
       });
     }
+    this.chaosRng = new Prng(this.rng.nextUint32());
+    this.netRng = new Prng(this.rng.nextUint32());
+    this.faultRng = new Prng(this.rng.nextUint32());
     for (const n of this.nodes) this.start(n);
-    this.nextChaosMs = this.rng.int(200);
+    this.nextChaosMs = this.replay === undefined ? this.chaosRng.int(200) : this.replay[0]?.atMs ?? Infinity;
   }
 
   run(): SimResult {
@@ -175,6 +282,7 @@ export class Simulation {
       seed: this.seed, ok: violation === undefined, violation, failedStep: violation === undefined ? undefined : this.step,
       voters: this.voterIds.length, observers: this.nodes.length - this.voterIds.length, stats: this.stats,
       trace: violation === undefined ? [] : [...this.trace],
+      schedule: this.executed,
     };
   }
 
@@ -210,15 +318,23 @@ export class Simulation {
     const chaosAt = this.nextChaosMs;
     const netAt = flight?.at ?? Infinity;
     let restart: SimNode | undefined;
-    for (const n of this.nodes) if (n.core === undefined && (restart === undefined || n.restartAtMs < restart.restartAtMs)) restart = n;
+    for (const n of this.nodes) {
+      if (n.core === undefined && !n.downForGood && (restart === undefined || n.restartAtMs < restart.restartAtMs)) restart = n;
+    }
     const restartAt = restart?.restartAtMs ?? Infinity;
-    if (restartAt <= chaosAt && restartAt <= netAt && restartAt <= nodeAt) {
+    if (!this.healed && Math.min(restartAt, chaosAt, netAt, nodeAt) >= this.chaosMs) {
+      // Healing is an event of its own at exactly chaosMs, so that it does not move with whatever
+      // event happens to come first after it (a replayed schedule may have left that one out).
+      this.now = Math.max(this.now, this.chaosMs);
+      this.heal();
+      return;
+    }
+    if (restart !== undefined && restartAt <= chaosAt && restartAt <= netAt && restartAt <= nodeAt) {
       this.now = Math.max(this.now, restartAt);
       this.record(`restart n${restart!.id} (supervised)`);
       this.start(restart!);
     } else if (chaosAt <= netAt && chaosAt <= nodeAt) {
       this.now = Math.max(this.now, chaosAt);
-      this.nextChaosMs = this.now + (this.healed ? 100 : 10 + this.rng.int(300));
       this.chaos();
     } else if (netAt <= nodeAt) {
       this.net.pop();
@@ -264,30 +380,110 @@ export class Simulation {
   // ---- Faults ----------------------------------------------------------------------------------
 
   private chaos(): void {
-    if (this.healed) return this.proposeLiveness();
-    const r = this.rng.next();
-    if (r < 0.45) return this.proposeRandom();
-    if (r < 0.51) return this.crashRandom();
-    if (r < 0.60) return this.restartRandom();
-    if (r < 0.65) return this.partitionRandom();
-    if (r < 0.69) return this.blockOneWay();
-    if (r < 0.75) return this.healNetwork();
-    if (r < 0.82) return this.snapshotRandom();
-    if (r < 0.85) return this.resignLeader();
-    if (r < 0.89) return this.changeNetworkQuality();
+    if (this.healed) {
+      this.nextChaosMs = this.now + 100;
+      return this.proposeLiveness();
+    }
+    let event: ChaosEvent | undefined;
+    if (this.replay !== undefined) {
+      event = this.replay[this.replayAt++];
+      this.nextChaosMs = this.replay[this.replayAt]?.atMs ?? Infinity;
+    } else {
+      this.nextChaosMs = this.now + 10 + this.chaosRng.int(300);
+      event = this.drawChaos();
+    }
+    if (event !== undefined) this.execute(event);
+  }
+
+  /** The next fault, drawn from the chaos stream and aimed at the current state. */
+  private drawChaos(): ChaosEvent | undefined {
+    const rng = this.chaosRng;
+    const atMs = this.now;
+    const r = rng.next();
+    if (r < 0.45) {
+      const n = this.randomNode((x) => x.core?.isLeader === true) ?? this.randomNode((x) => x.core !== undefined);
+      return n === undefined ? undefined : { atMs, kind: 'propose', node: n.id, count: 1 + rng.int(3) };
+    }
+    if (r < 0.51) {
+      const n = this.randomNode((x) => x.core !== undefined);
+      return n === undefined ? undefined : { atMs, kind: 'crash', node: n.id, keep: rng.int(n.logStore.unsyncedOps + 1), restartAfterMs: this.drawRestart(rng) };
+    }
+    if (r < 0.60) {
+      const n = this.randomNode((x) => x.core === undefined);
+      return n === undefined ? undefined : { atMs, kind: 'restart', node: n.id };
+    }
+    if (r < 0.65) return { atMs, kind: 'partition', side: this.nodes.filter(() => rng.next() < 0.5).map((n) => n.id) };
+    if (r < 0.69) {
+      const from = rng.int(this.nodes.length) + 1;
+      const to = rng.int(this.nodes.length) + 1;
+      return from === to ? undefined : { atMs, kind: 'block', from, to };
+    }
+    if (r < 0.75) return { atMs, kind: 'heal-network' };
+    if (r < 0.82) {
+      const n = this.randomNode((x) => x.core !== undefined && x.appliedEnd > x.core.log.startOffset);
+      return n === undefined ? undefined : { atMs, kind: 'snapshot', node: n.id };
+    }
+    if (r < 0.85) return this.nodes.some((x) => x.core?.isLeader === true) ? { atMs, kind: 'resign' } : undefined;
+    if (r < 0.89) {
+      return {
+        atMs, kind: 'network', drop: [0, 0, 0.01, 0.05, 0.2][rng.int(5)]!, dup: [0, 0.02, 0.1][rng.int(3)]!,
+        delayMaxMs: [2, 10, 50, 200][rng.int(4)]!,
+      };
+    }
+    return undefined;
+  }
+
+  /** Half the crashes come back quickly, as under a supervisor; the others wait for a restart event. */
+  private drawRestart(rng: Prng): number | undefined {
+    return rng.next() < 0.5 ? 1 + rng.int(500) : undefined;
+  }
+
+  /** Carries out an event; one aimed at a node in the wrong state (down, say) does nothing. */
+  private execute(e: ChaosEvent): void {
+    const node = 'node' in e ? this.nodes[e.node - 1] : undefined;
+    if ('node' in e && node === undefined) return;
+    this.executed.push(e);
+    switch (e.kind) {
+      case 'propose': return this.proposeOn(node!, e.count);
+      case 'crash':
+        if (node!.core === undefined) return;
+        return this.crash(node!, Math.min(e.keep, node!.logStore.unsyncedOps), e.restartAfterMs);
+      case 'restart':
+        if (node!.core !== undefined) return;
+        this.record(`restart n${node!.id}`);
+        return this.start(node!);
+      case 'partition': return this.partition(e.side);
+      case 'block':
+        this.blocked.add(`${e.from}>${e.to}`);
+        return this.record(`block ${e.from}->${e.to}`);
+      case 'heal-network':
+        this.blocked.clear();
+        return this.record('heal network');
+      case 'snapshot': return this.snapshotOn(node!);
+      case 'resign': return this.resignLeader();
+      case 'network':
+        this.dropRate = e.drop;
+        this.dupRate = e.dup;
+        this.delayMaxMs = e.delayMaxMs;
+        return this.record(`network drop=${this.dropRate} dup=${this.dupRate} delay<=${this.delayMaxMs}ms`);
+      case 'keep-down':
+        this.record(`HEAL: no faults, n${node!.id} stays down`);
+        if (node!.core !== undefined) this.crash(node!, this.faultRng.int(node!.logStore.unsyncedOps + 1), undefined);
+        node!.restartAtMs = Infinity;
+        node!.downForGood = true;
+        return;
+    }
   }
 
   private randomNode(filter: (n: SimNode) => boolean): SimNode | undefined {
     const candidates = this.nodes.filter(filter);
-    return candidates.length === 0 ? undefined : candidates[this.rng.int(candidates.length)];
+    return candidates.length === 0 ? undefined : candidates[this.chaosRng.int(candidates.length)];
   }
 
-  private proposeRandom(): void {
-    const n = this.randomNode((x) => x.core?.isLeader === true) ?? this.randomNode((x) => x.core !== undefined);
-    if (n === undefined) return;
-    const count = 1 + this.rng.int(3);
+  private proposeOn(n: SimNode, count: number): void {
+    if (n.core === undefined) return;
     const values = Array.from({ length: count }, () => encoder.encode(`v${this.valueCounter++}`));
-    const result = n.core!.propose(values, this.now);
+    const result = n.core.propose(values, this.now);
     this.record(`propose n${n.id} x${count}: ${result.ok ? `at ${result.baseOffset}` : 'not leader'}`);
     if (result.ok) this.stats.proposals += count;
     this.afterInput(n);
@@ -310,30 +506,16 @@ export class Simulation {
   /** Done when every node has applied some value proposed after healing. */
   private livenessDone(): boolean {
     if (this.livenessValue === undefined) return false;
-    return this.nodes.every((n) => n.sawLive);
+    return this.nodes.every((n) => n.sawLive || n.downForGood);
   }
 
-  private crashRandom(): void {
-    const n = this.randomNode((x) => x.core !== undefined);
-    if (n !== undefined) this.crash(n);
-  }
-
-  private crash(n: SimNode): void {
-    const keep = this.rng.int(n.logStore.unsyncedOps + 1);
+  private crash(n: SimNode, keep: number, restartAfterMs: number | undefined): void {
     this.record(`crash n${n.id} (keeps ${keep}/${n.logStore.unsyncedOps} unsynced ops)`);
     n.logStore.crash(keep);
     n.core = undefined;
     n.incarnation++;
-    // Half the crashes come back quickly, as under a supervisor; the others wait for a restart event.
-    n.restartAtMs = this.rng.next() < 0.5 ? this.now + 1 + this.rng.int(500) : Infinity;
+    n.restartAtMs = restartAfterMs === undefined ? Infinity : this.now + restartAfterMs;
     this.stats.crashes++;
-  }
-
-  private restartRandom(): void {
-    const n = this.randomNode((x) => x.core === undefined);
-    if (n === undefined) return;
-    this.record(`restart n${n.id}`);
-    this.start(n);
   }
 
   private start(n: SimNode): void {
@@ -352,9 +534,8 @@ export class Simulation {
     this.afterInput(n);
   }
 
-  private partitionRandom(): void {
+  private partition(side: readonly NodeId[]): void {
     this.blocked.clear();
-    const side = this.nodes.filter(() => this.rng.next() < 0.5).map((n) => n.id);
     for (const a of this.nodes) {
       for (const b of this.nodes) {
         if (side.includes(a.id) !== side.includes(b.id)) this.blocked.add(`${a.id}>${b.id}`);
@@ -363,30 +544,9 @@ export class Simulation {
     this.record(`partition [${side.join(',')}] | rest`);
   }
 
-  private blockOneWay(): void {
-    const a = this.rng.int(this.nodes.length) + 1;
-    const b = this.rng.int(this.nodes.length) + 1;
-    if (a === b) return;
-    this.blocked.add(`${a}>${b}`);
-    this.record(`block ${a}->${b}`);
-  }
-
-  private healNetwork(): void {
-    this.blocked.clear();
-    this.record('heal network');
-  }
-
-  private changeNetworkQuality(): void {
-    this.dropRate = [0, 0, 0.01, 0.05, 0.2][this.rng.int(5)]!;
-    this.dupRate = [0, 0.02, 0.1][this.rng.int(3)]!;
-    this.delayMaxMs = [2, 10, 50, 200][this.rng.int(4)]!;
-    this.record(`network drop=${this.dropRate} dup=${this.dupRate} delay<=${this.delayMaxMs}ms`);
-  }
-
-  private snapshotRandom(): void {
-    const n = this.randomNode((x) => x.core !== undefined && x.appliedEnd > x.core.log.startOffset);
-    if (n === undefined) return;
-    const id = n.core!.createSnapshot(n.appliedEnd, encodeSimSnapshot(n.applied));
+  private snapshotOn(n: SimNode): void {
+    if (n.core === undefined || n.appliedEnd <= n.core.log.startOffset) return;
+    const id = n.core.createSnapshot(n.appliedEnd, encodeSimSnapshot(n.applied));
     this.record(`snapshot n${n.id} at ${id.endOffset} (epoch ${id.epoch})`);
     this.stats.snapshots++;
     this.afterInput(n);
@@ -406,8 +566,18 @@ export class Simulation {
     this.dropRate = 0;
     this.dupRate = 0;
     this.delayMaxMs = 10;
-    this.record('HEAL: all nodes up, no faults');
     for (const n of this.nodes) if (n.core === undefined) this.start(n);
+    // Sometimes a minority stays dead (the leader, when there is one): the others must elect a
+    // new leader and commit without it, not keep waiting for it.
+    let keepDown: ChaosEvent | undefined;
+    if (this.replay !== undefined) {
+      keepDown = this.replay.find((e) => e.kind === 'keep-down');
+    } else if (this.voterIds.length >= 3 && this.chaosRng.next() < 0.3) {
+      const victim = this.nodes.find((x) => x.core?.isLeader === true) ?? this.nodes[this.chaosRng.int(this.voterIds.length)]!;
+      keepDown = { atMs: this.now, kind: 'keep-down', node: victim.id };
+    }
+    if (keepDown !== undefined) this.execute(keepDown);
+    else this.record('HEAL: all nodes up, no faults');
     this.nextChaosMs = this.now;
   }
 
@@ -428,18 +598,18 @@ export class Simulation {
     if (ready.quorumState !== undefined) n.quorumStore.write(ready.quorumState);
     this.observeLogOps(n, ready.logOps);
     n.logStore.apply(ready.logOps);
-    if (ready.syncLog && !this.healed && this.rng.next() < 0.002) {
+    if (ready.syncLog && this.driverCrashes && !this.healed && this.faultRng.next() < 0.002) {
       this.record(`crash n${n.id} before fsync`);
-      this.crash(n);
+      this.crash(n, this.faultRng.int(n.logStore.unsyncedOps + 1), this.drawRestart(this.faultRng));
       return false;
     }
-    if (ready.syncLog) n.logStore.sync();
+    // The deliberate bug: acknowledge appends that were never made durable.
+    if (ready.syncLog && this.bug !== 'ack-before-fsync') n.logStore.sync();
     for (const env of ready.messages) this.send(env);
-    if (ready.quorumState !== undefined && !this.healed && this.rng.next() < 0.03) {
+    if (ready.quorumState !== undefined && this.driverCrashes && !this.healed && this.faultRng.next() < 0.03) {
       // Right after a vote or an epoch change is the moment that tests whether it was stored.
       this.record(`crash n${n.id} after quorum-state write`);
-      this.crash(n);
-      if (this.rng.next() < 0.5) n.restartAtMs = this.now + 1;
+      this.crash(n, this.faultRng.int(n.logStore.unsyncedOps + 1), this.faultRng.next() < 0.5 ? 1 : this.drawRestart(this.faultRng));
       return false;
     }
     if (ready.restoreSnapshot !== undefined) this.restore(n, ready.restoreSnapshot);
@@ -449,15 +619,15 @@ export class Simulation {
 
   private send(env: Envelope): void {
     this.stats.messages++;
-    if (this.blocked.has(`${env.from}>${env.to}`) || this.rng.next() < this.dropRate) return;
-    const copies = this.rng.next() < this.dupRate ? 2 : 1;
+    if (this.blocked.has(`${env.from}>${env.to}`) || this.netRng.next() < this.dropRate) return;
+    const copies = this.netRng.next() < this.dupRate ? 2 : 1;
     // A response goes back on the requester's connection: if the requester restarted since, it is lost.
     const toIncarnation = env.message.type.endsWith('Response')
       ? this.requestIncarnation.get(`${env.to}:${env.from}:${env.correlationId}`) ?? -1
       : this.nodes[env.to - 1]!.incarnation;
     for (let i = 0; i < copies; i++) {
       this.net.push({
-        at: this.now + 1 + this.rng.int(this.delayMaxMs), seq: this.seq++, env,
+        at: this.now + 1 + this.netRng.int(this.delayMaxMs), seq: this.seq++, env,
         fromIncarnation: this.nodes[env.from - 1]!.incarnation, toIncarnation,
       });
     }
@@ -589,27 +759,6 @@ function scaledTimeouts(factor: number): typeof defaultRaftTimeouts {
     fetchMaxWaitMs: scale(defaultRaftTimeouts.fetchMaxWaitMs),
     retryBackoffMs: Math.max(1, Math.round(defaultRaftTimeouts.retryBackoffMs * factor)),
   } as typeof defaultRaftTimeouts;
-}
-
-export function describeMessage(env: Envelope): string {
-  const m = env.message;
-  switch (m.type) {
-    case 'VoteRequest': return `${m.preVote ? 'PreVote' : 'Vote'}Req e${m.candidateEpoch} last=${m.lastOffset}@${m.lastOffsetEpoch}`;
-    case 'VoteResponse': return `${m.preVote ? 'PreVote' : 'Vote'}Resp e${m.leaderEpoch} granted=${m.voteGranted} leader=${m.leaderId}`;
-    case 'BeginQuorumEpochRequest': return `BeginQuorumReq e${m.leaderEpoch}`;
-    case 'BeginQuorumEpochResponse': return `BeginQuorumResp e${m.leaderEpoch} err=${m.errorCode}`;
-    case 'EndQuorumEpochRequest': return `EndQuorumReq e${m.leaderEpoch} successors=${m.preferredSuccessors.join(',')}`;
-    case 'EndQuorumEpochResponse': return `EndQuorumResp e${m.leaderEpoch}`;
-    case 'FetchRequest': return `FetchReq e${m.replicaEpoch} off=${m.fetchOffset}@${m.lastFetchedEpoch}`;
-    case 'FetchResponse': {
-      const what = m.divergingEpoch !== undefined ? ` diverging=${m.divergingEpoch.endOffset}@${m.divergingEpoch.epoch}`
-        : m.snapshotId !== undefined ? ` snapshot=${m.snapshotId.endOffset}@${m.snapshotId.epoch}`
-        : ` entries=${m.entries.length > 0 ? `${m.entries[0]!.offset}..${m.entries[m.entries.length - 1]!.offset}` : 'none'}`;
-      return `FetchResp e${m.leaderEpoch} err=${m.errorCode} hw=${m.highWatermark}${what}`;
-    }
-    case 'FetchSnapshotRequest': return `FetchSnapshotReq ${m.snapshotId.endOffset}@${m.snapshotId.epoch} pos=${m.position}`;
-    case 'FetchSnapshotResponse': return `FetchSnapshotResp err=${m.errorCode} pos=${m.position} bytes=${m.bytes.length}/${m.size}`;
-  }
 }
 
 export function runSeed(options: SimOptions): SimResult {

@@ -1,11 +1,12 @@
 // File-backed stores with node:fs. The quorum-state file is replaced atomically (write a temp file,
 // fsync it, rename it over the old one, fsync the directory). The log is a simple file of
-// length-prefixed, CRC32C-checked JSON frames, one per LogOp; a torn or corrupt tail is ignored on
-// load. Snapshots are separate files written the same atomic way. This format is a stopgap: the log
+// length-prefixed, CRC32C-checked frames, one per LogOp (appends binary, the rare truncations and
+// snapshot markers JSON); a torn or corrupt tail is ignored on load. Snapshots are separate files written the same atomic way. This format is a stopgap: the log
 // moves onto the storage engine (src/storage) once that lands.
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fsync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { crc32c } from '../../records/index.js';
+import { assert } from '../../util/index.js';
 import type { Entry, LogOp, QuorumState, Snapshot } from '../core/types.js';
 import { MemoryLogStore } from './memory.js';
 import type { LoadedLog, LogStore, QuorumStateStore } from './ports.js';
@@ -69,7 +70,8 @@ export class FileLogStore implements LogStore {
       if (at + 8 + length > bytes.length) break;
       const body = bytes.subarray(at + 8, at + 8 + length);
       if (crc32c(body) !== crc) break;
-      const op = toOp(JSON.parse(body.toString('utf8')) as Frame, snapshot);
+      const op = body[0] === APPEND_FRAME ? keepAboveSnapshot(decodeAppend(body), snapshot)
+        : toOp(JSON.parse(body.toString('utf8')) as Frame, snapshot);
       if (op !== undefined) mem.apply([op]);
       at += 8 + length;
     }
@@ -80,19 +82,21 @@ export class FileLogStore implements LogStore {
   apply(ops: readonly LogOp[]): void {
     for (const op of ops) {
       if (op.kind === 'snapshot') writeFileAtomic(this.dir, 'snapshot', encodeSnapshot(op.snapshot));
-      this.writeFrame(fromOp(op));
+      this.writeFrame(op.kind === 'append' ? encodeAppend(op.entries) : fromOp(op));
     }
   }
 
   sync(): void { fsyncSync(this.fd); }
+  syncAsync(done: (err: Error | null) => void): void { fsync(this.fd, done); }
   close(): void { closeSync(this.fd); }
 
-  private writeFrame(frame: Frame): void {
-    const body = Buffer.from(JSON.stringify(frame), 'utf8');
-    const header = Buffer.alloc(8);
-    header.writeUInt32BE(body.length, 0);
-    header.writeUInt32BE(crc32c(body), 4);
-    writeSync(this.fd, Buffer.concat([header, body]));
+  private writeFrame(frame: Frame | Buffer): void {
+    const body = Buffer.isBuffer(frame) ? frame : Buffer.from(JSON.stringify(frame), 'utf8');
+    const out = Buffer.allocUnsafe(8 + body.length);
+    out.writeUInt32BE(body.length, 0);
+    out.writeUInt32BE(crc32c(body), 4);
+    body.copy(out, 8);
+    writeSync(this.fd, out);
   }
 
   private readSnapshot(): Snapshot | undefined {
@@ -103,6 +107,56 @@ export class FileLogStore implements LogStore {
     const epoch = bytes.readInt32BE(8);
     return { id: { endOffset, epoch }, data: new Uint8Array(bytes.subarray(12)) };
   }
+}
+
+/** First byte of a binary append frame (a JSON frame starts with '{'). */
+const APPEND_FRAME = 1;
+const ENTRY_HEADER_BYTES = 8 + 4 + 1 + 4;
+
+/** [u8 1][u32 count] then per entry [i64 offset][i32 epoch][u8 kind: 0 data, 1 control][u32 length][value]. */
+function encodeAppend(entries: readonly Entry[]): Buffer {
+  let bytes = 5;
+  for (const e of entries) bytes += ENTRY_HEADER_BYTES + e.value.length;
+  const buf = Buffer.allocUnsafe(bytes);
+  buf[0] = APPEND_FRAME;
+  buf.writeUInt32BE(entries.length, 1);
+  let at = 5;
+  for (const e of entries) {
+    buf.writeBigInt64BE(BigInt(e.offset), at);
+    buf.writeInt32BE(e.epoch, at + 8);
+    buf[at + 12] = e.kind === 'control' ? 1 : 0;
+    buf.writeUInt32BE(e.value.length, at + 13);
+    buf.set(e.value, at + ENTRY_HEADER_BYTES);
+    at += ENTRY_HEADER_BYTES + e.value.length;
+  }
+  return buf;
+}
+
+function decodeAppend(body: Buffer): Entry[] {
+  const count = body.readUInt32BE(1);
+  // The frame passed its CRC, so a bad length here is a bug in encodeAppend, not a torn write.
+  assert(count * ENTRY_HEADER_BYTES <= body.length - 5, 'append frame count exceeds its bytes');
+  const entries: Entry[] = [];
+  let at = 5;
+  for (let i = 0; i < count; i++) {
+    const offset = Number(body.readBigInt64BE(at));
+    const epoch = body.readInt32BE(at + 8);
+    const kind = body[at + 12] === 1 ? 'control' : 'data';
+    const length = body.readUInt32BE(at + 13);
+    assert(at + ENTRY_HEADER_BYTES + length <= body.length, 'append frame entry exceeds its bytes');
+    // A copy, so an entry does not pin the whole file buffer.
+    const value = new Uint8Array(body.subarray(at + ENTRY_HEADER_BYTES, at + ENTRY_HEADER_BYTES + length));
+    entries.push({ offset, epoch, kind, value });
+    at += ENTRY_HEADER_BYTES + length;
+  }
+  assert(at === body.length, 'append frame has trailing bytes');
+  return entries;
+}
+
+function keepAboveSnapshot(entries: Entry[], snapshot: Snapshot | undefined): LogOp | undefined {
+  const start = snapshot?.id.endOffset ?? 0;
+  const kept = entries.filter((e) => e.offset >= start);
+  return kept.length === 0 ? undefined : { kind: 'append', entries: kept };
 }
 
 function encodeSnapshot(s: Snapshot): Uint8Array {

@@ -19,5 +19,10 @@ export interface LogStore {
   /** Apply changes in order; they may be lost in a crash until `sync()`. */
   apply(ops: readonly LogOp[]): void;
   sync(): void;
+  /**
+   * Like sync, off the event loop: what was applied before the call is durable when `done` runs.
+   * Optional; a driver falls back to `sync` without it.
+   */
+  syncAsync?(done: (err: Error | null) => void): void;
   close(): void;
 }

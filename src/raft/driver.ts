@@ -1,0 +1,409 @@
+// The driver: the only code of the raft room with timers, sockets and promises. It owns one
+// RaftCore and replays each Ready in the order the core demands: write the quorum state, apply the
+// log ops and fsync, and only then send the messages (a vote or an append is never acknowledged
+// before it is durable); then restore a snapshot and apply committed entries to the state machine;
+// then advance(). The stores are synchronous, so a Ready is handled in one turn of the event loop,
+// and everything that arrives meanwhile is batched into the next one (group commit for free).
+import { AssertionError, assert } from '../util/index.js';
+import { RaftCore, type ProposeResult } from './core/raft.js';
+import type { Entry, Envelope, NodeId, QuorumDescription, RaftConfig, RaftRole, Ready, Snapshot, SnapshotId } from './core/types.js';
+import { describeMessage } from './core/describe.js';
+import type { ReplicatedStateMachine } from './state-machine.js';
+import type { LogStore, QuorumStateStore } from './store/ports.js';
+import type { RaftTransport, TransportInbox } from './transport.js';
+
+export type RaftErrorKind =
+  /** This node does not lead; `leaderId` says who does, if known. */
+  | 'NOT_LEADER'
+  /** The proposal was appended but a new leader replaced it: it is not in the log. */
+  | 'PROPOSAL_LOST'
+  /** A snapshot from the leader covered the proposal's offsets: it may or may not be in the log. */
+  | 'UNKNOWN_OUTCOME'
+  /** Not committed within proposeTimeoutMs; it may still commit later. */
+  | 'TIMEOUT'
+  /** More proposals waiting than proposalsPendingMax. */
+  | 'BUSY'
+  | 'SHUTDOWN';
+
+export class RaftError extends Error {
+  override name = 'RaftError';
+  constructor(readonly kind: RaftErrorKind, message: string, readonly leaderId?: NodeId, readonly epoch?: number) {
+    super(message);
+  }
+}
+
+export interface Committed {
+  readonly epoch: number;
+  readonly baseOffset: number;
+  readonly lastOffset: number;
+}
+
+export interface RaftDriverOptions {
+  readonly config: RaftConfig;
+  readonly quorumStore: QuorumStateStore;
+  readonly logStore: LogStore;
+  readonly stateMachine: ReplicatedStateMachine;
+  readonly transport: RaftTransport;
+  /** Monotonic milliseconds; defaults to performance.now() on the process's time origin. */
+  readonly nowMs?: () => number;
+  /** A proposal not committed within this is rejected with TIMEOUT. */
+  readonly proposeTimeoutMs?: number;
+  readonly proposalsPendingMax?: number;
+  /** Take a snapshot once this many entries were applied since the last one (0: only on request). */
+  readonly snapshotEveryEntries?: number;
+  /** Debug hook: one line per message in and out and per role change. */
+  readonly trace?: (line: string) => void;
+  /** An invariant broke (a core assertion): the process must stop. Default: throw out of the event loop. */
+  readonly onFatal?: (err: Error) => void;
+}
+
+interface Proposal {
+  readonly epoch: number;
+  readonly baseOffset: number;
+  readonly lastOffset: number;
+  readonly deadlineMs: number;
+  readonly resolve: (c: Committed) => void;
+  readonly reject: (e: RaftError) => void;
+}
+
+interface Queued {
+  readonly values: readonly Uint8Array[];
+  readonly resolve: (c: Committed) => void;
+  readonly reject: (e: RaftError) => void;
+}
+
+const monotonicNow = (): number => Math.floor(performance.timeOrigin + performance.now());
+
+export class RaftDriver {
+  readonly core: RaftCore;
+  private readonly opts: RaftDriverOptions;
+  private readonly now: () => number;
+  private lastNowMs = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private timerAtMs = Infinity;
+  private pumping = false;
+  /** A Ready is persisted but its fsync has not completed. */
+  private syncing = false;
+  private closedSync: (() => void) | undefined;
+  private deferred: Array<() => void> = [];
+  private closed = false;
+
+  /** Proposals appended and waiting for their last offset to commit, by last offset. */
+  private waiting: Proposal[] = [];
+  /** Proposals received this turn; appended together as one batch on the next. */
+  private queued: Queued[] = [];
+  private flushScheduled = false;
+  private appliedEnd = 0;
+  private lastSnapshotEnd = 0;
+  private nextExpiryScanMs = 0;
+
+  private constructor(opts: RaftDriverOptions, core: RaftCore, now: () => number) {
+    this.opts = opts;
+    this.core = core;
+    this.now = now;
+  }
+
+  /** Loads the stores, starts the transport, and runs the core. */
+  static async start(opts: RaftDriverOptions): Promise<RaftDriver> {
+    const now = opts.nowMs ?? monotonicNow;
+    const loaded = opts.logStore.load();
+    const core = new RaftCore(opts.config, {
+      quorumState: opts.quorumStore.read(), snapshot: loaded.snapshot, entries: loaded.entries,
+    }, now());
+    const driver = new RaftDriver(opts, core, now);
+    driver.lastSnapshotEnd = loaded.snapshot?.id.endOffset ?? 0;
+    await opts.transport.start(driver.inbox());
+    driver.run(() => undefined);
+    return driver;
+  }
+
+  get nodeId(): NodeId { return this.core.nodeId; }
+  get role(): RaftRole { return this.core.role; }
+  get epoch(): number { return this.core.epoch; }
+  get leaderId(): NodeId | undefined { return this.core.leaderId; }
+  get highWatermark(): number { return this.core.highWatermark; }
+  /** One past the last entry handed to the state machine (control entries included). */
+  get appliedOffset(): number { return this.appliedEnd; }
+
+  /**
+   * Appends `values` if this node leads; resolves once they are committed (a majority has them
+   * durably), with their offsets. Values proposed in the same turn go into one append.
+   */
+  propose(values: readonly Uint8Array[]): Promise<Committed> {
+    if (this.closed) return Promise.reject(new RaftError('SHUTDOWN', 'raft driver closed'));
+    assert(values.length > 0, 'propose needs at least one value');
+    if (!this.core.isLeader) return Promise.reject(this.notLeader());
+    const max = this.opts.proposalsPendingMax ?? 100_000;
+    if (this.waiting.length + this.queued.length >= max) {
+      return Promise.reject(new RaftError('BUSY', `${max} proposals already pending`, this.core.leaderId, this.core.epoch));
+    }
+    return new Promise<Committed>((resolve, reject) => {
+      this.queued.push({ values, resolve, reject });
+      if (!this.flushScheduled) {
+        this.flushScheduled = true;
+        setImmediate(() => this.run(() => this.flushProposals()));
+      }
+    });
+  }
+
+  /** Resign leadership gracefully (EndQuorumEpoch to the most caught-up voters). */
+  resign(): void { this.run(() => this.core.resign(this.nowMs())); }
+
+  /**
+   * Snapshot the state machine at the applied offset and let the core drop the log below it.
+   * Undefined when nothing new was applied since the last snapshot.
+   */
+  requestSnapshot(): SnapshotId | undefined {
+    let id: SnapshotId | undefined;
+    this.run(() => { id = this.takeSnapshot(); });
+    return id;
+  }
+
+  describeQuorum(): QuorumDescription { return this.core.describeQuorum(); }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    const err = new RaftError('SHUTDOWN', 'raft driver closed');
+    for (const q of this.queued) q.reject(err);
+    for (const p of this.waiting) p.reject(err);
+    this.queued = [];
+    this.waiting = [];
+    await this.opts.transport.close();
+    // An fsync in flight must finish before its file descriptor is closed.
+    if (this.syncing) await new Promise<void>((resolve) => { this.closedSync = resolve; });
+    this.opts.logStore.close();
+  }
+
+  // ---- Inputs ----------------------------------------------------------------------------------
+
+  private inbox(): TransportInbox {
+    return {
+      deliver: (env: Envelope) => this.run(() => {
+        this.opts.trace?.(`in  ${env.from}->${env.to} #${env.correlationId} ${describeMessage(env)}`);
+        this.core.step(env, this.nowMs());
+      }),
+      requestFailed: (correlationId: number) => this.run(() => {
+        this.opts.trace?.(`failed #${correlationId}`);
+        this.core.requestFailed(correlationId, this.nowMs());
+      }),
+      describeQuorum: () => ({
+        description: this.core.describeQuorum(),
+        // Kafka answers DescribeQuorum only on the leader.
+        errorCode: this.core.isLeader ? 0 : 6,
+      }),
+    };
+  }
+
+  private nowMs(): number {
+    // The core asserts that time never goes back.
+    this.lastNowMs = Math.max(this.lastNowMs, this.now());
+    return this.lastNowMs;
+  }
+
+  /** Runs one input into the core, then every Ready it causes. Inputs during a Ready wait for it. */
+  private run(input: () => void): void {
+    if (this.closed) return;
+    if (this.pumping) { this.deferred.push(input); return; }
+    this.pumping = true;
+    try {
+      input();
+      this.pump();
+      while (this.deferred.length > 0) {
+        const next = this.deferred.shift()!;
+        next();
+        this.pump();
+      }
+    } catch (err) {
+      this.fatal(err as Error);
+      return;
+    } finally {
+      this.pumping = false;
+    }
+    this.expireProposals();
+    this.armTimer();
+  }
+
+  private fatal(err: Error): void {
+    this.closed = true;
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    const onFatal = this.opts.onFatal ?? ((e: Error) => { setImmediate(() => { throw e; }); });
+    onFatal(err instanceof AssertionError ? err : new AssertionError(`raft driver: ${err.stack ?? err.message}`));
+  }
+
+  private flushProposals(): void {
+    this.flushScheduled = false;
+    const batch = this.queued;
+    this.queued = [];
+    if (batch.length === 0) return;
+    const values: Uint8Array[] = [];
+    for (const q of batch) for (const v of q.values) values.push(v);
+    const result: ProposeResult = this.core.propose(values, this.nowMs());
+    if (!result.ok) {
+      const err = this.notLeader();
+      for (const q of batch) q.reject(err);
+      return;
+    }
+    const deadlineMs = this.lastNowMs + (this.opts.proposeTimeoutMs ?? 30_000);
+    let offset = result.baseOffset;
+    for (const q of batch) {
+      const p: Proposal = {
+        epoch: result.epoch, baseOffset: offset, lastOffset: offset + q.values.length - 1, deadlineMs, resolve: q.resolve, reject: q.reject,
+      };
+      offset += q.values.length;
+      this.addWaiting(p);
+    }
+    assert(offset === result.lastOffset + 1, 'proposal offsets do not add up');
+  }
+
+  private addWaiting(p: Proposal): void {
+    // Almost always appended at the end; after a lost leadership a new epoch may reuse lower offsets.
+    let i = this.waiting.length;
+    while (i > 0 && this.waiting[i - 1]!.lastOffset > p.lastOffset) i--;
+    this.waiting.splice(i, 0, p);
+  }
+
+  private notLeader(): RaftError {
+    return new RaftError('NOT_LEADER', `node ${this.core.nodeId} is not the leader (leader: ${this.core.leaderId ?? 'unknown'})`,
+      this.core.leaderId, this.core.epoch);
+  }
+
+  // ---- Ready -----------------------------------------------------------------------------------
+
+  /**
+   * Takes Readies while none is waiting for its fsync. With an asynchronous fsync the event loop
+   * goes on reading sockets meanwhile, and whatever arrives lands in the next Ready: one fsync
+   * covers many appends (group commit), and the core never sees a Ready's messages leave early.
+   */
+  private pump(): void {
+    while (!this.syncing) {
+      const ready = this.core.ready();
+      if (ready === undefined) return;
+      this.persist(ready);
+      const store = this.opts.logStore;
+      if (ready.syncLog && store.syncAsync !== undefined) {
+        this.syncing = true;
+        const held = this.sendLeaderResponsesEarly(ready);
+        store.syncAsync((err) => {
+          this.syncing = false;
+          if (this.closed) { this.closedSync?.(); return; }
+          if (err !== null) { this.fatal(err); return; }
+          this.run(() => this.finish(held));
+        });
+        return;
+      }
+      if (ready.syncLog) store.sync();
+      this.finish(ready);
+    }
+  }
+
+  /**
+   * A leader's Fetch and FetchSnapshot answers promise nothing about its own disk (the high
+   * watermark they carry counts only what the leader has fsynced), so they leave while its fsync
+   * runs, as etcd's leader writes in parallel with replicating: commit latency is then the
+   * slower of the two paths, not their sum. Everything else waits for the fsync. A Ready that
+   * changes the quorum state (becoming leader, say) sends nothing early.
+   */
+  private sendLeaderResponsesEarly(ready: Ready): Ready {
+    if (!this.core.isLeader || ready.quorumState !== undefined) return ready;
+    const rest: Envelope[] = [];
+    for (const env of ready.messages) {
+      const type = env.message.type;
+      if (type === 'FetchResponse' || type === 'FetchSnapshotResponse') {
+        this.opts.trace?.(`out (early) ${env.from}->${env.to} #${env.correlationId} ${describeMessage(env)}`);
+        this.opts.transport.send(env);
+      } else {
+        rest.push(env);
+      }
+    }
+    return rest.length === ready.messages.length ? ready : { ...ready, messages: rest };
+  }
+
+  /** The Ready is durable: send, restore, apply, advance. */
+  private finish(ready: Ready): void {
+    const trace = this.opts.trace;
+    if (trace !== undefined) {
+      trace(`ready role=${this.core.role} epoch=${this.core.epoch} leader=${this.core.leaderId} hw=${this.core.highWatermark}`);
+      for (const env of ready.messages) trace(`out ${env.from}->${env.to} #${env.correlationId} ${describeMessage(env)}`);
+    }
+    for (const env of ready.messages) this.opts.transport.send(env);
+    if (ready.restoreSnapshot !== undefined) this.restore(ready.restoreSnapshot);
+    if (ready.committed.length > 0) this.apply(ready.committed);
+    this.core.advance();
+    const every = this.opts.snapshotEveryEntries ?? 0;
+    if (every > 0 && this.appliedEnd - this.lastSnapshotEnd >= every) this.takeSnapshot();
+  }
+
+  private persist(ready: Ready): void {
+    if (ready.quorumState !== undefined) this.opts.quorumStore.write(ready.quorumState);
+    if (ready.logOps.length > 0) this.opts.logStore.apply(ready.logOps);
+  }
+
+  private restore(snapshot: Snapshot): void {
+    this.opts.stateMachine.restore(snapshot);
+    this.appliedEnd = snapshot.id.endOffset;
+    this.lastSnapshotEnd = Math.max(this.lastSnapshotEnd, snapshot.id.endOffset);
+    // Proposals the snapshot covers can no longer be checked entry by entry.
+    while (this.waiting.length > 0 && this.waiting[0]!.lastOffset < snapshot.id.endOffset) {
+      const p = this.waiting.shift()!;
+      p.reject(new RaftError('UNKNOWN_OUTCOME', `offsets ${p.baseOffset}..${p.lastOffset} were replaced by a snapshot`));
+    }
+  }
+
+  private apply(committed: readonly Entry[]): void {
+    const first = committed[0]!.offset;
+    assert(first === this.appliedEnd, `committed entries start at ${first}, applied end is ${this.appliedEnd}`);
+    const data = committed.filter((e) => e.kind === 'data');
+    if (data.length > 0) this.opts.stateMachine.apply(data);
+    this.appliedEnd = first + committed.length;
+    assert(committed[committed.length - 1]!.offset === this.appliedEnd - 1, 'committed entries are not contiguous');
+    // Log matching: if the entry at a proposal's last offset has the proposal's epoch, the whole
+    // proposal (and everything before it) is what this leader appended.
+    while (this.waiting.length > 0 && this.waiting[0]!.lastOffset < this.appliedEnd) {
+      const p = this.waiting.shift()!;
+      const e = p.lastOffset >= first ? committed[p.lastOffset - first]! : undefined;
+      if (e !== undefined && e.epoch === p.epoch) p.resolve({ epoch: p.epoch, baseOffset: p.baseOffset, lastOffset: p.lastOffset });
+      else p.reject(new RaftError('PROPOSAL_LOST', `offset ${p.lastOffset} holds another leader's entry`, this.core.leaderId, this.core.epoch));
+    }
+  }
+
+  private takeSnapshot(): SnapshotId | undefined {
+    if (this.appliedEnd <= this.core.log.startOffset) return undefined;
+    const id = this.core.createSnapshot(this.appliedEnd, this.opts.stateMachine.snapshot());
+    this.lastSnapshotEnd = id.endOffset;
+    return id;
+  }
+
+  // ---- Timers ----------------------------------------------------------------------------------
+
+  private expireProposals(): void {
+    // A full scan at most every 100 ms: the list can hold many proposals under load.
+    const now = this.lastNowMs;
+    if (this.waiting.length === 0 || now < this.nextExpiryScanMs) return;
+    this.nextExpiryScanMs = now + 100;
+    const kept: Proposal[] = [];
+    for (const p of this.waiting) {
+      if (now >= p.deadlineMs) p.reject(new RaftError('TIMEOUT', `offsets ${p.baseOffset}..${p.lastOffset} not committed in time`));
+      else kept.push(p);
+    }
+    if (kept.length !== this.waiting.length) this.waiting = kept;
+  }
+
+  private armTimer(): void {
+    if (this.closed) return;
+    let at = this.core.nextDeadlineMs();
+    if (this.waiting.length > 0) at = Math.min(at, this.waiting[0]!.deadlineMs);
+    if (at === this.timerAtMs && this.timer !== undefined) return;
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
+    this.timerAtMs = at;
+    if (at === Infinity) return;
+    const delayMs = Math.max(0, at - this.now());
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.timerAtMs = Infinity;
+      this.run(() => this.core.tick(this.nowMs()));
+    }, Math.min(delayMs, 2 ** 31 - 1));
+  }
+}

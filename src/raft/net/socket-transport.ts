@@ -1,0 +1,252 @@
+// A RaftTransport on node:net speaking Kafka's own RPCs (see messages.ts). Each node listens on
+// one port; requests to a peer go on one outgoing connection to it (opened on demand, opened again
+// after it fails), responses come back on the connection their request arrived on. Responses are
+// matched by correlation id rather than by order: a leader parks a Fetch for up to fetchMaxWaitMs,
+// and a Vote on the same connection must not wait behind it. Everything a peer can grow is capped:
+// frame size, requests pending per connection, bytes queued on a socket.
+import { createServer, connect, type Server, type Socket } from 'node:net';
+import {
+  FrameSplitter, decodeRequest as decodeWireRequest, decodeResponse as decodeWireResponse, encodeRequestFrame,
+  encodeResponseFrame, peekCorrelationId,
+} from '../../protocol/index.js';
+import { limits } from '../../util/index.js';
+import type { Envelope, NodeId, RaftRequest } from '../core/types.js';
+import type { RaftTransport, TransportInbox, VoterAddress } from '../transport.js';
+import {
+  ApiKey, apiKeyOf, apiVersion, decodeRequest, decodeResponse, encodeDescribeQuorum, encodeRequest, encodeResponse, fetchBytesMax,
+} from './messages.js';
+
+export const socketTransportLimits = {
+  /** Largest frame accepted from a peer: a full fetch response plus headroom. */
+  frameBytesMax: fetchBytesMax + (1 << 20),
+  /** Requests a peer may have open with us on one connection (a fetch parks; votes do not). */
+  inboundPendingPerConnectionMax: 64,
+  /** Requests we keep open towards one peer; beyond this a send fails at once. */
+  outboundPendingPerPeerMax: 256,
+  /** Response entries accepted in one fetch. */
+  fetchEntriesMax: 1 << 20,
+  /** Bytes queued on a socket the peer does not read before we drop the connection. */
+  socketWriteBufferBytesMax: limits.socketWriteBufferBytesMax,
+} as const;
+
+export interface SocketTransportOptions {
+  readonly nodeId: NodeId;
+  readonly clusterId: string;
+  /** Where this node listens (port 0: any free port, see `port`). */
+  readonly host: string;
+  readonly port: number;
+  readonly voters: readonly VoterAddress[];
+  readonly requestTimeoutMs: number;
+  readonly connectTimeoutMs?: number;
+  /** Called with a reason when a peer's connection is dropped for bad input. */
+  readonly onProtocolError?: (reason: string) => void;
+}
+
+interface OutboundPending {
+  readonly request: RaftRequest;
+  readonly apiKey: number;
+  readonly sentMs: number;
+}
+
+class Peer {
+  /** Requests written before the connection is up wait in net.Socket's own queue. */
+  socket: Socket | undefined;
+  readonly pending = new Map<number, OutboundPending>();
+  constructor(readonly address: VoterAddress) {}
+}
+
+interface InboundConnection {
+  readonly socket: Socket;
+  /** correlation id -> api key and version of requests waiting for the core's answer. */
+  readonly pending: Map<number, { apiKey: number; version: number }>;
+}
+
+export class SocketTransport implements RaftTransport {
+  private server: Server | undefined;
+  private inbox: TransportInbox | undefined;
+  private readonly peers = new Map<NodeId, Peer>();
+  /** `${from}:${correlationId}` -> the connection a request came in on. */
+  private readonly inboundByKey = new Map<string, InboundConnection>();
+  private readonly inbound = new Set<InboundConnection>();
+  private sweepTimer: NodeJS.Timeout | undefined;
+  private closed = false;
+  private boundPort = 0;
+
+  constructor(private readonly opts: SocketTransportOptions) {
+    for (const v of opts.voters) if (v.nodeId !== opts.nodeId) this.peers.set(v.nodeId, new Peer(v));
+  }
+
+  /** The port actually bound (useful with port 0). */
+  get port(): number { return this.boundPort; }
+
+  async start(inbox: TransportInbox): Promise<void> {
+    this.inbox = inbox;
+    const server = createServer((socket) => this.accept(socket));
+    this.server = server;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(this.opts.port, this.opts.host, () => { server.off('error', reject); resolve(); });
+    });
+    const address = server.address();
+    this.boundPort = typeof address === 'object' && address !== null ? address.port : this.opts.port;
+    // One sweep for request timeouts instead of a timer per request.
+    const every = Math.max(5, Math.floor(this.opts.requestTimeoutMs / 4));
+    this.sweepTimer = setInterval(() => this.expire(), every);
+    this.sweepTimer.unref();
+  }
+
+  send(env: Envelope): void {
+    if (this.closed) return;
+    if (env.message.type.endsWith('Request')) this.sendRequest(env);
+    else this.sendResponse(env);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.sweepTimer !== undefined) clearInterval(this.sweepTimer);
+    for (const p of this.peers.values()) { p.socket?.destroy(); p.pending.clear(); }
+    for (const c of this.inbound) c.socket.destroy();
+    const server = this.server;
+    if (server !== undefined) await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+
+  // ---- Outgoing requests -----------------------------------------------------------------------
+
+  private sendRequest(env: Envelope): void {
+    const peer = this.peers.get(env.to);
+    const request = env.message as RaftRequest;
+    if (peer === undefined || peer.pending.size >= socketTransportLimits.outboundPendingPerPeerMax) {
+      return this.failLater(env.correlationId);
+    }
+    const apiKey = apiKeyOf(request.type);
+    const version = apiVersion[apiKey]!;
+    const chunks = encodeRequestFrame(apiKey, version, env.correlationId, `raft-${this.opts.nodeId}`, encodeRequest(request, {
+      clusterId: this.opts.clusterId, to: env.to, host: this.opts.host, port: this.boundPort,
+    }));
+    const socket = peer.socket ?? this.connectPeer(peer);
+    peer.pending.set(env.correlationId, { request, apiKey, sentMs: Date.now() });
+    writeChunks(socket, chunks);
+  }
+
+  private connectPeer(peer: Peer): Socket {
+    const socket = connect({ host: peer.address.host, port: peer.address.port });
+    socket.setNoDelay(true);
+    peer.socket = socket;
+    const splitter = new FrameSplitter(socketTransportLimits.frameBytesMax);
+    const connectTimer = setTimeout(() => socket.destroy(), this.opts.connectTimeoutMs ?? this.opts.requestTimeoutMs);
+    socket.once('connect', () => clearTimeout(connectTimer));
+    socket.on('data', (chunk) => {
+      let frames: Buffer[];
+      try {
+        frames = splitter.push(chunk);
+        for (const frame of frames) this.onResponseFrame(peer, frame);
+      } catch (err) {
+        this.opts.onProtocolError?.(`response from node ${peer.address.nodeId}: ${(err as Error).message}`);
+        socket.destroy();
+      }
+    });
+    socket.on('error', () => { /* 'close' follows and does the work */ });
+    socket.on('close', () => {
+      clearTimeout(connectTimer);
+      if (peer.socket === socket) {
+        peer.socket = undefined;
+        for (const id of peer.pending.keys()) this.failLater(id);
+        peer.pending.clear();
+      }
+    });
+    return socket;
+  }
+
+  private onResponseFrame(peer: Peer, frame: Buffer): void {
+    const correlationId = peekCorrelationId(frame);
+    const p = peer.pending.get(correlationId);
+    // Answers to requests we already gave up on are dropped.
+    if (p === undefined) return;
+    peer.pending.delete(correlationId);
+    const { body } = decodeWireResponse(p.apiKey, apiVersion[p.apiKey]!, frame);
+    const message = decodeResponse(p.request, body, socketTransportLimits.fetchEntriesMax);
+    this.inbox!.deliver({ from: peer.address.nodeId, to: this.opts.nodeId, correlationId, message });
+  }
+
+  private expire(): void {
+    const now = Date.now();
+    for (const peer of this.peers.values()) {
+      for (const [id, p] of peer.pending) {
+        if (now - p.sentMs >= this.opts.requestTimeoutMs) {
+          peer.pending.delete(id);
+          this.inbox!.requestFailed(id);
+        }
+      }
+    }
+  }
+
+  /** Failures are reported on the next turn: the driver may be in the middle of sending a Ready. */
+  private failLater(correlationId: number): void {
+    setImmediate(() => { if (!this.closed) this.inbox!.requestFailed(correlationId); });
+  }
+
+  // ---- Incoming requests -----------------------------------------------------------------------
+
+  private accept(socket: Socket): void {
+    if (this.closed) { socket.destroy(); return; }
+    socket.setNoDelay(true);
+    const conn: InboundConnection = { socket, pending: new Map() };
+    this.inbound.add(conn);
+    const splitter = new FrameSplitter(socketTransportLimits.frameBytesMax);
+    socket.on('data', (chunk) => {
+      try {
+        for (const frame of splitter.push(chunk)) this.onRequestFrame(conn, frame);
+      } catch (err) {
+        this.opts.onProtocolError?.(`request from ${socket.remoteAddress}:${socket.remotePort}: ${(err as Error).message}`);
+        socket.destroy();
+      }
+    });
+    socket.on('error', () => { /* 'close' follows */ });
+    socket.on('close', () => {
+      this.inbound.delete(conn);
+      for (const [key, c] of this.inboundByKey) if (c === conn) this.inboundByKey.delete(key);
+    });
+  }
+
+  private onRequestFrame(conn: InboundConnection, frame: Buffer): void {
+    const { header, api, body } = decodeWireRequest(frame);
+    const apiKey = header.requestApiKey;
+    if (apiKey === ApiKey.DescribeQuorum) {
+      const { description, errorCode } = this.inbox!.describeQuorum();
+      writeChunks(conn.socket, encodeResponseFrame(apiKey, header.requestApiVersion, header.correlationId, encodeDescribeQuorum(description, errorCode)));
+      return;
+    }
+    if (apiVersion[apiKey] === undefined) throw new Error(`${api.name} is not served on the controller listener`);
+    if (conn.pending.size >= socketTransportLimits.inboundPendingPerConnectionMax) throw new Error('too many requests pending on one connection');
+    const decoded = decodeRequest(apiKey, body);
+    // A request for another cluster is dropped with its connection (Kafka answers INCONSISTENT_CLUSTER_ID).
+    if (decoded.clusterId !== null && decoded.clusterId !== this.opts.clusterId) throw new Error(`cluster id ${decoded.clusterId} is not ours`);
+    conn.pending.set(header.correlationId, { apiKey, version: header.requestApiVersion });
+    this.inboundByKey.set(`${decoded.from}:${header.correlationId}`, conn);
+    this.inbox!.deliver({ from: decoded.from, to: this.opts.nodeId, correlationId: header.correlationId, message: decoded.message });
+  }
+
+  private sendResponse(env: Envelope): void {
+    const key = `${env.to}:${env.correlationId}`;
+    const conn = this.inboundByKey.get(key);
+    // The requester's connection is gone: it will resend on a new one.
+    if (conn === undefined) return;
+    this.inboundByKey.delete(key);
+    const p = conn.pending.get(env.correlationId);
+    if (p === undefined) return;
+    conn.pending.delete(env.correlationId);
+    writeChunks(conn.socket, encodeResponseFrame(p.apiKey, p.version, env.correlationId, encodeResponse(env.message)));
+  }
+}
+
+/** One writev per frame; a peer that stops reading is cut off rather than buffered without bound. */
+function writeChunks(socket: Socket, chunks: readonly Buffer[]): void {
+  if (socket.destroyed) return;
+  if (socket.writableLength > socketTransportLimits.socketWriteBufferBytesMax) {
+    socket.destroy();
+    return;
+  }
+  socket.cork();
+  for (const c of chunks) socket.write(c);
+  socket.uncork();
+}

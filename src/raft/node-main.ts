@@ -1,0 +1,188 @@
+// A runnable Raft voter: `node dist/src/raft/node-main.js node.id=1 controller.quorum.voters=1@127.0.0.1:9093,...
+// metadata.log.dir=/tmp/n1 [key=value ...]`. It listens on its own voter address, keeps its quorum
+// state and log in metadata.log.dir (file stores, fsynced), and replicates a small state machine
+// (`state.machine=list` keeps every value, `counter` only totals).
+//
+// Control surface, for tests and benches: one JSON object per line on stdin, one per line on
+// stdout (nothing else is written to stdout; diagnostics go to stderr).
+//   {"op":"propose","id":1,"values":["a","b"]} -> {"id":1,"ok":true,"epoch":3,"baseOffset":10,"lastOffset":11}
+//                                              or {"id":1,"ok":false,"error":"NOT_LEADER","leaderId":2}
+//   {"op":"read","id":2,"from":0,"max":1000}  -> {"id":2,"entries":[[offset,"value"],...]}   (list only)
+//   {"op":"status","id":3}                    -> {"id":3,"role":"leader","epoch":3,"leaderId":1,"highWatermark":12,...}
+//   {"op":"latency","id":4}                   -> {"id":4,"records":..,"p50Us":..,"p99Us":..,"maxUs":..} (since last asked)
+//   {"op":"resign","id":5} / {"op":"snapshot","id":6}
+// On start it prints {"event":"started","nodeId":1,"port":9093}. End of stdin closes the node.
+import { createInterface } from 'node:readline';
+import { Histogram } from '../util/index.js';
+import { defaultRaftTimeouts, type RaftConfig } from './core/types.js';
+import { RaftDriver, RaftError } from './driver.js';
+import { SocketTransport } from './net/socket-transport.js';
+import { AppendListStateMachine, CounterStateMachine } from './node/state-machines.js';
+import { FileLogStore, FileQuorumStateStore } from './store/file.js';
+import { parseQuorumVoters } from './transport.js';
+
+const known: Record<string, string> = {
+  'node.id': '',
+  'controller.quorum.voters': '',
+  'metadata.log.dir': '',
+  'cluster.id': 'logline-raft',
+  'controller.quorum.election.timeout.ms': String(defaultRaftTimeouts.electionTimeoutMs),
+  'controller.quorum.fetch.timeout.ms': String(defaultRaftTimeouts.fetchTimeoutMs),
+  'controller.quorum.election.backoff.max.ms': String(defaultRaftTimeouts.electionBackoffMaxMs),
+  'controller.quorum.request.timeout.ms': String(defaultRaftTimeouts.requestTimeoutMs),
+  'controller.quorum.retry.backoff.ms': String(defaultRaftTimeouts.retryBackoffMs),
+  'fetch.max.wait.ms': String(defaultRaftTimeouts.fetchMaxWaitMs),
+  'fetch.max.entries': '8192',
+  'state.machine': 'list',
+  'snapshot.every.entries': '0',
+};
+
+function parseArgs(argv: readonly string[]): Record<string, string> {
+  const props = { ...known };
+  for (const arg of argv) {
+    const eq = arg.indexOf('=');
+    const key = eq < 0 ? arg : arg.slice(0, eq);
+    if (eq < 0 || !(key in known)) fail(`unknown or malformed argument "${arg}"; known keys: ${Object.keys(known).join(', ')}`);
+    props[key] = arg.slice(eq + 1);
+  }
+  for (const key of ['node.id', 'controller.quorum.voters', 'metadata.log.dir']) if (props[key] === '') fail(`${key} is required`);
+  if (props['state.machine'] !== 'list' && props['state.machine'] !== 'counter') fail('state.machine is list or counter');
+  return props;
+}
+
+function fail(message: string): never {
+  process.stderr.write(`raft node: ${message}\n`);
+  process.exit(2);
+}
+
+function int(props: Record<string, string>, key: string): number {
+  const v = Number(props[key]);
+  if (!Number.isSafeInteger(v) || v < 0) fail(`${key} must be a non-negative integer`);
+  return v;
+}
+
+/**
+ * One buffer per propose line, the values views into it: an ArrayBuffer per value costs the
+ * garbage collector far more than the bytes (the core keeps every entry until a snapshot).
+ */
+function encodeValues(values: readonly string[]): Uint8Array[] {
+  let bytes = 0;
+  for (const v of values) bytes += Buffer.byteLength(v);
+  const buf = Buffer.allocUnsafeSlow(bytes);
+  const out: Uint8Array[] = [];
+  let at = 0;
+  for (const v of values) {
+    const n = buf.write(v, at);
+    out.push(buf.subarray(at, at + n));
+    at += n;
+  }
+  return out;
+}
+
+function out(obj: object): void {
+  process.stdout.write(`${JSON.stringify(obj)}\n`);
+}
+
+async function main(): Promise<void> {
+  const props = parseArgs(process.argv.slice(2));
+  const nodeId = int(props, 'node.id');
+  const voters = parseQuorumVoters(props['controller.quorum.voters']!);
+  const self = voters.find((v) => v.nodeId === nodeId);
+  if (self === undefined) fail(`node.id ${nodeId} is not in controller.quorum.voters`);
+  const dir = props['metadata.log.dir']!;
+  const config: RaftConfig = {
+    ...defaultRaftTimeouts,
+    nodeId, voters: voters.map((v) => v.nodeId),
+    electionTimeoutMs: int(props, 'controller.quorum.election.timeout.ms'),
+    fetchTimeoutMs: int(props, 'controller.quorum.fetch.timeout.ms'),
+    electionBackoffMaxMs: int(props, 'controller.quorum.election.backoff.max.ms'),
+    requestTimeoutMs: int(props, 'controller.quorum.request.timeout.ms'),
+    retryBackoffMs: int(props, 'controller.quorum.retry.backoff.ms'),
+    fetchMaxWaitMs: int(props, 'fetch.max.wait.ms'),
+    fetchMaxEntries: int(props, 'fetch.max.entries'),
+    // Randomness enters the core as an input; a real node uses real randomness.
+    random: Math.random,
+  };
+  const list = props['state.machine'] === 'list' ? new AppendListStateMachine() : undefined;
+  const counter = list === undefined ? new CounterStateMachine() : undefined;
+  const transport = new SocketTransport({
+    nodeId, clusterId: props['cluster.id']!, host: self.host, port: self.port, voters, requestTimeoutMs: config.requestTimeoutMs,
+    onProtocolError: (reason) => process.stderr.write(`raft node ${nodeId}: dropped a connection: ${reason}\n`),
+  });
+  const driver = await RaftDriver.start({
+    config, quorumStore: new FileQuorumStateStore(dir), logStore: new FileLogStore(dir),
+    stateMachine: list ?? counter!, transport, snapshotEveryEntries: int(props, 'snapshot.every.entries'),
+    ...(process.env['LOGLINE_RAFT_TRACE'] === '1'
+      ? { trace: (line: string) => process.stderr.write(`${((performance.timeOrigin + performance.now()) % 100_000).toFixed(2)} n${nodeId} ${line}\n`) } : {}),
+    onFatal: (err) => {
+      process.stderr.write(`raft node ${nodeId}: invariant violated, stopping: ${err.stack ?? err.message}\n`);
+      process.exit(70);
+    },
+  });
+  out({ event: 'started', nodeId, port: transport.port });
+
+  let commitLatencyUs = new Histogram();
+  const rl = createInterface({ input: process.stdin, crlfDelay: Infinity });
+  rl.on('line', (line) => {
+    let req: { op?: string; id?: number; values?: unknown; from?: number; max?: number };
+    try {
+      req = JSON.parse(line) as typeof req;
+    } catch {
+      return out({ error: 'bad json' });
+    }
+    const id = req.id;
+    switch (req.op) {
+      case 'propose': {
+        const values = req.values;
+        if (!Array.isArray(values) || values.length === 0 || !values.every((v) => typeof v === 'string')) {
+          return out({ id, ok: false, error: 'values must be a non-empty array of strings' });
+        }
+        const startedMs = performance.now();
+        driver.propose(encodeValues(values as string[])).then(
+          (c) => {
+            commitLatencyUs.record((performance.now() - startedMs) * 1000, values.length);
+            out({ id, ok: true, epoch: c.epoch, baseOffset: c.baseOffset, lastOffset: c.lastOffset });
+          },
+          (e: unknown) => out(e instanceof RaftError
+            ? { id, ok: false, error: e.kind, leaderId: e.leaderId ?? null, message: e.message }
+            : { id, ok: false, error: 'INTERNAL', message: String(e) }),
+        );
+        return;
+      }
+      case 'read': {
+        if (list === undefined) return out({ id, error: 'read needs state.machine=list' });
+        const from = Number.isSafeInteger(req.from) ? req.from! : 0;
+        const max = Math.min(Number.isSafeInteger(req.max) ? req.max! : 10_000, 100_000);
+        return out({ id, entries: list.read(from, max) });
+      }
+      case 'status':
+        return out({
+          id, nodeId, role: driver.role, epoch: driver.epoch, leaderId: driver.leaderId ?? null, highWatermark: driver.highWatermark,
+          appliedOffset: driver.appliedOffset, count: list?.values.length ?? counter!.count, logEndOffset: driver.core.log.endOffset,
+        });
+      case 'latency': {
+        // Commit latency as this node sees it (propose line read -> committed), per record; then reset.
+        const h = commitLatencyUs;
+        commitLatencyUs = new Histogram();
+        return out({ id, records: h.total, p50Us: h.percentile(50), p99Us: h.percentile(99), maxUs: h.total === 0 ? 0 : h.max });
+      }
+      case 'resign':
+        driver.resign();
+        return out({ id, ok: true });
+      case 'snapshot': {
+        const s = driver.requestSnapshot();
+        return out({ id, ok: true, snapshotId: s ?? null });
+      }
+      default:
+        return out({ id, error: `unknown op ${String(req.op)}` });
+    }
+  });
+  rl.on('close', () => {
+    void driver.close().then(() => process.exit(0));
+  });
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`raft node: ${err instanceof Error ? err.stack : String(err)}\n`);
+  process.exit(1);
+});

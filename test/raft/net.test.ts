@@ -1,0 +1,97 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { decodeRequest as decodeFrame, decodeResponse as decodeResponseFrame, encodeRequestFrame, encodeResponseFrame } from '../../src/protocol/index.js';
+import { parseQuorumVoters, raftWire, type Entry, type RaftMessage, type RaftRequest } from '../../src/raft/index.js';
+
+const ctx = { clusterId: 'c1', to: 2, host: '127.0.0.1', port: 9093 };
+const enc = new TextEncoder();
+
+function overTheWire(request: RaftRequest): { from: number; message: RaftRequest } {
+  const apiKey = raftWire.apiKeyOf(request.type);
+  const frame = Buffer.concat(encodeRequestFrame(apiKey, raftWire.apiVersion[apiKey]!, 7, 'raft-1', raftWire.encodeRequest(request, ctx)));
+  const decoded = decodeFrame(frame.subarray(4));
+  assert.equal(decoded.header.requestApiKey, apiKey);
+  const r = raftWire.decodeRequest(apiKey, decoded.body);
+  assert.equal(r.clusterId, 'c1');
+  return r;
+}
+
+function answerOverTheWire(request: RaftRequest, response: RaftMessage): RaftMessage {
+  const apiKey = raftWire.apiKeyOf(request.type);
+  const version = raftWire.apiVersion[apiKey]!;
+  const frame = Buffer.concat(encodeResponseFrame(apiKey, version, 7, raftWire.encodeResponse(response)));
+  return raftWire.decodeResponse(request, decodeResponseFrame(apiKey, version, frame.subarray(4)).body, 1 << 20);
+}
+
+test('Vote and pre-vote requests and their answers survive Kafka framing', () => {
+  for (const preVote of [false, true]) {
+    const req: RaftRequest = { type: 'VoteRequest', candidateEpoch: 5, candidateId: 1, lastOffsetEpoch: 4, lastOffset: 123, preVote };
+    assert.deepEqual(overTheWire(req), { from: 1, message: req, clusterId: 'c1' });
+    const resp: RaftMessage = { type: 'VoteResponse', errorCode: 0, leaderEpoch: 5, leaderId: undefined, voteGranted: true, preVote, candidateEpoch: 5 };
+    assert.deepEqual(answerOverTheWire(req, resp), resp);
+  }
+});
+
+test('BeginQuorumEpoch and EndQuorumEpoch survive Kafka framing', () => {
+  const begin: RaftRequest = { type: 'BeginQuorumEpochRequest', leaderEpoch: 3, leaderId: 1 };
+  assert.deepEqual(overTheWire(begin).message, begin);
+  const end: RaftRequest = { type: 'EndQuorumEpochRequest', leaderEpoch: 3, leaderId: 1, preferredSuccessors: [3, 2] };
+  assert.deepEqual(overTheWire(end).message, end);
+  const resp: RaftMessage = { type: 'EndQuorumEpochResponse', errorCode: 74, leaderEpoch: 4, leaderId: 3 };
+  assert.deepEqual(answerOverTheWire(end, resp), resp);
+});
+
+test('Fetch carries entries as record batches (data and control, several epochs), diverging epochs and snapshot ids', () => {
+  const req: RaftRequest = { type: 'FetchRequest', replicaId: 2, replicaEpoch: 3, fetchOffset: 10, lastFetchedEpoch: 2, maxWaitMs: 500 };
+  assert.deepEqual(overTheWire(req), { from: 2, message: req, clusterId: 'c1' });
+  const entries: Entry[] = [
+    { offset: 10, epoch: 2, kind: 'data', value: enc.encode('a') },
+    { offset: 11, epoch: 3, kind: 'control', value: enc.encode('{"leaderId":1}') },
+    { offset: 12, epoch: 3, kind: 'data', value: enc.encode('b') },
+    { offset: 13, epoch: 3, kind: 'data', value: new Uint8Array(0) },
+  ];
+  const resp = answerOverTheWire(req, {
+    type: 'FetchResponse', errorCode: 0, leaderEpoch: 3, leaderId: 1, highWatermark: 12, logStartOffset: 0, entries,
+  });
+  assert.equal(resp.type, 'FetchResponse');
+  if (resp.type !== 'FetchResponse') return;
+  assert.deepEqual(resp.entries.map((e) => ({ ...e, value: Buffer.from(e.value).toString() })),
+    entries.map((e) => ({ ...e, value: Buffer.from(e.value).toString() })));
+  assert.equal(resp.divergingEpoch, undefined);
+  assert.equal(resp.snapshotId, undefined);
+  const diverging = answerOverTheWire(req, {
+    type: 'FetchResponse', errorCode: 0, leaderEpoch: 3, leaderId: 1, highWatermark: 12, logStartOffset: 0, entries: [],
+    divergingEpoch: { epoch: 1, endOffset: 8 },
+  });
+  assert.deepEqual(diverging.type === 'FetchResponse' && diverging.divergingEpoch, { epoch: 1, endOffset: 8 });
+  const snap = answerOverTheWire(req, {
+    type: 'FetchResponse', errorCode: 0, leaderEpoch: 3, leaderId: undefined, highWatermark: 12, logStartOffset: 20, entries: [],
+    snapshotId: { endOffset: 20, epoch: 3 },
+  });
+  assert.deepEqual(snap.type === 'FetchResponse' && [snap.snapshotId, snap.leaderId], [{ endOffset: 20, epoch: 3 }, undefined]);
+});
+
+test('FetchSnapshot chunks survive Kafka framing', () => {
+  const req: RaftRequest = { type: 'FetchSnapshotRequest', replicaId: 3, replicaEpoch: 4, snapshotId: { endOffset: 20, epoch: 3 }, position: 256, maxBytes: 256 };
+  assert.deepEqual(overTheWire(req).message, req);
+  const resp: RaftMessage = {
+    type: 'FetchSnapshotResponse', errorCode: 0, leaderEpoch: 4, leaderId: 1, snapshotId: { endOffset: 20, epoch: 3 }, size: 600, position: 256,
+    bytes: new Uint8Array([1, 2, 3]),
+  };
+  const back = answerOverTheWire(req, resp);
+  assert.deepEqual({ ...back, bytes: [...(back as typeof resp).bytes] }, { ...resp, bytes: [1, 2, 3] });
+});
+
+test('a fetch response with more entries than the limit is refused', () => {
+  const entries: Entry[] = Array.from({ length: 5 }, (_, i) => ({ offset: i, epoch: 1, kind: 'data' as const, value: enc.encode(`v${i}`) }));
+  const records = raftWire.encodeEntries(entries);
+  assert.equal(raftWire.decodeEntries(records, 5).length, 5);
+  assert.throws(() => raftWire.decodeEntries(records, 4), raftWire.WireError);
+});
+
+test('controller.quorum.voters is parsed as id@host:port and bad entries are refused', () => {
+  assert.deepEqual(parseQuorumVoters('1@127.0.0.1:9093, 2@127.0.0.1:9094,3@[::1]:9095'), [
+    { nodeId: 1, host: '127.0.0.1', port: 9093 }, { nodeId: 2, host: '127.0.0.1', port: 9094 }, { nodeId: 3, host: '::1', port: 9095 },
+  ]);
+  for (const bad of ['', '1@127.0.0.1', 'x@h:1', '1@h:70000', '1@h:1,1@h:2']) assert.throws(() => parseQuorumVoters(bad), bad);
+});

@@ -1,0 +1,150 @@
+// Three voters as real processes on 127.0.0.1 (file stores, fsync, the Kafka-framed RPCs). A client
+// proposes without pause while the current leader is killed with SIGKILL and restarted, five times.
+// Every acknowledged value must be on every node at the offset it was acknowledged with, in the
+// order it was proposed, and a new leader (in a newer epoch) must take over after each kill.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describeQuorum } from '../../src/raft/index.js';
+import { ProcessCluster, type NodeProcess } from '../../src/raft/node/process-cluster.js';
+
+const kills = 5;
+// Shorter than Kafka's defaults so five fail-overs fit the time box; generous enough for a
+// loaded two-core machine.
+const props = {
+  'controller.quorum.election.timeout.ms': 300,
+  'controller.quorum.fetch.timeout.ms': 600,
+  'controller.quorum.request.timeout.ms': 600,
+  'fetch.max.wait.ms': 100,
+};
+
+interface Ack { seq: number; value: string; offset: number }
+
+class Client {
+  readonly acks: Ack[] = [];
+  private seq = 0;
+  private stopped = false;
+  leader: NodeProcess | undefined;
+  rejected = 0;
+
+  constructor(private readonly cluster: ProcessCluster) {}
+
+  /** Keeps `window` proposals of one value each in flight to whoever leads. */
+  async run(window: number): Promise<void> {
+    await Promise.all(Array.from({ length: window }, () => this.lane()));
+  }
+
+  stop(): void { this.stopped = true; }
+
+  private async lane(): Promise<void> {
+    while (!this.stopped) {
+      const leader = this.leader;
+      if (leader === undefined || !leader.alive) {
+        await new Promise((r) => setTimeout(r, 5));
+        continue;
+      }
+      const seq = this.seq++;
+      const value = `v${seq}`;
+      try {
+        const r = await leader.propose([value], 5_000);
+        if (r.ok) this.acks.push({ seq, value, offset: r.baseOffset! });
+        else {
+          this.rejected++;
+          if (this.leader === leader) this.leader = undefined;
+        }
+      } catch {
+        // The leader died with the proposal in flight: not acknowledged, so it may or may not be in the log.
+        this.rejected++;
+        if (this.leader === leader) this.leader = undefined;
+      }
+    }
+  }
+}
+
+async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const v = await probe().catch(() => undefined);
+    if (v !== undefined) return v;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+}
+
+test('three node processes: kill -9 of the leader five times loses and reorders no acknowledged entry', { timeout: 60_000 }, async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'logline-raft-process-'));
+  let cluster: ProcessCluster | undefined;
+  const client: { c?: Client } = {};
+  try {
+    cluster = await ProcessCluster.start({ size: 3, baseDir: dir, props });
+    const c = new Client(cluster);
+    client.c = c;
+    let { node: leader, epoch } = await cluster.waitForLeader(10_000);
+
+    // DescribeQuorum over the Kafka wire agrees with the control channel.
+    const described = await describeQuorum('127.0.0.1', leader.port);
+    assert.equal(described.errorCode, 0);
+    assert.equal(described.leaderId, leader.id);
+    assert.deepEqual(described.voters.map((v) => v.nodeId), [1, 2, 3]);
+
+    c.leader = leader;
+    const running = c.run(4);
+    const epochs = [epoch];
+    for (let k = 0; k < kills; k++) {
+      const before = c.acks.length;
+      await until('acknowledgements from the leader', 10_000, async () => (c.acks.length >= before + 20 ? true : undefined));
+      const victim = leader;
+      await victim.kill9();
+      ({ node: leader, epoch } = await cluster.waitForLeader(10_000, epoch));
+      assert.notEqual(leader.id, victim.id, 'a killed node cannot lead');
+      epochs.push(epoch);
+      c.leader = leader;
+      const after = c.acks.length;
+      await until('a commit by the new leader', 10_000, async () => (c.acks.length > after ? true : undefined));
+      await victim.start();
+    }
+    c.stop();
+    await running;
+
+    // Every node catches up to the last leader's high watermark, then all logs are compared.
+    const final = await leader.status();
+    for (const n of cluster.nodes) {
+      await until(`node ${n.id} applying up to ${final.highWatermark}`, 15_000, async () => {
+        const s = await n.status();
+        return s.appliedOffset >= final.highWatermark ? true : undefined;
+      });
+    }
+    const logs = await Promise.all(cluster.nodes.map((n) => n.read()));
+    const reference = new Map(logs[0]!.map(([o, v]) => [o, v]));
+    for (const [i, log] of logs.entries()) {
+      const upTo = log.filter(([o]) => o < final.highWatermark);
+      const refUpTo = logs[0]!.filter(([o]) => o < final.highWatermark);
+      assert.deepEqual(upTo, refUpTo, `node ${i + 1} applied a different log than node 1`);
+      assert.equal(new Set(log.map(([, v]) => v)).size, log.length, `node ${i + 1} applied a value twice`);
+    }
+    assert.ok(c.acks.length > kills * 20, `only ${c.acks.length} acknowledged`);
+    for (const a of c.acks) {
+      assert.equal(reference.get(a.offset), a.value, `acknowledged ${a.value} at ${a.offset} is not there on node 1`);
+    }
+    const bySeq = [...c.acks].sort((a, b) => a.seq - b.seq);
+    for (let i = 1; i < bySeq.length; i++) {
+      assert.ok(bySeq[i]!.offset > bySeq[i - 1]!.offset, `${bySeq[i]!.value} was committed before ${bySeq[i - 1]!.value}`);
+    }
+    assert.equal(new Set(epochs).size, epochs.length, 'every fail-over has a new epoch');
+    t.diagnostic(`${c.acks.length} acknowledged, ${c.rejected} refused or cut off, leader epochs ${epochs.join(' -> ')}, `
+      + `log of ${logs[0]!.length} values on each node`);
+    await cluster.stop();
+  } catch (err) {
+    for (const n of cluster?.nodes ?? []) {
+      const status = n.alive ? await n.status().catch((e: Error) => e.message) : 'down';
+      console.error(`node ${n.id}: ${JSON.stringify(status)}${n.stderr !== '' ? `\nstderr:\n${n.stderr}` : ''}`);
+    }
+    throw err;
+  } finally {
+    client.c?.stop();
+    cluster?.killAll();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
