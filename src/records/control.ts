@@ -6,7 +6,7 @@ import { RecordsError } from './errors.js';
 import { buildRecordBatchSync } from './builder.js';
 import type { Record } from './records.js';
 
-const CONTROL_TYPES = ['ABORT', 'COMMIT', 'QUORUM_REASSIGNMENT', 'LEADER_CHANGE', 'SNAPSHOT_HEADER',
+const CONTROL_TYPES = ['ABORT', 'COMMIT', 'LEADER_CHANGE', 'SNAPSHOT_HEADER',
   'SNAPSHOT_FOOTER', 'KRAFT_VERSION', 'KRAFT_VOTERS'] as const;
 
 export type ControlRecordType = (typeof CONTROL_TYPES)[number] | 'UNKNOWN';

@@ -38,7 +38,9 @@ test('an ABORT marker has type 0', async () => {
 test('control keys: newer versions parse as v0, KRaft types are named, malformed keys are INVALID_RECORD', () => {
   const key = (v: number, t: number) => { const b = Buffer.alloc(4); b.writeInt16BE(v, 0); b.writeInt16BE(t, 2); return b; };
   assert.deepEqual(parseControlRecord({ key: key(1, 1), value: Buffer.from('000100000005', 'hex') }), { type: 'COMMIT', coordinatorEpoch: 5 });
-  assert.equal(parseControlRecord({ key: key(0, 3), value: null }).type, 'LEADER_CHANGE');
+  // Kafka's ControlRecordType ids: LEADER_CHANGE 2, SNAPSHOT_HEADER 3, SNAPSHOT_FOOTER 4, KRAFT_VERSION 5, KRAFT_VOTERS 6.
+  assert.deepEqual([2, 3, 4, 5, 6].map((t) => parseControlRecord({ key: key(0, t), value: null }).type),
+    ['LEADER_CHANGE', 'SNAPSHOT_HEADER', 'SNAPSHOT_FOOTER', 'KRAFT_VERSION', 'KRAFT_VOTERS']);
   assert.equal(parseControlRecord({ key: key(0, 99), value: null }).type, 'UNKNOWN');
   const invalid = (e: unknown) => e instanceof RecordsError && e.code === 'INVALID_RECORD';
   assert.throws(() => parseControlRecord({ key: Buffer.alloc(3), value: null }), invalid);
