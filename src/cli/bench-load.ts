@@ -41,8 +41,8 @@ export function wallMs(): number { return performance.timeOrigin + performance.n
 
 /**
  * Batches of up to `batchRecords` records of `recordSize` value bytes, cut from one template. Each
- * record of the template has its own pseudo-random letters, so a compressor sees what it would see
- * in text-like data rather than one value repeated. A batch of the first n records is the
+ * record of the template has its own pseudo-random text, so a compressor sees what it would see in
+ * log-like data (lz4 about 2:1) rather than one value repeated (or incompressible noise). A batch of the first n records is the
  * template's prefix with its header fixed up; e2e batches carry a send time (float64 microseconds,
  * little-endian) in the first 8 value bytes of each record.
  */
@@ -56,8 +56,7 @@ export class BatchFactory {
   constructor(readonly recordSize: number, readonly batchRecords: number, readonly compression: Compression, seed = 1) {
     assert(batchRecords >= 1 && recordSize >= 0, 'batch shape');
     const prng = new Prng(seed);
-    const values = Buffer.allocUnsafe(recordSize * batchRecords);
-    for (let i = 0; i < values.length; i++) values[i] = 65 + prng.int(26);
+    const values = textLike(recordSize * batchRecords, prng);
     const records = Array.from({ length: batchRecords }, (_, k) => ({ value: values.subarray(k * recordSize, (k + 1) * recordSize) }));
     this.template = buildRecordBatchSync({ records, baseTimestamp: Date.now() });
     this.recordEnds = new Int32Array(batchRecords);
@@ -111,6 +110,18 @@ export class BatchFactory {
     new RecordBatchView(batch).updateCrc();
     return batch;
   }
+}
+
+/** Words of 2..9 random letters from a vocabulary of 512, separated by spaces. */
+function textLike(bytes: number, prng: Prng): Buffer {
+  const vocabulary = Array.from({ length: 512 }, () => Buffer.from(Array.from({ length: 2 + prng.int(8) }, () => 97 + prng.int(26))));
+  const out = Buffer.allocUnsafe(bytes);
+  let at = 0;
+  while (at < bytes) {
+    at += vocabulary[prng.int(vocabulary.length)]!.copy(out, at);
+    if (at < bytes) out[at++] = 32;
+  }
+  return out;
 }
 
 export interface ProducerSpec {
@@ -357,20 +368,25 @@ async function fetchOnce(conn: BrokerConnection, spec: ConsumerSpec, cursors: Cu
         if (last < c.offset) continue;
         stats.bytes += batch.sizeInBytes;
         if (batch.isControl) { c.offset = last + 1; continue; }
+        // With a record limit, stop exactly at it (a group then commits exactly there); offsets
+        // inside a batch are taken as contiguous, which holds for what this tool produced.
         const from = Math.max(c.offset, batch.baseOffset);
-        if (spec.e2e) await recordE2e(batch, from, arrivedUs, stats);
-        else stats.records += last + 1 - from;
-        c.offset = last + 1;
+        const take = spec.records >= 0 ? Math.min(last + 1 - from, spec.records - stats.records) : last + 1 - from;
+        if (take <= 0) return;
+        if (spec.e2e) await recordE2e(batch, from, take, arrivedUs, stats);
+        else stats.records += take;
+        c.offset = from + take;
       }
     }
   }
 }
 
-async function recordE2e(batch: RecordBatchView, from: number, arrivedUs: number, stats: LoadStats): Promise<void> {
+async function recordE2e(batch: RecordBatchView, from: number, take: number, arrivedUs: number, stats: LoadStats): Promise<void> {
   const body = await decompressBatchBody(batch);
   const cursor = new RecordCursor(batch, body);
-  while (cursor.next()) {
+  while (take > 0 && cursor.next()) {
     if (cursor.offset < from) continue;
+    take--;
     stats.records++;
     if (cursor.valueLength >= 8) stats.latencyUs.record(Math.max(0, arrivedUs - body.readDoubleLE(cursor.valueStart)));
   }
