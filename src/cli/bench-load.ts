@@ -143,6 +143,8 @@ export interface ProducerSpec {
   firstPartition: number;
   /** The run fails when it has not finished by then. */
   maxSeconds: number;
+  /** Stop sending after this long (then wait for what is in flight); 0: no limit but the count. */
+  durationMs: number;
   seed: number;
 }
 
@@ -177,6 +179,7 @@ function produceLoop(spec: ProducerSpec, stats: LoadStats, stopped: () => boolea
   const msPerRecord = spec.rate > 0 ? 1000 / spec.rate : 0;
   const dueAt = (i: number) => start + i * msPerRecord;
   let reserved = 0;
+  let total = spec.records;
   let next = 0;
   let wake: NodeJS.Timeout | null = null;
   // Batches go to the socket in the order they were reserved (compression is asynchronous and
@@ -197,16 +200,21 @@ function produceLoop(spec: ProducerSpec, stats: LoadStats, stopped: () => boolea
       stats.records += n;
       if (msPerRecord > 0) for (let k = 0; k < n; k++) stats.latencyUs.record((now - dueAt(first + k)) * 1000);
       else stats.latencyUs.record((now - sentAt) * 1000, n);
-      if (stats.records >= spec.records) finish();
+      if (stats.records >= total) finish();
       else pump();
     };
     const pump = () => {
-      while (!failed && reserved < spec.records && stats.inFlight < spec.inFlightMax) {
+      while (!failed && reserved < total && stats.inFlight < spec.inFlightMax) {
         if (stopped()) return fail(new Error('stopped'));
         const now = performance.now();
-        let n = Math.min(spec.batchRecords, spec.records - reserved);
+        if (spec.durationMs > 0 && now - start >= spec.durationMs) {
+          total = reserved;
+          if (stats.records >= total) finish();
+          return;
+        }
+        let n = Math.min(spec.batchRecords, total - reserved);
         if (msPerRecord > 0) {
-          const due = Math.min(spec.records, Math.floor((now - start) / msPerRecord) + 1);
+          const due = Math.min(total, Math.floor((now - start) / msPerRecord) + 1);
           if (due <= reserved) return sleepUntil(dueAt(reserved));
           // Linger: send a partial batch only once its first record has waited lingerMs.
           if (due - reserved < n && now < dueAt(reserved) + spec.lingerMs) return sleepUntil(Math.min(dueAt(reserved) + spec.lingerMs, dueAt(reserved + n - 1)));
@@ -256,6 +264,10 @@ export interface ConsumerSpec {
   partitionMaxBytes: number;
   maxWaitMs: number;
   maxSeconds: number;
+  /** Records per second at most (a slow consumer); 0 or less: as fast as it can. */
+  rate: number;
+  /** Stop after this long; 0: no limit but the records. */
+  durationMs: number;
 }
 
 interface Cursor { partition: number; offset: number; end: number }
@@ -335,7 +347,13 @@ export async function runConsumer(spec: ConsumerSpec, stats: LoadStats, ready: (
     const done = () => (spec.records >= 0 ? stats.records >= spec.records : all.every((c) => c.offset >= c.end));
     while (!done()) {
       if (stopped()) throw new Error('stopped');
-      if (performance.now() - started > spec.maxSeconds * 1000) throw new Error(`consumer read ${stats.records} records and did not finish in ${spec.maxSeconds} s`);
+      const elapsedMs = performance.now() - started;
+      if (spec.durationMs > 0 && elapsedMs >= spec.durationMs) break;
+      if (spec.rate > 0 && stats.records > (elapsedMs / 1000) * spec.rate) {
+        await new Promise((r) => setTimeout(r, Math.min(1000, (stats.records / spec.rate) * 1000 - elapsedMs)));
+        continue;
+      }
+      if (elapsedMs > spec.maxSeconds * 1000) throw new Error(`consumer read ${stats.records} records and did not finish in ${spec.maxSeconds} s`);
       await Promise.all(loops.map((l) => fetchOnce(l.conn, spec, l.cursors, stats)));
       if (spec.group && performance.now() - lastCommit > 1000) { await commit(client, spec.group, spec.topic, all); lastCommit = performance.now(); }
     }

@@ -34,11 +34,13 @@ const PRODUCE_FLAGS: Record<string, FlagSpec> = {
 };
 const CONSUME_FLAGS: Record<string, FlagSpec> = {
   group: { type: 'string', help: 'consume: start from and commit to this group\'s offsets (assign + commit, no rebalance)' },
+  'consume-throughput': { type: 'number', help: 'consume: read at most this many records/s (a slow consumer)' },
   'fetch-max-bytes': { type: 'number', help: 'Fetch max_bytes (default 52428800)' },
   'partition-max-bytes': { type: 'number', help: 'Fetch partition_max_bytes (default 1048576)' },
 };
 const FLAGS: Record<string, FlagSpec> = {
   ...COMMON_FLAGS, ...PRODUCE_FLAGS, ...CONSUME_FLAGS,
+  seconds: { type: 'number', help: 'stop after this many seconds (or --num-records, whichever comes first)' },
   'max-seconds': { type: 'number', help: 'fail when the run takes longer (default 600)' },
   quiet: { type: 'boolean', help: 'no progress lines' },
 };
@@ -50,7 +52,7 @@ interface Options {
   bootstrap: string; topic: string; records: number; recordSize: number; throughput: number; acks: number;
   compressionName: string; compression: Compression; partitions: number; producers: number; batchRecords: number;
   lingerMs: number; inFlightMax: number; idempotence: boolean; group: string | null; fetchMaxBytes: number;
-  partitionMaxBytes: number; maxSeconds: number; quiet: boolean; json: boolean;
+  partitionMaxBytes: number; maxSeconds: number; quiet: boolean; json: boolean; durationMs: number; consumeRate: number;
   /** --num-records was given (consume stops there instead of at the high watermarks). */
   recordsGiven: boolean;
 }
@@ -87,6 +89,8 @@ function options(flags: Record<string, unknown>): Options {
     fetchMaxBytes: positive(flags, 'fetch-max-bytes', 52_428_800),
     partitionMaxBytes: positive(flags, 'partition-max-bytes', 1_048_576),
     maxSeconds: positive(flags, 'max-seconds', 600),
+    durationMs: ((flags.seconds as number) ?? 0) * 1000,
+    consumeRate: (flags['consume-throughput'] as number) ?? 0,
     quiet: Boolean(flags.quiet),
     json: Boolean(flags.json),
   };
@@ -132,17 +136,42 @@ function latencySummary(h: Histogram): Record<string, number> {
   return { avg: round(h.mean / 1000, 3), p50: h.percentile(50) / 1000, p95: h.percentile(95) / 1000, p99: h.percentile(99) / 1000, 'p99.9': h.percentile(99.9) / 1000, max: h.total ? h.max / 1000 : 0 };
 }
 
-/** Prints a line per second from `sample()`: totals so far, turned into rates since the last line. */
+/** What was recorded between two cumulative samples (min and max stay the cumulative bounds). */
+function since(current: Histogram, previous: Histogram | null): Histogram {
+  if (!previous) return current;
+  const a = current.snapshot();
+  const b = previous.snapshot();
+  for (let i = 0; i < a.counts.length; i++) a.counts[i]! -= b.counts[i]!;
+  a.total -= b.total;
+  a.sum -= b.sum;
+  return Histogram.fromSnapshot(a);
+}
+
+/**
+ * A line per second on stderr from `sample()` (cumulative totals): rates since the last line,
+ * latency avg and p99 so far and in-flight requests. With --json the line is a JSON object that
+ * also has the p99 of the last second only (bench/single-node plots overload runs from it).
+ */
 function progress(o: Options, what: string, sample: () => { records: number; bytes: number; inFlight: number; latencyUs: Histogram | null }): () => void {
   if (o.quiet) return () => {};
-  let last = { t: performance.now(), records: 0, bytes: 0 };
+  const t0 = performance.now();
+  let last = { t: t0, records: 0, bytes: 0, latencyUs: null as Histogram | null };
   const timer = setInterval(() => {
     const s = sample();
     const now = performance.now();
     const dt = (now - last.t) / 1000;
-    const lat = s.latencyUs && s.latencyUs.total ? `, latency avg ${(s.latencyUs.mean / 1000).toFixed(2)} ms p99 ${(s.latencyUs.percentile(99) / 1000).toFixed(2)} ms` : '';
-    console.error(`${what}: ${Math.round((s.records - last.records) / dt)} records/s, ${((s.bytes - last.bytes) / dt / 1e6).toFixed(1)} MB/s${lat}, in flight ${s.inFlight}, ${s.records} done`);
-    last = { t: now, records: s.records, bytes: s.bytes };
+    const recordsPerSec = Math.round((s.records - last.records) / dt);
+    const mbPerSec = round((s.bytes - last.bytes) / dt / 1e6, 1);
+    const h = s.latencyUs && s.latencyUs.total ? s.latencyUs : null;
+    if (o.json) {
+      const interval = h ? since(h, last.latencyUs) : null;
+      console.error(JSON.stringify({ progress: what, seconds: round((now - t0) / 1000, 1), records: s.records, recordsPerSec, wireMbPerSec: mbPerSec, inFlight: s.inFlight,
+        latencyMsAvg: h ? round(h.mean / 1000, 3) : null, latencyMsP99: h ? h.percentile(99) / 1000 : null, intervalLatencyMsP99: interval && interval.total ? interval.percentile(99) / 1000 : null }));
+    } else {
+      const lat = h ? `, latency avg ${(h.mean / 1000).toFixed(2)} ms p99 ${(h.percentile(99) / 1000).toFixed(2)} ms` : '';
+      console.error(`${what}: ${recordsPerSec} records/s, ${mbPerSec} MB/s${lat}, in flight ${s.inFlight}, ${s.records} done`);
+    }
+    last = { t: now, records: s.records, bytes: s.bytes, latencyUs: h ? Histogram.fromSnapshot(h.snapshot()) : null };
   }, 1000);
   return () => clearInterval(timer);
 }
@@ -163,7 +192,7 @@ class ProducerFleet {
       const spec: ProducerSpec = {
         bootstrap: o.bootstrap, topic: o.topic, records, recordSize: o.recordSize, rate: o.throughput > 0 ? o.throughput / o.producers : -1,
         acks: o.acks, compression: o.compression, batchRecords: o.batchRecords, lingerMs: o.lingerMs, inFlightMax: o.inFlightMax,
-        idempotence: o.idempotence, stamp, firstPartition: w, maxSeconds: o.maxSeconds, seed: w + 1,
+        idempotence: o.idempotence, stamp, firstPartition: w, maxSeconds: o.maxSeconds, durationMs: o.durationMs, seed: w + 1,
       };
       const worker = new Worker(new URL('./bench-worker.js', import.meta.url), { workerData: { spec, reportMs: 500 } });
       this.workers.push(worker);
@@ -227,6 +256,7 @@ function consumerSpec(o: Options, e2e: boolean) {
     bootstrap: o.bootstrap, topic: o.topic, group: o.group, from: e2e ? 'end' as const : 'beginning' as const,
     records: e2e || o.recordsGiven ? o.records : -1,
     e2e, fetchMaxBytes: o.fetchMaxBytes, partitionMaxBytes: o.partitionMaxBytes, maxWaitMs: e2e ? 100 : 500, maxSeconds: o.maxSeconds,
+    rate: e2e ? 0 : o.consumeRate, durationMs: e2e ? 0 : o.durationMs,
   };
 }
 
@@ -254,11 +284,13 @@ async function benchE2e(o: Options): Promise<Summary> {
   let consumerReady!: () => void;
   const ready = new Promise<void>((r) => { consumerReady = r; });
   let fleet: ProducerFleet | null = null;
-  const consumer = runConsumer(consumerSpec(o, true), consumed, consumerReady).then(() => undefined, (err: Error) => { fleet?.stop(); consumerReady(); return err.message; });
+  const spec = consumerSpec(o, true);
+  const consumer = runConsumer(spec, consumed, consumerReady).then(() => undefined, (err: Error) => { fleet?.stop(); consumerReady(); return err.message; });
   await ready;
   fleet = new ProducerFleet(o, true);
   const stopProgress = progress(o, 'e2e', () => { const s = fleet!.sample(); return { ...s, latencyUs: consumed.latencyUs }; });
   const finals = await fleet.done;
+  spec.records = finals.reduce((a, f) => a + f.records, 0); // fewer than asked when --seconds ended the run
   const consumerError = finals.some((f) => f.error) ? undefined : await consumer;
   stopProgress();
   const summary = produceSummary(o, finals);
