@@ -26,7 +26,9 @@ test('bench produce, consume and e2e report what they did; a missed target rate 
     assert.deepEqual(Object.keys(s1.latencyMs), PERCENTILES);
     assert.ok(s1.latencyMs.p50 <= s1.latencyMs.p99 && s1.latencyMs.p99 <= s1.latencyMs.max);
     assert.ok(s1.recordsPerSec > 0 && s1.mbPerSec > 0 && s1.targetReached === true);
-    assert.match(one.err, /records\/s, .* MB\/s/, 'a progress line on stderr');
+    const line = JSON.parse(one.err.split('\n')[0]!);
+    assert.equal(line.progress, 'produce', 'with --json, progress lines on stderr are JSON too');
+    assert.ok(line.records > 0 && 'latencyMsP99' in line && 'inFlight' in line);
 
     const two = await bench('produce', '--topic', 'b1', '--producers', '2', '--num-records', '4001', '--batch-size', '50', '--record-size', '64',
       '--compression', 'lz4', '--acks', '-1', '--idempotence', '--json', '--quiet');
