@@ -44,7 +44,9 @@ interface Broker { child: ChildProcess; pid: number; bootstrap: string }
 
 async function startBroker(dataDir: string): Promise<Broker> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['bin/logline.js', 'server', '--data-dir', dataDir, '--listeners', `PLAINTEXT://127.0.0.1:${port}`], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['bin/logline.js', 'server', '--data-dir', dataDir, '--listeners', `PLAINTEXT://127.0.0.1:${port}`,
+    // Retention every 5 s (Kafka's default is 5 min) so the overload scenario's retention.bytes keeps the disk bounded.
+    '--set', 'log.retention.check.interval.ms=5000'], { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`broker did not start: ${out}`)), 30_000);
@@ -220,11 +222,11 @@ async function overload(b: Broker, client: ClusterClient): Promise<Record<string
   const seconds = String(size.overloadSeconds);
   const [[produced, consumed], usage] = await withUsage(b.pid, () => Promise.all([
     runBench(b, ['produce', '--topic', topic, ...RECORD, '--producers', '2', '--num-records', '1000000000', '--seconds', seconds], (p) => { lastProduce = p; }),
-    runBench(b, ['consume', '--topic', topic, '--consume-throughput', '2000', '--num-records', '1000000000', '--seconds', seconds], (p) => { lastConsume = p; }),
+    runBench(b, ['consume', '--topic', topic, '--consume-throughput', '2000', '--fetch-max-bytes', '1048576', '--num-records', '1000000000', '--seconds', seconds], (p) => { lastConsume = p; }),
   ]));
   clearInterval(sampler);
   await deleteTopic(client, topic);
-  return { command: `logline bench produce --producers 2 --seconds ${seconds} & logline bench consume --consume-throughput 2000 --seconds ${seconds}`, produce: pick(produced.summary), consume: pick(consumed.summary), broker: usage, timeline };
+  return { command: `logline bench produce --producers 2 --seconds ${seconds} & logline bench consume --consume-throughput 2000 --fetch-max-bytes 1048576 --seconds ${seconds}`, produce: pick(produced.summary), consume: pick(consumed.summary), broker: usage, timeline };
 }
 
 
