@@ -333,11 +333,11 @@ export async function runConsumer(spec: ConsumerSpec, stats: LoadStats, ready: (
     const byLeader = new Map<number, number[]>();
     for (const p of meta.partitions) byLeader.set(p.leader, [...(byLeader.get(p.leader) ?? []), p.partition]);
     const all: Cursor[] = [];
-    const loops: { conn: BrokerConnection; cursors: Cursor[] }[] = [];
+    const loops: { conn: BrokerConnection; cursors: Cursor[]; session: FetchSession }[] = [];
     for (const [leader, partitions] of byLeader) {
       const conn = await client.broker(leader);
       const cursors = await cursorsFor(client, conn, spec, partitions);
-      loops.push({ conn, cursors });
+      loops.push({ conn, cursors, session: { id: 0, epoch: 0, disabled: false, sent: new Map() } });
       all.push(...cursors);
     }
     ready();
@@ -354,7 +354,7 @@ export async function runConsumer(spec: ConsumerSpec, stats: LoadStats, ready: (
         continue;
       }
       if (elapsedMs > spec.maxSeconds * 1000) throw new Error(`consumer read ${stats.records} records and did not finish in ${spec.maxSeconds} s`);
-      await Promise.all(loops.map((l) => fetchOnce(l.conn, spec, l.cursors, stats)));
+      await Promise.all(loops.map((l) => fetchOnce(l.conn, spec, l.cursors, stats, l.session)));
       if (spec.group && performance.now() - lastCommit > 1000) { await commit(client, spec.group, spec.topic, all); lastCommit = performance.now(); }
     }
     stats.endedMs = wallMs();
@@ -364,15 +364,39 @@ export async function runConsumer(spec: ConsumerSpec, stats: LoadStats, ready: (
   }
 }
 
-async function fetchOnce(conn: BrokerConnection, spec: ConsumerSpec, cursors: Cursor[], stats: LoadStats): Promise<void> {
+/**
+ * An incremental fetch session (KIP-227), as the Java consumer keeps one per broker: the first
+ * request is full and opens it; later ones carry only the partitions whose fetch offset moved
+ * (and forget finished ones). `sent` is what the broker's session holds per partition.
+ */
+interface FetchSession { id: number; epoch: number; disabled: boolean; sent: Map<number, number> }
+
+async function fetchOnce(conn: BrokerConnection, spec: ConsumerSpec, cursors: Cursor[], stats: LoadStats, session: FetchSession): Promise<void> {
   const wanted = spec.records >= 0 ? cursors : cursors.filter((c) => c.offset < c.end);
   if (wanted.length === 0) return;
+  const incremental = session.id !== 0 && !session.disabled;
+  const changed = incremental ? wanted.filter((c) => session.sent.get(c.partition) !== c.offset) : wanted;
+  const wantedSet = new Set(wanted.map((c) => c.partition));
+  const forgotten = incremental ? [...session.sent.keys()].filter((p) => !wantedSet.has(p)) : [];
   const r = await conn.send(ApiKey.Fetch, conn.version(ApiKey.Fetch, 11), {
-    replicaId: -1, maxWaitMs: spec.maxWaitMs, minBytes: 1, maxBytes: spec.fetchMaxBytes, isolationLevel: 0, sessionId: 0, sessionEpoch: -1,
-    topics: [{ topic: spec.topic, partitions: wanted.map((c) => ({ partition: c.partition, currentLeaderEpoch: -1, fetchOffset: BigInt(c.offset), logStartOffset: -1n, partitionMaxBytes: spec.partitionMaxBytes })) }],
-    forgottenTopicsData: [], rackId: '',
+    replicaId: -1, maxWaitMs: spec.maxWaitMs, minBytes: 1, maxBytes: spec.fetchMaxBytes, isolationLevel: 0,
+    sessionId: incremental ? session.id : 0, sessionEpoch: session.disabled ? -1 : incremental ? session.epoch : 0,
+    topics: changed.length ? [{ topic: spec.topic, partitions: changed.map((c) => ({ partition: c.partition, currentLeaderEpoch: -1, fetchOffset: BigInt(c.offset), logStartOffset: -1n, partitionMaxBytes: spec.partitionMaxBytes })) }] : [],
+    forgottenTopicsData: forgotten.length ? [{ topic: spec.topic, partitions: forgotten }] : [], rackId: '',
   });
   const arrivedUs = nowUs();
+  if (r.errorCode === ErrorCode.FETCH_SESSION_ID_NOT_FOUND || r.errorCode === ErrorCode.INVALID_FETCH_SESSION_EPOCH) {
+    session.id = 0; // start over with a full fetch
+    session.sent.clear();
+    return;
+  }
+  if (r.errorCode !== 0) throw new KafkaError(r.errorCode, 'fetch');
+  if (!session.disabled) {
+    if (!incremental) { session.sent.clear(); session.id = r.sessionId; session.disabled = r.sessionId === 0; session.epoch = 1; }
+    else session.epoch = session.epoch === 0x7fffffff ? 1 : session.epoch + 1;
+    for (const c of changed) session.sent.set(c.partition, c.offset);
+    for (const p of forgotten) session.sent.delete(p);
+  }
   const byPartition = new Map(wanted.map((c) => [c.partition, c]));
   for (const t of r.responses) {
     for (const p of t.partitions) {
