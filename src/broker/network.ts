@@ -125,7 +125,7 @@ class Connection<S> {
     private readonly listener: ListenerSpec,
     private readonly id: string,
   ) {
-    this.splitter = new FrameSplitter(server.limitsConfig.requestBytesMax);
+    this.splitter = new FrameSplitter(server.limitsConfig.requestBytesMax, Math.min(server.limitsConfig.requestBytesMax, limits.requestPreallocateBytesMax));
     socket.setTimeout(server.limitsConfig.idleMs);
     socket.on('timeout', () => { if (this.queue.length === 0) this.destroy(); });
     socket.on('data', (chunk) => this.onData(chunk));

@@ -49,19 +49,22 @@ export class BrokerConnection {
   private connectSocket(): Promise<void> {
     const { host, port, connectTimeoutMs = 10_000 } = this.options;
     return new Promise((resolve, reject) => {
-      const socket = connect({ host, port });
+      // Responses are read straight into their own buffers (a large Fetch response is neither
+      // copied out of socket chunks nor joined): see FrameSplitter.readBuffer.
+      const splitter = new FrameSplitter(limits.requestBytesMax * 2);
+      const onRead = (n: number): boolean => {
+        try {
+          for (const frame of splitter.pushRead(n)) this.onFrame(frame);
+        } catch (err) {
+          this.fail(err instanceof Error ? err : new Error(String(err)));
+        }
+        return true;
+      };
+      const socket = connect({ host, port, onread: { buffer: () => splitter.readBuffer(), callback: onRead } });
       socket.setNoDelay(true);
       const timer = setTimeout(() => { socket.destroy(); reject(new ClientError(`connect to ${host}:${port} timed out`, 'TIMEOUT')); }, connectTimeoutMs);
       socket.once('connect', () => { clearTimeout(timer); this.socket = socket; resolve(); });
       socket.once('error', (err) => { clearTimeout(timer); reject(new ClientError(`connect to ${host}:${port}: ${err.message}`)); });
-      const splitter = new FrameSplitter(limits.requestBytesMax * 2);
-      socket.on('data', (chunk) => {
-        try {
-          for (const frame of splitter.push(chunk)) this.onFrame(frame);
-        } catch (err) {
-          this.fail(err instanceof Error ? err : new Error(String(err)));
-        }
-      });
       socket.on('close', () => this.fail(new ClientError(`connection to ${host}:${port} closed`)));
       socket.on('error', (err) => this.fail(new ClientError(`connection to ${host}:${port}: ${err.message}`)));
     });

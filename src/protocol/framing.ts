@@ -1,17 +1,44 @@
 // Sans-I/O framing: bytes in, whole frames out. Each Kafka frame is an int32 size and that many
 // bytes. A size above the limit (or negative) is reported once and the splitter stops, since the
 // stream can no longer be trusted; the caller closes the connection.
+//
+// Frames that arrive whole inside one chunk are slices of it (no copy). A frame that spans chunks
+// gets its own buffer of exactly its size as soon as its size is known, and each chunk is copied
+// into it on arrival (while the chunk is still in the CPU cache; the chunk itself becomes garbage at
+// once instead of being kept until the frame is complete). A socket that can read into a buffer of
+// our choosing (net.connect's `onread`) can skip even that copy: `readBuffer()` names the buffer
+// the next read should land in (the unfilled rest of a large frame, else a reused scratch buffer)
+// and `pushRead(n)` takes the result.
+//
+// Allocating a frame's buffer from its announced size lets a peer make us hold memory it has not
+// sent; that is bounded by `preallocateBytesMax` (a server passes a small figure, a client reading
+// its broker's responses the whole frame limit). Larger frames keep their chunks and are joined
+// once, when complete.
 import { ProtocolError } from './errors.js';
 
+/** A frame at least this much larger than what has arrived is read straight into its own buffer. */
+const DIRECT_READ_BYTES_MIN = 16 * 1024;
+const SCRATCH_BYTES = 64 * 1024;
+
 export class FrameSplitter {
-  private pending: Buffer[] = [];
-  private pendingBytes = 0;
+  /** Up to 4 bytes of a size prefix split across chunks. */
+  private readonly head = Buffer.alloc(4);
+  private headBytes = 0;
+  /** The body of a frame that spans chunks, allocated at its full size, and how much is filled. */
+  private partial: Buffer | null = null;
+  private partialFilled = 0;
+  /** A frame above `preallocateBytesMax`: its size, and the chunks received so far. */
+  private bigSize = -1;
+  private bigChunks: Buffer[] = [];
+  private bigFilled = 0;
+  private scratch: Buffer | null = null;
+  private lastReadDirect = false;
   private failed = false;
 
-  constructor(private readonly frameBytesMax: number) {}
+  constructor(private readonly frameBytesMax: number, private readonly preallocateBytesMax = frameBytesMax) {}
 
   /** Bytes buffered that do not yet form a whole frame. */
-  get bufferedBytes(): number { return this.pendingBytes; }
+  get bufferedBytes(): number { return this.headBytes + this.partialFilled + this.bigFilled; }
 
   /**
    * Adds bytes and returns the whole frames they complete (without size prefixes). Frames are
@@ -19,39 +46,87 @@ export class FrameSplitter {
    */
   push(chunk: Buffer): Buffer[] {
     if (this.failed) throw new ProtocolError('frame splitter already failed');
-    let buf: Buffer;
-    if (this.pendingBytes === 0) buf = chunk;
-    else {
-      this.pending.push(chunk);
-      this.pendingBytes += chunk.length;
-      // A large frame arrives in many chunks: join them once, when the frame is complete, not on
-      // every chunk (that copied the growing prefix again each time: quadratic in the frame size).
-      if (this.pendingBytes >= 4) {
-        if (this.pending[0]!.length < 4) this.pending = [Buffer.concat(this.pending, this.pendingBytes)];
-        const size = this.checkedSize(this.pending[0]!, 0);
-        if (this.pendingBytes < 4 + size) return [];
-      } else {
-        return [];
-      }
-      buf = this.pending.length === 1 ? this.pending[0]! : Buffer.concat(this.pending, this.pendingBytes);
-      this.pending = [];
-      this.pendingBytes = 0;
-    }
     const frames: Buffer[] = [];
     let pos = 0;
-    while (buf.length - pos >= 4) {
-      const size = this.checkedSize(buf, pos);
-      if (buf.length - pos - 4 < size) break;
-      frames.push(buf.subarray(pos + 4, pos + 4 + size));
-      pos += 4 + size;
-    }
-    if (pos < buf.length) {
-      // Keep the partial frame; a copy detaches it from a large input buffer.
-      const rest = buf.subarray(pos);
-      this.pending.push(pos === 0 && this.pending.length === 0 ? rest : Buffer.from(rest));
-      this.pendingBytes = rest.length;
+    while (pos < chunk.length) {
+      if (this.bigSize >= 0) {
+        const n = Math.min(this.bigSize - this.bigFilled, chunk.length - pos);
+        this.bigChunks.push(chunk.subarray(pos, pos + n));
+        this.bigFilled += n;
+        pos += n;
+        if (this.bigFilled === this.bigSize) {
+          frames.push(Buffer.concat(this.bigChunks, this.bigSize));
+          this.bigSize = -1;
+          this.bigChunks = [];
+          this.bigFilled = 0;
+        }
+        continue;
+      }
+      if (this.partial) {
+        const n = Math.min(this.partial.length - this.partialFilled, chunk.length - pos);
+        chunk.copy(this.partial, this.partialFilled, pos, pos + n);
+        this.partialFilled += n;
+        pos += n;
+        if (this.partialFilled === this.partial.length) this.completePartial(frames);
+        continue;
+      }
+      if (this.headBytes > 0 || chunk.length - pos < 4) {
+        const n = Math.min(4 - this.headBytes, chunk.length - pos);
+        chunk.copy(this.head, this.headBytes, pos, pos + n);
+        this.headBytes += n;
+        pos += n;
+        if (this.headBytes === 4) {
+          this.headBytes = 0;
+          this.startPartial(this.checkedSize(this.head, 0), frames);
+        }
+        continue;
+      }
+      const size = this.checkedSize(chunk, pos);
+      if (chunk.length - pos - 4 >= size) {
+        frames.push(chunk.subarray(pos + 4, pos + 4 + size));
+        pos += 4 + size;
+        continue;
+      }
+      pos += 4;
+      this.startPartial(size, frames);
     }
     return frames;
+  }
+
+  /** Where the next socket read should go: the rest of a large frame, or a reused scratch buffer. */
+  readBuffer(): Buffer {
+    if (!this.failed && this.partial && this.partial.length - this.partialFilled >= DIRECT_READ_BYTES_MIN) {
+      this.lastReadDirect = true;
+      return this.partial.subarray(this.partialFilled);
+    }
+    this.lastReadDirect = false;
+    return (this.scratch ??= Buffer.allocUnsafe(SCRATCH_BYTES));
+  }
+
+  /** `n` bytes were read into the buffer the last `readBuffer()` returned; the frames they complete. */
+  pushRead(n: number): Buffer[] {
+    if (this.failed) throw new ProtocolError('frame splitter already failed');
+    if (!this.lastReadDirect) return n > 0 ? this.push(Buffer.from(this.scratch!.subarray(0, n))) : [];
+    this.partialFilled += n;
+    const frames: Buffer[] = [];
+    if (this.partialFilled === this.partial!.length) this.completePartial(frames);
+    return frames;
+  }
+
+  private startPartial(size: number, frames: Buffer[]): void {
+    if (size > this.preallocateBytesMax) {
+      this.bigSize = size;
+      return;
+    }
+    this.partial = Buffer.allocUnsafe(size);
+    this.partialFilled = 0;
+    if (size === 0) this.completePartial(frames);
+  }
+
+  private completePartial(frames: Buffer[]): void {
+    frames.push(this.partial!);
+    this.partial = null;
+    this.partialFilled = 0;
   }
 
   private checkedSize(buf: Buffer, pos: number): number {

@@ -2,6 +2,7 @@
 // watermark: "0\n<count>\n<topic> <partition> <offset>\n..."), the leader-epoch checkpoint
 // ("0\n<count>\n<epoch> <startOffset>\n..."), partition.metadata and meta.properties. Every write
 // is atomic (temp file, fsync, rename, fsync directory); a malformed file is a StorageError.
+import { assert } from '../util/index.js';
 import { StorageError } from './errors.js';
 import type { FileSystem } from './fs.js';
 
@@ -40,6 +41,21 @@ export function readOffsetCheckpoint(fs: FileSystem, path: string): Map<string, 
 export function writeOffsetCheckpoint(fs: FileSystem, path: string, offsets: Iterable<{ topic: string; partition: number; offset: number }>): void {
   const lines = [...offsets].map((e) => `${e.topic} ${e.partition} ${e.offset}`);
   fs.writeFileAtomic(path, Buffer.from(`${VERSION}\n${lines.length}\n${lines.map((l) => l + '\n').join('')}`));
+}
+
+/**
+ * The same file from offsets keyed by partition directory name (`<topic>-<partition>`), as the log
+ * manager keeps them: one string built in one pass, no object per entry (with 10,000 partitions
+ * the periodic checkpoint of four such files stalled the event loop for about 160 ms).
+ */
+export function writeOffsetCheckpointByDirName(fs: FileSystem, path: string, offsets: ReadonlyMap<string, number>): void {
+  let text = `${VERSION}\n${offsets.size}\n`;
+  for (const [dirName, offset] of offsets) {
+    const dash = dirName.lastIndexOf('-');
+    assert(dash > 0 && dash < dirName.length - 1, `not a partition directory name: ${dirName}`);
+    text += `${dirName.slice(0, dash)} ${dirName.slice(dash + 1)} ${offset}\n`;
+  }
+  fs.writeFileAtomic(path, Buffer.from(text));
 }
 
 export interface EpochEntry { epoch: number; startOffset: number }

@@ -15,7 +15,7 @@ import type { LogConfig } from './config.js';
 import { PartitionLog } from './partition-log.js';
 import { cleanLog } from './cleaner.js';
 import {
-  readOffsetCheckpoint, writeOffsetCheckpoint, readProperties, writeProperties, readPartitionMetadata, writePartitionMetadata,
+  readOffsetCheckpoint, writeOffsetCheckpoint, writeOffsetCheckpointByDirName, readProperties, writeProperties, readPartitionMetadata, writePartitionMetadata,
 } from './checkpoint.js';
 
 export const RECOVERY_POINT_CHECKPOINT = 'recovery-point-offset-checkpoint';
@@ -205,12 +205,11 @@ export class LogManager {
       this.highWatermarks.set(key, log.highWatermark);
       this.cleanerOffsets.set(key, log.cleanerCheckpoint);
     }
-    const entries = (m: Map<string, number>) => [...m].map(([k, offset]) => { const tp = parseLogDirName(k)!; return { ...tp, offset }; });
     const fs = this.o.fs;
-    writeOffsetCheckpoint(fs, this.path(RECOVERY_POINT_CHECKPOINT), entries(this.recoveryPoints));
-    writeOffsetCheckpoint(fs, this.path(LOG_START_OFFSET_CHECKPOINT), entries(this.logStartOffsets));
-    writeOffsetCheckpoint(fs, this.path(REPLICATION_OFFSET_CHECKPOINT), entries(this.highWatermarks));
-    writeOffsetCheckpoint(fs, this.path(CLEANER_OFFSET_CHECKPOINT), entries(this.cleanerOffsets));
+    writeOffsetCheckpointByDirName(fs, this.path(RECOVERY_POINT_CHECKPOINT), this.recoveryPoints);
+    writeOffsetCheckpointByDirName(fs, this.path(LOG_START_OFFSET_CHECKPOINT), this.logStartOffsets);
+    writeOffsetCheckpointByDirName(fs, this.path(REPLICATION_OFFSET_CHECKPOINT), this.highWatermarks);
+    writeOffsetCheckpointByDirName(fs, this.path(CLEANER_OFFSET_CHECKPOINT), this.cleanerOffsets);
   }
 
   /** Periodic work; call every few hundred ms. Returns when the cleaner (if started) is done. */

@@ -172,12 +172,17 @@ export class LogSegment {
   /** Batch headers from `position` (a batch boundary) to the end, read in 64 KiB chunks. */
   *headers(position = 0, end = this.size): Generator<BatchHeader> {
     const h = this.files.get(this.logPath);
-    const chunk = Buffer.allocUnsafe(SCAN_CHUNK_BYTES);
+    // Small batches are scanned in 64 KiB chunks; after a batch at least that large, the next read
+    // is of one header only (reading a large batch's neighbourhood to learn 61 bytes was most of the
+    // cost of a fetch of large batches).
+    const chunk = Buffer.allocUnsafe(Math.max(RECORD_BATCH_HEADER_BYTES, Math.min(SCAN_CHUNK_BYTES, end - position)));
     let chunkStart = -1;
     let chunkLen = 0;
+    let lastSize = 0;
     while (position + RECORD_BATCH_HEADER_BYTES <= end) {
       if (chunkStart < 0 || position < chunkStart || position + RECORD_BATCH_HEADER_BYTES > chunkStart + chunkLen) {
-        chunkLen = h.read(chunk, 0, Math.min(SCAN_CHUNK_BYTES, end - position), position);
+        const want = lastSize >= chunk.length ? RECORD_BATCH_HEADER_BYTES : chunk.length;
+        chunkLen = h.read(chunk, 0, Math.min(want, end - position), position);
         chunkStart = position;
         if (chunkLen < RECORD_BATCH_HEADER_BYTES) return;
       }
@@ -190,6 +195,7 @@ export class LogSegment {
         maxTimestamp: readInt64(chunk, at + 35, 'maxTimestamp'), partitionLeaderEpoch: chunk.readInt32BE(at + 12),
       };
       position += size;
+      lastSize = size;
     }
   }
 
@@ -212,16 +218,23 @@ export class LogSegment {
    * is larger (KIP-74), and only batches starting below `maxOffset`.
    */
   read(offset: number, maxBytes: number, maxOffset: number): Buffer | null {
-    const first = this.translateOffset(offset);
-    if (!first || first.baseOffset >= maxOffset) return null;
-    let end = first.position + first.size;
-    if (end - first.position < maxBytes) {
-      for (const h of this.headers(end)) {
-        if (h.baseOffset >= maxOffset || h.position + h.size - first.position > maxBytes) break;
+    // One header walk from the index entry at or below `offset`: find the first batch, then extend
+    // while the next one fits; then one read of exactly those bytes.
+    let firstPosition = -1;
+    let end = 0;
+    for (const h of this.headers(this.offsetIndex.lookup(offset).position)) {
+      if (firstPosition < 0) {
+        if (h.lastOffset < offset) continue;
+        if (h.baseOffset >= maxOffset) return null;
+        firstPosition = h.position;
         end = h.position + h.size;
+        if (h.size >= maxBytes) break;
+        continue;
       }
+      if (h.baseOffset >= maxOffset || h.position + h.size - firstPosition > maxBytes) break;
+      end = h.position + h.size;
     }
-    return this.readBytes(first.position, end - first.position);
+    return firstPosition < 0 ? null : this.readBytes(firstPosition, end - firstPosition);
   }
 
   /** Full batches (bytes and view) from `position`, each read whole; for recovery and cleaning. */

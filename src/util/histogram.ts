@@ -3,6 +3,17 @@
 // within 1 / 2^(subBucketBits - 1) of the value (1.6% with 7 bits) at any scale, in fixed memory.
 import { assert } from './assert.js';
 
+/** A histogram as plain data, for sending between worker threads or processes. */
+export interface HistogramSnapshot {
+  subBucketBits: number;
+  maxBits: number;
+  counts: Float64Array;
+  total: number;
+  min: number;
+  max: number;
+  sum: number;
+}
+
 export class Histogram {
   private readonly counts: Float64Array;
   private readonly subBuckets: number;
@@ -56,6 +67,31 @@ export class Histogram {
     this.sum += other.sum;
     this.min = Math.min(this.min, other.min);
     this.max = Math.max(this.max, other.max);
+  }
+
+  /** A copy of the state (the counts array is a copy, safe to transfer). */
+  snapshot(): HistogramSnapshot {
+    return { subBucketBits: this.subBucketBits, maxBits: this.maxBits, counts: this.counts.slice(), total: this.total, min: this.min, max: this.max, sum: this.sum };
+  }
+
+  /** Rebuilds a histogram from `snapshot()` output, e.g. one received from a worker thread. */
+  static fromSnapshot(s: HistogramSnapshot): Histogram {
+    const h = new Histogram(s.subBucketBits, s.maxBits);
+    assert(s.counts.length === h.counts.length, 'histogram snapshot shape');
+    h.counts.set(s.counts);
+    h.total = s.total;
+    h.min = s.min;
+    h.max = s.max;
+    h.sum = s.sum;
+    return h;
+  }
+
+  reset(): void {
+    this.counts.fill(0);
+    this.total = 0;
+    this.sum = 0;
+    this.min = Infinity;
+    this.max = -Infinity;
   }
 
   get mean(): number { return this.total === 0 ? 0 : this.sum / this.total; }

@@ -1,4 +1,4 @@
 export { assert, unreachable, AssertionError } from './assert.js';
 export { limits } from './limits.js';
-export { Histogram } from './histogram.js';
+export { Histogram, type HistogramSnapshot } from './histogram.js';
 export { systemClock, ManualClock, Prng, type Clock } from './clock.js';

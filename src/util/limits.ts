@@ -13,6 +13,12 @@ export const limits = {
   decompressedBytesMax: 256 * 1024 * 1024,
   /** Requests of one connection being handled at once; reading pauses beyond this. */
   inFlightRequestsPerConnectionMax: 16,
+  /**
+   * A request frame up to this size gets its whole buffer when its size prefix arrives (one copy
+   * per chunk, no join); larger ones are buffered as they arrive, so a client cannot make a
+   * connection hold memory it has not sent beyond this.
+   */
+  requestPreallocateBytesMax: 2 * 1024 * 1024,
   /** Response bytes queued on one socket before we stop reading from it (a slow reader). */
   socketWriteBufferBytesMax: 64 * 1024 * 1024,
 } as const;

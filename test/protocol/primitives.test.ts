@@ -131,6 +131,43 @@ test('frame splitter: frames across chunk boundaries, many per chunk, and hostil
   assert.ok(got[0]!.equals(big.subarray(4)));
 });
 
+test('property: frames come out the same whether pushed in chunks, over the preallocation limit, or read into readBuffer()', () => {
+  fc.assert(fc.property(
+    fc.array(fc.integer({ min: 0, max: 70_000 }), { minLength: 1, maxLength: 6 }),
+    fc.array(fc.integer({ min: 1, max: 90_000 }), { minLength: 1, maxLength: 20 }),
+    fc.integer({ min: 0, max: 100_000 }),
+    (sizes, reads, preallocateMax) => {
+      const frames = sizes.map((n, i) => Buffer.alloc(n, i + 1));
+      const stream = Buffer.concat(frames.flatMap((f) => { const h = Buffer.alloc(4); h.writeInt32BE(f.length); return [h, f]; }));
+      const expected = frames.map((f) => f.toString('hex'));
+      const viaReads = new FrameSplitter(1 << 20, preallocateMax);
+      const b: Buffer[] = [];
+      let pos = 0;
+      for (let i = 0; pos < stream.length; i++) {
+        const want = reads[i % reads.length]!;
+        // The socket reads at most the buffer it was given.
+        const target = viaReads.readBuffer();
+        const n = Math.min(target.length, want, stream.length - pos);
+        stream.copy(target, 0, pos, pos + n);
+        b.push(...viaReads.pushRead(n));
+        pos += n;
+      }
+      assert.deepEqual(b.map((f) => f.toString('hex')), expected, 'readBuffer/pushRead');
+      assert.equal(viaReads.bufferedBytes, 0);
+      return true;
+    }), { numRuns: 60 });
+  // push() on its own, with cuts independent of the reads above.
+  fc.assert(fc.property(fc.array(fc.integer({ min: 0, max: 40_000 }), { minLength: 1, maxLength: 5 }), fc.integer({ min: 1, max: 50_000 }), fc.integer({ min: 0, max: 50_000 }), (sizes, cut, preallocateMax) => {
+    const frames = sizes.map((n, i) => Buffer.alloc(n, i + 7));
+    const stream = Buffer.concat(frames.flatMap((f) => { const h = Buffer.alloc(4); h.writeInt32BE(f.length); return [h, f]; }));
+    const splitter = new FrameSplitter(1 << 20, preallocateMax);
+    const out: Buffer[] = [];
+    for (let p = 0; p < stream.length; p += cut) out.push(...splitter.push(stream.subarray(p, p + cut)));
+    assert.deepEqual(out.map((f) => f.toString('hex')), frames.map((f) => f.toString('hex')));
+    assert.equal(splitter.bufferedBytes, 0);
+  }), { numRuns: 100 });
+});
+
 test('error codes come from the generated table with their retriable flags', () => {
   assert.equal(ErrorCode.NONE, 0);
   assert.equal(ErrorCode.UNSUPPORTED_VERSION, 35);

@@ -203,3 +203,41 @@ test('recovery truncates a torn tail and a corrupt batch, and rebuilds missing i
   assert.equal(b.logEndOffset, 30);
   assert.equal(b.recovery.bytesTruncated, batchBytes * 10);
 });
+
+test('property: a read returns whole batches from the one holding the offset, cut by maxBytes (at least one) and upTo, whatever the batch sizes and index interval', async () => {
+  const fc = (await import('fast-check')).default;
+  await fc.assert(fc.asyncProperty(
+    fc.array(fc.record({ records: fc.integer({ min: 1, max: 20 }), valueBytes: fc.integer({ min: 0, max: 9000 }) }), { minLength: 1, maxLength: 25 }),
+    fc.integer({ min: 32, max: 8192 }),
+    fc.array(fc.tuple(fc.nat(), fc.integer({ min: 1, max: 200_000 }), fc.nat()), { minLength: 1, maxLength: 10 }),
+    async (batches, indexIntervalBytes, reads) => {
+      const { log } = setup({ indexIntervalBytes });
+      const appended: { base: number; last: number; bytes: number }[] = [];
+      for (const b of batches) {
+        const info = await log.appendAsLeader(batch(b.records, { value: () => 'x'.repeat(Math.floor(b.valueBytes / b.records)) }), 0);
+        appended.push({ base: info.firstOffset, last: info.lastOffset, bytes: 0 });
+      }
+      const end = log.logEndOffset;
+      for (const [o, maxBytes, u] of reads) {
+        const offset = o % end;
+        const upTo = offset + 1 + (u % (end - offset));
+        const got = batchOffsets(log.read(offset, maxBytes, upTo));
+        const sizes = new Map<number, number>();
+        for (const v of iterateAll(log.read(0, 1 << 30, end))) sizes.set(v.baseOffset, v.sizeInBytes);
+        const expected: [number, number][] = [];
+        let bytes = 0;
+        for (const a of appended) {
+          if (a.last < offset || a.base >= upTo) continue;
+          const size = sizes.get(a.base)!;
+          if (expected.length > 0 && bytes + size > maxBytes) break;
+          expected.push([a.base, a.last]);
+          bytes += size;
+        }
+        assert.deepEqual(got, expected, `read(${offset}, ${maxBytes}, ${upTo}) with index interval ${indexIntervalBytes}`);
+      }
+    }), { numRuns: 40 });
+});
+
+function* iterateAll(buf: Buffer): Generator<RecordBatchView> {
+  for (let at = 0; at < buf.length;) { const v = new RecordBatchView(buf, at); yield v; at += v.sizeInBytes; }
+}

@@ -26,3 +26,18 @@ test('merging histograms equals recording everything into one', () => {
   for (const q of [50, 90, 99, 99.9, 100]) assert.equal(a.percentile(q), all.percentile(q));
   assert.equal(a.mean, all.mean);
 });
+
+test('a snapshot (as sent from a worker thread) rebuilds the same histogram, and merges', () => {
+  const a = new Histogram();
+  for (let i = 1; i <= 5000; i++) a.record(i * 13);
+  const copy = Histogram.fromSnapshot(structuredClone(a.snapshot()));
+  for (const q of [0, 50, 99, 99.9, 100]) assert.equal(copy.percentile(q), a.percentile(q));
+  assert.deepEqual([copy.total, copy.min, copy.max, copy.mean], [a.total, a.min, a.max, a.mean]);
+  const merged = new Histogram();
+  merged.merge(copy);
+  merged.merge(Histogram.fromSnapshot(new Histogram().snapshot()));
+  assert.equal(merged.percentile(99), a.percentile(99), 'an empty snapshot changes nothing');
+  a.reset();
+  assert.equal(a.total, 0);
+  assert.equal(a.percentile(99), 0);
+});

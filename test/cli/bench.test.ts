@@ -1,0 +1,66 @@
+// `logline bench` as a user runs it against a broker: produce (one and two producer threads, with
+// compression and idempotence), catch-up consume with and without a group, e2e, the JSON summary's
+// shape, and a missed target rate. Counts, shapes and exit codes only: benchmarks are not timed tests.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { startServer } from '../../src/broker/index.js';
+import { parseBrokerConfig } from '../../src/config/index.js';
+import { runProcess, tempDataDir } from '../broker/process-helpers.js';
+
+const BIN = 'bin/logline.js';
+const PERCENTILES = ['avg', 'p50', 'p95', 'p99', 'p99.9', 'max'];
+
+test('bench produce, consume and e2e report what they did; a missed target rate exits 1', { timeout: 180_000 }, async () => {
+  const server = await startServer({ listeners: ['PLAINTEXT://127.0.0.1:0'], config: parseBrokerConfig({ 'node.id': '1' }), dataDir: tempDataDir() });
+  const bootstrap = `127.0.0.1:${server.listeners[0]!.port}`;
+  const bench = async (...args: string[]) => {
+    const r = await runProcess(process.execPath, [BIN, 'bench', ...args, '--bootstrap-server', bootstrap, '--max-seconds', '60'], null, 90_000);
+    return { code: r.code, err: r.stderr, json: () => JSON.parse(r.stdout) };
+  };
+  try {
+    const one = await bench('produce', '--topic', 'b1', '--partitions', '3', '--num-records', '3001', '--batch-size', '100', '--record-size', '100', '--throughput', '2500', '--json');
+    assert.equal(one.code, 0, one.err);
+    const s1 = one.json();
+    assert.equal(s1.mode, 'produce');
+    assert.equal(s1.records, 3001, 'exactly the records asked for, the last batch partial');
+    assert.deepEqual(Object.keys(s1.latencyMs), PERCENTILES);
+    assert.ok(s1.latencyMs.p50 <= s1.latencyMs.p99 && s1.latencyMs.p99 <= s1.latencyMs.max);
+    assert.ok(s1.recordsPerSec > 0 && s1.mbPerSec > 0 && s1.targetReached === true);
+    const line = JSON.parse(one.err.split('\n')[0]!);
+    assert.equal(line.progress, 'produce', 'with --json, progress lines on stderr are JSON too');
+    assert.ok(line.records > 0 && 'latencyMsP99' in line && 'inFlight' in line);
+
+    const two = await bench('produce', '--topic', 'b1', '--producers', '2', '--num-records', '4001', '--batch-size', '50', '--record-size', '64',
+      '--compression', 'lz4', '--acks', '-1', '--idempotence', '--json', '--quiet');
+    assert.equal(two.code, 0, two.err);
+    const s2 = two.json();
+    assert.deepEqual([s2.producers, s2.records, s2.compression, s2.idempotence], [2, 4001, 'lz4', true]);
+    assert.ok(s2.wireMbPerSec < s2.mbPerSec, 'lz4 batches are smaller than their records');
+
+    const all = await bench('consume', '--topic', 'b1', '--json', '--quiet');
+    assert.equal(all.code, 0, all.err);
+    assert.deepEqual([all.json().mode, all.json().records], ['consume', 7002], 'every record of both runs, up to the high watermarks');
+    const grouped = await bench('consume', '--topic', 'b1', '--group', 'bench-readers', '--num-records', '5000', '--json', '--quiet');
+    assert.equal(grouped.json().records, 5000);
+    const rest = await bench('consume', '--topic', 'b1', '--group', 'bench-readers', '--json', '--quiet');
+    assert.equal(rest.json().records, 7002 - 5000, 'the group resumes from its committed offsets');
+
+    const e2e = await bench('e2e', '--topic', 'b2', '--partitions', '2', '--num-records', '2000', '--throughput', '2000', '--record-size', '32', '--json', '--quiet');
+    assert.equal(e2e.code, 0, e2e.err);
+    const s3 = e2e.json();
+    assert.deepEqual([s3.mode, s3.records, s3.consumed, s3.targetReached], ['e2e', 2000, 2000, true]);
+    assert.deepEqual(Object.keys(s3.e2eLatencyMs), PERCENTILES);
+    assert.ok(s3.e2eLatencyMs.max > 0);
+
+    const missed = await bench('produce', '--topic', 'b1', '--num-records', '2000', '--batch-size', '10', '--in-flight', '1', '--throughput', '100000000', '--json', '--quiet');
+    assert.equal(missed.code, 1);
+    assert.equal(missed.json().targetReached, false);
+    assert.match(missed.err, /target of 100000000 records\/s was not reached/);
+
+    const usage = await bench('produce', '--compression', 'brotli');
+    assert.equal(usage.code, 2);
+    assert.equal((await bench('e2e', '--record-size', '4')).code, 2, 'e2e needs room for the send time');
+  } finally {
+    await server.close();
+  }
+});
