@@ -1,6 +1,7 @@
 // A runnable Raft voter: `node dist/src/raft/node-main.js node.id=1 controller.quorum.voters=1@127.0.0.1:9093,...
 // metadata.log.dir=/tmp/n1 [key=value ...]`. It listens on its own voter address, keeps its quorum
-// state and log in metadata.log.dir (file stores, fsynced), and replicates a small state machine
+// state in metadata.log.dir/quorum-state and its log in metadata.log.dir/__cluster_metadata-0 (a
+// partition log on the storage engine; both fsynced), and replicates a small state machine
 // (`state.machine=list` keeps every value, `counter` only totals).
 //
 // Control surface, for tests and benches: one JSON object per line on stdin, one per line on
@@ -13,12 +14,14 @@
 //   {"op":"resign","id":5} / {"op":"snapshot","id":6}
 // On start it prints {"event":"started","nodeId":1,"port":9093}. End of stdin closes the node.
 import { createInterface } from 'node:readline';
+import { join } from 'node:path';
 import { Histogram } from '../util/index.js';
 import { defaultRaftTimeouts, type RaftConfig } from './core/types.js';
 import { RaftDriver, RaftError } from './driver.js';
 import { SocketTransport } from './net/socket-transport.js';
 import { AppendListStateMachine, CounterStateMachine } from './node/state-machines.js';
-import { FileLogStore, FileQuorumStateStore } from './store/file.js';
+import { FileQuorumStateStore } from './store/file.js';
+import { METADATA_LOG_DIR_NAME, StorageLogStore } from './store/storage.js';
 import { parseQuorumVoters } from './transport.js';
 
 const known: Record<string, string> = {
@@ -110,7 +113,7 @@ async function main(): Promise<void> {
     onProtocolError: (reason) => process.stderr.write(`raft node ${nodeId}: dropped a connection: ${reason}\n`),
   });
   const driver = await RaftDriver.start({
-    config, quorumStore: new FileQuorumStateStore(dir), logStore: new FileLogStore(dir),
+    config, quorumStore: new FileQuorumStateStore(dir), logStore: new StorageLogStore(join(dir, METADATA_LOG_DIR_NAME)),
     stateMachine: list ?? counter!, transport, snapshotEveryEntries: int(props, 'snapshot.every.entries'),
     ...(process.env['LOGLINE_RAFT_TRACE'] === '1'
       ? { trace: (line: string) => process.stderr.write(`${((performance.timeOrigin + performance.now()) % 100_000).toFixed(2)} n${nodeId} ${line}\n`) } : {}),
