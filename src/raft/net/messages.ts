@@ -376,7 +376,8 @@ export function encodeEntries(entries: readonly Entry[]): Buffer {
   return encoded;
 }
 
-function encodeEntriesUncached(entries: readonly Entry[]): Buffer {
+/** encodeEntries without the cache (the log store: its entries need not be a leader's). */
+export function encodeEntriesUncached(entries: readonly Entry[]): Buffer {
   const batches: Buffer[] = [];
   let start = 0;
   for (let i = 1; i <= entries.length; i++) {

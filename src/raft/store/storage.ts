@@ -2,7 +2,7 @@
 // __cluster_metadata-0) holding v2 record batches. Each run of consecutive entries with the same
 // epoch and kind is one batch whose partitionLeaderEpoch is that epoch and whose offsets are the
 // entries' offsets (appended follower-style, so the log keeps them); control entries go in control
-// batches keyed LEADER_CHANGE, as on the wire (raftWire.encodeEntries builds both). Snapshots are
+// batches keyed LEADER_CHANGE, as on the wire (raftWire's encoder builds both). Snapshots are
 // `<endOffset 20 digits>-<epoch 10 digits>.checkpoint` files in the same directory, written
 // atomically; their bytes are the state machine's own for now, not Kafka's snapshot record format.
 //
@@ -13,14 +13,17 @@
 // leaves; entries older than the snapshot's epoch are then dropped, as they cannot follow it.
 import * as nodePath from 'node:path';
 import { FileCache, NodeFileSystem, PartitionLog, logConfig, type FileSystem, type LogConfig } from '../../storage/index.js';
+import { iterateBatches } from '../../records/index.js';
 import { systemClock, type Clock } from '../../util/index.js';
 import type { Entry, LogOp, Snapshot } from '../core/types.js';
-import { decodeEntries, encodeEntries } from '../net/messages.js';
+import { decodeEntries, encodeEntriesUncached } from '../net/messages.js';
 import type { LoadedLog, LogStore } from './ports.js';
 
 /** Kafka's name for the metadata log's partition directory. */
 export const METADATA_LOG_DIR_NAME = '__cluster_metadata-0';
 export const SNAPSHOT_FILE_SUFFIX = '.checkpoint';
+/** The entries a truncation in the middle of a batch keeps, while it rewrites them (see truncate). */
+export const TRUNCATION_REPAIR_FILE = 'raft-truncation-repair';
 const SNAPSHOT_NAME = /^(\d{20})-(\d{10})\.checkpoint$/;
 const READ_CHUNK_BYTES = 1 << 20;
 
@@ -65,6 +68,7 @@ export class StorageLogStore implements LogStore {
       recoveryPoint: 0, logStartOffset: start, hadCleanShutdown: false,
     });
     this.log = log;
+    this.finishTruncation();
     if (log.logEndOffset < start || log.segments[0]!.baseOffset > start) {
       log.truncateFullyAndStartAt(start);
       this.dirDirty = true;
@@ -87,10 +91,10 @@ export class StorageLogStore implements LogStore {
     for (const op of ops) {
       switch (op.kind) {
         case 'append':
-          if (op.entries.length > 0) log.appendAsFollower(encodeEntries(op.entries));
+          if (op.entries.length > 0) log.appendAsFollower(encodeEntriesUncached(op.entries));
           break;
         case 'truncate':
-          if (op.offset < log.logEndOffset) { log.truncateTo(Math.max(op.offset, log.logStartOffset)); this.dirDirty = true; }
+          this.truncate(op.offset);
           break;
         case 'snapshot':
           this.writeSnapshot(op.snapshot, op.replaceLog);
@@ -127,10 +131,53 @@ export class StorageLogStore implements LogStore {
     this.log = undefined;
   }
 
+  /**
+   * The partition log truncates whole batches, so a cut inside one drops its entries below the cut
+   * too, and those may be committed (the core truncates to the leader's end offset of an epoch,
+   * which need not be where a local batch ends). They are written first to a repair file, then
+   * appended again after the truncation and fsynced; a crash in between is finished on load.
+   */
+  private truncate(requested: number): void {
+    const log = this.log!;
+    if (requested >= log.logEndOffset) return;
+    const offset = Math.max(requested, log.logStartOffset);
+    const kept = offset === log.logStartOffset ? []
+      : decodeEntries(firstBatch(log.read(offset, 1, log.logEndOffset)), Number.MAX_SAFE_INTEGER).filter((e) => e.offset < offset);
+    this.dirDirty = true;
+    if (kept.length === 0) { log.truncateTo(offset); return; }
+    this.sync();
+    const repair = encodeEntriesUncached(kept);
+    const repairPath = nodePath.join(this.dir, TRUNCATION_REPAIR_FILE);
+    this.fs.writeFileAtomic(repairPath, repair);
+    log.truncateTo(offset);
+    log.appendAsFollower(repair);
+    this.sync();
+    this.fs.remove(repairPath);
+  }
+
+  /** Completes a truncation a crash interrupted (see truncate). */
+  private finishTruncation(): void {
+    const repairPath = nodePath.join(this.dir, TRUNCATION_REPAIR_FILE);
+    if (!this.fs.exists(repairPath)) return;
+    const log = this.log!;
+    const repair = this.fs.readFile(repairPath);
+    const batches = [...iterateBatches(repair)];
+    const first = batches[0]!.baseOffset;
+    const end = batches[batches.length - 1]!.lastOffset + 1;
+    log.truncateTo(end);
+    if (log.logEndOffset === first) log.appendAsFollower(repair);
+    if (log.logEndOffset !== end) throw new Error(`raft log ${this.dir}: cannot finish a truncation to ${end}: the log ends at ${log.logEndOffset}`);
+    this.dirDirty = true;
+    this.sync();
+    this.fs.remove(repairPath);
+  }
+
   private writeSnapshot(s: Snapshot, replaceLog: boolean): void {
     const log = this.open();
     const name = snapshotFileName(s.id.endOffset, s.id.epoch);
-    // Durable before any of the log below it goes.
+    // What came before is made durable first, so a crash leaves a prefix of the ops; and the
+    // snapshot is durable before any of the log below it goes.
+    this.sync();
     this.fs.writeFileAtomic(nodePath.join(this.dir, name), Buffer.from(s.data.buffer, s.data.byteOffset, s.data.byteLength));
     if (replaceLog || s.id.endOffset > log.logEndOffset) {
       log.truncateFullyAndStartAt(s.id.endOffset);
@@ -187,4 +234,10 @@ export class StorageLogStore implements LogStore {
     }
     return out;
   }
+}
+
+/** The first batch of `records` (a read returns whole batches from the one holding the offset). */
+function firstBatch(records: Buffer): Buffer {
+  for (const v of iterateBatches(records)) return records.subarray(0, v.bytes().length);
+  return records.subarray(0, 0);
 }
