@@ -1,8 +1,8 @@
 // File-backed stores with node:fs. The quorum-state file is replaced atomically (write a temp file,
 // fsync it, rename it over the old one, fsync the directory). The log is a simple file of
 // length-prefixed, CRC32C-checked frames, one per LogOp (appends binary, the rare truncations and
-// snapshot markers JSON); a torn or corrupt tail is ignored on load. Snapshots are separate files written the same atomic way. This format is a stopgap: the log
-// moves onto the storage engine (src/storage) once that lands.
+// snapshot markers JSON); a torn or corrupt tail is ignored on load. Snapshots are separate files written the same atomic way. This format was a stopgap:
+// node-main's log is StorageLogStore (storage.ts, on the storage engine); this one stays for comparison.
 import { closeSync, existsSync, fsync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { crc32c } from '../../records/index.js';
