@@ -13,6 +13,8 @@ interface MemFile {
   data: Buffer;
   length: number;
   synced: Buffer;
+  /** Order of the sync that produced `synced` (see syncFileAsync). */
+  syncedSeq?: number;
   mtimeMs: number;
 }
 
@@ -65,6 +67,7 @@ export class MemoryFileSystem implements FileSystem {
   private faults: (Fault & { seen: number })[] = [];
   /** Counts power cuts: work of an earlier process (an async fsync) does not survive one. */
   private generation = 0;
+  private syncSeq = 0;
   /** Total bytes the disk holds; writes beyond it fail with ENOSPC after a short write. */
   capacityBytes = Infinity;
   now: () => number = () => 0;
@@ -172,6 +175,7 @@ export class MemoryFileSystem implements FileSystem {
     this.stats.syncs++;
     const f = this.file(path);
     f.synced = Buffer.from(f.data.subarray(0, f.length));
+    f.syncedSeq = ++this.syncSeq;
   }
 
   exists(path: string): boolean {
@@ -250,13 +254,25 @@ export class MemoryFileSystem implements FileSystem {
     if (!this.dirs.has(nodePath.resolve(dir))) throw fsError('ENOENT', 'syncDir', dir);
   }
 
-  /** Completes on a later turn of the event loop, so a power cut can come first. */
+  /**
+   * Completes on a later turn of the event loop, so a power cut can come first. Only the bytes the
+   * file held at the call are made durable: a real fsync may also take later writes, but nothing
+   * may count on that. Faults are checked at completion, as the fsync runs then.
+   */
   async syncFileAsync(path: string): Promise<void> {
+    path = nodePath.resolve(path);
     const generation = this.generation;
+    const f = this.files.get(path);
+    const bytes = f === undefined ? undefined : Buffer.from(f.data.subarray(0, f.length));
+    const seq = ++this.syncSeq;
     await new Promise<void>((resolve) => setImmediate(resolve));
     // A sync started before a power cut belongs to the process that died.
     if (generation !== this.generation) throw fsError('EIO', 'fsync', path);
-    this._sync(path);
+    this.fail('sync', path);
+    if (f === undefined || this.files.get(path) !== f) throw fsError('ENOENT', 'fsync', path);
+    this.stats.syncs++;
+    // A sync that started later and finished first already covers these bytes.
+    if (seq > (f.syncedSeq ?? 0)) { f.synced = bytes!; f.syncedSeq = seq; }
   }
 
   mtimeMs(path: string): number { return this.file(path).mtimeMs; }

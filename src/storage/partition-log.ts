@@ -66,6 +66,8 @@ export class PartitionLog {
   recovery: RecoveryReport = { segmentsScanned: 0, batchesScanned: 0, bytesTruncated: 0, segmentsDropped: 0 };
   private unflushedMessages = 0;
   private rolledFlushes: Promise<void> = Promise.resolve();
+  /** Counts truncations, so an fsync that was running during one does not move the recovery point. */
+  private truncations = 0;
   private closed = false;
   private pendingDeletes: { paths: string[]; dueMs: number }[] = [];
   onOffline: (e: Error) => void = () => {};
@@ -371,10 +373,11 @@ export class PartitionLog {
    */
   private flushRolledSegment(seg: LogSegment, end: number): void {
     const paths = seg.existingPaths();
+    const truncations = this.truncations;
     this.rolledFlushes = this.rolledFlushes
       .then(() => Promise.all(paths.map((p) => this.fs.syncFileAsync(p))))
       .then(
-        () => { if (!this.closed) this.recoveryPoint = Math.max(this.recoveryPoint, end); },
+        () => { if (!this.closed && this.truncations === truncations) this.recoveryPoint = Math.max(this.recoveryPoint, end); },
         (e: unknown) => {
           // Deleted or compacted away meanwhile, or the log closed (close flushes everything).
           if (this.closed || ioErrorCode(e) === 'ENOENT') return;
@@ -397,6 +400,47 @@ export class PartitionLog {
       this.unflushedMessages = 0;
       this.lastFlushMs = this.clock.nowMs();
     });
+  }
+
+  /**
+   * flush() off the event loop: fsyncs the .log files of every segment not yet below the recovery
+   * point as they are at the call, then moves the recovery point to the log end offset of the call,
+   * unless the log was truncated meanwhile (it then stays where the truncation left it: too low is
+   * safe, past the new end is not). The index files are not fsynced: recovery rebuilds them for
+   * every segment from the one holding the recovery point, so they make nothing durable (roll()
+   * and flush() still fsync them). A failed fsync takes the log offline, as in flushRolledSegment;
+   * a segment deleted meanwhile only keeps the recovery point where it is.
+   */
+  flushAsync(): Promise<void> {
+    let start: { end: number; truncations: number; messages: number; paths: string[] };
+    try {
+      start = this.guard(() => {
+        // Rare (a new epoch) and small; recovery trusts this file for the offsets below the recovery point.
+        this.epochCache.flush();
+        return {
+          end: this.logEndOffset, truncations: this.truncations, messages: this.unflushedMessages,
+          paths: this.segments.filter((s) => s.nextOffset > this.recoveryPoint || s === this.activeSegment).map((s) => s.logPath),
+        };
+      });
+    } catch (e) {
+      return Promise.reject(e as Error);
+    }
+    const { end, truncations, messages, paths } = start;
+    return Promise.all(paths.map((p) => this.fs.syncFileAsync(p))).then(
+      () => {
+        if (this.closed || this.truncations !== truncations) return;
+        this.recoveryPoint = Math.max(this.recoveryPoint, end);
+        this.unflushedMessages = Math.max(0, this.unflushedMessages - messages);
+        this.lastFlushMs = this.clock.nowMs();
+      },
+      (e: unknown) => {
+        if (this.closed || ioErrorCode(e) === 'ENOENT') return;
+        if (!ioErrorCode(e)) throw e;
+        this.offlineCause ??= e as Error;
+        this.onOffline(e as Error);
+        throw new StorageError('KAFKA_STORAGE_ERROR', `I/O error in log ${this.name}: ${(e as Error).message}`, { cause: e });
+      },
+    );
   }
 
   /** flush.ms: called periodically. */
@@ -531,6 +575,7 @@ export class PartitionLog {
   }
 
   private afterTruncation(): void {
+    this.truncations++;
     const leo = this.logEndOffset;
     this.epochCache.truncateFromEnd(leo);
     this.epochCache.flush();

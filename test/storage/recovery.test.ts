@@ -160,3 +160,47 @@ test('a rolled segment is fsynced off the event loop: the recovery point passes 
   await again.rolledSegmentsFlushed();
   await assert.rejects(again.appendAsLeader(batch(1), 0), (e: unknown) => e instanceof StorageError && e.kind === 'KAFKA_STORAGE_ERROR');
 });
+
+test('flushAsync makes what was appended before the call durable, and moves the recovery point there when it resolves', async () => {
+  const { fs, clock, log } = setup({ segmentBytes: 400 });
+  while (log.segments.length < 3) await log.appendAsLeader(batch(3), 0);
+  await log.appendAsLeader(batch(2), 0);
+  const end = log.logEndOffset;
+  const flushed = log.flushAsync();
+  // Appended after the call: a power cut may lose it.
+  await log.appendAsLeader(batch(4), 0);
+  assert.equal(log.recoveryPoint, 0, 'nothing is claimed durable before the fsync finishes');
+  await flushed;
+  assert.equal(log.recoveryPoint, end);
+  fs.crash();
+  const again = openLog(fs, clock, { segmentBytes: 400 }, { recoveryPoint: end });
+  assert.equal(again.logEndOffset, end, 'exactly what was there at the call survived the cut');
+  assert.deepEqual(dump(again).map(([o]) => o), Array.from({ length: end }, (_, i) => i));
+  assert.equal(again.recovery.segmentsScanned, 1, 'only the segment holding the recovery point is re-validated');
+});
+
+test('flushAsync does not move the recovery point past a truncation made while it ran', async () => {
+  const { log } = setup({ segmentBytes: 400 });
+  for (let i = 0; i < 6; i++) await log.appendAsLeader(batch(3), 0);
+  await log.flushAsync();
+  const flushedTo = log.logEndOffset;
+  for (let i = 0; i < 6; i++) await log.appendAsLeader(batch(3), 0);
+  const flushed = log.flushAsync();
+  log.truncateTo(flushedTo - 3);
+  // The log grows past the offset the flush captured, with bytes that flush never saw.
+  for (let i = 0; i < 6; i++) await log.appendAsLeader(batch(3), 0);
+  await flushed;
+  assert.equal(log.recoveryPoint, flushedTo - 3, 'the recovery point stays where the truncation left it');
+  await log.flushAsync();
+  assert.equal(log.recoveryPoint, log.logEndOffset);
+});
+
+test('a failed flushAsync takes the log offline', async () => {
+  const { fs, log } = setup();
+  await log.appendAsLeader(batch(3), 0);
+  fs.inject({ op: 'sync', code: 'EIO', path: /\.log$/ });
+  await assert.rejects(log.flushAsync(), (e: unknown) => e instanceof StorageError && e.kind === 'KAFKA_STORAGE_ERROR');
+  assert.equal(log.recoveryPoint, 0);
+  await assert.rejects(log.appendAsLeader(batch(1), 0), (e: unknown) => e instanceof StorageError && e.kind === 'KAFKA_STORAGE_ERROR');
+  await assert.rejects(log.flushAsync(), (e: unknown) => e instanceof StorageError && e.kind === 'KAFKA_STORAGE_ERROR');
+});
