@@ -3,10 +3,10 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, rmSync, appendFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { MemoryLogStore, StorageLogStore, TRUNCATION_REPAIR_FILE, raftWire, snapshotFileName, type Entry, type LoadedLog, type LogOp } from '../../src/raft/index.js';
+import { MemoryLogStore, RECOVERY_POINT_FILE, StorageLogStore, TRUNCATION_REPAIR_FILE, raftWire, snapshotFileName, type Entry, type LoadedLog, type LogOp } from '../../src/raft/index.js';
 import { MemoryFileSystem } from '../../src/storage/index.js';
 import { iterateBatches } from '../../src/records/index.js';
-import { Prng } from '../../src/util/index.js';
+import { ManualClock, Prng } from '../../src/util/index.js';
 import { enc, entries } from './helpers.js';
 
 function tempDir(): string { return mkdtempSync(join(tmpdir(), 'raft-storage-store-')); }
@@ -184,4 +184,85 @@ test('a truncation inside a batch keeps the entries below the cut, and one a cra
   const reloaded = new StorageLogStore(dir, { fs, config: smallIndexes });
   assert.deepEqual(reloaded.load().entries.map((e) => [e.offset, e.epoch]), [[0, 1], [1, 1], [2, 1], [3, 1], [4, 2]]);
   assert.ok(!fs.exists(join(dir, TRUNCATION_REPAIR_FILE)));
+});
+
+function syncAsync(store: StorageLogStore, order: number[], n: number): Promise<Error | null> {
+  return new Promise((resolve) => store.syncAsync!((err) => { order.push(n); resolve(err); }));
+}
+
+test('syncAsync makes what was applied before the call durable, completing in call order; a failed fsync reaches done', async () => {
+  const fs = new MemoryFileSystem();
+  const dir = '/meta/__cluster_metadata-0';
+  const config = { ...smallIndexes, segmentBytes: 600 };
+  const store = new StorageLogStore(dir, { fs, config });
+  store.load();
+  const order: number[] = [];
+  const waits: Promise<Error | null>[] = [];
+  for (let i = 0; i < 20; i++) {
+    store.apply([{ kind: 'append', entries: entries([1, 1, 1], 3 * i) }]);
+    waits.push(syncAsync(store, order, i));
+  }
+  const last = syncAsync(store, order, 20);
+  // Applied after the last call: a power cut may lose it.
+  store.apply([{ kind: 'append', entries: entries([1, 1], 60) }]);
+  assert.deepEqual(await Promise.all(waits), waits.map(() => null));
+  assert.equal(await last, null);
+  assert.deepEqual(order, Array.from({ length: 21 }, (_, i) => i));
+  assert.ok(store.partitionLog.segments.length > 2, 'the appends crossed segments');
+  fs.crash();
+  const again = new StorageLogStore(dir, { fs, config });
+  assert.deepEqual(again.load().entries.map((e) => e.offset), Array.from({ length: 60 }, (_, i) => i));
+  fs.inject({ op: 'sync', code: 'EIO', path: /\.log$/ });
+  again.apply([{ kind: 'append', entries: entries([2], 60) }]);
+  const err = await syncAsync(again, [], 0);
+  assert.ok(err !== null && /KAFKA_STORAGE_ERROR|I\/O error/.test(`${(err as { kind?: string }).kind} ${err.message}`), String(err));
+});
+
+test('a restart re-validates only the segment holding the saved recovery point; a truncation below it lowers the saved one at once', () => {
+  const fs = new MemoryFileSystem();
+  const dir = '/meta/__cluster_metadata-0';
+  const config = { ...smallIndexes, segmentBytes: 600 };
+  let store = new StorageLogStore(dir, { fs, config });
+  store.load();
+  for (let i = 0; i < 30; i++) store.apply([{ kind: 'append', entries: entries([1, 1, 1], 3 * i) }]);
+  store.sync();
+  const segments = store.partitionLog.segments.length;
+  assert.ok(segments > 3);
+  store.close();
+  const saved = () => fs.readFile(join(dir, RECOVERY_POINT_FILE)).toString('utf8');
+  assert.equal(saved(), '0\n1\n__cluster_metadata 0 90\n');
+  store = new StorageLogStore(dir, { fs, config });
+  assert.equal(store.load().entries.length, 90);
+  assert.equal(store.partitionLog.recovery.segmentsScanned, 1);
+  store.apply([{ kind: 'truncate', offset: 30 }]);
+  assert.equal(saved(), '0\n1\n__cluster_metadata 0 30\n', 'the truncation lowered the saved recovery point');
+  // Appends past the saved point, never synced, and a power cut: recovery must re-validate them.
+  for (let i = 10; i < 30; i++) store.apply([{ kind: 'append', entries: entries([2, 2, 2], 3 * i) }]);
+  fs.crash(new Prng(5));
+  store = new StorageLogStore(dir, { fs, config });
+  const loaded = store.load().entries;
+  assert.ok(loaded.length >= 30);
+  assert.deepEqual(loaded.map((e) => e.offset), Array.from({ length: loaded.length }, (_, i) => i));
+  assert.ok(store.partitionLog.recovery.segmentsScanned < segments, 'recovery started at the saved point, not at 0');
+  store.close();
+});
+
+test('a flush rewrites the saved recovery point at most once per interval, never above what is fsynced', async () => {
+  const fs = new MemoryFileSystem();
+  const dir = '/meta/__cluster_metadata-0';
+  const clock = new ManualClock(0);
+  const store = new StorageLogStore(dir, { fs, config: smallIndexes, clock, recoveryCheckpointIntervalMs: 1000 });
+  store.load();
+  const saved = () => (fs.exists(join(dir, RECOVERY_POINT_FILE)) ? fs.readFile(join(dir, RECOVERY_POINT_FILE)).toString('utf8') : '');
+  store.apply([{ kind: 'append', entries: entries([1, 1]) }]);
+  assert.equal(await syncAsync(store, [], 0), null);
+  assert.equal(saved(), '', 'not before the interval');
+  clock.advance(1000);
+  store.apply([{ kind: 'append', entries: entries([1], 2) }]);
+  const p = syncAsync(store, [], 1);
+  store.apply([{ kind: 'append', entries: entries([1], 3) }]);
+  assert.equal(await p, null);
+  assert.equal(saved(), '0\n1\n__cluster_metadata 0 3\n', 'the end at the call, not the end now');
+  store.close();
+  assert.equal(saved(), '0\n1\n__cluster_metadata 0 4\n');
 });

@@ -11,8 +11,17 @@
 // it. The snapshot file is made durable before the log below it is deleted, so a crash in between
 // leaves the snapshot with the old entries above it, which is what a snapshot without `replaceLog`
 // leaves; entries older than the snapshot's epoch are then dropped, as they cannot follow it.
+//
+// The recovery point (below it every byte is fsynced) is kept in `raft-recovery-point-checkpoint`,
+// in Kafka's offset checkpoint format, written at close and at most every
+// `recoveryCheckpointIntervalMs` after a flush, so a restart re-validates only the segment holding
+// it. It is never written above what is fsynced, and it is rewritten at once when a truncation
+// lowers the recovery point below it (Kafka's LogManager.truncateTo does the same): a stale value
+// is safe, a high one would let recovery trust unsynced bytes.
 import * as nodePath from 'node:path';
-import { FileCache, NodeFileSystem, PartitionLog, logConfig, type FileSystem, type LogConfig } from '../../storage/index.js';
+import {
+  FileCache, NodeFileSystem, PartitionLog, StorageError, logConfig, readOffsetCheckpoint, writeOffsetCheckpoint, type FileSystem, type LogConfig,
+} from '../../storage/index.js';
 import { iterateBatches } from '../../records/index.js';
 import { systemClock, type Clock } from '../../util/index.js';
 import type { Entry, LogOp, Snapshot } from '../core/types.js';
@@ -24,6 +33,10 @@ export const METADATA_LOG_DIR_NAME = '__cluster_metadata-0';
 export const SNAPSHOT_FILE_SUFFIX = '.checkpoint';
 /** The entries a truncation in the middle of a batch keeps, while it rewrites them (see truncate). */
 export const TRUNCATION_REPAIR_FILE = 'raft-truncation-repair';
+/** The log's recovery point, as one line of a Kafka offset checkpoint. */
+export const RECOVERY_POINT_FILE = 'raft-recovery-point-checkpoint';
+const CHECKPOINT_TOPIC = '__cluster_metadata';
+const CHECKPOINT_KEY = `${CHECKPOINT_TOPIC}-0`;
 const SNAPSHOT_NAME = /^(\d{20})-(\d{10})\.checkpoint$/;
 const READ_CHUNK_BYTES = 1 << 20;
 
@@ -37,6 +50,8 @@ export interface StorageLogStoreOptions {
   readonly clock?: Clock;
   /** Over Kafka's defaults; segment deletes are never delayed (nothing reads a deleted segment). */
   readonly config?: Partial<LogConfig>;
+  /** How often a flush may rewrite the recovery point file (Kafka's log.flush.offset.checkpoint.interval.ms). */
+  readonly recoveryCheckpointIntervalMs?: number;
 }
 
 export class StorageLogStore implements LogStore {
@@ -47,6 +62,12 @@ export class StorageLogStore implements LogStore {
   private log: PartitionLog | undefined;
   /** A segment was created or deleted since the last sync: the directory needs an fsync too. */
   private dirDirty = false;
+  private readonly recoveryCheckpointIntervalMs: number;
+  /** What the recovery point file holds (0 when there is none). */
+  private checkpointedRecoveryPoint = 0;
+  private lastCheckpointMs = 0;
+  /** The last syncAsync's completion: each `done` runs after the previous one. */
+  private syncTail: Promise<void> = Promise.resolve();
 
   /** `dir` is the partition directory itself (for a node, `<metadata.log.dir>/__cluster_metadata-0`). */
   constructor(readonly dir: string, opts: StorageLogStoreOptions = {}) {
@@ -55,6 +76,7 @@ export class StorageLogStore implements LogStore {
     this.clock = opts.clock ?? systemClock;
     // No time or size retention: only snapshots move the log start.
     this.config = logConfig({ fileDeleteDelayMs: 0, retentionMs: -1, retentionBytes: -1, ...opts.config });
+    this.recoveryCheckpointIntervalMs = opts.recoveryCheckpointIntervalMs ?? 60_000;
     this.fs.mkdirs(dir);
   }
 
@@ -63,9 +85,11 @@ export class StorageLogStore implements LogStore {
     this.closeLog();
     const snapshot = this.readLatestSnapshot();
     const start = snapshot?.id.endOffset ?? 0;
+    this.checkpointedRecoveryPoint = this.readRecoveryPoint();
+    this.lastCheckpointMs = this.clock.nowMs();
     const log = PartitionLog.open({
       dir: this.dir, files: this.files, config: this.config, clock: this.clock,
-      recoveryPoint: 0, logStartOffset: start, hadCleanShutdown: false,
+      recoveryPoint: this.checkpointedRecoveryPoint, logStartOffset: start, hadCleanShutdown: false,
     });
     this.log = log;
     this.finishTruncation();
@@ -83,6 +107,7 @@ export class StorageLogStore implements LogStore {
       entries.length = stale;
     }
     this.sync();
+    this.lowerRecoveryCheckpoint();
     return { snapshot, entries };
   }
 
@@ -95,9 +120,11 @@ export class StorageLogStore implements LogStore {
           break;
         case 'truncate':
           this.truncate(op.offset);
+          this.lowerRecoveryCheckpoint();
           break;
         case 'snapshot':
           this.writeSnapshot(op.snapshot, op.replaceLog);
+          this.lowerRecoveryCheckpoint();
           break;
       }
     }
@@ -106,10 +133,34 @@ export class StorageLogStore implements LogStore {
   /** fsyncs the log's segments (and the directory after segments came or went). */
   sync(): void {
     this.open().flush();
-    if (this.dirDirty) {
-      this.fs.syncDir(this.dir);
-      this.dirDirty = false;
+    this.syncDirIfDirty();
+    this.maybeCheckpointRecoveryPoint();
+  }
+
+  /**
+   * The segment files are fsynced off the event loop (PartitionLog.flushAsync); the directory, when
+   * segments came or went, is fsynced at the call (rare: a roll, a truncation, a snapshot). Each
+   * `done` runs after the previous call's, so completions come in call order as the driver expects.
+   */
+  syncAsync(done: (err: Error | null) => void): void {
+    let flushed: Promise<void>;
+    try {
+      const log = this.open();
+      this.syncDirIfDirty();
+      flushed = log.flushAsync();
+    } catch (e) {
+      flushed = Promise.reject(e as Error);
     }
+    const result = flushed.then(() => null, (e: unknown) => (e instanceof Error ? e : new Error(String(e))));
+    this.syncTail = this.syncTail.then(() => result).then((err) => {
+      if (err === null) {
+        try { this.maybeCheckpointRecoveryPoint(); } catch (e) { err = e as Error; }
+      }
+      done(err);
+    }).catch((e: unknown) => {
+      // `done` threw: a bug in the caller; report it as uncaught rather than lose it in the chain.
+      setImmediate(() => { throw e; });
+    });
   }
 
   close(): void {
@@ -126,9 +177,50 @@ export class StorageLogStore implements LogStore {
   }
 
   private closeLog(): void {
-    if (this.log === undefined) return;
-    this.log.close();
+    const log = this.log;
+    if (log === undefined) return;
     this.log = undefined;
+    log.close();
+    // close() fsynced the log up to its end, unless it is offline.
+    if (log.offlineCause === null) this.writeRecoveryPoint(log.recoveryPoint);
+  }
+
+  private syncDirIfDirty(): void {
+    if (!this.dirDirty) return;
+    this.fs.syncDir(this.dir);
+    this.dirDirty = false;
+  }
+
+  private readRecoveryPoint(): number {
+    const path = nodePath.join(this.dir, RECOVERY_POINT_FILE);
+    try {
+      return readOffsetCheckpoint(this.fs, path).get(CHECKPOINT_KEY) ?? 0;
+    } catch (e) {
+      // A malformed file costs only a full re-validation.
+      if (e instanceof StorageError) return 0;
+      throw e;
+    }
+  }
+
+  /** Durable (written atomically); `offset` must be at most what is fsynced. */
+  private writeRecoveryPoint(offset: number): void {
+    writeOffsetCheckpoint(this.fs, nodePath.join(this.dir, RECOVERY_POINT_FILE), [{ topic: CHECKPOINT_TOPIC, partition: 0, offset }]);
+    this.checkpointedRecoveryPoint = offset;
+    this.lastCheckpointMs = this.clock.nowMs();
+  }
+
+  /** After a flush: at most once per interval (the write is two fsyncs on the event loop). */
+  private maybeCheckpointRecoveryPoint(): void {
+    const log = this.log;
+    if (log === undefined || log.recoveryPoint <= this.checkpointedRecoveryPoint) return;
+    if (this.clock.nowMs() - this.lastCheckpointMs < this.recoveryCheckpointIntervalMs) return;
+    this.writeRecoveryPoint(log.recoveryPoint);
+  }
+
+  /** A truncation lowered the recovery point below the file's: the file follows before anything is appended. */
+  private lowerRecoveryCheckpoint(): void {
+    const log = this.log;
+    if (log !== undefined && log.recoveryPoint < this.checkpointedRecoveryPoint) this.writeRecoveryPoint(log.recoveryPoint);
   }
 
   /**
