@@ -18,6 +18,12 @@ export interface FileHandle {
   truncate(length: number): void;
   /** fsync: after it returns, the file's bytes survive a power cut. */
   sync(): void;
+  /**
+   * fsync off the event loop on this descriptor: what was written before the call survives a power
+   * cut once it resolves. One thread-pool round trip (syncFileAsync takes three: open, fsync,
+   * close); close() during it keeps the descriptor until it is done, so it is never reused under it.
+   */
+  syncAsync(): Promise<void>;
   close(): void;
 }
 
@@ -67,9 +73,25 @@ class NodeFileHandle implements FileHandle {
   size(): number { return nodeFs.fstatSync(this.fd).size; }
   truncate(length: number): void { nodeFs.ftruncateSync(this.fd, length); }
   sync(): void { nodeFs.fsyncSync(this.fd); }
+  private syncsInFlight = 0;
+  /** A descriptor close() released while syncs were in flight; closed when the last one ends. */
+  private closeAfterSyncs = -1;
+  syncAsync(): Promise<void> {
+    const fd = this.fd;
+    if (fd < 0) return Promise.reject(Object.assign(new Error(`EBADF: fsync '${this.path}'`), { code: 'EBADF' }));
+    this.syncsInFlight++;
+    return new Promise((resolve, reject) => nodeFs.fsync(fd, (err) => {
+      this.syncsInFlight--;
+      if (this.syncsInFlight === 0 && this.closeAfterSyncs >= 0) {
+        nodeFs.closeSync(this.closeAfterSyncs);
+        this.closeAfterSyncs = -1;
+      }
+      if (err) reject(err); else resolve();
+    }));
+  }
   close(): void {
     if (this.fd < 0) return;
-    nodeFs.closeSync(this.fd);
+    if (this.syncsInFlight > 0) this.closeAfterSyncs = this.fd; else nodeFs.closeSync(this.fd);
     this.fd = -1;
   }
 }

@@ -316,5 +316,9 @@ class MemoryFileHandle implements FileHandle {
   size(): number { this.live(); return this.fs._size(this.path); }
   truncate(length: number): void { this.live(); this.fs._truncate(this.path, length); }
   sync(): void { this.live(); this.fs._sync(this.path); }
+  syncAsync(): Promise<void> {
+    if (this.closed) return Promise.reject(fsError('EBADF', 'fsync', this.path));
+    return this.fs.syncFileAsync(this.path);
+  }
   close(): void { this.closed = true; }
 }

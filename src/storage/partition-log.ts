@@ -12,7 +12,7 @@ import {
   parseControlRecordType,
 } from '../records/index.js';
 import { StorageError, ioErrorCode } from './errors.js';
-import type { FileCache } from './fs.js';
+import type { FileCache, FileHandle } from './fs.js';
 import type { LogConfig } from './config.js';
 import { LeaderEpochCache } from './epoch-cache.js';
 import { ProducerStateManager, type MarkerInfo } from './producer-state.js';
@@ -412,21 +412,21 @@ export class PartitionLog {
    * a segment deleted meanwhile only keeps the recovery point where it is.
    */
   flushAsync(): Promise<void> {
-    let start: { end: number; truncations: number; messages: number; paths: string[] };
+    let start: { end: number; truncations: number; messages: number; handles: FileHandle[] };
     try {
       start = this.guard(() => {
         // Rare (a new epoch) and small; recovery trusts this file for the offsets below the recovery point.
         this.epochCache.flush();
         return {
           end: this.logEndOffset, truncations: this.truncations, messages: this.unflushedMessages,
-          paths: this.segments.filter((s) => s.nextOffset > this.recoveryPoint || s === this.activeSegment).map((s) => s.logPath),
+          handles: this.segments.filter((s) => s.nextOffset > this.recoveryPoint || s === this.activeSegment).map((s) => this.files.get(s.logPath)),
         };
       });
     } catch (e) {
       return Promise.reject(e as Error);
     }
-    const { end, truncations, messages, paths } = start;
-    return Promise.all(paths.map((p) => this.fs.syncFileAsync(p))).then(
+    const { end, truncations, messages, handles } = start;
+    return Promise.all(handles.map((h) => h.syncAsync())).then(
       () => {
         if (this.closed || this.truncations !== truncations) return;
         this.recoveryPoint = Math.max(this.recoveryPoint, end);
