@@ -204,3 +204,22 @@ test('a failed flushAsync takes the log offline', async () => {
   await assert.rejects(log.appendAsLeader(batch(1), 0), (e: unknown) => e instanceof StorageError && e.kind === 'KAFKA_STORAGE_ERROR');
   await assert.rejects(log.flushAsync(), (e: unknown) => e instanceof StorageError && e.kind === 'KAFKA_STORAGE_ERROR');
 });
+
+test('a real descriptor closed while its asynchronous fsync runs is released only when the fsync is done', async () => {
+  const { mkdtempSync, readFileSync, rmSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const { NodeFileSystem } = await import('../../src/storage/index.js');
+  const dir = mkdtempSync(join(tmpdir(), 'logline-sync-async-'));
+  try {
+    const h = new NodeFileSystem().open(join(dir, 'f'), { create: true });
+    h.write(Buffer.from('abc'), 0);
+    const synced = h.syncAsync();
+    h.close();
+    await synced;
+    assert.equal(readFileSync(join(dir, 'f'), 'utf8'), 'abc');
+    await assert.rejects(h.syncAsync(), (e: unknown) => (e as { code?: string }).code === 'EBADF');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
