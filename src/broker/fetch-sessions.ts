@@ -5,7 +5,7 @@
 // session older than the eviction age gives way, and otherwise the client gets a sessionless
 // full fetch (session id 0), which every client handles.
 import { ErrorCode } from '../protocol/index.js';
-import type { Clock } from '../util/index.js';
+import { assert, type Clock } from '../util/index.js';
 
 export const INITIAL_EPOCH = 0;
 export const FINAL_EPOCH = -1;
@@ -52,7 +52,10 @@ export interface FetchContext {
   readonly sessionId: number;
   /** Partitions to read, in the order the response should list them. */
   readonly partitions: SessionPartition[];
-  /** For incremental fetches, keeps only partitions with news and remembers what was sent. */
+  /**
+   * For incremental fetches, keeps only partitions with news and remembers what was sent.
+   * `results[i]` must answer `partitions[i]`.
+   */
   filter<T extends PartitionResultState>(results: T[]): T[];
 }
 
@@ -120,14 +123,22 @@ export class FetchSessionCache {
       context: {
         sessionId: session.id,
         partitions: all,
+        // results[i] answers all[i]: no per-partition key strings or map lookups on this path,
+        // which runs for every partition of the session on every fetch.
         filter(results) {
-          const out = results.filter((r) => {
-            const c = session.partitions.get(key(r.topic, r.partition));
-            const news = !c || r.errorCode !== 0 || r.recordsBytes > 0 || r.highWatermark !== c.sentHighWatermark
+          assert(results.length === all.length, `fetch session filter: ${results.length} results for ${all.length} partitions`);
+          const out: typeof results = [];
+          for (let i = 0; i < results.length; i++) {
+            const r = results[i]!;
+            const c = all[i]!;
+            const news = r.errorCode !== 0 || r.recordsBytes > 0 || r.highWatermark !== c.sentHighWatermark
               || r.lastStableOffset !== c.sentLastStableOffset || r.logStartOffset !== c.sentLogStartOffset;
-            return news;
-          });
-          for (const r of out) remember(session, r);
+            if (!news) continue;
+            c.sentHighWatermark = r.highWatermark;
+            c.sentLastStableOffset = r.lastStableOffset;
+            c.sentLogStartOffset = r.logStartOffset;
+            out.push(r);
+          }
           return out;
         },
       },

@@ -1,6 +1,7 @@
 // A purgatory holds requests that cannot complete yet: a Fetch below min_bytes waiting for data,
 // a Produce with acks=all waiting for the high watermark. Each delayed operation watches keys
-// (topic-partitions); `checkAndComplete(key)` after an append or a high-watermark move re-tries
+// (topic-partitions: the replica manager uses its Partition objects, so waking costs no key string);
+// `checkAndComplete(key)` after an append or a high-watermark move re-tries
 // every operation watching that key. An operation completes exactly once: by `tryComplete`
 // succeeding, or by expiring. Timers come from a `Scheduler` port so tests drive time by hand.
 import { assert } from '../util/index.js';
@@ -27,15 +28,20 @@ export class PurgatoryFullError extends Error {
   override name = 'PurgatoryFullError';
 }
 
-interface Entry {
+interface Entry<K> {
   op: DelayedOperation;
-  keys: string[];
+  keys: readonly K[];
   completed: boolean;
   timer: { cancel(): void } | null;
 }
 
-export class Purgatory {
-  private readonly watchers = new Map<string, Set<Entry>>();
+export class Purgatory<K = string> {
+  /**
+   * Operations by watched key. A key's set stays when it empties (a partition is watched again
+   * by the next fetch; creating and dropping a set per parked fetch was measurable), so the map
+   * holds at most one set per key ever watched: the keys are the broker's partitions.
+   */
+  private readonly watchers = new Map<K, Set<Entry<K>>>();
   private size = 0;
 
   constructor(readonly name: string, private readonly scheduler: Scheduler, readonly operationsMax: number) {}
@@ -47,10 +53,10 @@ export class Purgatory {
    * Completes `op` now if it can; otherwise watches `keys` until it completes or `timeoutMs`
    * passes. Returns whether it completed immediately. Throws PurgatoryFullError at the limit.
    */
-  tryCompleteElseWatch(op: DelayedOperation, keys: string[], timeoutMs: number): boolean {
+  tryCompleteElseWatch(op: DelayedOperation, keys: readonly K[], timeoutMs: number): boolean {
     if (op.tryComplete()) return true;
     if (this.size >= this.operationsMax) throw new PurgatoryFullError(`${this.name} purgatory holds ${this.size} operations`);
-    const entry: Entry = { op, keys, completed: false, timer: null };
+    const entry: Entry<K> = { op, keys, completed: false, timer: null };
     for (const k of keys) {
       let set = this.watchers.get(k);
       if (!set) this.watchers.set(k, (set = new Set()));
@@ -66,9 +72,9 @@ export class Purgatory {
   }
 
   /** Re-tries the operations watching `key`; returns how many completed. */
-  checkAndComplete(key: string): number {
+  checkAndComplete(key: K): number {
     const set = this.watchers.get(key);
-    if (!set) return 0;
+    if (!set || set.size === 0) return 0;
     let completed = 0;
     for (const entry of [...set]) {
       if (entry.completed) continue;
@@ -82,7 +88,7 @@ export class Purgatory {
 
   /** Expires everything now (shutdown). */
   expireAll(): void {
-    const all = new Set<Entry>();
+    const all = new Set<Entry<K>>();
     for (const set of this.watchers.values()) for (const e of set) all.add(e);
     for (const e of all) {
       if (e.completed) continue;
@@ -97,13 +103,18 @@ export class Purgatory {
    * alive for its max_wait_ms and then read from logs that are closed. Returns how many were dropped.
    */
   dropAll(): number {
-    const all = new Set<Entry>();
+    const all = new Set<Entry<K>>();
     for (const set of this.watchers.values()) for (const e of set) all.add(e);
     for (const e of all) this.finish(e);
     return all.size;
   }
 
-  private finish(entry: Entry): void {
+  /** Forgets a key no operation watches any more (a partition that left this broker). */
+  forgetKey(key: K): void {
+    if (this.watchers.get(key)?.size === 0) this.watchers.delete(key);
+  }
+
+  private finish(entry: Entry<K>): void {
     assert(!entry.completed, 'delayed operation finished twice');
     entry.completed = true;
     entry.timer?.cancel();
@@ -112,7 +123,6 @@ export class Purgatory {
       const set = this.watchers.get(k);
       if (!set) continue;
       set.delete(entry);
-      if (set.size === 0) this.watchers.delete(k);
     }
   }
 }

@@ -70,8 +70,8 @@ const fetchError = (code: number, p?: Partition): FetchResultOut => ({
 
 export class ReplicaManager {
   private readonly partitions = new Map<string, Partition>();
-  readonly fetchPurgatory: Purgatory;
-  readonly producePurgatory: Purgatory;
+  readonly fetchPurgatory: Purgatory<Partition>;
+  readonly producePurgatory: Purgatory<Partition>;
 
   constructor(readonly brokerId: number, readonly clock: Clock, scheduler: Scheduler, limits: ReplicaManagerLimits) {
     this.fetchPurgatory = new Purgatory('fetch', scheduler, limits.fetchPurgatoryOperationsMax);
@@ -84,6 +84,11 @@ export class ReplicaManager {
   removePartition(topic: string, index: number): Partition | undefined {
     const p = this.partitions.get(key(topic, index));
     this.partitions.delete(key(topic, index));
+    if (p) {
+      // Whatever still waits on it expires at its timeout; the purgatories stop keeping its key.
+      this.fetchPurgatory.forgetKey(p);
+      this.producePurgatory.forgetKey(p);
+    }
     return p;
   }
 
@@ -156,7 +161,7 @@ export class ReplicaManager {
         onExpiration: () => resolve(produceError(ErrorCode.REQUEST_TIMED_OUT)),
       };
       try {
-        this.producePurgatory.tryCompleteElseWatch(op, [key(p.topic, p.index)], timeoutMs);
+        this.producePurgatory.tryCompleteElseWatch(op, [p], timeoutMs);
       } catch (err) {
         if (!(err instanceof PurgatoryFullError)) throw err;
         resolve(produceError(ErrorCode.REQUEST_TIMED_OUT, err.message));
@@ -166,23 +171,26 @@ export class ReplicaManager {
 
   /** The high watermark moved: wake acks=all producers and fetchers of this partition. */
   onHighWatermark(p: Partition): void {
-    this.producePurgatory.checkAndComplete(key(p.topic, p.index));
-    this.fetchPurgatory.checkAndComplete(key(p.topic, p.index));
+    this.producePurgatory.checkAndComplete(p);
+    this.fetchPurgatory.checkAndComplete(p);
   }
 
   async fetch(params: { maxWaitMs: number; minBytes: number; maxBytes: number; isolationLevel: number; partitions: FetchPartitionIn[] }): Promise<FetchResultOut[]> {
     const first = await this.readAll(params);
-    const bytes = first.reduce((n, r) => n + (r.records?.length ?? 0), 0);
-    const anyError = first.some((r) => r.errorCode !== 0);
-    if (params.maxWaitMs <= 0 || bytes >= params.minBytes || anyError || params.partitions.length === 0) return first;
+    let bytes = 0;
+    for (const r of first) {
+      if (r.errorCode !== 0) return first;
+      bytes += r.records?.length ?? 0;
+    }
+    if (params.maxWaitMs <= 0 || bytes >= params.minBytes || params.partitions.length === 0) return first;
     // Not enough yet: wait until what was there plus the bytes appended since make up min_bytes.
-    const keys = params.partitions.map((p) => key(p.topic, p.partition));
-    const watched = params.partitions.map((p) => this.partitions.get(key(p.topic, p.partition)));
-    const startBytes = watched.map((p) => p?.bytesAppended ?? 0);
+    // No error above means every partition is led here.
+    const watched = params.partitions.map((fp) => this.partitions.get(key(fp.topic, fp.partition))!);
+    const startBytes = watched.map((p) => p.bytesAppended);
     // read_committed can only read below the LSO: appends to an open transaction do not count
     // until the LSO moves (else every such append would wake the fetch just to answer nothing).
     const committedOnly = params.isolationLevel === 1;
-    const startLso = watched.map((p) => p?.lastStableOffset ?? 0);
+    const startLso = committedOnly ? watched.map((p) => p.lastStableOffset) : [];
     return new Promise((resolve, reject) => {
       let settled = false;
       const finish = () => {
@@ -193,7 +201,10 @@ export class ReplicaManager {
       const op = {
         tryComplete: () => {
           let available = bytes;
-          watched.forEach((p, i) => { if (p && (!committedOnly || p.lastStableOffset > startLso[i]!)) available += p.bytesAppended - startBytes[i]!; });
+          for (let i = 0; i < watched.length; i++) {
+            const p = watched[i]!;
+            if (!committedOnly || p.lastStableOffset > startLso[i]!) available += p.bytesAppended - startBytes[i]!;
+          }
           if (available < params.minBytes) return false;
           finish();
           return true;
@@ -201,7 +212,7 @@ export class ReplicaManager {
         onExpiration: finish,
       };
       try {
-        this.fetchPurgatory.tryCompleteElseWatch(op, keys, params.maxWaitMs);
+        this.fetchPurgatory.tryCompleteElseWatch(op, watched, params.maxWaitMs);
       } catch (err) {
         if (!(err instanceof PurgatoryFullError)) { reject(err); return; }
         finish();
@@ -211,16 +222,35 @@ export class ReplicaManager {
 
   private async readAll(params: { maxBytes: number; isolationLevel: number; partitions: FetchPartitionIn[] }): Promise<FetchResultOut[]> {
     let budget = params.maxBytes;
-    const results: FetchResultOut[] = [];
-    for (const fp of params.partitions) {
-      const r = await this.readOne(fp, budget, results.every((x) => !x.records || x.records.length === 0), params.isolationLevel);
-      budget -= r.records?.length ?? 0;
-      results.push(r);
+    let anyData = false;
+    const results: FetchResultOut[] = new Array(params.partitions.length);
+    for (let i = 0; i < params.partitions.length; i++) {
+      const fp = params.partitions[i]!;
+      // Most partitions of a long-lived fetch session have nothing new: answer those without a
+      // promise, so an idle partition costs a few comparisons.
+      const checked = this.checkFetch(fp);
+      let r: FetchResultOut;
+      if (checked instanceof Partition) {
+        const upTo = params.isolationLevel === 1 ? checked.lastStableOffset : checked.highWatermark;
+        // KIP-74: the first partition with data returns at least one whole batch, even past max_bytes.
+        const maxBytes = Math.min(fp.partitionMaxBytes, Math.max(0, budget));
+        const offset = Number(fp.fetchOffset);
+        const wanted = offset < upTo && (maxBytes > 0 || !anyData);
+        r = wanted ? await this.readOne(checked, offset, !anyData ? Math.max(1, maxBytes) : maxBytes, upTo, params.isolationLevel) : this.fetchAnswer(checked, null, params.isolationLevel);
+      } else {
+        r = checked;
+      }
+      if (r.records && r.records.length > 0) {
+        budget -= r.records.length;
+        anyData = true;
+      }
+      results[i] = r;
     }
     return results;
   }
 
-  private async readOne(fp: FetchPartitionIn, budget: number, firstWithData: boolean, isolationLevel: number): Promise<FetchResultOut> {
+  /** The partition to read, or the error answer: unknown, not the leader, a stale epoch, an offset out of range. */
+  private checkFetch(fp: FetchPartitionIn): Partition | FetchResultOut {
     const p = this.leaderPartition(fp.topic, fp.partition);
     if (typeof p === 'number') return fetchError(p);
     if (fp.currentLeaderEpoch >= 0 && fp.currentLeaderEpoch !== p.leaderEpoch) {
@@ -228,19 +258,21 @@ export class ReplicaManager {
     }
     const offset = Number(fp.fetchOffset);
     if (offset < p.log.logStartOffset || offset > p.log.logEndOffset) return fetchError(ErrorCode.OFFSET_OUT_OF_RANGE, p);
-    // read_committed stops at the last stable offset: nothing of an open transaction is returned.
-    const upTo = isolationLevel === 1 ? p.lastStableOffset : p.highWatermark;
-    // KIP-74: the first partition with data returns at least one whole batch, even past max_bytes.
-    const maxBytes = Math.min(fp.partitionMaxBytes, Math.max(0, budget));
+    return p;
+  }
+
+  private async readOne(p: Partition, offset: number, maxBytes: number, upTo: number, isolationLevel: number): Promise<FetchResultOut> {
     let records: Buffer | null = null;
-    if (offset < upTo && (maxBytes > 0 || firstWithData)) {
-      try {
-        const read = await p.log.read(offset, firstWithData ? Math.max(1, maxBytes) : maxBytes, upTo);
-        records = read.length > 0 ? read : null;
-      } catch (err) {
-        return fetchError(errorCodeOf(err).code, p);
-      }
+    try {
+      const read = await p.log.read(offset, maxBytes, upTo);
+      records = read.length > 0 ? read : null;
+    } catch (err) {
+      return fetchError(errorCodeOf(err).code, p);
     }
+    return this.fetchAnswer(p, records, isolationLevel, offset);
+  }
+
+  private fetchAnswer(p: Partition, records: Buffer | null, isolationLevel: number, offset = 0): FetchResultOut {
     // The aborted transactions overlapping what is returned, so the client can drop their records.
     let abortedTransactions: FetchResultOut['abortedTransactions'] = null;
     if (isolationLevel === 1) {

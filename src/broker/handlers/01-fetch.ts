@@ -9,7 +9,7 @@
 import { ErrorCode, ZERO_UUID, type FetchRequest } from '../../protocol/index.js';
 import type { HandlerSpec } from '../context.js';
 import type { FetchSessionCache, SessionPartition } from '../fetch-sessions.js';
-import { fetchFailure, type FetchParams, type MetadataView, type PartitionFetchResult } from '../services.js';
+import { fetchFailure, type FetchParams, type FetchPartitionParams, type MetadataView, type PartitionFetchResult } from '../services.js';
 
 export interface FetchServices {
   metadata(): MetadataView;
@@ -20,6 +20,28 @@ export interface FetchServices {
 const TOPIC_IDS_MIN_VERSION = 13;
 const EMPTY_RECORDS = Buffer.alloc(0);
 const SESSIONS_MIN_VERSION = 7;
+
+/** One partition's answer with what the fetch session compares against what it sent last. */
+interface Answered {
+  topic: string; partition: number; errorCode: number; highWatermark: bigint; lastStableOffset: bigint; logStartOffset: bigint;
+  recordsBytes: number; result: PartitionFetchResult;
+}
+
+/** Each partition's topic name (by id from v13), looked up once per run of the same topic. */
+function topicNames(partitions: readonly SessionPartition[], byId: boolean, view: MetadataView): (string | undefined)[] {
+  const names: (string | undefined)[] = new Array(partitions.length);
+  let lastKey: string | null = null;
+  let lastName: string | undefined;
+  for (let i = 0; i < partitions.length; i++) {
+    const k = partitions[i]!.topic;
+    if (k !== lastKey) {
+      lastKey = k;
+      lastName = byId ? view.topicById(k)?.name : k;
+    }
+    names[i] = lastName;
+  }
+  return names;
+}
 
 export const fetchHandler: HandlerSpec<FetchServices> = {
   apiKey: 1,
@@ -46,35 +68,52 @@ export const fetchHandler: HandlerSpec<FetchServices> = {
     if (outcome.context === null) {
       return { throttleTimeMs: 0, errorCode: outcome.errorCode, sessionId: 0, responses: [] };
     }
+    // Everything below runs for every partition of the session on every fetch (an incremental
+    // fetch of 100 idle partitions included), so it builds one object per partition and no more.
     const partitions = outcome.context.partitions;
-    const names = partitions.map((p) => (byId ? view.topicById(p.topic)?.name : p.topic));
-    const readable = partitions.map((p, i) => ({ ...p, topic: names[i]! })).filter((p, i) => names[i] !== undefined);
+    const names = topicNames(partitions, byId, view);
+    const readable: FetchPartitionParams[] = [];
+    for (let i = 0; i < partitions.length; i++) {
+      const name = names[i];
+      if (name === undefined) continue;
+      const p = partitions[i]!;
+      readable.push({
+        topic: name, partition: p.partition, fetchOffset: p.fetchOffset, partitionMaxBytes: p.partitionMaxBytes,
+        currentLeaderEpoch: p.currentLeaderEpoch, lastFetchedEpoch: p.lastFetchedEpoch, logStartOffset: p.logStartOffset,
+      });
+    }
     const params: FetchParams = {
       replicaId: ctx.apiVersion >= 15 ? request.replicaState.replicaId : request.replicaId,
       maxWaitMs: request.maxWaitMs, minBytes: request.minBytes, maxBytes: request.maxBytes,
       isolationLevel: request.isolationLevel, partitions: readable,
     };
     const read = readable.length > 0 ? await s.fetchPartitions(params) : [];
+    const unknown = fetchFailure(byId ? ErrorCode.UNKNOWN_TOPIC_ID : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+    const results: Answered[] = [];
     let next = 0;
-    const results = partitions.map((p, i) => {
-      const r = names[i] === undefined ? fetchFailure(byId ? ErrorCode.UNKNOWN_TOPIC_ID : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION) : read[next++]!;
-      return { ...r, topic: p.topic, partition: p.partition, recordsBytes: r.records?.length ?? 0 };
-    });
+    for (let i = 0; i < partitions.length; i++) {
+      const p = partitions[i]!;
+      const r = names[i] === undefined ? unknown : read[next++]!;
+      results.push({
+        topic: p.topic, partition: p.partition, errorCode: r.errorCode, highWatermark: r.highWatermark,
+        lastStableOffset: r.lastStableOffset, logStartOffset: r.logStartOffset, recordsBytes: r.records?.length ?? 0, result: r,
+      });
+    }
     const answered = outcome.context.filter(results);
     // Group by topic, keeping the order in which topics first appear.
-    const topics = new Map<string, typeof answered>();
-    for (const r of answered) {
-      const list = topics.get(r.topic);
-      if (list) list.push(r);
-      else topics.set(r.topic, [r]);
+    const topics = new Map<string, Answered[]>();
+    for (const a of answered) {
+      const list = topics.get(a.topic);
+      if (list) list.push(a);
+      else topics.set(a.topic, [a]);
     }
     return {
       throttleTimeMs: 0, errorCode: 0, sessionId: outcome.context.sessionId,
       responses: [...topics.entries()].map(([topic, list]) => ({
         topic: byId ? '' : topic,
         topicId: byId ? topic : ZERO_UUID,
-        partitions: list.map((r) => ({
-          partitionIndex: r.partition, errorCode: r.errorCode, highWatermark: r.highWatermark, lastStableOffset: r.lastStableOffset,
+        partitions: list.map(({ partition, result: r }) => ({
+          partitionIndex: partition, errorCode: r.errorCode, highWatermark: r.highWatermark, lastStableOffset: r.lastStableOffset,
           logStartOffset: r.logStartOffset, abortedTransactions: r.abortedTransactions, preferredReadReplica: r.preferredReadReplica,
           // Always bytes, never null: Kafka sends an empty record set, and librdkafka rejects a -1 size.
           records: r.records ?? EMPTY_RECORDS, ...(r.divergingEpoch ? { divergingEpoch: r.divergingEpoch } : {}),
