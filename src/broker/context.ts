@@ -22,4 +22,9 @@ export interface HandlerSpec<S = any> {
   readonly minVersion: number;
   readonly maxVersion: number;
   handle(request: any, ctx: RequestContext<S>): HandlerResult | Promise<HandlerResult>;
+  /**
+   * Once `handle` has resolved, nothing refers to the request's bytes any more (produce: the
+   * records are in the log), so the network layer may reuse the frame's buffer.
+   */
+  readonly requestBytesDoneOnResolve?: boolean;
 }

@@ -3,9 +3,15 @@
 // their responses are written strictly in request order. A connection stops being read while it
 // has too many requests in flight or too many response bytes queued (a slow reader), so one
 // client can never stall the others or grow the broker's memory without bound.
-import { createServer, type Server, type Socket } from 'node:net';
+//
+// Reads land straight in request buffers: each connection's socket reads into the unfilled rest of
+// the frame being received (net's `onread`), not into a fresh 64 KiB chunk per read that is then
+// copied, and frame buffers come from a broker-wide pool that produce requests hand back once
+// their records are in the log. At 600 MB/s of produce that is the difference between ten
+// mark-compact GCs a second (V8 counts every fresh backing store as external memory) and none.
+import { createServer, Socket, type Server } from 'node:net';
 import { FrameSplitter, ProtocolError, decodeRequestHeader, encodeResponseFrame } from '../protocol/index.js';
-import { limits, type Clock } from '../util/index.js';
+import { BufferPool, limits, type Clock } from '../util/index.js';
 import type { RequestContext } from './context.js';
 import type { Router } from './router.js';
 
@@ -51,6 +57,11 @@ export class NetworkServer<S> {
   private nextConnectionId = 0;
   readonly stats: NetworkStats = { connectionsOpen: 0, connectionsAccepted: 0, connectionsRejected: 0, requestsHandled: 0, handlerErrors: 0, protocolErrors: 0 };
   bound: (ListenerSpec & { port: number })[] = [];
+  /** Request frame buffers; classes from Node's own slab threshold to the preallocation limit. */
+  readonly framePool = new BufferPool({
+    classBytesMin: 4096, classBytesMax: limits.requestPreallocateBytesMax, pooledBytesMax: limits.framePoolBytesMax,
+    poison: process.env['LOGLINE_DEBUG_POISON_FRAMES'] === '1',
+  });
 
   constructor(
     readonly router: Router<S>,
@@ -62,7 +73,8 @@ export class NetworkServer<S> {
 
   async listen(listeners: ListenerSpec[]): Promise<void> {
     for (const l of listeners) {
-      const server = createServer({ noDelay: true }, (socket) => this.accept(socket, l));
+      // Paused so that no byte is read before the connection takes the socket over (adoptSocket).
+      const server = createServer({ noDelay: true, pauseOnConnect: true }, (socket) => this.accept(socket, l));
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject);
         server.listen({ host: l.host, port: l.port }, () => { server.off('error', reject); resolve(); });
@@ -87,7 +99,7 @@ export class NetworkServer<S> {
     this.stats.connectionsOpen++;
     const conn = new Connection(this, socket, listener, `${listener.name}-${ip}:${socket.remotePort}-${this.nextConnectionId++}`);
     this.connections.add(conn);
-    socket.once('close', () => {
+    conn.socket.once('close', () => {
       this.connections.delete(conn);
       this.stats.connectionsOpen--;
       const n = (this.perIp.get(ip) ?? 1) - 1;
@@ -110,7 +122,23 @@ export class NetworkServer<S> {
   }
 }
 
+/**
+ * The accepted socket's handle in a new Socket that reads into buffers we choose. net.Server has
+ * no `onread` option (net.connect has), so the handle of the paused socket is moved over; the old
+ * object is destroyed without its handle, which also settles the server's connection count.
+ * Falls back to the socket as it is (with 'data' events) where the handle is not reachable.
+ */
+function adoptSocket(accepted: Socket, onread: { buffer: () => Buffer; callback: (n: number) => boolean }): { socket: Socket; onread: boolean } {
+  const raw = accepted as unknown as { _handle?: object | null };
+  if (!raw._handle) return { socket: accepted, onread: false };
+  const socket = new Socket({ handle: raw._handle, onread, allowHalfOpen: false } as ConstructorParameters<typeof Socket>[0]);
+  raw._handle = null;
+  accepted.destroy();
+  return { socket, onread: true };
+}
+
 class Connection<S> {
+  readonly socket: Socket;
   private readonly splitter: FrameSplitter;
   private readonly queue: Slot[] = [];
   /** Frames read but not yet dispatched because the connection is at its in-flight limit. */
@@ -119,16 +147,26 @@ class Connection<S> {
   private closed = false;
   private corked = false;
 
+  private readonly remoteAddress: string;
+
   constructor(
     private readonly server: NetworkServer<S>,
-    private readonly socket: Socket,
+    accepted: Socket,
     private readonly listener: ListenerSpec,
     private readonly id: string,
   ) {
-    this.splitter = new FrameSplitter(server.limitsConfig.requestBytesMax, Math.min(server.limitsConfig.requestBytesMax, limits.requestPreallocateBytesMax));
+    const pool = server.framePool;
+    this.splitter = new FrameSplitter(server.limitsConfig.requestBytesMax, Math.min(server.limitsConfig.requestBytesMax, limits.requestPreallocateBytesMax), (n) => pool.allocate(n));
+    this.remoteAddress = accepted.remoteAddress ?? 'unknown';
+    const adopted = adoptSocket(accepted, { buffer: () => this.splitter.readBuffer(), callback: (n) => this.onRead(n) });
+    const socket = this.socket = adopted.socket;
+    socket.setNoDelay(true);
     socket.setTimeout(server.limitsConfig.idleMs);
     socket.on('timeout', () => { if (this.queue.length === 0) this.destroy(); });
-    socket.on('data', (chunk) => this.onData(chunk));
+    if (!adopted.onread) {
+      socket.on('data', (chunk) => this.onData(chunk));
+      socket.resume();
+    }
     socket.on('drain', () => this.maybeResume());
     socket.on('error', () => this.destroy());
     socket.on('close', () => { this.closed = true; });
@@ -150,6 +188,25 @@ class Connection<S> {
       this.destroy();
       return;
     }
+    this.accept(frames);
+  }
+
+  /** `n` bytes were read into the splitter's read buffer. Returns false to stop reading. */
+  private onRead(n: number): boolean {
+    if (this.closed) return false;
+    let frames: Buffer[];
+    try {
+      frames = this.splitter.pushRead(n);
+    } catch (err) {
+      this.server.stats.protocolErrors++;
+      this.destroy();
+      return false;
+    }
+    this.accept(frames);
+    return true;
+  }
+
+  private accept(frames: Buffer[]): void {
     for (const frame of frames) this.waiting.push(frame);
     this.dispatchWaiting();
     this.maybePause();
@@ -175,7 +232,7 @@ class Connection<S> {
     this.queue.push(slot);
     const ctx: RequestContext<S> = {
       header, apiVersion: header.requestApiVersion, connectionId: this.id,
-      clientAddress: this.socket.remoteAddress ?? 'unknown', listenerName: this.listener.name,
+      clientAddress: this.remoteAddress, listenerName: this.listener.name,
       securityProtocol: this.listener.securityProtocol, principal: 'User:ANONYMOUS',
       nowMs: this.server.clock.nowMs(), services: this.server.services,
     };
@@ -190,6 +247,7 @@ class Connection<S> {
       if (outcome.kind === 'response') {
         slot.chunks = encodeResponseFrame(outcome.apiKey, outcome.version, header.correlationId, outcome.body);
       }
+      if (outcome.frameDone) this.server.framePool.release(frame);
       slot.done = true;
       this.flush();
     }, (err: unknown) => {

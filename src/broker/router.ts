@@ -4,9 +4,10 @@ import { apiInfo, decodeMessage, Reader, ProtocolError, ErrorCode, ApiKey, type 
 import { assert } from '../util/index.js';
 import type { HandlerSpec, RequestContext } from './context.js';
 
+/** `frameDone`: nothing refers to the request frame any more; its buffer may be reused. */
 export type RouteOutcome =
-  | { kind: 'response'; apiKey: number; version: number; body: object }
-  | { kind: 'none' }
+  | { kind: 'response'; apiKey: number; version: number; body: object; frameDone?: boolean }
+  | { kind: 'none'; frameDone?: boolean }
   | { kind: 'close'; reason: string };
 
 /** Observe, delay or answer requests of one API key (fault tests with real clients). */
@@ -67,7 +68,9 @@ export class Router<S = unknown> {
       if (answer !== undefined) return answer === null ? { kind: 'none' } : { kind: 'response', apiKey, version, body: answer };
     }
     const body = await handler.handle(request, ctx);
-    return body === null ? { kind: 'none' } : { kind: 'response', apiKey, version, body };
+    // An interceptor may have kept the request, so only an unintercepted one gives its frame back.
+    const frameDone = handler.requestBytesDoneOnResolve === true && interceptor === undefined;
+    return body === null ? { kind: 'none', frameDone } : { kind: 'response', apiKey, version, body, frameDone };
   }
 }
 

@@ -1,6 +1,6 @@
 // `startServer(options)`: a broker as a library. The project's own tests start brokers this way on
 // port 0; `logline server` is a thin CLI over it.
-import { systemClock, type Clock } from '../util/index.js';
+import { systemClock, type BufferPoolStats, type Clock } from '../util/index.js';
 import { NetworkServer, type ListenerSpec, type Logger, type NetworkLimits, type NetworkStats } from './network.js';
 import { Router } from './router.js';
 import { apiVersionsHandler } from './handlers/18-api-versions.js';
@@ -39,6 +39,8 @@ export interface ServerHandle {
   readonly router: Router<any>;
   readonly broker: Broker | null;
   readonly stats: NetworkStats;
+  /** The request frame pool's counters (reuse is what keeps a steady produce load free of GC). */
+  readonly framePool: BufferPoolStats;
   close(): Promise<void>;
 }
 
@@ -148,6 +150,7 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerHa
     router,
     broker,
     stats: network.stats,
+    framePool: network.framePool.stats,
     // Stop accepting and answer what is in flight, then flush the logs and mark a clean shutdown.
     close: async () => {
       await network.close();

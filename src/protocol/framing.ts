@@ -35,7 +35,15 @@ export class FrameSplitter {
   private lastReadDirect = false;
   private failed = false;
 
-  constructor(private readonly frameBytesMax: number, private readonly preallocateBytesMax = frameBytesMax) {}
+  /**
+   * `allocate` gives the buffer of a frame that spans reads (a server passes its frame pool, so
+   * the buffers of finished requests are reused rather than left for the GC).
+   */
+  constructor(
+    private readonly frameBytesMax: number,
+    private readonly preallocateBytesMax = frameBytesMax,
+    private readonly allocate: (size: number) => Buffer = Buffer.allocUnsafe,
+  ) {}
 
   /** Bytes buffered that do not yet form a whole frame. */
   get bufferedBytes(): number { return this.headBytes + this.partialFilled + this.bigFilled; }
@@ -45,13 +53,18 @@ export class FrameSplitter {
    * slices of the input where possible. Throws ProtocolError on a bad size.
    */
   push(chunk: Buffer): Buffer[] {
+    return this.split(chunk, false);
+  }
+
+  /** `transient`: `chunk` is reused after this call, so what outlives it is copied out. */
+  private split(chunk: Buffer, transient: boolean): Buffer[] {
     if (this.failed) throw new ProtocolError('frame splitter already failed');
     const frames: Buffer[] = [];
     let pos = 0;
     while (pos < chunk.length) {
       if (this.bigSize >= 0) {
         const n = Math.min(this.bigSize - this.bigFilled, chunk.length - pos);
-        this.bigChunks.push(chunk.subarray(pos, pos + n));
+        this.bigChunks.push(transient ? Buffer.from(chunk.subarray(pos, pos + n)) : chunk.subarray(pos, pos + n));
         this.bigFilled += n;
         pos += n;
         if (this.bigFilled === this.bigSize) {
@@ -83,7 +96,7 @@ export class FrameSplitter {
       }
       const size = this.checkedSize(chunk, pos);
       if (chunk.length - pos - 4 >= size) {
-        frames.push(chunk.subarray(pos + 4, pos + 4 + size));
+        frames.push(transient ? this.copyOf(chunk, pos + 4, size) : chunk.subarray(pos + 4, pos + 4 + size));
         pos += 4 + size;
         continue;
       }
@@ -106,11 +119,19 @@ export class FrameSplitter {
   /** `n` bytes were read into the buffer the last `readBuffer()` returned; the frames they complete. */
   pushRead(n: number): Buffer[] {
     if (this.failed) throw new ProtocolError('frame splitter already failed');
-    if (!this.lastReadDirect) return n > 0 ? this.push(Buffer.from(this.scratch!.subarray(0, n))) : [];
+    // The scratch buffer is split in place: only whole frames in it are copied out (partial ones
+    // are copied into their own buffers anyway), so a read allocates nothing it does not keep.
+    if (!this.lastReadDirect) return n > 0 ? this.split(this.scratch!.subarray(0, n), true) : [];
     this.partialFilled += n;
     const frames: Buffer[] = [];
     if (this.partialFilled === this.partial!.length) this.completePartial(frames);
     return frames;
+  }
+
+  private copyOf(chunk: Buffer, start: number, size: number): Buffer {
+    const frame = size > this.preallocateBytesMax ? Buffer.allocUnsafe(size) : this.allocate(size);
+    chunk.copy(frame, 0, start, start + size);
+    return frame;
   }
 
   private startPartial(size: number, frames: Buffer[]): void {
@@ -118,7 +139,7 @@ export class FrameSplitter {
       this.bigSize = size;
       return;
     }
-    this.partial = Buffer.allocUnsafe(size);
+    this.partial = this.allocate(size);
     this.partialFilled = 0;
     if (size === 0) this.completePartial(frames);
   }

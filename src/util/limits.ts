@@ -19,6 +19,11 @@ export const limits = {
    * connection hold memory it has not sent beyond this.
    */
   requestPreallocateBytesMax: 2 * 1024 * 1024,
+  /**
+   * Bytes of request frames kept for reuse (a broker-wide pool of power-of-two buffers up to
+   * requestPreallocateBytesMax): produce frames go back to it once their records are in the log.
+   */
+  framePoolBytesMax: 64 * 1024 * 1024,
   /** Response bytes queued on one socket before we stop reading from it (a slow reader). */
   socketWriteBufferBytesMax: 64 * 1024 * 1024,
 } as const;

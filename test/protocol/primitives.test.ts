@@ -168,6 +168,38 @@ test('property: frames come out the same whether pushed in chunks, over the prea
   }), { numRuns: 100 });
 });
 
+test('frames completed inside the reused read buffer are copied out before the next read overwrites it', () => {
+  const splitter = new FrameSplitter(1 << 20, 1 << 20);
+  const frameOf = (n: number, fill: number) => { const f = Buffer.alloc(4 + n, fill); f.writeInt32BE(n, 0); return f; };
+  const got: Buffer[] = [];
+  for (const [n, fill] of [[10, 1], [20, 2], [30, 3]] as const) {
+    const target = splitter.readBuffer();
+    const bytes = frameOf(n, fill);
+    bytes.copy(target);
+    got.push(...splitter.pushRead(bytes.length));
+    target.fill(0xee); // the socket's next read lands here
+  }
+  assert.deepEqual(got.map((f) => [f.length, f[0]]), [[10, 1], [20, 2], [30, 3]]);
+});
+
+test('a frame spanning reads gets its buffer from the allocator given to the splitter', () => {
+  const sizes: number[] = [];
+  const splitter = new FrameSplitter(1 << 20, 1 << 20, (n) => { sizes.push(n); return Buffer.allocUnsafe(n); });
+  const frame = Buffer.alloc(4 + 100_000, 7);
+  frame.writeInt32BE(100_000, 0);
+  const out: Buffer[] = [];
+  for (let pos = 0; pos < frame.length;) {
+    const target = splitter.readBuffer();
+    const n = Math.min(target.length, frame.length - pos);
+    frame.copy(target, 0, pos, pos + n);
+    out.push(...splitter.pushRead(n));
+    pos += n;
+  }
+  assert.deepEqual(sizes, [100_000]);
+  assert.equal(out.length, 1);
+  assert.ok(out[0]!.equals(frame.subarray(4)));
+});
+
 test('error codes come from the generated table with their retriable flags', () => {
   assert.equal(ErrorCode.NONE, 0);
   assert.equal(ErrorCode.UNSUPPORTED_VERSION, 35);

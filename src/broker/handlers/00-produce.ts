@@ -35,6 +35,8 @@ export const produceHandler: HandlerSpec<ProduceServices> = {
   apiKey: 0,
   minVersion: 0,
   maxVersion: 11,
+  // The replica manager has written (or copied) every batch when producePartitions resolves.
+  requestBytesDoneOnResolve: true,
   async handle(request: ProduceRequest, ctx) {
     const early = new Map<string, PartitionProduceResult>();
     const entries: ProduceEntry[] = [];
