@@ -1,6 +1,6 @@
 // bench/single-node: one `logline server` process (fresh data directory, a free 127.0.0.1 port)
 // under `logline bench` load, with the machine's own limits (bench/limits) measured in the same run.
-//   npm run bench:single-node [-- --quick]          (one JSON object on stdout, progress on stderr)
+//   npm run bench:single-node [-- --quick] [-- --only maxRate,latency]   (one JSON object on stdout, progress on stderr)
 //   LOGLINE_BENCH_DIR=/path npm run bench:single-node   (data directory elsewhere; default the tmpdir)
 //
 // Scenarios: idle; 1) max rate: 1 topic x 100 partitions, 1 KiB records, acks=1, no compression, one
@@ -23,6 +23,12 @@ import { rdkafkaAvailable } from './rdkafka-load.js';
 
 const MiB = 1024 * 1024;
 const quick = process.argv.includes('--quick');
+/** `--only maxRate,latency`: run just these scenarios (idle, maxRate, rdkafka, variants, latency, catchUp, overload, scale). */
+const SCENARIOS = ['idle', 'maxRate', 'rdkafka', 'variants', 'latency', 'catchUp', 'overload', 'scale'] as const;
+const onlyArg = process.argv.indexOf('--only') >= 0 ? process.argv[process.argv.indexOf('--only') + 1] ?? '' : null;
+const only = onlyArg === null ? null : onlyArg.split(',');
+if (only) for (const o of only) if (!(SCENARIOS as readonly string[]).includes(o)) throw new Error(`--only: unknown scenario ${o} (${SCENARIOS.join(', ')})`);
+const runs = (scenario: typeof SCENARIOS[number]): boolean => only === null || only.includes(scenario);
 const say = (m: string): void => { process.stderr.write(`bench:single-node ${m}\n`); };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
@@ -232,7 +238,10 @@ async function overload(b: Broker, client: ClusterClient): Promise<Record<string
 
 async function main(): Promise<void> {
   const root = mkdtempSync(join(process.env.LOGLINE_BENCH_DIR ?? tmpdir(), 'logline-single-node-'));
-  const result: Record<string, any> = { bench: 'single-node', date: new Date().toISOString(), quick, node: process.version, cpus: (await import('node:os')).cpus().length };
+  const os = await import('node:os');
+  // The load average says how much else ran on the machine's cores around the run (the figures
+  // are only as quiet as the machine was).
+  const result: Record<string, any> = { bench: 'single-node', date: new Date().toISOString(), quick, only, node: process.version, cpus: os.cpus().length, loadAverageAtStart: os.loadavg().map((l) => round(l, 2)) };
   let broker: Broker | null = null;
   try {
     say('limits: loopback TCP and sequential write');
@@ -246,71 +255,92 @@ async function main(): Promise<void> {
     const b = broker;
     const client = new ClusterClient({ bootstrap: b.bootstrap, requestTimeoutMs: 120_000 });
     await sleep(1000);
-    const [, idle] = await withUsage(b.pid, () => sleep(size.idleMs));
-    result.idle = { cpuPercentOfOneCore: idle.cpuPercentOfOneCore, rssMiB: idle.rssMiBEnd, openFds: idle.fdsEnd };
+    if (runs('idle')) {
+      const [, idle] = await withUsage(b.pid, () => sleep(size.idleMs));
+      result.idle = { cpuPercentOfOneCore: idle.cpuPercentOfOneCore, rssMiB: idle.rssMiBEnd, openFds: idle.fdsEnd };
+    }
 
     const n1 = String(size.maxRateRecords);
     const n2 = String(size.variantRecords);
-    result.maxRate = await produceScenario(b, client, 'max-rate', ['--acks', '1', '--compression', 'none', '--producers', '1', '--num-records', n1]);
-    result.maxRate.ratioToCeiling = round(Number(result.maxRate.mbPerSec) / ceilingMBps, 3);
-    if (rdkafkaAvailable()) {
+    if (runs('maxRate')) {
+      result.maxRate = await produceScenario(b, client, 'max-rate', ['--acks', '1', '--compression', 'none', '--producers', '1', '--num-records', n1]);
+      result.maxRate.ratioToCeiling = round(Number(result.maxRate.mbPerSec) / ceilingMBps, 3);
+    }
+    if (runs('rdkafka') && rdkafkaAvailable()) {
       await createTopics(client, ['max-rate-rdkafka'], 100);
       say('max-rate-rdkafka: librdkafka producer');
       const [r, usage] = await withUsage(b.pid, () => runRdkafka(b, 'max-rate-rdkafka', size.maxRateRecords, 1));
       await deleteTopic(client, 'max-rate-rdkafka');
       result.maxRateRdkafka = { command: `node dist/bench/rdkafka-load.js --records ${n1} --size 1024 --acks 1`, ...r, broker: usage, ratioToCeiling: round(Number(r.mbPerSec) / ceilingMBps, 3) };
-    } else {
+    } else if (runs('rdkafka')) {
       result.maxRateRdkafka = { skipped: '@confluentinc/kafka-javascript is not installed' };
     }
-    result.variants = {
-      acksAll: await produceScenario(b, client, 'acks-all', ['--acks', '-1', '--num-records', n2]),
-      lz4: await produceScenario(b, client, 'lz4', ['--compression', 'lz4', '--num-records', n2]),
-      zstd: await produceScenario(b, client, 'zstd', ['--compression', 'zstd', '--num-records', n2]),
-      producers4: await produceScenario(b, client, 'producers-4', ['--producers', '4', '--num-records', n2]),
-    };
-    for (const v of Object.values(result.variants) as any[]) v.ratioToCeiling = round(Number(v.mbPerSec) / ceilingMBps, 3);
+    if (runs('variants')) {
+      result.variants = {
+        acksAll: await produceScenario(b, client, 'acks-all', ['--acks', '-1', '--num-records', n2]),
+        lz4: await produceScenario(b, client, 'lz4', ['--compression', 'lz4', '--num-records', n2]),
+        zstd: await produceScenario(b, client, 'zstd', ['--compression', 'zstd', '--num-records', n2]),
+        producers4: await produceScenario(b, client, 'producers-4', ['--producers', '4', '--num-records', n2]),
+      };
+      for (const v of Object.values(result.variants) as any[]) v.ratioToCeiling = round(Number(v.mbPerSec) / ceilingMBps, 3);
+    }
 
-    // 50 MB/s of 1 KiB records: 48,828 records/s; e2e gives produce and end-to-end latency at once.
-    await createTopics(client, ['latency'], 100);
-    const rate = String(Math.round(50e6 / 1024));
-    const latencyArgs = ['--topic', 'latency', ...RECORD, '--throughput', rate, '--seconds', String(size.latencySeconds), '--num-records', String(Number(rate) * size.latencySeconds), '--linger-ms', '1'];
-    say(`latency: logline bench e2e ${latencyArgs.join(' ')}`);
-    const [lat, latUsage] = await withUsage(b.pid, () => runBench(b, ['e2e', ...latencyArgs, '--quiet']));
-    await deleteTopic(client, 'latency');
-    result.latencyAt50MBps = { command: `logline bench e2e ${latencyArgs.join(' ')}`, ...pick(lat.summary), broker: latUsage };
+    if (runs('latency')) {
+      // 50 MB/s of 1 KiB records: 48,828 records/s; e2e gives produce and end-to-end latency at once.
+      await createTopics(client, ['latency'], 100);
+      const rate = String(Math.round(50e6 / 1024));
+      const latencyArgs = ['--topic', 'latency', ...RECORD, '--throughput', rate, '--seconds', String(size.latencySeconds), '--num-records', String(Number(rate) * size.latencySeconds), '--linger-ms', '1'];
+      say(`latency: logline bench e2e ${latencyArgs.join(' ')}`);
+      const [lat, latUsage] = await withUsage(b.pid, () => runBench(b, ['e2e', ...latencyArgs, '--quiet']));
+      await deleteTopic(client, 'latency');
+      result.latencyAt50MBps = { command: `logline bench e2e ${latencyArgs.join(' ')}`, ...pick(lat.summary), broker: latUsage };
+    }
 
-    // Catch-up: a backlog written first (2 producers), then read from the beginning.
-    const backlogRecords = String(Math.round(size.backlogBytes / 1024));
-    await createTopics(client, ['backlog'], 100);
-    say(`catch-up: writing ${size.backlogBytes / MiB} MiB`);
-    const written = await runBench(b, ['produce', '--topic', 'backlog', ...RECORD, '--producers', '2', '--num-records', backlogRecords, '--quiet']);
-    say('catch-up: logline bench consume --topic backlog');
-    const [plain, plainUsage] = await withUsage(b.pid, () => runBench(b, ['consume', '--topic', 'backlog', '--quiet']));
-    const [grouped, groupedUsage] = await withUsage(b.pid, () => runBench(b, ['consume', '--topic', 'backlog', '--group', 'catch-up', '--quiet']));
-    await deleteTopic(client, 'backlog');
-    result.catchUp = {
-      backlogMiB: size.backlogBytes / MiB, written: pick(written.summary),
-      noGroup: { command: 'logline bench consume --topic backlog', ...pick(plain.summary), broker: plainUsage, ratioToLoopback: round(Number(plain.summary?.mbPerSec) / loopbackMBps, 3) },
-      withGroup: { command: 'logline bench consume --topic backlog --group catch-up', ...pick(grouped.summary), broker: groupedUsage },
-    };
-
-    say('overload: producers at full speed, a slow consumer');
-    result.overload = await overload(b, client);
-    say('scale: 100 topics x 100 partitions');
-    result.scale = await scale(b, client);
+    if (runs('catchUp')) {
+      // Catch-up: a backlog written first (2 producers), then read from the beginning.
+      const backlogRecords = String(Math.round(size.backlogBytes / 1024));
+      await createTopics(client, ['backlog'], 100);
+      say(`catch-up: writing ${size.backlogBytes / MiB} MiB`);
+      const written = await runBench(b, ['produce', '--topic', 'backlog', ...RECORD, '--producers', '2', '--num-records', backlogRecords, '--quiet']);
+      say('catch-up: logline bench consume --topic backlog');
+      const [plain, plainUsage] = await withUsage(b.pid, () => runBench(b, ['consume', '--topic', 'backlog', '--quiet']));
+      const [grouped, groupedUsage] = await withUsage(b.pid, () => runBench(b, ['consume', '--topic', 'backlog', '--group', 'catch-up', '--quiet']));
+      await deleteTopic(client, 'backlog');
+      result.catchUp = {
+        backlogMiB: size.backlogBytes / MiB, written: pick(written.summary),
+        noGroup: { command: 'logline bench consume --topic backlog', ...pick(plain.summary), broker: plainUsage, ratioToLoopback: round(Number(plain.summary?.mbPerSec) / loopbackMBps, 3) },
+        withGroup: { command: 'logline bench consume --topic backlog --group catch-up', ...pick(grouped.summary), broker: groupedUsage },
+      };
+    }
+    if (runs('overload')) {
+      say('overload: producers at full speed, a slow consumer');
+      result.overload = await overload(b, client);
+    }
+    if (runs('scale')) {
+      say('scale: 100 topics x 100 partitions');
+      result.scale = await scale(b, client);
+    }
     client.close();
 
-    result.targets = {
-      maxRateAcks1: { target: `>= 50% of ${ceilingMBps} MB/s and >= 500 MB/s`, measuredMBps: result.maxRate.mbPerSec, met: result.maxRate.mbPerSec >= 0.5 * ceilingMBps && result.maxRate.mbPerSec >= 500 },
-      produceP99At50MBps: { target: '<= 5 ms', measuredMs: result.latencyAt50MBps.latencyMs?.p99, met: result.latencyAt50MBps.latencyMs?.p99 <= 5 },
-      e2eP99At50MBps: { target: '<= 10 ms', measuredMs: result.latencyAt50MBps.e2eLatencyMs?.p99, met: result.latencyAt50MBps.e2eLatencyMs?.p99 <= 10 },
-      e2eP999At50MBps: { target: '<= 25 ms', measuredMs: result.latencyAt50MBps.e2eLatencyMs?.['p99.9'], met: result.latencyAt50MBps.e2eLatencyMs?.['p99.9'] <= 25 },
-      catchUp: { target: '>= 1000 MB/s', measuredMBps: result.catchUp.noGroup.mbPerSec, met: result.catchUp.noGroup.mbPerSec >= 1000 },
-      rss10kPartitions: { target: '< 1024 MiB', measuredMiB: result.scale.rssMiB, met: result.scale.rssMiB < 1024 },
-      metadata10kPartitions: { target: '< 100 ms', measuredMs: result.scale.metadataAllTopicsMs.max, met: result.scale.metadataAllTopicsMs.max < 100 },
-      idleRss: { target: '< 100 MiB', measuredMiB: result.idle.rssMiB, met: result.idle.rssMiB < 100 },
-      idleCpu: { target: 'no spin (< 2% of a core)', measuredPercent: result.idle.cpuPercentOfOneCore, met: result.idle.cpuPercentOfOneCore < 2 },
-    };
+    // A target whose scenario did not run (--only) is left out.
+    const targets: Record<string, unknown> = {};
+    if (result.maxRate) targets.maxRateAcks1 = { target: `>= 50% of ${ceilingMBps} MB/s and >= 500 MB/s`, measuredMBps: result.maxRate.mbPerSec, met: result.maxRate.mbPerSec >= 0.5 * ceilingMBps && result.maxRate.mbPerSec >= 500 };
+    if (result.latencyAt50MBps) {
+      targets.produceP99At50MBps = { target: '<= 5 ms', measuredMs: result.latencyAt50MBps.latencyMs?.p99, met: result.latencyAt50MBps.latencyMs?.p99 <= 5 };
+      targets.e2eP99At50MBps = { target: '<= 10 ms', measuredMs: result.latencyAt50MBps.e2eLatencyMs?.p99, met: result.latencyAt50MBps.e2eLatencyMs?.p99 <= 10 };
+      targets.e2eP999At50MBps = { target: '<= 25 ms', measuredMs: result.latencyAt50MBps.e2eLatencyMs?.['p99.9'], met: result.latencyAt50MBps.e2eLatencyMs?.['p99.9'] <= 25 };
+    }
+    if (result.catchUp) targets.catchUp = { target: '>= 1000 MB/s', measuredMBps: result.catchUp.noGroup.mbPerSec, met: result.catchUp.noGroup.mbPerSec >= 1000 };
+    if (result.scale) {
+      targets.rss10kPartitions = { target: '< 1024 MiB', measuredMiB: result.scale.rssMiB, met: result.scale.rssMiB < 1024 };
+      targets.metadata10kPartitions = { target: '< 100 ms', measuredMs: result.scale.metadataAllTopicsMs.max, met: result.scale.metadataAllTopicsMs.max < 100 };
+    }
+    if (result.idle) {
+      targets.idleRss = { target: '< 100 MiB', measuredMiB: result.idle.rssMiB, met: result.idle.rssMiB < 100 };
+      targets.idleCpu = { target: 'no spin (< 2% of a core)', measuredPercent: result.idle.cpuPercentOfOneCore, met: result.idle.cpuPercentOfOneCore < 2 };
+    }
+    result.targets = targets;
+    result.loadAverageAtEnd = os.loadavg().map((l) => round(l, 2));
   } finally {
     if (broker) await stopBroker(broker);
     rmSync(root, { recursive: true, force: true });
