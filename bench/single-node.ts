@@ -17,6 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ClusterClient, BrokerConnection } from '../src/client/index.js';
 import { ApiKey, ZERO_UUID } from '../src/protocol/index.js';
+import { buildRecordBatchSync } from '../src/records/index.js';
 import { Histogram } from '../src/util/index.js';
 import { loopbackTcpGBps, sequentialWriteMBps } from './limits.js';
 import { rdkafkaAvailable } from './rdkafka-load.js';
@@ -188,6 +189,7 @@ async function scale(b: Broker, client: ClusterClient): Promise<Record<string, u
     metadataMs.record((performance.now() - t) * 1000);
     partitions = r.topics.reduce((a: number, t: any) => a + t.partitions.length, 0);
   }
+  const produced = await produceToAll(b, conn, names, 100);
   const after = procSample(b.pid);
   say(`scale: 1,000 connections`);
   const [host, port] = [b.bootstrap.split(':')[0]!, Number(b.bootstrap.split(':')[1])];
@@ -202,10 +204,47 @@ async function scale(b: Broker, client: ClusterClient): Promise<Record<string, u
   for (const c of conns) c.close();
   return {
     topics: names.length, partitions, createSeconds: round(createSeconds, 2),
+    produceToAll: produced,
     rssMiB: after.rssMiB, openFds: after.fds,
     metadataAllTopicsMs: { p50: metadataMs.percentile(50) / 1000, max: metadataMs.max / 1000, requests: metadataMs.total },
     idleWith10kPartitions: { cpuPercentOfOneCore: idle.cpuPercentOfOneCore, rssMiB: idle.rssMiBEnd },
     connections: { opened: conns.length, apiVersionsAnswered: answered.ok, allAnsweredMs: answered.allAnsweredMs, rssMiB: withConnections.rssMiB, openFds: withConnections.fds, broker: connUsage },
+  };
+}
+
+/**
+ * Produces to every partition of `topics` (one request per topic carrying all its partitions, the
+ * same 10 x 1 KiB batch in each, up to 8 requests in flight), `rounds` times over.
+ */
+async function produceToAll(b: Broker, conn: BrokerConnection, topics: string[], partitions: number, rounds = quick ? 2 : 5): Promise<Record<string, unknown>> {
+  say(`scale: producing to all ${topics.length * partitions} partitions, ${rounds} rounds`);
+  const value = Buffer.alloc(1024, 0x61);
+  const batch = buildRecordBatchSync({ records: Array.from({ length: 10 }, () => ({ key: null, value })) });
+  const latencyUs = new Histogram();
+  let failed = 0;
+  const [, usage] = await withUsage(b.pid, async () => {
+    const inFlight = new Set<Promise<void>>();
+    for (let round = 0; round < rounds; round++) {
+      for (const name of topics) {
+        const sent = performance.now();
+        const p: Promise<void> = conn.send(ApiKey.Produce, 9, {
+          transactionalId: null, acks: 1, timeoutMs: 30_000,
+          topicData: [{ name, partitionData: Array.from({ length: partitions }, (_, index) => ({ index, records: batch })) }],
+        }).then((r) => {
+          latencyUs.record((performance.now() - sent) * 1000);
+          for (const pr of r.responses[0].partitionResponses) if (pr.errorCode !== 0) failed++;
+        }).finally(() => inFlight.delete(p));
+        inFlight.add(p);
+        if (inFlight.size >= 8) await Promise.race(inFlight);
+      }
+    }
+    await Promise.all(inFlight);
+  });
+  const records = rounds * topics.length * partitions * 10;
+  return {
+    partitions: topics.length * partitions, records, failedPartitionWrites: failed,
+    mbPerSec: round(records * batch.length / 10 / usage.wallSeconds / 1e6), requestLatencyMs: { p50: latencyUs.percentile(50) / 1000, p99: latencyUs.percentile(99) / 1000 },
+    broker: usage,
   };
 }
 
