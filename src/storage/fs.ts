@@ -40,7 +40,15 @@ export interface FileSystem {
   readFile(path: string): Buffer;
   /** Durable replace: write a temporary file, fsync it, rename over `path`, fsync the directory. */
   writeFileAtomic(path: string, data: Buffer): void;
+  /**
+   * Writes a whole file (through a temporary name and a rename) without fsync: a power cut may
+   * leave it empty or torn, so only for files that are checked when read (a CRC) and that a later
+   * syncFileAsync and syncDirAsync make durable.
+   */
+  writeFileUnsynced(path: string, data: Buffer): void;
   syncDir(dir: string): void;
+  /** fsync of a directory (its entries: files created, renamed, removed) off the event loop. */
+  syncDirAsync(dir: string): Promise<void>;
   /**
    * fsync a file by path off the event loop. A rolled segment is flushed this way so a 1 GiB
    * fsync never blocks appends and fetches (Kafka flushes a rolled segment on a scheduler thread).
@@ -123,9 +131,18 @@ export class NodeFileSystem implements FileSystem {
     nodeFs.renameSync(tmp, path);
     this.syncDir(nodePath.dirname(path));
   }
+  writeFileUnsynced(path: string, data: Buffer): void {
+    const tmp = `${path}.tmp`;
+    nodeFs.writeFileSync(tmp, data, { mode: 0o644 });
+    nodeFs.renameSync(tmp, path);
+  }
   syncDir(dir: string): void {
     const fd = nodeFs.openSync(dir, 'r');
     try { nodeFs.fsyncSync(fd); } finally { nodeFs.closeSync(fd); }
+  }
+  async syncDirAsync(dir: string): Promise<void> {
+    const h = await nodeFs.promises.open(dir, 'r');
+    try { await h.sync(); } finally { await h.close(); }
   }
   async syncFileAsync(path: string): Promise<void> {
     const h = await nodeFs.promises.open(path, 'r');

@@ -250,7 +250,21 @@ export class MemoryFileSystem implements FileSystem {
     this.setFile(path, { data: Buffer.from(data), length: data.length, synced: Buffer.from(data), mtimeMs: this.now() });
   }
 
+  writeFileUnsynced(path: string, data: Buffer): void {
+    path = nodePath.resolve(path);
+    this.fail('writeFileAtomic', path);
+    if (!this.dirs.has(nodePath.dirname(path))) throw fsError('ENOENT', 'writeFileUnsynced', path);
+    // Nothing durable yet: a power cut before a sync leaves the file empty.
+    this.setFile(path, { data: Buffer.from(data), length: data.length, synced: Buffer.alloc(0), mtimeMs: this.now() });
+  }
+
   syncDir(dir: string): void {
+    if (!this.dirs.has(nodePath.resolve(dir))) throw fsError('ENOENT', 'syncDir', dir);
+  }
+
+  /** Directory entries are not modelled (files never vanish in a power cut); completes on a later turn. */
+  async syncDirAsync(dir: string): Promise<void> {
+    await new Promise<void>((resolve) => setImmediate(resolve));
     if (!this.dirs.has(nodePath.resolve(dir))) throw fsError('ENOENT', 'syncDir', dir);
   }
 

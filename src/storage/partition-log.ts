@@ -66,6 +66,8 @@ export class PartitionLog {
   recovery: RecoveryReport = { segmentsScanned: 0, batchesScanned: 0, bytesTruncated: 0, segmentsDropped: 0 };
   private unflushedMessages = 0;
   private rolledFlushes: Promise<void> = Promise.resolve();
+  /** A roll created a segment file whose directory entry flush() has not fsynced yet. */
+  private dirUnsynced = false;
   /** Counts truncations, so an fsync that was running during one does not move the recovery point. */
   private truncations = 0;
   private closed = false;
@@ -351,31 +353,42 @@ export class PartitionLog {
     return seg;
   }
 
-  /** Closes the active segment (indexes trimmed, fsynced, producer snapshot) and starts a new one at the log end offset. */
+  /**
+   * Closes the active segment (indexes trimmed, producer snapshot written) and starts a new one at
+   * the log end offset. Nothing is fsynced here: a roll happens in the middle of a produce request,
+   * and three fsyncs per roll (snapshot, its directory, the new segment's directory) blocked the
+   * event loop for 7 of 20 s under sustained load with 16 MiB segments. The rolled segment, the
+   * snapshot and the directory are fsynced in the background (flushRolledSegment) before the
+   * recovery point passes them, as Kafka flushes a rolled segment on its scheduler. A snapshot a
+   * power cut tears fails its CRC on load and an older one (or the log) is used instead; flush()
+   * fsyncs the directory when a roll has not been covered yet.
+   */
   roll(): LogSegment {
     return this.guard(() => {
       const old = this.activeSegment;
       const base = this.logEndOffset;
       if (old.size === 0) return old;
-      this.fs.writeFileAtomic(this.snapshotPath(base), this.producerState.encodeSnapshot());
+      this.fs.writeFileUnsynced(this.snapshotPath(base), this.producerState.encodeSnapshot());
       old.flushIndexes();
       const seg = LogSegment.create(this.dir, base, this.files, this.config, this.clock.nowMs());
       this.segments.push(seg);
-      this.fs.syncDir(this.dir);
-      this.flushRolledSegment(old, base);
+      this.dirUnsynced = true;
+      this.flushRolledSegment(old, base, [this.snapshotPath(base)]);
       return seg;
     });
   }
 
   /**
-   * fsyncs a rolled segment off the event loop, then moves the recovery point to its end. The
-   * flushes are chained so the recovery point only passes segments that are all on disk.
+   * fsyncs a rolled segment (and `alsoPaths`, then the directory) off the event loop, then moves
+   * the recovery point to its end. The flushes are chained so the recovery point only passes
+   * segments that are all on disk.
    */
-  private flushRolledSegment(seg: LogSegment, end: number): void {
-    const paths = seg.existingPaths();
+  private flushRolledSegment(seg: LogSegment, end: number, alsoPaths: string[] = []): void {
+    const paths = [...seg.existingPaths(), ...alsoPaths.filter((p) => this.fs.exists(p))];
     const truncations = this.truncations;
     this.rolledFlushes = this.rolledFlushes
       .then(() => Promise.all(paths.map((p) => this.fs.syncFileAsync(p))))
+      .then(() => this.fs.syncDirAsync(this.dir))
       .then(
         () => { if (!this.closed && this.truncations === truncations) this.recoveryPoint = Math.max(this.recoveryPoint, end); },
         (e: unknown) => {
@@ -394,6 +407,11 @@ export class PartitionLog {
   /** fsyncs everything up to the log end offset and moves the recovery point there. */
   flush(): void {
     this.guard(() => {
+      if (this.dirUnsynced) {
+        // A segment rolled since the directory was last fsynced here: its entry must be durable too.
+        this.fs.syncDir(this.dir);
+        this.dirUnsynced = false;
+      }
       for (const s of this.segments) if (s.nextOffset > this.recoveryPoint || s === this.activeSegment) s.flush();
       this.epochCache.flush();
       this.recoveryPoint = this.logEndOffset;
@@ -426,7 +444,12 @@ export class PartitionLog {
       return Promise.reject(e as Error);
     }
     const { end, truncations, messages, handles } = start;
-    return Promise.all(handles.map((h) => h.syncAsync())).then(
+    const syncs = handles.map((h) => h.syncAsync());
+    if (this.dirUnsynced) {
+      this.dirUnsynced = false;
+      syncs.push(this.fs.syncDirAsync(this.dir));
+    }
+    return Promise.all(syncs).then(
       () => {
         if (this.closed || this.truncations !== truncations) return;
         this.recoveryPoint = Math.max(this.recoveryPoint, end);
