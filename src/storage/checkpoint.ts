@@ -49,13 +49,18 @@ export function writeOffsetCheckpoint(fs: FileSystem, path: string, offsets: Ite
  * the periodic checkpoint of four such files stalled the event loop for about 160 ms).
  */
 export function writeOffsetCheckpointByDirName(fs: FileSystem, path: string, offsets: ReadonlyMap<string, number>): void {
+  fs.writeFileAtomic(path, offsetCheckpointBytesByDirName(offsets));
+}
+
+/** The bytes of writeOffsetCheckpointByDirName's file. */
+export function offsetCheckpointBytesByDirName(offsets: ReadonlyMap<string, number>): Buffer {
   let text = `${VERSION}\n${offsets.size}\n`;
   for (const [dirName, offset] of offsets) {
     const dash = dirName.lastIndexOf('-');
     assert(dash > 0 && dash < dirName.length - 1, `not a partition directory name: ${dirName}`);
     text += `${dirName.slice(0, dash)} ${dirName.slice(dash + 1)} ${offset}\n`;
   }
-  fs.writeFileAtomic(path, Buffer.from(text));
+  return Buffer.from(text);
 }
 
 export interface EpochEntry { epoch: number; startOffset: number }

@@ -47,6 +47,8 @@ export interface FileSystem {
    */
   writeFileUnsynced(path: string, data: Buffer): void;
   syncDir(dir: string): void;
+  /** Writes a whole file and fsyncs it, off the event loop (the caller renames it into place). */
+  writeAndSyncFileAsync(path: string, data: Buffer): Promise<void>;
   /** fsync of a directory (its entries: files created, renamed, removed) off the event loop. */
   syncDirAsync(dir: string): Promise<void>;
   /**
@@ -139,6 +141,15 @@ export class NodeFileSystem implements FileSystem {
   syncDir(dir: string): void {
     const fd = nodeFs.openSync(dir, 'r');
     try { nodeFs.fsyncSync(fd); } finally { nodeFs.closeSync(fd); }
+  }
+  async writeAndSyncFileAsync(path: string, data: Buffer): Promise<void> {
+    const h = await nodeFs.promises.open(path, 'w', 0o644);
+    try {
+      await h.writeFile(data);
+      await h.sync();
+    } finally {
+      await h.close();
+    }
   }
   async syncDirAsync(dir: string): Promise<void> {
     const h = await nodeFs.promises.open(dir, 'r');

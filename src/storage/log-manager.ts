@@ -15,7 +15,7 @@ import type { LogConfig } from './config.js';
 import { PartitionLog } from './partition-log.js';
 import { cleanLog } from './cleaner.js';
 import {
-  readOffsetCheckpoint, writeOffsetCheckpoint, writeOffsetCheckpointByDirName, readProperties, writeProperties, readPartitionMetadata, writePartitionMetadata,
+  readOffsetCheckpoint, writeOffsetCheckpoint, writeOffsetCheckpointByDirName, offsetCheckpointBytesByDirName, readProperties, writeProperties, readPartitionMetadata, writePartitionMetadata,
 } from './checkpoint.js';
 
 export const RECOVERY_POINT_CHECKPOINT = 'recovery-point-offset-checkpoint';
@@ -66,6 +66,7 @@ export class LogManager {
   private lastCleanMs: number;
   private lastProducerExpiryMs: number;
   private cleaning = false;
+  private closed = false;
   private readonly say: (m: string) => void;
 
   constructor(readonly o: LogManagerOptions) {
@@ -199,17 +200,37 @@ export class LogManager {
   /** Writes the checkpoint files from the open logs (and what was read for logs not opened). */
   checkpoint(): void {
     if (this.offline) return;
+    for (const [name, offsets] of this.checkpointOffsets()) writeOffsetCheckpointByDirName(this.o.fs, this.path(name), offsets);
+  }
+
+  /**
+   * checkpoint() with the writes and fsyncs off the event loop (the periodic one: eight fsyncs
+   * on the event loop once a minute were a 10-200 ms stall in the produce path under load).
+   * Each file is written to `<name>.next` and fsynced in the background, then renamed into place
+   * on the event loop — unless close() or an I/O error came meanwhile, so an older checkpoint can
+   * never replace the one close() wrote — and the directory is fsynced last.
+   */
+  async checkpointAsync(): Promise<void> {
+    if (this.offline || this.closed) return;
+    const fs = this.o.fs;
+    const files = [...this.checkpointOffsets()].map(([name, offsets]) => ({ path: this.path(name), bytes: offsetCheckpointBytesByDirName(offsets) }));
+    await Promise.all(files.map((f) => fs.writeAndSyncFileAsync(`${f.path}.next`, f.bytes)));
+    if (this.offline || this.closed) return;
+    for (const f of files) fs.rename(`${f.path}.next`, f.path);
+    await fs.syncDirAsync(this.o.dir);
+  }
+
+  private checkpointOffsets(): [string, ReadonlyMap<string, number>][] {
     for (const [key, log] of this.logs) {
       this.recoveryPoints.set(key, log.recoveryPoint);
       this.logStartOffsets.set(key, log.logStartOffset);
       this.highWatermarks.set(key, log.highWatermark);
       this.cleanerOffsets.set(key, log.cleanerCheckpoint);
     }
-    const fs = this.o.fs;
-    writeOffsetCheckpointByDirName(fs, this.path(RECOVERY_POINT_CHECKPOINT), this.recoveryPoints);
-    writeOffsetCheckpointByDirName(fs, this.path(LOG_START_OFFSET_CHECKPOINT), this.logStartOffsets);
-    writeOffsetCheckpointByDirName(fs, this.path(REPLICATION_OFFSET_CHECKPOINT), this.highWatermarks);
-    writeOffsetCheckpointByDirName(fs, this.path(CLEANER_OFFSET_CHECKPOINT), this.cleanerOffsets);
+    return [
+      [RECOVERY_POINT_CHECKPOINT, this.recoveryPoints], [LOG_START_OFFSET_CHECKPOINT, this.logStartOffsets],
+      [REPLICATION_OFFSET_CHECKPOINT, this.highWatermarks], [CLEANER_OFFSET_CHECKPOINT, this.cleanerOffsets],
+    ];
   }
 
   /** Periodic work; call every few hundred ms. Returns when the cleaner (if started) is done. */
@@ -230,7 +251,7 @@ export class LogManager {
       }
       if (nowMs - this.lastCheckpointMs >= (this.o.checkpointIntervalMs ?? 60_000)) {
         this.lastCheckpointMs = nowMs;
-        this.checkpoint();
+        await this.checkpointAsync();
       }
       if ((this.o.cleanerEnable ?? true) && !this.cleaning && nowMs - this.lastCleanMs >= (this.o.cleanerBackoffMs ?? 15_000)) {
         this.lastCleanMs = nowMs;
@@ -249,6 +270,7 @@ export class LogManager {
 
   /** Clean shutdown: every log flushed and closed, checkpoints written, the marker left. */
   close(): void {
+    this.closed = true;
     for (const log of this.logs.values()) {
       try { log.close(); } catch (e) { if (!(e instanceof StorageError)) throw e; }
     }

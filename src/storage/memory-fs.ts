@@ -262,6 +262,18 @@ export class MemoryFileSystem implements FileSystem {
     if (!this.dirs.has(nodePath.resolve(dir))) throw fsError('ENOENT', 'syncDir', dir);
   }
 
+  /** As writeFileAtomic's first half, completing on a later turn; a power cut first loses it. */
+  async writeAndSyncFileAsync(path: string, data: Buffer): Promise<void> {
+    path = nodePath.resolve(path);
+    const generation = this.generation;
+    const bytes = Buffer.from(data);
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    if (generation !== this.generation) throw fsError('EIO', 'fsync', path);
+    this.fail('writeFileAtomic', path);
+    if (!this.dirs.has(nodePath.dirname(path))) throw fsError('ENOENT', 'writeAndSyncFileAsync', path);
+    this.setFile(path, { data: bytes, length: bytes.length, synced: Buffer.from(bytes), mtimeMs: this.now() });
+  }
+
   /** Directory entries are not modelled (files never vanish in a power cut); completes on a later turn. */
   async syncDirAsync(dir: string): Promise<void> {
     await new Promise<void>((resolve) => setImmediate(resolve));

@@ -86,3 +86,24 @@ test('producer.id.expiration.ms: an idle producer is forgotten on the check inte
   assert.equal(after.duplicate, false, 'an expired producer starts again, as in Kafka');
   assert.equal(log.logEndOffset, 4);
 });
+
+test('the periodic checkpoint is written off the event loop, and one still in flight at close never replaces what close wrote', async () => {
+  const fs = new MemoryFileSystem();
+  const clock = new ManualClock(10_000);
+  const m = manager(fs, clock, { checkpointIntervalMs: 1000 });
+  const log = m.getOrCreateLog('orders', 0, null);
+  await log.appendAsLeader(batch(2), 0);
+  log.updateHighWatermark(2);
+  clock.advance(1000);
+  await m.tick(clock.nowMs());
+  assert.equal(fs.readFile('/data/replication-offset-checkpoint').toString(), '0\n1\norders 0 2\n', 'the periodic checkpoint landed');
+  await log.appendAsLeader(batch(3), 0);
+  log.updateHighWatermark(5);
+  const inFlight = m.checkpointAsync(); // takes the high watermark 5 now, writes it later
+  await log.appendAsLeader(batch(1), 0);
+  log.updateHighWatermark(6);
+  m.close();
+  await inFlight;
+  assert.equal(fs.readFile('/data/replication-offset-checkpoint').toString(), '0\n1\norders 0 6\n', 'close wrote last, and the older checkpoint did not land after it');
+  assert.equal(fs.readFile('/data/recovery-point-offset-checkpoint').toString(), '0\n1\norders 0 6\n');
+});
