@@ -36,6 +36,8 @@ export interface FileSystem {
   mkdirs(dir: string): void;
   rename(from: string, to: string): void;
   remove(path: string): void;
+  /** remove() off the event loop: unlinking a 1 GiB segment frees its page cache and extents. */
+  removeAsync(path: string): Promise<void>;
   removeDir(dir: string): void;
   readFile(path: string): Buffer;
   /** Durable replace: write a temporary file, fsync it, rename over `path`, fsync the directory. */
@@ -119,6 +121,7 @@ export class NodeFileSystem implements FileSystem {
   mkdirs(dir: string): void { nodeFs.mkdirSync(dir, { recursive: true }); }
   rename(from: string, to: string): void { nodeFs.renameSync(from, to); }
   remove(path: string): void { nodeFs.rmSync(path, { force: true }); }
+  removeAsync(path: string): Promise<void> { return nodeFs.promises.rm(path, { force: true }); }
   removeDir(dir: string): void { nodeFs.rmSync(dir, { recursive: true, force: true }); }
   readFile(path: string): Buffer { return nodeFs.readFileSync(path); }
   writeFileAtomic(path: string, data: Buffer): void {

@@ -224,6 +224,11 @@ export class MemoryFileSystem implements FileSystem {
     this.dropFile(path);
   }
 
+  async removeAsync(path: string): Promise<void> {
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    this.remove(path);
+  }
+
   removeDir(dir: string): void {
     dir = nodePath.resolve(dir);
     this.fail('remove', dir);

@@ -678,13 +678,18 @@ export class PartitionLog {
     this.pendingDeletes.push({ paths: s.existingPaths(), dueMs: this.clock.nowMs() + this.config.fileDeleteDelayMs });
   }
 
-  /** Removes .deleted files whose delay has passed. */
+  /**
+   * Removes .deleted files whose delay has passed, off the event loop (as Kafka deletes them on
+   * its scheduler). A failure leaves a .deleted file that the next open removes, so it is only
+   * logged, never a reason to take the log offline.
+   */
   purgeDeletedFiles(nowMs: number): void {
-    this.guard(() => {
-      const due = this.pendingDeletes.filter((d) => d.dueMs <= nowMs);
-      this.pendingDeletes = this.pendingDeletes.filter((d) => d.dueMs > nowMs);
-      for (const d of due) for (const p of d.paths) this.fs.remove(p);
-    });
+    if (this.pendingDeletes.length === 0) return;
+    const due = this.pendingDeletes.filter((d) => d.dueMs <= nowMs);
+    this.pendingDeletes = this.pendingDeletes.filter((d) => d.dueMs > nowMs);
+    for (const d of due) {
+      for (const p of d.paths) this.fs.removeAsync(p).catch((e: Error) => this.log(`${this.name}: could not remove ${p}: ${e.message}`));
+    }
   }
 
   /** Clean close: everything fsynced, indexes trimmed, a producer snapshot at the log end. */

@@ -143,6 +143,7 @@ test('retention deletes whole closed segments by time and by size, never the act
   assert.equal(log.logEndOffset, 24);
   assert.ok(fs.list(DIR).some((n) => n.endsWith('.log.deleted')));
   log.purgeDeletedFiles(clock.nowMs() + 1000);
+  await new Promise((resolve) => setTimeout(resolve, 10)); // removed off the event loop
   assert.ok(!fs.list(DIR).some((n) => n.endsWith('.deleted')));
 
   const bySize = setup({ segmentBytes: 300, retentionBytes: 700 });
