@@ -8,7 +8,7 @@
 import { ClusterClient, KafkaError, type BrokerConnection } from '../client/index.js';
 import { ApiKey, ErrorCode } from '../protocol/index.js';
 import {
-  Compression, RecordBatchView, RecordCursor, buildRecordBatchSync, compress, decompressBatchBody, iterateBatches,
+  Compression, RecordBatchView, RecordCursor, buildRecordBatchSync, compress, crc32c, crc32cZerosOperator, decompressBatchBody, iterateBatches,
 } from '../records/index.js';
 import { Histogram, Prng, assert } from '../util/index.js';
 
@@ -52,6 +52,7 @@ export class BatchFactory {
   private readonly recordEnds: Int32Array;
   private readonly valueStarts: Int32Array;
   private full: Buffer | null = null;
+  private fullRecordsCrc: { crc: number; zeros: Uint32Array } | null = null;
 
   constructor(readonly recordSize: number, readonly batchRecords: number, readonly compression: Compression, seed = 1) {
     assert(batchRecords >= 1 && recordSize >= 0, 'batch shape');
@@ -77,9 +78,17 @@ export class BatchFactory {
    */
   async make(n: number, stampUs = -1, stepUs = 0, producer: { id: number; epoch: number; sequence: number } | null = null): Promise<Buffer> {
     assert(n >= 1 && n <= this.batchRecords, 'records per batch');
-    if (n === this.batchRecords && stampUs < 0 && producer === null) {
+    if (n === this.batchRecords && stampUs < 0) {
       this.full ??= await this.assemble(n, -1, 0);
-      return this.full;
+      if (producer === null) return this.full;
+      // An idempotent producer's full batch: a copy of the shared one with its own sequence, and a
+      // CRC combined from the header and the records' CRC (computed once), so --idempotence costs
+      // the tool a copy per batch and not a CRC over every byte the plain mode does not pay.
+      const body = this.fullRecordsCrc ??= { crc: crc32c(this.full.subarray(HEADER_BYTES)), zeros: crc32cZerosOperator(this.full.length - HEADER_BYTES) };
+      const batch = Buffer.allocUnsafe(this.full.length);
+      this.full.copy(batch);
+      new RecordBatchView(batch).setProducer(producer.id, producer.epoch, producer.sequence, body);
+      return batch;
     }
     const batch = await this.assemble(n, stampUs, stepUs);
     if (producer) new RecordBatchView(batch).setProducer(producer.id, producer.epoch, producer.sequence);

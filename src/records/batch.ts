@@ -9,7 +9,7 @@
 // The CRC covers attributes..end, so baseOffset, batchLength and partitionLeaderEpoch can be
 // rewritten by the broker without recomputing it.
 import { limits } from '../util/index.js';
-import { crc32c } from './crc32c.js';
+import { crc32c, crc32cCombine } from './crc32c.js';
 import { RecordsError } from './errors.js';
 
 export const RECORD_BATCH_HEADER_BYTES = 61;
@@ -106,11 +106,22 @@ export class RecordBatchView {
   get recordCount(): number { return this.buf.readInt32BE(this.offset + Off.RecordCount); }
 
   /** An idempotent producer's stamp on a batch it reuses: id, epoch and first sequence, then the CRC. */
-  setProducer(producerId: number, producerEpoch: number, baseSequence: number): void {
+  /**
+   * Stamps the producer id, epoch and base sequence and updates the CRC. With `records` (the CRC32C
+   * of the bytes after the header and crc32cZerosOperator of their length), the CRC is combined
+   * from the header's bytes and that, without reading the records again.
+   */
+  setProducer(producerId: number, producerEpoch: number, baseSequence: number, records?: { crc: number; zeros: Uint32Array }): void {
     writeInt64(this.buf, this.offset + Off.ProducerId, producerId, 'producerId');
     this.buf.writeInt16BE(producerEpoch, this.offset + Off.ProducerEpoch);
     this.buf.writeInt32BE(baseSequence, this.offset + Off.BaseSequence);
-    this.updateCrc();
+    if (!records) {
+      this.updateCrc();
+      return;
+    }
+    const end = this.offset + LOG_OVERHEAD_BYTES + this.batchLength;
+    const headerCrc = crc32c(this.buf.subarray(this.offset + Off.Attributes, this.offset + RECORD_BATCH_HEADER_BYTES));
+    this.buf.writeUInt32BE(crc32cCombine(headerCrc, records.crc, end - this.offset - RECORD_BATCH_HEADER_BYTES, records.zeros), this.offset + Off.Crc);
   }
 
   /**

@@ -42,3 +42,51 @@ export function crc32c(buf: Uint8Array, initial = 0): number {
   if (native !== null) return native(buf, initial) >>> 0;
   return crc32cJs(buf, initial);
 }
+
+// Combining CRCs. CRC32C is linear over GF(2): the register after a run of zero bytes is a fixed
+// 32x32 bit matrix times the register before it, and crc(A || B) = Z(len B) · crc(A) xor crc(B),
+// where Z(n) is that matrix for n zero bytes (the initial and final inversions cancel out). So a
+// batch whose header changes but whose records do not (a producer's sequence stamped into a
+// reused batch) needs a CRC over 40 header bytes plus one matrix application, not over its body.
+
+/** A 32x32 matrix over GF(2) as 32 columns: column i is the image of register bit i. */
+type BitMatrix = Uint32Array;
+
+function applyMatrix(m: BitMatrix, v: number): number {
+  let out = 0;
+  for (let i = 0; v !== 0; i++, v >>>= 1) if (v & 1) out ^= m[i]!;
+  return out >>> 0;
+}
+
+function multiplyMatrices(a: BitMatrix, b: BitMatrix): BitMatrix {
+  const out = new Uint32Array(32);
+  for (let i = 0; i < 32; i++) out[i] = applyMatrix(a, b[i]!);
+  return out;
+}
+
+/** The matrix that advances the CRC register over `bytes` zero bytes. */
+export function crc32cZerosOperator(bytes: number): Uint32Array {
+  // One zero bit: the register shifts right, and the polynomial comes in when bit 0 falls out.
+  let step: BitMatrix = new Uint32Array(32);
+  step[0] = 0x82f63b78;
+  for (let i = 1; i < 32; i++) step[i] = 1 << (i - 1);
+  for (let k = 0; k < 3; k++) step = multiplyMatrices(step, step); // 8 bits: one byte
+  let result: BitMatrix | null = null;
+  for (let n = bytes; n > 0; n = Math.floor(n / 2)) {
+    if (n % 2 === 1) result = result === null ? step : multiplyMatrices(step, result);
+    if (n > 1) step = multiplyMatrices(step, step);
+  }
+  if (result === null) {
+    result = new Uint32Array(32);
+    for (let i = 0; i < 32; i++) result[i] = (1 << i) >>> 0;
+  }
+  return result;
+}
+
+/**
+ * crc32c(A || B) from crc32c(A), crc32c(B) and B's length (pass `zeros`, crc32cZerosOperator of
+ * that length, when combining many times with one length).
+ */
+export function crc32cCombine(crcA: number, crcB: number, lengthB: number, zeros: Uint32Array = crc32cZerosOperator(lengthB)): number {
+  return (applyMatrix(zeros, crcA >>> 0) ^ crcB) >>> 0;
+}
