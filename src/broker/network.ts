@@ -5,7 +5,7 @@
 // client can never stall the others or grow the broker's memory without bound.
 import { createServer, type Server, type Socket } from 'node:net';
 import { FrameSplitter, ProtocolError, decodeRequestHeader, encodeResponseFrame } from '../protocol/index.js';
-import { limits, type Clock } from '../util/index.js';
+import { SlabLease, SlabPool, limits, type Clock } from '../util/index.js';
 import type { RequestContext } from './context.js';
 import type { Router } from './router.js';
 
@@ -33,6 +33,8 @@ export interface Logger {
 interface Slot {
   chunks: Buffer[] | null;
   done: boolean;
+  /** Response memory the handler asked for (ctx.responseBytes); released once the response is written. */
+  lease: SlabLease | null;
 }
 
 export interface NetworkStats {
@@ -42,6 +44,8 @@ export interface NetworkStats {
   requestsHandled: number;
   handlerErrors: number;
   protocolErrors: number;
+  /** Response slabs allocated because none was free for reuse (fetched bytes, see SlabPool). */
+  readonly responseSlabsAllocated: number;
 }
 
 export class NetworkServer<S> {
@@ -49,7 +53,15 @@ export class NetworkServer<S> {
   private readonly connections = new Set<Connection<S>>();
   private readonly perIp = new Map<string, number>();
   private nextConnectionId = 0;
-  readonly stats: NetworkStats = { connectionsOpen: 0, connectionsAccepted: 0, connectionsRejected: 0, requestsHandled: 0, handlerErrors: 0, protocolErrors: 0 };
+  /** Response memory (fetched record bytes), reused across the connections of this server. */
+  readonly responseSlabs = new SlabPool(limits.responseSlabBytes, limits.responseSlabsFreeMax);
+  readonly stats: NetworkStats = (() => {
+    const slabs = this.responseSlabs;
+    return {
+      connectionsOpen: 0, connectionsAccepted: 0, connectionsRejected: 0, requestsHandled: 0, handlerErrors: 0, protocolErrors: 0,
+      get responseSlabsAllocated() { return slabs.slabsAllocated; },
+    };
+  })();
   bound: (ListenerSpec & { port: number })[] = [];
 
   constructor(
@@ -171,17 +183,19 @@ class Connection<S> {
       return;
     }
     const { header, bodyOffset } = decoded;
-    const slot: Slot = { chunks: null, done: false };
+    const slot: Slot = { chunks: null, done: false, lease: null };
     this.queue.push(slot);
     const ctx: RequestContext<S> = {
       header, apiVersion: header.requestApiVersion, connectionId: this.id,
       clientAddress: this.socket.remoteAddress ?? 'unknown', listenerName: this.listener.name,
       securityProtocol: this.listener.securityProtocol, principal: 'User:ANONYMOUS',
       nowMs: this.server.clock.nowMs(), services: this.server.services,
+      responseBytes: (bytes) => (slot.lease ??= new SlabLease(this.server.responseSlabs)).alloc(bytes),
     };
     this.server.router.route(header, frame, bodyOffset, ctx).then((outcome) => {
       this.server.stats.requestsHandled++;
       if (outcome.kind === 'close') {
+        slot.lease?.release();
         this.server.stats.protocolErrors++;
         this.server.log.warn(`closing ${this.id}: ${outcome.reason}`);
         this.destroy();
@@ -195,6 +209,7 @@ class Connection<S> {
     }, (err: unknown) => {
       // An exception out of a handler is a bug: log it, count it, close only this connection.
       this.server.stats.handlerErrors++;
+      slot.lease?.release();
       const what = err instanceof ProtocolError ? 'encode' : 'handler';
       this.server.log.error(`${what} error on API ${header.requestApiKey} v${header.requestApiVersion} from ${this.id}: ${err instanceof Error ? err.stack : String(err)}`);
       this.destroy();
@@ -204,9 +219,15 @@ class Connection<S> {
   private flush(): void {
     while (this.queue.length > 0 && this.queue[0]!.done) {
       const slot = this.queue.shift()!;
+      const lease = slot.lease;
       if (slot.chunks && !this.closed) {
         this.corkUntilNextTick();
-        for (const c of slot.chunks) this.socket.write(c);
+        const last = slot.chunks.length - 1;
+        // The leased bytes are reused once the socket has taken them: the write callback comes
+        // after the kernel copied them (or with an error once the socket is gone).
+        slot.chunks.forEach((c, i) => this.socket.write(c, i === last && lease ? () => lease.release() : undefined));
+      } else {
+        lease?.release();
       }
     }
     this.dispatchWaiting();

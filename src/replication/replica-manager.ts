@@ -25,6 +25,12 @@ export interface FetchResultOut {
   abortedTransactions: { producerId: bigint; firstOffset: bigint }[] | null; preferredReadReplica: number; records: Buffer | null;
 }
 
+interface FetchReadParams {
+  maxBytes: number; isolationLevel: number; partitions: FetchPartitionIn[];
+  /** Memory for the record bytes read (they live as long as the response); fresh buffers when absent. */
+  alloc?: (bytes: number) => Buffer;
+}
+
 const key = (topic: string, partition: number) => `${topic}-${partition}`;
 
 /** The last offset of the last whole batch in `records` (batch headers only). */
@@ -170,7 +176,8 @@ export class ReplicaManager {
     this.fetchPurgatory.checkAndComplete(key(p.topic, p.index));
   }
 
-  async fetch(params: { maxWaitMs: number; minBytes: number; maxBytes: number; isolationLevel: number; partitions: FetchPartitionIn[] }): Promise<FetchResultOut[]> {
+  /** Reads for a Fetch; record bytes go into `params.alloc`'s memory when given (see FetchParams). */
+  async fetch(params: FetchReadParams & { maxWaitMs: number; minBytes: number }): Promise<FetchResultOut[]> {
     const first = await this.readAll(params);
     const bytes = first.reduce((n, r) => n + (r.records?.length ?? 0), 0);
     const anyError = first.some((r) => r.errorCode !== 0);
@@ -209,18 +216,18 @@ export class ReplicaManager {
     });
   }
 
-  private async readAll(params: { maxBytes: number; isolationLevel: number; partitions: FetchPartitionIn[] }): Promise<FetchResultOut[]> {
+  private async readAll(params: FetchReadParams): Promise<FetchResultOut[]> {
     let budget = params.maxBytes;
     const results: FetchResultOut[] = [];
     for (const fp of params.partitions) {
-      const r = await this.readOne(fp, budget, results.every((x) => !x.records || x.records.length === 0), params.isolationLevel);
+      const r = await this.readOne(fp, budget, results.every((x) => !x.records || x.records.length === 0), params.isolationLevel, params.alloc);
       budget -= r.records?.length ?? 0;
       results.push(r);
     }
     return results;
   }
 
-  private async readOne(fp: FetchPartitionIn, budget: number, firstWithData: boolean, isolationLevel: number): Promise<FetchResultOut> {
+  private async readOne(fp: FetchPartitionIn, budget: number, firstWithData: boolean, isolationLevel: number, alloc?: (bytes: number) => Buffer): Promise<FetchResultOut> {
     const p = this.leaderPartition(fp.topic, fp.partition);
     if (typeof p === 'number') return fetchError(p);
     if (fp.currentLeaderEpoch >= 0 && fp.currentLeaderEpoch !== p.leaderEpoch) {
@@ -235,7 +242,7 @@ export class ReplicaManager {
     let records: Buffer | null = null;
     if (offset < upTo && (maxBytes > 0 || firstWithData)) {
       try {
-        const read = await p.log.read(offset, firstWithData ? Math.max(1, maxBytes) : maxBytes, upTo);
+        const read = await p.log.read(offset, firstWithData ? Math.max(1, maxBytes) : maxBytes, upTo, alloc);
         records = read.length > 0 ? read : null;
       } catch (err) {
         return fetchError(errorCodeOf(err).code, p);

@@ -206,18 +206,18 @@ export class LogSegment {
     return null;
   }
 
-  /** Reads `length` bytes at `position`. */
-  readBytes(position: number, length: number): Buffer {
-    const buf = Buffer.allocUnsafe(length);
+  /** Reads `length` bytes at `position` into `alloc(length)`. */
+  readBytes(position: number, length: number, alloc: (bytes: number) => Buffer = Buffer.allocUnsafe): Buffer {
+    const buf = alloc(length);
     const n = this.files.get(this.logPath).read(buf, 0, length, position);
     return n === length ? buf : buf.subarray(0, n);
   }
 
   /**
    * Whole batches from the one holding `offset`: at most `maxBytes` unless the first batch alone
-   * is larger (KIP-74), and only batches starting below `maxOffset`.
+   * is larger (KIP-74), and only batches starting below `maxOffset`. The bytes go into `alloc(size)`.
    */
-  read(offset: number, maxBytes: number, maxOffset: number): Buffer | null {
+  read(offset: number, maxBytes: number, maxOffset: number, alloc: (bytes: number) => Buffer = Buffer.allocUnsafe): Buffer | null {
     // One header walk from the index entry at or below `offset`: find the first batch, then extend
     // while the next one fits; then one read of exactly those bytes.
     let firstPosition = -1;
@@ -234,7 +234,7 @@ export class LogSegment {
       if (h.baseOffset >= maxOffset || h.position + h.size - firstPosition > maxBytes) break;
       end = h.position + h.size;
     }
-    return firstPosition < 0 ? null : this.readBytes(firstPosition, end - firstPosition);
+    return firstPosition < 0 ? null : this.readBytes(firstPosition, end - firstPosition, alloc);
   }
 
   /** Full batches (bytes and view) from `position`, each read whole; for recovery and cleaning. */

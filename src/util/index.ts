@@ -1,4 +1,5 @@
 export { assert, unreachable, AssertionError } from './assert.js';
 export { limits } from './limits.js';
+export { SlabPool, SlabLease } from './slab-pool.js';
 export { Histogram, type HistogramSnapshot } from './histogram.js';
 export { systemClock, ManualClock, Prng, type Clock } from './clock.js';

@@ -21,4 +21,12 @@ export const limits = {
   requestPreallocateBytesMax: 2 * 1024 * 1024,
   /** Response bytes queued on one socket before we stop reading from it (a slow reader). */
   socketWriteBufferBytesMax: 64 * 1024 * 1024,
+  /**
+   * Fetched record batches are read into slabs of this size that are reused once their response
+   * is written (a partition's read up to this size shares or takes a slab; a larger one, e.g. a
+   * single batch above it, gets its own buffer). Kafka's max.partition.fetch.bytes default.
+   */
+  responseSlabBytes: 1024 * 1024,
+  /** Slabs kept for reuse per listener when no response holds them (memory kept after a burst). */
+  responseSlabsFreeMax: 64,
 } as const;
