@@ -10,6 +10,9 @@
 // the next read should land in (the unfilled rest of a large frame, else a reused scratch buffer)
 // and `pushRead(n)` takes the result.
 //
+// Where a frame's buffer comes from is the caller's choice (`allocFrame`): a client that handles
+// each large response before asking for the next can read them all into one reused buffer.
+//
 // Allocating a frame's buffer from its announced size lets a peer make us hold memory it has not
 // sent; that is bounded by `preallocateBytesMax` (a server passes a small figure, a client reading
 // its broker's responses the whole frame limit). Larger frames keep their chunks and are joined
@@ -35,7 +38,11 @@ export class FrameSplitter {
   private lastReadDirect = false;
   private failed = false;
 
-  constructor(private readonly frameBytesMax: number, private readonly preallocateBytesMax = frameBytesMax) {}
+  constructor(
+    private readonly frameBytesMax: number,
+    private readonly preallocateBytesMax = frameBytesMax,
+    private readonly allocFrame: (bytes: number) => Buffer = Buffer.allocUnsafe,
+  ) {}
 
   /** Bytes buffered that do not yet form a whole frame. */
   get bufferedBytes(): number { return this.headBytes + this.partialFilled + this.bigFilled; }
@@ -118,7 +125,7 @@ export class FrameSplitter {
       this.bigSize = size;
       return;
     }
-    this.partial = Buffer.allocUnsafe(size);
+    this.partial = this.allocFrame(size);
     this.partialFilled = 0;
     if (size === 0) this.completePartial(frames);
   }

@@ -261,3 +261,37 @@ test('fetched bytes queued for a slow reader stay intact while other fetches reu
   }
 });
 
+
+test('a client reads responses to reuseResponseBuffer requests into one buffer, one such request at a time', async () => {
+  const { ClusterClient } = await import('../../src/client/index.js');
+  const { buildRecordBatch, iterateBatches, readRecords } = await import('../../src/records/index.js');
+  const s = await startServer({ listeners: ['PLAINTEXT://127.0.0.1:0'] });
+  const client = new ClusterClient({ bootstrap: `127.0.0.1:${s.listeners[0]!.port}` });
+  try {
+    const created = await client.admin(19, { topics: [{ name: 'reuse', numPartitions: 2, replicationFactor: 1, assignments: [], configs: [] }], timeoutMs: 5000, validateOnly: false }, 7);
+    assert.equal(created.topics[0].errorCode, 0);
+    const conn = await client.leaderFor('reuse', 0);
+    for (const p of [0, 1]) {
+      const records = await buildRecordBatch({ records: Array.from({ length: 6 }, () => ({ key: null, value: Buffer.alloc(100 * 1024, 7 + p) })) });
+      await conn.send(0, 9, { transactionalId: null, acks: -1, timeoutMs: 5000, topicData: [{ name: 'reuse', partitionData: [{ index: p, records }] }] });
+    }
+    const fetch = (p: number) => conn.send(1, 12, {
+      replicaId: -1, maxWaitMs: 0, minBytes: 1, maxBytes: 1 << 20, isolationLevel: 0, sessionId: 0, sessionEpoch: -1,
+      topics: [{ topic: 'reuse', partitions: [{ partition: p, currentLeaderEpoch: -1, fetchOffset: 0n, logStartOffset: -1n, partitionMaxBytes: 1 << 20 }] }],
+      forgottenTopicsData: [], rackId: '',
+    }, { reuseResponseBuffer: true });
+    const buffers: ArrayBufferLike[] = [];
+    for (const p of [0, 1, 0]) {
+      const first = fetch(p);
+      await assert.rejects(fetch(p), /already in flight/);
+      const r = await first;
+      const bytes: Buffer = r.responses[0].partitions[0].records;
+      buffers.push(bytes.buffer);
+      for (const b of iterateBatches(bytes)) for (const rec of await readRecords(b)) assert.ok(rec.value!.every((x: number) => x === 7 + p));
+    }
+    assert.ok(buffers.every((b) => b === buffers[0]), 'one buffer for all three responses');
+  } finally {
+    client.close();
+    await s.close();
+  }
+});
