@@ -54,7 +54,8 @@ export class NetworkServer<S> {
   private readonly perIp = new Map<string, number>();
   private nextConnectionId = 0;
   /** Response memory (fetched record bytes), reused across the connections of this server. */
-  readonly responseSlabs = new SlabPool(limits.responseSlabBytes, limits.responseSlabsFreeMax);
+  readonly responseSlabs = new SlabPool(limits.responseSlabBytes, limits.responseSlabBytesMax, limits.responseSlabsFreeBytesMax);
+  private slabTrimTimer: NodeJS.Timeout | null = null;
   readonly stats: NetworkStats = (() => {
     const slabs = this.responseSlabs;
     return {
@@ -73,6 +74,7 @@ export class NetworkServer<S> {
   ) {}
 
   async listen(listeners: ListenerSpec[]): Promise<void> {
+    this.slabTrimTimer ??= setInterval(() => this.responseSlabs.trimIfIdle(), limits.responseSlabsIdleMs).unref();
     for (const l of listeners) {
       const server = createServer({ noDelay: true }, (socket) => this.accept(socket, l));
       await new Promise<void>((resolve, reject) => {
@@ -113,6 +115,8 @@ export class NetworkServer<S> {
     // net.Server#close only calls back once every connection is gone, so stop accepting first,
     // let in-flight requests finish, close the connections, and only then wait for the callbacks.
     const closed = Promise.all(this.servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
+    if (this.slabTrimTimer) clearInterval(this.slabTrimTimer);
+    this.slabTrimTimer = null;
     const deadline = Date.now() + graceMs;
     while ([...this.connections].some((c) => c.busy) && Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 10));
