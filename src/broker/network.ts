@@ -206,18 +206,27 @@ class Connection<S> {
         return;
       }
       if (outcome.kind === 'response') {
-        slot.chunks = encodeResponseFrame(outcome.apiKey, outcome.version, header.correlationId, outcome.body);
+        try {
+          slot.chunks = encodeResponseFrame(outcome.apiKey, outcome.version, header.correlationId, outcome.body);
+        } catch (err) {
+          // Thrown here it would be an unhandled rejection (the process exits) and the slot would
+          // never complete; a body the encoder refuses is a handler bug like any other.
+          this.onHandlerError(slot, header, err);
+          return;
+        }
       }
       slot.done = true;
       this.flush();
-    }, (err: unknown) => {
-      // An exception out of a handler is a bug: log it, count it, close only this connection.
-      this.server.stats.handlerErrors++;
-      slot.lease?.release();
-      const what = err instanceof ProtocolError ? 'encode' : 'handler';
-      this.server.log.error(`${what} error on API ${header.requestApiKey} v${header.requestApiVersion} from ${this.id}: ${err instanceof Error ? err.stack : String(err)}`);
-      this.destroy();
-    });
+    }, (err: unknown) => this.onHandlerError(slot, header, err));
+  }
+
+  /** An exception out of a handler (or its response's encoding) is a bug: log it, count it, close only this connection. */
+  private onHandlerError(slot: Slot, header: { requestApiKey: number; requestApiVersion: number }, err: unknown): void {
+    this.server.stats.handlerErrors++;
+    slot.lease?.release();
+    const what = err instanceof ProtocolError ? 'encode' : 'handler';
+    this.server.log.error(`${what} error on API ${header.requestApiKey} v${header.requestApiVersion} from ${this.id}: ${err instanceof Error ? err.stack : String(err)}`);
+    this.destroy();
   }
 
   private flush(): void {

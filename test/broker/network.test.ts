@@ -295,3 +295,27 @@ test('a client reads responses to reuseResponseBuffer requests into one buffer, 
     await s.close();
   }
 });
+
+test('a response that cannot be encoded closes only its connection, and the server keeps serving', async () => {
+  const s = await startServer({ listeners: ['PLAINTEXT://127.0.0.1:0'] });
+  const unhandled: unknown[] = [];
+  const onRejection = (e: unknown) => { unhandled.push(e); };
+  process.on('unhandledRejection', onRejection);
+  try {
+    // Metadata answered with a topic id that is not a UUID: the encoder refuses it (a handler bug).
+    s.router.intercept(3, () => ({ throttleTimeMs: 0, brokers: [], clusterId: null, controllerId: 1, topics: [{ errorCode: 0, name: 'x', topicId: 'nope', isInternal: false, partitions: [], topicAuthorizedOperations: 0 }] }));
+    const bad = await open(s);
+    await assert.rejects(bad.send(3, 12, { topics: [], allowAutoTopicCreation: false, includeTopicAuthorizedOperations: false }), /closed/);
+    await new Promise((r) => setTimeout(r, 50));
+    assert.deepEqual(unhandled, [], 'no unhandled rejection');
+    assert.equal(s.stats.handlerErrors, 1);
+    s.router.intercept(3, null);
+    const good = await open(s);
+    const r = await good.send(3, 12, { topics: [], allowAutoTopicCreation: false, includeTopicAuthorizedOperations: false });
+    assert.equal(r.brokers.length, 1);
+    good.close();
+  } finally {
+    process.off('unhandledRejection', onRejection);
+    await s.close();
+  }
+});
