@@ -11,6 +11,12 @@ export interface RequestContext<S = unknown> {
   readonly principal: string;
   readonly nowMs: number;
   readonly services: S;
+  /**
+   * Memory for bytes that go out in this request's response (fetched record batches): reused for
+   * another response once this one has been written to the socket, so nothing may keep it past
+   * the response. Absent where there is no socket (handler unit tests): use fresh buffers then.
+   */
+  readonly responseBytes?: (bytes: number) => Buffer;
 }
 
 /** A handler's answer: a response body, or `null` for requests that get none (Produce acks=0). */

@@ -19,7 +19,7 @@ export class DiskLog implements LocalLog {
   get logStartOffset(): number { return this.log.logStartOffset; }
   get logEndOffset(): number { return this.log.logEndOffset; }
   appendAsLeader(records: Buffer, leaderEpoch: number, origin?: AppendOrigin): Promise<AppendResult> { return this.log.appendAsLeader(records, leaderEpoch, origin); }
-  async read(offset: number, maxBytes: number, upTo: number): Promise<Buffer> { return this.log.read(offset, maxBytes, upTo); }
+  async read(offset: number, maxBytes: number, upTo: number, alloc?: (bytes: number) => Buffer): Promise<Buffer> { return this.log.read(offset, maxBytes, upTo, alloc); }
   offsetForTimestamp(ts: number) { return this.log.offsetForTimestamp(ts); }
   maxTimestampOffset() { return this.log.maxTimestampOffset(); }
   updateHighWatermark(offset: number): void { this.log.updateHighWatermark(offset); }

@@ -11,7 +11,7 @@
 // mark-compact GCs a second (V8 counts every fresh backing store as external memory) and none.
 import { createServer, Socket, type Server } from 'node:net';
 import { FrameSplitter, ProtocolError, decodeRequestHeader, encodeResponseFrame } from '../protocol/index.js';
-import { BufferPool, limits, type Clock } from '../util/index.js';
+import { BufferPool, SlabLease, SlabPool, limits, type Clock } from '../util/index.js';
 import type { RequestContext } from './context.js';
 import type { Router } from './router.js';
 
@@ -39,6 +39,8 @@ export interface Logger {
 interface Slot {
   chunks: Buffer[] | null;
   done: boolean;
+  /** Response memory the handler asked for (ctx.responseBytes); released once the response is written. */
+  lease: SlabLease | null;
 }
 
 export interface NetworkStats {
@@ -48,6 +50,8 @@ export interface NetworkStats {
   requestsHandled: number;
   handlerErrors: number;
   protocolErrors: number;
+  /** Response slabs allocated because none was free for reuse (fetched bytes, see SlabPool). */
+  readonly responseSlabsAllocated: number;
 }
 
 export class NetworkServer<S> {
@@ -55,7 +59,16 @@ export class NetworkServer<S> {
   private readonly connections = new Set<Connection<S>>();
   private readonly perIp = new Map<string, number>();
   private nextConnectionId = 0;
-  readonly stats: NetworkStats = { connectionsOpen: 0, connectionsAccepted: 0, connectionsRejected: 0, requestsHandled: 0, handlerErrors: 0, protocolErrors: 0 };
+  /** Response memory (fetched record bytes), reused across the connections of this server. */
+  readonly responseSlabs = new SlabPool(limits.responseSlabBytes, limits.responseSlabBytesMax, limits.responseSlabsFreeBytesMax);
+  private slabTrimTimer: NodeJS.Timeout | null = null;
+  readonly stats: NetworkStats = (() => {
+    const slabs = this.responseSlabs;
+    return {
+      connectionsOpen: 0, connectionsAccepted: 0, connectionsRejected: 0, requestsHandled: 0, handlerErrors: 0, protocolErrors: 0,
+      get responseSlabsAllocated() { return slabs.slabsAllocated; },
+    };
+  })();
   bound: (ListenerSpec & { port: number })[] = [];
   /** Request frame buffers; classes from Node's own slab threshold to the preallocation limit. */
   readonly framePool = new BufferPool({
@@ -72,6 +85,7 @@ export class NetworkServer<S> {
   ) {}
 
   async listen(listeners: ListenerSpec[]): Promise<void> {
+    this.slabTrimTimer ??= setInterval(() => this.responseSlabs.trimIfIdle(), limits.responseSlabsIdleMs).unref();
     for (const l of listeners) {
       // Paused so that no byte is read before the connection takes the socket over (adoptSocket).
       const server = createServer({ noDelay: true, pauseOnConnect: true }, (socket) => this.accept(socket, l));
@@ -113,6 +127,8 @@ export class NetworkServer<S> {
     // net.Server#close only calls back once every connection is gone, so stop accepting first,
     // let in-flight requests finish, close the connections, and only then wait for the callbacks.
     const closed = Promise.all(this.servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
+    if (this.slabTrimTimer) clearInterval(this.slabTrimTimer);
+    this.slabTrimTimer = null;
     const deadline = Date.now() + graceMs;
     while ([...this.connections].some((c) => c.busy) && Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 10));
@@ -228,43 +244,61 @@ class Connection<S> {
       return;
     }
     const { header, bodyOffset } = decoded;
-    const slot: Slot = { chunks: null, done: false };
+    const slot: Slot = { chunks: null, done: false, lease: null };
     this.queue.push(slot);
     const ctx: RequestContext<S> = {
       header, apiVersion: header.requestApiVersion, connectionId: this.id,
       clientAddress: this.remoteAddress, listenerName: this.listener.name,
       securityProtocol: this.listener.securityProtocol, principal: 'User:ANONYMOUS',
       nowMs: this.server.clock.nowMs(), services: this.server.services,
+      responseBytes: (bytes) => (slot.lease ??= new SlabLease(this.server.responseSlabs)).alloc(bytes),
     };
     this.server.router.route(header, frame, bodyOffset, ctx).then((outcome) => {
       this.server.stats.requestsHandled++;
       if (outcome.kind === 'close') {
+        slot.lease?.release();
         this.server.stats.protocolErrors++;
         this.server.log.warn(`closing ${this.id}: ${outcome.reason}`);
         this.destroy();
         return;
       }
       if (outcome.kind === 'response') {
-        slot.chunks = encodeResponseFrame(outcome.apiKey, outcome.version, header.correlationId, outcome.body);
+        try {
+          slot.chunks = encodeResponseFrame(outcome.apiKey, outcome.version, header.correlationId, outcome.body);
+        } catch (err) {
+          // Thrown here it would be an unhandled rejection (the process exits) and the slot would
+          // never complete; a body the encoder refuses is a handler bug like any other.
+          this.onHandlerError(slot, header, err);
+          return;
+        }
       }
       if (outcome.frameDone) this.server.framePool.release(frame);
       slot.done = true;
       this.flush();
-    }, (err: unknown) => {
-      // An exception out of a handler is a bug: log it, count it, close only this connection.
-      this.server.stats.handlerErrors++;
-      const what = err instanceof ProtocolError ? 'encode' : 'handler';
-      this.server.log.error(`${what} error on API ${header.requestApiKey} v${header.requestApiVersion} from ${this.id}: ${err instanceof Error ? err.stack : String(err)}`);
-      this.destroy();
-    });
+    }, (err: unknown) => this.onHandlerError(slot, header, err));
+  }
+
+  /** An exception out of a handler (or its response's encoding) is a bug: log it, count it, close only this connection. */
+  private onHandlerError(slot: Slot, header: { requestApiKey: number; requestApiVersion: number }, err: unknown): void {
+    this.server.stats.handlerErrors++;
+    slot.lease?.release();
+    const what = err instanceof ProtocolError ? 'encode' : 'handler';
+    this.server.log.error(`${what} error on API ${header.requestApiKey} v${header.requestApiVersion} from ${this.id}: ${err instanceof Error ? err.stack : String(err)}`);
+    this.destroy();
   }
 
   private flush(): void {
     while (this.queue.length > 0 && this.queue[0]!.done) {
       const slot = this.queue.shift()!;
+      const lease = slot.lease;
       if (slot.chunks && !this.closed) {
         this.corkUntilNextTick();
-        for (const c of slot.chunks) this.socket.write(c);
+        const last = slot.chunks.length - 1;
+        // The leased bytes are reused once the socket has taken them: the write callback comes
+        // after the kernel copied them (or with an error once the socket is gone).
+        slot.chunks.forEach((c, i) => this.socket.write(c, i === last && lease ? () => lease.release() : undefined));
+      } else {
+        lease?.release();
       }
     }
     this.dispatchWaiting();

@@ -85,6 +85,8 @@ export interface FetchParams {
   /** 0 read_uncommitted, 1 read_committed. */
   isolationLevel: number;
   partitions: FetchPartitionParams[];
+  /** Where read record bytes go (the request's response memory); fresh buffers when absent. */
+  alloc?: (bytes: number) => Buffer;
 }
 
 export interface PartitionFetchResult {

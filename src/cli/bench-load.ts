@@ -392,7 +392,7 @@ async function fetchOnce(conn: BrokerConnection, spec: ConsumerSpec, cursors: Cu
     sessionId: incremental ? session.id : 0, sessionEpoch: session.disabled ? -1 : incremental ? session.epoch : 0,
     topics: changed.length ? [{ topic: spec.topic, partitions: changed.map((c) => ({ partition: c.partition, currentLeaderEpoch: -1, fetchOffset: BigInt(c.offset), logStartOffset: -1n, partitionMaxBytes: spec.partitionMaxBytes })) }] : [],
     forgottenTopicsData: forgotten.length ? [{ topic: spec.topic, partitions: forgotten }] : [], rackId: '',
-  });
+  }, { reuseResponseBuffer: true }); // this response is done with before the next Fetch is sent
   const arrivedUs = nowUs();
   if (r.errorCode === ErrorCode.FETCH_SESSION_ID_NOT_FOUND || r.errorCode === ErrorCode.INVALID_FETCH_SESSION_EPOCH) {
     session.id = 0; // start over with a full fetch

@@ -10,6 +10,9 @@
 // the next read should land in (the unfilled rest of a large frame, else a reused scratch buffer)
 // and `pushRead(n)` takes the result.
 //
+// Where a frame's buffer comes from is the caller's choice (`allocate`): a client that handles
+// each large response before asking for the next can read them all into one reused buffer.
+//
 // Allocating a frame's buffer from its announced size lets a peer make us hold memory it has not
 // sent; that is bounded by `preallocateBytesMax` (a server passes a small figure, a client reading
 // its broker's responses the whole frame limit). Larger frames keep their chunks and are joined

@@ -12,8 +12,11 @@ export interface LocalLog {
    * coordinator ('coordinator') may write control batches (COMMIT/ABORT markers).
    */
   appendAsLeader(records: Buffer, leaderEpoch: number, origin?: AppendOrigin): Promise<AppendResult>;
-  /** Whole batches from the one containing `offset`, at most `maxBytes` unless the first batch is larger; never past `upTo`. */
-  read(offset: number, maxBytes: number, upTo: number): Promise<Buffer>;
+  /**
+   * Whole batches from the one containing `offset`, at most `maxBytes` unless the first batch is
+   * larger; never past `upTo`. The bytes go into `alloc(size)` when given (a response's memory).
+   */
+  read(offset: number, maxBytes: number, upTo: number, alloc?: (bytes: number) => Buffer): Promise<Buffer>;
   /** First offset with timestamp >= ts and its timestamp, or null. */
   offsetForTimestamp(timestampMs: number): Promise<{ offset: number; timestamp: number; leaderEpoch: number } | null>;
   /** Offset and timestamp of the record with the largest timestamp, or null when empty. */

@@ -25,6 +25,12 @@ export interface FetchResultOut {
   abortedTransactions: { producerId: bigint; firstOffset: bigint }[] | null; preferredReadReplica: number; records: Buffer | null;
 }
 
+interface FetchReadParams {
+  maxBytes: number; isolationLevel: number; partitions: FetchPartitionIn[];
+  /** Memory for the record bytes read (they live as long as the response); fresh buffers when absent. */
+  alloc?: (bytes: number) => Buffer;
+}
+
 const key = (topic: string, partition: number) => `${topic}-${partition}`;
 
 /** The last offset of the last whole batch in `records` (batch headers only). */
@@ -175,7 +181,8 @@ export class ReplicaManager {
     this.fetchPurgatory.checkAndComplete(p);
   }
 
-  async fetch(params: { maxWaitMs: number; minBytes: number; maxBytes: number; isolationLevel: number; partitions: FetchPartitionIn[] }): Promise<FetchResultOut[]> {
+  /** Reads for a Fetch; record bytes go into `params.alloc`'s memory when given (see FetchParams). */
+  async fetch(params: FetchReadParams & { maxWaitMs: number; minBytes: number }): Promise<FetchResultOut[]> {
     const first = await this.readAll(params);
     let bytes = 0;
     for (const r of first) {
@@ -220,7 +227,7 @@ export class ReplicaManager {
     });
   }
 
-  private async readAll(params: { maxBytes: number; isolationLevel: number; partitions: FetchPartitionIn[] }): Promise<FetchResultOut[]> {
+  private async readAll(params: FetchReadParams): Promise<FetchResultOut[]> {
     let budget = params.maxBytes;
     let anyData = false;
     const results: FetchResultOut[] = new Array(params.partitions.length);
@@ -236,7 +243,7 @@ export class ReplicaManager {
         const maxBytes = Math.min(fp.partitionMaxBytes, Math.max(0, budget));
         const offset = Number(fp.fetchOffset);
         const wanted = offset < upTo && (maxBytes > 0 || !anyData);
-        r = wanted ? await this.readOne(checked, offset, !anyData ? Math.max(1, maxBytes) : maxBytes, upTo, params.isolationLevel) : this.fetchAnswer(checked, null, params.isolationLevel);
+        r = wanted ? await this.readOne(checked, offset, !anyData ? Math.max(1, maxBytes) : maxBytes, upTo, params.isolationLevel, params.alloc) : this.fetchAnswer(checked, null, params.isolationLevel);
       } else {
         r = checked;
       }
@@ -261,10 +268,10 @@ export class ReplicaManager {
     return p;
   }
 
-  private async readOne(p: Partition, offset: number, maxBytes: number, upTo: number, isolationLevel: number): Promise<FetchResultOut> {
+  private async readOne(p: Partition, offset: number, maxBytes: number, upTo: number, isolationLevel: number, alloc?: (bytes: number) => Buffer): Promise<FetchResultOut> {
     let records: Buffer | null = null;
     try {
-      const read = await p.log.read(offset, maxBytes, upTo);
+      const read = await p.log.read(offset, maxBytes, upTo, alloc);
       records = read.length > 0 ? read : null;
     } catch (err) {
       return fetchError(errorCodeOf(err).code, p);

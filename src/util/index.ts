@@ -1,5 +1,6 @@
 export { assert, unreachable, AssertionError } from './assert.js';
 export { limits } from './limits.js';
+export { SlabPool, SlabLease } from './slab-pool.js';
 export { Histogram, type HistogramSnapshot } from './histogram.js';
 export { systemClock, ManualClock, Prng, type Clock } from './clock.js';
 export { BufferPool, type BufferPoolOptions, type BufferPoolStats } from './buffer-pool.js';

@@ -26,4 +26,16 @@ export const limits = {
   framePoolBytesMax: 64 * 1024 * 1024,
   /** Response bytes queued on one socket before we stop reading from it (a slow reader). */
   socketWriteBufferBytesMax: 64 * 1024 * 1024,
+  /**
+   * Fetched record batches are read into pooled slabs that are reused once their response is
+   * written: this size (Kafka's max.partition.fetch.bytes default) and its doublings up to the
+   * max; a partition's read shares a slab with others or takes one of its size class, and a read
+   * above the max (a single huge batch) gets its own buffer.
+   */
+  responseSlabBytes: 1024 * 1024,
+  responseSlabBytesMax: 16 * 1024 * 1024,
+  /** Free slabs kept for reuse by the broker's network server when no response holds them. */
+  responseSlabsFreeBytesMax: 64 * 1024 * 1024,
+  /** The kept slabs are dropped when no response took one for this long (no memory held after a burst). */
+  responseSlabsIdleMs: 30_000,
 } as const;

@@ -1,9 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { startServer, type ServerHandle } from '../../src/broker/index.js';
 import { BrokerConnection } from '../../src/client/index.js';
-import { decodeResponse, encodeRequestFrame, ErrorCode } from '../../src/protocol/index.js';
+import { decodeResponse, encodeRequestFrame, ErrorCode, FrameSplitter } from '../../src/protocol/index.js';
 import { Prng } from '../../src/util/index.js';
 
 async function withServer(fn: (s: ServerHandle) => Promise<void>, limits = {}): Promise<void> {
@@ -189,4 +192,130 @@ test('close() returns promptly while idle clients are still connected', async ()
   await s.close();
   assert.ok(Date.now() - started < 2000, `close took ${Date.now() - started} ms`);
   for (const sock of idle) sock.destroy();
+});
+
+test('fetched bytes queued for a slow reader stay intact while other fetches reuse the response memory', async () => {
+  const { ClusterClient } = await import('../../src/client/index.js');
+  const { buildRecordBatch, iterateBatches, readRecords } = await import('../../src/records/index.js');
+  const dataDir = mkdtempSync(join(tmpdir(), 'logline-network-'));
+  const s = await startServer({ dataDir, listeners: ['PLAINTEXT://127.0.0.1:0'] });
+  const port = s.listeners[0]!.port;
+  const client = new ClusterClient({ bootstrap: `127.0.0.1:${port}` });
+  try {
+    // Two topics of 8 partitions, each partition ~900 KiB of records filled with its own byte.
+    const fill = (topic: string, p: number) => (topic === 'slow' ? 1 : 101) + p;
+    for (const topic of ['slow', 'fast']) {
+      const created = await client.admin(19, { topics: [{ name: topic, numPartitions: 8, replicationFactor: 1, assignments: [], configs: [] }], timeoutMs: 5000, validateOnly: false }, 7);
+      assert.equal(created.topics[0].errorCode, 0);
+      const conn = await client.leaderFor(topic, 0);
+      for (let p = 0; p < 8; p++) {
+        const records = Array.from({ length: 9 }, () => ({ key: null, value: Buffer.alloc(100 * 1024, fill(topic, p)) }));
+        const produced = await conn.send(0, 9, { transactionalId: null, acks: -1, timeoutMs: 5000, topicData: [{ name: topic, partitionData: [{ index: p, records: await buildRecordBatch({ records }) }] }] });
+        assert.equal(produced.responses[0].partitionResponses[0].errorCode, 0);
+      }
+    }
+    const fetchBody = (topic: string) => ({
+      replicaId: -1, maxWaitMs: 0, minBytes: 1, maxBytes: 64 << 20, isolationLevel: 0, sessionId: 0, sessionEpoch: -1,
+      topics: [{ topic, partitions: Array.from({ length: 8 }, (_, p) => ({ partition: p, currentLeaderEpoch: -1, fetchOffset: 0n, logStartOffset: -1n, partitionMaxBytes: 1 << 20 })) }],
+      forgottenTopicsData: [], rackId: '',
+    });
+    const fetchFrame = (topic: string, correlationId: number) => Buffer.concat(encodeRequestFrame(1, 12, correlationId, 'test', fetchBody(topic)));
+    const checkResponse = async (frame: Buffer, topic: string) => {
+      const { body } = decodeResponse(1, 12, frame) as { body: any };
+      for (const part of body.responses[0].partitions) {
+        const [view] = [...iterateBatches(part.records)];
+        for (const r of await readRecords(view!)) assert.ok(r.value!.every((x) => x === fill(topic, part.partitionIndex)), `${topic}-${part.partitionIndex} intact`);
+      }
+    };
+    // The slow reader asks for ~7 MiB twelve times and reads nothing: beyond the ~36 MiB the kernel
+    // buffers on loopback, the responses wait in the broker, in leased memory.
+    const slow = await rawSocket(port);
+    slow.pause();
+    slow.write(Buffer.concat(Array.from({ length: 12 }, (_, i) => fetchFrame('slow', i + 1))));
+    await new Promise((r) => setTimeout(r, 300));
+    // Meanwhile other fetches read other bytes through the same pool.
+    const fast = await client.leaderFor('fast', 0);
+    for (let i = 0; i < 5; i++) {
+      const r = await fast.send(1, 12, fetchBody('fast'));
+      for (const part of r.responses[0].partitions) {
+        for (const b of iterateBatches(part.records)) for (const rec of await readRecords(b)) assert.ok(rec.value!.every((x: number) => x === fill('fast', part.partitionIndex)));
+      }
+    }
+    // Now read the slow responses: every byte is what its partition holds.
+    const frames: Buffer[] = [];
+    const splitter = new FrameSplitter(256 << 20);
+    await new Promise<void>((resolve, reject) => {
+      slow.on('data', (d) => { frames.push(...splitter.push(d)); if (frames.length === 12) resolve(); });
+      slow.on('error', reject);
+      slow.resume();
+    });
+    slow.destroy();
+    for (const f of frames) await checkResponse(f, 'slow');
+    const allocated = s.stats.responseSlabsAllocated;
+    assert.ok(allocated >= 8 && allocated < 17 * 8, `slabs were reused (${allocated} allocated for 136 partition reads)`);
+    assert.equal(s.stats.handlerErrors, 0);
+  } finally {
+    client.close();
+    await s.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+
+test('a client reads responses to reuseResponseBuffer requests into one buffer, one such request at a time', async () => {
+  const { ClusterClient } = await import('../../src/client/index.js');
+  const { buildRecordBatch, iterateBatches, readRecords } = await import('../../src/records/index.js');
+  const s = await startServer({ listeners: ['PLAINTEXT://127.0.0.1:0'] });
+  const client = new ClusterClient({ bootstrap: `127.0.0.1:${s.listeners[0]!.port}` });
+  try {
+    const created = await client.admin(19, { topics: [{ name: 'reuse', numPartitions: 2, replicationFactor: 1, assignments: [], configs: [] }], timeoutMs: 5000, validateOnly: false }, 7);
+    assert.equal(created.topics[0].errorCode, 0);
+    const conn = await client.leaderFor('reuse', 0);
+    for (const p of [0, 1]) {
+      const records = await buildRecordBatch({ records: Array.from({ length: 6 }, () => ({ key: null, value: Buffer.alloc(100 * 1024, 7 + p) })) });
+      await conn.send(0, 9, { transactionalId: null, acks: -1, timeoutMs: 5000, topicData: [{ name: 'reuse', partitionData: [{ index: p, records }] }] });
+    }
+    const fetch = (p: number) => conn.send(1, 12, {
+      replicaId: -1, maxWaitMs: 0, minBytes: 1, maxBytes: 1 << 20, isolationLevel: 0, sessionId: 0, sessionEpoch: -1,
+      topics: [{ topic: 'reuse', partitions: [{ partition: p, currentLeaderEpoch: -1, fetchOffset: 0n, logStartOffset: -1n, partitionMaxBytes: 1 << 20 }] }],
+      forgottenTopicsData: [], rackId: '',
+    }, { reuseResponseBuffer: true });
+    const buffers: ArrayBufferLike[] = [];
+    for (const p of [0, 1, 0]) {
+      const first = fetch(p);
+      await assert.rejects(fetch(p), /already in flight/);
+      const r = await first;
+      const bytes: Buffer = r.responses[0].partitions[0].records;
+      buffers.push(bytes.buffer);
+      for (const b of iterateBatches(bytes)) for (const rec of await readRecords(b)) assert.ok(rec.value!.every((x: number) => x === 7 + p));
+    }
+    assert.ok(buffers.every((b) => b === buffers[0]), 'one buffer for all three responses');
+  } finally {
+    client.close();
+    await s.close();
+  }
+});
+
+test('a response that cannot be encoded closes only its connection, and the server keeps serving', async () => {
+  const s = await startServer({ listeners: ['PLAINTEXT://127.0.0.1:0'] });
+  const unhandled: unknown[] = [];
+  const onRejection = (e: unknown) => { unhandled.push(e); };
+  process.on('unhandledRejection', onRejection);
+  try {
+    // Metadata answered with a topic id that is not a UUID: the encoder refuses it (a handler bug).
+    s.router.intercept(3, () => ({ throttleTimeMs: 0, brokers: [], clusterId: null, controllerId: 1, topics: [{ errorCode: 0, name: 'x', topicId: 'nope', isInternal: false, partitions: [], topicAuthorizedOperations: 0 }] }));
+    const bad = await open(s);
+    await assert.rejects(bad.send(3, 12, { topics: [], allowAutoTopicCreation: false, includeTopicAuthorizedOperations: false }), /closed/);
+    await new Promise((r) => setTimeout(r, 50));
+    assert.deepEqual(unhandled, [], 'no unhandled rejection');
+    assert.equal(s.stats.handlerErrors, 1);
+    s.router.intercept(3, null);
+    const good = await open(s);
+    const r = await good.send(3, 12, { topics: [], allowAutoTopicCreation: false, includeTopicAuthorizedOperations: false });
+    assert.equal(r.brokers.length, 1);
+    good.close();
+  } finally {
+    process.off('unhandledRejection', onRejection);
+    await s.close();
+  }
 });

@@ -242,3 +242,28 @@ test('property: a read returns whole batches from the one holding the offset, cu
 function* iterateAll(buf: Buffer): Generator<RecordBatchView> {
   for (let at = 0; at < buf.length;) { const v = new RecordBatchView(buf, at); yield v; at += v.sizeInBytes; }
 }
+
+test('a read of large batches finds the first by its header and reads the rest in one read, whole batches only', async () => {
+  const { fs, log } = setup();
+  const big = (i: number) => 'x'.repeat(7000) + i;
+  for (let i = 0; i < 10; i++) await log.appendAsLeader(batch(10, { value: big }), 0); // ~70 KiB batches, offsets 10i..10i+9
+  let logReads = 0;
+  const open = fs.open.bind(fs);
+  fs.open = (p, o) => {
+    const h = open(p, o);
+    if (!p.endsWith('.log')) return h;
+    const read = h.read.bind(h);
+    h.read = (buf, off, len, pos) => { logReads++; return read(buf, off, len, pos); };
+    return h;
+  };
+  log.files.closeAll();
+  const size = log.read(0, 1 << 20, 100).length / 10; // every batch is the same size
+  logReads = 0;
+  const bytes = log.read(25, 3 * size + size / 2, 100);
+  assert.deepEqual(batchOffsets(bytes), [[20, 29], [30, 39], [40, 49]], 'from the batch holding 25, three whole batches fit');
+  assert.ok(logReads <= 3, `${logReads} reads of the .log file (headers to find the batch, then one for the bytes)`);
+  assert.deepEqual(batchOffsets(log.read(25, 1 << 20, 41)), [[20, 29], [30, 39], [40, 49]], 'a batch starting below upTo is whole');
+  assert.deepEqual(batchOffsets(log.read(25, 1 << 20, 40)), [[20, 29], [30, 39]], 'none starting at or past upTo');
+  assert.deepEqual(batchOffsets(log.read(25, size - 1, 100)), [[20, 29]], 'KIP-74: one whole batch above maxBytes');
+  assert.ok(bytes.equals(log.read(20, 3 * size, 100)), 'the same bytes however the read was cut');
+});

@@ -86,6 +86,7 @@ export const fetchHandler: HandlerSpec<FetchServices> = {
       replicaId: ctx.apiVersion >= 15 ? request.replicaState.replicaId : request.replicaId,
       maxWaitMs: request.maxWaitMs, minBytes: request.minBytes, maxBytes: request.maxBytes,
       isolationLevel: request.isolationLevel, partitions: readable,
+      ...(ctx.responseBytes ? { alloc: ctx.responseBytes } : {}),
     };
     const read = readable.length > 0 ? await s.fetchPartitions(params) : [];
     const unknown = fetchFailure(byId ? ErrorCode.UNKNOWN_TOPIC_ID : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
