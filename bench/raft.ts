@@ -92,9 +92,11 @@ async function throughput(leader: NodeProcess, seconds: number): Promise<{ recor
   return { recordsPerSec: Math.round(recordsPerSec), mbPerSec: round(recordsPerSec * recordBytes / 1e6), committed };
 }
 
-async function latency(leader: NodeProcess, ratePerSec: number, seconds: number): Promise<Record<string, number>> {
+type GcStats = { scavenges: number; scavengeMs: number; majors: number; majorMs: number; maxMs: number };
+
+async function latency(cluster: ProcessCluster, leader: NodeProcess, ratePerSec: number, seconds: number): Promise<Record<string, unknown>> {
   const h = new Histogram();
-  await leader.request({ op: 'latency' });
+  for (const n of cluster.nodes) await n.request({ op: 'latency' });
   const pending: Array<Promise<void>> = [];
   const t0 = performance.now();
   let sent = 0;
@@ -116,8 +118,15 @@ async function latency(leader: NodeProcess, ratePerSec: number, seconds: number)
   await Promise.all(pending);
   const elapsed = (performance.now() - t0) / 1000;
   // The same commits timed inside the leader (line read -> committed), without the pipes.
-  const inLeader = await leader.request<{ p50Us: number; p99Us: number }>({ op: 'latency' });
+  const inLeader = await leader.request<{ p50Us: number; p99Us: number; gc: GcStats }>({ op: 'latency' });
+  // Garbage-collection pauses per voter during the phase (leader first).
+  const gcPerVoter: Array<Record<string, number>> = [];
+  for (const n of [leader, ...cluster.nodes.filter((x) => x !== leader)]) {
+    const r = n === leader ? inLeader : await n.request<{ gc: GcStats }>({ op: 'latency' });
+    gcPerVoter.push({ nodeId: n.id, scavenges: r.gc.scavenges, scavengeMs: round(r.gc.scavengeMs), majors: r.gc.majors, majorMs: round(r.gc.majorMs), maxPauseMs: round(r.gc.maxMs, 2) });
+  }
   return {
+    gcPerVoter,
     leaderSideP50Ms: round(inLeader.p50Us / 1000, 2), leaderSideP99Ms: round(inLeader.p99Us / 1000, 2),
     offeredPerSec: Math.round(ratePerSec), achievedPerSec: Math.round(h.total / elapsed), records: h.total, failures,
     p50Ms: round(h.percentile(50) / 1000, 2), p99Ms: round(h.percentile(99) / 1000, 2), p999Ms: round(h.percentile(99.9) / 1000, 2),
@@ -195,7 +204,7 @@ async function main(): Promise<void> {
       const tput = await throughput(leader, 5 * scale);
       say(`  ${tput.recordsPerSec} records/s`);
       await sleep(500);
-      const lat = await latency(leader, tput.recordsPerSec / 2, 5 * scale);
+      const lat = await latency(cluster, leader, tput.recordsPerSec / 2, 5 * scale);
       say(`  at ${lat.offeredPerSec}/s: p50 ${lat.p50Ms} ms, p99 ${lat.p99Ms} ms`);
       return { tput, lat };
     });

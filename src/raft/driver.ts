@@ -6,7 +6,8 @@
 // and everything that arrives meanwhile is batched into the next one (group commit for free).
 import { AssertionError, assert } from '../util/index.js';
 import { RaftCore, type ProposeResult } from './core/raft.js';
-import type { Entry, Envelope, NodeId, QuorumDescription, RaftConfig, RaftRole, Ready, Snapshot, SnapshotId } from './core/types.js';
+import { entriesOf, lastOffsetOf } from './core/batch.js';
+import type { EntryBatch, Envelope, NodeId, QuorumDescription, RaftConfig, RaftRole, Ready, Snapshot, SnapshotId } from './core/types.js';
 import { describeMessage } from './core/describe.js';
 import type { ReplicatedStateMachine } from './state-machine.js';
 import type { LogStore, QuorumStateStore } from './store/ports.js';
@@ -108,7 +109,7 @@ export class RaftDriver {
     const now = opts.nowMs ?? monotonicNow;
     const loaded = opts.logStore.load();
     const core = new RaftCore(opts.config, {
-      quorumState: opts.quorumStore.read(), snapshot: loaded.snapshot, entries: loaded.entries,
+      quorumState: opts.quorumStore.read(), snapshot: loaded.snapshot, batches: loaded.batches,
     }, now());
     const driver = new RaftDriver(opts, core, now);
     driver.lastSnapshotEnd = loaded.snapshot?.id.endOffset ?? 0;
@@ -351,19 +352,29 @@ export class RaftDriver {
     }
   }
 
-  private apply(committed: readonly Entry[]): void {
-    const first = committed[0]!.offset;
+  private apply(committed: readonly EntryBatch[]): void {
+    const first = committed[0]!.baseOffset;
     assert(first === this.appliedEnd, `committed entries start at ${first}, applied end is ${this.appliedEnd}`);
-    const data = committed.filter((e) => e.kind === 'data');
+    let end = first;
+    for (const b of committed) {
+      assert(b.baseOffset === end, 'committed entries are not contiguous');
+      end += b.count;
+    }
+    // Entry objects live only for the call: the log keeps batches.
+    const data = entriesOf(committed.filter((b) => b.kind === 'data'));
     if (data.length > 0) this.opts.stateMachine.apply(data);
-    this.appliedEnd = first + committed.length;
-    assert(committed[committed.length - 1]!.offset === this.appliedEnd - 1, 'committed entries are not contiguous');
+    this.appliedEnd = end;
     // Log matching: if the entry at a proposal's last offset has the proposal's epoch, the whole
     // proposal (and everything before it) is what this leader appended.
+    let bi = 0;
     while (this.waiting.length > 0 && this.waiting[0]!.lastOffset < this.appliedEnd) {
       const p = this.waiting.shift()!;
-      const e = p.lastOffset >= first ? committed[p.lastOffset - first]! : undefined;
-      if (e !== undefined && e.epoch === p.epoch) p.resolve({ epoch: p.epoch, baseOffset: p.baseOffset, lastOffset: p.lastOffset });
+      let epoch: number | undefined;
+      if (p.lastOffset >= first) {
+        while (lastOffsetOf(committed[bi]!) < p.lastOffset) bi++;
+        epoch = committed[bi]!.epoch;
+      }
+      if (epoch === p.epoch) p.resolve({ epoch: p.epoch, baseOffset: p.baseOffset, lastOffset: p.lastOffset });
       else p.reject(new RaftError('PROPOSAL_LOST', `offset ${p.lastOffset} holds another leader's entry`, this.core.leaderId, this.core.epoch));
     }
   }

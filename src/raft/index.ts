@@ -3,9 +3,10 @@
 // that runs a core on real time and sockets, and the socket transport speaking Kafka's Raft RPCs.
 export { RaftCore, encodeLeaderChange, type PersistedState, type ProposeResult } from './core/raft.js';
 export { RaftLog } from './core/log.js';
+export { batchesOf, entriesOf, makeBatch, sliceBatch, batchEntry, lastOffsetOf, endOffsetOf, countEntries } from './core/batch.js';
 export {
   RaftErrorCode, defaultRaftTimeouts,
-  type NodeId, type Entry, type Snapshot, type SnapshotId, type QuorumState, type RaftConfig, type RaftRole, type Ready,
+  type NodeId, type Entry, type EntryBatch, type EntryKind, type Snapshot, type SnapshotId, type QuorumState, type RaftConfig, type RaftRole, type Ready,
   type LogOp, type Envelope, type RaftMessage, type RaftRequest, type RaftResponse, type QuorumDescription,
   type ReplicaProgress, type VoteRequest, type VoteResponse, type FetchRequest, type FetchResponse,
   type FetchSnapshotRequest, type FetchSnapshotResponse, type BeginQuorumEpochRequest, type BeginQuorumEpochResponse,

@@ -14,6 +14,7 @@
 //   {"op":"resign","id":5} / {"op":"snapshot","id":6}
 // On start it prints {"event":"started","nodeId":1,"port":9093}. End of stdin closes the node.
 import { createInterface } from 'node:readline';
+import { PerformanceObserver } from 'node:perf_hooks';
 import { join } from 'node:path';
 import { Histogram } from '../util/index.js';
 import { defaultRaftTimeouts, type RaftConfig } from './core/types.js';
@@ -125,6 +126,15 @@ async function main(): Promise<void> {
   out({ event: 'started', nodeId, port: transport.port });
 
   let commitLatencyUs = new Histogram();
+  // Garbage-collection pauses since the last `latency` op (kind 1 = scavenge, 2/4/8 = major).
+  let gc = { scavenges: 0, scavengeMs: 0, majors: 0, majorMs: 0, maxMs: 0 };
+  new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) {
+      const kind = ((e as unknown as { detail?: { kind?: number } }).detail)?.kind ?? 0;
+      if (kind === 1) { gc.scavenges++; gc.scavengeMs += e.duration; } else { gc.majors++; gc.majorMs += e.duration; }
+      gc.maxMs = Math.max(gc.maxMs, e.duration);
+    }
+  }).observe({ entryTypes: ['gc'] });
   const rl = createInterface({ input: process.stdin, crlfDelay: Infinity });
   rl.on('line', (line) => {
     let req: { op?: string; id?: number; values?: unknown; from?: number; max?: number };
@@ -167,7 +177,9 @@ async function main(): Promise<void> {
         // Commit latency as this node sees it (propose line read -> committed), per record; then reset.
         const h = commitLatencyUs;
         commitLatencyUs = new Histogram();
-        return out({ id, records: h.total, p50Us: h.percentile(50), p99Us: h.percentile(99), maxUs: h.total === 0 ? 0 : h.max });
+        const g = gc;
+        gc = { scavenges: 0, scavengeMs: 0, majors: 0, majorMs: 0, maxMs: 0 };
+        return out({ id, records: h.total, p50Us: h.percentile(50), p99Us: h.percentile(99), maxUs: h.total === 0 ? 0 : h.max, gc: g });
       }
       case 'resign':
         driver.resign();

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { RaftCore, RaftErrorCode, defaultRaftTimeouts, type Envelope, type FetchResponse, type VoteRequest, type VoteResponse } from '../../src/raft/index.js';
-import { Cluster, config, drain, empty, entries, sent } from './helpers.js';
+import { RaftCore, RaftErrorCode, batchesOf, entriesOf, defaultRaftTimeouts, type Envelope, type FetchResponse, type VoteRequest, type VoteResponse } from '../../src/raft/index.js';
+import { Cluster, config, drain, empty, entries, log, sent } from './helpers.js';
 
 function voteRequest(from: number, to: number, epoch: number, lastOffset: number, lastEpoch: number, preVote = false): Envelope {
   const message: VoteRequest = { type: 'VoteRequest', candidateEpoch: epoch, candidateId: from, lastOffsetEpoch: lastEpoch, lastOffset, preVote };
@@ -38,7 +38,7 @@ test('a voter grants one vote per epoch', () => {
 });
 
 test('a candidate whose log is behind is refused (lower last epoch, or same epoch and shorter)', () => {
-  const persisted = { quorumState: { epoch: 3 }, snapshot: undefined, entries: entries([1, 1, 3, 3]) };
+  const persisted = { quorumState: { epoch: 3 }, snapshot: undefined, batches: log([1, 1, 3, 3]) };
   const core = new RaftCore(config(1, [1, 2, 3]), persisted, 0);
   drain(core);
   core.step(voteRequest(2, 1, 4, 10, 2), 1);
@@ -127,8 +127,8 @@ test('a follower with a divergent tail truncates to the leader epoch end and the
   // Leader 1 has epochs [1, 1, 2, 2] and leads epoch 3; follower 2 has [1, 1, 1, 1, 1] from a deposed epoch-1 leader.
   const leaderLog = entries([1, 1, 2, 2]);
   const followerLog = entries([1, 1, 1, 1, 1]);
-  const leader = new RaftCore(config(1, [1, 2]), { quorumState: { epoch: 2, votedId: 1 }, snapshot: undefined, entries: leaderLog }, 0);
-  const follower = new RaftCore(config(2, [1, 2]), { quorumState: { epoch: 2 }, snapshot: undefined, entries: followerLog }, 0);
+  const leader = new RaftCore(config(1, [1, 2]), { quorumState: { epoch: 2, votedId: 1 }, snapshot: undefined, batches: batchesOf(leaderLog) }, 0);
+  const follower = new RaftCore(config(2, [1, 2]), { quorumState: { epoch: 2 }, snapshot: undefined, batches: batchesOf(followerLog) }, 0);
   // Elect node 1 by hand: its election timer fires first, node 2 grants (node 1's log has the higher last epoch).
   const c = { now: 0 };
   const deliver = (from: RaftCore) => {
@@ -160,7 +160,7 @@ test('a follower with a divergent tail truncates to the leader epoch end and the
 
 test('the high watermark moves only once an entry of the leader epoch is on a majority', () => {
   // Node 1 becomes leader of epoch 2 holding four epoch-1 entries; its leader-change record sits at offset 4.
-  const leader = new RaftCore(config(1, [1, 2, 3]), { quorumState: { epoch: 1 }, snapshot: undefined, entries: entries([1, 1, 1, 1]) }, 0);
+  const leader = new RaftCore(config(1, [1, 2, 3]), { quorumState: { epoch: 1 }, snapshot: undefined, batches: log([1, 1, 1, 1]) }, 0);
   drain(leader);
   leader.tick(1000);
   for (const env of sent(drain(leader))) {
@@ -193,7 +193,7 @@ test('the high watermark moves only once an entry of the leader epoch is on a ma
   assert.equal(leader.highWatermark, 0);
   // Node 2 now has the leader-change record too: everything up to it commits at once.
   leader.step(fetch(2, 5, 2, 2), 1101);
-  const committed = drain(leader).flatMap((r) => r.committed);
+  const committed = entriesOf(drain(leader).flatMap((r) => r.committed));
   assert.equal(leader.highWatermark, 5);
   assert.deepEqual(committed.map((e) => e.offset), [0, 1, 2, 3, 4]);
 });
@@ -255,7 +255,7 @@ test('a lagging follower catches up from a snapshot sent in chunks, then from th
       for (const r of drain(lagging)) {
         c.queue.push(...r.messages);
         if (r.restoreSnapshot !== undefined) restored = r.restoreSnapshot.data;
-        for (const e of r.committed) if (e.kind === 'data') c.applied.get(id)!.push(new TextDecoder().decode(e.value));
+        for (const e of entriesOf(r.committed)) if (e.kind === 'data') c.applied.get(id)!.push(new TextDecoder().decode(e.value));
       }
       return;
     }

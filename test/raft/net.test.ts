@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { decodeRequest as decodeFrame, decodeResponse as decodeResponseFrame, encodeRequestFrame, encodeResponseFrame } from '../../src/protocol/index.js';
-import { parseQuorumVoters, raftWire, type Entry, type RaftMessage, type RaftRequest } from '../../src/raft/index.js';
+import { batchesOf, entriesOf, parseQuorumVoters, raftWire, type Entry, type RaftMessage, type RaftRequest } from '../../src/raft/index.js';
 
 const ctx = { clusterId: 'c1', to: 2, host: '127.0.0.1', port: 9093 };
 const enc = new TextEncoder();
@@ -51,21 +51,21 @@ test('Fetch carries entries as record batches (data and control, several epochs)
     { offset: 13, epoch: 3, kind: 'data', value: new Uint8Array(0) },
   ];
   const resp = answerOverTheWire(req, {
-    type: 'FetchResponse', errorCode: 0, leaderEpoch: 3, leaderId: 1, highWatermark: 12, logStartOffset: 0, entries,
+    type: 'FetchResponse', errorCode: 0, leaderEpoch: 3, leaderId: 1, highWatermark: 12, logStartOffset: 0, batches: batchesOf(entries),
   });
   assert.equal(resp.type, 'FetchResponse');
   if (resp.type !== 'FetchResponse') return;
-  assert.deepEqual(resp.entries.map((e) => ({ ...e, value: Buffer.from(e.value).toString() })),
+  assert.deepEqual(entriesOf(resp.batches).map((e) => ({ ...e, value: Buffer.from(e.value).toString() })),
     entries.map((e) => ({ ...e, value: Buffer.from(e.value).toString() })));
   assert.equal(resp.divergingEpoch, undefined);
   assert.equal(resp.snapshotId, undefined);
   const diverging = answerOverTheWire(req, {
-    type: 'FetchResponse', errorCode: 0, leaderEpoch: 3, leaderId: 1, highWatermark: 12, logStartOffset: 0, entries: [],
+    type: 'FetchResponse', errorCode: 0, leaderEpoch: 3, leaderId: 1, highWatermark: 12, logStartOffset: 0, batches: [],
     divergingEpoch: { epoch: 1, endOffset: 8 },
   });
   assert.deepEqual(diverging.type === 'FetchResponse' && diverging.divergingEpoch, { epoch: 1, endOffset: 8 });
   const snap = answerOverTheWire(req, {
-    type: 'FetchResponse', errorCode: 0, leaderEpoch: 3, leaderId: undefined, highWatermark: 12, logStartOffset: 20, entries: [],
+    type: 'FetchResponse', errorCode: 0, leaderEpoch: 3, leaderId: undefined, highWatermark: 12, logStartOffset: 20, batches: [],
     snapshotId: { endOffset: 20, epoch: 3 },
   });
   assert.deepEqual(snap.type === 'FetchResponse' && [snap.snapshotId, snap.leaderId], [{ endOffset: 20, epoch: 3 }, undefined]);
@@ -84,8 +84,8 @@ test('FetchSnapshot chunks survive Kafka framing', () => {
 
 test('a fetch response with more entries than the limit is refused', () => {
   const entries: Entry[] = Array.from({ length: 5 }, (_, i) => ({ offset: i, epoch: 1, kind: 'data' as const, value: enc.encode(`v${i}`) }));
-  const records = raftWire.encodeEntries(entries);
-  assert.equal(raftWire.decodeEntries(records, 5).length, 5);
+  const records = raftWire.encodeEntries(batchesOf(entries));
+  assert.equal(entriesOf(raftWire.decodeEntries(records, 5)).length, 5);
   assert.throws(() => raftWire.decodeEntries(records, 4), raftWire.WireError);
 });
 

@@ -8,11 +8,12 @@
 // followers and observers send Fetch; the leader validates (fetch offset, last fetched epoch)
 // against its epoch cache and answers with records, a diverging epoch, or a snapshot id.
 import { assert } from '../../util/index.js';
+import { makeBatch } from './batch.js';
 import { RaftLog } from './log.js';
 import {
   RaftErrorCode,
   type BeginQuorumEpochRequest, type EndQuorumEpochRequest, type Entry, type Envelope, type FetchRequest,
-  type FetchResponse, type FetchSnapshotRequest, type FetchSnapshotResponse, type LogOp, type NodeId,
+  type EntryBatch, type FetchResponse, type FetchSnapshotRequest, type FetchSnapshotResponse, type LogOp, type NodeId,
   type QuorumDescription, type QuorumState, type RaftConfig, type RaftErrorCodeValue, type RaftMessage,
   type RaftRequest, type RaftRole, type Ready, type Snapshot, type SnapshotId, type VoteRequest, type VoteResponse,
 } from './types.js';
@@ -21,7 +22,7 @@ import {
 export interface PersistedState {
   readonly quorumState: QuorumState | undefined;
   readonly snapshot: Snapshot | undefined;
-  readonly entries: readonly Entry[];
+  readonly batches: readonly EntryBatch[];
 }
 
 export type ProposeResult =
@@ -106,7 +107,7 @@ export class RaftCore {
   private outSync = false;
   private outMessages: Envelope[] = [];
   private outRestore: Snapshot | undefined;
-  private outCommitted: Entry[] = [];
+  private outCommitted: EntryBatch[] = [];
   private readyEndOffset: number | undefined;
 
   constructor(config: RaftConfig, persisted: PersistedState, nowMs: number) {
@@ -117,7 +118,7 @@ export class RaftCore {
     this.voters = [...config.voters];
     this.majority = Math.floor(this.voters.length / 2) + 1;
     this.nowMs = nowMs;
-    this.log = RaftLog.load(persisted.snapshot, persisted.entries);
+    this.log = RaftLog.load(persisted.snapshot, persisted.batches);
     this.flushedOffset = this.log.endOffset;
     if (this.log.snapshot !== undefined) {
       this.hw = this.appliedOffset = this.log.startOffset;
@@ -231,8 +232,7 @@ export class RaftCore {
     this.setNow(nowMs);
     if (!this.isLeader) return { ok: false, error: 'NOT_LEADER', leaderId: this.leaderIdValue, epoch: this.epochValue };
     const base = this.log.endOffset;
-    const entries = values.map((value, i): Entry => ({ offset: base + i, epoch: this.epochValue, kind: 'data', value }));
-    this.appendLocal(entries);
+    this.appendLocal([makeBatch(base, this.epochValue, 'data', values)]);
     this.completeParkedFetches();
     return { ok: true, epoch: this.epochValue, baseOffset: base, lastOffset: base + values.length - 1 };
   }
@@ -532,9 +532,7 @@ export class RaftCore {
     this.epochStartOffset = this.log.endOffset;
     for (const v of this.voters) if (v !== this.nodeId) this.replicas.set(v, { endOffset: 0, lastFetchMs: undefined });
     // The leader-change record is the first entry of the epoch; committing it commits everything before.
-    this.appendLocal([{
-      offset: this.log.endOffset, epoch: this.epochValue, kind: 'control', value: encodeLeaderChange(this.nodeId, this.voters),
-    }]);
+    this.appendLocal([makeBatch(this.log.endOffset, this.epochValue, 'control', [encodeLeaderChange(this.nodeId, this.voters)])]);
     this.sendBeginQuorumEpochs();
   }
 
@@ -763,14 +761,14 @@ export class RaftCore {
     if (req.fetchOffset < this.log.startOffset) {
       return this.respond(env, this.fetchResponse(RaftErrorCode.NONE, [], { snapshotId: this.log.snapshotId! }));
     }
-    const entries = this.log.read(req.fetchOffset, this.cfg.fetchMaxEntries);
-    this.respond(env, this.fetchResponse(RaftErrorCode.NONE, entries));
+    const batches = this.log.read(req.fetchOffset, this.cfg.fetchMaxEntries);
+    this.respond(env, this.fetchResponse(RaftErrorCode.NONE, batches));
   }
 
-  private fetchResponse(errorCode: RaftErrorCodeValue, entries: readonly Entry[], extra: Partial<FetchResponse> = {}): FetchResponse {
+  private fetchResponse(errorCode: RaftErrorCodeValue, batches: readonly EntryBatch[], extra: Partial<FetchResponse> = {}): FetchResponse {
     return {
       type: 'FetchResponse', errorCode, leaderEpoch: this.epochValue, leaderId: this.advertisedLeaderId(),
-      highWatermark: this.hw, logStartOffset: this.log.startOffset, entries, ...extra,
+      highWatermark: this.hw, logStartOffset: this.log.startOffset, batches, ...extra,
     };
   }
 
@@ -884,11 +882,11 @@ export class RaftCore {
   }
 
   private appendFromLeader(resp: FetchResponse): void {
-    const entries = resp.entries;
-    if (entries.length > 0) {
+    const batches = resp.batches;
+    if (batches.length > 0) {
       // A valid answer to our outstanding fetch starts at our log end; anything else is a bug.
-      assert(entries[0]!.offset === this.log.endOffset, `fetched ${entries[0]!.offset}, log end ${this.log.endOffset}`);
-      this.appendLocal(entries);
+      assert(batches[0]!.baseOffset === this.log.endOffset, `fetched ${batches[0]!.baseOffset}, log end ${this.log.endOffset}`);
+      this.appendLocal(batches);
     }
     const hw = Math.min(resp.highWatermark, this.log.endOffset);
     if (hw > this.hw) {
@@ -967,9 +965,9 @@ export class RaftCore {
     this.nowMs = nowMs;
   }
 
-  private appendLocal(entries: readonly Entry[]): void {
-    this.log.append(entries);
-    this.outLogOps.push({ kind: 'append', entries });
+  private appendLocal(batches: readonly EntryBatch[]): void {
+    this.log.append(batches);
+    this.outLogOps.push({ kind: 'append', batches });
     this.outSync = true;
   }
 
@@ -977,7 +975,7 @@ export class RaftCore {
     const upTo = Math.min(this.hw, this.log.endOffset);
     if (this.appliedOffset >= upTo) return;
     assert(this.appliedOffset >= this.log.startOffset, 'committed entries below the log start');
-    for (const e of this.log.read(this.appliedOffset, upTo - this.appliedOffset)) this.outCommitted.push(e);
+    for (const b of this.log.readRange(this.appliedOffset, upTo)) this.outCommitted.push(b);
     this.appliedOffset = upTo;
   }
 

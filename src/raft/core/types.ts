@@ -5,12 +5,33 @@
 
 export type NodeId = number;
 
+export type EntryKind = 'data' | 'control';
+
 /** One record of the metadata log. `control` entries are the leader-change markers of KRaft. */
 export interface Entry {
   readonly offset: number;
   readonly epoch: number;
-  readonly kind: 'data' | 'control';
+  readonly kind: EntryKind;
   readonly value: Uint8Array;
+}
+
+/**
+ * Consecutive entries with one epoch and kind (see core/batch.ts): what the log keeps, the stores
+ * persist and Fetch carries. Entry i has offset baseOffset + i and value
+ * bytes[bounds[2i], bounds[2i + 1]).
+ */
+export interface EntryBatch {
+  readonly baseOffset: number;
+  readonly epoch: number;
+  readonly kind: EntryKind;
+  readonly count: number;
+  readonly bytes: Uint8Array;
+  readonly bounds: Int32Array;
+  /**
+   * `bytes` is exactly one RecordBatch v2 with these offsets, epoch and kind (as a follower
+   * received it): the store and the wire reuse the bytes instead of encoding them again.
+   */
+  readonly recordBatch: boolean;
 }
 
 /** (endOffset, epoch) of a snapshot: it holds every entry below endOffset; epoch is that of endOffset - 1. */
@@ -114,7 +135,7 @@ export interface FetchResponse {
   readonly divergingEpoch?: { readonly epoch: number; readonly endOffset: number };
   /** Set when the fetch offset is below the log start: fetch this snapshot instead. */
   readonly snapshotId?: SnapshotId;
-  readonly entries: readonly Entry[];
+  readonly batches: readonly EntryBatch[];
 }
 
 export interface FetchSnapshotRequest {
@@ -154,7 +175,7 @@ export interface Envelope {
 
 /** A change to make to the durable log, in order, before the Ready's messages are sent. */
 export type LogOp =
-  | { readonly kind: 'append'; readonly entries: readonly Entry[] }
+  | { readonly kind: 'append'; readonly batches: readonly EntryBatch[] }
   /** Delete every entry at or above `offset`. */
   | { readonly kind: 'truncate'; readonly offset: number }
   /** Store the snapshot, then delete the log below its end offset (and all of it when `replaceLog`). */
@@ -171,7 +192,7 @@ export interface Ready {
   readonly syncLog: boolean;
   readonly messages: readonly Envelope[];
   readonly restoreSnapshot: Snapshot | undefined;
-  readonly committed: readonly Entry[];
+  readonly committed: readonly EntryBatch[];
 }
 
 export interface RaftConfig {

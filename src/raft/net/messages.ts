@@ -10,8 +10,8 @@
 //   from the request it answers (it matches responses by correlation id).
 // - Snapshot bytes are the state machine's own bytes in FetchSnapshot's UnalignedRecords, not
 //   Kafka's snapshot record batches.
-// - Entries go as RecordBatch v2: one batch per run of entries with the same epoch and kind,
-//   baseOffset = first offset, partitionLeaderEpoch = epoch; control entries in control batches with
+// - Entries go as RecordBatch v2: one record batch per entry batch of the log (encoded once, or
+//   the bytes as received), baseOffset = first offset, partitionLeaderEpoch = epoch; control entries in control batches with
 //   a LEADER_CHANGE key and the core's leader-change value (not Kafka's LeaderChangeMessage).
 import {
   ZERO_UUID,
@@ -24,10 +24,11 @@ import {
 } from '../../protocol/index.js';
 import { ATTR_CONTROL, NO_TIMESTAMP, buildRecordBatchSync, forEachRecord, iterateBatches } from '../../records/index.js';
 import type {
-  BeginQuorumEpochRequest, BeginQuorumEpochResponse, EndQuorumEpochRequest, EndQuorumEpochResponse, Entry,
+  BeginQuorumEpochRequest, BeginQuorumEpochResponse, EndQuorumEpochRequest, EndQuorumEpochResponse, EntryBatch,
   FetchRequest, FetchResponse, FetchSnapshotRequest, FetchSnapshotResponse, NodeId, QuorumDescription,
   RaftErrorCodeValue, RaftMessage, RaftRequest, VoteRequest, VoteResponse,
 } from '../core/types.js';
+import { lastOffsetOf } from '../core/batch.js';
 
 export const ApiKey = { Fetch: 1, Vote: 52, BeginQuorumEpoch: 53, EndQuorumEpoch: 54, DescribeQuorum: 55, FetchSnapshot: 59 } as const;
 export const apiVersion: Readonly<Record<number, number>> = { 1: 17, 52: 1, 53: 1, 54: 1, 55: 2, 59: 1 };
@@ -236,7 +237,7 @@ export function encodeResponse(m: RaftMessage): object {
           ...(m.divergingEpoch !== undefined ? { divergingEpoch: { epoch: m.divergingEpoch.epoch, endOffset: BigInt(m.divergingEpoch.endOffset) } } : {}),
           currentLeader: { leaderId: noneId(m.leaderId), leaderEpoch: m.leaderEpoch },
           ...(m.snapshotId !== undefined ? { snapshotId: { endOffset: BigInt(m.snapshotId.endOffset), epoch: m.snapshotId.epoch } } : {}),
-          abortedTransactions: null, preferredReadReplica: -1, records: encodeEntries(m.entries),
+          abortedTransactions: null, preferredReadReplica: -1, records: encodeEntries(m.batches),
         }] }],
       };
       return body;
@@ -293,7 +294,7 @@ export function decodeResponse(request: RaftRequest, body: Record<string, unknow
         logStartOffset: toNumber(p.logStartOffset, 'logStartOffset'),
         ...(p.divergingEpoch.epoch >= 0 ? { divergingEpoch: { epoch: p.divergingEpoch.epoch, endOffset: toNumber(p.divergingEpoch.endOffset, 'divergingEpoch.endOffset') } } : {}),
         ...(p.snapshotId.epoch >= 0 && p.snapshotId.endOffset >= 0n ? { snapshotId: { endOffset: toNumber(p.snapshotId.endOffset, 'snapshotId.endOffset'), epoch: p.snapshotId.epoch } } : {}),
-        entries: p.records === null ? [] : decodeEntries(p.records, entriesMax),
+        batches: p.records === null ? [] : decodeEntries(p.records, entriesMax),
       };
       return m;
     }
@@ -356,60 +357,85 @@ const leaderChangeKey = (() => {
 })();
 
 /**
- * The leader answers every follower's fetch for the same range with the same bytes: a few recent
- * encodings are kept, keyed by the (offset, epoch) of the first and last entry, which by log
- * matching name the whole range.
+ * The RecordBatch v2 bytes of one entry batch: the bytes themselves when the batch arrived as one
+ * (a follower's log), else encoded once and remembered for as long as the batch lives (the
+ * leader's store write and every follower's fetch of it share one encoding).
  */
-const encodedCacheMax = 4;
-const encodedCache = new Map<string, Buffer>();
+const encodedBatches = new WeakMap<EntryBatch, Buffer>();
 
-export function encodeEntries(entries: readonly Entry[]): Buffer {
-  if (entries.length === 0) return Buffer.alloc(0);
-  const first = entries[0]!;
-  const last = entries[entries.length - 1]!;
-  const key = `${first.offset}:${first.epoch}:${last.offset}:${last.epoch}`;
-  const cached = encodedCache.get(key);
+export function encodeBatch(b: EntryBatch): Buffer {
+  if (b.recordBatch) return asBuffer(b.bytes);
+  const cached = encodedBatches.get(b);
   if (cached !== undefined) return cached;
-  const encoded = encodeEntriesUncached(entries);
-  if (encodedCache.size >= encodedCacheMax) encodedCache.delete(encodedCache.keys().next().value!);
-  encodedCache.set(key, encoded);
+  const records = new Array<{ key: Buffer | null; value: Buffer; timestamp: number }>(b.count);
+  const key = b.kind === 'control' ? leaderChangeKey : null;
+  const bytes = asBuffer(b.bytes);
+  for (let i = 0; i < b.count; i++) {
+    records[i] = { key, value: bytes.subarray(b.bounds[2 * i]!, b.bounds[2 * i + 1]!), timestamp: NO_TIMESTAMP };
+  }
+  const encoded = buildRecordBatchSync({
+    records, baseOffset: b.baseOffset, partitionLeaderEpoch: b.epoch, isControl: b.kind === 'control', baseTimestamp: NO_TIMESTAMP,
+    producerId: -1, producerEpoch: -1, baseSequence: -1,
+  });
+  encodedBatches.set(b, encoded);
   return encoded;
 }
 
-/** encodeEntries without the cache (the log store: its entries need not be a leader's). */
-export function encodeEntriesUncached(entries: readonly Entry[]): Buffer {
-  const batches: Buffer[] = [];
-  let start = 0;
-  for (let i = 1; i <= entries.length; i++) {
-    const a = entries[start]!;
-    const b = entries[i];
-    if (b !== undefined && b.epoch === a.epoch && b.kind === a.kind) continue;
-    const run = entries.slice(start, i);
-    batches.push(buildRecordBatchSync({
-      records: run.map((e) => ({ key: e.kind === 'control' ? leaderChangeKey : null, value: asBuffer(e.value), timestamp: NO_TIMESTAMP })),
-      baseOffset: a.offset, partitionLeaderEpoch: a.epoch, isControl: a.kind === 'control', baseTimestamp: NO_TIMESTAMP,
-      producerId: -1, producerEpoch: -1, baseSequence: -1,
-    }));
-    start = i;
-  }
-  return batches.length === 1 ? batches[0]! : Buffer.concat(batches);
+/**
+ * Several batches back to back; a few recent concatenations are kept, keyed by the (offset, epoch)
+ * of the first and last entry, which by log matching name the whole range (each follower fetches
+ * the same range).
+ */
+const encodedRangesMax = 4;
+const encodedRanges = new Map<string, Buffer>();
+
+export function encodeEntries(batches: readonly EntryBatch[]): Buffer {
+  if (batches.length === 0) return Buffer.alloc(0);
+  if (batches.length === 1) return encodeBatch(batches[0]!);
+  const first = batches[0]!;
+  const last = batches[batches.length - 1]!;
+  const key = `${first.baseOffset}:${first.epoch}:${lastOffsetOf(last)}:${last.epoch}`;
+  const cached = encodedRanges.get(key);
+  if (cached !== undefined) return cached;
+  const encoded = Buffer.concat(batches.map(encodeBatch));
+  if (encodedRanges.size >= encodedRangesMax) encodedRanges.delete(encodedRanges.keys().next().value!);
+  encodedRanges.set(key, encoded);
+  return encoded;
 }
 
-export function decodeEntries(records: Buffer, entriesMax: number): Entry[] {
-  const out: Entry[] = [];
+/**
+ * Record batches to entry batches, one per record batch, without an object per record: the
+ * batch keeps its bytes (a view into `records`) and the bounds of its values.
+ */
+export function decodeEntries(records: Buffer, entriesMax: number): EntryBatch[] {
+  const out: EntryBatch[] = [];
+  let total = 0;
+  let next = -1;
   for (const view of iterateBatches(records, { allowPartialTail: true })) {
     check(view.verifyCrc(), `record batch at ${view.baseOffset} fails its CRC`);
     check(view.compression === 0, 'compressed metadata batches are not supported');
-    const kind = (view.attributes & ATTR_CONTROL) !== 0 ? 'control' : 'data';
-    const epoch = view.partitionLeaderEpoch;
-    check(out.length + view.recordCount <= entriesMax, `fetch response holds more than ${entriesMax} entries`);
-    forEachRecord(view, view.bytes().subarray(61), (c) => {
+    const count = view.recordCount;
+    check(count > 0, `record batch at ${view.baseOffset} holds no records`);
+    total += count;
+    check(total <= entriesMax, `fetch response holds more than ${entriesMax} entries`);
+    const baseOffset = view.baseOffset;
+    check(next < 0 || baseOffset === next, 'fetched entries are not contiguous');
+    const bytes = view.bytes();
+    const bounds = new Int32Array(2 * count);
+    let i = 0;
+    forEachRecord(view, bytes.subarray(61), (c) => {
       check(c.valueLength >= 0, 'metadata records have values');
-      const value = new Uint8Array(c.body.buffer, c.body.byteOffset + c.valueStart, c.valueLength);
-      out.push({ offset: c.offset, epoch, kind, value });
+      check(c.offset === baseOffset + i, `record ${i} of the batch at ${baseOffset} has offset ${c.offset}`);
+      bounds[2 * i] = 61 + c.valueStart;
+      bounds[2 * i + 1] = 61 + c.valueStart + c.valueLength;
+      i++;
     });
+    check(i === count, `record batch at ${baseOffset} holds ${i} records, not ${count}`);
+    out.push({
+      baseOffset, epoch: view.partitionLeaderEpoch, kind: (view.attributes & ATTR_CONTROL) !== 0 ? 'control' : 'data',
+      count, bytes, bounds, recordBatch: true,
+    });
+    next = baseOffset + count;
   }
-  for (let i = 1; i < out.length; i++) check(out[i]!.offset === out[i - 1]!.offset + 1, 'fetched entries are not contiguous');
   return out;
 }
-

@@ -11,6 +11,7 @@
 // can; that is what trace minimisation (minimize.ts) needs.
 import { AssertionError, Prng } from '../../util/index.js';
 import { RaftCore } from '../core/raft.js';
+import { entriesOf } from '../core/batch.js';
 import { defaultRaftTimeouts, type Entry, type Envelope, type LogOp, type NodeId, type Ready, type Snapshot } from '../core/types.js';
 import { MemoryLogStore, MemoryQuorumStateStore } from '../store/memory.js';
 import { MinHeap } from './heap.js';
@@ -173,15 +174,8 @@ interface SimNode {
 
 const decoder = new TextDecoder();
 const encoder = new TextEncoder();
-const entryKeys = new WeakMap<Entry, string>();
-
 function entryKey(e: Entry): string {
-  let k = entryKeys.get(e);
-  if (k === undefined) {
-    k = e.kind === 'control' ? `${e.epoch}|ctl` : `${e.epoch}|${decoder.decode(e.value)}`;
-    entryKeys.set(e, k);
-  }
-  return k;
+  return e.kind === 'control' ? `${e.epoch}|ctl` : `${e.epoch}|${decoder.decode(e.value)}`;
 }
 
 export function encodeSimSnapshot(applied: ReadonlyArray<[number, string]>): Uint8Array {
@@ -525,12 +519,12 @@ export class Simulation {
     n.appliedEnd = 0;
     n.sawLive = false;
     n.leaderEpochSeen = -1;
-    n.mirror = { start: loaded.snapshot?.id.endOffset ?? 0, keys: loaded.entries.map(entryKey) };
+    n.mirror = { start: loaded.snapshot?.id.endOffset ?? 0, keys: entriesOf(loaded.batches).map(entryKey) };
     n.core = new RaftCore({
       ...this.timeouts,
       nodeId: n.id, voters: this.voterIds, fetchMaxEntries: 16, snapshotChunkBytes: 256,
       random: () => n.prng.next(),
-    }, { quorumState: n.quorumStore.read(), snapshot: loaded.snapshot, entries: loaded.entries }, this.now);
+    }, { quorumState: n.quorumStore.read(), snapshot: loaded.snapshot, batches: loaded.batches }, this.now);
     this.afterInput(n);
   }
 
@@ -613,7 +607,7 @@ export class Simulation {
       return false;
     }
     if (ready.restoreSnapshot !== undefined) this.restore(n, ready.restoreSnapshot);
-    for (const e of ready.committed) this.apply(n, e);
+    for (const e of entriesOf(ready.committed)) this.apply(n, e);
     return true;
   }
 
@@ -671,7 +665,7 @@ export class Simulation {
     const m = n.mirror;
     for (const op of ops) {
       if (op.kind === 'append') {
-        for (const e of op.entries) {
+        for (const e of entriesOf(op.batches)) {
           if (e.offset !== m.start + m.keys.length) throw new Violation(`n${n.id} appended ${e.offset} at log end ${m.start + m.keys.length}`);
           const prev = e.offset === m.start ? undefined : m.keys[m.keys.length - 1]!;
           const key = entryKey(e);

@@ -7,6 +7,7 @@ import { closeSync, existsSync, fsync, fsyncSync, mkdirSync, openSync, readFileS
 import { join } from 'node:path';
 import { crc32c } from '../../records/index.js';
 import { assert } from '../../util/index.js';
+import { batchesOf, entriesOf } from '../core/batch.js';
 import type { Entry, LogOp, QuorumState, Snapshot } from '../core/types.js';
 import { MemoryLogStore } from './memory.js';
 import type { LoadedLog, LogStore, QuorumStateStore } from './ports.js';
@@ -82,7 +83,7 @@ export class FileLogStore implements LogStore {
   apply(ops: readonly LogOp[]): void {
     for (const op of ops) {
       if (op.kind === 'snapshot') writeFileAtomic(this.dir, 'snapshot', encodeSnapshot(op.snapshot));
-      this.writeFrame(op.kind === 'append' ? encodeAppend(op.entries) : fromOp(op));
+      this.writeFrame(op.kind === 'append' ? encodeAppend(entriesOf(op.batches)) : fromOp(op));
     }
   }
 
@@ -156,7 +157,7 @@ function decodeAppend(body: Buffer): Entry[] {
 function keepAboveSnapshot(entries: Entry[], snapshot: Snapshot | undefined): LogOp | undefined {
   const start = snapshot?.id.endOffset ?? 0;
   const kept = entries.filter((e) => e.offset >= start);
-  return kept.length === 0 ? undefined : { kind: 'append', entries: kept };
+  return kept.length === 0 ? undefined : { kind: 'append', batches: batchesOf(kept) };
 }
 
 function encodeSnapshot(s: Snapshot): Uint8Array {
@@ -170,7 +171,7 @@ function encodeSnapshot(s: Snapshot): Uint8Array {
 function fromOp(op: LogOp): Frame {
   switch (op.kind) {
     case 'append':
-      return { a: op.entries.map((e) => ({ o: e.offset, e: e.epoch, k: e.kind, v: Buffer.from(e.value).toString('base64') })) };
+      return { a: entriesOf(op.batches).map((e) => ({ o: e.offset, e: e.epoch, k: e.kind, v: Buffer.from(e.value).toString('base64') })) };
     case 'truncate': return { t: op.offset };
     case 'snapshot': return { s: { o: op.snapshot.id.endOffset, e: op.snapshot.id.epoch, r: op.replaceLog } };
   }
@@ -182,7 +183,7 @@ function toOp(frame: Frame, snapshot: Snapshot | undefined): LogOp | undefined {
     const entries: Entry[] = frame.a.map((f) => ({ offset: f.o, epoch: f.e, kind: f.k, value: new Uint8Array(Buffer.from(f.v, 'base64')) }));
     const start = snapshot?.id.endOffset ?? 0;
     const kept = entries.filter((e) => e.offset >= start);
-    return kept.length === 0 ? undefined : { kind: 'append', entries: kept };
+    return kept.length === 0 ? undefined : { kind: 'append', batches: batchesOf(kept) };
   }
   if ('t' in frame) return { kind: 'truncate', offset: frame.t };
   if (snapshot !== undefined && frame.s.o === snapshot.id.endOffset) return { kind: 'snapshot', snapshot, replaceLog: frame.s.r };
