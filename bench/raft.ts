@@ -4,6 +4,7 @@
 //   LOGLINE_BENCH_SCALE=0.5 npm run bench:raft    (shorter phases)
 //   LOGLINE_BENCH_PHASES=load LOGLINE_BENCH_CPU_PROF=/tmp/prof npm run bench:raft   (profile the voters)
 //   LOGLINE_BENCH_NODE_ARGS='--max-semi-space-size=4' npm run bench:raft   (node options for the voters)
+//   LOGLINE_BENCH_LATENCY_RATE=100000 npm run bench:raft   (latency phase at a fixed rate instead of half the throughput)
 //
 // 1. fsync of a small append in the data directory, one file and three at once (the floor under
 //    every commit).
@@ -204,7 +205,9 @@ async function main(): Promise<void> {
       const tput = await throughput(leader, 5 * scale);
       say(`  ${tput.recordsPerSec} records/s`);
       await sleep(500);
-      const lat = await latency(cluster, leader, tput.recordsPerSec / 2, 5 * scale);
+      // LOGLINE_BENCH_LATENCY_RATE fixes the offered rate, so two builds can be compared at the same load.
+      const rate = Number(process.env['LOGLINE_BENCH_LATENCY_RATE'] ?? tput.recordsPerSec / 2);
+      const lat = await latency(cluster, leader, rate, 5 * scale);
       say(`  at ${lat.offeredPerSec}/s: p50 ${lat.p50Ms} ms, p99 ${lat.p99Ms} ms`);
       return { tput, lat };
     });

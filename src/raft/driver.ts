@@ -216,6 +216,7 @@ export class RaftDriver {
         next();
         this.pump();
       }
+      if (this.syncing) this.runEarly();
     } catch (err) {
       this.fatal(err as Error);
       return;
@@ -285,7 +286,7 @@ export class RaftDriver {
       const store = this.opts.logStore;
       if (ready.syncLog && store.syncAsync !== undefined) {
         this.syncing = true;
-        const held = this.sendLeaderResponsesEarly(ready);
+        const held = this.applyEarly(this.sendLeaderResponsesEarly(ready));
         store.syncAsync((err) => {
           this.syncing = false;
           if (this.closed) { this.closedSync?.(); return; }
@@ -319,6 +320,30 @@ export class RaftDriver {
       }
     }
     return rest.length === ready.messages.length ? ready : { ...ready, messages: rest };
+  }
+
+  /**
+   * Committed entries are on a majority's disks: they are applied (and their proposals answered)
+   * without waiting for this node's fsync, unless a snapshot must be restored before them.
+   */
+  private applyEarly(ready: Ready): Ready {
+    if (ready.committed.length === 0 || ready.restoreSnapshot !== undefined) return ready;
+    this.apply(ready.committed);
+    return { ...ready, committed: [] };
+  }
+
+  /**
+   * While an fsync is in flight, what the core lets go before the next Ready: a leader's Fetch
+   * answers and newly committed entries (see RaftCore.takeEarly). Without this a follower's
+   * acknowledgement would wait for the leader's fsync in flight and then for the next one.
+   */
+  private runEarly(): void {
+    const early = this.core.takeEarly();
+    for (const env of early.messages) {
+      this.opts.trace?.(`out (early) ${env.from}->${env.to} #${env.correlationId} ${describeMessage(env)}`);
+      this.opts.transport.send(env);
+    }
+    if (early.committed.length > 0) this.apply(early.committed);
   }
 
   /** The Ready is durable: send, restore, apply, advance. */

@@ -304,6 +304,33 @@ export class RaftCore {
     return ready;
   }
 
+  /**
+   * For a driver whose fsync runs off the event loop, while a Ready's fsync is in flight: what may
+   * go before the next Ready is durable. A leader's Fetch and FetchSnapshot answers promise nothing
+   * about its own disk (the high watermark counts only what it fsynced), so they may leave at once
+   * unless the quorum state is changing. Committed entries are on a majority's disks already, so
+   * they may be applied at once unless a snapshot must be restored first. Both are removed from the
+   * Ready being assembled.
+   */
+  takeEarly(): { messages: Envelope[]; committed: EntryBatch[] } {
+    const messages: Envelope[] = [];
+    if (this.isLeader && this.outQuorumState === undefined && this.outMessages.length > 0) {
+      const rest: Envelope[] = [];
+      for (const env of this.outMessages) {
+        const t = env.message.type;
+        if (t === 'FetchResponse' || t === 'FetchSnapshotResponse') messages.push(env);
+        else rest.push(env);
+      }
+      if (messages.length > 0) this.outMessages = rest;
+    }
+    let committed: EntryBatch[] = [];
+    if (this.outRestore === undefined && this.outCommitted.length > 0) {
+      committed = this.outCommitted;
+      this.outCommitted = [];
+    }
+    return { messages, committed };
+  }
+
   /** The last Ready was persisted (and its log fsynced) and its messages sent. */
   advance(): void {
     assert(this.readyEndOffset !== undefined, 'advance() without ready()');
