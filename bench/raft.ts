@@ -198,7 +198,7 @@ async function main(): Promise<void> {
     say('fsync floor');
     const fsyncFloorMs = await fsyncFloor(root);
     // Bounded memory for a long run: counter state machine, snapshot (and drop the in-memory log) often.
-    const loadProps = { 'state.machine': 'counter', 'snapshot.every.entries': 50_000 };
+    const loadProps = { 'state.machine': 'counter', 'snapshot.every.entries': Number(process.env['LOGLINE_BENCH_SNAPSHOT_EVERY'] ?? 50_000) };
     say('throughput and latency');
     const { tput, lat } = await withCluster(root, 'load', loadProps, async (cluster) => {
       const { node: leader } = await cluster.waitForLeader(20_000);

@@ -385,9 +385,13 @@ export class RaftDriver {
       assert(b.baseOffset === end, 'committed entries are not contiguous');
       end += b.count;
     }
-    // Entry objects live only for the call: the log keeps batches.
-    const data = entriesOf(committed.filter((b) => b.kind === 'data'));
-    if (data.length > 0) this.opts.stateMachine.apply(data);
+    const dataBatches = committed.filter((b) => b.kind === 'data');
+    const sm = this.opts.stateMachine;
+    if (dataBatches.length > 0) {
+      // Entry objects, when the state machine wants them, live only for the call: the log keeps batches.
+      if (sm.applyBatches !== undefined) sm.applyBatches(dataBatches);
+      else sm.apply(entriesOf(dataBatches));
+    }
     this.appliedEnd = end;
     // Log matching: if the entry at a proposal's last offset has the proposal's epoch, the whole
     // proposal (and everything before it) is what this leader appended.

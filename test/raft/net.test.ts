@@ -1,10 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { decodeRequest as decodeFrame, decodeResponse as decodeResponseFrame, encodeRequestFrame, encodeResponseFrame } from '../../src/protocol/index.js';
-import { batchesOf, entriesOf, parseQuorumVoters, raftWire, type Entry, type RaftMessage, type RaftRequest } from '../../src/raft/index.js';
+import { batchesOf, entriesOf, makeBatch, parseQuorumVoters, raftWire, type Entry, type RaftMessage, type RaftRequest } from '../../src/raft/index.js';
+import { NO_TIMESTAMP, buildRecordBatchSync } from '../../src/records/index.js';
 
 const ctx = { clusterId: 'c1', to: 2, host: '127.0.0.1', port: 9093 };
 const enc = new TextEncoder();
+const dec = new TextDecoder();
 
 function overTheWire(request: RaftRequest): { from: number; message: RaftRequest } {
   const apiKey = raftWire.apiKeyOf(request.type);
@@ -94,4 +96,23 @@ test('controller.quorum.voters is parsed as id@host:port and bad entries are ref
     { nodeId: 1, host: '127.0.0.1', port: 9093 }, { nodeId: 2, host: '127.0.0.1', port: 9094 }, { nodeId: 3, host: '::1', port: 9095 },
   ]);
   for (const bad of ['', '1@127.0.0.1', 'x@h:1', '1@h:70000', '1@h:1,1@h:2']) assert.throws(() => parseQuorumVoters(bad), bad);
+});
+
+test('an entry batch encodes to the same RecordBatch v2 bytes as the records builder, data and control', () => {
+  const values = ['a', '', 'x'.repeat(300), 'last'].map((v) => enc.encode(v));
+  for (const kind of ['data', 'control'] as const) {
+    const batch = makeBatch(1_000_000, 7, kind, kind === 'data' ? values : [values[3]!]);
+    const key = Buffer.from([0, 0, 0, 2]);
+    const expected = buildRecordBatchSync({
+      records: entriesOf([batch]).map((e) => ({ key: kind === 'control' ? key : null, value: Buffer.from(e.value), timestamp: NO_TIMESTAMP })),
+      baseOffset: 1_000_000, partitionLeaderEpoch: 7, isControl: kind === 'control', baseTimestamp: NO_TIMESTAMP,
+      producerId: -1, producerEpoch: -1, baseSequence: -1,
+    });
+    assert.deepEqual(raftWire.encodeBatch(batch), expected);
+    const back = raftWire.decodeEntries(expected, 100);
+    assert.equal(back.length, 1);
+    assert.equal(back[0]!.recordBatch, true);
+    assert.deepEqual(entriesOf(back).map((e) => [e.offset, e.epoch, e.kind, dec.decode(e.value)]),
+      entriesOf([batch]).map((e) => [e.offset, e.epoch, e.kind, dec.decode(e.value)]));
+  }
 });

@@ -22,7 +22,7 @@ import {
   type VoteRequest as WireVoteReq, type VoteResponse as WireVoteResp,
   type DescribeQuorumResponse as WireDescribeResp,
 } from '../../protocol/index.js';
-import { ATTR_CONTROL, NO_TIMESTAMP, buildRecordBatchSync, forEachRecord, iterateBatches } from '../../records/index.js';
+import { ATTR_CONTROL, crc32c, forEachRecord, iterateBatches } from '../../records/index.js';
 import type {
   BeginQuorumEpochRequest, BeginQuorumEpochResponse, EndQuorumEpochRequest, EndQuorumEpochResponse, EntryBatch,
   FetchRequest, FetchResponse, FetchSnapshotRequest, FetchSnapshotResponse, NodeId, QuorumDescription,
@@ -367,18 +367,79 @@ export function encodeBatch(b: EntryBatch): Buffer {
   if (b.recordBatch) return asBuffer(b.bytes);
   const cached = encodedBatches.get(b);
   if (cached !== undefined) return cached;
-  const records = new Array<{ key: Buffer | null; value: Buffer; timestamp: number }>(b.count);
-  const key = b.kind === 'control' ? leaderChangeKey : null;
-  const bytes = asBuffer(b.bytes);
-  for (let i = 0; i < b.count; i++) {
-    records[i] = { key, value: bytes.subarray(b.bounds[2 * i]!, b.bounds[2 * i + 1]!), timestamp: NO_TIMESTAMP };
-  }
-  const encoded = buildRecordBatchSync({
-    records, baseOffset: b.baseOffset, partitionLeaderEpoch: b.epoch, isControl: b.kind === 'control', baseTimestamp: NO_TIMESTAMP,
-    producerId: -1, producerEpoch: -1, baseSequence: -1,
-  });
+  const encoded = encodeRecordBatch(b);
   encodedBatches.set(b, encoded);
   return encoded;
+}
+
+const varintBytes = (v: number): number => {
+  let z = ((v << 1) ^ (v >> 31)) >>> 0;
+  let n = 1;
+  while (z >= 0x80) { z >>>= 7; n++; }
+  return n;
+};
+
+function writeVarint(buf: Buffer, at: number, v: number): number {
+  let z = ((v << 1) ^ (v >> 31)) >>> 0;
+  while (z >= 0x80) { buf[at++] = (z & 0x7f) | 0x80; z >>>= 7; }
+  buf[at++] = z;
+  return at;
+}
+
+/**
+ * One uncompressed RecordBatch v2 for the batch, written straight from its value buffer: no
+ * timestamps (-1), no producer, null keys for data and the LEADER_CHANGE key for control
+ * records; the same bytes as the records room's builder (a test checks it) without an object per
+ * record.
+ */
+function encodeRecordBatch(b: EntryBatch): Buffer {
+  const key = b.kind === 'control' ? leaderChangeKey : null;
+  const keyBytes = key === null ? 1 : varintBytes(key.length) + key.length;
+  const src = asBuffer(b.bytes);
+  let size = 61;
+  for (let i = 0; i < b.count; i++) {
+    const len = b.bounds[2 * i + 1]! - b.bounds[2 * i]!;
+    const body = 1 + 1 + varintBytes(i) + keyBytes + varintBytes(len) + len + 1;
+    size += varintBytes(body) + body;
+  }
+  check(size <= 0x7fffffff, 'batch too large');
+  const buf = Buffer.allocUnsafe(size);
+  buf.writeBigInt64BE(BigInt(b.baseOffset), 0);
+  buf.writeInt32BE(size - 12, 8);
+  buf.writeInt32BE(b.epoch, 12);
+  buf.writeInt8(2, 16);
+  buf.writeInt16BE(b.kind === 'control' ? ATTR_CONTROL : 0, 21);
+  buf.writeInt32BE(b.count - 1, 23);
+  buf.writeBigInt64BE(-1n, 27);
+  buf.writeBigInt64BE(-1n, 35);
+  buf.writeBigInt64BE(-1n, 43);
+  buf.writeInt16BE(-1, 51);
+  buf.writeInt32BE(-1, 53);
+  buf.writeInt32BE(b.count, 57);
+  let at = 61;
+  for (let i = 0; i < b.count; i++) {
+    const start = b.bounds[2 * i]!;
+    const len = b.bounds[2 * i + 1]! - start;
+    const body = 1 + 1 + varintBytes(i) + keyBytes + varintBytes(len) + len + 1;
+    at = writeVarint(buf, at, body);
+    buf[at++] = 0;
+    buf[at++] = 0;
+    at = writeVarint(buf, at, i);
+    if (key === null) {
+      buf[at++] = 1;
+    } else {
+      at = writeVarint(buf, at, key.length);
+      key.copy(buf, at);
+      at += key.length;
+    }
+    at = writeVarint(buf, at, len);
+    src.copy(buf, at, start, start + len);
+    at += len;
+    buf[at++] = 0;
+  }
+  check(at === size, `batch encoded to ${at} bytes, planned ${size}`);
+  buf.writeUInt32BE(crc32c(buf.subarray(21)), 17);
+  return buf;
 }
 
 /**

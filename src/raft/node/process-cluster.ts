@@ -3,11 +3,14 @@
 // JSON-lines control channel with request ids, kill -9 and restart on the same port and directory.
 // Every running child is killed by its PID on cleanup.
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { appendFileSync, mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+
+/** LOGLINE_RAFT_STDOUT_DIR: where the voters' non-JSON stdout lines go (node-<id>.stdout), e.g. with --trace-gc. */
+const otherStdoutDir = process.env['LOGLINE_RAFT_STDOUT_DIR'];
 
 const nodeMain = join(dirname(fileURLToPath(import.meta.url)), '..', 'node-main.js');
 
@@ -68,6 +71,11 @@ export class NodeProcess {
     const ready = new Promise<void>((resolve, reject) => { started = resolve; failed = reject; });
     createInterface({ input: child.stdout }).on('line', (line) => {
       let msg: { id?: number; event?: string };
+      if (line.charCodeAt(0) !== 0x7b) {
+        // Not ours (node's --trace-gc writes to stdout): kept for diagnosis when asked.
+        if (otherStdoutDir !== undefined) appendFileSync(join(otherStdoutDir, `node-${this.id}.stdout`), `${line}\n`);
+        return;
+      }
       try { msg = JSON.parse(line) as typeof msg; } catch { return; }
       if (msg.event === 'started') { started!(); return; }
       if (msg.id === undefined) return;
