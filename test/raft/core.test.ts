@@ -329,3 +329,79 @@ test('a prospective granted a pre-vote by a voter still naming the dead leader b
   assert.equal(core.role, 'candidate');
   assert.equal(core.epoch, 4);
 });
+
+test('KIP-853: an observer that caught up is added as a fourth voter, and the new set counts as soon as it is appended', () => {
+  const c = new Cluster([1, 2, 3], [4]);
+  c.run(3000);
+  c.propose('before');
+  c.run(1000);
+  const leader = c.leader()!;
+  assert.deepEqual(leader.removeVoter(9, c.now), { ok: false, error: 'VOTER_NOT_FOUND', message: '9 is not a voter of 1,2,3' });
+  assert.equal(leader.addVoter({ id: 2 }, c.now).ok === false && 'DUPLICATE_VOTER', 'DUPLICATE_VOTER');
+  const r = leader.addVoter({ id: 4, host: '127.0.0.1', port: 9097 }, c.now);
+  assert.ok(r.ok, JSON.stringify(r));
+  assert.deepEqual(leader.voterSet.map((v) => v.id), [1, 2, 3, 4], 'in force at once on the leader');
+  // One change at a time: the next is refused until this one commits.
+  const second = leader.removeVoter(3, c.now);
+  assert.equal(second.ok === false && second.error, 'REQUEST_TIMED_OUT');
+  c.collect(leader.nodeId);
+  c.deliverAll();
+  c.run(1000);
+  for (const id of [1, 2, 3, 4]) assert.deepEqual(c.core(id).voterSet.map((v) => v.id), [1, 2, 3, 4], `node ${id}`);
+  assert.ok(c.core(4).isVoter);
+  assert.ok(leader.highWatermark > r.offset);
+  assert.equal(leader.describeQuorum().voters.length, 4);
+  // Now the majority is 3 of 4: with two voters cut off nothing commits.
+  c.drop = (env) => [3, 4].includes(env.from) || [3, 4].includes(env.to);
+  const hw = leader.highWatermark;
+  c.propose('needs three');
+  c.run(500);
+  assert.equal(leader.highWatermark, hw);
+  c.drop = () => false;
+  c.run(2500);
+  assert.ok(leader.isLeader);
+  assert.ok(leader.highWatermark > hw);
+});
+
+test('KIP-853: removing the leader makes it resign once the change commits; the others elect among the new set', () => {
+  const c = new Cluster([1, 2, 3]);
+  c.run(3000);
+  c.propose('x');
+  c.run(500);
+  const leader = c.leader()!;
+  const epoch = leader.epoch;
+  const r = leader.removeVoter(leader.nodeId, c.now);
+  assert.ok(r.ok, JSON.stringify(r));
+  assert.ok(!leader.isVoter);
+  c.collect(leader.nodeId);
+  c.deliverAll();
+  c.run(5000);
+  const next = c.leader()!;
+  assert.notEqual(next.nodeId, leader.nodeId);
+  assert.ok(next.epoch > epoch);
+  assert.ok(!leader.isVoter);
+  assert.ok(leader.role === 'follower' || leader.role === 'unattached', leader.role);
+  c.propose('after');
+  c.run(500);
+  for (const id of [1, 2, 3]) assert.deepEqual(c.applied.get(id), ['x', 'after'], `node ${id}`);
+  assert.deepEqual(next.voterSet.map((v) => v.id).sort(), [1, 2, 3].filter((id) => id !== leader.nodeId));
+});
+
+test('KIP-853: an uncommitted VotersRecord cut by a truncation gives back the previous voter set', () => {
+  const c = new Cluster([1, 2, 3]);
+  c.run(3000);
+  const leader = c.leader()!;
+  c.propose('x');
+  c.run(500);
+  // The leader appends a removal nobody else sees, then loses leadership.
+  c.drop = (env) => env.from === leader.nodeId || env.to === leader.nodeId;
+  const victim = [1, 2, 3].find((id) => id !== leader.nodeId)!;
+  assert.ok(leader.removeVoter(victim, c.now).ok);
+  assert.equal(leader.voterSet.length, 2);
+  c.collect(leader.nodeId);
+  c.run(8000);
+  c.drop = () => false;
+  c.run(3000);
+  assert.deepEqual(leader.voterSet.map((v) => v.id), [1, 2, 3], 'the old leader truncated the record');
+  assert.ok(c.leader() !== undefined && c.leader() !== leader);
+});

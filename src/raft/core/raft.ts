@@ -9,6 +9,9 @@
 // against its epoch cache and answers with records, a diverging epoch, or a snapshot id.
 import { assert } from '../../util/index.js';
 import { makeBatch } from './batch.js';
+import {
+  decodeVoters, encodeVoters, unwrapSnapshotData, voterIds, wrapSnapshotData, type Voter, type VoterSet,
+} from './voters.js';
 import { RaftLog } from './log.js';
 import {
   RaftErrorCode,
@@ -24,6 +27,15 @@ export interface PersistedState {
   readonly snapshot: Snapshot | undefined;
   readonly batches: readonly EntryBatch[];
 }
+
+/** KIP-853 AddRaftVoter / RemoveRaftVoter outcome on the leader; errors are Kafka's names. */
+export type VoterChangeResult =
+  | { readonly ok: true; readonly epoch: number; readonly offset: number }
+  | {
+    readonly ok: false;
+    readonly error: 'NOT_LEADER' | 'REQUEST_TIMED_OUT' | 'DUPLICATE_VOTER' | 'VOTER_NOT_FOUND' | 'INVALID_REQUEST';
+    readonly message: string;
+  };
 
 export type ProposeResult =
   | { readonly ok: true; readonly epoch: number; readonly baseOffset: number; readonly lastOffset: number }
@@ -59,8 +71,12 @@ export function encodeLeaderChange(leaderId: NodeId, voters: readonly NodeId[]):
 export class RaftCore {
   readonly nodeId: NodeId;
   private readonly cfg: RaftConfig;
-  private readonly voters: readonly NodeId[];
-  private readonly majority: number;
+  /** The voter sets in the log: the base (offset -1 or a snapshot's last offset) and each VotersRecord above it. */
+  private votersHistory: Array<{ readonly offset: number; readonly set: VoterSet }> = [];
+  private voters: readonly NodeId[] = [];
+  private majority = 1;
+  /** Bumped whenever the voter set in force changes (the driver tells its transport). */
+  private votersVersionValue = 0;
   readonly log: RaftLog;
 
   private nowMs: number;
@@ -115,16 +131,115 @@ export class RaftCore {
     assert(new Set(config.voters).size === config.voters.length, 'duplicate voter ids');
     this.cfg = config;
     this.nodeId = config.nodeId;
-    this.voters = [...config.voters];
-    this.majority = Math.floor(this.voters.length / 2) + 1;
     this.nowMs = nowMs;
     this.log = RaftLog.load(persisted.snapshot, persisted.batches);
     this.flushedOffset = this.log.endOffset;
+    this.loadVoters(config);
     if (this.log.snapshot !== undefined) {
       this.hw = this.appliedOffset = this.log.startOffset;
-      this.outRestore = this.log.snapshot;
+      this.outRestore = stateMachineSnapshot(this.log.snapshot);
     }
     this.initialize(persisted.quorumState);
+  }
+
+  // ---- Voter sets (KIP-853) ----------------------------------------------------------------------
+
+  /** The static set, then the snapshot's, then every VotersRecord in the log. */
+  private loadVoters(config: RaftConfig): void {
+    const endpoints = new Map((config.voterEndpoints ?? []).map((e) => [e.id, e]));
+    const bootstrap: VoterSet = config.voters.map((id) => endpoints.get(id) ?? { id });
+    const snapshot = this.log.snapshot;
+    const fromSnapshot = snapshot === undefined ? undefined : unwrapSnapshotData(snapshot.data).voters;
+    this.votersHistory = [{ offset: snapshot === undefined ? -1 : snapshot.id.endOffset - 1, set: fromSnapshot ?? bootstrap }];
+    this.recordVoters(this.log.readRange(this.log.startOffset, this.log.endOffset));
+    this.votersChanged();
+  }
+
+  /** Adds the VotersRecords among `batches` (just appended) to the history; true if any. */
+  private recordVoters(batches: readonly EntryBatch[]): boolean {
+    let any = false;
+    for (const b of batches) {
+      if (b.kind !== 'voters') continue;
+      for (let i = 0; i < b.count; i++) {
+        const value = b.bytes.subarray(b.bounds[2 * i]!, b.bounds[2 * i + 1]!);
+        this.votersHistory.push({ offset: b.baseOffset + i, set: decodeVoters(value) });
+        any = true;
+      }
+    }
+    return any;
+  }
+
+  private votersChanged(): void {
+    const set = this.votersHistory[this.votersHistory.length - 1]!.set;
+    assert(set.length > 0, 'a voter set is never empty');
+    this.voters = voterIds(set);
+    this.majority = Math.floor(this.voters.length / 2) + 1;
+    this.votersVersionValue++;
+  }
+
+  /** The voter set in force (the latest in the log, committed or not). */
+  get voterSet(): VoterSet { return this.votersHistory[this.votersHistory.length - 1]!.set; }
+  get votersVersion(): number { return this.votersVersionValue; }
+  /** Offset of the latest VotersRecord (-1 or a snapshot's last offset when the set is older than the log). */
+  private get votersOffset(): number { return this.votersHistory[this.votersHistory.length - 1]!.offset; }
+
+  /** The voter set as of `offset` (inclusive). */
+  private votersAt(offset: number): VoterSet {
+    for (let i = this.votersHistory.length - 1; i >= 0; i--) {
+      if (this.votersHistory[i]!.offset <= offset) return this.votersHistory[i]!.set;
+    }
+    return this.votersHistory[0]!.set;
+  }
+
+  /**
+   * KIP-853 AddRaftVoter, as Kafka's AddVoterHandler: only a leader whose high watermark covers its
+   * epoch start (the previous leaders are fenced), with no voter change still uncommitted, for an
+   * id not yet voting that is caught up (fetched within the fetch timeout, holding everything
+   * committed). The new set counts from the moment its VotersRecord is appended.
+   */
+  addVoter(voter: Voter, nowMs: number): VoterChangeResult {
+    this.setNow(nowMs);
+    const refused = this.voterChangeRefused();
+    if (refused !== undefined) return refused;
+    if (this.voters.includes(voter.id)) {
+      return { ok: false, error: 'DUPLICATE_VOTER', message: `${voter.id} is already a voter of ${this.voters.join(',')}` };
+    }
+    const r = this.replicas.get(voter.id);
+    if (r === undefined || r.lastFetchMs === undefined || this.nowMs - r.lastFetchMs >= this.cfg.fetchTimeoutMs || r.endOffset < this.hw) {
+      return { ok: false, error: 'REQUEST_TIMED_OUT', message: `${voter.id} is not caught up (fetched to ${r?.endOffset ?? 'never'}, high watermark ${this.hw})` };
+    }
+    return this.appendVoters([...this.voterSet, voter]);
+  }
+
+  /** KIP-853 RemoveRaftVoter, as Kafka's RemoveVoterHandler; a leader removing itself resigns once the change commits. */
+  removeVoter(id: NodeId, nowMs: number): VoterChangeResult {
+    this.setNow(nowMs);
+    const refused = this.voterChangeRefused();
+    if (refused !== undefined) return refused;
+    if (!this.voters.includes(id)) return { ok: false, error: 'VOTER_NOT_FOUND', message: `${id} is not a voter of ${this.voters.join(',')}` };
+    if (this.voters.length === 1) return { ok: false, error: 'INVALID_REQUEST', message: 'cannot remove the last voter' };
+    return this.appendVoters(this.voterSet.filter((v) => v.id !== id));
+  }
+
+  private voterChangeRefused(): VoterChangeResult | undefined {
+    if (!this.isLeader) return { ok: false, error: 'NOT_LEADER', message: `node ${this.nodeId} is not the leader` };
+    if (this.hw <= this.epochStartOffset) {
+      return { ok: false, error: 'REQUEST_TIMED_OUT', message: 'the leader has not committed its epoch start yet' };
+    }
+    if (this.votersOffset >= this.hw) {
+      return { ok: false, error: 'REQUEST_TIMED_OUT', message: `the voter change at ${this.votersOffset} is not committed yet (high watermark ${this.hw})` };
+    }
+    return undefined;
+  }
+
+  private appendVoters(set: VoterSet): VoterChangeResult {
+    const offset = this.log.endOffset;
+    this.appendLocal([makeBatch(offset, this.epochValue, 'voters', [encodeVoters(set)])]);
+    for (const v of this.voters) if (v !== this.nodeId && !this.replicas.has(v)) this.replicas.set(v, { endOffset: 0, lastFetchMs: undefined });
+    this.completeParkedFetches();
+    // The new majority may already hold more (a lagging voter removed, say).
+    this.maybeAdvanceHighWatermark();
+    return { ok: true, epoch: this.epochValue, offset };
   }
 
   private initialize(qs: QuorumState | undefined): void {
@@ -208,8 +323,13 @@ export class RaftCore {
       case 'follower': return this.tickFollower();
       case 'leader': return this.tickLeader();
       case 'resigned':
-        if (this.nowMs >= this.electionDeadlineMs) this.becomeProspective();
-        else this.sendEndQuorumEpochs();
+        if (this.nowMs >= this.electionDeadlineMs) {
+          // A leader removed from the voters (KIP-853) goes on as an observer.
+          if (this.isVoter) this.becomeProspective();
+          else this.becomeUnattached(this.epochValue, undefined);
+        } else {
+          this.sendEndQuorumEpochs();
+        }
         return;
     }
   }
@@ -269,8 +389,11 @@ export class RaftCore {
     assert(endOffset > this.log.startOffset, `snapshot at ${endOffset} not past log start ${this.log.startOffset}`);
     const epoch = this.log.epochAt(endOffset - 1);
     assert(epoch !== undefined, 'snapshot epoch unknown');
-    const snapshot: Snapshot = { id: { endOffset, epoch }, data };
+    const snapshot: Snapshot = { id: { endOffset, epoch }, data: wrapSnapshotData(this.votersAt(endOffset - 1), data) };
     this.log.addSnapshot(snapshot);
+    // The set in force at the snapshot becomes the base; later VotersRecords stay.
+    const base = this.votersHistory.filter((h) => h.offset < endOffset).at(-1)!;
+    this.votersHistory = [{ offset: endOffset - 1, set: base.set }, ...this.votersHistory.filter((h) => h.offset >= endOffset)];
     this.outLogOps.push({ kind: 'snapshot', snapshot, replaceLog: false });
     this.outSync = true;
     return snapshot.id;
@@ -401,13 +524,13 @@ export class RaftCore {
     // Earliest moment one of the majority's fetch times becomes too old.
     const times = this.voters.filter((v) => v !== this.nodeId)
       .map((v) => this.replicas.get(v)?.lastFetchMs ?? -Infinity).sort((a, b) => b - a);
-    const needed = this.majority - 1;
+    const needed = this.isVoter ? this.majority - 1 : this.majority;
     const t = times[needed - 1] ?? -Infinity;
     return Math.max(start, t + this.checkQuorumTimeoutMs);
   }
 
   private hasQuorumContact(): boolean {
-    let count = 1;
+    let count = this.isVoter ? 1 : 0;
     for (const v of this.voters) {
       if (v === this.nodeId) continue;
       const last = this.replicas.get(v)?.lastFetchMs;
@@ -757,6 +880,7 @@ export class RaftCore {
     if (replica !== undefined) replica.endOffset = req.fetchOffset;
     const hwBefore = this.hw;
     this.maybeAdvanceHighWatermark();
+    if (!this.isLeader) return this.respond(env, this.fetchResponse(RaftErrorCode.NOT_LEADER_OR_FOLLOWER, []));
     // Park a fetch with nothing new, unless it just moved the high watermark the fetcher must learn.
     if (req.fetchOffset >= this.log.endOffset && req.maxWaitMs > 0 && this.hw === hwBefore) {
       this.parked.set(req.replicaId, { env, deadlineMs: this.nowMs + req.maxWaitMs });
@@ -823,6 +947,8 @@ export class RaftCore {
       this.hw = candidate;
       this.emitCommitted();
       this.completeParkedFetches();
+      // KIP-853: a leader removed from the voters resigns once that change is committed.
+      if (!this.isVoter && this.votersOffset < this.hw) this.resign(this.nowMs);
     }
   }
 
@@ -902,6 +1028,11 @@ export class RaftCore {
     const offset = Math.max(this.log.startOffset, Math.min(diverging.endOffset, localEnd, this.log.endOffset));
     assert(offset >= this.hw, `truncation to ${offset} below high watermark ${this.hw}`);
     this.log.truncateTo(offset);
+    if (this.votersOffset >= offset) {
+      // A truncated VotersRecord was never committed: the set before it is in force again.
+      this.votersHistory = this.votersHistory.filter((h, i) => i === 0 || h.offset < offset);
+      this.votersChanged();
+    }
     this.flushedOffset = Math.min(this.flushedOffset, offset);
     if (this.readyEndOffset !== undefined) this.readyEndOffset = Math.min(this.readyEndOffset, offset);
     this.outLogOps.push({ kind: 'truncate', offset });
@@ -952,12 +1083,15 @@ export class RaftCore {
     assert(snapshot.id.endOffset >= this.hw, 'a fetched snapshot is behind our high watermark');
     this.download = undefined;
     this.log.installSnapshot(snapshot);
+    const voters = unwrapSnapshotData(snapshot.data).voters;
+    this.votersHistory = [{ offset: snapshot.id.endOffset - 1, set: voters ?? this.votersAt(snapshot.id.endOffset - 1) }];
+    this.votersChanged();
     this.flushedOffset = Math.min(this.flushedOffset, snapshot.id.endOffset);
     this.outLogOps.push({ kind: 'snapshot', snapshot, replaceLog: true });
     this.outSync = true;
     this.hw = Math.max(this.hw, snapshot.id.endOffset);
     this.appliedOffset = snapshot.id.endOffset;
-    this.outRestore = snapshot;
+    this.outRestore = stateMachineSnapshot(snapshot);
     this.outCommitted = [];
   }
 
@@ -994,6 +1128,7 @@ export class RaftCore {
 
   private appendLocal(batches: readonly EntryBatch[]): void {
     this.log.append(batches);
+    if (this.recordVoters(batches)) this.votersChanged();
     this.outLogOps.push({ kind: 'append', batches });
     this.outSync = true;
   }
@@ -1032,4 +1167,9 @@ export class RaftCore {
       if (this.nowMs >= o.sentMs + this.cfg.requestTimeoutMs) this.outstanding.delete(id);
     }
   }
+}
+
+/** What the state machine restores: a snapshot's bytes without the voter set the core keeps in them. */
+function stateMachineSnapshot(snapshot: Snapshot): Snapshot {
+  return { id: snapshot.id, data: unwrapSnapshotData(snapshot.data).data };
 }

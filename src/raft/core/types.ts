@@ -5,9 +5,14 @@
 
 export type NodeId = number;
 
-export type EntryKind = 'data' | 'control';
+/**
+ * `data`: the state machine's records. `control`: KRaft's leader-change marker (ControlRecordType
+ * LEADER_CHANGE). `voters`: a KIP-853 VotersRecord (ControlRecordType KRAFT_VOTERS), the voter set
+ * from its offset on.
+ */
+export type EntryKind = 'data' | 'control' | 'voters';
 
-/** One record of the metadata log. `control` entries are the leader-change markers of KRaft. */
+/** One record of the metadata log. */
 export interface Entry {
   readonly offset: number;
   readonly epoch: number;
@@ -197,8 +202,13 @@ export interface Ready {
 
 export interface RaftConfig {
   readonly nodeId: NodeId;
-  /** controller.quorum.voters: the static voter set. A node not in it is an observer. */
+  /**
+   * controller.quorum.voters: the bootstrap voter set, in force until the log or a snapshot holds a
+   * VotersRecord (KIP-853). A node not in the voter set is an observer.
+   */
   readonly voters: readonly NodeId[];
+  /** Where the bootstrap voters listen, written into VotersRecords (optional; ids alone work). */
+  readonly voterEndpoints?: ReadonlyArray<{ readonly id: NodeId; readonly host: string; readonly port: number }>;
   /** controller.quorum.election.timeout.ms; each timeout is randomized in [t, 2t). */
   readonly electionTimeoutMs: number;
   /** controller.quorum.fetch.timeout.ms; the leader's check-quorum timeout is 1.5 times this. */

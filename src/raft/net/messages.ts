@@ -37,8 +37,9 @@ export const METADATA_TOPIC = '__cluster_metadata';
 /** Kafka's Uuid.METADATA_TOPIC_ID (0, 1) as our UUID strings spell it. */
 export const METADATA_TOPIC_ID = 'AAAAAAAAAAAAAAAAAAAAAQ';
 export const PRE_VOTE_TAG = 0x7f00;
-/** Kafka's ControlRecordType.LEADER_CHANGE. */
+/** Kafka's ControlRecordType.LEADER_CHANGE and KRAFT_VOTERS. */
 const LEADER_CHANGE_TYPE = 2;
+const KRAFT_VOTERS_TYPE = 6;
 /** A follower asks for at most this many bytes per fetch (Kafka's replica.fetch.max.bytes is 1 MiB too). */
 export const fetchBytesMax = 8 << 20;
 
@@ -349,12 +350,14 @@ function asBuffer(v: Uint8Array): Buffer {
   return Buffer.isBuffer(v) ? v : Buffer.from(v.buffer, v.byteOffset, v.length);
 }
 
-const leaderChangeKey = (() => {
+function controlKey(type: number): Buffer {
   const key = Buffer.alloc(4);
   key.writeInt16BE(0, 0);
-  key.writeInt16BE(LEADER_CHANGE_TYPE, 2);
+  key.writeInt16BE(type, 2);
   return key;
-})();
+}
+const leaderChangeKey = controlKey(LEADER_CHANGE_TYPE);
+const votersKey = controlKey(KRAFT_VOTERS_TYPE);
 
 /**
  * The RecordBatch v2 bytes of one entry batch: the bytes themselves when the batch arrived as one
@@ -393,7 +396,7 @@ function writeVarint(buf: Buffer, at: number, v: number): number {
  * record.
  */
 function encodeRecordBatch(b: EntryBatch): Buffer {
-  const key = b.kind === 'control' ? leaderChangeKey : null;
+  const key = b.kind === 'control' ? leaderChangeKey : b.kind === 'voters' ? votersKey : null;
   const keyBytes = key === null ? 1 : varintBytes(key.length) + key.length;
   const src = asBuffer(b.bytes);
   let size = 61;
@@ -408,7 +411,7 @@ function encodeRecordBatch(b: EntryBatch): Buffer {
   buf.writeInt32BE(size - 12, 8);
   buf.writeInt32BE(b.epoch, 12);
   buf.writeInt8(2, 16);
-  buf.writeInt16BE(b.kind === 'control' ? ATTR_CONTROL : 0, 21);
+  buf.writeInt16BE(b.kind === 'data' ? 0 : ATTR_CONTROL, 21);
   buf.writeInt32BE(b.count - 1, 23);
   buf.writeBigInt64BE(-1n, 27);
   buf.writeBigInt64BE(-1n, 35);
@@ -483,9 +486,18 @@ export function decodeEntries(records: Buffer, entriesMax: number): EntryBatch[]
     check(next < 0 || baseOffset === next, 'fetched entries are not contiguous');
     const bytes = view.bytes();
     const bounds = new Int32Array(2 * count);
+    const control = (view.attributes & ATTR_CONTROL) !== 0;
+    let controlType = -1;
     let i = 0;
     forEachRecord(view, bytes.subarray(61), (c) => {
       check(c.valueLength >= 0, 'metadata records have values');
+      if (control) {
+        check(c.keyLength >= 4, 'a control record has a 4-byte key');
+        const type = c.body.readInt16BE(c.keyStart + 2);
+        check(type === LEADER_CHANGE_TYPE || type === KRAFT_VOTERS_TYPE, `control record type ${type} in the metadata log`);
+        check(controlType < 0 || controlType === type, 'a control batch mixes record types');
+        controlType = type;
+      }
       check(c.offset === baseOffset + i, `record ${i} of the batch at ${baseOffset} has offset ${c.offset}`);
       bounds[2 * i] = 61 + c.valueStart;
       bounds[2 * i + 1] = 61 + c.valueStart + c.valueLength;
@@ -493,7 +505,7 @@ export function decodeEntries(records: Buffer, entriesMax: number): EntryBatch[]
     });
     check(i === count, `record batch at ${baseOffset} holds ${i} records, not ${count}`);
     out.push({
-      baseOffset, epoch: view.partitionLeaderEpoch, kind: (view.attributes & ATTR_CONTROL) !== 0 ? 'control' : 'data',
+      baseOffset, epoch: view.partitionLeaderEpoch, kind: !control ? 'data' : controlType === KRAFT_VOTERS_TYPE ? 'voters' : 'control',
       count, bytes, bounds, recordBatch: true,
     });
     next = baseOffset + count;

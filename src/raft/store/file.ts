@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { crc32c } from '../../records/index.js';
 import { assert } from '../../util/index.js';
 import { batchesOf, entriesOf } from '../core/batch.js';
-import type { Entry, LogOp, QuorumState, Snapshot } from '../core/types.js';
+import type { Entry, EntryKind, LogOp, QuorumState, Snapshot } from '../core/types.js';
 import { MemoryLogStore } from './memory.js';
 import type { LoadedLog, LogStore, QuorumStateStore } from './ports.js';
 
@@ -47,7 +47,7 @@ export class FileQuorumStateStore implements QuorumStateStore {
   }
 }
 
-interface FrameEntry { o: number; e: number; k: 'data' | 'control'; v: string }
+interface FrameEntry { o: number; e: number; k: EntryKind; v: string }
 type Frame = { a: FrameEntry[] } | { t: number } | { s: { o: number; e: number; r: boolean } };
 
 export class FileLogStore implements LogStore {
@@ -114,7 +114,7 @@ export class FileLogStore implements LogStore {
 const APPEND_FRAME = 1;
 const ENTRY_HEADER_BYTES = 8 + 4 + 1 + 4;
 
-/** [u8 1][u32 count] then per entry [i64 offset][i32 epoch][u8 kind: 0 data, 1 control][u32 length][value]. */
+/** [u8 1][u32 count] then per entry [i64 offset][i32 epoch][u8 kind: 0 data, 1 control, 2 voters][u32 length][value]. */
 function encodeAppend(entries: readonly Entry[]): Buffer {
   let bytes = 5;
   for (const e of entries) bytes += ENTRY_HEADER_BYTES + e.value.length;
@@ -125,7 +125,7 @@ function encodeAppend(entries: readonly Entry[]): Buffer {
   for (const e of entries) {
     buf.writeBigInt64BE(BigInt(e.offset), at);
     buf.writeInt32BE(e.epoch, at + 8);
-    buf[at + 12] = e.kind === 'control' ? 1 : 0;
+    buf[at + 12] = e.kind === 'control' ? 1 : e.kind === 'voters' ? 2 : 0;
     buf.writeUInt32BE(e.value.length, at + 13);
     buf.set(e.value, at + ENTRY_HEADER_BYTES);
     at += ENTRY_HEADER_BYTES + e.value.length;
@@ -142,7 +142,7 @@ function decodeAppend(body: Buffer): Entry[] {
   for (let i = 0; i < count; i++) {
     const offset = Number(body.readBigInt64BE(at));
     const epoch = body.readInt32BE(at + 8);
-    const kind = body[at + 12] === 1 ? 'control' : 'data';
+    const kind: EntryKind = body[at + 12] === 1 ? 'control' : body[at + 12] === 2 ? 'voters' : 'data';
     const length = body.readUInt32BE(at + 13);
     assert(at + ENTRY_HEADER_BYTES + length <= body.length, 'append frame entry exceeds its bytes');
     // A copy, so an entry does not pin the whole file buffer.
