@@ -267,6 +267,16 @@ export class RaftCore {
   get votedId(): NodeId | undefined { return this.votedIdValue; }
   get highWatermark(): number { return this.hw; }
   get isVoter(): boolean { return this.voters.includes(this.nodeId); }
+  /**
+   * Stands for election (and times out as a voter does): a voter of the latest set, or of the
+   * committed one. The second matters when this node holds a VotersRecord removing it that a
+   * majority lacks: its log may be the only one the others' majority accepts, so it must be able
+   * to win (counting only the votes of its latest set, not its own) and then resign once its
+   * epoch commits, or the quorum could stall with a majority of the committed set alive.
+   */
+  get mayStand(): boolean {
+    return this.isVoter || (this.votersOffset >= this.hw && this.votersAt(this.hw - 1).some((v) => v.id === this.nodeId));
+  }
   get isLeader(): boolean { return this.roleValue === 'leader'; }
 
   describeQuorum(): QuorumDescription {
@@ -291,8 +301,8 @@ export class RaftCore {
     for (const o of this.outstanding.values()) t = Math.min(t, o.sentMs + this.cfg.requestTimeoutMs);
     switch (this.roleValue) {
       case 'unattached':
-        t = Math.min(t, this.electionDeadlineMs);
-        if (!this.isVoter && !this.hasOutstanding('FetchRequest')) t = Math.min(t, this.nextFetchMs);
+        if (this.mayStand) t = Math.min(t, this.electionDeadlineMs);
+        if (!this.mayStand && !this.hasOutstanding('FetchRequest')) t = Math.min(t, this.nextFetchMs);
         return t;
       case 'prospective':
       case 'candidate':
@@ -325,7 +335,7 @@ export class RaftCore {
       case 'resigned':
         if (this.nowMs >= this.electionDeadlineMs) {
           // A leader removed from the voters (KIP-853) goes on as an observer.
-          if (this.isVoter) this.becomeProspective();
+          if (this.mayStand) this.becomeProspective();
           else this.becomeUnattached(this.epochValue, undefined);
         } else {
           this.sendEndQuorumEpochs();
@@ -465,7 +475,7 @@ export class RaftCore {
   // ---- Timers ----------------------------------------------------------------------------------
 
   private tickUnattached(): void {
-    if (this.isVoter) {
+    if (this.mayStand) {
       if (this.nowMs >= this.electionDeadlineMs) this.becomeProspective();
       return;
     }
@@ -493,7 +503,7 @@ export class RaftCore {
 
   private tickFollower(): void {
     if (this.nowMs >= this.fetchDeadlineMs) {
-      if (this.isVoter) this.becomeProspective();
+      if (this.mayStand) this.becomeProspective();
       else this.becomeUnattached(this.epochValue, undefined);
       return;
     }
@@ -610,7 +620,7 @@ export class RaftCore {
   private enterUnattached(): void {
     this.resetRoleState();
     this.roleValue = 'unattached';
-    if (this.isVoter) this.electionDeadlineMs = this.nowMs + this.randomElectionTimeoutMs();
+    if (this.mayStand) this.electionDeadlineMs = this.nowMs + this.randomElectionTimeoutMs();
   }
 
   private becomeFollower(epoch: number, leaderId: NodeId): void {
@@ -633,14 +643,14 @@ export class RaftCore {
 
   /** KIP-996: ask for pre-votes at the current epoch; nobody's state changes until a majority agrees. */
   private becomeProspective(): void {
-    assert(this.isVoter, 'observers never stand for election');
+    assert(this.mayStand, 'observers never stand for election');
     const leaderId = this.roleValue === 'follower' ? this.leaderIdValue : undefined;
     const wasResigned = this.roleValue === 'resigned';
     this.resetRoleState();
     this.roleValue = 'prospective';
     // A follower remembers its leader, so that a lost pre-vote sends it back to fetching.
     this.leaderIdValue = wasResigned ? undefined : leaderId;
-    this.granted.add(this.nodeId);
+    if (this.isVoter) this.granted.add(this.nodeId);
     this.electionDeadlineMs = this.nowMs + this.randomElectionTimeoutMs();
     if (this.granted.size >= this.majority) return this.becomeCandidate();
     this.sendVoteRequests(true);
@@ -665,7 +675,7 @@ export class RaftCore {
     this.votedIdValue = this.nodeId;
     this.leaderIdValue = undefined;
     this.persist();
-    this.granted.add(this.nodeId);
+    if (this.isVoter) this.granted.add(this.nodeId);
     this.electionDeadlineMs = this.nowMs + this.randomElectionTimeoutMs();
     if (this.granted.size >= this.majority) return this.becomeLeader();
     this.sendVoteRequests(false);
@@ -735,7 +745,9 @@ export class RaftCore {
   }
 
   private handleVoteRequest(env: Envelope, req: VoteRequest): void {
-    if (req.candidateEpoch < this.epochValue || !this.isVoter) {
+    // Any replica answers, voter or not in its own view (as Kafka since KIP-853): its voter set may
+    // be behind the candidate's, and the candidate counts only the votes of its own set.
+    if (req.candidateEpoch < this.epochValue) {
       return this.respondVote(env, req, false);
     }
     if (!req.preVote && req.candidateEpoch > this.epochValue) this.becomeUnattached(req.candidateEpoch, undefined);
@@ -743,7 +755,7 @@ export class RaftCore {
     if (grant && !req.preVote) {
       this.votedIdValue = req.candidateId;
       this.persist();
-      this.electionDeadlineMs = this.nowMs + this.randomElectionTimeoutMs();
+      if (this.mayStand) this.electionDeadlineMs = this.nowMs + this.randomElectionTimeoutMs();
     }
     this.respondVote(env, req, grant);
   }
@@ -975,7 +987,7 @@ export class RaftCore {
 
   private fetchTarget(): NodeId | undefined {
     if (this.roleValue === 'follower') return this.leaderIdValue;
-    if (this.roleValue === 'unattached' && !this.isVoter) {
+    if (this.roleValue === 'unattached' && !this.mayStand) {
       // An observer without a leader asks a random voter, which answers with who leads.
       return this.voters[Math.floor(this.cfg.random() * this.voters.length)];
     }
