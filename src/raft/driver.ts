@@ -5,13 +5,14 @@
 // then advance(). The stores are synchronous, so a Ready is handled in one turn of the event loop,
 // and everything that arrives meanwhile is batched into the next one (group commit for free).
 import { AssertionError, assert } from '../util/index.js';
-import { RaftCore, type ProposeResult } from './core/raft.js';
+import { RaftCore, type ProposeResult, type VoterChangeResult } from './core/raft.js';
+import type { Voter } from './core/voters.js';
 import { entriesOf, lastOffsetOf } from './core/batch.js';
 import type { EntryBatch, Envelope, NodeId, QuorumDescription, RaftConfig, RaftRole, Ready, Snapshot, SnapshotId } from './core/types.js';
 import { describeMessage } from './core/describe.js';
 import type { ReplicatedStateMachine } from './state-machine.js';
 import type { LogStore, QuorumStateStore } from './store/ports.js';
-import type { RaftTransport, TransportInbox } from './transport.js';
+import type { RaftTransport, TransportInbox, VoterChange } from './transport.js';
 
 export type RaftErrorKind =
   /** This node does not lead; `leaderId` says who does, if known. */
@@ -24,7 +25,12 @@ export type RaftErrorKind =
   | 'TIMEOUT'
   /** More proposals waiting than proposalsPendingMax. */
   | 'BUSY'
-  | 'SHUTDOWN';
+  | 'SHUTDOWN'
+  /** KIP-853 refusals, by Kafka's error names: not now (an uncommitted change, the epoch not committed, the voter lagging). */
+  | 'REQUEST_TIMED_OUT'
+  | 'DUPLICATE_VOTER'
+  | 'VOTER_NOT_FOUND'
+  | 'INVALID_REQUEST';
 
 export class RaftError extends Error {
   override name = 'RaftError';
@@ -97,6 +103,7 @@ export class RaftDriver {
   private appliedEnd = 0;
   private lastSnapshotEnd = 0;
   private nextExpiryScanMs = 0;
+  private votersVersionSent = -1;
 
   private constructor(opts: RaftDriverOptions, core: RaftCore, now: () => number) {
     this.opts = opts;
@@ -147,6 +154,56 @@ export class RaftDriver {
     });
   }
 
+  /**
+   * KIP-853: adds a voter (it must be fetching as an observer and caught up) or removes one; resolves
+   * once the VotersRecord is committed (by a majority of the new set). One change at a time.
+   */
+  addVoter(voter: Voter): Promise<Committed> {
+    return this.changeVoters(() => this.core.addVoter(voter, this.nowMs()));
+  }
+
+  removeVoter(id: NodeId): Promise<Committed> {
+    return this.changeVoters(() => this.core.removeVoter(id, this.nowMs()));
+  }
+
+  private changeVoters(change: () => VoterChangeResult): Promise<Committed> {
+    if (this.closed) return Promise.reject(new RaftError('SHUTDOWN', 'raft driver closed'));
+    let result: VoterChangeResult | undefined;
+    this.run(() => { result = change(); });
+    const r = result;
+    if (r === undefined) return Promise.reject(new RaftError('REQUEST_TIMED_OUT', 'the driver is busy; try again'));
+    if (!r.ok) {
+      return Promise.reject(r.error === 'NOT_LEADER' ? this.notLeader() : new RaftError(r.error, r.message, this.core.leaderId, this.core.epoch));
+    }
+    return new Promise<Committed>((resolve, reject) => {
+      this.addWaiting({
+        epoch: r.epoch, baseOffset: r.offset, lastOffset: r.offset,
+        deadlineMs: this.lastNowMs + (this.opts.proposeTimeoutMs ?? 30_000), resolve, reject,
+      });
+      this.armTimer();
+    });
+  }
+
+  /** Kafka's error code for a voter change's outcome. */
+  private async answerVoterChange(change: VoterChange): Promise<{ errorCode: number; errorMessage: string | null }> {
+    try {
+      if (change.kind === 'add') {
+        await this.addVoter(change.host === undefined || change.port === undefined
+          ? { id: change.voterId } : { id: change.voterId, host: change.host, port: change.port });
+      } else {
+        await this.removeVoter(change.voterId);
+      }
+      return { errorCode: 0, errorMessage: null };
+    } catch (e) {
+      if (!(e instanceof RaftError)) throw e;
+      const codes: Partial<Record<RaftErrorKind, number>> = {
+        NOT_LEADER: 6, SHUTDOWN: 6, DUPLICATE_VOTER: 126, VOTER_NOT_FOUND: 127, INVALID_REQUEST: 42,
+      };
+      // REQUEST_TIMED_OUT, TIMEOUT, PROPOSAL_LOST, UNKNOWN_OUTCOME: retriable, as Kafka answers them.
+      return { errorCode: codes[e.kind] ?? 7, errorMessage: e.message };
+    }
+  }
+
   /** Resign leadership gracefully (EndQuorumEpoch to the most caught-up voters). */
   resign(): void { this.run(() => this.core.resign(this.nowMs())); }
 
@@ -189,6 +246,7 @@ export class RaftDriver {
         this.opts.trace?.(`failed #${correlationId}`);
         this.core.requestFailed(correlationId, this.nowMs());
       }),
+      changeVoters: (change: VoterChange) => this.answerVoterChange(change),
       describeQuorum: () => ({
         description: this.core.describeQuorum(),
         // Kafka answers DescribeQuorum only on the leader.
@@ -224,7 +282,18 @@ export class RaftDriver {
       this.pumping = false;
     }
     this.expireProposals();
+    this.maybeTellVoters();
     this.armTimer();
+  }
+
+  /** After a VotersRecord (appended, truncated or from a snapshot), the transport learns the endpoints. */
+  private maybeTellVoters(): void {
+    const version = this.core.votersVersion;
+    if (version === this.votersVersionSent) return;
+    this.votersVersionSent = version;
+    const set = this.core.voterSet;
+    const addresses = set.flatMap((v) => (v.host === undefined || v.port === undefined ? [] : [{ nodeId: v.id, host: v.host, port: v.port }]));
+    this.opts.transport.setVoters?.(addresses);
   }
 
   private fatal(err: Error): void {

@@ -21,6 +21,6 @@ export { Simulation, runSeed, type SimOptions, type SimResult, type SimStats } f
 export { RaftDriver, RaftError, type RaftErrorKind, type RaftDriverOptions, type Committed } from './driver.js';
 export { parseQuorumVoters, formatQuorumVoters, type RaftTransport, type TransportInbox, type VoterAddress } from './transport.js';
 export { SocketTransport, socketTransportLimits, type SocketTransportOptions } from './net/socket-transport.js';
-export { describeQuorum } from './net/describe-quorum.js';
+export { describeQuorum, addRaftVoter, removeRaftVoter, type VoterChangeAnswer } from './net/describe-quorum.js';
 export * as raftWire from './net/messages.js';
 export { AppendListStateMachine, CounterStateMachine } from './node/state-machines.js';

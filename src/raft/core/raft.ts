@@ -50,6 +50,14 @@ interface Outstanding {
 interface ReplicaState {
   endOffset: number;
   lastFetchMs: number | undefined;
+  /** The leader's log end at the replica's previous fetch, and when it last had all of the leader's log (Kafka's lastCaughtUpTimestamp). */
+  lastFetchLeaderEnd: number;
+  lastCaughtUpMs: number | undefined;
+  previousFetchMs: number | undefined;
+}
+
+function newReplicaState(lastFetchMs: number | undefined): ReplicaState {
+  return { endOffset: 0, lastFetchMs, lastFetchLeaderEnd: 0, lastCaughtUpMs: undefined, previousFetchMs: undefined };
 }
 
 interface ParkedFetch {
@@ -194,8 +202,7 @@ export class RaftCore {
   /**
    * KIP-853 AddRaftVoter, as Kafka's AddVoterHandler: only a leader whose high watermark covers its
    * epoch start (the previous leaders are fenced), with no voter change still uncommitted, for an
-   * id not yet voting that is caught up (fetched within the fetch timeout, holding everything
-   * committed). The new set counts from the moment its VotersRecord is appended.
+   * id not yet voting that is caught up (it had all of the leader's log within the fetch timeout). The new set counts from the moment its VotersRecord is appended.
    */
   addVoter(voter: Voter, nowMs: number): VoterChangeResult {
     this.setNow(nowMs);
@@ -204,9 +211,10 @@ export class RaftCore {
     if (this.voters.includes(voter.id)) {
       return { ok: false, error: 'DUPLICATE_VOTER', message: `${voter.id} is already a voter of ${this.voters.join(',')}` };
     }
+    // Caught up (Kafka's isReplicaCaughtUp): it had all of our log within the last fetch timeout.
     const r = this.replicas.get(voter.id);
-    if (r === undefined || r.lastFetchMs === undefined || this.nowMs - r.lastFetchMs >= this.cfg.fetchTimeoutMs || r.endOffset < this.hw) {
-      return { ok: false, error: 'REQUEST_TIMED_OUT', message: `${voter.id} is not caught up (fetched to ${r?.endOffset ?? 'never'}, high watermark ${this.hw})` };
+    if (r?.lastCaughtUpMs === undefined || this.nowMs - r.lastCaughtUpMs >= this.cfg.fetchTimeoutMs) {
+      return { ok: false, error: 'REQUEST_TIMED_OUT', message: `${voter.id} is not caught up (fetched to ${r?.endOffset ?? 'never'}, log end ${this.log.endOffset})` };
     }
     return this.appendVoters([...this.voterSet, voter]);
   }
@@ -235,7 +243,7 @@ export class RaftCore {
   private appendVoters(set: VoterSet): VoterChangeResult {
     const offset = this.log.endOffset;
     this.appendLocal([makeBatch(offset, this.epochValue, 'voters', [encodeVoters(set)])]);
-    for (const v of this.voters) if (v !== this.nodeId && !this.replicas.has(v)) this.replicas.set(v, { endOffset: 0, lastFetchMs: undefined });
+    for (const v of this.voters) if (v !== this.nodeId && !this.replicas.has(v)) this.replicas.set(v, newReplicaState(undefined));
     this.completeParkedFetches();
     // The new majority may already hold more (a lagging voter removed, say).
     this.maybeAdvanceHighWatermark();
@@ -690,7 +698,7 @@ export class RaftCore {
     this.persist();
     this.leaderSinceMs = this.nowMs;
     this.epochStartOffset = this.log.endOffset;
-    for (const v of this.voters) if (v !== this.nodeId) this.replicas.set(v, { endOffset: 0, lastFetchMs: undefined });
+    for (const v of this.voters) if (v !== this.nodeId) this.replicas.set(v, newReplicaState(undefined));
     // The leader-change record is the first entry of the epoch; committing it commits everything before.
     this.appendLocal([makeBatch(this.log.endOffset, this.epochValue, 'control', [encodeLeaderChange(this.nodeId, this.voters)])]);
     this.sendBeginQuorumEpochs();
@@ -889,7 +897,16 @@ export class RaftCore {
     const validation = this.validateFetchOffset(req.fetchOffset, req.lastFetchedEpoch);
     if (validation !== undefined) return this.respond(env, this.fetchResponse(RaftErrorCode.NONE, [], validation));
     const replica = this.replicas.get(req.replicaId);
-    if (replica !== undefined) replica.endOffset = req.fetchOffset;
+    if (replica !== undefined) {
+      // As Kafka's ReplicaState: caught up now when it has our whole log, or as of its previous
+      // fetch when it now has what we had then.
+      if (req.fetchOffset >= this.log.endOffset) replica.lastCaughtUpMs = this.nowMs;
+      else if (req.fetchOffset >= replica.lastFetchLeaderEnd && replica.previousFetchMs !== undefined) {
+        replica.lastCaughtUpMs = Math.max(replica.lastCaughtUpMs ?? -Infinity, replica.previousFetchMs);
+      }
+      replica.endOffset = req.fetchOffset;
+      replica.lastFetchLeaderEnd = this.log.endOffset;
+    }
     const hwBefore = this.hw;
     this.maybeAdvanceHighWatermark();
     if (!this.isLeader) return this.respond(env, this.fetchResponse(RaftErrorCode.NOT_LEADER_OR_FOLLOWER, []));
@@ -903,8 +920,12 @@ export class RaftCore {
 
   private recordFetch(replicaId: NodeId): void {
     const replica = this.replicas.get(replicaId);
-    if (replica !== undefined) replica.lastFetchMs = this.nowMs;
-    else this.replicas.set(replicaId, { endOffset: 0, lastFetchMs: this.nowMs });
+    if (replica !== undefined) {
+      replica.previousFetchMs = replica.lastFetchMs;
+      replica.lastFetchMs = this.nowMs;
+    } else {
+      this.replicas.set(replicaId, newReplicaState(this.nowMs));
+    }
   }
 
   /** Undefined when the fetcher's log is a prefix of ours; otherwise where it must go instead. */

@@ -30,7 +30,9 @@ import type {
 } from '../core/types.js';
 import { lastOffsetOf } from '../core/batch.js';
 
-export const ApiKey = { Fetch: 1, Vote: 52, BeginQuorumEpoch: 53, EndQuorumEpoch: 54, DescribeQuorum: 55, FetchSnapshot: 59 } as const;
+export const ApiKey = {
+  Fetch: 1, Vote: 52, BeginQuorumEpoch: 53, EndQuorumEpoch: 54, DescribeQuorum: 55, FetchSnapshot: 59, AddRaftVoter: 80, RemoveRaftVoter: 81,
+} as const;
 export const apiVersion: Readonly<Record<number, number>> = { 1: 17, 52: 1, 53: 1, 54: 1, 55: 2, 59: 1 };
 
 export const METADATA_TOPIC = '__cluster_metadata';
