@@ -405,3 +405,28 @@ test('KIP-853: an uncommitted VotersRecord cut by a truncation gives back the pr
   assert.deepEqual(leader.voterSet.map((v) => v.id), [1, 2, 3], 'the old leader truncated the record');
   assert.ok(c.leader() !== undefined && c.leader() !== leader);
 });
+
+test('KIP-853: a snapshot keeps the voter set, so a node restarted from it counts the added voter', () => {
+  const c = new Cluster([1, 2, 3], [4]);
+  c.run(3000);
+  c.propose('a');
+  c.run(1000);
+  const leader = c.leader()!;
+  assert.ok(leader.addVoter({ id: 4, host: '127.0.0.1', port: 9097 }, c.now).ok);
+  c.collect(leader.nodeId);
+  c.deliverAll();
+  c.run(1000);
+  c.propose('b');
+  c.run(500);
+  const follower = c.core([1, 2, 3].find((id) => id !== leader.nodeId)!);
+  // Snapshot everything applied (the VotersRecord included), then restart from the snapshot alone.
+  follower.createSnapshot(follower.highWatermark, new TextEncoder().encode('state'));
+  drain(follower);
+  const snapshot = follower.log.snapshot!;
+  const restarted = new RaftCore(config(follower.nodeId, [1, 2, 3]), { quorumState: { epoch: follower.epoch }, snapshot, batches: [] }, c.now);
+  assert.deepEqual(restarted.voterSet.map((v) => v.id), [1, 2, 3, 4]);
+  assert.deepEqual(restarted.voterSet.find((v) => v.id === 4), { id: 4, host: '127.0.0.1', port: 9097 });
+  // The state machine gets its own bytes back, without the voter set.
+  const ready = restarted.ready()!;
+  assert.equal(new TextDecoder().decode(ready.restoreSnapshot!.data), 'state');
+});

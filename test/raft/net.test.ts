@@ -98,14 +98,15 @@ test('controller.quorum.voters is parsed as id@host:port and bad entries are ref
   for (const bad of ['', '1@127.0.0.1', 'x@h:1', '1@h:70000', '1@h:1,1@h:2']) assert.throws(() => parseQuorumVoters(bad), bad);
 });
 
-test('an entry batch encodes to the same RecordBatch v2 bytes as the records builder, data and control', () => {
+test('an entry batch encodes to the same RecordBatch v2 bytes as the records builder: data, leader change and voters', () => {
   const values = ['a', '', 'x'.repeat(300), 'last'].map((v) => enc.encode(v));
-  for (const kind of ['data', 'control'] as const) {
+  for (const kind of ['data', 'control', 'voters'] as const) {
     const batch = makeBatch(1_000_000, 7, kind, kind === 'data' ? values : [values[3]!]);
-    const key = Buffer.from([0, 0, 0, 2]);
+    // Kafka's ControlRecordType: LEADER_CHANGE 2, KRAFT_VOTERS 6.
+    const key = Buffer.from([0, 0, 0, kind === 'voters' ? 6 : 2]);
     const expected = buildRecordBatchSync({
-      records: entriesOf([batch]).map((e) => ({ key: kind === 'control' ? key : null, value: Buffer.from(e.value), timestamp: NO_TIMESTAMP })),
-      baseOffset: 1_000_000, partitionLeaderEpoch: 7, isControl: kind === 'control', baseTimestamp: NO_TIMESTAMP,
+      records: entriesOf([batch]).map((e) => ({ key: kind === 'data' ? null : key, value: Buffer.from(e.value), timestamp: NO_TIMESTAMP })),
+      baseOffset: 1_000_000, partitionLeaderEpoch: 7, isControl: kind !== 'data', baseTimestamp: NO_TIMESTAMP,
       producerId: -1, producerEpoch: -1, baseSequence: -1,
     });
     assert.deepEqual(raftWire.encodeBatch(batch), expected);
