@@ -170,6 +170,11 @@ test('KIP-853 with processes: a fourth node joins as an observer and is added ov
       return s.appliedOffset >= leaderStatus.highWatermark ? true : undefined;
     });
     assert.deepEqual((await fourth.status()).voters, [1, 2, 3]);
+    const asObserver = await until('node 4 caught up in DescribeQuorum', 10_000, async () => {
+      const d = await describeQuorum('127.0.0.1', leader.port);
+      return d.observers.find((o) => o.nodeId === 4 && o.lastCaughtUpMs !== undefined);
+    });
+    assert.ok(asObserver.endOffset > 0);
     // Asking a follower is refused with NOT_LEADER_OR_FOLLOWER; the leader adds it.
     const follower = cluster.nodes.find((n) => n !== leader && n !== fourth)!;
     const refused = await addRaftVoter('127.0.0.1', follower.port, { clusterId: 'logline-raft', voterId: 4, voterHost: '127.0.0.1', voterPort: fourth.port });

@@ -289,9 +289,9 @@ export class RaftCore {
 
   describeQuorum(): QuorumDescription {
     const progress = (id: NodeId) => {
-      if (id === this.nodeId) return { nodeId: id, endOffset: this.log.endOffset, lastFetchMs: this.nowMs };
+      if (id === this.nodeId) return { nodeId: id, endOffset: this.log.endOffset, lastFetchMs: this.nowMs, lastCaughtUpMs: this.nowMs };
       const r = this.replicas.get(id);
-      return { nodeId: id, endOffset: r?.endOffset ?? -1, lastFetchMs: r?.lastFetchMs };
+      return { nodeId: id, endOffset: r?.endOffset ?? -1, lastFetchMs: r?.lastFetchMs, lastCaughtUpMs: r?.lastCaughtUpMs };
     };
     const observers = [...this.replicas.keys()].filter((id) => !this.voters.includes(id)).sort((a, b) => a - b);
     return {

@@ -244,6 +244,8 @@ export interface ReplicaProgress {
   readonly nodeId: NodeId;
   readonly endOffset: number;
   readonly lastFetchMs: number | undefined;
+  /** When it last had all of the leader's log (Kafka's lastCaughtUpTimestamp). */
+  readonly lastCaughtUpMs?: number | undefined;
 }
 
 /** What DescribeQuorum reports. */

@@ -25,7 +25,7 @@ import {
 import { ATTR_CONTROL, crc32c, forEachRecord, iterateBatches } from '../../records/index.js';
 import type {
   BeginQuorumEpochRequest, BeginQuorumEpochResponse, EndQuorumEpochRequest, EndQuorumEpochResponse, EntryBatch,
-  FetchRequest, FetchResponse, FetchSnapshotRequest, FetchSnapshotResponse, NodeId, QuorumDescription,
+  FetchRequest, FetchResponse, FetchSnapshotRequest, FetchSnapshotResponse, NodeId, QuorumDescription, ReplicaProgress,
   RaftErrorCodeValue, RaftMessage, RaftRequest, VoteRequest, VoteResponse,
 } from '../core/types.js';
 import { lastOffsetOf } from '../core/batch.js';
@@ -318,9 +318,9 @@ export function decodeResponse(request: RaftRequest, body: Record<string, unknow
 }
 
 export function encodeDescribeQuorum(d: QuorumDescription, errorCode: number): object {
-  const replica = (r: { nodeId: NodeId; endOffset: number; lastFetchMs: number | undefined }) => ({
+  const replica = (r: ReplicaProgress) => ({
     replicaId: r.nodeId, replicaDirectoryId: ZERO_UUID, logEndOffset: BigInt(r.endOffset),
-    lastFetchTimestamp: BigInt(r.lastFetchMs ?? -1), lastCaughtUpTimestamp: -1n,
+    lastFetchTimestamp: BigInt(r.lastFetchMs ?? -1), lastCaughtUpTimestamp: BigInt(r.lastCaughtUpMs ?? -1),
   });
   const body: Partial<WireDescribeResp> = {
     errorCode: 0, errorMessage: null,
@@ -336,9 +336,10 @@ export function encodeDescribeQuorum(d: QuorumDescription, errorCode: number): o
 export function decodeDescribeQuorum(body: Record<string, unknown>): QuorumDescription & { errorCode: number } {
   const b = body as unknown as WireDescribeResp;
   const p = onlyPartition(b.topics, 'DescribeQuorum response');
-  const replica = (r: { replicaId: number; logEndOffset: bigint; lastFetchTimestamp: bigint }) => ({
+  const replica = (r: { replicaId: number; logEndOffset: bigint; lastFetchTimestamp: bigint; lastCaughtUpTimestamp: bigint }) => ({
     nodeId: r.replicaId, endOffset: toNumber(r.logEndOffset, 'logEndOffset'),
     lastFetchMs: r.lastFetchTimestamp < 0n ? undefined : toNumber(r.lastFetchTimestamp, 'lastFetchTimestamp'),
+    lastCaughtUpMs: r.lastCaughtUpTimestamp < 0n ? undefined : toNumber(r.lastCaughtUpTimestamp, 'lastCaughtUpTimestamp'),
   });
   return {
     errorCode: b.errorCode !== 0 ? b.errorCode : p.errorCode, leaderId: someId(p.leaderId), leaderEpoch: p.leaderEpoch,
