@@ -4,6 +4,7 @@
 //   LOGLINE_BENCH_SCALE=0.5 npm run bench:raft    (shorter phases)
 //   LOGLINE_BENCH_PHASES=load LOGLINE_BENCH_CPU_PROF=/tmp/prof npm run bench:raft   (profile the voters)
 //   LOGLINE_BENCH_NODE_ARGS='--max-semi-space-size=4' npm run bench:raft   (node options for the voters)
+//   LOGLINE_BENCH_LATENCY_RATE=100000 npm run bench:raft   (latency phase at a fixed rate instead of half the throughput)
 //
 // 1. fsync of a small append in the data directory, one file and three at once (the floor under
 //    every commit).
@@ -92,9 +93,11 @@ async function throughput(leader: NodeProcess, seconds: number): Promise<{ recor
   return { recordsPerSec: Math.round(recordsPerSec), mbPerSec: round(recordsPerSec * recordBytes / 1e6), committed };
 }
 
-async function latency(leader: NodeProcess, ratePerSec: number, seconds: number): Promise<Record<string, number>> {
+type GcStats = { scavenges: number; scavengeMs: number; majors: number; majorMs: number; maxMs: number };
+
+async function latency(cluster: ProcessCluster, leader: NodeProcess, ratePerSec: number, seconds: number): Promise<Record<string, unknown>> {
   const h = new Histogram();
-  await leader.request({ op: 'latency' });
+  for (const n of cluster.nodes) await n.request({ op: 'latency' });
   const pending: Array<Promise<void>> = [];
   const t0 = performance.now();
   let sent = 0;
@@ -116,8 +119,15 @@ async function latency(leader: NodeProcess, ratePerSec: number, seconds: number)
   await Promise.all(pending);
   const elapsed = (performance.now() - t0) / 1000;
   // The same commits timed inside the leader (line read -> committed), without the pipes.
-  const inLeader = await leader.request<{ p50Us: number; p99Us: number }>({ op: 'latency' });
+  const inLeader = await leader.request<{ p50Us: number; p99Us: number; gc: GcStats }>({ op: 'latency' });
+  // Garbage-collection pauses per voter during the phase (leader first).
+  const gcPerVoter: Array<Record<string, number>> = [];
+  for (const n of [leader, ...cluster.nodes.filter((x) => x !== leader)]) {
+    const r = n === leader ? inLeader : await n.request<{ gc: GcStats }>({ op: 'latency' });
+    gcPerVoter.push({ nodeId: n.id, scavenges: r.gc.scavenges, scavengeMs: round(r.gc.scavengeMs), majors: r.gc.majors, majorMs: round(r.gc.majorMs), maxPauseMs: round(r.gc.maxMs, 2) });
+  }
   return {
+    gcPerVoter,
     leaderSideP50Ms: round(inLeader.p50Us / 1000, 2), leaderSideP99Ms: round(inLeader.p99Us / 1000, 2),
     offeredPerSec: Math.round(ratePerSec), achievedPerSec: Math.round(h.total / elapsed), records: h.total, failures,
     p50Ms: round(h.percentile(50) / 1000, 2), p99Ms: round(h.percentile(99) / 1000, 2), p999Ms: round(h.percentile(99.9) / 1000, 2),
@@ -188,14 +198,16 @@ async function main(): Promise<void> {
     say('fsync floor');
     const fsyncFloorMs = await fsyncFloor(root);
     // Bounded memory for a long run: counter state machine, snapshot (and drop the in-memory log) often.
-    const loadProps = { 'state.machine': 'counter', 'snapshot.every.entries': 50_000 };
+    const loadProps = { 'state.machine': 'counter', 'snapshot.every.entries': Number(process.env['LOGLINE_BENCH_SNAPSHOT_EVERY'] ?? 50_000) };
     say('throughput and latency');
     const { tput, lat } = await withCluster(root, 'load', loadProps, async (cluster) => {
       const { node: leader } = await cluster.waitForLeader(20_000);
       const tput = await throughput(leader, 5 * scale);
       say(`  ${tput.recordsPerSec} records/s`);
       await sleep(500);
-      const lat = await latency(leader, tput.recordsPerSec / 2, 5 * scale);
+      // LOGLINE_BENCH_LATENCY_RATE fixes the offered rate, so two builds can be compared at the same load.
+      const rate = Number(process.env['LOGLINE_BENCH_LATENCY_RATE'] ?? tput.recordsPerSec / 2);
+      const lat = await latency(cluster, leader, rate, 5 * scale);
       say(`  at ${lat.offeredPerSec}/s: p50 ${lat.p50Ms} ms, p99 ${lat.p99Ms} ms`);
       return { tput, lat };
     });

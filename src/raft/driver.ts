@@ -5,12 +5,14 @@
 // then advance(). The stores are synchronous, so a Ready is handled in one turn of the event loop,
 // and everything that arrives meanwhile is batched into the next one (group commit for free).
 import { AssertionError, assert } from '../util/index.js';
-import { RaftCore, type ProposeResult } from './core/raft.js';
-import type { Entry, Envelope, NodeId, QuorumDescription, RaftConfig, RaftRole, Ready, Snapshot, SnapshotId } from './core/types.js';
+import { RaftCore, type ProposeResult, type VoterChangeResult } from './core/raft.js';
+import type { Voter } from './core/voters.js';
+import { entriesOf, lastOffsetOf } from './core/batch.js';
+import type { EntryBatch, Envelope, NodeId, QuorumDescription, RaftConfig, RaftRole, Ready, Snapshot, SnapshotId } from './core/types.js';
 import { describeMessage } from './core/describe.js';
 import type { ReplicatedStateMachine } from './state-machine.js';
 import type { LogStore, QuorumStateStore } from './store/ports.js';
-import type { RaftTransport, TransportInbox } from './transport.js';
+import type { RaftTransport, TransportInbox, VoterChange } from './transport.js';
 
 export type RaftErrorKind =
   /** This node does not lead; `leaderId` says who does, if known. */
@@ -23,7 +25,12 @@ export type RaftErrorKind =
   | 'TIMEOUT'
   /** More proposals waiting than proposalsPendingMax. */
   | 'BUSY'
-  | 'SHUTDOWN';
+  | 'SHUTDOWN'
+  /** KIP-853 refusals, by Kafka's error names: not now (an uncommitted change, the epoch not committed, the voter lagging). */
+  | 'REQUEST_TIMED_OUT'
+  | 'DUPLICATE_VOTER'
+  | 'VOTER_NOT_FOUND'
+  | 'INVALID_REQUEST';
 
 export class RaftError extends Error {
   override name = 'RaftError';
@@ -96,6 +103,7 @@ export class RaftDriver {
   private appliedEnd = 0;
   private lastSnapshotEnd = 0;
   private nextExpiryScanMs = 0;
+  private votersVersionSent = -1;
 
   private constructor(opts: RaftDriverOptions, core: RaftCore, now: () => number) {
     this.opts = opts;
@@ -108,7 +116,7 @@ export class RaftDriver {
     const now = opts.nowMs ?? monotonicNow;
     const loaded = opts.logStore.load();
     const core = new RaftCore(opts.config, {
-      quorumState: opts.quorumStore.read(), snapshot: loaded.snapshot, entries: loaded.entries,
+      quorumState: opts.quorumStore.read(), snapshot: loaded.snapshot, batches: loaded.batches,
     }, now());
     const driver = new RaftDriver(opts, core, now);
     driver.lastSnapshotEnd = loaded.snapshot?.id.endOffset ?? 0;
@@ -144,6 +152,56 @@ export class RaftDriver {
         setImmediate(() => this.run(() => this.flushProposals()));
       }
     });
+  }
+
+  /**
+   * KIP-853: adds a voter (it must be fetching as an observer and caught up) or removes one; resolves
+   * once the VotersRecord is committed (by a majority of the new set). One change at a time.
+   */
+  addVoter(voter: Voter): Promise<Committed> {
+    return this.changeVoters(() => this.core.addVoter(voter, this.nowMs()));
+  }
+
+  removeVoter(id: NodeId): Promise<Committed> {
+    return this.changeVoters(() => this.core.removeVoter(id, this.nowMs()));
+  }
+
+  private changeVoters(change: () => VoterChangeResult): Promise<Committed> {
+    if (this.closed) return Promise.reject(new RaftError('SHUTDOWN', 'raft driver closed'));
+    let result: VoterChangeResult | undefined;
+    this.run(() => { result = change(); });
+    const r = result;
+    if (r === undefined) return Promise.reject(new RaftError('REQUEST_TIMED_OUT', 'the driver is busy; try again'));
+    if (!r.ok) {
+      return Promise.reject(r.error === 'NOT_LEADER' ? this.notLeader() : new RaftError(r.error, r.message, this.core.leaderId, this.core.epoch));
+    }
+    return new Promise<Committed>((resolve, reject) => {
+      this.addWaiting({
+        epoch: r.epoch, baseOffset: r.offset, lastOffset: r.offset,
+        deadlineMs: this.lastNowMs + (this.opts.proposeTimeoutMs ?? 30_000), resolve, reject,
+      });
+      this.armTimer();
+    });
+  }
+
+  /** Kafka's error code for a voter change's outcome. */
+  private async answerVoterChange(change: VoterChange): Promise<{ errorCode: number; errorMessage: string | null }> {
+    try {
+      if (change.kind === 'add') {
+        await this.addVoter(change.host === undefined || change.port === undefined
+          ? { id: change.voterId } : { id: change.voterId, host: change.host, port: change.port });
+      } else {
+        await this.removeVoter(change.voterId);
+      }
+      return { errorCode: 0, errorMessage: null };
+    } catch (e) {
+      if (!(e instanceof RaftError)) throw e;
+      const codes: Partial<Record<RaftErrorKind, number>> = {
+        NOT_LEADER: 6, SHUTDOWN: 6, DUPLICATE_VOTER: 126, VOTER_NOT_FOUND: 127, INVALID_REQUEST: 42,
+      };
+      // REQUEST_TIMED_OUT, TIMEOUT, PROPOSAL_LOST, UNKNOWN_OUTCOME: retriable, as Kafka answers them.
+      return { errorCode: codes[e.kind] ?? 7, errorMessage: e.message };
+    }
   }
 
   /** Resign leadership gracefully (EndQuorumEpoch to the most caught-up voters). */
@@ -188,6 +246,7 @@ export class RaftDriver {
         this.opts.trace?.(`failed #${correlationId}`);
         this.core.requestFailed(correlationId, this.nowMs());
       }),
+      changeVoters: (change: VoterChange) => this.answerVoterChange(change),
       describeQuorum: () => ({
         description: this.core.describeQuorum(),
         // Kafka answers DescribeQuorum only on the leader.
@@ -215,6 +274,7 @@ export class RaftDriver {
         next();
         this.pump();
       }
+      if (this.syncing) this.runEarly();
     } catch (err) {
       this.fatal(err as Error);
       return;
@@ -222,7 +282,18 @@ export class RaftDriver {
       this.pumping = false;
     }
     this.expireProposals();
+    this.maybeTellVoters();
     this.armTimer();
+  }
+
+  /** After a VotersRecord (appended, truncated or from a snapshot), the transport learns the endpoints. */
+  private maybeTellVoters(): void {
+    const version = this.core.votersVersion;
+    if (version === this.votersVersionSent) return;
+    this.votersVersionSent = version;
+    const set = this.core.voterSet;
+    const addresses = set.flatMap((v) => (v.host === undefined || v.port === undefined ? [] : [{ nodeId: v.id, host: v.host, port: v.port }]));
+    this.opts.transport.setVoters?.(addresses);
   }
 
   private fatal(err: Error): void {
@@ -284,7 +355,7 @@ export class RaftDriver {
       const store = this.opts.logStore;
       if (ready.syncLog && store.syncAsync !== undefined) {
         this.syncing = true;
-        const held = this.sendLeaderResponsesEarly(ready);
+        const held = this.applyEarly(this.sendLeaderResponsesEarly(ready));
         store.syncAsync((err) => {
           this.syncing = false;
           if (this.closed) { this.closedSync?.(); return; }
@@ -320,6 +391,30 @@ export class RaftDriver {
     return rest.length === ready.messages.length ? ready : { ...ready, messages: rest };
   }
 
+  /**
+   * Committed entries are on a majority's disks: they are applied (and their proposals answered)
+   * without waiting for this node's fsync, unless a snapshot must be restored before them.
+   */
+  private applyEarly(ready: Ready): Ready {
+    if (ready.committed.length === 0 || ready.restoreSnapshot !== undefined) return ready;
+    this.apply(ready.committed);
+    return { ...ready, committed: [] };
+  }
+
+  /**
+   * While an fsync is in flight, what the core lets go before the next Ready: a leader's Fetch
+   * answers and newly committed entries (see RaftCore.takeEarly). Without this a follower's
+   * acknowledgement would wait for the leader's fsync in flight and then for the next one.
+   */
+  private runEarly(): void {
+    const early = this.core.takeEarly();
+    for (const env of early.messages) {
+      this.opts.trace?.(`out (early) ${env.from}->${env.to} #${env.correlationId} ${describeMessage(env)}`);
+      this.opts.transport.send(env);
+    }
+    if (early.committed.length > 0) this.apply(early.committed);
+  }
+
   /** The Ready is durable: send, restore, apply, advance. */
   private finish(ready: Ready): void {
     const trace = this.opts.trace;
@@ -351,19 +446,33 @@ export class RaftDriver {
     }
   }
 
-  private apply(committed: readonly Entry[]): void {
-    const first = committed[0]!.offset;
+  private apply(committed: readonly EntryBatch[]): void {
+    const first = committed[0]!.baseOffset;
     assert(first === this.appliedEnd, `committed entries start at ${first}, applied end is ${this.appliedEnd}`);
-    const data = committed.filter((e) => e.kind === 'data');
-    if (data.length > 0) this.opts.stateMachine.apply(data);
-    this.appliedEnd = first + committed.length;
-    assert(committed[committed.length - 1]!.offset === this.appliedEnd - 1, 'committed entries are not contiguous');
+    let end = first;
+    for (const b of committed) {
+      assert(b.baseOffset === end, 'committed entries are not contiguous');
+      end += b.count;
+    }
+    const dataBatches = committed.filter((b) => b.kind === 'data');
+    const sm = this.opts.stateMachine;
+    if (dataBatches.length > 0) {
+      // Entry objects, when the state machine wants them, live only for the call: the log keeps batches.
+      if (sm.applyBatches !== undefined) sm.applyBatches(dataBatches);
+      else sm.apply(entriesOf(dataBatches));
+    }
+    this.appliedEnd = end;
     // Log matching: if the entry at a proposal's last offset has the proposal's epoch, the whole
     // proposal (and everything before it) is what this leader appended.
+    let bi = 0;
     while (this.waiting.length > 0 && this.waiting[0]!.lastOffset < this.appliedEnd) {
       const p = this.waiting.shift()!;
-      const e = p.lastOffset >= first ? committed[p.lastOffset - first]! : undefined;
-      if (e !== undefined && e.epoch === p.epoch) p.resolve({ epoch: p.epoch, baseOffset: p.baseOffset, lastOffset: p.lastOffset });
+      let epoch: number | undefined;
+      if (p.lastOffset >= first) {
+        while (lastOffsetOf(committed[bi]!) < p.lastOffset) bi++;
+        epoch = committed[bi]!.epoch;
+      }
+      if (epoch === p.epoch) p.resolve({ epoch: p.epoch, baseOffset: p.baseOffset, lastOffset: p.lastOffset });
       else p.reject(new RaftError('PROPOSAL_LOST', `offset ${p.lastOffset} holds another leader's entry`, this.core.leaderId, this.core.epoch));
     }
   }

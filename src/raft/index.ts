@@ -1,11 +1,13 @@
 // The raft room's door: the pure core (KRaft semantics), its persistence ports with memory and file
 // implementations, the replicated state machine contract, the deterministic simulator, the driver
 // that runs a core on real time and sockets, and the socket transport speaking Kafka's Raft RPCs.
-export { RaftCore, encodeLeaderChange, type PersistedState, type ProposeResult } from './core/raft.js';
+export { RaftCore, encodeLeaderChange, type PersistedState, type ProposeResult, type VoterChangeResult } from './core/raft.js';
+export { encodeVoters, decodeVoters, type Voter, type VoterSet } from './core/voters.js';
 export { RaftLog } from './core/log.js';
+export { batchesOf, entriesOf, makeBatch, sliceBatch, batchEntry, lastOffsetOf, endOffsetOf, countEntries } from './core/batch.js';
 export {
   RaftErrorCode, defaultRaftTimeouts,
-  type NodeId, type Entry, type Snapshot, type SnapshotId, type QuorumState, type RaftConfig, type RaftRole, type Ready,
+  type NodeId, type Entry, type EntryBatch, type EntryKind, type Snapshot, type SnapshotId, type QuorumState, type RaftConfig, type RaftRole, type Ready,
   type LogOp, type Envelope, type RaftMessage, type RaftRequest, type RaftResponse, type QuorumDescription,
   type ReplicaProgress, type VoteRequest, type VoteResponse, type FetchRequest, type FetchResponse,
   type FetchSnapshotRequest, type FetchSnapshotResponse, type BeginQuorumEpochRequest, type BeginQuorumEpochResponse,
@@ -18,8 +20,8 @@ export { StorageLogStore, METADATA_LOG_DIR_NAME, RECOVERY_POINT_FILE, TRUNCATION
 export type { ReplicatedStateMachine } from './state-machine.js';
 export { Simulation, runSeed, type SimOptions, type SimResult, type SimStats } from './sim/sim.js';
 export { RaftDriver, RaftError, type RaftErrorKind, type RaftDriverOptions, type Committed } from './driver.js';
-export { parseQuorumVoters, formatQuorumVoters, type RaftTransport, type TransportInbox, type VoterAddress } from './transport.js';
+export { parseQuorumVoters, formatQuorumVoters, type RaftTransport, type TransportInbox, type VoterAddress, type VoterChange } from './transport.js';
 export { SocketTransport, socketTransportLimits, type SocketTransportOptions } from './net/socket-transport.js';
-export { describeQuorum } from './net/describe-quorum.js';
+export { describeQuorum, addRaftVoter, removeRaftVoter, type VoterChangeAnswer } from './net/describe-quorum.js';
 export * as raftWire from './net/messages.js';
 export { AppendListStateMachine, CounterStateMachine } from './node/state-machines.js';

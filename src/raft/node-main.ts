@@ -12,8 +12,12 @@
 //   {"op":"status","id":3}                    -> {"id":3,"role":"leader","epoch":3,"leaderId":1,"highWatermark":12,...}
 //   {"op":"latency","id":4}                   -> {"id":4,"records":..,"p50Us":..,"p99Us":..,"maxUs":..} (since last asked)
 //   {"op":"resign","id":5} / {"op":"snapshot","id":6}
+//   {"op":"add-voter","id":7,"voterId":4,"host":"127.0.0.1","port":9097} / {"op":"remove-voter","id":8,"voterId":1}
+//                                             -> {"id":7,"ok":true,"epoch":3,"offset":40} once committed (KIP-853)
+// A node.id not in controller.quorum.voters starts as an observer; it needs listeners=CONTROLLER://host:port.
 // On start it prints {"event":"started","nodeId":1,"port":9093}. End of stdin closes the node.
 import { createInterface } from 'node:readline';
+import { PerformanceObserver } from 'node:perf_hooks';
 import { join } from 'node:path';
 import { Histogram } from '../util/index.js';
 import { defaultRaftTimeouts, type RaftConfig } from './core/types.js';
@@ -28,6 +32,8 @@ const known: Record<string, string> = {
   'node.id': '',
   'controller.quorum.voters': '',
   'metadata.log.dir': '',
+  /** This node's CONTROLLER listener (`CONTROLLER://host:port` or `host:port`); needed by a node not in controller.quorum.voters. */
+  'listeners': '',
   'cluster.id': 'logline-raft',
   'controller.quorum.election.timeout.ms': String(defaultRaftTimeouts.electionTimeoutMs),
   'controller.quorum.fetch.timeout.ms': String(defaultRaftTimeouts.fetchTimeoutMs),
@@ -82,6 +88,14 @@ function encodeValues(values: readonly string[]): Uint8Array[] {
   return out;
 }
 
+/** `CONTROLLER://host:port` or `host:port` (the first listener). */
+function listenerOf(value: string, nodeId: number): { nodeId: number; host: string; port: number } | undefined {
+  if (value === '') return undefined;
+  const m = /^(?:[A-Za-z_]+:\/\/)?\[?([^\]]*?)\]?:(\d+)$/.exec(value.split(',')[0]!.trim());
+  if (m === null) fail(`listeners: "${value}" is not CONTROLLER://host:port`);
+  return { nodeId, host: m[1]!, port: Number(m[2]) };
+}
+
 function out(obj: object): void {
   process.stdout.write(`${JSON.stringify(obj)}\n`);
 }
@@ -90,12 +104,13 @@ async function main(): Promise<void> {
   const props = parseArgs(process.argv.slice(2));
   const nodeId = int(props, 'node.id');
   const voters = parseQuorumVoters(props['controller.quorum.voters']!);
-  const self = voters.find((v) => v.nodeId === nodeId);
-  if (self === undefined) fail(`node.id ${nodeId} is not in controller.quorum.voters`);
+  const self = listenerOf(props['listeners']!, nodeId) ?? voters.find((v) => v.nodeId === nodeId);
+  if (self === undefined) fail(`node.id ${nodeId} is not in controller.quorum.voters: give its listeners=CONTROLLER://host:port (it starts as an observer)`);
   const dir = props['metadata.log.dir']!;
   const config: RaftConfig = {
     ...defaultRaftTimeouts,
     nodeId, voters: voters.map((v) => v.nodeId),
+    voterEndpoints: voters.map((v) => ({ id: v.nodeId, host: v.host, port: v.port })),
     electionTimeoutMs: int(props, 'controller.quorum.election.timeout.ms'),
     fetchTimeoutMs: int(props, 'controller.quorum.fetch.timeout.ms'),
     electionBackoffMaxMs: int(props, 'controller.quorum.election.backoff.max.ms'),
@@ -125,6 +140,15 @@ async function main(): Promise<void> {
   out({ event: 'started', nodeId, port: transport.port });
 
   let commitLatencyUs = new Histogram();
+  // Garbage-collection pauses since the last `latency` op (kind 1 = scavenge, 2/4/8 = major).
+  let gc = { scavenges: 0, scavengeMs: 0, majors: 0, majorMs: 0, maxMs: 0 };
+  new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) {
+      const kind = ((e as unknown as { detail?: { kind?: number } }).detail)?.kind ?? 0;
+      if (kind === 1) { gc.scavenges++; gc.scavengeMs += e.duration; } else { gc.majors++; gc.majorMs += e.duration; }
+      gc.maxMs = Math.max(gc.maxMs, e.duration);
+    }
+  }).observe({ entryTypes: ['gc'] });
   const rl = createInterface({ input: process.stdin, crlfDelay: Infinity });
   rl.on('line', (line) => {
     let req: { op?: string; id?: number; values?: unknown; from?: number; max?: number };
@@ -162,12 +186,31 @@ async function main(): Promise<void> {
         return out({
           id, nodeId, role: driver.role, epoch: driver.epoch, leaderId: driver.leaderId ?? null, highWatermark: driver.highWatermark,
           appliedOffset: driver.appliedOffset, count: list?.values.length ?? counter!.count, logEndOffset: driver.core.log.endOffset,
+          voters: driver.core.voterSet.map((v) => v.id),
         });
+      case 'add-voter':
+      case 'remove-voter': {
+        const voterId = (req as { voterId?: unknown }).voterId;
+        if (typeof voterId !== 'number' || !Number.isSafeInteger(voterId)) return out({ id, ok: false, error: 'voterId must be an integer' });
+        const { host, port } = req as { host?: unknown; port?: unknown };
+        const done = req.op === 'add-voter'
+          ? driver.addVoter(typeof host === 'string' && typeof port === 'number' ? { id: voterId, host, port } : { id: voterId })
+          : driver.removeVoter(voterId);
+        done.then(
+          (c) => out({ id, ok: true, epoch: c.epoch, offset: c.lastOffset }),
+          (e: unknown) => out(e instanceof RaftError
+            ? { id, ok: false, error: e.kind, leaderId: e.leaderId ?? null, message: e.message }
+            : { id, ok: false, error: 'INTERNAL', message: String(e) }),
+        );
+        return;
+      }
       case 'latency': {
         // Commit latency as this node sees it (propose line read -> committed), per record; then reset.
         const h = commitLatencyUs;
         commitLatencyUs = new Histogram();
-        return out({ id, records: h.total, p50Us: h.percentile(50), p99Us: h.percentile(99), maxUs: h.total === 0 ? 0 : h.max });
+        const g = gc;
+        gc = { scavenges: 0, scavengeMs: 0, majors: 0, majorMs: 0, maxMs: 0 };
+        return out({ id, records: h.total, p50Us: h.percentile(50), p99Us: h.percentile(99), maxUs: h.total === 0 ? 0 : h.max, gc: g });
       }
       case 'resign':
         driver.resign();

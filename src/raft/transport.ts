@@ -4,11 +4,18 @@
 // `requestFailed`, so the core resends after its retry backoff instead of a whole request timeout.
 import type { Envelope, NodeId, QuorumDescription } from './core/types.js';
 
+/** AddRaftVoter (80) / RemoveRaftVoter (81), as the driver is asked them. */
+export type VoterChange =
+  | { readonly kind: 'add'; readonly voterId: NodeId; readonly host: string | undefined; readonly port: number | undefined }
+  | { readonly kind: 'remove'; readonly voterId: NodeId };
+
 export interface TransportInbox {
   deliver(env: Envelope): void;
   requestFailed(correlationId: number): void;
   /** DescribeQuorum is answered from the driver's view, without going through the core. */
   describeQuorum(): { description: QuorumDescription; errorCode: number };
+  /** KIP-853: answered once the change is committed, or refused; the error code is Kafka's. */
+  changeVoters?(change: VoterChange): Promise<{ errorCode: number; errorMessage: string | null }>;
 }
 
 export interface RaftTransport {
@@ -16,6 +23,8 @@ export interface RaftTransport {
   /** Never throws and never calls back into the inbox synchronously. */
   send(env: Envelope): void;
   close(): Promise<void>;
+  /** The voter set changed (KIP-853): where the voters listen now (those with a known endpoint). */
+  setVoters?(voters: readonly VoterAddress[]): void;
 }
 
 export interface VoterAddress {

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { RaftCore, RaftErrorCode, defaultRaftTimeouts, type Envelope, type FetchResponse, type VoteRequest, type VoteResponse } from '../../src/raft/index.js';
-import { Cluster, config, drain, empty, entries, sent } from './helpers.js';
+import { RaftCore, RaftErrorCode, batchesOf, entriesOf, defaultRaftTimeouts, type Envelope, type FetchResponse, type VoteRequest, type VoteResponse } from '../../src/raft/index.js';
+import { Cluster, config, drain, empty, entries, log, sent } from './helpers.js';
 
 function voteRequest(from: number, to: number, epoch: number, lastOffset: number, lastEpoch: number, preVote = false): Envelope {
   const message: VoteRequest = { type: 'VoteRequest', candidateEpoch: epoch, candidateId: from, lastOffsetEpoch: lastEpoch, lastOffset, preVote };
@@ -38,7 +38,7 @@ test('a voter grants one vote per epoch', () => {
 });
 
 test('a candidate whose log is behind is refused (lower last epoch, or same epoch and shorter)', () => {
-  const persisted = { quorumState: { epoch: 3 }, snapshot: undefined, entries: entries([1, 1, 3, 3]) };
+  const persisted = { quorumState: { epoch: 3 }, snapshot: undefined, batches: log([1, 1, 3, 3]) };
   const core = new RaftCore(config(1, [1, 2, 3]), persisted, 0);
   drain(core);
   core.step(voteRequest(2, 1, 4, 10, 2), 1);
@@ -127,8 +127,8 @@ test('a follower with a divergent tail truncates to the leader epoch end and the
   // Leader 1 has epochs [1, 1, 2, 2] and leads epoch 3; follower 2 has [1, 1, 1, 1, 1] from a deposed epoch-1 leader.
   const leaderLog = entries([1, 1, 2, 2]);
   const followerLog = entries([1, 1, 1, 1, 1]);
-  const leader = new RaftCore(config(1, [1, 2]), { quorumState: { epoch: 2, votedId: 1 }, snapshot: undefined, entries: leaderLog }, 0);
-  const follower = new RaftCore(config(2, [1, 2]), { quorumState: { epoch: 2 }, snapshot: undefined, entries: followerLog }, 0);
+  const leader = new RaftCore(config(1, [1, 2]), { quorumState: { epoch: 2, votedId: 1 }, snapshot: undefined, batches: batchesOf(leaderLog) }, 0);
+  const follower = new RaftCore(config(2, [1, 2]), { quorumState: { epoch: 2 }, snapshot: undefined, batches: batchesOf(followerLog) }, 0);
   // Elect node 1 by hand: its election timer fires first, node 2 grants (node 1's log has the higher last epoch).
   const c = { now: 0 };
   const deliver = (from: RaftCore) => {
@@ -160,7 +160,7 @@ test('a follower with a divergent tail truncates to the leader epoch end and the
 
 test('the high watermark moves only once an entry of the leader epoch is on a majority', () => {
   // Node 1 becomes leader of epoch 2 holding four epoch-1 entries; its leader-change record sits at offset 4.
-  const leader = new RaftCore(config(1, [1, 2, 3]), { quorumState: { epoch: 1 }, snapshot: undefined, entries: entries([1, 1, 1, 1]) }, 0);
+  const leader = new RaftCore(config(1, [1, 2, 3]), { quorumState: { epoch: 1 }, snapshot: undefined, batches: log([1, 1, 1, 1]) }, 0);
   drain(leader);
   leader.tick(1000);
   for (const env of sent(drain(leader))) {
@@ -193,7 +193,7 @@ test('the high watermark moves only once an entry of the leader epoch is on a ma
   assert.equal(leader.highWatermark, 0);
   // Node 2 now has the leader-change record too: everything up to it commits at once.
   leader.step(fetch(2, 5, 2, 2), 1101);
-  const committed = drain(leader).flatMap((r) => r.committed);
+  const committed = entriesOf(drain(leader).flatMap((r) => r.committed));
   assert.equal(leader.highWatermark, 5);
   assert.deepEqual(committed.map((e) => e.offset), [0, 1, 2, 3, 4]);
 });
@@ -255,7 +255,7 @@ test('a lagging follower catches up from a snapshot sent in chunks, then from th
       for (const r of drain(lagging)) {
         c.queue.push(...r.messages);
         if (r.restoreSnapshot !== undefined) restored = r.restoreSnapshot.data;
-        for (const e of r.committed) if (e.kind === 'data') c.applied.get(id)!.push(new TextDecoder().decode(e.value));
+        for (const e of entriesOf(r.committed)) if (e.kind === 'data') c.applied.get(id)!.push(new TextDecoder().decode(e.value));
       }
       return;
     }
@@ -328,4 +328,105 @@ test('a prospective granted a pre-vote by a voter still naming the dead leader b
   core.step({ from: 3, to: 1, correlationId: preVote.correlationId, message: grant }, defaultRaftTimeouts.fetchTimeoutMs + 1);
   assert.equal(core.role, 'candidate');
   assert.equal(core.epoch, 4);
+});
+
+test('KIP-853: an observer that caught up is added as a fourth voter, and the new set counts as soon as it is appended', () => {
+  const c = new Cluster([1, 2, 3], [4]);
+  c.run(3000);
+  c.propose('before');
+  c.run(1000);
+  const leader = c.leader()!;
+  assert.deepEqual(leader.removeVoter(9, c.now), { ok: false, error: 'VOTER_NOT_FOUND', message: '9 is not a voter of 1,2,3' });
+  assert.equal(leader.addVoter({ id: 2 }, c.now).ok === false && 'DUPLICATE_VOTER', 'DUPLICATE_VOTER');
+  const r = leader.addVoter({ id: 4, host: '127.0.0.1', port: 9097 }, c.now);
+  assert.ok(r.ok, JSON.stringify(r));
+  assert.deepEqual(leader.voterSet.map((v) => v.id), [1, 2, 3, 4], 'in force at once on the leader');
+  // One change at a time: the next is refused until this one commits.
+  const second = leader.removeVoter(3, c.now);
+  assert.equal(second.ok === false && second.error, 'REQUEST_TIMED_OUT');
+  c.collect(leader.nodeId);
+  c.deliverAll();
+  c.run(1000);
+  for (const id of [1, 2, 3, 4]) assert.deepEqual(c.core(id).voterSet.map((v) => v.id), [1, 2, 3, 4], `node ${id}`);
+  assert.ok(c.core(4).isVoter);
+  assert.ok(leader.highWatermark > r.offset);
+  assert.equal(leader.describeQuorum().voters.length, 4);
+  // Now the majority is 3 of 4: with two voters cut off nothing commits.
+  c.drop = (env) => [3, 4].includes(env.from) || [3, 4].includes(env.to);
+  const hw = leader.highWatermark;
+  c.propose('needs three');
+  c.run(500);
+  assert.equal(leader.highWatermark, hw);
+  c.drop = () => false;
+  c.run(2500);
+  assert.ok(leader.isLeader);
+  assert.ok(leader.highWatermark > hw);
+});
+
+test('KIP-853: removing the leader makes it resign once the change commits; the others elect among the new set', () => {
+  const c = new Cluster([1, 2, 3]);
+  c.run(3000);
+  c.propose('x');
+  c.run(500);
+  const leader = c.leader()!;
+  const epoch = leader.epoch;
+  const r = leader.removeVoter(leader.nodeId, c.now);
+  assert.ok(r.ok, JSON.stringify(r));
+  assert.ok(!leader.isVoter);
+  c.collect(leader.nodeId);
+  c.deliverAll();
+  c.run(5000);
+  const next = c.leader()!;
+  assert.notEqual(next.nodeId, leader.nodeId);
+  assert.ok(next.epoch > epoch);
+  assert.ok(!leader.isVoter);
+  assert.ok(leader.role === 'follower' || leader.role === 'unattached', leader.role);
+  c.propose('after');
+  c.run(500);
+  for (const id of [1, 2, 3]) assert.deepEqual(c.applied.get(id), ['x', 'after'], `node ${id}`);
+  assert.deepEqual(next.voterSet.map((v) => v.id).sort(), [1, 2, 3].filter((id) => id !== leader.nodeId));
+});
+
+test('KIP-853: an uncommitted VotersRecord cut by a truncation gives back the previous voter set', () => {
+  const c = new Cluster([1, 2, 3]);
+  c.run(3000);
+  const leader = c.leader()!;
+  c.propose('x');
+  c.run(500);
+  // The leader appends a removal nobody else sees, then loses leadership.
+  c.drop = (env) => env.from === leader.nodeId || env.to === leader.nodeId;
+  const victim = [1, 2, 3].find((id) => id !== leader.nodeId)!;
+  assert.ok(leader.removeVoter(victim, c.now).ok);
+  assert.equal(leader.voterSet.length, 2);
+  c.collect(leader.nodeId);
+  c.run(8000);
+  c.drop = () => false;
+  c.run(3000);
+  assert.deepEqual(leader.voterSet.map((v) => v.id), [1, 2, 3], 'the old leader truncated the record');
+  assert.ok(c.leader() !== undefined && c.leader() !== leader);
+});
+
+test('KIP-853: a snapshot keeps the voter set, so a node restarted from it counts the added voter', () => {
+  const c = new Cluster([1, 2, 3], [4]);
+  c.run(3000);
+  c.propose('a');
+  c.run(1000);
+  const leader = c.leader()!;
+  assert.ok(leader.addVoter({ id: 4, host: '127.0.0.1', port: 9097 }, c.now).ok);
+  c.collect(leader.nodeId);
+  c.deliverAll();
+  c.run(1000);
+  c.propose('b');
+  c.run(500);
+  const follower = c.core([1, 2, 3].find((id) => id !== leader.nodeId)!);
+  // Snapshot everything applied (the VotersRecord included), then restart from the snapshot alone.
+  follower.createSnapshot(follower.highWatermark, new TextEncoder().encode('state'));
+  drain(follower);
+  const snapshot = follower.log.snapshot!;
+  const restarted = new RaftCore(config(follower.nodeId, [1, 2, 3]), { quorumState: { epoch: follower.epoch }, snapshot, batches: [] }, c.now);
+  assert.deepEqual(restarted.voterSet.map((v) => v.id), [1, 2, 3, 4]);
+  assert.deepEqual(restarted.voterSet.find((v) => v.id === 4), { id: 4, host: '127.0.0.1', port: 9097 });
+  // The state machine gets its own bytes back, without the voter set.
+  const ready = restarted.ready()!;
+  assert.equal(new TextDecoder().decode(ready.restoreSnapshot!.data), 'state');
 });

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, rmSync, appendFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FileLogStore, FileQuorumStateStore } from '../../src/raft/index.js';
+import { FileLogStore, FileQuorumStateStore, batchesOf, entriesOf } from '../../src/raft/index.js';
 import { entries } from './helpers.js';
 
 function tempDir(): string { return mkdtempSync(join(tmpdir(), 'raft-store-')); }
@@ -24,8 +24,8 @@ test('the file log replays appends, truncations and snapshots, and ignores a tor
   const dir = tempDir();
   try {
     const log = new FileLogStore(dir);
-    log.apply([{ kind: 'append', entries: entries([1, 1, 1, 2]) }]);
-    log.apply([{ kind: 'truncate', offset: 3 }, { kind: 'append', entries: entries([3, 3], 3) }]);
+    log.apply([{ kind: 'append', batches: batchesOf(entries([1, 1, 1, 2])) }]);
+    log.apply([{ kind: 'truncate', offset: 3 }, { kind: 'append', batches: batchesOf(entries([3, 3], 3)) }]);
     log.apply([{ kind: 'snapshot', snapshot: { id: { endOffset: 2, epoch: 1 }, data: new Uint8Array([7, 8]) }, replaceLog: false }]);
     log.sync();
     log.close();
@@ -33,6 +33,6 @@ test('the file log replays appends, truncations and snapshots, and ignores a tor
     const loaded = new FileLogStore(dir).load();
     assert.deepEqual(loaded.snapshot?.id, { endOffset: 2, epoch: 1 });
     assert.deepEqual([...loaded.snapshot!.data], [7, 8]);
-    assert.deepEqual(loaded.entries.map((e) => [e.offset, e.epoch]), [[2, 1], [3, 3], [4, 3]]);
+    assert.deepEqual(entriesOf(loaded.batches).map((e) => [e.offset, e.epoch]), [[2, 1], [3, 3], [4, 3]]);
   } finally { rmSync(dir, { recursive: true }); }
 });

@@ -1,6 +1,6 @@
 // A small synchronous harness for core tests: cores with fixed randomness, Ready draining, and a
 // FIFO "network" that delivers instantly unless a filter drops the message.
-import { RaftCore, defaultRaftTimeouts, type Entry, type Envelope, type NodeId, type PersistedState, type RaftConfig, type Ready } from '../../src/raft/index.js';
+import { RaftCore, batchesOf, defaultRaftTimeouts, entriesOf, type Entry, type EntryBatch, type Envelope, type NodeId, type PersistedState, type RaftConfig, type Ready } from '../../src/raft/index.js';
 
 export const enc = new TextEncoder();
 export const dec = new TextDecoder();
@@ -9,7 +9,12 @@ export function config(nodeId: NodeId, voters: readonly NodeId[], extra: Partial
   return { ...defaultRaftTimeouts, nodeId, voters, random: () => 0, ...extra };
 }
 
-export const empty: PersistedState = { quorumState: undefined, snapshot: undefined, entries: [] };
+export const empty: PersistedState = { quorumState: undefined, snapshot: undefined, batches: [] };
+
+/** The entries of `entries(spec, start)` as the log's batches. */
+export function log(spec: ReadonlyArray<number>, start = 0): EntryBatch[] {
+  return batchesOf(entries(spec, start));
+}
 
 export function entries(spec: ReadonlyArray<number>, start = 0): Entry[] {
   return spec.map((epoch, i) => ({ offset: start + i, epoch, kind: 'data' as const, value: enc.encode(`e${epoch}-${start + i}`) }));
@@ -53,7 +58,7 @@ export class Cluster {
     const core = this.core(id);
     for (const r of drain(core)) {
       this.queue.push(...r.messages);
-      for (const e of r.committed) if (e.kind === 'data') this.applied.get(id)!.push(dec.decode(e.value));
+      for (const e of entriesOf(r.committed)) if (e.kind === 'data') this.applied.get(id)!.push(dec.decode(e.value));
     }
   }
 

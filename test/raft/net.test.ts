@@ -1,10 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { decodeRequest as decodeFrame, decodeResponse as decodeResponseFrame, encodeRequestFrame, encodeResponseFrame } from '../../src/protocol/index.js';
-import { parseQuorumVoters, raftWire, type Entry, type RaftMessage, type RaftRequest } from '../../src/raft/index.js';
+import { batchesOf, entriesOf, makeBatch, parseQuorumVoters, raftWire, type Entry, type RaftMessage, type RaftRequest } from '../../src/raft/index.js';
+import { NO_TIMESTAMP, buildRecordBatchSync } from '../../src/records/index.js';
 
 const ctx = { clusterId: 'c1', to: 2, host: '127.0.0.1', port: 9093 };
 const enc = new TextEncoder();
+const dec = new TextDecoder();
 
 function overTheWire(request: RaftRequest): { from: number; message: RaftRequest } {
   const apiKey = raftWire.apiKeyOf(request.type);
@@ -51,21 +53,21 @@ test('Fetch carries entries as record batches (data and control, several epochs)
     { offset: 13, epoch: 3, kind: 'data', value: new Uint8Array(0) },
   ];
   const resp = answerOverTheWire(req, {
-    type: 'FetchResponse', errorCode: 0, leaderEpoch: 3, leaderId: 1, highWatermark: 12, logStartOffset: 0, entries,
+    type: 'FetchResponse', errorCode: 0, leaderEpoch: 3, leaderId: 1, highWatermark: 12, logStartOffset: 0, batches: batchesOf(entries),
   });
   assert.equal(resp.type, 'FetchResponse');
   if (resp.type !== 'FetchResponse') return;
-  assert.deepEqual(resp.entries.map((e) => ({ ...e, value: Buffer.from(e.value).toString() })),
+  assert.deepEqual(entriesOf(resp.batches).map((e) => ({ ...e, value: Buffer.from(e.value).toString() })),
     entries.map((e) => ({ ...e, value: Buffer.from(e.value).toString() })));
   assert.equal(resp.divergingEpoch, undefined);
   assert.equal(resp.snapshotId, undefined);
   const diverging = answerOverTheWire(req, {
-    type: 'FetchResponse', errorCode: 0, leaderEpoch: 3, leaderId: 1, highWatermark: 12, logStartOffset: 0, entries: [],
+    type: 'FetchResponse', errorCode: 0, leaderEpoch: 3, leaderId: 1, highWatermark: 12, logStartOffset: 0, batches: [],
     divergingEpoch: { epoch: 1, endOffset: 8 },
   });
   assert.deepEqual(diverging.type === 'FetchResponse' && diverging.divergingEpoch, { epoch: 1, endOffset: 8 });
   const snap = answerOverTheWire(req, {
-    type: 'FetchResponse', errorCode: 0, leaderEpoch: 3, leaderId: undefined, highWatermark: 12, logStartOffset: 20, entries: [],
+    type: 'FetchResponse', errorCode: 0, leaderEpoch: 3, leaderId: undefined, highWatermark: 12, logStartOffset: 20, batches: [],
     snapshotId: { endOffset: 20, epoch: 3 },
   });
   assert.deepEqual(snap.type === 'FetchResponse' && [snap.snapshotId, snap.leaderId], [{ endOffset: 20, epoch: 3 }, undefined]);
@@ -84,8 +86,8 @@ test('FetchSnapshot chunks survive Kafka framing', () => {
 
 test('a fetch response with more entries than the limit is refused', () => {
   const entries: Entry[] = Array.from({ length: 5 }, (_, i) => ({ offset: i, epoch: 1, kind: 'data' as const, value: enc.encode(`v${i}`) }));
-  const records = raftWire.encodeEntries(entries);
-  assert.equal(raftWire.decodeEntries(records, 5).length, 5);
+  const records = raftWire.encodeEntries(batchesOf(entries));
+  assert.equal(entriesOf(raftWire.decodeEntries(records, 5)).length, 5);
   assert.throws(() => raftWire.decodeEntries(records, 4), raftWire.WireError);
 });
 
@@ -94,4 +96,24 @@ test('controller.quorum.voters is parsed as id@host:port and bad entries are ref
     { nodeId: 1, host: '127.0.0.1', port: 9093 }, { nodeId: 2, host: '127.0.0.1', port: 9094 }, { nodeId: 3, host: '::1', port: 9095 },
   ]);
   for (const bad of ['', '1@127.0.0.1', 'x@h:1', '1@h:70000', '1@h:1,1@h:2']) assert.throws(() => parseQuorumVoters(bad), bad);
+});
+
+test('an entry batch encodes to the same RecordBatch v2 bytes as the records builder: data, leader change and voters', () => {
+  const values = ['a', '', 'x'.repeat(300), 'last'].map((v) => enc.encode(v));
+  for (const kind of ['data', 'control', 'voters'] as const) {
+    const batch = makeBatch(1_000_000, 7, kind, kind === 'data' ? values : [values[3]!]);
+    // Kafka's ControlRecordType: LEADER_CHANGE 2, KRAFT_VOTERS 6.
+    const key = Buffer.from([0, 0, 0, kind === 'voters' ? 6 : 2]);
+    const expected = buildRecordBatchSync({
+      records: entriesOf([batch]).map((e) => ({ key: kind === 'data' ? null : key, value: Buffer.from(e.value), timestamp: NO_TIMESTAMP })),
+      baseOffset: 1_000_000, partitionLeaderEpoch: 7, isControl: kind !== 'data', baseTimestamp: NO_TIMESTAMP,
+      producerId: -1, producerEpoch: -1, baseSequence: -1,
+    });
+    assert.deepEqual(raftWire.encodeBatch(batch), expected);
+    const back = raftWire.decodeEntries(expected, 100);
+    assert.equal(back.length, 1);
+    assert.equal(back[0]!.recordBatch, true);
+    assert.deepEqual(entriesOf(back).map((e) => [e.offset, e.epoch, e.kind, dec.decode(e.value)]),
+      entriesOf([batch]).map((e) => [e.offset, e.epoch, e.kind, dec.decode(e.value)]));
+  }
 });

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describeQuorum } from '../../src/raft/index.js';
+import { addRaftVoter, describeQuorum, removeRaftVoter } from '../../src/raft/index.js';
 import { ProcessCluster, type NodeProcess } from '../../src/raft/node/process-cluster.js';
 
 const kills = 5;
@@ -135,6 +135,95 @@ test('three node processes: kill -9 of the leader five times loses and reorders 
     assert.equal(new Set(epochs).size, epochs.length, 'every fail-over has a new epoch');
     t.diagnostic(`${c.acks.length} acknowledged, ${c.rejected} refused or cut off, leader epochs ${epochs.join(' -> ')}, `
       + `log of ${logs[0]!.length} values on each node`);
+    await cluster.stop();
+  } catch (err) {
+    for (const n of cluster?.nodes ?? []) {
+      const status = n.alive ? await n.status().catch((e: Error) => e.message) : 'down';
+      console.error(`node ${n.id}: ${JSON.stringify(status)}${n.stderr !== '' ? `\nstderr:\n${n.stderr}` : ''}`);
+    }
+    throw err;
+  } finally {
+    client.c?.stop();
+    cluster?.killAll();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('KIP-853 with processes: a fourth node joins as an observer and is added over AddRaftVoter, then the leader is removed over RemoveRaftVoter and resigns; no acknowledged entry is lost', { timeout: 60_000 }, async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'logline-raft-voters-'));
+  let cluster: ProcessCluster | undefined;
+  const client: { c?: Client } = {};
+  try {
+    cluster = await ProcessCluster.start({ size: 3, baseDir: dir, props });
+    const c = new Client(cluster);
+    client.c = c;
+    const { node: leader, epoch } = await cluster.waitForLeader(10_000);
+    c.leader = leader;
+    const running = c.run(2);
+    await until('first acknowledgements', 10_000, async () => (c.acks.length >= 20 ? true : undefined));
+
+    // Node 4 starts outside the voter set: an observer that replicates the log.
+    const fourth = await cluster.addObserver();
+    const leaderStatus = await leader.status();
+    await until('node 4 catching up as an observer', 15_000, async () => {
+      const s = await fourth.status();
+      return s.appliedOffset >= leaderStatus.highWatermark ? true : undefined;
+    });
+    assert.deepEqual((await fourth.status()).voters, [1, 2, 3]);
+    const asObserver = await until('node 4 caught up in DescribeQuorum', 10_000, async () => {
+      const d = await describeQuorum('127.0.0.1', leader.port);
+      return d.observers.find((o) => o.nodeId === 4 && o.lastCaughtUpMs !== undefined);
+    });
+    assert.ok(asObserver.endOffset > 0);
+    // Asking a follower is refused with NOT_LEADER_OR_FOLLOWER; the leader adds it.
+    const follower = cluster.nodes.find((n) => n !== leader && n !== fourth)!;
+    const refused = await addRaftVoter('127.0.0.1', follower.port, { clusterId: 'logline-raft', voterId: 4, voterHost: '127.0.0.1', voterPort: fourth.port });
+    assert.equal(refused.errorCode, 6);
+    // REQUEST_TIMED_OUT (7) is retriable: the leader has not yet seen node 4 with all of its log.
+    const added = await until('AddRaftVoter accepted', 10_000, async () => {
+      const r = await addRaftVoter('127.0.0.1', leader.port, { clusterId: 'logline-raft', voterId: 4, voterHost: '127.0.0.1', voterPort: fourth.port });
+      return r.errorCode === 7 ? undefined : r;
+    });
+    assert.deepEqual(added, { errorCode: 0, errorMessage: null });
+    const again = await addRaftVoter('127.0.0.1', leader.port, { clusterId: 'logline-raft', voterId: 4, voterHost: '127.0.0.1', voterPort: fourth.port });
+    assert.equal(again.errorCode, 126, 'DUPLICATE_VOTER');
+    for (const n of cluster.nodes) {
+      await until(`node ${n.id} seeing four voters`, 10_000, async () => ((await n.status()).voters.length === 4 ? true : undefined));
+    }
+    const described = await describeQuorum('127.0.0.1', leader.port);
+    assert.deepEqual(described.voters.map((v) => v.nodeId), [1, 2, 3, 4]);
+
+    // Remove the leader itself: it answers once the change commits, then resigns; 2, 3, 4 elect.
+    const before = c.acks.length;
+    const removed = await removeRaftVoter('127.0.0.1', leader.port, { clusterId: 'logline-raft', voterId: leader.id });
+    assert.deepEqual(removed, { errorCode: 0, errorMessage: null });
+    const next = await cluster.waitForLeader(15_000, epoch);
+    assert.notEqual(next.node.id, leader.id);
+    c.leader = next.node;
+    await until('a commit by the new leader', 10_000, async () => (c.acks.length > before ? true : undefined));
+    // The old leader, no longer a voter, finds the new leader as an observer does and follows it.
+    await until('the removed leader following the new one', 10_000, async () => {
+      const s = await leader.status();
+      return s.role === 'follower' && s.leaderId === next.node.id ? true : undefined;
+    });
+    assert.deepEqual([...(await next.node.status()).voters].sort(), [1, 2, 3, 4].filter((id) => id !== leader.id));
+    c.stop();
+    await running;
+
+    // Every node, the removed one too (it follows as an observer), applies the same log.
+    const final = await next.node.status();
+    for (const n of cluster.nodes) {
+      await until(`node ${n.id} applying up to ${final.highWatermark}`, 15_000, async () => {
+        const s = await n.status();
+        return s.appliedOffset >= final.highWatermark ? true : undefined;
+      });
+    }
+    const logs = await Promise.all(cluster.nodes.map((n) => n.read()));
+    const ref = logs[0]!.filter(([o]) => o < final.highWatermark);
+    for (const [i, log] of logs.entries()) assert.deepEqual(log.filter(([o]) => o < final.highWatermark), ref, `node ${cluster.nodes[i]!.id}`);
+    const reference = new Map(logs[0]!.map(([o, v]) => [o, v]));
+    for (const a of c.acks) assert.equal(reference.get(a.offset), a.value, `acknowledged ${a.value} at ${a.offset} is missing`);
+    t.diagnostic(`${c.acks.length} acknowledged; leader ${leader.id} (epoch ${epoch}) removed, node ${next.node.id} leads epoch ${next.epoch}`);
     await cluster.stop();
   } catch (err) {
     for (const n of cluster?.nodes ?? []) {

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, rmSync, appendFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { MemoryLogStore, RECOVERY_POINT_FILE, StorageLogStore, TRUNCATION_REPAIR_FILE, raftWire, snapshotFileName, type Entry, type LoadedLog, type LogOp } from '../../src/raft/index.js';
+import { MemoryLogStore, RECOVERY_POINT_FILE, StorageLogStore, TRUNCATION_REPAIR_FILE, raftWire, snapshotFileName, batchesOf, entriesOf, type Entry, type LoadedLog, type LogOp } from '../../src/raft/index.js';
 import { MemoryFileSystem } from '../../src/storage/index.js';
 import { iterateBatches } from '../../src/records/index.js';
 import { ManualClock, Prng } from '../../src/util/index.js';
@@ -17,7 +17,7 @@ const smallIndexes = { segmentIndexBytes: 4096 };
 function summary(l: LoadedLog): { snapshot: [number, number, number[]] | undefined; entries: [number, number, string, number[]][] } {
   return {
     snapshot: l.snapshot === undefined ? undefined : [l.snapshot.id.endOffset, l.snapshot.id.epoch, [...l.snapshot.data]],
-    entries: l.entries.map((e) => [e.offset, e.epoch, e.kind, [...e.value]]),
+    entries: entriesOf(l.batches).map((e) => [e.offset, e.epoch, e.kind, [...e.value]]),
   };
 }
 
@@ -27,8 +27,8 @@ test('the storage log replays appends, truncations and snapshots from a Kafka pa
     const log = new StorageLogStore(dir);
     assert.deepEqual(summary(log.load()), { snapshot: undefined, entries: [] });
     const control: Entry = { offset: 4, epoch: 2, kind: 'control', value: enc.encode('leader-change') };
-    log.apply([{ kind: 'append', entries: [...entries([1, 1, 1, 2]), control] }]);
-    log.apply([{ kind: 'truncate', offset: 3 }, { kind: 'append', entries: entries([3, 3], 3) }]);
+    log.apply([{ kind: 'append', batches: batchesOf([...entries([1, 1, 1, 2]), control]) }]);
+    log.apply([{ kind: 'truncate', offset: 3 }, { kind: 'append', batches: batchesOf(entries([3, 3], 3)) }]);
     log.apply([{ kind: 'snapshot', snapshot: { id: { endOffset: 2, epoch: 1 }, data: new Uint8Array([7, 8]) }, replaceLog: false }]);
     log.sync();
     // One batch per run of (epoch, kind); offsets and epochs are Raft's.
@@ -41,22 +41,22 @@ test('the storage log replays appends, truncations and snapshots from a Kafka pa
     const loaded = reopened.load();
     assert.deepEqual(loaded.snapshot?.id, { endOffset: 2, epoch: 1 });
     assert.deepEqual([...loaded.snapshot!.data], [7, 8]);
-    assert.deepEqual(loaded.entries.map((e) => [e.offset, e.epoch, e.kind]), [[2, 1, 'data'], [3, 3, 'data'], [4, 3, 'data']]);
-    assert.equal(new TextDecoder().decode(loaded.entries[1]!.value), 'e3-3');
+    assert.deepEqual(entriesOf(loaded.batches).map((e) => [e.offset, e.epoch, e.kind]), [[2, 1, 'data'], [3, 3, 'data'], [4, 3, 'data']]);
+    assert.equal(new TextDecoder().decode(entriesOf(loaded.batches)[1]!.value), 'e3-3');
     assert.ok(reopened.partitionLog.recovery.bytesTruncated > 0, 'the torn tail was cut');
     const batches = [...iterateBatches(reopened.partitionLog.read(2, 1 << 20, 100))].map((b) => [b.baseOffset, b.lastOffset, b.partitionLeaderEpoch, b.isControl]);
     assert.deepEqual(batches, [[0, 2, 1, false], [3, 4, 3, false]]);
     // Control entries go in control batches and come back as control entries.
-    reopened.apply([{ kind: 'append', entries: [{ ...control, offset: 5, epoch: 4 }] }]);
+    reopened.apply([{ kind: 'append', batches: batchesOf([{ ...control, offset: 5, epoch: 4 }]) }]);
     reopened.sync();
     reopened.close();
     const again = new StorageLogStore(dir);
-    const last = again.load().entries.at(-1)!;
+    const last = entriesOf(again.load().batches).at(-1)!;
     assert.deepEqual([last.offset, last.epoch, last.kind, new TextDecoder().decode(last.value)], [5, 4, 'control', 'leader-change']);
     assert.equal([...iterateBatches(again.partitionLog.read(5, 1 << 20, 100))][0]!.isControl, true);
     // A snapshot that replaces the log restarts it at the snapshot and removes the older snapshot.
     again.apply([{ kind: 'snapshot', snapshot: { id: { endOffset: 10, epoch: 5 }, data: new Uint8Array([9]) }, replaceLog: true }]);
-    again.apply([{ kind: 'append', entries: entries([5], 10) }]);
+    again.apply([{ kind: 'append', batches: batchesOf(entries([5], 10)) }]);
     again.sync();
     again.close();
     const files = readdirSync(dir);
@@ -69,8 +69,8 @@ test('the storage log replays appends, truncations and snapshots from a Kafka pa
 test('an append that does not continue the log is refused', () => {
   const log = new StorageLogStore('/m/__cluster_metadata-0', { fs: new MemoryFileSystem(), config: smallIndexes });
   log.load();
-  log.apply([{ kind: 'append', entries: entries([1, 1]) }]);
-  assert.throws(() => log.apply([{ kind: 'append', entries: entries([1], 5) }]), /does not continue/);
+  log.apply([{ kind: 'append', batches: batchesOf(entries([1, 1])) }]);
+  assert.throws(() => log.apply([{ kind: 'append', batches: batchesOf(entries([1], 5)) }]), /does not continue/);
 });
 
 /** The log after `ops`, as MemoryLogStore folds them. */
@@ -94,14 +94,14 @@ function allowedStates(ops: readonly LogOp[], synced: number): Set<string> {
     add(before);
     const op = ops[k];
     if (op?.kind === 'append') {
-      for (let n = 1; n < op.entries.length; n++) add(fold([...ops.slice(0, k), { kind: 'append', entries: op.entries.slice(0, n) }]));
+      for (let n = 1; n < entriesOf(op.batches).length; n++) add(fold([...ops.slice(0, k), { kind: 'append', batches: batchesOf(entriesOf(op.batches).slice(0, n)) }]));
     } else if (op?.kind === 'snapshot') {
-      const above = before.entries.filter((e) => e.offset >= op.snapshot.id.endOffset);
+      const above = entriesOf(before.batches).filter((e) => e.offset >= op.snapshot.id.endOffset);
       const stale = above.findIndex((e) => e.epoch < op.snapshot.id.epoch);
-      add({ snapshot: op.snapshot, entries: stale < 0 ? above : above.slice(0, stale) });
+      add({ snapshot: op.snapshot, batches: batchesOf(stale < 0 ? above : above.slice(0, stale)) });
     } else if (op?.kind === 'truncate') {
       // A truncation spanning segments may be cut after dropping whole segments.
-      for (let o = op.offset + 1; o < (before.entries.at(-1)?.offset ?? -1) + 1; o++) add(fold([...ops.slice(0, k), { kind: 'truncate', offset: o }]));
+      for (let o = op.offset + 1; o < (entriesOf(before.batches).at(-1)?.offset ?? -1) + 1; o++) add(fold([...ops.slice(0, k), { kind: 'truncate', offset: o }]));
     }
   }
   return out;
@@ -124,7 +124,7 @@ test('a power cut keeps everything synced and leaves a prefix of what was applie
       for (let s = 0; s < steps; s++) {
         const state = fold(ops);
         const start = state.snapshot?.id.endOffset ?? 0;
-        const end = state.entries.at(-1) !== undefined ? state.entries.at(-1)!.offset + 1 : start;
+        const end = entriesOf(state.batches).at(-1) !== undefined ? entriesOf(state.batches).at(-1)!.offset + 1 : start;
         const r = prng.next();
         let op: LogOp;
         if (r < 0.6 || end === start) {
@@ -135,7 +135,7 @@ test('a power cut keeps everything synced and leaves a prefix of what was applie
             const kind = prng.next() < 0.15 ? 'control' : 'data';
             es.push({ offset: end + i, epoch, kind, value: enc.encode(`s${seed}r${round}.${s}.${i}${'x'.repeat(prng.int(40))}`) });
           }
-          op = { kind: 'append', entries: es };
+          op = { kind: 'append', batches: batchesOf(es) };
         } else if (r < 0.8) {
           op = { kind: 'truncate', offset: start + prng.int(end - start) };
           epoch++;
@@ -143,7 +143,7 @@ test('a power cut keeps everything synced and leaves a prefix of what was applie
           const replaceLog = prng.next() < 0.3;
           const endOffset = replaceLog ? end + prng.int(4) : start + 1 + prng.int(end - start);
           if (replaceLog) epoch++;
-          const snapEpoch = replaceLog ? epoch : state.entries.find((e) => e.offset === endOffset - 1)!.epoch;
+          const snapEpoch = replaceLog ? epoch : entriesOf(state.batches).find((e) => e.offset === endOffset - 1)!.epoch;
           op = { kind: 'snapshot', snapshot: { id: { endOffset, epoch: snapEpoch }, data: enc.encode(`snap${seed}.${round}.${s}`) }, replaceLog };
         }
         store.apply([op]);
@@ -155,14 +155,14 @@ test('a power cut keeps everything synced and leaves a prefix of what was applie
       const loaded = store.load();
       const got = JSON.stringify(summary(loaded));
       const allowed = allowedStates(ops, synced);
-      if (!allowed.has(got)) console.log(JSON.stringify(ops.map((o) => o.kind === "append" ? ["a", o.entries[0]!.offset, o.entries.length, o.entries[0]!.epoch] : o.kind === "truncate" ? ["t", o.offset] : ["s", o.snapshot.id, o.replaceLog])), synced, fs.list(dir));
+      if (!allowed.has(got)) console.log(JSON.stringify(ops.map((o) => o.kind === "append" ? ["a", entriesOf(o.batches)[0]!.offset, entriesOf(o.batches).length, entriesOf(o.batches)[0]!.epoch] : o.kind === "truncate" ? ["t", o.offset] : ["s", o.snapshot.id, o.replaceLog])), synced, fs.list(dir));
       assert.ok(allowed.has(got), `seed ${seed} round ${round}: loaded ${got}\nnot one of ${[...allowed].join('\n')}`);
       // Carry on from what survived, as a restarted node does.
       ops = [{ kind: 'snapshot', snapshot: loaded.snapshot ?? { id: { endOffset: 0, epoch: 0 }, data: new Uint8Array() }, replaceLog: true }];
       if (loaded.snapshot === undefined) ops = [];
-      if (loaded.entries.length > 0) ops.push({ kind: 'append', entries: loaded.entries });
+      if (entriesOf(loaded.batches).length > 0) ops.push({ kind: 'append', batches: batchesOf(entriesOf(loaded.batches)) });
       synced = ops.length;
-      epoch = Math.max(epoch, (loaded.entries.at(-1)?.epoch ?? 0), loaded.snapshot?.id.epoch ?? 0);
+      epoch = Math.max(epoch, (entriesOf(loaded.batches).at(-1)?.epoch ?? 0), loaded.snapshot?.id.epoch ?? 0);
     }
   }
 });
@@ -172,17 +172,17 @@ test('a truncation inside a batch keeps the entries below the cut, and one a cra
   const dir = '/m/__cluster_metadata-0';
   const store = new StorageLogStore(dir, { fs, config: smallIndexes });
   store.load();
-  store.apply([{ kind: 'append', entries: entries([1, 1, 1, 1, 1, 1]) }]);
+  store.apply([{ kind: 'append', batches: batchesOf(entries([1, 1, 1, 1, 1, 1])) }]);
   store.apply([{ kind: 'truncate', offset: 4 }]);
-  assert.deepEqual(store.load().entries.map((e) => e.offset), [0, 1, 2, 3]);
+  assert.deepEqual(entriesOf(store.load().batches).map((e) => e.offset), [0, 1, 2, 3]);
   assert.ok(!fs.exists(join(dir, TRUNCATION_REPAIR_FILE)));
   // A crash after the repair file was written, before the truncation reached the disk.
-  store.apply([{ kind: 'append', entries: entries([2, 2, 2], 4) }]);
+  store.apply([{ kind: 'append', batches: batchesOf(entries([2, 2, 2], 4)) }]);
   store.sync();
-  fs.writeFileAtomic(join(dir, TRUNCATION_REPAIR_FILE), raftWire.encodeEntriesUncached(entries([2], 4)));
+  fs.writeFileAtomic(join(dir, TRUNCATION_REPAIR_FILE), raftWire.encodeEntries(batchesOf(entries([2], 4))));
   fs.crash();
   const reloaded = new StorageLogStore(dir, { fs, config: smallIndexes });
-  assert.deepEqual(reloaded.load().entries.map((e) => [e.offset, e.epoch]), [[0, 1], [1, 1], [2, 1], [3, 1], [4, 2]]);
+  assert.deepEqual(entriesOf(reloaded.load().batches).map((e) => [e.offset, e.epoch]), [[0, 1], [1, 1], [2, 1], [3, 1], [4, 2]]);
   assert.ok(!fs.exists(join(dir, TRUNCATION_REPAIR_FILE)));
 });
 
@@ -199,21 +199,21 @@ test('syncAsync makes what was applied before the call durable, completing in ca
   const order: number[] = [];
   const waits: Promise<Error | null>[] = [];
   for (let i = 0; i < 20; i++) {
-    store.apply([{ kind: 'append', entries: entries([1, 1, 1], 3 * i) }]);
+    store.apply([{ kind: 'append', batches: batchesOf(entries([1, 1, 1], 3 * i)) }]);
     waits.push(syncAsync(store, order, i));
   }
   const last = syncAsync(store, order, 20);
   // Applied after the last call: a power cut may lose it.
-  store.apply([{ kind: 'append', entries: entries([1, 1], 60) }]);
+  store.apply([{ kind: 'append', batches: batchesOf(entries([1, 1], 60)) }]);
   assert.deepEqual(await Promise.all(waits), waits.map(() => null));
   assert.equal(await last, null);
   assert.deepEqual(order, Array.from({ length: 21 }, (_, i) => i));
   assert.ok(store.partitionLog.segments.length > 2, 'the appends crossed segments');
   fs.crash();
   const again = new StorageLogStore(dir, { fs, config });
-  assert.deepEqual(again.load().entries.map((e) => e.offset), Array.from({ length: 60 }, (_, i) => i));
+  assert.deepEqual(entriesOf(again.load().batches).map((e) => e.offset), Array.from({ length: 60 }, (_, i) => i));
   fs.inject({ op: 'sync', code: 'EIO', path: /\.log$/ });
-  again.apply([{ kind: 'append', entries: entries([2], 60) }]);
+  again.apply([{ kind: 'append', batches: batchesOf(entries([2], 60)) }]);
   const err = await syncAsync(again, [], 0);
   assert.ok(err !== null && /KAFKA_STORAGE_ERROR|I\/O error/.test(`${(err as { kind?: string }).kind} ${err.message}`), String(err));
 });
@@ -224,7 +224,7 @@ test('a restart re-validates only the segment holding the saved recovery point; 
   const config = { ...smallIndexes, segmentBytes: 600 };
   let store = new StorageLogStore(dir, { fs, config });
   store.load();
-  for (let i = 0; i < 30; i++) store.apply([{ kind: 'append', entries: entries([1, 1, 1], 3 * i) }]);
+  for (let i = 0; i < 30; i++) store.apply([{ kind: 'append', batches: batchesOf(entries([1, 1, 1], 3 * i)) }]);
   store.sync();
   const segments = store.partitionLog.segments.length;
   assert.ok(segments > 3);
@@ -232,15 +232,15 @@ test('a restart re-validates only the segment holding the saved recovery point; 
   const saved = () => fs.readFile(join(dir, RECOVERY_POINT_FILE)).toString('utf8');
   assert.equal(saved(), '0\n1\n__cluster_metadata 0 90\n');
   store = new StorageLogStore(dir, { fs, config });
-  assert.equal(store.load().entries.length, 90);
+  assert.equal(entriesOf(store.load().batches).length, 90);
   assert.equal(store.partitionLog.recovery.segmentsScanned, 1);
   store.apply([{ kind: 'truncate', offset: 30 }]);
   assert.equal(saved(), '0\n1\n__cluster_metadata 0 30\n', 'the truncation lowered the saved recovery point');
   // Appends past the saved point, never synced, and a power cut: recovery must re-validate them.
-  for (let i = 10; i < 30; i++) store.apply([{ kind: 'append', entries: entries([2, 2, 2], 3 * i) }]);
+  for (let i = 10; i < 30; i++) store.apply([{ kind: 'append', batches: batchesOf(entries([2, 2, 2], 3 * i)) }]);
   fs.crash(new Prng(5));
   store = new StorageLogStore(dir, { fs, config });
-  const loaded = store.load().entries;
+  const loaded = entriesOf(store.load().batches);
   assert.ok(loaded.length >= 30);
   assert.deepEqual(loaded.map((e) => e.offset), Array.from({ length: loaded.length }, (_, i) => i));
   assert.ok(store.partitionLog.recovery.segmentsScanned < segments, 'recovery started at the saved point, not at 0');
@@ -254,13 +254,13 @@ test('a flush rewrites the saved recovery point at most once per interval, never
   const store = new StorageLogStore(dir, { fs, config: smallIndexes, clock, recoveryCheckpointIntervalMs: 1000 });
   store.load();
   const saved = () => (fs.exists(join(dir, RECOVERY_POINT_FILE)) ? fs.readFile(join(dir, RECOVERY_POINT_FILE)).toString('utf8') : '');
-  store.apply([{ kind: 'append', entries: entries([1, 1]) }]);
+  store.apply([{ kind: 'append', batches: batchesOf(entries([1, 1])) }]);
   assert.equal(await syncAsync(store, [], 0), null);
   assert.equal(saved(), '', 'not before the interval');
   clock.advance(1000);
-  store.apply([{ kind: 'append', entries: entries([1], 2) }]);
+  store.apply([{ kind: 'append', batches: batchesOf(entries([1], 2)) }]);
   const p = syncAsync(store, [], 1);
-  store.apply([{ kind: 'append', entries: entries([1], 3) }]);
+  store.apply([{ kind: 'append', batches: batchesOf(entries([1], 3)) }]);
   assert.equal(await p, null);
   assert.equal(saved(), '0\n1\n__cluster_metadata 0 3\n', 'the end at the call, not the end now');
   store.close();

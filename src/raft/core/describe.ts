@@ -1,4 +1,5 @@
 // One line per message, for traces (the simulator's and the driver's).
+import { lastOffsetOf } from './batch.js';
 import type { Envelope } from './types.js';
 
 export function describeMessage(env: Envelope): string {
@@ -14,7 +15,7 @@ export function describeMessage(env: Envelope): string {
     case 'FetchResponse': {
       const what = m.divergingEpoch !== undefined ? ` diverging=${m.divergingEpoch.endOffset}@${m.divergingEpoch.epoch}`
         : m.snapshotId !== undefined ? ` snapshot=${m.snapshotId.endOffset}@${m.snapshotId.epoch}`
-        : ` entries=${m.entries.length > 0 ? `${m.entries[0]!.offset}..${m.entries[m.entries.length - 1]!.offset}` : 'none'}`;
+        : ` entries=${m.batches.length > 0 ? `${m.batches[0]!.baseOffset}..${lastOffsetOf(m.batches[m.batches.length - 1]!)}` : 'none'}`;
       return `FetchResp e${m.leaderEpoch} err=${m.errorCode} hw=${m.highWatermark}${what}`;
     }
     case 'FetchSnapshotRequest': return `FetchSnapshotReq ${m.snapshotId.endOffset}@${m.snapshotId.epoch} pos=${m.position}`;

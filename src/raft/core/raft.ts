@@ -8,11 +8,15 @@
 // followers and observers send Fetch; the leader validates (fetch offset, last fetched epoch)
 // against its epoch cache and answers with records, a diverging epoch, or a snapshot id.
 import { assert } from '../../util/index.js';
+import { makeBatch } from './batch.js';
+import {
+  decodeVoters, encodeVoters, unwrapSnapshotData, voterIds, wrapSnapshotData, type Voter, type VoterSet,
+} from './voters.js';
 import { RaftLog } from './log.js';
 import {
   RaftErrorCode,
   type BeginQuorumEpochRequest, type EndQuorumEpochRequest, type Entry, type Envelope, type FetchRequest,
-  type FetchResponse, type FetchSnapshotRequest, type FetchSnapshotResponse, type LogOp, type NodeId,
+  type EntryBatch, type FetchResponse, type FetchSnapshotRequest, type FetchSnapshotResponse, type LogOp, type NodeId,
   type QuorumDescription, type QuorumState, type RaftConfig, type RaftErrorCodeValue, type RaftMessage,
   type RaftRequest, type RaftRole, type Ready, type Snapshot, type SnapshotId, type VoteRequest, type VoteResponse,
 } from './types.js';
@@ -21,8 +25,17 @@ import {
 export interface PersistedState {
   readonly quorumState: QuorumState | undefined;
   readonly snapshot: Snapshot | undefined;
-  readonly entries: readonly Entry[];
+  readonly batches: readonly EntryBatch[];
 }
+
+/** KIP-853 AddRaftVoter / RemoveRaftVoter outcome on the leader; errors are Kafka's names. */
+export type VoterChangeResult =
+  | { readonly ok: true; readonly epoch: number; readonly offset: number }
+  | {
+    readonly ok: false;
+    readonly error: 'NOT_LEADER' | 'REQUEST_TIMED_OUT' | 'DUPLICATE_VOTER' | 'VOTER_NOT_FOUND' | 'INVALID_REQUEST';
+    readonly message: string;
+  };
 
 export type ProposeResult =
   | { readonly ok: true; readonly epoch: number; readonly baseOffset: number; readonly lastOffset: number }
@@ -37,6 +50,14 @@ interface Outstanding {
 interface ReplicaState {
   endOffset: number;
   lastFetchMs: number | undefined;
+  /** The leader's log end at the replica's previous fetch, and when it last had all of the leader's log (Kafka's lastCaughtUpTimestamp). */
+  lastFetchLeaderEnd: number;
+  lastCaughtUpMs: number | undefined;
+  previousFetchMs: number | undefined;
+}
+
+function newReplicaState(lastFetchMs: number | undefined): ReplicaState {
+  return { endOffset: 0, lastFetchMs, lastFetchLeaderEnd: 0, lastCaughtUpMs: undefined, previousFetchMs: undefined };
 }
 
 interface ParkedFetch {
@@ -58,8 +79,12 @@ export function encodeLeaderChange(leaderId: NodeId, voters: readonly NodeId[]):
 export class RaftCore {
   readonly nodeId: NodeId;
   private readonly cfg: RaftConfig;
-  private readonly voters: readonly NodeId[];
-  private readonly majority: number;
+  /** The voter sets in the log: the base (offset -1 or a snapshot's last offset) and each VotersRecord above it. */
+  private votersHistory: Array<{ readonly offset: number; readonly set: VoterSet }> = [];
+  private voters: readonly NodeId[] = [];
+  private majority = 1;
+  /** Bumped whenever the voter set in force changes (the driver tells its transport). */
+  private votersVersionValue = 0;
   readonly log: RaftLog;
 
   private nowMs: number;
@@ -106,7 +131,7 @@ export class RaftCore {
   private outSync = false;
   private outMessages: Envelope[] = [];
   private outRestore: Snapshot | undefined;
-  private outCommitted: Entry[] = [];
+  private outCommitted: EntryBatch[] = [];
   private readyEndOffset: number | undefined;
 
   constructor(config: RaftConfig, persisted: PersistedState, nowMs: number) {
@@ -114,16 +139,115 @@ export class RaftCore {
     assert(new Set(config.voters).size === config.voters.length, 'duplicate voter ids');
     this.cfg = config;
     this.nodeId = config.nodeId;
-    this.voters = [...config.voters];
-    this.majority = Math.floor(this.voters.length / 2) + 1;
     this.nowMs = nowMs;
-    this.log = RaftLog.load(persisted.snapshot, persisted.entries);
+    this.log = RaftLog.load(persisted.snapshot, persisted.batches);
     this.flushedOffset = this.log.endOffset;
+    this.loadVoters(config);
     if (this.log.snapshot !== undefined) {
       this.hw = this.appliedOffset = this.log.startOffset;
-      this.outRestore = this.log.snapshot;
+      this.outRestore = stateMachineSnapshot(this.log.snapshot);
     }
     this.initialize(persisted.quorumState);
+  }
+
+  // ---- Voter sets (KIP-853) ----------------------------------------------------------------------
+
+  /** The static set, then the snapshot's, then every VotersRecord in the log. */
+  private loadVoters(config: RaftConfig): void {
+    const endpoints = new Map((config.voterEndpoints ?? []).map((e) => [e.id, e]));
+    const bootstrap: VoterSet = config.voters.map((id) => endpoints.get(id) ?? { id });
+    const snapshot = this.log.snapshot;
+    const fromSnapshot = snapshot === undefined ? undefined : unwrapSnapshotData(snapshot.data).voters;
+    this.votersHistory = [{ offset: snapshot === undefined ? -1 : snapshot.id.endOffset - 1, set: fromSnapshot ?? bootstrap }];
+    this.recordVoters(this.log.readRange(this.log.startOffset, this.log.endOffset));
+    this.votersChanged();
+  }
+
+  /** Adds the VotersRecords among `batches` (just appended) to the history; true if any. */
+  private recordVoters(batches: readonly EntryBatch[]): boolean {
+    let any = false;
+    for (const b of batches) {
+      if (b.kind !== 'voters') continue;
+      for (let i = 0; i < b.count; i++) {
+        const value = b.bytes.subarray(b.bounds[2 * i]!, b.bounds[2 * i + 1]!);
+        this.votersHistory.push({ offset: b.baseOffset + i, set: decodeVoters(value) });
+        any = true;
+      }
+    }
+    return any;
+  }
+
+  private votersChanged(): void {
+    const set = this.votersHistory[this.votersHistory.length - 1]!.set;
+    assert(set.length > 0, 'a voter set is never empty');
+    this.voters = voterIds(set);
+    this.majority = Math.floor(this.voters.length / 2) + 1;
+    this.votersVersionValue++;
+  }
+
+  /** The voter set in force (the latest in the log, committed or not). */
+  get voterSet(): VoterSet { return this.votersHistory[this.votersHistory.length - 1]!.set; }
+  get votersVersion(): number { return this.votersVersionValue; }
+  /** Offset of the latest VotersRecord (-1 or a snapshot's last offset when the set is older than the log). */
+  private get votersOffset(): number { return this.votersHistory[this.votersHistory.length - 1]!.offset; }
+
+  /** The voter set as of `offset` (inclusive). */
+  private votersAt(offset: number): VoterSet {
+    for (let i = this.votersHistory.length - 1; i >= 0; i--) {
+      if (this.votersHistory[i]!.offset <= offset) return this.votersHistory[i]!.set;
+    }
+    return this.votersHistory[0]!.set;
+  }
+
+  /**
+   * KIP-853 AddRaftVoter, as Kafka's AddVoterHandler: only a leader whose high watermark covers its
+   * epoch start (the previous leaders are fenced), with no voter change still uncommitted, for an
+   * id not yet voting that is caught up (it had all of the leader's log within the fetch timeout). The new set counts from the moment its VotersRecord is appended.
+   */
+  addVoter(voter: Voter, nowMs: number): VoterChangeResult {
+    this.setNow(nowMs);
+    const refused = this.voterChangeRefused();
+    if (refused !== undefined) return refused;
+    if (this.voters.includes(voter.id)) {
+      return { ok: false, error: 'DUPLICATE_VOTER', message: `${voter.id} is already a voter of ${this.voters.join(',')}` };
+    }
+    // Caught up (Kafka's isReplicaCaughtUp): it had all of our log within the last fetch timeout.
+    const r = this.replicas.get(voter.id);
+    if (r?.lastCaughtUpMs === undefined || this.nowMs - r.lastCaughtUpMs >= this.cfg.fetchTimeoutMs) {
+      return { ok: false, error: 'REQUEST_TIMED_OUT', message: `${voter.id} is not caught up (fetched to ${r?.endOffset ?? 'never'}, log end ${this.log.endOffset})` };
+    }
+    return this.appendVoters([...this.voterSet, voter]);
+  }
+
+  /** KIP-853 RemoveRaftVoter, as Kafka's RemoveVoterHandler; a leader removing itself resigns once the change commits. */
+  removeVoter(id: NodeId, nowMs: number): VoterChangeResult {
+    this.setNow(nowMs);
+    const refused = this.voterChangeRefused();
+    if (refused !== undefined) return refused;
+    if (!this.voters.includes(id)) return { ok: false, error: 'VOTER_NOT_FOUND', message: `${id} is not a voter of ${this.voters.join(',')}` };
+    if (this.voters.length === 1) return { ok: false, error: 'INVALID_REQUEST', message: 'cannot remove the last voter' };
+    return this.appendVoters(this.voterSet.filter((v) => v.id !== id));
+  }
+
+  private voterChangeRefused(): VoterChangeResult | undefined {
+    if (!this.isLeader) return { ok: false, error: 'NOT_LEADER', message: `node ${this.nodeId} is not the leader` };
+    if (this.hw <= this.epochStartOffset) {
+      return { ok: false, error: 'REQUEST_TIMED_OUT', message: 'the leader has not committed its epoch start yet' };
+    }
+    if (this.votersOffset >= this.hw) {
+      return { ok: false, error: 'REQUEST_TIMED_OUT', message: `the voter change at ${this.votersOffset} is not committed yet (high watermark ${this.hw})` };
+    }
+    return undefined;
+  }
+
+  private appendVoters(set: VoterSet): VoterChangeResult {
+    const offset = this.log.endOffset;
+    this.appendLocal([makeBatch(offset, this.epochValue, 'voters', [encodeVoters(set)])]);
+    for (const v of this.voters) if (v !== this.nodeId && !this.replicas.has(v)) this.replicas.set(v, newReplicaState(undefined));
+    this.completeParkedFetches();
+    // The new majority may already hold more (a lagging voter removed, say).
+    this.maybeAdvanceHighWatermark();
+    return { ok: true, epoch: this.epochValue, offset };
   }
 
   private initialize(qs: QuorumState | undefined): void {
@@ -151,13 +275,23 @@ export class RaftCore {
   get votedId(): NodeId | undefined { return this.votedIdValue; }
   get highWatermark(): number { return this.hw; }
   get isVoter(): boolean { return this.voters.includes(this.nodeId); }
+  /**
+   * Stands for election (and times out as a voter does): a voter of the latest set, or of the
+   * committed one. The second matters when this node holds a VotersRecord removing it that a
+   * majority lacks: its log may be the only one the others' majority accepts, so it must be able
+   * to win (counting only the votes of its latest set, not its own) and then resign once its
+   * epoch commits, or the quorum could stall with a majority of the committed set alive.
+   */
+  get mayStand(): boolean {
+    return this.isVoter || (this.votersOffset >= this.hw && this.votersAt(this.hw - 1).some((v) => v.id === this.nodeId));
+  }
   get isLeader(): boolean { return this.roleValue === 'leader'; }
 
   describeQuorum(): QuorumDescription {
     const progress = (id: NodeId) => {
-      if (id === this.nodeId) return { nodeId: id, endOffset: this.log.endOffset, lastFetchMs: this.nowMs };
+      if (id === this.nodeId) return { nodeId: id, endOffset: this.log.endOffset, lastFetchMs: this.nowMs, lastCaughtUpMs: this.nowMs };
       const r = this.replicas.get(id);
-      return { nodeId: id, endOffset: r?.endOffset ?? -1, lastFetchMs: r?.lastFetchMs };
+      return { nodeId: id, endOffset: r?.endOffset ?? -1, lastFetchMs: r?.lastFetchMs, lastCaughtUpMs: r?.lastCaughtUpMs };
     };
     const observers = [...this.replicas.keys()].filter((id) => !this.voters.includes(id)).sort((a, b) => a - b);
     return {
@@ -175,8 +309,8 @@ export class RaftCore {
     for (const o of this.outstanding.values()) t = Math.min(t, o.sentMs + this.cfg.requestTimeoutMs);
     switch (this.roleValue) {
       case 'unattached':
-        t = Math.min(t, this.electionDeadlineMs);
-        if (!this.isVoter && !this.hasOutstanding('FetchRequest')) t = Math.min(t, this.nextFetchMs);
+        if (this.mayStand) t = Math.min(t, this.electionDeadlineMs);
+        if (!this.mayStand && !this.hasOutstanding('FetchRequest')) t = Math.min(t, this.nextFetchMs);
         return t;
       case 'prospective':
       case 'candidate':
@@ -207,8 +341,13 @@ export class RaftCore {
       case 'follower': return this.tickFollower();
       case 'leader': return this.tickLeader();
       case 'resigned':
-        if (this.nowMs >= this.electionDeadlineMs) this.becomeProspective();
-        else this.sendEndQuorumEpochs();
+        if (this.nowMs >= this.electionDeadlineMs) {
+          // A leader removed from the voters (KIP-853) goes on as an observer.
+          if (this.mayStand) this.becomeProspective();
+          else this.becomeUnattached(this.epochValue, undefined);
+        } else {
+          this.sendEndQuorumEpochs();
+        }
         return;
     }
   }
@@ -231,8 +370,7 @@ export class RaftCore {
     this.setNow(nowMs);
     if (!this.isLeader) return { ok: false, error: 'NOT_LEADER', leaderId: this.leaderIdValue, epoch: this.epochValue };
     const base = this.log.endOffset;
-    const entries = values.map((value, i): Entry => ({ offset: base + i, epoch: this.epochValue, kind: 'data', value }));
-    this.appendLocal(entries);
+    this.appendLocal([makeBatch(base, this.epochValue, 'data', values)]);
     this.completeParkedFetches();
     return { ok: true, epoch: this.epochValue, baseOffset: base, lastOffset: base + values.length - 1 };
   }
@@ -269,8 +407,11 @@ export class RaftCore {
     assert(endOffset > this.log.startOffset, `snapshot at ${endOffset} not past log start ${this.log.startOffset}`);
     const epoch = this.log.epochAt(endOffset - 1);
     assert(epoch !== undefined, 'snapshot epoch unknown');
-    const snapshot: Snapshot = { id: { endOffset, epoch }, data };
+    const snapshot: Snapshot = { id: { endOffset, epoch }, data: wrapSnapshotData(this.votersAt(endOffset - 1), data) };
     this.log.addSnapshot(snapshot);
+    // The set in force at the snapshot becomes the base; later VotersRecords stay.
+    const base = this.votersHistory.filter((h) => h.offset < endOffset).at(-1)!;
+    this.votersHistory = [{ offset: endOffset - 1, set: base.set }, ...this.votersHistory.filter((h) => h.offset >= endOffset)];
     this.outLogOps.push({ kind: 'snapshot', snapshot, replaceLog: false });
     this.outSync = true;
     return snapshot.id;
@@ -304,6 +445,33 @@ export class RaftCore {
     return ready;
   }
 
+  /**
+   * For a driver whose fsync runs off the event loop, while a Ready's fsync is in flight: what may
+   * go before the next Ready is durable. A leader's Fetch and FetchSnapshot answers promise nothing
+   * about its own disk (the high watermark counts only what it fsynced), so they may leave at once
+   * unless the quorum state is changing. Committed entries are on a majority's disks already, so
+   * they may be applied at once unless a snapshot must be restored first. Both are removed from the
+   * Ready being assembled.
+   */
+  takeEarly(): { messages: Envelope[]; committed: EntryBatch[] } {
+    const messages: Envelope[] = [];
+    if (this.isLeader && this.outQuorumState === undefined && this.outMessages.length > 0) {
+      const rest: Envelope[] = [];
+      for (const env of this.outMessages) {
+        const t = env.message.type;
+        if (t === 'FetchResponse' || t === 'FetchSnapshotResponse') messages.push(env);
+        else rest.push(env);
+      }
+      if (messages.length > 0) this.outMessages = rest;
+    }
+    let committed: EntryBatch[] = [];
+    if (this.outRestore === undefined && this.outCommitted.length > 0) {
+      committed = this.outCommitted;
+      this.outCommitted = [];
+    }
+    return { messages, committed };
+  }
+
   /** The last Ready was persisted (and its log fsynced) and its messages sent. */
   advance(): void {
     assert(this.readyEndOffset !== undefined, 'advance() without ready()');
@@ -315,7 +483,7 @@ export class RaftCore {
   // ---- Timers ----------------------------------------------------------------------------------
 
   private tickUnattached(): void {
-    if (this.isVoter) {
+    if (this.mayStand) {
       if (this.nowMs >= this.electionDeadlineMs) this.becomeProspective();
       return;
     }
@@ -343,7 +511,7 @@ export class RaftCore {
 
   private tickFollower(): void {
     if (this.nowMs >= this.fetchDeadlineMs) {
-      if (this.isVoter) this.becomeProspective();
+      if (this.mayStand) this.becomeProspective();
       else this.becomeUnattached(this.epochValue, undefined);
       return;
     }
@@ -374,13 +542,13 @@ export class RaftCore {
     // Earliest moment one of the majority's fetch times becomes too old.
     const times = this.voters.filter((v) => v !== this.nodeId)
       .map((v) => this.replicas.get(v)?.lastFetchMs ?? -Infinity).sort((a, b) => b - a);
-    const needed = this.majority - 1;
+    const needed = this.isVoter ? this.majority - 1 : this.majority;
     const t = times[needed - 1] ?? -Infinity;
     return Math.max(start, t + this.checkQuorumTimeoutMs);
   }
 
   private hasQuorumContact(): boolean {
-    let count = 1;
+    let count = this.isVoter ? 1 : 0;
     for (const v of this.voters) {
       if (v === this.nodeId) continue;
       const last = this.replicas.get(v)?.lastFetchMs;
@@ -460,7 +628,7 @@ export class RaftCore {
   private enterUnattached(): void {
     this.resetRoleState();
     this.roleValue = 'unattached';
-    if (this.isVoter) this.electionDeadlineMs = this.nowMs + this.randomElectionTimeoutMs();
+    if (this.mayStand) this.electionDeadlineMs = this.nowMs + this.randomElectionTimeoutMs();
   }
 
   private becomeFollower(epoch: number, leaderId: NodeId): void {
@@ -483,14 +651,14 @@ export class RaftCore {
 
   /** KIP-996: ask for pre-votes at the current epoch; nobody's state changes until a majority agrees. */
   private becomeProspective(): void {
-    assert(this.isVoter, 'observers never stand for election');
+    assert(this.mayStand, 'observers never stand for election');
     const leaderId = this.roleValue === 'follower' ? this.leaderIdValue : undefined;
     const wasResigned = this.roleValue === 'resigned';
     this.resetRoleState();
     this.roleValue = 'prospective';
     // A follower remembers its leader, so that a lost pre-vote sends it back to fetching.
     this.leaderIdValue = wasResigned ? undefined : leaderId;
-    this.granted.add(this.nodeId);
+    if (this.isVoter) this.granted.add(this.nodeId);
     this.electionDeadlineMs = this.nowMs + this.randomElectionTimeoutMs();
     if (this.granted.size >= this.majority) return this.becomeCandidate();
     this.sendVoteRequests(true);
@@ -515,7 +683,7 @@ export class RaftCore {
     this.votedIdValue = this.nodeId;
     this.leaderIdValue = undefined;
     this.persist();
-    this.granted.add(this.nodeId);
+    if (this.isVoter) this.granted.add(this.nodeId);
     this.electionDeadlineMs = this.nowMs + this.randomElectionTimeoutMs();
     if (this.granted.size >= this.majority) return this.becomeLeader();
     this.sendVoteRequests(false);
@@ -530,11 +698,9 @@ export class RaftCore {
     this.persist();
     this.leaderSinceMs = this.nowMs;
     this.epochStartOffset = this.log.endOffset;
-    for (const v of this.voters) if (v !== this.nodeId) this.replicas.set(v, { endOffset: 0, lastFetchMs: undefined });
+    for (const v of this.voters) if (v !== this.nodeId) this.replicas.set(v, newReplicaState(undefined));
     // The leader-change record is the first entry of the epoch; committing it commits everything before.
-    this.appendLocal([{
-      offset: this.log.endOffset, epoch: this.epochValue, kind: 'control', value: encodeLeaderChange(this.nodeId, this.voters),
-    }]);
+    this.appendLocal([makeBatch(this.log.endOffset, this.epochValue, 'control', [encodeLeaderChange(this.nodeId, this.voters)])]);
     this.sendBeginQuorumEpochs();
   }
 
@@ -587,7 +753,9 @@ export class RaftCore {
   }
 
   private handleVoteRequest(env: Envelope, req: VoteRequest): void {
-    if (req.candidateEpoch < this.epochValue || !this.isVoter) {
+    // Any replica answers, voter or not in its own view (as Kafka since KIP-853): its voter set may
+    // be behind the candidate's, and the candidate counts only the votes of its own set.
+    if (req.candidateEpoch < this.epochValue) {
       return this.respondVote(env, req, false);
     }
     if (!req.preVote && req.candidateEpoch > this.epochValue) this.becomeUnattached(req.candidateEpoch, undefined);
@@ -595,7 +763,7 @@ export class RaftCore {
     if (grant && !req.preVote) {
       this.votedIdValue = req.candidateId;
       this.persist();
-      this.electionDeadlineMs = this.nowMs + this.randomElectionTimeoutMs();
+      if (this.mayStand) this.electionDeadlineMs = this.nowMs + this.randomElectionTimeoutMs();
     }
     this.respondVote(env, req, grant);
   }
@@ -729,9 +897,19 @@ export class RaftCore {
     const validation = this.validateFetchOffset(req.fetchOffset, req.lastFetchedEpoch);
     if (validation !== undefined) return this.respond(env, this.fetchResponse(RaftErrorCode.NONE, [], validation));
     const replica = this.replicas.get(req.replicaId);
-    if (replica !== undefined) replica.endOffset = req.fetchOffset;
+    if (replica !== undefined) {
+      // As Kafka's ReplicaState: caught up now when it has our whole log, or as of its previous
+      // fetch when it now has what we had then.
+      if (req.fetchOffset >= this.log.endOffset) replica.lastCaughtUpMs = this.nowMs;
+      else if (req.fetchOffset >= replica.lastFetchLeaderEnd && replica.previousFetchMs !== undefined) {
+        replica.lastCaughtUpMs = Math.max(replica.lastCaughtUpMs ?? -Infinity, replica.previousFetchMs);
+      }
+      replica.endOffset = req.fetchOffset;
+      replica.lastFetchLeaderEnd = this.log.endOffset;
+    }
     const hwBefore = this.hw;
     this.maybeAdvanceHighWatermark();
+    if (!this.isLeader) return this.respond(env, this.fetchResponse(RaftErrorCode.NOT_LEADER_OR_FOLLOWER, []));
     // Park a fetch with nothing new, unless it just moved the high watermark the fetcher must learn.
     if (req.fetchOffset >= this.log.endOffset && req.maxWaitMs > 0 && this.hw === hwBefore) {
       this.parked.set(req.replicaId, { env, deadlineMs: this.nowMs + req.maxWaitMs });
@@ -742,8 +920,12 @@ export class RaftCore {
 
   private recordFetch(replicaId: NodeId): void {
     const replica = this.replicas.get(replicaId);
-    if (replica !== undefined) replica.lastFetchMs = this.nowMs;
-    else this.replicas.set(replicaId, { endOffset: 0, lastFetchMs: this.nowMs });
+    if (replica !== undefined) {
+      replica.previousFetchMs = replica.lastFetchMs;
+      replica.lastFetchMs = this.nowMs;
+    } else {
+      this.replicas.set(replicaId, newReplicaState(this.nowMs));
+    }
   }
 
   /** Undefined when the fetcher's log is a prefix of ours; otherwise where it must go instead. */
@@ -763,14 +945,14 @@ export class RaftCore {
     if (req.fetchOffset < this.log.startOffset) {
       return this.respond(env, this.fetchResponse(RaftErrorCode.NONE, [], { snapshotId: this.log.snapshotId! }));
     }
-    const entries = this.log.read(req.fetchOffset, this.cfg.fetchMaxEntries);
-    this.respond(env, this.fetchResponse(RaftErrorCode.NONE, entries));
+    const batches = this.log.read(req.fetchOffset, this.cfg.fetchMaxEntries);
+    this.respond(env, this.fetchResponse(RaftErrorCode.NONE, batches));
   }
 
-  private fetchResponse(errorCode: RaftErrorCodeValue, entries: readonly Entry[], extra: Partial<FetchResponse> = {}): FetchResponse {
+  private fetchResponse(errorCode: RaftErrorCodeValue, batches: readonly EntryBatch[], extra: Partial<FetchResponse> = {}): FetchResponse {
     return {
       type: 'FetchResponse', errorCode, leaderEpoch: this.epochValue, leaderId: this.advertisedLeaderId(),
-      highWatermark: this.hw, logStartOffset: this.log.startOffset, entries, ...extra,
+      highWatermark: this.hw, logStartOffset: this.log.startOffset, batches, ...extra,
     };
   }
 
@@ -798,6 +980,8 @@ export class RaftCore {
       this.hw = candidate;
       this.emitCommitted();
       this.completeParkedFetches();
+      // KIP-853: a leader removed from the voters resigns once that change is committed.
+      if (!this.isVoter && this.votersOffset < this.hw) this.resign(this.nowMs);
     }
   }
 
@@ -824,7 +1008,7 @@ export class RaftCore {
 
   private fetchTarget(): NodeId | undefined {
     if (this.roleValue === 'follower') return this.leaderIdValue;
-    if (this.roleValue === 'unattached' && !this.isVoter) {
+    if (this.roleValue === 'unattached' && !this.mayStand) {
       // An observer without a leader asks a random voter, which answers with who leads.
       return this.voters[Math.floor(this.cfg.random() * this.voters.length)];
     }
@@ -877,6 +1061,11 @@ export class RaftCore {
     const offset = Math.max(this.log.startOffset, Math.min(diverging.endOffset, localEnd, this.log.endOffset));
     assert(offset >= this.hw, `truncation to ${offset} below high watermark ${this.hw}`);
     this.log.truncateTo(offset);
+    if (this.votersOffset >= offset) {
+      // A truncated VotersRecord was never committed: the set before it is in force again.
+      this.votersHistory = this.votersHistory.filter((h, i) => i === 0 || h.offset < offset);
+      this.votersChanged();
+    }
     this.flushedOffset = Math.min(this.flushedOffset, offset);
     if (this.readyEndOffset !== undefined) this.readyEndOffset = Math.min(this.readyEndOffset, offset);
     this.outLogOps.push({ kind: 'truncate', offset });
@@ -884,11 +1073,11 @@ export class RaftCore {
   }
 
   private appendFromLeader(resp: FetchResponse): void {
-    const entries = resp.entries;
-    if (entries.length > 0) {
+    const batches = resp.batches;
+    if (batches.length > 0) {
       // A valid answer to our outstanding fetch starts at our log end; anything else is a bug.
-      assert(entries[0]!.offset === this.log.endOffset, `fetched ${entries[0]!.offset}, log end ${this.log.endOffset}`);
-      this.appendLocal(entries);
+      assert(batches[0]!.baseOffset === this.log.endOffset, `fetched ${batches[0]!.baseOffset}, log end ${this.log.endOffset}`);
+      this.appendLocal(batches);
     }
     const hw = Math.min(resp.highWatermark, this.log.endOffset);
     if (hw > this.hw) {
@@ -927,12 +1116,15 @@ export class RaftCore {
     assert(snapshot.id.endOffset >= this.hw, 'a fetched snapshot is behind our high watermark');
     this.download = undefined;
     this.log.installSnapshot(snapshot);
+    const voters = unwrapSnapshotData(snapshot.data).voters;
+    this.votersHistory = [{ offset: snapshot.id.endOffset - 1, set: voters ?? this.votersAt(snapshot.id.endOffset - 1) }];
+    this.votersChanged();
     this.flushedOffset = Math.min(this.flushedOffset, snapshot.id.endOffset);
     this.outLogOps.push({ kind: 'snapshot', snapshot, replaceLog: true });
     this.outSync = true;
     this.hw = Math.max(this.hw, snapshot.id.endOffset);
     this.appliedOffset = snapshot.id.endOffset;
-    this.outRestore = snapshot;
+    this.outRestore = stateMachineSnapshot(snapshot);
     this.outCommitted = [];
   }
 
@@ -967,9 +1159,10 @@ export class RaftCore {
     this.nowMs = nowMs;
   }
 
-  private appendLocal(entries: readonly Entry[]): void {
-    this.log.append(entries);
-    this.outLogOps.push({ kind: 'append', entries });
+  private appendLocal(batches: readonly EntryBatch[]): void {
+    this.log.append(batches);
+    if (this.recordVoters(batches)) this.votersChanged();
+    this.outLogOps.push({ kind: 'append', batches });
     this.outSync = true;
   }
 
@@ -977,7 +1170,7 @@ export class RaftCore {
     const upTo = Math.min(this.hw, this.log.endOffset);
     if (this.appliedOffset >= upTo) return;
     assert(this.appliedOffset >= this.log.startOffset, 'committed entries below the log start');
-    for (const e of this.log.read(this.appliedOffset, upTo - this.appliedOffset)) this.outCommitted.push(e);
+    for (const b of this.log.readRange(this.appliedOffset, upTo)) this.outCommitted.push(b);
     this.appliedOffset = upTo;
   }
 
@@ -1007,4 +1200,9 @@ export class RaftCore {
       if (this.nowMs >= o.sentMs + this.cfg.requestTimeoutMs) this.outstanding.delete(id);
     }
   }
+}
+
+/** What the state machine restores: a snapshot's bytes without the voter set the core keeps in them. */
+function stateMachineSnapshot(snapshot: Snapshot): Snapshot {
+  return { id: snapshot.id, data: unwrapSnapshotData(snapshot.data).data };
 }

@@ -5,12 +5,38 @@
 
 export type NodeId = number;
 
-/** One record of the metadata log. `control` entries are the leader-change markers of KRaft. */
+/**
+ * `data`: the state machine's records. `control`: KRaft's leader-change marker (ControlRecordType
+ * LEADER_CHANGE). `voters`: a KIP-853 VotersRecord (ControlRecordType KRAFT_VOTERS), the voter set
+ * from its offset on.
+ */
+export type EntryKind = 'data' | 'control' | 'voters';
+
+/** One record of the metadata log. */
 export interface Entry {
   readonly offset: number;
   readonly epoch: number;
-  readonly kind: 'data' | 'control';
+  readonly kind: EntryKind;
   readonly value: Uint8Array;
+}
+
+/**
+ * Consecutive entries with one epoch and kind (see core/batch.ts): what the log keeps, the stores
+ * persist and Fetch carries. Entry i has offset baseOffset + i and value
+ * bytes[bounds[2i], bounds[2i + 1]).
+ */
+export interface EntryBatch {
+  readonly baseOffset: number;
+  readonly epoch: number;
+  readonly kind: EntryKind;
+  readonly count: number;
+  readonly bytes: Uint8Array;
+  readonly bounds: Int32Array;
+  /**
+   * `bytes` is exactly one RecordBatch v2 with these offsets, epoch and kind (as a follower
+   * received it): the store and the wire reuse the bytes instead of encoding them again.
+   */
+  readonly recordBatch: boolean;
 }
 
 /** (endOffset, epoch) of a snapshot: it holds every entry below endOffset; epoch is that of endOffset - 1. */
@@ -114,7 +140,7 @@ export interface FetchResponse {
   readonly divergingEpoch?: { readonly epoch: number; readonly endOffset: number };
   /** Set when the fetch offset is below the log start: fetch this snapshot instead. */
   readonly snapshotId?: SnapshotId;
-  readonly entries: readonly Entry[];
+  readonly batches: readonly EntryBatch[];
 }
 
 export interface FetchSnapshotRequest {
@@ -154,7 +180,7 @@ export interface Envelope {
 
 /** A change to make to the durable log, in order, before the Ready's messages are sent. */
 export type LogOp =
-  | { readonly kind: 'append'; readonly entries: readonly Entry[] }
+  | { readonly kind: 'append'; readonly batches: readonly EntryBatch[] }
   /** Delete every entry at or above `offset`. */
   | { readonly kind: 'truncate'; readonly offset: number }
   /** Store the snapshot, then delete the log below its end offset (and all of it when `replaceLog`). */
@@ -171,13 +197,18 @@ export interface Ready {
   readonly syncLog: boolean;
   readonly messages: readonly Envelope[];
   readonly restoreSnapshot: Snapshot | undefined;
-  readonly committed: readonly Entry[];
+  readonly committed: readonly EntryBatch[];
 }
 
 export interface RaftConfig {
   readonly nodeId: NodeId;
-  /** controller.quorum.voters: the static voter set. A node not in it is an observer. */
+  /**
+   * controller.quorum.voters: the bootstrap voter set, in force until the log or a snapshot holds a
+   * VotersRecord (KIP-853). A node not in the voter set is an observer.
+   */
   readonly voters: readonly NodeId[];
+  /** Where the bootstrap voters listen, written into VotersRecords (optional; ids alone work). */
+  readonly voterEndpoints?: ReadonlyArray<{ readonly id: NodeId; readonly host: string; readonly port: number }>;
   /** controller.quorum.election.timeout.ms; each timeout is randomized in [t, 2t). */
   readonly electionTimeoutMs: number;
   /** controller.quorum.fetch.timeout.ms; the leader's check-quorum timeout is 1.5 times this. */
@@ -213,6 +244,8 @@ export interface ReplicaProgress {
   readonly nodeId: NodeId;
   readonly endOffset: number;
   readonly lastFetchMs: number | undefined;
+  /** When it last had all of the leader's log (Kafka's lastCaughtUpTimestamp). */
+  readonly lastCaughtUpMs?: number | undefined;
 }
 
 /** What DescribeQuorum reports. */

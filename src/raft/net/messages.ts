@@ -10,8 +10,8 @@
 //   from the request it answers (it matches responses by correlation id).
 // - Snapshot bytes are the state machine's own bytes in FetchSnapshot's UnalignedRecords, not
 //   Kafka's snapshot record batches.
-// - Entries go as RecordBatch v2: one batch per run of entries with the same epoch and kind,
-//   baseOffset = first offset, partitionLeaderEpoch = epoch; control entries in control batches with
+// - Entries go as RecordBatch v2: one record batch per entry batch of the log (encoded once, or
+//   the bytes as received), baseOffset = first offset, partitionLeaderEpoch = epoch; control entries in control batches with
 //   a LEADER_CHANGE key and the core's leader-change value (not Kafka's LeaderChangeMessage).
 import {
   ZERO_UUID,
@@ -22,22 +22,26 @@ import {
   type VoteRequest as WireVoteReq, type VoteResponse as WireVoteResp,
   type DescribeQuorumResponse as WireDescribeResp,
 } from '../../protocol/index.js';
-import { ATTR_CONTROL, NO_TIMESTAMP, buildRecordBatchSync, forEachRecord, iterateBatches } from '../../records/index.js';
+import { ATTR_CONTROL, crc32c, forEachRecord, iterateBatches } from '../../records/index.js';
 import type {
-  BeginQuorumEpochRequest, BeginQuorumEpochResponse, EndQuorumEpochRequest, EndQuorumEpochResponse, Entry,
-  FetchRequest, FetchResponse, FetchSnapshotRequest, FetchSnapshotResponse, NodeId, QuorumDescription,
+  BeginQuorumEpochRequest, BeginQuorumEpochResponse, EndQuorumEpochRequest, EndQuorumEpochResponse, EntryBatch,
+  FetchRequest, FetchResponse, FetchSnapshotRequest, FetchSnapshotResponse, NodeId, QuorumDescription, ReplicaProgress,
   RaftErrorCodeValue, RaftMessage, RaftRequest, VoteRequest, VoteResponse,
 } from '../core/types.js';
+import { lastOffsetOf } from '../core/batch.js';
 
-export const ApiKey = { Fetch: 1, Vote: 52, BeginQuorumEpoch: 53, EndQuorumEpoch: 54, DescribeQuorum: 55, FetchSnapshot: 59 } as const;
+export const ApiKey = {
+  Fetch: 1, Vote: 52, BeginQuorumEpoch: 53, EndQuorumEpoch: 54, DescribeQuorum: 55, FetchSnapshot: 59, AddRaftVoter: 80, RemoveRaftVoter: 81,
+} as const;
 export const apiVersion: Readonly<Record<number, number>> = { 1: 17, 52: 1, 53: 1, 54: 1, 55: 2, 59: 1 };
 
 export const METADATA_TOPIC = '__cluster_metadata';
 /** Kafka's Uuid.METADATA_TOPIC_ID (0, 1) as our UUID strings spell it. */
 export const METADATA_TOPIC_ID = 'AAAAAAAAAAAAAAAAAAAAAQ';
 export const PRE_VOTE_TAG = 0x7f00;
-/** Kafka's ControlRecordType.LEADER_CHANGE. */
+/** Kafka's ControlRecordType.LEADER_CHANGE and KRAFT_VOTERS. */
 const LEADER_CHANGE_TYPE = 2;
+const KRAFT_VOTERS_TYPE = 6;
 /** A follower asks for at most this many bytes per fetch (Kafka's replica.fetch.max.bytes is 1 MiB too). */
 export const fetchBytesMax = 8 << 20;
 
@@ -236,7 +240,7 @@ export function encodeResponse(m: RaftMessage): object {
           ...(m.divergingEpoch !== undefined ? { divergingEpoch: { epoch: m.divergingEpoch.epoch, endOffset: BigInt(m.divergingEpoch.endOffset) } } : {}),
           currentLeader: { leaderId: noneId(m.leaderId), leaderEpoch: m.leaderEpoch },
           ...(m.snapshotId !== undefined ? { snapshotId: { endOffset: BigInt(m.snapshotId.endOffset), epoch: m.snapshotId.epoch } } : {}),
-          abortedTransactions: null, preferredReadReplica: -1, records: encodeEntries(m.entries),
+          abortedTransactions: null, preferredReadReplica: -1, records: encodeEntries(m.batches),
         }] }],
       };
       return body;
@@ -293,7 +297,7 @@ export function decodeResponse(request: RaftRequest, body: Record<string, unknow
         logStartOffset: toNumber(p.logStartOffset, 'logStartOffset'),
         ...(p.divergingEpoch.epoch >= 0 ? { divergingEpoch: { epoch: p.divergingEpoch.epoch, endOffset: toNumber(p.divergingEpoch.endOffset, 'divergingEpoch.endOffset') } } : {}),
         ...(p.snapshotId.epoch >= 0 && p.snapshotId.endOffset >= 0n ? { snapshotId: { endOffset: toNumber(p.snapshotId.endOffset, 'snapshotId.endOffset'), epoch: p.snapshotId.epoch } } : {}),
-        entries: p.records === null ? [] : decodeEntries(p.records, entriesMax),
+        batches: p.records === null ? [] : decodeEntries(p.records, entriesMax),
       };
       return m;
     }
@@ -314,9 +318,9 @@ export function decodeResponse(request: RaftRequest, body: Record<string, unknow
 }
 
 export function encodeDescribeQuorum(d: QuorumDescription, errorCode: number): object {
-  const replica = (r: { nodeId: NodeId; endOffset: number; lastFetchMs: number | undefined }) => ({
+  const replica = (r: ReplicaProgress) => ({
     replicaId: r.nodeId, replicaDirectoryId: ZERO_UUID, logEndOffset: BigInt(r.endOffset),
-    lastFetchTimestamp: BigInt(r.lastFetchMs ?? -1), lastCaughtUpTimestamp: -1n,
+    lastFetchTimestamp: BigInt(r.lastFetchMs ?? -1), lastCaughtUpTimestamp: BigInt(r.lastCaughtUpMs ?? -1),
   });
   const body: Partial<WireDescribeResp> = {
     errorCode: 0, errorMessage: null,
@@ -332,9 +336,10 @@ export function encodeDescribeQuorum(d: QuorumDescription, errorCode: number): o
 export function decodeDescribeQuorum(body: Record<string, unknown>): QuorumDescription & { errorCode: number } {
   const b = body as unknown as WireDescribeResp;
   const p = onlyPartition(b.topics, 'DescribeQuorum response');
-  const replica = (r: { replicaId: number; logEndOffset: bigint; lastFetchTimestamp: bigint }) => ({
+  const replica = (r: { replicaId: number; logEndOffset: bigint; lastFetchTimestamp: bigint; lastCaughtUpTimestamp: bigint }) => ({
     nodeId: r.replicaId, endOffset: toNumber(r.logEndOffset, 'logEndOffset'),
     lastFetchMs: r.lastFetchTimestamp < 0n ? undefined : toNumber(r.lastFetchTimestamp, 'lastFetchTimestamp'),
+    lastCaughtUpMs: r.lastCaughtUpTimestamp < 0n ? undefined : toNumber(r.lastCaughtUpTimestamp, 'lastCaughtUpTimestamp'),
   });
   return {
     errorCode: b.errorCode !== 0 ? b.errorCode : p.errorCode, leaderId: someId(p.leaderId), leaderEpoch: p.leaderEpoch,
@@ -348,68 +353,165 @@ function asBuffer(v: Uint8Array): Buffer {
   return Buffer.isBuffer(v) ? v : Buffer.from(v.buffer, v.byteOffset, v.length);
 }
 
-const leaderChangeKey = (() => {
+function controlKey(type: number): Buffer {
   const key = Buffer.alloc(4);
   key.writeInt16BE(0, 0);
-  key.writeInt16BE(LEADER_CHANGE_TYPE, 2);
+  key.writeInt16BE(type, 2);
   return key;
-})();
+}
+const leaderChangeKey = controlKey(LEADER_CHANGE_TYPE);
+const votersKey = controlKey(KRAFT_VOTERS_TYPE);
 
 /**
- * The leader answers every follower's fetch for the same range with the same bytes: a few recent
- * encodings are kept, keyed by the (offset, epoch) of the first and last entry, which by log
- * matching name the whole range.
+ * The RecordBatch v2 bytes of one entry batch: the bytes themselves when the batch arrived as one
+ * (a follower's log), else encoded once and remembered for as long as the batch lives (the
+ * leader's store write and every follower's fetch of it share one encoding).
  */
-const encodedCacheMax = 4;
-const encodedCache = new Map<string, Buffer>();
+const encodedBatches = new WeakMap<EntryBatch, Buffer>();
 
-export function encodeEntries(entries: readonly Entry[]): Buffer {
-  if (entries.length === 0) return Buffer.alloc(0);
-  const first = entries[0]!;
-  const last = entries[entries.length - 1]!;
-  const key = `${first.offset}:${first.epoch}:${last.offset}:${last.epoch}`;
-  const cached = encodedCache.get(key);
+export function encodeBatch(b: EntryBatch): Buffer {
+  if (b.recordBatch) return asBuffer(b.bytes);
+  const cached = encodedBatches.get(b);
   if (cached !== undefined) return cached;
-  const encoded = encodeEntriesUncached(entries);
-  if (encodedCache.size >= encodedCacheMax) encodedCache.delete(encodedCache.keys().next().value!);
-  encodedCache.set(key, encoded);
+  const encoded = encodeRecordBatch(b);
+  encodedBatches.set(b, encoded);
   return encoded;
 }
 
-/** encodeEntries without the cache (the log store: its entries need not be a leader's). */
-export function encodeEntriesUncached(entries: readonly Entry[]): Buffer {
-  const batches: Buffer[] = [];
-  let start = 0;
-  for (let i = 1; i <= entries.length; i++) {
-    const a = entries[start]!;
-    const b = entries[i];
-    if (b !== undefined && b.epoch === a.epoch && b.kind === a.kind) continue;
-    const run = entries.slice(start, i);
-    batches.push(buildRecordBatchSync({
-      records: run.map((e) => ({ key: e.kind === 'control' ? leaderChangeKey : null, value: asBuffer(e.value), timestamp: NO_TIMESTAMP })),
-      baseOffset: a.offset, partitionLeaderEpoch: a.epoch, isControl: a.kind === 'control', baseTimestamp: NO_TIMESTAMP,
-      producerId: -1, producerEpoch: -1, baseSequence: -1,
-    }));
-    start = i;
-  }
-  return batches.length === 1 ? batches[0]! : Buffer.concat(batches);
+const varintBytes = (v: number): number => {
+  let z = ((v << 1) ^ (v >> 31)) >>> 0;
+  let n = 1;
+  while (z >= 0x80) { z >>>= 7; n++; }
+  return n;
+};
+
+function writeVarint(buf: Buffer, at: number, v: number): number {
+  let z = ((v << 1) ^ (v >> 31)) >>> 0;
+  while (z >= 0x80) { buf[at++] = (z & 0x7f) | 0x80; z >>>= 7; }
+  buf[at++] = z;
+  return at;
 }
 
-export function decodeEntries(records: Buffer, entriesMax: number): Entry[] {
-  const out: Entry[] = [];
+/**
+ * One uncompressed RecordBatch v2 for the batch, written straight from its value buffer: no
+ * timestamps (-1), no producer, null keys for data and the LEADER_CHANGE key for control
+ * records; the same bytes as the records room's builder (a test checks it) without an object per
+ * record.
+ */
+function encodeRecordBatch(b: EntryBatch): Buffer {
+  const key = b.kind === 'control' ? leaderChangeKey : b.kind === 'voters' ? votersKey : null;
+  const keyBytes = key === null ? 1 : varintBytes(key.length) + key.length;
+  const src = asBuffer(b.bytes);
+  let size = 61;
+  for (let i = 0; i < b.count; i++) {
+    const len = b.bounds[2 * i + 1]! - b.bounds[2 * i]!;
+    const body = 1 + 1 + varintBytes(i) + keyBytes + varintBytes(len) + len + 1;
+    size += varintBytes(body) + body;
+  }
+  check(size <= 0x7fffffff, 'batch too large');
+  const buf = Buffer.allocUnsafe(size);
+  buf.writeBigInt64BE(BigInt(b.baseOffset), 0);
+  buf.writeInt32BE(size - 12, 8);
+  buf.writeInt32BE(b.epoch, 12);
+  buf.writeInt8(2, 16);
+  buf.writeInt16BE(b.kind === 'data' ? 0 : ATTR_CONTROL, 21);
+  buf.writeInt32BE(b.count - 1, 23);
+  buf.writeBigInt64BE(-1n, 27);
+  buf.writeBigInt64BE(-1n, 35);
+  buf.writeBigInt64BE(-1n, 43);
+  buf.writeInt16BE(-1, 51);
+  buf.writeInt32BE(-1, 53);
+  buf.writeInt32BE(b.count, 57);
+  let at = 61;
+  for (let i = 0; i < b.count; i++) {
+    const start = b.bounds[2 * i]!;
+    const len = b.bounds[2 * i + 1]! - start;
+    const body = 1 + 1 + varintBytes(i) + keyBytes + varintBytes(len) + len + 1;
+    at = writeVarint(buf, at, body);
+    buf[at++] = 0;
+    buf[at++] = 0;
+    at = writeVarint(buf, at, i);
+    if (key === null) {
+      buf[at++] = 1;
+    } else {
+      at = writeVarint(buf, at, key.length);
+      key.copy(buf, at);
+      at += key.length;
+    }
+    at = writeVarint(buf, at, len);
+    src.copy(buf, at, start, start + len);
+    at += len;
+    buf[at++] = 0;
+  }
+  check(at === size, `batch encoded to ${at} bytes, planned ${size}`);
+  buf.writeUInt32BE(crc32c(buf.subarray(21)), 17);
+  return buf;
+}
+
+/**
+ * Several batches back to back; a few recent concatenations are kept, keyed by the (offset, epoch)
+ * of the first and last entry, which by log matching name the whole range (each follower fetches
+ * the same range).
+ */
+const encodedRangesMax = 4;
+const encodedRanges = new Map<string, Buffer>();
+
+export function encodeEntries(batches: readonly EntryBatch[]): Buffer {
+  if (batches.length === 0) return Buffer.alloc(0);
+  if (batches.length === 1) return encodeBatch(batches[0]!);
+  const first = batches[0]!;
+  const last = batches[batches.length - 1]!;
+  const key = `${first.baseOffset}:${first.epoch}:${lastOffsetOf(last)}:${last.epoch}`;
+  const cached = encodedRanges.get(key);
+  if (cached !== undefined) return cached;
+  const encoded = Buffer.concat(batches.map(encodeBatch));
+  if (encodedRanges.size >= encodedRangesMax) encodedRanges.delete(encodedRanges.keys().next().value!);
+  encodedRanges.set(key, encoded);
+  return encoded;
+}
+
+/**
+ * Record batches to entry batches, one per record batch, without an object per record: the
+ * batch keeps its bytes (a view into `records`) and the bounds of its values.
+ */
+export function decodeEntries(records: Buffer, entriesMax: number): EntryBatch[] {
+  const out: EntryBatch[] = [];
+  let total = 0;
+  let next = -1;
   for (const view of iterateBatches(records, { allowPartialTail: true })) {
     check(view.verifyCrc(), `record batch at ${view.baseOffset} fails its CRC`);
     check(view.compression === 0, 'compressed metadata batches are not supported');
-    const kind = (view.attributes & ATTR_CONTROL) !== 0 ? 'control' : 'data';
-    const epoch = view.partitionLeaderEpoch;
-    check(out.length + view.recordCount <= entriesMax, `fetch response holds more than ${entriesMax} entries`);
-    forEachRecord(view, view.bytes().subarray(61), (c) => {
+    const count = view.recordCount;
+    check(count > 0, `record batch at ${view.baseOffset} holds no records`);
+    total += count;
+    check(total <= entriesMax, `fetch response holds more than ${entriesMax} entries`);
+    const baseOffset = view.baseOffset;
+    check(next < 0 || baseOffset === next, 'fetched entries are not contiguous');
+    const bytes = view.bytes();
+    const bounds = new Int32Array(2 * count);
+    const control = (view.attributes & ATTR_CONTROL) !== 0;
+    let controlType = -1;
+    let i = 0;
+    forEachRecord(view, bytes.subarray(61), (c) => {
       check(c.valueLength >= 0, 'metadata records have values');
-      const value = new Uint8Array(c.body.buffer, c.body.byteOffset + c.valueStart, c.valueLength);
-      out.push({ offset: c.offset, epoch, kind, value });
+      if (control) {
+        check(c.keyLength >= 4, 'a control record has a 4-byte key');
+        const type = c.body.readInt16BE(c.keyStart + 2);
+        check(type === LEADER_CHANGE_TYPE || type === KRAFT_VOTERS_TYPE, `control record type ${type} in the metadata log`);
+        check(controlType < 0 || controlType === type, 'a control batch mixes record types');
+        controlType = type;
+      }
+      check(c.offset === baseOffset + i, `record ${i} of the batch at ${baseOffset} has offset ${c.offset}`);
+      bounds[2 * i] = 61 + c.valueStart;
+      bounds[2 * i + 1] = 61 + c.valueStart + c.valueLength;
+      i++;
     });
+    check(i === count, `record batch at ${baseOffset} holds ${i} records, not ${count}`);
+    out.push({
+      baseOffset, epoch: view.partitionLeaderEpoch, kind: !control ? 'data' : controlType === KRAFT_VOTERS_TYPE ? 'voters' : 'control',
+      count, bytes, bounds, recordBatch: true,
+    });
+    next = baseOffset + count;
   }
-  for (let i = 1; i < out.length; i++) check(out[i]!.offset === out[i - 1]!.offset + 1, 'fetched entries are not contiguous');
   return out;
 }
-

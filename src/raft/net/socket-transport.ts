@@ -7,11 +7,11 @@
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import {
   FrameSplitter, decodeRequest as decodeWireRequest, decodeResponse as decodeWireResponse, encodeRequestFrame,
-  encodeResponseFrame, peekCorrelationId,
+  encodeResponseFrame, peekCorrelationId, type AddRaftVoterRequest, type RemoveRaftVoterRequest,
 } from '../../protocol/index.js';
 import { limits } from '../../util/index.js';
 import type { Envelope, NodeId, RaftRequest } from '../core/types.js';
-import type { RaftTransport, TransportInbox, VoterAddress } from '../transport.js';
+import type { RaftTransport, TransportInbox, VoterAddress, VoterChange } from '../transport.js';
 import {
   ApiKey, apiKeyOf, apiVersion, decodeRequest, decodeResponse, encodeDescribeQuorum, encodeRequest, encodeResponse, fetchBytesMax,
 } from './messages.js';
@@ -216,6 +216,7 @@ export class SocketTransport implements RaftTransport {
       writeChunks(conn.socket, encodeResponseFrame(apiKey, header.requestApiVersion, header.correlationId, encodeDescribeQuorum(description, errorCode)));
       return;
     }
+    if (apiKey === ApiKey.AddRaftVoter || apiKey === ApiKey.RemoveRaftVoter) return this.onVoterChange(conn, apiKey, header, body);
     if (apiVersion[apiKey] === undefined) throw new Error(`${api.name} is not served on the controller listener`);
     if (conn.pending.size >= socketTransportLimits.inboundPendingPerConnectionMax) throw new Error('too many requests pending on one connection');
     const decoded = decodeRequest(apiKey, body);
@@ -224,6 +225,42 @@ export class SocketTransport implements RaftTransport {
     conn.pending.set(header.correlationId, { apiKey, version: header.requestApiVersion });
     this.inboundByKey.set(`${decoded.from}:${header.correlationId}`, conn);
     this.inbox!.deliver({ from: decoded.from, to: this.opts.nodeId, correlationId: header.correlationId, message: decoded.message });
+  }
+
+  /** KIP-853 AddRaftVoter / RemoveRaftVoter, answered by the driver once the change commits. */
+  private onVoterChange(conn: InboundConnection, apiKey: number, header: { requestApiVersion: number; correlationId: number }, body: Record<string, unknown>): void {
+    const b = body as unknown as AddRaftVoterRequest & RemoveRaftVoterRequest;
+    if (b.clusterId !== null && b.clusterId !== this.opts.clusterId) throw new Error(`cluster id ${b.clusterId} is not ours`);
+    if (conn.pending.size >= socketTransportLimits.inboundPendingPerConnectionMax) throw new Error('too many requests pending on one connection');
+    const respond = (errorCode: number, errorMessage: string | null): void => {
+      conn.pending.delete(header.correlationId);
+      writeChunks(conn.socket, encodeResponseFrame(apiKey, header.requestApiVersion, header.correlationId, { throttleTimeMs: 0, errorCode, errorMessage }));
+    };
+    conn.pending.set(header.correlationId, { apiKey, version: header.requestApiVersion });
+    const inbox = this.inbox!;
+    if (inbox.changeVoters === undefined) return respond(35, 'voter changes are not supported here');
+    let change: VoterChange;
+    if (apiKey === ApiKey.AddRaftVoter) {
+      const listener = b.listeners.find((l) => l.name === 'CONTROLLER') ?? b.listeners[0];
+      change = { kind: 'add', voterId: b.voterId, host: listener?.host, port: listener?.port };
+    } else {
+      change = { kind: 'remove', voterId: b.voterId };
+    }
+    inbox.changeVoters(change).then(
+      (r) => respond(r.errorCode, r.errorMessage),
+      (err: unknown) => respond(-1, String(err)),
+    );
+  }
+
+  /** Where the voters listen now; a voter whose address changed is reconnected. */
+  setVoters(voters: readonly VoterAddress[]): void {
+    for (const v of voters) {
+      if (v.nodeId === this.opts.nodeId) continue;
+      const peer = this.peers.get(v.nodeId);
+      if (peer !== undefined && peer.address.host === v.host && peer.address.port === v.port) continue;
+      peer?.socket?.destroy();
+      this.peers.set(v.nodeId, new Peer(v));
+    }
   }
 
   private sendResponse(env: Envelope): void {

@@ -3,11 +3,14 @@
 // JSON-lines control channel with request ids, kill -9 and restart on the same port and directory.
 // Every running child is killed by its PID on cleanup.
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { appendFileSync, mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+
+/** LOGLINE_RAFT_STDOUT_DIR: where the voters' non-JSON stdout lines go (node-<id>.stdout), e.g. with --trace-gc. */
+const otherStdoutDir = process.env['LOGLINE_RAFT_STDOUT_DIR'];
 
 const nodeMain = join(dirname(fileURLToPath(import.meta.url)), '..', 'node-main.js');
 
@@ -31,6 +34,8 @@ export interface NodeStatus {
   appliedOffset: number;
   count: number;
   logEndOffset: number;
+  /** The voter set in force on this node (KIP-853). */
+  voters: number[];
 }
 
 export interface ProposeReply {
@@ -68,6 +73,11 @@ export class NodeProcess {
     const ready = new Promise<void>((resolve, reject) => { started = resolve; failed = reject; });
     createInterface({ input: child.stdout }).on('line', (line) => {
       let msg: { id?: number; event?: string };
+      if (line.charCodeAt(0) !== 0x7b) {
+        // Not ours (node's --trace-gc writes to stdout): kept for diagnosis when asked.
+        if (otherStdoutDir !== undefined) appendFileSync(join(otherStdoutDir, `node-${this.id}.stdout`), `${line}\n`);
+        return;
+      }
       try { msg = JSON.parse(line) as typeof msg; } catch { return; }
       if (msg.event === 'started') { started!(); return; }
       if (msg.id === undefined) return;
@@ -158,7 +168,7 @@ export interface ProcessClusterOptions {
 }
 
 export class ProcessCluster {
-  private constructor(readonly nodes: NodeProcess[], readonly voters: string) {}
+  private constructor(readonly nodes: NodeProcess[], readonly voters: string, private readonly opts: ProcessClusterOptions) {}
 
   static async start(opts: ProcessClusterOptions): Promise<ProcessCluster> {
     const ports = await freePorts(opts.size);
@@ -170,7 +180,7 @@ export class ProcessCluster {
       return new NodeProcess(id, port, dir, () => [`node.id=${id}`, `controller.quorum.voters=${voters}`, `metadata.log.dir=${dir}`, ...extra],
         opts.execArgv);
     });
-    const cluster = new ProcessCluster(nodes, voters);
+    const cluster = new ProcessCluster(nodes, voters, opts);
     try {
       await Promise.all(nodes.map((n) => n.start()));
     } catch (err) {
@@ -180,7 +190,24 @@ export class ProcessCluster {
     return cluster;
   }
 
-  node(id: number): NodeProcess { return this.nodes[id - 1]!; }
+  node(id: number): NodeProcess { return this.nodes.find((n) => n.id === id)!; }
+
+  /**
+   * Starts one more node (id = the next free one) that is not in controller.quorum.voters: it joins
+   * as an observer, listening on its own port, and can then be added as a voter (KIP-853).
+   */
+  async addObserver(): Promise<NodeProcess> {
+    const [port] = await freePorts(1);
+    const id = Math.max(...this.nodes.map((n) => n.id)) + 1;
+    const dir = join(this.opts.baseDir, `node-${id}`);
+    const extra = Object.entries(this.opts.props ?? {}).map(([k, v]) => `${k}=${v}`);
+    const node = new NodeProcess(id, port!, dir, () => [
+      `node.id=${id}`, `controller.quorum.voters=${this.voters}`, `metadata.log.dir=${dir}`, `listeners=CONTROLLER://127.0.0.1:${port}`, ...extra,
+    ], this.opts.execArgv);
+    this.nodes.push(node);
+    await node.start();
+    return node;
+  }
 
   /** Polls the live nodes until one leads (optionally with an epoch above `epochAbove`). */
   async waitForLeader(timeoutMs: number, epochAbove = -1): Promise<{ node: NodeProcess; epoch: number }> {

@@ -2,7 +2,7 @@
 // list that keeps every committed value with its offset (what a test compares across nodes), and a
 // counter that keeps only totals (bounded memory under a long bench). Both are deterministic.
 import { assert } from '../../util/index.js';
-import type { Entry, Snapshot } from '../core/types.js';
+import type { Entry, EntryBatch, Snapshot } from '../core/types.js';
 import type { ReplicatedStateMachine } from '../state-machine.js';
 
 const decoder = new TextDecoder();
@@ -61,6 +61,15 @@ export class CounterStateMachine implements ReplicatedStateMachine {
       this.count++;
       this.bytes += e.value.length;
       this.lastOffset = e.offset;
+    }
+  }
+
+  applyBatches(batches: readonly EntryBatch[]): void {
+    for (const b of batches) {
+      assert(b.baseOffset > this.lastOffset, `applied offset ${b.baseOffset} after ${this.lastOffset}`);
+      this.count += b.count;
+      for (let i = 0; i < b.count; i++) this.bytes += b.bounds[2 * i + 1]! - b.bounds[2 * i]!;
+      this.lastOffset = b.baseOffset + b.count - 1;
     }
   }
 

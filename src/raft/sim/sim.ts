@@ -11,6 +11,8 @@
 // can; that is what trace minimisation (minimize.ts) needs.
 import { AssertionError, Prng } from '../../util/index.js';
 import { RaftCore } from '../core/raft.js';
+import { entriesOf } from '../core/batch.js';
+import { differByOne } from '../core/voters.js';
 import { defaultRaftTimeouts, type Entry, type Envelope, type LogOp, type NodeId, type Ready, type Snapshot } from '../core/types.js';
 import { MemoryLogStore, MemoryQuorumStateStore } from '../store/memory.js';
 import { MinHeap } from './heap.js';
@@ -48,7 +50,10 @@ export type ChaosEvent =
   | { readonly atMs: number; readonly kind: 'resign' }
   | { readonly atMs: number; readonly kind: 'network'; readonly drop: number; readonly dup: number; readonly delayMaxMs: number }
   /** At healing: this node is killed and stays down. */
-  | { readonly atMs: number; readonly kind: 'keep-down'; readonly node: NodeId };
+  | { readonly atMs: number; readonly kind: 'keep-down'; readonly node: NodeId }
+  /** KIP-853, asked of the current leader: add a node as a voter, or remove one. */
+  | { readonly atMs: number; readonly kind: 'add-voter'; readonly node: NodeId }
+  | { readonly atMs: number; readonly kind: 'remove-voter'; readonly node: NodeId };
 
 export function formatChaosEvent(e: ChaosEvent): string {
   switch (e.kind) {
@@ -62,6 +67,8 @@ export function formatChaosEvent(e: ChaosEvent): string {
     case 'resign': return `@${e.atMs} resign`;
     case 'network': return `@${e.atMs} network drop=${e.drop} dup=${e.dup} delay=${e.delayMaxMs}`;
     case 'keep-down': return `@${e.atMs} keep-down n${e.node}`;
+    case 'add-voter': return `@${e.atMs} add-voter n${e.node}`;
+    case 'remove-voter': return `@${e.atMs} remove-voter n${e.node}`;
   }
 }
 
@@ -103,6 +110,8 @@ export function parseSchedule(text: string): ChaosEvent[] {
       case 'resign': events.push({ atMs, kind: 'resign' }); break;
       case 'network': events.push({ atMs, kind: 'network', drop: num('drop'), dup: num('dup'), delayMaxMs: num('delay') }); break;
       case 'keep-down': events.push({ atMs, kind: 'keep-down', node: node() }); break;
+      case 'add-voter': events.push({ atMs, kind: 'add-voter', node: node() }); break;
+      case 'remove-voter': events.push({ atMs, kind: 'remove-voter', node: node() }); break;
       default: throw new Error(`unknown chaos event "${part}"`);
     }
   }
@@ -119,6 +128,8 @@ export interface SimStats {
   crashes: number;
   snapshots: number;
   snapshotInstalls: number;
+  /** KIP-853 voter changes the leader accepted (appended). */
+  voterChanges: number;
 }
 
 export interface SimResult {
@@ -169,19 +180,14 @@ interface SimNode {
   restartAtMs: number;
   /** Killed at healing and never restarted; the liveness check goes on without it. */
   downForGood: boolean;
+  /** The voter set this node held as leader after its last input (epoch, ids), for the one-change-at-a-time check. */
+  voterSetSeen: { epoch: number; ids: string } | undefined;
 }
 
 const decoder = new TextDecoder();
 const encoder = new TextEncoder();
-const entryKeys = new WeakMap<Entry, string>();
-
 function entryKey(e: Entry): string {
-  let k = entryKeys.get(e);
-  if (k === undefined) {
-    k = e.kind === 'control' ? `${e.epoch}|ctl` : `${e.epoch}|${decoder.decode(e.value)}`;
-    entryKeys.set(e, k);
-  }
-  return k;
+  return e.kind === 'control' ? `${e.epoch}|ctl` : `${e.epoch}|${decoder.decode(e.value)}`;
 }
 
 export function encodeSimSnapshot(applied: ReadonlyArray<[number, string]>): Uint8Array {
@@ -235,7 +241,10 @@ export class Simulation {
   private readonly leaderOfEpoch = new Map<number, NodeId>();
   readonly stats: SimStats = {
     steps: 0, simMs: 0, messages: 0, proposals: 0, committed: 0, leaders: 0, crashes: 0, snapshots: 0, snapshotInstalls: 0,
+    voterChanges: 0,
   };
+  /** Voter changes (KIP-853) are drawn in this run; the voter count stays within [bootstrap, bootstrap + 1]. */
+  private readonly membership: boolean;
 
   constructor(options: SimOptions) {
     this.seed = options.seed;
@@ -254,18 +263,24 @@ export class Simulation {
     const profile = this.rng.next();
     this.timeouts = profile < 0.5 ? defaultRaftTimeouts : scaledTimeouts(profile < 0.75 ? 0.2 : 0.05);
     for (let i = 1; i <= voters; i++) this.voterIds.push(i);
-    for (let i = 1; i <= voters + observers; i++) {
-      this.nodes.push({
-        id: i, voter: i <= voters, prng: new Prng(this.rng.nextUint32()),
-        quorumStore: new MemoryQuorumStateStore(), logStore: new MemoryLogStore(),
-        core: undefined, applied: [], appliedEnd: 0, mirror: { start: 0, keys: [] }, leaderEpochSeen: -1, leaderHw: 0, sawLive: false, incarnation: 0, restartAtMs: Infinity, downForGood: false,
-      });
-    }
+    for (let i = 1; i <= voters + observers; i++) this.nodes.push(this.newNode(i, i <= voters));
     this.chaosRng = new Prng(this.rng.nextUint32());
     this.netRng = new Prng(this.rng.nextUint32());
     this.faultRng = new Prng(this.rng.nextUint32());
+    // Drawn last, so the other streams of a seed are what they were before voter changes existed.
+    this.membership = voters >= 3 && this.rng.next() < 0.5;
+    if (this.membership && observers === 0) this.nodes.push(this.newNode(voters + 1, false));
     for (const n of this.nodes) this.start(n);
     this.nextChaosMs = this.replay === undefined ? this.chaosRng.int(200) : this.replay[0]?.atMs ?? Infinity;
+  }
+
+  private newNode(id: NodeId, voter: boolean): SimNode {
+    return {
+      id, voter, prng: new Prng(this.rng.nextUint32()),
+      quorumStore: new MemoryQuorumStateStore(), logStore: new MemoryLogStore(),
+      core: undefined, applied: [], appliedEnd: 0, mirror: { start: 0, keys: [] }, leaderEpochSeen: -1, leaderHw: 0, sawLive: false, incarnation: 0, restartAtMs: Infinity, downForGood: false,
+      voterSetSeen: undefined,
+    };
   }
 
   run(): SimResult {
@@ -430,7 +445,24 @@ export class Simulation {
         delayMaxMs: [2, 10, 50, 200][rng.int(4)]!,
       };
     }
+    if (r < 0.95 && this.membership) return this.drawVoterChange(atMs);
     return undefined;
+  }
+
+  /**
+   * A voter change for the current leader: add a node that does not vote while the set has its
+   * bootstrap size, else remove a random voter (the leader too), so a minority can still fail.
+   */
+  private drawVoterChange(atMs: number): ChaosEvent | undefined {
+    const leader = this.nodes.find((x) => x.core?.isLeader === true);
+    if (leader === undefined) return undefined;
+    const ids = leader.core!.voterSet.map((v) => v.id);
+    if (ids.length <= this.voterIds.length) {
+      const n = this.randomNode((x) => !ids.includes(x.id));
+      return n === undefined ? undefined : { atMs, kind: 'add-voter', node: n.id };
+    }
+    const n = this.randomNode((x) => ids.includes(x.id));
+    return n === undefined ? undefined : { atMs, kind: 'remove-voter', node: n.id };
   }
 
   /** Half the crashes come back quickly, as under a supervisor; the others wait for a restart event. */
@@ -466,6 +498,8 @@ export class Simulation {
         this.dupRate = e.dup;
         this.delayMaxMs = e.delayMaxMs;
         return this.record(`network drop=${this.dropRate} dup=${this.dupRate} delay<=${this.delayMaxMs}ms`);
+      case 'add-voter':
+      case 'remove-voter': return this.changeVoters(e.kind, node!);
       case 'keep-down':
         this.record(`HEAL: no faults, n${node!.id} stays down`);
         if (node!.core !== undefined) this.crash(node!, this.faultRng.int(node!.logStore.unsyncedOps + 1), undefined);
@@ -525,12 +559,12 @@ export class Simulation {
     n.appliedEnd = 0;
     n.sawLive = false;
     n.leaderEpochSeen = -1;
-    n.mirror = { start: loaded.snapshot?.id.endOffset ?? 0, keys: loaded.entries.map(entryKey) };
+    n.mirror = { start: loaded.snapshot?.id.endOffset ?? 0, keys: entriesOf(loaded.batches).map(entryKey) };
     n.core = new RaftCore({
       ...this.timeouts,
       nodeId: n.id, voters: this.voterIds, fetchMaxEntries: 16, snapshotChunkBytes: 256,
       random: () => n.prng.next(),
-    }, { quorumState: n.quorumStore.read(), snapshot: loaded.snapshot, entries: loaded.entries }, this.now);
+    }, { quorumState: n.quorumStore.read(), snapshot: loaded.snapshot, batches: loaded.batches }, this.now);
     this.afterInput(n);
   }
 
@@ -550,6 +584,16 @@ export class Simulation {
     this.record(`snapshot n${n.id} at ${id.endOffset} (epoch ${id.epoch})`);
     this.stats.snapshots++;
     this.afterInput(n);
+  }
+
+  private changeVoters(kind: 'add-voter' | 'remove-voter', target: SimNode): void {
+    const leader = this.nodes.find((x) => x.core?.isLeader === true);
+    if (leader === undefined) return;
+    const core = leader.core!;
+    const r = kind === 'add-voter' ? core.addVoter({ id: target.id }, this.now) : core.removeVoter(target.id, this.now);
+    this.record(`${kind} n${target.id} on n${leader.id}: ${r.ok ? `VotersRecord at ${r.offset}` : `${r.error} (${r.message})`}`);
+    if (r.ok) this.stats.voterChanges++;
+    this.afterInput(leader);
   }
 
   private resignLeader(): void {
@@ -574,6 +618,7 @@ export class Simulation {
       keepDown = this.replay.find((e) => e.kind === 'keep-down');
     } else if (this.voterIds.length >= 3 && this.chaosRng.next() < 0.3) {
       const victim = this.nodes.find((x) => x.core?.isLeader === true) ?? this.nodes[this.chaosRng.int(this.voterIds.length)]!;
+      // (With voter changes the set has 3-6 voters of which at most one is down: a majority lives.)
       keepDown = { atMs: this.now, kind: 'keep-down', node: victim.id };
     }
     if (keepDown !== undefined) this.execute(keepDown);
@@ -613,7 +658,7 @@ export class Simulation {
       return false;
     }
     if (ready.restoreSnapshot !== undefined) this.restore(n, ready.restoreSnapshot);
-    for (const e of ready.committed) this.apply(n, e);
+    for (const e of entriesOf(ready.committed)) this.apply(n, e);
     return true;
   }
 
@@ -671,7 +716,7 @@ export class Simulation {
     const m = n.mirror;
     for (const op of ops) {
       if (op.kind === 'append') {
-        for (const e of op.entries) {
+        for (const e of entriesOf(op.batches)) {
           if (e.offset !== m.start + m.keys.length) throw new Violation(`n${n.id} appended ${e.offset} at log end ${m.start + m.keys.length}`);
           const prev = e.offset === m.start ? undefined : m.keys[m.keys.length - 1]!;
           const key = entryKey(e);
@@ -706,7 +751,20 @@ export class Simulation {
 
   private checkNode(n: SimNode): void {
     const core = n.core!;
-    if (!core.isLeader) return;
+    if (!core.isLeader) {
+      n.voterSetSeen = undefined;
+      return;
+    }
+    // KIP-853: a leader changes the voter set one voter at a time, and is elected only as a voter
+    // of its latest or its committed set (it may lead on, not voting, until its removal commits).
+    const ids = core.voterSet.map((v) => v.id).sort((a, b) => a - b).join(',');
+    const seen = n.voterSetSeen;
+    if (seen === undefined || seen.epoch !== core.epoch) {
+      if (!core.mayStand) throw new Violation(`n${n.id} became leader of epoch ${core.epoch} without being a voter of ${ids} or of the committed set`);
+    } else if (seen.ids !== ids && !differByOne(core.voterSet, seen.ids.split(',').map((id) => ({ id: Number(id) })))) {
+      throw new Violation(`leader n${n.id} changed the voters from ${seen.ids} to ${ids} at once`);
+    }
+    n.voterSetSeen = { epoch: core.epoch, ids };
     const owner = this.leaderOfEpoch.get(core.epoch);
     if (owner === undefined) {
       this.leaderOfEpoch.set(core.epoch, n.id);

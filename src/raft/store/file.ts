@@ -7,7 +7,8 @@ import { closeSync, existsSync, fsync, fsyncSync, mkdirSync, openSync, readFileS
 import { join } from 'node:path';
 import { crc32c } from '../../records/index.js';
 import { assert } from '../../util/index.js';
-import type { Entry, LogOp, QuorumState, Snapshot } from '../core/types.js';
+import { batchesOf, entriesOf } from '../core/batch.js';
+import type { Entry, EntryKind, LogOp, QuorumState, Snapshot } from '../core/types.js';
 import { MemoryLogStore } from './memory.js';
 import type { LoadedLog, LogStore, QuorumStateStore } from './ports.js';
 
@@ -46,7 +47,7 @@ export class FileQuorumStateStore implements QuorumStateStore {
   }
 }
 
-interface FrameEntry { o: number; e: number; k: 'data' | 'control'; v: string }
+interface FrameEntry { o: number; e: number; k: EntryKind; v: string }
 type Frame = { a: FrameEntry[] } | { t: number } | { s: { o: number; e: number; r: boolean } };
 
 export class FileLogStore implements LogStore {
@@ -82,7 +83,7 @@ export class FileLogStore implements LogStore {
   apply(ops: readonly LogOp[]): void {
     for (const op of ops) {
       if (op.kind === 'snapshot') writeFileAtomic(this.dir, 'snapshot', encodeSnapshot(op.snapshot));
-      this.writeFrame(op.kind === 'append' ? encodeAppend(op.entries) : fromOp(op));
+      this.writeFrame(op.kind === 'append' ? encodeAppend(entriesOf(op.batches)) : fromOp(op));
     }
   }
 
@@ -113,7 +114,7 @@ export class FileLogStore implements LogStore {
 const APPEND_FRAME = 1;
 const ENTRY_HEADER_BYTES = 8 + 4 + 1 + 4;
 
-/** [u8 1][u32 count] then per entry [i64 offset][i32 epoch][u8 kind: 0 data, 1 control][u32 length][value]. */
+/** [u8 1][u32 count] then per entry [i64 offset][i32 epoch][u8 kind: 0 data, 1 control, 2 voters][u32 length][value]. */
 function encodeAppend(entries: readonly Entry[]): Buffer {
   let bytes = 5;
   for (const e of entries) bytes += ENTRY_HEADER_BYTES + e.value.length;
@@ -124,7 +125,7 @@ function encodeAppend(entries: readonly Entry[]): Buffer {
   for (const e of entries) {
     buf.writeBigInt64BE(BigInt(e.offset), at);
     buf.writeInt32BE(e.epoch, at + 8);
-    buf[at + 12] = e.kind === 'control' ? 1 : 0;
+    buf[at + 12] = e.kind === 'control' ? 1 : e.kind === 'voters' ? 2 : 0;
     buf.writeUInt32BE(e.value.length, at + 13);
     buf.set(e.value, at + ENTRY_HEADER_BYTES);
     at += ENTRY_HEADER_BYTES + e.value.length;
@@ -141,7 +142,7 @@ function decodeAppend(body: Buffer): Entry[] {
   for (let i = 0; i < count; i++) {
     const offset = Number(body.readBigInt64BE(at));
     const epoch = body.readInt32BE(at + 8);
-    const kind = body[at + 12] === 1 ? 'control' : 'data';
+    const kind: EntryKind = body[at + 12] === 1 ? 'control' : body[at + 12] === 2 ? 'voters' : 'data';
     const length = body.readUInt32BE(at + 13);
     assert(at + ENTRY_HEADER_BYTES + length <= body.length, 'append frame entry exceeds its bytes');
     // A copy, so an entry does not pin the whole file buffer.
@@ -156,7 +157,7 @@ function decodeAppend(body: Buffer): Entry[] {
 function keepAboveSnapshot(entries: Entry[], snapshot: Snapshot | undefined): LogOp | undefined {
   const start = snapshot?.id.endOffset ?? 0;
   const kept = entries.filter((e) => e.offset >= start);
-  return kept.length === 0 ? undefined : { kind: 'append', entries: kept };
+  return kept.length === 0 ? undefined : { kind: 'append', batches: batchesOf(kept) };
 }
 
 function encodeSnapshot(s: Snapshot): Uint8Array {
@@ -170,7 +171,7 @@ function encodeSnapshot(s: Snapshot): Uint8Array {
 function fromOp(op: LogOp): Frame {
   switch (op.kind) {
     case 'append':
-      return { a: op.entries.map((e) => ({ o: e.offset, e: e.epoch, k: e.kind, v: Buffer.from(e.value).toString('base64') })) };
+      return { a: entriesOf(op.batches).map((e) => ({ o: e.offset, e: e.epoch, k: e.kind, v: Buffer.from(e.value).toString('base64') })) };
     case 'truncate': return { t: op.offset };
     case 'snapshot': return { s: { o: op.snapshot.id.endOffset, e: op.snapshot.id.epoch, r: op.replaceLog } };
   }
@@ -182,7 +183,7 @@ function toOp(frame: Frame, snapshot: Snapshot | undefined): LogOp | undefined {
     const entries: Entry[] = frame.a.map((f) => ({ offset: f.o, epoch: f.e, kind: f.k, value: new Uint8Array(Buffer.from(f.v, 'base64')) }));
     const start = snapshot?.id.endOffset ?? 0;
     const kept = entries.filter((e) => e.offset >= start);
-    return kept.length === 0 ? undefined : { kind: 'append', entries: kept };
+    return kept.length === 0 ? undefined : { kind: 'append', batches: batchesOf(kept) };
   }
   if ('t' in frame) return { kind: 'truncate', offset: frame.t };
   if (snapshot !== undefined && frame.s.o === snapshot.id.endOffset) return { kind: 'snapshot', snapshot, replaceLog: frame.s.r };

@@ -1,6 +1,7 @@
 // In-memory stores for tests and the simulator. The log store keeps written-but-unsynced changes
 // apart, and a crash keeps only a random prefix of them, as a power cut does to a page cache.
-import type { Entry, LogOp, QuorumState, Snapshot } from '../core/types.js';
+import { endOffsetOf, sliceBatch } from '../core/batch.js';
+import type { EntryBatch, LogOp, QuorumState, Snapshot } from '../core/types.js';
 import type { LoadedLog, LogStore, QuorumStateStore } from './ports.js';
 
 export class MemoryQuorumStateStore implements QuorumStateStore {
@@ -12,12 +13,12 @@ export class MemoryQuorumStateStore implements QuorumStateStore {
 
 export class MemoryLogStore implements LogStore {
   private snapshot: Snapshot | undefined;
-  private entries: Entry[] = [];
+  private batches: EntryBatch[] = [];
   private pending: LogOp[] = [];
   syncs = 0;
 
   load(): LoadedLog {
-    return { snapshot: this.snapshot, entries: [...this.entries] };
+    return { snapshot: this.snapshot, batches: [...this.batches] };
   }
 
   apply(ops: readonly LogOp[]): void {
@@ -44,21 +45,31 @@ export class MemoryLogStore implements LogStore {
   private fold(op: LogOp): void {
     switch (op.kind) {
       case 'append': {
-        for (const e of op.entries) {
-          const last = this.entries[this.entries.length - 1];
-          const expected = last !== undefined ? last.offset + 1 : (this.snapshot?.id.endOffset ?? 0);
-          if (e.offset !== expected) throw new Error(`memory log: append at ${e.offset}, expected ${expected}`);
-          this.entries.push(e);
+        for (const b of op.batches) {
+          const last = this.batches[this.batches.length - 1];
+          const expected = last !== undefined ? endOffsetOf(last) : (this.snapshot?.id.endOffset ?? 0);
+          if (b.baseOffset !== expected) throw new Error(`memory log: append at ${b.baseOffset}, expected ${expected}`);
+          this.batches.push(b);
         }
         return;
       }
       case 'truncate':
-        this.entries = this.entries.filter((e) => e.offset < op.offset);
+        this.batches = keepRange(this.batches, -Infinity, op.offset);
         return;
       case 'snapshot':
         this.snapshot = op.snapshot;
-        this.entries = op.replaceLog ? [] : this.entries.filter((e) => e.offset >= op.snapshot.id.endOffset);
+        this.batches = op.replaceLog ? [] : keepRange(this.batches, op.snapshot.id.endOffset, Infinity);
         return;
     }
   }
+}
+
+/** The entries of `batches` in [from, to), batches cut where needed. */
+function keepRange(batches: readonly EntryBatch[], from: number, to: number): EntryBatch[] {
+  const out: EntryBatch[] = [];
+  for (const b of batches) {
+    if (endOffsetOf(b) <= from || b.baseOffset >= to) continue;
+    out.push(sliceBatch(b, from, to));
+  }
+  return out;
 }

@@ -1,6 +1,6 @@
 // The two durable ports of a Raft node: the quorum-state file and the log (with its snapshots).
 // The core never calls them; the driver (or the simulator) replays each Ready onto them.
-import type { Entry, LogOp, QuorumState, Snapshot } from '../core/types.js';
+import type { EntryBatch, LogOp, QuorumState, Snapshot } from '../core/types.js';
 
 export interface QuorumStateStore {
   read(): QuorumState | undefined;
@@ -10,7 +10,7 @@ export interface QuorumStateStore {
 
 export interface LoadedLog {
   readonly snapshot: Snapshot | undefined;
-  readonly entries: readonly Entry[];
+  readonly batches: readonly EntryBatch[];
 }
 
 export interface LogStore {

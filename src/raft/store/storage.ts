@@ -1,6 +1,6 @@
 // The Raft log on the storage engine: a Kafka partition log directory (Kafka names it
-// __cluster_metadata-0) holding v2 record batches. Each run of consecutive entries with the same
-// epoch and kind is one batch whose partitionLeaderEpoch is that epoch and whose offsets are the
+// __cluster_metadata-0) holding v2 record batches. Each entry batch of the core is one record batch
+// (a follower writes the bytes it fetched) whose partitionLeaderEpoch is its epoch and whose offsets are the
 // entries' offsets (appended follower-style, so the log keeps them); control entries go in control
 // batches keyed LEADER_CHANGE, as on the wire (raftWire's encoder builds both). Snapshots are
 // `<endOffset 20 digits>-<epoch 10 digits>.checkpoint` files in the same directory, written
@@ -24,8 +24,9 @@ import {
 } from '../../storage/index.js';
 import { iterateBatches } from '../../records/index.js';
 import { systemClock, type Clock } from '../../util/index.js';
-import type { Entry, LogOp, Snapshot } from '../core/types.js';
-import { decodeEntries, encodeEntriesUncached } from '../net/messages.js';
+import { copyBatch, endOffsetOf, sliceBatch } from '../core/batch.js';
+import type { EntryBatch, LogOp, Snapshot } from '../core/types.js';
+import { decodeEntries, encodeBatch } from '../net/messages.js';
 import type { LoadedLog, LogStore } from './ports.js';
 
 /** Kafka's name for the metadata log's partition directory. */
@@ -99,16 +100,16 @@ export class StorageLogStore implements LogStore {
     } else {
       this.deleteBefore(start);
     }
-    const entries = this.readEntries(start);
+    const batches = this.readBatches(start);
     // A crash between a snapshot and the deletion of a log it replaced can leave older entries above it.
-    const stale = snapshot === undefined ? -1 : entries.findIndex((e) => e.epoch < snapshot.id.epoch);
+    const stale = snapshot === undefined ? -1 : batches.findIndex((b) => b.epoch < snapshot.id.epoch);
     if (stale >= 0) {
-      log.truncateTo(entries[stale]!.offset);
-      entries.length = stale;
+      log.truncateTo(batches[stale]!.baseOffset);
+      batches.length = stale;
     }
     this.sync();
     this.lowerRecoveryCheckpoint();
-    return { snapshot, entries };
+    return { snapshot, batches };
   }
 
   apply(ops: readonly LogOp[]): void {
@@ -116,7 +117,9 @@ export class StorageLogStore implements LogStore {
     for (const op of ops) {
       switch (op.kind) {
         case 'append':
-          if (op.entries.length > 0) log.appendAsFollower(encodeEntriesUncached(op.entries));
+          // One record batch per entry batch: a follower's as received, a leader's encoded once.
+          if (op.batches.length === 1) log.appendAsFollower(encodeBatch(op.batches[0]!));
+          else if (op.batches.length > 1) log.appendAsFollower(Buffer.concat(op.batches.map(encodeBatch)));
           break;
         case 'truncate':
           this.truncate(op.offset);
@@ -233,12 +236,12 @@ export class StorageLogStore implements LogStore {
     const log = this.log!;
     if (requested >= log.logEndOffset) return;
     const offset = Math.max(requested, log.logStartOffset);
-    const kept = offset === log.logStartOffset ? []
-      : decodeEntries(firstBatch(log.read(offset, 1, log.logEndOffset)), Number.MAX_SAFE_INTEGER).filter((e) => e.offset < offset);
+    const first = offset === log.logStartOffset ? undefined
+      : decodeEntries(firstBatch(log.read(offset, 1, log.logEndOffset)), Number.MAX_SAFE_INTEGER)[0];
     this.dirDirty = true;
-    if (kept.length === 0) { log.truncateTo(offset); return; }
+    if (first === undefined || first.baseOffset >= offset) { log.truncateTo(offset); return; }
     this.sync();
-    const repair = encodeEntriesUncached(kept);
+    const repair = encodeBatch(sliceBatch(first, first.baseOffset, offset));
     const repairPath = nodePath.join(this.dir, TRUNCATION_REPAIR_FILE);
     this.fs.writeFileAtomic(repairPath, repair);
     log.truncateTo(offset);
@@ -309,19 +312,19 @@ export class StorageLogStore implements LogStore {
     return { id: { endOffset: best.endOffset, epoch: best.epoch }, data };
   }
 
-  private readEntries(start: number): Entry[] {
+  private readBatches(start: number): EntryBatch[] {
     const log = this.log!;
-    const out: Entry[] = [];
+    const out: EntryBatch[] = [];
     let next = start;
     while (next < log.logEndOffset) {
       const bytes = log.read(next, READ_CHUNK_BYTES, log.logEndOffset);
       if (bytes.length === 0) throw new Error(`raft log ${this.dir}: nothing to read at ${next} below the log end ${log.logEndOffset}`);
-      for (const e of decodeEntries(bytes, Number.MAX_SAFE_INTEGER)) {
-        if (e.offset < next) continue;
-        if (e.offset !== next) throw new Error(`raft log ${this.dir}: entry ${e.offset} where ${next} was expected`);
-        // A copy, so an entry does not pin the read buffer.
-        out.push({ ...e, value: new Uint8Array(e.value) });
-        next++;
+      for (const b of decodeEntries(bytes, Number.MAX_SAFE_INTEGER)) {
+        if (endOffsetOf(b) <= next) continue;
+        if (b.baseOffset > next) throw new Error(`raft log ${this.dir}: entry ${b.baseOffset} where ${next} was expected`);
+        // A copy, so a batch does not pin the read buffer.
+        out.push(copyBatch(b.baseOffset < next ? sliceBatch(b, next, endOffsetOf(b)) : b));
+        next = endOffsetOf(b);
       }
     }
     return out;
