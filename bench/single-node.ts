@@ -77,6 +77,21 @@ async function stopBroker(b: Broker): Promise<void> {
   clearTimeout(timer);
 }
 
+/**
+ * Waits (up to 30 s) until the kernel has written back what earlier scenarios left dirty in the
+ * page cache (Dirty + Writeback under 64 MiB), so a scenario is not measured against the tail of
+ * the previous one's disk writes. Returns the MiB still dirty when it stopped waiting.
+ */
+async function settleDirtyPages(): Promise<number> {
+  const dirtyMiB = () => {
+    const info = readFileSync('/proc/meminfo', 'utf8');
+    const kb = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(info)?.[1] ?? 0);
+    return (kb('Dirty') + kb('Writeback')) / 1024;
+  };
+  for (let waited = 0; waited < 30_000 && dirtyMiB() > 64; waited += 250) await sleep(250);
+  return round(dirtyMiB());
+}
+
 /** CPU time (user + system, seconds), RSS (MiB) and open file descriptors of a process. */
 function procSample(pid: number): { cpuSeconds: number; rssMiB: number; fds: number } {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
@@ -333,12 +348,13 @@ async function main(): Promise<void> {
     if (runs('latency')) {
       // 50 MB/s of 1 KiB records: 48,828 records/s; e2e gives produce and end-to-end latency at once.
       await createTopics(client, ['latency'], 100);
+      const dirtyMiBAtStart = await settleDirtyPages();
       const rate = String(Math.round(50e6 / 1024));
       const latencyArgs = ['--topic', 'latency', ...RECORD, '--throughput', rate, '--seconds', String(size.latencySeconds), '--num-records', String(Number(rate) * size.latencySeconds), '--linger-ms', '1'];
       say(`latency: logline bench e2e ${latencyArgs.join(' ')}`);
       const [lat, latUsage] = await withUsage(b.pid, () => runBench(b, ['e2e', ...latencyArgs, '--quiet']));
       await deleteTopic(client, 'latency');
-      result.latencyAt50MBps = { command: `logline bench e2e ${latencyArgs.join(' ')}`, ...pick(lat.summary), broker: latUsage };
+      result.latencyAt50MBps = { command: `logline bench e2e ${latencyArgs.join(' ')}`, ...pick(lat.summary), broker: latUsage, dirtyMiBAtStart };
     }
 
     if (runs('catchUp')) {
@@ -347,6 +363,7 @@ async function main(): Promise<void> {
       await createTopics(client, ['backlog'], 100);
       say(`catch-up: writing ${size.backlogBytes / MiB} MiB`);
       const written = await runBench(b, ['produce', '--topic', 'backlog', ...RECORD, '--producers', '2', '--num-records', backlogRecords, '--quiet']);
+      await settleDirtyPages();
       say('catch-up: logline bench consume --topic backlog');
       const [plain, plainUsage] = await withUsage(b.pid, () => runBench(b, ['consume', '--topic', 'backlog', '--quiet']));
       const [grouped, groupedUsage] = await withUsage(b.pid, () => runBench(b, ['consume', '--topic', 'backlog', '--group', 'catch-up', '--quiet']));

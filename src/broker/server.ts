@@ -158,6 +158,7 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerHa
       broker?.replicaManager.fetchPurgatory.dropAll();
       broker?.replicaManager.producePurgatory.dropAll();
       await broker?.settled();
+      await disk?.logs.removalsDone();
       disk?.close();
     },
   };

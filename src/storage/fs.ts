@@ -39,6 +39,8 @@ export interface FileSystem {
   /** remove() off the event loop: unlinking a 1 GiB segment frees its page cache and extents. */
   removeAsync(path: string): Promise<void>;
   removeDir(dir: string): void;
+  /** removeDir() off the event loop (a deleted topic's gigabytes). */
+  removeDirAsync(dir: string): Promise<void>;
   readFile(path: string): Buffer;
   /** Durable replace: write a temporary file, fsync it, rename over `path`, fsync the directory. */
   writeFileAtomic(path: string, data: Buffer): void;
@@ -123,6 +125,7 @@ export class NodeFileSystem implements FileSystem {
   remove(path: string): void { nodeFs.rmSync(path, { force: true }); }
   removeAsync(path: string): Promise<void> { return nodeFs.promises.rm(path, { force: true }); }
   removeDir(dir: string): void { nodeFs.rmSync(dir, { recursive: true, force: true }); }
+  removeDirAsync(dir: string): Promise<void> { return nodeFs.promises.rm(dir, { recursive: true, force: true }); }
   readFile(path: string): Buffer { return nodeFs.readFileSync(path); }
   writeFileAtomic(path: string, data: Buffer): void {
     const tmp = `${path}.tmp`;

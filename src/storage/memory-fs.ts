@@ -229,6 +229,11 @@ export class MemoryFileSystem implements FileSystem {
     this.remove(path);
   }
 
+  async removeDirAsync(dir: string): Promise<void> {
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    this.removeDir(dir);
+  }
+
   removeDir(dir: string): void {
     dir = nodePath.resolve(dir);
     this.fail('remove', dir);

@@ -34,6 +34,8 @@ test('a log directory keeps its partitions, checkpoints and clean-shutdown marke
   assert.throws(() => m.ensureMetaProperties(2, 'cluster-a'), /belongs to node 1/);
   m.deleteLog('orders', 0);
   assert.deepEqual(m.partitionDirs(), []);
+  await m.removalsDone();
+  assert.ok(!fs.list('/data').some((n) => n.startsWith('orders-0')), 'the renamed directory is removed off the event loop');
 });
 
 test('retention runs from tick on its interval; an I/O error takes the whole directory offline', async () => {
