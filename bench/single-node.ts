@@ -52,7 +52,9 @@ interface Broker { child: ChildProcess; pid: number; bootstrap: string }
 
 async function startBroker(dataDir: string): Promise<Broker> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['bin/logline.js', 'server', '--data-dir', dataDir, '--listeners', `PLAINTEXT://127.0.0.1:${port}`,
+  // LOGLINE_BENCH_BROKER_NODE_ARGS: node options for the broker (--cpu-prof, --trace-gc, ...).
+  const nodeArgs = (process.env['LOGLINE_BENCH_BROKER_NODE_ARGS'] ?? '').split(' ').filter((a) => a !== '');
+  const child = spawn(process.execPath, [...nodeArgs, 'bin/logline.js', 'server', '--data-dir', dataDir, '--listeners', `PLAINTEXT://127.0.0.1:${port}`,
     // Retention every 5 s (Kafka's default is 5 min) so the overload scenario's retention.bytes keeps the disk bounded.
     '--set', 'log.retention.check.interval.ms=5000'], { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
@@ -78,11 +80,14 @@ async function stopBroker(b: Broker): Promise<void> {
 }
 
 /**
- * Waits (up to 30 s) until the kernel has written back what earlier scenarios left dirty in the
+ * Waits (up to 30 s each) until the broker has removed the directories of the topics earlier
+ * scenarios deleted (it does so off its event loop, but the kernel work of freeing gigabytes
+ * competes for the same two cores) and the kernel has written back what they left dirty in the
  * page cache (Dirty + Writeback under 64 MiB), so a scenario is not measured against the tail of
- * the previous one's disk writes. Returns the MiB still dirty when it stopped waiting.
+ * the previous one. Returns the MiB still dirty when it stopped waiting.
  */
-async function settleDirtyPages(): Promise<number> {
+async function settleDirtyPages(dataDir: string): Promise<number> {
+  for (let waited = 0; waited < 30_000 && readdirSync(dataDir).some((n) => n.endsWith('-delete')); waited += 250) await sleep(250);
   const dirtyMiB = () => {
     const info = readFileSync('/proc/meminfo', 'utf8');
     const kb = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(info)?.[1] ?? 0);
@@ -348,7 +353,7 @@ async function main(): Promise<void> {
     if (runs('latency')) {
       // 50 MB/s of 1 KiB records: 48,828 records/s; e2e gives produce and end-to-end latency at once.
       await createTopics(client, ['latency'], 100);
-      const dirtyMiBAtStart = await settleDirtyPages();
+      const dirtyMiBAtStart = await settleDirtyPages(join(root, 'data'));
       const rate = String(Math.round(50e6 / 1024));
       const latencyArgs = ['--topic', 'latency', ...RECORD, '--throughput', rate, '--seconds', String(size.latencySeconds), '--num-records', String(Number(rate) * size.latencySeconds), '--linger-ms', '1'];
       say(`latency: logline bench e2e ${latencyArgs.join(' ')}`);
@@ -363,7 +368,7 @@ async function main(): Promise<void> {
       await createTopics(client, ['backlog'], 100);
       say(`catch-up: writing ${size.backlogBytes / MiB} MiB`);
       const written = await runBench(b, ['produce', '--topic', 'backlog', ...RECORD, '--producers', '2', '--num-records', backlogRecords, '--quiet']);
-      await settleDirtyPages();
+      await settleDirtyPages(join(root, 'data'));
       say('catch-up: logline bench consume --topic backlog');
       const [plain, plainUsage] = await withUsage(b.pid, () => runBench(b, ['consume', '--topic', 'backlog', '--quiet']));
       const [grouped, groupedUsage] = await withUsage(b.pid, () => runBench(b, ['consume', '--topic', 'backlog', '--group', 'catch-up', '--quiet']));
