@@ -73,6 +73,14 @@ async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T 
   throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
 }
 
+/** On a failure: each node's status (or 'down') and its stderr. */
+async function printNodes(cluster: { nodes: { id: number; alive: boolean; stderr: string; status(): Promise<unknown> }[] } | undefined): Promise<void> {
+  for (const n of cluster?.nodes ?? []) {
+    const status = n.alive ? await n.status().catch((e: Error) => e.message) : 'down';
+    console.error(`node ${n.id}: ${JSON.stringify(status)}${n.stderr !== '' ? `\nstderr:\n${n.stderr}` : ''}`);
+  }
+}
+
 test('three node processes: kill -9 of the leader five times loses and reorders no acknowledged entry', { timeout: 60_000 }, async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'logline-raft-process-'));
   let cluster: ProcessCluster | undefined;
@@ -137,10 +145,7 @@ test('three node processes: kill -9 of the leader five times loses and reorders 
       + `log of ${logs[0]!.length} values on each node`);
     await cluster.stop();
   } catch (err) {
-    for (const n of cluster?.nodes ?? []) {
-      const status = n.alive ? await n.status().catch((e: Error) => e.message) : 'down';
-      console.error(`node ${n.id}: ${JSON.stringify(status)}${n.stderr !== '' ? `\nstderr:\n${n.stderr}` : ''}`);
-    }
+    await printNodes(cluster);
     throw err;
   } finally {
     client.c?.stop();
@@ -226,10 +231,7 @@ test('KIP-853 with processes: a fourth node joins as an observer and is added ov
     t.diagnostic(`${c.acks.length} acknowledged; leader ${leader.id} (epoch ${epoch}) removed, node ${next.node.id} leads epoch ${next.epoch}`);
     await cluster.stop();
   } catch (err) {
-    for (const n of cluster?.nodes ?? []) {
-      const status = n.alive ? await n.status().catch((e: Error) => e.message) : 'down';
-      console.error(`node ${n.id}: ${JSON.stringify(status)}${n.stderr !== '' ? `\nstderr:\n${n.stderr}` : ''}`);
-    }
+    await printNodes(cluster);
     throw err;
   } finally {
     client.c?.stop();
