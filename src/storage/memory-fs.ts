@@ -72,7 +72,7 @@ export class MemoryFileSystem implements FileSystem {
   capacityBytes = Infinity;
   now: () => number = () => 0;
   /** Counters a test can read. */
-  readonly stats = { writes: 0, syncs: 0, opens: 0 };
+  readonly stats = { writes: 0, syncs: 0, opens: 0, reads: 0, readBytes: 0 };
 
   inject(fault: Fault): void { this.faults.push({ ...fault, seen: 0 }); }
   clearFaults(): void { this.faults = []; }
@@ -116,10 +116,12 @@ export class MemoryFileSystem implements FileSystem {
 
   /** @internal used by handles */
   _read(path: string, buf: Buffer, offset: number, length: number, position: number): number {
+    this.stats.reads++;
     this.fail('read', path);
     const f = this.file(path);
     const n = Math.max(0, Math.min(length, f.length - position));
     f.data.copy(buf, offset, position, position + n);
+    this.stats.readBytes += n;
     return n;
   }
 

@@ -166,6 +166,18 @@ test('deleteRecordsBefore moves the log start offset, refuses past the high wate
   assert.throws(() => log.deleteRecordsBefore(21), (e: unknown) => e instanceof StorageError && e.kind === 'OFFSET_OUT_OF_RANGE');
 });
 
+test('after a clean close without producers, reopening reads no batch to rebuild producer state', async () => {
+  const { log, fs, clock } = setup();
+  for (let i = 0; i < 3000; i++) await log.appendAsLeader(batch(3), 0);
+  log.close();
+  const readBefore = fs.stats.readBytes;
+  const again = openLog(fs, clock, {}, { recoveryPoint: log.recoveryPoint, clean: true });
+  assert.equal(again.logEndOffset, 9000);
+  const read = fs.stats.readBytes - readBefore;
+  assert.ok(read < 64 * 1024, `${read} bytes read to reopen a log of ${log.size} bytes`);
+  assert.equal((await again.appendAsLeader(batch(1), 0)).firstOffset, 9000);
+});
+
 test('a clean close and reopen gives the same log without a scan', async () => {
   const { log, fs, clock } = setup({ segmentBytes: 500 });
   for (let i = 0; i < 20; i++) await log.appendAsLeader(batch(3), i % 3);
