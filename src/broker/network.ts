@@ -204,7 +204,7 @@ class Connection<S> {
       this.destroy();
       return;
     }
-    this.accept(frames);
+    this.enqueue(frames);
   }
 
   /** `n` bytes were read into the splitter's read buffer. Returns false to stop reading. */
@@ -218,11 +218,11 @@ class Connection<S> {
       this.destroy();
       return false;
     }
-    this.accept(frames);
+    this.enqueue(frames);
     return true;
   }
 
-  private accept(frames: Buffer[]): void {
+  private enqueue(frames: Buffer[]): void {
     for (const frame of frames) this.waiting.push(frame);
     this.dispatchWaiting();
     this.maybePause();
