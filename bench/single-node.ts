@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ClusterClient, BrokerConnection } from '../src/client/index.js';
 import { ApiKey, ZERO_UUID } from '../src/protocol/index.js';
-import { buildRecordBatchSync } from '../src/records/index.js';
+import { buildRecordBatchSync, crc32cImplementation } from '../src/records/index.js';
 import { Histogram } from '../src/util/index.js';
 import { loopbackTcpGBps, sequentialWriteMBps } from './limits.js';
 import { rdkafkaAvailable } from './rdkafka-load.js';
@@ -301,7 +301,7 @@ async function main(): Promise<void> {
   const os = await import('node:os');
   // The load average says how much else ran on the machine's cores around the run (the figures
   // are only as quiet as the machine was).
-  const result: Record<string, any> = { bench: 'single-node', date: new Date().toISOString(), quick, only, node: process.version, cpus: os.cpus().length, loadAverageAtStart: os.loadavg().map((l) => round(l, 2)) };
+  const result: Record<string, any> = { bench: 'single-node', date: new Date().toISOString(), quick, only, node: process.version, cpus: os.cpus().length, crc32c: crc32cImplementation, loadAverageAtStart: os.loadavg().map((l) => round(l, 2)) };
   let broker: Broker | null = null;
   try {
     say('limits: loopback TCP and sequential write');

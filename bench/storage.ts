@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
-import { buildRecordBatchSync, crc32c, crc32cIsNative } from '../src/records/index.js';
+import { buildRecordBatchSync, crc32c, crc32cImplementation, crc32cIsNative } from '../src/records/index.js';
 import { LogManager, NodeFileSystem, logConfig, type PartitionLog } from '../src/storage/index.js';
 import { systemClock } from '../src/util/index.js';
 
@@ -197,7 +197,7 @@ async function main(): Promise<void> {
 
     const out = {
       bench: 'storage', dir: root, scale,
-      machine: { rawWriteMBps: round(rawNoFsync), rawWriteFsyncAtEndMBps: round(rawFsync), rawBytes, crc32cMBps: round(crc), crc32cNative: crc32cIsNative,
+      machine: { rawWriteMBps: round(rawNoFsync), rawWriteFsyncAtEndMBps: round(rawFsync), rawBytes, crc32cMBps: round(crc), crc32cNative: crc32cIsNative, crc32cImplementation,
         // Validating the CRC and then writing are sequential: this is the most an append can reach.
         appendCeilingMBps: round(1 / (1 / crc + 1 / rawNoFsync)) },
       append: {

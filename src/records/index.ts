@@ -7,7 +7,7 @@ import { RecordsError } from './errors.js';
 import { iterateRecords, type Record } from './records.js';
 
 export { RecordsError, type RecordsErrorCode } from './errors.js';
-export { crc32c, crc32cIsNative, crc32cCombine, crc32cZerosOperator } from './crc32c.js';
+export { crc32c, crc32cIsNative, crc32cImplementation, crc32cCombine, crc32cZerosOperator } from './crc32c.js';
 export {
   RECORD_BATCH_HEADER_BYTES, LOG_OVERHEAD_BYTES, ATTR_TRANSACTIONAL, ATTR_CONTROL, Compression, TimestampType,
   RecordBatchView, iterateBatches, validateBatch, readInt64, writeInt64,
