@@ -259,6 +259,7 @@ export class MemoryFileSystem implements FileSystem {
     path = nodePath.resolve(path);
     this.fail('writeFileAtomic', path);
     if (!this.dirs.has(nodePath.dirname(path))) throw fsError('ENOENT', 'writeFileAtomic', path);
+    this.stats.syncs += 2; // the temporary file and the directory
     this.setFile(path, { data: Buffer.from(data), length: data.length, synced: Buffer.from(data), mtimeMs: this.now() });
   }
 

@@ -615,8 +615,8 @@ export class PartitionLog {
       if (offset > this.highWatermark) throw new StorageError('OFFSET_OUT_OF_RANGE', `cannot delete records before ${offset}: above the high watermark ${this.highWatermark}`);
       if (offset <= this.logStartOffset) return this.logStartOffset;
       this.logStartOffset = offset;
+      // Not flushed here either (see deleteSegmentsWhile): load cuts a stale checkpoint to the log start.
       this.epochCache.truncateFromStart(offset);
-      this.epochCache.flush();
       this.cleanerCheckpoint = Math.max(this.cleanerCheckpoint, offset);
       this.deleteSegmentsWhile((s, next) => next !== undefined && next.baseOffset <= this.logStartOffset);
       return this.logStartOffset;

@@ -166,6 +166,23 @@ test('deleteRecordsBefore moves the log start offset, refuses past the high wate
   assert.throws(() => log.deleteRecordsBefore(21), (e: unknown) => e instanceof StorageError && e.kind === 'OFFSET_OUT_OF_RANGE');
 });
 
+test('DeleteRecords does not fsync the epoch checkpoint; after a power cut the stale one is cut to the log start', async () => {
+  const { log, fs, clock } = setup({ segmentBytes: 300 });
+  for (let i = 0; i < 10; i++) await log.appendAsLeader(batch(2), i < 4 ? 1 : i < 7 ? 2 : 3);
+  log.flush(); // the checkpoint on disk lists epochs 1, 2 and 3
+  log.updateHighWatermark(20);
+  const syncs = fs.stats.syncs;
+  assert.equal(log.deleteRecordsBefore(15), 15);
+  assert.equal(fs.stats.syncs, syncs, 'no fsync on the request path');
+  assert.deepEqual(log.endOffsetForEpoch(2), null, 'epochs ending below the log start are gone');
+  fs.crash();
+  // The log start offset comes back from its own checkpoint (log-start-offset-checkpoint).
+  const again = openLog(fs, clock, { segmentBytes: 300 }, { recoveryPoint: 20, logStartOffset: 15 });
+  assert.equal(again.logStartOffset, 15);
+  assert.deepEqual(again.endOffsetForEpoch(2), null);
+  assert.deepEqual(again.endOffsetForEpoch(3), { leaderEpoch: 3, endOffset: 20 });
+});
+
 test('after a clean close without producers, reopening reads no batch to rebuild producer state', async () => {
   const { log, fs, clock } = setup();
   for (let i = 0; i < 3000; i++) await log.appendAsLeader(batch(3), 0);
