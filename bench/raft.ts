@@ -5,6 +5,8 @@
 //   LOGLINE_BENCH_PHASES=load LOGLINE_BENCH_CPU_PROF=/tmp/prof npm run bench:raft   (profile the voters)
 //   LOGLINE_BENCH_NODE_ARGS='--max-semi-space-size=4' npm run bench:raft   (node options for the voters)
 //   LOGLINE_BENCH_LATENCY_RATE=100000 npm run bench:raft   (latency phase at a fixed rate instead of half the throughput)
+//   LOGLINE_BENCH_PHASES=latency LOGLINE_BENCH_LATENCY_RATE=50000 npm run bench:raft   (only that phase)
+//   LOGLINE_RAFT_STAGES=DIR ...   (per-commit stage times of the voters and the client in DIR, for a breakdown)
 //
 // 1. fsync of a small append in the data directory, one file and three at once (the floor under
 //    every commit).
@@ -15,7 +17,7 @@
 //    leader's own view (line read to committed) is reported beside it.
 // 4. Fail-over: under a light steady load, kill -9 the leader and time until a proposal to the new
 //    leader is acknowledged; with Kafka's default timeouts and with a 200 ms election timeout.
-import { closeSync, fsync, mkdirSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, fsync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -97,6 +99,9 @@ type GcStats = { scavenges: number; scavengeMs: number; majors: number; majorMs:
 
 async function latency(cluster: ProcessCluster, leader: NodeProcess, ratePerSec: number, seconds: number): Promise<Record<string, unknown>> {
   const h = new Histogram();
+  // LOGLINE_RAFT_STAGES=DIR: the client's (sent, acknowledged, last offset) per proposal, beside the voters' stages.
+  const stagesDir = process.env['LOGLINE_RAFT_STAGES'];
+  const clientStages: string[] = [];
   for (const n of cluster.nodes) await n.request({ op: 'latency' });
   const pending: Array<Promise<void>> = [];
   const t0 = performance.now();
@@ -111,13 +116,16 @@ async function latency(cluster: ProcessCluster, leader: NodeProcess, ratePerSec:
       sent += n;
       pending.push(leader.propose(values(n), 30_000).then((r) => {
         if (!r.ok) { failures++; return; }
-        h.record((performance.now() - start) * 1000, n);
+        const end = performance.now();
+        h.record((end - start) * 1000, n);
+        if (stagesDir !== undefined) clientStages.push(`${(performance.timeOrigin + start).toFixed(3)}\t${(performance.timeOrigin + end).toFixed(3)}\t${r.lastOffset}\t${n}`);
       }));
     }
     await sleep(1);
   }
   await Promise.all(pending);
   const elapsed = (performance.now() - t0) / 1000;
+  if (stagesDir !== undefined) writeFileSync(join(stagesDir, 'client.tsv'), `${clientStages.join('\n')}\n`);
   // The same commits timed inside the leader (line read -> committed), without the pipes.
   const inLeader = await leader.request<{ p50Us: number; p99Us: number; gc: GcStats }>({ op: 'latency' });
   // Garbage-collection pauses per voter during the phase (leader first).
@@ -202,11 +210,14 @@ async function main(): Promise<void> {
     say('throughput and latency');
     const { tput, lat } = await withCluster(root, 'load', loadProps, async (cluster) => {
       const { node: leader } = await cluster.waitForLeader(20_000);
-      const tput = await throughput(leader, 5 * scale);
+      // LOGLINE_BENCH_LATENCY_RATE fixes the offered rate, so two builds can be compared at the same load;
+      // with LOGLINE_BENCH_PHASES=latency the throughput phase is skipped (a short run, a clean profile).
+      const fixedRate = process.env['LOGLINE_BENCH_LATENCY_RATE'];
+      const tput = phases === 'latency' && fixedRate !== undefined
+        ? { recordsPerSec: 0, mbPerSec: 0, committed: 0 } : await throughput(leader, 5 * scale);
       say(`  ${tput.recordsPerSec} records/s`);
       await sleep(500);
-      // LOGLINE_BENCH_LATENCY_RATE fixes the offered rate, so two builds can be compared at the same load.
-      const rate = Number(process.env['LOGLINE_BENCH_LATENCY_RATE'] ?? tput.recordsPerSec / 2);
+      const rate = Number(fixedRate ?? tput.recordsPerSec / 2);
       const lat = await latency(cluster, leader, rate, 5 * scale);
       say(`  at ${lat.offeredPerSec}/s: p50 ${lat.p50Ms} ms, p99 ${lat.p99Ms} ms`);
       return { tput, lat };

@@ -18,6 +18,7 @@
 // On start it prints {"event":"started","nodeId":1,"port":9093}. End of stdin closes the node.
 import { createInterface } from 'node:readline';
 import { PerformanceObserver } from 'node:perf_hooks';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Histogram } from '../util/index.js';
 import { defaultRaftTimeouts, type RaftConfig } from './core/types.js';
@@ -127,9 +128,16 @@ async function main(): Promise<void> {
     nodeId, clusterId: props['cluster.id']!, host: self.host, port: self.port, voters, requestTimeoutMs: config.requestTimeoutMs,
     onProtocolError: (reason) => process.stderr.write(`raft node ${nodeId}: dropped a connection: ${reason}\n`),
   });
+  // LOGLINE_RAFT_STAGES=DIR: every commit stage with its time (epoch ms) goes to DIR/stages-<id>.tsv
+  // at each `latency` op (then reset), for latency breakdowns across the voters and the client.
+  const stagesDir = process.env['LOGLINE_RAFT_STAGES'];
+  let stages: Array<string | number> = [];
+  const stageNow = (): number => performance.timeOrigin + performance.now();
+  const stage = stagesDir === undefined ? undefined : (name: string, a: number, b: number): void => { stages.push(stageNow(), name, a, b); };
   const driver = await RaftDriver.start({
     config, quorumStore: new FileQuorumStateStore(dir), logStore: new StorageLogStore(join(dir, METADATA_LOG_DIR_NAME)),
     stateMachine: list ?? counter!, transport, snapshotEveryEntries: int(props, 'snapshot.every.entries'),
+    ...(stage === undefined ? {} : { stage }),
     ...(process.env['LOGLINE_RAFT_TRACE'] === '1'
       ? { trace: (line: string) => process.stderr.write(`${((performance.timeOrigin + performance.now()) % 100_000).toFixed(2)} n${nodeId} ${line}\n`) } : {}),
     onFatal: (err) => {
@@ -168,6 +176,7 @@ async function main(): Promise<void> {
         driver.propose(encodeValues(values as string[])).then(
           (c) => {
             commitLatencyUs.record((performance.now() - startedMs) * 1000, values.length);
+            stage?.('reply', c.lastOffset, performance.timeOrigin + startedMs);
             out({ id, ok: true, epoch: c.epoch, baseOffset: c.baseOffset, lastOffset: c.lastOffset });
           },
           (e: unknown) => out(e instanceof RaftError
@@ -206,6 +215,12 @@ async function main(): Promise<void> {
       }
       case 'latency': {
         // Commit latency as this node sees it (propose line read -> committed), per record; then reset.
+        if (stagesDir !== undefined) {
+          const lines: string[] = [];
+          for (let i = 0; i < stages.length; i += 4) lines.push(`${(stages[i] as number).toFixed(3)}\t${stages[i + 1]}\t${stages[i + 2]}\t${stages[i + 3]}`);
+          writeFileSync(join(stagesDir, `stages-${nodeId}.tsv`), `${lines.join('\n')}\n`);
+          stages = [];
+        }
         const h = commitLatencyUs;
         commitLatencyUs = new Histogram();
         const g = gc;
