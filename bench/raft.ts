@@ -96,6 +96,8 @@ async function throughput(leader: NodeProcess, seconds: number): Promise<{ recor
 }
 
 type GcStats = { scavenges: number; scavengeMs: number; majors: number; majorMs: number; maxMs: number };
+type FsyncStats = { count: number; p50Ms: number; p99Ms: number; maxMs: number; over5MsCount: number; over5MsSumMs: number };
+type LatencyOp = { p50Us: number; p99Us: number; gc: GcStats; cpuUserMs: number; cpuSystemMs: number; fsync: FsyncStats };
 
 async function latency(cluster: ProcessCluster, leader: NodeProcess, ratePerSec: number, seconds: number): Promise<Record<string, unknown>> {
   const h = new Histogram();
@@ -104,6 +106,7 @@ async function latency(cluster: ProcessCluster, leader: NodeProcess, ratePerSec:
   const clientStages: string[] = [];
   for (const n of cluster.nodes) await n.request({ op: 'latency' });
   const pending: Array<Promise<void>> = [];
+  const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   let sent = 0;
   let failures = 0;
@@ -127,15 +130,23 @@ async function latency(cluster: ProcessCluster, leader: NodeProcess, ratePerSec:
   const elapsed = (performance.now() - t0) / 1000;
   if (stagesDir !== undefined) writeFileSync(join(stagesDir, 'client.tsv'), `${clientStages.join('\n')}\n`);
   // The same commits timed inside the leader (line read -> committed), without the pipes.
-  const inLeader = await leader.request<{ p50Us: number; p99Us: number; gc: GcStats }>({ op: 'latency' });
+  const clientCpu = process.cpuUsage(cpu0);
+  const inLeader = await leader.request<LatencyOp>({ op: 'latency' });
   // Garbage-collection pauses per voter during the phase (leader first).
   const gcPerVoter: Array<Record<string, number>> = [];
+  // CPU time (user + system) of each voter (leader first) and of this client during the phase.
+  const cpuMsPerVoter: number[] = [];
+  // Each voter's log fsyncs during the phase: a disk that stalls shows here (ms spent in fsyncs over 5 ms).
+  const fsyncPerVoter: Array<Record<string, number>> = [];
   for (const n of [leader, ...cluster.nodes.filter((x) => x !== leader)]) {
-    const r = n === leader ? inLeader : await n.request<{ gc: GcStats }>({ op: 'latency' });
+    const r = n === leader ? inLeader : await n.request<LatencyOp>({ op: 'latency' });
     gcPerVoter.push({ nodeId: n.id, scavenges: r.gc.scavenges, scavengeMs: round(r.gc.scavengeMs), majors: r.gc.majors, majorMs: round(r.gc.majorMs), maxPauseMs: round(r.gc.maxMs, 2) });
+    cpuMsPerVoter.push(Math.round(r.cpuUserMs + r.cpuSystemMs));
+    const f = r.fsync;
+    fsyncPerVoter.push({ nodeId: n.id, count: f.count, p50Ms: round(f.p50Ms, 2), p99Ms: round(f.p99Ms, 2), maxMs: round(f.maxMs, 1), over5MsCount: f.over5MsCount, over5MsSumMs: f.over5MsSumMs });
   }
   return {
-    gcPerVoter,
+    gcPerVoter, fsyncPerVoter, cpuMsPerVoter, clientCpuMs: Math.round((clientCpu.user + clientCpu.system) / 1000), seconds: round(elapsed, 2),
     leaderSideP50Ms: round(inLeader.p50Us / 1000, 2), leaderSideP99Ms: round(inLeader.p99Us / 1000, 2),
     offeredPerSec: Math.round(ratePerSec), achievedPerSec: Math.round(h.total / elapsed), records: h.total, failures,
     p50Ms: round(h.percentile(50) / 1000, 2), p99Ms: round(h.percentile(99) / 1000, 2), p999Ms: round(h.percentile(99.9) / 1000, 2),
