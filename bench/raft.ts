@@ -5,6 +5,8 @@
 //   LOGLINE_BENCH_PHASES=load LOGLINE_BENCH_CPU_PROF=/tmp/prof npm run bench:raft   (profile the voters)
 //   LOGLINE_BENCH_NODE_ARGS='--max-semi-space-size=4' npm run bench:raft   (node options for the voters)
 //   LOGLINE_BENCH_LATENCY_RATE=100000 npm run bench:raft   (latency phase at a fixed rate instead of half the throughput)
+//   LOGLINE_BENCH_PHASES=latency LOGLINE_BENCH_LATENCY_RATE=50000 npm run bench:raft   (only that phase)
+//   LOGLINE_RAFT_STAGES=DIR ...   (per-commit stage times of the voters and the client in DIR, for a breakdown)
 //
 // 1. fsync of a small append in the data directory, one file and three at once (the floor under
 //    every commit).
@@ -15,7 +17,7 @@
 //    leader's own view (line read to committed) is reported beside it.
 // 4. Fail-over: under a light steady load, kill -9 the leader and time until a proposal to the new
 //    leader is acknowledged; with Kafka's default timeouts and with a 200 ms election timeout.
-import { closeSync, fsync, mkdirSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, fsync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -41,11 +43,15 @@ function values(n: number): string[] {
 
 /**
  * The floor under every commit: fsync of a small append, alone and with three files appended and
- * fsynced at once (what three voters on one disk do). Async fsync, as the driver uses.
+ * fsynced at once (what three voters on one disk do). Async fsync, as the driver uses. The tail is
+ * what matters here: on a shared virtual disk most fsyncs take a fraction of a millisecond, but
+ * stalls of 10-50 ms hit every file at once; `stalledShare` is the fraction of the probe's time
+ * spent inside fsyncs over 5 ms (per file).
  */
 async function fsyncFloor(dir: string): Promise<Record<string, number>> {
-  const probe = async (files: number, ms: number): Promise<Histogram> => {
+  const probe = async (files: number, ms: number): Promise<{ h: Histogram; stalledMs: number }> => {
     const h = new Histogram();
+    let stalledMs = 0;
     const deadline = performance.now() + ms;
     await Promise.all(Array.from({ length: files }, async (_, i) => {
       const fd = openSync(join(dir, `fsync-probe-${files}-${i}`), 'a');
@@ -54,19 +60,23 @@ async function fsyncFloor(dir: string): Promise<Record<string, number>> {
         writeSync(fd, block);
         const t0 = performance.now();
         await new Promise<void>((resolve, reject) => fsync(fd, (err) => (err === null ? resolve() : reject(err))));
-        h.record((performance.now() - t0) * 1000);
+        const took = performance.now() - t0;
+        h.record(took * 1000);
+        if (took > 5) stalledMs += took / files;
       }
       closeSync(fd);
     }));
-    return h;
+    return { h, stalledMs };
   };
-  const one = await probe(1, 2000 * scale);
-  const three = await probe(3, 2000 * scale);
+  const probeMs = 2000 * scale;
+  const one = await probe(1, probeMs);
+  const three = await probe(3, probeMs);
   const ms = (us: number): number => round(us / 1000, 2);
-  return {
-    oneFileP50Ms: ms(one.percentile(50)), oneFileP99Ms: ms(one.percentile(99)), oneFileMaxMs: ms(one.max),
-    threeFilesP50Ms: ms(three.percentile(50)), threeFilesP99Ms: ms(three.percentile(99)), threeFilesMaxMs: ms(three.max),
-  };
+  const figures = (prefix: string, p: { h: Histogram; stalledMs: number }): Record<string, number> => ({
+    [`${prefix}P50Ms`]: ms(p.h.percentile(50)), [`${prefix}P99Ms`]: ms(p.h.percentile(99)), [`${prefix}P999Ms`]: ms(p.h.percentile(99.9)),
+    [`${prefix}MaxMs`]: ms(p.h.max), [`${prefix}StalledShare`]: round(p.stalledMs / probeMs, 3),
+  });
+  return { ...figures('oneFile', one), ...figures('threeFiles', three) };
 }
 
 async function throughput(leader: NodeProcess, seconds: number): Promise<{ recordsPerSec: number; mbPerSec: number; committed: number }> {
@@ -94,11 +104,17 @@ async function throughput(leader: NodeProcess, seconds: number): Promise<{ recor
 }
 
 type GcStats = { scavenges: number; scavengeMs: number; majors: number; majorMs: number; maxMs: number };
+type FsyncStats = { count: number; p50Ms: number; p99Ms: number; maxMs: number; over5MsCount: number; over5MsSumMs: number };
+type LatencyOp = { p50Us: number; p99Us: number; gc: GcStats; cpuUserMs: number; cpuSystemMs: number; fsync: FsyncStats };
 
 async function latency(cluster: ProcessCluster, leader: NodeProcess, ratePerSec: number, seconds: number): Promise<Record<string, unknown>> {
   const h = new Histogram();
+  // LOGLINE_RAFT_STAGES=DIR: the client's (sent, acknowledged, last offset) per proposal, beside the voters' stages.
+  const stagesDir = process.env['LOGLINE_RAFT_STAGES'];
+  const clientStages: string[] = [];
   for (const n of cluster.nodes) await n.request({ op: 'latency' });
   const pending: Array<Promise<void>> = [];
+  const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   let sent = 0;
   let failures = 0;
@@ -111,23 +127,34 @@ async function latency(cluster: ProcessCluster, leader: NodeProcess, ratePerSec:
       sent += n;
       pending.push(leader.propose(values(n), 30_000).then((r) => {
         if (!r.ok) { failures++; return; }
-        h.record((performance.now() - start) * 1000, n);
+        const end = performance.now();
+        h.record((end - start) * 1000, n);
+        if (stagesDir !== undefined) clientStages.push(`${(performance.timeOrigin + start).toFixed(3)}\t${(performance.timeOrigin + end).toFixed(3)}\t${r.lastOffset}\t${n}`);
       }));
     }
     await sleep(1);
   }
   await Promise.all(pending);
   const elapsed = (performance.now() - t0) / 1000;
+  if (stagesDir !== undefined) writeFileSync(join(stagesDir, 'client.tsv'), `${clientStages.join('\n')}\n`);
   // The same commits timed inside the leader (line read -> committed), without the pipes.
-  const inLeader = await leader.request<{ p50Us: number; p99Us: number; gc: GcStats }>({ op: 'latency' });
+  const clientCpu = process.cpuUsage(cpu0);
+  const inLeader = await leader.request<LatencyOp>({ op: 'latency' });
   // Garbage-collection pauses per voter during the phase (leader first).
   const gcPerVoter: Array<Record<string, number>> = [];
+  // CPU time (user + system) of each voter (leader first) and of this client during the phase.
+  const cpuMsPerVoter: number[] = [];
+  // Each voter's log fsyncs during the phase: a disk that stalls shows here (ms spent in fsyncs over 5 ms).
+  const fsyncPerVoter: Array<Record<string, number>> = [];
   for (const n of [leader, ...cluster.nodes.filter((x) => x !== leader)]) {
-    const r = n === leader ? inLeader : await n.request<{ gc: GcStats }>({ op: 'latency' });
+    const r = n === leader ? inLeader : await n.request<LatencyOp>({ op: 'latency' });
     gcPerVoter.push({ nodeId: n.id, scavenges: r.gc.scavenges, scavengeMs: round(r.gc.scavengeMs), majors: r.gc.majors, majorMs: round(r.gc.majorMs), maxPauseMs: round(r.gc.maxMs, 2) });
+    cpuMsPerVoter.push(Math.round(r.cpuUserMs + r.cpuSystemMs));
+    const f = r.fsync;
+    fsyncPerVoter.push({ nodeId: n.id, count: f.count, p50Ms: round(f.p50Ms, 2), p99Ms: round(f.p99Ms, 2), maxMs: round(f.maxMs, 1), over5MsCount: f.over5MsCount, over5MsSumMs: f.over5MsSumMs });
   }
   return {
-    gcPerVoter,
+    gcPerVoter, fsyncPerVoter, cpuMsPerVoter, clientCpuMs: Math.round((clientCpu.user + clientCpu.system) / 1000), seconds: round(elapsed, 2),
     leaderSideP50Ms: round(inLeader.p50Us / 1000, 2), leaderSideP99Ms: round(inLeader.p99Us / 1000, 2),
     offeredPerSec: Math.round(ratePerSec), achievedPerSec: Math.round(h.total / elapsed), records: h.total, failures,
     p50Ms: round(h.percentile(50) / 1000, 2), p99Ms: round(h.percentile(99) / 1000, 2), p999Ms: round(h.percentile(99.9) / 1000, 2),
@@ -202,17 +229,20 @@ async function main(): Promise<void> {
     say('throughput and latency');
     const { tput, lat } = await withCluster(root, 'load', loadProps, async (cluster) => {
       const { node: leader } = await cluster.waitForLeader(20_000);
-      const tput = await throughput(leader, 5 * scale);
+      // LOGLINE_BENCH_LATENCY_RATE fixes the offered rate, so two builds can be compared at the same load;
+      // with LOGLINE_BENCH_PHASES=latency the throughput phase is skipped (a short run, a clean profile).
+      const fixedRate = process.env['LOGLINE_BENCH_LATENCY_RATE'];
+      const tput = phases === 'latency' && fixedRate !== undefined
+        ? { recordsPerSec: 0, mbPerSec: 0, committed: 0 } : await throughput(leader, 5 * scale);
       say(`  ${tput.recordsPerSec} records/s`);
       await sleep(500);
-      // LOGLINE_BENCH_LATENCY_RATE fixes the offered rate, so two builds can be compared at the same load.
-      const rate = Number(process.env['LOGLINE_BENCH_LATENCY_RATE'] ?? tput.recordsPerSec / 2);
+      const rate = Number(fixedRate ?? tput.recordsPerSec / 2);
       const lat = await latency(cluster, leader, rate, 5 * scale);
       say(`  at ${lat.offeredPerSec}/s: p50 ${lat.p50Ms} ms, p99 ${lat.p99Ms} ms`);
       return { tput, lat };
     });
     if (phases !== 'all') {
-      console.log(JSON.stringify({ bench: 'raft', throughput: tput, latencyAtHalfLoad: lat }));
+      console.log(JSON.stringify({ bench: 'raft', fsync200B: fsyncFloorMs, loadAverageBefore: loadBefore, loadAverageAfter: loadavg().map((l) => round(l, 2)), throughput: tput, latencyAtHalfLoad: lat }));
       return;
     }
     const rounds = Math.max(2, Math.round(5 * scale));

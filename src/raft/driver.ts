@@ -39,6 +39,16 @@ export class RaftError extends Error {
   }
 }
 
+/**
+ * Where a commit is, for latency breakdowns (a, b):
+ * `append` (base, last offset) a leader appended proposals; `syncStart`/`syncDone` (log end, 0) an
+ * fsync of the log up to there; `fetchIn` (from, fetch offset) a leader got a Fetch;
+ * `fetchOut` (to, fetch offset) a follower sent one; `dataIn` (from, end offset) a follower got
+ * entries up to there; `dataOut` (to, end offset) a leader sent them; `hw` (high watermark, 0);
+ * `resolved` (last offset, 0) a proposal was answered.
+ */
+export type StageName = 'append' | 'syncStart' | 'syncDone' | 'fetchIn' | 'fetchOut' | 'dataIn' | 'dataOut' | 'hw' | 'resolved';
+
 export interface Committed {
   readonly epoch: number;
   readonly baseOffset: number;
@@ -60,6 +70,11 @@ export interface RaftDriverOptions {
   readonly snapshotEveryEntries?: number;
   /** Debug hook: one line per message in and out and per role change. */
   readonly trace?: (line: string) => void;
+  /**
+   * Latency hook, cheap enough to leave on under load: `stage(name, a, b)` at the points a commit
+   * passes (see StageName); node-main records them with a timestamp when LOGLINE_RAFT_STAGES is set.
+   */
+  readonly stage?: (name: StageName, a: number, b: number) => void;
   /** An invariant broke (a core assertion): the process must stop. Default: throw out of the event loop. */
   readonly onFatal?: (err: Error) => void;
 }
@@ -240,6 +255,7 @@ export class RaftDriver {
     return {
       deliver: (env: Envelope) => this.run(() => {
         this.opts.trace?.(`in  ${env.from}->${env.to} #${env.correlationId} ${describeMessage(env)}`);
+        if (this.opts.stage !== undefined) this.stageMessage(env, 'in');
         this.core.step(env, this.nowMs());
       }),
       requestFailed: (correlationId: number) => this.run(() => {
@@ -326,6 +342,7 @@ export class RaftDriver {
       this.addWaiting(p);
     }
     assert(offset === result.lastOffset + 1, 'proposal offsets do not add up');
+    this.opts.stage?.('append', result.baseOffset, result.lastOffset);
   }
 
   private addWaiting(p: Proposal): void {
@@ -355,9 +372,12 @@ export class RaftDriver {
       const store = this.opts.logStore;
       if (ready.syncLog && store.syncAsync !== undefined) {
         this.syncing = true;
+        const syncEnd = this.core.log.endOffset;
+        this.opts.stage?.('syncStart', syncEnd, 0);
         const held = this.applyEarly(this.sendLeaderResponsesEarly(ready));
         store.syncAsync((err) => {
           this.syncing = false;
+          this.opts.stage?.('syncDone', syncEnd, 0);
           if (this.closed) { this.closedSync?.(); return; }
           if (err !== null) { this.fatal(err); return; }
           this.run(() => this.finish(held));
@@ -383,7 +403,7 @@ export class RaftDriver {
       const type = env.message.type;
       if (type === 'FetchResponse' || type === 'FetchSnapshotResponse') {
         this.opts.trace?.(`out (early) ${env.from}->${env.to} #${env.correlationId} ${describeMessage(env)}`);
-        this.opts.transport.send(env);
+        this.send(env);
       } else {
         rest.push(env);
       }
@@ -410,7 +430,7 @@ export class RaftDriver {
     const early = this.core.takeEarly();
     for (const env of early.messages) {
       this.opts.trace?.(`out (early) ${env.from}->${env.to} #${env.correlationId} ${describeMessage(env)}`);
-      this.opts.transport.send(env);
+      this.send(env);
     }
     if (early.committed.length > 0) this.apply(early.committed);
   }
@@ -422,12 +442,27 @@ export class RaftDriver {
       trace(`ready role=${this.core.role} epoch=${this.core.epoch} leader=${this.core.leaderId} hw=${this.core.highWatermark}`);
       for (const env of ready.messages) trace(`out ${env.from}->${env.to} #${env.correlationId} ${describeMessage(env)}`);
     }
-    for (const env of ready.messages) this.opts.transport.send(env);
+    for (const env of ready.messages) this.send(env);
     if (ready.restoreSnapshot !== undefined) this.restore(ready.restoreSnapshot);
     if (ready.committed.length > 0) this.apply(ready.committed);
     this.core.advance();
     const every = this.opts.snapshotEveryEntries ?? 0;
     if (every > 0 && this.appliedEnd - this.lastSnapshotEnd >= every) this.takeSnapshot();
+  }
+
+  private send(env: Envelope): void {
+    if (this.opts.stage !== undefined) this.stageMessage(env, 'out');
+    this.opts.transport.send(env);
+  }
+
+  private stageMessage(env: Envelope, dir: 'in' | 'out'): void {
+    const stage = this.opts.stage!;
+    const m = env.message;
+    const peer = dir === 'in' ? env.from : env.to;
+    if (m.type === 'FetchRequest') stage(dir === 'in' ? 'fetchIn' : 'fetchOut', peer, m.fetchOffset);
+    else if (m.type === 'FetchResponse' && m.batches.length > 0) {
+      stage(dir === 'in' ? 'dataIn' : 'dataOut', peer, lastOffsetOf(m.batches[m.batches.length - 1]!) + 1);
+    }
   }
 
   private persist(ready: Ready): void {
@@ -462,6 +497,7 @@ export class RaftDriver {
       else sm.apply(entriesOf(dataBatches));
     }
     this.appliedEnd = end;
+    this.opts.stage?.('hw', end, 0);
     // Log matching: if the entry at a proposal's last offset has the proposal's epoch, the whole
     // proposal (and everything before it) is what this leader appended.
     let bi = 0;

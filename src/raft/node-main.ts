@@ -5,24 +5,27 @@
 // (`state.machine=list` keeps every value, `counter` only totals).
 //
 // Control surface, for tests and benches: one JSON object per line on stdin, one per line on
-// stdout (nothing else is written to stdout; diagnostics go to stderr).
+// stdout (nothing else is written to stdout; diagnostics go to stderr); proposals may come as
+// binary frames instead, acknowledged by short text lines (node/control.ts).
 //   {"op":"propose","id":1,"values":["a","b"]} -> {"id":1,"ok":true,"epoch":3,"baseOffset":10,"lastOffset":11}
 //                                              or {"id":1,"ok":false,"error":"NOT_LEADER","leaderId":2}
+//   a binary propose frame (node/control.ts)  -> r1 3 10 11   (id epoch baseOffset lastOffset), or the JSON refusal
 //   {"op":"read","id":2,"from":0,"max":1000}  -> {"id":2,"entries":[[offset,"value"],...]}   (list only)
 //   {"op":"status","id":3}                    -> {"id":3,"role":"leader","epoch":3,"leaderId":1,"highWatermark":12,...}
-//   {"op":"latency","id":4}                   -> {"id":4,"records":..,"p50Us":..,"p99Us":..,"maxUs":..} (since last asked)
+//   {"op":"latency","id":4}                   -> {"id":4,"records":..,"p50Us":..,"p99Us":..,"maxUs":..,"gc":{..},"cpuUserMs":..,"cpuSystemMs":..} (since last asked)
 //   {"op":"resign","id":5} / {"op":"snapshot","id":6}
 //   {"op":"add-voter","id":7,"voterId":4,"host":"127.0.0.1","port":9097} / {"op":"remove-voter","id":8,"voterId":1}
 //                                             -> {"id":7,"ok":true,"epoch":3,"offset":40} once committed (KIP-853)
 // A node.id not in controller.quorum.voters starts as an observer; it needs listeners=CONTROLLER://host:port.
 // On start it prints {"event":"started","nodeId":1,"port":9093}. End of stdin closes the node.
-import { createInterface } from 'node:readline';
 import { PerformanceObserver } from 'node:perf_hooks';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Histogram } from '../util/index.js';
 import { defaultRaftTimeouts, type RaftConfig } from './core/types.js';
-import { RaftDriver, RaftError } from './driver.js';
+import { RaftDriver, RaftError, type StageName } from './driver.js';
 import { SocketTransport } from './net/socket-transport.js';
+import { ControlReader, proposeAckLine, type ControlInput } from './node/control.js';
 import { AppendListStateMachine, CounterStateMachine } from './node/state-machines.js';
 import { FileQuorumStateStore } from './store/file.js';
 import { METADATA_LOG_DIR_NAME, StorageLogStore } from './store/storage.js';
@@ -127,9 +130,28 @@ async function main(): Promise<void> {
     nodeId, clusterId: props['cluster.id']!, host: self.host, port: self.port, voters, requestTimeoutMs: config.requestTimeoutMs,
     onProtocolError: (reason) => process.stderr.write(`raft node ${nodeId}: dropped a connection: ${reason}\n`),
   });
+  // LOGLINE_RAFT_STAGES=DIR: every commit stage with its time (epoch ms) goes to DIR/stages-<id>.tsv
+  // at each `latency` op (then reset), for latency breakdowns across the voters and the client.
+  const stagesDir = process.env['LOGLINE_RAFT_STAGES'];
+  let stages: Array<string | number> = [];
+  const stageNow = (): number => performance.timeOrigin + performance.now();
+  // Log fsync durations, always (the driver has one in flight at a time): they tell a slow disk from a slow node.
+  let fsyncUs = new Histogram();
+  let fsyncStartedMs = 0;
+  let fsyncSlow = { count: 0, sumMs: 0 };
+  const stage = (name: StageName | 'reply', a: number, b: number): void => {
+    if (name === 'syncStart') fsyncStartedMs = performance.now();
+    else if (name === 'syncDone') {
+      const ms = performance.now() - fsyncStartedMs;
+      fsyncUs.record(ms * 1000);
+      if (ms > 5) { fsyncSlow.count++; fsyncSlow.sumMs += ms; }
+    }
+    if (stagesDir !== undefined) stages.push(stageNow(), name, a, b);
+  };
   const driver = await RaftDriver.start({
     config, quorumStore: new FileQuorumStateStore(dir), logStore: new StorageLogStore(join(dir, METADATA_LOG_DIR_NAME)),
     stateMachine: list ?? counter!, transport, snapshotEveryEntries: int(props, 'snapshot.every.entries'),
+    stage,
     ...(process.env['LOGLINE_RAFT_TRACE'] === '1'
       ? { trace: (line: string) => process.stderr.write(`${((performance.timeOrigin + performance.now()) % 100_000).toFixed(2)} n${nodeId} ${line}\n`) } : {}),
     onFatal: (err) => {
@@ -140,6 +162,7 @@ async function main(): Promise<void> {
   out({ event: 'started', nodeId, port: transport.port });
 
   let commitLatencyUs = new Histogram();
+  let cpuAt = process.cpuUsage();
   // Garbage-collection pauses since the last `latency` op (kind 1 = scavenge, 2/4/8 = major).
   let gc = { scavenges: 0, scavengeMs: 0, majors: 0, majorMs: 0, maxMs: 0 };
   new PerformanceObserver((list) => {
@@ -149,8 +172,25 @@ async function main(): Promise<void> {
       gc.maxMs = Math.max(gc.maxMs, e.duration);
     }
   }).observe({ entryTypes: ['gc'] });
-  const rl = createInterface({ input: process.stdin, crlfDelay: Infinity });
-  rl.on('line', (line) => {
+  // Acknowledgements of one turn leave in one write: the driver resolves many proposals at once.
+  let acks = '';
+  const flushAcks = (): void => { process.stdout.write(acks); acks = ''; };
+  const propose = (id: number | undefined, values: Uint8Array[], binary: boolean): void => {
+    const startedMs = performance.now();
+    driver.propose(values).then(
+      (c) => {
+        commitLatencyUs.record((performance.now() - startedMs) * 1000, values.length);
+        if (stagesDir !== undefined) stage('reply', c.lastOffset, performance.timeOrigin + startedMs);
+        if (!binary) return out({ id, ok: true, epoch: c.epoch, baseOffset: c.baseOffset, lastOffset: c.lastOffset });
+        if (acks === '') queueMicrotask(flushAcks);
+        acks += proposeAckLine(id!, c.epoch, c.baseOffset, c.lastOffset);
+      },
+      (e: unknown) => out(e instanceof RaftError
+        ? { id, ok: false, error: e.kind, leaderId: e.leaderId ?? null, message: e.message }
+        : { id, ok: false, error: 'INTERNAL', message: String(e) }),
+    );
+  };
+  const onLine = (line: string): void => {
     let req: { op?: string; id?: number; values?: unknown; from?: number; max?: number };
     try {
       req = JSON.parse(line) as typeof req;
@@ -164,17 +204,7 @@ async function main(): Promise<void> {
         if (!Array.isArray(values) || values.length === 0 || !values.every((v) => typeof v === 'string')) {
           return out({ id, ok: false, error: 'values must be a non-empty array of strings' });
         }
-        const startedMs = performance.now();
-        driver.propose(encodeValues(values as string[])).then(
-          (c) => {
-            commitLatencyUs.record((performance.now() - startedMs) * 1000, values.length);
-            out({ id, ok: true, epoch: c.epoch, baseOffset: c.baseOffset, lastOffset: c.lastOffset });
-          },
-          (e: unknown) => out(e instanceof RaftError
-            ? { id, ok: false, error: e.kind, leaderId: e.leaderId ?? null, message: e.message }
-            : { id, ok: false, error: 'INTERNAL', message: String(e) }),
-        );
-        return;
+        return propose(id, encodeValues(values as string[]), false);
       }
       case 'read': {
         if (list === undefined) return out({ id, error: 'read needs state.machine=list' });
@@ -206,11 +236,31 @@ async function main(): Promise<void> {
       }
       case 'latency': {
         // Commit latency as this node sees it (propose line read -> committed), per record; then reset.
+        if (stagesDir !== undefined) {
+          const lines: string[] = [];
+          for (let i = 0; i < stages.length; i += 4) lines.push(`${(stages[i] as number).toFixed(3)}\t${stages[i + 1]}\t${stages[i + 2]}\t${stages[i + 3]}`);
+          writeFileSync(join(stagesDir, `stages-${nodeId}.tsv`), `${lines.join('\n')}\n`);
+          stages = [];
+        }
         const h = commitLatencyUs;
         commitLatencyUs = new Histogram();
         const g = gc;
         gc = { scavenges: 0, scavengeMs: 0, majors: 0, majorMs: 0, maxMs: 0 };
-        return out({ id, records: h.total, p50Us: h.percentile(50), p99Us: h.percentile(99), maxUs: h.total === 0 ? 0 : h.max, gc: g });
+        // CPU time of this process since the last ask: on a shared machine a steadier figure than latency.
+        const f = fsyncUs;
+        fsyncUs = new Histogram();
+        const fsync = {
+          count: f.total, p50Ms: f.percentile(50) / 1000, p99Ms: f.percentile(99) / 1000, maxMs: f.total === 0 ? 0 : f.max / 1000,
+          // Time spent in fsyncs that took over 5 ms: what a stalled disk adds to the tail.
+          over5MsCount: fsyncSlow.count, over5MsSumMs: Math.round(fsyncSlow.sumMs),
+        };
+        fsyncSlow = { count: 0, sumMs: 0 };
+        const cpu = process.cpuUsage(cpuAt);
+        cpuAt = process.cpuUsage();
+        return out({
+          id, records: h.total, p50Us: h.percentile(50), p99Us: h.percentile(99), maxUs: h.total === 0 ? 0 : h.max, gc: g,
+          cpuUserMs: cpu.user / 1000, cpuSystemMs: cpu.system / 1000, fsync,
+        });
       }
       case 'resign':
         driver.resign();
@@ -222,10 +272,25 @@ async function main(): Promise<void> {
       default:
         return out({ id, error: `unknown op ${String(req.op)}` });
     }
+  };
+  const reader = new ControlReader();
+  const close = (): void => { void driver.close().then(() => process.exit(0)); };
+  process.stdin.on('data', (chunk: Buffer) => {
+    let inputs: ControlInput[];
+    try {
+      inputs = reader.push(chunk);
+    } catch (err) {
+      // The channel cannot be resynchronised after a malformed frame: treat it as closed.
+      process.stderr.write(`raft node ${nodeId}: control channel: ${(err as Error).message}; closing\n`);
+      process.stdin.destroy();
+      return close();
+    }
+    for (const input of inputs) {
+      if (input.kind === 'line') onLine(input.line);
+      else propose(input.id, input.values, true);
+    }
   });
-  rl.on('close', () => {
-    void driver.close().then(() => process.exit(0));
-  });
+  process.stdin.on('end', close);
 }
 
 main().catch((err: unknown) => {

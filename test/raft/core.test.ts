@@ -430,3 +430,55 @@ test('KIP-853: a snapshot keeps the voter set, so a node restarted from it count
   const ready = restarted.ready()!;
   assert.equal(new TextDecoder().decode(ready.restoreSnapshot!.data), 'state');
 });
+
+test('two candidates split the vote while the third voter is down: an unreachable voter ends the round at once, not after the election timeout', () => {
+  // Nodes 1 and 3 followed leader 2 of epoch 3, which died; both stood in epoch 4 at the same moment
+  // and refused each other. Node 2's connection is refused.
+  const t0 = defaultRaftTimeouts.fetchTimeoutMs;
+  const nodes = [1, 3].map((id) => {
+    const core = new RaftCore(config(id, [1, 2, 3], { random: () => 0.5 }), { ...empty, quorumState: { epoch: 3, leaderId: 2 } }, 0);
+    drain(core);
+    core.tick(t0);
+    assert.equal(core.role, 'prospective');
+    return core;
+  });
+  const [n1, n3] = nodes as [RaftCore, RaftCore];
+  let now = t0;
+  // The pre-votes cross: each grants the other's (both are prospective), so both become candidates in epoch 4.
+  const exchange = (type: 'VoteRequest', requests: Envelope[][]): Envelope[] => {
+    const answers = nodes.map((c, i) => {
+      const req = requests[1 - i]!.find((e) => e.to === c.nodeId && e.message.type === type)!;
+      c.step(req, ++now);
+      return sent(drain(c)).find((e) => e.correlationId === req.correlationId)!;
+    });
+    for (const [i, c] of nodes.entries()) c.step(answers[1 - i]!, ++now);
+    return answers;
+  };
+  exchange('VoteRequest', nodes.map((c) => sent(drain(c))));
+  assert.deepEqual(nodes.map((c) => [c.role, c.epoch]), [['candidate', 4], ['candidate', 4]]);
+  const votes = nodes.map((c) => sent(drain(c)));
+  const answers = exchange('VoteRequest', votes);
+  assert.deepEqual(answers.map((a) => (a.message as VoteResponse).voteGranted), [false, false]);
+  // The Vote requests to node 2 fail in the transport.
+  for (const [i, c] of nodes.entries()) {
+    c.requestFailed(votes[i]!.find((e) => e.to === 2)!.correlationId, ++now);
+    drain(c);
+  }
+  // Without counting node 2 both would wait for their election timeout (at least 1000 ms); now the
+  // split ends within the election backoff and one of them leads after a fresh pre-vote round.
+  const deadline = now + defaultRaftTimeouts.electionTimeoutMs / 2;
+  const queue: Envelope[] = [];
+  while (now < deadline && !n1.isLeader && !n3.isLeader) {
+    now += 1;
+    for (const c of nodes) if (c.nextDeadlineMs() <= now) { c.tick(now); queue.push(...sent(drain(c))); }
+    while (queue.length > 0) {
+      const env = queue.shift()!;
+      const to = nodes.find((c) => c.nodeId === env.to);
+      if (to === undefined) { nodes.find((c) => c.nodeId === env.from)!.requestFailed(env.correlationId, now); continue; }
+      to.step(env, now);
+      queue.push(...sent(drain(to)));
+    }
+  }
+  assert.ok(n1.isLeader || n3.isLeader, `no leader ${now - t0} ms after the kill's fetch timeout`);
+  assert.ok(now - t0 < 200, `took ${now - t0} ms`);
+});

@@ -106,6 +106,8 @@ export class RaftCore {
   private electionRetries = 0;
   private granted = new Set<NodeId>();
   private rejected = new Set<NodeId>();
+  /** Voters a candidate could not reach this round (their Vote request failed in the transport). */
+  private unreachable = new Set<NodeId>();
 
   // Follower (and observer) state.
   private fetchDeadlineMs = Infinity;
@@ -386,6 +388,7 @@ export class RaftCore {
     this.outstanding.delete(correlationId);
     const retryMs = this.nowMs + this.cfg.retryBackoffMs;
     if (o.type === 'FetchRequest' || o.type === 'FetchSnapshotRequest') this.nextFetchMs = retryMs;
+    if (o.type === 'VoteRequest' && this.roleValue === 'candidate') this.voterUnreachable(o.to);
     this.retryAtMs = Math.min(this.retryAtMs, retryMs);
   }
 
@@ -596,6 +599,7 @@ export class RaftCore {
     this.backoffUntilMs = Infinity;
     this.granted.clear();
     this.rejected.clear();
+    this.unreachable.clear();
     this.fetchDeadlineMs = Infinity;
     this.nextFetchMs = this.nowMs;
     this.lastLeaderContactMs = undefined;
@@ -821,16 +825,39 @@ export class RaftCore {
     } else if (this.roleValue === 'candidate' && !resp.preVote && resp.candidateEpoch === this.epochValue) {
       this.countVote(from, resp.voteGranted);
       if (this.granted.size >= this.majority) this.becomeLeader();
-      else if (this.rejected.size > this.voters.length - this.majority && this.backoffUntilMs === Infinity) {
-        this.backoffUntilMs = this.nowMs + this.electionBackoffMs();
-      }
+      else this.maybeBackOffCandidate();
     }
   }
 
   private countVote(from: NodeId, granted: boolean): void {
     if (!this.voters.includes(from)) return;
+    this.unreachable.delete(from);
     if (granted) this.granted.add(from);
     else this.rejected.add(from);
+  }
+
+  /**
+   * A candidate whose Vote request could not be delivered (connection refused or lost) counts that
+   * voter as not voting this round, though it asks again after the retry backoff. Kafka ignores such
+   * failures and waits for its election timeout. When a leader dies, its two followers' fetch
+   * timeouts run from the same answer and often expire together: both pass pre-vote (each grants
+   * the other's) and stand in the same epoch, each refuses the other, and the dead leader never
+   * answers, so Kafka's rule waits a whole election timeout (1-2 s with its defaults) before trying
+   * again. Counted this way, a split with a dead voter is seen at once and retried after the short
+   * random election backoff. Only granted votes elect, so safety is unchanged.
+   */
+  private voterUnreachable(voter: NodeId): void {
+    if (!this.voters.includes(voter) || this.granted.has(voter) || this.rejected.has(voter)) return;
+    this.unreachable.add(voter);
+    this.maybeBackOffCandidate();
+  }
+
+  /** A candidate that can no longer reach a majority backs off, then stands again (Kafka's isVoteRejected). */
+  private maybeBackOffCandidate(): void {
+    const lost = this.rejected.size + this.unreachable.size;
+    if (lost > this.voters.length - this.majority && this.backoffUntilMs === Infinity) {
+      this.backoffUntilMs = this.nowMs + this.electionBackoffMs();
+    }
   }
 
   // ---- BeginQuorumEpoch / EndQuorumEpoch -------------------------------------------------------

@@ -8,6 +8,7 @@ import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { encodeProposeFrame, parseProposeAck } from './control.js';
 
 /** LOGLINE_RAFT_STDOUT_DIR: where the voters' non-JSON stdout lines go (node-<id>.stdout), e.g. with --trace-gc. */
 const otherStdoutDir = process.env['LOGLINE_RAFT_STDOUT_DIR'];
@@ -73,6 +74,12 @@ export class NodeProcess {
     const ready = new Promise<void>((resolve, reject) => { started = resolve; failed = reject; });
     createInterface({ input: child.stdout }).on('line', (line) => {
       let msg: { id?: number; event?: string };
+      const ack = parseProposeAck(line);
+      if (ack !== undefined) {
+        const p = this.pending.get(ack.id);
+        if (p !== undefined) { this.pending.delete(ack.id); p.resolve({ ok: true, epoch: ack.epoch, baseOffset: ack.baseOffset, lastOffset: ack.lastOffset }); }
+        return;
+      }
       if (line.charCodeAt(0) !== 0x7b) {
         // Not ours (node's --trace-gc writes to stdout): kept for diagnosis when asked.
         if (otherStdoutDir !== undefined) appendFileSync(join(otherStdoutDir, `node-${this.id}.stdout`), `${line}\n`);
@@ -100,22 +107,32 @@ export class NodeProcess {
   }
 
   request<T = any>(op: object, timeoutMs = 10_000): Promise<T> {
+    return this.send<T>((id) => `${JSON.stringify({ ...op, id })}\n`, () => JSON.stringify(op).slice(0, 80), timeoutMs);
+  }
+
+  private send<T>(encode: (id: number) => string | Buffer, describe: () => string, timeoutMs: number): Promise<T> {
     const child = this.child;
     if (child === undefined) return Promise.reject(new Error(`node ${this.id} is not running`));
     const id = this.nextId++;
     return new Promise<T>((resolve, reject) => {
-      const timer = setTimeout(() => { this.pending.delete(id); reject(new Error(`node ${this.id}: ${JSON.stringify(op).slice(0, 80)} timed out`)); }, timeoutMs);
+      const timer = setTimeout(() => { this.pending.delete(id); reject(new Error(`node ${this.id}: ${describe()} timed out`)); }, timeoutMs);
       this.pending.set(id, {
         resolve: (v) => { clearTimeout(timer); resolve(v as T); },
         reject: (e) => { clearTimeout(timer); reject(e); },
       });
-      child.stdin.write(`${JSON.stringify({ ...op, id })}\n`);
+      child.stdin.write(encode(id));
     });
   }
 
   status(): Promise<NodeStatus> { return this.request<NodeStatus>({ op: 'status' }, 5_000); }
 
+  /** As a binary propose frame (node/control.ts): no JSON on the leader's hot path. */
   propose(values: string[], timeoutMs = 10_000): Promise<ProposeReply> {
+    return this.send<ProposeReply>((id) => encodeProposeFrame(id, values), () => `propose of ${values.length} values`, timeoutMs);
+  }
+
+  /** The same through the JSON-lines `propose` op. */
+  proposeJson(values: string[], timeoutMs = 10_000): Promise<ProposeReply> {
     return this.request<ProposeReply>({ op: 'propose', values }, timeoutMs);
   }
 
