@@ -118,6 +118,8 @@ export class RaftDriver {
   private appliedEnd = 0;
   private lastSnapshotEnd = 0;
   private nextExpiryScanMs = 0;
+  /** The earliest deadline of a waiting proposal (at most this early: entries that resolved are not taken out). */
+  private earliestDeadlineMs = Infinity;
   private votersVersionSent = -1;
 
   private constructor(opts: RaftDriverOptions, core: RaftCore, now: () => number) {
@@ -173,15 +175,16 @@ export class RaftDriver {
    * KIP-853: adds a voter (it must be fetching as an observer and caught up) or removes one; resolves
    * once the VotersRecord is committed (by a majority of the new set). One change at a time.
    */
-  addVoter(voter: Voter): Promise<Committed> {
-    return this.changeVoters(() => this.core.addVoter(voter, this.nowMs()));
+  addVoter(voter: Voter, opts: { timeoutMs?: number } = {}): Promise<Committed> {
+    return this.changeVoters(() => this.core.addVoter(voter, this.nowMs()), opts.timeoutMs);
   }
 
-  removeVoter(id: NodeId): Promise<Committed> {
-    return this.changeVoters(() => this.core.removeVoter(id, this.nowMs()));
+  removeVoter(id: NodeId, opts: { timeoutMs?: number } = {}): Promise<Committed> {
+    return this.changeVoters(() => this.core.removeVoter(id, this.nowMs()), opts.timeoutMs);
   }
 
-  private changeVoters(change: () => VoterChangeResult): Promise<Committed> {
+  /** `timeoutMs`: REQUEST_TIMED_OUT when not committed by then (AddRaftVoter's TimeoutMs); else proposeTimeoutMs. */
+  private changeVoters(change: () => VoterChangeResult, timeoutMs?: number): Promise<Committed> {
     if (this.closed) return Promise.reject(new RaftError('SHUTDOWN', 'raft driver closed'));
     let result: VoterChangeResult | undefined;
     this.run(() => { result = change(); });
@@ -193,7 +196,7 @@ export class RaftDriver {
     return new Promise<Committed>((resolve, reject) => {
       this.addWaiting({
         epoch: r.epoch, baseOffset: r.offset, lastOffset: r.offset,
-        deadlineMs: this.lastNowMs + (this.opts.proposeTimeoutMs ?? 30_000), resolve, reject,
+        deadlineMs: this.lastNowMs + (timeoutMs ?? this.opts.proposeTimeoutMs ?? 30_000), resolve, reject,
       });
       this.armTimer();
     });
@@ -202,11 +205,12 @@ export class RaftDriver {
   /** Kafka's error code for a voter change's outcome. */
   private async answerVoterChange(change: VoterChange): Promise<{ errorCode: number; errorMessage: string | null }> {
     try {
+      const opts = { timeoutMs: change.timeoutMs };
       if (change.kind === 'add') {
         await this.addVoter(change.host === undefined || change.port === undefined
-          ? { id: change.voterId } : { id: change.voterId, host: change.host, port: change.port });
+          ? { id: change.voterId } : { id: change.voterId, host: change.host, port: change.port }, opts);
       } else {
-        await this.removeVoter(change.voterId);
+        await this.removeVoter(change.voterId, opts);
       }
       return { errorCode: 0, errorMessage: null };
     } catch (e) {
@@ -346,6 +350,8 @@ export class RaftDriver {
   }
 
   private addWaiting(p: Proposal): void {
+    // A voter change may carry a shorter timeout than the proposals before it.
+    this.earliestDeadlineMs = Math.min(this.earliestDeadlineMs, p.deadlineMs);
     // Almost always appended at the end; after a lost leadership a new epoch may reuse lower offsets.
     let i = this.waiting.length;
     while (i > 0 && this.waiting[i - 1]!.lastOffset > p.lastOffset) i--;
@@ -528,9 +534,10 @@ export class RaftDriver {
     if (this.waiting.length === 0 || now < this.nextExpiryScanMs) return;
     this.nextExpiryScanMs = now + 100;
     const kept: Proposal[] = [];
+    this.earliestDeadlineMs = Infinity;
     for (const p of this.waiting) {
       if (now >= p.deadlineMs) p.reject(new RaftError('TIMEOUT', `offsets ${p.baseOffset}..${p.lastOffset} not committed in time`));
-      else kept.push(p);
+      else { kept.push(p); this.earliestDeadlineMs = Math.min(this.earliestDeadlineMs, p.deadlineMs); }
     }
     if (kept.length !== this.waiting.length) this.waiting = kept;
   }
@@ -538,7 +545,7 @@ export class RaftDriver {
   private armTimer(): void {
     if (this.closed) return;
     let at = this.core.nextDeadlineMs();
-    if (this.waiting.length > 0) at = Math.min(at, this.waiting[0]!.deadlineMs);
+    if (this.waiting.length > 0) at = Math.min(at, this.waiting[0]!.deadlineMs, Math.max(this.earliestDeadlineMs, this.nextExpiryScanMs));
     if (at === this.timerAtMs && this.timer !== undefined) return;
     if (this.timer !== undefined) clearTimeout(this.timer);
     this.timer = undefined;

@@ -4,10 +4,13 @@
 // `requestFailed`, so the core resends after its retry backoff instead of a whole request timeout.
 import type { Envelope, NodeId, QuorumDescription } from './core/types.js';
 
-/** AddRaftVoter (80) / RemoveRaftVoter (81), as the driver is asked them. */
+/**
+ * AddRaftVoter (80) / RemoveRaftVoter (81), as the driver is asked them. `timeoutMs` is the
+ * request's TimeoutMs: how long to wait for the change to commit before answering REQUEST_TIMED_OUT.
+ */
 export type VoterChange =
-  | { readonly kind: 'add'; readonly voterId: NodeId; readonly host: string | undefined; readonly port: number | undefined }
-  | { readonly kind: 'remove'; readonly voterId: NodeId };
+  | { readonly kind: 'add'; readonly voterId: NodeId; readonly host: string | undefined; readonly port: number | undefined; readonly timeoutMs?: number }
+  | { readonly kind: 'remove'; readonly voterId: NodeId; readonly timeoutMs?: number };
 
 export interface TransportInbox {
   deliver(env: Envelope): void;

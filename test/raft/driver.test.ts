@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   AppendListStateMachine, MemoryLogStore, MemoryQuorumStateStore, RaftDriver, RaftError, SocketTransport, defaultRaftTimeouts,
-  describeQuorum, type RaftConfig,
+  addRaftVoter, describeQuorum, type RaftConfig,
 } from '../../src/raft/index.js';
 import { freePorts } from '../../src/raft/node/process-cluster.js';
 
@@ -125,6 +125,40 @@ test('driver: a follower that was down while the leader snapshotted catches up t
     assert.deepEqual(machines[li]!.values, [...committed.map((_, i) => `s${i}`), 'after']);
     assert.equal(machines[li]!.offsets.at(-1), after.lastOffset);
     assert.ok(drivers[li]!.core.log.startOffset >= id.endOffset, 'the follower installed the snapshot');
+  } finally {
+    await Promise.all(drivers.map((d) => d.close()));
+  }
+});
+
+test('driver: AddRaftVoter answers REQUEST_TIMED_OUT once its TimeoutMs passes without the new voter set committing', async () => {
+  const ports = await freePorts(4);
+  const nodes = ports.map((port, i) => ({ nodeId: i + 1, host: '127.0.0.1', port }));
+  const voters = nodes.slice(0, 3);
+  const machines = nodes.map(() => new AppendListStateMachine());
+  // A long fetch timeout keeps the leader from resigning (check quorum) while the test waits.
+  const drivers = await Promise.all(nodes.map((v, i) => RaftDriver.start({
+    config: {
+      ...defaultRaftTimeouts, nodeId: v.nodeId, voters: voters.map((x) => x.nodeId),
+      electionTimeoutMs: 150, fetchTimeoutMs: 5_000, requestTimeoutMs: 300, fetchMaxWaitMs: 50, random: Math.random,
+    },
+    quorumStore: new MemoryQuorumStateStore(), logStore: new MemoryLogStore(), stateMachine: machines[i]!,
+    transport: new SocketTransport({ nodeId: v.nodeId, clusterId: 'test', host: v.host, port: v.port, voters, requestTimeoutMs: 300 }),
+    onFatal: (err) => { throw err; },
+  })));
+  try {
+    const leader = await leaderOf(drivers.slice(0, 3));
+    await leader.propose([enc.encode('x')]);
+    const deadline = Date.now() + 10_000;
+    while (machines[3]!.values.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    assert.deepEqual(machines[3]!.values, ['x'], 'node 4 follows the log as an observer');
+    // Without the two followers, the set {1,2,3,4} has no majority (the leader and node 4).
+    for (const d of drivers.slice(0, 3)) if (d !== leader) await d.close();
+    const started = Date.now();
+    const answer = await addRaftVoter('127.0.0.1', ports[leader.nodeId - 1]!, { clusterId: 'test', voterId: 4, voterHost: '127.0.0.1', voterPort: ports[3]!, timeoutMs: 300 });
+    const elapsed = Date.now() - started;
+    assert.equal(answer.errorCode, 7, `REQUEST_TIMED_OUT, got ${answer.errorCode} ${answer.errorMessage}`);
+    assert.ok(elapsed >= 250 && elapsed < 2_500, `answered after ${elapsed} ms for a TimeoutMs of 300`);
+    assert.equal(leader.role, 'leader');
   } finally {
     await Promise.all(drivers.map((d) => d.close()));
   }

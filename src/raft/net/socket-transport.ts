@@ -240,9 +240,11 @@ export class SocketTransport implements RaftTransport {
     const inbox = this.inbox!;
     if (inbox.changeVoters === undefined) return respond(35, 'voter changes are not supported here');
     let change: VoterChange;
+    // RemoveRaftVoter has no TimeoutMs; AddRaftVoter's bounds the wait (0 or less: the driver's default).
+    const timeoutMs = apiKey === ApiKey.AddRaftVoter && b.timeoutMs > 0 ? b.timeoutMs : undefined;
     if (apiKey === ApiKey.AddRaftVoter) {
       const listener = b.listeners.find((l) => l.name === 'CONTROLLER') ?? b.listeners[0];
-      change = { kind: 'add', voterId: b.voterId, host: listener?.host, port: listener?.port };
+      change = { kind: 'add', voterId: b.voterId, host: listener?.host, port: listener?.port, timeoutMs };
     } else {
       change = { kind: 'remove', voterId: b.voterId };
     }
