@@ -35,8 +35,13 @@ export interface SendOptions {
   reuseResponseBuffer?: boolean;
 }
 
-/** Responses at least this large are read into the reused buffer; smaller ones are cheap to allocate. */
-const REUSED_RESPONSE_BYTES_MIN = 256 * 1024;
+/**
+ * Responses at least this large are read into the reused buffer. Below it Buffer.allocUnsafe
+ * slices Node's shared pool, which is cheap; above it every response is a new backing store that
+ * V8 counts as external memory (bench e2e's ~50 KiB Fetch responses, a thousand a second, were
+ * most of its consumer's garbage).
+ */
+const REUSED_RESPONSE_BYTES_MIN = Buffer.poolSize >>> 1;
 
 export interface ConnectionOptions {
   host: string;

@@ -17,6 +17,7 @@ export interface HistogramSnapshot {
 export class Histogram {
   private readonly counts: Float64Array;
   private readonly subBuckets: number;
+  private readonly limit: number;
   total = 0;
   min = Infinity;
   max = -Infinity;
@@ -26,16 +27,23 @@ export class Histogram {
   constructor(readonly subBucketBits = 7, readonly maxBits = 40) {
     assert(subBucketBits >= 1 && subBucketBits < maxBits && maxBits <= 52, 'histogram bits');
     this.subBuckets = 1 << subBucketBits;
+    this.limit = 2 ** maxBits;
     this.counts = new Float64Array(this.subBuckets + (maxBits - subBucketBits + 1) * (this.subBuckets / 2));
   }
 
   private indexOf(value: number): number {
     if (value < this.subBuckets) return value;
+    const half = this.subBuckets / 2;
+    if (value <= 0x7fffffff) {
+      // Integer bit arithmetic: log2 and powers here were most of a recording's cost (bench e2e
+      // records every record's latency: ~100,000 calls a second).
+      const shift = 31 - Math.clz32(value) - this.subBucketBits + 1;
+      return this.subBuckets + (shift - 1) * half + ((value >>> shift) - half);
+    }
     let e = Math.floor(Math.log2(value));
     while (2 ** (e + 1) <= value) e++;
     while (2 ** e > value) e--;
     const shift = e - this.subBucketBits + 1;
-    const half = this.subBuckets / 2;
     const sub = Math.floor(value / 2 ** shift);
     return this.subBuckets + (shift - 1) * half + (sub - half);
   }
@@ -52,7 +60,8 @@ export class Histogram {
 
   record(value: number, count = 1): void {
     const v = Math.max(0, Math.round(value));
-    assert(v < 2 ** this.maxBits, `histogram value ${v} out of range`);
+    // The message is built only on failure: record() runs for every record of a benchmark.
+    if (!(v < this.limit)) assert(false, `histogram value ${v} out of range`);
     this.counts[this.indexOf(v)]! += count;
     this.total += count;
     this.sum += v * count;

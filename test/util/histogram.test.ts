@@ -4,7 +4,13 @@ import fc from 'fast-check';
 import { Histogram } from '../../src/util/index.js';
 
 test('property: percentiles are within 1/64 of the exact order statistic', () => {
-  fc.assert(fc.property(fc.array(fc.integer({ min: 0, max: 50_000_000 }), { minLength: 1, maxLength: 500 }), fc.double({ min: 0, max: 100, noNaN: true }), (values, q) => {
+  // Small values, and values past 2^31 (where bucketing leaves 32-bit arithmetic), near powers of two too.
+  const value = fc.oneof(
+    fc.integer({ min: 0, max: 50_000_000 }),
+    fc.integer({ min: 0, max: 2 ** 40 - 1 }),
+    fc.tuple(fc.integer({ min: 7, max: 39 }), fc.integer({ min: -2, max: 2 })).map(([k, d]) => 2 ** k + d),
+  );
+  fc.assert(fc.property(fc.array(value, { minLength: 1, maxLength: 500 }), fc.double({ min: 0, max: 100, noNaN: true }), (values, q) => {
     const h = new Histogram();
     for (const v of values) h.record(v);
     const sorted = [...values].sort((a, b) => a - b);
@@ -40,4 +46,11 @@ test('a snapshot (as sent from a worker thread) rebuilds the same histogram, and
   a.reset();
   assert.equal(a.total, 0);
   assert.equal(a.percentile(99), 0);
+});
+
+test('a value beyond the tracked range is refused, not bucketed somewhere', () => {
+  const h = new Histogram(7, 20);
+  h.record(2 ** 20 - 1);
+  assert.throws(() => h.record(2 ** 20), /out of range/);
+  assert.equal(h.total, 1);
 });
