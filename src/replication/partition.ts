@@ -54,8 +54,26 @@ export interface AppendResult {
   logAppendTimeMs: number;
 }
 
+/**
+ * One offset as the bigint the protocol carries, converted again only when it changed. A Fetch
+ * answers every partition of its session (news or not) with three of them, and BigInt() allocates.
+ */
+export class BigintOffset {
+  private number = Number.NaN;
+  private big = 0n;
+  of(n: number): bigint {
+    if (n !== this.number) {
+      this.number = n;
+      this.big = BigInt(n);
+    }
+    return this.big;
+  }
+}
+
 export class Partition {
   highWatermark = 0;
+  /** The high watermark, last stable offset and log start offset as Fetch answers carry them. */
+  readonly wire = { highWatermark: new BigintOffset(), lastStableOffset: new BigintOffset(), logStartOffset: new BigintOffset() };
   isr: number[];
   /** Bytes appended since this broker opened the partition: lets a delayed fetch count new bytes exactly. */
   bytesAppended = 0;

@@ -287,8 +287,8 @@ export class ReplicaManager {
         .map((t) => ({ producerId: BigInt(t.producerId), firstOffset: BigInt(t.firstOffset) }));
     }
     return {
-      errorCode: 0, highWatermark: BigInt(p.highWatermark), lastStableOffset: BigInt(p.lastStableOffset),
-      logStartOffset: BigInt(p.log.logStartOffset), abortedTransactions, preferredReadReplica: -1, records,
+      errorCode: 0, highWatermark: p.wire.highWatermark.of(p.highWatermark), lastStableOffset: p.wire.lastStableOffset.of(p.lastStableOffset),
+      logStartOffset: p.wire.logStartOffset.of(p.log.logStartOffset), abortedTransactions, preferredReadReplica: -1, records,
     };
   }
 
