@@ -11,7 +11,7 @@
 // Metadata for all, idle CPU) and 1,000 concurrent connections. Every result carries the broker's
 // CPU (from /proc/<pid>/stat, % of one core) and RSS. --quick shortens every scenario.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -94,7 +94,38 @@ async function settleDirtyPages(dataDir: string): Promise<number> {
     return (kb('Dirty') + kb('Writeback')) / 1024;
   };
   for (let waited = 0; waited < 30_000 && dirtyMiB() > 64; waited += 250) await sleep(250);
+  await settleDisk(dataDir);
   return round(dirtyMiB());
+}
+
+/**
+ * Waits (up to 30 s) until the data directory's block device has had no request in flight and
+ * has completed no write or discard for six seconds. Freed gigabytes are discarded when the journal
+ * commits them (ext4 mounted with `discard`, as here), seconds after the files are gone; a write
+ * that needs the journal meanwhile waits for it (stalls of 100+ ms in the latency scenario).
+ */
+async function settleDisk(dataDir: string): Promise<void> {
+  const dev = statSync(dataDir).dev;
+  const major = (dev >> 8) & 0xfff;
+  const minor = (dev & 0xff) | ((dev >> 12) & 0xfff00);
+  // Fields after the name: writes completed (5), in flight (9), discards completed (12).
+  const sample = (): [number, number, number] | null => {
+    for (const line of readFileSync('/proc/diskstats', 'utf8').split('\n')) {
+      const f = line.trim().split(/\s+/);
+      if (Number(f[0]) === major && Number(f[1]) === minor) return [Number(f[7]), Number(f[11]), Number(f[14] ?? 0)];
+    }
+    return null;
+  };
+  let last = sample();
+  if (last === null) return; // not a block device (tmpfs, overlay): nothing to wait for
+  // Longer than ext4's journal commit interval (5 s): the discards come with the commit after the unlink.
+  let quietMs = 0;
+  for (let waited = 0; waited < 30_000 && quietMs < 6_000; waited += 250) {
+    await sleep(250);
+    const now = sample()!;
+    quietMs = now[1] === 0 && now[0] === last[0] && now[2] === last[2] ? quietMs + 250 : 0;
+    last = now;
+  }
 }
 
 /** CPU time (user + system, seconds), RSS (MiB) and open file descriptors of a process. */
