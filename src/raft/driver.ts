@@ -545,7 +545,9 @@ export class RaftDriver {
   private armTimer(): void {
     if (this.closed) return;
     let at = this.core.nextDeadlineMs();
-    if (this.waiting.length > 0) at = Math.min(at, this.waiting[0]!.deadlineMs, Math.max(this.earliestDeadlineMs, this.nextExpiryScanMs));
+    // The earliest proposal deadline, but not before the next expiry scan may run (a timer for a
+    // deadline that passed before it would fire, find the scan not due, and be armed again at once).
+    if (this.waiting.length > 0) at = Math.min(at, Math.max(this.earliestDeadlineMs, this.nextExpiryScanMs));
     if (at === this.timerAtMs && this.timer !== undefined) return;
     if (this.timer !== undefined) clearTimeout(this.timer);
     this.timer = undefined;

@@ -135,6 +135,7 @@ test('driver: AddRaftVoter answers REQUEST_TIMED_OUT once its TimeoutMs passes w
   const nodes = ports.map((port, i) => ({ nodeId: i + 1, host: '127.0.0.1', port }));
   const voters = nodes.slice(0, 3);
   const machines = nodes.map(() => new AppendListStateMachine());
+  const clusterId = 'test';
   // A long fetch timeout keeps the leader from resigning (check quorum) while the test waits.
   const drivers = await Promise.all(nodes.map((v, i) => RaftDriver.start({
     config: {
@@ -142,7 +143,7 @@ test('driver: AddRaftVoter answers REQUEST_TIMED_OUT once its TimeoutMs passes w
       electionTimeoutMs: 150, fetchTimeoutMs: 5_000, requestTimeoutMs: 300, fetchMaxWaitMs: 50, random: Math.random,
     },
     quorumStore: new MemoryQuorumStateStore(), logStore: new MemoryLogStore(), stateMachine: machines[i]!,
-    transport: new SocketTransport({ nodeId: v.nodeId, clusterId: 'test', host: v.host, port: v.port, voters, requestTimeoutMs: 300 }),
+    transport: new SocketTransport({ nodeId: v.nodeId, clusterId, host: v.host, port: v.port, voters, requestTimeoutMs: 300 }),
     onFatal: (err) => { throw err; },
   })));
   try {
@@ -154,7 +155,7 @@ test('driver: AddRaftVoter answers REQUEST_TIMED_OUT once its TimeoutMs passes w
     // Without the two followers, the set {1,2,3,4} has no majority (the leader and node 4).
     for (const d of drivers.slice(0, 3)) if (d !== leader) await d.close();
     const started = Date.now();
-    const answer = await addRaftVoter('127.0.0.1', ports[leader.nodeId - 1]!, { clusterId: 'test', voterId: 4, voterHost: '127.0.0.1', voterPort: ports[3]!, timeoutMs: 300 });
+    const answer = await addRaftVoter('127.0.0.1', ports[leader.nodeId - 1]!, { clusterId, voterId: 4, voterHost: '127.0.0.1', voterPort: ports[3]!, timeoutMs: 300 });
     const elapsed = Date.now() - started;
     assert.equal(answer.errorCode, 7, `REQUEST_TIMED_OUT, got ${answer.errorCode} ${answer.errorMessage}`);
     assert.ok(elapsed >= 250 && elapsed < 2_500, `answered after ${elapsed} ms for a TimeoutMs of 300`);

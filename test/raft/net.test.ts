@@ -91,6 +91,19 @@ test('a fetch response with more entries than the limit is refused', () => {
   assert.throws(() => raftWire.decodeEntries(records, 4), raftWire.WireError);
 });
 
+test('encoded entry ranges are cached per node: two quorums with the same (offset, epoch) keys get their own bytes', () => {
+  const range = (prefix: string): Entry[] => [0, 1].map((i) => ({ offset: i, epoch: 1, kind: 'data' as const, value: enc.encode(`${prefix}${i}`) }));
+  // Two batches, so the range is cached (a single batch is encoded directly).
+  const a = [...batchesOf(range('a').slice(0, 1)), ...batchesOf(range('a').slice(1))];
+  const b = [...batchesOf(range('b').slice(0, 1)), ...batchesOf(range('b').slice(1))];
+  const nodeA = new raftWire.EncodedRanges();
+  const nodeB = new raftWire.EncodedRanges();
+  const values = (bytes: Buffer) => entriesOf(raftWire.decodeEntries(bytes, 10)).map((e) => dec.decode(e.value));
+  assert.deepEqual(values(nodeA.encode(a)), ['a0', 'a1']);
+  assert.deepEqual(values(nodeB.encode(b)), ['b0', 'b1']);
+  assert.equal(nodeA.encode(a), nodeA.encode(a), 'the second follower of the same range gets the cached bytes');
+});
+
 test('controller.quorum.voters is parsed as id@host:port and bad entries are refused', () => {
   assert.deepEqual(parseQuorumVoters('1@127.0.0.1:9093, 2@127.0.0.1:9094,3@[::1]:9095'), [
     { nodeId: 1, host: '127.0.0.1', port: 9093 }, { nodeId: 2, host: '127.0.0.1', port: 9094 }, { nodeId: 3, host: '::1', port: 9095 },

@@ -209,7 +209,8 @@ export function decodeRequest(apiKey: number, body: Record<string, unknown>): De
 
 // ---- Responses ---------------------------------------------------------------------------------
 
-export function encodeResponse(m: RaftMessage): object {
+/** `ranges`: the sending node's cache of encoded entry ranges (uncached without). */
+export function encodeResponse(m: RaftMessage, ranges?: EncodedRanges): object {
   switch (m.type) {
     case 'VoteResponse': {
       const body: Partial<WireVoteResp> = {
@@ -240,7 +241,7 @@ export function encodeResponse(m: RaftMessage): object {
           ...(m.divergingEpoch !== undefined ? { divergingEpoch: { epoch: m.divergingEpoch.epoch, endOffset: BigInt(m.divergingEpoch.endOffset) } } : {}),
           currentLeader: { leaderId: noneId(m.leaderId), leaderEpoch: m.leaderEpoch },
           ...(m.snapshotId !== undefined ? { snapshotId: { endOffset: BigInt(m.snapshotId.endOffset), epoch: m.snapshotId.epoch } } : {}),
-          abortedTransactions: null, preferredReadReplica: -1, records: encodeEntries(m.batches),
+          abortedTransactions: null, preferredReadReplica: -1, records: ranges !== undefined ? ranges.encode(m.batches) : encodeEntries(m.batches),
         }] }],
       };
       return body;
@@ -448,26 +449,35 @@ function encodeRecordBatch(b: EntryBatch): Buffer {
   return buf;
 }
 
-/**
- * Several batches back to back; a few recent concatenations are kept, keyed by the (offset, epoch)
- * of the first and last entry, which by log matching name the whole range (each follower fetches
- * the same range).
- */
-const encodedRangesMax = 4;
-const encodedRanges = new Map<string, Buffer>();
-
+/** Several batches back to back. */
 export function encodeEntries(batches: readonly EntryBatch[]): Buffer {
   if (batches.length === 0) return Buffer.alloc(0);
   if (batches.length === 1) return encodeBatch(batches[0]!);
-  const first = batches[0]!;
-  const last = batches[batches.length - 1]!;
-  const key = `${first.baseOffset}:${first.epoch}:${lastOffsetOf(last)}:${last.epoch}`;
-  const cached = encodedRanges.get(key);
-  if (cached !== undefined) return cached;
-  const encoded = Buffer.concat(batches.map(encodeBatch));
-  if (encodedRanges.size >= encodedRangesMax) encodedRanges.delete(encodedRanges.keys().next().value!);
-  encodedRanges.set(key, encoded);
-  return encoded;
+  return Buffer.concat(batches.map(encodeBatch));
+}
+
+/**
+ * One node's recent concatenations (each follower fetches the same range), keyed by the (offset,
+ * epoch) of the first and last entry, which by log matching name the whole range, within one
+ * quorum. So one per node, never per process: two quorums in one process (tests) hold different
+ * entries under the same keys, and a process-wide cache served one quorum's bytes to the other.
+ */
+export class EncodedRanges {
+  private static readonly max = 4;
+  private readonly ranges = new Map<string, Buffer>();
+
+  encode(batches: readonly EntryBatch[]): Buffer {
+    if (batches.length <= 1) return encodeEntries(batches);
+    const first = batches[0]!;
+    const last = batches[batches.length - 1]!;
+    const key = `${first.baseOffset}:${first.epoch}:${lastOffsetOf(last)}:${last.epoch}`;
+    const cached = this.ranges.get(key);
+    if (cached !== undefined) return cached;
+    const encoded = encodeEntries(batches);
+    if (this.ranges.size >= EncodedRanges.max) this.ranges.delete(this.ranges.keys().next().value!);
+    this.ranges.set(key, encoded);
+    return encoded;
+  }
 }
 
 /**

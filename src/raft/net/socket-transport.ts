@@ -13,7 +13,7 @@ import { limits } from '../../util/index.js';
 import type { Envelope, NodeId, RaftRequest } from '../core/types.js';
 import type { RaftTransport, TransportInbox, VoterAddress, VoterChange } from '../transport.js';
 import {
-  ApiKey, apiKeyOf, apiVersion, decodeRequest, decodeResponse, encodeDescribeQuorum, encodeRequest, encodeResponse, fetchBytesMax,
+  ApiKey, EncodedRanges, apiKeyOf, apiVersion, decodeRequest, decodeResponse, encodeDescribeQuorum, encodeRequest, encodeResponse, fetchBytesMax,
 } from './messages.js';
 
 export const socketTransportLimits = {
@@ -68,6 +68,8 @@ export class SocketTransport implements RaftTransport {
   /** `${from}:${correlationId}` -> the connection a request came in on. */
   private readonly inboundByKey = new Map<string, InboundConnection>();
   private readonly inbound = new Set<InboundConnection>();
+  /** Fetch answers to several followers often carry the same range: encoded once (this node's log only). */
+  private readonly encodedRanges = new EncodedRanges();
   private sweepTimer: NodeJS.Timeout | undefined;
   private closed = false;
   private boundPort = 0;
@@ -274,7 +276,7 @@ export class SocketTransport implements RaftTransport {
     const p = conn.pending.get(env.correlationId);
     if (p === undefined) return;
     conn.pending.delete(env.correlationId);
-    writeChunks(conn.socket, encodeResponseFrame(p.apiKey, p.version, env.correlationId, encodeResponse(env.message)));
+    writeChunks(conn.socket, encodeResponseFrame(p.apiKey, p.version, env.correlationId, encodeResponse(env.message, this.encodedRanges)));
   }
 }
 
