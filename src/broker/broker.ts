@@ -7,7 +7,7 @@
 // opened, removed topics are dropped.
 import { ErrorCode, type CreateTopicsRequest } from '../protocol/index.js';
 import {
-  createTopics, deleteTopics, createPartitions, type ControllerView, type EmittedRecord, type TopicConfigValidator, type TopicDefaults,
+  createTopics, deleteTopics, createPartitions, topicNameError, type ControllerView, type EmittedRecord, type TopicConfigValidator, type TopicDefaults,
 } from '../controller/index.js';
 import { Partition, ReplicaManager, type LocalLog, type Scheduler } from '../replication/index.js';
 import { Prng, type Clock } from '../util/index.js';
@@ -335,24 +335,38 @@ export class Broker {
 
   readonly configAdmin = new ConfigAdmin(() => this.deps.metadata.view(), () => this.deps.brokerConfig, () => this.deps.nodeId, (records) => this.commit(records));
 
+  private controllerQueue: Promise<unknown> = Promise.resolve();
+  /**
+   * Runs a controller operation once every earlier one has committed, so it validates against the
+   * latest state rather than the image its request started from (Kafka's controller event queue):
+   * two requests for one change give one change and two correct answers, and no record a client
+   * caused can fail its replay.
+   */
+  private controllerOperation<T>(op: (view: ControllerView) => { records: EmittedRecord[]; result: T }): Promise<T> {
+    const run = this.controllerQueue.then(async () => {
+      const out = op(this.controllerView());
+      await this.commit(out.records);
+      return out.result;
+    });
+    this.controllerQueue = run.catch(() => {});
+    return run;
+  }
+
   readonly topicAdmin: TopicAdmin = {
-    createTopics: async (request: CreateTopicsRequest) => {
-      const out = createTopics(request, this.controllerView(), this.deps.topicDefaults, this.deps.validateTopicConfigs, this.deps.prng);
-      await this.commit(out.records);
-      return out.topics;
-    },
-    deleteTopics: async (targets) => {
-      const out = deleteTopics(targets, this.controllerView());
-      await this.commit(out.records);
-      return out.results;
-    },
-    createPartitions: async (topics, validateOnly) => {
-      const view = this.deps.metadata.view();
-      const rf = (id: string) => view.topicById(id)?.partitions[0]?.replicas.length ?? 1;
-      const out = createPartitions(topics, validateOnly, this.controllerView(), rf, this.deps.prng, this.deps.topicDefaults.partitionsPerRequestMax);
-      await this.commit(out.records);
-      return out.results;
-    },
+    createTopics: (request: CreateTopicsRequest) => this.controllerOperation((view) => {
+      const out = createTopics(request, view, this.deps.topicDefaults, this.deps.validateTopicConfigs, this.deps.prng);
+      return { records: out.records, result: out.topics };
+    }),
+    deleteTopics: (targets) => this.controllerOperation((view) => {
+      const out = deleteTopics(targets, view);
+      return { records: out.records, result: out.results };
+    }),
+    createPartitions: (topics, validateOnly) => this.controllerOperation((view) => {
+      const image = this.deps.metadata.view();
+      const rf = (id: string) => image.topicById(id)?.partitions[0]?.replicas.length ?? 1;
+      const out = createPartitions(topics, validateOnly, view, rf, this.deps.prng, this.deps.topicDefaults.partitionsPerRequestMax);
+      return { records: out.records, result: out.results };
+    }),
   };
 
   /** The services object every handler receives. */
@@ -366,11 +380,11 @@ export class Broker {
         await this.topicAdmin.createTopics({ topics: names.map((name) => ({ name, numPartitions: -1, replicationFactor: -1, assignments: [], configs: [] })), timeoutMs: 30000, validateOnly: false }, 7);
       },
       producePartitions: async (p: { acks: number; timeoutMs: number; transactionalId: string | null; entries: { topic: string; partition: number; records: Buffer }[] }) => {
-        if (p.transactionalId === null) return rm.produce(p.acks, p.timeoutMs, p.entries);
+        if (p.transactionalId === null) return invalidTopicsRefused(await rm.produce(p.acks, p.timeoutMs, p.entries), p.entries);
         const refused = this.verifyTransactionalProduce(p.transactionalId, p.entries);
         const out = await rm.produce(p.acks, p.timeoutMs, p.entries.filter((e) => !refused.has(`${e.topic}-${e.partition}`)));
         for (const [k, errorCode] of refused) out.set(k, { errorCode, errorMessage: null, baseOffset: -1n, logAppendTimeMs: -1n, logStartOffset: -1n, recordErrors: [] });
-        return out;
+        return invalidTopicsRefused(out, p.entries);
       },
       fetchSessions: this.fetchSessions,
       fetchPartitions: (p: any) => rm.fetch(p),
@@ -389,4 +403,20 @@ export class Broker {
       activeProducers: (topic: string, partition: number) => rm.activeProducers(topic, partition),
     };
   }
+}
+
+/**
+ * A partition of a topic whose name Kafka refuses can never exist: INVALID_TOPIC_EXCEPTION instead
+ * of UNKNOWN_TOPIC_OR_PARTITION, which clients retry until their timeout. Only failed entries are
+ * looked at, so the produce path pays nothing.
+ */
+function invalidTopicsRefused<R extends { errorCode: number; errorMessage: string | null }>(results: Map<string, R>, entries: { topic: string; partition: number }[]): Map<string, R> {
+  for (const e of entries) {
+    const k = `${e.topic}-${e.partition}`;
+    const r = results.get(k);
+    if (r?.errorCode !== ErrorCode.UNKNOWN_TOPIC_OR_PARTITION) continue;
+    const why = topicNameError(e.topic);
+    if (why !== null) results.set(k, { ...r, errorCode: ErrorCode.INVALID_TOPIC_EXCEPTION, errorMessage: why });
+  }
+  return results;
 }

@@ -5,6 +5,7 @@
 // per partition, and never escape as exceptions.
 import { ErrorCode } from '../protocol/index.js';
 import { buildControlBatch } from '../records/index.js';
+import { StorageError } from '../storage/index.js';
 import type { Clock } from '../util/index.js';
 import { Partition, type ActiveProducer, type AppendOrigin } from './partition.js';
 import { Purgatory, PurgatoryFullError, type Scheduler } from './purgatory.js';
@@ -148,7 +149,10 @@ export class ReplicaManager {
       appended = await p.log.appendAsLeader(e.records, p.leaderEpoch, origin);
     } catch (err) {
       const { code, message } = errorCodeOf(err);
-      return produceError(code, message);
+      const failed = produceError(code, message);
+      // KIP-467: which records made the batch fail, so a client can fail those and retry the rest.
+      if (err instanceof StorageError) failed.recordErrors = err.recordErrors.map((r) => ({ batchIndex: r.batchIndex, batchIndexErrorMessage: r.message }));
+      return failed;
     }
     p.bytesAppended += e.records.length;
     if (p.maybeAdvanceHighWatermark()) this.onHighWatermark(p);

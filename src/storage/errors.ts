@@ -14,11 +14,29 @@ export type StorageErrorKind =
   | 'OUT_OF_ORDER_SEQUENCE_NUMBER'
   | 'TRANSACTION_COORDINATOR_FENCED'; // a marker from a coordinator older than one already seen
 
+/** A record that made its batch be refused: its index among the records of the append (KIP-467). */
+export interface RecordError { batchIndex: number; message: string }
+
 export class StorageError extends Error {
   override name = 'StorageError';
-  constructor(readonly kind: StorageErrorKind, message: string, options?: { cause?: unknown }) {
+  /** For INVALID_RECORD and INVALID_TIMESTAMP: which records were at fault (Produce v8+ reports them). */
+  readonly recordErrors: readonly RecordError[];
+  constructor(readonly kind: StorageErrorKind, message: string, options?: { cause?: unknown; recordErrors?: readonly RecordError[] }) {
     super(message, options);
+    this.recordErrors = options?.recordErrors ?? [];
   }
+}
+
+/**
+ * The error for records refused one by one, worded as Kafka's LogValidator words it, so clients
+ * and operators see the same text: the count and the first three record errors.
+ */
+export function recordValidationError(kind: 'INVALID_RECORD' | 'INVALID_TIMESTAMP', recordErrors: RecordError[]): StorageError {
+  const shown = recordErrors.slice(0, 3).map((e) => `RecordError(batchIndex=${e.batchIndex}, message='${e.message}')`).join(', ');
+  const message = kind === 'INVALID_TIMESTAMP'
+    ? 'One or more records have been rejected due to invalid timestamp'
+    : `One or more records have been rejected due to ${recordErrors.length} record errors in total, and only showing the first three errors at most: [${shown}]`;
+  return new StorageError(kind, message, { recordErrors });
 }
 
 /** An error thrown by a FileSystem call: the errno-style code (ENOSPC, EIO, ...) and the path. */

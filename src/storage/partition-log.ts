@@ -11,7 +11,7 @@ import {
   RecordBatchView, RecordsError, TimestampType, decompressBatchBody, iterateBatches, validateBatch, RecordCursor,
   parseControlRecordType,
 } from '../records/index.js';
-import { StorageError, ioErrorCode } from './errors.js';
+import { StorageError, ioErrorCode, recordValidationError, type RecordError } from './errors.js';
 import type { FileCache, FileHandle } from './fs.js';
 import type { LogConfig } from './config.js';
 import { LeaderEpochCache } from './epoch-cache.js';
@@ -254,7 +254,10 @@ export class PartitionLog {
   async appendAsLeader(records: Buffer, leaderEpoch: number, origin: 'client' | 'coordinator' = 'client'): Promise<AppendInfo> {
     // Transaction coordinators write control batches (markers); clients may not.
     const views = this.parse(records, origin === 'client');
-    if (this.config.cleanupPolicy.includes('compact')) await requireKeys(views);
+    if (this.config.cleanupPolicy.includes('compact')) await requireKeys(views, this.name);
+    if (this.config.messageTimestampType !== 'LogAppendTime' && this.timestampOutOfRange(views, this.clock.nowMs())) {
+      throw await this.timestampRecordErrors(views, this.clock.nowMs());
+    }
     return this.guard(() => this.appendValidated(records, views, leaderEpoch));
   }
 
@@ -272,6 +275,31 @@ export class PartitionLog {
       }
       return this.write(records, views, -1, false);
     });
+  }
+
+  /** CreateTime timestamps outside message.timestamp.before/after.max.ms, judged from batch headers alone. */
+  private timestampOutOfRange(views: RecordBatchView[], now: number): boolean {
+    for (const v of views) {
+      if (this.timestampRefused(v.baseTimestamp, now) || this.timestampRefused(v.maxTimestamp, now)) return true;
+    }
+    return false;
+  }
+
+  private timestampRefused(ts: number, now: number): boolean {
+    return ts >= 0 && (now - ts > this.config.messageTimestampBeforeMaxMs || ts - now > this.config.messageTimestampAfterMaxMs);
+  }
+
+  /** Only once a batch header shows a bad timestamp are its records read, to say which ones (KIP-467). */
+  private async timestampRecordErrors(views: RecordBatchView[], now: number): Promise<StorageError> {
+    const errors: RecordError[] = [];
+    const [before, after] = [this.config.messageTimestampBeforeMaxMs, this.config.messageTimestampAfterMaxMs];
+    await forEachRecord(views, (c, batchIndex) => {
+      if (!this.timestampRefused(c.timestamp, now)) return;
+      errors.push({ batchIndex, message: `Timestamp ${c.timestamp} of message with offset ${c.offsetDelta} is out of range. The timestamp should be within [${now - before}, ${now + after}]` });
+    });
+    // The batch header alone was out of range (a maxTimestamp no record has): blame the whole batch.
+    if (errors.length === 0) errors.push({ batchIndex: 0, message: 'the batch\'s timestamps are out of range' });
+    return recordValidationError('INVALID_TIMESTAMP', errors);
   }
 
   private emptyAppend(): AppendInfo {
@@ -306,15 +334,6 @@ export class PartitionLog {
       }
     }
     const logAppendTime = this.config.messageTimestampType === 'LogAppendTime';
-    if (!logAppendTime) {
-      for (const v of views) {
-        for (const ts of [v.baseTimestamp, v.maxTimestamp]) {
-          if (ts >= 0 && (now - ts > this.config.messageTimestampBeforeMaxMs || ts - now > this.config.messageTimestampAfterMaxMs)) {
-            throw new StorageError('INVALID_TIMESTAMP', `timestamp ${ts} is out of range (now ${now}, message.timestamp.before.max.ms ${this.config.messageTimestampBeforeMaxMs}, after ${this.config.messageTimestampAfterMaxMs})`);
-          }
-        }
-      }
-    }
     let next = this.logEndOffset;
     for (const v of views) {
       v.baseOffset = next;
@@ -714,14 +733,21 @@ export class PartitionLog {
   }
 }
 
-/** Kafka refuses records without a key on compacted topics. */
-async function requireKeys(views: RecordBatchView[]): Promise<void> {
+/** Kafka refuses records without a key on compacted topics, naming each one (KIP-467). */
+async function requireKeys(views: RecordBatchView[], logName: string): Promise<void> {
+  const errors: RecordError[] = [];
+  await forEachRecord(views, (c, batchIndex) => {
+    if (c.keyLength < 0) errors.push({ batchIndex, message: `Compacted topic cannot accept message without key in topic partition ${logName}.` });
+  });
+  if (errors.length > 0) throw recordValidationError('INVALID_RECORD', errors);
+}
+
+/** Every record of an append, with its index among all of the append's records. */
+async function forEachRecord(views: RecordBatchView[], fn: (c: RecordCursor, batchIndex: number) => void): Promise<void> {
+  let index = 0;
   for (const v of views) {
-    const body = await decompressBatchBody(v);
-    const c = new RecordCursor(v, body);
-    while (c.next()) {
-      if (c.keyLength < 0) throw new StorageError('INVALID_RECORD', 'compacted topic cannot accept a record without a key');
-    }
+    const c = new RecordCursor(v, await decompressBatchBody(v));
+    while (c.next()) fn(c, index++);
   }
 }
 

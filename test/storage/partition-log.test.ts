@@ -296,3 +296,29 @@ test('a read of large batches finds the first by its header and reads the rest i
   assert.deepEqual(batchOffsets(log.read(25, size - 1, 100)), [[20, 29]], 'KIP-74: one whole batch above maxBytes');
   assert.ok(bytes.equals(log.read(20, 3 * size, 100)), 'the same bytes however the read was cut');
 });
+
+test('a compacted log refuses keyless records and names each one by its index in the append (KIP-467)', async () => {
+  const { log } = setup({ cleanupPolicy: ['compact'] });
+  const first = batch(3, { key: (i) => (i === 1 ? null : `k${i}`) });
+  const second = batch(2, { key: (i) => (i === 1 ? null : `j${i}`) });
+  const err = await log.appendAsLeader(Buffer.concat([first, second]), 0).then(() => null, (e: unknown) => e);
+  assert.ok(err instanceof StorageError && err.kind === 'INVALID_RECORD', String(err));
+  assert.deepEqual(err.recordErrors.map((r) => r.batchIndex), [1, 4]);
+  assert.match(err.recordErrors[0]!.message, /Compacted topic cannot accept message without key in topic partition orders-0/);
+  assert.match(err.message, /2 record errors in total/);
+  assert.equal(log.logEndOffset, 0, 'nothing of the append was written');
+  await log.appendAsLeader(batch(2), 0);
+  assert.equal(log.logEndOffset, 2, 'keyed records are taken');
+});
+
+test('a CreateTime append out of the allowed window names the records whose timestamps are out of range', async () => {
+  const { log, clock } = setup({ messageTimestampBeforeMaxMs: 1000, messageTimestampAfterMaxMs: 1000 });
+  const now = clock.nowMs();
+  // Timestamps now-1003 .. now-998: only the first three are more than 1000 ms old.
+  const b = batch(6, { timestamp: now - 1003 });
+  const err = await log.appendAsLeader(b, 0).then(() => null, (e: unknown) => e);
+  assert.ok(err instanceof StorageError && err.kind === 'INVALID_TIMESTAMP', String(err));
+  assert.deepEqual(err.recordErrors.map((r) => r.batchIndex), [0, 1, 2]);
+  assert.match(err.recordErrors[0]!.message, /^Timestamp \d+ of message with offset 0 is out of range/);
+  assert.equal(log.logEndOffset, 0);
+});

@@ -3,9 +3,11 @@
 // replicas, ISR, offline replicas). A null topic list (v1+) or an empty one in v0 means all
 // topics. Unknown topics are created when the request allows it (v4+, always before v4) and
 // `auto.create.topics.enable` is set; they come back as LEADER_NOT_AVAILABLE until created, as
-// Kafka does. Topic ids from v10; lookups by id in v10+ (name null) answer UNKNOWN_TOPIC_ID.
+// Kafka does; a name Kafka refuses (`bad$name!`, `..`, longer than 249) is INVALID_TOPIC_EXCEPTION
+// whether or not auto-creation is on, so clients fail its records at once. Topic ids from v10; lookups by id in v10+ (name null) answer UNKNOWN_TOPIC_ID.
 // Authorized operations are reported as "not requested" (ACLs arrive with the security issue).
 import { ErrorCode, ZERO_UUID, type MetadataRequest } from '../../protocol/index.js';
+import { isInternalTopic, topicNameError } from '../../controller/index.js';
 import type { HandlerSpec } from '../context.js';
 import type { MetadataView, TopicView } from '../services.js';
 
@@ -29,7 +31,7 @@ function topicEntry(t: TopicView) {
 }
 
 const missing = (errorCode: number, name: string | null, topicId = ZERO_UUID) =>
-  ({ errorCode, name, topicId, isInternal: false, partitions: [], topicAuthorizedOperations: AUTHORIZED_OPERATIONS_OMITTED });
+  ({ errorCode, name, topicId, isInternal: name !== null && isInternalTopic(name), partitions: [], topicAuthorizedOperations: AUTHORIZED_OPERATIONS_OMITTED });
 
 export const metadataHandler: HandlerSpec<MetadataServices> = {
   apiKey: 3,
@@ -45,7 +47,7 @@ export const metadataHandler: HandlerSpec<MetadataServices> = {
       topics = [...view.topics()].map(topicEntry);
     } else {
       const requested = request.topics!;
-      const unknown = requested.filter((t) => t.name !== null && !view.topic(t.name)).map((t) => t.name!);
+      const unknown = requested.filter((t) => t.name !== null && !view.topic(t.name) && topicNameError(t.name) === null).map((t) => t.name!);
       if (unknown.length > 0 && allowAuto && s.autoCreateTopicsEnable) {
         await s.autoCreateTopics([...new Set(unknown)]);
         view = s.metadata();
@@ -57,6 +59,7 @@ export const metadataHandler: HandlerSpec<MetadataServices> = {
         }
         const found = view.topic(t.name);
         if (found) return topicEntry(found);
+        if (topicNameError(t.name) !== null) return missing(ErrorCode.INVALID_TOPIC_EXCEPTION, t.name);
         const autoCreating = allowAuto && s.autoCreateTopicsEnable;
         return missing(autoCreating ? ErrorCode.LEADER_NOT_AVAILABLE : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, t.name);
       });

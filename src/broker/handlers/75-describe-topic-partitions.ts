@@ -3,8 +3,10 @@
 // at most `response_partition_limit` partitions per response (capped by the broker's
 // `max.request.partition.size.limit`, 2000); when the limit cuts a response, `next_cursor` names
 // the first partition not returned. A cursor on a topic that was not asked for is INVALID_REQUEST.
-// ELR fields stay null until eligible leader replicas exist.
+// ELR fields stay null until eligible leader replicas exist. An unknown topic whose name Kafka
+// refuses is INVALID_TOPIC_EXCEPTION, as in Kafka.
 import { ErrorCode, ZERO_UUID, type DescribeTopicPartitionsRequest } from '../../protocol/index.js';
+import { isInternalTopic, topicNameError } from '../../controller/index.js';
 import type { HandlerSpec } from '../context.js';
 import type { MetadataView } from '../services.js';
 
@@ -31,7 +33,8 @@ export const describeTopicPartitionsHandler: HandlerSpec<{ metadata(): MetadataV
       if (cursor && name < cursor.topicName) continue;
       const t = view.topic(name);
       if (!t) {
-        topics.push({ errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, name, topicId: ZERO_UUID, isInternal: false, partitions: [], topicAuthorizedOperations: AUTHORIZED_OPERATIONS_OMITTED });
+        const errorCode = topicNameError(name) === null ? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION : ErrorCode.INVALID_TOPIC_EXCEPTION;
+        topics.push({ errorCode, name, topicId: ZERO_UUID, isInternal: isInternalTopic(name), partitions: [], topicAuthorizedOperations: AUTHORIZED_OPERATIONS_OMITTED });
         continue;
       }
       const from = cursor && name === cursor.topicName ? cursor.partitionIndex : 0;
