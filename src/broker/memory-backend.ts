@@ -3,6 +3,7 @@
 // logs in memory. Tests that need no disk use it (startServer without a dataDir); nothing here
 // survives a restart. The durable backend is disk-backend.ts.
 import { Prng } from '../util/index.js';
+import { isInternalTopic } from '../controller/index.js';
 import { parseBrokerConfig, resolveTopicConfig, validateTopicConfigs } from '../config/index.js';
 import { MemoryLog, realScheduler } from '../replication/index.js';
 import type { MetadataSource, BrokerDeps } from './broker.js';
@@ -31,7 +32,7 @@ export class MemoryMetadata implements MetadataSource {
 
   async commit(records: { type: number; data: Record<string, any> }[]): Promise<void> {
     for (const r of records) {
-      if (r.type === 2) this.topics.set(r.data.topicId, { name: r.data.name, id: r.data.topicId, isInternal: false, partitions: [] });
+      if (r.type === 2) this.topics.set(r.data.topicId, { name: r.data.name, id: r.data.topicId, isInternal: isInternalTopic(r.data.name), partitions: [] });
       else if (r.type === 3) {
         const t = this.topics.get(r.data.topicId)!;
         t.partitions = [...t.partitions, { partition: r.data.partitionId, leader: r.data.leader, leaderEpoch: r.data.leaderEpoch, replicas: r.data.replicas, isr: r.data.isr, offlineReplicas: [] }];

@@ -10,11 +10,11 @@ import {
 } from '../metadata/index.js';
 import { buildRecordBatchSync, decompressBatchBody, iterateBatches, iterateRecords } from '../records/index.js';
 import type { PartitionLog } from '../storage/index.js';
-import type { EmittedRecord } from '../controller/index.js';
+import { isInternalTopic, METADATA_TOPIC_NAME, type EmittedRecord } from '../controller/index.js';
 import type { MetadataSource } from './broker.js';
 import type { BrokerEndpoint, MetadataView, PartitionView, TopicView } from './services.js';
 
-export const METADATA_TOPIC = '__cluster_metadata';
+export const METADATA_TOPIC = METADATA_TOPIC_NAME;
 /** The epoch batches are written in: a quorum of one never changes leader. */
 const METADATA_EPOCH = 0;
 
@@ -63,7 +63,7 @@ export class LogMetadata implements MetadataSource {
 
   private viewOf(image: MetadataImage): MetadataView {
     const toView = (t: { name: string; id: string; partitions: ReadonlyMap<number, { leader: number; leaderEpoch: number; replicas: readonly number[]; isr: readonly number[] }> }): TopicView => ({
-      name: t.name, id: t.id, isInternal: false,
+      name: t.name, id: t.id, isInternal: isInternalTopic(t.name),
       partitions: [...t.partitions].sort(([a], [b]) => a - b).map(([partition, p]): PartitionView => ({
         partition, leader: p.leader, leaderEpoch: p.leaderEpoch, replicas: [...p.replicas], isr: [...p.isr], offlineReplicas: [],
       })),

@@ -12,6 +12,7 @@ const FLAGS: Record<string, FlagSpec> = {
   'delete-config': { type: 'string', repeatable: true, help: 'config key to remove (alter-config)' },
   'if-not-exists': { type: 'boolean', help: 'create: succeed when the topic exists' },
   'validate-only': { type: 'boolean', help: 'create: check without creating' },
+  'include-internal': { type: 'boolean', help: 'list: also show internal topics (__consumer_offsets, __transaction_state)' },
 };
 
 const USAGE = 'logline topic <create|list|describe|delete|alter-config> [TOPIC] [options]';
@@ -49,7 +50,7 @@ export async function topicCommand(argv: string[]): Promise<number> {
         return 0;
       }
       case 'list': {
-        const topics = (await client.metadata(null)).map((t) => ({ name: t.name, partitions: t.partitions.length, replicationFactor: t.partitions[0]?.replicas.length ?? 0, internal: t.isInternal }))
+        const topics = (await client.metadata(null)).filter((t) => !t.isInternal || flags['include-internal'] === true).map((t) => ({ name: t.name, partitions: t.partitions.length, replicationFactor: t.partitions[0]?.replicas.length ?? 0, internal: t.isInternal }))
           .sort((a, b) => (a.name < b.name ? -1 : 1));
         console.log(json ? toJson(topics) : table(topics));
         return 0;
@@ -63,6 +64,12 @@ export async function topicCommand(argv: string[]): Promise<number> {
         return 0;
       }
       case 'delete': {
+        // As kafka-topics.sh: deleting __consumer_offsets would lose every group's offsets.
+        const [known] = await client.metadata([needName()]);
+        if (known?.isInternal) {
+          console.error(`Topic ${name} is a kafka internal topic and is not allowed to be marked for deletion.`);
+          return 1;
+        }
         const r = await client.admin(ApiKey.DeleteTopics, { topics: [{ name: needName(), topicId: ZERO_UUID }], topicNames: [name], timeoutMs: 30000 }, 6);
         const d = r.responses[0];
         if (d.errorCode !== 0) throw new KafkaError(d.errorCode, d.errorMessage);

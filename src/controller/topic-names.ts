@@ -17,4 +17,8 @@ export function collisionKey(name: string): string {
   return name.replaceAll('.', '_');
 }
 
+/** Topics Kafka marks internal in Metadata (`is_internal`): the group and transaction logs. */
 export const isInternalTopic = (name: string): boolean => name === '__consumer_offsets' || name === '__transaction_state';
+
+/** The metadata log's topic: it lives in every node's log directory and no client may create it. */
+export const METADATA_TOPIC_NAME = '__cluster_metadata';

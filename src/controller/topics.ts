@@ -10,7 +10,7 @@ import {
 } from '../protocol/index.js';
 import type { Prng } from '../util/index.js';
 import { placeReplicas, type PlacementBroker } from './placement.js';
-import { collisionKey, topicNameError } from './topic-names.js';
+import { collisionKey, METADATA_TOPIC_NAME, topicNameError } from './topic-names.js';
 
 export const RecordType = { Topic: 2, Partition: 3, Config: 4, RemoveTopic: 9, ProducerIds: 15 } as const;
 export const CONFIG_RESOURCE_TOPIC = 2;
@@ -142,6 +142,7 @@ export function createTopics(request: CreateTopicsRequest, view: ControllerView,
     if (counts.get(t.name)! > 1) return fail(ErrorCode.INVALID_REQUEST, 'Duplicate topic name.');
     const nameError = topicNameError(t.name);
     if (nameError) return fail(ErrorCode.INVALID_TOPIC_EXCEPTION, nameError);
+    if (t.name === METADATA_TOPIC_NAME) return fail(ErrorCode.INVALID_REQUEST, `Creation of internal topic ${METADATA_TOPIC_NAME} is prohibited.`);
     if (view.topic(t.name)) return fail(ErrorCode.TOPIC_ALREADY_EXISTS, `Topic '${t.name}' already exists.`);
     const clash = collisions.get(collisionKey(t.name));
     if (clash !== undefined) return fail(ErrorCode.INVALID_TOPIC_EXCEPTION, `Topic '${t.name}' collides with existing topic: ${clash}`);

@@ -33,10 +33,16 @@ function addTo(tp: TopicPartitions, topic: string, p: number): void {
   if (list) { list.push(p); list.sort((x, y) => x - y); } else tp.set(topic, [p]);
 }
 function* each(tp: TopicPartitions): Generator<[string, number]> { for (const [t, ps] of tp) for (const p of ps) yield [t, p]; }
+/**
+ * A SubscribedTopicRegex as a matcher of whole topic names. Internal topics never match: a `.*`
+ * subscriber must not be assigned the group and transaction logs (the Java consumer's
+ * exclude.internal.topics does the same for client-side patterns).
+ */
 function regexMatcher(pattern: string | null): ((name: string) => boolean) | null {
   if (pattern === null) return null;
-  try { const re = new RegExp(`^(?:${pattern})$`); return (n) => re.test(n); } catch { return null; }
+  try { const re = new RegExp(`^(?:${pattern})$`); return (n) => !INTERNAL_TOPICS.has(n) && re.test(n); } catch { return null; }
 }
+const INTERNAL_TOPICS = new Set(['__consumer_offsets', '__transaction_state']);
 
 const toList = (tp: TopicPartitions) => [...tp].map(([topicId, partitions]) => ({ topicId, partitions }));
 const fromList = (list: { topicId: string; partitions: number[] }[]): TopicPartitions =>
@@ -286,7 +292,7 @@ export class ConsumerGroupShard extends ClassicGroupShard {
     for (const m of g.members.values()) {
       for (const n of m.subscribedTopicNames) names.add(n);
       const match = regexMatcher(m.subscribedTopicRegex);
-      if (match) for (const n of topics.names()) if (!n.startsWith('__') && match(n)) names.add(n);
+      if (match) for (const n of topics.names()) if (match(n)) names.add(n);
     }
     const out = new Map<string, { name: string; partitions: number }>();
     for (const n of [...names].sort()) { const t = topics.byName(n); if (t) out.set(t.id, { name: n, partitions: t.partitions }); }
