@@ -136,13 +136,19 @@ function tsType(field) {
   return t;
 }
 
-function tsInterface(name, fields) {
+/**
+ * In responses a field that is tagged in every version that has it may be left out: the codec
+ * writes an absent tagged field as its default, by not writing it (handlers answer v12 Fetch without
+ * building a default CurrentLeader per partition). Decoded messages always have every field.
+ */
+function tsInterface(name, fields, optionalTagged) {
   const lines = [`export interface ${name} {`];
   for (const f of fields) {
     const v = f.versions ? `v${f.versions[0]}${f.versions[1] === 0x7fff ? '+' : `-${f.versions[1]}`}` : 'never';
     const extra = f.tagged ? `, tag ${f.tag}` : '';
+    const optional = optionalTagged && f.tagged && f.versions && f.versions[0] >= f.tagged[0];
     lines.push(`  /** ${v}${extra} */`);
-    lines.push(`  ${f.name}: ${tsType(f)};`);
+    lines.push(`  ${f.name}${optional ? '?' : ''}: ${tsType(f)};`);
   }
   lines.push('  /** Tagged fields this codec does not know, kept so they survive a re-encode. */');
   lines.push('  unknownTaggedFields?: UnknownTaggedField[];');
@@ -162,8 +168,9 @@ function generate() {
 
   const types = [header, "import type { UnknownTaggedField } from '../schema.js';", ''];
   for (const m of messages) {
-    types.push(tsInterface(m.name, m.fields));
-    for (const [name, fields] of Object.entries(m.structs)) types.push(tsInterface(name, fields));
+    const optionalTagged = m.kind === 'response';
+    types.push(tsInterface(m.name, m.fields, optionalTagged));
+    for (const [name, fields] of Object.entries(m.structs)) types.push(tsInterface(name, fields, optionalTagged));
   }
   const apis = messages.filter((m) => m.kind === 'request').sort((a, b) => a.apiKey - b.apiKey);
   types.push('', '/** Request and response types by API key. */');

@@ -1,5 +1,5 @@
 // What a handler sees of the world: the request header, who is asking, and the broker's services.
-import type { RequestHeader } from '../protocol/index.js';
+import type { ApiTypes, RequestHeader } from '../protocol/index.js';
 
 export interface RequestContext<S = unknown> {
   readonly header: RequestHeader;
@@ -19,15 +19,19 @@ export interface RequestContext<S = unknown> {
   readonly responseBytes?: (bytes: number) => Buffer;
 }
 
-/** A handler's answer: a response body, or `null` for requests that get none (Produce acks=0). */
-export type HandlerResult = object | null;
+/** The decoded request and the response body of an API, by key (`RequestOf<3>` is MetadataRequest). */
+export type RequestOf<K extends keyof ApiTypes> = ApiTypes[K]['request'];
+export type ResponseOf<K extends keyof ApiTypes> = ApiTypes[K]['response'];
 
-export interface HandlerSpec<S = any> {
-  readonly apiKey: number;
+/** A handler's answer: a response body, or `null` for requests that get none (Produce acks=0). */
+export type HandlerResult<K extends keyof ApiTypes = keyof ApiTypes> = ResponseOf<K> | null;
+
+export interface HandlerSpec<S = any, K extends keyof ApiTypes = keyof ApiTypes> {
+  readonly apiKey: K;
   /** Versions this handler implements; ApiVersions advertises exactly these. */
   readonly minVersion: number;
   readonly maxVersion: number;
-  handle(request: any, ctx: RequestContext<S>): HandlerResult | Promise<HandlerResult>;
+  handle(request: RequestOf<K>, ctx: RequestContext<S>): HandlerResult<K> | Promise<HandlerResult<K>>;
   /**
    * Once `handle` has resolved, nothing refers to the request's bytes any more (produce: the
    * records are in the log), so the network layer may reuse the frame's buffer.

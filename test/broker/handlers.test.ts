@@ -7,7 +7,7 @@ import { fetchHandler } from '../../src/broker/handlers/01-fetch.js';
 import { FetchSessionCache } from '../../src/broker/fetch-sessions.js';
 import type { MetadataView, TopicView, FetchParams, PartitionFetchResult } from '../../src/broker/services.js';
 import { buildRecordBatch, Compression } from '../../src/records/index.js';
-import { ErrorCode, defaultMessage } from '../../src/protocol/index.js';
+import { ErrorCode, defaultMessage, type FetchRequest } from '../../src/protocol/index.js';
 import { ManualClock } from '../../src/util/index.js';
 
 const ctx = (apiVersion: number, services: unknown) => ({
@@ -51,9 +51,9 @@ test('Metadata: all topics, unknown topics, auto-creation when allowed', async (
   assert.deepEqual(all.topics.map((t: any) => t.name), ['t']);
   assert.equal(all.topics[0].partitions[0].leaderEpoch, 3);
   assert.equal(all.clusterId, 'cid');
-  const noAuto: any = await metadataHandler.handle({ topics: [{ name: 'new', topicId: 'AAAAAAAAAAAAAAAAAAAAAA' }], allowAutoTopicCreation: false }, ctx(12, services));
+  const noAuto: any = await metadataHandler.handle({ topics: [{ name: 'new', topicId: 'AAAAAAAAAAAAAAAAAAAAAA' }], allowAutoTopicCreation: false, includeClusterAuthorizedOperations: false, includeTopicAuthorizedOperations: false }, ctx(12, services));
   assert.equal(noAuto.topics[0].errorCode, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
-  const auto: any = await metadataHandler.handle({ topics: [{ name: 'new', topicId: 'AAAAAAAAAAAAAAAAAAAAAA' }], allowAutoTopicCreation: true }, ctx(12, services));
+  const auto: any = await metadataHandler.handle({ topics: [{ name: 'new', topicId: 'AAAAAAAAAAAAAAAAAAAAAA' }], allowAutoTopicCreation: true, includeClusterAuthorizedOperations: false, includeTopicAuthorizedOperations: false }, ctx(12, services));
   assert.equal(auto.topics[0].errorCode, 0);
   assert.deepEqual(created, [['new']]);
 });
@@ -70,7 +70,7 @@ test('Fetch: v13 topic ids, unknown ids, and an incremental session answering on
     },
   };
   const req = (sessionId: number, sessionEpoch: number, ids: string[]) => ({
-    ...defaultMessage('FetchRequest', 13), sessionId, sessionEpoch, maxWaitMs: 0, minBytes: 1, maxBytes: 1000,
+    ...defaultMessage<FetchRequest>('FetchRequest', 13), sessionId, sessionEpoch, maxWaitMs: 0, minBytes: 1, maxBytes: 1000,
     topics: ids.map((topicId) => ({ topic: '', topicId, partitions: [{ partition: 0, currentLeaderEpoch: -1, fetchOffset: 0n, lastFetchedEpoch: -1, logStartOffset: -1n, partitionMaxBytes: 100, replicaDirectoryId: 'AAAAAAAAAAAAAAAAAAAAAA' }] })),
   });
   const first: any = await fetchHandler.handle(req(0, 0, [topicT.id, 'AAAAAAAAAAAAAAAAAAAAAw']), ctx(13, services));

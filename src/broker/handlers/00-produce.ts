@@ -18,6 +18,9 @@ export interface ProduceServices {
   producePartitions(params: ProducePartitionsParams): Promise<Map<string, PartitionProduceResult>>;
 }
 
+/** The tagged CurrentLeader of v10+ (KIP-951) at its default: no new-leader hint is given. */
+const NO_LEADER_HINT = Object.freeze({ leaderId: -1, leaderEpoch: -1 });
+
 export const partitionKey = (topic: string, partition: number): string => `${topic}-${partition}`;
 
 /** Whether any batch in `records` is zstd-compressed (walks batch headers only). */
@@ -31,7 +34,7 @@ function hasZstd(records: Buffer): boolean {
   return false;
 }
 
-export const produceHandler: HandlerSpec<ProduceServices> = {
+export const produceHandler: HandlerSpec<ProduceServices, 0> = {
   apiKey: 0,
   minVersion: 0,
   maxVersion: 11,
@@ -65,12 +68,13 @@ export const produceHandler: HandlerSpec<ProduceServices> = {
     if (request.acks === 0) return null;
     return {
       throttleTimeMs: 0,
+      nodeEndpoints: [],
       responses: request.topicData.map((t) => ({
         name: t.name,
         partitionResponses: t.partitionData.map((p) => {
           const key = partitionKey(t.name, p.index);
           const r = early.get(key) ?? results.get(key) ?? produceFailure(ErrorCode.UNKNOWN_SERVER_ERROR);
-          return { index: p.index, ...r };
+          return { index: p.index, currentLeader: NO_LEADER_HINT, ...r };
         }),
       })),
     };

@@ -43,7 +43,7 @@ function topicNames(partitions: readonly SessionPartition[], byId: boolean, view
   return names;
 }
 
-export const fetchHandler: HandlerSpec<FetchServices> = {
+export const fetchHandler: HandlerSpec<FetchServices, 1> = {
   apiKey: 1,
   minVersion: 0,
   maxVersion: 17,
@@ -66,7 +66,7 @@ export const fetchHandler: HandlerSpec<FetchServices> = {
     const sessionEpoch = ctx.apiVersion >= SESSIONS_MIN_VERSION ? request.sessionEpoch : -1;
     const outcome = s.fetchSessions.begin(sessionId, sessionEpoch, requested, forgotten);
     if (outcome.context === null) {
-      return { throttleTimeMs: 0, errorCode: outcome.errorCode, sessionId: 0, responses: [] };
+      return { throttleTimeMs: 0, errorCode: outcome.errorCode, sessionId: 0, responses: [], nodeEndpoints: [] };
     }
     // Everything below runs for every partition of the session on every fetch (an incremental
     // fetch of 100 idle partitions included), so it builds one object per partition and no more.
@@ -109,7 +109,7 @@ export const fetchHandler: HandlerSpec<FetchServices> = {
       else topics.set(a.topic, [a]);
     }
     return {
-      throttleTimeMs: 0, errorCode: 0, sessionId: outcome.context.sessionId,
+      throttleTimeMs: 0, errorCode: 0, sessionId: outcome.context.sessionId, nodeEndpoints: [],
       responses: [...topics.entries()].map(([topic, list]) => ({
         topic: byId ? '' : topic,
         topicId: byId ? topic : ZERO_UUID,

@@ -16,7 +16,7 @@ const SENTINEL_MIN_VERSION = new Map<bigint, number>([
   [ListOffsetsTimestamp.MaxTimestamp, 7], [ListOffsetsTimestamp.EarliestLocal, 8], [ListOffsetsTimestamp.LatestTiered, 9],
 ]);
 
-export const listOffsetsHandler: HandlerSpec<ListOffsetsServices> = {
+export const listOffsetsHandler: HandlerSpec<ListOffsetsServices, 2> = {
   apiKey: 2,
   minVersion: 1,
   maxVersion: 10,

@@ -33,7 +33,7 @@ function topicEntry(t: TopicView) {
 const missing = (errorCode: number, name: string | null, topicId = ZERO_UUID) =>
   ({ errorCode, name, topicId, isInternal: name !== null && isInternalTopic(name), partitions: [], topicAuthorizedOperations: AUTHORIZED_OPERATIONS_OMITTED });
 
-export const metadataHandler: HandlerSpec<MetadataServices> = {
+export const metadataHandler: HandlerSpec<MetadataServices, 3> = {
   apiKey: 3,
   minVersion: 0,
   maxVersion: 12,

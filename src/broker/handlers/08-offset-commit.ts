@@ -11,7 +11,7 @@ import type { HandlerSpec } from '../context.js';
 import type { GroupServices } from '../services.js';
 import { clientHostOf } from './11-join-group.js';
 
-export const offsetCommitHandler: HandlerSpec<GroupServices> = {
+export const offsetCommitHandler: HandlerSpec<GroupServices, 8> = {
   apiKey: 8,
   minVersion: 0,
   maxVersion: 9,

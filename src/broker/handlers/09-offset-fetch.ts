@@ -12,7 +12,7 @@ import type { GroupServices } from '../services.js';
 
 type Topics = { name: string; partitions: FetchedOffset[] }[];
 
-export const offsetFetchHandler: HandlerSpec<GroupServices> = {
+export const offsetFetchHandler: HandlerSpec<GroupServices, 9> = {
   apiKey: 9,
   minVersion: 0,
   maxVersion: 9,

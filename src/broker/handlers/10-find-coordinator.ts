@@ -30,7 +30,7 @@ function findCoordinator(key: string, s: TxnServices, listenerName: string, topi
   return { key, nodeId: endpoint.nodeId, host: endpoint.host, port: endpoint.port, errorCode: 0, errorMessage: null };
 }
 
-export const findCoordinatorHandler: HandlerSpec<TxnServices> = {
+export const findCoordinatorHandler: HandlerSpec<TxnServices, 10> = {
   apiKey: 10,
   minVersion: 0,
   maxVersion: 6,

@@ -10,7 +10,7 @@ import type { GroupServices } from '../services.js';
 
 export const clientHostOf = (address: string): string => `/${address.replace(/^::ffff:/, '')}`;
 
-export const joinGroupHandler: HandlerSpec<GroupServices> = {
+export const joinGroupHandler: HandlerSpec<GroupServices, 11> = {
   apiKey: 11,
   minVersion: 0,
   maxVersion: 9,

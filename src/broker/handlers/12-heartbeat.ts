@@ -5,7 +5,7 @@ import type { HeartbeatRequest } from '../../protocol/index.js';
 import type { HandlerSpec } from '../context.js';
 import type { GroupServices } from '../services.js';
 
-export const heartbeatHandler: HandlerSpec<GroupServices> = {
+export const heartbeatHandler: HandlerSpec<GroupServices, 12> = {
   apiKey: 12,
   minVersion: 0,
   maxVersion: 4,

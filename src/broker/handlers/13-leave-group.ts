@@ -5,7 +5,7 @@ import { ErrorCode, type LeaveGroupRequest } from '../../protocol/index.js';
 import type { HandlerSpec } from '../context.js';
 import type { GroupServices } from '../services.js';
 
-export const leaveGroupHandler: HandlerSpec<GroupServices> = {
+export const leaveGroupHandler: HandlerSpec<GroupServices, 13> = {
   apiKey: 13,
   minVersion: 0,
   maxVersion: 5,

@@ -6,7 +6,7 @@ import type { SyncGroupRequest } from '../../protocol/index.js';
 import type { HandlerSpec } from '../context.js';
 import type { GroupServices } from '../services.js';
 
-export const syncGroupHandler: HandlerSpec<GroupServices> = {
+export const syncGroupHandler: HandlerSpec<GroupServices, 14> = {
   apiKey: 14,
   minVersion: 0,
   maxVersion: 5,

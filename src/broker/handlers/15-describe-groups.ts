@@ -8,7 +8,7 @@ import type { GroupServices } from '../services.js';
 
 const AUTHORIZED_OPERATIONS_OMITTED = -2147483648;
 
-export const describeGroupsHandler: HandlerSpec<GroupServices> = {
+export const describeGroupsHandler: HandlerSpec<GroupServices, 15> = {
   apiKey: 15,
   minVersion: 0,
   maxVersion: 5,

@@ -5,7 +5,7 @@ import type { ListGroupsRequest } from '../../protocol/index.js';
 import type { HandlerSpec } from '../context.js';
 import type { GroupServices } from '../services.js';
 
-export const listGroupsHandler: HandlerSpec<GroupServices> = {
+export const listGroupsHandler: HandlerSpec<GroupServices, 16> = {
   apiKey: 16,
   minVersion: 0,
   maxVersion: 5,

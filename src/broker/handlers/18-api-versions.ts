@@ -9,7 +9,7 @@ import type { HandlerSpec } from '../context.js';
 
 const SOFTWARE_PATTERN = /^[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?$/;
 
-export function apiVersionsHandler(supported: () => { apiKey: number; minVersion: number; maxVersion: number }[]): HandlerSpec {
+export function apiVersionsHandler(supported: () => { apiKey: number; minVersion: number; maxVersion: number }[]): HandlerSpec<unknown, 18> {
   return {
     apiKey: 18,
     minVersion: 0,

@@ -8,7 +8,7 @@ import type { CreateTopicsRequest } from '../../protocol/index.js';
 import type { HandlerSpec } from '../context.js';
 import type { TopicAdmin } from '../services.js';
 
-export const createTopicsHandler: HandlerSpec<{ topicAdmin: TopicAdmin }> = {
+export const createTopicsHandler: HandlerSpec<{ topicAdmin: TopicAdmin }, 19> = {
   apiKey: 19,
   minVersion: 2,
   maxVersion: 7,

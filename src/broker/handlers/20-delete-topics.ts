@@ -5,7 +5,7 @@ import { ZERO_UUID, type DeleteTopicsRequest } from '../../protocol/index.js';
 import type { HandlerSpec } from '../context.js';
 import type { TopicAdmin } from '../services.js';
 
-export const deleteTopicsHandler: HandlerSpec<{ topicAdmin: TopicAdmin }> = {
+export const deleteTopicsHandler: HandlerSpec<{ topicAdmin: TopicAdmin }, 20> = {
   apiKey: 20,
   minVersion: 1,
   maxVersion: 6,

@@ -9,7 +9,7 @@ export interface DeleteRecordsServices {
   deleteRecords(topic: string, partition: number, offset: bigint): Promise<{ errorCode: number; lowWatermark: bigint }>;
 }
 
-export const deleteRecordsHandler: HandlerSpec<DeleteRecordsServices> = {
+export const deleteRecordsHandler: HandlerSpec<DeleteRecordsServices, 21> = {
   apiKey: 21,
   minVersion: 0,
   maxVersion: 2,

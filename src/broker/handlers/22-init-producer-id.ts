@@ -11,7 +11,7 @@ import { fencedErrorForVersion } from '../../coordinator/index.js';
 import type { HandlerSpec } from '../context.js';
 import type { TxnServices } from '../services.js';
 
-export const initProducerIdHandler: HandlerSpec<Pick<TxnServices, 'txn' | 'ensureTransactionTopic'> & { generateProducerId(): Promise<bigint> }> = {
+export const initProducerIdHandler: HandlerSpec<Pick<TxnServices, 'txn' | 'ensureTransactionTopic'> & { generateProducerId(): Promise<bigint> }, 22> = {
   apiKey: 22,
   minVersion: 0,
   maxVersion: 5,

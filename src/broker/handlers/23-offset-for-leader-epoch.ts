@@ -10,7 +10,7 @@ export interface OffsetForLeaderEpochServices {
   offsetForLeaderEpoch(topic: string, partition: number, currentLeaderEpoch: number, leaderEpoch: number): { errorCode: number; leaderEpoch: number; endOffset: bigint };
 }
 
-export const offsetForLeaderEpochHandler: HandlerSpec<OffsetForLeaderEpochServices> = {
+export const offsetForLeaderEpochHandler: HandlerSpec<OffsetForLeaderEpochServices, 23> = {
   apiKey: 23,
   minVersion: 2,
   maxVersion: 4,

@@ -39,7 +39,7 @@ async function addOne(s: TxnServices, apiVersion: number, transactionalId: strin
   return byTopic(errors);
 }
 
-export const addPartitionsToTxnHandler: HandlerSpec<TxnServices> = {
+export const addPartitionsToTxnHandler: HandlerSpec<TxnServices, 24> = {
   apiKey: 24,
   minVersion: 0,
   maxVersion: 5,

@@ -7,7 +7,7 @@ import { fencedErrorForVersion } from '../../coordinator/index.js';
 import type { HandlerSpec } from '../context.js';
 import type { TxnServices } from '../services.js';
 
-export const addOffsetsToTxnHandler: HandlerSpec<TxnServices> = {
+export const addOffsetsToTxnHandler: HandlerSpec<TxnServices, 25> = {
   apiKey: 25,
   minVersion: 0,
   maxVersion: 4,

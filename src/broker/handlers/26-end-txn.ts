@@ -8,7 +8,7 @@ import { fencedErrorForVersion } from '../../coordinator/index.js';
 import type { HandlerSpec } from '../context.js';
 import type { TxnServices } from '../services.js';
 
-export const endTxnHandler: HandlerSpec<TxnServices> = {
+export const endTxnHandler: HandlerSpec<TxnServices, 26> = {
   apiKey: 26,
   minVersion: 0,
   maxVersion: 4,

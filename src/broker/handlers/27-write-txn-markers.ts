@@ -6,7 +6,7 @@ import type { WriteTxnMarkersRequest } from '../../protocol/index.js';
 import type { HandlerSpec } from '../context.js';
 import type { TxnServices } from '../services.js';
 
-export const writeTxnMarkersHandler: HandlerSpec<TxnServices> = {
+export const writeTxnMarkersHandler: HandlerSpec<TxnServices, 27> = {
   apiKey: 27,
   minVersion: 0,
   maxVersion: 1,

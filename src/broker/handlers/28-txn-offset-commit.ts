@@ -10,7 +10,7 @@ import type { HandlerSpec } from '../context.js';
 import type { TxnServices } from '../services.js';
 import { clientHostOf } from './11-join-group.js';
 
-export const txnOffsetCommitHandler: HandlerSpec<TxnServices> = {
+export const txnOffsetCommitHandler: HandlerSpec<TxnServices, 28> = {
   apiKey: 28,
   minVersion: 0,
   maxVersion: 4,

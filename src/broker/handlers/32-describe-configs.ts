@@ -7,7 +7,7 @@ import { ConfigSource } from '../../config/index.js';
 import type { HandlerSpec } from '../context.js';
 import type { ConfigAdmin } from '../config-admin.js';
 
-export const describeConfigsHandler: HandlerSpec<{ configAdmin: ConfigAdmin }> = {
+export const describeConfigsHandler: HandlerSpec<{ configAdmin: ConfigAdmin }, 32> = {
   apiKey: 32,
   minVersion: 1,
   maxVersion: 4,

@@ -4,7 +4,7 @@ import type { AlterConfigsRequest } from '../../protocol/index.js';
 import type { HandlerSpec } from '../context.js';
 import type { ConfigAdmin } from '../config-admin.js';
 
-export const alterConfigsHandler: HandlerSpec<{ configAdmin: ConfigAdmin }> = {
+export const alterConfigsHandler: HandlerSpec<{ configAdmin: ConfigAdmin }, 33> = {
   apiKey: 33,
   minVersion: 0,
   maxVersion: 2,

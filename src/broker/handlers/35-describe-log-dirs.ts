@@ -8,7 +8,7 @@ import { ErrorCode, type DescribeLogDirsRequest, type DescribeLogDirsResponse } 
 import type { HandlerSpec } from '../context.js';
 import type { LogDirDescription } from '../services.js';
 
-export const describeLogDirsHandler: HandlerSpec<{ logDirs(): LogDirDescription[] }> = {
+export const describeLogDirsHandler: HandlerSpec<{ logDirs(): LogDirDescription[] }, 35> = {
   apiKey: 35,
   minVersion: 0,
   maxVersion: 4,

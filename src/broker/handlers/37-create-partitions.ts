@@ -6,7 +6,7 @@ import type { CreatePartitionsRequest } from '../../protocol/index.js';
 import type { HandlerSpec } from '../context.js';
 import type { TopicAdmin } from '../services.js';
 
-export const createPartitionsHandler: HandlerSpec<{ topicAdmin: TopicAdmin }> = {
+export const createPartitionsHandler: HandlerSpec<{ topicAdmin: TopicAdmin }, 37> = {
   apiKey: 37,
   minVersion: 0,
   maxVersion: 3,

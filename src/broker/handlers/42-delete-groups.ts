@@ -5,7 +5,7 @@ import type { DeleteGroupsRequest } from '../../protocol/index.js';
 import type { HandlerSpec } from '../context.js';
 import type { GroupServices } from '../services.js';
 
-export const deleteGroupsHandler: HandlerSpec<GroupServices> = {
+export const deleteGroupsHandler: HandlerSpec<GroupServices, 42> = {
   apiKey: 42,
   minVersion: 0,
   maxVersion: 2,

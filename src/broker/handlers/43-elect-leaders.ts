@@ -10,7 +10,7 @@ import type { MetadataView } from '../services.js';
 
 const UNCLEAN = 1;
 
-export const electLeadersHandler: HandlerSpec<{ metadata(): MetadataView }> = {
+export const electLeadersHandler: HandlerSpec<{ metadata(): MetadataView }, 43> = {
   apiKey: 43,
   minVersion: 0,
   maxVersion: 2,

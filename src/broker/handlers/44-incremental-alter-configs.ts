@@ -5,7 +5,7 @@ import type { IncrementalAlterConfigsRequest } from '../../protocol/index.js';
 import type { HandlerSpec } from '../context.js';
 import type { ConfigAdmin } from '../config-admin.js';
 
-export const incrementalAlterConfigsHandler: HandlerSpec<{ configAdmin: ConfigAdmin }> = {
+export const incrementalAlterConfigsHandler: HandlerSpec<{ configAdmin: ConfigAdmin }, 44> = {
   apiKey: 44,
   minVersion: 0,
   maxVersion: 1,

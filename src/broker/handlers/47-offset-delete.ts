@@ -6,7 +6,7 @@ import { ErrorCode, type OffsetDeleteRequest } from '../../protocol/index.js';
 import type { HandlerSpec } from '../context.js';
 import type { GroupServices } from '../services.js';
 
-export const offsetDeleteHandler: HandlerSpec<GroupServices> = {
+export const offsetDeleteHandler: HandlerSpec<GroupServices, 47> = {
   apiKey: 47,
   minVersion: 0,
   maxVersion: 0,

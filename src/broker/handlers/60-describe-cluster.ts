@@ -7,7 +7,7 @@ import type { MetadataView } from '../services.js';
 
 const ENDPOINT_BROKERS = 1;
 
-export const describeClusterHandler: HandlerSpec<{ metadata(): MetadataView }> = {
+export const describeClusterHandler: HandlerSpec<{ metadata(): MetadataView }, 60> = {
   apiKey: 60,
   minVersion: 0,
   maxVersion: 1,

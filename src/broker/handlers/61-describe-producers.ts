@@ -5,7 +5,7 @@ import type { DescribeProducersRequest } from '../../protocol/index.js';
 import type { HandlerSpec } from '../context.js';
 import type { TxnServices } from '../services.js';
 
-export const describeProducersHandler: HandlerSpec<TxnServices> = {
+export const describeProducersHandler: HandlerSpec<TxnServices, 61> = {
   apiKey: 61,
   minVersion: 0,
   maxVersion: 0,

@@ -5,7 +5,7 @@ import type { DescribeTransactionsRequest } from '../../protocol/index.js';
 import type { HandlerSpec } from '../context.js';
 import type { TxnServices } from '../services.js';
 
-export const describeTransactionsHandler: HandlerSpec<TxnServices> = {
+export const describeTransactionsHandler: HandlerSpec<TxnServices, 65> = {
   apiKey: 65,
   minVersion: 0,
   maxVersion: 0,

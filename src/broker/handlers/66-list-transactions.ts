@@ -5,7 +5,7 @@ import type { ListTransactionsRequest } from '../../protocol/index.js';
 import type { HandlerSpec } from '../context.js';
 import type { TxnServices } from '../services.js';
 
-export const listTransactionsHandler: HandlerSpec<TxnServices> = {
+export const listTransactionsHandler: HandlerSpec<TxnServices, 66> = {
   apiKey: 66,
   minVersion: 0,
   maxVersion: 1,

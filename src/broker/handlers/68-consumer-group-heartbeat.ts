@@ -18,7 +18,7 @@ export function topicsSnapshot(view: MetadataView): TopicsSnapshot {
   };
 }
 
-export const consumerGroupHeartbeatHandler: HandlerSpec<GroupServices> = {
+export const consumerGroupHeartbeatHandler: HandlerSpec<GroupServices, 68> = {
   apiKey: 68,
   minVersion: 0,
   maxVersion: 1,

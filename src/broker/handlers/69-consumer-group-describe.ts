@@ -8,7 +8,7 @@ import { topicsSnapshot } from './68-consumer-group-heartbeat.js';
 
 const AUTHORIZED_OPERATIONS_OMITTED = -2147483648;
 
-export const consumerGroupDescribeHandler: HandlerSpec<GroupServices> = {
+export const consumerGroupDescribeHandler: HandlerSpec<GroupServices, 69> = {
   apiKey: 69,
   minVersion: 0,
   maxVersion: 0,

@@ -13,7 +13,7 @@ import type { MetadataView } from '../services.js';
 export const PARTITIONS_PER_RESPONSE_MAX = 2000;
 const AUTHORIZED_OPERATIONS_OMITTED = -2147483648;
 
-export const describeTopicPartitionsHandler: HandlerSpec<{ metadata(): MetadataView }> = {
+export const describeTopicPartitionsHandler: HandlerSpec<{ metadata(): MetadataView }, 75> = {
   apiKey: 75,
   minVersion: 0,
   maxVersion: 0,

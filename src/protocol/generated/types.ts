@@ -579,13 +579,13 @@ export interface ApiVersionsResponse {
   /** v1+ */
   throttleTimeMs: number;
   /** v3+, tag 0 */
-  supportedFeatures: ApiVersionsResponseSupportedFeatureKey[];
+  supportedFeatures?: ApiVersionsResponseSupportedFeatureKey[];
   /** v3+, tag 1 */
-  finalizedFeaturesEpoch: bigint;
+  finalizedFeaturesEpoch?: bigint;
   /** v3+, tag 2 */
-  finalizedFeatures: ApiVersionsResponseFinalizedFeatureKey[];
+  finalizedFeatures?: ApiVersionsResponseFinalizedFeatureKey[];
   /** v3+, tag 3 */
-  zkMigrationReady: boolean;
+  zkMigrationReady?: boolean;
   /** Tagged fields this codec does not know, kept so they survive a re-encode. */
   unknownTaggedFields?: UnknownTaggedField[];
 }
@@ -749,7 +749,7 @@ export interface BeginQuorumEpochResponse {
   /** v0+ */
   topics: BeginQuorumEpochResponseTopicData[];
   /** v1+, tag 0 */
-  nodeEndpoints: BeginQuorumEpochResponseNodeEndpoint[];
+  nodeEndpoints?: BeginQuorumEpochResponseNodeEndpoint[];
   /** Tagged fields this codec does not know, kept so they survive a re-encode. */
   unknownTaggedFields?: UnknownTaggedField[];
 }
@@ -1598,7 +1598,7 @@ export interface CreateTopicsResponseCreatableTopicResult {
   /** v1+ */
   errorMessage: string | null;
   /** v5+, tag 0 */
-  topicConfigErrorCode: number;
+  topicConfigErrorCode?: number;
   /** v5+ */
   numPartitions: number;
   /** v5+ */
@@ -2762,7 +2762,7 @@ export interface EndQuorumEpochResponse {
   /** v0+ */
   topics: EndQuorumEpochResponseTopicData[];
   /** v1+, tag 0 */
-  nodeEndpoints: EndQuorumEpochResponseNodeEndpoint[];
+  nodeEndpoints?: EndQuorumEpochResponseNodeEndpoint[];
   /** Tagged fields this codec does not know, kept so they survive a re-encode. */
   unknownTaggedFields?: UnknownTaggedField[];
 }
@@ -2978,7 +2978,7 @@ export interface FetchResponse {
   /** v0+ */
   responses: FetchResponseFetchableTopicResponse[];
   /** v16+, tag 0 */
-  nodeEndpoints: FetchResponseNodeEndpoint[];
+  nodeEndpoints?: FetchResponseNodeEndpoint[];
   /** Tagged fields this codec does not know, kept so they survive a re-encode. */
   unknownTaggedFields?: UnknownTaggedField[];
 }
@@ -3046,11 +3046,11 @@ export interface FetchResponsePartitionData {
   /** v5+ */
   logStartOffset: bigint;
   /** v12+, tag 0 */
-  divergingEpoch: FetchResponseEpochEndOffset;
+  divergingEpoch?: FetchResponseEpochEndOffset;
   /** v12+, tag 1 */
-  currentLeader: FetchResponseLeaderIdAndEpoch;
+  currentLeader?: FetchResponseLeaderIdAndEpoch;
   /** v12+, tag 2 */
-  snapshotId: FetchResponseSnapshotId;
+  snapshotId?: FetchResponseSnapshotId;
   /** v4+ */
   abortedTransactions: FetchResponseAbortedTransaction[] | null;
   /** v11+ */
@@ -3124,7 +3124,7 @@ export interface FetchSnapshotResponse {
   /** v0+ */
   topics: FetchSnapshotResponseTopicSnapshot[];
   /** v1+, tag 0 */
-  nodeEndpoints: FetchSnapshotResponseNodeEndpoint[];
+  nodeEndpoints?: FetchSnapshotResponseNodeEndpoint[];
   /** Tagged fields this codec does not know, kept so they survive a re-encode. */
   unknownTaggedFields?: UnknownTaggedField[];
 }
@@ -3157,7 +3157,7 @@ export interface FetchSnapshotResponsePartitionSnapshot {
   /** v0+ */
   snapshotId: FetchSnapshotResponseSnapshotId;
   /** v0+, tag 0 */
-  currentLeader: FetchSnapshotResponseLeaderIdAndEpoch;
+  currentLeader?: FetchSnapshotResponseLeaderIdAndEpoch;
   /** v0+ */
   size: bigint;
   /** v0+ */
@@ -4433,7 +4433,7 @@ export interface ProduceResponse {
   /** v1+ */
   throttleTimeMs: number;
   /** v10+, tag 0 */
-  nodeEndpoints: ProduceResponseNodeEndpoint[];
+  nodeEndpoints?: ProduceResponseNodeEndpoint[];
   /** Tagged fields this codec does not know, kept so they survive a re-encode. */
   unknownTaggedFields?: UnknownTaggedField[];
 }
@@ -4485,7 +4485,7 @@ export interface ProduceResponsePartitionProduceResponse {
   /** v8+ */
   errorMessage: string | null;
   /** v10+, tag 0 */
-  currentLeader: ProduceResponseLeaderIdAndEpoch;
+  currentLeader?: ProduceResponseLeaderIdAndEpoch;
   /** Tagged fields this codec does not know, kept so they survive a re-encode. */
   unknownTaggedFields?: UnknownTaggedField[];
 }
@@ -6105,7 +6105,7 @@ export interface UpdateRaftVoterResponse {
   /** v0+ */
   errorCode: number;
   /** v0+, tag 0 */
-  currentLeader: UpdateRaftVoterResponseCurrentLeader;
+  currentLeader?: UpdateRaftVoterResponseCurrentLeader;
   /** Tagged fields this codec does not know, kept so they survive a re-encode. */
   unknownTaggedFields?: UnknownTaggedField[];
 }
@@ -6185,7 +6185,7 @@ export interface VoteResponse {
   /** v0+ */
   topics: VoteResponseTopicData[];
   /** v1+, tag 0 */
-  nodeEndpoints: VoteResponseNodeEndpoint[];
+  nodeEndpoints?: VoteResponseNodeEndpoint[];
   /** Tagged fields this codec does not know, kept so they survive a re-encode. */
   unknownTaggedFields?: UnknownTaggedField[];
 }

@@ -291,7 +291,8 @@ export function decodeResponse(request: RaftRequest, body: Record<string, unknow
       const b = body as unknown as WireFetchResp;
       check(b.errorCode === 0, `Fetch failed with error ${b.errorCode}`);
       check(b.responses.length === 1 && b.responses[0]!.partitions.length === 1, 'Fetch response must hold one partition');
-      const p = b.responses[0]!.partitions[0]!;
+      // A decoded message has every field, tagged ones included (at their defaults when absent).
+      const p = b.responses[0]!.partitions[0]! as Required<typeof b.responses[0]['partitions'][0]>;
       const m: FetchResponse = {
         type: 'FetchResponse', errorCode: asError(p.errorCode), leaderEpoch: p.currentLeader.leaderEpoch,
         leaderId: someId(p.currentLeader.leaderId), highWatermark: toNumber(p.highWatermark, 'highWatermark'),
@@ -305,7 +306,7 @@ export function decodeResponse(request: RaftRequest, body: Record<string, unknow
     case 'FetchSnapshotRequest': {
       const b = body as unknown as WireSnapResp;
       check(b.errorCode === 0, `FetchSnapshot failed with error ${b.errorCode}`);
-      const p = onlyPartition(b.topics, 'FetchSnapshot response');
+      const p = onlyPartition(b.topics, 'FetchSnapshot response') as Required<ReturnType<typeof onlyPartition<WireSnapResp['topics'][0]['partitions'][0]>>>;
       const m: FetchSnapshotResponse = {
         type: 'FetchSnapshotResponse', errorCode: asError(p.errorCode), leaderEpoch: p.currentLeader.leaderEpoch,
         leaderId: someId(p.currentLeader.leaderId),
