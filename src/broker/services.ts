@@ -44,6 +44,8 @@ export interface ProduceEntry {
   partition: number;
   /** The RecordBatch bytes exactly as the client sent them. */
   records: Buffer;
+  /** A legacy (magic 0/1) message set from Produce v0-2: the replica manager up-converts it. */
+  legacyMessageSet?: boolean;
 }
 
 export interface PartitionProduceResult {

@@ -1,5 +1,6 @@
-// The records room's door: RecordBatch v2 bytes, CRC32C, record iteration, building, codecs and
-// control records. See README.md for what is zero-copy and how numbers are represented.
+// The records room's door: RecordBatch v2 bytes, CRC32C, record iteration, building, codecs,
+// control records, and the up-conversion of legacy (magic 0/1) message sets. See README.md for
+// what is zero-copy and how numbers are represented.
 import { limits } from '../util/index.js';
 import { RecordBatchView } from './batch.js';
 import { decompress } from './compression.js';
@@ -16,6 +17,10 @@ export {
 export { compress, decompress } from './compression.js';
 export { RecordCursor, forEachRecord, iterateRecords, type Record, type RecordHeader } from './records.js';
 export { buildRecordBatch, buildRecordBatchSync, NO_TIMESTAMP, type BuildBatchOptions, type RecordInput } from './builder.js';
+export {
+  convertLegacyMessageSet, readLegacyMessageSet, isLegacyMessageSet, crc32, fixLegacyLz4HeaderChecksum,
+  LEGACY_RECORD_OVERHEAD_V0, LEGACY_RECORD_OVERHEAD_V1, type LegacyMessageSet,
+} from './legacy.js';
 export {
   buildControlBatch, parseControlRecord, parseControlRecordType, type ControlBatchOptions, type ControlRecordType,
 } from './control.js';

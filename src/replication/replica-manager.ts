@@ -4,7 +4,7 @@
 // Storage and records errors carry Kafka error names as codes; they become error codes here,
 // per partition, and never escape as exceptions.
 import { ErrorCode } from '../protocol/index.js';
-import { buildControlBatch } from '../records/index.js';
+import { buildControlBatch, convertLegacyMessageSet } from '../records/index.js';
 import { StorageError } from '../storage/index.js';
 import type { Clock } from '../util/index.js';
 import { Partition, type ActiveProducer, type AppendOrigin } from './partition.js';
@@ -15,7 +15,11 @@ export interface ReplicaManagerLimits {
   producePurgatoryOperationsMax: number;
 }
 
-export interface ProduceEntryIn { topic: string; partition: number; records: Buffer }
+export interface ProduceEntryIn {
+  topic: string; partition: number; records: Buffer;
+  /** Produce v0-2 with magic 0/1 messages: converted to RecordBatch v2 before the append. */
+  legacyMessageSet?: boolean;
+}
 export interface ProduceResultOut {
   errorCode: number; errorMessage: string | null; baseOffset: bigint; logAppendTimeMs: bigint; logStartOffset: bigint;
   recordErrors: { batchIndex: number; batchIndexErrorMessage: string | null }[];
@@ -140,13 +144,20 @@ export class ReplicaManager {
     if (acks === -1 && p.isr.length < p.minInsyncReplicas) {
       return produceError(ErrorCode.NOT_ENOUGH_REPLICAS, `ISR ${p.isr.length} is below min.insync.replicas ${p.minInsyncReplicas}`);
     }
+    // Legacy messages have their size at the same place as a batch's length: one check for both.
     const tooLarge = largestBatchBytes(e.records);
     if (tooLarge > p.maxMessageBytes) {
       return produceError(ErrorCode.MESSAGE_TOO_LARGE, `batch of ${tooLarge} bytes exceeds max.message.bytes ${p.maxMessageBytes}`);
     }
+    let records = e.records;
+    if (e.legacyMessageSet) {
+      const converted = await this.upConvert(p, records);
+      if (!Buffer.isBuffer(converted)) return converted;
+      records = converted;
+    }
     let appended;
     try {
-      appended = await p.log.appendAsLeader(e.records, p.leaderEpoch, origin);
+      appended = await p.log.appendAsLeader(records, p.leaderEpoch, origin);
     } catch (err) {
       const { code, message } = errorCodeOf(err);
       const failed = produceError(code, message);
@@ -154,7 +165,7 @@ export class ReplicaManager {
       if (err instanceof StorageError) failed.recordErrors = err.recordErrors.map((r) => ({ batchIndex: r.batchIndex, batchIndexErrorMessage: r.message }));
       return failed;
     }
-    p.bytesAppended += e.records.length;
+    p.bytesAppended += records.length;
     if (p.maybeAdvanceHighWatermark()) this.onHighWatermark(p);
     const result: ProduceResultOut = {
       errorCode: 0, errorMessage: null, baseOffset: BigInt(appended.firstOffset), logAppendTimeMs: BigInt(appended.logAppendTimeMs),
@@ -177,6 +188,26 @@ export class ReplicaManager {
         resolve(produceError(ErrorCode.REQUEST_TIMED_OUT, err.message));
       }
     });
+  }
+
+  /**
+   * A legacy message set as one RecordBatch v2 (Kafka's LogValidator up-conversion), or the error
+   * answer. The converted batch must fit max.message.bytes too, and the partition may have lost
+   * its leadership while a wrapper was inflated.
+   */
+  private async upConvert(p: Partition, legacy: Buffer): Promise<Buffer | ProduceResultOut> {
+    let batch: Buffer;
+    try {
+      batch = await convertLegacyMessageSet(legacy);
+    } catch (err) {
+      const { code, message } = errorCodeOf(err);
+      return produceError(code, message);
+    }
+    if (batch.length > p.maxMessageBytes) {
+      return produceError(ErrorCode.MESSAGE_TOO_LARGE, `converted batch of ${batch.length} bytes exceeds max.message.bytes ${p.maxMessageBytes}`);
+    }
+    if (!p.isLeader) return produceError(ErrorCode.NOT_LEADER_OR_FOLLOWER);
+    return batch;
   }
 
   /** The high watermark moved: wake acks=all producers and fetchers of this partition. */

@@ -1,18 +1,25 @@
 // Produce (key 0), v0-11. Kafka 4.0's floor is v3, but librdkafka (2.0 here) enables gzip and
-// snappy only when Produce/Fetch v0-2 are listed (its feature map), so we advertise them: they
-// carry the same RecordBatch v2 bytes, and legacy magic 0/1 sets are refused by validation
-// (CORRUPT_MESSAGE), so no legacy format is ever stored. kafkajs sends v7, librdkafka v7-9.
+// snappy only when Produce/Fetch v0-2 are listed (its feature map), so we advertise them. v0-2 may
+// carry RecordBatch v2 bytes or a legacy magic 0/1 message set, which the replica manager
+// up-converts to one RecordBatch v2 (as Kafka 3.x did), so no legacy format is ever stored: that
+// is what clients send that never ask ApiVersions (librdkafka with api.version.request=false and
+// broker.version.fallback below 0.10, kafka-python with api_version below (0, 11)). From v3 a
+// legacy set is refused by validation (UNSUPPORTED_FOR_MESSAGE_FORMAT). kafkajs sends v7,
+// librdkafka v7-9.
 // Each partition's batches go to the replica manager as the bytes the client sent; it validates,
 // appends and, for acks=all, waits for the high watermark. acks=0 gets no response at all.
 // Handler-level checks: acks outside {-1, 0, 1} → INVALID_REQUIRED_ACKS; zstd batches on a
 // version below 7 → UNSUPPORTED_COMPRESSION_TYPE (the client could not have negotiated zstd);
 // null records → CORRUPT_MESSAGE. Per-partition errors are codes in the response, never throws.
 import { ErrorCode, type ProduceRequest } from '../../protocol/index.js';
+import { isLegacyMessageSet } from '../../records/index.js';
 import type { HandlerSpec } from '../context.js';
 import { produceFailure, type PartitionProduceResult, type ProduceEntry, type ProducePartitionsParams } from '../services.js';
 
 const ZSTD = 4;
 const ZSTD_MIN_PRODUCE_VERSION = 7;
+/** The last Produce version that may carry legacy message sets. */
+const LEGACY_MAX_PRODUCE_VERSION = 2;
 
 export interface ProduceServices {
   producePartitions(params: ProducePartitionsParams): Promise<Map<string, PartitionProduceResult>>;
@@ -55,6 +62,9 @@ export const produceHandler: HandlerSpec<ProduceServices, 0> = {
           early.set(key, produceFailure(ErrorCode.INVALID_REQUIRED_ACKS));
         } else if (p.records === null || p.records.length === 0) {
           early.set(key, produceFailure(ErrorCode.CORRUPT_MESSAGE, 'no record batches'));
+        } else if (ctx.apiVersion <= LEGACY_MAX_PRODUCE_VERSION && isLegacyMessageSet(p.records)) {
+          // Its codec check (zstd is invalid there) comes with the conversion; hasZstd reads v2 headers.
+          entries.push({ topic: t.name, partition: p.index, records: p.records, legacyMessageSet: true });
         } else if (ctx.apiVersion < ZSTD_MIN_PRODUCE_VERSION && hasZstd(p.records)) {
           early.set(key, produceFailure(ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, `zstd needs Produce v${ZSTD_MIN_PRODUCE_VERSION} or later`));
         } else {
