@@ -1,4 +1,4 @@
-// Produce (key 0), v0-11. Kafka 4.0's floor is v3, but librdkafka (2.0 here) enables gzip and
+// Produce (key 0), v0-12. Kafka 4.0's floor is v3, but librdkafka (2.0 here) enables gzip and
 // snappy only when Produce/Fetch v0-2 are listed (its feature map), so we advertise them: they
 // carry the same RecordBatch v2 bytes, and legacy magic 0/1 sets are refused by validation
 // (CORRUPT_MESSAGE), so no legacy format is ever stored. kafkajs sends v7, librdkafka v7-9.
@@ -7,12 +7,17 @@
 // Handler-level checks: acks outside {-1, 0, 1} → INVALID_REQUIRED_ACKS; zstd batches on a
 // version below 7 → UNSUPPORTED_COMPRESSION_TYPE (the client could not have negotiated zstd);
 // null records → CORRUPT_MESSAGE. Per-partition errors are codes in the response, never throws.
+// Transactional batches are checked with the transaction coordinator (KIP-890): up to v11 each
+// partition must already be in the transaction; v12 (transaction version 2, same body as v11) adds
+// it to the transaction instead of the client sending AddPartitionsToTxn.
 import { ErrorCode, type ProduceRequest } from '../../protocol/index.js';
 import type { HandlerSpec } from '../context.js';
 import { produceFailure, type PartitionProduceResult, type ProduceEntry, type ProducePartitionsParams } from '../services.js';
 
 const ZSTD = 4;
 const ZSTD_MIN_PRODUCE_VERSION = 7;
+/** From v12 the leader adds a transactional batch's partition to the transaction (Kafka's produceRequestVersionToTransactionSupportedOperation). */
+const ADD_TO_TRANSACTION_MIN_PRODUCE_VERSION = 12;
 
 export interface ProduceServices {
   producePartitions(params: ProducePartitionsParams): Promise<Map<string, PartitionProduceResult>>;
@@ -34,7 +39,7 @@ function hasZstd(records: Buffer): boolean {
 export const produceHandler: HandlerSpec<ProduceServices> = {
   apiKey: 0,
   minVersion: 0,
-  maxVersion: 11,
+  maxVersion: 12,
   // The replica manager has written (or copied) every batch when producePartitions resolves.
   requestBytesDoneOnResolve: true,
   async handle(request: ProduceRequest, ctx) {
@@ -60,7 +65,10 @@ export const produceHandler: HandlerSpec<ProduceServices> = {
       }
     }
     const results = entries.length > 0
-      ? await ctx.services.producePartitions({ acks: request.acks, timeoutMs: request.timeoutMs, transactionalId: request.transactionalId, entries })
+      ? await ctx.services.producePartitions({
+        acks: request.acks, timeoutMs: request.timeoutMs, transactionalId: request.transactionalId, entries,
+        addToTransaction: ctx.apiVersion >= ADD_TO_TRANSACTION_MIN_PRODUCE_VERSION,
+      })
       : new Map<string, PartitionProduceResult>();
     if (request.acks === 0) return null;
     return {
