@@ -45,6 +45,18 @@ const camel = (name) => name.charAt(0).toLowerCase() + name.slice(1);
 const PRIMITIVES = new Set(['bool', 'int8', 'int16', 'uint16', 'int32', 'uint32', 'int64', 'float64',
   'string', 'bytes', 'records', 'uuid']);
 
+/**
+ * The schemas in ../shared/kafka-protocol are a 4.0.0 snapshot taken before Kafka 4.0.0 was
+ * released. Where the release widened a range without adding a field, the released range is
+ * applied here (the bodies are the same; only what the version means changed).
+ */
+const RELEASED_4_0_RANGES = {
+  // KIP-890 part 2: v12 / v5 are v11 / v4 again; they tell the broker to add the partition (or the
+  // group's offsets partition) to the transaction itself.
+  ProduceRequest: '0-12', ProduceResponse: '0-12', TxnOffsetCommitRequest: '0-5', TxnOffsetCommitResponse: '0-5',
+};
+const RELEASED_4_0_STABLE = new Set(['EndTxnRequest']);
+
 function loadAll() {
   const messages = [];
   for (const folder of FOLDERS) {
@@ -52,6 +64,8 @@ function loadAll() {
     if (!existsSync(dir)) continue;
     for (const file of readdirSync(dir).filter((f) => f.endsWith('.json')).sort()) {
       const schema = readSchema(join(dir, file));
+      if (RELEASED_4_0_RANGES[schema.name]) schema.validVersions = RELEASED_4_0_RANGES[schema.name];
+      if (RELEASED_4_0_STABLE.has(schema.name)) delete schema.latestVersionUnstable;
       messages.push({ folder, schema });
     }
   }

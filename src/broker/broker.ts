@@ -18,7 +18,7 @@ import { alterConfigsHandler } from './handlers/33-alter-configs.js';
 import { incrementalAlterConfigsHandler } from './handlers/44-incremental-alter-configs.js';
 import { FetchSessionCache } from './fetch-sessions.js';
 import { Router } from './router.js';
-import type { LogDirDescription, MetadataView, TopicAdmin } from './services.js';
+import type { LogDirDescription, MetadataView, ProducePartitionsParams, TopicAdmin } from './services.js';
 import { apiVersionsHandler } from './handlers/18-api-versions.js';
 import { metadataHandler } from './handlers/03-metadata.js';
 import { produceHandler } from './handlers/00-produce.js';
@@ -106,7 +106,7 @@ export class Broker {
     this.replicaManager = new ReplicaManager(deps.nodeId, deps.clock, deps.scheduler, { fetchPurgatoryOperationsMax: 100_000, producePurgatoryOperationsMax: 100_000 });
     this.fetchSessions = new FetchSessionCache(deps.fetchSessionCacheSlots, deps.clock);
     deps.metadata.onChange(() => { this.syncing = this.syncing.then(() => this.syncPartitions()); });
-    for (const h of [apiVersionsHandler(() => this.router.supportedVersions()), metadataHandler, produceHandler, fetchHandler, listOffsetsHandler,
+    for (const h of [apiVersionsHandler(() => this.router.supportedVersions(), () => this.deps.metadata.view().features()), metadataHandler, produceHandler, fetchHandler, listOffsetsHandler,
       createTopicsHandler, deleteTopicsHandler, createPartitionsHandler, describeClusterHandler, deleteRecordsHandler, offsetForLeaderEpochHandler,
       describeTopicPartitionsHandler, describeConfigsHandler, alterConfigsHandler, incrementalAlterConfigsHandler, electLeadersHandler, describeLogDirsHandler, initProducerIdHandler]) {
       this.router.register(h);
@@ -189,8 +189,12 @@ export class Broker {
    * A transactional produce is checked with the transaction coordinator (Kafka's transaction
    * verification, KIP-890 part 1): each partition must be in the producer's ongoing transaction, so
    * a late write after the transaction was aborted cannot open a transaction no one will close.
+   * With `addToTransaction` (Produce v12, transaction version 2) the partitions led here are added
+   * to the transaction instead (KIP-890 part 2); the coordinator still refuses an old epoch, so a
+   * late write of a transaction that has ended (its EndTxn bumped the epoch) cannot start another.
    */
-  private verifyTransactionalProduce(transactionalId: string, entries: { topic: string; partition: number; records: Buffer }[]): Map<string, number> {
+  private async checkTransactionalProduce(transactionalId: string, entries: { topic: string; partition: number; records: Buffer }[],
+    addToTransaction: boolean): Promise<Map<string, number>> {
     const out = new Map<string, number>();
     const byProducer = new Map<string, { producerId: bigint; producerEpoch: number; partitions: { topic: string; partition: number }[] }>();
     for (const e of entries) {
@@ -199,21 +203,25 @@ export class Broker {
       const producerEpoch = e.records.readInt16BE(51);
       const transactional = (e.records.readInt16BE(21) & 0x10) !== 0;
       if (!transactional) continue;
+      // A partition not led here is refused by the append; it must not join the transaction first.
+      if (addToTransaction && !this.replicaManager.partition(e.topic, e.partition)?.isLeader) continue;
       const k = `${producerId}/${producerEpoch}`;
       let g = byProducer.get(k);
       if (!g) byProducer.set(k, g = { producerId, producerEpoch, partitions: [] });
       g.partitions.push({ topic: e.topic, partition: e.partition });
     }
-    for (const g of byProducer.values()) {
-      for (const r of this.txn.verifyPartitions({ transactionalId, ...g })) {
-        if (r.errorCode === 0) continue;
-        // What a produce may answer: coordinator trouble is retriable (NOT_ENOUGH_REPLICAS, as Kafka).
-        const code = r.errorCode === ErrorCode.PRODUCER_FENCED ? ErrorCode.INVALID_PRODUCER_EPOCH
-          : r.errorCode === ErrorCode.TRANSACTION_ABORTABLE ? ErrorCode.INVALID_TXN_STATE
-            : r.errorCode === ErrorCode.NOT_COORDINATOR || r.errorCode === ErrorCode.COORDINATOR_LOAD_IN_PROGRESS || r.errorCode === ErrorCode.COORDINATOR_NOT_AVAILABLE
-              ? ErrorCode.NOT_ENOUGH_REPLICAS : r.errorCode;
-        out.set(`${r.topic}-${r.partition}`, code);
-      }
+    const checked = await Promise.all([...byProducer.values()].map(async (g) => (addToTransaction
+      ? this.txn.addPartitions({ transactionalId, ...g, clientTransactionVersion: 2 }).then((errorCode) => g.partitions.map((tp) => ({ ...tp, errorCode })))
+      : this.txn.verifyPartitions({ transactionalId, ...g }))));
+    for (const r of checked.flat()) {
+      if (r.errorCode === 0) continue;
+      // What a produce may answer: coordinator trouble (and, while adding, a transaction that is
+      // ending) is retriable (NOT_ENOUGH_REPLICAS, as Kafka).
+      const code = r.errorCode === ErrorCode.PRODUCER_FENCED ? ErrorCode.INVALID_PRODUCER_EPOCH
+        : r.errorCode === ErrorCode.TRANSACTION_ABORTABLE ? ErrorCode.INVALID_TXN_STATE
+          : r.errorCode === ErrorCode.NOT_COORDINATOR || r.errorCode === ErrorCode.COORDINATOR_LOAD_IN_PROGRESS || r.errorCode === ErrorCode.COORDINATOR_NOT_AVAILABLE
+            || r.errorCode === ErrorCode.CONCURRENT_TRANSACTIONS ? ErrorCode.NOT_ENOUGH_REPLICAS : r.errorCode;
+      out.set(`${r.topic}-${r.partition}`, code);
     }
     return out;
   }
@@ -379,9 +387,9 @@ export class Broker {
       autoCreateTopics: async (names: string[]) => {
         await this.topicAdmin.createTopics({ topics: names.map((name) => ({ name, numPartitions: -1, replicationFactor: -1, assignments: [], configs: [] })), timeoutMs: 30000, validateOnly: false }, 7);
       },
-      producePartitions: async (p: { acks: number; timeoutMs: number; transactionalId: string | null; entries: { topic: string; partition: number; records: Buffer }[] }) => {
+      producePartitions: async (p: ProducePartitionsParams) => {
         if (p.transactionalId === null) return invalidTopicsRefused(await rm.produce(p.acks, p.timeoutMs, p.entries), p.entries);
-        const refused = this.verifyTransactionalProduce(p.transactionalId, p.entries);
+        const refused = await this.checkTransactionalProduce(p.transactionalId, p.entries, p.addToTransaction ?? false);
         const out = await rm.produce(p.acks, p.timeoutMs, p.entries.filter((e) => !refused.has(`${e.topic}-${e.partition}`)));
         for (const [k, errorCode] of refused) out.set(k, { errorCode, errorMessage: null, baseOffset: -1n, logAppendTimeMs: -1n, logStartOffset: -1n, recordErrors: [] });
         return invalidTopicsRefused(out, p.entries);

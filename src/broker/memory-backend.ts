@@ -8,6 +8,7 @@ import { parseBrokerConfig, resolveTopicConfig, validateTopicConfigs } from '../
 import { MemoryLog, realScheduler } from '../replication/index.js';
 import type { MetadataSource, BrokerDeps } from './broker.js';
 import type { MetadataView, TopicView } from './services.js';
+import { MetadataRecordType, bootstrapFeatureLevels } from '../metadata/index.js';
 
 export class MemoryMetadata implements MetadataSource {
   endpoint = { nodeId: 1, host: '127.0.0.1', port: 0, rack: null as string | null };
@@ -16,6 +17,9 @@ export class MemoryMetadata implements MetadataSource {
   private readonly configsByResource = new Map<string, Map<string, string>>();
   private listeners: (() => void)[] = [];
   private producerIdsNext = -1n;
+  /** A new cluster's feature levels; the epoch counts the commits that changed them. */
+  private featureLevels = new Map(bootstrapFeatureLevels().map((f) => [f.name, f.featureLevel]));
+  private featuresEpoch = 0n;
   nextProducerId(): bigint { return this.producerIdsNext; }
 
   view(): MetadataView {
@@ -27,6 +31,7 @@ export class MemoryMetadata implements MetadataSource {
       topic: (name) => topics.find((t) => t.name === name),
       topicById: (id) => topics.find((t) => t.id === id),
       configs: (type, name) => new Map(this.configsByResource.get(`${type}:${name}`) ?? []),
+      features: () => ({ epoch: this.featureLevels.size === 0 ? -1n : this.featuresEpoch, levels: new Map(this.featureLevels) }),
     };
   }
 
@@ -40,6 +45,10 @@ export class MemoryMetadata implements MetadataSource {
         const t = this.topics.get(r.data.topicId);
         if (t) this.configsByResource.delete(`2:${t.name}`);
         this.topics.delete(r.data.topicId);
+      } else if (r.type === MetadataRecordType.FeatureLevelRecord) {
+        if (r.data.featureLevel === 0) this.featureLevels.delete(r.data.name);
+        else this.featureLevels.set(r.data.name, r.data.featureLevel);
+        this.featuresEpoch++;
       } else if (r.type === 15) {
         this.producerIdsNext = BigInt(r.data.nextProducerId);
       } else if (r.type === 4) {

@@ -5,8 +5,8 @@
 // This is a quorum of one without the Raft machinery: the Raft room's driver will take the log
 // over when there are several controllers.
 import {
-  MetadataDelta, MetadataImage, MetadataLoader, deserializeMetadataRecord, metadataRecord, metadataRecordName, provenance,
-  serializeMetadataRecord, type MetadataBatch, type MetadataRecord,
+  MetadataDelta, MetadataImage, MetadataLoader, MetadataRecordType, bootstrapFeatureLevels, deserializeMetadataRecord, metadataRecord,
+  metadataRecordName, provenance, serializeMetadataRecord, type MetadataBatch, type MetadataRecord,
 } from '../metadata/index.js';
 import { buildRecordBatchSync, decompressBatchBody, iterateBatches, iterateRecords } from '../records/index.js';
 import type { PartitionLog } from '../storage/index.js';
@@ -50,6 +50,11 @@ export class LogMetadata implements MetadataSource {
     }
     m.loader.handleCommit(batches);
     log.updateHighWatermark(log.logEndOffset);
+    // A new cluster's metadata begins with its feature levels (Kafka's bootstrap metadata); a
+    // cluster whose log predates them keeps none (transaction.version 0), as an upgraded Kafka does.
+    if (log.logEndOffset === 0) {
+      await m.commit(bootstrapFeatureLevels().map((data) => ({ type: MetadataRecordType.FeatureLevelRecord, version: 0, data: { ...data } })));
+    }
     return m;
   }
 
@@ -79,6 +84,9 @@ export class LogMetadata implements MetadataSource {
       topic: (name) => byName.get(name),
       topicById: (id) => byId.get(id),
       configs: (type, name) => new Map(image.configs.configs(type, name)),
+      features: () => ({
+        epoch: image.features.isEmpty ? -1n : BigInt(image.provenance.lastContainedOffset), levels: image.features.finalizedVersions,
+      }),
     };
   }
 

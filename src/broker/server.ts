@@ -126,7 +126,8 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerHa
     services = broker.services();
   } else {
     router = new Router<BrokerServices>();
-    router.register(apiVersionsHandler(() => router.supportedVersions()));
+    // A bare network server (no backend) finalizes no features.
+    router.register(apiVersionsHandler(() => router.supportedVersions(), () => ({ epoch: -1n, levels: new Map() })));
     services = { nodeId };
   }
   const network = new NetworkServer(router, services, { ...DEFAULT_NETWORK_LIMITS, ...options.limits }, clock, logger);

@@ -36,7 +36,11 @@ export interface MetadataView {
   topicById(id: string): TopicView | undefined;
   /** Dynamic configs of a resource (2 topic, 4 broker; name '' is the cluster default). */
   configs(resourceType: number, resourceName: string): ReadonlyMap<string, string>;
+  /** Finalized feature levels (a feature at level 0 is absent) and the metadata offset they hold at (ApiVersions' epoch; -1 when none). */
+  features(): FinalizedFeatures;
 }
+
+export interface FinalizedFeatures { epoch: bigint; levels: ReadonlyMap<string, number> }
 
 /** One partition's share of a Produce request. */
 export interface ProduceEntry {
@@ -63,6 +67,8 @@ export interface ProducePartitionsParams {
   timeoutMs: number;
   transactionalId: string | null;
   entries: ProduceEntry[];
+  /** Produce v12+ (transaction version 2): a transactional batch's partition is added to the transaction, not only verified. */
+  addToTransaction?: boolean;
 }
 
 export const produceFailure = (errorCode: number, errorMessage: string | null = null): PartitionProduceResult =>

@@ -14,9 +14,9 @@ export { consumerGroupState, type ConsumerGroup, type ConsumerMember } from './g
 // The transaction coordinator.
 export {
   TransactionCoordinatorShard, defaultTxnConfig, txnAppendError, fencedErrorForVersion, encodeTxnRecord, decodeTxnRecord, sortPartitions,
-  TXN_STATES, TXN_LOG_KEY_TYPE, NO_PRODUCER_ID, NO_PRODUCER_EPOCH, isEpochExhausted, isValidExpectedProducer, VALID_PREVIOUS_STATES,
+  TXN_STATES, TXN_LOG_KEY_TYPE, NO_PRODUCER_ID, NO_PRODUCER_EPOCH, isEpochExhausted, isValidExpectedProducer, supportsEpochBump, VALID_PREVIOUS_STATES,
   PRODUCER_EPOCH_MAX, partitionForTransactionalId, TRANSACTION_STATE_TOPIC, TxnShardRuntime, TxnCoordinatorService, type TxnServiceDeps, type MarkerSender,
   type TxnCoordinatorConfig, type TxnEffects, type TxnReply, type MarkerWrite, type InitProducerIdParams, type InitProducerIdResult,
-  type ProducerParams, type AddPartitionsParams, type AddOffsetsParams, type EndTxnParams, type PartitionError, type ListTransactionsFilters,
+  type ProducerParams, type AddPartitionsParams, type AddOffsetsParams, type EndTxnParams, type EndTxnResult, type PartitionError, type ListTransactionsFilters,
   type TxnRecord, type TxnRecordValue, type TxnState, type TopicPartition, type TransactionMetadata,
 } from './txn/index.js';

@@ -20,6 +20,7 @@ function view(topics: TopicView[]): MetadataView {
     clusterId: 'cid', controllerId: 1,
     brokers: () => [{ nodeId: 1, host: '127.0.0.1', port: 9092, rack: null }],
     topics: () => topics, topic: (n) => topics.find((t) => t.name === n), topicById: (id) => topics.find((t) => t.id === id), configs: () => new Map(),
+    features: () => ({ epoch: -1n, levels: new Map() }),
   };
 }
 const topicT: TopicView = { name: 't', id: 'AAAAAAAAAAAAAAAAAAAAAQ', isInternal: false, partitions: [{ partition: 0, leader: 1, leaderEpoch: 3, replicas: [1], isr: [1], offlineReplicas: [] }] };

@@ -2,7 +2,7 @@
 // (bytes and back) and are replayed, replies are sent, markers are queued for the test to write.
 import {
   TransactionCoordinatorShard, defaultTxnConfig, encodeTxnRecord, decodeTxnRecord,
-  type TxnCoordinatorConfig, type TxnEffects, type TxnRecord, type MarkerWrite, type InitProducerIdResult, type TopicPartition,
+  type TxnCoordinatorConfig, type TxnEffects, type TxnRecord, type MarkerWrite, type InitProducerIdResult, type TopicPartition, type EndTxnResult,
 } from '../../src/coordinator/index.js';
 
 export class TxnHarness {
@@ -60,9 +60,10 @@ export class TxnHarness {
     return out!;
   }
 
-  add(p: { producerId: bigint; producerEpoch: number }, partitions: TopicPartition[], transactionalId = 't'): number {
+  /** `clientTransactionVersion` 2: added for a transaction version 2 client (Produce v12, AddPartitionsToTxn v5). */
+  add(p: { producerId: bigint; producerEpoch: number }, partitions: TopicPartition[], transactionalId = 't', clientTransactionVersion = 0): number {
     let code = -1;
-    this.apply(this.shard.addPartitionsToTxn(this.now, { transactionalId, ...p, partitions }, (c) => { code = c; }));
+    this.apply(this.shard.addPartitionsToTxn(this.now, { transactionalId, ...p, partitions, clientTransactionVersion }, (c) => { code = c; }));
     return code;
   }
 
@@ -73,9 +74,20 @@ export class TxnHarness {
   }
 
   end(p: { producerId: bigint; producerEpoch: number }, commit: boolean, transactionalId = 't'): number {
-    let code = -1;
-    this.apply(this.shard.endTxn(this.now, { transactionalId, ...p, commit }, (c) => { code = c; }));
-    return code;
+    return this.endWith(p, commit, transactionalId, 0).errorCode;
+  }
+
+  /** EndTxn v5 (transaction version 2): the answer carries the producer id and epoch to continue with. */
+  endV2(p: { producerId: bigint; producerEpoch: number }, commit: boolean, transactionalId = 't'): EndTxnResult {
+    return this.endWith(p, commit, transactionalId, 2);
+  }
+
+  private endWith(p: { producerId: bigint; producerEpoch: number }, commit: boolean, transactionalId: string, clientTransactionVersion: number): EndTxnResult {
+    let out: EndTxnResult = { errorCode: -1, producerId: -1n, producerEpoch: -1 };
+    this.apply(this.shard.endTxn(this.now, { transactionalId, ...p, commit, clientTransactionVersion }, (errorCode, producerId, producerEpoch) => {
+      out = { errorCode, producerId, producerEpoch };
+    }));
+    return out;
   }
 
   /** Writes every queued marker (the test's stand-in for WriteTxnMarkers) and completes the transactions. */

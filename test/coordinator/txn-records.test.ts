@@ -8,17 +8,19 @@ import { decodeTxnRecord, encodeTxnRecord, TXN_STATES, type TxnRecordValue, type
 const hex = (s: string): Buffer => Buffer.from(s.replace(/#.*$/gm, '').replace(/\s+/g, ''), 'hex');
 
 const ongoing: TxnRecordValue = {
-  producerId: 0x1234n, lastProducerId: 0x1233n, producerEpoch: 3, lastProducerEpoch: -1, txnTimeoutMs: 60_000, state: 'Ongoing',
+  producerId: 0x1234n, lastProducerId: 0x1233n, nextProducerId: -1n, producerEpoch: 3, lastProducerEpoch: -1, txnTimeoutMs: 60_000, state: 'Ongoing',
   topicPartitions: [{ topic: 'ab', partition: 0 }, { topic: 'ab', partition: 2 }, { topic: 'c', partition: 1 }],
   txnStartTimestampMs: 1000, txnLastUpdateTimestampMs: 2000, clientTransactionVersion: 2,
 };
+/** What a transaction version 1 client's record holds (a version 0 value can carry it). */
+const ongoingV1: TxnRecordValue = { ...ongoing, clientTransactionVersion: 1 };
 
 test('the key is record type 0 and the transactional id as a string', () => {
   assert.deepEqual(encodeTxnRecord({ transactionalId: 'tx', value: null }).key, hex('0000 0002 7478'));
 });
 
 test('a version 0 value is Kafka\'s fixed layout, and reads back without the fields v0 does not carry', () => {
-  const bytes = encodeTxnRecord({ transactionalId: 'tx', value: ongoing }, 0).value!;
+  const bytes = encodeTxnRecord({ transactionalId: 'tx', value: ongoingV1 }, 0).value!;
   assert.deepEqual(bytes, hex(`
     0000                              # version 0
     0000000000001234                  # producer id
@@ -32,7 +34,17 @@ test('a version 0 value is Kafka\'s fixed layout, and reads back without the fie
     00000000000003e8                  # start 1000
   `));
   const back = decodeTxnRecord(hex('0000 0002 7478'), bytes)!;
-  assert.deepEqual(back, { transactionalId: 'tx', value: { ...ongoing, lastProducerId: -1n, clientTransactionVersion: 0 } });
+  assert.deepEqual(back, { transactionalId: 'tx', value: { ...ongoingV1, lastProducerId: -1n, clientTransactionVersion: 0 } });
+});
+
+test('a transaction version 2 value is written as version 1 even where version 0 is configured, with its next producer id', () => {
+  const value: TxnRecordValue = { ...ongoing, state: 'PrepareCommit', producerEpoch: 32767, lastProducerEpoch: -1, nextProducerId: 0x2000n };
+  const r = encodeTxnRecord({ transactionalId: 'tx', value }, 0);
+  assert.equal(r.value!.readInt16BE(0), 1);
+  assert.deepEqual(decodeTxnRecord(r.key, r.value)!.value, value);
+  // The tagged fields: previous producer id (tag 0), next producer id (tag 1), client transaction version (tag 2).
+  const tags = hex('03  00 08 0000000000001233  01 08 0000000000002000  02 02 0002');
+  assert.deepEqual(r.value!.subarray(-tags.length), tags);
 });
 
 test('a version 1 value written by hand (flexible, tagged previous producer id and client transaction version) decodes', () => {
@@ -51,7 +63,7 @@ test('a version 1 value written by hand (flexible, tagged previous producer id a
 
 test('every stored state round-trips in both value versions; an Empty transaction writes a null partition list', () => {
   for (const state of TXN_STATES.filter((s): s is TxnState => s !== 'Dead' && s !== 'PrepareEpochFence')) {
-    const value = { ...ongoing, state, topicPartitions: state === 'Empty' || state.startsWith('Complete') ? [] : ongoing.topicPartitions };
+    const value = { ...ongoingV1, state, topicPartitions: state === 'Empty' || state.startsWith('Complete') ? [] : ongoing.topicPartitions };
     for (const version of [0, 1] as const) {
       const r = encodeTxnRecord({ transactionalId: 'id-' + state, value }, version);
       const back = decodeTxnRecord(r.key, r.value)!;
@@ -59,7 +71,7 @@ test('every stored state round-trips in both value versions; an Empty transactio
       assert.deepEqual(back, { transactionalId: 'id-' + state, value: expected }, `${state} v${version}`);
     }
   }
-  const empty = encodeTxnRecord({ transactionalId: 'e', value: { ...ongoing, state: 'Empty', topicPartitions: [] } }, 0).value!;
+  const empty = encodeTxnRecord({ transactionalId: 'e', value: { ...ongoingV1, state: 'Empty', topicPartitions: [] } }, 0).value!;
   // version, pid, epoch, timeout, status, then -1 (null array)
   assert.equal(empty.subarray(2 + 8 + 2 + 4 + 1, 2 + 8 + 2 + 4 + 1 + 4).toString('hex'), 'ffffffff');
 });
@@ -69,7 +81,7 @@ test('a tombstone round-trips; an unknown key type is skipped; Dead and an unkno
   assert.deepEqual(decodeTxnRecord(t.key, t.value), { transactionalId: 'gone', value: null });
   assert.equal(decodeTxnRecord(hex('0001 0001 78'), null), null);
   assert.throws(() => encodeTxnRecord({ transactionalId: 'x', value: { ...ongoing, state: 'Dead' } }));
-  const bad = Buffer.from(encodeTxnRecord({ transactionalId: 'x', value: ongoing }, 0).value!);
+  const bad = Buffer.from(encodeTxnRecord({ transactionalId: 'x', value: ongoingV1 }, 0).value!);
   bad[2 + 8 + 2 + 4] = 9;
   assert.throws(() => decodeTxnRecord(t.key, bad), /unknown transaction status/);
 });

@@ -153,7 +153,7 @@ test('InitProducerId with the producer id and epoch (KIP-360): a bump, a retried
 test('an exhausted epoch rotates to a new producer id at epoch 0; a retry naming the old id gets it again', () => {
   // A log in which the id reached epoch 32766, as a long-lived producer would have.
   const h = new TxnHarness({}, 5, [encodeTxnRecord({ transactionalId: 't', value: {
-    producerId: 1000n, lastProducerId: 1000n, producerEpoch: 32766, lastProducerEpoch: -1, txnTimeoutMs: 60_000, state: 'CompleteCommit',
+    producerId: 1000n, lastProducerId: 1000n, nextProducerId: -1n, producerEpoch: 32766, lastProducerEpoch: -1, txnTimeoutMs: 60_000, state: 'CompleteCommit',
     topicPartitions: [], txnStartTimestampMs: 10, txnLastUpdateTimestampMs: 20, clientTransactionVersion: 0,
   } })]);
   h.nextProducerId = 1001n;

@@ -1,6 +1,7 @@
 // Random operation sequences against one transaction coordinator shard (fast-check, fixed seed):
 // clients initializing, adding partitions and offsets, committing and aborting, stale producers,
-// failed appends, markers written late, timeouts, expiration and coordinator reloads. After every
+// failed appends, markers written late, timeouts, expiration and coordinator reloads, with clients
+// of transaction version 1 and 2 (EndTxn v5 bumping the epoch, partitions added as for Produce v12). After every
 // step: a producer's epoch never goes back, a producer id belongs to one transactional id only,
 // and the state rebuilt from the written records equals the live state.
 import { test } from 'node:test';
@@ -14,9 +15,9 @@ const IDS = ['t0', 't1', 't2'];
 
 type Op =
   | { kind: 'init'; id: number; withExpected: boolean; stale: number }
-  | { kind: 'add'; id: number; stale: number; partitions: number[] }
+  | { kind: 'add'; id: number; stale: number; partitions: number[]; tv2: boolean }
   | { kind: 'offsets'; id: number; group: number }
-  | { kind: 'end'; id: number; commit: boolean; stale: number }
+  | { kind: 'end'; id: number; commit: boolean; stale: number; tv2: boolean }
   | { kind: 'markers'; count: number }
   | { kind: 'advance'; ms: number }
   | { kind: 'failNext'; code: number }
@@ -27,9 +28,9 @@ const staleArb = fc.constantFrom(0, 0, 0, 0, 0, 1, 2);
 
 const opArb: fc.Arbitrary<Op> = fc.oneof(
   fc.record({ kind: fc.constant('init' as const), id: fc.nat(2), withExpected: fc.boolean(), stale: staleArb }),
-  fc.record({ kind: fc.constant('add' as const), id: fc.nat(2), stale: staleArb, partitions: fc.array(fc.nat(4), { minLength: 1, maxLength: 3 }) }),
+  fc.record({ kind: fc.constant('add' as const), id: fc.nat(2), stale: staleArb, partitions: fc.array(fc.nat(4), { minLength: 1, maxLength: 3 }), tv2: fc.boolean() }),
   fc.record({ kind: fc.constant('offsets' as const), id: fc.nat(2), group: fc.nat(2) }),
-  fc.record({ kind: fc.constant('end' as const), id: fc.nat(2), commit: fc.boolean(), stale: staleArb }),
+  fc.record({ kind: fc.constant('end' as const), id: fc.nat(2), commit: fc.boolean(), stale: staleArb, tv2: fc.boolean() }),
   fc.record({ kind: fc.constant('markers' as const), count: fc.nat(2) }),
   fc.record({ kind: fc.constant('advance' as const), ms: fc.oneof({ arbitrary: fc.integer({ min: 1, max: 3000 }), weight: 4 }, { arbitrary: fc.integer({ min: 10_000, max: 40_000 }), weight: 1 }) }),
   fc.record({ kind: fc.constant('failNext' as const), code: fc.constantFrom(ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.REQUEST_TIMED_OUT) }),
@@ -74,7 +75,7 @@ function runScenario(ops: Op[]): void {
       }
       case 'add': {
         const p = pick(op.id, op.stale);
-        if (p) h.add(p, op.partitions.map((n) => tp(`topic-${n % 2}`, n)), IDS[op.id]);
+        if (p) h.add(p, op.partitions.map((n) => tp(`topic-${n % 2}`, n)), IDS[op.id], op.tv2 ? 2 : 0);
         break;
       }
       case 'offsets': {
@@ -84,7 +85,15 @@ function runScenario(ops: Op[]): void {
       }
       case 'end': {
         const p = pick(op.id, op.stale);
-        if (p) {
+        if (p && op.tv2) {
+          // A version 2 client continues with the producer id and epoch the answer carries.
+          const r = h.endV2(p, op.commit, IDS[op.id]);
+          assert.notEqual(r.errorCode, -1);
+          if (r.errorCode === 0) {
+            assert.ok(r.producerEpoch >= 0 && r.producerEpoch < 32767, `EndTxn v5 handed epoch ${r.producerEpoch}`);
+            handed[op.id]!.push({ producerId: r.producerId, producerEpoch: r.producerEpoch });
+          }
+        } else if (p) {
           const code = h.end(p, op.commit, IDS[op.id]);
           assert.notEqual(code, -1);
         }

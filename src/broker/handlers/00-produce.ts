@@ -1,16 +1,20 @@
-// Produce (key 0), v0-11. Kafka 4.0's floor is v3, but librdkafka (2.0 here) enables gzip and
+// Produce (key 0), v0-12. Kafka 4.0's floor is v3, but librdkafka (2.0 here) enables gzip and
 // snappy only when Produce/Fetch v0-2 are listed (its feature map), so we advertise them. v0-2 may
 // carry RecordBatch v2 bytes or a legacy magic 0/1 message set, which the replica manager
 // up-converts to one RecordBatch v2 (as Kafka 3.x did), so no legacy format is ever stored: that
 // is what clients send that never ask ApiVersions (librdkafka with api.version.request=false and
 // broker.version.fallback below 0.10, kafka-python with api_version below (0, 11)). From v3 a
 // legacy set is refused by validation (UNSUPPORTED_FOR_MESSAGE_FORMAT). kafkajs sends v7,
-// librdkafka v7-9.
+// librdkafka v7-9. From v12 (transaction version 2, KIP-890 part 2) the leader adds a
+// transactional batch's partition to the transaction itself.
 // Each partition's batches go to the replica manager as the bytes the client sent; it validates,
 // appends and, for acks=all, waits for the high watermark. acks=0 gets no response at all.
 // Handler-level checks: acks outside {-1, 0, 1} → INVALID_REQUIRED_ACKS; zstd batches on a
 // version below 7 → UNSUPPORTED_COMPRESSION_TYPE (the client could not have negotiated zstd);
 // null records → CORRUPT_MESSAGE. Per-partition errors are codes in the response, never throws.
+// Transactional batches are checked with the transaction coordinator (KIP-890): up to v11 each
+// partition must already be in the transaction; v12 (transaction version 2, same body as v11) adds
+// it to the transaction instead of the client sending AddPartitionsToTxn.
 import { ErrorCode, type ProduceRequest } from '../../protocol/index.js';
 import { isLegacyMessageSet } from '../../records/index.js';
 import type { HandlerSpec } from '../context.js';
@@ -20,6 +24,8 @@ const ZSTD = 4;
 const ZSTD_MIN_PRODUCE_VERSION = 7;
 /** The last Produce version that may carry legacy message sets. */
 const LEGACY_MAX_PRODUCE_VERSION = 2;
+/** From v12 the leader adds a transactional batch's partition to the transaction (Kafka's produceRequestVersionToTransactionSupportedOperation). */
+const ADD_TO_TRANSACTION_MIN_PRODUCE_VERSION = 12;
 
 export interface ProduceServices {
   producePartitions(params: ProducePartitionsParams): Promise<Map<string, PartitionProduceResult>>;
@@ -44,7 +50,7 @@ function hasZstd(records: Buffer): boolean {
 export const produceHandler: HandlerSpec<ProduceServices, 0> = {
   apiKey: 0,
   minVersion: 0,
-  maxVersion: 11,
+  maxVersion: 12,
   // The replica manager has written (or copied) every batch when producePartitions resolves.
   requestBytesDoneOnResolve: true,
   async handle(request: ProduceRequest, ctx) {
@@ -73,7 +79,10 @@ export const produceHandler: HandlerSpec<ProduceServices, 0> = {
       }
     }
     const results = entries.length > 0
-      ? await ctx.services.producePartitions({ acks: request.acks, timeoutMs: request.timeoutMs, transactionalId: request.transactionalId, entries })
+      ? await ctx.services.producePartitions({
+        acks: request.acks, timeoutMs: request.timeoutMs, transactionalId: request.transactionalId, entries,
+        addToTransaction: ctx.apiVersion >= ADD_TO_TRANSACTION_MIN_PRODUCE_VERSION,
+      })
       : new Map<string, PartitionProduceResult>();
     if (request.acks === 0) return null;
     return {

@@ -1,7 +1,10 @@
 // AddPartitionsToTxn (key 24), v0-5. v0-3 (clients): one transaction's partitions are added before
 // the producer writes to them; the answer waits for the coordinator's record. v4+ (brokers, KIP-890):
 // several transactions at once, each may be verifyOnly — a code per partition saying whether it is
-// already in the transaction (TRANSACTION_ABORTABLE when not), nothing written. A partition of an
+// already in the transaction (TRANSACTION_ABORTABLE when not), nothing written. v5 is what a leader
+// sends for a transaction version 2 client (Produce v12, TxnOffsetCommit v5): without verifyOnly
+// it adds the partitions and marks the transaction as version 2, as Kafka reads the version
+// (v4 adds as version 1). This broker's own produce path calls the coordinator directly. A partition of an
 // unknown topic fails the whole transaction's request: UNKNOWN_TOPIC_OR_PARTITION for it and
 // OPERATION_NOT_ATTEMPTED for the others, as Kafka answers. A request may name at most
 // TXN_PARTITIONS_PER_REQUEST_MAX partitions.
@@ -11,6 +14,8 @@ import type { HandlerSpec } from '../context.js';
 import type { TxnServices } from '../services.js';
 
 export const TXN_PARTITIONS_PER_REQUEST_MAX = 100_000;
+/** From this version an add (not verifyOnly) is for a transaction version 2 client (Kafka's transactionVersionForAddPartitionsToTxn). */
+const ADD_PARTITIONS_TV2_VERSION = 5;
 
 type TopicResult = { name: string; resultsByPartition: { partitionIndex: number; partitionErrorCode: number }[] };
 
@@ -26,13 +31,14 @@ function byTopic(errors: PartitionError[]): TopicResult[] {
 
 async function addOne(s: TxnServices, apiVersion: number, transactionalId: string, producerId: bigint, producerEpoch: number,
   topics: AddPartitionsToTxnRequestAddPartitionsToTxnTopic[], verifyOnly: boolean): Promise<TopicResult[]> {
+  const clientTransactionVersion = apiVersion >= ADD_PARTITIONS_TV2_VERSION ? 2 : 0;
   const view = s.metadata();
   const partitions = topics.flatMap((t) => t.partitions.map((partition) => ({ topic: t.name, partition })));
   const known = (topic: string, partition: number) => view.topic(topic)?.partitions.some((p) => p.partition === partition) ?? false;
   if (partitions.some((p) => !known(p.topic, p.partition))) {
     return byTopic(partitions.map((p) => ({ ...p, errorCode: known(p.topic, p.partition) ? ErrorCode.OPERATION_NOT_ATTEMPTED : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION })));
   }
-  const params = { transactionalId, producerId, producerEpoch, partitions };
+  const params = { transactionalId, producerId, producerEpoch, partitions, clientTransactionVersion };
   const errors = verifyOnly
     ? s.txn.verifyPartitions(params)
     : await s.txn.addPartitions(params).then((code) => partitions.map((p) => ({ ...p, errorCode: fencedErrorForVersion(code, 24, apiVersion) })));

@@ -5,7 +5,8 @@
 // transactional id expires. Kafka's tools can read our topic and we can read theirs.
 //
 // What the log does not hold, Kafka does not hold either: the last producer epoch is never written
-// (a reloaded id has -1 there), and the previous producer id only from value version 1.
+// (a reloaded id has -1 there); the previous and next producer ids (tagged fields) and the client's
+// transaction version exist from value version 1 only (a version 0 record reads as -1, -1, 0).
 import { Reader, Writer, decodeMessage, encodeMessage, ProtocolError, type TransactionLogValue } from '../../protocol/index.js';
 import { assert } from '../../util/index.js';
 
@@ -27,6 +28,11 @@ export interface TopicPartition { topic: string; partition: number }
 export interface TxnRecordValue {
   producerId: bigint;
   lastProducerId: bigint;
+  /**
+   * Transaction version 2: the producer id the transaction continues under once it completes, set
+   * in the Prepare record when ending it used up the epochs of `producerId`; -1 otherwise.
+   */
+  nextProducerId: bigint;
   producerEpoch: number;
   /** Kept in memory only: written records lose it, as in Kafka. */
   lastProducerEpoch: number;
@@ -52,7 +58,11 @@ function groupByTopic(tps: TopicPartition[]): { topic: string; partitionIds: num
   return out;
 }
 
-/** `valueVersion` 1 is flexible and carries the previous producer id and the client's transaction version. */
+/**
+ * `valueVersion` 1 is flexible and carries the previous and next producer ids and the client's
+ * transaction version. A transaction version 2 value is always written as version 1: version 0
+ * would lose the next producer id and the version, and with them how a retried EndTxn is judged.
+ */
 export function encodeTxnRecord(r: TxnRecord, valueVersion: 0 | 1 = 1): RecordBytes {
   const kw = new Writer();
   kw.int16(TXN_LOG_KEY_TYPE);
@@ -62,7 +72,7 @@ export function encodeTxnRecord(r: TxnRecord, valueVersion: 0 | 1 = 1): RecordBy
   assert(v.state !== 'Dead' && v.state !== 'PrepareEpochFence', `a ${v.state} state is never written`);
   assert(v.state !== 'Empty' || v.topicPartitions.length === 0, 'an Empty transaction has no partitions');
   const value: TransactionLogValue = {
-    producerId: v.producerId, previousProducerId: v.lastProducerId, nextProducerId: NO_PRODUCER_ID, producerEpoch: v.producerEpoch,
+    producerId: v.producerId, previousProducerId: v.lastProducerId, nextProducerId: v.nextProducerId, producerEpoch: v.producerEpoch,
     transactionTimeoutMs: v.txnTimeoutMs, transactionStatus: TXN_STATES.indexOf(v.state),
     // Kafka writes no partition list (null) for an Empty transaction.
     transactionPartitions: v.state === 'Empty' ? null : groupByTopic(v.topicPartitions),
@@ -70,8 +80,9 @@ export function encodeTxnRecord(r: TxnRecord, valueVersion: 0 | 1 = 1): RecordBy
     clientTransactionVersion: v.clientTransactionVersion,
   };
   const vw = new Writer();
-  vw.int16(valueVersion);
-  encodeMessage('TransactionLogValue', valueVersion, value, vw);
+  const version = v.clientTransactionVersion >= 2 ? 1 : valueVersion;
+  vw.int16(version);
+  encodeMessage('TransactionLogValue', version, value, vw);
   return { key: kw.toBuffer(), value: vw.toBuffer() };
 }
 
@@ -97,7 +108,8 @@ export function decodeTxnRecord(key: Buffer, value: Buffer | null): TxnRecord | 
   return {
     transactionalId,
     value: {
-      producerId: v.producerId, lastProducerId: version >= 1 ? v.previousProducerId : NO_PRODUCER_ID, producerEpoch: v.producerEpoch,
+      producerId: v.producerId, lastProducerId: version >= 1 ? v.previousProducerId : NO_PRODUCER_ID,
+      nextProducerId: version >= 1 ? v.nextProducerId : NO_PRODUCER_ID, producerEpoch: v.producerEpoch,
       lastProducerEpoch: NO_PRODUCER_EPOCH, txnTimeoutMs: v.transactionTimeoutMs, state, topicPartitions: sortPartitions(tps),
       txnStartTimestampMs: Number(v.transactionStartTimestampMs), txnLastUpdateTimestampMs: Number(v.transactionLastUpdateTimestampMs),
       clientTransactionVersion: version >= 1 ? v.clientTransactionVersion : 0,

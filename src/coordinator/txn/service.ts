@@ -4,8 +4,9 @@
 // the handlers. NOT_COORDINATOR / COORDINATOR_LOAD_IN_PROGRESS are answered here.
 //
 // Producer ids: the shard takes a synchronous generator, the broker's allocator is asynchronous
-// (a block of ids is a metadata record). So before an InitProducerId runs, the service makes sure a
-// spare id is on hand for every InitProducerId in the queue; ids an operation did not need stay
+// (a block of ids is a metadata record). So before an InitProducerId or a transaction version 2
+// EndTxn (which rotates the producer id when the epochs ran out) runs, the service makes sure a
+// spare id is on hand for every such operation in the queue; ids an operation did not need stay
 // spare for the next one, so none is wasted.
 import { ErrorCode, type DescribeTransactionsResponseTransactionState, type ListTransactionsResponse } from '../../protocol/index.js';
 import { assert, type Clock } from '../../util/index.js';
@@ -14,7 +15,7 @@ import type { CoordinatorLog, RuntimeLogger } from '../runtime/runtime.js';
 import { partitionForTransactionalId } from './partition.js';
 import { TxnShardRuntime, type MarkerSender } from './runtime.js';
 import {
-  TransactionCoordinatorShard, type AddOffsetsParams, type AddPartitionsParams, type EndTxnParams, type InitProducerIdParams,
+  TransactionCoordinatorShard, type AddOffsetsParams, type AddPartitionsParams, type EndTxnParams, type EndTxnResult, type InitProducerIdParams,
   type InitProducerIdResult, type ListTransactionsFilters, type PartitionError, type TxnCoordinatorConfig, type TxnEffects,
 } from './shard.js';
 import { NO_PRODUCER_EPOCH, NO_PRODUCER_ID, TXN_STATES } from './records.js';
@@ -41,7 +42,8 @@ const SPARE_PRODUCER_IDS_MAX = 1024;
 export class TxnCoordinatorService {
   private readonly runtimes = new Map<number, TxnShardRuntime>();
   private readonly spareProducerIds: bigint[] = [];
-  private initsQueued = 0;
+  /** Queued operations that may take a producer id (InitProducerId, TV2 EndTxn). */
+  private idTakersQueued = 0;
 
   constructor(readonly deps: TxnServiceDeps) {}
 
@@ -99,25 +101,30 @@ export class TxnCoordinatorService {
     });
   }
 
-  async initProducerId(p: InitProducerIdParams): Promise<InitProducerIdResult> {
-    const failed = (errorCode: number): InitProducerIdResult => ({ errorCode, producerId: NO_PRODUCER_ID, producerEpoch: NO_PRODUCER_EPOCH });
-    const pre = this.route(p.transactionalId);
+  /** Runs `run` once a spare producer id is on hand for it (and for every other id taker queued). */
+  private async withSpareProducerId<T>(transactionalId: string, failed: (code: number) => T, run: () => Promise<T>): Promise<T> {
+    const pre = this.route(transactionalId);
     if ('errorCode' in pre) return failed(pre.errorCode);
-    this.initsQueued++;
+    this.idTakersQueued++;
     try {
-      while (this.spareProducerIds.length < Math.min(this.initsQueued, SPARE_PRODUCER_IDS_MAX)) {
+      while (this.spareProducerIds.length < Math.min(this.idTakersQueued, SPARE_PRODUCER_IDS_MAX)) {
         this.spareProducerIds.push(await this.deps.allocateProducerId());
       }
     } catch (err) {
-      this.initsQueued--;
-      this.deps.logger.warn(`no producer id for ${p.transactionalId}: ${err instanceof Error ? err.message : String(err)}`);
+      this.idTakersQueued--;
+      this.deps.logger.warn(`no producer id for ${transactionalId}: ${err instanceof Error ? err.message : String(err)}`);
       return failed(ErrorCode.COORDINATOR_NOT_AVAILABLE);
     }
     try {
-      return await this.op(p.transactionalId, failed, (s, now, done) => s.initProducerId(now, p, done));
+      return await run();
     } finally {
-      this.initsQueued--;
+      this.idTakersQueued--;
     }
+  }
+
+  initProducerId(p: InitProducerIdParams): Promise<InitProducerIdResult> {
+    const failed = (errorCode: number): InitProducerIdResult => ({ errorCode, producerId: NO_PRODUCER_ID, producerEpoch: NO_PRODUCER_EPOCH });
+    return this.withSpareProducerId(p.transactionalId, failed, () => this.op(p.transactionalId, failed, (s, now, done) => s.initProducerId(now, p, done)));
   }
 
   addPartitions(p: AddPartitionsParams): Promise<number> {
@@ -135,8 +142,12 @@ export class TxnCoordinatorService {
     return this.op(p.transactionalId, (code) => code, (s, now, done) => s.addOffsetsToTxn(now, p, done));
   }
 
-  endTxn(p: EndTxnParams): Promise<number> {
-    return this.op(p.transactionalId, (code) => code, (s, now, done) => s.endTxn(now, p, done));
+  /** EndTxn; a version 2 client's answer carries the producer id and epoch it continues with. */
+  endTxn(p: EndTxnParams): Promise<EndTxnResult> {
+    const failed = (errorCode: number): EndTxnResult => ({ errorCode, producerId: NO_PRODUCER_ID, producerEpoch: NO_PRODUCER_EPOCH });
+    const run = () => this.op(p.transactionalId, failed,
+      (s, now, done) => s.endTxn(now, p, (errorCode, producerId, producerEpoch) => done({ errorCode, producerId, producerEpoch })));
+    return (p.clientTransactionVersion ?? 0) >= 2 ? this.withSpareProducerId(p.transactionalId, failed, run) : run();
   }
 
   describe(transactionalId: string): DescribeTransactionsResponseTransactionState {

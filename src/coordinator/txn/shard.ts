@@ -1,6 +1,7 @@
 // One transaction coordinator shard: the transactional ids of one `__transaction_state` partition.
 // A deterministic state machine in the style of Kafka's TransactionCoordinator and
-// TransactionStateManager (transaction version 1): every operation takes the time as an input and
+// TransactionStateManager, transaction versions 1 and 2 (KIP-890 part 2: an EndTxn of a version 2
+// client bumps the producer epoch, see endTxnV2): every operation takes the time as an input and
 // returns Effects — the records to append, the replies to send once they are committed, and the
 // transaction markers to write after that. The caller writes a COMMIT/ABORT control batch to each
 // partition a marker names, then calls `completeTransaction`, which writes CompleteCommit or
@@ -17,7 +18,7 @@ import { assert } from '../../util/index.js';
 import { Timers } from '../runtime/timers.js';
 import { NO_PRODUCER_EPOCH, NO_PRODUCER_ID, TXN_STATES, sortPartitions, type TopicPartition, type TxnRecord, type TxnRecordValue, type TxnState } from './records.js';
 import {
-  EXPIRATION_ALLOWED, PRODUCER_EPOCH_MAX, VALID_PREVIOUS_STATES, isEpochExhausted, isValidExpectedProducer, tpKey, transit,
+  EXPIRATION_ALLOWED, PRODUCER_EPOCH_MAX, VALID_PREVIOUS_STATES, isEpochExhausted, isValidExpectedProducer, supportsEpochBump, tpKey, transit,
   type TransactionMetadata,
 } from './metadata.js';
 
@@ -77,9 +78,19 @@ export interface InitProducerIdParams {
 export interface InitProducerIdResult { errorCode: number; producerId: bigint; producerEpoch: number }
 
 export interface ProducerParams { transactionalId: string; producerId: bigint; producerEpoch: number }
-export interface AddPartitionsParams extends ProducerParams { partitions: TopicPartition[] }
+export interface AddPartitionsParams extends ProducerParams {
+  partitions: TopicPartition[];
+  /** 2 when the partitions are added for a version 2 client (AddPartitionsToTxn v5+: Produce v12+, TxnOffsetCommit v5+); 0 otherwise. */
+  clientTransactionVersion?: number;
+}
 export interface AddOffsetsParams extends ProducerParams { groupId: string; offsetsPartition: number }
-export interface EndTxnParams extends ProducerParams { commit: boolean }
+export interface EndTxnParams extends ProducerParams {
+  commit: boolean;
+  /** 2 for EndTxn v5+ (an epoch bump on every transaction); 0 before. */
+  clientTransactionVersion?: number;
+}
+/** What EndTxn answers; a version 2 client continues with this producer id and epoch (-1 on an error). */
+export interface EndTxnResult { errorCode: number; producerId: bigint; producerEpoch: number }
 export interface PartitionError extends TopicPartition { errorCode: number }
 
 export interface ListTransactionsFilters {
@@ -237,7 +248,7 @@ export class TransactionCoordinatorShard {
   /** A transactional id seen for the first time: a new producer id, no epoch yet (written only with its first epoch). */
   private newMetadata(transactionalId: string, txnTimeoutMs: number): TransactionMetadata {
     return {
-      transactionalId, producerId: this.generateProducerId(), lastProducerId: NO_PRODUCER_ID, producerEpoch: NO_PRODUCER_EPOCH,
+      transactionalId, producerId: this.generateProducerId(), lastProducerId: NO_PRODUCER_ID, nextProducerId: NO_PRODUCER_ID, producerEpoch: NO_PRODUCER_EPOCH,
       lastProducerEpoch: NO_PRODUCER_EPOCH, txnTimeoutMs, state: 'Empty', topicPartitions: [], txnStartTimestampMs: -1,
       txnLastUpdateTimestampMs: this.nowMs, clientTransactionVersion: 0,
     };
@@ -264,11 +275,18 @@ export class TransactionCoordinatorShard {
    * epoch + 1, so the old producer's epoch is fenced; the markers carry the new epoch. If the append
    * fails nothing changed here, and the next attempt bumps to the same epoch (Kafka keeps a
    * hasFailedEpochFence flag for the same effect, since it bumps its in-memory epoch first).
+   * A version 2 transaction's abort bumps once more, as every TV2 end does (epoch + 2): the fenced
+   * client's EndTxn at its old epoch is then no retry but PRODUCER_FENCED. Kafka would pass the top
+   * epoch there; the bump stops at it instead (an EndTxn never sees the top epoch as a retry).
    */
   private fenceAndAbort(m: TransactionMetadata): void {
     assert(m.state === 'Ongoing', 'only an ongoing transaction is fenced');
     assert(m.producerEpoch < PRODUCER_EPOCH_MAX, `cannot fence ${m.transactionalId} beyond epoch ${PRODUCER_EPOCH_MAX}`);
-    const next = transit(m, { producerEpoch: m.producerEpoch + 1, lastProducerEpoch: NO_PRODUCER_EPOCH, state: 'PrepareAbort', txnLastUpdateTimestampMs: this.nowMs });
+    const v2 = supportsEpochBump(m.clientTransactionVersion);
+    const producerEpoch = Math.min(m.producerEpoch + (v2 ? 2 : 1), PRODUCER_EPOCH_MAX);
+    const next = transit(m, {
+      producerEpoch, lastProducerEpoch: v2 ? producerEpoch - 1 : NO_PRODUCER_EPOCH, state: 'PrepareAbort', txnLastUpdateTimestampMs: this.nowMs,
+    });
     this.write(m.transactionalId, next, 'PrepareAbort');
     this.effects.markers.push(this.markerFor({ transactionalId: m.transactionalId, ...next }));
   }
@@ -311,7 +329,7 @@ export class TransactionCoordinatorShard {
       const starting = m.state !== 'Ongoing';
       this.write(p.transactionalId, transit(m, {
         state: 'Ongoing', topicPartitions: sortPartitions(merged.values()), txnStartTimestampMs: starting ? this.nowMs : m.txnStartTimestampMs,
-        txnLastUpdateTimestampMs: this.nowMs,
+        txnLastUpdateTimestampMs: this.nowMs, clientTransactionVersion: p.clientTransactionVersion ?? 0,
       }), 'Ongoing');
       this.respond(() => done(ErrorCode.NONE), (code) => done(txnAppendError(code)));
     });
@@ -335,34 +353,108 @@ export class TransactionCoordinatorShard {
 
   // ---- EndTxn and the markers ------------------------------------------------------------------
 
-  endTxn(nowMs: number, p: EndTxnParams, done: (errorCode: number) => void): TxnEffects {
+  /**
+   * EndTxn. `done` gets the error code and, for a version 2 client, the producer id and epoch it
+   * continues with (the bumped epoch, or epoch 0 of a new producer id once the epochs ran out).
+   */
+  endTxn(nowMs: number, p: EndTxnParams, done: (errorCode: number, producerId: bigint, producerEpoch: number) => void): TxnEffects {
     return this.run(nowMs, () => {
-      const fail = (code: number): void => this.respond(() => done(code));
-      const error = this.producerError(p);
-      if (error !== ErrorCode.NONE) return fail(error);
-      if (this.pending.has(p.transactionalId)) return fail(ErrorCode.CONCURRENT_TRANSACTIONS);
-      const m = this.txns.get(p.transactionalId)!;
-      const same = (p.commit ? 'Commit' : 'Abort');
-      switch (m.state) {
-        case 'Ongoing': {
-          const state = p.commit ? 'PrepareCommit' : 'PrepareAbort';
-          const next = transit(m, { state, txnLastUpdateTimestampMs: this.nowMs });
-          this.write(p.transactionalId, next, state);
-          this.effects.markers.push(this.markerFor({ transactionalId: p.transactionalId, ...next }));
-          this.respond(() => done(ErrorCode.NONE), (code) => done(txnAppendError(code)));
-          return;
-        }
-        // A retry of an EndTxn that already completed (or is completing) the same way.
-        case 'CompleteCommit': case 'CompleteAbort':
-          return fail(m.state === `Complete${same}` ? ErrorCode.NONE : ErrorCode.INVALID_TXN_STATE);
-        case 'PrepareCommit': case 'PrepareAbort':
-          return fail(m.state === `Prepare${same}` ? ErrorCode.CONCURRENT_TRANSACTIONS : ErrorCode.INVALID_TXN_STATE);
-        case 'Empty':
-          return fail(ErrorCode.INVALID_TXN_STATE);
-        default:
-          assert(false, `${p.transactionalId} is in ${m.state}, which is never stored`);
-      }
+      const answer = (r: EndTxnResult) => done(r.errorCode, r.producerId, r.producerEpoch);
+      if (supportsEpochBump(p.clientTransactionVersion ?? 0)) this.endTxnV2(p, answer);
+      else this.endTxnV1(p, (code) => done(code, NO_PRODUCER_ID, NO_PRODUCER_EPOCH));
     });
+  }
+
+  private endTxnV1(p: EndTxnParams, done: (errorCode: number) => void): void {
+    const fail = (code: number): void => this.respond(() => done(code));
+    const error = this.producerError(p);
+    if (error !== ErrorCode.NONE) return fail(error);
+    if (this.pending.has(p.transactionalId)) return fail(ErrorCode.CONCURRENT_TRANSACTIONS);
+    const m = this.txns.get(p.transactionalId)!;
+    const same = (p.commit ? 'Commit' : 'Abort');
+    switch (m.state) {
+      case 'Ongoing': {
+        const state = p.commit ? 'PrepareCommit' : 'PrepareAbort';
+        const next = transit(m, { state, txnLastUpdateTimestampMs: this.nowMs, clientTransactionVersion: p.clientTransactionVersion ?? 0 });
+        this.write(p.transactionalId, next, state);
+        this.effects.markers.push(this.markerFor({ transactionalId: p.transactionalId, ...next }));
+        this.respond(() => done(ErrorCode.NONE), (code) => done(txnAppendError(code)));
+        return;
+      }
+      // A retry of an EndTxn that already completed (or is completing) the same way.
+      case 'CompleteCommit': case 'CompleteAbort':
+        return fail(m.state === `Complete${same}` ? ErrorCode.NONE : ErrorCode.INVALID_TXN_STATE);
+      case 'PrepareCommit': case 'PrepareAbort':
+        return fail(m.state === `Prepare${same}` ? ErrorCode.CONCURRENT_TRANSACTIONS : ErrorCode.INVALID_TXN_STATE);
+      case 'Empty':
+        return fail(ErrorCode.INVALID_TXN_STATE);
+      default:
+        assert(false, `${p.transactionalId} is in ${m.state}, which is never stored`);
+    }
+  }
+
+  /**
+   * Transaction version 2 (Kafka's endTransaction for TV2, KIP-890 part 2). The Prepare record
+   * carries epoch + 1 and the markers are written with it, so a late write of the old epoch is
+   * refused by every partition of the transaction (and by the coordinator, for a partition not yet
+   * in it); a producer whose epochs ran out continues under a new producer id (nextProducerId in
+   * the Prepare record, made current by the Complete one). Since the epoch moves on every
+   * transaction, a retry is recognised by its epoch, not by the state alone: one below the current
+   * epoch (or the last epoch of the previous producer id, after a rotation) is the retry of an
+   * EndTxn that went through. An abort with no transaction open (Empty or Complete) is allowed and
+   * also bumps: the client may not know whether the broker began one for it.
+   */
+  private endTxnV2(p: EndTxnParams, done: (r: EndTxnResult) => void): void {
+    const fail = (code: number): void => this.respond(() => done({ errorCode: code, producerId: NO_PRODUCER_ID, producerEpoch: NO_PRODUCER_EPOCH }));
+    if (p.transactionalId === '') return fail(ErrorCode.INVALID_REQUEST);
+    const coord = this.coordinatorError();
+    if (coord !== ErrorCode.NONE) return fail(coord);
+    const m = this.txns.get(p.transactionalId);
+    if (!m) return fail(ErrorCode.INVALID_PRODUCER_ID_MAPPING);
+    const retryOnOverflow = m.lastProducerId === p.producerId && p.producerEpoch === PRODUCER_EPOCH_MAX - 1 && m.producerEpoch === 0;
+    // A Complete state at the top epoch comes from fencing, never from an EndTxn: no retry to recognise.
+    const retryOnEpochBump = m.producerEpoch === p.producerEpoch + 1 && !(m.state.startsWith('Complete') && m.producerEpoch === PRODUCER_EPOCH_MAX);
+    const current = p.producerEpoch === m.producerEpoch && p.producerEpoch < PRODUCER_EPOCH_MAX;
+    const isRetry = retryOnEpochBump || retryOnOverflow;
+    if (m.producerId !== p.producerId && !retryOnOverflow) return fail(ErrorCode.INVALID_PRODUCER_ID_MAPPING);
+    const validEpoch = m.state === 'PrepareCommit' || m.state === 'PrepareAbort' ? retryOnEpochBump
+      : m.state === 'CompleteCommit' || m.state === 'CompleteAbort' ? isRetry || current : current;
+    if (!validEpoch) return fail(ErrorCode.PRODUCER_FENCED);
+    if (this.pending.has(p.transactionalId)) return fail(ErrorCode.CONCURRENT_TRANSACTIONS);
+    const already = (): void => this.respond(() => done({ errorCode: ErrorCode.NONE, producerId: m.producerId, producerEpoch: m.producerEpoch }));
+    switch (m.state) {
+      case 'Ongoing':
+        return this.prepareEndV2(m, p.commit ? 'PrepareCommit' : 'PrepareAbort', false, done);
+      case 'CompleteCommit':
+        if (p.commit) return isRetry ? already() : fail(ErrorCode.INVALID_TXN_STATE);
+        return isRetry ? fail(ErrorCode.INVALID_TXN_STATE) : this.prepareEndV2(m, 'PrepareAbort', true, done);
+      case 'CompleteAbort':
+        if (p.commit) return fail(ErrorCode.INVALID_TXN_STATE);
+        return isRetry ? already() : this.prepareEndV2(m, 'PrepareAbort', true, done);
+      case 'PrepareCommit': case 'PrepareAbort':
+        return fail(m.state === (p.commit ? 'PrepareCommit' : 'PrepareAbort') ? ErrorCode.CONCURRENT_TRANSACTIONS : ErrorCode.INVALID_TXN_STATE);
+      case 'Empty':
+        return p.commit ? fail(ErrorCode.INVALID_TXN_STATE) : this.prepareEndV2(m, 'PrepareAbort', true, done);
+      default:
+        assert(false, `${p.transactionalId} is in ${m.state}, which is never stored`);
+    }
+  }
+
+  /** Kafka's prepareAbortOrCommit for TV2: the Prepare record under epoch + 1 (and the next producer id when the epochs ran out). */
+  private prepareEndV2(m: TransactionMetadata, state: 'PrepareCommit' | 'PrepareAbort', noPartitionAdded: boolean, done: (r: EndTxnResult) => void): void {
+    assert(m.producerEpoch < PRODUCER_EPOCH_MAX, `${m.transactionalId}: no epoch above ${m.producerEpoch}`);
+    const nextProducerId = isEpochExhausted(m.producerEpoch) ? this.generateProducerId() : NO_PRODUCER_ID;
+    const next = transit(m, {
+      state, producerEpoch: m.producerEpoch + 1, lastProducerEpoch: m.producerEpoch, nextProducerId, clientTransactionVersion: 2,
+      // An abort with nothing begun has no start time; the update time stands in for it (as Kafka).
+      txnStartTimestampMs: noPartitionAdded ? this.nowMs : m.txnStartTimestampMs, txnLastUpdateTimestampMs: this.nowMs,
+    });
+    this.write(m.transactionalId, next, state);
+    this.effects.markers.push(this.markerFor({ transactionalId: m.transactionalId, ...next }));
+    // The client continues with what the Complete record will hold.
+    const continued = nextProducerId === NO_PRODUCER_ID ? { producerId: next.producerId, producerEpoch: next.producerEpoch } : { producerId: nextProducerId, producerEpoch: 0 };
+    this.respond(() => done({ errorCode: ErrorCode.NONE, ...continued }),
+      (code) => done({ errorCode: txnAppendError(code), producerId: NO_PRODUCER_ID, producerEpoch: NO_PRODUCER_EPOCH }));
   }
 
   /**
@@ -383,7 +475,9 @@ export class TransactionCoordinatorShard {
       const expected = marker.result === 'commit' ? 'PrepareCommit' : 'PrepareAbort';
       if (m.state !== expected) return fail(ErrorCode.INVALID_TXN_STATE);
       const state = marker.result === 'commit' ? 'CompleteCommit' : 'CompleteAbort';
-      this.write(m.transactionalId, transit(m, { state, topicPartitions: [], txnLastUpdateTimestampMs: this.nowMs }), state);
+      // TV2 after the epochs ran out: the transaction completes under the next producer id, epoch 0.
+      const rotate = supportsEpochBump(m.clientTransactionVersion) && m.nextProducerId !== NO_PRODUCER_ID ? { producerId: m.nextProducerId, producerEpoch: 0 } : {};
+      this.write(m.transactionalId, transit(m, { state, topicPartitions: [], txnLastUpdateTimestampMs: this.nowMs, ...rotate }), state);
       this.respond(() => done(ErrorCode.NONE), (code) => done(txnAppendError(code)));
     });
   }
@@ -479,7 +573,9 @@ function assertTransition(before: TransactionMetadata, after: TxnRecordValue): v
   assert(VALID_PREVIOUS_STATES[after.state].includes(before.state),
     `${before.transactionalId}: ${before.state} → ${after.state} is not a transition`);
   if (after.producerId === before.producerId) {
-    assert(after.producerEpoch >= before.producerEpoch && after.producerEpoch <= before.producerEpoch + 1,
+    // A TV2 fence bumps twice (fenceAndAbort).
+    const stepMax = after.state === 'PrepareAbort' && supportsEpochBump(after.clientTransactionVersion) ? 2 : 1;
+    assert(after.producerEpoch >= before.producerEpoch && after.producerEpoch <= before.producerEpoch + stepMax,
       `${before.transactionalId}: epoch ${before.producerEpoch} → ${after.producerEpoch}`);
   } else {
     assert(after.producerEpoch === 0, `${before.transactionalId}: a new producer id starts at epoch 0`);
