@@ -7,7 +7,10 @@ export { defaultGroupConfig, joinError, syncError, type GroupCoordinatorConfig, 
 export { encodeGroupRecord, decodeGroupRecord, decodeVersioned, encodeVersioned, type GroupRecord } from './group/records.js';
 export { Timers } from './runtime/timers.js';
 export { GroupCoordinatorService, OFFSETS_TOPIC, partitionForGroup, javaStringHashCode, type GroupServiceDeps } from './group/service.js';
-export { ShardRuntime, type CoordinatorLog, type RuntimeLogger } from './runtime/runtime.js';
+export {
+  CoordinatorRuntime, replayPartition, type CoordinatorLog, type RuntimeLogger, type CoordinatorShard, type CoordinatorResult, type CoordinatorRuntimeDeps,
+  type ShardStatus, type BatchOrigin,
+} from './runtime/runtime.js';
 export { replicaManagerLog } from './runtime/partition-log.js';
 export { type TopicsSnapshot, type HeartbeatParams } from './group/consumer.js';
 export { consumerGroupState, type ConsumerGroup, type ConsumerMember } from './group/consumer-model.js';
@@ -15,7 +18,7 @@ export { consumerGroupState, type ConsumerGroup, type ConsumerMember } from './g
 export {
   TransactionCoordinatorShard, defaultTxnConfig, txnAppendError, fencedErrorForVersion, encodeTxnRecord, decodeTxnRecord, sortPartitions,
   TXN_STATES, TXN_LOG_KEY_TYPE, NO_PRODUCER_ID, NO_PRODUCER_EPOCH, isEpochExhausted, isValidExpectedProducer, VALID_PREVIOUS_STATES,
-  PRODUCER_EPOCH_MAX, partitionForTransactionalId, TRANSACTION_STATE_TOPIC, TxnShardRuntime, TxnCoordinatorService, type TxnServiceDeps, type MarkerSender,
+  PRODUCER_EPOCH_MAX, partitionForTransactionalId, TRANSACTION_STATE_TOPIC, TxnMarkerChannel, TxnCoordinatorService, type TxnServiceDeps, type MarkerSender,
   type TxnCoordinatorConfig, type TxnEffects, type TxnReply, type MarkerWrite, type InitProducerIdParams, type InitProducerIdResult,
   type ProducerParams, type AddPartitionsParams, type AddOffsetsParams, type EndTxnParams, type PartitionError, type ListTransactionsFilters,
   type TxnRecord, type TxnRecordValue, type TxnState, type TopicPartition, type TransactionMetadata,

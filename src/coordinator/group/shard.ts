@@ -124,6 +124,22 @@ export class ClassicGroupShard {
     });
   }
 
+  /** The partition moved away: members waiting in JoinGroup or SyncGroup are told NOT_COORDINATOR, as Kafka does. */
+  unload(): void {
+    this.timers.clear();
+    for (const g of this.groups.values()) {
+      if (g.kind !== 'classic') continue;
+      for (const m of g.members.values()) {
+        const join = m.awaitingJoin;
+        const sync = m.awaitingSync;
+        m.awaitingJoin = null;
+        m.awaitingSync = null;
+        join?.(joinError(ErrorCode.NOT_COORDINATOR, m.memberId));
+        sync?.(syncError(ErrorCode.NOT_COORDINATOR));
+      }
+    }
+  }
+
   protected emit(record: GroupRecord): void { this.effects.records.push(record); }
   protected respond(send: () => void, fail?: (code: number) => void): void { this.effects.replies.push(reply(send, fail)); }
 
