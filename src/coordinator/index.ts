@@ -1,9 +1,12 @@
-// The coordinator room's door: the group coordinator shard (a deterministic state machine over one
-// `__consumer_offsets` partition), its runtime and the service that routes groups to shards, the
-// record serde, and the KIP-848 server-side assignors; the transaction coordinator shard.
+// The coordinator room's door: the coordinator runtime (generic over a shard: load/unload per
+// partition, operations, replay, timers); the group coordinator shard (a deterministic state
+// machine over one `__consumer_offsets` partition) and the service that routes groups to shards,
+// the record serde, and the KIP-848 server-side assignors; the transaction coordinator.
 export { rangeAssign, uniformAssign, type Assignment, type AssignorInput, type AssignorMember, type AssignorOutput } from './group/assignors.js';
-export { GroupCoordinatorShard, commitAppendError, type CommitParams, type TxnCommitParams, type PartitionResults, type FetchedOffset, type GroupDescription } from './group/coordinator-shard.js';
-export { defaultGroupConfig, joinError, syncError, type GroupCoordinatorConfig, type Effects, type Reply, type ClientInfo, type JoinParams, type SyncParams } from './group/shard.js';
+export {
+  GroupCoordinatorShard, commitAppendError, defaultGroupConfig, joinError, syncError, type CommitParams, type TxnCommitParams, type PartitionResults,
+  type FetchedOffset, type GroupDescription, type GroupCoordinatorConfig, type Effects, type Reply, type ClientInfo, type JoinParams, type SyncParams,
+} from './group/shard.js';
 export { encodeGroupRecord, decodeGroupRecord, decodeVersioned, encodeVersioned, type GroupRecord } from './group/records.js';
 export { Timers } from './runtime/timers.js';
 export { GroupCoordinatorService, OFFSETS_TOPIC, partitionForGroup, javaStringHashCode, type GroupServiceDeps } from './group/service.js';

@@ -8,8 +8,10 @@ import type { Clock } from '../../util/index.js';
 import type { Scheduler } from '../../replication/index.js';
 import { CoordinatorRuntime, type CoordinatorLog, type RuntimeLogger } from '../runtime/runtime.js';
 import { decodeGroupRecord, encodeGroupRecord, type GroupRecord } from './records.js';
-import { GroupCoordinatorShard, type CommitParams, type FetchedOffset, type GroupDescription, type PartitionResults, type TxnCommitParams } from './coordinator-shard.js';
-import { joinError, syncError, type ClientInfo, type Effects, type GroupCoordinatorConfig, type JoinParams, type SyncParams } from './shard.js';
+import {
+  GroupCoordinatorShard, joinError, syncError, type ClientInfo, type CommitParams, type Effects, type FetchedOffset, type GroupCoordinatorConfig,
+  type GroupDescription, type JoinParams, type PartitionResults, type SyncParams, type TxnCommitParams,
+} from './shard.js';
 
 export const OFFSETS_TOPIC = '__consumer_offsets';
 
