@@ -139,7 +139,9 @@ export class CoordinatorRuntime<R, S extends CoordinatorShard<R, E>, E extends C
    * Loads `partition` under coordinator epoch `epoch`: a fresh shard replays the partition's log,
    * then serves operations. Resolves once it is active (or was replaced or unloaded meanwhile).
    * Nothing happens for an epoch older than the partition's newest, or one already loaded or
-   * resigned; a newer epoch replaces the current shard.
+   * resigned; a newer epoch replaces the current shard with a fresh load (Kafka's group runtime only
+   * raises an active shard's epoch; reloading stays right even if a resignation was missed, and the
+   * transaction shard stamps its epoch on markers).
    */
   loadShard(partition: number, epoch: number): Promise<void> {
     const entry = this.partitions.get(partition);
