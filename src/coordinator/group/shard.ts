@@ -9,10 +9,8 @@
 // takes the time as an input and returns Effects, the records to append and the replies to send
 // once they are committed; `replay` is the only path that changes durable state, for loading and
 // live writes alike. No clock, no randomness (member ids come from an injected generator), no I/O.
-import type { ConsumerGroupHeartbeatResponse, JoinGroupResponse, SyncGroupResponse } from '../../protocol/index.js';
-import { ErrorCode } from '../../protocol/index.js';
+import { ErrorCode, type ConsumerGroupHeartbeatResponse, type JoinGroupResponse, type SyncGroupResponse } from '../../protocol/index.js';
 import { ClassicGroups } from './classic-groups.js';
-import { transition } from './classic.js';
 import { ConsumerGroups, type HeartbeatParams, type TopicsSnapshot } from './consumer.js';
 import { consumerGroupState } from './consumer-model.js';
 import { GroupShardContext, type ClientInfo, type Effects, type Group, type GroupCoordinatorConfig, type JoinParams, type SyncParams } from './context.js';
@@ -28,6 +26,7 @@ export interface GroupDescription {
   groupId: string; errorCode: number; state: string; protocolType: string; protocolName: string; type: 'classic' | 'consumer';
   members: { memberId: string; groupInstanceId: string | null; clientId: string; clientHost: string; metadata: Buffer; assignment: Buffer }[];
 }
+
 export class GroupCoordinatorShard {
   private readonly ctx: GroupShardContext;
   readonly classic: ClassicGroups;
