@@ -143,7 +143,6 @@ export class Broker {
     return new TxnCoordinatorService({
       clock: this.deps.clock, scheduler: this.coordinatorScheduler(), numPartitions: n('transaction.state.log.num.partitions'),
       log: replicaManagerLog(this.replicaManager, TRANSACTION_STATE_TOPIC, timeoutMs),
-      coordinatorEpoch: (partition) => Math.max(0, this.replicaManager.partition(TRANSACTION_STATE_TOPIC, partition)?.leaderEpoch ?? 0),
       allocateProducerId: () => this.producerIds.generate(),
       logger: { warn: (m) => console.warn(`[logline] WARN ${m}`) },
       markers: {

@@ -1,13 +1,19 @@
-// The coordinator room's door: the group coordinator shard (a deterministic state machine over one
-// `__consumer_offsets` partition), its runtime and the service that routes groups to shards, the
-// record serde, and the KIP-848 server-side assignors; the transaction coordinator shard.
+// The coordinator room's door: the coordinator runtime (generic over a shard: load/unload per
+// partition, operations, replay, timers); the group coordinator shard (a deterministic state
+// machine over one `__consumer_offsets` partition) and the service that routes groups to shards,
+// the record serde, and the KIP-848 server-side assignors; the transaction coordinator.
 export { rangeAssign, uniformAssign, type Assignment, type AssignorInput, type AssignorMember, type AssignorOutput } from './group/assignors.js';
-export { GroupCoordinatorShard, commitAppendError, type CommitParams, type TxnCommitParams, type PartitionResults, type FetchedOffset, type GroupDescription } from './group/coordinator-shard.js';
-export { defaultGroupConfig, joinError, syncError, type GroupCoordinatorConfig, type Effects, type Reply, type ClientInfo, type JoinParams, type SyncParams } from './group/shard.js';
+export {
+  GroupCoordinatorShard, commitAppendError, defaultGroupConfig, joinError, syncError, type CommitParams, type TxnCommitParams, type PartitionResults,
+  type FetchedOffset, type GroupDescription, type GroupCoordinatorConfig, type Effects, type Reply, type ClientInfo, type JoinParams, type SyncParams,
+} from './group/shard.js';
 export { encodeGroupRecord, decodeGroupRecord, decodeVersioned, encodeVersioned, type GroupRecord } from './group/records.js';
 export { Timers } from './runtime/timers.js';
 export { GroupCoordinatorService, OFFSETS_TOPIC, partitionForGroup, javaStringHashCode, type GroupServiceDeps } from './group/service.js';
-export { ShardRuntime, type CoordinatorLog, type RuntimeLogger } from './runtime/runtime.js';
+export {
+  CoordinatorRuntime, replayPartition, type CoordinatorLog, type RuntimeLogger, type CoordinatorShard, type CoordinatorResult, type CoordinatorRuntimeDeps,
+  type ShardStatus, type BatchOrigin,
+} from './runtime/runtime.js';
 export { replicaManagerLog } from './runtime/partition-log.js';
 export { type TopicsSnapshot, type HeartbeatParams } from './group/consumer.js';
 export { consumerGroupState, type ConsumerGroup, type ConsumerMember } from './group/consumer-model.js';
@@ -15,7 +21,7 @@ export { consumerGroupState, type ConsumerGroup, type ConsumerMember } from './g
 export {
   TransactionCoordinatorShard, defaultTxnConfig, txnAppendError, fencedErrorForVersion, encodeTxnRecord, decodeTxnRecord, sortPartitions,
   TXN_STATES, TXN_LOG_KEY_TYPE, NO_PRODUCER_ID, NO_PRODUCER_EPOCH, isEpochExhausted, isValidExpectedProducer, supportsEpochBump, VALID_PREVIOUS_STATES,
-  PRODUCER_EPOCH_MAX, partitionForTransactionalId, TRANSACTION_STATE_TOPIC, TxnShardRuntime, TxnCoordinatorService, type TxnServiceDeps, type MarkerSender,
+  PRODUCER_EPOCH_MAX, partitionForTransactionalId, TRANSACTION_STATE_TOPIC, TxnMarkerChannel, TxnCoordinatorService, type TxnServiceDeps, type MarkerSender,
   type TxnCoordinatorConfig, type TxnEffects, type TxnReply, type MarkerWrite, type InitProducerIdParams, type InitProducerIdResult,
   type ProducerParams, type AddPartitionsParams, type AddOffsetsParams, type EndTxnParams, type EndTxnResult, type PartitionError, type ListTransactionsFilters,
   type TxnRecord, type TxnRecordValue, type TxnState, type TopicPartition, type TransactionMetadata,

@@ -166,7 +166,7 @@ test('confluent-kafka-python static member: a restart with the same group.instan
     const members = [a, b];
     try {
       await waitFor('two members sharing four partitions', () => covers([a, b], 4), 60_000);
-      const generation = () => (server.broker!.groups.runtimeFor('g-static')!.shard.groups.get('g-static') as { generationId: number }).generationId;
+      const generation = () => (server.broker!.groups.shardFor('g-static')!.groups.get('g-static') as { generationId: number }).generationId;
       const before = generation();
       const revokedBefore = a.revoked.length;
       const assignmentOfB = [...b.assignment];

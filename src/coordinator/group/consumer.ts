@@ -1,9 +1,10 @@
-// KIP-848 consumer groups on the shard: ConsumerGroupHeartbeat drives membership, the group epoch
-// and the target assignment (computed by a server-side assignor), and each member's reconciliation
-// towards its target: partitions still owned by another member are held back until that member
-// has revoked them (revoke before assign). Every change is a record; replay rebuilds the groups.
+// KIP-848 consumer groups on the shard (Kafka's GroupMetadataManager, consumer protocol):
+// ConsumerGroupHeartbeat drives membership, the group epoch and the target assignment (computed by
+// a server-side assignor), and each member's reconciliation towards its target: partitions still
+// owned by another member are held back until that member has revoked them (revoke before
+// assign). Every change is a record; replay rebuilds the groups.
 import { ErrorCode, type ConsumerGroupDescribeResponseDescribedGroup, type ConsumerGroupHeartbeatRequest, type ConsumerGroupHeartbeatResponse } from '../../protocol/index.js';
-import { ClassicGroupShard, type ClientInfo, type Effects } from './shard.js';
+import type { ClientInfo, GroupShardContext } from './context.js';
 import { consumerGroupState, newConsumerGroup, type ConsumerGroup, type ConsumerMember, type TopicPartitions } from './consumer-model.js';
 import type { GroupRecord } from './records.js';
 import { rangeAssign, uniformAssign, type AssignorMember } from './assignors.js';
@@ -48,22 +49,25 @@ const toList = (tp: TopicPartitions) => [...tp].map(([topicId, partitions]) => (
 const fromList = (list: { topicId: string; partitions: number[] }[]): TopicPartitions =>
   new Map(list.map((x) => [x.topicId, [...x.partitions].sort((a, b) => a - b)]));
 
-export class ConsumerGroupShard extends ClassicGroupShard {
-  protected consumerGroup(groupId: string, create: boolean): ConsumerGroup | undefined {
-    const g = this.groups.get(groupId);
+export class ConsumerGroups {
+  constructor(private readonly ctx: GroupShardContext) {}
+
+  private consumerGroup(groupId: string, create: boolean): ConsumerGroup | undefined {
+    const g = this.ctx.groups.get(groupId);
     if (g?.kind === 'consumer') return g;
     if (!create) return undefined;
     const fresh = newConsumerGroup(groupId);
-    this.groups.set(groupId, fresh);
+    this.ctx.groups.set(groupId, fresh);
     return fresh;
   }
 
-  protected override replayConsumerRecord(r: GroupRecord): void {
+  /** A consumer-group record (any but offsets and GroupMetadata). */
+  replay(r: GroupRecord): void {
     switch (r.type) {
       case 'consumer-group': {
         if (r.value === null) {
           const g = this.consumerGroup(r.group, false);
-          if (g) { g.dead = true; this.groups.delete(r.group); }
+          if (g) { g.dead = true; this.ctx.groups.delete(r.group); }
           return;
         }
         this.consumerGroup(r.group, true)!.groupEpoch = r.value.epoch;
@@ -124,17 +128,17 @@ export class ConsumerGroupShard extends ClassicGroupShard {
   }
 
   /** Kafka's deletion order: assignments first, the group epoch last. */
-  protected emitConsumerGroupTombstones(g: ConsumerGroup): void {
+  emitTombstones(g: ConsumerGroup): void {
     g.dead = true;
-    for (const id of g.members.keys()) this.emit({ type: 'consumer-current-member', group: g.groupId, memberId: id, value: null });
-    for (const id of g.targetAssignment.keys()) this.emit({ type: 'consumer-target-member', group: g.groupId, memberId: id, value: null });
-    this.emit({ type: 'consumer-target-metadata', group: g.groupId, value: null });
-    for (const id of g.members.keys()) this.emit({ type: 'consumer-member', group: g.groupId, memberId: id, value: null });
-    this.emit({ type: 'consumer-partition-metadata', group: g.groupId, value: null });
-    this.emit({ type: 'consumer-group', group: g.groupId, value: null });
+    for (const id of g.members.keys()) this.ctx.emit({ type: 'consumer-current-member', group: g.groupId, memberId: id, value: null });
+    for (const id of g.targetAssignment.keys()) this.ctx.emit({ type: 'consumer-target-member', group: g.groupId, memberId: id, value: null });
+    this.ctx.emit({ type: 'consumer-target-metadata', group: g.groupId, value: null });
+    for (const id of g.members.keys()) this.ctx.emit({ type: 'consumer-member', group: g.groupId, memberId: id, value: null });
+    this.ctx.emit({ type: 'consumer-partition-metadata', group: g.groupId, value: null });
+    this.ctx.emit({ type: 'consumer-group', group: g.groupId, value: null });
   }
 
-  protected currentAssignmentRecord(g: ConsumerGroup, m: ConsumerMember): GroupRecord {
+  private currentAssignmentRecord(g: ConsumerGroup, m: ConsumerMember): GroupRecord {
     return {
       type: 'consumer-current-member', group: g.groupId, memberId: m.memberId,
       value: { memberEpoch: m.memberEpoch, previousMemberEpoch: m.previousMemberEpoch, state: m.state, assignedPartitions: toList(m.assigned), partitionsPendingRevocation: toList(m.pendingRevocation) },
@@ -143,26 +147,24 @@ export class ConsumerGroupShard extends ClassicGroupShard {
 
   // ---- ConsumerGroupHeartbeat ----------------------------------------------------------------------
 
-  consumerHeartbeat(nowMs: number, p: HeartbeatParams, client: ClientInfo, topics: TopicsSnapshot, respond: (r: ConsumerGroupHeartbeatResponse) => void): Effects {
-    return this.run(nowMs, () => {
-      const fail = (code: number, message: string | null = null) => this.respond(() => respond(heartbeatError(code, message)));
-      const invalid = this.validateHeartbeat(p, client.apiVersion);
-      if (invalid) return fail(invalid.code, invalid.message);
-      const existing = this.groups.get(p.groupId);
-      if (existing?.kind === 'classic') {
-        if (existing.state !== 'Empty' && existing.state !== 'Dead') return fail(ErrorCode.GROUP_ID_NOT_FOUND, `${p.groupId} is a classic group`);
-        if (p.memberEpoch !== 0) return fail(ErrorCode.UNKNOWN_MEMBER_ID);
-        // Upgrade of an empty classic group: its offsets stay, its metadata goes.
-        this.emitAndApply({ type: 'group', group: p.groupId, value: null });
-      }
-      if (p.memberEpoch === LEAVE_EPOCH || p.memberEpoch === STATIC_LEAVE_EPOCH) return this.consumerLeave(p, respond);
-      const g = this.consumerGroup(p.groupId, false);
-      if (!g && p.memberEpoch !== 0) return fail(ErrorCode.UNKNOWN_MEMBER_ID);
-      const group = g ?? this.createConsumerGroup(p.groupId);
-      const member = this.resolveMember(group, p, client);
-      if (typeof member === 'number') return fail(member);
-      this.consumerMemberHeartbeat(group, member, p, client, topics, respond);
-    });
+  heartbeat(p: HeartbeatParams, client: ClientInfo, topics: TopicsSnapshot, respond: (r: ConsumerGroupHeartbeatResponse) => void): void {
+    const fail = (code: number, message: string | null = null) => this.ctx.respond(() => respond(heartbeatError(code, message)));
+    const invalid = this.validateHeartbeat(p, client.apiVersion);
+    if (invalid) return fail(invalid.code, invalid.message);
+    const existing = this.ctx.groups.get(p.groupId);
+    if (existing?.kind === 'classic') {
+      if (existing.state !== 'Empty' && existing.state !== 'Dead') return fail(ErrorCode.GROUP_ID_NOT_FOUND, `${p.groupId} is a classic group`);
+      if (p.memberEpoch !== 0) return fail(ErrorCode.UNKNOWN_MEMBER_ID);
+      // Upgrade of an empty classic group: its offsets stay, its metadata goes.
+      this.ctx.emitAndApply({ type: 'group', group: p.groupId, value: null });
+    }
+    if (p.memberEpoch === LEAVE_EPOCH || p.memberEpoch === STATIC_LEAVE_EPOCH) return this.consumerLeave(p, respond);
+    const g = this.consumerGroup(p.groupId, false);
+    if (!g && p.memberEpoch !== 0) return fail(ErrorCode.UNKNOWN_MEMBER_ID);
+    const group = g ?? this.createConsumerGroup(p.groupId);
+    const member = this.resolveMember(group, p, client);
+    if (typeof member === 'number') return fail(member);
+    this.consumerMemberHeartbeat(group, member, p, client, topics, respond);
   }
 
   private validateHeartbeat(p: HeartbeatParams, apiVersion: number): { code: number; message: string } | null {
@@ -180,21 +182,22 @@ export class ConsumerGroupShard extends ClassicGroupShard {
     }
     if (p.memberEpoch === STATIC_LEAVE_EPOCH && p.instanceId === null) return bad('InstanceId can\'t be null.');
     if (p.subscribedTopicRegex !== null && regexMatcher(p.subscribedTopicRegex) === null) return { code: ErrorCode.INVALID_REGULAR_EXPRESSION, message: `SubscribedTopicRegex ${p.subscribedTopicRegex} is not a valid regular expression.` };
-    if (p.serverAssignor !== null && !this.config.consumerAssignors.includes(p.serverAssignor)) {
-      return { code: ErrorCode.UNSUPPORTED_ASSIGNOR, message: `ServerAssignor ${p.serverAssignor} is not supported. Supported assignors: ${this.config.consumerAssignors.join(', ')}.` };
+    if (p.serverAssignor !== null && !this.ctx.config.consumerAssignors.includes(p.serverAssignor)) {
+      return { code: ErrorCode.UNSUPPORTED_ASSIGNOR, message: `ServerAssignor ${p.serverAssignor} is not supported. Supported assignors: ${this.ctx.config.consumerAssignors.join(', ')}.` };
     }
     return null;
   }
 
   private createConsumerGroup(groupId: string): ConsumerGroup {
-    this.emitAndApply({ type: 'consumer-group', group: groupId, value: { epoch: 0 } });
+    this.ctx.emitAndApply({ type: 'consumer-group', group: groupId, value: { epoch: 0 } });
     return this.consumerGroup(groupId, false)!;
   }
 
   /** The member a heartbeat speaks for: a new one (epoch 0), a static member taking over its slot, or an existing one. */
   private resolveMember(g: ConsumerGroup, p: HeartbeatParams, client: ClientInfo): ConsumerMember | number {
     if (p.memberEpoch === 0) {
-      const memberId = p.memberId || this.newMemberUuid();
+      // Kafka accepts the client's id from v1; before, we make one (a UUID like Kafka's).
+      const memberId = p.memberId || this.ctx.uuid();
       const current = g.members.get(memberId);
       if (current) return current; // a rejoin with epoch 0 resets the member below
       if (p.instanceId !== null) {
@@ -202,7 +205,7 @@ export class ConsumerGroupShard extends ClassicGroupShard {
         if (previous && previous.memberEpoch !== STATIC_LEAVE_EPOCH) return ErrorCode.UNRELEASED_INSTANCE_ID;
         if (previous) return this.replaceStaticMember(g, previous, memberId);
       }
-      if (g.members.size >= this.config.consumerGroupMaxSize) return ErrorCode.GROUP_MAX_SIZE_REACHED;
+      if (g.members.size >= this.ctx.config.consumerGroupMaxSize) return ErrorCode.GROUP_MAX_SIZE_REACHED;
       return {
         memberId, memberEpoch: 0, previousMemberEpoch: -1, state: 0, instanceId: p.instanceId, rackId: p.rackId, clientId: client.clientId, clientHost: client.clientHost,
         subscribedTopicNames: [], subscribedTopicRegex: null, rebalanceTimeoutMs: p.rebalanceTimeoutMs, serverAssignor: p.serverAssignor, assigned: new Map(), pendingRevocation: new Map(),
@@ -225,14 +228,11 @@ export class ConsumerGroupShard extends ClassicGroupShard {
     const target = g.targetAssignment.get(previous.memberId);
     this.removeConsumerMember(g, previous.memberId, false);
     const m: ConsumerMember = { ...previous, memberId, memberEpoch: previous.previousMemberEpoch, state: 0, assigned: new Map(previous.assigned), pendingRevocation: new Map() };
-    this.emitAndApply(this.memberMetadataRecord(g, m));
-    if (target) this.emitAndApply({ type: 'consumer-target-member', group: g.groupId, memberId, value: { topicPartitions: [...target].map(([topicId, partitions]) => ({ topicId, partitions })) } });
-    this.emitAndApply(this.currentAssignmentRecord(g, m));
+    this.ctx.emitAndApply(this.memberMetadataRecord(g, m));
+    if (target) this.ctx.emitAndApply({ type: 'consumer-target-member', group: g.groupId, memberId, value: { topicPartitions: [...target].map(([topicId, partitions]) => ({ topicId, partitions })) } });
+    this.ctx.emitAndApply(this.currentAssignmentRecord(g, m));
     return g.members.get(memberId)!;
   }
-
-  /** Kafka accepts the client's id from v1; before, we make one (a UUID like Kafka's). */
-  protected newMemberUuid(): string { return this.uuid(); }
 
   private consumerMemberHeartbeat(g: ConsumerGroup, member: ConsumerMember, p: HeartbeatParams, client: ClientInfo, topics: TopicsSnapshot, respond: (r: ConsumerGroupHeartbeatResponse) => void): void {
     const isNew = !g.members.has(member.memberId);
@@ -249,18 +249,18 @@ export class ConsumerGroupShard extends ClassicGroupShard {
       || updated.subscribedTopicNames.join('\0') !== member.subscribedTopicNames.join('\0');
     const metadataChanged = subscriptionChanged || updated.rackId !== member.rackId || updated.clientId !== member.clientId
       || updated.instanceId !== member.instanceId || updated.rebalanceTimeoutMs !== member.rebalanceTimeoutMs || updated.serverAssignor !== member.serverAssignor;
-    if (metadataChanged) this.emitAndApply(this.memberMetadataRecord(g, updated));
+    if (metadataChanged) this.ctx.emitAndApply(this.memberMetadataRecord(g, updated));
     const current = g.members.get(updated.memberId)!;
     if (joining && !isNew && current.memberEpoch > 0 && current.instanceId === null) {
       // A known dynamic member joining again has lost its partitions: it starts over.
-      this.emitAndApply(this.currentAssignmentRecord(g, { ...current, memberEpoch: 0, previousMemberEpoch: current.memberEpoch, state: 0, assigned: new Map(), pendingRevocation: new Map() }));
+      this.ctx.emitAndApply(this.currentAssignmentRecord(g, { ...current, memberEpoch: 0, previousMemberEpoch: current.memberEpoch, state: 0, assigned: new Map(), pendingRevocation: new Map() }));
     }
     const subscribed = this.subscriptionMetadata(g, topics);
     if (subscriptionChanged || !this.sameSubscriptionMetadata(g, subscribed)) {
       if (!this.sameSubscriptionMetadata(g, subscribed)) {
-        this.emitAndApply({ type: 'consumer-partition-metadata', group: g.groupId, value: { topics: [...subscribed].map(([topicId, t]) => ({ topicId, topicName: t.name, numPartitions: t.partitions, partitionMetadata: [] })) } });
+        this.ctx.emitAndApply({ type: 'consumer-partition-metadata', group: g.groupId, value: { topics: [...subscribed].map(([topicId, t]) => ({ topicId, topicName: t.name, numPartitions: t.partitions, partitionMetadata: [] })) } });
       }
-      this.emitAndApply({ type: 'consumer-group', group: g.groupId, value: { epoch: g.groupEpoch + 1 } });
+      this.ctx.emitAndApply({ type: 'consumer-group', group: g.groupId, value: { epoch: g.groupEpoch + 1 } });
     }
     if (g.assignmentEpoch < g.groupEpoch) this.computeTargetAssignment(g, topics);
     const before = new Map(current.assigned);
@@ -270,10 +270,10 @@ export class ConsumerGroupShard extends ClassicGroupShard {
     const sendAssignment = joining || !samePartitions(before, current.assigned) || (owned !== null && !samePartitions(owned, current.assigned));
     const answer: ConsumerGroupHeartbeatResponse = {
       throttleTimeMs: 0, errorCode: 0, errorMessage: null, memberId: current.memberId, memberEpoch: current.memberEpoch,
-      heartbeatIntervalMs: this.config.consumerHeartbeatIntervalMs,
+      heartbeatIntervalMs: this.ctx.config.consumerHeartbeatIntervalMs,
       assignment: sendAssignment ? { topicPartitions: [...current.assigned].map(([topicId, partitions]) => ({ topicId, partitions })) } : null,
     };
-    this.respond(() => respond(answer), (code) => respond(heartbeatError(code)));
+    this.ctx.respond(() => respond(answer), (code) => respond(heartbeatError(code)));
   }
 
   private memberMetadataRecord(g: ConsumerGroup, m: ConsumerMember): GroupRecord {
@@ -316,17 +316,17 @@ export class ConsumerGroupShard extends ClassicGroupShard {
     const out = (assignorName === 'range' ? rangeAssign : uniformAssign)({ members, partitionCounts });
     for (const [memberId, assignment] of out) {
       if (samePartitions(g.targetAssignment.get(memberId) ?? new Map(), assignment) && g.targetAssignment.has(memberId)) continue;
-      this.emitAndApply({ type: 'consumer-target-member', group: g.groupId, memberId, value: { topicPartitions: [...assignment].map(([topicId, partitions]) => ({ topicId, partitions })) } });
+      this.ctx.emitAndApply({ type: 'consumer-target-member', group: g.groupId, memberId, value: { topicPartitions: [...assignment].map(([topicId, partitions]) => ({ topicId, partitions })) } });
     }
-    this.emitAndApply({ type: 'consumer-target-metadata', group: g.groupId, value: { assignmentEpoch: g.groupEpoch } });
+    this.ctx.emitAndApply({ type: 'consumer-target-metadata', group: g.groupId, value: { assignmentEpoch: g.groupEpoch } });
   }
 
   /** The assignor most members asked for (ties: the configured order), else the default. */
   private groupAssignor(g: ConsumerGroup): string {
     const votes = new Map<string, number>();
     for (const m of g.members.values()) if (m.serverAssignor) votes.set(m.serverAssignor, (votes.get(m.serverAssignor) ?? 0) + 1);
-    let best = this.config.consumerAssignors[0]!;
-    for (const a of this.config.consumerAssignors) if ((votes.get(a) ?? 0) > (votes.get(best) ?? 0)) best = a;
+    let best = this.ctx.config.consumerAssignors[0]!;
+    for (const a of this.ctx.config.consumerAssignors) if ((votes.get(a) ?? 0) > (votes.get(best) ?? 0)) best = a;
     return best;
   }
 
@@ -342,7 +342,7 @@ export class ConsumerGroupShard extends ClassicGroupShard {
       const stillOwned = owned === null || [...each(m.pendingRevocation)].some(([t, p]) => has(owned, t, p));
       if (stillOwned) return;
       m.pendingRevocation = new Map();
-      this.timers.cancel(`consumer-revocation:${g.groupId}:${m.memberId}`);
+      this.ctx.timers.cancel(`consumer-revocation:${g.groupId}:${m.memberId}`);
     } else if (m.memberEpoch === epoch && m.state === 0) {
       return;
     }
@@ -353,7 +353,7 @@ export class ConsumerGroupShard extends ClassicGroupShard {
     if (revoke.size > 0) {
       next = { memberEpoch: m.memberEpoch, previousMemberEpoch: m.previousMemberEpoch, state: 1, assigned: keep, pendingRevocation: revoke };
       const memberId = m.memberId;
-      this.timers.schedule(`consumer-revocation:${g.groupId}:${memberId}`, this.nowMs + Math.max(m.rebalanceTimeoutMs, 0), () => this.fenceConsumerMember(g.groupId, memberId));
+      this.ctx.timers.schedule(`consumer-revocation:${g.groupId}:${memberId}`, this.ctx.nowMs + Math.max(m.rebalanceTimeoutMs, 0), () => this.fenceConsumerMember(g.groupId, memberId));
     } else {
       const assigned = new Map([...keep].map(([t, ps]) => [t, [...ps]]));
       let unreleased = false;
@@ -365,7 +365,7 @@ export class ConsumerGroupShard extends ClassicGroupShard {
       next = { memberEpoch: epoch, previousMemberEpoch: m.memberEpoch, state: unreleased ? 2 : 0, assigned, pendingRevocation: new Map() };
     }
     const changed = next.memberEpoch !== m.memberEpoch || next.state !== m.state || !samePartitions(next.assigned, m.assigned) || !samePartitions(next.pendingRevocation, m.pendingRevocation);
-    if (changed) this.emitAndApply(this.currentAssignmentRecord(g, { ...m, ...next }));
+    if (changed) this.ctx.emitAndApply(this.currentAssignmentRecord(g, { ...m, ...next }));
   }
 
   private heldByOther(g: ConsumerGroup, memberId: string, topic: string, p: number): boolean {
@@ -379,30 +379,30 @@ export class ConsumerGroupShard extends ClassicGroupShard {
   private consumerLeave(p: HeartbeatParams, respond: (r: ConsumerGroupHeartbeatResponse) => void): void {
     const g = this.consumerGroup(p.groupId, false);
     const m = g?.members.get(p.memberId);
-    if (!g || !m) return this.respond(() => respond(heartbeatError(ErrorCode.UNKNOWN_MEMBER_ID)));
+    if (!g || !m) return this.ctx.respond(() => respond(heartbeatError(ErrorCode.UNKNOWN_MEMBER_ID)));
     if (p.memberEpoch === STATIC_LEAVE_EPOCH) {
       // A static member that will come back keeps its partitions until its session expires.
-      this.emitAndApply(this.currentAssignmentRecord(g, { ...m, memberEpoch: STATIC_LEAVE_EPOCH, previousMemberEpoch: m.memberEpoch }));
+      this.ctx.emitAndApply(this.currentAssignmentRecord(g, { ...m, memberEpoch: STATIC_LEAVE_EPOCH, previousMemberEpoch: m.memberEpoch }));
       this.scheduleConsumerSession(g, m.memberId);
     } else {
       this.removeConsumerMember(g, m.memberId, true);
     }
     const answer: ConsumerGroupHeartbeatResponse = { throttleTimeMs: 0, errorCode: 0, errorMessage: null, memberId: p.memberId, memberEpoch: p.memberEpoch, heartbeatIntervalMs: 0, assignment: null };
-    this.respond(() => respond(answer));
+    this.ctx.respond(() => respond(answer));
   }
 
   /** Tombstones for a member; a bump of the group epoch so the others get its partitions. */
   private removeConsumerMember(g: ConsumerGroup, memberId: string, bumpEpoch: boolean): void {
-    this.timers.cancel(`consumer-session:${g.groupId}:${memberId}`);
-    this.timers.cancel(`consumer-revocation:${g.groupId}:${memberId}`);
-    this.emitAndApply({ type: 'consumer-current-member', group: g.groupId, memberId, value: null });
-    this.emitAndApply({ type: 'consumer-target-member', group: g.groupId, memberId, value: null });
-    this.emitAndApply({ type: 'consumer-member', group: g.groupId, memberId, value: null });
-    if (bumpEpoch) this.emitAndApply({ type: 'consumer-group', group: g.groupId, value: { epoch: g.groupEpoch + 1 } });
+    this.ctx.timers.cancel(`consumer-session:${g.groupId}:${memberId}`);
+    this.ctx.timers.cancel(`consumer-revocation:${g.groupId}:${memberId}`);
+    this.ctx.emitAndApply({ type: 'consumer-current-member', group: g.groupId, memberId, value: null });
+    this.ctx.emitAndApply({ type: 'consumer-target-member', group: g.groupId, memberId, value: null });
+    this.ctx.emitAndApply({ type: 'consumer-member', group: g.groupId, memberId, value: null });
+    if (bumpEpoch) this.ctx.emitAndApply({ type: 'consumer-group', group: g.groupId, value: { epoch: g.groupEpoch + 1 } });
   }
 
   private scheduleConsumerSession(g: ConsumerGroup, memberId: string): void {
-    this.timers.schedule(`consumer-session:${g.groupId}:${memberId}`, this.nowMs + this.config.consumerSessionTimeoutMs, () => this.fenceConsumerMember(g.groupId, memberId));
+    this.ctx.timers.schedule(`consumer-session:${g.groupId}:${memberId}`, this.ctx.nowMs + this.ctx.config.consumerSessionTimeoutMs, () => this.fenceConsumerMember(g.groupId, memberId));
   }
 
   /** Session or revocation timeout: the member is removed and its partitions go to the others. */
@@ -412,27 +412,23 @@ export class ConsumerGroupShard extends ClassicGroupShard {
     this.removeConsumerMember(g, memberId, true);
   }
 
-  protected override onConsumerGroupLoaded(g: ConsumerGroup): void {
+  /** After loading: every member's session restarts from now. */
+  onLoaded(g: ConsumerGroup): void {
     for (const m of g.members.values()) this.scheduleConsumerSession(g, m.memberId);
   }
 
-  /** Consumer-group records change state at once (replay is idempotent, so the runtime's replay after the append is harmless). */
-  protected emitAndApply(r: GroupRecord): void {
-    this.emit(r);
-    this.replay(r);
-  }
-
-  protected override maybeDowngradeEmptyConsumerGroup(g: ConsumerGroup): boolean {
+  /** A classic JoinGroup for an empty consumer group: the group goes (its offsets stay) and becomes classic. */
+  maybeDowngradeEmptyGroup(g: ConsumerGroup): boolean {
     if (g.members.size > 0) return false;
-    this.emitConsumerGroupTombstones(g);
-    this.groups.delete(g.groupId);
+    this.emitTombstones(g);
+    this.ctx.groups.delete(g.groupId);
     return true;
   }
 
   // ---- ConsumerGroupDescribe ----------------------------------------------------------------------
 
-  describeConsumerGroup(groupId: string, topics: TopicsSnapshot): Omit<ConsumerGroupDescribeResponseDescribedGroup, 'authorizedOperations'> {
-    const g = this.groups.get(groupId);
+  describe(groupId: string, topics: TopicsSnapshot): Omit<ConsumerGroupDescribeResponseDescribedGroup, 'authorizedOperations'> {
+    const g = this.ctx.groups.get(groupId);
     const list = (tp: TopicPartitions) => ({ topicPartitions: [...tp].map(([topicId, partitions]) => ({ topicId, topicName: topics.nameOf(topicId) ?? '', partitions })) });
     if (!g) return { errorCode: ErrorCode.GROUP_ID_NOT_FOUND, errorMessage: `Group ${groupId} not found.`, groupId, groupState: 'Dead', groupEpoch: -1, assignmentEpoch: -1, assignorName: '', members: [] };
     if (g.kind !== 'consumer') return { errorCode: ErrorCode.GROUP_ID_NOT_FOUND, errorMessage: `Group ${groupId} is not a consumer group.`, groupId, groupState: 'Dead', groupEpoch: -1, assignmentEpoch: -1, assignorName: '', members: [] };
@@ -447,7 +443,7 @@ export class ConsumerGroupShard extends ClassicGroupShard {
     };
   }
 
-  protected validateConsumerCommit(g: ConsumerGroup, memberId: string, memberEpoch: number): number {
+  validateCommit(g: ConsumerGroup, memberId: string, memberEpoch: number): number {
     if (g.dead) return ErrorCode.COORDINATOR_NOT_AVAILABLE;
     if (memberEpoch < 0 && memberId === '') return g.members.size === 0 ? ErrorCode.NONE : ErrorCode.UNKNOWN_MEMBER_ID;
     const m = g.members.get(memberId);
@@ -457,7 +453,7 @@ export class ConsumerGroupShard extends ClassicGroupShard {
     return ErrorCode.NONE;
   }
 
-  protected validateConsumerFetch(g: ConsumerGroup, memberId: string, memberEpoch: number): number {
+  validateFetch(g: ConsumerGroup, memberId: string, memberEpoch: number): number {
     const m = g.members.get(memberId);
     if (!m) return ErrorCode.UNKNOWN_MEMBER_ID;
     return memberEpoch !== m.memberEpoch ? ErrorCode.STALE_MEMBER_EPOCH : ErrorCode.NONE;

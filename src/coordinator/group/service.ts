@@ -1,14 +1,17 @@
-// The group coordinator service: which shard owns a group (Kafka's partitionFor), loading shards
-// for the `__consumer_offsets` partitions led here, and one promise-returning method per request
-// kind for the handlers. Errors that are about the coordinator rather than the group
-// (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS) are answered here.
+// The group coordinator service: which shard owns a group (Kafka's partitionFor), its shards on the
+// coordinator runtime (loaded for the `__consumer_offsets` partitions led here), and one
+// promise-returning method per request kind for the handlers. Errors that are about the
+// coordinator rather than the group (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS) are answered here.
 import { ErrorCode, type ConsumerGroupHeartbeatResponse, type JoinGroupResponse, type SyncGroupResponse } from '../../protocol/index.js';
 import type { HeartbeatParams, TopicsSnapshot } from './consumer.js';
 import type { Clock } from '../../util/index.js';
 import type { Scheduler } from '../../replication/index.js';
-import { ShardRuntime, type CoordinatorLog, type RuntimeLogger } from '../runtime/runtime.js';
-import { GroupCoordinatorShard, type CommitParams, type FetchedOffset, type GroupDescription, type PartitionResults, type TxnCommitParams } from './coordinator-shard.js';
-import { joinError, syncError, type ClientInfo, type Effects, type GroupCoordinatorConfig, type JoinParams, type SyncParams } from './shard.js';
+import { CoordinatorRuntime, type CoordinatorLog, type RuntimeLogger } from '../runtime/runtime.js';
+import { decodeGroupRecord, encodeGroupRecord, type GroupRecord } from './records.js';
+import {
+  GroupCoordinatorShard, joinError, syncError, type ClientInfo, type CommitParams, type Effects, type FetchedOffset, type GroupCoordinatorConfig,
+  type GroupDescription, type JoinParams, type PartitionResults, type SyncParams, type TxnCommitParams,
+} from './shard.js';
 
 export const OFFSETS_TOPIC = '__consumer_offsets';
 
@@ -35,28 +38,31 @@ export interface GroupServiceDeps {
   logger: RuntimeLogger;
 }
 
-type Routed = { runtime: ShardRuntime } | { errorCode: number };
+type Routed = { partition: number; shard: GroupCoordinatorShard } | { errorCode: number };
 
 export class GroupCoordinatorService {
-  private readonly runtimes = new Map<number, ShardRuntime>();
+  readonly runtime: CoordinatorRuntime<GroupRecord, GroupCoordinatorShard, Effects>;
 
-  constructor(readonly deps: GroupServiceDeps) {}
+  constructor(readonly deps: GroupServiceDeps) {
+    this.runtime = new CoordinatorRuntime({
+      name: 'group coordinator', log: deps.log, clock: deps.clock, scheduler: deps.scheduler, logger: deps.logger,
+      newShard: () => new GroupCoordinatorShard(deps.config, deps.newUuid), encode: encodeGroupRecord, decode: decodeGroupRecord,
+    });
+  }
 
   partitionFor(groupId: string): number { return partitionForGroup(groupId, this.deps.numPartitions); }
 
-  /** Starts loading the partition if it is led here and not loaded yet. */
-  ensureLoading(partition: number): ShardRuntime | null {
-    if (!this.deps.log.isLeader(partition)) {
-      this.runtimes.get(partition)?.close();
-      this.runtimes.delete(partition);
-      return null;
-    }
-    let rt = this.runtimes.get(partition);
-    if (!rt) {
-      rt = new ShardRuntime(partition, new GroupCoordinatorShard(this.deps.config, this.deps.newUuid), this.deps.log, this.deps.clock, this.deps.scheduler, this.deps.logger);
-      this.runtimes.set(partition, rt);
-    }
-    return rt;
+  /** Kafka's onElection: load the shard of a partition now led here under `epoch` (a newer epoch reloads). */
+  loadShard(partition: number, epoch: number): Promise<void> { return this.runtime.loadShard(partition, epoch); }
+
+  /** Kafka's onResignation: the partition is led elsewhere from `epoch` (none: it is gone). */
+  unloadShard(partition: number, epoch?: number): void { this.runtime.unloadShard(partition, epoch); }
+
+  /** Loads the partition if it is led here, unloads it if not (the single node's way to follow leadership). */
+  ensureLoading(partition: number): void {
+    const epoch = this.deps.log.leaderEpoch(partition);
+    if (this.deps.log.isLeader(partition)) void this.loadShard(partition, Math.max(0, epoch));
+    else this.unloadShard(partition, epoch < 0 ? undefined : epoch);
   }
 
   /** Loads every partition led here and drops the others (after a metadata change). */
@@ -65,10 +71,10 @@ export class GroupCoordinatorService {
   }
 
   private route(groupId: string): Routed {
-    const rt = this.ensureLoading(this.partitionFor(groupId));
-    if (!rt) return { errorCode: ErrorCode.NOT_COORDINATOR };
-    if (rt.loading) return { errorCode: ErrorCode.COORDINATOR_LOAD_IN_PROGRESS };
-    return { runtime: rt };
+    const partition = this.partitionFor(groupId);
+    this.ensureLoading(partition);
+    const shard = this.runtime.activeShard(partition);
+    return shard ? { partition, shard } : { errorCode: this.runtime.errorFor(partition) };
   }
 
   /** NOT_COORDINATOR / COORDINATOR_LOAD_IN_PROGRESS for this group, or 0. */
@@ -84,8 +90,8 @@ export class GroupCoordinatorService {
     return new Promise<T>((resolve) => {
       let answered = false;
       const done = (v: T) => { if (!answered) { answered = true; resolve(v); } };
-      // Join and sync answers may come from a later operation; a shard closed meanwhile answers NOT_COORDINATOR.
-      void r.runtime.submit((now) => run(r.runtime.shard, now, done)).then(() => { if (r.runtime.closed) done(onError(ErrorCode.NOT_COORDINATOR)); });
+      // Join and sync answers may come from a later operation; a shard unloaded first answers them NOT_COORDINATOR.
+      void this.runtime.write(r.partition, (shard, now) => run(shard, now, done)).then((code) => { if (code !== ErrorCode.NONE) done(onError(code)); });
     });
   }
 
@@ -130,19 +136,14 @@ export class GroupCoordinatorService {
    * shard not loaded here will meet the marker when it loads.
    */
   completeTransaction(partition: number, producerId: bigint, commit: boolean): Promise<void> {
-    const rt = this.runtimes.get(partition);
-    if (!rt) return Promise.resolve();
-    return rt.submit(() => {
-      rt.shard.replayTransactionMarker(Number(producerId), commit);
-      return { records: [], replies: [], onAppendFailure: [] };
-    });
+    return this.runtime.completeTransaction(partition, Number(producerId), commit);
   }
 
   fetchOffsets(groupId: string, topics: { name: string; partitionIndexes: number[] }[] | null, member?: { memberId: string | null; memberEpoch: number }, requireStable = false):
     { errorCode: number; topics: { name: string; partitions: FetchedOffset[] }[] } {
     const r = this.route(groupId);
     if ('errorCode' in r) return { errorCode: r.errorCode, topics: [] };
-    return r.runtime.shard.fetchOffsets(groupId, topics, member, requireStable);
+    return r.shard.fetchOffsets(groupId, topics, member, requireStable);
   }
 
   deleteOffsets(groupId: string, topics: { name: string; partitions: number[] }[]): Promise<{ errorCode: number; topics: PartitionResults }> {
@@ -157,16 +158,16 @@ export class GroupCoordinatorService {
   describe(groupId: string): GroupDescription {
     const r = this.route(groupId);
     if ('errorCode' in r) return { groupId, errorCode: r.errorCode, state: '', protocolType: '', protocolName: '', type: 'classic', members: [] };
-    return r.runtime.shard.describeGroup(groupId);
+    return r.shard.describeGroup(groupId);
   }
 
   /** Groups of every loaded shard; errorCode COORDINATOR_LOAD_IN_PROGRESS while any shard loads. */
   list(statesFilter: string[], typesFilter: string[]): { errorCode: number; groups: ReturnType<GroupCoordinatorShard['listGroups']> } {
     let errorCode = 0;
     const groups = [];
-    for (const rt of this.runtimes.values()) {
-      if (rt.loading) { errorCode = ErrorCode.COORDINATOR_LOAD_IN_PROGRESS; continue; }
-      groups.push(...rt.shard.listGroups(statesFilter, typesFilter));
+    for (const s of this.runtime.shards()) {
+      if (s.loading) { errorCode = ErrorCode.COORDINATOR_LOAD_IN_PROGRESS; continue; }
+      groups.push(...s.shard.listGroups(statesFilter, typesFilter));
     }
     return { errorCode, groups };
   }
@@ -179,17 +180,16 @@ export class GroupCoordinatorService {
   consumerDescribe(groupId: string, topics: TopicsSnapshot): ReturnType<GroupCoordinatorShard['describeConsumerGroup']> {
     const r = this.route(groupId);
     if ('errorCode' in r) return { errorCode: r.errorCode, errorMessage: null, groupId, groupState: '', groupEpoch: -1, assignmentEpoch: -1, assignorName: '', members: [] };
-    return r.runtime.shard.describeConsumerGroup(groupId, topics);
+    return r.shard.describeConsumerGroup(groupId, topics);
   }
 
-  /** The shard of a group, once loaded (for the KIP-848 handlers and tests). */
-  runtimeFor(groupId: string): ShardRuntime | null {
-    const r = this.route(groupId);
-    return 'runtime' in r ? r.runtime : null;
+  /** The shard of a group, once loaded (for tests). */
+  shardFor(groupId: string): GroupCoordinatorShard | null {
+    return this.runtime.activeShard(this.partitionFor(groupId));
   }
 
-  close(): void {
-    for (const rt of this.runtimes.values()) rt.close();
-    this.runtimes.clear();
-  }
+  /** Resolves when every shard loading now has loaded. */
+  loaded(): Promise<void> { return this.runtime.loaded(); }
+
+  close(): void { this.runtime.close(); }
 }

@@ -9,6 +9,7 @@ import type { CoordinatorLog } from './runtime.js';
 export function replicaManagerLog(rm: ReplicaManager, topic: string, commitTimeoutMs: number): CoordinatorLog {
   return {
     isLeader: (partition) => rm.partition(topic, partition)?.isLeader ?? false,
+    leaderEpoch: (partition) => rm.partition(topic, partition)?.leaderEpoch ?? -1,
     append: async (partition, batch) => {
       const out = await rm.produce(-1, commitTimeoutMs, [{ topic, partition, records: batch }]);
       return out.get(`${topic}-${partition}`)?.errorCode ?? ErrorCode.UNKNOWN_SERVER_ERROR;

@@ -13,6 +13,7 @@ export class Timers {
   }
 
   cancel(key: string): void { this.entries.delete(key); }
+  clear(): void { this.entries.clear(); }
   has(key: string): boolean { return this.entries.has(key); }
   deadlineOf(key: string): number | undefined { return this.entries.get(key)?.deadlineMs; }
   get size(): number { return this.entries.size; }

@@ -1,6 +1,6 @@
 // The transaction coordinator's door: the shard (a deterministic state machine over one
-// `__transaction_state` partition), its record serde and the transition rules, the runtime and
-// the service that routes transactional ids to shards; see README.md.
+// `__transaction_state` partition), its record serde and the transition rules, the marker channel
+// and the service that routes transactional ids to shards on the coordinator runtime; see README.md.
 export {
   TransactionCoordinatorShard, defaultTxnConfig, txnAppendError, fencedErrorForVersion, OFFSETS_TOPIC,
   type TxnCoordinatorConfig, type TxnEffects, type TxnReply, type MarkerWrite, type InitProducerIdParams, type InitProducerIdResult,
@@ -12,5 +12,5 @@ export {
 } from './records.js';
 export { isEpochExhausted, isValidExpectedProducer, supportsEpochBump, VALID_PREVIOUS_STATES, PRODUCER_EPOCH_MAX, type TransactionMetadata } from './metadata.js';
 export { partitionForTransactionalId, TRANSACTION_STATE_TOPIC } from './partition.js';
-export { TxnShardRuntime, type MarkerSender } from './runtime.js';
+export { TxnMarkerChannel, type MarkerSender } from './markers.js';
 export { TxnCoordinatorService, type TxnServiceDeps } from './service.js';

@@ -1,7 +1,8 @@
 // The transaction coordinator service: which `__transaction_state` shard owns a transactional id
-// (Kafka's partitionFor), loading shards for the partitions led here (the partition's leader epoch
-// is the coordinator epoch stamped on markers), and one promise-returning method per request for
-// the handlers. NOT_COORDINATOR / COORDINATOR_LOAD_IN_PROGRESS are answered here.
+// (Kafka's partitionFor), its shards on the coordinator runtime (loaded for the partitions led
+// here; the partition's leader epoch is the coordinator epoch stamped on markers), and one
+// promise-returning method per request for the handlers. NOT_COORDINATOR /
+// COORDINATOR_LOAD_IN_PROGRESS are answered here.
 //
 // Producer ids: the shard takes a synchronous generator, the broker's allocator is asynchronous
 // (a block of ids is a metadata record). So before an InitProducerId or a transaction version 2
@@ -11,14 +12,14 @@
 import { ErrorCode, type DescribeTransactionsResponseTransactionState, type ListTransactionsResponse } from '../../protocol/index.js';
 import { assert, type Clock } from '../../util/index.js';
 import type { Scheduler } from '../../replication/index.js';
-import type { CoordinatorLog, RuntimeLogger } from '../runtime/runtime.js';
+import { CoordinatorRuntime, type CoordinatorLog, type RuntimeLogger } from '../runtime/runtime.js';
 import { partitionForTransactionalId } from './partition.js';
-import { TxnShardRuntime, type MarkerSender } from './runtime.js';
+import { TxnMarkerChannel, type MarkerSender } from './markers.js';
 import {
   TransactionCoordinatorShard, type AddOffsetsParams, type AddPartitionsParams, type EndTxnParams, type EndTxnResult, type InitProducerIdParams,
   type InitProducerIdResult, type ListTransactionsFilters, type PartitionError, type TxnCoordinatorConfig, type TxnEffects,
 } from './shard.js';
-import { NO_PRODUCER_EPOCH, NO_PRODUCER_ID, TXN_STATES } from './records.js';
+import { NO_PRODUCER_EPOCH, NO_PRODUCER_ID, TXN_STATES, decodeTxnRecord, encodeTxnRecord, type TxnRecord } from './records.js';
 
 export interface TxnServiceDeps {
   clock: Clock;
@@ -27,48 +28,48 @@ export interface TxnServiceDeps {
   numPartitions: number;
   log: CoordinatorLog;
   markers: MarkerSender;
-  /** The leader epoch of a `__transaction_state` partition led here (the coordinator epoch). */
-  coordinatorEpoch(partition: number): number;
   /** A fresh producer id from the cluster's allocator. */
   allocateProducerId(): Promise<bigint>;
   logger: RuntimeLogger;
 }
 
-type Routed = { runtime: TxnShardRuntime } | { errorCode: number };
+type Routed = { partition: number; shard: TransactionCoordinatorShard } | { errorCode: number };
 
 /** Spare producer ids held at most (a burst of InitProducerIds may need this many at once). */
 const SPARE_PRODUCER_IDS_MAX = 1024;
 
 export class TxnCoordinatorService {
-  private readonly runtimes = new Map<number, TxnShardRuntime>();
+  readonly runtime: CoordinatorRuntime<TxnRecord, TransactionCoordinatorShard, TxnEffects>;
   private readonly spareProducerIds: bigint[] = [];
   /** Queued operations that may take a producer id (InitProducerId, TV2 EndTxn). */
   private idTakersQueued = 0;
 
-  constructor(readonly deps: TxnServiceDeps) {}
+  constructor(readonly deps: TxnServiceDeps) {
+    let channel: TxnMarkerChannel | null = null;
+    this.runtime = new CoordinatorRuntime({
+      name: 'transaction coordinator', log: deps.log, clock: deps.clock, scheduler: deps.scheduler, logger: deps.logger,
+      newShard: (_partition, epoch) => new TransactionCoordinatorShard(deps.config, epoch, () => this.takeProducerId()),
+      // Kafka enforces uncompressed batches on this topic (the runtime writes them uncompressed).
+      encode: (r) => encodeTxnRecord(r, deps.config.logValueVersion),
+      decode: decodeTxnRecord,
+      onCommitted: (partition, _epoch, e) => { for (const m of e.markers) void channel!.send(partition, m); },
+    });
+    channel = new TxnMarkerChannel(this.runtime, deps.markers, deps.scheduler, deps.logger);
+  }
 
   partitionFor(transactionalId: string): number { return partitionForTransactionalId(transactionalId, this.deps.numPartitions); }
 
-  /** Starts loading the partition if it is led here; closes a shard whose partition moved away. */
-  ensureLoading(partition: number): TxnShardRuntime | null {
-    if (!this.deps.log.isLeader(partition)) {
-      this.runtimes.get(partition)?.close();
-      this.runtimes.delete(partition);
-      return null;
-    }
-    const epoch = this.deps.coordinatorEpoch(partition);
-    let rt = this.runtimes.get(partition);
-    if (rt && rt.shard.coordinatorEpoch !== epoch) {
-      // Led again under a newer epoch: a fresh load, as Kafka's onElection.
-      rt.close();
-      rt = undefined;
-    }
-    if (!rt) {
-      const shard = new TransactionCoordinatorShard(this.deps.config, epoch, () => this.takeProducerId());
-      rt = new TxnShardRuntime(partition, shard, this.deps.log, this.deps.markers, this.deps.clock, this.deps.scheduler, this.deps.logger);
-      this.runtimes.set(partition, rt);
-    }
-    return rt;
+  /** Kafka's onElection: load the shard of a partition now led here under `epoch` (a newer epoch reloads). */
+  loadShard(partition: number, epoch: number): Promise<void> { return this.runtime.loadShard(partition, epoch); }
+
+  /** Kafka's onResignation: the partition is led elsewhere from `epoch` (none: it is gone). */
+  unloadShard(partition: number, epoch?: number): void { this.runtime.unloadShard(partition, epoch); }
+
+  /** Loads the partition if it is led here, unloads it if not (the single node's way to follow leadership). */
+  ensureLoading(partition: number): void {
+    const epoch = this.deps.log.leaderEpoch(partition);
+    if (this.deps.log.isLeader(partition)) void this.loadShard(partition, Math.max(0, epoch));
+    else this.unloadShard(partition, epoch < 0 ? undefined : epoch);
   }
 
   /** Loads every partition led here and drops the others (after a metadata change). */
@@ -83,10 +84,10 @@ export class TxnCoordinatorService {
   }
 
   private route(transactionalId: string): Routed {
-    const rt = this.ensureLoading(this.partitionFor(transactionalId));
-    if (!rt) return { errorCode: ErrorCode.NOT_COORDINATOR };
-    if (rt.loading) return { errorCode: ErrorCode.COORDINATOR_LOAD_IN_PROGRESS };
-    return { runtime: rt };
+    const partition = this.partitionFor(transactionalId);
+    this.ensureLoading(partition);
+    const shard = this.runtime.activeShard(partition);
+    return shard ? { partition, shard } : { errorCode: this.runtime.errorFor(partition) };
   }
 
   /** Runs an operation on the id's shard; resolves with what its reply carried. */
@@ -97,7 +98,7 @@ export class TxnCoordinatorService {
     return new Promise<T>((resolve) => {
       let answered = false;
       const done = (v: T) => { if (!answered) { answered = true; resolve(v); } };
-      void r.runtime.submit((now) => run(r.runtime.shard, now, done)).then(() => { if (!answered) done(onError(r.runtime.closed ? ErrorCode.NOT_COORDINATOR : ErrorCode.UNKNOWN_SERVER_ERROR)); });
+      void this.runtime.write(r.partition, (shard, now) => run(shard, now, done)).then((code) => { if (!answered) done(onError(code || ErrorCode.UNKNOWN_SERVER_ERROR)); });
     });
   }
 
@@ -135,7 +136,7 @@ export class TxnCoordinatorService {
   verifyPartitions(p: AddPartitionsParams): PartitionError[] {
     const r = this.route(p.transactionalId);
     if ('errorCode' in r) return p.partitions.map((tp) => ({ ...tp, errorCode: r.errorCode }));
-    return r.runtime.shard.verifyPartitionsInTxn(p);
+    return r.shard.verifyPartitionsInTxn(p);
   }
 
   addOffsets(p: AddOffsetsParams): Promise<number> {
@@ -158,7 +159,7 @@ export class TxnCoordinatorService {
         producerId: NO_PRODUCER_ID, producerEpoch: NO_PRODUCER_EPOCH, topics: [],
       };
     }
-    return r.runtime.shard.describeTransaction(transactionalId);
+    return r.shard.describeTransaction(transactionalId);
   }
 
   /** Every loaded shard's transactions; COORDINATOR_LOAD_IN_PROGRESS while one still loads. */
@@ -167,10 +168,9 @@ export class TxnCoordinatorService {
     let unknownStateFilters: string[] = f.stateFilters.filter((s) => !(TXN_STATES as readonly string[]).includes(s));
     const transactionStates: ListTransactionsResponse['transactionStates'] = [];
     const now = this.deps.clock.nowMs();
-    for (const rt of this.runtimes.values()) {
-      if (rt.closed) continue;
-      if (rt.loading) { errorCode = ErrorCode.COORDINATOR_LOAD_IN_PROGRESS; continue; }
-      const part = rt.shard.listTransactions(now, f);
+    for (const s of this.runtime.shards()) {
+      if (s.loading) { errorCode = ErrorCode.COORDINATOR_LOAD_IN_PROGRESS; continue; }
+      const part = s.shard.listTransactions(now, f);
       unknownStateFilters = part.unknownStateFilters;
       transactionStates.push(...part.transactionStates);
     }
@@ -178,10 +178,7 @@ export class TxnCoordinatorService {
   }
 
   /** Resolves when every shard has finished loading (tests, and a broker that wants to wait). */
-  async loaded(): Promise<void> { await Promise.all([...this.runtimes.values()].map((rt) => rt.loaded)); }
+  loaded(): Promise<void> { return this.runtime.loaded(); }
 
-  close(): void {
-    for (const rt of this.runtimes.values()) rt.close();
-    this.runtimes.clear();
-  }
+  close(): void { this.runtime.close(); }
 }
