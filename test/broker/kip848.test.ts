@@ -334,3 +334,39 @@ test('KIP-848 librdkafka consumers: a killed member is removed after the session
     await server.close();
   }
 });
+
+test('KIP-848 librdkafka consumer with a regex subscription (^.*) is assigned user topics only, never the internal ones', { skip, timeout: 60_000 }, async () => {
+  const client = ckjs!;
+  const server = await startBroker();
+  const admin = new ClusterClient({ bootstrap: bootstrapOf(server) });
+  const clients: CkjsClient[] = [];
+  const topic = 'kip848-regex';
+  try {
+    // Both internal topics exist: the group's, and a transaction coordinator's.
+    const c = await admin.any();
+    for (const keyType of [0, 1]) {
+      const r = await c.send<{ coordinators: { errorCode: number }[] }>(ApiKey.FindCoordinator, 4, { key: '', keyType, coordinatorKeys: ['x'] });
+      assert.equal(r.coordinators[0]!.errorCode, 0);
+    }
+    const kafka = kafkaFor(client, server);
+    await createTopic(kafka, clients, topic);
+    await produce(kafka, clients, topic, 'regex', 60);
+    const seen = new Seen();
+    const consumer = kafka.consumer(consumerConfig('kip848-regex-group', 'regex'));
+    clients.push(consumer);
+    await within(10_000, 'connect', consumer.connect());
+    await within(10_000, 'subscribe', consumer.subscribe({ topics: ['^.*'] }));
+    await consumer.run({ eachMessage: async ({ message }) => { seen.add('regex', message.value?.toString('latin1') ?? ''); } });
+    await waitFor('60 records', () => seen.counts.size >= 60, () => `${seen.counts.size} seen`);
+    const topics = new Set(consumer.assignment().map((a) => a.topic));
+    assert.deepEqual([...topics], [topic]);
+    const described = await describeGroup(admin, 'kip848-regex-group');
+    const describedTopics = new Set(described.members.flatMap((m) => m.assignment.topicPartitions.map((t) => t.topicName)));
+    assert.deepEqual([...describedTopics], [topic]);
+    assert.ok([...seen.counts.keys()].every((v) => v.startsWith('regex-')), 'only user records were read');
+  } finally {
+    await disconnectAll(clients);
+    admin.close();
+    await server.close();
+  }
+});
