@@ -32,7 +32,8 @@
 //   add-voter N / remove-voter N   asked of the current leader (KIP-853)
 //   status                  every node's state; `queue` the messages waiting
 // After each command other than `status` and `queue`, the nodes whose state changed are printed
-// as `nX: <state>`. `run` prints only those and lines other than ticks and deliveries. A broken
+// as `nX: <state>`. `run` prints only those and lines other than ticks and message deliveries
+// (delivered, refused by a node that is down, lost to a partition). A broken
 // invariant prints `violation: ...` and ends the scenario (the commands after it are kept, with no
 // output).
 import { Simulation, type MessageFilter, type ScriptCommand, type ScriptSetup } from './sim.js';
@@ -112,7 +113,7 @@ export function runScenario(blocks: readonly Block[]): string[][] {
     const before = sim.scriptNodes();
     const r = sim.scriptRun(parseCommand(verb!, args, b.command));
     const after = sim.scriptNodes();
-    const lines = verb === 'run' ? r.lines.filter((l) => !/^(t=\d+ tick|deliver) /.test(l)) : r.lines;
+    const lines = verb === 'run' ? r.lines.filter((l) => !/^(t=\d+ tick|deliver|refused|lost) /.test(l)) : r.lines;
     const changed = after.filter((l, i) => l !== before[i]).map((l) => l.replace(/^(n\d+) /, '$1: '));
     const out = [...lines, ...changed];
     if (r.violation !== undefined) {
