@@ -150,7 +150,7 @@ export class GroupCoordinatorService {
     return this.op<{ errorCode: number; topics: PartitionResults }>(groupId, (code) => ({ errorCode: code, topics: [] }), (s, now, done) => s.deleteOffsets(now, groupId, topics, (errorCode, r) => done({ errorCode, topics: r })));
   }
 
-  async deleteGroups(groupIds: string[]): Promise<{ groupId: string; errorCode: number }[]> {
+  deleteGroups(groupIds: string[]): Promise<{ groupId: string; errorCode: number }[]> {
     return Promise.all(groupIds.map((groupId) => this.op(groupId, (errorCode) => ({ groupId, errorCode }),
       (s, now, done) => s.deleteGroups(now, [groupId], (r) => done(r[0]!)))));
   }

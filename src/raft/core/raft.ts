@@ -122,6 +122,8 @@ export class RaftCore {
   private replicas = new Map<NodeId, ReplicaState>();
   private parked = new Map<NodeId, ParkedFetch>();
   private beginQuorumAcked = new Set<NodeId>();
+  /** When a voter whose BeginQuorumEpoch failed in the transport is asked again (after the retry backoff). */
+  private beginQuorumRetryMs = new Map<NodeId, number>();
 
   // Resigned state.
   private preferredSuccessors: NodeId[] = [];
@@ -389,6 +391,7 @@ export class RaftCore {
     const retryMs = this.nowMs + this.cfg.retryBackoffMs;
     if (o.type === 'FetchRequest' || o.type === 'FetchSnapshotRequest') this.nextFetchMs = retryMs;
     if (o.type === 'VoteRequest' && this.roleValue === 'candidate') this.voterUnreachable(o.to);
+    if (o.type === 'BeginQuorumEpochRequest') this.beginQuorumRetryMs.set(o.to, retryMs);
     this.retryAtMs = Math.min(this.retryAtMs, retryMs);
   }
 
@@ -565,9 +568,11 @@ export class RaftCore {
     let t = Infinity;
     for (const v of this.voters) {
       if (v === this.nodeId || this.hasOutstandingTo(v, 'BeginQuorumEpochRequest')) continue;
-      if (!this.beginQuorumAcked.has(v)) return this.nowMs;
       const last = this.replicas.get(v)?.lastFetchMs ?? this.leaderSinceMs;
-      t = Math.min(t, last + this.cfg.fetchTimeoutMs / 2);
+      const due = this.beginQuorumAcked.has(v) ? last + this.cfg.fetchTimeoutMs / 2 : this.nowMs;
+      // A voter that is down refuses at once: without the backoff the leader would ask it again in
+      // the same millisecond, for as long as it stays down (found by a scenario with zero latency).
+      t = Math.min(t, Math.max(due, this.beginQuorumRetryMs.get(v) ?? -Infinity));
     }
     return t;
   }
@@ -575,6 +580,7 @@ export class RaftCore {
   private sendBeginQuorumEpochs(): void {
     for (const v of this.voters) {
       if (v === this.nodeId || this.hasOutstandingTo(v, 'BeginQuorumEpochRequest')) continue;
+      if (this.nowMs < (this.beginQuorumRetryMs.get(v) ?? -Infinity)) continue;
       const last = this.replicas.get(v)?.lastFetchMs ?? this.leaderSinceMs;
       if (this.beginQuorumAcked.has(v) && this.nowMs < last + this.cfg.fetchTimeoutMs / 2) continue;
       this.sendRequest(v, { type: 'BeginQuorumEpochRequest', leaderEpoch: this.epochValue, leaderId: this.nodeId });
@@ -608,6 +614,7 @@ export class RaftCore {
     this.failParkedFetches();
     this.replicas.clear();
     this.beginQuorumAcked.clear();
+    this.beginQuorumRetryMs.clear();
     this.endQuorumAcked.clear();
     this.preferredSuccessors = [];
   }

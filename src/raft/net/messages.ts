@@ -22,7 +22,9 @@ import {
   type VoteRequest as WireVoteReq, type VoteResponse as WireVoteResp,
   type DescribeQuorumResponse as WireDescribeResp,
 } from '../../protocol/index.js';
-import { ATTR_CONTROL, crc32c, forEachRecord, iterateBatches } from '../../records/index.js';
+import {
+  ATTR_CONTROL, NO_TIMESTAMP, RECORD_BATCH_HEADER_BYTES, buildRecordBatchSync, forEachRecord, iterateBatches, type RecordInput,
+} from '../../records/index.js';
 import type {
   BeginQuorumEpochRequest, BeginQuorumEpochResponse, EndQuorumEpochRequest, EndQuorumEpochResponse, EntryBatch,
   FetchRequest, FetchResponse, FetchSnapshotRequest, FetchSnapshotResponse, NodeId, QuorumDescription, ReplicaProgress,
@@ -380,74 +382,20 @@ export function encodeBatch(b: EntryBatch): Buffer {
   return encoded;
 }
 
-const varintBytes = (v: number): number => {
-  let z = ((v << 1) ^ (v >> 31)) >>> 0;
-  let n = 1;
-  while (z >= 0x80) { z >>>= 7; n++; }
-  return n;
-};
-
-function writeVarint(buf: Buffer, at: number, v: number): number {
-  let z = ((v << 1) ^ (v >> 31)) >>> 0;
-  while (z >= 0x80) { buf[at++] = (z & 0x7f) | 0x80; z >>>= 7; }
-  buf[at++] = z;
-  return at;
-}
-
 /**
- * One uncompressed RecordBatch v2 for the batch, written straight from its value buffer: no
- * timestamps (-1), no producer, null keys for data and the LEADER_CHANGE key for control
- * records; the same bytes as the records room's builder (a test checks it) without an object per
- * record.
+ * One uncompressed RecordBatch v2 for the batch, built by the records room's builder: no
+ * timestamps (-1), no producer, null keys for data and the LEADER_CHANGE or KRAFT_VOTERS key for
+ * control records. The values are views into the batch's buffer (no copy until the builder writes
+ * them).
  */
 function encodeRecordBatch(b: EntryBatch): Buffer {
   const key = b.kind === 'control' ? leaderChangeKey : b.kind === 'voters' ? votersKey : null;
-  const keyBytes = key === null ? 1 : varintBytes(key.length) + key.length;
   const src = asBuffer(b.bytes);
-  let size = 61;
-  for (let i = 0; i < b.count; i++) {
-    const len = b.bounds[2 * i + 1]! - b.bounds[2 * i]!;
-    const body = 1 + 1 + varintBytes(i) + keyBytes + varintBytes(len) + len + 1;
-    size += varintBytes(body) + body;
-  }
-  check(size <= 0x7fffffff, 'batch too large');
-  const buf = Buffer.allocUnsafe(size);
-  buf.writeBigInt64BE(BigInt(b.baseOffset), 0);
-  buf.writeInt32BE(size - 12, 8);
-  buf.writeInt32BE(b.epoch, 12);
-  buf.writeInt8(2, 16);
-  buf.writeInt16BE(b.kind === 'data' ? 0 : ATTR_CONTROL, 21);
-  buf.writeInt32BE(b.count - 1, 23);
-  buf.writeBigInt64BE(-1n, 27);
-  buf.writeBigInt64BE(-1n, 35);
-  buf.writeBigInt64BE(-1n, 43);
-  buf.writeInt16BE(-1, 51);
-  buf.writeInt32BE(-1, 53);
-  buf.writeInt32BE(b.count, 57);
-  let at = 61;
-  for (let i = 0; i < b.count; i++) {
-    const start = b.bounds[2 * i]!;
-    const len = b.bounds[2 * i + 1]! - start;
-    const body = 1 + 1 + varintBytes(i) + keyBytes + varintBytes(len) + len + 1;
-    at = writeVarint(buf, at, body);
-    buf[at++] = 0;
-    buf[at++] = 0;
-    at = writeVarint(buf, at, i);
-    if (key === null) {
-      buf[at++] = 1;
-    } else {
-      at = writeVarint(buf, at, key.length);
-      key.copy(buf, at);
-      at += key.length;
-    }
-    at = writeVarint(buf, at, len);
-    src.copy(buf, at, start, start + len);
-    at += len;
-    buf[at++] = 0;
-  }
-  check(at === size, `batch encoded to ${at} bytes, planned ${size}`);
-  buf.writeUInt32BE(crc32c(buf.subarray(21)), 17);
-  return buf;
+  const records: RecordInput[] = new Array(b.count);
+  for (let i = 0; i < b.count; i++) records[i] = { key, value: src.subarray(b.bounds[2 * i]!, b.bounds[2 * i + 1]!) };
+  return buildRecordBatchSync({
+    records, baseOffset: b.baseOffset, partitionLeaderEpoch: b.epoch, baseTimestamp: NO_TIMESTAMP, isControl: b.kind !== 'data',
+  });
 }
 
 /** Several batches back to back. */
@@ -503,7 +451,7 @@ export function decodeEntries(records: Buffer, entriesMax: number): EntryBatch[]
     const control = (view.attributes & ATTR_CONTROL) !== 0;
     let controlType = -1;
     let i = 0;
-    forEachRecord(view, bytes.subarray(61), (c) => {
+    forEachRecord(view, bytes.subarray(RECORD_BATCH_HEADER_BYTES), (c) => {
       check(c.valueLength >= 0, 'metadata records have values');
       if (control) {
         check(c.keyLength >= 4, 'a control record has a 4-byte key');
@@ -513,8 +461,8 @@ export function decodeEntries(records: Buffer, entriesMax: number): EntryBatch[]
         controlType = type;
       }
       check(c.offset === baseOffset + i, `record ${i} of the batch at ${baseOffset} has offset ${c.offset}`);
-      bounds[2 * i] = 61 + c.valueStart;
-      bounds[2 * i + 1] = 61 + c.valueStart + c.valueLength;
+      bounds[2 * i] = RECORD_BATCH_HEADER_BYTES + c.valueStart;
+      bounds[2 * i + 1] = RECORD_BATCH_HEADER_BYTES + c.valueStart + c.valueLength;
       i++;
     });
     check(i === count, `record batch at ${baseOffset} holds ${i} records, not ${count}`);

@@ -9,7 +9,7 @@
 // faults inside the driver draw from separate random streams, so a run can be replayed from its
 // seed with a schedule that leaves events out and everything else stays as it was as far as it
 // can; that is what trace minimisation (minimize.ts) needs.
-import { AssertionError, Prng } from '../../util/index.js';
+import { AssertionError, Prng, assert } from '../../util/index.js';
 import { RaftCore } from '../core/raft.js';
 import { entriesOf } from '../core/batch.js';
 import { differByOne } from '../core/voters.js';
@@ -36,6 +36,37 @@ export interface SimOptions {
   readonly driverCrashes?: boolean;
   /** Test-only: a deliberate bug, to check that the simulator and the minimiser catch it. */
   readonly bug?: 'ack-before-fsync';
+  /**
+   * A scripted run (scenario files, `sim/scenario.ts`): this cluster shape, no random choices at
+   * all, and nothing happens unless a command says so (see the `script*` methods).
+   */
+  readonly script?: ScriptSetup;
+}
+
+/** The cluster of a scripted run. */
+export interface ScriptSetup {
+  readonly voters: number;
+  readonly observers: number;
+  /** 1 for Kafka's default timeouts, else scaled as the random runs scale them (0.2, 0.05). */
+  readonly timeoutScale: number;
+  /** What each node's `config.random` returns, by node id - 1 (default (id - 1) / 10, so node 1 stands first). */
+  readonly random: readonly number[];
+}
+
+/** A command of a scripted run: a chaos event, or time, delivery and drops under the script's control. */
+export type ScriptCommand =
+  | ChaosEvent
+  | { readonly kind: 'tick'; readonly ms: number; readonly deliver: boolean }
+  | { readonly kind: 'deliver'; readonly filter: MessageFilter; readonly drop: boolean }
+  | { readonly kind: 'stabilize' };
+
+/** Selects queued messages in a scripted run; an absent field matches anything. */
+export interface MessageFilter {
+  readonly from?: NodeId;
+  readonly to?: NodeId;
+  /** A prefix of the message's description, e.g. `Vote`, `PreVoteReq`, `FetchResp`. */
+  readonly type?: string;
+  readonly count?: number;
 }
 
 /** One fault or client action of the chaos phase, at a simulated time. */
@@ -165,6 +196,8 @@ interface SimNode {
   readonly id: NodeId;
   readonly voter: boolean;
   readonly prng: Prng;
+  /** A scripted run's constant in place of the node's random stream. */
+  readonly fixedRandom: number | undefined;
   readonly quorumStore: MemoryQuorumStateStore;
   readonly logStore: MemoryLogStore;
   core: RaftCore | undefined;
@@ -221,6 +254,10 @@ export class Simulation {
   private readonly maxSteps: number;
   private readonly traceLength: number;
   private readonly trace: string[] = [];
+  /** A scripted run: messages wait here, in send order, until a command delivers or drops them. */
+  private readonly script: ScriptSetup | undefined;
+  private readonly queue: Flight[] = [];
+  private scriptLines: string[] = [];
 
   private readonly timeouts: typeof defaultRaftTimeouts;
   private blocked = new Set<string>();
@@ -254,29 +291,33 @@ export class Simulation {
     this.maxSteps = options.maxSteps ?? 1_000_000;
     this.traceLength = options.traceLength ?? 40;
     this.replay = options.schedule;
-    this.driverCrashes = options.driverCrashes ?? true;
+    this.script = options.script;
+    this.driverCrashes = this.script === undefined && (options.driverCrashes ?? true);
     this.bug = options.bug;
+    const script = this.script;
     const shape = this.rng.next();
-    const voters = shape < 0.05 ? 1 : shape < 0.75 ? 3 : 5;
-    const observers = this.rng.next() < 0.3 ? 1 : 0;
+    const voters = script?.voters ?? (shape < 0.05 ? 1 : shape < 0.75 ? 3 : 5);
+    const observerDraw = this.rng.next() < 0.3 ? 1 : 0;
+    const observers = script?.observers ?? observerDraw;
     // Half the seeds run Kafka's default timeouts; the rest scale them down, for many more elections.
     const profile = this.rng.next();
-    this.timeouts = profile < 0.5 ? defaultRaftTimeouts : scaledTimeouts(profile < 0.75 ? 0.2 : 0.05);
+    const scale = script?.timeoutScale ?? (profile < 0.5 ? 1 : profile < 0.75 ? 0.2 : 0.05);
+    this.timeouts = scale === 1 ? defaultRaftTimeouts : scaledTimeouts(scale);
     for (let i = 1; i <= voters; i++) this.voterIds.push(i);
     for (let i = 1; i <= voters + observers; i++) this.nodes.push(this.newNode(i, i <= voters));
     this.chaosRng = new Prng(this.rng.nextUint32());
     this.netRng = new Prng(this.rng.nextUint32());
     this.faultRng = new Prng(this.rng.nextUint32());
     // Drawn last, so the other streams of a seed are what they were before voter changes existed.
-    this.membership = voters >= 3 && this.rng.next() < 0.5;
+    this.membership = script === undefined && voters >= 3 && this.rng.next() < 0.5;
     if (this.membership && observers === 0) this.nodes.push(this.newNode(voters + 1, false));
     for (const n of this.nodes) this.start(n);
-    this.nextChaosMs = this.replay === undefined ? this.chaosRng.int(200) : this.replay[0]?.atMs ?? Infinity;
+    this.nextChaosMs = script !== undefined ? Infinity : this.replay === undefined ? this.chaosRng.int(200) : this.replay[0]?.atMs ?? Infinity;
   }
 
   private newNode(id: NodeId, voter: boolean): SimNode {
     return {
-      id, voter, prng: new Prng(this.rng.nextUint32()),
+      id, voter, prng: new Prng(this.rng.nextUint32()), fixedRandom: this.script === undefined ? undefined : this.script.random[id - 1] ?? (id - 1) / 10,
       quorumStore: new MemoryQuorumStateStore(), logStore: new MemoryLogStore(),
       core: undefined, applied: [], appliedEnd: 0, mirror: { start: 0, keys: [] }, leaderEpochSeen: -1, leaderHw: 0, sawLive: false, incarnation: 0, restartAtMs: Infinity, downForGood: false,
       voterSetSeen: undefined,
@@ -366,9 +407,13 @@ export class Simulation {
   private deliver(flight: Flight): void {
     const env = flight.env;
     const n = this.nodes[env.to - 1]!;
-    if (this.blocked.has(`${env.from}>${env.to}`)) return;
+    if (this.blocked.has(`${env.from}>${env.to}`)) {
+      this.record(() => `lost ${env.from}->${env.to} #${env.correlationId} ${describeMessage(env)} (blocked)`);
+      return;
+    }
     if (n.core === undefined) {
       // Connection refused: the sender learns at once.
+      this.record(() => `refused ${env.from}->${env.to} #${env.correlationId} ${describeMessage(env)} (n${env.to} is down)`);
       const s = this.nodes[env.from - 1]!;
       if (env.message.type.endsWith('Request') && s.core !== undefined && flight.fromIncarnation === s.incarnation) {
         s.core.requestFailed(env.correlationId, this.now);
@@ -563,7 +608,7 @@ export class Simulation {
     n.core = new RaftCore({
       ...this.timeouts,
       nodeId: n.id, voters: this.voterIds, fetchMaxEntries: 16, snapshotChunkBytes: 256,
-      random: () => n.prng.next(),
+      random: n.fixedRandom === undefined ? () => n.prng.next() : () => n.fixedRandom!,
     }, { quorumState: n.quorumStore.read(), snapshot: loaded.snapshot, batches: loaded.batches }, this.now);
     this.afterInput(n);
   }
@@ -664,18 +709,23 @@ export class Simulation {
 
   private send(env: Envelope): void {
     this.stats.messages++;
+    if (this.script !== undefined) return this.sendScripted(env);
     if (this.blocked.has(`${env.from}>${env.to}`) || this.netRng.next() < this.dropRate) return;
     const copies = this.netRng.next() < this.dupRate ? 2 : 1;
-    // A response goes back on the requester's connection: if the requester restarted since, it is lost.
-    const toIncarnation = env.message.type.endsWith('Response')
-      ? this.requestIncarnation.get(`${env.to}:${env.from}:${env.correlationId}`) ?? -1
-      : this.nodes[env.to - 1]!.incarnation;
+    const toIncarnation = this.toIncarnation(env);
     for (let i = 0; i < copies; i++) {
       this.net.push({
         at: this.now + 1 + this.netRng.int(this.delayMaxMs), seq: this.seq++, env,
         fromIncarnation: this.nodes[env.from - 1]!.incarnation, toIncarnation,
       });
     }
+  }
+
+  /** A response goes back on the requester's connection: if the requester restarted since, it is lost. */
+  private toIncarnation(env: Envelope): number {
+    return env.message.type.endsWith('Response')
+      ? this.requestIncarnation.get(`${env.to}:${env.from}:${env.correlationId}`) ?? -1
+      : this.nodes[env.to - 1]!.incarnation;
   }
 
   private restore(n: SimNode, snapshot: Snapshot): void {
@@ -796,9 +846,111 @@ export class Simulation {
     }
   }
 
+  // ---- Scripted runs (scenario files) ----------------------------------------------------------
+  // The same nodes, stores, driver steps and invariant checks as a random run; only the choices
+  // come from commands: time moves when a command says so, a message is delivered or dropped when a
+  // command says so, in the order it was sent.
+
+  /** Runs one scripted command; returns the trace lines it produced and the invariant it broke, if any. */
+  scriptRun(command: ScriptCommand): { lines: string[]; violation: string | undefined } {
+    assert(this.script !== undefined, 'scriptRun needs a scripted simulation');
+    this.scriptLines = [];
+    let violation: string | undefined;
+    try {
+      switch (command.kind) {
+        case 'tick': this.scriptAdvance(command.ms, command.deliver); break;
+        case 'deliver': this.scriptDeliver(command.filter, command.drop); break;
+        case 'stabilize': this.scriptStabilize(); break;
+        default: this.execute(command);
+      }
+    } catch (err) {
+      if (!(err instanceof Violation || err instanceof AssertionError)) throw err;
+      violation = err instanceof AssertionError ? `core assertion: ${err.message}` : err.message;
+    }
+    return { lines: this.scriptLines, violation };
+  }
+
+  /** One line per node: role, epoch, leader, vote, log, high watermark, what it applied. */
+  scriptNodes(): string[] {
+    const bootstrap = this.voterIds.join(',');
+    return this.nodes.map((n) => {
+      const c = n.core;
+      if (c === undefined) return `n${n.id} down`;
+      const voters = c.voterSet.map((v) => v.id).join(',');
+      const applied = n.applied.map(([, v]) => v);
+      return `n${n.id} ${c.role} e${c.epoch} leader=${c.leaderId ?? '-'} voted=${c.votedId ?? '-'} log=${c.log.startOffset}..${c.log.endOffset}@${c.log.lastEpoch}`
+        + ` hw=${c.highWatermark}${voters === bootstrap ? '' : ` voters=${voters}`} applied=${applied.length === 0 ? '-' : applied.join(',')}`;
+    });
+  }
+
+  /** The messages waiting to be delivered, in order. */
+  scriptQueue(): string[] {
+    return this.queue.map((f) => `${f.env.from}->${f.env.to} #${f.env.correlationId} ${describeMessage(f.env)}`);
+  }
+
+  private sendScripted(env: Envelope): void {
+    if (this.blocked.has(`${env.from}>${env.to}`)) return;
+    this.queue.push({ at: this.now, seq: this.seq++, env, fromIncarnation: this.nodes[env.from - 1]!.incarnation, toIncarnation: this.toIncarnation(env) });
+  }
+
+  /**
+   * Moves time on by `ms`, ticking each node at its deadline (earliest first, then lowest id).
+   * With `deliver`, every message is delivered as soon as it is sent (a network without delay).
+   */
+  private scriptAdvance(ms: number, deliver: boolean): void {
+    const end = this.now + ms;
+    for (let i = 0; ; i++) {
+      if (i > 100_000) throw new Violation(`livelock: 100000 events before t=${end}`);
+      if (deliver && this.queue.length > 0) {
+        this.deliver(this.queue.shift()!);
+        continue;
+      }
+      let node: SimNode | undefined;
+      for (const n of this.nodes) {
+        if (n.core !== undefined && n.core.nextDeadlineMs() <= end && (node === undefined || n.core.nextDeadlineMs() < node.core!.nextDeadlineMs())) node = n;
+      }
+      if (node === undefined) break;
+      this.now = Math.max(this.now, node.core!.nextDeadlineMs());
+      this.record(`t=${this.now} tick n${node.id} (${node.core!.role} e${node.core!.epoch})`);
+      node.core!.tick(this.now);
+      this.afterInput(node);
+    }
+    this.now = end;
+  }
+
+  /** Delivers (or drops) the queued messages the filter selects, in send order; the rest wait. */
+  private scriptDeliver(filter: MessageFilter, drop: boolean): void {
+    let left = filter.count ?? Infinity;
+    const selected: Flight[] = [];
+    for (let i = 0; i < this.queue.length && left > 0; i++) {
+      const env = this.queue[i]!.env;
+      if (filter.from !== undefined && env.from !== filter.from) continue;
+      if (filter.to !== undefined && env.to !== filter.to) continue;
+      if (filter.type !== undefined && !describeMessage(env).startsWith(filter.type)) continue;
+      selected.push(...this.queue.splice(i--, 1));
+      left--;
+    }
+    for (const f of selected) {
+      if (drop) this.record(`drop ${f.env.from}->${f.env.to} #${f.env.correlationId} ${describeMessage(f.env)}`);
+      else this.deliver(f);
+    }
+  }
+
+  /** Delivers every message, and those they cause, until none is left; time stands still. */
+  private scriptStabilize(): void {
+    for (let i = 0; this.queue.length > 0; i++) {
+      if (i > 100_000) throw new Violation('livelock: 100000 deliveries without the network going quiet');
+      this.deliver(this.queue.shift()!);
+    }
+  }
+
   // ---- Trace -----------------------------------------------------------------------------------
 
   private record(line: string | (() => string)): void {
+    if (this.script !== undefined) {
+      this.scriptLines.push(typeof line === 'string' ? line : line());
+      return;
+    }
     if (this.traceLength === 0) return;
     const text = typeof line === 'string' ? line : line();
     this.trace.push(`#${this.step} t=${this.now} ${text}`);
