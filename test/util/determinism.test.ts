@@ -36,9 +36,9 @@ const forbidden: ReadonlyArray<readonly [name: string, pattern: RegExp]> = [
  * only async/await is allowed there, and nothing else.
  */
 const allowed: ReadonlyArray<{ file: string; names: readonly string[]; reason: string }> = [
-  { file: 'src/coordinator/runtime/runtime.ts', names: ['async', 'await'], reason: 'the group shard driver: loads a partition by replaying it and awaits each append before replies' },
+  { file: 'src/coordinator/runtime/runtime.ts', names: ['async', 'await'], reason: 'the shard runtime is the coordinators\' driver: loads a partition by replaying it and awaits each append before replies' },
   { file: 'src/coordinator/runtime/partition-log.ts', names: ['async', 'await'], reason: 'the CoordinatorLog port over the replica manager (produce and read are I/O)' },
-  { file: 'src/coordinator/txn/runtime.ts', names: ['async', 'await'], reason: 'the transaction shard driver: loads, appends and sends markers, retrying through the injected scheduler' },
+  { file: 'src/coordinator/txn/markers.ts', names: ['async', 'await'], reason: 'the marker channel: sends WriteTxnMarkers (I/O) and retries through the injected scheduler' },
   { file: 'src/coordinator/txn/service.ts', names: ['async', 'await'], reason: 'request glue above the shards: InitProducerId awaits a producer-id block from the controller' },
 ];
 
