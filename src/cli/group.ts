@@ -5,7 +5,7 @@
 import { BrokerConnection, ClusterClient, KafkaError } from '../client/index.js';
 import { ApiKey } from '../protocol/index.js';
 import { UsageError, helpText, parseArgs, type FlagSpec } from './args.js';
-import { COMMON_FLAGS, table, toJson } from './output.js';
+import { COMMON_FLAGS, bootstrapServers, table, toJson } from './output.js';
 
 const FLAGS: Record<string, FlagSpec> = {
   ...COMMON_FLAGS,
@@ -126,7 +126,7 @@ export async function groupCommand(argv: string[]): Promise<number> {
     console.log(helpText(USAGE, 'Manage consumer groups and their committed offsets.', FLAGS));
     return verb || flags.help ? 0 : 2;
   }
-  const client = new ClusterClient({ bootstrap: (flags['bootstrap-server'] as string) ?? 'localhost:9092' });
+  const client = new ClusterClient({ bootstrap: bootstrapServers(flags) });
   const json = flags.json === true;
   const oneGroup = () => { if (groups.length !== 1) throw new UsageError(`group ${verb} needs one group id`); return groups[0]!; };
   try {
