@@ -6,6 +6,7 @@
 // When the metadata changes, the replica manager is brought in line: partitions led here are
 // opened, removed topics are dropped.
 import { ErrorCode, type CreateTopicsRequest } from '../protocol/index.js';
+import { ATTR_TRANSACTIONAL, BatchHeaderAt, RECORD_BATCH_HEADER_BYTES } from '../records/index.js';
 import {
   createTopics, deleteTopics, createPartitions, type ControllerView, type EmittedRecord, type TopicConfigValidator, type TopicDefaults,
 } from '../controller/index.js';
@@ -194,10 +195,10 @@ export class Broker {
     const out = new Map<string, number>();
     const byProducer = new Map<string, { producerId: bigint; producerEpoch: number; partitions: { topic: string; partition: number }[] }>();
     for (const e of entries) {
-      if (e.records.length < 61) continue; // validation answers a malformed batch
-      const producerId = e.records.readBigInt64BE(43);
-      const producerEpoch = e.records.readInt16BE(51);
-      const transactional = (e.records.readInt16BE(21) & 0x10) !== 0;
+      if (e.records.length < RECORD_BATCH_HEADER_BYTES) continue; // validation answers a malformed batch
+      const producerId = e.records.readBigInt64BE(BatchHeaderAt.ProducerId);
+      const producerEpoch = e.records.readInt16BE(BatchHeaderAt.ProducerEpoch);
+      const transactional = (e.records.readInt16BE(BatchHeaderAt.Attributes) & ATTR_TRANSACTIONAL) !== 0;
       if (!transactional) continue;
       const k = `${producerId}/${producerEpoch}`;
       let g = byProducer.get(k);

@@ -5,8 +5,6 @@ export const limits = {
   requestBytesMax: 100 * 1024 * 1024,
   /** Longest array a decoder will accept before checking remaining bytes. */
   arrayLengthMax: 0x7fffffff,
-  /** RecordBatch v2 header size in bytes. */
-  recordBatchHeaderBytes: 61,
   /** Largest record count a single batch may claim. */
   recordBatchRecordsMax: 1 << 24,
   /** Largest decompressed batch body we will inflate. */

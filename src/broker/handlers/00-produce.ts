@@ -8,10 +8,10 @@
 // version below 7 → UNSUPPORTED_COMPRESSION_TYPE (the client could not have negotiated zstd);
 // null records → CORRUPT_MESSAGE. Per-partition errors are codes in the response, never throws.
 import { ErrorCode, type ProduceRequest } from '../../protocol/index.js';
+import { ATTR_COMPRESSION_MASK, BatchHeaderAt, Compression, LOG_OVERHEAD_BYTES, RECORD_BATCH_HEADER_BYTES } from '../../records/index.js';
 import type { HandlerSpec } from '../context.js';
 import { produceFailure, type PartitionProduceResult, type ProduceEntry, type ProducePartitionsParams } from '../services.js';
 
-const ZSTD = 4;
 const ZSTD_MIN_PRODUCE_VERSION = 7;
 
 export interface ProduceServices {
@@ -22,11 +22,11 @@ export const partitionKey = (topic: string, partition: number): string => `${top
 
 /** Whether any batch in `records` is zstd-compressed (walks batch headers only). */
 function hasZstd(records: Buffer): boolean {
-  for (let pos = 0; pos + 61 <= records.length;) {
-    if ((records.readInt16BE(pos + 21) & 7) === ZSTD) return true;
-    const len = records.readInt32BE(pos + 8);
+  for (let pos = 0; pos + RECORD_BATCH_HEADER_BYTES <= records.length;) {
+    if ((records.readInt16BE(pos + BatchHeaderAt.Attributes) & ATTR_COMPRESSION_MASK) === Compression.Zstd) return true;
+    const len = records.readInt32BE(pos + BatchHeaderAt.BatchLength);
     if (len <= 0) return false;
-    pos += 12 + len;
+    pos += LOG_OVERHEAD_BYTES + len;
   }
   return false;
 }

@@ -40,7 +40,7 @@ export async function replayPartition(log: CoordinatorLog, partition: number, re
     for (const view of iterateBatches(bytes)) {
       offset = view.lastOffset + 1;
       if (view.isControl) {
-        for (const rec of iterateRecords(view, view.bytes().subarray(61))) {
+        for (const rec of iterateRecords(view, view.body())) {
           const type = parseControlRecordType(rec.key);
           if (type === 'COMMIT' || type === 'ABORT') onMarker(view.producerId, type === 'COMMIT');
           break;
