@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import * as nodeFs from 'node:fs';
 import * as nodePath from 'node:path';
-import { Prng, type Clock } from '../util/index.js';
+import { Prng, limits, type Clock } from '../util/index.js';
 import { resolveTopicConfig, validateTopicConfigs, type BrokerConfig } from '../config/index.js';
 import { realScheduler, type ActiveProducer, type AppendOrigin, type AppendResult, type LocalLog } from '../replication/index.js';
 import { LogManager, NodeFileSystem, logConfig, parseLogDirName, type FileSystem, type LogConfig, type PartitionLog } from '../storage/index.js';
@@ -174,7 +174,7 @@ async function openDiskBackend(o: DiskBackendOptions, brokerConfig: BrokerConfig
     topicDefaults: {
       numPartitions: brokerConfig.get('num.partitions') as number,
       defaultReplicationFactor: Math.max(1, brokerConfig.get('default.replication.factor') as number),
-      partitionsPerRequestMax: 100_000,
+      partitionsPerRequestMax: limits.partitionsPerRequestMax,
     },
     brokerConfig,
     validateTopicConfigs: (configs: Map<string, string | null>) => {

@@ -31,11 +31,13 @@ function decodeAssignment(buf: Buffer | null): PartitionRef[] {
   try {
     let pos = 2;
     const topics = buf.readInt32BE(pos); pos += 4;
-    for (let t = 0; t < topics && t < 100_000; t++) {
+    // Bounded by the bytes: every step moves forward, and a count larger than what remains stops there.
+    for (let t = 0; t < topics && pos + 6 <= buf.length; t++) {
       const len = buf.readInt16BE(pos); pos += 2;
+      if (len < 0) break;
       const topic = buf.toString('utf8', pos, pos + len); pos += len;
       const n = buf.readInt32BE(pos); pos += 4;
-      for (let i = 0; i < n && i < 1_000_000; i++) { out.push({ topic, partition: buf.readInt32BE(pos) }); pos += 4; }
+      for (let i = 0; i < n && pos + 4 <= buf.length; i++) { out.push({ topic, partition: buf.readInt32BE(pos) }); pos += 4; }
     }
   } catch {
     return out; // a non-consumer protocol's bytes: show what could be read

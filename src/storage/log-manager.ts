@@ -8,7 +8,7 @@
 // says why. The process keeps running.
 import * as nodePath from 'node:path';
 import { randomBytes } from 'node:crypto';
-import type { Clock } from '../util/index.js';
+import { limits, type Clock } from '../util/index.js';
 import { StorageError } from './errors.js';
 import { FileCache, type FileSystem } from './fs.js';
 import type { LogConfig } from './config.js';
@@ -74,7 +74,7 @@ export class LogManager {
     const fs = o.fs;
     this.say = o.log ?? (() => {});
     fs.mkdirs(o.dir);
-    this.files = new FileCache(fs, o.openFilesMax ?? 4096);
+    this.files = new FileCache(fs, o.openFilesMax ?? limits.openFilesMax);
     const marker = nodePath.join(o.dir, CLEAN_SHUTDOWN_FILE);
     this.hadCleanShutdown = fs.exists(marker);
     this.recoveryPoints = readOffsetCheckpoint(fs, this.path(RECOVERY_POINT_CHECKPOINT));

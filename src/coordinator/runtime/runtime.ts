@@ -3,7 +3,7 @@
 // replay them, then send its replies — so no response precedes the write it depends on. Loading a
 // partition replays it from the start; timers are turned into scheduled ticks.
 import { buildRecordBatch, decompressBatchBody, iterateBatches, iterateRecords, parseControlRecordType } from '../../records/index.js';
-import type { Clock } from '../../util/index.js';
+import { limits, type Clock } from '../../util/index.js';
 import type { Scheduler } from '../../replication/index.js';
 import { ErrorCode } from '../../protocol/index.js';
 import { encodeGroupRecord, decodeGroupRecord } from '../group/records.js';
@@ -34,7 +34,7 @@ export interface BatchOrigin { producerId: number; isTransactional: boolean }
 export async function replayPartition(log: CoordinatorLog, partition: number, replay: (key: Buffer, value: Buffer | null, origin: BatchOrigin) => void,
   onMarker: (producerId: number, commit: boolean) => void = () => {}): Promise<void> {
   let offset = log.logStartOffset(partition);
-  for (let reads = 0; reads < 1_000_000; reads++) {
+  for (let reads = 0; reads < limits.coordinatorLoadReadsMax; reads++) {
     const { bytes, endOffset } = await log.read(partition, offset, LOAD_READ_BYTES);
     if (bytes.length === 0) break;
     for (const view of iterateBatches(bytes)) {
