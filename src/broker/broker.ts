@@ -11,7 +11,7 @@ import {
   createTopics, deleteTopics, createPartitions, type ControllerView, type EmittedRecord, type TopicConfigValidator, type TopicDefaults,
 } from '../controller/index.js';
 import { Partition, ReplicaManager, type LocalLog, type Scheduler } from '../replication/index.js';
-import { Prng, limits, type Clock } from '../util/index.js';
+import { Prng, limits, partitionKey, partitionName, type Clock } from '../util/index.js';
 import type { BrokerConfig } from '../config/index.js';
 import { ConfigAdmin } from './config-admin.js';
 import { describeConfigsHandler } from './handlers/32-describe-configs.js';
@@ -151,18 +151,18 @@ export class Broker {
         writeMarkers: async (m) => {
           let done = written.get(m);
           if (!done) written.set(m, done = new Set());
-          const todo = m.partitions.filter((tp) => !done!.has(`${tp.topic}\0${tp.partition}`));
+          const todo = m.partitions.filter((tp) => !done!.has(partitionKey(tp.topic, tp.partition)));
           const results = await this.writeTxnMarkers({ producerId: m.producerId, producerEpoch: m.producerEpoch, coordinatorEpoch: m.coordinatorEpoch, commit: m.result === 'commit', partitions: todo });
           const failed: string[] = [];
           for (const r of results) {
             // A partition whose topic was deleted needs no marker any more (Kafka drops it too).
-            if (r.errorCode === 0 || r.errorCode === ErrorCode.UNKNOWN_TOPIC_OR_PARTITION) done.add(`${r.topic}\0${r.partition}`);
+            if (r.errorCode === 0 || r.errorCode === ErrorCode.UNKNOWN_TOPIC_OR_PARTITION) done.add(partitionKey(r.topic, r.partition));
             else if (r.errorCode === ErrorCode.TRANSACTION_COORDINATOR_FENCED || r.errorCode === ErrorCode.INVALID_PRODUCER_EPOCH) {
               // The partition has seen a newer coordinator or producer epoch: this marker is stale and
               // retrying cannot help (Kafka gives up on it too); the newer one settles the partition.
-              console.warn(`[logline] WARN marker for producer ${m.producerId} on ${r.topic}-${r.partition} refused (error ${r.errorCode}); dropped`);
-              done.add(`${r.topic}\0${r.partition}`);
-            } else failed.push(`${r.topic}-${r.partition}: error ${r.errorCode}`);
+              console.warn(`[logline] WARN marker for producer ${m.producerId} on ${partitionName(r.topic, r.partition)} refused (error ${r.errorCode}); dropped`);
+              done.add(partitionKey(r.topic, r.partition));
+            } else failed.push(`${partitionName(r.topic, r.partition)}: error ${r.errorCode}`);
           }
           if (failed.length > 0) throw new Error(`markers not written to ${failed.join(', ')}`);
         },
@@ -213,7 +213,7 @@ export class Broker {
           : r.errorCode === ErrorCode.TRANSACTION_ABORTABLE ? ErrorCode.INVALID_TXN_STATE
             : r.errorCode === ErrorCode.NOT_COORDINATOR || r.errorCode === ErrorCode.COORDINATOR_LOAD_IN_PROGRESS || r.errorCode === ErrorCode.COORDINATOR_NOT_AVAILABLE
               ? ErrorCode.NOT_ENOUGH_REPLICAS : r.errorCode;
-        out.set(`${r.topic}-${r.partition}`, code);
+        out.set(partitionKey(r.topic, r.partition), code);
       }
     }
     return out;
@@ -288,7 +288,7 @@ export class Broker {
       const topicConfigs = () => (configs ??= { minInsyncReplicas: this.deps.minInsyncReplicas(t.name), maxMessageBytes: this.deps.maxMessageBytes?.(t.name) });
       for (const p of t.partitions) {
         if (!p.replicas.includes(this.deps.nodeId)) continue;
-        wanted.add(`${t.name}-${p.partition}`);
+        wanted.add(partitionKey(t.name, p.partition));
         const existing = this.replicaManager.partition(t.name, p.partition);
         if (existing) {
           existing.leaderEpoch = p.leaderEpoch;
@@ -304,7 +304,7 @@ export class Broker {
       }
     }
     for (const p of [...this.replicaManager.allPartitions()]) {
-      if (wanted.has(`${p.topic}-${p.index}`)) continue;
+      if (wanted.has(partitionKey(p.topic, p.index))) continue;
       this.replicaManager.removePartition(p.topic, p.index);
       await this.deps.dropLog?.(p.topic, p.index);
     }
@@ -369,7 +369,7 @@ export class Broker {
       producePartitions: async (p: { acks: number; timeoutMs: number; transactionalId: string | null; entries: { topic: string; partition: number; records: Buffer }[] }) => {
         if (p.transactionalId === null) return rm.produce(p.acks, p.timeoutMs, p.entries);
         const refused = this.verifyTransactionalProduce(p.transactionalId, p.entries);
-        const out = await rm.produce(p.acks, p.timeoutMs, p.entries.filter((e) => !refused.has(`${e.topic}-${e.partition}`)));
+        const out = await rm.produce(p.acks, p.timeoutMs, p.entries.filter((e) => !refused.has(partitionKey(e.topic, e.partition))));
         for (const [k, errorCode] of refused) out.set(k, { errorCode, errorMessage: null, baseOffset: -1n, logAppendTimeMs: -1n, logStartOffset: -1n, recordErrors: [] });
         return out;
       },

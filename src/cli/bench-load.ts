@@ -10,7 +10,7 @@ import { ApiKey, ErrorCode } from '../protocol/index.js';
 import {
   BatchHeaderAt, Compression, LOG_OVERHEAD_BYTES, RECORD_BATCH_HEADER_BYTES, RecordBatchView, RecordCursor, buildRecordBatchSync, compress, crc32c, crc32cZerosOperator, decompressBatchBody, iterateBatches, writeInt64,
 } from '../records/index.js';
-import { Histogram, Prng, assert } from '../util/index.js';
+import { Histogram, Prng, assert, partitionName } from '../util/index.js';
 
 
 /** Wall-clock microseconds with sub-millisecond resolution, comparable across threads and processes. */
@@ -240,7 +240,7 @@ function produceLoop(spec: ProducerSpec, stats: LoadStats, stopped: () => boolea
           }
           target.conn.send(ApiKey.Produce, version, body).then((r) => {
             const code = r.responses[0].partitionResponses[0].errorCode;
-            if (code !== ErrorCode.NONE) fail(new KafkaError(code, `${spec.topic}-${target.partition}`));
+            if (code !== ErrorCode.NONE) fail(new KafkaError(code, partitionName(spec.topic, target.partition)));
             else acked(first, n, sentAt);
           }, fail);
         }, fail);
@@ -281,7 +281,7 @@ async function cursorsFor(client: ClusterClient, conn: BrokerConnection, spec: C
     });
     const out = new Map<number, number>();
     for (const p of r.topics[0].partitions) {
-      if (p.errorCode !== 0) throw new KafkaError(p.errorCode, `${spec.topic}-${p.partitionIndex}`);
+      if (p.errorCode !== 0) throw new KafkaError(p.errorCode, partitionName(spec.topic, p.partitionIndex));
       out.set(p.partitionIndex, Number(p.offset));
     }
     return out;
@@ -319,7 +319,7 @@ async function commit(client: ClusterClient, group: string, topic: string, curso
     groupId: group, generationIdOrMemberEpoch: -1, memberId: '', groupInstanceId: null, retentionTimeMs: -1n,
     topics: [{ name: topic, partitions: cursors.map((x) => ({ partitionIndex: x.partition, committedOffset: BigInt(x.offset), committedLeaderEpoch: -1, commitTimestamp: -1n, committedMetadata: '' })) }],
   });
-  for (const t of r.topics) for (const p of t.partitions) if (p.errorCode !== 0) throw new KafkaError(p.errorCode, `commit ${t.name}-${p.partitionIndex}`);
+  for (const t of r.topics) for (const p of t.partitions) if (p.errorCode !== 0) throw new KafkaError(p.errorCode, `commit ${partitionName(t.name, p.partitionIndex)}`);
 }
 
 /**
@@ -410,7 +410,7 @@ async function fetchOnce(conn: BrokerConnection, spec: ConsumerSpec, cursors: Cu
       // Not asked for: a cursor that had reached its end when the Fetch was sent.
       if (!c || (spec.records < 0 && c.offset >= c.end)) continue;
       if (p.errorCode === ErrorCode.OFFSET_OUT_OF_RANGE) { c.offset = Number(p.logStartOffset); continue; }
-      if (p.errorCode !== 0) throw new KafkaError(p.errorCode, `${spec.topic}-${p.partitionIndex}`);
+      if (p.errorCode !== 0) throw new KafkaError(p.errorCode, partitionName(spec.topic, p.partitionIndex));
       if (!p.records || p.records.length === 0) continue;
       for (const batch of iterateBatches(p.records, { allowPartialTail: true })) {
         const last = batch.lastOffset;

@@ -4,6 +4,7 @@
 // the group has no active members (Kafka's rule: offsets of a live group belong to its members).
 import { BrokerConnection, ClusterClient, KafkaError } from '../client/index.js';
 import { ApiKey } from '../protocol/index.js';
+import { partitionKey, partitionName } from '../util/index.js';
 import { UsageError, helpText, parseArgs, type FlagSpec } from './args.js';
 import { COMMON_FLAGS, bootstrapServers, table, toJson } from './output.js';
 
@@ -22,7 +23,7 @@ const FLAGS: Record<string, FlagSpec> = {
 const USAGE = 'logline group <list|describe|delete|reset-offsets> [GROUP...] [options]';
 
 interface PartitionRef { topic: string; partition: number }
-const key = (t: string, p: number) => `${t}\u0000${p}`;
+const key = partitionKey;
 
 /** ConsumerProtocolAssignment (classic groups): version, [topic, [partition]], user data. */
 function decodeAssignment(buf: Buffer | null): PartitionRef[] {
@@ -103,7 +104,7 @@ async function listOffsets(client: ClusterClient, refs: PartitionRef[], timestam
       replicaId: -1, isolationLevel: 0, topics: [{ name: ref.topic, partitions: [{ partitionIndex: ref.partition, currentLeaderEpoch: -1, timestamp }] }],
     });
     const p = r.topics[0].partitions[0];
-    if (p.errorCode !== 0) throw new KafkaError(p.errorCode, `${ref.topic}-${ref.partition}`);
+    if (p.errorCode !== 0) throw new KafkaError(p.errorCode, partitionName(ref.topic, ref.partition));
     out.set(key(ref.topic, ref.partition), p.offset);
   }
   return out;
@@ -253,7 +254,7 @@ async function resetOffsets(client: ClusterClient, group: string, flags: Record<
     });
     for (const t of r.topics) {
       for (const p of t.partitions) {
-        if (p.errorCode !== 0) throw new KafkaError(p.errorCode, `${t.name}-${p.partitionIndex}`);
+        if (p.errorCode !== 0) throw new KafkaError(p.errorCode, partitionName(t.name, p.partitionIndex));
       }
     }
   }

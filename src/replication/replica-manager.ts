@@ -5,7 +5,7 @@
 // per partition, and never escape as exceptions.
 import { ErrorCode } from '../protocol/index.js';
 import { BatchHeaderAt, buildControlBatch, LOG_OVERHEAD_BYTES, RECORD_BATCH_HEADER_BYTES } from '../records/index.js';
-import type { Clock } from '../util/index.js';
+import { partitionKey as key, type Clock } from '../util/index.js';
 import { Partition, type ActiveProducer, type AppendOrigin } from './partition.js';
 import { Purgatory, PurgatoryFullError, type Scheduler } from './purgatory.js';
 
@@ -30,8 +30,6 @@ interface FetchReadParams {
   /** Memory for the record bytes read (they live as long as the response); fresh buffers when absent. */
   alloc?: (bytes: number) => Buffer;
 }
-
-const key = (topic: string, partition: number) => `${topic}-${partition}`;
 
 /** The last offset of the last whole batch in `records` (batch headers only). */
 function lastOffsetIn(records: Buffer): number {
@@ -105,6 +103,7 @@ export class ReplicaManager {
     return p;
   }
 
+  /** Appends each entry; the results are keyed by partitionKey(topic, partition). */
   async produce(acks: number, timeoutMs: number, entries: ProduceEntryIn[], origin: AppendOrigin = 'client'): Promise<Map<string, ProduceResultOut>> {
     const out = new Map<string, ProduceResultOut>();
     await Promise.all(entries.map(async (e) => {

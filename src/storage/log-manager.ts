@@ -14,6 +14,7 @@ import { FileCache, type FileSystem } from './fs.js';
 import type { LogConfig } from './config.js';
 import { PartitionLog } from './partition-log.js';
 import { cleanLog } from './cleaner.js';
+import { logDirName, parseLogDirName } from './log-dir-name.js';
 import {
   readOffsetCheckpoint, writeOffsetCheckpoint, writeOffsetCheckpointByDirName, offsetCheckpointBytesByDirName, readProperties, writeProperties, readPartitionMetadata, writePartitionMetadata,
 } from './checkpoint.js';
@@ -45,12 +46,6 @@ export interface LogManagerOptions {
 }
 
 export interface MetaProperties { nodeId: number; clusterId: string; directoryId: string }
-
-/** `<topic>-<partition>` (a log directory's name, or a key of `LogManager.logs`) split up. */
-export function parseLogDirName(name: string): { topic: string; partition: number } | null {
-  const m = /^(.+)-(\d+)$/.exec(name);
-  return m ? { topic: m[1]!, partition: Number(m[2]) } : null;
-}
 
 export class LogManager {
   readonly files: FileCache;
@@ -136,12 +131,12 @@ export class LogManager {
     if (this.offline) throw new StorageError('KAFKA_STORAGE_ERROR', `log directory ${this.o.dir} is offline: ${this.offline.message}`);
   }
 
-  get(topic: string, partition: number): PartitionLog | undefined { return this.logs.get(`${topic}-${partition}`); }
+  get(topic: string, partition: number): PartitionLog | undefined { return this.logs.get(logDirName(topic, partition)); }
 
   /** Opens (recovering if needed) or creates the log of a partition. */
   getOrCreateLog(topic: string, partition: number, topicId: string | null): PartitionLog {
     this.checkOnline();
-    const key = `${topic}-${partition}`;
+    const key = logDirName(topic, partition);
     const existing = this.logs.get(key);
     if (existing) return existing;
     const dir = this.path(key);
@@ -182,7 +177,7 @@ export class LogManager {
 
   /** Deletes a partition's log (topic deleted or replica moved away). */
   deleteLog(topic: string, partition: number): void {
-    const key = `${topic}-${partition}`;
+    const key = logDirName(topic, partition);
     const log = this.logs.get(key);
     this.logs.delete(key);
     this.recoveryPoints.delete(key);

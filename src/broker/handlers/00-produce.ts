@@ -9,16 +9,16 @@
 // null records → CORRUPT_MESSAGE. Per-partition errors are codes in the response, never throws.
 import { ErrorCode, type ProduceRequest } from '../../protocol/index.js';
 import { ATTR_COMPRESSION_MASK, BatchHeaderAt, Compression, LOG_OVERHEAD_BYTES, RECORD_BATCH_HEADER_BYTES } from '../../records/index.js';
+import { partitionKey } from '../../util/index.js';
 import type { HandlerSpec } from '../context.js';
 import { produceFailure, type PartitionProduceResult, type ProduceEntry, type ProducePartitionsParams } from '../services.js';
 
 const ZSTD_MIN_PRODUCE_VERSION = 7;
 
 export interface ProduceServices {
+  /** Each partition's result, keyed by partitionKey(topic, partition). */
   producePartitions(params: ProducePartitionsParams): Promise<Map<string, PartitionProduceResult>>;
 }
-
-export const partitionKey = (topic: string, partition: number): string => `${topic}-${partition}`;
 
 /** Whether any batch in `records` is zstd-compressed (walks batch headers only). */
 function hasZstd(records: Buffer): boolean {

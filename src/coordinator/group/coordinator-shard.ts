@@ -2,6 +2,7 @@
 // (consumer.ts) and, here, what is common to both — committed offsets (commit, fetch, delete,
 // expiry after offsets.retention.minutes) and group administration (describe, list, delete).
 import { ErrorCode, type OffsetCommitValue } from '../../protocol/index.js';
+import { partitionKey } from '../../util/index.js';
 import { subscribedTopics, transition, type ClassicGroup } from './classic.js';
 import { consumerGroupState, type ConsumerGroup } from './consumer-model.js';
 import { ConsumerGroupShard } from './consumer.js';
@@ -141,7 +142,7 @@ export class GroupCoordinatorShard extends ConsumerGroupShard {
       if (requireStable && this.hasPendingTxnOffset(groupId, topic, partition)) {
         return { partitionIndex: partition, committedOffset: -1n, committedLeaderEpoch: -1, metadata: '', errorCode: ErrorCode.UNSTABLE_OFFSET_COMMIT };
       }
-      const c = committed?.get(`${topic}\0${partition}`);
+      const c = committed?.get(partitionKey(topic, partition));
       return c ? { partitionIndex: partition, committedOffset: c.offset, committedLeaderEpoch: c.leaderEpoch, metadata: c.metadata, errorCode: 0 }
         : { partitionIndex: partition, committedOffset: -1n, committedLeaderEpoch: -1, metadata: '', errorCode: 0 };
     };
@@ -179,7 +180,7 @@ export class GroupCoordinatorShard extends ConsumerGroupShard {
         name: t.name,
         partitions: t.partitions.map((partitionIndex) => {
           if (subscribed(t.name)) return { partitionIndex, errorCode: ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC };
-          if (committed?.has(`${t.name}\0${partitionIndex}`)) this.emit({ type: 'offset', group: groupId, topic: t.name, partition: partitionIndex, value: null });
+          if (committed?.has(partitionKey(t.name, partitionIndex))) this.emit({ type: 'offset', group: groupId, topic: t.name, partition: partitionIndex, value: null });
           return { partitionIndex, errorCode: ErrorCode.NONE };
         }),
       }));

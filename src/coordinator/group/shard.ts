@@ -10,6 +10,7 @@
 // protocol, leader, members and assignments — is written as a GroupMetadata record when a
 // generation is established (at SyncGroup, or when the group becomes empty).
 import { ErrorCode, type JoinGroupResponse, type SyncGroupResponse, type OffsetCommitValue } from '../../protocol/index.js';
+import { partitionKey } from '../../util/index.js';
 import { Timers } from '../runtime/timers.js';
 import {
   allMembersJoined, matchesProtocols, maxRebalanceTimeoutMs, metadataFor, newClassicGroup, selectProtocol, supportsProtocols,
@@ -154,7 +155,7 @@ export class ClassicGroupShard {
     if (!groups) this.pendingTxnOffsets.set(producerId, groups = new Map());
     let map = groups.get(group);
     if (!map) groups.set(group, map = new Map());
-    map.set(`${topic}\0${partition}`, this.committedOffset(topic, partition, v));
+    map.set(partitionKey(topic, partition), this.committedOffset(topic, partition, v));
   }
 
   private committedOffset(topic: string, partition: number, v: OffsetCommitValue): PartitionOffset {
@@ -173,25 +174,25 @@ export class ClassicGroupShard {
     for (const [group, offsets] of groups) {
       for (const c of offsets.values()) {
         // As Kafka: a plain commit written after the transactional one (later in the log) wins.
-        const existing = this.offsets.get(group)?.get(`${c.topic}\0${c.partition}`);
+        const existing = this.offsets.get(group)?.get(partitionKey(c.topic, c.partition));
         if (existing && existing.logPosition > c.logPosition) continue;
         if (!this.groups.has(group)) this.groups.set(group, newClassicGroup(group, c.commitTimestampMs));
         let map = this.offsets.get(group);
         if (!map) this.offsets.set(group, map = new Map());
-        map.set(`${c.topic}\0${c.partition}`, c);
+        map.set(partitionKey(c.topic, c.partition), c);
       }
     }
   }
 
   /** Whether a transaction holds an undecided offset for this partition of the group (OffsetFetch require_stable). */
   hasPendingTxnOffset(group: string, topic: string, partition: number): boolean {
-    const key = `${topic}\0${partition}`;
+    const key = partitionKey(topic, partition);
     for (const groups of this.pendingTxnOffsets.values()) if (groups.get(group)?.has(key)) return true;
     return false;
   }
 
   private replayOffset(group: string, topic: string, partition: number, v: OffsetCommitValue | null): void {
-    const key = `${topic}\0${partition}`;
+    const key = partitionKey(topic, partition);
     if (v === null) {
       const map = this.offsets.get(group);
       map?.delete(key);
