@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
-import { buildRecordBatchSync, crc32c, crc32cImplementation, crc32cIsNative } from '../src/records/index.js';
+import { BatchHeaderAt, buildRecordBatchSync, crc32c, crc32cImplementation, crc32cIsNative, LOG_OVERHEAD_BYTES, RECORD_BATCH_HEADER_BYTES } from '../src/records/index.js';
 import { LogManager, NodeFileSystem, logConfig, type PartitionLog } from '../src/storage/index.js';
 import { systemClock } from '../src/util/index.js';
 
@@ -91,7 +91,7 @@ async function appendThroughput(dir: string, partitions: number, bytes: number):
   // buffer again what a producer sends (the CRC does not cover it), without copying 1 MiB.
   const t0 = performance.now();
   for (let i = 0; i < appends; i++) {
-    batch.writeBigInt64BE(0n, 0);
+    batch.writeBigInt64BE(0n, BatchHeaderAt.BaseOffset);
     await logs[i % partitions]!.appendAsLeader(batch, 0);
   }
   const appended = (performance.now() - t0) / 1000;
@@ -116,11 +116,11 @@ function readThroughput(dir: string): { mbps: number; bytes: number } {
       // The next fetch starts after the last batch returned: its base offset + last offset delta.
       let pos = 0;
       let last = offset;
-      while (pos + 61 <= data.length) {
-        const base = Number(data.readBigInt64BE(pos));
-        const len = data.readInt32BE(pos + 8);
-        last = base + data.readInt32BE(pos + 23);
-        pos += 12 + len;
+      while (pos + RECORD_BATCH_HEADER_BYTES <= data.length) {
+        const base = Number(data.readBigInt64BE(pos + BatchHeaderAt.BaseOffset));
+        const len = data.readInt32BE(pos + BatchHeaderAt.BatchLength);
+        last = base + data.readInt32BE(pos + BatchHeaderAt.LastOffsetDelta);
+        pos += LOG_OVERHEAD_BYTES + len;
       }
       offset = last + 1;
     }

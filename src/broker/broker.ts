@@ -6,11 +6,12 @@
 // When the metadata changes, the replica manager is brought in line: partitions led here are
 // opened, removed topics are dropped.
 import { ErrorCode, type CreateTopicsRequest } from '../protocol/index.js';
+import { ATTR_TRANSACTIONAL, BatchHeaderAt, RECORD_BATCH_HEADER_BYTES } from '../records/index.js';
 import {
   createTopics, deleteTopics, createPartitions, topicNameError, type ControllerView, type EmittedRecord, type TopicConfigValidator, type TopicDefaults,
 } from '../controller/index.js';
 import { Partition, ReplicaManager, type LocalLog, type Scheduler } from '../replication/index.js';
-import { Prng, type Clock } from '../util/index.js';
+import { Prng, limits, partitionKey, partitionName, type Clock } from '../util/index.js';
 import type { BrokerConfig } from '../config/index.js';
 import { ConfigAdmin } from './config-admin.js';
 import { describeConfigsHandler } from './handlers/32-describe-configs.js';
@@ -103,7 +104,7 @@ export class Broker {
   private syncing: Promise<void> = Promise.resolve();
 
   constructor(readonly deps: BrokerDeps) {
-    this.replicaManager = new ReplicaManager(deps.nodeId, deps.clock, deps.scheduler, { fetchPurgatoryOperationsMax: 100_000, producePurgatoryOperationsMax: 100_000 });
+    this.replicaManager = new ReplicaManager(deps.nodeId, deps.clock, deps.scheduler, { fetchPurgatoryOperationsMax: limits.fetchPurgatoryOperationsMax, producePurgatoryOperationsMax: limits.producePurgatoryOperationsMax });
     this.fetchSessions = new FetchSessionCache(deps.fetchSessionCacheSlots, deps.clock);
     deps.metadata.onChange(() => { this.syncing = this.syncing.then(() => this.syncPartitions()); });
     for (const h of [apiVersionsHandler(() => this.router.supportedVersions(), () => this.deps.metadata.view().features()), metadataHandler, produceHandler, fetchHandler, listOffsetsHandler,
@@ -149,18 +150,18 @@ export class Broker {
         writeMarkers: async (m) => {
           let done = written.get(m);
           if (!done) written.set(m, done = new Set());
-          const todo = m.partitions.filter((tp) => !done!.has(`${tp.topic}\0${tp.partition}`));
+          const todo = m.partitions.filter((tp) => !done!.has(partitionKey(tp.topic, tp.partition)));
           const results = await this.writeTxnMarkers({ producerId: m.producerId, producerEpoch: m.producerEpoch, coordinatorEpoch: m.coordinatorEpoch, commit: m.result === 'commit', partitions: todo });
           const failed: string[] = [];
           for (const r of results) {
             // A partition whose topic was deleted needs no marker any more (Kafka drops it too).
-            if (r.errorCode === 0 || r.errorCode === ErrorCode.UNKNOWN_TOPIC_OR_PARTITION) done.add(`${r.topic}\0${r.partition}`);
+            if (r.errorCode === 0 || r.errorCode === ErrorCode.UNKNOWN_TOPIC_OR_PARTITION) done.add(partitionKey(r.topic, r.partition));
             else if (r.errorCode === ErrorCode.TRANSACTION_COORDINATOR_FENCED || r.errorCode === ErrorCode.INVALID_PRODUCER_EPOCH) {
               // The partition has seen a newer coordinator or producer epoch: this marker is stale and
               // retrying cannot help (Kafka gives up on it too); the newer one settles the partition.
-              console.warn(`[logline] WARN marker for producer ${m.producerId} on ${r.topic}-${r.partition} refused (error ${r.errorCode}); dropped`);
-              done.add(`${r.topic}\0${r.partition}`);
-            } else failed.push(`${r.topic}-${r.partition}: error ${r.errorCode}`);
+              console.warn(`[logline] WARN marker for producer ${m.producerId} on ${partitionName(r.topic, r.partition)} refused (error ${r.errorCode}); dropped`);
+              done.add(partitionKey(r.topic, r.partition));
+            } else failed.push(`${partitionName(r.topic, r.partition)}: error ${r.errorCode}`);
           }
           if (failed.length > 0) throw new Error(`markers not written to ${failed.join(', ')}`);
         },
@@ -197,10 +198,10 @@ export class Broker {
     const out = new Map<string, number>();
     const byProducer = new Map<string, { producerId: bigint; producerEpoch: number; partitions: { topic: string; partition: number }[] }>();
     for (const e of entries) {
-      if (e.records.length < 61) continue; // validation answers a malformed batch
-      const producerId = e.records.readBigInt64BE(43);
-      const producerEpoch = e.records.readInt16BE(51);
-      const transactional = (e.records.readInt16BE(21) & 0x10) !== 0;
+      if (e.records.length < RECORD_BATCH_HEADER_BYTES) continue; // validation answers a malformed batch
+      const producerId = e.records.readBigInt64BE(BatchHeaderAt.ProducerId);
+      const producerEpoch = e.records.readInt16BE(BatchHeaderAt.ProducerEpoch);
+      const transactional = (e.records.readInt16BE(BatchHeaderAt.Attributes) & ATTR_TRANSACTIONAL) !== 0;
       if (!transactional) continue;
       // A partition not led here is refused by the append; it must not join the transaction first.
       if (addToTransaction && !this.replicaManager.partition(e.topic, e.partition)?.isLeader) continue;
@@ -220,7 +221,7 @@ export class Broker {
         : r.errorCode === ErrorCode.TRANSACTION_ABORTABLE ? ErrorCode.INVALID_TXN_STATE
           : r.errorCode === ErrorCode.NOT_COORDINATOR || r.errorCode === ErrorCode.COORDINATOR_LOAD_IN_PROGRESS || r.errorCode === ErrorCode.COORDINATOR_NOT_AVAILABLE
             || r.errorCode === ErrorCode.CONCURRENT_TRANSACTIONS ? ErrorCode.NOT_ENOUGH_REPLICAS : r.errorCode;
-      out.set(`${r.topic}-${r.partition}`, code);
+      out.set(partitionKey(r.topic, r.partition), code);
     }
     return out;
   }
@@ -294,7 +295,7 @@ export class Broker {
       const topicConfigs = () => (configs ??= { minInsyncReplicas: this.deps.minInsyncReplicas(t.name), maxMessageBytes: this.deps.maxMessageBytes?.(t.name) });
       for (const p of t.partitions) {
         if (!p.replicas.includes(this.deps.nodeId)) continue;
-        wanted.add(`${t.name}-${p.partition}`);
+        wanted.add(partitionKey(t.name, p.partition));
         const existing = this.replicaManager.partition(t.name, p.partition);
         if (existing) {
           existing.leaderEpoch = p.leaderEpoch;
@@ -310,7 +311,7 @@ export class Broker {
       }
     }
     for (const p of [...this.replicaManager.allPartitions()]) {
-      if (wanted.has(`${p.topic}-${p.index}`)) continue;
+      if (wanted.has(partitionKey(p.topic, p.index))) continue;
       this.replicaManager.removePartition(p.topic, p.index);
       await this.deps.dropLog?.(p.topic, p.index);
     }
@@ -389,7 +390,7 @@ export class Broker {
       producePartitions: async (p: ProducePartitionsParams) => {
         if (p.transactionalId === null) return invalidTopicsRefused(await rm.produce(p.acks, p.timeoutMs, p.entries), p.entries);
         const refused = await this.checkTransactionalProduce(p.transactionalId, p.entries, p.addToTransaction ?? false);
-        const out = await rm.produce(p.acks, p.timeoutMs, p.entries.filter((e) => !refused.has(`${e.topic}-${e.partition}`)));
+        const out = await rm.produce(p.acks, p.timeoutMs, p.entries.filter((e) => !refused.has(partitionKey(e.topic, e.partition))));
         for (const [k, errorCode] of refused) out.set(k, { errorCode, errorMessage: null, baseOffset: -1n, logAppendTimeMs: -1n, logStartOffset: -1n, recordErrors: [] });
         return invalidTopicsRefused(out, p.entries);
       },
@@ -419,7 +420,7 @@ export class Broker {
  */
 function invalidTopicsRefused<R extends { errorCode: number; errorMessage: string | null }>(results: Map<string, R>, entries: { topic: string; partition: number }[]): Map<string, R> {
   for (const e of entries) {
-    const k = `${e.topic}-${e.partition}`;
+    const k = partitionKey(e.topic, e.partition);
     const r = results.get(k);
     if (r?.errorCode !== ErrorCode.UNKNOWN_TOPIC_OR_PARTITION) continue;
     const why = topicNameError(e.topic);

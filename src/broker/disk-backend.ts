@@ -4,10 +4,10 @@
 import { randomUUID } from 'node:crypto';
 import * as nodeFs from 'node:fs';
 import * as nodePath from 'node:path';
-import { Prng, type Clock } from '../util/index.js';
+import { Prng, limits, partitionKey, type Clock } from '../util/index.js';
 import { resolveTopicConfig, validateTopicConfigs, type BrokerConfig } from '../config/index.js';
 import { realScheduler, type ActiveProducer, type AppendOrigin, type AppendResult, type LocalLog } from '../replication/index.js';
-import { LogManager, NodeFileSystem, logConfig, parseLogDirName, type FileSystem, type LogConfig, type PartitionLog } from '../storage/index.js';
+import { LogManager, NodeFileSystem, logConfig, logDirName, parseLogDirName, type FileSystem, type LogConfig, type PartitionLog } from '../storage/index.js';
 import { LogMetadata, METADATA_TOPIC } from './metadata-log.js';
 import type { BrokerDeps } from './broker.js';
 import type { LogDirDescription } from './services.js';
@@ -141,10 +141,10 @@ async function openDiskBackend(o: DiskBackendOptions, brokerConfig: BrokerConfig
   }
   const md = metadata;
   // Partitions on disk that the metadata no longer names (deleted while this node was down).
-  const live = new Set([...md.view().topics()].flatMap((t) => t.partitions.map((p) => `${t.name}-${p.partition}`)));
+  const live = new Set([...md.view().topics()].flatMap((t) => t.partitions.map((p) => partitionKey(t.name, p.partition))));
   for (const { topic, partition } of logs.partitionDirs()) {
-    if (topic !== METADATA_TOPIC && !live.has(`${topic}-${partition}`)) {
-      o.logger.warn(`storage: removing ${topic}-${partition}, which the cluster metadata does not contain`);
+    if (topic !== METADATA_TOPIC && !live.has(partitionKey(topic, partition))) {
+      o.logger.warn(`storage: removing ${logDirName(topic, partition)}, which the cluster metadata does not contain`);
       logs.deleteLog(topic, partition);
     }
   }
@@ -174,7 +174,7 @@ async function openDiskBackend(o: DiskBackendOptions, brokerConfig: BrokerConfig
     topicDefaults: {
       numPartitions: brokerConfig.get('num.partitions') as number,
       defaultReplicationFactor: Math.max(1, brokerConfig.get('default.replication.factor') as number),
-      partitionsPerRequestMax: 100_000,
+      partitionsPerRequestMax: limits.partitionsPerRequestMax,
     },
     brokerConfig,
     validateTopicConfigs: (configs: Map<string, string | null>) => {

@@ -5,7 +5,7 @@
 // session older than the eviction age gives way, and otherwise the client gets a sessionless
 // full fetch (session id 0), which every client handles.
 import { ErrorCode } from '../protocol/index.js';
-import { assert, type Clock } from '../util/index.js';
+import { assert, partitionKey, type Clock } from '../util/index.js';
 
 export const INITIAL_EPOCH = 0;
 export const FINAL_EPOCH = -1;
@@ -61,7 +61,7 @@ export interface FetchContext {
 
 export type FetchSessionOutcome = { errorCode: 0; context: FetchContext } | { errorCode: number; context: null };
 
-const key = (topic: string, partition: number) => `${topic}\u0000${partition}`;
+const key = partitionKey;
 
 function fullContext(sessionId: number, partitions: SessionPartition[], session: Session | null): FetchContext {
   return {

@@ -2,7 +2,7 @@
 // TopicRecord / PartitionRecord / RemoveTopicRecord as the metadata image does) and partition
 // logs in memory. Tests that need no disk use it (startServer without a dataDir); nothing here
 // survives a restart. The durable backend is disk-backend.ts.
-import { Prng } from '../util/index.js';
+import { Prng, limits } from '../util/index.js';
 import { isInternalTopic } from '../controller/index.js';
 import { parseBrokerConfig, resolveTopicConfig, validateTopicConfigs } from '../config/index.js';
 import { MemoryLog, realScheduler } from '../replication/index.js';
@@ -72,7 +72,7 @@ export function memoryBackend(metadata = new MemoryMetadata(), overrides: Partia
     prng: new Prng(1),
     metadata,
     openLog: async () => new MemoryLog(),
-    topicDefaults: { numPartitions: 1, defaultReplicationFactor: 1, partitionsPerRequestMax: 100_000 },
+    topicDefaults: { numPartitions: 1, defaultReplicationFactor: 1, partitionsPerRequestMax: limits.partitionsPerRequestMax },
     brokerConfig,
     validateTopicConfigs: (configs: Map<string, string | null>) => {
       const [problem] = validateTopicConfigs(configs);

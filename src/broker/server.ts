@@ -1,6 +1,6 @@
 // `startServer(options)`: a broker as a library. The project's own tests start brokers this way on
 // port 0; `logline server` is a thin CLI over it.
-import { systemClock, type BufferPoolStats, type Clock } from '../util/index.js';
+import { limits, systemClock, type BufferPoolStats, type Clock } from '../util/index.js';
 import { NetworkServer, type ListenerSpec, type Logger, type NetworkLimits, type NetworkStats } from './network.js';
 import { Router } from './router.js';
 import { apiVersionsHandler } from './handlers/18-api-versions.js';
@@ -49,11 +49,11 @@ export interface BrokerServices {
 }
 
 export const DEFAULT_NETWORK_LIMITS: NetworkLimits = {
-  requestBytesMax: 104_857_600,
+  requestBytesMax: limits.requestBytesMax,
   connectionsMax: 2_147_483_647,
   connectionsPerIpMax: 2_147_483_647,
   idleMs: 600_000,
-  inFlightPerConnectionMax: 16,
+  inFlightPerConnectionMax: limits.inFlightRequestsPerConnectionMax,
 };
 
 export const quietLogger: Logger = { info() {}, warn() {}, error() {} };
@@ -109,7 +109,7 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerHa
     topicDefaults: {
       numPartitions: brokerConfig.get('num.partitions') as number,
       defaultReplicationFactor: Math.max(1, brokerConfig.get('default.replication.factor') as number),
-      partitionsPerRequestMax: 100_000,
+      partitionsPerRequestMax: limits.partitionsPerRequestMax,
     },
     fetchSessionCacheSlots: brokerConfig.get('max.incremental.fetch.session.cache.slots') as number,
   }));

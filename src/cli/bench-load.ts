@@ -8,18 +8,10 @@
 import { ClusterClient, KafkaError, type BrokerConnection } from '../client/index.js';
 import { ApiKey, ErrorCode } from '../protocol/index.js';
 import {
-  Compression, RecordBatchView, RecordCursor, buildRecordBatchSync, compress, crc32c, crc32cZerosOperator, decompressBatchBody, iterateBatches,
+  BatchHeaderAt, Compression, LOG_OVERHEAD_BYTES, RECORD_BATCH_HEADER_BYTES, RecordBatchView, RecordCursor, buildRecordBatchSync, compress, crc32c, crc32cZerosOperator, decompressBatchBody, iterateBatches, writeInt64,
 } from '../records/index.js';
-import { Histogram, Prng, assert } from '../util/index.js';
+import { Histogram, Prng, assert, partitionName } from '../util/index.js';
 
-/** Byte offsets inside a RecordBatch v2 header (Kafka's DefaultRecordBatch layout). */
-const BATCH_LENGTH_AT = 8;
-const ATTRIBUTES_AT = 21;
-const LAST_OFFSET_DELTA_AT = 23;
-const BASE_TIMESTAMP_AT = 27;
-const MAX_TIMESTAMP_AT = 35;
-const RECORD_COUNT_AT = 57;
-const HEADER_BYTES = 61;
 
 /** Wall-clock microseconds with sub-millisecond resolution, comparable across threads and processes. */
 export function nowUs(): number { return (performance.timeOrigin + performance.now()) * 1000; }
@@ -63,10 +55,10 @@ export class BatchFactory {
     this.recordEnds = new Int32Array(batchRecords);
     this.valueStarts = new Int32Array(batchRecords);
     const view = new RecordBatchView(this.template);
-    const cursor = new RecordCursor(view, this.template.subarray(HEADER_BYTES));
+    const cursor = new RecordCursor(view, this.template.subarray(RECORD_BATCH_HEADER_BYTES));
     for (let k = 0; cursor.next(); k++) {
-      this.valueStarts[k] = HEADER_BYTES + cursor.valueStart;
-      this.recordEnds[k] = HEADER_BYTES + cursor.valueStart + Math.max(0, cursor.valueLength) + 1; // + the header count varint (0)
+      this.valueStarts[k] = RECORD_BATCH_HEADER_BYTES + cursor.valueStart;
+      this.recordEnds[k] = RECORD_BATCH_HEADER_BYTES + cursor.valueStart + Math.max(0, cursor.valueLength) + 1; // + the header count varint (0)
     }
     assert(this.recordEnds[batchRecords - 1] === this.template.length, 'template record positions');
   }
@@ -84,7 +76,7 @@ export class BatchFactory {
       // An idempotent producer's full batch: a copy of the shared one with its own sequence, and a
       // CRC combined from the header and the records' CRC (computed once), so --idempotence costs
       // the tool a copy per batch and not a CRC over every byte the plain mode does not pay.
-      const body = this.fullRecordsCrc ??= { crc: crc32c(this.full.subarray(HEADER_BYTES)), zeros: crc32cZerosOperator(this.full.length - HEADER_BYTES) };
+      const body = this.fullRecordsCrc ??= { crc: crc32c(this.full.subarray(RECORD_BATCH_HEADER_BYTES)), zeros: crc32cZerosOperator(this.full.length - RECORD_BATCH_HEADER_BYTES) };
       const batch = Buffer.allocUnsafe(this.full.length);
       this.full.copy(batch);
       new RecordBatchView(batch).setProducer(producer.id, producer.epoch, producer.sequence, body);
@@ -103,19 +95,19 @@ export class BatchFactory {
       assert(this.recordSize >= 8, 'an e2e record needs at least 8 value bytes for its send time');
       for (let k = 0; k < n; k++) plain.writeDoubleLE(stampUs + k * stepUs, this.valueStarts[k]!);
     }
-    plain.writeInt32BE(n - 1, LAST_OFFSET_DELTA_AT);
-    plain.writeInt32BE(n, RECORD_COUNT_AT);
+    plain.writeInt32BE(n - 1, BatchHeaderAt.LastOffsetDelta);
+    plain.writeInt32BE(n, BatchHeaderAt.RecordCount);
     const ms = Date.now();
-    for (const at of [BASE_TIMESTAMP_AT, MAX_TIMESTAMP_AT]) { plain.writeUInt32BE(Math.floor(ms / 2 ** 32), at); plain.writeUInt32BE(ms >>> 0, at + 4); }
+    for (const at of [BatchHeaderAt.BaseTimestamp, BatchHeaderAt.MaxTimestamp]) writeInt64(plain, at, ms, 'timestamp');
     let batch = plain;
     if (this.compression !== Compression.None) {
-      const body = await compress(this.compression, plain.subarray(HEADER_BYTES));
-      batch = Buffer.allocUnsafe(HEADER_BYTES + body.length);
-      plain.copy(batch, 0, 0, HEADER_BYTES);
-      body.copy(batch, HEADER_BYTES);
-      batch.writeInt16BE(plain.readInt16BE(ATTRIBUTES_AT) | this.compression, ATTRIBUTES_AT);
+      const body = await compress(this.compression, plain.subarray(RECORD_BATCH_HEADER_BYTES));
+      batch = Buffer.allocUnsafe(RECORD_BATCH_HEADER_BYTES + body.length);
+      plain.copy(batch, 0, 0, RECORD_BATCH_HEADER_BYTES);
+      body.copy(batch, RECORD_BATCH_HEADER_BYTES);
+      batch.writeInt16BE(plain.readInt16BE(BatchHeaderAt.Attributes) | this.compression, BatchHeaderAt.Attributes);
     }
-    batch.writeInt32BE(batch.length - 12, BATCH_LENGTH_AT);
+    batch.writeInt32BE(batch.length - LOG_OVERHEAD_BYTES, BatchHeaderAt.BatchLength);
     new RecordBatchView(batch).updateCrc();
     return batch;
   }
@@ -248,7 +240,7 @@ function produceLoop(spec: ProducerSpec, stats: LoadStats, stopped: () => boolea
           }
           target.conn.send(ApiKey.Produce, version, body).then((r) => {
             const code = r.responses[0].partitionResponses[0].errorCode;
-            if (code !== ErrorCode.NONE) fail(new KafkaError(code, `${spec.topic}-${target.partition}`));
+            if (code !== ErrorCode.NONE) fail(new KafkaError(code, partitionName(spec.topic, target.partition)));
             else acked(first, n, sentAt);
           }, fail);
         }, fail);
@@ -289,7 +281,7 @@ async function cursorsFor(client: ClusterClient, conn: BrokerConnection, spec: C
     });
     const out = new Map<number, number>();
     for (const p of r.topics[0].partitions) {
-      if (p.errorCode !== 0) throw new KafkaError(p.errorCode, `${spec.topic}-${p.partitionIndex}`);
+      if (p.errorCode !== 0) throw new KafkaError(p.errorCode, partitionName(spec.topic, p.partitionIndex));
       out.set(p.partitionIndex, Number(p.offset));
     }
     return out;
@@ -327,7 +319,7 @@ async function commit(client: ClusterClient, group: string, topic: string, curso
     groupId: group, generationIdOrMemberEpoch: -1, memberId: '', groupInstanceId: null, retentionTimeMs: -1n,
     topics: [{ name: topic, partitions: cursors.map((x) => ({ partitionIndex: x.partition, committedOffset: BigInt(x.offset), committedLeaderEpoch: -1, commitTimestamp: -1n, committedMetadata: '' })) }],
   });
-  for (const t of r.topics) for (const p of t.partitions) if (p.errorCode !== 0) throw new KafkaError(p.errorCode, `commit ${t.name}-${p.partitionIndex}`);
+  for (const t of r.topics) for (const p of t.partitions) if (p.errorCode !== 0) throw new KafkaError(p.errorCode, `commit ${partitionName(t.name, p.partitionIndex)}`);
 }
 
 /**
@@ -418,7 +410,7 @@ async function fetchOnce(conn: BrokerConnection, spec: ConsumerSpec, cursors: Cu
       // Not asked for: a cursor that had reached its end when the Fetch was sent.
       if (!c || (spec.records < 0 && c.offset >= c.end)) continue;
       if (p.errorCode === ErrorCode.OFFSET_OUT_OF_RANGE) { c.offset = Number(p.logStartOffset); continue; }
-      if (p.errorCode !== 0) throw new KafkaError(p.errorCode, `${spec.topic}-${p.partitionIndex}`);
+      if (p.errorCode !== 0) throw new KafkaError(p.errorCode, partitionName(spec.topic, p.partitionIndex));
       if (!p.records || p.records.length === 0) continue;
       for (const batch of iterateBatches(p.records, { allowPartialTail: true })) {
         const last = batch.lastOffset;
@@ -432,7 +424,7 @@ async function fetchOnce(conn: BrokerConnection, spec: ConsumerSpec, cursors: Cu
         if (take <= 0) return;
         if (spec.e2e) {
           // Uncompressed batches are read in place, without a promise per batch.
-          const body = (batch.attributes & 0x07) === 0 ? batch.bytes().subarray(HEADER_BYTES) : await decompressBatchBody(batch);
+          const body = batch.compression === Compression.None ? batch.body() : await decompressBatchBody(batch);
           recordE2e(batch, body, from, take, arrivedUs, stats);
         } else stats.records += take;
         c.offset = from + take;

@@ -15,7 +15,7 @@ import { ApiKey, ErrorCode } from '../protocol/index.js';
 import { Compression } from '../records/index.js';
 import { Histogram, type HistogramSnapshot } from '../util/index.js';
 import { UsageError, helpText, parseArgs, type FlagSpec } from './args.js';
-import { COMMON_FLAGS, toJson } from './output.js';
+import { COMMON_FLAGS, bootstrapServers, toJson } from './output.js';
 import { newStats, runConsumer, type LoadStats, type ProducerSpec } from './bench-load.js';
 
 const PRODUCE_FLAGS: Record<string, FlagSpec> = {
@@ -74,7 +74,7 @@ function options(flags: Record<string, unknown>): Options {
   const producers = positive(flags, 'producers', 1);
   if (producers > 64) throw new UsageError('--producers is at most 64');
   return {
-    bootstrap: (flags['bootstrap-server'] as string) ?? 'localhost:9092',
+    bootstrap: bootstrapServers(flags),
     topic: (flags.topic as string) ?? 'logline-bench',
     records: positive(flags, 'num-records', 1_000_000),
     recordsGiven: flags['num-records'] !== undefined,

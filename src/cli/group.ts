@@ -4,8 +4,9 @@
 // the group has no active members (Kafka's rule: offsets of a live group belong to its members).
 import { BrokerConnection, ClusterClient, KafkaError } from '../client/index.js';
 import { ApiKey } from '../protocol/index.js';
+import { partitionKey, partitionName } from '../util/index.js';
 import { UsageError, helpText, parseArgs, type FlagSpec } from './args.js';
-import { COMMON_FLAGS, table, toJson } from './output.js';
+import { COMMON_FLAGS, bootstrapServers, table, toJson } from './output.js';
 
 const FLAGS: Record<string, FlagSpec> = {
   ...COMMON_FLAGS,
@@ -22,7 +23,7 @@ const FLAGS: Record<string, FlagSpec> = {
 const USAGE = 'logline group <list|describe|delete|reset-offsets> [GROUP...] [options]';
 
 interface PartitionRef { topic: string; partition: number }
-const key = (t: string, p: number) => `${t}\u0000${p}`;
+const key = partitionKey;
 
 /** ConsumerProtocolAssignment (classic groups): version, [topic, [partition]], user data. */
 function decodeAssignment(buf: Buffer | null): PartitionRef[] {
@@ -31,11 +32,13 @@ function decodeAssignment(buf: Buffer | null): PartitionRef[] {
   try {
     let pos = 2;
     const topics = buf.readInt32BE(pos); pos += 4;
-    for (let t = 0; t < topics && t < 100_000; t++) {
+    // Bounded by the bytes: every step moves forward, and a count larger than what remains stops there.
+    for (let t = 0; t < topics && pos + 6 <= buf.length; t++) {
       const len = buf.readInt16BE(pos); pos += 2;
+      if (len < 0) break;
       const topic = buf.toString('utf8', pos, pos + len); pos += len;
       const n = buf.readInt32BE(pos); pos += 4;
-      for (let i = 0; i < n && i < 1_000_000; i++) { out.push({ topic, partition: buf.readInt32BE(pos) }); pos += 4; }
+      for (let i = 0; i < n && pos + 4 <= buf.length; i++) { out.push({ topic, partition: buf.readInt32BE(pos) }); pos += 4; }
     }
   } catch {
     return out; // a non-consumer protocol's bytes: show what could be read
@@ -101,7 +104,7 @@ async function listOffsets(client: ClusterClient, refs: PartitionRef[], timestam
       replicaId: -1, isolationLevel: 0, topics: [{ name: ref.topic, partitions: [{ partitionIndex: ref.partition, currentLeaderEpoch: -1, timestamp }] }],
     });
     const p = r.topics[0].partitions[0];
-    if (p.errorCode !== 0) throw new KafkaError(p.errorCode, `${ref.topic}-${ref.partition}`);
+    if (p.errorCode !== 0) throw new KafkaError(p.errorCode, partitionName(ref.topic, ref.partition));
     out.set(key(ref.topic, ref.partition), p.offset);
   }
   return out;
@@ -126,7 +129,7 @@ export async function groupCommand(argv: string[]): Promise<number> {
     console.log(helpText(USAGE, 'Manage consumer groups and their committed offsets.', FLAGS));
     return verb || flags.help ? 0 : 2;
   }
-  const client = new ClusterClient({ bootstrap: (flags['bootstrap-server'] as string) ?? 'localhost:9092' });
+  const client = new ClusterClient({ bootstrap: bootstrapServers(flags) });
   const json = flags.json === true;
   const oneGroup = () => { if (groups.length !== 1) throw new UsageError(`group ${verb} needs one group id`); return groups[0]!; };
   try {
@@ -251,7 +254,7 @@ async function resetOffsets(client: ClusterClient, group: string, flags: Record<
     });
     for (const t of r.topics) {
       for (const p of t.partitions) {
-        if (p.errorCode !== 0) throw new KafkaError(p.errorCode, `${t.name}-${p.partitionIndex}`);
+        if (p.errorCode !== 0) throw new KafkaError(p.errorCode, partitionName(t.name, p.partitionIndex));
       }
     }
   }

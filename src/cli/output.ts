@@ -1,4 +1,5 @@
-// Human tables by default, JSON for scripts.
+// Human tables by default, JSON for scripts; the flags every client command shares.
+import type { FlagSpec } from './args.js';
 
 export function table(rows: Record<string, unknown>[], columns?: string[]): string {
   if (rows.length === 0) return '(none)';
@@ -14,8 +15,18 @@ export function toJson(value: unknown): string {
   return JSON.stringify(value, (_k, v) => (typeof v === 'bigint' ? (v >= BigInt(Number.MIN_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v.toString()) : v));
 }
 
+/** Where a client command connects when -b/--bootstrap-server is absent, before localhost:9092. */
+export const BOOTSTRAP_ENV = 'LOGLINE_BOOTSTRAP_SERVERS';
+
 export const COMMON_FLAGS = {
-  'bootstrap-server': { type: 'string' as const, help: 'host:port of a broker (default localhost:9092)' },
-  json: { type: 'boolean' as const, help: 'print JSON instead of a table' },
-  help: { type: 'boolean' as const, help: 'show this help' },
-};
+  'bootstrap-server': { type: 'string', short: 'b', help: `host:port[,host:port] of brokers (default $${BOOTSTRAP_ENV}, else localhost:9092)` },
+  json: { type: 'boolean', help: 'print JSON instead of a table' },
+  help: { type: 'boolean', short: 'h', help: 'show this help' },
+} satisfies Record<string, FlagSpec>;
+
+/** The brokers to bootstrap from: the flag, else the environment, else a local broker. */
+export function bootstrapServers(flags: Record<string, unknown>): string {
+  const flag = flags['bootstrap-server'];
+  if (typeof flag === 'string') return flag;
+  return process.env[BOOTSTRAP_ENV] || 'localhost:9092';
+}

@@ -13,7 +13,7 @@ const FLAGS: Record<string, FlagSpec> = {
   listeners: { type: 'string', help: 'listeners, e.g. PLAINTEXT://localhost:9092 (the default)' },
   'advertised-listeners': { type: 'string', help: 'advertised.listeners' },
   'data-dir': { type: 'string', help: 'log.dirs: where partitions and the metadata log live (default ./logline-data)' },
-  help: { type: 'boolean', help: 'show this help' },
+  help: { type: 'boolean', short: 'h', help: 'show this help' },
 };
 
 const DEFAULTS: Record<string, string> = { 'node.id': '1', listeners: 'PLAINTEXT://localhost:9092', 'log.dirs': './logline-data' };

@@ -2,7 +2,7 @@
 import { ClusterClient, KafkaError } from '../client/index.js';
 import { ApiKey, ErrorCode, ZERO_UUID } from '../protocol/index.js';
 import { UsageError, helpText, parseArgs, type FlagSpec } from './args.js';
-import { COMMON_FLAGS, table, toJson } from './output.js';
+import { COMMON_FLAGS, bootstrapServers, table, toJson } from './output.js';
 
 const FLAGS: Record<string, FlagSpec> = {
   ...COMMON_FLAGS,
@@ -32,7 +32,7 @@ export async function topicCommand(argv: string[]): Promise<number> {
     console.log(helpText(USAGE, 'Manage topics.', FLAGS));
     return verb || flags.help ? 0 : 2;
   }
-  const client = new ClusterClient({ bootstrap: (flags['bootstrap-server'] as string) ?? 'localhost:9092' });
+  const client = new ClusterClient({ bootstrap: bootstrapServers(flags) });
   const json = flags.json === true;
   const needName = () => { if (!name) throw new UsageError(`topic ${verb} needs a topic name`); return name; };
   try {

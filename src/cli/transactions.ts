@@ -6,8 +6,9 @@
 // which releases the last stable offset that transaction held back.
 import { ClusterClient, KafkaError } from '../client/index.js';
 import { ApiKey } from '../protocol/index.js';
+import { partitionName } from '../util/index.js';
 import { UsageError, helpText, parseArgs, type FlagSpec } from './args.js';
-import { COMMON_FLAGS, table, toJson } from './output.js';
+import { COMMON_FLAGS, bootstrapServers, table, toJson } from './output.js';
 
 const FLAGS: Record<string, FlagSpec> = {
   ...COMMON_FLAGS,
@@ -26,7 +27,7 @@ export async function transactionsCommand(argv: string[]): Promise<number> {
     console.log(helpText(USAGE, 'Inspect transactions and abort a hanging one.', FLAGS));
     return verb || flags.help ? 0 : 2;
   }
-  const client = new ClusterClient({ bootstrap: (flags['bootstrap-server'] as string) ?? 'localhost:9092' });
+  const client = new ClusterClient({ bootstrap: bootstrapServers(flags) });
   const print = (rows: Record<string, unknown>[], columns: string[]) => console.log(flags.json ? toJson(rows) : table(rows, columns));
   const topicFlag = () => { const t = flags.topic as string | undefined; if (!t) throw new UsageError(`transactions ${verb} needs --topic`); return t; };
   try {
@@ -53,7 +54,7 @@ export async function transactionsCommand(argv: string[]): Promise<number> {
           rows.push({
             transactionalId: id, coordinator: found.nodeId, producerId: s.producerId, producerEpoch: s.producerEpoch, state: s.transactionState,
             timeoutMs: s.transactionTimeoutMs, startTime: s.transactionStartTimeMs < 0n ? null : new Date(Number(s.transactionStartTimeMs)).toISOString(),
-            partitions: s.topics.flatMap((t: { topic: string; partitions: number[] }) => t.partitions.map((p) => `${t.topic}-${p}`)),
+            partitions: s.topics.flatMap((t: { topic: string; partitions: number[] }) => t.partitions.map((p) => partitionName(t.topic, p))),
           });
         }
         print(rows, ['transactionalId', 'coordinator', 'producerId', 'producerEpoch', 'state', 'timeoutMs', 'startTime', 'partitions']);
@@ -67,7 +68,7 @@ export async function transactionsCommand(argv: string[]): Promise<number> {
         for (const partition of partitions) {
           const r = await (await client.leaderFor(topic, partition)).send(ApiKey.DescribeProducers, 0, { topics: [{ name: topic, partitionIndexes: [partition] }] });
           const p = r.topics[0].partitions[0];
-          if (p.errorCode !== 0) throw new KafkaError(p.errorCode, `${topic}-${partition}`);
+          if (p.errorCode !== 0) throw new KafkaError(p.errorCode, partitionName(topic, partition));
           for (const s of p.activeProducers) {
             rows.push({
               partition, producerId: s.producerId, producerEpoch: s.producerEpoch, lastSequence: s.lastSequence,
@@ -87,15 +88,15 @@ export async function transactionsCommand(argv: string[]): Promise<number> {
         const leader = await client.leaderFor(topic, partition);
         const r = await leader.send(ApiKey.DescribeProducers, 0, { topics: [{ name: topic, partitionIndexes: [partition] }] });
         const p = r.topics[0].partitions[0];
-        if (p.errorCode !== 0) throw new KafkaError(p.errorCode, `${topic}-${partition}`);
+        if (p.errorCode !== 0) throw new KafkaError(p.errorCode, partitionName(topic, partition));
         const s = p.activeProducers.find((x: { currentTxnStartOffset: bigint }) => x.currentTxnStartOffset === BigInt(start));
-        if (!s) { console.error(`no open transaction starts at offset ${start} of ${topic}-${partition}`); return 1; }
+        if (!s) { console.error(`no open transaction starts at offset ${start} of ${partitionName(topic, partition)}`); return 1; }
         const w = await leader.send(ApiKey.WriteTxnMarkers, leader.version(ApiKey.WriteTxnMarkers, 1), {
           markers: [{ producerId: s.producerId, producerEpoch: s.producerEpoch, transactionResult: false, coordinatorEpoch: s.coordinatorEpoch, topics: [{ name: topic, partitionIndexes: [partition] }] }],
         });
         const code = w.markers[0].topics[0].partitions[0].errorCode;
-        if (code !== 0) throw new KafkaError(code, `${topic}-${partition}`);
-        console.log(flags.json ? toJson({ topic, partition, producerId: s.producerId, aborted: true }) : `aborted the transaction of producer ${s.producerId} starting at ${topic}-${partition}@${start}`);
+        if (code !== 0) throw new KafkaError(code, partitionName(topic, partition));
+        console.log(flags.json ? toJson({ topic, partition, producerId: s.producerId, aborted: true }) : `aborted the transaction of producer ${s.producerId} starting at ${partitionName(topic, partition)}@${start}`);
         return 0;
       }
       default:

@@ -2,6 +2,7 @@
 // requests the CLI, the tests and (later) brokers need. Retriable errors are retried with
 // exponential backoff, a bounded number of times.
 import { ApiKey, ErrorCode, isRetriable, errorName, ZERO_UUID } from '../protocol/index.js';
+import { partitionName } from '../util/index.js';
 import { BrokerConnection, ClientError } from './connection.js';
 
 export class KafkaError extends Error {
@@ -119,7 +120,7 @@ export class ClusterClient {
       if (!t) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
       if (t.errorCode !== 0) throw new KafkaError(t.errorCode, `topic ${name}`);
       const bad = t.partitions.find((p) => p.errorCode !== 0 || p.leader < 0);
-      if (bad) throw new KafkaError(bad.errorCode || ErrorCode.LEADER_NOT_AVAILABLE, `${name}-${bad.partition}`);
+      if (bad) throw new KafkaError(bad.errorCode || ErrorCode.LEADER_NOT_AVAILABLE, partitionName(name, bad.partition));
       return t;
     });
   }
@@ -127,7 +128,7 @@ export class ClusterClient {
   async leaderFor(topic: string, partition: number): Promise<BrokerConnection> {
     const t = await this.topic(topic);
     const p = t.partitions.find((x) => x.partition === partition);
-    if (!p) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `${topic}-${partition}`);
+    if (!p) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, partitionName(topic, partition));
     return this.broker(p.leader);
   }
 

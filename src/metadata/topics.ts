@@ -2,6 +2,7 @@
 // deltas that replay TopicRecord, PartitionRecord, PartitionChangeRecord and RemoveTopicRecord.
 // A delta copies only what it touches; apply() shares every untouched topic and partition object.
 import type { PartitionChangeRecord, PartitionRecord, TopicRecord, RemoveTopicRecord } from '../protocol/index.js';
+import { partitionName } from '../util/index.js';
 import { MetadataError } from './errors.js';
 
 /** PartitionChangeRecord.leader meaning "the leader does not change". */
@@ -142,7 +143,7 @@ export class TopicDelta {
   replayPartitionChange(r: PartitionChangeRecord): void {
     const current = this.partition(r.partitionId);
     if (current === undefined) {
-      throw new MetadataError('UNKNOWN_PARTITION', `PartitionChangeRecord for missing partition ${this.name}-${r.partitionId}`);
+      throw new MetadataError('UNKNOWN_PARTITION', `PartitionChangeRecord for missing partition ${partitionName(this.name, r.partitionId)}`);
     }
     this.partitionChanges.set(r.partitionId, mergePartitionChange(current, r));
   }

@@ -1,6 +1,7 @@
 // One generic encoder/decoder for every Kafka message, driven by the generated schema table.
 // A schema and version compile once into a plan (which fields are present, which are tagged,
 // classic or compact encodings, defaults); encode and decode then walk the plan.
+import { limits } from '../util/index.js';
 import { messageSchemas } from './generated/messages.js';
 import { ProtocolError } from './errors.js';
 import { Reader } from './reader.js';
@@ -22,8 +23,6 @@ const KIND_BYTES_MIN: Record<Kind, number> = {
   [Kind.Struct]: 0,
 };
 
-/** Arrays whose elements may encode to zero bytes are capped at this many elements. */
-const EMPTY_ELEMENTS_MAX = 1024;
 export const ZERO_UUID = 'AAAAAAAAAAAAAAAAAAAAAA';
 
 interface FieldPlan {
@@ -180,7 +179,7 @@ function readField(r: Reader, f: FieldPlan): unknown {
   }
   const elementBytesMin = f.kind === Kind.Struct ? f.struct!.bytesMin : f.kind === Kind.String && !f.compact ? 2
     : (f.kind === Kind.Bytes || f.kind === Kind.Records) && !f.compact ? 4 : KIND_BYTES_MIN[f.kind];
-  if (elementBytesMin === 0 ? n > EMPTY_ELEMENTS_MAX : n * elementBytesMin > r.remaining) {
+  if (elementBytesMin === 0 ? n > limits.emptyArrayElementsMax : n * elementBytesMin > r.remaining) {
     throw new ProtocolError(`${f.name}: array of ${n} elements cannot fit in ${r.remaining} bytes`);
   }
   const element = f.element!;

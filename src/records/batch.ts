@@ -20,6 +20,10 @@ export const BATCH_LENGTH_MIN = RECORD_BATCH_HEADER_BYTES - LOG_OVERHEAD_BYTES;
 /** Bytes up to and including magic: enough to decide how to read the rest. */
 const HEADER_BYTES_UP_TO_MAGIC = 17;
 
+/**
+ * Byte offsets of the header's fields from the start of a batch (exported from the door as
+ * BatchHeaderAt, for walkers that read a field or two of many batches without a view each).
+ */
 export const enum Off {
   BaseOffset = 0,
   BatchLength = 8,
@@ -145,6 +149,9 @@ export class RecordBatchView {
   }
   verifyCrc(): boolean { return this.computeCrc() === this.crc; }
   updateCrc(): void { this.buf.writeUInt32BE(this.computeCrc(), this.offset + Off.Crc); }
+
+  /** The records section after the header, as stored (compressed or not; a subarray, no copy). */
+  body(): Buffer { return this.bytes().subarray(RECORD_BATCH_HEADER_BYTES); }
 
   /** The batch's own bytes (a subarray, no copy). */
   bytes(): Buffer {

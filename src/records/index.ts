@@ -10,7 +10,8 @@ import { iterateRecords, type Record } from './records.js';
 export { RecordsError, type RecordsErrorCode } from './errors.js';
 export { crc32c, crc32cIsNative, crc32cImplementation, crc32cCombine, crc32cZerosOperator } from './crc32c.js';
 export {
-  RECORD_BATCH_HEADER_BYTES, LOG_OVERHEAD_BYTES, ATTR_TRANSACTIONAL, ATTR_CONTROL, Compression, TimestampType,
+  RECORD_BATCH_HEADER_BYTES, LOG_OVERHEAD_BYTES, Off as BatchHeaderAt,
+  ATTR_COMPRESSION_MASK, ATTR_TIMESTAMP_TYPE, ATTR_TRANSACTIONAL, ATTR_CONTROL, Compression, TimestampType,
   RecordBatchView, iterateBatches, validateBatch, readInt64, writeInt64,
   type ValidateOptions,
 } from './batch.js';
@@ -30,8 +31,8 @@ export {
  * of the batch (no copy). Capped at `maxBytes` (limits.decompressedBytesMax by default).
  */
 export async function decompressBatchBody(view: RecordBatchView, maxBytes: number = limits.decompressedBytesMax): Promise<Buffer> {
-  const raw = view.bytes().subarray(61);
-  const codec = view.attributes & 0x07;
+  const raw = view.body();
+  const codec = view.compression;
   if (codec > 4) throw new RecordsError('UNSUPPORTED_COMPRESSION_TYPE', `unknown compression codec ${codec}`);
   return decompress(codec, raw, maxBytes);
 }

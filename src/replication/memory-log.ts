@@ -37,7 +37,7 @@ export class MemoryLog implements LocalLog {
     p.lastTimestamp = Math.max(p.lastTimestamp, v.maxTimestamp);
     if (v.isControl) {
       let type = 'UNKNOWN';
-      for (const r of iterateRecords(v, v.bytes().subarray(61))) { type = parseControlRecordType(r.key); break; }
+      for (const r of iterateRecords(v, v.body())) { type = parseControlRecordType(r.key); break; }
       if ((type === 'ABORT' || type === 'COMMIT') && p.currentTxnStartOffset >= 0) {
         if (type === 'ABORT') this.aborted.push({ producerId: v.producerId, firstOffset: p.currentTxnStartOffset, lastOffset: v.lastOffset });
         p.currentTxnStartOffset = -1;

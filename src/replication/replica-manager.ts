@@ -4,9 +4,9 @@
 // Storage and records errors carry Kafka error names as codes; they become error codes here,
 // per partition, and never escape as exceptions.
 import { ErrorCode } from '../protocol/index.js';
-import { buildControlBatch, convertLegacyMessageSet } from '../records/index.js';
+import { BatchHeaderAt, buildControlBatch, convertLegacyMessageSet, LOG_OVERHEAD_BYTES, RECORD_BATCH_HEADER_BYTES } from '../records/index.js';
 import { StorageError } from '../storage/index.js';
-import type { Clock } from '../util/index.js';
+import { partitionKey as key, type Clock } from '../util/index.js';
 import { Partition, type ActiveProducer, type AppendOrigin } from './partition.js';
 import { Purgatory, PurgatoryFullError, type Scheduler } from './purgatory.js';
 
@@ -36,16 +36,14 @@ interface FetchReadParams {
   alloc?: (bytes: number) => Buffer;
 }
 
-const key = (topic: string, partition: number) => `${topic}-${partition}`;
-
 /** The last offset of the last whole batch in `records` (batch headers only). */
 function lastOffsetIn(records: Buffer): number {
   let last = -1;
-  for (let pos = 0; pos + 61 <= records.length;) {
-    const len = records.readInt32BE(pos + 8);
-    if (pos + 12 + len > records.length) break;
-    last = Number(records.readBigInt64BE(pos)) + records.readInt32BE(pos + 23);
-    pos += 12 + len;
+  for (let pos = 0; pos + RECORD_BATCH_HEADER_BYTES <= records.length;) {
+    const len = records.readInt32BE(pos + BatchHeaderAt.BatchLength);
+    if (pos + LOG_OVERHEAD_BYTES + len > records.length) break;
+    last = Number(records.readBigInt64BE(pos + BatchHeaderAt.BaseOffset)) + records.readInt32BE(pos + BatchHeaderAt.LastOffsetDelta);
+    pos += LOG_OVERHEAD_BYTES + len;
   }
   return last;
 }
@@ -53,9 +51,9 @@ function lastOffsetIn(records: Buffer): number {
 /** Size of the largest batch in `records`, from batch lengths alone (validation comes later). */
 function largestBatchBytes(records: Buffer): number {
   let largest = 0;
-  for (let pos = 0; pos + 12 <= records.length;) {
-    const size = records.readInt32BE(pos + 8) + 12;
-    if (size <= 12) return records.length; // malformed: let validation name the problem
+  for (let pos = 0; pos + LOG_OVERHEAD_BYTES <= records.length;) {
+    const size = records.readInt32BE(pos + BatchHeaderAt.BatchLength) + LOG_OVERHEAD_BYTES;
+    if (size <= LOG_OVERHEAD_BYTES) return records.length; // malformed: let validation name the problem
     largest = Math.max(largest, size);
     pos += size;
   }
@@ -110,6 +108,7 @@ export class ReplicaManager {
     return p;
   }
 
+  /** Appends each entry; the results are keyed by partitionKey(topic, partition). */
   async produce(acks: number, timeoutMs: number, entries: ProduceEntryIn[], origin: AppendOrigin = 'client'): Promise<Map<string, ProduceResultOut>> {
     const out = new Map<string, ProduceResultOut>();
     await Promise.all(entries.map(async (e) => {

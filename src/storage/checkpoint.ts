@@ -4,6 +4,7 @@
 // is atomic (temp file, fsync, rename, fsync directory); a malformed file is a StorageError.
 import { assert } from '../util/index.js';
 import { StorageError } from './errors.js';
+import { logDirName } from './log-dir-name.js';
 import type { FileSystem } from './fs.js';
 
 const VERSION = 0;
@@ -28,12 +29,12 @@ function int(s: string, path: string): number {
   return n;
 }
 
-/** Offsets per "topic-partition" key. */
+/** Offsets per partition, keyed by its log directory name (logDirName). */
 export function readOffsetCheckpoint(fs: FileSystem, path: string): Map<string, number> {
   const out = new Map<string, number>();
   if (!fs.exists(path)) return out;
   for (const [topic, partition, offset] of parseLines(fs.readFile(path).toString('utf8'), path, 3)) {
-    out.set(`${topic}-${int(partition!, path)}`, int(offset!, path));
+    out.set(logDirName(topic!, int(partition!, path)), int(offset!, path));
   }
   return out;
 }

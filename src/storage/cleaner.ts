@@ -10,7 +10,7 @@
 //   4. swap: .cleaned -> .swap, old -> .deleted, .swap -> live. A crash at any point is finished
 //      or undone by PartitionLog.open.
 // Small consecutive segments are merged while the result stays under segment.bytes.
-import { buildRecordBatch, decompressBatchBody, iterateRecords, RecordBatchView, RecordCursor, type RecordInput } from '../records/index.js';
+import { BatchHeaderAt, buildRecordBatch, decompressBatchBody, iterateRecords, RecordBatchView, RecordCursor, type RecordInput } from '../records/index.js';
 import type { PartitionLog } from './partition-log.js';
 import { LogSegment, CLEANED_SUFFIX, SWAP_SUFFIX } from './segment.js';
 import type { AbortedTxn } from './indexes.js';
@@ -165,7 +165,7 @@ async function filterBatch(
   });
   // Keep the original offset range and max timestamp: producer state and time lookups rely on them.
   const out = new RecordBatchView(built);
-  built.writeInt32BE(v.lastOffsetDelta, 23);
+  built.writeInt32BE(v.lastOffsetDelta, BatchHeaderAt.LastOffsetDelta);
   out.maxTimestamp = v.maxTimestamp;
   return built;
 }

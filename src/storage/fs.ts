@@ -8,6 +8,7 @@
 // layer blocks its request thread the same way.
 import * as nodeFs from 'node:fs';
 import * as nodePath from 'node:path';
+import { limits } from '../util/index.js';
 
 export interface FileHandle {
   /** Reads up to `length` bytes at `position` into `buf[offset..]`; returns the bytes read (0 at end of file). */
@@ -176,7 +177,7 @@ export class NodeFileSystem implements FileSystem {
  */
 export class FileCache {
   private readonly open = new Map<string, FileHandle>();
-  constructor(readonly fs: FileSystem, readonly capacity = 4096) {}
+  constructor(readonly fs: FileSystem, readonly capacity: number = limits.openFilesMax) {}
 
   get(path: string): FileHandle {
     let h = this.open.get(path);

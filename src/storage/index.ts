@@ -13,4 +13,5 @@ export {
   readOffsetCheckpoint, writeOffsetCheckpoint, readProperties, writeProperties, readPartitionMetadata, writePartitionMetadata,
 } from './checkpoint.js';
 export { cleanLog, firstUncleanableOffset, type CleanResult } from './cleaner.js';
-export { LogManager, parseLogDirName, type LogManagerOptions, type MetaProperties } from './log-manager.js';
+export { LogManager, type LogManagerOptions, type MetaProperties } from './log-manager.js';
+export { logDirName, parseLogDirName } from './log-dir-name.js';

@@ -8,12 +8,13 @@
 // says why. The process keeps running.
 import * as nodePath from 'node:path';
 import { randomBytes } from 'node:crypto';
-import type { Clock } from '../util/index.js';
+import { limits, type Clock } from '../util/index.js';
 import { StorageError } from './errors.js';
 import { FileCache, type FileSystem } from './fs.js';
 import type { LogConfig } from './config.js';
 import { PartitionLog } from './partition-log.js';
 import { cleanLog } from './cleaner.js';
+import { logDirName, parseLogDirName } from './log-dir-name.js';
 import {
   readOffsetCheckpoint, writeOffsetCheckpoint, writeOffsetCheckpointByDirName, offsetCheckpointBytesByDirName, readProperties, writeProperties, readPartitionMetadata, writePartitionMetadata,
 } from './checkpoint.js';
@@ -46,12 +47,6 @@ export interface LogManagerOptions {
 
 export interface MetaProperties { nodeId: number; clusterId: string; directoryId: string }
 
-/** `<topic>-<partition>` (a log directory's name, or a key of `LogManager.logs`) split up. */
-export function parseLogDirName(name: string): { topic: string; partition: number } | null {
-  const m = /^(.+)-(\d+)$/.exec(name);
-  return m ? { topic: m[1]!, partition: Number(m[2]) } : null;
-}
-
 export class LogManager {
   readonly files: FileCache;
   readonly logs = new Map<string, PartitionLog>();
@@ -74,7 +69,7 @@ export class LogManager {
     const fs = o.fs;
     this.say = o.log ?? (() => {});
     fs.mkdirs(o.dir);
-    this.files = new FileCache(fs, o.openFilesMax ?? 4096);
+    this.files = new FileCache(fs, o.openFilesMax ?? limits.openFilesMax);
     const marker = nodePath.join(o.dir, CLEAN_SHUTDOWN_FILE);
     this.hadCleanShutdown = fs.exists(marker);
     this.recoveryPoints = readOffsetCheckpoint(fs, this.path(RECOVERY_POINT_CHECKPOINT));
@@ -136,12 +131,12 @@ export class LogManager {
     if (this.offline) throw new StorageError('KAFKA_STORAGE_ERROR', `log directory ${this.o.dir} is offline: ${this.offline.message}`);
   }
 
-  get(topic: string, partition: number): PartitionLog | undefined { return this.logs.get(`${topic}-${partition}`); }
+  get(topic: string, partition: number): PartitionLog | undefined { return this.logs.get(logDirName(topic, partition)); }
 
   /** Opens (recovering if needed) or creates the log of a partition. */
   getOrCreateLog(topic: string, partition: number, topicId: string | null): PartitionLog {
     this.checkOnline();
-    const key = `${topic}-${partition}`;
+    const key = logDirName(topic, partition);
     const existing = this.logs.get(key);
     if (existing) return existing;
     const dir = this.path(key);
@@ -182,7 +177,7 @@ export class LogManager {
 
   /** Deletes a partition's log (topic deleted or replica moved away). */
   deleteLog(topic: string, partition: number): void {
-    const key = `${topic}-${partition}`;
+    const key = logDirName(topic, partition);
     const log = this.logs.get(key);
     this.logs.delete(key);
     this.recoveryPoints.delete(key);

@@ -8,7 +8,7 @@
 import * as nodePath from 'node:path';
 import { assert, type Clock } from '../util/index.js';
 import {
-  RecordBatchView, RecordsError, TimestampType, decompressBatchBody, iterateBatches, validateBatch, RecordCursor,
+  Compression, RecordBatchView, RecordsError, TimestampType, decompressBatchBody, iterateBatches, validateBatch, RecordCursor,
   parseControlRecordType,
 } from '../records/index.js';
 import { StorageError, ioErrorCode, recordValidationError, type RecordError } from './errors.js';
@@ -214,8 +214,8 @@ export class PartitionLog {
 
   /** A transaction marker's type and coordinator epoch: one uncompressed record, key and value; null for other control batches. */
   private marker(v: RecordBatchView): MarkerInfo | null {
-    if (v.recordCount < 1 || v.compression !== 0) return null;
-    const c = new RecordCursor(v, v.bytes().subarray(61));
+    if (v.recordCount < 1 || v.compression !== Compression.None) return null;
+    const c = new RecordCursor(v, v.body());
     if (!c.next()) return null;
     const key = c.keyLength < 0 ? null : c.body.subarray(c.keyStart, c.keyStart + c.keyLength);
     const type = parseControlRecordType(key);

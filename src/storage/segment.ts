@@ -5,7 +5,7 @@
 import * as nodePath from 'node:path';
 import { assert } from '../util/index.js';
 import {
-  LOG_OVERHEAD_BYTES, RECORD_BATCH_HEADER_BYTES, RecordBatchView, readInt64, validateBatch, RecordsError,
+  BatchHeaderAt, LOG_OVERHEAD_BYTES, RECORD_BATCH_HEADER_BYTES, RecordBatchView, readInt64, validateBatch, RecordsError,
 } from '../records/index.js';
 import { StorageError } from './errors.js';
 import type { FileCache } from './fs.js';
@@ -203,12 +203,12 @@ export class LogSegment {
         if (chunkLen < RECORD_BATCH_HEADER_BYTES) return;
       }
       const at = position - chunkStart;
-      const size = chunk.readInt32BE(at + 8) + LOG_OVERHEAD_BYTES;
+      const size = chunk.readInt32BE(at + BatchHeaderAt.BatchLength) + LOG_OVERHEAD_BYTES;
       if (size < RECORD_BATCH_HEADER_BYTES || position + size > end) return;
-      const baseOffset = readInt64(chunk, at, 'baseOffset');
+      const baseOffset = readInt64(chunk, at + BatchHeaderAt.BaseOffset, 'baseOffset');
       yield {
-        position, baseOffset, size, lastOffset: baseOffset + chunk.readInt32BE(at + 23),
-        maxTimestamp: readInt64(chunk, at + 35, 'maxTimestamp'), partitionLeaderEpoch: chunk.readInt32BE(at + 12),
+        position, baseOffset, size, lastOffset: baseOffset + chunk.readInt32BE(at + BatchHeaderAt.LastOffsetDelta),
+        maxTimestamp: readInt64(chunk, at + BatchHeaderAt.MaxTimestamp, 'maxTimestamp'), partitionLeaderEpoch: chunk.readInt32BE(at + BatchHeaderAt.PartitionLeaderEpoch),
       };
       position += size;
       lastSize = size;
@@ -247,9 +247,9 @@ export class LogSegment {
     const buf = this.readBytes(first.position, Math.min(maxBytes, this.size - first.position), alloc);
     let end = 0;
     while (end + RECORD_BATCH_HEADER_BYTES <= buf.length) {
-      const size = buf.readInt32BE(end + 8) + LOG_OVERHEAD_BYTES;
+      const size = buf.readInt32BE(end + BatchHeaderAt.BatchLength) + LOG_OVERHEAD_BYTES;
       if (size < RECORD_BATCH_HEADER_BYTES || end + size > buf.length) break;
-      if (end > 0 && readInt64(buf, end, 'baseOffset') >= maxOffset) break;
+      if (end > 0 && readInt64(buf, end + BatchHeaderAt.BaseOffset, 'baseOffset') >= maxOffset) break;
       end += size;
     }
     if (end < first.size) throw new StorageError('KAFKA_STORAGE_ERROR', `short read at ${first.position} of ${this.logPath}: ${buf.length} bytes`);
@@ -273,10 +273,10 @@ export class LogSegment {
     let position = 0;
     let expected = this.baseOffset;
     let validBatches = 0;
-    const header = Buffer.allocUnsafe(12);
+    const header = Buffer.allocUnsafe(LOG_OVERHEAD_BYTES);
     while (position + RECORD_BATCH_HEADER_BYTES <= fileSize) {
-      if (h.read(header, 0, 12, position) < 12) break;
-      const size = header.readInt32BE(8) + LOG_OVERHEAD_BYTES;
+      if (h.read(header, 0, LOG_OVERHEAD_BYTES, position) < LOG_OVERHEAD_BYTES) break;
+      const size = header.readInt32BE(BatchHeaderAt.BatchLength) + LOG_OVERHEAD_BYTES;
       if (size < RECORD_BATCH_HEADER_BYTES || position + size > fileSize) break;
       const view = new RecordBatchView(this.readBytes(position, size));
       try {

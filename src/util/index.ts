@@ -4,3 +4,4 @@ export { SlabPool, SlabLease } from './slab-pool.js';
 export { Histogram, type HistogramSnapshot } from './histogram.js';
 export { systemClock, ManualClock, Prng, type Clock } from './clock.js';
 export { BufferPool, type BufferPoolOptions, type BufferPoolStats } from './buffer-pool.js';
+export { partitionKey, parsePartitionKey, partitionName } from './partition-key.js';

@@ -5,8 +5,6 @@ export const limits = {
   requestBytesMax: 100 * 1024 * 1024,
   /** Longest array a decoder will accept before checking remaining bytes. */
   arrayLengthMax: 0x7fffffff,
-  /** RecordBatch v2 header size in bytes. */
-  recordBatchHeaderBytes: 61,
   /** Largest record count a single batch may claim. */
   recordBatchRecordsMax: 1 << 24,
   /** Largest decompressed batch body we will inflate. */
@@ -38,4 +36,32 @@ export const limits = {
   responseSlabsFreeBytesMax: 64 * 1024 * 1024,
   /** The kept slabs are dropped when no response took one for this long (no memory held after a burst). */
   responseSlabsIdleMs: 30_000,
+  /** File descriptors the storage engine keeps open (segment files open lazily, close least recently used first). */
+  openFilesMax: 4096,
+  /** Arrays whose elements may encode to zero bytes are capped at this many elements when decoded. */
+  emptyArrayElementsMax: 1024,
+  /**
+   * Partitions one request may create (CreateTopics, CreatePartitions: POLICY_VIOLATION beyond it)
+   * or name in AddPartitionsToTxn (INVALID_REQUEST beyond it).
+   */
+  partitionsPerRequestMax: 100_000,
+  /**
+   * Partitions in one DescribeTopicPartitions response, whatever the request's limit (Kafka's
+   * `max.request.partition.size.limit` default); the rest come with the next cursor.
+   */
+  describeTopicPartitionsResponsePartitionsMax: 2000,
+  /** Fetches parked until data arrives or max_wait_ms passes; one more is answered at once. */
+  fetchPurgatoryOperationsMax: 100_000,
+  /** acks=all produces parked until the high watermark passes them; one more fails. */
+  producePurgatoryOperationsMax: 100_000,
+  /** Coordinator timers fired by one expiry call (the rest fire on the next). */
+  coordinatorTimersPerExpiryMax: 100_000,
+  /** Reads that loading one coordinator partition may take before it gives up. */
+  coordinatorLoadReadsMax: 1_000_000,
+  /** Transactions the transaction coordinator aborts for timing out in one scan; the next scan follows at once. */
+  txnAbortsPerTickMax: 1000,
+  /** Expired transactional ids removed in one scan; the next scan follows at once. */
+  txnExpirationsPerTickMax: 1000,
+  /** Spare producer ids the transaction coordinator holds (a burst of InitProducerIds may need this many at once). */
+  spareProducerIdsMax: 1024,
 } as const;

@@ -8,7 +8,7 @@ import { FetchSessionCache } from '../../src/broker/fetch-sessions.js';
 import type { MetadataView, TopicView, FetchParams, PartitionFetchResult } from '../../src/broker/services.js';
 import { buildRecordBatch, Compression } from '../../src/records/index.js';
 import { ErrorCode, defaultMessage, type FetchRequest } from '../../src/protocol/index.js';
-import { ManualClock } from '../../src/util/index.js';
+import { ManualClock, partitionKey } from '../../src/util/index.js';
 
 const ctx = (apiVersion: number, services: unknown) => ({
   header: { requestApiKey: 0, requestApiVersion: apiVersion, correlationId: 1, clientId: 'c' }, apiVersion,
@@ -27,7 +27,7 @@ const topicT: TopicView = { name: 't', id: 'AAAAAAAAAAAAAAAAAAAAAQ', isInternal:
 
 test('Produce: acks=0 gets no response; bad acks, null records and zstd below v7 are per-partition errors', async () => {
   const seen: unknown[] = [];
-  const services = { producePartitions: async (p: any) => { seen.push(p); return new Map(p.entries.map((e: any) => [`${e.topic}-${e.partition}`, { errorCode: 0, errorMessage: null, baseOffset: 7n, logAppendTimeMs: -1n, logStartOffset: 0n, recordErrors: [] }])); } };
+  const services = { producePartitions: async (p: any) => { seen.push(p); return new Map(p.entries.map((e: any) => [partitionKey(e.topic, e.partition), { errorCode: 0, errorMessage: null, baseOffset: 7n, logAppendTimeMs: -1n, logStartOffset: 0n, recordErrors: [] }])); } };
   const plain = await buildRecordBatch({ records: [{ value: Buffer.from('x') }] });
   const zstd = await buildRecordBatch({ records: [{ value: Buffer.from('x') }], compression: Compression.Zstd });
   const req = (acks: number, records: (Buffer | null)[]) => ({ transactionalId: null, acks, timeoutMs: 100, topicData: [{ name: 't', partitionData: records.map((r, index) => ({ index, records: r })) }] });

@@ -1,12 +1,13 @@
-// Runs a client program to completion (killed after `timeoutMs`), collecting its output.
+// Runs a client program to completion (killed after `timeoutMs`), collecting its output; `env` is
+// added to this process's environment.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 
-export function runProcess(cmd: string, args: string[], input: string | null = null, timeoutMs = 30_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export function runProcess(cmd: string, args: string[], input: string | null = null, timeoutMs = 30_000, env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(cmd, args, { stdio: [input === null ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+    const child = spawn(cmd, args, { stdio: [input === null ? 'ignore' : 'pipe', 'pipe', 'pipe'], env: { ...process.env, ...env } });
     let stdout = '';
     let stderr = '';
     child.stdout!.on('data', (d) => { stdout += d; });

@@ -18,17 +18,25 @@ test('bench produce, consume and e2e report what they did; a missed target rate 
     return { code: r.code, err: r.stderr, json: () => JSON.parse(r.stdout) };
   };
   try {
+    // Whether a loaded machine reaches the target rate is not this test's question: only that the
+    // summary says so and the exit code agrees with it.
     const one = await bench('produce', '--topic', 'b1', '--partitions', '3', '--num-records', '3001', '--batch-size', '100', '--record-size', '100', '--throughput', '2500', '--json');
-    assert.equal(one.code, 0, one.err);
     const s1 = one.json();
     assert.equal(s1.mode, 'produce');
+    assert.equal(s1.error, undefined, one.err);
+    assert.equal(one.code, s1.targetReached ? 0 : 1, one.err);
     assert.equal(s1.records, 3001, 'exactly the records asked for, the last batch partial');
+    assert.equal(s1.targetRecordsPerSec, 2500);
     assert.deepEqual(Object.keys(s1.latencyMs), PERCENTILES);
     assert.ok(s1.latencyMs.p50 <= s1.latencyMs.p99 && s1.latencyMs.p99 <= s1.latencyMs.max);
-    assert.ok(s1.recordsPerSec > 0 && s1.mbPerSec > 0 && s1.targetReached === true);
-    const line = JSON.parse(one.err.split('\n')[0]!);
-    assert.equal(line.progress, 'produce', 'with --json, progress lines on stderr are JSON too');
-    assert.ok(line.records > 0 && 'latencyMsP99' in line && 'inFlight' in line);
+    assert.ok(s1.recordsPerSec > 0 && s1.mbPerSec > 0);
+    // At 2500 records/s the run lasts over a second, so at least one progress line; the first may
+    // come before a worker's first report (a loaded machine), so its count may still be 0.
+    const lines = one.err.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));
+    assert.ok(lines.length >= 1, one.err);
+    assert.ok(lines.every((l) => l.progress === 'produce' && 'latencyMsP99' in l && 'inFlight' in l), 'with --json, progress lines on stderr are JSON too');
+    const counts = lines.map((l) => l.records as number);
+    assert.ok(counts.every((n, i) => n >= (counts[i - 1] ?? 0) && n <= 3001), `records so far: ${counts}`);
 
     const two = await bench('produce', '--topic', 'b1', '--producers', '2', '--num-records', '4001', '--batch-size', '50', '--record-size', '64',
       '--compression', 'lz4', '--acks', '-1', '--idempotence', '--json', '--quiet');
@@ -46,12 +54,14 @@ test('bench produce, consume and e2e report what they did; a missed target rate 
     assert.equal(rest.json().records, 7002 - 5000, 'the group resumes from its committed offsets');
 
     const e2e = await bench('e2e', '--topic', 'b2', '--partitions', '2', '--num-records', '2000', '--throughput', '2000', '--record-size', '32', '--json', '--quiet');
-    assert.equal(e2e.code, 0, e2e.err);
     const s3 = e2e.json();
-    assert.deepEqual([s3.mode, s3.records, s3.consumed, s3.targetReached], ['e2e', 2000, 2000, true]);
+    assert.equal(s3.error, undefined, e2e.err);
+    assert.equal(e2e.code, s3.targetReached ? 0 : 1, e2e.err);
+    assert.deepEqual([s3.mode, s3.records, s3.consumed], ['e2e', 2000, 2000]);
     assert.deepEqual(Object.keys(s3.e2eLatencyMs), PERCENTILES);
     assert.ok(s3.e2eLatencyMs.max > 0);
 
+    // 100 million records/s from one connection with one request in flight is out of any machine's reach.
     const missed = await bench('produce', '--topic', 'b1', '--num-records', '2000', '--batch-size', '10', '--in-flight', '1', '--throughput', '100000000', '--json', '--quiet');
     assert.equal(missed.code, 1);
     assert.equal(missed.json().targetReached, false);

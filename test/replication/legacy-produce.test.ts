@@ -8,7 +8,7 @@ import { ReplicaManager, Partition, MemoryLog, realScheduler } from '../../src/r
 import { produceHandler } from '../../src/broker/handlers/00-produce.js';
 import { Compression, RecordBatchView, crc32, readRecords } from '../../src/records/index.js';
 import { ErrorCode, decodeRequest } from '../../src/protocol/index.js';
-import { systemClock } from '../../src/util/index.js';
+import { partitionKey, systemClock } from '../../src/util/index.js';
 import { LEGACY_FIXTURE_RECORDS, LEGACY_FIXTURE_TIMESTAMP } from '../fixtures/legacy-records.js';
 
 const FRAMES = join(process.cwd(), 'test', 'fixtures', 'frames');
@@ -27,11 +27,11 @@ const str = (b: Buffer | null) => (b === null ? null : b.toString());
 test('legacy sets from kcat (magic 0, lz4) and kafka-python (magic 1, gzip) are appended as v2 batches with offsets in sequence', async () => {
   const { rm, log } = setup();
   const a = await rm.produce(1, 1000, [{ topic: 't', partition: 0, records: produced('legacy-kcat0.9.0-lz4-Produce-v1.bin'), legacyMessageSet: true }]);
-  assert.equal(a.get('t-0')!.errorCode, 0, a.get('t-0')!.errorMessage ?? '');
-  assert.equal(a.get('t-0')!.baseOffset, 0n);
+  assert.equal(a.get(partitionKey('t', 0))!.errorCode, 0, a.get(partitionKey('t', 0))!.errorMessage ?? '');
+  assert.equal(a.get(partitionKey('t', 0))!.baseOffset, 0n);
   const b = await rm.produce(-1, 1000, [{ topic: 't', partition: 0, records: produced('legacy-kafkapython0.10-gzip-Produce-v2.bin'), legacyMessageSet: true }]);
-  assert.equal(b.get('t-0')!.errorCode, 0, b.get('t-0')!.errorMessage ?? '');
-  assert.equal(b.get('t-0')!.baseOffset, 4n);
+  assert.equal(b.get(partitionKey('t', 0))!.errorCode, 0, b.get(partitionKey('t', 0))!.errorMessage ?? '');
+  assert.equal(b.get(partitionKey('t', 0))!.baseOffset, 4n);
   assert.equal(rm.partition('t', 0)!.highWatermark, 8);
   assert.equal(log.batches.length, 2);
   const [lz4, gzip] = log.batches.map((bytes) => new RecordBatchView(bytes));
@@ -48,7 +48,7 @@ test('a legacy set with a bad CRC gets CORRUPT_MESSAGE and nothing is appended',
   const bad = Buffer.from(produced('legacy-kcat0.9.0-none-Produce-v1.bin'));
   bad[bad.length - 1]! ^= 0xff;
   const r = await rm.produce(1, 1000, [{ topic: 't', partition: 0, records: bad, legacyMessageSet: true }]);
-  assert.equal(r.get('t-0')!.errorCode, ErrorCode.CORRUPT_MESSAGE);
+  assert.equal(r.get(partitionKey('t', 0))!.errorCode, ErrorCode.CORRUPT_MESSAGE);
   assert.equal(log.logEndOffset, 0);
 });
 
@@ -57,9 +57,9 @@ test('max.message.bytes applies to each legacy message and again to the converte
   let largestMessage = 0;
   for (let at = 0; at < legacy.length; at += 12 + legacy.readInt32BE(at + 8)) largestMessage = Math.max(largestMessage, 12 + legacy.readInt32BE(at + 8));
   const small = setup(largestMessage - 1);
-  assert.equal((await small.rm.produce(1, 1000, [{ topic: 't', partition: 0, records: legacy, legacyMessageSet: true }])).get('t-0')!.errorCode, ErrorCode.MESSAGE_TOO_LARGE);
+  assert.equal((await small.rm.produce(1, 1000, [{ topic: 't', partition: 0, records: legacy, legacyMessageSet: true }])).get(partitionKey('t', 0))!.errorCode, ErrorCode.MESSAGE_TOO_LARGE);
   const medium = setup(largestMessage + 1);
-  const r = (await medium.rm.produce(1, 1000, [{ topic: 't', partition: 0, records: legacy, legacyMessageSet: true }])).get('t-0')!;
+  const r = (await medium.rm.produce(1, 1000, [{ topic: 't', partition: 0, records: legacy, legacyMessageSet: true }])).get(partitionKey('t', 0))!;
   assert.equal(r.errorCode, ErrorCode.MESSAGE_TOO_LARGE, 'the converted batch of four records is larger than any one message');
   assert.match(r.errorMessage ?? '', /converted/);
   assert.equal(medium.log.logEndOffset, 0);
@@ -86,7 +86,7 @@ test('Produce v0-2 hands legacy sets to the replica manager marked for conversio
   const services = {
     producePartitions: async (p: any) => {
       seen.push(...p.entries);
-      return new Map(p.entries.map((e: any) => [`${e.topic}-${e.partition}`, { errorCode: 0, errorMessage: null, baseOffset: 3n, logAppendTimeMs: 1234n, logStartOffset: 0n, recordErrors: [] }]));
+      return new Map(p.entries.map((e: any) => [partitionKey(e.topic, e.partition), { errorCode: 0, errorMessage: null, baseOffset: 3n, logAppendTimeMs: 1234n, logStartOffset: 0n, recordErrors: [] }]));
     },
   };
   const req = (records: Buffer) => ({ transactionalId: null, acks: 1, timeoutMs: 100, topicData: [{ name: 't', partitionData: [{ index: 0, records }] }] });

@@ -17,10 +17,11 @@
 // it to the transaction instead of the client sending AddPartitionsToTxn.
 import { ErrorCode, type ProduceRequest } from '../../protocol/index.js';
 import { isLegacyMessageSet } from '../../records/index.js';
+import { ATTR_COMPRESSION_MASK, BatchHeaderAt, Compression, LOG_OVERHEAD_BYTES, RECORD_BATCH_HEADER_BYTES } from '../../records/index.js';
+import { partitionKey } from '../../util/index.js';
 import type { HandlerSpec } from '../context.js';
 import { produceFailure, type PartitionProduceResult, type ProduceEntry, type ProducePartitionsParams } from '../services.js';
 
-const ZSTD = 4;
 const ZSTD_MIN_PRODUCE_VERSION = 7;
 /** The last Produce version that may carry legacy message sets. */
 const LEGACY_MAX_PRODUCE_VERSION = 2;
@@ -28,21 +29,20 @@ const LEGACY_MAX_PRODUCE_VERSION = 2;
 const ADD_TO_TRANSACTION_MIN_PRODUCE_VERSION = 12;
 
 export interface ProduceServices {
+  /** Each partition's result, keyed by partitionKey(topic, partition). */
   producePartitions(params: ProducePartitionsParams): Promise<Map<string, PartitionProduceResult>>;
 }
 
 /** The tagged CurrentLeader of v10+ (KIP-951) at its default: no new-leader hint is given. */
 const NO_LEADER_HINT = Object.freeze({ leaderId: -1, leaderEpoch: -1 });
 
-export const partitionKey = (topic: string, partition: number): string => `${topic}-${partition}`;
-
 /** Whether any batch in `records` is zstd-compressed (walks batch headers only). */
 function hasZstd(records: Buffer): boolean {
-  for (let pos = 0; pos + 61 <= records.length;) {
-    if ((records.readInt16BE(pos + 21) & 7) === ZSTD) return true;
-    const len = records.readInt32BE(pos + 8);
+  for (let pos = 0; pos + RECORD_BATCH_HEADER_BYTES <= records.length;) {
+    if ((records.readInt16BE(pos + BatchHeaderAt.Attributes) & ATTR_COMPRESSION_MASK) === Compression.Zstd) return true;
+    const len = records.readInt32BE(pos + BatchHeaderAt.BatchLength);
     if (len <= 0) return false;
-    pos += 12 + len;
+    pos += LOG_OVERHEAD_BYTES + len;
   }
   return false;
 }

@@ -7,13 +7,13 @@
 // (v4 adds as version 1). This broker's own produce path calls the coordinator directly. A partition of an
 // unknown topic fails the whole transaction's request: UNKNOWN_TOPIC_OR_PARTITION for it and
 // OPERATION_NOT_ATTEMPTED for the others, as Kafka answers. A request may name at most
-// TXN_PARTITIONS_PER_REQUEST_MAX partitions.
+// limits.partitionsPerRequestMax partitions.
 import { ErrorCode, type AddPartitionsToTxnRequest, type AddPartitionsToTxnRequestAddPartitionsToTxnTopic } from '../../protocol/index.js';
 import { fencedErrorForVersion, type PartitionError } from '../../coordinator/index.js';
+import { limits } from '../../util/index.js';
 import type { HandlerSpec } from '../context.js';
 import type { TxnServices } from '../services.js';
 
-export const TXN_PARTITIONS_PER_REQUEST_MAX = 100_000;
 /** From this version an add (not verifyOnly) is for a transaction version 2 client (Kafka's transactionVersionForAddPartitionsToTxn). */
 const ADD_PARTITIONS_TV2_VERSION = 5;
 
@@ -55,11 +55,11 @@ export const addPartitionsToTxnHandler: HandlerSpec<TxnServices, 24> = {
       : request.transactions.reduce((n, x) => n + x.topics.reduce((m, t) => m + t.partitions.length, 0), 0);
     if (v < 4) {
       const all = (code: number) => request.v3AndBelowTopics.map((t) => ({ name: t.name, resultsByPartition: t.partitions.map((p) => ({ partitionIndex: p, partitionErrorCode: code })) }));
-      const results = count > TXN_PARTITIONS_PER_REQUEST_MAX ? all(ErrorCode.INVALID_REQUEST)
+      const results = count > limits.partitionsPerRequestMax ? all(ErrorCode.INVALID_REQUEST)
         : await addOne(ctx.services, v, request.v3AndBelowTransactionalId, request.v3AndBelowProducerId, request.v3AndBelowProducerEpoch, request.v3AndBelowTopics, false);
       return { throttleTimeMs: 0, errorCode: 0, resultsByTransaction: [], resultsByTopicV3AndBelow: results };
     }
-    if (count > TXN_PARTITIONS_PER_REQUEST_MAX) return { throttleTimeMs: 0, errorCode: ErrorCode.INVALID_REQUEST, resultsByTransaction: [], resultsByTopicV3AndBelow: [] };
+    if (count > limits.partitionsPerRequestMax) return { throttleTimeMs: 0, errorCode: ErrorCode.INVALID_REQUEST, resultsByTransaction: [], resultsByTopicV3AndBelow: [] };
     const resultsByTransaction = await Promise.all(request.transactions.map(async (x) => ({
       transactionalId: x.transactionalId,
       topicResults: await addOne(ctx.services, v, x.transactionalId, x.producerId, x.producerEpoch, x.topics, x.verifyOnly),

@@ -8,9 +8,9 @@
 import { ErrorCode, ZERO_UUID, type DescribeTopicPartitionsRequest } from '../../protocol/index.js';
 import { isInternalTopic, topicNameError } from '../../controller/index.js';
 import type { HandlerSpec } from '../context.js';
+import { limits } from '../../util/index.js';
 import type { MetadataView } from '../services.js';
 
-export const PARTITIONS_PER_RESPONSE_MAX = 2000;
 const AUTHORIZED_OPERATIONS_OMITTED = -2147483648;
 
 export const describeTopicPartitionsHandler: HandlerSpec<{ metadata(): MetadataView }, 75> = {
@@ -26,7 +26,7 @@ export const describeTopicPartitionsHandler: HandlerSpec<{ metadata(): MetadataV
       // cursor's topic carries it.
       return { throttleTimeMs: 0, nextCursor: null, topics: [{ errorCode: ErrorCode.INVALID_REQUEST, name: cursor.topicName, topicId: ZERO_UUID, isInternal: false, partitions: [], topicAuthorizedOperations: AUTHORIZED_OPERATIONS_OMITTED }] };
     }
-    let budget = Math.max(1, Math.min(request.responsePartitionLimit, PARTITIONS_PER_RESPONSE_MAX));
+    let budget = Math.max(1, Math.min(request.responsePartitionLimit, limits.describeTopicPartitionsResponsePartitionsMax));
     const topics = [];
     let nextCursor: { topicName: string; partitionIndex: number } | null = null;
     for (const name of names) {

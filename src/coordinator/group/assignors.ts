@@ -2,7 +2,7 @@
 // balanced) and `range` (per-topic ranges, co-partitioned across topics). Pure functions of the
 // group's members, their subscriptions and current assignments, and the topics' partition counts.
 // Determinism matters: every coordinator replaying the same inputs must compute the same target.
-import { assert } from '../../util/index.js';
+import { assert, parsePartitionKey, partitionKey } from '../../util/index.js';
 
 export type Assignment = Map<string, number[]>; // topic id → sorted partitions
 
@@ -93,14 +93,14 @@ export function uniformAssign(input: AssignorInput): AssignorOutput {
     }
     mine.sort((a, b) => (a[0] === b[0] ? a[1] - b[1] : a[0] < b[0] ? -1 : 1));
     for (const [topic, p] of mine) {
-      const k = `${topic}:${p}`;
+      const k = partitionKey(topic, p);
       if (owner.has(k) || counts.get(m.memberId)! >= quota) continue;
       owner.set(k, m.memberId);
       counts.set(m.memberId, counts.get(m.memberId)! + 1);
     }
   }
   for (const [topic, p] of all) {
-    const k = `${topic}:${p}`;
+    const k = partitionKey(topic, p);
     if (owner.has(k)) continue;
     let best: string | null = null;
     for (const m of members) {
@@ -113,8 +113,8 @@ export function uniformAssign(input: AssignorInput): AssignorOutput {
   }
   rebalanceHomogeneous(members, subscribed, owner, counts, all);
   for (const [k, id] of owner) {
-    const at = k.lastIndexOf(':');
-    add(out.get(id)!, k.slice(0, at), Number(k.slice(at + 1)));
+    const { topic, partition } = parsePartitionKey(k);
+    add(out.get(id)!, topic, partition);
   }
   return sortAll(out);
 }
@@ -131,9 +131,9 @@ function rebalanceHomogeneous(members: AssignorMember[], subscribed: Map<string,
     for (const low of sorted) {
       for (const high of [...sorted].reverse()) {
         if (counts.get(high.memberId)! - counts.get(low.memberId)! <= 1) continue;
-        const candidate = all.find(([t, p]) => owner.get(`${t}:${p}`) === high.memberId && subscribed.get(low.memberId)!.has(t));
+        const candidate = all.find(([t, p]) => owner.get(partitionKey(t, p)) === high.memberId && subscribed.get(low.memberId)!.has(t));
         if (!candidate) continue;
-        owner.set(`${candidate[0]}:${candidate[1]}`, low.memberId);
+        owner.set(partitionKey(candidate[0], candidate[1]), low.memberId);
         counts.set(high.memberId, counts.get(high.memberId)! - 1);
         counts.set(low.memberId, counts.get(low.memberId)! + 1);
         moved = true;

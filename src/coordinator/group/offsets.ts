@@ -5,6 +5,7 @@
 // marker; as in Kafka the log decides between a plain and a transactional commit of the same
 // partition: each offset keeps its position in the replay order, which is the log order.
 import { ErrorCode, type OffsetCommitValue } from '../../protocol/index.js';
+import { partitionKey } from '../../util/index.js';
 import { newClassicGroup, subscribedTopics, transition } from './classic.js';
 import type { ClassicGroups } from './classic-groups.js';
 import type { ConsumerGroups } from './consumer.js';
@@ -76,7 +77,7 @@ export class Offsets {
     if (!groups) this.pendingTxnOffsets.set(producerId, groups = new Map());
     let map = groups.get(group);
     if (!map) groups.set(group, map = new Map());
-    map.set(`${topic}\0${partition}`, this.committedOffset(topic, partition, v));
+    map.set(partitionKey(topic, partition), this.committedOffset(topic, partition, v));
   }
 
   private committedOffset(topic: string, partition: number, v: OffsetCommitValue): PartitionOffset {
@@ -95,25 +96,25 @@ export class Offsets {
     for (const [group, offsets] of groups) {
       for (const c of offsets.values()) {
         // As Kafka: a plain commit written after the transactional one (later in the log) wins.
-        const existing = this.committed.get(group)?.get(`${c.topic}\0${c.partition}`);
+        const existing = this.committed.get(group)?.get(partitionKey(c.topic, c.partition));
         if (existing && existing.logPosition > c.logPosition) continue;
         if (!this.ctx.groups.has(group)) this.ctx.groups.set(group, newClassicGroup(group, c.commitTimestampMs));
         let map = this.committed.get(group);
         if (!map) this.committed.set(group, map = new Map());
-        map.set(`${c.topic}\0${c.partition}`, c);
+        map.set(partitionKey(c.topic, c.partition), c);
       }
     }
   }
 
   /** Whether a transaction holds an undecided offset for this partition of the group (OffsetFetch require_stable). */
   hasPendingTxnOffset(group: string, topic: string, partition: number): boolean {
-    const key = `${topic}\0${partition}`;
+    const key = partitionKey(topic, partition);
     for (const groups of this.pendingTxnOffsets.values()) if (groups.get(group)?.has(key)) return true;
     return false;
   }
 
   replayOffset(group: string, topic: string, partition: number, v: OffsetCommitValue | null): void {
-    const key = `${topic}\0${partition}`;
+    const key = partitionKey(topic, partition);
     if (v === null) {
       const map = this.committed.get(group);
       map?.delete(key);
@@ -204,7 +205,7 @@ export class Offsets {
       if (requireStable && this.hasPendingTxnOffset(groupId, topic, partition)) {
         return { partitionIndex: partition, committedOffset: -1n, committedLeaderEpoch: -1, metadata: '', errorCode: ErrorCode.UNSTABLE_OFFSET_COMMIT };
       }
-      const c = committed?.get(`${topic}\0${partition}`);
+      const c = committed?.get(partitionKey(topic, partition));
       return c ? { partitionIndex: partition, committedOffset: c.offset, committedLeaderEpoch: c.leaderEpoch, metadata: c.metadata, errorCode: 0 }
         : { partitionIndex: partition, committedOffset: -1n, committedLeaderEpoch: -1, metadata: '', errorCode: 0 };
     };
@@ -241,7 +242,7 @@ export class Offsets {
       name: t.name,
       partitions: t.partitions.map((partitionIndex) => {
         if (subscribed(t.name)) return { partitionIndex, errorCode: ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC };
-        if (committed?.has(`${t.name}\0${partitionIndex}`)) this.ctx.emit({ type: 'offset', group: groupId, topic: t.name, partition: partitionIndex, value: null });
+        if (committed?.has(partitionKey(t.name, partitionIndex))) this.ctx.emit({ type: 'offset', group: groupId, topic: t.name, partition: partitionIndex, value: null });
         return { partitionIndex, errorCode: ErrorCode.NONE };
       }),
     }));

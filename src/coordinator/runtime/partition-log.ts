@@ -4,6 +4,7 @@
 // the storage engine later) backs the coordinator too.
 import type { ReplicaManager } from '../../replication/index.js';
 import { ErrorCode } from '../../protocol/index.js';
+import { partitionKey } from '../../util/index.js';
 import type { CoordinatorLog } from './runtime.js';
 
 export function replicaManagerLog(rm: ReplicaManager, topic: string, commitTimeoutMs: number): CoordinatorLog {
@@ -12,7 +13,7 @@ export function replicaManagerLog(rm: ReplicaManager, topic: string, commitTimeo
     leaderEpoch: (partition) => rm.partition(topic, partition)?.leaderEpoch ?? -1,
     append: async (partition, batch) => {
       const out = await rm.produce(-1, commitTimeoutMs, [{ topic, partition, records: batch }]);
-      return out.get(`${topic}-${partition}`)?.errorCode ?? ErrorCode.UNKNOWN_SERVER_ERROR;
+      return out.get(partitionKey(topic, partition))?.errorCode ?? ErrorCode.UNKNOWN_SERVER_ERROR;
     },
     read: async (partition, offset, maxBytes) => {
       const p = rm.partition(topic, partition);

@@ -15,7 +15,7 @@
 // writes alike. A shard's timers are data; the runtime turns its next deadline into one scheduled
 // tick.
 import { buildRecordBatch, decompressBatchBody, iterateBatches, iterateRecords, parseControlRecordType } from '../../records/index.js';
-import type { Clock } from '../../util/index.js';
+import { limits, type Clock } from '../../util/index.js';
 import type { Scheduler } from '../../replication/index.js';
 import { ErrorCode } from '../../protocol/index.js';
 
@@ -89,13 +89,13 @@ export interface BatchOrigin { producerId: number; isTransactional: boolean }
 export async function replayPartition(log: CoordinatorLog, partition: number, replay: (key: Buffer, value: Buffer | null, origin: BatchOrigin) => void,
   onMarker: (producerId: number, commit: boolean) => void, stopped: () => boolean = () => false): Promise<void> {
   let offset = log.logStartOffset(partition);
-  for (let reads = 0; reads < 1_000_000 && !stopped(); reads++) {
+  for (let reads = 0; reads < limits.coordinatorLoadReadsMax && !stopped(); reads++) {
     const { bytes, endOffset } = await log.read(partition, offset, LOAD_READ_BYTES);
     if (bytes.length === 0) break;
     for (const view of iterateBatches(bytes)) {
       offset = view.lastOffset + 1;
       if (view.isControl) {
-        for (const rec of iterateRecords(view, view.bytes().subarray(61))) {
+        for (const rec of iterateRecords(view, view.body())) {
           const type = parseControlRecordType(rec.key);
           if (type === 'COMMIT' || type === 'ABORT') onMarker(view.producerId, type === 'COMMIT');
           break;

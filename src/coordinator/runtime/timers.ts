@@ -2,6 +2,7 @@
 // passes. Nothing here reads the clock; the runtime (or a test) calls `expire(nowMs)` and asks for
 // `nextDeadlineMs()` to know when to come back. Timers with equal deadlines fire in the order they
 // were scheduled, so a replay of the same inputs fires them identically.
+import { limits } from '../../util/index.js';
 
 export class Timers {
   private readonly entries = new Map<string, { deadlineMs: number; seq: number; fire: (nowMs: number) => void }>();
@@ -25,7 +26,7 @@ export class Timers {
   }
 
   /** Fires every timer due at `nowMs`, earliest first; at most `fireMax` of them. Returns how many fired. */
-  expire(nowMs: number, fireMax = 100_000): number {
+  expire(nowMs: number, fireMax: number = limits.coordinatorTimersPerExpiryMax): number {
     let fired = 0;
     while (fired < fireMax) {
       let dueKey: string | null = null;

@@ -1,6 +1,7 @@
 // Transaction metadata of one transactional id and the rules its transitions follow (Kafka's
 // TransactionMetadata): which states may follow which, when a producer's epochs are used up, and
 // how a producer id and epoch in a request are checked against the current ones.
+import { partitionKey } from '../../util/index.js';
 import { NO_PRODUCER_EPOCH, NO_PRODUCER_ID, type TopicPartition, type TxnRecordValue, type TxnState } from './records.js';
 
 export interface TransactionMetadata extends TxnRecordValue { readonly transactionalId: string }
@@ -59,4 +60,4 @@ export function transit(m: TransactionMetadata, changes: Partial<TxnRecordValue>
   };
 }
 
-export const tpKey = (tp: TopicPartition): string => `${tp.topic}\0${tp.partition}`;
+export const tpKey = (tp: TopicPartition): string => partitionKey(tp.topic, tp.partition);

@@ -10,7 +10,7 @@
 // spare id is on hand for every such operation in the queue; ids an operation did not need stay
 // spare for the next one, so none is wasted.
 import { ErrorCode, type DescribeTransactionsResponseTransactionState, type ListTransactionsResponse } from '../../protocol/index.js';
-import { assert, type Clock } from '../../util/index.js';
+import { assert, limits, type Clock } from '../../util/index.js';
 import type { Scheduler } from '../../replication/index.js';
 import { CoordinatorRuntime, type CoordinatorLog, type RuntimeLogger } from '../runtime/runtime.js';
 import { partitionForTransactionalId } from './partition.js';
@@ -34,9 +34,6 @@ export interface TxnServiceDeps {
 }
 
 type Routed = { partition: number; shard: TransactionCoordinatorShard } | { errorCode: number };
-
-/** Spare producer ids held at most (a burst of InitProducerIds may need this many at once). */
-const SPARE_PRODUCER_IDS_MAX = 1024;
 
 export class TxnCoordinatorService {
   readonly runtime: CoordinatorRuntime<TxnRecord, TransactionCoordinatorShard, TxnEffects>;
@@ -108,7 +105,7 @@ export class TxnCoordinatorService {
     if ('errorCode' in pre) return failed(pre.errorCode);
     this.idTakersQueued++;
     try {
-      while (this.spareProducerIds.length < Math.min(this.idTakersQueued, SPARE_PRODUCER_IDS_MAX)) {
+      while (this.spareProducerIds.length < Math.min(this.idTakersQueued, limits.spareProducerIdsMax)) {
         this.spareProducerIds.push(await this.deps.allocateProducerId());
       }
     } catch (err) {

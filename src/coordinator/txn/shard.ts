@@ -14,7 +14,7 @@
 // expires idle transactional ids (a tombstone). No clock, no randomness (producer ids come from an
 // injected synchronous generator), no I/O.
 import { ErrorCode, type DescribeTransactionsResponseTransactionState, type ListTransactionsResponse } from '../../protocol/index.js';
-import { assert } from '../../util/index.js';
+import { assert, limits } from '../../util/index.js';
 import { Timers } from '../runtime/timers.js';
 import { NO_PRODUCER_EPOCH, NO_PRODUCER_ID, TXN_STATES, sortPartitions, type TopicPartition, type TxnRecord, type TxnRecordValue, type TxnState } from './records.js';
 import {
@@ -43,7 +43,7 @@ export interface TxnCoordinatorConfig {
 
 export const defaultTxnConfig: TxnCoordinatorConfig = {
   transactionMaxTimeoutMs: 900_000, transactionalIdExpirationMs: 7 * 24 * 3600 * 1000, abortTimedOutTransactionsIntervalMs: 10_000,
-  removeExpiredTransactionalIdsIntervalMs: 3600_000, logValueVersion: 1, abortsPerTickMax: 1000, expirationsPerTickMax: 1000,
+  removeExpiredTransactionalIdsIntervalMs: 3600_000, logValueVersion: 1, abortsPerTickMax: limits.txnAbortsPerTickMax, expirationsPerTickMax: limits.txnExpirationsPerTickMax,
 };
 
 /** Something to send once this operation's records are committed (or to fail with a code if they are not). */
