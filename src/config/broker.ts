@@ -80,7 +80,7 @@ function checkCrossKeyRules(values: Map<string, unknown>, originals: Map<string,
   if (originals.has('node.id') && originals.has('broker.id') && nodeId !== brokerId) {
     bad('broker.id', `broker.id (${brokerId}) must match node.id (${nodeId}) when both are set`);
   }
-  checkListenerNames(values, originals, bad);
+  checkListenerNames(values, originals, bad, splitNames(values.get('controller.listener.names') as string | null));
   const roles = values.get('process.roles') as string[];
   if (roles.length === 0) return;
   if (Math.max(nodeId, brokerId) < 0) bad('node.id', 'node.id must be set to a non-negative id when process.roles is set');
@@ -102,13 +102,27 @@ function checkCrossKeyRules(values: Map<string, unknown>, originals: Map<string,
   if (roles.includes('broker') && !roles.includes('controller')) {
     for (const n of controllerNames) if (listenerNames.includes(n)) bad('listeners', `a broker-only node must not listen on controller listener ${n}`);
   }
+  if (roles.includes('broker')) {
+    // Clients must never be sent to a controller endpoint (Kafka refuses this too).
+    const advertised = ((values.get('advertised.listeners') as string[] | null) ?? []).map(listenerName);
+    for (const n of controllerNames) {
+      if (advertised.includes(n)) bad('advertised.listeners', `advertised.listeners must not contain the controller listener ${n} (controller.listener.names)`);
+    }
+  }
+  const id = Math.max(nodeId, brokerId);
+  const voterIds = voters.map((v) => Number(v.slice(0, v.indexOf('@'))));
+  if (roles.includes('controller') && voters.length > 0 && id >= 0 && !voterIds.includes(id)) {
+    bad('controller.quorum.voters', `node.id ${id} has the controller role but is not in controller.quorum.voters (${voters.join(',')})`);
+  }
 }
 
-function checkListenerNames(values: Map<string, unknown>, originals: Map<string, string>, bad: (name: string, message: string) => void): void {
+function checkListenerNames(values: Map<string, unknown>, originals: Map<string, string>, bad: (name: string, message: string) => void, controllerNames: string[]): void {
   const map = new Map<string, string>();
+  // As Kafka: a controller listener missing from the map speaks the protocol it is named after, or PLAINTEXT.
+  for (const n of controllerNames) map.set(n.toUpperCase(), SECURITY_PROTOCOL_NAMES.includes(n.toUpperCase()) ? n.toUpperCase() : 'PLAINTEXT');
   for (const pair of splitNames(values.get('listener.security.protocol.map') as string)) {
     const [name, protocol] = pair.split(':').map((x) => x.trim().toUpperCase());
-    if (name === undefined || protocol === undefined || name === '' || !['PLAINTEXT', 'SSL', 'SASL_PLAINTEXT', 'SASL_SSL'].includes(protocol)) {
+    if (name === undefined || protocol === undefined || name === '' || !SECURITY_PROTOCOL_NAMES.includes(protocol)) {
       bad('listener.security.protocol.map', `listener.security.protocol.map entry ${JSON.stringify(pair)} is not NAME:PROTOCOL with a known protocol`);
     } else map.set(name, protocol);
   }
@@ -121,6 +135,8 @@ function checkListenerNames(values: Map<string, unknown>, originals: Map<string,
     bad('inter.broker.listener.name', 'Only one of inter.broker.listener.name and security.inter.broker.protocol may be set');
   }
 }
+
+const SECURITY_PROTOCOL_NAMES = ['PLAINTEXT', 'SSL', 'SASL_PLAINTEXT', 'SASL_SSL'];
 
 function splitNames(s: string | null): string[] {
   return s === null ? [] : s.split(',').map((x) => x.trim()).filter((x) => x !== '');

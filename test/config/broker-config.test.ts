@@ -133,3 +133,31 @@ test('ConfigSource and ConfigType ids are the ones Kafka writes', async () => {
   });
   assert.deepEqual(ConfigTypeId, { UNKNOWN: 0, BOOLEAN: 1, STRING: 2, INT: 3, SHORT: 4, LONG: 5, DOUBLE: 6, LIST: 7, CLASS: 8, PASSWORD: 9 });
 });
+
+test('a controller listener missing from listener.security.protocol.map speaks PLAINTEXT, as in Kafka', () => {
+  const c = parseBrokerConfig({
+    'process.roles': 'broker,controller', 'node.id': '1', 'controller.quorum.voters': '1@localhost:9093',
+    listeners: 'PLAINTEXT://:9092,CTRL://:9093', 'controller.listener.names': 'CTRL', 'listener.security.protocol.map': 'PLAINTEXT:PLAINTEXT',
+  });
+  assert.equal(c.nodeId, 1);
+  // Not a controller listener: still refused.
+  assert.throws(() => parseBrokerConfig({ listeners: 'OTHER://:9092' }), /listener name OTHER is not in listener.security.protocol.map/);
+});
+
+test('KRaft misconfigurations are refused naming the key: a controller not among the voters, a controller listener advertised to clients', () => {
+  const base = { 'process.roles': 'broker,controller', 'node.id': '2', listeners: 'PLAINTEXT://:9092,CONTROLLER://:9093', 'controller.listener.names': 'CONTROLLER' };
+  assert.throws(() => parseBrokerConfig({ ...base, 'controller.quorum.voters': '1@localhost:9093' }), (e: unknown) => {
+    assert.ok(e instanceof BrokerConfigError);
+    assert.deepEqual(e.problems.map((p) => p.name), ['controller.quorum.voters']);
+    assert.match(e.problems[0]!.message, /node.id 2 has the controller role but is not in controller.quorum.voters/);
+    return true;
+  });
+  assert.throws(() => parseBrokerConfig({ ...base, 'controller.quorum.voters': '2@localhost:9093', 'advertised.listeners': 'PLAINTEXT://h:9092,CONTROLLER://h:9093' }), (e: unknown) => {
+    assert.ok(e instanceof BrokerConfigError);
+    assert.deepEqual(e.problems.map((p) => p.name), ['advertised.listeners']);
+    return true;
+  });
+  // A broker-only node is no voter, and that is fine.
+  const broker = parseBrokerConfig({ 'process.roles': 'broker', 'node.id': '4', 'controller.quorum.voters': '1@localhost:9093', listeners: 'PLAINTEXT://:9092', 'controller.listener.names': 'CONTROLLER' });
+  assert.equal(broker.nodeId, 4);
+});
