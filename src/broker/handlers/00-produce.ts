@@ -16,8 +16,9 @@
 // partition must already be in the transaction; v12 (transaction version 2, same body as v11) adds
 // it to the transaction instead of the client sending AddPartitionsToTxn.
 import { ErrorCode, type ProduceRequest } from '../../protocol/index.js';
-import { isLegacyMessageSet } from '../../records/index.js';
-import { ATTR_COMPRESSION_MASK, BatchHeaderAt, Compression, LOG_OVERHEAD_BYTES, RECORD_BATCH_HEADER_BYTES } from '../../records/index.js';
+import {
+  ATTR_COMPRESSION_MASK, BatchHeaderAt, Compression, LOG_OVERHEAD_BYTES, RECORD_BATCH_HEADER_BYTES, isLegacyMessageSet,
+} from '../../records/index.js';
 import { partitionKey } from '../../util/index.js';
 import type { HandlerSpec } from '../context.js';
 import { produceFailure, type PartitionProduceResult, type ProduceEntry, type ProducePartitionsParams } from '../services.js';
