@@ -341,7 +341,8 @@ export class Broker {
     return this.producerIdManager ??= new ProducerIdManager(this.deps.nodeId, () => this.deps.metadata.nextProducerId(), (records) => this.commit(records));
   }
 
-  readonly configAdmin = new ConfigAdmin(() => this.deps.metadata.view(), () => this.deps.brokerConfig, () => this.deps.nodeId, (records) => this.commit(records));
+  readonly configAdmin = new ConfigAdmin(() => this.deps.metadata.view(), () => this.deps.brokerConfig, () => this.deps.nodeId, (records) => this.commit(records),
+    (change) => this.inControllerQueue(change));
 
   private controllerQueue: Promise<unknown> = Promise.resolve();
   /**
@@ -351,11 +352,15 @@ export class Broker {
    * caused can fail its replay.
    */
   private controllerOperation<T>(op: (view: ControllerView) => { records: EmittedRecord[]; result: T }): Promise<T> {
-    const run = this.controllerQueue.then(async () => {
+    return this.inControllerQueue(async () => {
       const out = op(this.controllerView());
       await this.commit(out.records);
       return out.result;
     });
+  }
+
+  private inControllerQueue<T>(change: () => Promise<T>): Promise<T> {
+    const run = this.controllerQueue.then(change);
     this.controllerQueue = run.catch(() => {});
     return run;
   }

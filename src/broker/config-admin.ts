@@ -22,6 +22,11 @@ export class ConfigAdmin {
     private readonly brokerConfig: () => BrokerConfig,
     private readonly nodeId: () => number,
     private readonly commit: (records: EmittedRecord[]) => Promise<void>,
+    /**
+     * Runs a change after every earlier controller operation has committed, so it reads and
+     * validates the latest configs (two APPENDs to one list both land).
+     */
+    private readonly serialize: <T>(change: () => Promise<T>) => Promise<T> = (change) => change(),
   ) {}
 
   private brokerResource(name: string): 'broker' | 'cluster-default' | null {
@@ -72,7 +77,11 @@ export class ConfigAdmin {
     return ok;
   }
 
-  async incrementalAlter(resourceType: number, name: string, ops: { name: string; configOperation: number; value: string | null }[], validateOnly: boolean): Promise<ResourceResult> {
+  incrementalAlter(resourceType: number, name: string, ops: { name: string; configOperation: number; value: string | null }[], validateOnly: boolean): Promise<ResourceResult> {
+    return this.serialize(() => this.incrementalAlterNow(resourceType, name, ops, validateOnly));
+  }
+
+  private async incrementalAlterNow(resourceType: number, name: string, ops: { name: string; configOperation: number; value: string | null }[], validateOnly: boolean): Promise<ResourceResult> {
     const bad = this.check(resourceType, name);
     if (bad) return bad;
     const kind = resourceType === ResourceType.Topic ? 'topic' : 'broker';
@@ -82,7 +91,11 @@ export class ConfigAdmin {
   }
 
   /** Legacy AlterConfigs: the given set replaces every dynamic config of the resource. */
-  async alter(resourceType: number, name: string, configs: { name: string; value: string | null }[], validateOnly: boolean): Promise<ResourceResult> {
+  alter(resourceType: number, name: string, configs: { name: string; value: string | null }[], validateOnly: boolean): Promise<ResourceResult> {
+    return this.serialize(() => this.alterNow(resourceType, name, configs, validateOnly));
+  }
+
+  private async alterNow(resourceType: number, name: string, configs: { name: string; value: string | null }[], validateOnly: boolean): Promise<ResourceResult> {
     const bad = this.check(resourceType, name);
     if (bad) return bad;
     const ops = configs.map((c) => ({ name: c.name, configOperation: c.value === null ? 1 : 0, value: c.value }));

@@ -89,4 +89,16 @@ test('controller operations validate against the latest state: concurrent creati
   const direct = await Promise.all(Array.from({ length: 4 }, () => broker.topicAdmin.createTopics({ topics: [{ name: 'direct', numPartitions: 2, replicationFactor: 1, assignments: [], configs: [] }], timeoutMs: 1000, validateOnly: false }, 7)));
   assert.deepEqual(direct.map((r) => r[0]!.errorCode).sort(), [0, ErrorCode.TOPIC_ALREADY_EXISTS, ErrorCode.TOPIC_ALREADY_EXISTS, ErrorCode.TOPIC_ALREADY_EXISTS]);
   assert.deepEqual([...real.view().topics()].map((t) => `${t.name}/${t.partitions.length}`).sort(), ['direct/2', 'once/1']);
+  // Config changes read the configs every earlier change left: concurrent APPENDs all land.
+  const appends = await Promise.all(Array.from({ length: 6 }, (_, i) => broker.configAdmin.incrementalAlter(2, 'direct', [{ name: 'leader.replication.throttled.replicas', configOperation: 2, value: `${i}:1` }], false)));
+  assert.deepEqual(appends.map((r) => r.errorCode), [0, 0, 0, 0, 0, 0]);
+  const list = real.view().configs(2, 'direct').get('leader.replication.throttled.replicas')!.split(',').sort();
+  assert.deepEqual(list, ['0:1', '1:1', '2:1', '3:1', '4:1', '5:1']);
+  // A change racing the topic's deletion is answered, and never leaves a record the image refuses.
+  const [deleted, altered] = await Promise.all([
+    broker.topicAdmin.deleteTopics([{ name: 'direct', topicId: 'AAAAAAAAAAAAAAAAAAAAAA' }]),
+    broker.configAdmin.incrementalAlter(2, 'direct', [{ name: 'retention.ms', configOperation: 0, value: '1000' }], false),
+  ]);
+  assert.equal(deleted[0]!.errorCode, 0);
+  assert.equal(altered.errorCode, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
 });
