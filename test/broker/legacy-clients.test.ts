@@ -43,7 +43,7 @@ const COUNT = 30;
 const keyOf = (i: number) => (i % 5 === 0 ? null : `key-${i}`);
 const valueOf = (i: number) => (i % 7 === 3 && i % 5 !== 0 ? null : `value-${i}`);
 
-test('kcat with api.version.request=false (fallback 0.9.0 and 0.10.0), each codec: a modern kcat reads back keys, values, timestamps and offsets', { skip: hasKcat ? false : 'kcat is not installed (apt-get install kcat)' }, async () => {
+test('kcat with api.version.request=false (fallback 0.9.0 and 0.10.0), each codec: a modern kcat reads back keys, values, timestamps and offsets, and the old one the same values', { skip: hasKcat ? false : 'kcat is not installed (apt-get install kcat)' }, async () => {
   const { server, bootstrap, client, produced } = await broker();
   try {
     const cases = [['0.9.0', 'none'], ['0.9.0', 'gzip'], ['0.9.0', 'snappy'], ['0.9.0', 'lz4'], ['0.10.0', 'none'], ['0.10.0', 'gzip']] as const;
@@ -68,6 +68,11 @@ test('kcat with api.version.request=false (fallback 0.9.0 and 0.10.0), each code
         if (fallback === '0.9.0') assert.equal(Number(ts), -1, `${topic}: timestamp of ${i}`);
         else assert.ok(Number(ts) >= startMs && Number(ts) <= Date.now(), `${topic}: timestamp ${ts}`);
       });
+      // The same old client reads them back too (ListOffsets v0 for -o beginning, then an old Fetch).
+      const old = await runProcess('kcat', ['-C', '-b', bootstrap, '-t', topic, '-o', 'beginning', '-e', '-q', '-f', '%o|%s\\n',
+        '-X', 'api.version.request=false', '-X', `broker.version.fallback=${fallback}`]);
+      assert.equal(old.code, 0, `${topic} (old consumer): ${old.stderr}`);
+      assert.deepEqual(old.stdout.trim().split('\n'), rows.map(([offset, , , , value]) => `${offset}|${value}`), `${topic}: the old consumer reads the same`);
       const sent = produced.filter((o) => o.topic === topic);
       assert.ok(sent.length > 0, `${topic}: produce requests seen`);
       if (fallback === '0.9.0') {

@@ -1,4 +1,7 @@
-// ListOffsets (key 2), v1-10 (v0 is gone in Kafka 4.0).
+// ListOffsets (key 2), v0-10. v0 (deprecated; Kafka 4.0 dropped it) is what clients send that never
+// ask ApiVersions (librdkafka with broker.version.fallback below 0.10.1, kafka-python with an old
+// api_version): its answer is the offset as the one element of `old_style_offsets` when
+// max_num_offsets allows one, as Kafka's last v0 answers were for earliest and latest.
 // Earliest (-2), latest (-1, the high watermark or, for read_committed, the last stable offset),
 // max timestamp (-3, v7+), earliest local (-4, v8+), latest tiered (-5, v9+), or the first offset
 // whose timestamp is at or after the one asked. A timestamp with no such record answers offset -1
@@ -18,7 +21,7 @@ const SENTINEL_MIN_VERSION = new Map<bigint, number>([
 
 export const listOffsetsHandler: HandlerSpec<ListOffsetsServices, 2> = {
   apiKey: 2,
-  minVersion: 1,
+  minVersion: 0,
   maxVersion: 10,
   async handle(request: ListOffsetsRequest, ctx) {
     const topics = await Promise.all(request.topics.map(async (t) => ({
@@ -31,6 +34,10 @@ export const listOffsetsHandler: HandlerSpec<ListOffsetsServices, 2> = {
             topic: t.name, partition: p.partitionIndex, currentLeaderEpoch: p.currentLeaderEpoch, timestamp: p.timestamp,
             isolationLevel: ctx.apiVersion >= 2 ? request.isolationLevel : 0, replicaId: request.replicaId,
           });
+        if (ctx.apiVersion === 0) {
+          const oldStyleOffsets = result.errorCode === 0 && result.offset >= 0n && p.maxNumOffsets > 0 ? [result.offset] : [];
+          return { partitionIndex: p.partitionIndex, errorCode: result.errorCode, oldStyleOffsets, timestamp: -1n, offset: -1n, leaderEpoch: -1 };
+        }
         return { partitionIndex: p.partitionIndex, oldStyleOffsets: [], ...result };
       })),
     })));
