@@ -85,14 +85,14 @@ export class ClusterControlManager {
    * log up to its own registration; `wantShutDown` first puts an active broker in controlled
    * shutdown, and lets it go once it leads nothing and has seen the record that started it.
    */
-  heartbeatTransition(b: BrokerRegistration, request: BrokerHeartbeatRequest, leadsAnything: boolean,
+  heartbeatTransition(b: BrokerRegistration, request: BrokerHeartbeatRequest, leadsAnything: () => boolean,
     controlledShutdownOffset: number | undefined): HeartbeatTransition {
     const offset = Number(request.currentMetadataOffset);
     if (request.wantShutDown) {
       if (b.fenced) return { kind: 'none' };
       if (!b.inControlledShutdown) return { kind: 'enter-controlled-shutdown' };
       const seen = controlledShutdownOffset !== undefined && offset >= controlledShutdownOffset;
-      return !leadsAnything && seen ? { kind: 'shutdown-now' } : { kind: 'none' };
+      return seen && !leadsAnything() ? { kind: 'shutdown-now' } : { kind: 'none' };
     }
     // Kafka cannot cancel a controlled shutdown either: the broker stays in it until it re-registers.
     if (b.inControlledShutdown) return { kind: 'none' };

@@ -182,7 +182,7 @@ export class QuorumController {
     const b = image.cluster.broker(request.brokerId)!;
     this.heartbeats.touch(b.id, nowMs, Number(request.currentMetadataOffset));
     const isCaughtUp = Number(request.currentMetadataOffset) >= Number(b.epoch);
-    const transition = this.cluster.heartbeatTransition(b, request, this.replication.leadsAnything(image, b.id),
+    const transition = this.cluster.heartbeatTransition(b, request, () => this.replication.leadsAnything(image, b.id),
       this.latest.controlledShutdownOffsets.get(b.id));
     const change = new Chain(image);
     if (transition.kind !== 'none') change.add([this.cluster.registrationChange(b, transition.kind)]);
