@@ -97,23 +97,28 @@ export class QuorumController {
 
   /** The only mutator of replicated state: applies one record at its log offset. */
   replay(record: MetadataRecord, offset: number, epoch = -1): void {
+    this.replayBatch([record], offset, epoch);
+  }
+
+  /**
+   * Applies a batch whose records sit at consecutive offsets from `baseOffset`, keeping one state
+   * for the batch (as Kafka snapshots per batch): a revert or commit then lands on batch ends,
+   * which is where Raft commits an operation's records.
+   */
+  replayBatch(records: readonly MetadataRecord[], baseOffset: number, epoch = -1): void {
+    if (records.length === 0) return;
     const prev = this.latest;
-    assert(offset > prev.offset, `replay at offset ${offset} after ${prev.offset}`);
+    assert(baseOffset > prev.offset, `replay at offset ${baseOffset} after ${prev.offset}`);
+    const lastOffset = baseOffset + records.length - 1;
     const delta = new MetadataDelta(prev.image);
-    delta.replay(record);
-    const image = delta.apply(provenance(offset, Math.max(epoch, prev.image.provenance.lastContainedEpoch)));
     let controlledShutdownOffsets = prev.controlledShutdownOffsets;
-    if (record.type === MetadataRecordType.BrokerRegistrationChangeRecord
-      && record.data.inControlledShutdown === BrokerInControlledShutdownChange.IN_CONTROLLED_SHUTDOWN) {
-      controlledShutdownOffsets = new Map(controlledShutdownOffsets).set(record.data.brokerId, offset);
-    } else if (record.type === MetadataRecordType.RegisterBrokerRecord) {
-      const next = new Map(controlledShutdownOffsets);
-      if (record.data.inControlledShutdown) next.set(record.data.brokerId, offset);
-      else next.delete(record.data.brokerId);
-      controlledShutdownOffsets = next;
-    }
-    this.states.push({ offset, image, controlledShutdownOffsets });
-    if (this.active) this.nextWriteOffsetValue = Math.max(this.nextWriteOffsetValue, offset + 1);
+    records.forEach((record, i) => {
+      delta.replay(record);
+      controlledShutdownOffsets = nextShutdownOffsets(controlledShutdownOffsets, record, baseOffset + i);
+    });
+    const image = delta.apply(provenance(lastOffset, Math.max(epoch, prev.image.provenance.lastContainedEpoch)));
+    this.states.push({ offset: lastOffset, image, controlledShutdownOffsets });
+    if (this.active) this.nextWriteOffsetValue = Math.max(this.nextWriteOffsetValue, lastOffset + 1);
   }
 
   /** Records up to `offset` are committed: older states are no longer needed for a revert. */
@@ -257,6 +262,21 @@ class Chain {
     this.records.push(...records);
     return this;
   }
+}
+
+/** Kafka keeps the offset at which a broker entered controlled shutdown; a new registration clears it. */
+function nextShutdownOffsets(current: ReadonlyMap<number, number>, record: MetadataRecord, offset: number): ReadonlyMap<number, number> {
+  if (record.type === MetadataRecordType.BrokerRegistrationChangeRecord
+    && record.data.inControlledShutdown === BrokerInControlledShutdownChange.IN_CONTROLLED_SHUTDOWN) {
+    return new Map(current).set(record.data.brokerId, offset);
+  }
+  if (record.type === MetadataRecordType.RegisterBrokerRecord) {
+    const next = new Map(current);
+    if (record.data.inControlledShutdown) next.set(record.data.brokerId, offset);
+    else next.delete(record.data.brokerId);
+    return next;
+  }
+  return current;
 }
 
 function shutdownOffsetsOf(image: MetadataImage): Map<number, number> {

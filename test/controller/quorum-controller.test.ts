@@ -279,3 +279,21 @@ test('a newly active controller gives every registered broker a full session bef
 function serialise(image: MetadataImage): string {
   return JSON.stringify(imageToRecords(image), (_k, v) => (typeof v === 'bigint' ? `${v}n` : v));
 }
+
+test('replaying an operation\'s records as one batch gives the image that replaying them one by one gives', () => {
+  const d = new Driver();
+  d.startBrokers(3);
+  d.createTopic('orders', 4, 3);
+  d.heartbeat(2, 100, { wantShutDown: true });
+  const batched = new QuorumController({ clusterId: CLUSTER_ID, prng: new Prng(1) });
+  let i = 0;
+  while (i < d.log.length) {
+    // Group consecutive offsets, as the driver appended them.
+    let j = i + 1;
+    while (j < d.log.length && d.log[j]!.offset === d.log[j - 1]!.offset + 1 && j - i < 5) j++;
+    batched.replayBatch(d.log.slice(i, j).map((e) => e.record), d.log[i]!.offset);
+    i = j;
+  }
+  assert.deepEqual(serialise(batched.image), serialise(d.controller.image));
+  assert.equal(batched.lastReplayedOffset, d.controller.lastReplayedOffset);
+});
