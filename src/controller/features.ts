@@ -49,8 +49,8 @@ export class FeatureControlManager {
 
   /**
    * Why a broker with these supported ranges may not register, or null. A broker that does not
-   * list metadata.version is taken to support only the oldest one (as Kafka assumes); any other
-   * feature it does not list is taken as [0, 0].
+   * list metadata.version is taken to support only the oldest one; any other feature it does not
+   * list is taken as [0, 0], so it cannot join a cluster that finalized that feature (Kafka 4).
    */
   registrationError(image: MetadataImage, features: readonly FeatureRange[]): { errorCode: number; message: string } | null {
     for (const [name, level] of image.features.finalizedVersions) {
@@ -61,7 +61,7 @@ export class FeatureControlManager {
       if (level < range.minSupportedVersion || level > range.maxSupportedVersion) {
         return {
           errorCode: ErrorCode.UNSUPPORTED_VERSION,
-          message: `Unable to register because the broker does not support version ${level} of ${name}. It wants a version between ${range.minSupportedVersion} and ${range.maxSupportedVersion}, inclusive.`,
+          message: `Unable to register because the broker does not support finalized version ${level} of ${name}. The broker wants a version between ${range.minSupportedVersion} and ${range.maxSupportedVersion}, inclusive.`,
         };
       }
     }

@@ -79,6 +79,7 @@ test('a broker whose supported range excludes a finalized feature level is refus
   const old = registration(1, { features: [{ name: 'metadata.version', minSupportedVersion: 7, maxSupportedVersion: 21 }] });
   const r = d.run(d.controller.registerBroker(old, 0));
   assert.equal(r.errorCode, ErrorCode.UNSUPPORTED_VERSION);
+  assert.ok(d.lines.some((l) => l.includes('does not support finalized version 25 of metadata.version. The broker wants a version between 7 and 21, inclusive.')));
   const noTxn = registration(2, { features: [{ name: 'metadata.version', minSupportedVersion: 7, maxSupportedVersion: 25 }] });
   assert.equal(d.run(d.controller.registerBroker(noTxn, 0)).errorCode, ErrorCode.UNSUPPORTED_VERSION, 'an unlisted feature is [0, 0]');
   assert.equal(d.controller.image.cluster.brokers.size, 0);
