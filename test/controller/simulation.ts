@@ -59,6 +59,8 @@ export class ControllerSimulation {
   private readonly controllers: [QuorumController, QuorumController];
   private activeIndex = 0;
   private readonly log: LogEntry[] = [];
+  /** The active controller replays each operation's records as one batch (else record by record). */
+  private readonly batched: boolean;
   /** Offsets at which an operation's records end (a Raft batch; commits land on these). */
   private batchEnds: number[] = [];
   private committed = -1;
@@ -77,6 +79,7 @@ export class ControllerSimulation {
   constructor(readonly seed: number, private readonly steps = 250) {
     this.rng = new Prng(seed * 2654435761 + 17);
     const unclean = this.rng.next() < 0.3;
+    this.batched = this.rng.next() < 0.5;
     const make = (n: number) => new QuorumController({
       clusterId: CLUSTER_ID, prng: new Prng(seed * 31 + n), uncleanLeaderElectionEnable: unclean, sessionTimeoutMs: 9000,
     });
@@ -89,7 +92,7 @@ export class ControllerSimulation {
         rack: racks ? `rack-${id % 2}` : null, inflight: false,
       });
     }
-    this.note(`seed ${seed}: ${brokerCount} brokers${racks ? ' on 2 racks' : ''}${unclean ? ', unclean election on' : ''}`);
+    this.note(`seed ${seed}: ${brokerCount} brokers${racks ? ' on 2 racks' : ''}${unclean ? ', unclean election on' : ''}${this.batched ? ', batched replay' : ''}`);
   }
 
   private get active(): QuorumController { return this.controllers[this.activeIndex]!; }
@@ -270,12 +273,20 @@ export class ControllerSimulation {
   private append<T>(result: ControllerResult<T>, broker: SimBroker | undefined, deliver: () => void): void {
     const c = this.active;
     let offset = c.nextWriteOffset;
-    for (const record of result.records) {
-      c.replay(record, offset);
-      this.log.push({ offset, record });
-      this.imageAt.set(offset, serialise(c.image));
-      this.stats.records++;
-      offset++;
+    if (this.batched && result.records.length > 0) {
+      // The driver's way: one state per batch; the standby still compares at the batch's end.
+      c.replayBatch(result.records, offset);
+      for (const record of result.records) this.log.push({ offset: offset++, record });
+      this.imageAt.set(offset - 1, serialise(c.image));
+      this.stats.records += result.records.length;
+    } else {
+      for (const record of result.records) {
+        c.replay(record, offset);
+        this.log.push({ offset, record });
+        this.imageAt.set(offset, serialise(c.image));
+        this.stats.records++;
+        offset++;
+      }
     }
     if (result.records.length > 0) this.batchEnds.push(offset - 1);
     // A response that wrote nothing still waits for what it read (Kafka's appendWithoutRecords).
