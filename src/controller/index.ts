@@ -14,7 +14,7 @@ export { PartitionChangeBuilder, type Election, type PartitionChangeRecordOut } 
 export { BrokerHeartbeatManager, type BrokerSession } from './heartbeat-manager.js';
 export { ClusterControlManager, type HeartbeatTransition, type RegistrationOutcome } from './cluster-control.js';
 export {
-  ReplicationControlManager, UNCLEAN_LEADER_ELECTION_ENABLE, isActiveBroker, usableBrokers, imageView, toMetadataRecords,
+  ReplicationControlManager, UNCLEAN_LEADER_ELECTION_ENABLE, ElectionType, BALANCE_ELECTIONS_MAX, isActiveBroker, usableBrokers, imageView, toMetadataRecords,
 } from './replication-control.js';
 export {
   FeatureControlManager, CONTROLLER_FEATURES, KRAFT_VERSION_FEATURE, GROUP_VERSION_FEATURE,

@@ -12,6 +12,7 @@ import {
   type BrokerHeartbeatResponse, type BrokerRegistrationRequest, type BrokerRegistrationResponse,
   type CreatePartitionsRequestCreatePartitionsTopic, type CreatePartitionsResponseCreatePartitionsTopicResult,
   type CreateTopicsRequest, type CreateTopicsResponseCreatableTopicResult, type DeleteTopicsResponseDeletableTopicResult,
+  type ElectLeadersRequest, type ElectLeadersResponseReplicaElectionResult,
 } from '../protocol/index.js';
 import {
   BrokerInControlledShutdownChange, MetadataDelta, MetadataImage, MetadataRecordType, provenance,
@@ -239,6 +240,19 @@ export class QuorumController {
     ControllerResult<CreatePartitionsResponseCreatePartitionsTopicResult[]> {
     this.assertActive();
     return this.replication.createPartitions(this.image, topics, validateOnly, this.prng);
+  }
+
+  /** ElectLeaders (key 43), preferred or unclean. */
+  electLeaders(request: ElectLeadersRequest): ControllerResult<ElectLeadersResponseReplicaElectionResult[]> {
+    this.assertActive();
+    return this.replication.electLeaders(this.image, request);
+  }
+
+  /** One pass of `auto.leader.rebalance.enable`: leadership back to preferred replicas. */
+  maybeBalancePartitionLeaders(): ControllerResult<number> {
+    this.assertActive();
+    const records = this.replication.balancePartitionLeaders(this.image);
+    return { records, response: records.length };
   }
 
   private assertActive(): void {

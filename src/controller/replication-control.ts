@@ -6,6 +6,10 @@ import {
   metadataRecord, metadataRecordName, ConfigResourceType, NO_LEADER,
   type MetadataImage, type MetadataRecord, type MetadataRecordName, type PartitionRegistration,
 } from '../metadata/index.js';
+import {
+  ErrorCode,
+  type ElectLeadersRequest, type ElectLeadersResponseReplicaElectionResult,
+} from '../protocol/index.js';
 import type {
   CreateTopicsRequest, CreateTopicsResponseCreatableTopicResult, CreatePartitionsRequestCreatePartitionsTopic,
   CreatePartitionsResponseCreatePartitionsTopicResult, DeleteTopicsResponseDeletableTopicResult,
@@ -19,6 +23,10 @@ import {
 } from './topics.js';
 
 export const UNCLEAN_LEADER_ELECTION_ENABLE = 'unclean.leader.election.enable';
+/** ElectLeaders' electionType values. */
+export const ElectionType = { PREFERRED: 0, UNCLEAN: 1 } as const;
+/** Preferred elections one leader-balancing pass may emit (Kafka's maxElectionsPerImbalance). */
+export const BALANCE_ELECTIONS_MAX = 1000;
 
 export interface ReplicationControlOptions {
   /** The static `unclean.leader.election.enable`; topic and cluster-wide dynamic configs override it. */
@@ -109,6 +117,73 @@ export class ReplicationControlManager {
         const builder = new PartitionChangeBuilder(p, t.id, partitionId, acceptable, this.options.log).setElection(election);
         target(builder);
         const record = builder.build();
+        if (record !== null) out.push(record);
+      }
+    }
+    return out;
+  }
+
+  /**
+   * ElectLeaders (key 43): preferred elections move leadership to the first replica when it is in
+   * the ISR and may lead; unclean elections give a leaderless partition a leader, from outside the
+   * ISR if need be. Without a partition list every partition is tried and only the ones where an
+   * election was needed are reported, as Kafka does.
+   */
+  electLeaders(image: MetadataImage, request: ElectLeadersRequest):
+    { records: MetadataRecord[]; response: ElectLeadersResponseReplicaElectionResult[] } {
+    const records: MetadataRecord[] = [];
+    const results = new Map<string, ElectLeadersResponseReplicaElectionResult>();
+    const report = (topic: string, partitionId: number, errorCode: number, errorMessage: string | null): void => {
+      let r = results.get(topic);
+      if (r === undefined) results.set(topic, r = { topic, partitionResult: [] });
+      r.partitionResult.push({ partitionId, errorCode, errorMessage });
+    };
+    const unclean = request.electionType === ElectionType.UNCLEAN;
+    if (request.electionType !== ElectionType.PREFERRED && !unclean) {
+      for (const t of request.topicPartitions ?? []) for (const p of t.partitions) report(t.topic, p, ErrorCode.INVALID_REQUEST, `Unknown election type ${request.electionType}`);
+      return { records, response: [...results.values()] };
+    }
+    const targets = request.topicPartitions
+      ?? [...image.topics.topicsByName.values()].map((t) => ({ topic: t.name, partitions: [...t.partitions.keys()] }));
+    for (const target of targets) {
+      const topic = image.topics.getTopic(target.topic);
+      for (const partitionId of target.partitions) {
+        const p = topic?.partitions.get(partitionId);
+        if (topic === undefined || p === undefined) {
+          report(target.topic, partitionId, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, 'The topic-partition does not exist.');
+          continue;
+        }
+        const notNeeded = unclean ? p.leader !== NO_LEADER : p.leader === p.replicas[0];
+        if (notNeeded) {
+          if (request.topicPartitions !== null) report(topic.name, partitionId, ErrorCode.ELECTION_NOT_NEEDED, 'The partition already has the leader this election would pick.');
+          continue;
+        }
+        const record = new PartitionChangeBuilder(p, topic.id, partitionId, (id) => isActiveBroker(image, id), this.options.log)
+          .setElection(unclean ? 'unclean' : 'preferred').build();
+        if (record === null) {
+          report(topic.name, partitionId, unclean ? ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE : ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE, null);
+          continue;
+        }
+        records.push(record);
+        report(topic.name, partitionId, ErrorCode.NONE, null);
+      }
+    }
+    return { records, response: [...results.values()] };
+  }
+
+  /**
+   * Leader balancing (`auto.leader.rebalance.enable`): partitions led by another replica while
+   * their preferred replica is in the ISR and may lead get it back, up to `max` per pass.
+   */
+  balancePartitionLeaders(image: MetadataImage, max = BALANCE_ELECTIONS_MAX): MetadataRecord[] {
+    const out: MetadataRecord[] = [];
+    const acceptable = (id: number): boolean => isActiveBroker(image, id);
+    for (const t of image.topics.topicsById.values()) {
+      for (const [partitionId, p] of t.partitions) {
+        if (out.length >= max) return out;
+        const preferred = p.replicas[0]!;
+        if (p.leader === preferred || !p.isr.includes(preferred) || !acceptable(preferred)) continue;
+        const record = new PartitionChangeBuilder(p, t.id, partitionId, acceptable, this.options.log).setElection('preferred').build();
         if (record !== null) out.push(record);
       }
     }

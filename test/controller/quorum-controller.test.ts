@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { QuorumController } from '../../src/controller/index.js';
 import {
-  MetadataRecordType, imageToRecords, BrokerFencingChange, NO_LEADER,
+  MetadataRecordType, imageToRecords, BrokerFencingChange, NO_LEADER, metadataRecord,
   type MetadataImage,
 } from '../../src/metadata/index.js';
 import { ErrorCode } from '../../src/protocol/index.js';
@@ -297,4 +297,70 @@ test('replaying an operation\'s records as one batch gives the image that replay
   }
   assert.deepEqual(serialise(batched.image), serialise(d.controller.image));
   assert.equal(batched.lastReplayedOffset, d.controller.lastReplayedOffset);
+});
+
+/** Moves a partition's leadership by hand (what AlterPartition and reassignment will do later). */
+function setLeader(d: Driver, topic: string, partitionId: number, leader: number): void {
+  const topicId = d.controller.image.topics.getTopic(topic)!.id;
+  d.run({ records: [metadataRecord('PartitionChangeRecord', { topicId, partitionId, leader, isr: null, leaderRecoveryState: -1 })], response: undefined });
+}
+
+test('preferred ElectLeaders gives leadership back to the first replica, or says why not', () => {
+  const d = new Driver();
+  d.startBrokers(3);
+  d.createTopic('orders', 2, 3);
+  const p0 = partitions(d.controller.image, 'orders')[0]!;
+  const [preferred, other] = [p0.replicas[0]!, p0.replicas[1]!];
+  setLeader(d, 'orders', 0, other);
+  const epoch = partitions(d.controller.image, 'orders')[0]!.leaderEpoch;
+  const out = d.run(d.controller.electLeaders({ electionType: 0, topicPartitions: [{ topic: 'orders', partitions: [0, 1, 7] }, { topic: 'nope', partitions: [0] }], timeoutMs: 1000 }));
+  const codes = out.flatMap((t) => t.partitionResult.map((r) => `${t.topic}-${r.partitionId}:${r.errorCode}`));
+  assert.deepEqual(codes, [`orders-0:${ErrorCode.NONE}`, `orders-1:${ErrorCode.ELECTION_NOT_NEEDED}`, `orders-7:${ErrorCode.UNKNOWN_TOPIC_OR_PARTITION}`, `nope-0:${ErrorCode.UNKNOWN_TOPIC_OR_PARTITION}`]);
+  const after = partitions(d.controller.image, 'orders')[0]!;
+  assert.equal(after.leader, preferred);
+  assert.equal(after.leaderEpoch, epoch + 1);
+
+  // Fenced, the preferred replica leaves the ISR and cannot be elected.
+  d.heartbeat(preferred, 10, { wantFence: true });
+  const again = d.run(d.controller.electLeaders({ electionType: 0, topicPartitions: [{ topic: 'orders', partitions: [0] }], timeoutMs: 1000 }));
+  assert.equal(again[0]!.partitionResult[0]!.errorCode, ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE);
+});
+
+test('ElectLeaders without partitions tries every partition and reports only the elections it made', () => {
+  const d = new Driver();
+  d.startBrokers(2);
+  d.createTopic('a', 2, 2);
+  const p1 = partitions(d.controller.image, 'a')[1]!;
+  setLeader(d, 'a', 1, p1.replicas[1]!);
+  const out = d.run(d.controller.electLeaders({ electionType: 0, topicPartitions: null, timeoutMs: 1000 }));
+  assert.deepEqual(out, [{ topic: 'a', partitionResult: [{ partitionId: 1, errorCode: 0, errorMessage: null }] }]);
+});
+
+test('unclean ElectLeaders gives an offline partition a live replica outside the ISR, and only an offline one', () => {
+  const d = new Driver();
+  d.startBrokers(2);
+  d.createTopic('pair', 1, 2);
+  const elect = () => d.run(d.controller.electLeaders({ electionType: 1, topicPartitions: [{ topic: 'pair', partitions: [0] }], timeoutMs: 1000 }))[0]!.partitionResult[0]!.errorCode;
+  assert.equal(elect(), ErrorCode.ELECTION_NOT_NEEDED);
+  d.heartbeat(1, 1, { wantFence: true });
+  d.heartbeat(2, 1, { wantFence: true });
+  assert.equal(elect(), ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE);
+  const last = partitions(d.controller.image, 'pair')[0]!.isr[0]!;
+  const other = last === 1 ? 2 : 1;
+  d.heartbeat(other, 2);
+  assert.equal(partitions(d.controller.image, 'pair')[0]!.leader, NO_LEADER);
+  assert.equal(elect(), ErrorCode.NONE);
+  const p = partitions(d.controller.image, 'pair')[0]!;
+  assert.deepEqual([p.leader, [...p.isr]], [other, [other]]);
+  assert.ok(d.lines.some((l) => /unclean leader election/.test(l)));
+});
+
+test('leader balancing moves leadership back to preferred replicas that are in the ISR and may lead', () => {
+  const d = new Driver();
+  d.startBrokers(3);
+  d.createTopic('t', 3, 3);
+  for (const [i, p] of partitions(d.controller.image, 't').entries()) setLeader(d, 't', i, p.replicas[2]!);
+  assert.equal(d.run(d.controller.maybeBalancePartitionLeaders()), 3);
+  for (const p of partitions(d.controller.image, 't')) assert.equal(p.leader, p.replicas[0]);
+  assert.equal(d.run(d.controller.maybeBalancePartitionLeaders()), 0, 'balanced: nothing to do');
 });

@@ -136,6 +136,8 @@ export class ControllerSimulation {
       this.deleteOrGrowTopic();
     } else if (r < 0.85) {
       this.allocateProducerIds();
+    } else if (r < 0.86) {
+      this.electLeaders();
     } else if (r < 0.985) {
       const ends = this.batchEnds.filter((o) => o > this.committed);
       if (ends.length > 0) this.advanceCommit(ends[this.rng.int(ends.length)]!);
@@ -245,6 +247,24 @@ export class ControllerSimulation {
       this.note(`@${this.now} grow ${name} to ${count}`);
       this.append(this.active.createPartitions([{ name, count, assignments: null }], false), undefined, () => {});
     }
+  }
+
+  /** An admin's ElectLeaders (preferred or unclean, all partitions) or a leader-balancing pass. */
+  private electLeaders(): void {
+    const r = this.rng.next();
+    if (r < 0.4) {
+      const result = this.active.maybeBalancePartitionLeaders();
+      if (result.response > 0) this.note(`@${this.now} leader balancing: ${result.response} elections`);
+      return this.append(result, undefined, () => {});
+    }
+    const electionType = r < 0.8 ? 0 : 1;
+    const result = this.active.electLeaders({ electionType, topicPartitions: null, timeoutMs: 1000 });
+    if (result.records.length > 0) this.note(`@${this.now} ElectLeaders ${electionType === 0 ? 'preferred' : 'unclean'}: ${result.records.length} elections`);
+    this.append(result, undefined, () => {
+      for (const t of result.response) {
+        for (const p of t.partitionResult) check(p.errorCode !== ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `ElectLeaders: ${t.topic}-${p.partitionId} unknown`);
+      }
+    });
   }
 
   private allocateProducerIds(): void {
