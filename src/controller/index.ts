@@ -7,3 +7,17 @@ export {
   type EmittedRecord, type ControllerView, type TopicSummary, type TopicDefaults, type TopicConfigValidator,
   type CreateTopicsOutcome, type DeleteTopicsOutcome, type CreatePartitionsOutcome,
 } from './topics.js';
+export {
+  QuorumController, BROKER_SESSION_TIMEOUT_MS_DEFAULT, type ControllerResult, type QuorumControllerOptions,
+} from './quorum-controller.js';
+export { PartitionChangeBuilder, type Election, type PartitionChangeRecordOut } from './partition-change.js';
+export { BrokerHeartbeatManager, type BrokerSession } from './heartbeat-manager.js';
+export { ClusterControlManager, type HeartbeatTransition, type RegistrationOutcome } from './cluster-control.js';
+export {
+  ReplicationControlManager, UNCLEAN_LEADER_ELECTION_ENABLE, ElectionType, BALANCE_ELECTIONS_MAX, isActiveBroker, usableBrokers, imageView, toMetadataRecords,
+} from './replication-control.js';
+export {
+  FeatureControlManager, CONTROLLER_FEATURES, KRAFT_VERSION_FEATURE, GROUP_VERSION_FEATURE,
+  METADATA_VERSION_MINIMUM, METADATA_VERSION_LATEST, type FeatureRange,
+} from './features.js';
+export { ProducerIdControlManager, PRODUCER_ID_BLOCK_SIZE } from './producer-ids.js';

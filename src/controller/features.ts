@@ -1,0 +1,70 @@
+// FeatureControlManager: the feature levels a new cluster finalizes (FeatureLevelRecords at the
+// start of the metadata log) and the check that a registering broker supports every finalized
+// level. The finalized levels themselves live in the metadata image (features sub-image).
+import { ErrorCode } from '../protocol/index.js';
+import {
+  METADATA_VERSION_FEATURE, SUPPORTED_FEATURES, metadataRecord,
+  type FeatureSupport, type MetadataImage, type MetadataRecordOf,
+} from '../metadata/index.js';
+
+export const KRAFT_VERSION_FEATURE = 'kraft.version';
+export const GROUP_VERSION_FEATURE = 'group.version';
+
+/**
+ * metadata.version levels (Kafka's MetadataVersion feature levels): 7 is 3.3-IV3, the oldest a
+ * KRaft cluster of Kafka 4 runs at; 25 is 4.0-IV3, what Kafka 4.0 formats a new cluster with.
+ */
+export const METADATA_VERSION_MINIMUM = 7;
+export const METADATA_VERSION_LATEST = 25;
+
+/**
+ * Every feature the controller knows: the broker-visible ones from the metadata room, plus
+ * metadata.version, group.version (KIP-848, level 1 in Kafka 4.0) and kraft.version (KIP-853).
+ * kraft.version is the Raft room's: Kafka keeps it in a KRaftVersionRecord control record, never in
+ * a FeatureLevelRecord, so its bootstrap level here is 0 and the controller writes no record for it.
+ */
+export const CONTROLLER_FEATURES: readonly FeatureSupport[] = [
+  { name: METADATA_VERSION_FEATURE, minVersion: METADATA_VERSION_MINIMUM, maxVersion: METADATA_VERSION_LATEST, bootstrapLevel: METADATA_VERSION_LATEST },
+  { name: KRAFT_VERSION_FEATURE, minVersion: 0, maxVersion: 1, bootstrapLevel: 0 },
+  { name: GROUP_VERSION_FEATURE, minVersion: 0, maxVersion: 1, bootstrapLevel: 1 },
+  ...SUPPORTED_FEATURES.filter((f) => f.name !== METADATA_VERSION_FEATURE && f.name !== GROUP_VERSION_FEATURE),
+];
+
+export interface FeatureRange {
+  readonly name: string;
+  readonly minSupportedVersion: number;
+  readonly maxSupportedVersion: number;
+}
+
+export class FeatureControlManager {
+  constructor(readonly supported: readonly FeatureSupport[] = CONTROLLER_FEATURES) {}
+
+  /** The FeatureLevelRecords that open a new cluster's log, metadata.version first; none once it has one. */
+  bootstrapRecords(image: MetadataImage): MetadataRecordOf<'FeatureLevelRecord'>[] {
+    if (image.features.metadataVersion !== undefined) return [];
+    return this.supported
+      .filter((f) => f.bootstrapLevel > 0 && f.name !== KRAFT_VERSION_FEATURE)
+      .map((f) => metadataRecord('FeatureLevelRecord', { name: f.name, featureLevel: f.bootstrapLevel }));
+  }
+
+  /**
+   * Why a broker with these supported ranges may not register, or null. A broker that does not
+   * list metadata.version is taken to support only the oldest one; any other feature it does not
+   * list is taken as [0, 0], so it cannot join a cluster that finalized that feature (Kafka 4).
+   */
+  registrationError(image: MetadataImage, features: readonly FeatureRange[]): { errorCode: number; message: string } | null {
+    for (const [name, level] of image.features.finalizedVersions) {
+      const range = features.find((f) => f.name === name)
+        ?? (name === METADATA_VERSION_FEATURE
+          ? { name, minSupportedVersion: METADATA_VERSION_MINIMUM, maxSupportedVersion: METADATA_VERSION_MINIMUM }
+          : { name, minSupportedVersion: 0, maxSupportedVersion: 0 });
+      if (level < range.minSupportedVersion || level > range.maxSupportedVersion) {
+        return {
+          errorCode: ErrorCode.UNSUPPORTED_VERSION,
+          message: `Unable to register because the broker does not support finalized version ${level} of ${name}. The broker wants a version between ${range.minSupportedVersion} and ${range.maxSupportedVersion}, inclusive.`,
+        };
+      }
+    }
+    return null;
+  }
+}

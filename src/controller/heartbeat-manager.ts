@@ -1,0 +1,52 @@
+// BrokerHeartbeatManager: the active controller's session deadlines, against the clock it is given.
+// This is soft state, as in Kafka: it is not in the metadata log, a standby has none, and a newly
+// active controller starts every registered broker with a full session (activate), so a failover
+// never fences a broker that was heartbeating to the old controller.
+export interface BrokerSession {
+  /** When the controller last heard from this incarnation (a registration or a heartbeat). */
+  lastContactMs: number;
+  /** The metadata offset the broker last reported; -1 before its first heartbeat. */
+  metadataOffset: number;
+}
+
+export class BrokerHeartbeatManager {
+  private readonly sessions = new Map<number, BrokerSession>();
+
+  constructor(readonly sessionTimeoutMs: number) {}
+
+  /** A registration or heartbeat from `brokerId` at `nowMs`. */
+  touch(brokerId: number, nowMs: number, metadataOffset = -1): void {
+    const s = this.sessions.get(brokerId);
+    if (s === undefined) this.sessions.set(brokerId, { lastContactMs: nowMs, metadataOffset });
+    else {
+      s.lastContactMs = Math.max(s.lastContactMs, nowMs);
+      s.metadataOffset = Math.max(s.metadataOffset, metadataOffset);
+    }
+  }
+
+  /** Forgets a broker's session (a new incarnation starts its own). */
+  remove(brokerId: number): void {
+    this.sessions.delete(brokerId);
+  }
+
+  clear(): void {
+    this.sessions.clear();
+  }
+
+  session(brokerId: number): Readonly<BrokerSession> | undefined {
+    return this.sessions.get(brokerId);
+  }
+
+  /** True while the broker has been heard from within `broker.session.timeout.ms`. */
+  hasValidSession(brokerId: number, nowMs: number): boolean {
+    const s = this.sessions.get(brokerId);
+    return s !== undefined && nowMs - s.lastContactMs < this.sessionTimeoutMs;
+  }
+
+  /** Brokers among `candidates` whose session has expired at `nowMs`, lowest id first. */
+  expired(candidates: Iterable<number>, nowMs: number): number[] {
+    const out: number[] = [];
+    for (const id of candidates) if (!this.hasValidSession(id, nowMs)) out.push(id);
+    return out.sort((a, b) => a - b);
+  }
+}

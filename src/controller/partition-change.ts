@@ -1,0 +1,94 @@
+// PartitionChangeBuilder: the one place that turns a target for a partition (its ISR, the kind of
+// leader election) into the smallest PartitionChangeRecord that reaches it, or none when nothing
+// would change. Elections on fencing, unfencing, controlled shutdown and unclean recovery all go
+// through it. Replay (the metadata room's mergePartitionChange) bumps the leader epoch on every
+// leader change and the partition epoch on every record, so the builder only decides values.
+import {
+  LeaderRecoveryState, metadataRecord, NO_LEADER, NO_LEADER_CHANGE, NO_LEADER_RECOVERY_CHANGE,
+  type MetadataRecordOf, type PartitionRegistration,
+} from '../metadata/index.js';
+
+/**
+ * Kafka's PartitionChangeBuilder.Election. `preferred`: move leadership to the first replica when it
+ * may lead; `online`: keep an eligible leader, else elect from the ISR; `unclean`: like online, but
+ * when no ISR member may lead, a live replica outside the ISR may (it can lose committed records).
+ */
+export type Election = 'preferred' | 'online' | 'unclean';
+
+export type PartitionChangeRecordOut = MetadataRecordOf<'PartitionChangeRecord'>;
+
+export class PartitionChangeBuilder {
+  private targetIsr: readonly number[];
+  private election: Election = 'online';
+
+  constructor(
+    private readonly partition: PartitionRegistration,
+    private readonly topicId: string,
+    private readonly partitionId: number,
+    /** Whether a broker may lead: registered, unfenced and not in controlled shutdown. */
+    private readonly isAcceptableLeader: (brokerId: number) => boolean,
+    private readonly log: (line: string) => void = () => {},
+  ) {
+    this.targetIsr = partition.isr;
+  }
+
+  setTargetIsr(isr: readonly number[]): this {
+    this.targetIsr = isr;
+    return this;
+  }
+
+  /** The ISR without `brokerId` (a broker fenced or shutting down). */
+  removeFromTargetIsr(brokerId: number): this {
+    return this.setTargetIsr(this.targetIsr.filter((b) => b !== brokerId));
+  }
+
+  setElection(election: Election): this {
+    this.election = election;
+    return this;
+  }
+
+  /** The record that reaches the target, or null when the partition already is there. */
+  build(): PartitionChangeRecordOut | null {
+    const p = this.partition;
+    let isr = this.targetIsr.filter((b) => p.replicas.includes(b));
+    let recovery = p.leaderRecoveryState;
+    let leader = this.electFromIsr(isr);
+    if (leader === NO_LEADER && this.election === 'unclean') {
+      const unclean = p.replicas.find((r) => this.isAcceptableLeader(r));
+      if (unclean !== undefined) {
+        this.log(`unclean leader election for partition ${this.topicId}-${this.partitionId}: broker ${unclean} was not in the ISR [${p.isr.join(',')}] and becomes leader; records committed by the old ISR may be lost`);
+        leader = unclean;
+        isr = [unclean];
+        recovery = LeaderRecoveryState.RECOVERING;
+      }
+    }
+    // The ISR is never left empty: the last member stays, leaderless, because it is the replica
+    // that holds every committed record and the one to lead again when it returns.
+    if (isr.length === 0) isr = [...p.isr];
+    const isrChanged = !sameList(isr, p.isr);
+    const leaderChanged = leader !== p.leader;
+    const recoveryChanged = recovery !== p.leaderRecoveryState;
+    if (!isrChanged && !leaderChanged && !recoveryChanged) return null;
+    return metadataRecord('PartitionChangeRecord', {
+      partitionId: this.partitionId,
+      topicId: this.topicId,
+      isr: isrChanged ? isr : null,
+      leader: leaderChanged ? leader : NO_LEADER_CHANGE,
+      leaderRecoveryState: recoveryChanged ? recovery : NO_LEADER_RECOVERY_CHANGE,
+    });
+  }
+
+  private electFromIsr(isr: readonly number[]): number {
+    const p = this.partition;
+    const eligible = (b: number): boolean => isr.includes(b) && this.isAcceptableLeader(b);
+    const preferred = p.replicas[0];
+    if (this.election === 'preferred' && preferred !== undefined && eligible(preferred)) return preferred;
+    if (p.leader !== NO_LEADER && eligible(p.leader)) return p.leader;
+    // Replica order, so the preferred leader wins whenever it may lead.
+    return p.replicas.find(eligible) ?? NO_LEADER;
+  }
+}
+
+function sameList(a: readonly number[], b: readonly number[]): boolean {
+  return a.length === b.length && a.every((x, i) => x === b[i]);
+}

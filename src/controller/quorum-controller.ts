@@ -1,0 +1,302 @@
+// QuorumController: the controller as a deterministic state machine over the metadata log. Every
+// operation reads the current image and returns { records, response } without changing anything;
+// state changes only in replay(record, offset). The active controller replays the records it
+// emits as soon as they are appended (so the next operation sees them), a standby replays the
+// records it learns are committed; both run the same replay, so they cannot drift. The active
+// controller keeps one image per uncommitted offset and, on losing leadership, reverts to the last
+// committed one. No clock, timer or randomness of its own: time arrives as `nowMs`, randomness
+// from the Prng it is given.
+import {
+  ErrorCode,
+  type AllocateProducerIdsRequest, type AllocateProducerIdsResponse, type BrokerHeartbeatRequest,
+  type BrokerHeartbeatResponse, type BrokerRegistrationRequest, type BrokerRegistrationResponse,
+  type CreatePartitionsRequestCreatePartitionsTopic, type CreatePartitionsResponseCreatePartitionsTopicResult,
+  type CreateTopicsRequest, type CreateTopicsResponseCreatableTopicResult, type DeleteTopicsResponseDeletableTopicResult,
+  type ElectLeadersRequest, type ElectLeadersResponseReplicaElectionResult,
+} from '../protocol/index.js';
+import {
+  BrokerInControlledShutdownChange, MetadataDelta, MetadataImage, MetadataRecordType, provenance,
+  type MetadataRecord,
+} from '../metadata/index.js';
+import { assert, type Prng } from '../util/index.js';
+import { ClusterControlManager } from './cluster-control.js';
+import { FeatureControlManager } from './features.js';
+import { BrokerHeartbeatManager } from './heartbeat-manager.js';
+import { ProducerIdControlManager } from './producer-ids.js';
+import { ReplicationControlManager } from './replication-control.js';
+import type { TopicConfigValidator, TopicDefaults } from './topics.js';
+
+export interface ControllerResult<T> {
+  readonly records: readonly MetadataRecord[];
+  readonly response: T;
+}
+
+export interface QuorumControllerOptions {
+  readonly clusterId: string;
+  readonly prng: Prng;
+  /** `broker.session.timeout.ms`. */
+  readonly sessionTimeoutMs?: number;
+  /** `unclean.leader.election.enable` (static default; topic and cluster configs override it). */
+  readonly uncleanLeaderElectionEnable?: boolean;
+  readonly topicDefaults?: TopicDefaults;
+  readonly validateTopicConfigs?: TopicConfigValidator;
+  readonly log?: (line: string) => void;
+  /** Start from this committed image (a loaded snapshot); empty by default. */
+  readonly image?: MetadataImage;
+}
+
+export const BROKER_SESSION_TIMEOUT_MS_DEFAULT = 9000;
+
+/** The replicated state at one offset: the image, plus what Kafka derives from record offsets. */
+interface ControllerState {
+  readonly offset: number;
+  readonly image: MetadataImage;
+  /** broker id → offset of the record that put it in controlled shutdown. */
+  readonly controlledShutdownOffsets: ReadonlyMap<number, number>;
+}
+
+export class QuorumController {
+  private readonly prng: Prng;
+  private readonly log: (line: string) => void;
+  readonly heartbeats: BrokerHeartbeatManager;
+  readonly features: FeatureControlManager;
+  readonly cluster: ClusterControlManager;
+  readonly replication: ReplicationControlManager;
+  readonly producerIds = new ProducerIdControlManager();
+  /** states[0] is the last committed state; later entries are replayed but not yet committed. */
+  private states: ControllerState[];
+  private active = false;
+  /** Where the next record this controller appends will land (Kafka's OffsetControlManager). */
+  private nextWriteOffsetValue = -1;
+
+  constructor(options: QuorumControllerOptions) {
+    this.prng = options.prng;
+    this.log = options.log ?? (() => {});
+    this.heartbeats = new BrokerHeartbeatManager(options.sessionTimeoutMs ?? BROKER_SESSION_TIMEOUT_MS_DEFAULT);
+    this.features = new FeatureControlManager();
+    this.cluster = new ClusterControlManager(options.clusterId, this.heartbeats, this.features, this.log);
+    this.replication = new ReplicationControlManager({
+      uncleanLeaderElectionEnable: options.uncleanLeaderElectionEnable ?? false,
+      topicDefaults: options.topicDefaults ?? { numPartitions: 1, defaultReplicationFactor: 1, partitionsPerRequestMax: 10_000 },
+      validateTopicConfigs: options.validateTopicConfigs ?? (() => null),
+      log: this.log,
+    });
+    const image = options.image ?? MetadataImage.EMPTY;
+    this.states = [{ offset: image.provenance.lastContainedOffset, image, controlledShutdownOffsets: shutdownOffsetsOf(image) }];
+  }
+
+  // ---- state: replay, commit, revert -------------------------------------------------------
+
+  /** The image with every replayed record, committed or not. */
+  get image(): MetadataImage { return this.latest.image; }
+  get committedImage(): MetadataImage { return this.states[0]!.image; }
+  get lastReplayedOffset(): number { return this.latest.offset; }
+  get lastCommittedOffset(): number { return this.states[0]!.offset; }
+  get isActive(): boolean { return this.active; }
+  get nextWriteOffset(): number { return this.nextWriteOffsetValue; }
+  private get latest(): ControllerState { return this.states[this.states.length - 1]!; }
+
+  /** The only mutator of replicated state: applies one record at its log offset. */
+  replay(record: MetadataRecord, offset: number, epoch = -1): void {
+    this.replayBatch([record], offset, epoch);
+  }
+
+  /**
+   * Applies a batch whose records sit at consecutive offsets from `baseOffset`, keeping one state
+   * for the batch (as Kafka snapshots per batch): a revert or commit then lands on batch ends,
+   * which is where Raft commits an operation's records.
+   */
+  replayBatch(records: readonly MetadataRecord[], baseOffset: number, epoch = -1): void {
+    if (records.length === 0) return;
+    const prev = this.latest;
+    assert(baseOffset > prev.offset, `replay at offset ${baseOffset} after ${prev.offset}`);
+    const lastOffset = baseOffset + records.length - 1;
+    const delta = new MetadataDelta(prev.image);
+    let controlledShutdownOffsets = prev.controlledShutdownOffsets;
+    records.forEach((record, i) => {
+      delta.replay(record);
+      controlledShutdownOffsets = nextShutdownOffsets(controlledShutdownOffsets, record, baseOffset + i);
+    });
+    const image = delta.apply(provenance(lastOffset, Math.max(epoch, prev.image.provenance.lastContainedEpoch)));
+    this.states.push({ offset: lastOffset, image, controlledShutdownOffsets });
+    if (this.active) this.nextWriteOffsetValue = Math.max(this.nextWriteOffsetValue, lastOffset + 1);
+  }
+
+  /** Records up to `offset` are committed: older states are no longer needed for a revert. */
+  commit(offset: number): void {
+    let keep = 0;
+    for (let i = 0; i < this.states.length && this.states[i]!.offset <= offset; i++) keep = i;
+    this.states = this.states.slice(keep);
+  }
+
+  /** Drops every state after `offset` (which must be at or after the last committed offset). */
+  revertTo(offset: number): void {
+    assert(offset >= this.lastCommittedOffset, `cannot revert to ${offset} before the committed offset ${this.lastCommittedOffset}`);
+    while (this.states.length > 1 && this.latest.offset > offset) this.states.pop();
+  }
+
+  /**
+   * This controller became the Raft leader; its appends start at `nextWriteOffset` (after the
+   * leader-change record). Every registered broker gets a full session from `nowMs`.
+   */
+  activate(nextWriteOffset: number, nowMs: number): void {
+    assert(nextWriteOffset > this.lastReplayedOffset, `activate at ${nextWriteOffset} with offset ${this.lastReplayedOffset} replayed`);
+    this.active = true;
+    this.nextWriteOffsetValue = nextWriteOffset;
+    this.heartbeats.clear();
+    for (const b of this.image.cluster.brokers.values()) this.heartbeats.touch(b.id, nowMs);
+  }
+
+  /** Leadership lost: uncommitted records may never be committed, so forget them. */
+  deactivate(): void {
+    this.active = false;
+    this.nextWriteOffsetValue = -1;
+    this.heartbeats.clear();
+    this.revertTo(this.lastCommittedOffset);
+  }
+
+  // ---- operations ----------------------------------------------------------------------------
+
+  /** The FeatureLevelRecords that open a new cluster's log (none once metadata.version is set). */
+  bootstrap(): ControllerResult<void> {
+    this.assertActive();
+    return { records: this.features.bootstrapRecords(this.image), response: undefined };
+  }
+
+  registerBroker(request: BrokerRegistrationRequest, nowMs: number): ControllerResult<BrokerRegistrationResponse> {
+    this.assertActive();
+    // The epoch is the offset of the RegisterBrokerRecord, which is the first record appended.
+    const outcome = this.cluster.registerBroker(this.image, request, BigInt(this.nextWriteOffsetValue), nowMs);
+    if (!outcome.ok) {
+      this.log(`broker ${request.brokerId} registration refused: ${outcome.message}`);
+      return { records: [], response: { throttleTimeMs: 0, errorCode: outcome.errorCode, brokerEpoch: -1n } };
+    }
+    const change = new Chain(this.image).add([outcome.record]);
+    // A registration that replaces a live one fences it: its leaderships move before anyone
+    // relies on them.
+    if (outcome.previous !== undefined) change.add(this.replication.handleBrokerLeaving(change.image, request.brokerId));
+    return { records: change.records, response: { throttleTimeMs: 0, errorCode: ErrorCode.NONE, brokerEpoch: outcome.brokerEpoch } };
+  }
+
+  processBrokerHeartbeat(request: BrokerHeartbeatRequest, nowMs: number): ControllerResult<BrokerHeartbeatResponse> {
+    this.assertActive();
+    const image = this.image;
+    const stale = this.cluster.checkBrokerEpoch(image, request.brokerId, request.brokerEpoch);
+    if (stale !== null) {
+      return { records: [], response: { throttleTimeMs: 0, errorCode: stale, isCaughtUp: false, isFenced: true, shouldShutDown: false } };
+    }
+    const b = image.cluster.broker(request.brokerId)!;
+    this.heartbeats.touch(b.id, nowMs, Number(request.currentMetadataOffset));
+    const isCaughtUp = Number(request.currentMetadataOffset) >= Number(b.epoch);
+    const transition = this.cluster.heartbeatTransition(b, request, () => this.replication.leadsAnything(image, b.id),
+      this.latest.controlledShutdownOffsets.get(b.id));
+    const change = new Chain(image);
+    if (transition.kind !== 'none') change.add([this.cluster.registrationChange(b, transition.kind)]);
+    if (transition.kind === 'unfence') change.add(this.replication.handleBrokerUnfenced(change.image));
+    else if (transition.kind !== 'none') change.add(this.replication.handleBrokerLeaving(change.image, b.id));
+    const after = change.image.cluster.broker(b.id)!;
+    const shouldShutDown = request.wantShutDown && (transition.kind === 'shutdown-now' || b.fenced);
+    if (transition.kind !== 'none') this.log(`broker ${b.id} (epoch ${b.epoch}): ${transition.kind}`);
+    return {
+      records: change.records,
+      response: { throttleTimeMs: 0, errorCode: ErrorCode.NONE, isCaughtUp, isFenced: after.fenced, shouldShutDown },
+    };
+  }
+
+  /**
+   * Fences every unfenced broker whose session has expired at `nowMs`, moving its leaderships.
+   * The driver calls it periodically (Kafka schedules the same check).
+   */
+  maybeFenceStaleBrokers(nowMs: number): ControllerResult<number[]> {
+    this.assertActive();
+    const live = [...this.image.cluster.brokers.values()].filter((b) => !b.fenced).map((b) => b.id);
+    const stale = this.heartbeats.expired(live, nowMs);
+    const change = new Chain(this.image);
+    for (const id of stale) {
+      const b = change.image.cluster.broker(id)!;
+      this.log(`broker ${id} (epoch ${b.epoch}): fenced, no heartbeat for ${this.heartbeats.sessionTimeoutMs} ms`);
+      change.add([this.cluster.registrationChange(b, 'fence')]);
+      change.add(this.replication.handleBrokerLeaving(change.image, id));
+    }
+    return { records: change.records, response: stale };
+  }
+
+  allocateProducerIds(request: AllocateProducerIdsRequest): ControllerResult<AllocateProducerIdsResponse> {
+    this.assertActive();
+    return this.producerIds.generateNextProducerIds(this.image, request);
+  }
+
+  createTopics(request: CreateTopicsRequest): ControllerResult<CreateTopicsResponseCreatableTopicResult[]> {
+    this.assertActive();
+    return this.replication.createTopics(this.image, request, this.prng);
+  }
+
+  deleteTopics(targets: { name: string | null; topicId: string }[]): ControllerResult<DeleteTopicsResponseDeletableTopicResult[]> {
+    this.assertActive();
+    return this.replication.deleteTopics(this.image, targets);
+  }
+
+  createPartitions(topics: CreatePartitionsRequestCreatePartitionsTopic[], validateOnly: boolean):
+    ControllerResult<CreatePartitionsResponseCreatePartitionsTopicResult[]> {
+    this.assertActive();
+    return this.replication.createPartitions(this.image, topics, validateOnly, this.prng);
+  }
+
+  /** ElectLeaders (key 43), preferred or unclean. */
+  electLeaders(request: ElectLeadersRequest): ControllerResult<ElectLeadersResponseReplicaElectionResult[]> {
+    this.assertActive();
+    return this.replication.electLeaders(this.image, request);
+  }
+
+  /** One pass of `auto.leader.rebalance.enable`: leadership back to preferred replicas. */
+  maybeBalancePartitionLeaders(): ControllerResult<number> {
+    this.assertActive();
+    const records = this.replication.balancePartitionLeaders(this.image);
+    return { records, response: records.length };
+  }
+
+  private assertActive(): void {
+    assert(this.active, 'controller operation on a standby controller');
+  }
+}
+
+/**
+ * Records of one operation, with the image they lead to, so each step of an operation sees the
+ * previous steps (fencing two brokers at once must not elect the second as the first's successor).
+ */
+class Chain {
+  readonly records: MetadataRecord[] = [];
+  constructor(public image: MetadataImage) {}
+
+  add(records: readonly MetadataRecord[]): this {
+    if (records.length === 0) return this;
+    const delta = new MetadataDelta(this.image);
+    for (const r of records) delta.replay(r);
+    this.image = delta.apply(this.image.provenance);
+    this.records.push(...records);
+    return this;
+  }
+}
+
+/** Kafka keeps the offset at which a broker entered controlled shutdown; a new registration clears it. */
+function nextShutdownOffsets(current: ReadonlyMap<number, number>, record: MetadataRecord, offset: number): ReadonlyMap<number, number> {
+  if (record.type === MetadataRecordType.BrokerRegistrationChangeRecord
+    && record.data.inControlledShutdown === BrokerInControlledShutdownChange.IN_CONTROLLED_SHUTDOWN) {
+    return new Map(current).set(record.data.brokerId, offset);
+  }
+  if (record.type === MetadataRecordType.RegisterBrokerRecord) {
+    const next = new Map(current);
+    if (record.data.inControlledShutdown) next.set(record.data.brokerId, offset);
+    else next.delete(record.data.brokerId);
+    return next;
+  }
+  return current;
+}
+
+function shutdownOffsetsOf(image: MetadataImage): Map<number, number> {
+  const out = new Map<number, number>();
+  for (const b of image.cluster.brokers.values()) {
+    if (b.inControlledShutdown) out.set(b.id, image.provenance.lastContainedOffset);
+  }
+  return out;
+}

@@ -1,0 +1,211 @@
+// ReplicationControlManager: topics, partitions, ISR and leaders. It reads the metadata image and
+// emits records: leader elections and ISR shrinks when a broker is fenced, shuts down or returns
+// (all through PartitionChangeBuilder), and topic creation, deletion and partition growth (the
+// request rules live in topics.ts, shared with the broker's inline path until it is wired here).
+import {
+  metadataRecord, metadataRecordName, ConfigResourceType, NO_LEADER,
+  type MetadataImage, type MetadataRecord, type MetadataRecordName, type PartitionRegistration,
+} from '../metadata/index.js';
+import {
+  ErrorCode,
+  type ElectLeadersRequest, type ElectLeadersResponseReplicaElectionResult,
+} from '../protocol/index.js';
+import type {
+  CreateTopicsRequest, CreateTopicsResponseCreatableTopicResult, CreatePartitionsRequestCreatePartitionsTopic,
+  CreatePartitionsResponseCreatePartitionsTopicResult, DeleteTopicsResponseDeletableTopicResult,
+} from '../protocol/index.js';
+import type { Prng } from '../util/index.js';
+import { PartitionChangeBuilder, type Election } from './partition-change.js';
+import type { PlacementBroker } from './placement.js';
+import {
+  createPartitions, createTopics, deleteTopics,
+  type ControllerView, type EmittedRecord, type TopicConfigValidator, type TopicDefaults,
+} from './topics.js';
+
+export const UNCLEAN_LEADER_ELECTION_ENABLE = 'unclean.leader.election.enable';
+/** ElectLeaders' electionType values. */
+export const ElectionType = { PREFERRED: 0, UNCLEAN: 1 } as const;
+/** Preferred elections one leader-balancing pass may emit (Kafka's maxElectionsPerImbalance). */
+export const BALANCE_ELECTIONS_MAX = 1000;
+
+export interface ReplicationControlOptions {
+  /** The static `unclean.leader.election.enable`; topic and cluster-wide dynamic configs override it. */
+  readonly uncleanLeaderElectionEnable: boolean;
+  readonly topicDefaults: TopicDefaults;
+  readonly validateTopicConfigs: TopicConfigValidator;
+  readonly log: (line: string) => void;
+}
+
+/** A broker may lead when it is registered, unfenced and not in controlled shutdown (Kafka's isActive). */
+export function isActiveBroker(image: MetadataImage, brokerId: number): boolean {
+  const b = image.cluster.broker(brokerId);
+  return b !== undefined && !b.fenced && !b.inControlledShutdown;
+}
+
+/** Brokers that may host new replicas, by id. */
+export function usableBrokers(image: MetadataImage): PlacementBroker[] {
+  return [...image.cluster.brokers.values()]
+    .filter((b) => !b.fenced && !b.inControlledShutdown)
+    .sort((a, b) => a.id - b.id)
+    .map((b) => ({ id: b.id, rack: b.rack }));
+}
+
+/** The topic operations' view of an image. */
+export function imageView(image: MetadataImage): ControllerView {
+  return {
+    topic: (name) => summary(image.topics.getTopic(name)),
+    topicById: (id) => summary(image.topics.getTopicById(id)),
+    topicNames: () => image.topics.topicsByName.keys(),
+    usableBrokers: () => usableBrokers(image),
+  };
+}
+
+function summary(t: { id: string; name: string; partitions: ReadonlyMap<number, unknown> } | undefined) {
+  return t === undefined ? undefined : { id: t.id, name: t.name, partitionCount: t.partitions.size };
+}
+
+/** Fills schema defaults so every emitted record has the shape replay reads. */
+export function toMetadataRecords(records: readonly EmittedRecord[]): MetadataRecord[] {
+  return records.map((r) => {
+    const name: MetadataRecordName = metadataRecordName(r.type);
+    return metadataRecord(name, r.data as never, r.version) as MetadataRecord;
+  });
+}
+
+export class ReplicationControlManager {
+  constructor(private readonly options: ReplicationControlOptions) {}
+
+  /** `unclean` when the topic's, the cluster's or the static config enables unclean elections. */
+  electionFor(image: MetadataImage, topicName: string): Election {
+    const value = image.configs.topicConfigs(topicName).get(UNCLEAN_LEADER_ELECTION_ENABLE)
+      ?? image.configs.configs(ConfigResourceType.BROKER, '').get(UNCLEAN_LEADER_ELECTION_ENABLE);
+    const enabled = value === undefined ? this.options.uncleanLeaderElectionEnable : value.toLowerCase() === 'true';
+    return enabled ? 'unclean' : 'online';
+  }
+
+  /**
+   * `brokerId` was fenced or entered controlled shutdown in `image`: it leaves every ISR it is in
+   * (except as a last member, see PartitionChangeBuilder) and hands every leadership to another
+   * ISR member, or the partition goes offline.
+   */
+  handleBrokerLeaving(image: MetadataImage, brokerId: number): MetadataRecord[] {
+    return this.changes(image, (p) => p.leader === brokerId || p.isr.includes(brokerId),
+      (builder) => builder.removeFromTargetIsr(brokerId));
+  }
+
+  /** A broker became active: every leaderless partition tries an election again. */
+  handleBrokerUnfenced(image: MetadataImage): MetadataRecord[] {
+    return this.changes(image, (p) => p.leader === NO_LEADER, () => {});
+  }
+
+  /** True while `brokerId` leads some partition. */
+  leadsAnything(image: MetadataImage, brokerId: number): boolean {
+    for (const t of image.topics.topicsById.values()) {
+      for (const p of t.partitions.values()) if (p.leader === brokerId) return true;
+    }
+    return false;
+  }
+
+  private changes(image: MetadataImage, select: (p: PartitionRegistration) => boolean,
+    target: (builder: PartitionChangeBuilder) => void): MetadataRecord[] {
+    const out: MetadataRecord[] = [];
+    const acceptable = (id: number): boolean => isActiveBroker(image, id);
+    for (const t of image.topics.topicsById.values()) {
+      const election = this.electionFor(image, t.name);
+      for (const [partitionId, p] of t.partitions) {
+        if (!select(p)) continue;
+        const builder = new PartitionChangeBuilder(p, t.id, partitionId, acceptable, this.options.log).setElection(election);
+        target(builder);
+        const record = builder.build();
+        if (record !== null) out.push(record);
+      }
+    }
+    return out;
+  }
+
+  /**
+   * ElectLeaders (key 43): preferred elections move leadership to the first replica when it is in
+   * the ISR and may lead; unclean elections give a leaderless partition a leader, from outside the
+   * ISR if need be. Without a partition list every partition is tried and only the ones where an
+   * election was needed are reported, as Kafka does.
+   */
+  electLeaders(image: MetadataImage, request: ElectLeadersRequest):
+    { records: MetadataRecord[]; response: ElectLeadersResponseReplicaElectionResult[] } {
+    const records: MetadataRecord[] = [];
+    const results = new Map<string, ElectLeadersResponseReplicaElectionResult>();
+    const report = (topic: string, partitionId: number, errorCode: number, errorMessage: string | null): void => {
+      let r = results.get(topic);
+      if (r === undefined) results.set(topic, r = { topic, partitionResult: [] });
+      r.partitionResult.push({ partitionId, errorCode, errorMessage });
+    };
+    const unclean = request.electionType === ElectionType.UNCLEAN;
+    if (request.electionType !== ElectionType.PREFERRED && !unclean) {
+      for (const t of request.topicPartitions ?? []) for (const p of t.partitions) report(t.topic, p, ErrorCode.INVALID_REQUEST, `Unknown election type ${request.electionType}`);
+      return { records, response: [...results.values()] };
+    }
+    const targets = request.topicPartitions
+      ?? [...image.topics.topicsByName.values()].map((t) => ({ topic: t.name, partitions: [...t.partitions.keys()] }));
+    for (const target of targets) {
+      const topic = image.topics.getTopic(target.topic);
+      for (const partitionId of target.partitions) {
+        const p = topic?.partitions.get(partitionId);
+        if (topic === undefined || p === undefined) {
+          report(target.topic, partitionId, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, 'The topic-partition does not exist.');
+          continue;
+        }
+        const notNeeded = unclean ? p.leader !== NO_LEADER : p.leader === p.replicas[0];
+        if (notNeeded) {
+          if (request.topicPartitions !== null) report(topic.name, partitionId, ErrorCode.ELECTION_NOT_NEEDED, 'The partition already has the leader this election would pick.');
+          continue;
+        }
+        const record = new PartitionChangeBuilder(p, topic.id, partitionId, (id) => isActiveBroker(image, id), this.options.log)
+          .setElection(unclean ? 'unclean' : 'preferred').build();
+        if (record === null) {
+          report(topic.name, partitionId, unclean ? ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE : ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE, null);
+          continue;
+        }
+        records.push(record);
+        report(topic.name, partitionId, ErrorCode.NONE, null);
+      }
+    }
+    return { records, response: [...results.values()] };
+  }
+
+  /**
+   * Leader balancing (`auto.leader.rebalance.enable`): partitions led by another replica while
+   * their preferred replica is in the ISR and may lead get it back, up to `max` per pass.
+   */
+  balancePartitionLeaders(image: MetadataImage, max = BALANCE_ELECTIONS_MAX): MetadataRecord[] {
+    const out: MetadataRecord[] = [];
+    const acceptable = (id: number): boolean => isActiveBroker(image, id);
+    for (const t of image.topics.topicsById.values()) {
+      for (const [partitionId, p] of t.partitions) {
+        if (out.length >= max) return out;
+        const preferred = p.replicas[0]!;
+        if (p.leader === preferred || !p.isr.includes(preferred) || !acceptable(preferred)) continue;
+        const record = new PartitionChangeBuilder(p, t.id, partitionId, acceptable, this.options.log).setElection('preferred').build();
+        if (record !== null) out.push(record);
+      }
+    }
+    return out;
+  }
+
+  createTopics(image: MetadataImage, request: CreateTopicsRequest, prng: Prng):
+    { records: MetadataRecord[]; response: CreateTopicsResponseCreatableTopicResult[] } {
+    const out = createTopics(request, imageView(image), this.options.topicDefaults, this.options.validateTopicConfigs, prng);
+    return { records: toMetadataRecords(out.records), response: out.topics };
+  }
+
+  deleteTopics(image: MetadataImage, targets: { name: string | null; topicId: string }[]):
+    { records: MetadataRecord[]; response: DeleteTopicsResponseDeletableTopicResult[] } {
+    const out = deleteTopics(targets, imageView(image));
+    return { records: toMetadataRecords(out.records), response: out.results };
+  }
+
+  createPartitions(image: MetadataImage, topics: CreatePartitionsRequestCreatePartitionsTopic[], validateOnly: boolean, prng: Prng):
+    { records: MetadataRecord[]; response: CreatePartitionsResponseCreatePartitionsTopicResult[] } {
+    const rf = (topicId: string): number => image.topics.getTopicById(topicId)?.partitions.get(0)?.replicas.length ?? 1;
+    const out = createPartitions(topics, validateOnly, imageView(image), rf, prng, this.options.topicDefaults.partitionsPerRequestMax);
+    return { records: toMetadataRecords(out.records), response: out.results };
+  }
+}
