@@ -119,7 +119,7 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerHa
     try {
       await broker.syncPartitions();
     } catch (e) {
-      disk?.close();
+      await disk?.close();
       throw e;
     }
     router = broker.router;
@@ -134,7 +134,7 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerHa
   try {
     await network.listen((options.listeners ?? ['PLAINTEXT://localhost:9092']).map(parseListener));
   } catch (e) {
-    disk?.close();
+    await disk?.close();
     throw e;
   }
   if (backend && (backend.metadata instanceof MemoryMetadata || backend.metadata instanceof LogMetadata) && backend.metadata.endpoint.port === 0) {
@@ -160,7 +160,7 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerHa
       broker?.replicaManager.producePurgatory.dropAll();
       await broker?.settled();
       await disk?.logs.removalsDone();
-      disk?.close();
+      await disk?.close();
     },
   };
 }
