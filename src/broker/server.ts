@@ -8,6 +8,7 @@ import { Broker, type BrokerDeps } from './broker.js';
 import { MemoryMetadata, memoryBackend } from './memory-backend.js';
 import { diskBackend } from './disk-backend.js';
 import { LogMetadata } from './metadata-log.js';
+import { describeQuorumHandler, type QuorumServices } from './handlers/55-describe-quorum.js';
 import { parseBrokerConfig, type BrokerConfig } from '../config/index.js';
 
 export interface ServerOptions {
@@ -124,6 +125,12 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerHa
     }
     router = broker.router;
     services = broker.services();
+    if (disk) {
+      // The metadata quorum this node is a voter of (the broker itself knows nothing of Raft).
+      const md = disk.metadata;
+      router.register(describeQuorumHandler);
+      services = { ...services, describeQuorum: () => ({ description: md.describeQuorum(), isLeader: md.raft.role === 'leader' }) } satisfies QuorumServices;
+    }
   } else {
     router = new Router<BrokerServices>();
     // A bare network server (no backend) finalizes no features.

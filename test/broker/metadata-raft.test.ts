@@ -9,6 +9,7 @@ import { tempDataDir } from './process-helpers.js';
 import { consumeAll } from './log-reader.js';
 import { startServer } from '../../src/broker/index.js';
 import { LogMetadata } from '../../src/broker/metadata-log.js';
+import { describeQuorumAnswer } from '../../src/broker/handlers/55-describe-quorum.js';
 import { ClusterClient } from '../../src/client/index.js';
 import { ApiKey, decodeFromBuffer } from '../../src/protocol/index.js';
 import { iterateBatches, iterateRecords, parseControlRecordType } from '../../src/records/index.js';
@@ -152,4 +153,39 @@ test('a record the image refuses never reaches the log: the commit fails and lat
   const again = await LogMetadata.open({ logDir, fs: new NodeFileSystem(), clock: systemClock, clusterId: 'c', nodeId: 1 });
   assert.deepEqual([...again.view().topics()].map((t) => t.name), ['t-0']);
   await again.close();
+});
+
+test('DescribeQuorum (55) answers from the node\'s Raft state: this node leads a quorum of itself', async () => {
+  const server = await startServer({ listeners: ['PLAINTEXT://127.0.0.1:0'], dataDir: tempDataDir() });
+  const client = new ClusterClient({ bootstrap: `127.0.0.1:${server.listeners[0]!.port}` });
+  try {
+    const created = await client.admin(ApiKey.CreateTopics, { topics: [{ name: 'q', numPartitions: 1, replicationFactor: 1, assignments: [], configs: [] }], timeoutMs: 1000, validateOnly: false }, 7);
+    assert.equal(created.topics[0].errorCode, 0);
+    const conn = await client.leaderFor('q', 0);
+    const versions = await conn.send(ApiKey.ApiVersions, 3, { clientSoftwareName: 't', clientSoftwareVersion: '1' });
+    assert.deepEqual(versions.apiKeys.filter((k: { apiKey: number }) => k.apiKey === 55).map((k: { minVersion: number; maxVersion: number }) => [k.minVersion, k.maxVersion]), [[0, 2]]);
+    for (const v of [0, 1, 2]) {
+      const r = await conn.send(ApiKey.DescribeQuorum, v, { topics: [{ topicName: '__cluster_metadata', partitions: [{ partitionIndex: 0 }] }] });
+      assert.equal(r.errorCode, 0);
+      const p = r.topics[0].partitions[0];
+      assert.equal(p.errorCode, 0);
+      assert.equal(p.leaderId, 1);
+      assert.ok(p.leaderEpoch >= 1, `leader epoch ${p.leaderEpoch}`);
+      assert.ok(p.highWatermark > 0n, 'the bootstrap records and the topic are committed');
+      assert.deepEqual(p.currentVoters.map((r: { replicaId: number; logEndOffset: bigint }) => [r.replicaId, r.logEndOffset]), [[1, p.highWatermark]]);
+      assert.deepEqual(p.observers, []);
+    }
+    const other = await conn.send(ApiKey.DescribeQuorum, 2, { topics: [{ topicName: 'q', partitions: [{ partitionIndex: 0 }] }] });
+    assert.equal(other.topics[0].partitions[0].errorCode, 3, 'UNKNOWN_TOPIC_OR_PARTITION');
+  } finally {
+    client.close();
+    await server.close();
+  }
+});
+
+test('DescribeQuorum on a node that does not lead answers NOT_LEADER_OR_FOLLOWER with the leader it knows', () => {
+  const r = describeQuorumAnswer({ topics: [{ topicName: '__cluster_metadata', partitions: [{ partitionIndex: 0 }] }] },
+    { isLeader: false, description: { leaderId: 2, leaderEpoch: 7, highWatermark: 10, voters: [], observers: [] } });
+  const p = r.topics[0]!.partitions[0]!;
+  assert.deepEqual([p.errorCode, p.leaderId, p.leaderEpoch], [6, 2, 7]);
 });
