@@ -146,6 +146,13 @@ async function openDiskBackend(o: DiskBackendOptions, brokerConfig: BrokerConfig
       logDir: o.dataDir, fs, clock: o.clock, clusterId: meta.clusterId, nodeId: o.nodeId, voters: quorumVoters(brokerConfig, o.nodeId),
       snapshotRecordBytes: Number(brokerConfig.get('metadata.log.max.record.bytes.between.snapshots')),
       segmentBytes: o.metadataSegmentBytes ?? Number(brokerConfig.get('metadata.log.segment.bytes')), logger: o.logger,
+      raftTimeouts: {
+        electionTimeoutMs: Number(brokerConfig.get('controller.quorum.election.timeout.ms')),
+        fetchTimeoutMs: Number(brokerConfig.get('controller.quorum.fetch.timeout.ms')),
+        electionBackoffMaxMs: Number(brokerConfig.get('controller.quorum.election.backoff.max.ms')),
+        requestTimeoutMs: Number(brokerConfig.get('controller.quorum.request.timeout.ms')),
+        retryBackoffMs: Number(brokerConfig.get('controller.quorum.retry.backoff.ms')),
+      },
     });
   } catch (e) {
     logs.close();

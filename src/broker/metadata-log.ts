@@ -21,7 +21,7 @@ import { buildRecordBatchSync, iterateBatches, iterateRecords } from '../records
 import type { FileSystem } from '../storage/index.js';
 import {
   FileQuorumStateStore, RaftDriver, StorageLogStore, defaultRaftTimeouts, METADATA_LOG_DIR_NAME,
-  type Entry, type EntryBatch, type QuorumDescription, type RaftTransport, type ReplicatedStateMachine, type Snapshot,
+  type Entry, type EntryBatch, type QuorumDescription, type RaftConfig, type RaftTransport, type ReplicatedStateMachine, type Snapshot,
 } from '../raft/index.js';
 import type { Clock } from '../util/index.js';
 import { isInternalTopic, METADATA_TOPIC_NAME, type EmittedRecord } from '../controller/index.js';
@@ -48,6 +48,8 @@ export interface LogMetadataOptions {
   readonly snapshotRecordBytes?: number;
   /** metadata.log.segment.bytes. */
   readonly segmentBytes?: number;
+  /** controller.quorum.* timeouts over Kafka's defaults (a quorum of one waits for none of them). */
+  readonly raftTimeouts?: Partial<Pick<RaftConfig, 'electionTimeoutMs' | 'fetchTimeoutMs' | 'electionBackoffMaxMs' | 'requestTimeoutMs' | 'retryBackoffMs'>>;
   readonly logger?: Logger;
 }
 
@@ -92,7 +94,7 @@ export class LogMetadata implements MetadataSource {
     let fatal: Error | undefined;
     const driver = await RaftDriver.start({
       config: {
-        nodeId: o.nodeId, voters, ...defaultRaftTimeouts, fetchMaxWaitMs: 500, fetchMaxEntries: 10_000, snapshotChunkBytes: 1 << 20, random: Math.random,
+        ...defaultRaftTimeouts, ...o.raftTimeouts, nodeId: o.nodeId, voters, random: Math.random,
       },
       quorumStore: new FileQuorumStateStore(dir, o.fs),
       logStore,

@@ -16,6 +16,7 @@ import { iterateBatches, iterateRecords, parseControlRecordType } from '../../sr
 import { NodeFileSystem } from '../../src/storage/index.js';
 import { imageToRecords, metadataRecord, serializeMetadataRecord } from '../../src/metadata/index.js';
 import { systemClock } from '../../src/util/index.js';
+import { SINGLE_NODE_DEFAULTS, parseBrokerConfig } from '../../src/config/index.js';
 import type { EmittedRecord } from '../../src/controller/index.js';
 
 const FIXTURE = join(process.cwd(), 'test', 'fixtures', 'metadata', 'legacy-single-node');
@@ -188,4 +189,20 @@ test('DescribeQuorum on a node that does not lead answers NOT_LEADER_OR_FOLLOWER
     { isLeader: false, description: { leaderId: 2, leaderEpoch: 7, highWatermark: 10, voters: [], observers: [] } });
   const p = r.topics[0]!.partitions[0]!;
   assert.deepEqual([p.errorCode, p.leaderId, p.leaderEpoch], [6, 2, 7]);
+});
+
+test('logline server\'s defaults (process.roles=broker,controller, controller.quorum.voters=1@...) run a quorum of node 1; a voter set of other nodes is refused naming the key', async () => {
+  const dataDir = tempDataDir();
+  const config = parseBrokerConfig({ ...SINGLE_NODE_DEFAULTS, 'listeners': 'PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:0', 'advertised.listeners': 'PLAINTEXT://127.0.0.1:0' });
+  const server = await startServer({ config, dataDir });
+  const client = new ClusterClient({ bootstrap: `127.0.0.1:${server.listeners[0]!.port}` });
+  try {
+    const r = await (await client.broker(1)).send(ApiKey.DescribeQuorum, 2, { topics: [{ topicName: '__cluster_metadata', partitions: [{ partitionIndex: 0 }] }] });
+    assert.deepEqual(r.topics[0].partitions[0].currentVoters.map((v: { replicaId: number }) => v.replicaId), [1]);
+  } finally {
+    client.close();
+    await server.close();
+  }
+  const three = parseBrokerConfig({ ...SINGLE_NODE_DEFAULTS, 'listeners': 'PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:0', 'advertised.listeners': 'PLAINTEXT://127.0.0.1:0', 'controller.quorum.voters': '1@localhost:9093,2@localhost:9094,3@localhost:9095' });
+  await assert.rejects(startServer({ config: three, dataDir: tempDataDir() }), /controller\.quorum\.voters/);
 });
