@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { cpSync, existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { tempDataDir } from './process-helpers.js';
+import { killProcess, startServerProcess, tempDataDir } from './process-helpers.js';
 import { consumeAll } from './log-reader.js';
 import { startServer } from '../../src/broker/index.js';
 import { LogMetadata } from '../../src/broker/metadata-log.js';
@@ -205,4 +205,45 @@ test('logline server\'s defaults (process.roles=broker,controller, controller.qu
   }
   const three = parseBrokerConfig({ ...SINGLE_NODE_DEFAULTS, 'listeners': 'PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:0', 'advertised.listeners': 'PLAINTEXT://127.0.0.1:0', 'controller.quorum.voters': '1@localhost:9093,2@localhost:9094,3@localhost:9095' });
   await assert.rejects(startServer({ config: three, dataDir: tempDataDir() }), /controller\.quorum\.voters/);
+});
+
+test('kill -9 of logline server while topics are being created: every acknowledged topic is there after each restart', async () => {
+  const dataDir = tempDataDir();
+  const acked = new Set<string>();
+  let n = 0;
+  for (let round = 0; round < 3; round++) {
+    const { child, port } = await startServerProcess(dataDir);
+    const client = new ClusterClient({ bootstrap: `127.0.0.1:${port}` });
+    try {
+      const names = new Set((await client.metadata(null)).map((t) => t.name));
+      for (const name of acked) assert.ok(names.has(name), `round ${round}: acknowledged topic ${name} is there`);
+      // Four creators at once; the kill lands while some of them wait for their commit.
+      let stop = false;
+      const creators = Array.from({ length: 4 }, async () => {
+        while (!stop) {
+          const name = `t-${n++}`;
+          try {
+            const r = await client.admin(ApiKey.CreateTopics, { topics: [{ name, numPartitions: 1, replicationFactor: 1, assignments: [], configs: [] }], timeoutMs: 5000, validateOnly: false }, 7);
+            if (r.topics[0].errorCode === 0) acked.add(name);
+          } catch { return; }
+        }
+      });
+      await until('some topics created', () => acked.size >= (round + 1) * 20);
+      stop = true;
+      await killProcess(child);
+      await Promise.allSettled(creators);
+    } finally {
+      client.close();
+      await killProcess(child);
+    }
+  }
+  const { child, port } = await startServerProcess(dataDir);
+  const client = new ClusterClient({ bootstrap: `127.0.0.1:${port}` });
+  try {
+    const names = new Set((await client.metadata(null)).map((t) => t.name));
+    assert.deepEqual([...acked].filter((a) => !names.has(a)), [], 'no acknowledged topic is lost');
+  } finally {
+    client.close();
+    await killProcess(child);
+  }
 });
