@@ -92,21 +92,28 @@ export class LogMetadata implements MetadataSource {
       fs: o.fs, clock: o.clock, snapshotFormat: 'records', ...(o.segmentBytes !== undefined ? { config: { segmentBytes: o.segmentBytes } } : {}),
     });
     let fatal: Error | undefined;
-    const driver = await RaftDriver.start({
-      config: {
-        ...defaultRaftTimeouts, ...o.raftTimeouts, nodeId: o.nodeId, voters, random: Math.random,
-      },
-      quorumStore: new FileQuorumStateStore(dir, o.fs),
-      logStore,
-      stateMachine: m.stateMachine(),
-      transport: new NoPeersTransport(),
-      onFatal: (e) => {
-        o.logger?.error(`metadata log: ${e.message}`);
-        if (!m.opened) { fatal ??= e; return; }
-        // Every request is answered from the metadata: a broken log stops the process, as Kafka does.
-        setImmediate(() => { throw e; });
-      },
-    });
+    let driver: RaftDriver;
+    try {
+      driver = await RaftDriver.start({
+        config: {
+          ...defaultRaftTimeouts, ...o.raftTimeouts, nodeId: o.nodeId, voters, random: Math.random,
+        },
+        quorumStore: new FileQuorumStateStore(dir, o.fs),
+        logStore,
+        stateMachine: m.stateMachine(),
+        transport: new NoPeersTransport(),
+        onFatal: (e) => {
+          o.logger?.error(`metadata log: ${e.message}`);
+          if (!m.opened) { fatal ??= e; return; }
+          // Every request is answered from the metadata: a broken log stops the process, as Kafka does.
+          setImmediate(() => { throw e; });
+        },
+      });
+    } catch (e) {
+      // A log that cannot be read (a record that is not a batch, say) fails the start.
+      logStore.close();
+      throw e;
+    }
     m.driver = driver;
     try {
       await m.catchUp(() => fatal);
@@ -117,6 +124,8 @@ export class LogMetadata implements MetadataSource {
       }
     } catch (e) {
       await driver.close();
+      // A driver stopped by a fatal error leaves its store open.
+      logStore.close();
       throw e;
     }
     m.opened = true;

@@ -12,8 +12,8 @@ import { LogMetadata } from '../../src/broker/metadata-log.js';
 import { describeQuorumAnswer } from '../../src/broker/handlers/55-describe-quorum.js';
 import { ClusterClient } from '../../src/client/index.js';
 import { ApiKey, decodeFromBuffer } from '../../src/protocol/index.js';
-import { iterateBatches, iterateRecords, parseControlRecordType } from '../../src/records/index.js';
-import { NodeFileSystem } from '../../src/storage/index.js';
+import { buildRecordBatchSync, iterateBatches, iterateRecords, parseControlRecordType } from '../../src/records/index.js';
+import { FileCache, MemoryFileSystem, NodeFileSystem, PartitionLog, logConfig } from '../../src/storage/index.js';
 import { imageToRecords, metadataRecord, serializeMetadataRecord } from '../../src/metadata/index.js';
 import { systemClock } from '../../src/util/index.js';
 import { SINGLE_NODE_DEFAULTS, parseBrokerConfig } from '../../src/config/index.js';
@@ -245,5 +245,16 @@ test('kill -9 of logline server while topics are being created: every acknowledg
   } finally {
     client.close();
     await killProcess(child);
+  }
+});
+
+test('a metadata log holding a record the image refuses fails the start with the reason, instead of serving a partial image', async () => {
+  const fs = new MemoryFileSystem();
+  const log = PartitionLog.open({ dir: '/d/__cluster_metadata-0', files: new FileCache(fs, 8), config: logConfig({}), clock: systemClock, recoveryPoint: 0, logStartOffset: 0, hadCleanShutdown: false });
+  const orphan = metadataRecord('PartitionRecord', { partitionId: 0, topicId: 'AAAAAAAAAAAAAAAAAAAAAQ', replicas: [1], isr: [1], leader: 1 });
+  await log.appendAsLeader(buildRecordBatchSync({ records: [{ key: null, value: serializeMetadataRecord(orphan) }] }), 0, 'coordinator');
+  log.close();
+  for (let attempt = 0; attempt < 2; attempt++) {
+    await assert.rejects(LogMetadata.open({ logDir: '/d', fs, clock: systemClock, clusterId: 'c', nodeId: 1 }), /AAAAAAAAAAAAAAAAAAAAAQ|unknown|topic/i);
   }
 });
