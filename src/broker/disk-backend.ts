@@ -53,8 +53,12 @@ export interface DiskBackendOptions {
  * else this node alone (a broker started without process.roles is a single-node cluster).
  */
 function quorumVoters(config: BrokerConfig, nodeId: number): number[] {
+  const roles = config.processRoles;
+  if (roles.length > 0 && !roles.includes('controller')) {
+    throw new DataDirectoryError(`process.roles=${roles.join(',')}: a broker without a controller role needs a remote metadata quorum, which is not supported yet`);
+  }
   const voters = config.get('controller.quorum.voters') as string[];
-  if (!config.processRoles.includes('controller') || voters.length === 0) return [nodeId];
+  if (roles.length === 0 || voters.length === 0) return [nodeId];
   return voters.map((v) => Number(v.slice(0, v.indexOf('@'))));
 }
 

@@ -205,6 +205,8 @@ test('logline server\'s defaults (process.roles=broker,controller, controller.qu
   }
   const three = parseBrokerConfig({ ...SINGLE_NODE_DEFAULTS, 'listeners': 'PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:0', 'advertised.listeners': 'PLAINTEXT://127.0.0.1:0', 'controller.quorum.voters': '1@localhost:9093,2@localhost:9094,3@localhost:9095' });
   await assert.rejects(startServer({ config: three, dataDir: tempDataDir() }), /controller\.quorum\.voters/);
+  const brokerOnly = parseBrokerConfig({ ...SINGLE_NODE_DEFAULTS, 'process.roles': 'broker', 'listeners': 'PLAINTEXT://127.0.0.1:0', 'advertised.listeners': 'PLAINTEXT://127.0.0.1:0' });
+  await assert.rejects(startServer({ config: brokerOnly, dataDir: tempDataDir() }), /process\.roles/);
 });
 
 test('kill -9 of logline server while topics are being created: every acknowledged topic is there after each restart', async () => {
