@@ -44,9 +44,25 @@ export interface DiskBackendOptions {
   fs?: FileSystem;
   /** How often retention, flush.ms, checkpoints and the cleaner are looked at. */
   tickMs?: number;
+  /** Over metadata.log.segment.bytes, whose floor (8 MiB) is too large for tests of segment deletion. */
+  metadataSegmentBytes?: number;
 }
 
-export type DiskBackend = Omit<BrokerDeps, 'nodeId' | 'clock'> & { metadata: LogMetadata; logs: LogManager; close(): void };
+/**
+ * The voters of the metadata quorum: controller.quorum.voters when this process is a controller,
+ * else this node alone (a broker started without process.roles is a single-node cluster).
+ */
+function quorumVoters(config: BrokerConfig, nodeId: number): number[] {
+  const roles = config.processRoles;
+  if (roles.length > 0 && !roles.includes('controller')) {
+    throw new DataDirectoryError(`process.roles=${roles.join(',')}: a broker without a controller role needs a remote metadata quorum, which is not supported yet`);
+  }
+  const voters = config.get('controller.quorum.voters') as string[];
+  if (roles.length === 0 || voters.length === 0) return [nodeId];
+  return voters.map((v) => Number(v.slice(0, v.indexOf('@'))));
+}
+
+export type DiskBackend = Omit<BrokerDeps, 'nodeId' | 'clock'> & { metadata: LogMetadata; logs: LogManager; close(): Promise<void> };
 
 /** A base64url UUID, Kafka's form of a cluster id. */
 function newClusterId(): string {
@@ -116,15 +132,11 @@ export async function diskBackend(o: DiskBackendOptions): Promise<DiskBackend> {
 async function openDiskBackend(o: DiskBackendOptions, brokerConfig: BrokerConfig, unlock: () => void): Promise<DiskBackend> {
   let metadata: LogMetadata | null = null;
   const topicConfig = (topic: string) => resolveTopicConfig(metadata?.view().configs(2, topic) ?? new Map(), brokerConfig);
-  const configFor = (topic: string): LogConfig => {
-    if (topic === METADATA_TOPIC) {
-      // Never deleted by retention: without snapshots the whole log is the cluster's state.
-      return logConfig({ segmentBytes: Number(brokerConfig.get('metadata.log.segment.bytes')), retentionMs: -1, retentionBytes: -1 });
-    }
-    return topicConfig(topic);
-  };
+  // The metadata log is the Raft driver's (StorageLogStore), never opened through the LogManager.
+  const configFor = (topic: string): LogConfig => topicConfig(topic);
+  const fs = o.fs ?? new NodeFileSystem();
   const logs = new LogManager({
-    dir: o.dataDir, fs: o.fs ?? new NodeFileSystem(), clock: o.clock, configFor,
+    dir: o.dataDir, fs, clock: o.clock, configFor,
     retentionCheckIntervalMs: Number(brokerConfig.get('log.retention.check.interval.ms')),
     cleanerEnable: brokerConfig.get('log.cleaner.enable') as boolean,
     producerIdExpirationMs: Number(brokerConfig.get('producer.id.expiration.ms')),
@@ -134,7 +146,18 @@ async function openDiskBackend(o: DiskBackendOptions, brokerConfig: BrokerConfig
   try {
     const meta = logs.ensureMetaProperties(o.nodeId, logs.storedClusterId() ?? newClusterId());
     o.logger.info(`storage: ${o.dataDir} (cluster ${meta.clusterId}, ${logs.hadCleanShutdown ? 'clean' : 'unclean or first'} start)`);
-    metadata = await LogMetadata.open(logs.getOrCreateLog(METADATA_TOPIC, 0, null), meta.clusterId);
+    metadata = await LogMetadata.open({
+      logDir: o.dataDir, fs, clock: o.clock, clusterId: meta.clusterId, nodeId: o.nodeId, voters: quorumVoters(brokerConfig, o.nodeId),
+      snapshotRecordBytes: Number(brokerConfig.get('metadata.log.max.record.bytes.between.snapshots')),
+      segmentBytes: o.metadataSegmentBytes ?? Number(brokerConfig.get('metadata.log.segment.bytes')), logger: o.logger,
+      raftTimeouts: {
+        electionTimeoutMs: Number(brokerConfig.get('controller.quorum.election.timeout.ms')),
+        fetchTimeoutMs: Number(brokerConfig.get('controller.quorum.fetch.timeout.ms')),
+        electionBackoffMaxMs: Number(brokerConfig.get('controller.quorum.election.backoff.max.ms')),
+        requestTimeoutMs: Number(brokerConfig.get('controller.quorum.request.timeout.ms')),
+        retryBackoffMs: Number(brokerConfig.get('controller.quorum.retry.backoff.ms')),
+      },
+    });
   } catch (e) {
     logs.close();
     throw e;
@@ -186,11 +209,14 @@ async function openDiskBackend(o: DiskBackendOptions, brokerConfig: BrokerConfig
     maxMessageBytes: (topic: string) => topicConfig(topic).maxMessageBytes,
     fetchSessionCacheSlots: brokerConfig.get('max.incremental.fetch.session.cache.slots') as number,
     /** Flushes every log, writes the checkpoints and marks a clean shutdown. */
-    close: () => {
+    close: async () => {
       if (closed) return;
       closed = true;
       clearInterval(timer);
-      try { logs.close(); } finally { unlock(); }
+      try {
+        await md.close();
+        logs.close();
+      } finally { unlock(); }
     },
   };
 }

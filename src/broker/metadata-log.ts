@@ -1,22 +1,64 @@
-// The cluster metadata of a single node as a log: controller records are appended to
-// `__cluster_metadata-0` (a partition log on Kafka's layout, records framed as in KRaft), fsynced,
-// and only then replayed into the MetadataImage the broker reads. At start the whole log is
-// replayed, so topics, partitions and configs survive restarts and nothing else stores them.
-// This is a quorum of one without the Raft machinery: the Raft room's driver will take the log
-// over when there are several controllers.
+// The cluster metadata as a Raft log: `__cluster_metadata-0` is the log of the Raft room's driver
+// (StorageLogStore on the storage engine, quorum-state next to it), and this node is a voter of
+// `controller.quorum.voters` — a quorum of one for `logline server`, on the same code a cluster
+// uses. `commit(records)` proposes the records as one batch; they reach the MetadataImage the
+// broker reads only through the state machine below, once committed (for a quorum of one: once
+// fsynced). At start the latest snapshot is loaded and the log after it replayed.
+//
+// Snapshots are Kafka's (`<endOffset>-<epoch>.checkpoint`, SnapshotHeader, the image as metadata
+// records, SnapshotFooter), taken after metadata.log.max.record.bytes.between.snapshots bytes of
+// records; the log below a snapshot is deleted.
+//
+// A directory written before the metadata log was a Raft log (batches at partition leader epoch 0,
+// no quorum-state file) opens as it is: its batches are Raft entries of epoch 0, which the first
+// election (epoch 1) commits as the prefix of the log.
+import * as nodePath from 'node:path';
 import {
-  MetadataDelta, MetadataImage, MetadataLoader, MetadataRecordType, bootstrapFeatureLevels, deserializeMetadataRecord, metadataRecord,
+  MetadataDelta, MetadataImage, MetadataLoader, MetadataRecordType, bootstrapFeatureLevels, deserializeMetadataRecord, imageToRecords, metadataRecord,
   metadataRecordName, provenance, serializeMetadataRecord, type MetadataBatch, type MetadataRecord,
 } from '../metadata/index.js';
-import { buildRecordBatchSync, decompressBatchBody, iterateBatches, iterateRecords } from '../records/index.js';
-import type { PartitionLog } from '../storage/index.js';
+import { buildRecordBatchSync, iterateBatches, iterateRecords } from '../records/index.js';
+import type { FileSystem } from '../storage/index.js';
+import {
+  FileQuorumStateStore, RaftDriver, StorageLogStore, defaultRaftTimeouts, METADATA_LOG_DIR_NAME,
+  type Entry, type EntryBatch, type QuorumDescription, type RaftConfig, type RaftTransport, type ReplicatedStateMachine, type Snapshot,
+} from '../raft/index.js';
+import type { Clock } from '../util/index.js';
 import { isInternalTopic, METADATA_TOPIC_NAME, type EmittedRecord } from '../controller/index.js';
 import type { MetadataSource } from './broker.js';
 import type { BrokerEndpoint, MetadataView, PartitionView, TopicView } from './services.js';
+import type { Logger } from './network.js';
 
 export const METADATA_TOPIC = METADATA_TOPIC_NAME;
-/** The epoch batches are written in: a quorum of one never changes leader. */
-const METADATA_EPOCH = 0;
+/** Records per record batch in a snapshot. */
+const SNAPSHOT_BATCH_RECORDS = 1000;
+/** How long a start waits for the quorum to elect a leader and replay the log. */
+const OPEN_TIMEOUT_MS = 60_000;
+
+export interface LogMetadataOptions {
+  /** The log directory; the metadata log is `<logDir>/__cluster_metadata-0`. */
+  readonly logDir: string;
+  readonly fs: FileSystem;
+  readonly clock: Clock;
+  readonly clusterId: string;
+  readonly nodeId: number;
+  /** controller.quorum.voters as ids; only a quorum of this node alone is supported yet. */
+  readonly voters?: readonly number[];
+  /** metadata.log.max.record.bytes.between.snapshots (Kafka's default 20 MiB). */
+  readonly snapshotRecordBytes?: number;
+  /** metadata.log.segment.bytes. */
+  readonly segmentBytes?: number;
+  /** controller.quorum.* timeouts over Kafka's defaults (a quorum of one waits for none of them). */
+  readonly raftTimeouts?: Partial<Pick<RaftConfig, 'electionTimeoutMs' | 'fetchTimeoutMs' | 'electionBackoffMaxMs' | 'requestTimeoutMs' | 'retryBackoffMs'>>;
+  readonly logger?: Logger;
+}
+
+/** No peers: a quorum of one never sends a message. */
+class NoPeersTransport implements RaftTransport {
+  async start(): Promise<void> {}
+  send(): void {}
+  async close(): Promise<void> {}
+}
 
 export class LogMetadata implements MetadataSource {
   /** This broker's endpoint, known once it listens (broker registration is not a record yet). */
@@ -25,40 +67,95 @@ export class LogMetadata implements MetadataSource {
   private readonly listeners: (() => void)[] = [];
   private committing: Promise<void> = Promise.resolve();
   private cached: { image: MetadataImage; endpoint: BrokerEndpoint; view: MetadataView } | null = null;
+  private driver: RaftDriver | undefined;
+  /** Record bytes applied since the last snapshot (Kafka counts the same for its snapshot trigger). */
+  private bytesSinceSnapshot = 0;
+  private snapshotScheduled = false;
+  private readonly snapshotRecordBytes: number;
+  private opened = false;
 
-  private constructor(private readonly log: PartitionLog, readonly clusterId: string) {}
+  private constructor(private readonly o: LogMetadataOptions) {
+    this.snapshotRecordBytes = o.snapshotRecordBytes ?? 20_971_520;
+  }
 
-  /** Replays every batch of the log into the image. */
-  static async open(log: PartitionLog, clusterId: string): Promise<LogMetadata> {
-    const m = new LogMetadata(log, clusterId);
-    const batches: MetadataBatch[] = [];
-    let offset = log.logStartOffset;
-    while (offset < log.logEndOffset) {
-      const bytes = log.read(offset, 1 << 20, log.logEndOffset);
-      if (bytes.length === 0) break;
-      for (const v of iterateBatches(bytes)) {
-        const records: MetadataRecord[] = [];
-        if (!v.isControl) {
-          for (const r of iterateRecords(v, await decompressBatchBody(v))) {
-            if (r.value === null) throw new Error(`metadata record at offset ${r.offset} has no value`);
-            records.push(deserializeMetadataRecord(r.value));
-          }
-        }
-        if (records.length > 0) batches.push({ baseOffset: v.baseOffset, epoch: v.partitionLeaderEpoch, appendTimestampMs: v.maxTimestamp, records });
-        offset = v.lastOffset + 1;
+  get clusterId(): string { return this.o.clusterId; }
+
+  /** Starts the node's Raft voter on the metadata log and waits until it leads and has replayed the log. */
+  static async open(o: LogMetadataOptions): Promise<LogMetadata> {
+    const voters = o.voters ?? [o.nodeId];
+    if (voters.length !== 1 || voters[0] !== o.nodeId) {
+      throw new Error(`controller.quorum.voters: only a quorum of this node alone (${o.nodeId}) is supported yet, not ${voters.join(',')}`);
+    }
+    const m = new LogMetadata(o);
+    const dir = nodePath.join(o.logDir, METADATA_LOG_DIR_NAME);
+    const logStore = new StorageLogStore(dir, {
+      fs: o.fs, clock: o.clock, snapshotFormat: 'records', ...(o.segmentBytes !== undefined ? { config: { segmentBytes: o.segmentBytes } } : {}),
+    });
+    let fatal: Error | undefined;
+    let driver: RaftDriver;
+    try {
+      driver = await RaftDriver.start({
+        config: {
+          ...defaultRaftTimeouts, ...o.raftTimeouts, nodeId: o.nodeId, voters, random: Math.random,
+        },
+        quorumStore: new FileQuorumStateStore(dir, o.fs),
+        logStore,
+        stateMachine: m.stateMachine(),
+        transport: new NoPeersTransport(),
+        onFatal: (e) => {
+          o.logger?.error(`metadata log: ${e.message}`);
+          if (!m.opened) { fatal ??= e; return; }
+          // Every request is answered from the metadata: a broken log stops the process, as Kafka does.
+          setImmediate(() => { throw e; });
+        },
+      });
+    } catch (e) {
+      // A log that cannot be read (a record that is not a batch, say) fails the start.
+      logStore.close();
+      throw e;
+    }
+    m.driver = driver;
+    try {
+      await m.catchUp(() => fatal);
+      // A new cluster's metadata begins with its feature levels (Kafka's bootstrap metadata); a
+      // cluster whose log predates them keeps none (transaction.version 0), as an upgraded Kafka does.
+      if (m.loader.image.provenance.lastContainedOffset < 0) {
+        await m.commit(bootstrapFeatureLevels().map((data) => ({ type: MetadataRecordType.FeatureLevelRecord, version: 0, data: { ...data } })));
       }
+    } catch (e) {
+      await driver.close();
+      // A driver stopped by a fatal error leaves its store open.
+      logStore.close();
+      throw e;
     }
-    m.loader.handleCommit(batches);
-    log.updateHighWatermark(log.logEndOffset);
-    // A new cluster's metadata begins with its feature levels (Kafka's bootstrap metadata); a
-    // cluster whose log predates them keeps none (transaction.version 0), as an upgraded Kafka does.
-    if (log.logEndOffset === 0) {
-      await m.commit(bootstrapFeatureLevels().map((data) => ({ type: MetadataRecordType.FeatureLevelRecord, version: 0, data: { ...data } })));
-    }
+    m.opened = true;
     return m;
   }
 
+  /** Until this node leads and has applied its whole log (its LeaderChange entry commits everything before it). */
+  private async catchUp(fatal: () => Error | undefined): Promise<void> {
+    const driver = this.driver!;
+    const deadline = Date.now() + OPEN_TIMEOUT_MS;
+    while (!(driver.role === 'leader' && driver.appliedOffset >= driver.core.log.endOffset)) {
+      const e = fatal();
+      if (e !== undefined) throw e;
+      if (Date.now() > deadline) throw new Error(`metadata log: no leader after ${OPEN_TIMEOUT_MS} ms (role ${driver.role}, epoch ${driver.epoch})`);
+      await new Promise((r) => setTimeout(r, 1));
+    }
+  }
+
   get image(): MetadataImage { return this.loader.image; }
+
+  /** The quorum as DescribeQuorum reports it. */
+  describeQuorum(): QuorumDescription { return this.driver!.describeQuorum(); }
+
+  /** The metadata log underneath, for tests and tools. */
+  get raft(): RaftDriver { return this.driver!; }
+
+  /** Stops the Raft driver (pending commits fail) and closes the log after its last fsync. */
+  async close(): Promise<void> {
+    await this.driver?.close();
+  }
 
   view(): MetadataView {
     const image = this.loader.image;
@@ -91,9 +188,10 @@ export class LogMetadata implements MetadataSource {
   }
 
   /**
-   * Appends the records as one batch, fsyncs it, then applies it. The records are replayed into a
-   * throwaway delta first: a record the image would refuse must never reach the log, or every
-   * later start would fail on it.
+   * Proposes the records as one batch and resolves once they are committed and applied. The
+   * records are replayed into a throwaway delta first: a record the image would refuse must never
+   * reach the log, or every later start would fail on it. Commits run one at a time, so that
+   * check sees every earlier commit.
    */
   commit(records: EmittedRecord[]): Promise<void> {
     const run = this.committing.then(() => this.commitNow(records));
@@ -106,17 +204,78 @@ export class LogMetadata implements MetadataSource {
     const records = emitted.map((r) => metadataRecord(metadataRecordName(r.type), r.data as never, r.version) as MetadataRecord);
     const trial = new MetadataDelta(this.loader.image);
     for (const r of records) trial.replay(r);
-    trial.apply(provenance(this.log.logEndOffset + records.length - 1, METADATA_EPOCH, -1));
-    const batch = buildRecordBatchSync({ records: records.map((r) => ({ key: null, value: serializeMetadataRecord(r) })) });
-    const appended = await this.log.appendAsLeader(batch, METADATA_EPOCH, 'coordinator');
-    // KRaft fsyncs the metadata log before a record counts as committed.
-    this.log.flush();
-    this.log.updateHighWatermark(this.log.logEndOffset);
-    this.loader.handleCommit([{ baseOffset: appended.firstOffset, epoch: METADATA_EPOCH, records }]);
-    for (const l of this.listeners) l();
+    trial.apply(provenance(Math.max(0, this.loader.image.provenance.lastContainedOffset + records.length), 0, -1));
+    await this.driver!.propose(records.map((r) => serializeMetadataRecord(r)));
   }
 
   onChange(listener: () => void): void { this.listeners.push(listener); }
 
   nextProducerId(): bigint { return this.loader.image.producerIds.nextProducerId; }
+
+  // ---- The replicated state machine: committed records in, the image out -------------------------
+
+  private stateMachine(): ReplicatedStateMachine {
+    return {
+      apply: (entries: readonly Entry[]) => this.applyBatches(entries.map((e) => ({ baseOffset: e.offset, epoch: e.epoch, values: [e.value] }))),
+      applyBatches: (batches: readonly EntryBatch[]) => this.applyBatches(batches.map((b) => ({
+        baseOffset: b.baseOffset, epoch: b.epoch,
+        values: Array.from({ length: b.count }, (_, i) => b.bytes.subarray(b.bounds[2 * i]!, b.bounds[2 * i + 1]!)),
+      }))),
+      snapshot: () => this.snapshotBytes(),
+      restore: (s: Snapshot) => this.restore(s),
+    };
+  }
+
+  private applyBatches(batches: readonly { baseOffset: number; epoch: number; values: readonly Uint8Array[] }[]): void {
+    const out: MetadataBatch[] = [];
+    for (const b of batches) {
+      const records: MetadataRecord[] = [];
+      for (const v of b.values) {
+        records.push(deserializeMetadataRecord(Buffer.from(v.buffer, v.byteOffset, v.byteLength)));
+        this.bytesSinceSnapshot += v.byteLength;
+      }
+      if (records.length > 0) out.push({ baseOffset: b.baseOffset, epoch: b.epoch, records });
+    }
+    this.loader.handleCommit(out);
+    for (const l of this.listeners) l();
+    this.maybeScheduleSnapshot();
+  }
+
+  private maybeScheduleSnapshot(): void {
+    if (this.bytesSinceSnapshot < this.snapshotRecordBytes || this.snapshotScheduled || this.driver === undefined) return;
+    this.snapshotScheduled = true;
+    // Outside the driver's turn: the snapshot covers everything applied when it runs.
+    setImmediate(() => {
+      this.snapshotScheduled = false;
+      this.driver!.requestSnapshot();
+    });
+  }
+
+  /** The image as metadata records in record batches (the snapshot file wraps them in Kafka's header and footer). */
+  private snapshotBytes(): Uint8Array {
+    this.bytesSinceSnapshot = 0;
+    const records = imageToRecords(this.loader.image);
+    const parts: Buffer[] = [];
+    for (let i = 0; i < records.length; i += SNAPSHOT_BATCH_RECORDS) {
+      parts.push(buildRecordBatchSync({
+        records: records.slice(i, i + SNAPSHOT_BATCH_RECORDS).map((r) => ({ key: null, value: serializeMetadataRecord(r) })),
+        baseTimestamp: -1,
+      }));
+    }
+    return new Uint8Array(Buffer.concat(parts));
+  }
+
+  private restore(s: Snapshot): void {
+    const records: MetadataRecord[] = [];
+    const bytes = Buffer.from(s.data.buffer, s.data.byteOffset, s.data.byteLength);
+    for (const v of iterateBatches(bytes)) {
+      for (const r of iterateRecords(v, v.bytes().subarray(61))) {
+        if (r.value === null) throw new Error(`metadata snapshot ${s.id.endOffset}-${s.id.epoch}: a record without a value`);
+        records.push(deserializeMetadataRecord(r.value));
+      }
+    }
+    this.loader.handleSnapshot(records, provenance(s.id.endOffset - 1, s.id.epoch, -1));
+    this.bytesSinceSnapshot = 0;
+    for (const l of this.listeners) l();
+  }
 }

@@ -8,6 +8,7 @@ import { Broker, type BrokerDeps } from './broker.js';
 import { MemoryMetadata, memoryBackend } from './memory-backend.js';
 import { diskBackend } from './disk-backend.js';
 import { LogMetadata } from './metadata-log.js';
+import { describeQuorumHandler, type QuorumServices } from './handlers/55-describe-quorum.js';
 import { parseBrokerConfig, type BrokerConfig } from '../config/index.js';
 
 export interface ServerOptions {
@@ -119,11 +120,17 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerHa
     try {
       await broker.syncPartitions();
     } catch (e) {
-      disk?.close();
+      await disk?.close();
       throw e;
     }
     router = broker.router;
     services = broker.services();
+    if (disk) {
+      // The metadata quorum this node is a voter of (the broker itself knows nothing of Raft).
+      const md = disk.metadata;
+      router.register(describeQuorumHandler);
+      services = { ...services, describeQuorum: () => ({ description: md.describeQuorum(), isLeader: md.raft.role === 'leader' }) } satisfies QuorumServices;
+    }
   } else {
     router = new Router<BrokerServices>();
     // A bare network server (no backend) finalizes no features.
@@ -134,7 +141,7 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerHa
   try {
     await network.listen((options.listeners ?? ['PLAINTEXT://localhost:9092']).map(parseListener));
   } catch (e) {
-    disk?.close();
+    await disk?.close();
     throw e;
   }
   if (backend && (backend.metadata instanceof MemoryMetadata || backend.metadata instanceof LogMetadata) && backend.metadata.endpoint.port === 0) {
@@ -160,7 +167,7 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerHa
       broker?.replicaManager.producePurgatory.dropAll();
       await broker?.settled();
       await disk?.logs.removalsDone();
-      disk?.close();
+      await disk?.close();
     },
   };
 }

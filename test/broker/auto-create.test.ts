@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { tempDataDir } from './process-helpers.js';
 import { startServer, Broker, memoryBackend, type MetadataSource } from '../../src/broker/index.js';
 import { LogMetadata } from '../../src/broker/metadata-log.js';
-import { FileCache, MemoryFileSystem, PartitionLog, logConfig } from '../../src/storage/index.js';
+import { MemoryFileSystem } from '../../src/storage/index.js';
 import { ManualClock } from '../../src/util/index.js';
 import { BrokerConnection } from '../../src/client/index.js';
 import { ApiKey, ErrorCode } from '../../src/protocol/index.js';
@@ -76,8 +76,7 @@ test('controller operations validate against the latest state: concurrent creati
   // does: every creation request starts before any earlier one has committed.
   const fs = new MemoryFileSystem();
   const clock = new ManualClock(Date.now());
-  const log = PartitionLog.open({ dir: '/data/__cluster_metadata-0', files: new FileCache(fs, 8), config: logConfig({}), clock, recoveryPoint: 0, logStartOffset: 0, hadCleanShutdown: false });
-  const real = await LogMetadata.open(log, 'cluster-q');
+  const real = await LogMetadata.open({ logDir: '/data', fs, clock, clusterId: 'cluster-q', nodeId: 1 });
   const slow: MetadataSource = {
     view: () => real.view(), onChange: (l) => real.onChange(l), nextProducerId: () => real.nextProducerId(),
     commit: async (records) => { await new Promise((r) => setTimeout(r, 5)); return real.commit(records); },
@@ -101,4 +100,5 @@ test('controller operations validate against the latest state: concurrent creati
   ]);
   assert.equal(deleted[0]!.errorCode, 0);
   assert.equal(altered.errorCode, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+  await real.close();
 });

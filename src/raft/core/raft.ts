@@ -263,6 +263,9 @@ export class RaftCore {
       this.roleValue = 'resigned';
       this.preferredSuccessors = [];
       this.electionDeadlineMs = this.nowMs + this.randomElectionTimeoutMs();
+      // A sole voter has nobody to hand over to: it stands again at once, in a new epoch (Kafka's
+      // KafkaRaftClient.initialize does the same), so a single node does not wait out a timeout.
+      if (this.isVoter && this.voters.length === 1) this.becomeProspective();
     } else if (qs?.leaderId !== undefined) {
       this.enterFollower(qs.leaderId);
     } else {

@@ -10,6 +10,7 @@ import { assert } from '../../util/index.js';
 import { batchesOf, entriesOf } from '../core/batch.js';
 import type { Entry, EntryKind, LogOp, QuorumState, Snapshot } from '../core/types.js';
 import { MemoryLogStore } from './memory.js';
+import type { FileSystem } from '../../storage/index.js';
 import type { LoadedLog, LogStore, QuorumStateStore } from './ports.js';
 
 function writeFileAtomic(dir: string, name: string, data: Uint8Array): void {
@@ -27,12 +28,18 @@ function writeFileAtomic(dir: string, name: string, data: Uint8Array): void {
 }
 
 export class FileQuorumStateStore implements QuorumStateStore {
-  constructor(private readonly dir: string) { mkdirSync(dir, { recursive: true }); }
+  /** `fs`: the storage room's FileSystem port (a broker's metadata log directory); default node:fs. */
+  constructor(private readonly dir: string, private readonly fs?: FileSystem) {
+    if (fs !== undefined) fs.mkdirs(dir);
+    else mkdirSync(dir, { recursive: true });
+  }
 
   read(): QuorumState | undefined {
     const path = join(this.dir, 'quorum-state');
-    if (!existsSync(path)) return undefined;
-    const json = JSON.parse(readFileSync(path, 'utf8')) as { leaderEpoch: number; leaderId: number; votedId: number };
+    const fs = this.fs;
+    if (!(fs !== undefined ? fs.exists(path) : existsSync(path))) return undefined;
+    const text = fs !== undefined ? fs.readFile(path).toString('utf8') : readFileSync(path, 'utf8');
+    const json = JSON.parse(text) as { leaderEpoch: number; leaderId: number; votedId: number };
     return {
       epoch: json.leaderEpoch,
       ...(json.leaderId >= 0 ? { leaderId: json.leaderId } : {}),
@@ -43,7 +50,9 @@ export class FileQuorumStateStore implements QuorumStateStore {
   write(state: QuorumState): void {
     // Kafka's field names, with -1 for "none".
     const json = { leaderEpoch: state.epoch, leaderId: state.leaderId ?? -1, votedId: state.votedId ?? -1, data_version: 0 };
-    writeFileAtomic(this.dir, 'quorum-state', new TextEncoder().encode(JSON.stringify(json)));
+    const bytes = new TextEncoder().encode(JSON.stringify(json));
+    if (this.fs !== undefined) this.fs.writeFileAtomic(join(this.dir, 'quorum-state'), Buffer.from(bytes));
+    else writeFileAtomic(this.dir, 'quorum-state', bytes);
   }
 }
 

@@ -4,7 +4,8 @@
 // entries' offsets (appended follower-style, so the log keeps them); control entries go in control
 // batches keyed LEADER_CHANGE, as on the wire (raftWire's encoder builds both). Snapshots are
 // `<endOffset 20 digits>-<epoch 10 digits>.checkpoint` files in the same directory, written
-// atomically; their bytes are the state machine's own for now, not Kafka's snapshot record format.
+// atomically; their bytes are the state machine's own, or, with `snapshotFormat: 'records'`, Kafka's
+// snapshot record format (header, the state machine's record batches, footer; snapshot-file.ts).
 //
 // The latest snapshot is the source of the log start offset: on load, entries below its end offset
 // are skipped (and whole segments below it deleted), and a log that ends before it is restarted at
@@ -28,6 +29,7 @@ import { copyBatch, endOffsetOf, sliceBatch } from '../core/batch.js';
 import type { EntryBatch, LogOp, Snapshot } from '../core/types.js';
 import { decodeEntries, encodeBatch } from '../net/messages.js';
 import type { LoadedLog, LogStore } from './ports.js';
+import { decodeSnapshotFile, encodeSnapshotFile } from './snapshot-file.js';
 
 /** Kafka's name for the metadata log's partition directory. */
 export const METADATA_LOG_DIR_NAME = '__cluster_metadata-0';
@@ -53,6 +55,12 @@ export interface StorageLogStoreOptions {
   readonly config?: Partial<LogConfig>;
   /** How often a flush may rewrite the recovery point file (Kafka's log.flush.offset.checkpoint.interval.ms). */
   readonly recoveryCheckpointIntervalMs?: number;
+  /**
+   * `records`: the state machine's snapshot bytes are v2 record batches, and snapshot files are
+   * written in Kafka's format around them (snapshot-file.ts; the cluster metadata). `raw` (the
+   * default): the core's bytes as they are.
+   */
+  readonly snapshotFormat?: 'raw' | 'records';
 }
 
 export class StorageLogStore implements LogStore {
@@ -69,6 +77,7 @@ export class StorageLogStore implements LogStore {
   private lastCheckpointMs = 0;
   /** The last syncAsync's completion: each `done` runs after the previous one. */
   private syncTail: Promise<void> = Promise.resolve();
+  private readonly snapshotFormat: 'raw' | 'records';
 
   /** `dir` is the partition directory itself (for a node, `<metadata.log.dir>/__cluster_metadata-0`). */
   constructor(readonly dir: string, opts: StorageLogStoreOptions = {}) {
@@ -78,6 +87,7 @@ export class StorageLogStore implements LogStore {
     // No time or size retention: only snapshots move the log start.
     this.config = logConfig({ fileDeleteDelayMs: 0, retentionMs: -1, retentionBytes: -1, ...opts.config });
     this.recoveryCheckpointIntervalMs = opts.recoveryCheckpointIntervalMs ?? 60_000;
+    this.snapshotFormat = opts.snapshotFormat ?? 'raw';
     this.fs.mkdirs(dir);
   }
 
@@ -273,7 +283,8 @@ export class StorageLogStore implements LogStore {
     // What came before is made durable first, so a crash leaves a prefix of the ops; and the
     // snapshot is durable before any of the log below it goes.
     this.sync();
-    this.fs.writeFileAtomic(nodePath.join(this.dir, name), Buffer.from(s.data.buffer, s.data.byteOffset, s.data.byteLength));
+    const bytes = this.snapshotFormat === 'records' ? encodeSnapshotFile(s) : Buffer.from(s.data.buffer, s.data.byteOffset, s.data.byteLength);
+    this.fs.writeFileAtomic(nodePath.join(this.dir, name), bytes);
     if (replaceLog || s.id.endOffset > log.logEndOffset) {
       log.truncateFullyAndStartAt(s.id.endOffset);
       this.dirDirty = true;
@@ -308,8 +319,10 @@ export class StorageLogStore implements LogStore {
       if (best === undefined || endOffset > best.endOffset || (endOffset === best.endOffset && epoch > best.epoch)) best = { endOffset, epoch, name: n };
     }
     if (best === undefined) return undefined;
-    const data = new Uint8Array(this.fs.readFile(nodePath.join(this.dir, best.name)));
-    return { id: { endOffset: best.endOffset, epoch: best.epoch }, data };
+    const id = { endOffset: best.endOffset, epoch: best.epoch };
+    const bytes = this.fs.readFile(nodePath.join(this.dir, best.name));
+    const data = this.snapshotFormat === 'records' ? decodeSnapshotFile(id, bytes) : new Uint8Array(bytes);
+    return { id, data };
   }
 
   private readBatches(start: number): EntryBatch[] {
