@@ -159,6 +159,17 @@ export class CoordinatorRuntime<R, S extends CoordinatorShard<R, E>, E extends C
   }
 
   /**
+   * Follows the partition's leadership as the log port reports it: loads the shard when this
+   * broker leads the partition, unloads it when not (the single node's way, and what a metadata
+   * delta's become-leader / become-follower will call).
+   */
+  followLeadership(partition: number): void {
+    const epoch = this.deps.log.leaderEpoch(partition);
+    if (this.deps.log.isLeader(partition)) void this.loadShard(partition, Math.max(0, epoch));
+    else this.unloadShard(partition, epoch < 0 ? undefined : epoch);
+  }
+
+  /**
    * Unloads `partition` because its leadership moved to epoch `epoch` (Kafka's onResignation): only
    * a shard loaded under an older epoch is stopped. Without an epoch (the partition is gone) the
    * shard is stopped whatever its epoch.

@@ -63,11 +63,7 @@ export class TxnCoordinatorService {
   unloadShard(partition: number, epoch?: number): void { this.runtime.unloadShard(partition, epoch); }
 
   /** Loads the partition if it is led here, unloads it if not (the single node's way to follow leadership). */
-  ensureLoading(partition: number): void {
-    const epoch = this.deps.log.leaderEpoch(partition);
-    if (this.deps.log.isLeader(partition)) void this.loadShard(partition, Math.max(0, epoch));
-    else this.unloadShard(partition, epoch < 0 ? undefined : epoch);
-  }
+  ensureLoading(partition: number): void { this.runtime.followLeadership(partition); }
 
   /** Loads every partition led here and drops the others (after a metadata change). */
   syncPartitions(): void {
