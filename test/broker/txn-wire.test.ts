@@ -6,24 +6,13 @@
 // OffsetFetch require_stable, and EndTxn retried.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer } from '../../src/broker/index.js';
 import { BrokerConnection } from '../../src/client/index.js';
 import { ApiKey, ErrorCode } from '../../src/protocol/index.js';
-import { parseBrokerConfig } from '../../src/config/index.js';
 import { buildRecordBatch, iterateBatches } from '../../src/records/index.js';
 import { tempDataDir } from './process-helpers.js';
+import { withTxnBroker } from './txn-broker.js';
 
-async function withBroker(dataDir: string | undefined, fn: (c: BrokerConnection) => Promise<void>): Promise<void> {
-  const server = await startServer({ listeners: ['PLAINTEXT://127.0.0.1:0'], dataDir, config: parseBrokerConfig({ 'node.id': '1', 'group.initial.rebalance.delay.ms': '0' }) });
-  const c = await BrokerConnection.open({ host: '127.0.0.1', port: server.listeners[0]!.port, clientId: 'txn-wire', requestTimeoutMs: 10_000 });
-  try {
-    await c.send(ApiKey.CreateTopics, 7, { topics: [{ name: 't', numPartitions: 2, replicationFactor: 1, assignments: [], configs: [] }], timeoutMs: 5000, validateOnly: false });
-    await fn(c);
-  } finally {
-    c.close();
-    await server.close();
-  }
-}
+const withBroker = (dataDir: string | undefined, fn: (c: BrokerConnection) => Promise<void>) => withTxnBroker('txn-wire', dataDir, fn);
 
 async function init(c: BrokerConnection, transactionalId: string): Promise<{ producerId: bigint; producerEpoch: number }> {
   await c.send(ApiKey.FindCoordinator, 3, { key: transactionalId, keyType: 1, coordinatorKeys: [] });
