@@ -38,10 +38,21 @@ class Client {
 
   stop(): void { this.stopped = true; }
 
+  private finding: Promise<void> | null = null;
+  private findLeader(): Promise<void> {
+    this.finding ??= this.cluster.waitForLeader(2_000)
+      .then(({ node }) => { if (!this.stopped && (this.leader === undefined || !this.leader.alive)) this.leader = node; }, () => {})
+      .finally(() => { this.finding = null; });
+    return this.finding;
+  }
+
   private async lane(): Promise<void> {
     while (!this.stopped) {
       const leader = this.leader;
       if (leader === undefined || !leader.alive) {
+        // As a real client does: find whoever leads now (an election may have followed the one the
+        // test waited for, e.g. a voter that timed out under load before hearing of the leader).
+        await this.findLeader();
         await new Promise((r) => setTimeout(r, 5));
         continue;
       }
