@@ -84,7 +84,7 @@ export interface BrokerDeps {
   metadata: MetadataSource;
   openLog: LogFactory;
   dropLog?: (topic: string, partition: number) => Promise<void>;
-  /** The log directories and what they hold (none for the in-memory backend). */
+  /** The log directories and what they hold. */
   logDirs?: () => LogDirDescription[];
   topicDefaults: TopicDefaults;
   /** The static broker configuration (server.properties plus --set overrides). */

@@ -6,34 +6,12 @@ import * as nodeFs from 'node:fs';
 import * as nodePath from 'node:path';
 import { Prng, limits, partitionKey, type Clock } from '../util/index.js';
 import { resolveTopicConfig, validateTopicConfigs, type BrokerConfig } from '../config/index.js';
-import { realScheduler, type ActiveProducer, type AppendOrigin, type AppendResult, type LocalLog } from '../replication/index.js';
+import { realScheduler, StorageLog } from '../replication/index.js';
 import { LogManager, NodeFileSystem, logConfig, logDirName, parseLogDirName, type FileSystem, type LogConfig, type PartitionLog } from '../storage/index.js';
 import { LogMetadata, METADATA_TOPIC } from './metadata-log.js';
 import type { BrokerDeps } from './broker.js';
 import type { LogDirDescription } from './services.js';
 import type { Logger } from './network.js';
-
-/** A PartitionLog behind the replica manager's LocalLog port (reads are synchronous there). */
-export class DiskLog implements LocalLog {
-  constructor(readonly log: PartitionLog) {}
-  get logStartOffset(): number { return this.log.logStartOffset; }
-  get logEndOffset(): number { return this.log.logEndOffset; }
-  appendAsLeader(records: Buffer, leaderEpoch: number, origin?: AppendOrigin): Promise<AppendResult> { return this.log.appendAsLeader(records, leaderEpoch, origin); }
-  async read(offset: number, maxBytes: number, upTo: number, alloc?: (bytes: number) => Buffer): Promise<Buffer> { return this.log.read(offset, maxBytes, upTo, alloc); }
-  offsetForTimestamp(ts: number) { return this.log.offsetForTimestamp(ts); }
-  maxTimestampOffset() { return this.log.maxTimestampOffset(); }
-  updateHighWatermark(offset: number): void { this.log.updateHighWatermark(offset); }
-  async deleteRecordsBefore(offset: number): Promise<number> { return this.log.deleteRecordsBefore(offset); }
-  endOffsetForEpoch(epoch: number) { return this.log.endOffsetForEpoch(epoch); }
-  firstUnstableOffset(): number | null { return this.log.producerState.firstUnstableOffset(); }
-  abortedTransactions(from: number, upTo: number) { return this.log.abortedTransactions(from, upTo); }
-  activeProducers(): ActiveProducer[] {
-    return [...this.log.producerState.producers.values()].map((p) => ({
-      producerId: p.producerId, producerEpoch: p.epoch, lastSequence: p.batches.at(-1)?.lastSeq ?? -1, lastTimestamp: p.lastTimestamp,
-      coordinatorEpoch: p.coordinatorEpoch, currentTxnStartOffset: p.currentTxnFirstOffset,
-    }));
-  }
-}
 
 export interface DiskBackendOptions {
   dataDir: string;
@@ -191,7 +169,7 @@ async function openDiskBackend(o: DiskBackendOptions, brokerConfig: BrokerConfig
     prng: new Prng(Date.now() >>> 0),
     metadata: md,
     logs,
-    openLog: async (topic, partition, topicId) => new DiskLog(logs.getOrCreateLog(topic, partition, topicId)),
+    openLog: async (topic, partition, topicId) => new StorageLog(logs.getOrCreateLog(topic, partition, topicId)),
     dropLog: async (topic, partition) => logs.deleteLog(topic, partition),
     logDirs: () => [describeLogDir(o.dataDir, logs)],
     topicDefaults: {

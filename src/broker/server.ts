@@ -5,8 +5,8 @@ import { NetworkServer, type ListenerSpec, type Logger, type NetworkLimits, type
 import { Router } from './router.js';
 import { apiVersionsHandler } from './handlers/18-api-versions.js';
 import { Broker, type BrokerDeps } from './broker.js';
-import { MemoryMetadata, memoryBackend } from './memory-backend.js';
 import { diskBackend } from './disk-backend.js';
+import { MemoryFileSystem } from '../storage/index.js';
 import { LogMetadata } from './metadata-log.js';
 import { describeQuorumHandler, type QuorumServices } from './handlers/55-describe-quorum.js';
 import { parseBrokerConfig, type BrokerConfig } from '../config/index.js';
@@ -19,13 +19,14 @@ export interface ServerOptions {
   clock?: Clock;
   logger?: Logger;
   /**
-   * Metadata and storage behind the broker. The default today is the in-memory backend (not
-   * durable); the metadata log and the storage engine replace it behind the same ports.
+   * Metadata and storage behind the broker. The default is the disk backend (the Raft metadata log
+   * and the storage engine), in `dataDir` or, without one, on a MemoryFileSystem.
    */
   backend?: Omit<BrokerDeps, 'nodeId' | 'clock'>;
   /**
    * A log directory: partition logs and the `__cluster_metadata` log live there and survive
-   * restarts (`logline server` always passes one; without it the backend is in memory).
+   * restarts (`logline server` always passes one; without it the same backend runs on a
+   * MemoryFileSystem, not durable).
    */
   dataDir?: string;
   /** Only ApiVersions, no backend at all (protocol-level tests). */
@@ -102,19 +103,13 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerHa
   let services: object;
   let broker: Broker | null = null;
   const brokerConfig = options.config ?? parseBrokerConfig({ 'node.id': String(nodeId) });
-  const disk = !options.backend && !options.bare && options.dataDir !== undefined
-    ? await diskBackend({ dataDir: options.dataDir, nodeId, brokerConfig, clock, logger })
+  // Without a data directory the same backend runs on a MemoryFileSystem: one code path, nothing durable.
+  const inMemory = options.dataDir === undefined;
+  const disk = !options.backend && !options.bare
+    ? await diskBackend({ dataDir: options.dataDir ?? '/logline-memory', nodeId, brokerConfig, clock, logger, ...(inMemory ? { fs: new MemoryFileSystem() } : {}) })
     : undefined;
-  const backend = options.backend ?? disk ?? (options.bare ? undefined : memoryBackend(new MemoryMetadata(), {
-    brokerConfig,
-    topicDefaults: {
-      numPartitions: brokerConfig.get('num.partitions') as number,
-      defaultReplicationFactor: Math.max(1, brokerConfig.get('default.replication.factor') as number),
-      partitionsPerRequestMax: limits.partitionsPerRequestMax,
-    },
-    fetchSessionCacheSlots: brokerConfig.get('max.incremental.fetch.session.cache.slots') as number,
-  }));
-  if (!options.backend && !disk && backend) logger.warn('storage: in memory, not durable (no data directory given)');
+  const backend = options.backend ?? disk;
+  if (!options.backend && disk && inMemory) logger.warn('storage: in memory, not durable (no data directory given)');
   if (backend) {
     broker = new Broker({ ...backend, nodeId, clock });
     try {
@@ -144,7 +139,7 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerHa
     await disk?.close();
     throw e;
   }
-  if (backend && (backend.metadata instanceof MemoryMetadata || backend.metadata instanceof LogMetadata) && backend.metadata.endpoint.port === 0) {
+  if (backend && backend.metadata instanceof LogMetadata && backend.metadata.endpoint.port === 0) {
     const first = network.bound[0]!;
     const advertised = options.config?.originals.has('advertised.listeners') ? options.config.advertisedListeners[0] : undefined;
     const adv = advertised ? parseListener(advertised) : undefined;

@@ -2,4 +2,4 @@
 export { Purgatory, PurgatoryFullError, realScheduler, type Scheduler, type DelayedOperation } from './purgatory.js';
 export { Partition, type LocalLog, type AppendResult, type AppendOrigin, type ActiveProducer } from './partition.js';
 export { ReplicaManager, errorCodeOf, type ReplicaManagerLimits, type ProduceEntryIn, type ProduceResultOut, type FetchPartitionIn, type FetchResultOut } from './replica-manager.js';
-export { MemoryLog } from './memory-log.js';
+export { StorageLog } from './storage-log.js';

@@ -4,8 +4,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { tempDataDir } from './process-helpers.js';
-import { startServer, Broker, memoryBackend, type MetadataSource } from '../../src/broker/index.js';
-import { LogMetadata } from '../../src/broker/metadata-log.js';
+import { startServer, Broker, quietLogger, type MetadataSource } from '../../src/broker/index.js';
+import { diskBackend } from '../../src/broker/disk-backend.js';
 import { MemoryFileSystem } from '../../src/storage/index.js';
 import { ManualClock } from '../../src/util/index.js';
 import { BrokerConnection } from '../../src/client/index.js';
@@ -76,12 +76,13 @@ test('controller operations validate against the latest state: concurrent creati
   // does: every creation request starts before any earlier one has committed.
   const fs = new MemoryFileSystem();
   const clock = new ManualClock(Date.now());
-  const real = await LogMetadata.open({ logDir: '/data', fs, clock, clusterId: 'cluster-q', nodeId: 1 });
+  const backend = await diskBackend({ dataDir: '/data', fs, clock, nodeId: 1, brokerConfig: parseBrokerConfig({ 'node.id': '1' }), logger: quietLogger });
+  const real = backend.metadata;
   const slow: MetadataSource = {
     view: () => real.view(), onChange: (l) => real.onChange(l), nextProducerId: () => real.nextProducerId(),
     commit: async (records) => { await new Promise((r) => setTimeout(r, 5)); return real.commit(records); },
   };
-  const broker = new Broker({ ...memoryBackend(), metadata: slow, nodeId: 1, clock } as never);
+  const broker = new Broker({ ...backend, metadata: slow, nodeId: 1, clock });
   const s = broker.services();
   const created = await Promise.allSettled(Array.from({ length: 8 }, () => s.autoCreateTopics(['once'])));
   assert.deepEqual(created.map((c) => c.status), created.map(() => 'fulfilled'), String(created.find((c) => c.status === 'rejected')?.status === 'rejected' ? (created.find((c) => c.status === 'rejected') as PromiseRejectedResult).reason : ''));
@@ -100,5 +101,5 @@ test('controller operations validate against the latest state: concurrent creati
   ]);
   assert.equal(deleted[0]!.errorCode, 0);
   assert.equal(altered.errorCode, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
-  await real.close();
+  await backend.close();
 });

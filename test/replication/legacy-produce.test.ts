@@ -4,7 +4,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ReplicaManager, Partition, MemoryLog, realScheduler } from '../../src/replication/index.js';
+import { ReplicaManager, Partition, realScheduler } from '../../src/replication/index.js';
+import { storageLog, storedBatches } from './helpers.js';
 import { produceHandler } from '../../src/broker/handlers/00-produce.js';
 import { Compression, RecordBatchView, crc32, readRecords } from '../../src/records/index.js';
 import { ErrorCode, decodeRequest } from '../../src/protocol/index.js';
@@ -17,7 +18,7 @@ const produced = (name: string): Buffer =>
 
 function setup(maxMessageBytes?: number) {
   const rm = new ReplicaManager(1, systemClock, realScheduler, { fetchPurgatoryOperationsMax: 100, producePurgatoryOperationsMax: 100 });
-  const log = new MemoryLog();
+  const log = storageLog();
   rm.addPartition(new Partition('t', 0, log, 0, 1, 1, 1, maxMessageBytes));
   return { rm, log };
 }
@@ -33,8 +34,9 @@ test('legacy sets from kcat (magic 0, lz4) and kafka-python (magic 1, gzip) are 
   assert.equal(b.get(partitionKey('t', 0))!.errorCode, 0, b.get(partitionKey('t', 0))!.errorMessage ?? '');
   assert.equal(b.get(partitionKey('t', 0))!.baseOffset, 4n);
   assert.equal(rm.partition('t', 0)!.highWatermark, 8);
-  assert.equal(log.batches.length, 2);
-  const [lz4, gzip] = log.batches.map((bytes) => new RecordBatchView(bytes));
+  const batches = await storedBatches(log);
+  assert.equal(batches.length, 2);
+  const [lz4, gzip] = batches.map((bytes) => new RecordBatchView(bytes));
   assert.equal(lz4!.compression, Compression.Lz4);
   assert.equal(gzip!.compression, Compression.Gzip);
   const records = [...await readRecords(lz4!), ...await readRecords(gzip!)];

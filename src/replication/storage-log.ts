@@ -1,0 +1,27 @@
+// The storage engine's PartitionLog behind the replica manager's LocalLog port: the one log every
+// partition has, durable on a real disk or, in tests and the development server without a data
+// directory, on a MemoryFileSystem.
+import type { PartitionLog } from '../storage/index.js';
+import type { ActiveProducer, AppendOrigin, AppendResult, LocalLog } from './partition.js';
+
+/** A PartitionLog behind the replica manager's LocalLog port (reads are synchronous there). */
+export class StorageLog implements LocalLog {
+  constructor(readonly log: PartitionLog) {}
+  get logStartOffset(): number { return this.log.logStartOffset; }
+  get logEndOffset(): number { return this.log.logEndOffset; }
+  appendAsLeader(records: Buffer, leaderEpoch: number, origin?: AppendOrigin): Promise<AppendResult> { return this.log.appendAsLeader(records, leaderEpoch, origin); }
+  async read(offset: number, maxBytes: number, upTo: number, alloc?: (bytes: number) => Buffer): Promise<Buffer> { return this.log.read(offset, maxBytes, upTo, alloc); }
+  offsetForTimestamp(ts: number) { return this.log.offsetForTimestamp(ts); }
+  maxTimestampOffset() { return this.log.maxTimestampOffset(); }
+  updateHighWatermark(offset: number): void { this.log.updateHighWatermark(offset); }
+  async deleteRecordsBefore(offset: number): Promise<number> { return this.log.deleteRecordsBefore(offset); }
+  endOffsetForEpoch(epoch: number) { return this.log.endOffsetForEpoch(epoch); }
+  firstUnstableOffset(): number | null { return this.log.producerState.firstUnstableOffset(); }
+  abortedTransactions(from: number, upTo: number) { return this.log.abortedTransactions(from, upTo); }
+  activeProducers(): ActiveProducer[] {
+    return [...this.log.producerState.producers.values()].map((p) => ({
+      producerId: p.producerId, producerEpoch: p.epoch, lastSequence: p.batches.at(-1)?.lastSeq ?? -1, lastTimestamp: p.lastTimestamp,
+      coordinatorEpoch: p.coordinatorEpoch, currentTxnStartOffset: p.currentTxnFirstOffset,
+    }));
+  }
+}
