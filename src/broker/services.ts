@@ -178,3 +178,8 @@ export interface TxnServices extends GroupServices {
   writeTxnMarkers(m: TxnMarkerParams): Promise<{ topic: string; partition: number; errorCode: number }[]>;
   activeProducers(topic: string, partition: number): { errorCode: number; producers: import('../replication/index.js').ActiveProducer[] };
 }
+
+/** For the controller's own APIs (62, 63, 67): the controller in this process, never a forwarding one. */
+export interface ControllerServices {
+  localController: import('./controller-channel.js').ControllerChannel;
+}
