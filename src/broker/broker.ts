@@ -365,7 +365,9 @@ export class Broker {
     this.deps.metadata.onChange(() => driver.onMetadata());
     driver.start();
     const me = this.deps.nodeId;
-    await driver.until(() => this.deps.metadata.view().brokers('').some((b) => b.nodeId === me), timeoutMs, `broker ${me} registration`);
+    // 'running': the controller unfenced this registration (an older one of this id may still be
+    // listed, with its old listeners, until then).
+    await driver.until(() => driver.state === 'running' && this.deps.metadata.view().brokers('').some((b) => b.nodeId === me), timeoutMs, `broker ${me} registration`);
     await this.settled();
   }
 
