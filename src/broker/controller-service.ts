@@ -141,7 +141,13 @@ export class ControllerService implements ControllerChannel {
     const a = this.checkLeadership();
     if (a === null) return Promise.reject(new NotControllerError('not the active controller'));
     const c = a.controller;
-    const out = op(c);
+    let out: ControllerResult<T>;
+    try {
+      out = op(c);
+    } catch (e) {
+      // A bug in the state machine: this request fails (its connection is closed), not the caller's loop.
+      return Promise.reject(e);
+    }
     if (out.records.length === 0) return this.committed(a, c.lastReplayedOffset).then(() => out.response);
     return this.write(a, out.records).then(() => out.response);
   }
