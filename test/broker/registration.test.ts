@@ -146,3 +146,23 @@ test('a SIGTERM\'d server process performs a controlled shutdown before it exits
     .map((e) => e.record.data as { fenced: number; inControlledShutdown: number });
   assert.deepEqual(changes.slice(-2).map((c) => [c.fenced, c.inControlledShutdown]), [[0, 1], [1, 0]], 'in controlled shutdown, then let go (fenced)');
 });
+
+test('Metadata and DescribeCluster list each broker on the listener the request came in on', async () => {
+  const server = await startServer({ listeners: ['PLAINTEXT://127.0.0.1:0', 'INTERNAL://127.0.0.1:0'] });
+  const ports = Object.fromEntries(server.listeners.map((l) => [l.name, l.port]));
+  try {
+    for (const name of ['PLAINTEXT', 'INTERNAL']) {
+      const conn = await BrokerConnection.open({ host: '127.0.0.1', port: ports[name]! });
+      try {
+        const md = await metadata(conn);
+        assert.deepEqual(md.brokers.map((b: any) => [b.nodeId, b.port]), [[1, ports[name]]], name);
+        const dc = await conn.send(ApiKey.DescribeCluster, 1, { includeClusterAuthorizedOperations: false, endpointType: 1 });
+        assert.deepEqual(dc.brokers.map((b: any) => [b.brokerId, b.port]), [[1, ports[name]]], name);
+      } finally {
+        conn.close();
+      }
+    }
+  } finally {
+    await server.close();
+  }
+});
