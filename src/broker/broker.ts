@@ -341,6 +341,9 @@ export class Broker {
     } satisfies ControllerChannel;
   })();
 
+  /** This process's incarnation of the broker (KIP-631): a restart registers a new one. */
+  readonly incarnationId = Buffer.from(randomUUID().replace(/-/g, ''), 'hex').toString('base64url');
+
   /** This broker's registration and heartbeats (null until `register`). */
   lifecycle: LifecycleDriver | null = null;
 
@@ -354,7 +357,7 @@ export class Broker {
     const rack = c.get('broker.rack') as string | null;
     const driver = this.lifecycle = new LifecycleDriver({
       registration: {
-        brokerId: this.deps.nodeId, clusterId: view.clusterId, incarnationId: Buffer.from(randomUUID().replace(/-/g, ''), 'hex').toString('base64url'),
+        brokerId: this.deps.nodeId, clusterId: view.clusterId, incarnationId: this.incarnationId,
         listeners, rack: rack === '' ? null : rack, isMigratingZkBroker: false, logDirs: [],
         features: CONTROLLER_FEATURES.filter((f) => f.name !== KRAFT_VERSION_FEATURE)
           .map((f) => ({ name: f.name, minSupportedVersion: f.minVersion, maxSupportedVersion: f.maxVersion })),

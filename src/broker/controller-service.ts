@@ -56,6 +56,8 @@ export class ControllerService implements ControllerChannel {
   private active: Active | null = null;
   private timer: NodeJS.Timeout | undefined;
   private closed = false;
+  /** The incarnation id of the broker in this process, if there is one. */
+  localIncarnationId: string | null = null;
 
   constructor(private readonly md: LogMetadata, private readonly o: ControllerServiceOptions) {}
 
@@ -219,10 +221,12 @@ export class ControllerService implements ControllerChannel {
       validateTopicConfigs: this.o.validateTopicConfigs, log: (line) => this.o.logger.info(`controller: ${line}`), image,
     });
     c.activate(nextWriteOffset, this.o.clock.nowMs());
-    // Every registered broker gets a full session, except this node's own: this process holds the
-    // node's data directory, so a registration of its id is a previous incarnation that is gone
-    // (killed), and the restarted broker must not wait a whole session to register again.
-    c.heartbeats.remove(this.o.nodeId);
+    // Every registered broker gets a full session, except a registration of this node's id by
+    // another incarnation than this process's broker: this process holds the node's data
+    // directory, so that one is gone (killed), and the restarted broker must not wait a whole
+    // session to register again. This process's own registration (a failover) keeps its session.
+    const own = image.cluster.broker(this.o.nodeId);
+    if (own !== undefined && own.incarnationId !== this.localIncarnationId) c.heartbeats.remove(this.o.nodeId);
     const a: Active = { controller: c, epoch, waiters: [] };
     this.active = a;
     this.o.logger.info(`controller: active in epoch ${epoch}, writing from offset ${nextWriteOffset}`);

@@ -146,6 +146,7 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerHa
       // The controller's own APIs, answered by the controller in this process (NOT_CONTROLLER unless it is active).
       for (const h of [brokerRegistrationHandler, brokerHeartbeatHandler, allocateProducerIdsHandler]) router.register(h);
       services = { ...services, localController: disk.controller } satisfies ControllerServices;
+      disk.controller.localIncarnationId = broker.incarnationId;
     }
   } else {
     router = new Router<BrokerServices>();
