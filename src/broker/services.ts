@@ -29,7 +29,7 @@ export interface TopicView {
 export interface MetadataView {
   clusterId: string;
   controllerId: number;
-  /** Brokers reachable on the given listener. */
+  /** Unfenced registered brokers reachable on the given listener ('': all of them, on their first listener). */
   brokers(listenerName: string): BrokerEndpoint[];
   topics(): Iterable<TopicView>;
   topic(name: string): TopicView | undefined;
