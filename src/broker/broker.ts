@@ -5,15 +5,16 @@
 //   - a LogFactory opens the local log of a partition (the storage engine in the real server).
 // When the metadata changes, the replica manager is brought in line: partitions led here are
 // opened, removed topics are dropped.
-import { ErrorCode, type CreateTopicsRequest } from '../protocol/index.js';
+import { ErrorCode, type BrokerRegistrationRequest, type CreateTopicsRequest } from '../protocol/index.js';
 import { ATTR_TRANSACTIONAL, BatchHeaderAt, RECORD_BATCH_HEADER_BYTES } from '../records/index.js';
-import {
-  createTopics, deleteTopics, createPartitions, topicNameError, type ControllerView, type EmittedRecord, type TopicConfigValidator, type TopicDefaults,
-} from '../controller/index.js';
+import { CONTROLLER_FEATURES, KRAFT_VERSION_FEATURE, topicNameError, type TopicConfigValidator, type TopicDefaults } from '../controller/index.js';
 import { Partition, ReplicaManager, type LocalLog, type Scheduler } from '../replication/index.js';
 import { Prng, limits, partitionKey, partitionName, type Clock } from '../util/index.js';
 import type { BrokerConfig } from '../config/index.js';
 import { ConfigAdmin } from './config-admin.js';
+import type { ControllerChannel } from './controller-channel.js';
+import { LifecycleDriver } from './lifecycle-driver.js';
+import type { Logger } from './network.js';
 import { describeConfigsHandler } from './handlers/32-describe-configs.js';
 import { alterConfigsHandler } from './handlers/33-alter-configs.js';
 import { incrementalAlterConfigsHandler } from './handlers/44-incremental-alter-configs.js';
@@ -66,12 +67,10 @@ import { consumerGroupDescribeHandler } from './handlers/69-consumer-group-descr
 
 export interface MetadataSource {
   view(): MetadataView;
-  /** Commits controller records; resolves once they are applied to the view. */
-  commit(records: EmittedRecord[]): Promise<void>;
   /** Called after every applied change. */
   onChange(listener: () => void): void;
-  /** The first producer id no block has taken (ProducerIdsRecord), -1 when none was. */
-  nextProducerId(): bigint;
+  /** The offset of the last record the view holds (a heartbeat's currentMetadataOffset). */
+  offset(): bigint;
 }
 
 export type LogFactory = (topic: string, partition: number, topicId: string) => Promise<LocalLog>;
@@ -82,6 +81,8 @@ export interface BrokerDeps {
   scheduler: Scheduler;
   prng: Prng;
   metadata: MetadataSource;
+  /** The active controller: every change to cluster state goes through it. */
+  controller: ControllerChannel;
   openLog: LogFactory;
   dropLog?: (topic: string, partition: number) => Promise<void>;
   /** The log directories and what they hold. */
@@ -95,6 +96,7 @@ export interface BrokerDeps {
   /** max.message.bytes of a topic. */
   maxMessageBytes?: (topic: string) => number;
   fetchSessionCacheSlots: number;
+  logger?: Logger;
 }
 
 export class Broker {
@@ -320,66 +322,79 @@ export class Broker {
   /** Resolves when the replica manager has caught up with the last metadata change. */
   settled(): Promise<void> { return this.syncing; }
 
-  private controllerView(): ControllerView {
-    const view = this.deps.metadata.view();
+  /**
+   * The controller as this broker uses it: an answer comes once the change is in the image, and
+   * also in the replica manager, so a client that asks this broker next sees the result.
+   */
+  readonly controller: ControllerChannel = (() => {
+    const c = () => this.deps.controller;
+    const settle = <T>(p: Promise<T>): Promise<T> => p.then(async (r) => { await this.settled(); return r; });
     return {
-      topic: (name) => { const t = view.topic(name); return t && { id: t.id, name: t.name, partitionCount: t.partitions.length }; },
-      topicById: (id) => { const t = view.topicById(id); return t && { id: t.id, name: t.name, partitionCount: t.partitions.length }; },
-      topicNames: () => [...view.topics()].map((t) => t.name),
-      usableBrokers: () => view.brokers('').map((b) => ({ id: b.nodeId, rack: b.rack })),
-    };
+      createTopics: (request) => settle(c().createTopics(request)),
+      deleteTopics: (targets) => settle(c().deleteTopics(targets)),
+      createPartitions: (topics, validateOnly) => settle(c().createPartitions(topics, validateOnly)),
+      electLeaders: (request) => settle(c().electLeaders(request)),
+      alterConfigs: (change) => settle(c().alterConfigs(change)),
+      allocateProducerIds: (request) => c().allocateProducerIds(request),
+      registerBroker: (request) => c().registerBroker(request),
+      brokerHeartbeat: (request) => c().brokerHeartbeat(request),
+    } satisfies ControllerChannel;
+  })();
+
+  /** This process's incarnation of the broker (KIP-631): a restart registers a new one. */
+  readonly incarnationId = Buffer.from(randomUUID().replace(/-/g, ''), 'hex').toString('base64url');
+
+  /** This broker's registration and heartbeats (null until `register`). */
+  lifecycle: LifecycleDriver | null = null;
+
+  /**
+   * Registers this broker with the controller (listeners as advertised), starts heartbeating, and
+   * resolves once the controller has unfenced it and this broker's metadata shows it.
+   */
+  async register(listeners: BrokerRegistrationRequest['listeners'], timeoutMs = 60_000): Promise<void> {
+    const c = this.deps.brokerConfig;
+    const view = this.deps.metadata.view();
+    const rack = c.get('broker.rack') as string | null;
+    const driver = this.lifecycle = new LifecycleDriver({
+      registration: {
+        brokerId: this.deps.nodeId, clusterId: view.clusterId, incarnationId: this.incarnationId,
+        listeners, rack: rack === '' ? null : rack, isMigratingZkBroker: false, logDirs: [],
+        features: CONTROLLER_FEATURES.filter((f) => f.name !== KRAFT_VERSION_FEATURE)
+          .map((f) => ({ name: f.name, minSupportedVersion: f.minVersion, maxSupportedVersion: f.maxVersion })),
+      },
+      heartbeatIntervalMs: Number(c.get('broker.heartbeat.interval.ms')),
+      retryBackoffMs: 100,
+    }, () => this.controller, () => this.deps.metadata.offset(), this.deps.clock, this.deps.logger ?? { info() {}, warn() {}, error() {} });
+    this.deps.metadata.onChange(() => driver.onMetadata());
+    driver.start();
+    const me = this.deps.nodeId;
+    // 'running': the controller unfenced this registration (an older one of this id may still be
+    // listed, with its old listeners, until then).
+    await driver.until(() => driver.state === 'running' && this.deps.metadata.view().brokers('').some((b) => b.nodeId === me), timeoutMs, `broker ${me} registration`);
+    await this.settled();
   }
 
-  private async commit(records: EmittedRecord[]): Promise<void> {
-    if (records.length === 0) return;
-    await this.deps.metadata.commit(records);
+  /** Controlled shutdown before stopping: the controller moves this broker's leaderships away first. */
+  async controlledShutdown(timeoutMs: number): Promise<boolean> {
+    const driver = this.lifecycle;
+    if (driver === null) return false;
+    const done = await driver.controlledShutdown(timeoutMs);
+    driver.close();
     await this.settled();
+    return done;
   }
 
   private producerIdManager: ProducerIdManager | null = null;
   get producerIds(): ProducerIdManager {
-    return this.producerIdManager ??= new ProducerIdManager(this.deps.nodeId, () => this.deps.metadata.nextProducerId(), (records) => this.commit(records));
+    return this.producerIdManager ??= new ProducerIdManager(this.deps.nodeId, () => this.lifecycle?.brokerEpoch ?? -1n, () => this.controller);
   }
 
-  readonly configAdmin = new ConfigAdmin(() => this.deps.metadata.view(), () => this.deps.brokerConfig, () => this.deps.nodeId, (records) => this.commit(records),
-    (change) => this.inControllerQueue(change));
-
-  private controllerQueue: Promise<unknown> = Promise.resolve();
-  /**
-   * Runs a controller operation once every earlier one has committed, so it validates against the
-   * latest state rather than the image its request started from (Kafka's controller event queue):
-   * two requests for one change give one change and two correct answers, and no record a client
-   * caused can fail its replay.
-   */
-  private controllerOperation<T>(op: (view: ControllerView) => { records: EmittedRecord[]; result: T }): Promise<T> {
-    return this.inControllerQueue(async () => {
-      const out = op(this.controllerView());
-      await this.commit(out.records);
-      return out.result;
-    });
-  }
-
-  private inControllerQueue<T>(change: () => Promise<T>): Promise<T> {
-    const run = this.controllerQueue.then(change);
-    this.controllerQueue = run.catch(() => {});
-    return run;
-  }
+  readonly configAdmin = new ConfigAdmin(() => this.deps.metadata.view(), () => this.deps.brokerConfig, () => this.deps.nodeId, () => this.controller);
 
   readonly topicAdmin: TopicAdmin = {
-    createTopics: (request: CreateTopicsRequest) => this.controllerOperation((view) => {
-      const out = createTopics(request, view, this.deps.topicDefaults, this.deps.validateTopicConfigs, this.deps.prng);
-      return { records: out.records, result: out.topics };
-    }),
-    deleteTopics: (targets) => this.controllerOperation((view) => {
-      const out = deleteTopics(targets, view);
-      return { records: out.records, result: out.results };
-    }),
-    createPartitions: (topics, validateOnly) => this.controllerOperation((view) => {
-      const image = this.deps.metadata.view();
-      const rf = (id: string) => image.topicById(id)?.partitions[0]?.replicas.length ?? 1;
-      const out = createPartitions(topics, validateOnly, view, rf, this.deps.prng, this.deps.topicDefaults.partitionsPerRequestMax);
-      return { records: out.records, result: out.results };
-    }),
+    createTopics: (request: CreateTopicsRequest) => this.controller.createTopics(request),
+    deleteTopics: (targets) => this.controller.deleteTopics(targets),
+    createPartitions: (topics, validateOnly) => this.controller.createPartitions(topics, validateOnly),
   };
 
   /** The services object every handler receives. */
@@ -403,6 +418,7 @@ export class Broker {
       fetchPartitions: (p: any) => rm.fetch(p),
       listOffsets: (p: any) => rm.listOffsets(p.topic, p.partition, p.timestamp, p.currentLeaderEpoch, p.isolationLevel),
       topicAdmin: this.topicAdmin,
+      controller: this.controller,
       configAdmin: this.configAdmin,
       deleteRecords: (topic: string, partition: number, offset: bigint) => rm.deleteRecords(topic, partition, offset),
       offsetForLeaderEpoch: (topic: string, partition: number, current: number, epoch: number) => rm.offsetForLeaderEpoch(topic, partition, current, epoch),

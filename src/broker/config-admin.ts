@@ -1,6 +1,7 @@
 // Describe and alter configs of topics and of this broker. Reads come from the metadata view's
-// dynamic configs over the static broker config; changes become ConfigRecords committed through
-// the controller path, so they live in the metadata like everything else.
+// dynamic configs over the static broker config; changes go to the controller (ControllerChannel),
+// which validates them against its latest configs (planConfigChange) and commits ConfigRecords, so
+// they live in the metadata like everything else.
 import {
   applyIncrementalOps, describeBrokerConfigs, describeTopicConfigs, validateTopicConfigs,
   type BrokerConfig, type DescribeConfigsEntry,
@@ -8,11 +9,13 @@ import {
 import { ErrorCode } from '../protocol/index.js';
 import type { EmittedRecord } from '../controller/index.js';
 import type { MetadataView } from './services.js';
+import type { ConfigChange, ControllerChannel, ResourceResult } from './controller-channel.js';
+
+export type { ResourceResult } from './controller-channel.js';
 
 export const ResourceType = { Topic: 2, Broker: 4, BrokerLogger: 8 } as const;
 const CONFIG_RECORD = 4;
 
-export interface ResourceResult { errorCode: number; errorMessage: string | null }
 const ok: ResourceResult = { errorCode: 0, errorMessage: null };
 const fail = (errorCode: number, errorMessage: string): ResourceResult => ({ errorCode, errorMessage });
 
@@ -21,12 +24,7 @@ export class ConfigAdmin {
     private readonly view: () => MetadataView,
     private readonly brokerConfig: () => BrokerConfig,
     private readonly nodeId: () => number,
-    private readonly commit: (records: EmittedRecord[]) => Promise<void>,
-    /**
-     * Runs a change after every earlier controller operation has committed, so it reads and
-     * validates the latest configs (two APPENDs to one list both land).
-     */
-    private readonly serialize: <T>(change: () => Promise<T>) => Promise<T> = (change) => change(),
+    private readonly controller: () => ControllerChannel,
   ) {}
 
   private brokerResource(name: string): 'broker' | 'cluster-default' | null {
@@ -54,54 +52,56 @@ export class ConfigAdmin {
     return { ...fail(ErrorCode.INVALID_REQUEST, `Unsupported resource type ${resourceType}`), entries: [] };
   }
 
-  /** Computes the records that turn `current` into `next` for one resource. */
-  private diff(resourceType: number, name: string, current: ReadonlyMap<string, string>, next: ReadonlyMap<string, string>): EmittedRecord[] {
-    const records: EmittedRecord[] = [];
-    for (const [k, v] of next) if (current.get(k) !== v) records.push({ type: CONFIG_RECORD, version: 0, data: { resourceType, resourceName: name, name: k, value: v } });
-    for (const k of current.keys()) if (!next.has(k)) records.push({ type: CONFIG_RECORD, version: 0, data: { resourceType, resourceName: name, name: k, value: null } });
-    return records;
-  }
-
-  private check(resourceType: number, name: string): ResourceResult | null {
-    if (resourceType === ResourceType.Topic) return this.view().topic(name) ? null : fail(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `Topic ${name} does not exist`);
-    if (resourceType === ResourceType.Broker) return this.brokerResource(name) ? null : fail(ErrorCode.INVALID_REQUEST, `Unexpected broker id ${name}`);
-    return fail(ErrorCode.INVALID_REQUEST, `Unsupported resource type ${resourceType}`);
-  }
-
-  private async finish(resourceType: number, name: string, next: ReadonlyMap<string, string>, validateOnly: boolean): Promise<ResourceResult> {
-    if (resourceType === ResourceType.Topic) {
-      const [problem] = validateTopicConfigs(next);
-      if (problem) return fail(ErrorCode[problem.errorCode], problem.message);
-    }
-    if (!validateOnly) await this.commit(this.diff(resourceType, name, this.view().configs(resourceType, name), next));
-    return ok;
-  }
-
   incrementalAlter(resourceType: number, name: string, ops: { name: string; configOperation: number; value: string | null }[], validateOnly: boolean): Promise<ResourceResult> {
-    return this.serialize(() => this.incrementalAlterNow(resourceType, name, ops, validateOnly));
-  }
-
-  private async incrementalAlterNow(resourceType: number, name: string, ops: { name: string; configOperation: number; value: string | null }[], validateOnly: boolean): Promise<ResourceResult> {
-    const bad = this.check(resourceType, name);
-    if (bad) return bad;
-    const kind = resourceType === ResourceType.Topic ? 'topic' : 'broker';
-    const result = applyIncrementalOps(this.view().configs(resourceType, name), ops.map((o) => ({ name: o.name, op: o.configOperation, value: o.value })), kind);
-    if (!result.ok) return fail(ErrorCode[result.errors[0]!.errorCode], result.errors.map((e) => e.message).join('; '));
-    return this.finish(resourceType, name, result.configs, validateOnly);
+    return this.send({ resourceType, resourceName: name, ops, replace: false, validateOnly });
   }
 
   /** Legacy AlterConfigs: the given set replaces every dynamic config of the resource. */
   alter(resourceType: number, name: string, configs: { name: string; value: string | null }[], validateOnly: boolean): Promise<ResourceResult> {
-    return this.serialize(() => this.alterNow(resourceType, name, configs, validateOnly));
+    const ops = configs.map((c) => ({ name: c.name, configOperation: c.value === null ? 1 : 0, value: c.value }));
+    return this.send({ resourceType, resourceName: name, ops, replace: true, validateOnly });
   }
 
-  private async alterNow(resourceType: number, name: string, configs: { name: string; value: string | null }[], validateOnly: boolean): Promise<ResourceResult> {
-    const bad = this.check(resourceType, name);
-    if (bad) return bad;
-    const ops = configs.map((c) => ({ name: c.name, configOperation: c.value === null ? 1 : 0, value: c.value }));
-    const kind = resourceType === ResourceType.Topic ? 'topic' : 'broker';
-    const result = applyIncrementalOps(new Map(), ops.map((o) => ({ name: o.name, op: o.configOperation, value: o.value })), kind);
-    if (!result.ok) return fail(ErrorCode[result.errors[0]!.errorCode], result.errors.map((e) => e.message).join('; '));
-    return this.finish(resourceType, name, result.configs, validateOnly);
+  private async send(change: ConfigChange): Promise<ResourceResult> {
+    // Which broker a broker resource names is this broker's question (it answers for itself).
+    if (change.resourceType === ResourceType.Broker && !this.brokerResource(change.resourceName)) {
+      return fail(ErrorCode.INVALID_REQUEST, `Unexpected broker id ${change.resourceName}`);
+    }
+    return this.controller().alterConfigs(change);
   }
+}
+
+/** What the controller reads to plan a config change: its latest state, not a broker's view. */
+export interface ConfigState {
+  topicExists(name: string): boolean;
+  configs(resourceType: number, resourceName: string): ReadonlyMap<string, string>;
+}
+
+/**
+ * The controller's half of AlterConfigs / IncrementalAlterConfigs: validated against the latest
+ * configs (so concurrent APPENDs to one list all land), the ConfigRecords that make the change.
+ */
+export function planConfigChange(state: ConfigState, change: ConfigChange): { records: EmittedRecord[]; response: ResourceResult } {
+  const { resourceType, resourceName: name } = change;
+  const refuse = (r: ResourceResult) => ({ records: [], response: r });
+  if (resourceType === ResourceType.Topic) {
+    if (!state.topicExists(name)) return refuse(fail(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `Topic ${name} does not exist`));
+  } else if (resourceType !== ResourceType.Broker) return refuse(fail(ErrorCode.INVALID_REQUEST, `Unsupported resource type ${resourceType}`));
+  const kind = resourceType === ResourceType.Topic ? 'topic' : 'broker';
+  const current = state.configs(resourceType, name);
+  const result = applyIncrementalOps(change.replace ? new Map() : current, change.ops.map((o) => ({ name: o.name, op: o.configOperation, value: o.value })), kind);
+  if (!result.ok) return refuse(fail(ErrorCode[result.errors[0]!.errorCode], result.errors.map((e) => e.message).join('; ')));
+  if (resourceType === ResourceType.Topic) {
+    const [problem] = validateTopicConfigs(result.configs);
+    if (problem) return refuse(fail(ErrorCode[problem.errorCode], problem.message));
+  }
+  return { records: change.validateOnly ? [] : diff(resourceType, name, current, result.configs), response: ok };
+}
+
+/** The records that turn `current` into `next` for one resource. */
+function diff(resourceType: number, name: string, current: ReadonlyMap<string, string>, next: ReadonlyMap<string, string>): EmittedRecord[] {
+  const records: EmittedRecord[] = [];
+  for (const [k, v] of next) if (current.get(k) !== v) records.push({ type: CONFIG_RECORD, version: 0, data: { resourceType, resourceName: name, name: k, value: v } });
+  for (const k of current.keys()) if (!next.has(k)) records.push({ type: CONFIG_RECORD, version: 0, data: { resourceType, resourceName: name, name: k, value: null } });
+  return records;
 }

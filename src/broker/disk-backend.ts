@@ -9,6 +9,7 @@ import { resolveTopicConfig, validateTopicConfigs, type BrokerConfig } from '../
 import { realScheduler, StorageLog } from '../replication/index.js';
 import { LogManager, NodeFileSystem, logConfig, logDirName, parseLogDirName, type FileSystem, type LogConfig, type PartitionLog } from '../storage/index.js';
 import { LogMetadata, METADATA_TOPIC } from './metadata-log.js';
+import { ControllerService } from './controller-service.js';
 import type { BrokerDeps } from './broker.js';
 import type { LogDirDescription } from './services.js';
 import type { Logger } from './network.js';
@@ -40,7 +41,7 @@ function quorumVoters(config: BrokerConfig, nodeId: number): number[] {
   return voters.map((v) => Number(v.slice(0, v.indexOf('@'))));
 }
 
-export type DiskBackend = Omit<BrokerDeps, 'nodeId' | 'clock'> & { metadata: LogMetadata; logs: LogManager; close(): Promise<void> };
+export type DiskBackend = Omit<BrokerDeps, 'nodeId' | 'clock'> & { metadata: LogMetadata; controller: ControllerService; logs: LogManager; close(): Promise<void> };
 
 /** A base64url UUID, Kafka's form of a cluster id. */
 function newClusterId(): string {
@@ -156,6 +157,22 @@ async function openDiskBackend(o: DiskBackendOptions, brokerConfig: BrokerConfig
       if (topic !== undefined && topic !== METADATA_TOPIC) log.config = configFor(topic);
     }
   });
+  // The controller runs where the metadata quorum is led (this node, in a quorum of one).
+  const topicDefaults = {
+    numPartitions: brokerConfig.get('num.partitions') as number,
+    defaultReplicationFactor: Math.max(1, brokerConfig.get('default.replication.factor') as number),
+    partitionsPerRequestMax: limits.partitionsPerRequestMax,
+  };
+  const validate = (configs: Map<string, string | null>) => {
+    const [problem] = validateTopicConfigs(configs);
+    return problem ? { key: problem.name, message: problem.message } : null;
+  };
+  const prng = new Prng(Date.now() >>> 0);
+  const controller = new ControllerService(md, {
+    clusterId: md.clusterId, nodeId: o.nodeId, clock: o.clock, prng, sessionTimeoutMs: Number(brokerConfig.get('broker.session.timeout.ms')),
+    uncleanLeaderElectionEnable: brokerConfig.get('unclean.leader.election.enable') as boolean, topicDefaults, validateTopicConfigs: validate, logger: o.logger,
+  });
+  controller.start();
   let ticking = false;
   const timer = setInterval(() => {
     if (ticking) return;
@@ -166,22 +183,17 @@ async function openDiskBackend(o: DiskBackendOptions, brokerConfig: BrokerConfig
   let closed = false;
   return {
     scheduler: realScheduler,
-    prng: new Prng(Date.now() >>> 0),
+    prng,
     metadata: md,
+    controller,
+    logger: o.logger,
     logs,
     openLog: async (topic, partition, topicId) => new StorageLog(logs.getOrCreateLog(topic, partition, topicId)),
     dropLog: async (topic, partition) => logs.deleteLog(topic, partition),
     logDirs: () => [describeLogDir(o.dataDir, logs)],
-    topicDefaults: {
-      numPartitions: brokerConfig.get('num.partitions') as number,
-      defaultReplicationFactor: Math.max(1, brokerConfig.get('default.replication.factor') as number),
-      partitionsPerRequestMax: limits.partitionsPerRequestMax,
-    },
+    topicDefaults,
     brokerConfig,
-    validateTopicConfigs: (configs: Map<string, string | null>) => {
-      const [problem] = validateTopicConfigs(configs);
-      return problem ? { key: problem.name, message: problem.message } : null;
-    },
+    validateTopicConfigs: validate,
     autoCreateTopicsEnable: brokerConfig.get('auto.create.topics.enable') as boolean,
     minInsyncReplicas: (topic: string) => topicConfig(topic).minInsyncReplicas,
     maxMessageBytes: (topic: string) => topicConfig(topic).maxMessageBytes,
@@ -192,6 +204,7 @@ async function openDiskBackend(o: DiskBackendOptions, brokerConfig: BrokerConfig
       closed = true;
       clearInterval(timer);
       try {
+        controller.close();
         await md.close();
         logs.close();
       } finally { unlock(); }

@@ -21,12 +21,12 @@ import { buildRecordBatchSync, iterateBatches, iterateRecords } from '../records
 import type { FileSystem } from '../storage/index.js';
 import {
   FileQuorumStateStore, RaftDriver, StorageLogStore, defaultRaftTimeouts, METADATA_LOG_DIR_NAME,
-  type Entry, type EntryBatch, type QuorumDescription, type RaftConfig, type RaftTransport, type ReplicatedStateMachine, type Snapshot,
+  type Committed, type Entry, type EntryBatch, type QuorumDescription, type RaftConfig, type RaftTransport, type ReplicatedStateMachine, type Snapshot,
 } from '../raft/index.js';
 import type { Clock } from '../util/index.js';
 import { isInternalTopic, METADATA_TOPIC_NAME, type EmittedRecord } from '../controller/index.js';
 import type { MetadataSource } from './broker.js';
-import type { BrokerEndpoint, MetadataView, PartitionView, TopicView } from './services.js';
+import type { MetadataView, PartitionView, TopicView } from './services.js';
 import type { Logger } from './network.js';
 
 export const METADATA_TOPIC = METADATA_TOPIC_NAME;
@@ -61,12 +61,10 @@ class NoPeersTransport implements RaftTransport {
 }
 
 export class LogMetadata implements MetadataSource {
-  /** This broker's endpoint, known once it listens (broker registration is not a record yet). */
-  endpoint: BrokerEndpoint = { nodeId: 1, host: '127.0.0.1', port: 0, rack: null };
   private readonly loader = new MetadataLoader();
   private readonly listeners: (() => void)[] = [];
   private committing: Promise<void> = Promise.resolve();
-  private cached: { image: MetadataImage; endpoint: BrokerEndpoint; view: MetadataView } | null = null;
+  private cached: { image: MetadataImage; leaderId: number | undefined; view: MetadataView } | null = null;
   private driver: RaftDriver | undefined;
   /** Record bytes applied since the last snapshot (Kafka counts the same for its snapshot trigger). */
   private bytesSinceSnapshot = 0;
@@ -159,7 +157,8 @@ export class LogMetadata implements MetadataSource {
 
   view(): MetadataView {
     const image = this.loader.image;
-    if (this.cached?.image !== image || this.cached.endpoint !== this.endpoint) this.cached = { image, endpoint: this.endpoint, view: this.viewOf(image) };
+    const leaderId = this.driver?.leaderId;
+    if (this.cached?.image !== image || this.cached.leaderId !== leaderId) this.cached = { image, leaderId, view: this.viewOf(image) };
     return this.cached.view;
   }
 
@@ -173,10 +172,16 @@ export class LogMetadata implements MetadataSource {
     const topics = [...image.topics.topicsById.values()].map(toView);
     const byName = new Map(topics.map((t) => [t.name, t]));
     const byId = new Map(topics.map((t) => [t.id, t]));
-    const endpoint = this.endpoint;
+    // Brokers come from their registrations: the unfenced ones, on the listener asked about ('' for
+    // any: the first listener each registered).
+    const live = image.cluster.liveBrokers();
+    const controllerId = this.driver?.leaderId ?? -1;
     return {
-      clusterId: this.clusterId, controllerId: endpoint.nodeId,
-      brokers: () => [endpoint],
+      clusterId: this.clusterId, controllerId,
+      brokers: (listenerName) => live.flatMap((b) => {
+        const e = listenerName === '' ? b.endpoints[0] : b.endpoints.find((x) => x.name === listenerName);
+        return e === undefined ? [] : [{ nodeId: b.id, host: e.host, port: e.port, rack: b.rack }];
+      }),
       topics: () => topics,
       topic: (name) => byName.get(name),
       topicById: (id) => byId.get(id),
@@ -208,7 +213,23 @@ export class LogMetadata implements MetadataSource {
     await this.driver!.propose(records.map((r) => serializeMetadataRecord(r)));
   }
 
+  /**
+   * For the controller driver: appends records the active controller has already replayed (so no
+   * trial replay here) as one batch; resolves once committed and applied, with the offsets they got.
+   */
+  propose(records: readonly MetadataRecord[]): Promise<Committed> {
+    return this.driver!.propose(records.map((r) => serializeMetadataRecord(r)));
+  }
+
+  /** This node's place in the quorum, for the controller driver (it leads once its log up to its LeaderChange entry is applied). */
+  leadership(): { isLeader: boolean; epoch: number; leaderId: number | undefined; logEndOffset: number; appliedOffset: number } {
+    const d = this.driver!;
+    return { isLeader: d.role === 'leader', epoch: d.epoch, leaderId: d.leaderId, logEndOffset: d.core.log.endOffset, appliedOffset: d.appliedOffset };
+  }
+
   onChange(listener: () => void): void { this.listeners.push(listener); }
+
+  offset(): bigint { return BigInt(this.loader.image.provenance.lastContainedOffset); }
 
   nextProducerId(): bigint { return this.loader.image.producerIds.nextProducerId; }
 

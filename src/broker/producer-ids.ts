@@ -1,12 +1,15 @@
-// Producer ids for idempotent producers. Ids are handed out from blocks; each block is taken by
-// committing a ProducerIdsRecord (the next id not yet handed out) to the cluster metadata before
-// any id of it is used, so no id is given twice, even across restarts (a restart skips the rest of
-// the block it had, as Kafka's brokers do).
-import { RecordType, type EmittedRecord } from '../controller/index.js';
-import { assert } from '../util/index.js';
+// Producer ids for idempotent and transactional producers. Ids are handed out from blocks the
+// controller allocates (AllocateProducerIds, key 67, with this broker's epoch): the controller
+// commits a ProducerIdsRecord before it answers, so no id is given twice, across brokers and
+// across restarts (a restart skips the rest of the block it had, as Kafka's brokers do).
+import { ErrorCode } from '../protocol/index.js';
+import type { ControllerChannel } from './controller-channel.js';
 
-/** Kafka's block size (ProducerIdManager's PRODUCER_ID_BLOCK_SIZE). */
-export const PRODUCER_ID_BLOCK_SIZE = 1000n;
+/** No block could be had (not registered yet, no active controller): InitProducerId answers a retriable error. */
+export class ProducerIdError extends Error {
+  override name = 'ProducerIdError';
+  constructor(readonly errorCode: number, message: string) { super(message); }
+}
 
 export class ProducerIdManager {
   private next = -1n;
@@ -15,9 +18,9 @@ export class ProducerIdManager {
 
   constructor(
     private readonly nodeId: number,
-    /** The first id no block has taken yet, from the metadata (-1 when none was ever taken). */
-    private readonly nextUnallocated: () => bigint,
-    private readonly commit: (records: EmittedRecord[]) => Promise<void>,
+    /** This broker's epoch (its registration), -1 before it registered. */
+    private readonly brokerEpoch: () => bigint,
+    private readonly controller: () => ControllerChannel,
   ) {}
 
   async generate(): Promise<bigint> {
@@ -29,11 +32,11 @@ export class ProducerIdManager {
   }
 
   private async takeBlock(): Promise<void> {
-    const start = this.nextUnallocated() < 0n ? 0n : this.nextUnallocated();
-    const end = start + PRODUCER_ID_BLOCK_SIZE;
-    await this.commit([{ type: RecordType.ProducerIds, version: 0, data: { brokerId: this.nodeId, brokerEpoch: 0n, nextProducerId: end } }]);
-    assert(this.nextUnallocated() === end, `the producer id block [${start}, ${end}) was not recorded`);
-    this.next = start;
-    this.end = end;
+    const brokerEpoch = this.brokerEpoch();
+    if (brokerEpoch < 0n) throw new ProducerIdError(ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, `broker ${this.nodeId} is not registered yet`);
+    const r = await this.controller().allocateProducerIds({ brokerId: this.nodeId, brokerEpoch });
+    if (r.errorCode !== ErrorCode.NONE) throw new ProducerIdError(r.errorCode, `no producer id block: error ${r.errorCode}`);
+    this.next = r.producerIdStart;
+    this.end = r.producerIdStart + BigInt(r.producerIdLen);
   }
 }

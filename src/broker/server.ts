@@ -7,7 +7,10 @@ import { apiVersionsHandler } from './handlers/18-api-versions.js';
 import { Broker, type BrokerDeps } from './broker.js';
 import { diskBackend } from './disk-backend.js';
 import { MemoryFileSystem } from '../storage/index.js';
-import { LogMetadata } from './metadata-log.js';
+import { brokerRegistrationHandler } from './handlers/62-broker-registration.js';
+import { brokerHeartbeatHandler } from './handlers/63-broker-heartbeat.js';
+import { allocateProducerIdsHandler } from './handlers/67-allocate-producer-ids.js';
+import type { ControllerServices } from './services.js';
 import { describeQuorumHandler, type QuorumServices } from './handlers/55-describe-quorum.js';
 import { parseBrokerConfig, type BrokerConfig } from '../config/index.js';
 
@@ -58,6 +61,21 @@ export const DEFAULT_NETWORK_LIMITS: NetworkLimits = {
   inFlightPerConnectionMax: limits.inFlightRequestsPerConnectionMax,
 };
 
+/** How long a stopping broker waits for the controller to let it go before stopping anyway. */
+const CONTROLLED_SHUTDOWN_TIMEOUT_MS = 30_000;
+
+const SECURITY_PROTOCOL_IDS: Record<string, number> = { PLAINTEXT: 0, SSL: 1, SASL_PLAINTEXT: 2, SASL_SSL: 3 };
+
+/** Each bound listener as clients should reach it: advertised.listeners by name, else the bound address. */
+function registrationListeners(bound: { name: string; host: string; port: number; securityProtocol: string }[], config: BrokerConfig | undefined) {
+  const advertised = config?.originals.has('advertised.listeners') ? config.advertisedListeners.map(parseListener) : [];
+  return bound.map((l) => {
+    const adv = advertised.find((a) => a.name === l.name) ?? (bound.length === 1 && advertised.length === 1 ? advertised[0] : undefined);
+    const host = adv?.host || (l.host === '0.0.0.0' || l.host === '::' ? 'localhost' : l.host);
+    return { name: l.name, host, port: adv && adv.port !== 0 ? adv.port : l.port, securityProtocol: SECURITY_PROTOCOL_IDS[l.securityProtocol.toUpperCase()] ?? 0 };
+  });
+}
+
 export const quietLogger: Logger = { info() {}, warn() {}, error() {} };
 export const consoleLogger: Logger = {
   info: (m) => console.log(`[logline] ${m}`),
@@ -103,13 +121,14 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerHa
   let services: object;
   let broker: Broker | null = null;
   const brokerConfig = options.config ?? parseBrokerConfig({ 'node.id': String(nodeId) });
-  // Without a data directory the same backend runs on a MemoryFileSystem: one code path, nothing durable.
-  const inMemory = options.dataDir === undefined;
+  // Without a data directory the same backend runs on an in-memory file system (one code path).
   const disk = !options.backend && !options.bare
-    ? await diskBackend({ dataDir: options.dataDir ?? '/logline-memory', nodeId, brokerConfig, clock, logger, ...(inMemory ? { fs: new MemoryFileSystem() } : {}) })
+    ? await diskBackend(options.dataDir !== undefined
+      ? { dataDir: options.dataDir, nodeId, brokerConfig, clock, logger }
+      : { dataDir: '/logline', fs: new MemoryFileSystem(), nodeId, brokerConfig, clock, logger })
     : undefined;
   const backend = options.backend ?? disk;
-  if (!options.backend && disk && inMemory) logger.warn('storage: in memory, not durable (no data directory given)');
+  if (disk && options.dataDir === undefined) logger.warn('storage: in memory, not durable (no data directory given)');
   if (backend) {
     broker = new Broker({ ...backend, nodeId, clock });
     try {
@@ -125,6 +144,10 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerHa
       const md = disk.metadata;
       router.register(describeQuorumHandler);
       services = { ...services, describeQuorum: () => ({ description: md.describeQuorum(), isLeader: md.raft.role === 'leader' }) } satisfies QuorumServices;
+      // The controller's own APIs, answered by the controller in this process (NOT_CONTROLLER unless it is active).
+      for (const h of [brokerRegistrationHandler, brokerHeartbeatHandler, allocateProducerIdsHandler]) router.register(h);
+      services = { ...services, localController: disk.controller } satisfies ControllerServices;
+      disk.controller.localIncarnationId = broker.incarnationId;
     }
   } else {
     router = new Router<BrokerServices>();
@@ -139,12 +162,16 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerHa
     await disk?.close();
     throw e;
   }
-  if (backend && backend.metadata instanceof LogMetadata && backend.metadata.endpoint.port === 0) {
-    const first = network.bound[0]!;
-    const advertised = options.config?.originals.has('advertised.listeners') ? options.config.advertisedListeners[0] : undefined;
-    const adv = advertised ? parseListener(advertised) : undefined;
-    const host = adv?.host || (first.host === '0.0.0.0' || first.host === '::' ? 'localhost' : first.host);
-    backend.metadata.endpoint = { nodeId, host, port: adv && adv.port !== 0 ? adv.port : first.port, rack: null };
+  if (broker) {
+    // The broker registers its listeners as advertised, and is listed once the controller unfences it.
+    try {
+      await broker.register(registrationListeners(network.bound, options.config));
+    } catch (e) {
+      await network.close();
+      broker.lifecycle?.close();
+      await disk?.close();
+      throw e;
+    }
   }
   for (const l of network.bound) logger.info(`listening on ${l.name}://${l.host}:${l.port}`);
   return {
@@ -156,6 +183,8 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerHa
     framePool: network.framePool.stats,
     // Stop accepting and answer what is in flight, then flush the logs and mark a clean shutdown.
     close: async () => {
+      // Controlled shutdown first: the controller moves this broker's leaderships away.
+      await broker?.controlledShutdown(CONTROLLED_SHUTDOWN_TIMEOUT_MS);
       await network.close();
       broker?.txn.close();
       broker?.replicaManager.fetchPurgatory.dropAll();

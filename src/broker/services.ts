@@ -29,7 +29,7 @@ export interface TopicView {
 export interface MetadataView {
   clusterId: string;
   controllerId: number;
-  /** Brokers reachable on the given listener. */
+  /** Unfenced registered brokers reachable on the given listener ('': all of them, on their first listener). */
   brokers(listenerName: string): BrokerEndpoint[];
   topics(): Iterable<TopicView>;
   topic(name: string): TopicView | undefined;
@@ -177,4 +177,9 @@ export interface TxnServices extends GroupServices {
   /** Writes the markers to the partitions led here; an error code per partition. */
   writeTxnMarkers(m: TxnMarkerParams): Promise<{ topic: string; partition: number; errorCode: number }[]>;
   activeProducers(topic: string, partition: number): { errorCode: number; producers: import('../replication/index.js').ActiveProducer[] };
+}
+
+/** For the controller's own APIs (62, 63, 67): the controller in this process, never a forwarding one. */
+export interface ControllerServices {
+  localController: import('./controller-channel.js').ControllerChannel;
 }

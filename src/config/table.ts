@@ -86,6 +86,8 @@ export const BROKER_KEYS = {
   'node.id': key('node.id', 'int', '-1', 'Id of this node in the cluster; required when process.roles is set.', { importance: 'high' }),
   'broker.id': key('broker.id', 'int', '-1', 'Legacy name of node.id; must match it when both are set.', { importance: 'high' }),
   'broker.rack': key('broker.rack', 'string', null, 'Rack of this broker, for rack-aware placement and fetch-from-follower.'),
+  'broker.session.timeout.ms': key('broker.session.timeout.ms', 'int', '9000', 'A broker that has not heartbeated to the active controller for this long is fenced.', { validator: atLeast(1) }),
+  'broker.heartbeat.interval.ms': key('broker.heartbeat.interval.ms', 'int', '2000', 'Time between a broker\'s heartbeats to the active controller.', { validator: atLeast(1) }),
   'controller.quorum.voters': key('controller.quorum.voters', 'list', '', 'Static voter set as id@host:port entries.', { importance: 'high' }),
   'controller.quorum.bootstrap.servers': key('controller.quorum.bootstrap.servers', 'list', '', 'host:port of controllers to discover a dynamic quorum from.', { importance: 'high' }),
   'controller.quorum.election.timeout.ms': key('controller.quorum.election.timeout.ms', 'int', '1000', 'Wait without a leader before starting an election.', { importance: 'high' }),

@@ -4,10 +4,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { tempDataDir } from './process-helpers.js';
-import { startServer, Broker, quietLogger, type MetadataSource } from '../../src/broker/index.js';
-import { diskBackend } from '../../src/broker/disk-backend.js';
-import { MemoryFileSystem } from '../../src/storage/index.js';
-import { ManualClock } from '../../src/util/index.js';
+import { startServer } from '../../src/broker/index.js';
+import type { LogMetadata } from '../../src/broker/metadata-log.js';
 import { BrokerConnection } from '../../src/client/index.js';
 import { ApiKey, ErrorCode } from '../../src/protocol/index.js';
 import { parseBrokerConfig } from '../../src/config/index.js';
@@ -72,17 +70,13 @@ test('names Kafka refuses get INVALID_TOPIC_EXCEPTION from Metadata (with and wi
 });
 
 test('controller operations validate against the latest state: concurrent creations through a slow metadata commit give one topic', async () => {
+  const server = await startServer({ listeners: ['PLAINTEXT://127.0.0.1:0'] });
+  const broker = server.broker!;
+  const real = broker.deps.metadata as LogMetadata;
   // A metadata commit that takes real time, as a Raft commit across the network or a slow fsync
   // does: every creation request starts before any earlier one has committed.
-  const fs = new MemoryFileSystem();
-  const clock = new ManualClock(Date.now());
-  const backend = await diskBackend({ dataDir: '/data', fs, clock, nodeId: 1, brokerConfig: parseBrokerConfig({ 'node.id': '1' }), logger: quietLogger });
-  const real = backend.metadata;
-  const slow: MetadataSource = {
-    view: () => real.view(), onChange: (l) => real.onChange(l), nextProducerId: () => real.nextProducerId(),
-    commit: async (records) => { await new Promise((r) => setTimeout(r, 5)); return real.commit(records); },
-  };
-  const broker = new Broker({ ...backend, metadata: slow, nodeId: 1, clock });
+  const propose = real.propose.bind(real);
+  real.propose = async (records) => { await new Promise((r) => setTimeout(r, 5)); return propose(records); };
   const s = broker.services();
   const created = await Promise.allSettled(Array.from({ length: 8 }, () => s.autoCreateTopics(['once'])));
   assert.deepEqual(created.map((c) => c.status), created.map(() => 'fulfilled'), String(created.find((c) => c.status === 'rejected')?.status === 'rejected' ? (created.find((c) => c.status === 'rejected') as PromiseRejectedResult).reason : ''));
@@ -101,5 +95,5 @@ test('controller operations validate against the latest state: concurrent creati
   ]);
   assert.equal(deleted[0]!.errorCode, 0);
   assert.equal(altered.errorCode, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
-  await backend.close();
+  await server.close();
 });

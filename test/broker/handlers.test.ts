@@ -101,14 +101,25 @@ test('DescribeTopicPartitions pages through partitions with a cursor', async () 
   assert.equal(unknown.topics[0].errorCode, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
 });
 
-test('ElectLeaders: a partition led by its preferred replica needs no election; unknown ones are errors', async () => {
+test('ElectLeaders goes to the controller: v0 asks a preferred election, the controller\'s results and NOT_CONTROLLER are the answer', async () => {
   const { electLeadersHandler } = await import('../../src/broker/handlers/43-elect-leaders.js');
-  const moved: TopicView = { ...topicT, name: 'm', partitions: [{ ...topicT.partitions[0]!, replicas: [2, 1], leader: 1 }] };
-  const services = { metadata: () => view([topicT, moved]) };
-  const r: any = electLeadersHandler.handle({ electionType: 0, topicPartitions: [{ topic: 't', partitions: [0, 5] }, { topic: 'm', partitions: [0] }], timeoutMs: 100 }, ctx(2, services));
-  assert.deepEqual(r.replicaElectionResults.map((t: any) => t.partitionResult.map((p: any) => p.errorCode)),
-    [[ErrorCode.ELECTION_NOT_NEEDED, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION], [ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE]]);
-  const all: any = electLeadersHandler.handle({ electionType: 1, topicPartitions: null, timeoutMs: 100 }, ctx(2, services));
-  assert.equal(all.replicaElectionResults.length, 2);
-  assert.ok(all.replicaElectionResults.every((t: any) => t.partitionResult.every((p: any) => p.errorCode === ErrorCode.ELECTION_NOT_NEEDED)));
+  const asked: number[] = [];
+  const results = [{ topic: 't', partitionResult: [{ partitionId: 0, errorCode: ErrorCode.ELECTION_NOT_NEEDED, errorMessage: null }] }];
+  let active = true;
+  const services = {
+    controller: {
+      electLeaders: async (request: { electionType: number }) => {
+        asked.push(request.electionType);
+        return active ? { errorCode: 0, results } : { errorCode: ErrorCode.NOT_CONTROLLER, results: [] };
+      },
+    } as never,
+  };
+  const v0: any = await electLeadersHandler.handle({ electionType: 1, topicPartitions: [{ topic: 't', partitions: [0] }], timeoutMs: 100 }, ctx(0, services));
+  assert.deepEqual(v0.replicaElectionResults, results);
+  const v2: any = await electLeadersHandler.handle({ electionType: 1, topicPartitions: null, timeoutMs: 100 }, ctx(2, services));
+  assert.equal(v2.errorCode, 0);
+  active = false;
+  const refused: any = await electLeadersHandler.handle({ electionType: 0, topicPartitions: null, timeoutMs: 100 }, ctx(2, services));
+  assert.equal(refused.errorCode, ErrorCode.NOT_CONTROLLER);
+  assert.deepEqual(asked, [0, 1, 0], 'v0 has no election type: preferred');
 });

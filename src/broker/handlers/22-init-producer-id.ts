@@ -8,6 +8,7 @@
 // producer id. PRODUCER_FENCED (v4+) is INVALID_PRODUCER_EPOCH for older clients (KIP-588).
 import { ErrorCode, type InitProducerIdRequest, type InitProducerIdResponse } from '../../protocol/index.js';
 import { fencedErrorForVersion } from '../../coordinator/index.js';
+import { ProducerIdError } from '../producer-ids.js';
 import type { HandlerSpec } from '../context.js';
 import type { TxnServices } from '../services.js';
 
@@ -25,7 +26,13 @@ export const initProducerIdHandler: HandlerSpec<Pick<TxnServices, 'txn' | 'ensur
       });
       return { throttleTimeMs: 0, errorCode: fencedErrorForVersion(r.errorCode, 22, ctx.apiVersion), producerId: r.producerId, producerEpoch: r.producerEpoch };
     }
-    const producerId = await ctx.services.generateProducerId();
-    return { throttleTimeMs: 0, errorCode: 0, producerId, producerEpoch: 0 };
+    try {
+      const producerId = await ctx.services.generateProducerId();
+      return { throttleTimeMs: 0, errorCode: 0, producerId, producerEpoch: 0 };
+    } catch (e) {
+      // No block from the controller yet (not registered, no active controller): retriable, as Kafka answers.
+      if (!(e instanceof ProducerIdError)) throw e;
+      return { throttleTimeMs: 0, errorCode: ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, producerId: -1n, producerEpoch: -1 };
+    }
   },
 };

@@ -1,0 +1,257 @@
+// The controller driver: the only async code around the deterministic QuorumController, hosted in
+// the process whose Raft voter leads the metadata quorum (src/controller/README.md, "Replay,
+// commit, revert"). When this node becomes the Raft leader and has applied its log up to its
+// LeaderChange entry, a QuorumController is built on that committed image, activated and
+// bootstrapped. Each operation runs against the latest (replayed, maybe uncommitted) state: its
+// records are replayed at once, so the next operation sees them, proposed as one batch, and the
+// response goes out once that batch is committed (and so in this node's image). An operation that
+// wrote nothing answers once everything it read is committed. Leadership lost: the controller is
+// dropped (Kafka's deactivate reverts to the committed state; a new one is built on the next
+// activation, from the image every node replays) and pending operations answer NOT_CONTROLLER.
+// Stale brokers are fenced on a timer.
+import {
+  ErrorCode,
+  type AllocateProducerIdsRequest, type AllocateProducerIdsResponse, type BrokerHeartbeatRequest, type BrokerHeartbeatResponse,
+  type BrokerRegistrationRequest, type BrokerRegistrationResponse, type CreatePartitionsRequestCreatePartitionsTopic,
+  type CreatePartitionsResponseCreatePartitionsTopicResult, type CreateTopicsRequest, type CreateTopicsResponseCreatableTopicResult,
+  type DeleteTopicsResponseDeletableTopicResult, type ElectLeadersRequest, type ElectLeadersResponseReplicaElectionResult,
+} from '../protocol/index.js';
+import {
+  QuorumController, toMetadataRecords, type ControllerResult, type TopicConfigValidator, type TopicDefaults,
+} from '../controller/index.js';
+import type { MetadataRecord } from '../metadata/index.js';
+import type { Clock, Prng } from '../util/index.js';
+import type { ConfigChange, ControllerChannel, ResourceResult } from './controller-channel.js';
+import { planConfigChange } from './config-admin.js';
+import type { LogMetadata } from './metadata-log.js';
+import type { Logger } from './network.js';
+
+export interface ControllerServiceOptions {
+  readonly clusterId: string;
+  /** This node's id: a registration of this id cannot belong to a live other process (see activate). */
+  readonly nodeId: number;
+  readonly clock: Clock;
+  readonly prng: Prng;
+  /** broker.session.timeout.ms */
+  readonly sessionTimeoutMs: number;
+  readonly uncleanLeaderElectionEnable: boolean;
+  readonly topicDefaults: TopicDefaults;
+  readonly validateTopicConfigs: TopicConfigValidator;
+  readonly logger: Logger;
+}
+
+/** The operation reached a controller that is not (or no longer) active. */
+export class NotControllerError extends Error {
+  override name = 'NotControllerError';
+}
+
+interface Active {
+  readonly controller: QuorumController;
+  readonly epoch: number;
+  /** Operations waiting for an offset to commit (operations that wrote nothing). */
+  readonly waiters: { offset: number; resolve: () => void; reject: (e: Error) => void }[];
+}
+
+export class ControllerService implements ControllerChannel {
+  private active: Active | null = null;
+  private timer: NodeJS.Timeout | undefined;
+  private closed = false;
+  /** The incarnation id of the broker in this process, if there is one. */
+  localIncarnationId: string | null = null;
+
+  constructor(private readonly md: LogMetadata, private readonly o: ControllerServiceOptions) {}
+
+  /** Starts following the quorum: activates now if this node leads, and checks leadership and sessions on a timer. */
+  start(): void {
+    this.md.onChange(() => this.onApplied());
+    // Kafka checks sessions on a schedule too; a quarter of the session keeps fencing within ~1.25 timeouts.
+    const intervalMs = Math.max(10, Math.min(1000, Math.floor(this.o.sessionTimeoutMs / 4)));
+    this.timer = setInterval(() => this.tick(), intervalMs);
+    this.timer.unref();
+    this.checkLeadership();
+  }
+
+  close(): void {
+    this.closed = true;
+    clearInterval(this.timer);
+    this.resign('controller closed');
+  }
+
+  get isActive(): boolean { return this.checkLeadership() !== null; }
+
+  /** The active controller's state machine (tests and tools). */
+  get controller(): QuorumController | null { return this.active?.controller ?? null; }
+
+  // ---- ControllerChannel ---------------------------------------------------------------------
+
+  createTopics(request: CreateTopicsRequest): Promise<CreateTopicsResponseCreatableTopicResult[]> {
+    return this.run((c) => c.createTopics(request)).catch(notController(() => request.topics.map((t) => ({
+      name: t.name, topicId: '', errorCode: ErrorCode.NOT_CONTROLLER, errorMessage: 'This is not the active controller.', topicConfigErrorCode: 0,
+      numPartitions: -1, replicationFactor: -1, configs: null,
+    }))));
+  }
+
+  deleteTopics(targets: { name: string | null; topicId: string }[]): Promise<DeleteTopicsResponseDeletableTopicResult[]> {
+    return this.run((c) => c.deleteTopics(targets)).catch(notController(() => targets.map((t) => ({
+      name: t.name, topicId: t.topicId, errorCode: ErrorCode.NOT_CONTROLLER, errorMessage: 'This is not the active controller.',
+    }))));
+  }
+
+  createPartitions(topics: CreatePartitionsRequestCreatePartitionsTopic[], validateOnly: boolean): Promise<CreatePartitionsResponseCreatePartitionsTopicResult[]> {
+    return this.run((c) => c.createPartitions(topics, validateOnly)).catch(notController(() => topics.map((t) => ({
+      name: t.name, errorCode: ErrorCode.NOT_CONTROLLER, errorMessage: 'This is not the active controller.',
+    }))));
+  }
+
+  electLeaders(request: ElectLeadersRequest): Promise<{ errorCode: number; results: ElectLeadersResponseReplicaElectionResult[] }> {
+    return this.run((c) => c.electLeaders(request)).then((results) => ({ errorCode: ErrorCode.NONE, results }),
+      notController(() => ({ errorCode: ErrorCode.NOT_CONTROLLER, results: [] })));
+  }
+
+  alterConfigs(change: ConfigChange): Promise<ResourceResult> {
+    return this.run((c) => {
+      const image = c.image;
+      const out = planConfigChange({ topicExists: (name) => image.topics.getTopic(name) !== undefined, configs: (t, n) => image.configs.configs(t, n) }, change);
+      return { records: toMetadataRecords(out.records), response: out.response };
+    }).catch(notController(() => ({ errorCode: ErrorCode.NOT_CONTROLLER, errorMessage: 'This is not the active controller.' })));
+  }
+
+  allocateProducerIds(request: AllocateProducerIdsRequest): Promise<AllocateProducerIdsResponse> {
+    return this.run((c) => c.allocateProducerIds(request))
+      .catch(notController(() => ({ throttleTimeMs: 0, errorCode: ErrorCode.NOT_CONTROLLER, producerIdStart: -1n, producerIdLen: 0 })));
+  }
+
+  registerBroker(request: BrokerRegistrationRequest): Promise<BrokerRegistrationResponse> {
+    return this.run((c) => c.registerBroker(request, this.o.clock.nowMs()))
+      .catch(notController(() => ({ throttleTimeMs: 0, errorCode: ErrorCode.NOT_CONTROLLER, brokerEpoch: -1n })));
+  }
+
+  brokerHeartbeat(request: BrokerHeartbeatRequest): Promise<BrokerHeartbeatResponse> {
+    return this.run((c) => c.processBrokerHeartbeat(request, this.o.clock.nowMs())).catch(notController(() => ({
+      throttleTimeMs: 0, errorCode: ErrorCode.NOT_CONTROLLER, isCaughtUp: false, isFenced: true, shouldShutDown: false,
+    })));
+  }
+
+  // ---- driving the state machine ---------------------------------------------------------------
+
+  /**
+   * Runs one operation against the latest state and answers once what it wrote (or read) is
+   * committed. The operation, its replay and its proposal happen in one turn, so operations are
+   * serialized without a queue, and each sees every earlier one.
+   */
+  private run<T>(op: (c: QuorumController) => ControllerResult<T>): Promise<T> {
+    const a = this.checkLeadership();
+    if (a === null) return Promise.reject(new NotControllerError('not the active controller'));
+    const c = a.controller;
+    let out: ControllerResult<T>;
+    try {
+      out = op(c);
+    } catch (e) {
+      // A bug in the state machine: this request fails (its connection is closed), not the caller's loop.
+      return Promise.reject(e);
+    }
+    if (out.records.length === 0) return this.committed(a, c.lastReplayedOffset).then(() => out.response);
+    return this.write(a, out.records).then(() => out.response);
+  }
+
+  /** Replays `records` at the next write offset and proposes them as one batch; resolves once committed. */
+  private async write(a: Active, records: readonly MetadataRecord[]): Promise<void> {
+    const c = a.controller;
+    const baseOffset = c.nextWriteOffset;
+    c.replayBatch(records, baseOffset, a.epoch);
+    let got: { baseOffset: number; epoch: number };
+    try {
+      got = await this.md.propose(records);
+    } catch (e) {
+      // Not leader any more, the proposal lost to another leader, or a timeout: the replayed state
+      // may not be the log's. Start over from the committed image (the next activation).
+      this.resign(`a proposal failed: ${(e as Error).message}`);
+      throw new NotControllerError((e as Error).message);
+    }
+    if (got.baseOffset !== baseOffset || got.epoch !== a.epoch) {
+      // Something else appended between our replay and our append: our state is not the log's.
+      this.o.logger.error(`controller: batch replayed at ${baseOffset} (epoch ${a.epoch}) was written at ${got.baseOffset} (epoch ${got.epoch}); resigning`);
+      this.resign('write offset mismatch');
+      throw new NotControllerError('write offset mismatch');
+    }
+  }
+
+  /** Resolves once the image holds `offset` (the metadata loader applies what Raft commits). */
+  private committed(a: Active, offset: number): Promise<void> {
+    if (this.md.image.provenance.lastContainedOffset >= offset) return Promise.resolve();
+    return new Promise((resolve, reject) => a.waiters.push({ offset, resolve, reject }));
+  }
+
+  /** Committed records were applied to the image: the controller may forget older states. */
+  private onApplied(): void {
+    const a = this.checkLeadership();
+    if (a === null) return;
+    const offset = this.md.image.provenance.lastContainedOffset;
+    a.controller.commit(offset);
+    for (let i = a.waiters.length - 1; i >= 0; i--) {
+      const w = a.waiters[i]!;
+      if (w.offset <= offset) { a.waiters.splice(i, 1); w.resolve(); }
+    }
+  }
+
+  private tick(): void {
+    const a = this.checkLeadership();
+    if (a === null) return;
+    const out = a.controller.maybeFenceStaleBrokers(this.o.clock.nowMs());
+    if (out.records.length > 0) this.write(a, out.records).catch(() => { /* resigned; the next controller checks again */ });
+  }
+
+  /**
+   * The active state when this node leads the current epoch; activates (once its log up to its
+   * LeaderChange entry is applied) or resigns as the quorum says.
+   */
+  private checkLeadership(): Active | null {
+    if (this.closed) return null;
+    const l = this.md.leadership();
+    if (this.active !== null && (!l.isLeader || l.epoch !== this.active.epoch)) this.resign(`leadership lost (epoch ${l.epoch}, leader ${l.leaderId ?? 'unknown'})`);
+    if (this.active === null && l.isLeader && l.appliedOffset >= l.logEndOffset) this.activate(l.epoch, l.logEndOffset);
+    return this.active;
+  }
+
+  private activate(epoch: number, nextWriteOffset: number): void {
+    const image = this.md.image;
+    const c = new QuorumController({
+      clusterId: this.o.clusterId, prng: this.o.prng, sessionTimeoutMs: this.o.sessionTimeoutMs,
+      uncleanLeaderElectionEnable: this.o.uncleanLeaderElectionEnable, topicDefaults: this.o.topicDefaults,
+      validateTopicConfigs: this.o.validateTopicConfigs, log: (line) => this.o.logger.info(`controller: ${line}`), image,
+    });
+    c.activate(nextWriteOffset, this.o.clock.nowMs());
+    // Every registered broker gets a full session, except a registration of this node's id by
+    // another incarnation than this process's broker: this process holds the node's data
+    // directory, so that one is gone (killed), and the restarted broker must not wait a whole
+    // session to register again. This process's own registration (a failover) keeps its session.
+    const own = image.cluster.broker(this.o.nodeId);
+    if (own !== undefined && own.incarnationId !== this.localIncarnationId) c.heartbeats.remove(this.o.nodeId);
+    const a: Active = { controller: c, epoch, waiters: [] };
+    this.active = a;
+    this.o.logger.info(`controller: active in epoch ${epoch}, writing from offset ${nextWriteOffset}`);
+    // A new cluster's log opens with its feature levels; a log that predates them keeps none
+    // (transaction.version 0), as an upgraded Kafka does.
+    if (image.provenance.lastContainedOffset < 0) {
+      const boot = c.bootstrap();
+      if (boot.records.length > 0) this.write(a, boot.records).catch((e) => this.o.logger.error(`controller: bootstrap failed: ${(e as Error).message}`));
+    }
+  }
+
+  private resign(why: string): void {
+    const a = this.active;
+    if (a === null) return;
+    this.active = null;
+    a.controller.deactivate();
+    this.o.logger.info(`controller: inactive (${why})`);
+    for (const w of a.waiters.splice(0)) w.reject(new NotControllerError(why));
+  }
+}
+
+/** Maps a NotControllerError to the operation's NOT_CONTROLLER response; anything else is a bug and propagates. */
+function notController<T>(answer: () => T): (e: unknown) => T {
+  return (e) => {
+    if (e instanceof NotControllerError) return answer();
+    throw e;
+  };
+}
