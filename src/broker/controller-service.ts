@@ -8,7 +8,9 @@
 // wrote nothing answers once everything it read is committed. Leadership lost: the controller is
 // dropped (Kafka's deactivate reverts to the committed state; a new one is built on the next
 // activation, from the image every node replays) and pending operations answer NOT_CONTROLLER.
-// Stale brokers are fenced on a timer.
+// Stale brokers are fenced on a timer; with auto.leader.rebalance.enable, leadership goes back to
+// preferred replicas every leader.imbalance.check.interval.seconds (Kafka's KRaft controller does
+// not read leader.imbalance.per.broker.percentage: any imbalanced partition is balanced).
 import {
   ErrorCode,
   type AllocateProducerIdsRequest, type AllocateProducerIdsResponse, type BrokerHeartbeatRequest, type BrokerHeartbeatResponse,
@@ -17,7 +19,7 @@ import {
   type DeleteTopicsResponseDeletableTopicResult, type ElectLeadersRequest, type ElectLeadersResponseReplicaElectionResult,
 } from '../protocol/index.js';
 import {
-  QuorumController, toMetadataRecords, type ControllerResult, type TopicConfigValidator, type TopicDefaults,
+  BALANCE_ELECTIONS_MAX, QuorumController, toMetadataRecords, type ControllerResult, type TopicConfigValidator, type TopicDefaults,
 } from '../controller/index.js';
 import type { MetadataRecord } from '../metadata/index.js';
 import type { Clock, Prng } from '../util/index.js';
@@ -25,6 +27,7 @@ import type { ConfigChange, ControllerChannel, ResourceResult } from './controll
 import { planConfigChange } from './config-admin.js';
 import type { LogMetadata } from './metadata-log.js';
 import type { Logger } from './network.js';
+import type { Scheduler } from '../replication/index.js';
 
 export interface ControllerServiceOptions {
   readonly clusterId: string;
@@ -38,7 +41,24 @@ export interface ControllerServiceOptions {
   readonly topicDefaults: TopicDefaults;
   readonly validateTopicConfigs: TopicConfigValidator;
   readonly logger: Logger;
+  /** auto.leader.rebalance.enable (default true). */
+  readonly autoLeaderRebalanceEnable?: boolean;
+  /** leader.imbalance.check.interval.seconds, in ms (default 300 s). */
+  readonly leaderImbalanceCheckIntervalMs?: number;
+  /** Runs the leader-balancing pass after its interval (default: an unref'd setTimeout); tests drive it by hand. */
+  readonly scheduler?: Scheduler;
 }
+
+/** Kafka's delay before the next pass when one pass could not elect every preferred leader. */
+const BALANCE_AGAIN_MS = 10;
+
+const unrefScheduler: Scheduler = {
+  schedule(delayMs, fn) {
+    const t = setTimeout(fn, delayMs);
+    t.unref();
+    return { cancel: () => clearTimeout(t) };
+  },
+};
 
 /** The operation reached a controller that is not (or no longer) active. */
 export class NotControllerError extends Error {
@@ -50,6 +70,8 @@ interface Active {
   readonly epoch: number;
   /** Operations waiting for an offset to commit (operations that wrote nothing). */
   readonly waiters: { offset: number; resolve: () => void; reject: (e: Error) => void }[];
+  /** The next leader-balancing pass, while one is scheduled. */
+  balance: { cancel(): void } | null;
 }
 
 export class ControllerService implements ControllerChannel {
@@ -201,6 +223,21 @@ export class ControllerService implements ControllerChannel {
     if (out.records.length > 0) this.write(a, out.records).catch(() => { /* resigned; the next controller checks again */ });
   }
 
+  /** Schedules the next leader-balancing pass of this activation (auto.leader.rebalance.enable). */
+  private scheduleBalance(a: Active, delayMs: number): void {
+    if (this.o.autoLeaderRebalanceEnable === false) return;
+    a.balance = (this.o.scheduler ?? unrefScheduler).schedule(delayMs, () => {
+      a.balance = null;
+      if (this.checkLeadership() !== a) return;
+      const out = a.controller.maybeBalancePartitionLeaders();
+      if (out.response > 0) this.o.logger.info(`controller: leader balancing moves ${out.response} leadership(s) back to preferred replicas`);
+      // A pass capped at BALANCE_ELECTIONS_MAX may have left some: Kafka runs the next one right away.
+      const next = out.response >= BALANCE_ELECTIONS_MAX ? BALANCE_AGAIN_MS : this.o.leaderImbalanceCheckIntervalMs ?? 300_000;
+      if (out.records.length > 0) this.write(a, out.records).catch(() => { /* resigned; the next controller balances */ });
+      if (this.active === a) this.scheduleBalance(a, next);
+    });
+  }
+
   /**
    * The active state when this node leads the current epoch; activates (once its log up to its
    * LeaderChange entry is applied) or resigns as the quorum says.
@@ -227,8 +264,9 @@ export class ControllerService implements ControllerChannel {
     // session to register again. This process's own registration (a failover) keeps its session.
     const own = image.cluster.broker(this.o.nodeId);
     if (own !== undefined && own.incarnationId !== this.localIncarnationId) c.heartbeats.remove(this.o.nodeId);
-    const a: Active = { controller: c, epoch, waiters: [] };
+    const a: Active = { controller: c, epoch, waiters: [], balance: null };
     this.active = a;
+    this.scheduleBalance(a, this.o.leaderImbalanceCheckIntervalMs ?? 300_000);
     this.o.logger.info(`controller: active in epoch ${epoch}, writing from offset ${nextWriteOffset}`);
     // A new cluster's log opens with its feature levels; a log that predates them keeps none
     // (transaction.version 0), as an upgraded Kafka does.
@@ -242,6 +280,8 @@ export class ControllerService implements ControllerChannel {
     const a = this.active;
     if (a === null) return;
     this.active = null;
+    a.balance?.cancel();
+    a.balance = null;
     a.controller.deactivate();
     this.o.logger.info(`controller: inactive (${why})`);
     for (const w of a.waiters.splice(0)) w.reject(new NotControllerError(why));

@@ -156,7 +156,7 @@ export const BROKER_KEYS = {
   'replica.high.watermark.checkpoint.interval.ms': key('replica.high.watermark.checkpoint.interval.ms', 'long', '5000', 'How often high watermarks are checkpointed.'),
   'replica.selector.class': key('replica.selector.class', 'class', null, 'Picks the replica a consumer reads from (KIP-392).'),
   'auto.leader.rebalance.enable': key('auto.leader.rebalance.enable', 'boolean', 'true', 'Move leadership back to preferred replicas.', { importance: 'high' }),
-  'leader.imbalance.per.broker.percentage': key('leader.imbalance.per.broker.percentage', 'int', '10', 'Imbalance that triggers a leader rebalance.', { importance: 'high' }),
+  'leader.imbalance.per.broker.percentage': key('leader.imbalance.per.broker.percentage', 'int', '10', 'Accepted, not used: as in Kafka\'s KRaft controller, any partition not led by its preferred replica is balanced.', { importance: 'high' }),
   'leader.imbalance.check.interval.seconds': key('leader.imbalance.check.interval.seconds', 'long', '300', 'How often leader imbalance is checked.', { validator: atLeast(1), importance: 'high' }),
 
   // Consumer offsets and groups.
