@@ -196,7 +196,7 @@ export class Broker {
    * late write of a transaction that has ended (its EndTxn bumped the epoch) cannot start another.
    */
   private async checkTransactionalProduce(transactionalId: string, entries: { topic: string; partition: number; records: Buffer }[],
-    addToTransaction: boolean): Promise<Map<string, number>> {
+    addToTransaction: boolean, transactionAbortableSupported: boolean): Promise<Map<string, number>> {
     const out = new Map<string, number>();
     const byProducer = new Map<string, { producerId: bigint; producerEpoch: number; partitions: { topic: string; partition: number }[] }>();
     for (const e of entries) {
@@ -218,9 +218,10 @@ export class Broker {
     for (const r of checked.flat()) {
       if (r.errorCode === 0) continue;
       // What a produce may answer: coordinator trouble (and, while adding, a transaction that is
-      // ending) is retriable (NOT_ENOUGH_REPLICAS, as Kafka).
+      // ending) is retriable (NOT_ENOUGH_REPLICAS, as Kafka); TRANSACTION_ABORTABLE only to a
+      // client that knows it (Produce v11+), INVALID_TXN_STATE before.
       const code = r.errorCode === ErrorCode.PRODUCER_FENCED ? ErrorCode.INVALID_PRODUCER_EPOCH
-        : r.errorCode === ErrorCode.TRANSACTION_ABORTABLE ? ErrorCode.INVALID_TXN_STATE
+        : r.errorCode === ErrorCode.TRANSACTION_ABORTABLE && !transactionAbortableSupported ? ErrorCode.INVALID_TXN_STATE
           : r.errorCode === ErrorCode.NOT_COORDINATOR || r.errorCode === ErrorCode.COORDINATOR_LOAD_IN_PROGRESS || r.errorCode === ErrorCode.COORDINATOR_NOT_AVAILABLE
             || r.errorCode === ErrorCode.CONCURRENT_TRANSACTIONS ? ErrorCode.NOT_ENOUGH_REPLICAS : r.errorCode;
       out.set(partitionKey(r.topic, r.partition), code);
@@ -409,7 +410,7 @@ export class Broker {
       },
       producePartitions: async (p: ProducePartitionsParams) => {
         if (p.transactionalId === null) return invalidTopicsRefused(await rm.produce(p.acks, p.timeoutMs, p.entries), p.entries);
-        const refused = await this.checkTransactionalProduce(p.transactionalId, p.entries, p.addToTransaction ?? false);
+        const refused = await this.checkTransactionalProduce(p.transactionalId, p.entries, p.addToTransaction ?? false, p.transactionAbortableSupported ?? false);
         const out = await rm.produce(p.acks, p.timeoutMs, p.entries.filter((e) => !refused.has(partitionKey(e.topic, e.partition))));
         for (const [k, errorCode] of refused) out.set(k, { errorCode, errorMessage: null, baseOffset: -1n, logAppendTimeMs: -1n, logStartOffset: -1n, recordErrors: [] });
         return invalidTopicsRefused(out, p.entries);

@@ -69,6 +69,8 @@ export interface ProducePartitionsParams {
   entries: ProduceEntry[];
   /** Produce v12+ (transaction version 2): a transactional batch's partition is added to the transaction, not only verified. */
   addToTransaction?: boolean;
+  /** Produce v11+ (KIP-890): the client handles TRANSACTION_ABORTABLE; older versions get INVALID_TXN_STATE instead. */
+  transactionAbortableSupported?: boolean;
 }
 
 export const produceFailure = (errorCode: number, errorMessage: string | null = null): PartitionProduceResult =>

@@ -114,3 +114,20 @@ for (const backend of ['memory', 'disk'] as const) {
     });
   });
 }
+
+test('a transactional produce for a partition outside the transaction: TRANSACTION_ABORTABLE from Produce v11 (KIP-890), INVALID_TXN_STATE for v3-v10', async () => {
+  await withBroker(undefined, async (c) => {
+    const p = await init(c, 'w4');
+    const produceAt = async (version: number, partition: number) => {
+      const records = await buildRecordBatch({ records: [{ value: Buffer.from(`v${version}`) }], isTransactional: true, producerId: Number(p.producerId), producerEpoch: p.producerEpoch, baseSequence: 0 });
+      const r = await c.send(ApiKey.Produce, version, { transactionalId: 'w4', acks: -1, timeoutMs: 5000, topicData: [{ name: 't', partitionData: [{ index: partition, records }] }] });
+      return r.responses[0].partitionResponses[0].errorCode as number;
+    };
+    assert.deepEqual([await produceAt(3, 0), await produceAt(9, 0), await produceAt(10, 0), await produceAt(11, 0)],
+      [ErrorCode.INVALID_TXN_STATE, ErrorCode.INVALID_TXN_STATE, ErrorCode.INVALID_TXN_STATE, ErrorCode.TRANSACTION_ABORTABLE]);
+    assert.equal((await fetch(c, 0, 0)).highWatermark, 0n, 'nothing was written');
+    // In the transaction, the same v11 produce is written.
+    assert.equal((await addV3(c, 'w4', p, [{ name: 't', partitions: [0] }])).resultsByTopicV3AndBelow[0].resultsByPartition[0].partitionErrorCode, 0);
+    assert.equal(await produceAt(11, 0), 0);
+  });
+});

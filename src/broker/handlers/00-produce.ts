@@ -14,7 +14,10 @@
 // null records → CORRUPT_MESSAGE. Per-partition errors are codes in the response, never throws.
 // Transactional batches are checked with the transaction coordinator (KIP-890): up to v11 each
 // partition must already be in the transaction; v12 (transaction version 2, same body as v11) adds
-// it to the transaction instead of the client sending AddPartitionsToTxn.
+// it to the transaction instead of the client sending AddPartitionsToTxn. A partition the
+// coordinator calls TRANSACTION_ABORTABLE answers so from v11 (the version that added that error);
+// up to v10 it answers INVALID_TXN_STATE, which older clients know (Kafka's
+// produceRequestVersionToTransactionSupportedOperation: DEFAULT_ERROR up to v10).
 import { ErrorCode, type ProduceRequest } from '../../protocol/index.js';
 import {
   ATTR_COMPRESSION_MASK, BatchHeaderAt, Compression, LOG_OVERHEAD_BYTES, RECORD_BATCH_HEADER_BYTES, isLegacyMessageSet,
@@ -28,6 +31,8 @@ const ZSTD_MIN_PRODUCE_VERSION = 7;
 const LEGACY_MAX_PRODUCE_VERSION = 2;
 /** From v12 the leader adds a transactional batch's partition to the transaction (Kafka's produceRequestVersionToTransactionSupportedOperation). */
 const ADD_TO_TRANSACTION_MIN_PRODUCE_VERSION = 12;
+/** From v11 TRANSACTION_ABORTABLE is answered as such (KIP-890 part 1, GENERIC_ERROR_SUPPORTED in Kafka). */
+const TRANSACTION_ABORTABLE_MIN_PRODUCE_VERSION = 11;
 
 export interface ProduceServices {
   /** Each partition's result, keyed by partitionKey(topic, partition). */
@@ -83,6 +88,7 @@ export const produceHandler: HandlerSpec<ProduceServices, 0> = {
       ? await ctx.services.producePartitions({
         acks: request.acks, timeoutMs: request.timeoutMs, transactionalId: request.transactionalId, entries,
         addToTransaction: ctx.apiVersion >= ADD_TO_TRANSACTION_MIN_PRODUCE_VERSION,
+        transactionAbortableSupported: ctx.apiVersion >= TRANSACTION_ABORTABLE_MIN_PRODUCE_VERSION,
       })
       : new Map<string, PartitionProduceResult>();
     if (request.acks === 0) return null;
