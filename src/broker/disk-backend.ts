@@ -171,6 +171,8 @@ async function openDiskBackend(o: DiskBackendOptions, brokerConfig: BrokerConfig
   const controller = new ControllerService(md, {
     clusterId: md.clusterId, nodeId: o.nodeId, clock: o.clock, prng, sessionTimeoutMs: Number(brokerConfig.get('broker.session.timeout.ms')),
     uncleanLeaderElectionEnable: brokerConfig.get('unclean.leader.election.enable') as boolean, topicDefaults, validateTopicConfigs: validate, logger: o.logger,
+    autoLeaderRebalanceEnable: brokerConfig.get('auto.leader.rebalance.enable') as boolean,
+    leaderImbalanceCheckIntervalMs: 1000 * Number(brokerConfig.get('leader.imbalance.check.interval.seconds')),
   });
   controller.start();
   let ticking = false;
