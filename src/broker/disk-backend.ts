@@ -5,12 +5,13 @@ import { randomUUID } from 'node:crypto';
 import * as nodeFs from 'node:fs';
 import * as nodePath from 'node:path';
 import { Prng, limits, partitionKey, type Clock } from '../util/index.js';
-import { resolveTopicConfig, validateTopicConfigs, type BrokerConfig } from '../config/index.js';
+import { listenerName, resolveTopicConfig, validateTopicConfigs, type BrokerConfig } from '../config/index.js';
+import { parseQuorumVoters } from '../raft/index.js';
 import { realScheduler, type ActiveProducer, type AppendOrigin, type AppendResult, type LocalLog } from '../replication/index.js';
 import { LogManager, NodeFileSystem, logConfig, logDirName, parseLogDirName, type FileSystem, type LogConfig, type PartitionLog } from '../storage/index.js';
-import { LogMetadata, METADATA_TOPIC } from './metadata-log.js';
+import { LogMetadata, METADATA_TOPIC, type LogMetadataOptions } from './metadata-log.js';
 import type { BrokerDeps } from './broker.js';
-import type { LogDirDescription } from './services.js';
+import type { BrokerEndpoint, LogDirDescription } from './services.js';
 import type { Logger } from './network.js';
 
 /** A PartitionLog behind the replica manager's LocalLog port (reads are synchronous there). */
@@ -46,20 +47,44 @@ export interface DiskBackendOptions {
   tickMs?: number;
   /** Over metadata.log.segment.bytes, whose floor (8 MiB) is too large for tests of segment deletion. */
   metadataSegmentBytes?: number;
+  /** The cluster's brokers until they register (see LogMetadataOptions.staticBrokers). */
+  staticBrokers?: readonly BrokerEndpoint[];
+  /** The cluster id of a new directory (else a random one). */
+  clusterId?: string;
 }
 
 /**
- * The voters of the metadata quorum: controller.quorum.voters when this process is a controller,
- * else this node alone (a broker started without process.roles is a single-node cluster).
+ * The metadata quorum: this node alone (no process.roles, or controller.quorum.voters naming only
+ * this controller: no controller listener, no network), else controller.quorum.voters over the
+ * network, this node a voter on its controller listener (process.roles with controller) or an
+ * observer (process.roles=broker).
  */
-function quorumVoters(config: BrokerConfig, nodeId: number): number[] {
+export function metadataQuorum(config: BrokerConfig, nodeId: number): Pick<LogMetadataOptions, 'voters' | 'voterAddresses' | 'controllerListener'> {
   const roles = config.processRoles;
-  if (roles.length > 0 && !roles.includes('controller')) {
-    throw new DataDirectoryError(`process.roles=${roles.join(',')}: a broker without a controller role needs a remote metadata quorum, which is not supported yet`);
-  }
   const voters = config.get('controller.quorum.voters') as string[];
-  if (roles.length === 0 || voters.length === 0) return [nodeId];
-  return voters.map((v) => Number(v.slice(0, v.indexOf('@'))));
+  if (roles.length === 0) return { voters: [nodeId] };
+  if (voters.length === 0) {
+    if (!roles.includes('controller')) throw new DataDirectoryError(`process.roles=${roles.join(',')}: a broker needs controller.quorum.voters`);
+    return { voters: [nodeId] };
+  }
+  const addresses = parseQuorumVoters(voters.join(','));
+  const controller = roles.includes('controller');
+  if (controller && addresses.length === 1 && addresses[0]!.nodeId === nodeId) return { voters: [nodeId] };
+  if (controller && !addresses.some((v) => v.nodeId === nodeId)) {
+    throw new DataDirectoryError(`controller.quorum.voters does not name this controller (node.id ${nodeId})`);
+  }
+  if (!controller && addresses.some((v) => v.nodeId === nodeId)) {
+    throw new DataDirectoryError(`controller.quorum.voters names node ${nodeId}, whose process.roles has no controller`);
+  }
+  let controllerListener: { host: string; port: number } | undefined;
+  if (controller) {
+    const names = new Set(config.controllerListenerNames);
+    const l = config.listeners.find((x) => names.has(listenerName(x)));
+    if (l === undefined) throw new DataDirectoryError(`listeners: no ${[...names].join('/') || 'controller'} listener (controller.listener.names) for the controller role`);
+    const m = /^[^:]+:\/\/(\[[^\]]*\]|[^:]*):(\d+)$/.exec(l)!;
+    controllerListener = { host: m[1]!.replace(/^\[|\]$/g, '') || '0.0.0.0', port: Number(m[2]) };
+  }
+  return { voterAddresses: addresses, ...(controllerListener ? { controllerListener } : {}) };
 }
 
 export type DiskBackend = Omit<BrokerDeps, 'nodeId' | 'clock'> & { metadata: LogMetadata; logs: LogManager; close(): Promise<void> };
@@ -144,10 +169,11 @@ async function openDiskBackend(o: DiskBackendOptions, brokerConfig: BrokerConfig
     log: (m) => o.logger.info(`storage: ${m}`),
   });
   try {
-    const meta = logs.ensureMetaProperties(o.nodeId, logs.storedClusterId() ?? newClusterId());
+    const meta = logs.ensureMetaProperties(o.nodeId, logs.storedClusterId() ?? o.clusterId ?? newClusterId());
     o.logger.info(`storage: ${o.dataDir} (cluster ${meta.clusterId}, ${logs.hadCleanShutdown ? 'clean' : 'unclean or first'} start)`);
     metadata = await LogMetadata.open({
-      logDir: o.dataDir, fs, clock: o.clock, clusterId: meta.clusterId, nodeId: o.nodeId, voters: quorumVoters(brokerConfig, o.nodeId),
+      logDir: o.dataDir, fs, clock: o.clock, clusterId: meta.clusterId, nodeId: o.nodeId, ...metadataQuorum(brokerConfig, o.nodeId),
+      ...(o.staticBrokers ? { staticBrokers: o.staticBrokers } : {}),
       snapshotRecordBytes: Number(brokerConfig.get('metadata.log.max.record.bytes.between.snapshots')),
       segmentBytes: o.metadataSegmentBytes ?? Number(brokerConfig.get('metadata.log.segment.bytes')), logger: o.logger,
       raftTimeouts: {

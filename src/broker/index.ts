@@ -6,3 +6,4 @@ export type { NetworkLimits, NetworkStats, ListenerSpec, Logger } from './networ
 export { Broker, type BrokerDeps, type MetadataSource, type LogFactory } from './broker.js';
 export type { MetadataView, TopicView, PartitionView, BrokerEndpoint } from './services.js';
 export { MemoryMetadata, memoryBackend } from './memory-backend.js';
+export { startCluster, freePort, type ClusterOptions, type ClusterHandle, type ClusterNodeHandle } from './cluster.js';

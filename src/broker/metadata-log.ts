@@ -5,6 +5,11 @@
 // broker reads only through the state machine below, once committed (for a quorum of one: once
 // fsynced). At start the latest snapshot is loaded and the log after it replayed.
 //
+// In a cluster (`controller.quorum.voters` naming other nodes) the driver speaks Kafka's Raft RPCs
+// over a SocketTransport on this node's controller listener; a node outside the voter set is an
+// observer (it only fetches). Every node replays what is committed into its own image; only the
+// active controller (the Raft leader, once its epoch start is committed and applied) commits.
+//
 // Snapshots are Kafka's (`<endOffset>-<epoch>.checkpoint`, SnapshotHeader, the image as metadata
 // records, SnapshotFooter), taken after metadata.log.max.record.bytes.between.snapshots bytes of
 // records; the log below a snapshot is deleted.
@@ -20,8 +25,8 @@ import {
 import { buildRecordBatchSync, iterateBatches, iterateRecords } from '../records/index.js';
 import type { FileSystem } from '../storage/index.js';
 import {
-  FileQuorumStateStore, RaftDriver, StorageLogStore, defaultRaftTimeouts, METADATA_LOG_DIR_NAME,
-  type Entry, type EntryBatch, type QuorumDescription, type RaftConfig, type RaftTransport, type ReplicatedStateMachine, type Snapshot,
+  FileQuorumStateStore, RaftDriver, RaftError, SocketTransport, StorageLogStore, defaultRaftTimeouts, METADATA_LOG_DIR_NAME,
+  type VoterAddress, type Entry, type EntryBatch, type QuorumDescription, type RaftConfig, type RaftTransport, type ReplicatedStateMachine, type Snapshot,
 } from '../raft/index.js';
 import type { Clock } from '../util/index.js';
 import { isInternalTopic, METADATA_TOPIC_NAME, type EmittedRecord } from '../controller/index.js';
@@ -42,8 +47,17 @@ export interface LogMetadataOptions {
   readonly clock: Clock;
   readonly clusterId: string;
   readonly nodeId: number;
-  /** controller.quorum.voters as ids; only a quorum of this node alone is supported yet. */
+  /** controller.quorum.voters as ids (a quorum of this node alone needs no addresses and no listener). */
   readonly voters?: readonly number[];
+  /** controller.quorum.voters with addresses: a quorum over the network. */
+  readonly voterAddresses?: readonly VoterAddress[];
+  /** This node's controller listener (port 0: any; an observer may leave it out and listens on an ephemeral loopback port). */
+  readonly controllerListener?: { readonly host: string; readonly port: number };
+  /**
+   * The brokers of the cluster with their client endpoints, until broker registration puts them in
+   * the image (registered brokers take precedence); this node's own entry is its live endpoint.
+   */
+  readonly staticBrokers?: readonly BrokerEndpoint[];
   /** metadata.log.max.record.bytes.between.snapshots (Kafka's default 20 MiB). */
   readonly snapshotRecordBytes?: number;
   /** metadata.log.segment.bytes. */
@@ -55,9 +69,18 @@ export interface LogMetadataOptions {
 
 /** No peers: a quorum of one never sends a message. */
 class NoPeersTransport implements RaftTransport {
+  readonly port = 0;
   async start(): Promise<void> {}
   send(): void {}
   async close(): Promise<void> {}
+}
+
+/** A change asked of a node that is not the active controller (Kafka's NOT_CONTROLLER, retriable). */
+export class NotControllerError extends Error {
+  override name = 'NotControllerError';
+  constructor(readonly leaderId: number | undefined) {
+    super(`this node is not the active controller${leaderId === undefined ? '' : ` (node ${leaderId} leads)`}`);
+  }
 }
 
 export class LogMetadata implements MetadataSource {
@@ -66,8 +89,9 @@ export class LogMetadata implements MetadataSource {
   private readonly loader = new MetadataLoader();
   private readonly listeners: (() => void)[] = [];
   private committing: Promise<void> = Promise.resolve();
-  private cached: { image: MetadataImage; endpoint: BrokerEndpoint; view: MetadataView } | null = null;
+  private cached: { image: MetadataImage; endpoint: BrokerEndpoint; controllerId: number; view: MetadataView } | null = null;
   private driver: RaftDriver | undefined;
+  private transport: (RaftTransport & { readonly port: number }) | undefined;
   /** Record bytes applied since the last snapshot (Kafka counts the same for its snapshot trigger). */
   private bytesSinceSnapshot = 0;
   private snapshotScheduled = false;
@@ -80,13 +104,26 @@ export class LogMetadata implements MetadataSource {
 
   get clusterId(): string { return this.o.clusterId; }
 
-  /** Starts the node's Raft voter on the metadata log and waits until it leads and has replayed the log. */
+  /**
+   * Starts the node's Raft replica on the metadata log and waits until a leader is known and this
+   * node has replayed the log up to the high watermark it learnt (a quorum of one: until it leads).
+   */
   static async open(o: LogMetadataOptions): Promise<LogMetadata> {
-    const voters = o.voters ?? [o.nodeId];
-    if (voters.length !== 1 || voters[0] !== o.nodeId) {
-      throw new Error(`controller.quorum.voters: only a quorum of this node alone (${o.nodeId}) is supported yet, not ${voters.join(',')}`);
+    const voters = o.voterAddresses?.map((v) => v.nodeId) ?? o.voters ?? [o.nodeId];
+    const alone = voters.length === 1 && voters[0] === o.nodeId;
+    if (!alone && o.voterAddresses === undefined) {
+      throw new Error(`controller.quorum.voters: a quorum of ${voters.join(',')} needs the voters' addresses`);
     }
+    const self = o.voterAddresses?.find((v) => v.nodeId === o.nodeId);
+    const listenOn = o.controllerListener ?? self ?? { host: '127.0.0.1', port: 0 };
+    const timeouts = { ...defaultRaftTimeouts, ...o.raftTimeouts };
+    const transport: RaftTransport & { readonly port: number } = alone && o.controllerListener === undefined ? new NoPeersTransport() : new SocketTransport({
+      nodeId: o.nodeId, clusterId: o.clusterId, host: listenOn.host, port: listenOn.port, voters: o.voterAddresses ?? [],
+      requestTimeoutMs: timeouts.requestTimeoutMs,
+      onProtocolError: (reason) => o.logger?.warn(`metadata quorum: dropped a connection: ${reason}`),
+    });
     const m = new LogMetadata(o);
+    m.transport = transport;
     const dir = nodePath.join(o.logDir, METADATA_LOG_DIR_NAME);
     const logStore = new StorageLogStore(dir, {
       fs: o.fs, clock: o.clock, snapshotFormat: 'records', ...(o.segmentBytes !== undefined ? { config: { segmentBytes: o.segmentBytes } } : {}),
@@ -96,12 +133,13 @@ export class LogMetadata implements MetadataSource {
     try {
       driver = await RaftDriver.start({
         config: {
-          ...defaultRaftTimeouts, ...o.raftTimeouts, nodeId: o.nodeId, voters, random: Math.random,
+          ...timeouts, nodeId: o.nodeId, voters, random: Math.random,
+          ...(o.voterAddresses ? { voterEndpoints: o.voterAddresses.map((v) => ({ id: v.nodeId, host: v.host, port: v.port })) } : {}),
         },
         quorumStore: new FileQuorumStateStore(dir, o.fs),
         logStore,
         stateMachine: m.stateMachine(),
-        transport: new NoPeersTransport(),
+        transport,
         onFatal: (e) => {
           o.logger?.error(`metadata log: ${e.message}`);
           if (!m.opened) { fatal ??= e; return; }
@@ -119,7 +157,7 @@ export class LogMetadata implements MetadataSource {
       await m.catchUp(() => fatal);
       // A new cluster's metadata begins with its feature levels (Kafka's bootstrap metadata); a
       // cluster whose log predates them keeps none (transaction.version 0), as an upgraded Kafka does.
-      if (m.loader.image.provenance.lastContainedOffset < 0) {
+      if (m.loader.image.provenance.lastContainedOffset < 0 && m.isActiveController()) {
         await m.commit(bootstrapFeatureLevels().map((data) => ({ type: MetadataRecordType.FeatureLevelRecord, version: 0, data: { ...data } })));
       }
     } catch (e) {
@@ -132,11 +170,19 @@ export class LogMetadata implements MetadataSource {
     return m;
   }
 
-  /** Until this node leads and has applied its whole log (its LeaderChange entry commits everything before it). */
+  /**
+   * A quorum of one: until this node leads and has applied its whole log (its LeaderChange entry
+   * commits everything before it). A cluster: until a leader is known and this node applied up to
+   * the high watermark it learnt from it (or, leading, is the active controller).
+   */
   private async catchUp(fatal: () => Error | undefined): Promise<void> {
     const driver = this.driver!;
     const deadline = Date.now() + OPEN_TIMEOUT_MS;
-    while (!(driver.role === 'leader' && driver.appliedOffset >= driver.core.log.endOffset)) {
+    const alone = driver.core.voterSet.length === 1 && driver.core.isVoter;
+    const caughtUp = (): boolean => alone
+      ? driver.role === 'leader' && driver.appliedOffset >= driver.core.log.endOffset
+      : this.isActiveController() || (driver.role !== 'leader' && driver.leaderId !== undefined && driver.highWatermark > 0 && driver.appliedOffset >= driver.highWatermark);
+    while (!caughtUp()) {
       const e = fatal();
       if (e !== undefined) throw e;
       if (Date.now() > deadline) throw new Error(`metadata log: no leader after ${OPEN_TIMEOUT_MS} ms (role ${driver.role}, epoch ${driver.epoch})`);
@@ -145,6 +191,21 @@ export class LogMetadata implements MetadataSource {
   }
 
   get image(): MetadataImage { return this.loader.image; }
+
+  /**
+   * This node may commit: it is the Raft leader, its epoch start is committed (so every entry of
+   * earlier leaders is too) and applied, so the image it validates changes against is the latest.
+   */
+  isActiveController(): boolean {
+    const d = this.driver;
+    return d !== undefined && d.role === 'leader' && d.highWatermark > d.core.epochStart && d.appliedOffset >= d.highWatermark;
+  }
+
+  /** The Raft leader's node id, when known: the active controller (or the one about to be). */
+  get leaderId(): number | undefined { return this.driver?.leaderId; }
+
+  /** Where this node's controller listener is bound (0 for a quorum of one, which has none). */
+  get controllerPort(): number { return this.transport?.port ?? 0; }
 
   /** The quorum as DescribeQuorum reports it. */
   describeQuorum(): QuorumDescription { return this.driver!.describeQuorum(); }
@@ -159,11 +220,14 @@ export class LogMetadata implements MetadataSource {
 
   view(): MetadataView {
     const image = this.loader.image;
-    if (this.cached?.image !== image || this.cached.endpoint !== this.endpoint) this.cached = { image, endpoint: this.endpoint, view: this.viewOf(image) };
+    const controllerId = this.driver?.leaderId ?? -1;
+    if (this.cached?.image !== image || this.cached.endpoint !== this.endpoint || this.cached.controllerId !== controllerId) {
+      this.cached = { image, endpoint: this.endpoint, controllerId, view: this.viewOf(image, controllerId) };
+    }
     return this.cached.view;
   }
 
-  private viewOf(image: MetadataImage): MetadataView {
+  private viewOf(image: MetadataImage, controllerId: number): MetadataView {
     const toView = (t: { name: string; id: string; partitions: ReadonlyMap<number, { leader: number; leaderEpoch: number; replicas: readonly number[]; isr: readonly number[] }> }): TopicView => ({
       name: t.name, id: t.id, isInternal: isInternalTopic(t.name),
       partitions: [...t.partitions].sort(([a], [b]) => a - b).map(([partition, p]): PartitionView => ({
@@ -174,9 +238,11 @@ export class LogMetadata implements MetadataSource {
     const byName = new Map(topics.map((t) => [t.name, t]));
     const byId = new Map(topics.map((t) => [t.id, t]));
     const endpoint = this.endpoint;
+    const brokers = this.brokersOf(image);
     return {
-      clusterId: this.clusterId, controllerId: endpoint.nodeId,
-      brokers: () => [endpoint],
+      // A quorum of one is its own controller even before it leads (as before the quorum).
+      clusterId: this.clusterId, controllerId: this.o.voterAddresses === undefined ? endpoint.nodeId : controllerId,
+      brokers: () => brokers,
       topics: () => topics,
       topic: (name) => byName.get(name),
       topicById: (id) => byId.get(id),
@@ -185,6 +251,21 @@ export class LogMetadata implements MetadataSource {
         epoch: image.features.isEmpty ? -1n : BigInt(image.provenance.lastContainedOffset), levels: image.features.finalizedVersions,
       }),
     };
+  }
+
+  /** Registered brokers when there are any, else the static list, else this node; by id. */
+  private brokersOf(image: MetadataImage): BrokerEndpoint[] {
+    const own = this.endpoint;
+    const registered = image.cluster.liveBrokers();
+    if (registered.length > 0) {
+      return registered.map((b): BrokerEndpoint => {
+        if (b.id === own.nodeId) return own;
+        const e = b.endpoints[0];
+        return { nodeId: b.id, host: e?.host ?? '', port: e?.port ?? 0, rack: b.rack ?? null };
+      });
+    }
+    const list = (this.o.staticBrokers ?? []).filter((b) => b.nodeId !== own.nodeId);
+    return [...list, own].sort((a, b) => a.nodeId - b.nodeId);
   }
 
   /**
@@ -201,6 +282,9 @@ export class LogMetadata implements MetadataSource {
 
   private async commitNow(emitted: EmittedRecord[]): Promise<void> {
     if (emitted.length === 0) return;
+    if (!this.isActiveController()) {
+      throw new NotControllerError(this.driver?.leaderId);
+    }
     const records = emitted.map((r) => metadataRecord(metadataRecordName(r.type), r.data as never, r.version) as MetadataRecord);
     const trial = new MetadataDelta(this.loader.image);
     for (const r of records) trial.replay(r);

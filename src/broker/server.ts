@@ -10,6 +10,8 @@ import { diskBackend } from './disk-backend.js';
 import { LogMetadata } from './metadata-log.js';
 import { describeQuorumHandler, type QuorumServices } from './handlers/55-describe-quorum.js';
 import { parseBrokerConfig, type BrokerConfig } from '../config/index.js';
+import { ClusterAdmin, LeaderBrokerForwarder } from './cluster-admin.js';
+import type { BrokerEndpoint } from './services.js';
 
 export interface ServerOptions {
   nodeId?: number;
@@ -32,6 +34,10 @@ export interface ServerOptions {
   bare?: boolean;
   /** A parsed broker configuration (server.properties + overrides); it sets node id, listeners and limits. */
   config?: BrokerConfig;
+  /** The cluster id a new data directory is formatted with (Kafka's `kafka-storage format --cluster-id`); every node of a cluster shares one. */
+  clusterId?: string;
+  /** The cluster's brokers and their client endpoints, until brokers register in the metadata. */
+  staticBrokers?: readonly BrokerEndpoint[];
 }
 
 export interface ServerHandle {
@@ -42,6 +48,10 @@ export interface ServerHandle {
   readonly stats: NetworkStats;
   /** The request frame pool's counters (reuse is what keeps a steady produce load free of GC). */
   readonly framePool: BufferPoolStats;
+  /** The metadata log (a data directory only). */
+  readonly metadata: LogMetadata | null;
+  /** The bound controller listener port (0 when the quorum is this node alone: it has none). */
+  readonly controllerPort: number;
   close(): Promise<void>;
 }
 
@@ -101,9 +111,14 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerHa
   let router: Router<any>;
   let services: object;
   let broker: Broker | null = null;
+  let clusterAdmin: ClusterAdmin | null = null;
   const brokerConfig = options.config ?? parseBrokerConfig({ 'node.id': String(nodeId) });
   const disk = !options.backend && !options.bare && options.dataDir !== undefined
-    ? await diskBackend({ dataDir: options.dataDir, nodeId, brokerConfig, clock, logger })
+    ? await diskBackend({
+      dataDir: options.dataDir, nodeId, brokerConfig, clock, logger,
+      ...(options.clusterId !== undefined ? { clusterId: options.clusterId } : {}),
+      ...(options.staticBrokers !== undefined ? { staticBrokers: options.staticBrokers } : {}),
+    })
     : undefined;
   const backend = options.backend ?? disk ?? (options.bare ? undefined : memoryBackend(new MemoryMetadata(), {
     brokerConfig,
@@ -130,6 +145,18 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerHa
       const md = disk.metadata;
       router.register(describeQuorumHandler);
       services = { ...services, describeQuorum: () => ({ description: md.describeQuorum(), isLeader: md.raft.role === 'leader' }) } satisfies QuorumServices;
+      if (md.controllerPort !== 0 || md.leaderId !== nodeId) {
+        // A cluster: changes asked of a node that is not the active controller go to it.
+        clusterAdmin = new ClusterAdmin(md, new LeaderBrokerForwarder(md));
+        const b = broker.services();
+        const topicAdmin = clusterAdmin.topicAdmin(b.topicAdmin);
+        services = {
+          ...services, topicAdmin, configAdmin: clusterAdmin.configAdmin(b.configAdmin),
+          autoCreateTopics: async (names: string[]) => {
+            await topicAdmin.createTopics({ topics: names.map((name) => ({ name, numPartitions: -1, replicationFactor: -1, assignments: [], configs: [] })), timeoutMs: 30000, validateOnly: false }, 7);
+          },
+        };
+      }
     }
   } else {
     router = new Router<BrokerServices>();
@@ -159,9 +186,12 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerHa
     broker,
     stats: network.stats,
     framePool: network.framePool.stats,
+    metadata: disk?.metadata ?? null,
+    controllerPort: disk?.metadata.controllerPort ?? 0,
     // Stop accepting and answer what is in flight, then flush the logs and mark a clean shutdown.
     close: async () => {
       await network.close();
+      clusterAdmin?.close();
       broker?.txn.close();
       broker?.replicaManager.fetchPurgatory.dropAll();
       broker?.replicaManager.producePurgatory.dropAll();

@@ -1,0 +1,124 @@
+// Several nodes sharing one metadata log over the network (startCluster): a leader is elected,
+// topics created through any node appear with the same ids and partitions on every node, the
+// Raft leader can be killed (a new one is elected and creations go on) and restarted (it catches
+// up and holds the same topics).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { startCluster, type ClusterHandle } from '../../src/index.js';
+import { ClusterClient } from '../../src/client/index.js';
+import { ApiKey, ErrorCode } from '../../src/protocol/index.js';
+import { within } from './process-helpers.js';
+
+/** Fast elections: a killed leader is replaced in well under a second. */
+const FAST_RAFT = {
+  'controller.quorum.election.timeout.ms': '300',
+  'controller.quorum.fetch.timeout.ms': '600',
+  'controller.quorum.election.backoff.max.ms': '300',
+  'controller.quorum.request.timeout.ms': '600',
+};
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function clientOf(port: number): ClusterClient {
+  return new ClusterClient({ bootstrap: `127.0.0.1:${port}` });
+}
+
+async function waitForLeader(cluster: ClusterHandle, except?: number): Promise<number> {
+  for (;;) {
+    for (const n of cluster.nodes) {
+      if (n.server?.metadata?.isActiveController() && n.nodeId !== except) return n.nodeId;
+    }
+    await sleep(20);
+  }
+}
+
+/** Creates a topic through the node at `port`, retrying what Kafka calls retriable (NOT_CONTROLLER during an election). */
+async function createTopic(port: number, name: string, partitions: number): Promise<{ errorCode: number; topicId: string }> {
+  for (;;) {
+    const client = clientOf(port);
+    try {
+      const r = await client.admin(ApiKey.CreateTopics, { topics: [{ name, numPartitions: partitions, replicationFactor: 1, assignments: [], configs: [] }], timeoutMs: 10_000, validateOnly: false }, 7);
+      const t = r.topics[0];
+      if (t.errorCode === ErrorCode.NOT_CONTROLLER) { await sleep(50); continue; }
+      return { errorCode: t.errorCode, topicId: t.topicId };
+    } finally {
+      client.close();
+    }
+  }
+}
+
+/** name → "id/partition count" as one node's Metadata answers. */
+async function topicsOn(port: number): Promise<Map<string, string>> {
+  const client = clientOf(port);
+  try {
+    const topics = await client.metadata(null);
+    return new Map(topics.map((t) => [t.name, `${t.topicId}/${t.partitions.length}`]));
+  } finally {
+    client.close();
+  }
+}
+
+/** Until every running node's Metadata lists the same topics as `expected`. */
+async function converged(cluster: ClusterHandle, expected: Map<string, string>): Promise<void> {
+  for (;;) {
+    const views = await Promise.all(cluster.nodes.filter((n) => n.running).map((n) => topicsOn(n.brokerPort)));
+    if (views.every((v) => v.size === expected.size && [...expected].every(([k, x]) => v.get(k) === x))) return;
+    await sleep(50);
+  }
+}
+
+test('startCluster(3): one metadata log, topics on every node, the leader killed and restarted', async () => {
+  const cluster = await within(60_000, 'startCluster', startCluster({ nodes: 3, config: FAST_RAFT }));
+  try {
+    assert.equal(cluster.bootstrap.split(',').length, 3);
+    const leader = await within(20_000, 'a leader', waitForLeader(cluster));
+    const leaderNode = cluster.nodes.find((n) => n.nodeId === leader)!;
+    const other = cluster.nodes.find((n) => n.nodeId !== leader)!;
+    const expected = new Map<string, string>();
+
+    // Through the leader's broker.
+    const a = await createTopic(leaderNode.brokerPort, 'through-leader', 3);
+    assert.equal(a.errorCode, 0);
+    expected.set('through-leader', `${a.topicId}/3`);
+    // Through a broker that is not the controller: forwarded, and visible on that broker at once.
+    const b = await createTopic(other.brokerPort, 'through-follower', 2);
+    assert.equal(b.errorCode, 0);
+    expected.set('through-follower', `${b.topicId}/2`);
+    assert.equal((await topicsOn(other.brokerPort)).get('through-follower'), `${b.topicId}/2`, 'the forwarding broker answers once its own image has the topic');
+    // A second creation of the same topic through another node is refused by the controller.
+    assert.equal((await createTopic(cluster.nodes.find((n) => n.nodeId !== leader && n !== other)!.brokerPort, 'through-follower', 2)).errorCode, ErrorCode.TOPIC_ALREADY_EXISTS);
+    await within(20_000, 'all nodes list the topics', converged(cluster, expected));
+
+    // Every node names the same controller, and lists every broker.
+    for (const n of cluster.nodes) {
+      const client = clientOf(n.brokerPort);
+      try {
+        await client.metadata(null);
+        assert.equal(client.controllerId, leader, `node ${n.nodeId} names the controller`);
+        assert.deepEqual([...client.brokers.keys()].sort(), [1, 2, 3]);
+      } finally {
+        client.close();
+      }
+    }
+
+    // Kill the Raft leader: another is elected and creations continue.
+    await leaderNode.kill();
+    const next = await within(20_000, 'a new leader', waitForLeader(cluster, leader));
+    assert.notEqual(next, leader);
+    const survivor = cluster.nodes.find((n) => n.running && n.nodeId !== next)!;
+    const c = await createTopic(survivor.brokerPort, 'after-kill', 1);
+    assert.equal(c.errorCode, 0);
+    expected.set('after-kill', `${c.topicId}/1`);
+    await within(20_000, 'the two survivors agree', converged(cluster, expected));
+
+    // Restart it: it catches up and holds the same topics.
+    await within(60_000, 'restart', leaderNode.restart());
+    assert.equal(leaderNode.running, true);
+    const d = await createTopic(leaderNode.brokerPort, 'after-restart', 2);
+    assert.equal(d.errorCode, 0);
+    expected.set('after-restart', `${d.topicId}/2`);
+    await within(20_000, 'all three agree again', converged(cluster, expected));
+  } finally {
+    await cluster.close();
+  }
+});
