@@ -19,6 +19,8 @@ const CREATE_TOPICS = 19;
 const DELETE_TOPICS = 20;
 const CREATE_PARTITIONS = 37;
 const INCREMENTAL_ALTER_CONFIGS = 44;
+const FIND_COORDINATOR = 10;
+const INIT_PRODUCER_ID = 22;
 /** How long a forwarded change waits for this node's image to show it, at most. */
 const CATCH_UP_WAIT_MS = 30_000;
 
@@ -186,6 +188,53 @@ export class ClusterAdmin {
       () => notController(this.metadata.leaderId),
     );
     return wrapped;
+  }
+
+  /**
+   * An internal topic (`__consumer_offsets`, `__transaction_state`) created on first use: away from
+   * the controller, a FindCoordinator of that key type to the controller's broker makes it create
+   * the topic as it would for a client (one code path for the topic's settings), then this node
+   * waits for its image to hold it. No route: COORDINATOR_NOT_AVAILABLE, which clients retry.
+   */
+  ensureInternalTopic(local: () => Promise<number>, topic: string, keyType: 0 | 1): () => Promise<number> {
+    return async () => {
+      if (this.metadata.view().topic(topic) !== undefined || this.metadata.isActiveController()) {
+        try {
+          return await local();
+        } catch (e) {
+          if (isLeadershipError(e)) return ErrorCode.COORDINATOR_NOT_AVAILABLE;
+          throw e;
+        }
+      }
+      const r = await this.forwarder.forward<{ errorCode: number }>(FIND_COORDINATOR, 3, { key: 'logline-internal-topic', keyType, coordinatorKeys: [] });
+      if (r !== null) await this.waitFor((v) => v.topic(topic) !== undefined, CATCH_UP_WAIT_MS);
+      return this.metadata.view().topic(topic) !== undefined ? 0 : ErrorCode.COORDINATOR_NOT_AVAILABLE;
+    };
+  }
+
+  /**
+   * Producer ids for idempotent producers: from this node's block while it lasts; a new block is
+   * the controller's to record, so away from it the controller's broker hands out the id (its
+   * block is in the metadata too, so ids never repeat). No route: retried for a while, then the
+   * request fails (the client reconnects and asks again).
+   */
+  generateProducerId(local: () => Promise<bigint>): () => Promise<bigint> {
+    return async () => {
+      const deadline = Date.now() + CATCH_UP_WAIT_MS;
+      for (;;) {
+        try {
+          return await local();
+        } catch (e) {
+          if (!isLeadershipError(e)) throw e;
+        }
+        const r = await this.forwarder.forward<{ errorCode: number; producerId: bigint }>(INIT_PRODUCER_ID, 4, {
+          transactionalId: null, transactionTimeoutMs: 60_000, producerId: -1n, producerEpoch: -1,
+        });
+        if (r !== null && r.errorCode === 0) return r.producerId;
+        if (Date.now() > deadline) throw new NotControllerError(this.metadata.leaderId);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    };
   }
 
   close(): void {

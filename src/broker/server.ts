@@ -12,6 +12,7 @@ import { describeQuorumHandler, type QuorumServices } from './handlers/55-descri
 import { parseBrokerConfig, type BrokerConfig } from '../config/index.js';
 import { ClusterAdmin, LeaderBrokerForwarder } from './cluster-admin.js';
 import type { BrokerEndpoint } from './services.js';
+import { OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC } from '../coordinator/index.js';
 
 export interface ServerOptions {
   nodeId?: number;
@@ -152,6 +153,9 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerHa
         const topicAdmin = clusterAdmin.topicAdmin(b.topicAdmin);
         services = {
           ...services, topicAdmin, configAdmin: clusterAdmin.configAdmin(b.configAdmin),
+          ensureOffsetsTopic: clusterAdmin.ensureInternalTopic(() => broker!.ensureOffsetsTopic(), OFFSETS_TOPIC, 0),
+          ensureTransactionTopic: clusterAdmin.ensureInternalTopic(() => broker!.ensureTransactionTopic(), TRANSACTION_STATE_TOPIC, 1),
+          generateProducerId: clusterAdmin.generateProducerId(() => broker!.producerIds.generate()),
           autoCreateTopics: async (names: string[]) => {
             await topicAdmin.createTopics({ topics: names.map((name) => ({ name, numPartitions: -1, replicationFactor: -1, assignments: [], configs: [] })), timeoutMs: 30000, validateOnly: false }, 7);
           },

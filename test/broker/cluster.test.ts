@@ -7,7 +7,10 @@ import assert from 'node:assert/strict';
 import { startCluster, type ClusterHandle } from '../../src/index.js';
 import { ClusterClient } from '../../src/client/index.js';
 import { ApiKey, ErrorCode } from '../../src/protocol/index.js';
-import { within } from './process-helpers.js';
+import { spawnSync } from 'node:child_process';
+import { runProcess, within } from './process-helpers.js';
+
+const hasKcat = spawnSync('kcat', ['-V']).status === 0;
 
 /** Fast elections: a killed leader is replaced in well under a second. */
 const FAST_RAFT = {
@@ -99,6 +102,41 @@ test('startCluster(3): one metadata log, topics on every node, the leader killed
       } finally {
         client.close();
       }
+    }
+
+    // Producer ids and internal topics through a broker that is not the controller.
+    const pids: bigint[] = [];
+    for (const n of [other, leaderNode, other]) {
+      const conn = await clientOf(n.brokerPort).broker(n.nodeId);
+      try {
+        const r = await conn.send(ApiKey.InitProducerId, 4, { transactionalId: null, transactionTimeoutMs: 60_000, producerId: -1n, producerEpoch: -1 });
+        assert.equal(r.errorCode, 0, `InitProducerId through node ${n.nodeId}`);
+        pids.push(r.producerId);
+      } finally {
+        conn.close();
+      }
+    }
+    assert.equal(new Set(pids).size, 3, `producer ids never repeat across nodes: ${pids.join(',')}`);
+    {
+      const conn = await clientOf(other.brokerPort).broker(other.nodeId);
+      try {
+        const r = await conn.send(ApiKey.FindCoordinator, 3, { key: 'g1', keyType: 0, coordinatorKeys: [] });
+        assert.equal(r.errorCode, 0, 'FindCoordinator through a node that is not the controller');
+      } finally {
+        conn.close();
+      }
+      const offsets = (await topicsOn(other.brokerPort)).get('__consumer_offsets');
+      assert.ok(offsets !== undefined, '__consumer_offsets was created by the controller');
+      expected.set('__consumer_offsets', offsets);
+      await within(20_000, 'all nodes list __consumer_offsets', converged(cluster, expected));
+    }
+    if (hasKcat) {
+      const list = await runProcess('kcat', ['-L', '-b', cluster.bootstrap, '-J', '-m', '10']);
+      assert.equal(list.code, 0, list.stderr);
+      const meta = JSON.parse(list.stdout);
+      assert.deepEqual(meta.brokers.map((b: { id: number }) => b.id).sort(), [1, 2, 3]);
+      assert.deepEqual(new Map(meta.topics.map((t: { topic: string; partitions: unknown[] }) => [t.topic, t.partitions.length])),
+        new Map([...expected].map(([k, v]) => [k, Number(v.split('/')[1])])), 'kcat -L lists what Metadata lists');
     }
 
     // Kill the Raft leader: another is elected and creations continue.
