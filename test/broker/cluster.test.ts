@@ -4,11 +4,13 @@
 // up and holds the same topics).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startCluster, type ClusterHandle } from '../../src/index.js';
+import { startCluster, startServer, type ClusterHandle, type ServerHandle } from '../../src/index.js';
+import { freePort } from '../../src/broker/index.js';
+import { parseBrokerConfig } from '../../src/config/index.js';
 import { ClusterClient } from '../../src/client/index.js';
 import { ApiKey, ErrorCode } from '../../src/protocol/index.js';
 import { spawnSync } from 'node:child_process';
-import { runProcess, within } from './process-helpers.js';
+import { runProcess, tempDataDir, within } from './process-helpers.js';
 
 const hasKcat = spawnSync('kcat', ['-V']).status === 0;
 
@@ -36,13 +38,14 @@ async function waitForLeader(cluster: ClusterHandle, except?: number): Promise<n
 }
 
 /** Creates a topic through the node at `port`, retrying what Kafka calls retriable (NOT_CONTROLLER during an election). */
-async function createTopic(port: number, name: string, partitions: number): Promise<{ errorCode: number; topicId: string }> {
-  for (;;) {
+async function createTopic(port: number, name: string, partitions: number, retry = true): Promise<{ errorCode: number; topicId: string }> {
+  for (let attempt = 0; ; attempt++) {
+    assert.ok(attempt < 200, `${name}: NOT_CONTROLLER 200 times`);
     const client = clientOf(port);
     try {
       const r = await client.admin(ApiKey.CreateTopics, { topics: [{ name, numPartitions: partitions, replicationFactor: 1, assignments: [], configs: [] }], timeoutMs: 10_000, validateOnly: false }, 7);
       const t = r.topics[0];
-      if (t.errorCode === ErrorCode.NOT_CONTROLLER) { await sleep(50); continue; }
+      if (t.errorCode === ErrorCode.NOT_CONTROLLER && retry) { await sleep(50); continue; }
       return { errorCode: t.errorCode, topicId: t.topicId };
     } finally {
       client.close();
@@ -70,7 +73,7 @@ async function converged(cluster: ClusterHandle, expected: Map<string, string>):
   }
 }
 
-test('startCluster(3): one metadata log, topics on every node, the leader killed and restarted', async () => {
+test('startCluster(3): one metadata log, topics on every node, the leader killed and restarted', { timeout: 120_000 }, async () => {
   const cluster = await within(60_000, 'startCluster', startCluster({ nodes: 3, config: FAST_RAFT }));
   try {
     assert.equal(cluster.bootstrap.split(',').length, 3);
@@ -84,7 +87,7 @@ test('startCluster(3): one metadata log, topics on every node, the leader killed
     assert.equal(a.errorCode, 0);
     expected.set('through-leader', `${a.topicId}/3`);
     // Through a broker that is not the controller: forwarded, and visible on that broker at once.
-    const b = await createTopic(other.brokerPort, 'through-follower', 2);
+    const b = await createTopic(other.brokerPort, 'through-follower', 2, false);
     assert.equal(b.errorCode, 0);
     expected.set('through-follower', `${b.topicId}/2`);
     assert.equal((await topicsOn(other.brokerPort)).get('through-follower'), `${b.topicId}/2`, 'the forwarding broker answers once its own image has the topic');
@@ -157,6 +160,36 @@ test('startCluster(3): one metadata log, topics on every node, the leader killed
     expected.set('after-restart', `${d.topicId}/2`);
     await within(20_000, 'all three agree again', converged(cluster, expected));
   } finally {
+    await cluster.close();
+  }
+});
+
+test('a process.roles=broker node is an observer of the quorum: it replays the metadata log, and its changes go to the controller', { timeout: 90_000 }, async () => {
+  const cluster = await within(60_000, 'startCluster', startCluster({ nodes: 3, config: FAST_RAFT }));
+  const brokerPort = await freePort();
+  const config = parseBrokerConfig({
+    'node.id': '4', 'process.roles': 'broker', 'listeners': `PLAINTEXT://127.0.0.1:${brokerPort}`, 'controller.listener.names': 'CONTROLLER',
+    'listener.security.protocol.map': 'CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT', 'controller.quorum.voters': cluster.controllerQuorumVoters, ...FAST_RAFT,
+  });
+  const staticBrokers = [...cluster.nodes.map((n) => ({ nodeId: n.nodeId, host: n.host, port: n.brokerPort, rack: null })), { nodeId: 4, host: '127.0.0.1', port: brokerPort, rack: null }];
+  let observer: ServerHandle | undefined;
+  try {
+    const leader = await within(20_000, 'a leader', waitForLeader(cluster));
+    const before = await createTopic(cluster.nodes[0]!.brokerPort, 'before-observer', 2);
+    assert.equal(before.errorCode, 0);
+    observer = await within(30_000, 'the observer starts', startServer({ config, dataDir: tempDataDir(), clusterId: cluster.clusterId, staticBrokers }));
+    assert.equal(observer.metadata!.raft.core.isVoter, false);
+    // Created through the observer: forwarded to the controller, visible on the observer at once.
+    const through = await createTopic(brokerPort, 'through-observer', 1, false);
+    assert.equal(through.errorCode, 0);
+    const expected = new Map([['before-observer', `${before.topicId}/2`], ['through-observer', `${through.topicId}/1`]]);
+    assert.deepEqual(await topicsOn(brokerPort), expected);
+    await within(20_000, 'the voters agree', converged(cluster, expected));
+    // The leader reports the observer in DescribeQuorum.
+    const description = cluster.nodes.find((n) => n.nodeId === leader)!.server!.metadata!.describeQuorum();
+    assert.deepEqual(description.observers.map((o) => o.nodeId), [4]);
+  } finally {
+    await observer?.close();
     await cluster.close();
   }
 });
