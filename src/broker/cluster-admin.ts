@@ -24,7 +24,24 @@ const INIT_PRODUCER_ID = 22;
 /** How long a forwarded change waits for this node's image to show it, at most. */
 const CATCH_UP_WAIT_MS = 30_000;
 
-/** The port: sends a client's admin request to the active controller; null when there is no route. */
+/** How long a change waits for a controller to be known and reachable before NOT_CONTROLLER (an election takes about one election timeout). */
+const ROUTE_WAIT_MS = 5_000;
+
+/** A forwarded request whose answer never came (the controller died under it): it may or may not have been applied. */
+export class ForwardLostError extends Error {
+  override name = 'ForwardLostError';
+}
+
+/** The controller is known but this node has no way to reach it (its broker listener is unknown here). */
+export class NoRouteError extends Error {
+  override name = 'NoRouteError';
+}
+
+/**
+ * The port: sends a client's admin request to the active controller. Null when it was not sent
+ * and may be soon (no controller known yet, or not reachable now); ForwardLostError when it was
+ * sent and no answer came; NoRouteError when it cannot be sent at all.
+ */
 export interface ControllerForwarder {
   forward<T>(apiKey: number, version: number, body: object): Promise<T | null>;
   close(): void;
@@ -41,7 +58,7 @@ export class LeaderBrokerForwarder implements ControllerForwarder {
     const leader = this.metadata.leaderId;
     if (this.closed || leader === undefined || leader === this.metadata.endpoint.nodeId) return null;
     const broker = this.metadata.view().brokers('').find((b) => b.nodeId === leader);
-    if (broker === undefined || broker.port === 0) return null;
+    if (broker === undefined || broker.port === 0) throw new NoRouteError(`no broker listener known for node ${leader}`);
     const c = this.connection;
     if (c === null || c.nodeId !== leader || c.host !== broker.host || c.port !== broker.port) {
       if (c !== null) void c.conn.then((x) => x.close(), () => {});
@@ -51,14 +68,23 @@ export class LeaderBrokerForwarder implements ControllerForwarder {
       };
     }
     const current = this.connection!;
-    try {
-      const conn = await current.conn;
-      return await conn.send<T>(apiKey, version, body);
-    } catch {
+    const drop = () => {
       // The leader died or moved: the next request opens a new connection.
       if (this.connection === current) this.connection = null;
       void current.conn.then((x) => x.close(), () => {});
+    };
+    let conn: BrokerConnection;
+    try {
+      conn = await current.conn;
+    } catch {
+      drop();
       return null;
+    }
+    try {
+      return await conn.send<T>(apiKey, version, body);
+    } catch (e) {
+      drop();
+      throw new ForwardLostError(`forwarded request ${apiKey} to node ${leader}: ${(e as Error).message}`);
     }
   }
 
@@ -100,17 +126,35 @@ export class ClusterAdmin {
     });
   }
 
-  /** Runs `local` when this node is the active controller, else `remote`; leadership lost on the way answers `refused`. */
+  /**
+   * Runs `local` when this node is the active controller, else `remote` (null: not sent). During an
+   * election neither may be possible: it waits up to ROUTE_WAIT_MS for one, as Kafka's forwarding
+   * queues requests until a controller is known. Leadership lost under a change, or a forwarded
+   * request without an answer, is `refused()` (NOT_CONTROLLER: the client retries; the change may
+   * have been made, as with Kafka).
+   */
   private async route<R>(local: () => Promise<R>, remote: () => Promise<R | null>, refused: () => R): Promise<R> {
-    if (this.metadata.isActiveController()) {
+    const deadline = Date.now() + ROUTE_WAIT_MS;
+    for (;;) {
+      if (this.metadata.isActiveController()) {
+        try {
+          return await local();
+        } catch (e) {
+          if (isLeadershipError(e)) return refused();
+          throw e;
+        }
+      }
+      let answer: R | null;
       try {
-        return await local();
+        answer = await remote();
       } catch (e) {
-        if (isLeadershipError(e)) return refused();
+        if (e instanceof ForwardLostError || e instanceof NoRouteError) return refused();
         throw e;
       }
+      if (answer !== null) return answer;
+      if (Date.now() >= deadline) return refused();
+      await new Promise((resolve) => setTimeout(resolve, 20));
     }
-    return (await remote()) ?? refused();
   }
 
   topicAdmin(local: TopicAdmin): TopicAdmin {
@@ -168,7 +212,7 @@ export class ClusterAdmin {
     wrapped.incrementalAlter = (resourceType: number, name: string, ops: Op[], validateOnly: boolean) => this.route<ResourceResult>(
       () => local.incrementalAlter(resourceType, name, ops, validateOnly),
       async () => {
-        if (resourceType !== ResourceType.Topic) return null;
+        if (resourceType !== ResourceType.Topic) return notController(this.metadata.leaderId);
         const r = await this.forwarder.forward<{ responses: (ResourceResult & { resourceType: number; resourceName: string })[] }>(INCREMENTAL_ALTER_CONFIGS, 1, {
           resources: [{ resourceType, resourceName: name, configs: ops }], validateOnly,
         });
@@ -184,7 +228,7 @@ export class ClusterAdmin {
     );
     wrapped.alter = (resourceType: number, name: string, configs: { name: string; value: string | null }[], validateOnly: boolean) => this.route<ResourceResult>(
       () => local.alter(resourceType, name, configs, validateOnly),
-      async () => null,
+      async () => notController(this.metadata.leaderId),
       () => notController(this.metadata.leaderId),
     );
     return wrapped;
@@ -206,7 +250,7 @@ export class ClusterAdmin {
           throw e;
         }
       }
-      const r = await this.forwarder.forward<{ errorCode: number }>(FIND_COORDINATOR, 3, { key: 'logline-internal-topic', keyType, coordinatorKeys: [] });
+      const r = await this.forwarder.forward<{ errorCode: number }>(FIND_COORDINATOR, 3, { key: 'logline-internal-topic', keyType, coordinatorKeys: [] }).catch(() => null);
       if (r !== null) await this.waitFor((v) => v.topic(topic) !== undefined, CATCH_UP_WAIT_MS);
       return this.metadata.view().topic(topic) !== undefined ? 0 : ErrorCode.COORDINATOR_NOT_AVAILABLE;
     };
@@ -227,9 +271,10 @@ export class ClusterAdmin {
         } catch (e) {
           if (!isLeadershipError(e)) throw e;
         }
+        // A lost answer only wastes an id: ask again.
         const r = await this.forwarder.forward<{ errorCode: number; producerId: bigint }>(INIT_PRODUCER_ID, 4, {
           transactionalId: null, transactionTimeoutMs: 60_000, producerId: -1n, producerEpoch: -1,
-        });
+        }).catch(() => null);
         if (r !== null && r.errorCode === 0) return r.producerId;
         if (Date.now() > deadline) throw new NotControllerError(this.metadata.leaderId);
         await new Promise((resolve) => setTimeout(resolve, 100));
