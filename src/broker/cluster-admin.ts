@@ -7,7 +7,7 @@
 // answer is NOT_CONTROLLER, which clients retry. A change never throws out of a handler.
 import { BrokerConnection } from '../client/index.js';
 import {
-  ErrorCode, type CreatePartitionsRequestCreatePartitionsTopic, type CreatePartitionsResponseCreatePartitionsTopicResult, type CreateTopicsRequest,
+  ErrorCode, ZERO_UUID, type CreatePartitionsRequestCreatePartitionsTopic, type CreatePartitionsResponseCreatePartitionsTopicResult, type CreateTopicsRequest,
   type CreateTopicsResponseCreatableTopicResult, type DeleteTopicsResponseDeletableTopicResult,
 } from '../protocol/index.js';
 import { RaftError } from '../raft/index.js';
@@ -171,7 +171,7 @@ export class ClusterAdmin {
           return r.topics;
         },
         () => request.topics.map((t): CreateTopicsResponseCreatableTopicResult => ({
-          name: t.name, topicId: '00000000-0000-0000-0000-000000000000', ...notController(this.metadata.leaderId), numPartitions: -1, replicationFactor: -1, configs: [],
+          name: t.name, topicId: ZERO_UUID, ...notController(this.metadata.leaderId), numPartitions: -1, replicationFactor: -1, configs: [],
         })),
       ),
       deleteTopics: (targets) => this.route(

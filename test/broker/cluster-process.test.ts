@@ -17,7 +17,7 @@ import { ApiKey, ErrorCode, isRetriable } from '../../src/protocol/index.js';
 const hasKcat = spawnSync('kcat', ['-V']).status === 0;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-interface Node { id: number; brokerPort: number; controllerPort: number; dir: string; child: ChildProcess | null }
+interface Node { id: number; brokerPort: number; controllerPort: number; dir: string; child: ChildProcess | null; log: string }
 
 function startNode(n: Node, voters: string): Promise<void> {
   const args = [
@@ -36,6 +36,7 @@ function startNode(n: Node, voters: string): Promise<void> {
     const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`node ${n.id} did not start: ${out}`)); }, 45_000);
     const onData = (d: Buffer) => {
       out += d;
+      n.log += d;
       if (out.includes(`listening on PLAINTEXT://127.0.0.1:${n.brokerPort}`)) { clearTimeout(timer); resolve(); }
     };
     child.stdout!.on('data', onData);
@@ -72,7 +73,7 @@ test('three logline server processes: the active controller is SIGKILLed three t
     const dir = tempDataDir();
     // Kafka's `kafka-storage format`: every node of the cluster shares the cluster id.
     writeFileSync(join(dir, 'meta.properties'), `version=1\nnode.id=${id}\ncluster.id=${'ll-test-cluster-process'}\ndirectory.id=${randomBytes(16).toString('base64url')}\n`);
-    nodes.push({ id, brokerPort: await freePort(), controllerPort: await freePort(), dir, child: null });
+    nodes.push({ id, brokerPort: await freePort(), controllerPort: await freePort(), dir, child: null, log: '' });
   }
   const voters = nodes.map((n) => `${n.id}@127.0.0.1:${n.controllerPort}`).join(',');
   try {
@@ -80,6 +81,8 @@ test('three logline server processes: the active controller is SIGKILLed three t
     const live = () => nodes.filter((n) => n.child !== null);
     const acked = new Map<string, string>();
     let retries = 0;
+    let notController = 0;
+    let lostConnections = 0;
     let stop = false;
     let next = 0;
     // Two creators, each through a random live broker per attempt.
@@ -98,9 +101,11 @@ test('three logline server processes: the active controller is SIGKILLed three t
             // An earlier attempt that timed out or lost its connection may have committed.
             if (t.errorCode === 0 || (attempt > 0 && t.errorCode === ErrorCode.TOPIC_ALREADY_EXISTS)) { acked.set(name, `${partitions}`); break; }
             assert.ok(isRetriable(t.errorCode), `${name} through node ${n.id}: error ${t.errorCode} (${t.errorMessage}) is not retriable`);
+            if (t.errorCode === ErrorCode.NOT_CONTROLLER) notController++;
           } catch (e) {
             // The node was killed under the request: as retriable as an error code.
             if (!(e instanceof ClientError) && !(e instanceof KafkaError)) throw e;
+            lostConnections++;
           } finally {
             client.close();
           }
@@ -148,7 +153,11 @@ test('three logline server processes: the active controller is SIGKILLed three t
       }
     })());
     for (const [name, partitions] of acked) assert.equal(views[0]!.get(name)!.split('/')[1], partitions, `${name} has its partitions`);
-    t.diagnostic(`${acked.size} topics created, ${retries} retried attempts`);
+    t.diagnostic(`${acked.size} topics created, ${retries} retried attempts (${notController} NOT_CONTROLLER answers, ${lostConnections} lost connections)`);
+    // Without broker registration a node cannot reach the controller's broker listener, so changes
+    // sent to other nodes are answered NOT_CONTROLLER (an error code, not a dropped connection).
+    assert.ok(notController > 0, 'NOT_CONTROLLER answers were seen');
+    for (const n of nodes) assert.doesNotMatch(n.log, /(handler|encode) error on API/, `node ${n.id}: no request made a handler throw`);
     assert.ok(acked.size >= 30, `${acked.size} topics created (${retries} retries)`);
     if (hasKcat) {
       const bootstrap = nodes.map((n) => `127.0.0.1:${n.brokerPort}`).join(',');

@@ -8,7 +8,7 @@ import { startCluster, startServer, type ClusterHandle, type ServerHandle } from
 import { freePort } from '../../src/broker/index.js';
 import { parseBrokerConfig } from '../../src/config/index.js';
 import { ClusterClient } from '../../src/client/index.js';
-import { ApiKey, ErrorCode } from '../../src/protocol/index.js';
+import { ApiKey, ErrorCode, ZERO_UUID } from '../../src/protocol/index.js';
 import { spawnSync } from 'node:child_process';
 import { runProcess, tempDataDir, within } from './process-helpers.js';
 
@@ -107,6 +107,30 @@ test('startCluster(3): one metadata log, topics on every node, the leader killed
       }
     }
 
+    // Partitions, configs and deletion through a broker that is not the controller: forwarded, and
+    // that broker answers once its own image shows the change.
+    {
+      const client = clientOf(other.brokerPort);
+      try {
+        const grown = await client.admin(ApiKey.CreatePartitions, { topics: [{ name: 'through-leader', count: 5, assignments: null }], timeoutMs: 10_000, validateOnly: false }, 3);
+        assert.equal(grown.results[0].errorCode, 0);
+        assert.equal((await topicsOn(other.brokerPort)).get('through-leader'), `${a.topicId}/5`);
+        expected.set('through-leader', `${a.topicId}/5`);
+        const altered = await client.admin(ApiKey.IncrementalAlterConfigs, { resources: [{ resourceType: 2, resourceName: 'through-leader', configs: [{ name: 'retention.ms', configOperation: 0, value: '3600000' }] }], validateOnly: false }, 1);
+        assert.equal(altered.responses[0].errorCode, 0);
+        const described = await client.admin(ApiKey.DescribeConfigs, { resources: [{ resourceType: 2, resourceName: 'through-leader', configurationKeys: ['retention.ms'] }], includeSynonyms: false, includeDocumentation: false }, 4);
+        assert.equal(described.results[0].configs[0].value, '3600000');
+        const created = await createTopic(other.brokerPort, 'to-delete', 1, false);
+        assert.equal(created.errorCode, 0);
+        const deleted = await client.admin(ApiKey.DeleteTopics, { topics: [{ name: 'to-delete', topicId: ZERO_UUID }], topicNames: ['to-delete'], timeoutMs: 10_000 }, 6);
+        assert.equal(deleted.responses[0].errorCode, 0);
+        assert.equal((await topicsOn(other.brokerPort)).has('to-delete'), false);
+      } finally {
+        client.close();
+      }
+      await within(20_000, 'all nodes agree after the changes', converged(cluster, expected));
+    }
+
     // Producer ids and internal topics through a broker that is not the controller.
     const pids: bigint[] = [];
     for (const n of [other, leaderNode, other]) {
@@ -141,6 +165,8 @@ test('startCluster(3): one metadata log, topics on every node, the leader killed
       assert.deepEqual(new Map(meta.topics.map((t: { topic: string; partitions: unknown[] }) => [t.topic, t.partitions.length])),
         new Map([...expected].map(([k, v]) => [k, Number(v.split('/')[1])])), 'kcat -L lists what Metadata lists');
     }
+
+    for (const n of cluster.nodes) assert.equal(n.server!.stats.handlerErrors, 0, `node ${n.nodeId}: no request made a handler throw`);
 
     // Kill the Raft leader: another is elected and creations continue.
     await leaderNode.kill();
