@@ -75,6 +75,10 @@ class NoPeersTransport implements RaftTransport {
   async close(): Promise<void> {}
 }
 
+function bootstrapRecords(): EmittedRecord[] {
+  return bootstrapFeatureLevels().map((data) => ({ type: MetadataRecordType.FeatureLevelRecord, version: 0, data: { ...data } }));
+}
+
 /** A change asked of a node that is not the active controller (Kafka's NOT_CONTROLLER, retriable). */
 export class NotControllerError extends Error {
   override name = 'NotControllerError';
@@ -158,8 +162,11 @@ export class LogMetadata implements MetadataSource {
       // A new cluster's metadata begins with its feature levels (Kafka's bootstrap metadata); a
       // cluster whose log predates them keeps none (transaction.version 0), as an upgraded Kafka does.
       if (m.loader.image.provenance.lastContainedOffset < 0 && m.isActiveController()) {
-        await m.commit(bootstrapFeatureLevels().map((data) => ({ type: MetadataRecordType.FeatureLevelRecord, version: 0, data: { ...data } })));
+        await m.commit(bootstrapRecords());
       }
+      // A node of a new cluster that did not lead when it opened: whoever becomes the active
+      // controller first writes them.
+      if (m.loader.image.provenance.lastContainedOffset < 0) m.watchBootstrap();
     } catch (e) {
       await driver.close();
       // A driver stopped by a fatal error leaves its store open.
@@ -213,8 +220,21 @@ export class LogMetadata implements MetadataSource {
   /** The metadata log underneath, for tests and tools. */
   get raft(): RaftDriver { return this.driver!; }
 
+  private bootstrapTimer: NodeJS.Timeout | undefined;
+  private watchBootstrap(): void {
+    let writing = false;
+    this.bootstrapTimer = setInterval(() => {
+      if (this.loader.image.provenance.lastContainedOffset >= 0) { clearInterval(this.bootstrapTimer); return; }
+      if (writing || !this.isActiveController()) return;
+      writing = true;
+      this.commit(bootstrapRecords()).catch(() => {}).finally(() => { writing = false; });
+    }, 50);
+    this.bootstrapTimer.unref();
+  }
+
   /** Stops the Raft driver (pending commits fail) and closes the log after its last fsync. */
   async close(): Promise<void> {
+    clearInterval(this.bootstrapTimer);
     await this.driver?.close();
   }
 

@@ -95,6 +95,11 @@ test('startCluster(3): one metadata log, topics on every node, the leader killed
     assert.equal((await createTopic(cluster.nodes.find((n) => n.nodeId !== leader && n !== other)!.brokerPort, 'through-follower', 2)).errorCode, ErrorCode.TOPIC_ALREADY_EXISTS);
     await within(20_000, 'all nodes list the topics', converged(cluster, expected));
 
+    // The cluster's feature levels (bootstrap metadata) were written once and reached every node.
+    const levels = cluster.nodes.map((n) => JSON.stringify([...n.server!.metadata!.image.features.finalizedVersions].sort()));
+    assert.ok(levels[0] !== '[]', 'feature levels are finalized');
+    assert.deepEqual(levels, [levels[0], levels[0], levels[0]]);
+
     // Every node names the same controller, and lists every broker.
     for (const n of cluster.nodes) {
       const client = clientOf(n.brokerPort);
