@@ -1,4 +1,4 @@
-// `logline cluster info`: the cluster id, controller and brokers.
+// `logline cluster info`: the cluster id, controller, brokers and the quorum in one line.
 // `logline cluster status`: the same brokers, plus the metadata quorum from DescribeQuorum (voters,
 // observers, each one's log end offset and lag behind the high watermark, the leader and epoch).
 // `logline cluster start --nodes N`: a local cluster of combined broker+controller nodes in this
@@ -36,7 +36,11 @@ export async function clusterCommand(argv: string[]): Promise<number> {
     const brokers = [...client.brokers.values()].map((b) => ({ id: b.nodeId, host: b.host, port: b.port, rack: b.rack }));
     const info = { clusterId: client.clusterId, controllerId: client.controllerId, brokers, topics: topics.length };
     if (positionals[0] === 'info') {
-      console.log(flags.json ? toJson(info) : `cluster ${info.clusterId}  controller ${info.controllerId}  topics ${info.topics}\n\n${table(brokers)}`);
+      // The quorum in one line (a broker without DescribeQuorum leaves it out).
+      const quorum = await describeQuorum(client).catch(() => null);
+      const q = quorum && { leaderId: quorum.leaderId, leaderEpoch: quorum.leaderEpoch, voters: quorum.voters.map((v) => v.id), observers: quorum.observers.map((o) => o.id) };
+      const line = q ? `\nmetadata quorum: leader ${q.leaderId}  epoch ${q.leaderEpoch}  voters ${q.voters.join(',')}  observers ${q.observers.join(',') || '-'}` : '';
+      console.log(flags.json ? toJson({ ...info, ...(q ? { quorum: q } : {}) }) : `cluster ${info.clusterId}  controller ${info.controllerId}  topics ${info.topics}${line}\n\n${table(brokers)}`);
       return 0;
     }
     const quorum = await describeQuorum(client);

@@ -46,6 +46,9 @@ test('logline cluster start --nodes 3 prints the bootstrap list and controller p
     const table = spawnSync(process.execPath, [BIN, 'cluster', 'status', '-b', last], { encoding: 'utf8', timeout: 20_000 });
     assert.match(table.stdout, new RegExp(`metadata quorum: leader ${status!.quorum.leaderId}`));
 
+    const info = spawnSync(process.execPath, [BIN, 'cluster', 'info', '-b', last], { encoding: 'utf8', timeout: 20_000 });
+    assert.match(info.stdout, new RegExp(`metadata quorum: leader ${status!.quorum.leaderId} .* voters 1,2,3`));
+
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     child.kill('SIGINT');
     assert.equal(await exited, 0);
