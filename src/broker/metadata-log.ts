@@ -25,7 +25,7 @@ import {
 import { buildRecordBatchSync, iterateBatches, iterateRecords } from '../records/index.js';
 import type { FileSystem } from '../storage/index.js';
 import {
-  FileQuorumStateStore, RaftDriver, RaftError, SocketTransport, StorageLogStore, defaultRaftTimeouts, METADATA_LOG_DIR_NAME,
+  FileQuorumStateStore, RaftDriver, SocketTransport, StorageLogStore, defaultRaftTimeouts, METADATA_LOG_DIR_NAME,
   type VoterAddress, type Entry, type EntryBatch, type QuorumDescription, type RaftConfig, type RaftTransport, type ReplicatedStateMachine, type Snapshot,
 } from '../raft/index.js';
 import type { Clock } from '../util/index.js';
