@@ -1,9 +1,10 @@
 // The broker's port to the active controller: one method per operation that changes cluster
-// state, each answering with the operation's response once its records are committed. The single
-// node runs the controller in-process (ControllerService); a broker that is not the active
-// controller will put a forwarding implementation behind the same port (the request goes to the
-// controller's listener). Every method answers NOT_CONTROLLER (in its response) when the
-// controller it reached is not active, so a caller can retry elsewhere.
+// state, each answering with the operation's response once its records are committed. The
+// controller runs in the process whose Raft voter leads the metadata quorum (ControllerService);
+// every broker uses ForwardingControllerChannel, which calls that service when it is local and
+// active and otherwise forwards the operation to the active controller's node. Every method
+// answers NOT_CONTROLLER (in its response) when no active controller was reached, so a caller can
+// retry.
 import type {
   AllocateProducerIdsRequest, AllocateProducerIdsResponse, BrokerHeartbeatRequest, BrokerHeartbeatResponse,
   BrokerRegistrationRequest, BrokerRegistrationResponse, CreatePartitionsRequestCreatePartitionsTopic,
@@ -33,4 +34,13 @@ export interface ControllerChannel {
   allocateProducerIds(request: AllocateProducerIdsRequest): Promise<AllocateProducerIdsResponse>;
   registerBroker(request: BrokerRegistrationRequest): Promise<BrokerRegistrationResponse>;
   brokerHeartbeat(request: BrokerHeartbeatRequest): Promise<BrokerHeartbeatResponse>;
+}
+
+/**
+ * The operation reached a node that is not (or no longer) the active controller: Kafka's
+ * NOT_CONTROLLER, retriable. The one error for it, whether the metadata log or the controller
+ * driver refuses.
+ */
+export class NotControllerError extends Error {
+  override name = 'NotControllerError';
 }

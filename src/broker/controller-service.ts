@@ -12,7 +12,7 @@
 // preferred replicas every leader.imbalance.check.interval.seconds (Kafka's KRaft controller does
 // not read leader.imbalance.per.broker.percentage: any imbalanced partition is balanced).
 import {
-  ErrorCode,
+  ErrorCode, ZERO_UUID,
   type AllocateProducerIdsRequest, type AllocateProducerIdsResponse, type BrokerHeartbeatRequest, type BrokerHeartbeatResponse,
   type BrokerRegistrationRequest, type BrokerRegistrationResponse, type CreatePartitionsRequestCreatePartitionsTopic,
   type CreatePartitionsResponseCreatePartitionsTopicResult, type CreateTopicsRequest, type CreateTopicsResponseCreatableTopicResult,
@@ -23,7 +23,7 @@ import {
 } from '../controller/index.js';
 import type { MetadataRecord } from '../metadata/index.js';
 import type { Clock, Prng } from '../util/index.js';
-import type { ConfigChange, ControllerChannel, ResourceResult } from './controller-channel.js';
+import { NotControllerError, type ConfigChange, type ControllerChannel, type ResourceResult } from './controller-channel.js';
 import { planConfigChange } from './config-admin.js';
 import type { LogMetadata } from './metadata-log.js';
 import type { Logger } from './network.js';
@@ -59,11 +59,6 @@ const unrefScheduler: Scheduler = {
     return { cancel: () => clearTimeout(t) };
   },
 };
-
-/** The operation reached a controller that is not (or no longer) active. */
-export class NotControllerError extends Error {
-  override name = 'NotControllerError';
-}
 
 interface Active {
   readonly controller: QuorumController;
@@ -108,7 +103,7 @@ export class ControllerService implements ControllerChannel {
 
   createTopics(request: CreateTopicsRequest): Promise<CreateTopicsResponseCreatableTopicResult[]> {
     return this.run((c) => c.createTopics(request)).catch(notController(() => request.topics.map((t) => ({
-      name: t.name, topicId: '', errorCode: ErrorCode.NOT_CONTROLLER, errorMessage: 'This is not the active controller.', topicConfigErrorCode: 0,
+      name: t.name, topicId: ZERO_UUID, errorCode: ErrorCode.NOT_CONTROLLER, errorMessage: 'This is not the active controller.', topicConfigErrorCode: 0,
       numPartitions: -1, replicationFactor: -1, configs: null,
     }))));
   }

@@ -5,11 +5,13 @@ import { randomUUID } from 'node:crypto';
 import * as nodeFs from 'node:fs';
 import * as nodePath from 'node:path';
 import { Prng, limits, partitionKey, type Clock } from '../util/index.js';
-import { resolveTopicConfig, validateTopicConfigs, type BrokerConfig } from '../config/index.js';
+import { listenerName, resolveTopicConfig, validateTopicConfigs, type BrokerConfig } from '../config/index.js';
+import { parseQuorumVoters } from '../raft/index.js';
 import { realScheduler, StorageLog } from '../replication/index.js';
 import { LogManager, NodeFileSystem, logConfig, logDirName, parseLogDirName, type FileSystem, type LogConfig, type PartitionLog } from '../storage/index.js';
-import { LogMetadata, METADATA_TOPIC } from './metadata-log.js';
+import { LogMetadata, METADATA_TOPIC, type LogMetadataOptions } from './metadata-log.js';
 import { ControllerService } from './controller-service.js';
+import { ForwardingControllerChannel } from './controller-forwarder.js';
 import type { BrokerDeps } from './broker.js';
 import type { LogDirDescription } from './services.js';
 import type { Logger } from './network.js';
@@ -25,23 +27,49 @@ export interface DiskBackendOptions {
   tickMs?: number;
   /** Over metadata.log.segment.bytes, whose floor (8 MiB) is too large for tests of segment deletion. */
   metadataSegmentBytes?: number;
+  /** The cluster id of a new directory (else a random one). */
+  clusterId?: string;
 }
 
 /**
- * The voters of the metadata quorum: controller.quorum.voters when this process is a controller,
- * else this node alone (a broker started without process.roles is a single-node cluster).
+ * The metadata quorum: this node alone (no process.roles, or controller.quorum.voters naming only
+ * this controller: no controller listener, no network), else controller.quorum.voters over the
+ * network, this node a voter on its controller listener (process.roles with controller) or an
+ * observer (process.roles=broker).
  */
-function quorumVoters(config: BrokerConfig, nodeId: number): number[] {
+export function metadataQuorum(config: BrokerConfig, nodeId: number): Pick<LogMetadataOptions, 'voters' | 'voterAddresses' | 'controllerListener'> {
   const roles = config.processRoles;
-  if (roles.length > 0 && !roles.includes('controller')) {
-    throw new DataDirectoryError(`process.roles=${roles.join(',')}: a broker without a controller role needs a remote metadata quorum, which is not supported yet`);
-  }
   const voters = config.get('controller.quorum.voters') as string[];
-  if (roles.length === 0 || voters.length === 0) return [nodeId];
-  return voters.map((v) => Number(v.slice(0, v.indexOf('@'))));
+  if (roles.length === 0) return { voters: [nodeId] };
+  if (voters.length === 0) {
+    if (!roles.includes('controller')) throw new DataDirectoryError(`process.roles=${roles.join(',')}: a broker needs controller.quorum.voters`);
+    return { voters: [nodeId] };
+  }
+  const addresses = parseQuorumVoters(voters.join(','));
+  const controller = roles.includes('controller');
+  if (controller && addresses.length === 1 && addresses[0]!.nodeId === nodeId) return { voters: [nodeId] };
+  if (controller && !addresses.some((v) => v.nodeId === nodeId)) {
+    throw new DataDirectoryError(`controller.quorum.voters does not name this controller (node.id ${nodeId})`);
+  }
+  if (!controller && addresses.some((v) => v.nodeId === nodeId)) {
+    throw new DataDirectoryError(`controller.quorum.voters names node ${nodeId}, whose process.roles has no controller`);
+  }
+  let controllerListener: { host: string; port: number } | undefined;
+  if (controller) {
+    const names = new Set(config.controllerListenerNames);
+    const l = config.listeners.find((x) => names.has(listenerName(x)));
+    if (l === undefined) throw new DataDirectoryError(`listeners: no ${[...names].join('/') || 'controller'} listener (controller.listener.names) for the controller role`);
+    const m = /^[^:]+:\/\/(\[[^\]]*\]|[^:]*):(\d+)$/.exec(l)!;
+    controllerListener = { host: m[1]!.replace(/^\[|\]$/g, '') || '0.0.0.0', port: Number(m[2]) };
+  }
+  return { voterAddresses: addresses, ...(controllerListener ? { controllerListener } : {}) };
 }
 
-export type DiskBackend = Omit<BrokerDeps, 'nodeId' | 'clock'> & { metadata: LogMetadata; controller: ControllerService; logs: LogManager; close(): Promise<void> };
+export type DiskBackend = Omit<BrokerDeps, 'nodeId' | 'clock'> & {
+  metadata: LogMetadata;
+  /** The controller hosted here (active while this node leads the metadata quorum); `controller` is the channel the broker uses. */
+  controllerService: ControllerService;
+  logs: LogManager; close(): Promise<void> };
 
 /** A base64url UUID, Kafka's form of a cluster id. */
 function newClusterId(): string {
@@ -123,10 +151,10 @@ async function openDiskBackend(o: DiskBackendOptions, brokerConfig: BrokerConfig
     log: (m) => o.logger.info(`storage: ${m}`),
   });
   try {
-    const meta = logs.ensureMetaProperties(o.nodeId, logs.storedClusterId() ?? newClusterId());
+    const meta = logs.ensureMetaProperties(o.nodeId, logs.storedClusterId() ?? o.clusterId ?? newClusterId());
     o.logger.info(`storage: ${o.dataDir} (cluster ${meta.clusterId}, ${logs.hadCleanShutdown ? 'clean' : 'unclean or first'} start)`);
     metadata = await LogMetadata.open({
-      logDir: o.dataDir, fs, clock: o.clock, clusterId: meta.clusterId, nodeId: o.nodeId, voters: quorumVoters(brokerConfig, o.nodeId),
+      logDir: o.dataDir, fs, clock: o.clock, clusterId: meta.clusterId, nodeId: o.nodeId, ...metadataQuorum(brokerConfig, o.nodeId),
       snapshotRecordBytes: Number(brokerConfig.get('metadata.log.max.record.bytes.between.snapshots')),
       segmentBytes: o.metadataSegmentBytes ?? Number(brokerConfig.get('metadata.log.segment.bytes')), logger: o.logger,
       raftTimeouts: {
@@ -168,13 +196,19 @@ async function openDiskBackend(o: DiskBackendOptions, brokerConfig: BrokerConfig
     return problem ? { key: problem.name, message: problem.message } : null;
   };
   const prng = new Prng(Date.now() >>> 0);
-  const controller = new ControllerService(md, {
+  const controllerService = new ControllerService(md, {
     clusterId: md.clusterId, nodeId: o.nodeId, clock: o.clock, prng, sessionTimeoutMs: Number(brokerConfig.get('broker.session.timeout.ms')),
     uncleanLeaderElectionEnable: brokerConfig.get('unclean.leader.election.enable') as boolean, topicDefaults, validateTopicConfigs: validate, logger: o.logger,
     autoLeaderRebalanceEnable: brokerConfig.get('auto.leader.rebalance.enable') as boolean,
     leaderImbalanceCheckIntervalMs: 1000 * Number(brokerConfig.get('leader.imbalance.check.interval.seconds')),
   });
-  controller.start();
+  controllerService.start();
+  // The broker reaches the active controller through this channel wherever it runs.
+  const controller = new ForwardingControllerChannel(md, controllerService, {
+    nodeId: o.nodeId, listenerName: brokerConfig.get('inter.broker.listener.name') as string | null,
+    // Kafka's request.timeout.ms: a change may take a commit and a replica-manager sync.
+    requestTimeoutMs: 30_000, logger: o.logger,
+  });
   let ticking = false;
   const timer = setInterval(() => {
     if (ticking) return;
@@ -188,6 +222,7 @@ async function openDiskBackend(o: DiskBackendOptions, brokerConfig: BrokerConfig
     prng,
     metadata: md,
     controller,
+    controllerService,
     logger: o.logger,
     logs,
     openLog: async (topic, partition, topicId) => new StorageLog(logs.getOrCreateLog(topic, partition, topicId)),
@@ -207,6 +242,7 @@ async function openDiskBackend(o: DiskBackendOptions, brokerConfig: BrokerConfig
       clearInterval(timer);
       try {
         controller.close();
+        controllerService.close();
         await md.close();
         logs.close();
       } finally { unlock(); }

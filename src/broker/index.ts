@@ -5,5 +5,6 @@ export type { RequestContext, HandlerSpec, HandlerResult } from './context.js';
 export type { NetworkLimits, NetworkStats, ListenerSpec, Logger } from './network.js';
 export { Broker, type BrokerDeps, type MetadataSource, type LogFactory } from './broker.js';
 export type { MetadataView, TopicView, PartitionView, BrokerEndpoint } from './services.js';
-export type { ControllerChannel, ConfigChange } from './controller-channel.js';
-export { ControllerService, NotControllerError } from './controller-service.js';
+export { NotControllerError, type ControllerChannel, type ConfigChange } from './controller-channel.js';
+export { ControllerService } from './controller-service.js';
+export { startCluster, freePort, type ClusterOptions, type ClusterHandle, type ClusterNodeHandle } from './cluster.js';

@@ -9,6 +9,11 @@
 // records, SnapshotFooter), taken after metadata.log.max.record.bytes.between.snapshots bytes of
 // records; the log below a snapshot is deleted.
 //
+// In a cluster (`controller.quorum.voters` naming other nodes) the driver speaks Kafka's Raft RPCs
+// over a SocketTransport on this node's controller listener; a node outside the voter set is an
+// observer (it only fetches). Every node replays what is committed into its own image; only the
+// Raft leader writes (the ControllerService on it, once its epoch start is applied).
+//
 // A directory written before the metadata log was a Raft log (batches at partition leader epoch 0,
 // no quorum-state file) opens as it is: its batches are Raft entries of epoch 0, which the first
 // election (epoch 1) commits as the prefix of the log.
@@ -20,12 +25,13 @@ import {
 import { buildRecordBatchSync, iterateBatches, iterateRecords } from '../records/index.js';
 import type { FileSystem } from '../storage/index.js';
 import {
-  FileQuorumStateStore, RaftDriver, StorageLogStore, defaultRaftTimeouts, METADATA_LOG_DIR_NAME,
-  type Committed, type Entry, type EntryBatch, type QuorumDescription, type RaftConfig, type RaftTransport, type ReplicatedStateMachine, type Snapshot,
+  FileQuorumStateStore, RaftDriver, SocketTransport, StorageLogStore, defaultRaftTimeouts, METADATA_LOG_DIR_NAME,
+  type VoterAddress, type Committed, type Entry, type EntryBatch, type QuorumDescription, type RaftConfig, type RaftTransport, type ReplicatedStateMachine, type Snapshot,
 } from '../raft/index.js';
 import type { Clock } from '../util/index.js';
 import { isInternalTopic, METADATA_TOPIC_NAME, type EmittedRecord } from '../controller/index.js';
 import type { MetadataSource } from './broker.js';
+import { NotControllerError } from './controller-channel.js';
 import type { MetadataView, PartitionView, TopicView } from './services.js';
 import type { Logger } from './network.js';
 
@@ -42,8 +48,12 @@ export interface LogMetadataOptions {
   readonly clock: Clock;
   readonly clusterId: string;
   readonly nodeId: number;
-  /** controller.quorum.voters as ids; only a quorum of this node alone is supported yet. */
+  /** controller.quorum.voters as ids (a quorum of this node alone needs no addresses and no listener). */
   readonly voters?: readonly number[];
+  /** controller.quorum.voters with addresses: a quorum over the network. */
+  readonly voterAddresses?: readonly VoterAddress[];
+  /** This node's controller listener (port 0: any; an observer may leave it out and listens on an ephemeral loopback port). */
+  readonly controllerListener?: { readonly host: string; readonly port: number };
   /** metadata.log.max.record.bytes.between.snapshots (Kafka's default 20 MiB). */
   readonly snapshotRecordBytes?: number;
   /** metadata.log.segment.bytes. */
@@ -55,6 +65,7 @@ export interface LogMetadataOptions {
 
 /** No peers: a quorum of one never sends a message. */
 class NoPeersTransport implements RaftTransport {
+  readonly port = 0;
   async start(): Promise<void> {}
   send(): void {}
   async close(): Promise<void> {}
@@ -66,6 +77,7 @@ export class LogMetadata implements MetadataSource {
   private committing: Promise<void> = Promise.resolve();
   private cached: { image: MetadataImage; leaderId: number | undefined; view: MetadataView } | null = null;
   private driver: RaftDriver | undefined;
+  private transport: (RaftTransport & { readonly port: number }) | undefined;
   /** Record bytes applied since the last snapshot (Kafka counts the same for its snapshot trigger). */
   private bytesSinceSnapshot = 0;
   private snapshotScheduled = false;
@@ -78,13 +90,26 @@ export class LogMetadata implements MetadataSource {
 
   get clusterId(): string { return this.o.clusterId; }
 
-  /** Starts the node's Raft voter on the metadata log and waits until it leads and has replayed the log. */
+  /**
+   * Starts the node's Raft replica on the metadata log and waits until a leader is known and this
+   * node has replayed the log up to the high watermark it learnt (a quorum of one: until it leads).
+   */
   static async open(o: LogMetadataOptions): Promise<LogMetadata> {
-    const voters = o.voters ?? [o.nodeId];
-    if (voters.length !== 1 || voters[0] !== o.nodeId) {
-      throw new Error(`controller.quorum.voters: only a quorum of this node alone (${o.nodeId}) is supported yet, not ${voters.join(',')}`);
+    const voters = o.voterAddresses?.map((v) => v.nodeId) ?? o.voters ?? [o.nodeId];
+    const alone = voters.length === 1 && voters[0] === o.nodeId;
+    if (!alone && o.voterAddresses === undefined) {
+      throw new Error(`controller.quorum.voters: a quorum of ${voters.join(',')} needs the voters' addresses`);
     }
+    const self = o.voterAddresses?.find((v) => v.nodeId === o.nodeId);
+    const listenOn = o.controllerListener ?? self ?? { host: '127.0.0.1', port: 0 };
+    const timeouts = { ...defaultRaftTimeouts, ...o.raftTimeouts };
+    const transport: RaftTransport & { readonly port: number } = alone && o.controllerListener === undefined ? new NoPeersTransport() : new SocketTransport({
+      nodeId: o.nodeId, clusterId: o.clusterId, host: listenOn.host, port: listenOn.port, voters: o.voterAddresses ?? [],
+      requestTimeoutMs: timeouts.requestTimeoutMs,
+      onProtocolError: (reason) => o.logger?.warn(`metadata quorum: dropped a connection: ${reason}`),
+    });
     const m = new LogMetadata(o);
+    m.transport = transport;
     const dir = nodePath.join(o.logDir, METADATA_LOG_DIR_NAME);
     const logStore = new StorageLogStore(dir, {
       fs: o.fs, clock: o.clock, snapshotFormat: 'records', ...(o.segmentBytes !== undefined ? { config: { segmentBytes: o.segmentBytes } } : {}),
@@ -94,12 +119,13 @@ export class LogMetadata implements MetadataSource {
     try {
       driver = await RaftDriver.start({
         config: {
-          ...defaultRaftTimeouts, ...o.raftTimeouts, nodeId: o.nodeId, voters, random: Math.random,
+          ...timeouts, nodeId: o.nodeId, voters, random: Math.random,
+          ...(o.voterAddresses ? { voterEndpoints: o.voterAddresses.map((v) => ({ id: v.nodeId, host: v.host, port: v.port })) } : {}),
         },
         quorumStore: new FileQuorumStateStore(dir, o.fs),
         logStore,
         stateMachine: m.stateMachine(),
-        transport: new NoPeersTransport(),
+        transport,
         onFatal: (e) => {
           o.logger?.error(`metadata log: ${e.message}`);
           if (!m.opened) { fatal ??= e; return; }
@@ -117,7 +143,8 @@ export class LogMetadata implements MetadataSource {
       await m.catchUp(() => fatal);
       // A new cluster's metadata begins with its feature levels (Kafka's bootstrap metadata); a
       // cluster whose log predates them keeps none (transaction.version 0), as an upgraded Kafka does.
-      if (m.loader.image.provenance.lastContainedOffset < 0) {
+      // A node that does not lead leaves them to the ControllerService that first becomes active.
+      if (m.loader.image.provenance.lastContainedOffset < 0 && m.isActiveController()) {
         await m.commit(bootstrapFeatureLevels().map((data) => ({ type: MetadataRecordType.FeatureLevelRecord, version: 0, data: { ...data } })));
       }
     } catch (e) {
@@ -130,11 +157,19 @@ export class LogMetadata implements MetadataSource {
     return m;
   }
 
-  /** Until this node leads and has applied its whole log (its LeaderChange entry commits everything before it). */
+  /**
+   * A quorum of one: until this node leads and has applied its whole log (its LeaderChange entry
+   * commits everything before it). A cluster: until a leader is known and this node applied up to
+   * the high watermark it learnt from it (or, leading, may write).
+   */
   private async catchUp(fatal: () => Error | undefined): Promise<void> {
     const driver = this.driver!;
     const deadline = Date.now() + OPEN_TIMEOUT_MS;
-    while (!(driver.role === 'leader' && driver.appliedOffset >= driver.core.log.endOffset)) {
+    const alone = driver.core.voterSet.length === 1 && driver.core.isVoter;
+    const caughtUp = (): boolean => alone
+      ? driver.role === 'leader' && driver.appliedOffset >= driver.core.log.endOffset
+      : this.isActiveController() || (driver.role !== 'leader' && driver.leaderId !== undefined && driver.highWatermark > 0 && driver.appliedOffset >= driver.highWatermark);
+    while (!caughtUp()) {
       const e = fatal();
       if (e !== undefined) throw e;
       if (Date.now() > deadline) throw new Error(`metadata log: no leader after ${OPEN_TIMEOUT_MS} ms (role ${driver.role}, epoch ${driver.epoch})`);
@@ -143,6 +178,21 @@ export class LogMetadata implements MetadataSource {
   }
 
   get image(): MetadataImage { return this.loader.image; }
+
+  /**
+   * This node may write: it is the Raft leader, its epoch start is committed (so every entry of
+   * earlier leaders is too) and applied, so the image changes are checked against is the latest.
+   */
+  isActiveController(): boolean {
+    const d = this.driver;
+    return d !== undefined && d.role === 'leader' && d.highWatermark > d.core.epochStart && d.appliedOffset >= d.highWatermark;
+  }
+
+  /** The Raft leader's node id, when known: the active controller (or the one about to be). */
+  get leaderId(): number | undefined { return this.driver?.leaderId; }
+
+  /** Where this node's controller listener is bound (0 for a quorum of one, which has none). */
+  get controllerPort(): number { return this.transport?.port ?? 0; }
 
   /** The quorum as DescribeQuorum reports it. */
   describeQuorum(): QuorumDescription { return this.driver!.describeQuorum(); }
@@ -206,6 +256,7 @@ export class LogMetadata implements MetadataSource {
 
   private async commitNow(emitted: EmittedRecord[]): Promise<void> {
     if (emitted.length === 0) return;
+    if (!this.isActiveController()) throw new NotControllerError(`not the active controller (leader: ${this.driver?.leaderId ?? 'unknown'})`);
     const records = emitted.map((r) => metadataRecord(metadataRecordName(r.type), r.data as never, r.version) as MetadataRecord);
     const trial = new MetadataDelta(this.loader.image);
     for (const r of records) trial.replay(r);

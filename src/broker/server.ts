@@ -13,6 +13,7 @@ import { allocateProducerIdsHandler } from './handlers/67-allocate-producer-ids.
 import type { ControllerServices } from './services.js';
 import { describeQuorumHandler, type QuorumServices } from './handlers/55-describe-quorum.js';
 import { parseBrokerConfig, type BrokerConfig } from '../config/index.js';
+import type { LogMetadata } from './metadata-log.js';
 
 export interface ServerOptions {
   nodeId?: number;
@@ -36,6 +37,8 @@ export interface ServerOptions {
   bare?: boolean;
   /** A parsed broker configuration (server.properties + overrides); it sets node id, listeners and limits. */
   config?: BrokerConfig;
+  /** The cluster id a new data directory is formatted with (Kafka's `kafka-storage format --cluster-id`); every node of a cluster shares one. */
+  clusterId?: string;
 }
 
 export interface ServerHandle {
@@ -46,7 +49,15 @@ export interface ServerHandle {
   readonly stats: NetworkStats;
   /** The request frame pool's counters (reuse is what keeps a steady produce load free of GC). */
   readonly framePool: BufferPoolStats;
-  close(): Promise<void>;
+  /** The metadata log (a data directory only). */
+  readonly metadata: LogMetadata | null;
+  /** The bound controller listener port (0 when the quorum is this node alone: it has none). */
+  readonly controllerPort: number;
+  /**
+   * Stops the server: a controlled shutdown first (the controller moves this broker's leaderships
+   * away), unless `controlledShutdown: false` (a node killed in a test), then the logs are flushed.
+   */
+  close(options?: { controlledShutdown?: boolean }): Promise<void>;
 }
 
 export interface BrokerServices {
@@ -104,7 +115,7 @@ function fromConfig(config: BrokerConfig): { limits: Partial<NetworkLimits>; lis
       connectionsPerIpMax: config.get('max.connections.per.ip') as number,
       idleMs: config.get('connections.max.idle.ms') as number,
     },
-    // The controller listener comes with the Raft quorum; a single node serves brokers only today.
+    // The controller listener is the metadata quorum's (its SocketTransport binds it), not a client listener.
     listeners: config.listeners.filter((l) => !controllers.has(l.slice(0, l.indexOf('://')).toUpperCase())),
   };
 }
@@ -122,10 +133,11 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerHa
   let broker: Broker | null = null;
   const brokerConfig = options.config ?? parseBrokerConfig({ 'node.id': String(nodeId) });
   // Without a data directory the same backend runs on an in-memory file system (one code path).
+  const clusterId = options.clusterId !== undefined ? { clusterId: options.clusterId } : {};
   const disk = !options.backend && !options.bare
     ? await diskBackend(options.dataDir !== undefined
-      ? { dataDir: options.dataDir, nodeId, brokerConfig, clock, logger }
-      : { dataDir: '/logline', fs: new MemoryFileSystem(), nodeId, brokerConfig, clock, logger })
+      ? { dataDir: options.dataDir, nodeId, brokerConfig, clock, logger, ...clusterId }
+      : { dataDir: '/logline', fs: new MemoryFileSystem(), nodeId, brokerConfig, clock, logger, ...clusterId })
     : undefined;
   const backend = options.backend ?? disk;
   if (disk && options.dataDir === undefined) logger.warn('storage: in memory, not durable (no data directory given)');
@@ -144,10 +156,12 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerHa
       const md = disk.metadata;
       router.register(describeQuorumHandler);
       services = { ...services, describeQuorum: () => ({ description: md.describeQuorum(), isLeader: md.raft.role === 'leader' }) } satisfies QuorumServices;
-      // The controller's own APIs, answered by the controller in this process (NOT_CONTROLLER unless it is active).
+      // The controller's own APIs, answered by the controller in this process (NOT_CONTROLLER unless
+      // it is active): where other nodes' brokers send their registrations, heartbeats and
+      // producer-id requests (ForwardingControllerChannel).
       for (const h of [brokerRegistrationHandler, brokerHeartbeatHandler, allocateProducerIdsHandler]) router.register(h);
-      services = { ...services, localController: disk.controller } satisfies ControllerServices;
-      disk.controller.localIncarnationId = broker.incarnationId;
+      services = { ...services, localController: disk.controllerService } satisfies ControllerServices;
+      disk.controllerService.localIncarnationId = broker.incarnationId;
     }
   } else {
     router = new Router<BrokerServices>();
@@ -181,10 +195,13 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerHa
     broker,
     stats: network.stats,
     framePool: network.framePool.stats,
+    metadata: disk?.metadata ?? null,
+    controllerPort: disk?.metadata.controllerPort ?? 0,
     // Stop accepting and answer what is in flight, then flush the logs and mark a clean shutdown.
-    close: async () => {
+    close: async (closeOptions) => {
       // Controlled shutdown first: the controller moves this broker's leaderships away.
-      await broker?.controlledShutdown(CONTROLLED_SHUTDOWN_TIMEOUT_MS);
+      if (closeOptions?.controlledShutdown !== false) await broker?.controlledShutdown(CONTROLLED_SHUTDOWN_TIMEOUT_MS);
+      broker?.lifecycle?.close();
       await network.close();
       broker?.txn.close();
       broker?.replicaManager.fetchPurgatory.dropAll();

@@ -1,20 +1,117 @@
-// `logline cluster info`: the cluster id, controller and brokers.
-import { ClusterClient } from '../client/index.js';
-import { UsageError, helpText, parseArgs } from './args.js';
+// `logline cluster info`: the cluster id, controller, brokers and the quorum in one line.
+// `logline cluster status`: the same brokers, plus the metadata quorum from DescribeQuorum (voters,
+// observers, each one's log end offset and lag behind the high watermark, the leader and epoch).
+// `logline cluster start --nodes N`: a local cluster of combined broker+controller nodes in this
+// process (startCluster), until Ctrl-C.
+import { ClusterClient, KafkaError } from '../client/index.js';
+import { ApiKey, ErrorCode } from '../protocol/index.js';
+import { startCluster, consoleLogger, quietLogger } from '../broker/index.js';
+import { UsageError, helpText, parseArgs, type FlagSpec } from './args.js';
 import { COMMON_FLAGS, bootstrapServers, table, toJson } from './output.js';
 
+const START_FLAGS: Record<string, FlagSpec> = {
+  nodes: { type: 'number', help: 'how many combined broker+controller nodes (default 3)' },
+  'data-dir': { type: 'string', help: 'one directory per node under it (default ./logline-cluster)' },
+  'broker-port': { type: 'number', help: 'the first broker port; node i listens on it + i - 1 (default 9092; 0: free ports)' },
+  'controller-port': { type: 'number', help: 'the first controller port (default: free ports, printed)' },
+  set: { type: 'string', repeatable: true, help: 'key=value for any Kafka broker property, on every node' },
+  verbose: { type: 'boolean', short: 'v', help: 'log what each node does' },
+  help: { type: 'boolean', short: 'h', help: 'show this help' },
+};
+
+const USAGE = 'usage: logline cluster info|status|start [options]';
+
 export async function clusterCommand(argv: string[]): Promise<number> {
+  const verb = argv[0];
+  if (verb === 'start') return clusterStart(argv.slice(1));
   const { positionals, flags } = parseArgs(argv, COMMON_FLAGS);
-  if (flags.help) { console.log(helpText('logline cluster info [options]', 'Describe the cluster.', COMMON_FLAGS)); return 0; }
-  if (positionals[0] !== 'info') throw new UsageError('usage: logline cluster info');
+  if (flags.help) {
+    console.log(helpText('logline cluster info|status [options]', 'Describe the cluster (status adds the metadata quorum); `logline cluster start --help` starts a local one.', COMMON_FLAGS));
+    return 0;
+  }
+  if (positionals[0] !== 'info' && positionals[0] !== 'status') throw new UsageError(USAGE);
   const client = new ClusterClient({ bootstrap: bootstrapServers(flags) });
   try {
     const topics = await client.metadata(null);
     const brokers = [...client.brokers.values()].map((b) => ({ id: b.nodeId, host: b.host, port: b.port, rack: b.rack }));
     const info = { clusterId: client.clusterId, controllerId: client.controllerId, brokers, topics: topics.length };
-    console.log(flags.json ? toJson(info) : `cluster ${info.clusterId}  controller ${info.controllerId}  topics ${info.topics}\n\n${table(brokers)}`);
+    if (positionals[0] === 'info') {
+      // The quorum in one line (a broker without DescribeQuorum leaves it out).
+      const quorum = await describeQuorum(client).catch(() => null);
+      const q = quorum && { leaderId: quorum.leaderId, leaderEpoch: quorum.leaderEpoch, voters: quorum.voters.map((v) => v.id), observers: quorum.observers.map((o) => o.id) };
+      const line = q ? `\nmetadata quorum: leader ${q.leaderId}  epoch ${q.leaderEpoch}  voters ${q.voters.join(',')}  observers ${q.observers.join(',') || '-'}` : '';
+      console.log(flags.json ? toJson({ ...info, ...(q ? { quorum: q } : {}) }) : `cluster ${info.clusterId}  controller ${info.controllerId}  topics ${info.topics}${line}\n\n${table(brokers)}`);
+      return 0;
+    }
+    const quorum = await describeQuorum(client);
+    if (flags.json) { console.log(toJson({ ...info, quorum })); return 0; }
+    const rows = [...quorum.voters.map((r) => ({ ...r, role: r.id === quorum.leaderId ? 'leader' : 'voter' })), ...quorum.observers.map((r) => ({ ...r, role: 'observer' }))];
+    console.log(`cluster ${info.clusterId}  controller ${info.controllerId}  topics ${info.topics}\n\n${table(brokers)}\n\n`
+      + `metadata quorum: leader ${quorum.leaderId}  epoch ${quorum.leaderEpoch}  high watermark ${quorum.highWatermark}\n\n`
+      + table(rows, ['id', 'role', 'logEndOffset', 'lag', 'lastFetchMsAgo', 'lastCaughtUpMsAgo']));
     return 0;
   } finally {
     client.close();
   }
+}
+
+interface ReplicaRow { id: number; logEndOffset: string; lag: string; lastFetchMsAgo: number | null; lastCaughtUpMsAgo: number | null }
+export interface QuorumStatus { leaderId: number; leaderEpoch: number; highWatermark: string; voters: ReplicaRow[]; observers: ReplicaRow[] }
+
+/** DescribeQuorum, asked of the leader's broker (another node answers NOT_LEADER_OR_FOLLOWER naming it). */
+export async function describeQuorum(client: ClusterClient): Promise<QuorumStatus> {
+  const body = { topics: [{ topicName: '__cluster_metadata', partitions: [{ partitionIndex: 0 }] }] };
+  let conn = await client.any();
+  for (let hop = 0; ; hop++) {
+    const r = await conn.send(ApiKey.DescribeQuorum, conn.version(ApiKey.DescribeQuorum, 2), body);
+    const p = r.topics[0]?.partitions[0];
+    if (r.errorCode !== 0 || p === undefined) throw new KafkaError(r.errorCode || ErrorCode.UNKNOWN_SERVER_ERROR, r.errorMessage ?? 'DescribeQuorum');
+    if (p.errorCode === ErrorCode.NOT_LEADER_OR_FOLLOWER && p.leaderId >= 0 && hop === 0) { conn = await client.broker(p.leaderId); continue; }
+    if (p.errorCode !== 0) throw new KafkaError(p.errorCode, `DescribeQuorum: ${p.errorMessage ?? 'no leader'}`);
+    const now = Date.now();
+    const row = (v: { replicaId: number; logEndOffset: bigint; lastFetchTimestamp: bigint; lastCaughtUpTimestamp: bigint }): ReplicaRow => ({
+      id: v.replicaId, logEndOffset: String(v.logEndOffset), lag: String(p.highWatermark > v.logEndOffset ? p.highWatermark - v.logEndOffset : 0n),
+      lastFetchMsAgo: v.lastFetchTimestamp < 0n ? null : Math.max(0, now - Number(v.lastFetchTimestamp)),
+      lastCaughtUpMsAgo: v.lastCaughtUpTimestamp < 0n ? null : Math.max(0, now - Number(v.lastCaughtUpTimestamp)),
+    });
+    return { leaderId: p.leaderId, leaderEpoch: p.leaderEpoch, highWatermark: String(p.highWatermark), voters: p.currentVoters.map(row), observers: p.observers.map(row) };
+  }
+}
+
+async function clusterStart(argv: string[]): Promise<number> {
+  const { positionals, flags } = parseArgs(argv, START_FLAGS);
+  if (flags.help) {
+    console.log(helpText('logline cluster start [options]', 'Runs a local cluster of combined broker+controller nodes on 127.0.0.1 in this process until interrupted.', START_FLAGS));
+    return 0;
+  }
+  if (positionals.length > 0) throw new UsageError(`logline cluster start: unexpected argument ${positionals[0]}`);
+  const nodes = (flags.nodes as number | undefined) ?? 3;
+  if (!Number.isInteger(nodes) || nodes < 1 || nodes > 64) throw new UsageError(`--nodes: expected 1-64, got ${nodes}`);
+  const firstBroker = (flags['broker-port'] as number | undefined) ?? 9092;
+  const firstController = flags['controller-port'] as number | undefined;
+  const config: Record<string, string> = {};
+  for (const kv of (flags.set as string[] | undefined) ?? []) {
+    const eq = kv.indexOf('=');
+    if (eq <= 0) throw new UsageError(`--set expects key=value, got "${kv}"`);
+    config[kv.slice(0, eq).trim()] = kv.slice(eq + 1).trim();
+  }
+  const range = (first: number) => Array.from({ length: nodes }, (_, i) => first + i);
+  const cluster = await startCluster({
+    nodes, dataDir: (flags['data-dir'] as string | undefined) ?? './logline-cluster', config,
+    ...(firstBroker !== 0 ? { brokerPorts: range(firstBroker) } : {}),
+    ...(firstController !== undefined && firstController !== 0 ? { controllerPorts: range(firstController) } : {}),
+    logger: flags.verbose ? consoleLogger : quietLogger,
+  });
+  console.log(`cluster ${cluster.clusterId}: ${nodes} node${nodes === 1 ? '' : 's'}`);
+  console.log(table(cluster.nodes.map((n) => ({ node: n.nodeId, broker: `${n.host}:${n.brokerPort}`, controller: `${n.host}:${n.controllerPort}`, dataDir: n.dataDir }))));
+  console.log(`\nbootstrap servers: ${cluster.bootstrap}`);
+  console.log(`controller.quorum.voters=${cluster.controllerQuorumVoters}`);
+  console.log('Ctrl-C stops the cluster.');
+  await new Promise<void>((resolve) => {
+    process.once('SIGINT', () => resolve());
+    process.once('SIGTERM', () => resolve());
+  });
+  await cluster.close();
+  console.log('stopped');
+  return 0;
 }

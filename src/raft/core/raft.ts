@@ -281,6 +281,8 @@ export class RaftCore {
   get leaderId(): NodeId | undefined { return this.leaderIdValue; }
   get votedId(): NodeId | undefined { return this.votedIdValue; }
   get highWatermark(): number { return this.hw; }
+  /** A leader's first offset of its epoch (its LeaderChange entry): everything below it is committed once the high watermark passes it. */
+  get epochStart(): number { return this.epochStartOffset; }
   get isVoter(): boolean { return this.voters.includes(this.nodeId); }
   /**
    * Stands for election (and times out as a voter does): a voter of the latest set, or of the

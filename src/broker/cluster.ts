@@ -1,0 +1,183 @@
+// `startCluster({ nodes })`: N combined broker+controller nodes in this process on 127.0.0.1, one
+// metadata quorum over the network, each node a real server with its own data directory. What the
+// project's cluster tests use and what a Node user's tests use instead of Docker.
+//
+// Controller listener ports must be known to every voter before any starts
+// (controller.quorum.voters), so they are chosen free up front (broker ports too, so that a
+// restarted node comes back on the same address). Brokers find each other, and the active
+// controller, through their registrations in the metadata.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import * as nodePath from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { parseBrokerConfig } from '../config/index.js';
+import { startServer, quietLogger, type ServerHandle } from './server.js';
+import type { Logger } from './network.js';
+
+export interface ClusterOptions {
+  /** How many combined nodes (node ids 1..N); default 3. */
+  nodes?: number;
+  /** A directory holding one data directory per node (`node-<id>`); default a new temporary one, removed by close(). */
+  dataDir?: string;
+  /** Broker properties for every node (Kafka's keys), over the cluster's own. */
+  config?: Record<string, string>;
+  /** Fixed broker ports (one per node); default free ports. */
+  brokerPorts?: readonly number[];
+  /** Fixed controller ports (one per node); default free ports. */
+  controllerPorts?: readonly number[];
+  logger?: Logger;
+}
+
+export interface ClusterNodeHandle {
+  readonly nodeId: number;
+  readonly host: string;
+  readonly brokerPort: number;
+  readonly controllerPort: number;
+  readonly dataDir: string;
+  /** The running server, or null while the node is down. */
+  readonly server: ServerHandle | null;
+  readonly running: boolean;
+  /** Stops the node at once: no controlled shutdown, open connections dropped (the logs are closed so the directory can reopen in this process). */
+  kill(): Promise<void>;
+  /** Starts a killed node again on the same ports and data directory. */
+  restart(): Promise<void>;
+}
+
+export interface ClusterHandle {
+  readonly clusterId: string;
+  /** `host:port,...` of every node's broker listener. */
+  readonly bootstrap: string;
+  readonly nodes: readonly ClusterNodeHandle[];
+  /** `1@127.0.0.1:port,...` */
+  readonly controllerQuorumVoters: string;
+  /** The node whose metadata log leads, if a running node knows one. */
+  leaderId(): number | undefined;
+  close(): Promise<void>;
+}
+
+/** A free TCP port on the host: bound, read and released (another process could take it before we bind it again). */
+export async function freePort(host = '127.0.0.1'): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, host, () => {
+      const a = s.address();
+      const port = typeof a === 'object' && a !== null ? a.port : 0;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+async function freePorts(n: number, host: string): Promise<number[]> {
+  const out: number[] = [];
+  while (out.length < n) {
+    const p = await freePort(host);
+    if (!out.includes(p)) out.push(p);
+  }
+  return out;
+}
+
+/** A base64url UUID, Kafka's form of a cluster id. */
+function newClusterId(): string {
+  return Buffer.from(randomUUID().replace(/-/g, ''), 'hex').toString('base64url');
+}
+
+export async function startCluster(options: ClusterOptions = {}): Promise<ClusterHandle> {
+  const n = options.nodes ?? 3;
+  if (!Number.isInteger(n) || n < 1 || n > 64) throw new Error(`nodes: expected 1-64, got ${n}`);
+  const host = '127.0.0.1';
+  const ownDir = options.dataDir === undefined;
+  const baseDir = options.dataDir ?? mkdtempSync(nodePath.join(tmpdir(), 'logline-cluster-'));
+  const brokerPorts = options.brokerPorts ? [...options.brokerPorts] : await freePorts(n, host);
+  let controllerPorts = options.controllerPorts ? [...options.controllerPorts] : await freePorts(n, host);
+  if (!options.controllerPorts) {
+    // Never the same port for a broker and a controller listener.
+    while (controllerPorts.some((p) => brokerPorts.includes(p))) controllerPorts = await freePorts(n, host);
+  }
+  if (brokerPorts.length !== n || controllerPorts.length !== n) throw new Error(`brokerPorts and controllerPorts need ${n} entries each`);
+  const ids = Array.from({ length: n }, (_, i) => i + 1);
+  const voters = ids.map((id, i) => `${id}@${host}:${controllerPorts[i]}`).join(',');
+  const clusterId = newClusterId();
+  const logger = options.logger ?? quietLogger;
+
+  const nodes = ids.map((nodeId, i) => {
+    const dataDir = nodePath.join(baseDir, `node-${nodeId}`);
+    const config = parseBrokerConfig({
+      'node.id': String(nodeId),
+      'process.roles': 'broker,controller',
+      'listeners': `PLAINTEXT://${host}:${brokerPorts[i]},CONTROLLER://${host}:${controllerPorts[i]}`,
+      'advertised.listeners': `PLAINTEXT://${host}:${brokerPorts[i]}`,
+      'controller.listener.names': 'CONTROLLER',
+      'listener.security.protocol.map': 'CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT',
+      'controller.quorum.voters': voters,
+      'log.dirs': dataDir,
+      // Partitions are not replicated yet (one replica each), so internal topics have one replica.
+      'offsets.topic.replication.factor': '1',
+      'transaction.state.log.replication.factor': '1',
+      'transaction.state.log.min.isr': '1',
+      ...options.config,
+    });
+    let server: ServerHandle | null = null;
+    let transition: Promise<void> = Promise.resolve();
+    const start = async () => {
+      server = await startServer({ config, dataDir, clusterId, logger: prefixed(logger, nodeId) });
+    };
+    const serialize = (f: () => Promise<void>): Promise<void> => {
+      const run = transition.then(f);
+      transition = run.catch(() => {});
+      return run;
+    };
+    const handle: ClusterNodeHandle & { start(): Promise<void> } = {
+      nodeId, host, brokerPort: brokerPorts[i]!, controllerPort: controllerPorts[i]!, dataDir,
+      get server() { return server; },
+      get running() { return server !== null; },
+      start,
+      kill: () => serialize(async () => {
+        const s = server;
+        server = null;
+        await s?.close({ controlledShutdown: false });
+      }),
+      restart: () => serialize(async () => {
+        if (server === null) await start();
+      }),
+    };
+    return handle;
+  });
+
+  const started = await Promise.allSettled(nodes.map((node) => node.start()));
+  const failed = started.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) {
+    await Promise.allSettled(nodes.map((node) => node.kill()));
+    if (ownDir) rmSync(baseDir, { recursive: true, force: true });
+    throw failed.reason;
+  }
+  let closed = false;
+  return {
+    clusterId,
+    bootstrap: nodes.map((node) => `${host}:${node.brokerPort}`).join(','),
+    nodes,
+    controllerQuorumVoters: voters,
+    leaderId: () => {
+      for (const node of nodes) {
+        const id = node.server?.metadata?.leaderId;
+        if (id !== undefined) return id;
+      }
+      return undefined;
+    },
+    close: async () => {
+      if (closed) return;
+      closed = true;
+      await Promise.allSettled(nodes.map((node) => node.kill()));
+      if (ownDir) rmSync(baseDir, { recursive: true, force: true });
+    },
+  };
+}
+
+function prefixed(logger: Logger, nodeId: number): Logger {
+  return {
+    info: (m) => logger.info(`node ${nodeId}: ${m}`),
+    warn: (m) => logger.warn(`node ${nodeId}: ${m}`),
+    error: (m) => logger.error(`node ${nodeId}: ${m}`),
+  };
+}

@@ -1,0 +1,223 @@
+// The ControllerChannel every broker uses: the ControllerService in this process when it is the
+// active controller, else the operation forwarded to the active controller's node (Kafka's
+// forwarding manager, without the Envelope: the request goes as the client API it is).
+//
+// Where the controller is: its node id is the Raft leader of `__cluster_metadata`; its address is
+// the broker listener that node registered (the image's registrations, fenced or not). The first
+// broker to register in a new cluster is the leader's own (its ControllerService is local), so
+// every other broker finds the leader's listener in its image before it needs it. A leader that
+// has no broker listener (process.roles=controller) cannot be reached this way yet: its brokers
+// get NOT_CONTROLLER until the controller listener serves these APIs.
+//
+// A forwarded change is answered once this node's image holds it, so a client that creates a
+// topic through broker 2 and then asks broker 2 for Metadata sees it. During an election an
+// operation waits up to ROUTE_WAIT_MS for a controller to be known and reachable, then answers
+// NOT_CONTROLLER (retriable); so does a forwarded request whose answer never came (the change
+// may have been made, as with Kafka). Nothing here throws out of a handler.
+import { BrokerConnection } from '../client/index.js';
+import {
+  ApiKey, ErrorCode, ZERO_UUID,
+  type AllocateProducerIdsRequest, type AllocateProducerIdsResponse, type BrokerHeartbeatRequest, type BrokerHeartbeatResponse,
+  type BrokerRegistrationRequest, type BrokerRegistrationResponse, type CreatePartitionsRequestCreatePartitionsTopic,
+  type CreatePartitionsResponseCreatePartitionsTopicResult, type CreateTopicsRequest, type CreateTopicsResponseCreatableTopicResult,
+  type DeleteTopicsResponseDeletableTopicResult, type ElectLeadersRequest, type ElectLeadersResponseReplicaElectionResult,
+} from '../protocol/index.js';
+import type { ConfigChange, ControllerChannel, ResourceResult } from './controller-channel.js';
+import type { ControllerService } from './controller-service.js';
+import type { LogMetadata } from './metadata-log.js';
+import type { MetadataView } from './services.js';
+import type { Logger } from './network.js';
+
+/** How long an operation waits for a controller to be known and reachable (an election takes about one election timeout). */
+const ROUTE_WAIT_MS = 5_000;
+/** How long a forwarded change waits for this node's image to show it, at most (then it answers anyway). */
+const CATCH_UP_WAIT_MS = 30_000;
+const ROUTE_RETRY_MS = 20;
+
+const NOT_CONTROLLER_MESSAGE = 'This is not the active controller, and none could be reached; retry.';
+
+export interface ForwardingOptions {
+  readonly nodeId: number;
+  /** The listener name to reach other brokers on (inter.broker.listener.name), else the first one each registered. */
+  readonly listenerName: string | null;
+  readonly requestTimeoutMs: number;
+  readonly logger: Logger;
+}
+
+type Route = { kind: 'local' } | { kind: 'remote'; conn: BrokerConnection; nodeId: number };
+
+export class ForwardingControllerChannel implements ControllerChannel {
+  private connection: { nodeId: number; host: string; port: number; conn: Promise<BrokerConnection> } | null = null;
+  private readonly waiters = new Set<() => void>();
+  private closed = false;
+
+  constructor(private readonly md: LogMetadata, private readonly local: ControllerService, private readonly o: ForwardingOptions) {
+    md.onChange(() => { for (const w of [...this.waiters]) w(); });
+  }
+
+  close(): void {
+    this.closed = true;
+    void this.connection?.conn.then((c) => c.close(), () => {});
+    this.connection = null;
+    for (const w of [...this.waiters]) w();
+  }
+
+  // ---- ControllerChannel ---------------------------------------------------------------------
+
+  createTopics(request: CreateTopicsRequest): Promise<CreateTopicsResponseCreatableTopicResult[]> {
+    return this.route((c) => c.createTopics(request), async (conn) => {
+      const r = await conn.send<{ topics: CreateTopicsResponseCreatableTopicResult[] }>(ApiKey.CreateTopics, 7, request);
+      const made = request.validateOnly ? [] : r.topics.filter((t) => t.errorCode === 0);
+      await this.waitFor((v) => made.every((t) => v.topic(t.name)?.id === t.topicId));
+      return r.topics;
+    }, () => request.topics.map((t) => ({
+      name: t.name, topicId: ZERO_UUID, errorCode: ErrorCode.NOT_CONTROLLER, errorMessage: NOT_CONTROLLER_MESSAGE, topicConfigErrorCode: 0,
+      numPartitions: -1, replicationFactor: -1, configs: null,
+    })));
+  }
+
+  deleteTopics(targets: { name: string | null; topicId: string }[]): Promise<DeleteTopicsResponseDeletableTopicResult[]> {
+    return this.route((c) => c.deleteTopics(targets), async (conn) => {
+      const r = await conn.send<{ responses: DeleteTopicsResponseDeletableTopicResult[] }>(ApiKey.DeleteTopics, 6, { topics: targets, topicNames: [], timeoutMs: 30_000 });
+      const gone = r.responses.filter((t) => t.errorCode === 0);
+      await this.waitFor((v) => gone.every((t) => v.topicById(t.topicId) === undefined && (t.name === null || v.topic(t.name) === undefined)));
+      return r.responses;
+    }, () => targets.map((t) => ({ name: t.name, topicId: t.topicId, errorCode: ErrorCode.NOT_CONTROLLER, errorMessage: NOT_CONTROLLER_MESSAGE })));
+  }
+
+  createPartitions(topics: CreatePartitionsRequestCreatePartitionsTopic[], validateOnly: boolean): Promise<CreatePartitionsResponseCreatePartitionsTopicResult[]> {
+    return this.route((c) => c.createPartitions(topics, validateOnly), async (conn) => {
+      const r = await conn.send<{ results: CreatePartitionsResponseCreatePartitionsTopicResult[] }>(ApiKey.CreatePartitions, 3, { topics, timeoutMs: 30_000, validateOnly });
+      const count = new Map(topics.map((t) => [t.name, t.count]));
+      const grown = validateOnly ? [] : r.results.filter((t) => t.errorCode === 0);
+      await this.waitFor((v) => grown.every((t) => (v.topic(t.name)?.partitions.length ?? 0) >= (count.get(t.name) ?? 0)));
+      return r.results;
+    }, () => topics.map((t) => ({ name: t.name, errorCode: ErrorCode.NOT_CONTROLLER, errorMessage: NOT_CONTROLLER_MESSAGE })));
+  }
+
+  /** Forwarded without waiting for this node's image: the leaders it reports are the controller's answer. */
+  electLeaders(request: ElectLeadersRequest): Promise<{ errorCode: number; results: ElectLeadersResponseReplicaElectionResult[] }> {
+    return this.route((c) => c.electLeaders(request), async (conn) => {
+      const r = await conn.send<{ errorCode: number; replicaElectionResults: ElectLeadersResponseReplicaElectionResult[] }>(ApiKey.ElectLeaders, 2, request);
+      return { errorCode: r.errorCode, results: r.replicaElectionResults };
+    }, () => ({ errorCode: ErrorCode.NOT_CONTROLLER, results: [] }));
+  }
+
+  /**
+   * A config change, as IncrementalAlterConfigs (or AlterConfigs when the set replaces every
+   * dynamic config). A broker resource is checked by the broker it names (ConfigAdmin), and the
+   * controller's broker would refuse another broker's id: only the cluster default ('') is
+   * forwarded; a per-broker change away from the controller answers NOT_CONTROLLER.
+   */
+  alterConfigs(change: ConfigChange): Promise<ResourceResult> {
+    const refused = (): ResourceResult => ({ errorCode: ErrorCode.NOT_CONTROLLER, errorMessage: NOT_CONTROLLER_MESSAGE });
+    return this.route((c) => c.alterConfigs(change), async (conn) => {
+      if (change.resourceType === 4 && change.resourceName !== '') return refused();
+      const resource = { resourceType: change.resourceType, resourceName: change.resourceName };
+      const r = change.replace
+        ? await conn.send<{ responses: ResourceResult[] }>(ApiKey.AlterConfigs, 2, {
+          resources: [{ ...resource, configs: change.ops.filter((x) => x.configOperation === 0).map((x) => ({ name: x.name, value: x.value })) }], validateOnly: change.validateOnly,
+        })
+        : await conn.send<{ responses: ResourceResult[] }>(ApiKey.IncrementalAlterConfigs, 1, { resources: [{ ...resource, configs: change.ops }], validateOnly: change.validateOnly });
+      const out = r.responses[0];
+      if (out === undefined) return refused();
+      if (out.errorCode === 0 && !change.validateOnly) {
+        await this.waitFor((v) => {
+          const now = v.configs(change.resourceType, change.resourceName);
+          return change.ops.every((x) => x.configOperation === 0 ? now.get(x.name) === x.value : x.configOperation === 1 ? !now.has(x.name) : true);
+        });
+      }
+      return { errorCode: out.errorCode, errorMessage: out.errorMessage };
+    }, refused);
+  }
+
+  allocateProducerIds(request: AllocateProducerIdsRequest): Promise<AllocateProducerIdsResponse> {
+    return this.route((c) => c.allocateProducerIds(request), (conn) => conn.send<AllocateProducerIdsResponse>(ApiKey.AllocateProducerIds, 0, request),
+      () => ({ throttleTimeMs: 0, errorCode: ErrorCode.NOT_CONTROLLER, producerIdStart: -1n, producerIdLen: 0 }));
+  }
+
+  /** The broker's lifecycle waits for its registration to reach its image itself (the broker epoch is its offset). */
+  registerBroker(request: BrokerRegistrationRequest): Promise<BrokerRegistrationResponse> {
+    return this.route((c) => c.registerBroker(request), (conn) => conn.send<BrokerRegistrationResponse>(ApiKey.BrokerRegistration, 4, request),
+      () => ({ throttleTimeMs: 0, errorCode: ErrorCode.NOT_CONTROLLER, brokerEpoch: -1n }));
+  }
+
+  brokerHeartbeat(request: BrokerHeartbeatRequest): Promise<BrokerHeartbeatResponse> {
+    return this.route((c) => c.brokerHeartbeat(request), (conn) => conn.send<BrokerHeartbeatResponse>(ApiKey.BrokerHeartbeat, 1, request),
+      () => ({ throttleTimeMs: 0, errorCode: ErrorCode.NOT_CONTROLLER, isCaughtUp: false, isFenced: true, shouldShutDown: false }));
+  }
+
+  // ---- routing -------------------------------------------------------------------------------
+
+  /**
+   * The local controller when it is active (it answers NOT_CONTROLLER itself if it loses the
+   * leadership meanwhile), else the forwarded request; waits up to ROUTE_WAIT_MS for either.
+   */
+  private async route<R>(local: (c: ControllerService) => Promise<R>, remote: (conn: BrokerConnection) => Promise<R>, refused: () => R): Promise<R> {
+    const deadline = Date.now() + ROUTE_WAIT_MS;
+    for (;;) {
+      const r = await this.findRoute();
+      if (r?.kind === 'local') return local(this.local);
+      if (r?.kind === 'remote') {
+        try {
+          return await remote(r.conn);
+        } catch (e) {
+          // Sent, and no answer (the controller died under it, or a timeout): the client decides.
+          this.drop(r.nodeId);
+          this.o.logger.warn(`controller request forwarded to node ${r.nodeId} failed: ${(e as Error).message}`);
+          return refused();
+        }
+      }
+      if (this.closed || Date.now() >= deadline) return refused();
+      await new Promise((resolve) => setTimeout(resolve, ROUTE_RETRY_MS));
+    }
+  }
+
+  /** Null while no controller is known or reachable. */
+  private async findRoute(): Promise<Route | null> {
+    if (this.closed) return null;
+    if (this.local.isActive) return { kind: 'local' };
+    const leader = this.md.leaderId;
+    // This node leads but its controller is not active yet (its log is being applied): wait.
+    if (leader === undefined || leader === this.o.nodeId) return null;
+    const reg = this.md.image.cluster.broker(leader);
+    const e = (this.o.listenerName !== null ? reg?.endpoints.find((x) => x.name === this.o.listenerName) : undefined) ?? reg?.endpoints[0];
+    if (e === undefined || e.port === 0) return null;
+    const c = this.connection;
+    if (c === null || c.nodeId !== leader || c.host !== e.host || c.port !== e.port) {
+      if (c !== null) void c.conn.then((x) => x.close(), () => {});
+      this.connection = {
+        nodeId: leader, host: e.host, port: e.port,
+        conn: BrokerConnection.open({
+          host: e.host, port: e.port, clientId: `logline-broker-${this.o.nodeId}-to-controller`, requestTimeoutMs: this.o.requestTimeoutMs, connectTimeoutMs: 5000,
+        }),
+      };
+    }
+    try {
+      return { kind: 'remote', conn: await this.connection!.conn, nodeId: leader };
+    } catch {
+      this.drop(leader);
+      return null;
+    }
+  }
+
+  /** The connection to `nodeId` is broken or its node moved: the next request opens a new one. */
+  private drop(nodeId: number): void {
+    const c = this.connection;
+    if (c === null || c.nodeId !== nodeId) return;
+    this.connection = null;
+    void c.conn.then((x) => x.close(), () => {});
+  }
+
+  /** Resolves once `done(view)` holds (checked at every applied change), or after CATCH_UP_WAIT_MS. */
+  private waitFor(done: (view: MetadataView) => boolean): Promise<void> {
+    if (done(this.md.view())) return Promise.resolve();
+    return new Promise((resolve) => {
+      const finish = () => { clearTimeout(timer); this.waiters.delete(check); resolve(); };
+      const check = () => { if (this.closed || done(this.md.view())) finish(); };
+      const timer = setTimeout(finish, CATCH_UP_WAIT_MS);
+      timer.unref();
+      this.waiters.add(check);
+    });
+  }
+}
