@@ -255,10 +255,12 @@ export class PartitionLog {
     // Transaction coordinators write control batches (markers); clients may not.
     const views = this.parse(records, origin === 'client');
     if (this.config.cleanupPolicy.includes('compact')) await requireKeys(views, this.name);
-    if (this.config.messageTimestampType !== 'LogAppendTime' && this.timestampOutOfRange(views, this.clock.nowMs())) {
-      throw await this.timestampRecordErrors(views, this.clock.nowMs());
+    // One reading of the clock judges the timestamps and stamps LogAppendTime.
+    const now = this.clock.nowMs();
+    if (this.config.messageTimestampType !== 'LogAppendTime' && this.timestampOutOfRange(views, now)) {
+      throw await this.timestampRecordErrors(views, now);
     }
-    return this.guard(() => this.appendValidated(records, views, leaderEpoch));
+    return this.guard(() => this.appendValidated(records, views, leaderEpoch, now));
   }
 
   /** A follower's append: offsets and epochs are the leader's; they must continue this log. */
@@ -320,9 +322,8 @@ export class PartitionLog {
     }
   }
 
-  private appendValidated(records: Buffer, views: RecordBatchView[], leaderEpoch: number): AppendInfo {
+  private appendValidated(records: Buffer, views: RecordBatchView[], leaderEpoch: number, now: number): AppendInfo {
     if (views.length === 0) return this.emptyAppend();
-    const now = this.clock.nowMs();
     // Idempotent producers: a retried batch is answered with the offsets it got the first time.
     for (const v of views) {
       const marker = v.isControl ? this.marker(v) : null;
