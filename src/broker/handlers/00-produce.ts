@@ -39,9 +39,6 @@ export interface ProduceServices {
   producePartitions(params: ProducePartitionsParams): Promise<Map<string, PartitionProduceResult>>;
 }
 
-/** The tagged CurrentLeader of v10+ (KIP-951) at its default: no new-leader hint is given. */
-const NO_LEADER_HINT = Object.freeze({ leaderId: -1, leaderEpoch: -1 });
-
 /** Whether any batch in `records` is zstd-compressed (walks batch headers only). */
 function hasZstd(records: Buffer): boolean {
   for (let pos = 0; pos + RECORD_BATCH_HEADER_BYTES <= records.length;) {
@@ -94,13 +91,12 @@ export const produceHandler: HandlerSpec<ProduceServices, 0> = {
     if (request.acks === 0) return null;
     return {
       throttleTimeMs: 0,
-      nodeEndpoints: [],
       responses: request.topicData.map((t) => ({
         name: t.name,
         partitionResponses: t.partitionData.map((p) => {
           const key = partitionKey(t.name, p.index);
           const r = early.get(key) ?? results.get(key) ?? produceFailure(ErrorCode.UNKNOWN_SERVER_ERROR);
-          return { index: p.index, currentLeader: NO_LEADER_HINT, ...r };
+          return { index: p.index, ...r };
         }),
       })),
     };

@@ -66,7 +66,7 @@ export const fetchHandler: HandlerSpec<FetchServices, 1> = {
     const sessionEpoch = ctx.apiVersion >= SESSIONS_MIN_VERSION ? request.sessionEpoch : -1;
     const outcome = s.fetchSessions.begin(sessionId, sessionEpoch, requested, forgotten);
     if (outcome.context === null) {
-      return { throttleTimeMs: 0, errorCode: outcome.errorCode, sessionId: 0, responses: [], nodeEndpoints: [] };
+      return { throttleTimeMs: 0, errorCode: outcome.errorCode, sessionId: 0, responses: [] };
     }
     // Everything below runs for every partition of the session on every fetch (an incremental
     // fetch of 100 idle partitions included), so it builds one object per partition and no more.
@@ -109,7 +109,7 @@ export const fetchHandler: HandlerSpec<FetchServices, 1> = {
       else topics.set(a.topic, [a]);
     }
     return {
-      throttleTimeMs: 0, errorCode: 0, sessionId: outcome.context.sessionId, nodeEndpoints: [],
+      throttleTimeMs: 0, errorCode: 0, sessionId: outcome.context.sessionId,
       responses: [...topics.entries()].map(([topic, list]) => ({
         topic: byId ? '' : topic,
         topicId: byId ? topic : ZERO_UUID,
