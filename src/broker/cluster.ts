@@ -1,6 +1,8 @@
 // `startCluster({ nodes })`: N combined broker+controller nodes in this process on 127.0.0.1, one
 // metadata quorum over the network, each node a real server with its own data directory. What the
-// project's cluster tests use and what a Node user's tests use instead of Docker.
+// project's cluster tests use and what a Node user's tests use instead of Docker. With
+// `{ controllers, brokers }` the roles are separate processes' worth: controller-only nodes (ids
+// 1..C, the quorum) and broker-only nodes (ids C+1..C+M, observers of the metadata log).
 //
 // Controller listener ports must be known to every voter before any starts
 // (controller.quorum.voters), so they are chosen free up front (broker ports too, so that a
@@ -16,23 +18,30 @@ import { startServer, quietLogger, type ServerHandle } from './server.js';
 import type { Logger } from './network.js';
 
 export interface ClusterOptions {
-  /** How many combined nodes (node ids 1..N); default 3. */
+  /** How many combined nodes (node ids 1..N); default 3. Not with `controllers`/`brokers`. */
   nodes?: number;
+  /** Separate roles: this many controller-only nodes (ids 1..C)... */
+  controllers?: number;
+  /** ...and this many broker-only nodes (ids C+1..C+M). */
+  brokers?: number;
   /** A directory holding one data directory per node (`node-<id>`); default a new temporary one, removed by close(). */
   dataDir?: string;
   /** Broker properties for every node (Kafka's keys), over the cluster's own. */
   config?: Record<string, string>;
-  /** Fixed broker ports (one per node); default free ports. */
+  /** Fixed broker ports (one per broker); default free ports. */
   brokerPorts?: readonly number[];
-  /** Fixed controller ports (one per node); default free ports. */
+  /** Fixed controller ports (one per controller); default free ports. */
   controllerPorts?: readonly number[];
   logger?: Logger;
 }
 
 export interface ClusterNodeHandle {
   readonly nodeId: number;
+  readonly roles: readonly ('broker' | 'controller')[];
   readonly host: string;
+  /** 0 for a controller-only node. */
   readonly brokerPort: number;
+  /** 0 for a broker-only node. */
   readonly controllerPort: number;
   readonly dataDir: string;
   /** The running server, or null while the node is down. */
@@ -46,7 +55,7 @@ export interface ClusterNodeHandle {
 
 export interface ClusterHandle {
   readonly clusterId: string;
-  /** `host:port,...` of every node's broker listener. */
+  /** `host:port,...` of every broker listener. */
   readonly bootstrap: string;
   readonly nodes: readonly ClusterNodeHandle[];
   /** `1@127.0.0.1:port,...` */
@@ -84,30 +93,48 @@ function newClusterId(): string {
 }
 
 export async function startCluster(options: ClusterOptions = {}): Promise<ClusterHandle> {
-  const n = options.nodes ?? 3;
-  if (!Number.isInteger(n) || n < 1 || n > 64) throw new Error(`nodes: expected 1-64, got ${n}`);
+  const split = options.controllers !== undefined || options.brokers !== undefined;
+  if (split && options.nodes !== undefined) throw new Error('nodes: not with controllers/brokers (combined nodes or separate roles)');
+  const controllerCount = split ? options.controllers ?? 3 : options.nodes ?? 3;
+  const brokerCount = split ? options.brokers ?? 3 : controllerCount;
+  for (const [what, n] of [['controllers', controllerCount], ['brokers', brokerCount]] as const) {
+    if (!Number.isInteger(n) || n < 1 || n > 64) throw new Error(`${split ? what : 'nodes'}: expected 1-64, got ${n}`);
+  }
   const host = '127.0.0.1';
   const ownDir = options.dataDir === undefined;
   const baseDir = options.dataDir ?? mkdtempSync(nodePath.join(tmpdir(), 'logline-cluster-'));
-  const brokerPorts = options.brokerPorts ? [...options.brokerPorts] : await freePorts(n, host);
-  let controllerPorts = options.controllerPorts ? [...options.controllerPorts] : await freePorts(n, host);
+  const brokerPorts = options.brokerPorts ? [...options.brokerPorts] : await freePorts(brokerCount, host);
+  let controllerPorts = options.controllerPorts ? [...options.controllerPorts] : await freePorts(controllerCount, host);
   if (!options.controllerPorts) {
     // Never the same port for a broker and a controller listener.
-    while (controllerPorts.some((p) => brokerPorts.includes(p))) controllerPorts = await freePorts(n, host);
+    while (controllerPorts.some((p) => brokerPorts.includes(p))) controllerPorts = await freePorts(controllerCount, host);
   }
-  if (brokerPorts.length !== n || controllerPorts.length !== n) throw new Error(`brokerPorts and controllerPorts need ${n} entries each`);
-  const ids = Array.from({ length: n }, (_, i) => i + 1);
-  const voters = ids.map((id, i) => `${id}@${host}:${controllerPorts[i]}`).join(',');
+  if (brokerPorts.length !== brokerCount || controllerPorts.length !== controllerCount) {
+    throw new Error(`brokerPorts needs ${brokerCount} entries and controllerPorts ${controllerCount}`);
+  }
+  // Combined: node i is broker i and controller i. Split: controllers first, then brokers.
+  type Role = 'broker' | 'controller';
+  const layout: { nodeId: number; roles: Role[]; brokerPort: number; controllerPort: number }[] = split
+    ? [
+      ...controllerPorts.map((controllerPort, i) => ({ nodeId: i + 1, roles: ['controller'] as Role[], brokerPort: 0, controllerPort })),
+      ...brokerPorts.map((brokerPort, i) => ({ nodeId: controllerCount + i + 1, roles: ['broker'] as Role[], brokerPort, controllerPort: 0 })),
+    ]
+    : brokerPorts.map((brokerPort, i) => ({ nodeId: i + 1, roles: ['broker', 'controller'] as Role[], brokerPort, controllerPort: controllerPorts[i]! }));
+  const voters = layout.filter((l) => l.roles.includes('controller')).map((l) => `${l.nodeId}@${host}:${l.controllerPort}`).join(',');
   const clusterId = newClusterId();
   const logger = options.logger ?? quietLogger;
 
-  const nodes = ids.map((nodeId, i) => {
+  const nodes = layout.map(({ nodeId, roles, brokerPort, controllerPort }) => {
     const dataDir = nodePath.join(baseDir, `node-${nodeId}`);
+    const listeners = [
+      ...(roles.includes('broker') ? [`PLAINTEXT://${host}:${brokerPort}`] : []),
+      ...(roles.includes('controller') ? [`CONTROLLER://${host}:${controllerPort}`] : []),
+    ];
     const config = parseBrokerConfig({
       'node.id': String(nodeId),
-      'process.roles': 'broker,controller',
-      'listeners': `PLAINTEXT://${host}:${brokerPorts[i]},CONTROLLER://${host}:${controllerPorts[i]}`,
-      'advertised.listeners': `PLAINTEXT://${host}:${brokerPorts[i]}`,
+      'process.roles': roles.join(','),
+      'listeners': listeners.join(','),
+      ...(roles.includes('broker') ? { 'advertised.listeners': `PLAINTEXT://${host}:${brokerPort}` } : {}),
       'controller.listener.names': 'CONTROLLER',
       'listener.security.protocol.map': 'CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT',
       'controller.quorum.voters': voters,
@@ -129,7 +156,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
       return run;
     };
     const handle: ClusterNodeHandle & { start(): Promise<void> } = {
-      nodeId, host, brokerPort: brokerPorts[i]!, controllerPort: controllerPorts[i]!, dataDir,
+      nodeId, roles, host, brokerPort, controllerPort, dataDir,
       get server() { return server; },
       get running() { return server !== null; },
       start,
@@ -155,7 +182,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
   let closed = false;
   return {
     clusterId,
-    bootstrap: nodes.map((node) => `${host}:${node.brokerPort}`).join(','),
+    bootstrap: nodes.filter((node) => node.roles.includes('broker')).map((node) => `${host}:${node.brokerPort}`).join(','),
     nodes,
     controllerQuorumVoters: voters,
     leaderId: () => {

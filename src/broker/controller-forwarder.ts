@@ -1,13 +1,11 @@
 // The ControllerChannel every broker uses: the ControllerService in this process when it is the
-// active controller, else the operation forwarded to the active controller's node (Kafka's
-// forwarding manager, without the Envelope: the request goes as the client API it is).
+// active controller, else the operation forwarded to the active controller (Kafka's forwarding
+// manager, without the Envelope: the request goes as the client API it is).
 //
 // Where the controller is: its node id is the Raft leader of `__cluster_metadata`; its address is
-// the broker listener that node registered (the image's registrations, fenced or not). The first
-// broker to register in a new cluster is the leader's own (its ControllerService is local), so
-// every other broker finds the leader's listener in its image before it needs it. A leader that
-// has no broker listener (process.roles=controller) cannot be reached this way yet: its brokers
-// get NOT_CONTROLLER until the controller listener serves these APIs.
+// that voter's CONTROLLER endpoint (controller.quorum.voters, or the voter set of KIP-853), where
+// the controller listener serves the controller's APIs (controller-apis.ts). So a controller-only
+// node (process.roles=controller) is reached the same way as a combined one.
 //
 // A forwarded change is answered once this node's image holds it, so a client that creates a
 // topic through broker 2 and then asks broker 2 for Metadata sees it. During an election an
@@ -20,7 +18,7 @@ import {
   type AllocateProducerIdsRequest, type AllocateProducerIdsResponse, type BrokerHeartbeatRequest, type BrokerHeartbeatResponse,
   type BrokerRegistrationRequest, type BrokerRegistrationResponse, type CreatePartitionsRequestCreatePartitionsTopic,
   type CreatePartitionsResponseCreatePartitionsTopicResult, type CreateTopicsRequest, type CreateTopicsResponseCreatableTopicResult,
-  type DeleteTopicsResponseDeletableTopicResult, type ElectLeadersRequest, type ElectLeadersResponseReplicaElectionResult,
+  type DeleteTopicsResponseDeletableTopicResult, type DescribeQuorumRequest, type DescribeQuorumResponse, type ElectLeadersRequest, type ElectLeadersResponseReplicaElectionResult,
 } from '../protocol/index.js';
 import type { ConfigChange, ControllerChannel, ResourceResult } from './controller-channel.js';
 import type { ControllerService } from './controller-service.js';
@@ -38,8 +36,6 @@ const NOT_CONTROLLER_MESSAGE = 'This is not the active controller, and none coul
 
 export interface ForwardingOptions {
   readonly nodeId: number;
-  /** The listener name to reach other brokers on (inter.broker.listener.name), else the first one each registered. */
-  readonly listenerName: string | null;
   readonly requestTimeoutMs: number;
   readonly logger: Logger;
 }
@@ -147,6 +143,16 @@ export class ForwardingControllerChannel implements ControllerChannel {
       () => ({ throttleTimeMs: 0, errorCode: ErrorCode.NOT_CONTROLLER, isCaughtUp: false, isFenced: true, shouldShutDown: false }));
   }
 
+  /**
+   * DescribeQuorum as the Raft leader answers it: `own()` when this node leads (or none can be
+   * reached), else forwarded to the leader's controller listener.
+   */
+  describeQuorum(request: DescribeQuorumRequest, own: () => DescribeQuorumResponse): Promise<DescribeQuorumResponse> {
+    const leader = this.md.leaderId;
+    if (leader === undefined || leader === this.o.nodeId) return Promise.resolve(own());
+    return this.route(async () => own(), (conn) => conn.send<DescribeQuorumResponse>(ApiKey.DescribeQuorum, 2, request), own);
+  }
+
   // ---- routing -------------------------------------------------------------------------------
 
   /**
@@ -180,8 +186,7 @@ export class ForwardingControllerChannel implements ControllerChannel {
     const leader = this.md.leaderId;
     // This node leads but its controller is not active yet (its log is being applied): wait.
     if (leader === undefined || leader === this.o.nodeId) return null;
-    const reg = this.md.image.cluster.broker(leader);
-    const e = (this.o.listenerName !== null ? reg?.endpoints.find((x) => x.name === this.o.listenerName) : undefined) ?? reg?.endpoints[0];
+    const e = this.md.controllerEndpoint(leader);
     if (e === undefined || e.port === 0) return null;
     const c = this.connection;
     if (c === null || c.nodeId !== leader || c.host !== e.host || c.port !== e.port) {

@@ -12,6 +12,8 @@ import { LogManager, NodeFileSystem, logConfig, logDirName, parseLogDirName, typ
 import { LogMetadata, METADATA_TOPIC, type LogMetadataOptions } from './metadata-log.js';
 import { ControllerService } from './controller-service.js';
 import { ForwardingControllerChannel } from './controller-forwarder.js';
+import { controllerApis } from './controller-apis.js';
+import type { Router } from './router.js';
 import type { BrokerDeps } from './broker.js';
 import type { LogDirDescription } from './services.js';
 import type { Logger } from './network.js';
@@ -65,10 +67,13 @@ export function metadataQuorum(config: BrokerConfig, nodeId: number): Pick<LogMe
   return { voterAddresses: addresses, ...(controllerListener ? { controllerListener } : {}) };
 }
 
-export type DiskBackend = Omit<BrokerDeps, 'nodeId' | 'clock'> & {
+export type DiskBackend = Omit<BrokerDeps, 'nodeId' | 'clock' | 'controller'> & {
   metadata: LogMetadata;
   /** The controller hosted here (active while this node leads the metadata quorum); `controller` is the channel the broker uses. */
   controllerService: ControllerService;
+  controller: ForwardingControllerChannel;
+  /** The controller listener's APIs (a node with the controller role; null for a broker-only node). */
+  controllerRouter: Router<any> | null;
   logs: LogManager; close(): Promise<void> };
 
 /** A base64url UUID, Kafka's form of a cluster id. */
@@ -203,9 +208,18 @@ async function openDiskBackend(o: DiskBackendOptions, brokerConfig: BrokerConfig
     leaderImbalanceCheckIntervalMs: 1000 * Number(brokerConfig.get('leader.imbalance.check.interval.seconds')),
   });
   controllerService.start();
+  // A controller serves the brokers' requests on its controller listener (a quorum of one has none:
+  // its broker calls the ControllerService directly).
+  const roles = brokerConfig.processRoles;
+  let controllerRouter: Router<any> | null = null;
+  if (roles.length === 0 || roles.includes('controller')) {
+    const apis = controllerApis({ nodeId: o.nodeId, controller: controllerService, metadata: md, brokerConfig, nowMs: () => o.clock.nowMs() });
+    md.serveControllerApis(apis.serve);
+    controllerRouter = apis.router;
+  }
   // The broker reaches the active controller through this channel wherever it runs.
   const controller = new ForwardingControllerChannel(md, controllerService, {
-    nodeId: o.nodeId, listenerName: brokerConfig.get('inter.broker.listener.name') as string | null,
+    nodeId: o.nodeId,
     // Kafka's request.timeout.ms: a change may take a commit and a replica-manager sync.
     requestTimeoutMs: 30_000, logger: o.logger,
   });
@@ -223,6 +237,7 @@ async function openDiskBackend(o: DiskBackendOptions, brokerConfig: BrokerConfig
     metadata: md,
     controller,
     controllerService,
+    controllerRouter,
     logger: o.logger,
     logs,
     openLog: async (topic, partition, topicId) => new StorageLog(logs.getOrCreateLog(topic, partition, topicId)),

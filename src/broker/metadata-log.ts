@@ -26,7 +26,7 @@ import { buildRecordBatchSync, iterateBatches, iterateRecords } from '../records
 import type { FileSystem } from '../storage/index.js';
 import {
   FileQuorumStateStore, RaftDriver, SocketTransport, StorageLogStore, defaultRaftTimeouts, METADATA_LOG_DIR_NAME,
-  type VoterAddress, type Committed, type Entry, type EntryBatch, type QuorumDescription, type RaftConfig, type RaftTransport, type ReplicatedStateMachine, type Snapshot,
+  type OtherRequests, type VoterAddress, type Committed, type Entry, type EntryBatch, type QuorumDescription, type RaftConfig, type RaftTransport, type ReplicatedStateMachine, type Snapshot,
 } from '../raft/index.js';
 import type { Clock } from '../util/index.js';
 import { isInternalTopic, METADATA_TOPIC_NAME, type EmittedRecord } from '../controller/index.js';
@@ -193,6 +193,17 @@ export class LogMetadata implements MetadataSource {
 
   /** Where this node's controller listener is bound (0 for a quorum of one, which has none). */
   get controllerPort(): number { return this.transport?.port ?? 0; }
+
+  /** Where voter `nodeId` listens for controller requests (its CONTROLLER endpoint in the voter set), if known. */
+  controllerEndpoint(nodeId: number): { host: string; port: number } | undefined {
+    const v = this.driver?.core.voterSet.find((x) => x.id === nodeId);
+    return v?.host === undefined || v.port === undefined ? undefined : { host: v.host, port: v.port };
+  }
+
+  /** The controller's APIs on this node's controller listener, beside the quorum's own (no-op for a quorum of one: it has no listener). */
+  serveControllerApis(handler: OtherRequests): void {
+    if (this.transport instanceof SocketTransport) this.transport.serveOtherRequests(handler);
+  }
 
   /** The quorum as DescribeQuorum reports it. */
   describeQuorum(): QuorumDescription { return this.driver!.describeQuorum(); }

@@ -7,11 +7,7 @@ import { apiVersionsHandler } from './handlers/18-api-versions.js';
 import { Broker, type BrokerDeps } from './broker.js';
 import { diskBackend } from './disk-backend.js';
 import { MemoryFileSystem } from '../storage/index.js';
-import { brokerRegistrationHandler } from './handlers/62-broker-registration.js';
-import { brokerHeartbeatHandler } from './handlers/63-broker-heartbeat.js';
-import { allocateProducerIdsHandler } from './handlers/67-allocate-producer-ids.js';
-import type { ControllerServices } from './services.js';
-import { describeQuorumHandler, type QuorumServices } from './handlers/55-describe-quorum.js';
+import { describeQuorumAnswer, describeQuorumHandler, type QuorumServices } from './handlers/55-describe-quorum.js';
 import { parseBrokerConfig, type BrokerConfig } from '../config/index.js';
 import type { LogMetadata } from './metadata-log.js';
 
@@ -141,7 +137,11 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerHa
     : undefined;
   const backend = options.backend ?? disk;
   if (disk && options.dataDir === undefined) logger.warn('storage: in memory, not durable (no data directory given)');
-  if (backend) {
+  // process.roles=controller: no broker at all, only the metadata quorum and the controller, served
+  // on the controller listener (the Raft transport's). Otherwise a broker (combined or not).
+  const roles = brokerConfig.processRoles;
+  const brokerRole = roles.length === 0 || roles.includes('broker');
+  if (backend && brokerRole) {
     broker = new Broker({ ...backend, nodeId, clock });
     try {
       await broker.syncPartitions();
@@ -152,17 +152,19 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerHa
     router = broker.router;
     services = broker.services();
     if (disk) {
-      // The metadata quorum this node is a voter of (the broker itself knows nothing of Raft).
+      // DescribeQuorum from any broker: the leader's answer, forwarded when it is another node.
       const md = disk.metadata;
+      const forwarder = disk.controller;
       router.register(describeQuorumHandler);
-      services = { ...services, describeQuorum: () => ({ description: md.describeQuorum(), isLeader: md.raft.role === 'leader' }) } satisfies QuorumServices;
-      // The controller's own APIs, answered by the controller in this process (NOT_CONTROLLER unless
-      // it is active): where other nodes' brokers send their registrations, heartbeats and
-      // producer-id requests (ForwardingControllerChannel).
-      for (const h of [brokerRegistrationHandler, brokerHeartbeatHandler, allocateProducerIdsHandler]) router.register(h);
-      services = { ...services, localController: disk.controllerService } satisfies ControllerServices;
+      services = {
+        ...services,
+        describeQuorum: (request) => forwarder.describeQuorum(request, () => describeQuorumAnswer(request, { description: md.describeQuorum(), isLeader: md.raft.role === 'leader' })),
+      } satisfies QuorumServices;
       disk.controllerService.localIncarnationId = broker.incarnationId;
     }
+  } else if (disk?.controllerRouter) {
+    router = disk.controllerRouter;
+    services = {};
   } else {
     router = new Router<BrokerServices>();
     // A bare network server (no backend) finalizes no features.
@@ -188,6 +190,11 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerHa
     }
   }
   for (const l of network.bound) logger.info(`listening on ${l.name}://${l.host}:${l.port}`);
+  if (disk && !brokerRole) {
+    const names = new Set(brokerConfig.controllerListenerNames);
+    const l = brokerConfig.listeners.map(parseListener).find((x) => names.has(x.name));
+    if (l) logger.info(`controller listening on ${l.name}://${l.host}:${disk.metadata.controllerPort}`);
+  }
   return {
     nodeId,
     listeners: network.bound,

@@ -67,7 +67,7 @@ async function topicsOn(port: number): Promise<Map<string, string>> {
 /** Until every running node's Metadata lists the same topics as `expected`. */
 async function converged(cluster: ClusterHandle, expected: Map<string, string>): Promise<void> {
   for (;;) {
-    const views = await Promise.all(cluster.nodes.filter((n) => n.running).map((n) => topicsOn(n.brokerPort)));
+    const views = await Promise.all(cluster.nodes.filter((n) => n.running && n.roles.includes('broker')).map((n) => topicsOn(n.brokerPort)));
     if (views.every((v) => v.size === expected.size && [...expected].every(([k, x]) => v.get(k) === x))) return;
     await sleep(50);
   }
@@ -220,6 +220,68 @@ test('a process.roles=broker node is an observer of the quorum: it replays the m
     assert.deepEqual(description.observers.map((o) => o.nodeId), [4]);
   } finally {
     await observer?.close();
+    await cluster.close();
+  }
+});
+
+test('startCluster({ controllers: 3, brokers: 3 }): controller-only nodes hold the quorum, brokers reach the active one on its controller listener, and a controller killed is replaced', { timeout: 120_000 }, async () => {
+  const cluster = await within(60_000, 'startCluster', startCluster({ controllers: 3, brokers: 3, config: FAST_RAFT }));
+  try {
+    assert.deepEqual(cluster.nodes.map((n) => [n.nodeId, n.roles.join(',')]), [[1, 'controller'], [2, 'controller'], [3, 'controller'], [4, 'broker'], [5, 'broker'], [6, 'broker']]);
+    assert.equal(cluster.controllerQuorumVoters.split(',').length, 3);
+    const brokers = cluster.nodes.filter((n) => n.roles.includes('broker'));
+    assert.equal(cluster.bootstrap, brokers.map((n) => `127.0.0.1:${n.brokerPort}`).join(','));
+    // A controller-only node has no broker: nothing a client could connect to but the controller listener.
+    for (const c of cluster.nodes.filter((n) => !n.roles.includes('broker'))) {
+      assert.equal(c.server!.broker, null);
+      assert.deepEqual(c.server!.listeners, []);
+    }
+    // Every broker lists the three brokers (controllers never register) and names a controller among 1-3.
+    for (const b of brokers) {
+      const client = clientOf(b.brokerPort);
+      try {
+        const c = await client.any();
+        const md = await c.send<{ brokers: { nodeId: number }[]; controllerId: number }>(ApiKey.Metadata, 12, { topics: [], allowAutoTopicCreation: false, includeTopicAuthorizedOperations: false });
+        assert.deepEqual(md.brokers.map((x) => x.nodeId).sort(), [4, 5, 6]);
+        assert.ok([1, 2, 3].includes(md.controllerId), `controller ${md.controllerId}`);
+      } finally {
+        client.close();
+      }
+    }
+    // A creation through a broker is forwarded to the controller and visible on that broker at once.
+    const made = await createTopic(brokers[0]!.brokerPort, 'split-a', 6);
+    assert.equal(made.errorCode, 0);
+    assert.equal((await topicsOn(brokers[0]!.brokerPort)).get('split-a'), `${made.topicId}/6`);
+    const expected = new Map([['split-a', `${made.topicId}/6`]]);
+    await within(20_000, 'every broker sees split-a', converged(cluster, expected));
+    // Partitions are placed on brokers only, spread over all three.
+    const client = clientOf(brokers[1]!.brokerPort);
+    try {
+      const [t] = await client.metadata(['split-a']);
+      assert.deepEqual([...new Set(t!.partitions.map((p) => p.leader))].sort(), [4, 5, 6]);
+      // DescribeQuorum through a broker-only node: forwarded to the leader, which knows the voters and observers.
+      const c = await client.any();
+      const dq = await c.send<any>(ApiKey.DescribeQuorum, 2, { topics: [{ topicName: '__cluster_metadata', partitions: [{ partitionIndex: 0 }] }] });
+      const p = dq.topics[0].partitions[0];
+      assert.equal(p.errorCode, 0);
+      assert.deepEqual(p.currentVoters.map((v: any) => v.replicaId).sort(), [1, 2, 3]);
+      assert.deepEqual(p.observers.map((v: any) => v.replicaId).sort(), [4, 5, 6]);
+      assert.equal(p.leaderId, await waitForLeader(cluster));
+    } finally {
+      client.close();
+    }
+    // The active controller dies: another controller takes over and creations through brokers go on.
+    const first = await waitForLeader(cluster);
+    await cluster.nodes.find((n) => n.nodeId === first)!.kill();
+    const second = await within(20_000, 'a new controller', waitForLeader(cluster, first));
+    assert.ok([1, 2, 3].includes(second) && second !== first);
+    const after = await within(30_000, 'creation after failover', createTopic(brokers[2]!.brokerPort, 'split-b', 2));
+    assert.equal(after.errorCode, 0);
+    expected.set('split-b', `${after.topicId}/2`);
+    await within(20_000, 'every broker sees split-b', converged(cluster, expected));
+    await cluster.nodes.find((n) => n.nodeId === first)!.restart();
+    assert.deepEqual([...cluster.nodes.find((n) => n.nodeId === first)!.server!.metadata!.view().topics()].map((t) => t.name).sort(), ['split-a', 'split-b']);
+  } finally {
     await cluster.close();
   }
 });

@@ -3,9 +3,11 @@
 // voter's and observer's log end offset and last fetch / caught-up times (Kafka's
 // KafkaRaftClient.handleDescribeQuorumRequest). Only `__cluster_metadata` partition 0 is known:
 // any other request gets UNKNOWN_TOPIC_OR_PARTITION on each partition it names; a node that does
-// not lead answers NOT_LEADER_OR_FOLLOWER. Not yet: v2's Nodes (the voters' controller listeners)
-// is empty, and replica directory ids are the zero UUID; a broker that is not a voter does not
-// forward the request to the active controller (a single node always is one).
+// not lead answers NOT_LEADER_OR_FOLLOWER. A broker forwards the request to the leader's controller
+// listener (as Kafka's brokers forward it to the controller), so any broker answers with the
+// leader's view; it answers from its own driver only when it leads, or when no leader is reachable.
+// Not yet: v2's Nodes (the voters' controller listeners) is empty, and replica directory ids are
+// the zero UUID.
 import { ErrorCode, type DescribeQuorumRequest, type DescribeQuorumResponse } from '../../protocol/index.js';
 import { raftWire, type QuorumDescription } from '../../raft/index.js';
 import type { HandlerSpec } from '../context.js';
@@ -13,8 +15,8 @@ import type { HandlerSpec } from '../context.js';
 const METADATA_TOPIC = '__cluster_metadata';
 
 export interface QuorumServices {
-  /** The driver's view, and whether this node leads (only the leader knows the voters' progress). */
-  describeQuorum(): { description: QuorumDescription; isLeader: boolean };
+  /** The leader's answer: from this node's driver when it leads, else forwarded to the leader. */
+  describeQuorum(request: DescribeQuorumRequest): Promise<DescribeQuorumResponse>;
 }
 
 export function describeQuorumAnswer(request: DescribeQuorumRequest, quorum: { description: QuorumDescription; isLeader: boolean }): DescribeQuorumResponse {
@@ -49,6 +51,6 @@ export const describeQuorumHandler: HandlerSpec<QuorumServices, 55> = {
   minVersion: 0,
   maxVersion: 2,
   handle(request: DescribeQuorumRequest, ctx) {
-    return describeQuorumAnswer(request, ctx.services.describeQuorum());
+    return ctx.services.describeQuorum(request);
   },
 };

@@ -6,8 +6,8 @@
 // frame size, requests pending per connection, bytes queued on a socket.
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import {
-  FrameSplitter, decodeRequest as decodeWireRequest, decodeResponse as decodeWireResponse, encodeRequestFrame,
-  encodeResponseFrame, peekCorrelationId, type AddRaftVoterRequest, type RemoveRaftVoterRequest,
+  FrameSplitter, decodeRequest as decodeWireRequest, decodeRequestHeader, decodeResponse as decodeWireResponse, encodeRequestFrame,
+  encodeResponseFrame, peekCorrelationId, type AddRaftVoterRequest, type RemoveRaftVoterRequest, type RequestHeader,
 } from '../../protocol/index.js';
 import { limits } from '../../util/index.js';
 import type { Envelope, NodeId, RaftRequest } from '../core/types.js';
@@ -42,6 +42,13 @@ export interface SocketTransportOptions {
   readonly onProtocolError?: (reason: string) => void;
 }
 
+/**
+ * Requests on this listener that are not the quorum's own (the controller's APIs: registrations,
+ * heartbeats, topic changes forwarded by brokers, ApiVersions): the response frame's chunks, or
+ * null to close the connection (a malformed request).
+ */
+export type OtherRequests = (header: RequestHeader, frame: Buffer, bodyOffset: number, clientAddress: string) => Promise<Buffer[] | null>;
+
 interface OutboundPending {
   readonly request: RaftRequest;
   readonly apiKey: number;
@@ -73,6 +80,7 @@ export class SocketTransport implements RaftTransport {
   private sweepTimer: NodeJS.Timeout | undefined;
   private closed = false;
   private boundPort = 0;
+  private otherRequests: OtherRequests | undefined;
 
   constructor(private readonly opts: SocketTransportOptions) {
     for (const v of opts.voters) if (v.nodeId !== opts.nodeId) this.peers.set(v.nodeId, new Peer(v));
@@ -80,6 +88,9 @@ export class SocketTransport implements RaftTransport {
 
   /** The port actually bound (useful with port 0). */
   get port(): number { return this.boundPort; }
+
+  /** Serves the controller's APIs on this listener too (until set, such a request closes its connection). */
+  serveOtherRequests(handler: OtherRequests): void { this.otherRequests = handler; }
 
   async start(inbox: TransportInbox): Promise<void> {
     this.inbox = inbox;
@@ -211,6 +222,8 @@ export class SocketTransport implements RaftTransport {
   }
 
   private onRequestFrame(conn: InboundConnection, frame: Buffer): void {
+    const peeked = decodeRequestHeader(frame);
+    if (!isQuorumApi(peeked.header.requestApiKey) && this.otherRequests !== undefined) return this.onOtherRequest(conn, peeked.header, frame, peeked.bodyOffset);
     const { header, api, body } = decodeWireRequest(frame);
     const apiKey = header.requestApiKey;
     if (apiKey === ApiKey.DescribeQuorum) {
@@ -227,6 +240,24 @@ export class SocketTransport implements RaftTransport {
     conn.pending.set(header.correlationId, { apiKey, version: header.requestApiVersion });
     this.inboundByKey.set(`${decoded.from}:${header.correlationId}`, conn);
     this.inbox!.deliver({ from: decoded.from, to: this.opts.nodeId, correlationId: header.correlationId, message: decoded.message });
+  }
+
+  /** A controller API: answered by `otherRequests`, in any order with the quorum's own answers (matched by correlation id). */
+  private onOtherRequest(conn: InboundConnection, header: RequestHeader, frame: Buffer, bodyOffset: number): void {
+    if (conn.pending.size >= socketTransportLimits.inboundPendingPerConnectionMax) throw new Error('too many requests pending on one connection');
+    conn.pending.set(header.correlationId, { apiKey: header.requestApiKey, version: header.requestApiVersion });
+    const socket = conn.socket;
+    const where = `${socket.remoteAddress}:${socket.remotePort}`;
+    this.otherRequests!(header, frame, bodyOffset, where).then((chunks) => {
+      conn.pending.delete(header.correlationId);
+      if (chunks === null) {
+        this.opts.onProtocolError?.(`request from ${where}: API ${header.requestApiKey} v${header.requestApiVersion} refused`);
+        socket.destroy();
+      } else writeChunks(socket, chunks);
+    }, (err: unknown) => {
+      this.opts.onProtocolError?.(`request from ${where}: ${(err as Error).message}`);
+      socket.destroy();
+    });
   }
 
   /** KIP-853 AddRaftVoter / RemoveRaftVoter, answered by the driver once the change commits. */
@@ -290,4 +321,9 @@ function writeChunks(socket: Socket, chunks: readonly Buffer[]): void {
   socket.cork();
   for (const c of chunks) socket.write(c);
   socket.uncork();
+}
+
+/** The quorum's own APIs (Raft RPCs, DescribeQuorum, KIP-853 voter changes), which this transport answers itself. */
+function isQuorumApi(apiKey: number): boolean {
+  return apiVersion[apiKey] !== undefined || apiKey === ApiKey.DescribeQuorum || apiKey === ApiKey.AddRaftVoter || apiKey === ApiKey.RemoveRaftVoter;
 }

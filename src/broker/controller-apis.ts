@@ -1,0 +1,66 @@
+// The controller's APIs on the controller listener (Kafka's ControllerApis): what brokers send to
+// the active controller — registrations, heartbeats, producer-id blocks — and the cluster changes
+// they forward for their clients (CreateTopics, DeleteTopics, CreatePartitions, ElectLeaders,
+// AlterConfigs, IncrementalAlterConfigs). Each is answered by the ControllerService in this process:
+// NOT_CONTROLLER unless it is active, so the sender looks again. The quorum's own RPCs and
+// DescribeQuorum share the listener and are answered by the Raft transport.
+//
+// This is what makes a controller-only node (process.roles=controller) reachable: it has no broker
+// listener, and every broker finds the active controller's CONTROLLER endpoint in the voter set.
+import { encodeResponseFrame } from '../protocol/index.js';
+import type { OtherRequests } from '../raft/index.js';
+import type { BrokerConfig } from '../config/index.js';
+import { ConfigAdmin } from './config-admin.js';
+import type { ControllerService } from './controller-service.js';
+import type { LogMetadata } from './metadata-log.js';
+import type { RequestContext } from './context.js';
+import { Router } from './router.js';
+import type { ControllerServices, TopicAdmin } from './services.js';
+import { apiVersionsHandler } from './handlers/18-api-versions.js';
+import { createTopicsHandler } from './handlers/19-create-topics.js';
+import { deleteTopicsHandler } from './handlers/20-delete-topics.js';
+import { alterConfigsHandler } from './handlers/33-alter-configs.js';
+import { createPartitionsHandler } from './handlers/37-create-partitions.js';
+import { electLeadersHandler } from './handlers/43-elect-leaders.js';
+import { incrementalAlterConfigsHandler } from './handlers/44-incremental-alter-configs.js';
+import { brokerRegistrationHandler } from './handlers/62-broker-registration.js';
+import { brokerHeartbeatHandler } from './handlers/63-broker-heartbeat.js';
+import { allocateProducerIdsHandler } from './handlers/67-allocate-producer-ids.js';
+
+export interface ControllerApisOptions {
+  readonly nodeId: number;
+  readonly controller: ControllerService;
+  readonly metadata: LogMetadata;
+  readonly brokerConfig: BrokerConfig;
+  readonly nowMs: () => number;
+}
+
+/** The router of the controller listener and the request handler the Raft transport calls with what is not its own. */
+export function controllerApis(o: ControllerApisOptions): { router: Router<any>; serve: OtherRequests } {
+  const c = o.controller;
+  const router = new Router<any>();
+  router.register(apiVersionsHandler(() => router.supportedVersions(), () => o.metadata.view().features()));
+  for (const h of [createTopicsHandler, deleteTopicsHandler, createPartitionsHandler, electLeadersHandler, alterConfigsHandler, incrementalAlterConfigsHandler,
+    brokerRegistrationHandler, brokerHeartbeatHandler, allocateProducerIdsHandler]) router.register(h);
+  const topicAdmin: TopicAdmin = {
+    createTopics: (request) => c.createTopics(request),
+    deleteTopics: (targets) => c.deleteTopics(targets),
+    createPartitions: (topics, validateOnly) => c.createPartitions(topics, validateOnly),
+  };
+  const services = {
+    topicAdmin, controller: c,
+    configAdmin: new ConfigAdmin(() => o.metadata.view(), () => o.brokerConfig, () => o.nodeId, () => c),
+    localController: c,
+  } satisfies ControllerServices & Record<string, unknown>;
+  const serve: OtherRequests = async (header, frame, bodyOffset, clientAddress) => {
+    const ctx: RequestContext<typeof services> = {
+      header, apiVersion: header.requestApiVersion, connectionId: `controller:${clientAddress}`, clientAddress,
+      listenerName: 'CONTROLLER', securityProtocol: 'PLAINTEXT', principal: 'User:ANONYMOUS', nowMs: o.nowMs(), services,
+    };
+    const outcome = await router.route(header, frame, bodyOffset, ctx);
+    if (outcome.kind === 'close') return null;
+    if (outcome.kind === 'none') return [];
+    return encodeResponseFrame(outcome.apiKey, outcome.version, header.correlationId, outcome.body);
+  };
+  return { router, serve };
+}
