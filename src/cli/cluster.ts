@@ -2,7 +2,7 @@
 // `logline cluster status`: the same brokers, plus the metadata quorum from DescribeQuorum (voters,
 // observers, each one's log end offset and lag behind the high watermark, the leader and epoch).
 // `logline cluster start --nodes N`: a local cluster of combined broker+controller nodes in this
-// process (startCluster), until Ctrl-C.
+// process (startCluster), until Ctrl-C; `--controllers C --brokers M` for separate roles.
 import { ClusterClient, KafkaError } from '../client/index.js';
 import { ApiKey, ErrorCode } from '../protocol/index.js';
 import { startCluster, consoleLogger, quietLogger } from '../broker/index.js';
@@ -11,6 +11,8 @@ import { COMMON_FLAGS, bootstrapServers, table, toJson } from './output.js';
 
 const START_FLAGS: Record<string, FlagSpec> = {
   nodes: { type: 'number', help: 'how many combined broker+controller nodes (default 3)' },
+  controllers: { type: 'number', help: 'separate roles: this many controller-only nodes (ids 1..C; with --brokers)' },
+  brokers: { type: 'number', help: 'separate roles: this many broker-only nodes (ids C+1..C+M; with --controllers)' },
   'data-dir': { type: 'string', help: 'one directory per node under it (default ./logline-cluster)' },
   'broker-port': { type: 'number', help: 'the first broker port; node i listens on it + i - 1 (default 9092; 0: free ports)' },
   'controller-port': { type: 'number', help: 'the first controller port (default: free ports, printed)' },
@@ -81,12 +83,18 @@ export async function describeQuorum(client: ClusterClient): Promise<QuorumStatu
 async function clusterStart(argv: string[]): Promise<number> {
   const { positionals, flags } = parseArgs(argv, START_FLAGS);
   if (flags.help) {
-    console.log(helpText('logline cluster start [options]', 'Runs a local cluster of combined broker+controller nodes on 127.0.0.1 in this process until interrupted.', START_FLAGS));
+    console.log(helpText('logline cluster start [options]', 'Runs a local cluster on 127.0.0.1 in this process until interrupted: combined broker+controller nodes, or controller-only and broker-only nodes with --controllers/--brokers.', START_FLAGS));
     return 0;
   }
   if (positionals.length > 0) throw new UsageError(`logline cluster start: unexpected argument ${positionals[0]}`);
-  const nodes = (flags.nodes as number | undefined) ?? 3;
-  if (!Number.isInteger(nodes) || nodes < 1 || nodes > 64) throw new UsageError(`--nodes: expected 1-64, got ${nodes}`);
+  const split = flags.controllers !== undefined || flags.brokers !== undefined;
+  if (split && flags.nodes !== undefined) throw new UsageError('--nodes: not with --controllers/--brokers');
+  const count = (flag: string, n: number) => {
+    if (!Number.isInteger(n) || n < 1 || n > 64) throw new UsageError(`--${flag}: expected 1-64, got ${n}`);
+    return n;
+  };
+  const controllers = count(split ? 'controllers' : 'nodes', ((split ? flags.controllers : flags.nodes) as number | undefined) ?? 3);
+  const brokers = split ? count('brokers', (flags.brokers as number | undefined) ?? 3) : controllers;
   const firstBroker = (flags['broker-port'] as number | undefined) ?? 9092;
   const firstController = flags['controller-port'] as number | undefined;
   const config: Record<string, string> = {};
@@ -95,15 +103,20 @@ async function clusterStart(argv: string[]): Promise<number> {
     if (eq <= 0) throw new UsageError(`--set expects key=value, got "${kv}"`);
     config[kv.slice(0, eq).trim()] = kv.slice(eq + 1).trim();
   }
-  const range = (first: number) => Array.from({ length: nodes }, (_, i) => first + i);
+  const range = (first: number, n: number) => Array.from({ length: n }, (_, i) => first + i);
   const cluster = await startCluster({
-    nodes, dataDir: (flags['data-dir'] as string | undefined) ?? './logline-cluster', config,
-    ...(firstBroker !== 0 ? { brokerPorts: range(firstBroker) } : {}),
-    ...(firstController !== undefined && firstController !== 0 ? { controllerPorts: range(firstController) } : {}),
+    ...(split ? { controllers, brokers } : { nodes: controllers }),
+    dataDir: (flags['data-dir'] as string | undefined) ?? './logline-cluster', config,
+    ...(firstBroker !== 0 ? { brokerPorts: range(firstBroker, brokers) } : {}),
+    ...(firstController !== undefined && firstController !== 0 ? { controllerPorts: range(firstController, controllers) } : {}),
     logger: flags.verbose ? consoleLogger : quietLogger,
   });
-  console.log(`cluster ${cluster.clusterId}: ${nodes} node${nodes === 1 ? '' : 's'}`);
-  console.log(table(cluster.nodes.map((n) => ({ node: n.nodeId, broker: `${n.host}:${n.brokerPort}`, controller: `${n.host}:${n.controllerPort}`, dataDir: n.dataDir }))));
+  const n = cluster.nodes.length;
+  console.log(`cluster ${cluster.clusterId}: ${split ? `${controllers} controller${controllers === 1 ? '' : 's'}, ${brokers} broker${brokers === 1 ? '' : 's'}` : `${n} node${n === 1 ? '' : 's'}`}`);
+  console.log(table(cluster.nodes.map((x) => ({
+    node: x.nodeId, roles: x.roles.join(','), broker: x.brokerPort === 0 ? '-' : `${x.host}:${x.brokerPort}`,
+    controller: x.controllerPort === 0 ? '-' : `${x.host}:${x.controllerPort}`, dataDir: x.dataDir,
+  }))));
   console.log(`\nbootstrap servers: ${cluster.bootstrap}`);
   console.log(`controller.quorum.voters=${cluster.controllerQuorumVoters}`);
   console.log('Ctrl-C stops the cluster.');
