@@ -6,7 +6,7 @@ import * as nodeFs from 'node:fs';
 import * as nodePath from 'node:path';
 import { Prng, limits, partitionKey, type Clock } from '../util/index.js';
 import { listenerName, resolveTopicConfig, validateTopicConfigs, type BrokerConfig } from '../config/index.js';
-import { parseQuorumVoters } from '../raft/index.js';
+import { describeQuorum, parseQuorumVoters, type VoterAddress } from '../raft/index.js';
 import { realScheduler, StorageLog } from '../replication/index.js';
 import { LogManager, NodeFileSystem, logConfig, logDirName, parseLogDirName, type FileSystem, type LogConfig, type PartitionLog } from '../storage/index.js';
 import { LogMetadata, METADATA_TOPIC, type LogMetadataOptions } from './metadata-log.js';
@@ -37,20 +37,22 @@ export interface DiskBackendOptions {
  * The metadata quorum: this node alone (no process.roles, or controller.quorum.voters naming only
  * this controller: no controller listener, no network), else controller.quorum.voters over the
  * network, this node a voter on its controller listener (process.roles with controller) or an
- * observer (process.roles=broker).
+ * observer (process.roles=broker). `discovered`: the voter set learnt through
+ * controller.quorum.bootstrap.servers (KIP-853) when no static voters are configured; a controller
+ * outside it starts as an observer until AddRaftVoter makes it a voter.
  */
-export function metadataQuorum(config: BrokerConfig, nodeId: number): Pick<LogMetadataOptions, 'voters' | 'voterAddresses' | 'controllerListener'> {
+export function metadataQuorum(config: BrokerConfig, nodeId: number, discovered?: readonly VoterAddress[]): Pick<LogMetadataOptions, 'voters' | 'voterAddresses' | 'controllerListener'> {
   const roles = config.processRoles;
   const voters = config.get('controller.quorum.voters') as string[];
   if (roles.length === 0) return { voters: [nodeId] };
-  if (voters.length === 0) {
-    if (!roles.includes('controller')) throw new DataDirectoryError(`process.roles=${roles.join(',')}: a broker needs controller.quorum.voters`);
+  const controller = roles.includes('controller');
+  if (voters.length === 0 && discovered === undefined) {
+    if (!controller) throw new DataDirectoryError(`process.roles=${roles.join(',')}: a broker needs controller.quorum.voters or controller.quorum.bootstrap.servers`);
     return { voters: [nodeId] };
   }
-  const addresses = parseQuorumVoters(voters.join(','));
-  const controller = roles.includes('controller');
+  const addresses = voters.length > 0 ? parseQuorumVoters(voters.join(',')) : [...discovered!];
   if (controller && addresses.length === 1 && addresses[0]!.nodeId === nodeId) return { voters: [nodeId] };
-  if (controller && !addresses.some((v) => v.nodeId === nodeId)) {
+  if (controller && discovered === undefined && !addresses.some((v) => v.nodeId === nodeId)) {
     throw new DataDirectoryError(`controller.quorum.voters does not name this controller (node.id ${nodeId})`);
   }
   if (!controller && addresses.some((v) => v.nodeId === nodeId)) {
@@ -65,6 +67,40 @@ export function metadataQuorum(config: BrokerConfig, nodeId: number): Pick<LogMe
     controllerListener = { host: m[1]!.replace(/^\[|\]$/g, '') || '0.0.0.0', port: Number(m[2]) };
   }
   return { voterAddresses: addresses, ...(controllerListener ? { controllerListener } : {}) };
+}
+
+/** How long a start asks controller.quorum.bootstrap.servers for the voter set before giving up. */
+const BOOTSTRAP_DISCOVERY_TIMEOUT_MS = 60_000;
+
+/**
+ * The voter set with its CONTROLLER endpoints, from whichever bootstrap server leads the quorum
+ * (DescribeQuorum v2's Nodes); the others answer NOT_LEADER_OR_FOLLOWER, so each is asked in turn
+ * until the leader answers (an election may be under way).
+ */
+export async function discoverVoters(bootstrapServers: readonly string[], logger: Logger, timeoutMs = BOOTSTRAP_DISCOVERY_TIMEOUT_MS): Promise<VoterAddress[]> {
+  const servers = bootstrapServers.map((s) => {
+    const m = /^(\[[^\]]*\]|[^:]+):(\d+)$/.exec(s.trim());
+    if (m === null) throw new DataDirectoryError(`controller.quorum.bootstrap.servers: "${s}" is not host:port`);
+    return { host: m[1]!.replace(/^\[|\]$/g, ''), port: Number(m[2]) };
+  });
+  const deadline = Date.now() + timeoutMs;
+  let last = 'no answer';
+  for (;;) {
+    for (const s of servers) {
+      try {
+        const d = await describeQuorum(s.host, s.port, 2_000);
+        if (d.errorCode === 0 && d.voterEndpoints !== undefined && d.voterEndpoints.length > 0) {
+          logger.info(`metadata quorum: voters ${d.voterEndpoints.map((v) => `${v.nodeId}@${v.host}:${v.port}`).join(',')} (from ${s.host}:${s.port})`);
+          return d.voterEndpoints.map((v) => ({ nodeId: v.nodeId, host: v.host, port: v.port }));
+        }
+        last = `${s.host}:${s.port} answered error ${d.errorCode}`;
+      } catch (e) {
+        last = `${s.host}:${s.port}: ${(e as Error).message}`;
+      }
+    }
+    if (Date.now() >= deadline) throw new DataDirectoryError(`controller.quorum.bootstrap.servers: no leader of the metadata quorum answered within ${timeoutMs} ms (${last})`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
 }
 
 export type DiskBackend = Omit<BrokerDeps, 'nodeId' | 'clock' | 'controller'> & {
@@ -155,11 +191,17 @@ async function openDiskBackend(o: DiskBackendOptions, brokerConfig: BrokerConfig
     producerIdExpirationCheckIntervalMs: Number(brokerConfig.get('producer.id.expiration.check.interval.ms')),
     log: (m) => o.logger.info(`storage: ${m}`),
   });
+  // Static voters win; else the voter set is asked of controller.quorum.bootstrap.servers.
+  const bootstrapVoters = async (): Promise<VoterAddress[] | undefined> => {
+    const bootstrap = brokerConfig.get('controller.quorum.bootstrap.servers') as string[];
+    if (brokerConfig.processRoles.length === 0 || (brokerConfig.get('controller.quorum.voters') as string[]).length > 0 || bootstrap.length === 0) return undefined;
+    return discoverVoters(bootstrap, o.logger);
+  };
   try {
     const meta = logs.ensureMetaProperties(o.nodeId, logs.storedClusterId() ?? o.clusterId ?? newClusterId());
     o.logger.info(`storage: ${o.dataDir} (cluster ${meta.clusterId}, ${logs.hadCleanShutdown ? 'clean' : 'unclean or first'} start)`);
     metadata = await LogMetadata.open({
-      logDir: o.dataDir, fs, clock: o.clock, clusterId: meta.clusterId, nodeId: o.nodeId, ...metadataQuorum(brokerConfig, o.nodeId),
+      logDir: o.dataDir, fs, clock: o.clock, clusterId: meta.clusterId, nodeId: o.nodeId, ...metadataQuorum(brokerConfig, o.nodeId, await bootstrapVoters()),
       snapshotRecordBytes: Number(brokerConfig.get('metadata.log.max.record.bytes.between.snapshots')),
       segmentBytes: o.metadataSegmentBytes ?? Number(brokerConfig.get('metadata.log.segment.bytes')), logger: o.logger,
       raftTimeouts: {

@@ -11,6 +11,7 @@ import { ClusterClient } from '../../src/client/index.js';
 import { ApiKey, ErrorCode, ZERO_UUID } from '../../src/protocol/index.js';
 import { spawnSync } from 'node:child_process';
 import { runProcess, tempDataDir, within } from './process-helpers.js';
+import { addRaftVoter, describeQuorum } from '../../src/raft/index.js';
 
 const hasKcat = spawnSync('kcat', ['-V']).status === 0;
 
@@ -282,6 +283,60 @@ test('startCluster({ controllers: 3, brokers: 3 }): controller-only nodes hold t
     await cluster.nodes.find((n) => n.nodeId === first)!.restart();
     assert.deepEqual([...cluster.nodes.find((n) => n.nodeId === first)!.server!.metadata!.view().topics()].map((t) => t.name).sort(), ['split-a', 'split-b']);
   } finally {
+    await cluster.close();
+  }
+});
+
+test('controller.quorum.bootstrap.servers (KIP-853): a broker learns the voters from the quorum, registers and follows the metadata; a controller outside the voter set starts as an observer and becomes a voter with AddRaftVoter', { timeout: 120_000 }, async () => {
+  const cluster = await within(60_000, 'startCluster', startCluster({ nodes: 3, config: FAST_RAFT }));
+  const extra: ServerHandle[] = [];
+  try {
+    const made = await createTopic(cluster.nodes[0]!.brokerPort, 'before-join', 3);
+    assert.equal(made.errorCode, 0);
+    const bootstrapServers = cluster.nodes.map((n) => `127.0.0.1:${n.controllerPort}`).join(',');
+    const common = { 'controller.listener.names': 'CONTROLLER', 'listener.security.protocol.map': 'CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT', 'controller.quorum.bootstrap.servers': bootstrapServers, ...FAST_RAFT };
+    // A broker with no controller.quorum.voters at all.
+    const broker = await within(60_000, 'the bootstrapped broker', startServer({
+      dataDir: tempDataDir(), clusterId: cluster.clusterId,
+      config: parseBrokerConfig({ ...common, 'node.id': '7', 'process.roles': 'broker', 'listeners': 'PLAINTEXT://127.0.0.1:0' }),
+    }));
+    extra.push(broker);
+    assert.deepEqual(broker.metadata!.view().topic('before-join')?.id, made.topicId);
+    const client = clientOf(cluster.nodes[0]!.brokerPort);
+    try {
+      await within(20_000, 'broker 7 listed', (async () => {
+        for (;;) {
+          const c = await client.any();
+          const md = await c.send<{ brokers: { nodeId: number }[] }>(ApiKey.Metadata, 12, { topics: [], allowAutoTopicCreation: false, includeTopicAuthorizedOperations: false });
+          if (md.brokers.some((b) => b.nodeId === 7)) return;
+          await sleep(50);
+        }
+      })());
+    } finally {
+      client.close();
+    }
+    // DescribeQuorum v2 names each voter's controller endpoint (what the broker learnt).
+    const leader = await waitForLeader(cluster);
+    const leaderPort = cluster.nodes.find((n) => n.nodeId === leader)!.controllerPort;
+    const described = await describeQuorum('127.0.0.1', leaderPort);
+    assert.deepEqual(described.voterEndpoints!.map((v) => `${v.nodeId}@${v.host}:${v.port}`).sort(), cluster.controllerQuorumVoters.split(',').sort());
+    assert.ok(described.observers.some((o) => o.nodeId === 7), 'broker 7 fetches as an observer');
+    // A controller that is not a voter yet: an observer on its own controller listener, then added.
+    const port = await freePort();
+    const controller = await within(60_000, 'the bootstrapped controller', startServer({
+      dataDir: tempDataDir(), clusterId: cluster.clusterId,
+      config: parseBrokerConfig({ ...common, 'node.id': '8', 'process.roles': 'controller', 'listeners': `CONTROLLER://127.0.0.1:${port}` }),
+    }));
+    extra.push(controller);
+    assert.equal(controller.broker, null);
+    assert.equal(controller.metadata!.raft.core.isVoter, false);
+    const added = await addRaftVoter('127.0.0.1', leaderPort, { clusterId: cluster.clusterId, voterId: 8, voterHost: '127.0.0.1', voterPort: port });
+    assert.equal(added.errorCode, 0, added.errorMessage ?? '');
+    await within(20_000, 'node 8 a voter', (async () => { while (!controller.metadata!.raft.core.isVoter) await sleep(20); })());
+    const after = await describeQuorum('127.0.0.1', leaderPort);
+    assert.deepEqual(after.voters.map((v) => v.nodeId).sort(), [1, 2, 3, 8]);
+  } finally {
+    await Promise.allSettled(extra.map((s) => s.close({ controlledShutdown: false })));
     await cluster.close();
   }
 });

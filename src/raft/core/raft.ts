@@ -309,6 +309,7 @@ export class RaftCore {
       highWatermark: this.hw,
       voters: this.isLeader ? this.voters.map(progress) : [],
       observers: this.isLeader ? observers.map(progress) : [],
+      voterEndpoints: this.isLeader ? this.voterSet.flatMap((v) => (v.host === undefined || v.port === undefined ? [] : [{ nodeId: v.id, host: v.host, port: v.port }])) : [],
     };
   }
 

@@ -255,4 +255,6 @@ export interface QuorumDescription {
   readonly highWatermark: number;
   readonly voters: readonly ReplicaProgress[];
   readonly observers: readonly ReplicaProgress[];
+  /** Where the voters listen (their CONTROLLER endpoints, DescribeQuorum v2's Nodes), when known; the leader's answer only. */
+  readonly voterEndpoints?: readonly { readonly nodeId: NodeId; readonly host: string; readonly port: number }[];
 }

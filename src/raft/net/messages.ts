@@ -31,6 +31,7 @@ import type {
   RaftErrorCodeValue, RaftMessage, RaftRequest, VoteRequest, VoteResponse,
 } from '../core/types.js';
 import { lastOffsetOf } from '../core/batch.js';
+import { CONTROLLER_LISTENER } from '../core/voters.js';
 
 export const ApiKey = {
   Fetch: 1, Vote: 52, BeginQuorumEpoch: 53, EndQuorumEpoch: 54, DescribeQuorum: 55, FetchSnapshot: 59, AddRaftVoter: 80, RemoveRaftVoter: 81,
@@ -332,7 +333,7 @@ export function encodeDescribeQuorum(d: QuorumDescription, errorCode: number): o
       partitionIndex: 0, errorCode, errorMessage: null, leaderId: noneId(d.leaderId), leaderEpoch: d.leaderEpoch,
       highWatermark: BigInt(d.highWatermark), currentVoters: d.voters.map(replica), observers: d.observers.map(replica),
     }] }],
-    nodes: [],
+    nodes: (d.voterEndpoints ?? []).map((e) => ({ nodeId: e.nodeId, listeners: [{ name: CONTROLLER_LISTENER, host: e.host, port: e.port }] })),
   };
   return body;
 }
@@ -348,6 +349,10 @@ export function decodeDescribeQuorum(body: Record<string, unknown>): QuorumDescr
   return {
     errorCode: b.errorCode !== 0 ? b.errorCode : p.errorCode, leaderId: someId(p.leaderId), leaderEpoch: p.leaderEpoch,
     highWatermark: toNumber(p.highWatermark, 'highWatermark'), voters: p.currentVoters.map(replica), observers: p.observers.map(replica),
+    voterEndpoints: (b.nodes ?? []).flatMap((n) => {
+      const l = n.listeners.find((x) => x.name === CONTROLLER_LISTENER) ?? n.listeners[0];
+      return l === undefined ? [] : [{ nodeId: n.nodeId, host: l.host, port: l.port }];
+    }),
   };
 }
 
