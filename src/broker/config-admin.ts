@@ -25,11 +25,16 @@ export class ConfigAdmin {
     private readonly brokerConfig: () => BrokerConfig,
     private readonly nodeId: () => number,
     private readonly controller: () => ControllerChannel,
+    /**
+     * The controller's ConfigAdmin (controller listener): a change for any broker id is taken, as
+     * Kafka's ControllerApis does; the broker that forwarded it checked that it names itself.
+     */
+    private readonly anyBroker = false,
   ) {}
 
   private brokerResource(name: string): 'broker' | 'cluster-default' | null {
     if (name === '') return 'cluster-default';
-    return name === String(this.nodeId()) ? 'broker' : null;
+    return name === String(this.nodeId()) || (this.anyBroker && /^\d+$/.test(name)) ? 'broker' : null;
   }
 
   private dynamic() {

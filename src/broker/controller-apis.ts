@@ -49,7 +49,7 @@ export function controllerApis(o: ControllerApisOptions): { router: Router<any>;
   };
   const services = {
     topicAdmin, controller: c,
-    configAdmin: new ConfigAdmin(() => o.metadata.view(), () => o.brokerConfig, () => o.nodeId, () => c),
+    configAdmin: new ConfigAdmin(() => o.metadata.view(), () => o.brokerConfig, () => o.nodeId, () => c, true),
     localController: c,
   } satisfies ControllerServices & Record<string, unknown>;
   const serve: OtherRequests = async (header, frame, bodyOffset, clientAddress) => {

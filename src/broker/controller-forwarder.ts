@@ -101,14 +101,12 @@ export class ForwardingControllerChannel implements ControllerChannel {
 
   /**
    * A config change, as IncrementalAlterConfigs (or AlterConfigs when the set replaces every
-   * dynamic config). A broker resource is checked by the broker it names (ConfigAdmin), and the
-   * controller's broker would refuse another broker's id: only the cluster default ('') is
-   * forwarded; a per-broker change away from the controller answers NOT_CONTROLLER.
+   * dynamic config). A broker resource was checked by the broker it names (ConfigAdmin) before it
+   * got here; the controller takes it for any broker id.
    */
   alterConfigs(change: ConfigChange): Promise<ResourceResult> {
     const refused = (): ResourceResult => ({ errorCode: ErrorCode.NOT_CONTROLLER, errorMessage: NOT_CONTROLLER_MESSAGE });
     return this.route((c) => c.alterConfigs(change), async (conn) => {
-      if (change.resourceType === 4 && change.resourceName !== '') return refused();
       const resource = { resourceType: change.resourceType, resourceName: change.resourceName };
       const r = change.replace
         ? await conn.send<{ responses: ResourceResult[] }>(ApiKey.AlterConfigs, 2, {

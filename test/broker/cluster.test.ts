@@ -126,6 +126,12 @@ test('startCluster(3): one metadata log, topics on every node, the leader killed
         assert.equal(altered.responses[0].errorCode, 0);
         const described = await client.admin(ApiKey.DescribeConfigs, { resources: [{ resourceType: 2, resourceName: 'through-leader', configurationKeys: ['retention.ms'] }], includeSynonyms: false, includeDocumentation: false }, 4);
         assert.equal(described.results[0].configs[0].value, '3600000');
+        // A config of this broker itself (not the cluster default), asked of it: forwarded too.
+        const own = String(other.nodeId);
+        const perBroker = await client.admin(ApiKey.IncrementalAlterConfigs, { resources: [{ resourceType: 4, resourceName: own, configs: [{ name: 'log.retention.ms', configOperation: 0, value: '7200000' }] }], validateOnly: false }, 1);
+        assert.equal(perBroker.responses[0].errorCode, 0, perBroker.responses[0].errorMessage);
+        const brokerDescribed = await client.admin(ApiKey.DescribeConfigs, { resources: [{ resourceType: 4, resourceName: own, configurationKeys: ['log.retention.ms'] }], includeSynonyms: false, includeDocumentation: false }, 4);
+        assert.deepEqual([brokerDescribed.results[0].configs[0].value, brokerDescribed.results[0].configs[0].configSource], ['7200000', 2], 'DYNAMIC_BROKER_CONFIG');
         const created = await createTopic(other.brokerPort, 'to-delete', 1, false);
         assert.equal(created.errorCode, 0);
         const deleted = await client.admin(ApiKey.DeleteTopics, { topics: [{ name: 'to-delete', topicId: ZERO_UUID }], topicNames: ['to-delete'], timeoutMs: 10_000 }, 6);
@@ -330,7 +336,12 @@ test('controller.quorum.bootstrap.servers (KIP-853): a broker learns the voters 
     extra.push(controller);
     assert.equal(controller.broker, null);
     assert.equal(controller.metadata!.raft.core.isVoter, false);
-    const added = await addRaftVoter('127.0.0.1', leaderPort, { clusterId: cluster.clusterId, voterId: 8, voterHost: '127.0.0.1', voterPort: port });
+    // The leader refuses (REQUEST_TIMED_OUT, retriable) until it has seen the observer fetch up to its log end.
+    let added = await addRaftVoter('127.0.0.1', leaderPort, { clusterId: cluster.clusterId, voterId: 8, voterHost: '127.0.0.1', voterPort: port });
+    for (let attempt = 0; added.errorCode === ErrorCode.REQUEST_TIMED_OUT && attempt < 100; attempt++) {
+      await sleep(100);
+      added = await addRaftVoter('127.0.0.1', leaderPort, { clusterId: cluster.clusterId, voterId: 8, voterHost: '127.0.0.1', voterPort: port });
+    }
     assert.equal(added.errorCode, 0, added.errorMessage ?? '');
     await within(20_000, 'node 8 a voter', (async () => { while (!controller.metadata!.raft.core.isVoter) await sleep(20); })());
     const after = await describeQuorum('127.0.0.1', leaderPort);
