@@ -1,5 +1,5 @@
-// Runs a client program to completion (killed after `timeoutMs`), collecting its output; `env` is
-// added to this process's environment.
+// Child processes for tests: client programs run to completion, `logline server` as a single node
+// or as the combined broker+controller nodes of a cluster, and their temporary data directories.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { freePort } from '../../src/broker/index.js';
 import { ClusterClient } from '../../src/client/index.js';
 
+/** Runs a client program to completion (killed after `timeoutMs`), collecting its output; `env` is added to this process's environment. */
 export function runProcess(cmd: string, args: string[], input: string | null = null, timeoutMs = 30_000, env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const child = spawn(cmd, args, { stdio: [input === null ? 'ignore' : 'pipe', 'pipe', 'pipe'], env: { ...process.env, ...env } });
