@@ -5,61 +5,16 @@
 // the same topics, ids and partitions. kcat -L lists what Metadata lists.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 
 /** SIGKILLs of the active controller: few in `npm test`, more by hand (LOGLINE_CLUSTER_KILLS=10). */
 const KILLS = Number(process.env['LOGLINE_CLUSTER_KILLS'] ?? 3);
-import { join } from 'node:path';
-import { killProcess, runProcess, tempDataDir, within } from './process-helpers.js';
-import { freePort } from '../../src/broker/index.js';
+import { clusterNodeProcesses, controllerIdOn, killProcess, runProcess, startClusterNodeProcess, within } from './process-helpers.js';
 import { ClusterClient, ClientError, KafkaError } from '../../src/client/index.js';
 import { ApiKey, ErrorCode, isRetriable } from '../../src/protocol/index.js';
 
 const hasKcat = spawnSync('kcat', ['-V']).status === 0;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-interface Node { id: number; brokerPort: number; controllerPort: number; dir: string; child: ChildProcess | null; log: string }
-
-function startNode(n: Node, voters: string): Promise<void> {
-  const args = [
-    'bin/logline.js', 'server', '--node-id', String(n.id), '--data-dir', n.dir,
-    '--listeners', `PLAINTEXT://127.0.0.1:${n.brokerPort},CONTROLLER://127.0.0.1:${n.controllerPort}`,
-    '--advertised-listeners', `PLAINTEXT://127.0.0.1:${n.brokerPort}`,
-    '--set', 'process.roles=broker,controller', '--set', 'controller.listener.names=CONTROLLER',
-    '--set', 'listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT', '--set', `controller.quorum.voters=${voters}`,
-    '--set', 'controller.quorum.election.timeout.ms=300', '--set', 'controller.quorum.fetch.timeout.ms=600',
-    '--set', 'controller.quorum.election.backoff.max.ms=300', '--set', 'controller.quorum.request.timeout.ms=600',
-  ];
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-  n.child = child;
-  return new Promise((resolve, reject) => {
-    let out = '';
-    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`node ${n.id} did not start: ${out}`)); }, 45_000);
-    const onData = (d: Buffer) => {
-      out += d;
-      n.log += d;
-      if (out.includes(`listening on PLAINTEXT://127.0.0.1:${n.brokerPort}`)) { clearTimeout(timer); resolve(); }
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-    child.on('exit', (code) => { clearTimeout(timer); if (!out.includes('listening on PLAINTEXT')) reject(new Error(`node ${n.id} exited ${code}: ${out}`)); });
-  });
-}
-
-/** The active controller as a running node's Metadata names it (-1 while none is known). */
-async function controllerOf(port: number): Promise<number> {
-  const client = new ClusterClient({ bootstrap: `127.0.0.1:${port}` });
-  try {
-    await client.metadata([]);
-    return client.controllerId;
-  } catch {
-    return -1;
-  } finally {
-    client.close();
-  }
-}
 
 async function topicsOn(port: number): Promise<Map<string, string>> {
   const client = new ClusterClient({ bootstrap: `127.0.0.1:${port}` });
@@ -71,16 +26,9 @@ async function topicsOn(port: number): Promise<Map<string, string>> {
 }
 
 test(`three logline server processes: the active controller is SIGKILLed ${KILLS} times while topics are created through random brokers; all nodes converge`, { timeout: 60_000 + KILLS * 20_000 }, async (t) => {
-  const nodes: Node[] = [];
-  for (let id = 1; id <= 3; id++) {
-    const dir = tempDataDir();
-    // Kafka's `kafka-storage format`: every node of the cluster shares the cluster id.
-    writeFileSync(join(dir, 'meta.properties'), `version=1\nnode.id=${id}\ncluster.id=${'ll-test-cluster-process'}\ndirectory.id=${randomBytes(16).toString('base64url')}\n`);
-    nodes.push({ id, brokerPort: await freePort(), controllerPort: await freePort(), dir, child: null, log: '' });
-  }
-  const voters = nodes.map((n) => `${n.id}@127.0.0.1:${n.controllerPort}`).join(',');
+  const { nodes, voters } = await clusterNodeProcesses(3, 'll-test-cluster-process');
   try {
-    await Promise.all(nodes.map((n) => startNode(n, voters)));
+    await Promise.all(nodes.map((n) => startClusterNodeProcess(n, voters)));
     const live = () => nodes.filter((n) => n.child !== null);
     const acked = new Map<string, string>();
     let retries = 0;
@@ -124,7 +72,7 @@ test(`three logline server processes: the active controller is SIGKILLed ${KILLS
       await within(20_000, 'creations before the kill', (async () => { while (acked.size < before + 5 && !stop) await sleep(20); })());
       let leader = -1;
       await within(20_000, 'a known controller', (async () => {
-        while (leader < 0) { leader = await controllerOf(live()[0]!.brokerPort); if (leader < 0) await sleep(50); }
+        while (leader < 0) { leader = await controllerIdOn(live()[0]!.brokerPort); if (leader < 0) await sleep(50); }
       })());
       const victim = nodes.find((n) => n.id === leader)!;
       const child = victim.child!;
@@ -133,14 +81,14 @@ test(`three logline server processes: the active controller is SIGKILLed ${KILLS
       // Another controller takes over and creations go on.
       await within(20_000, 'a new controller', (async () => {
         for (;;) {
-          const c = await controllerOf(live()[0]!.brokerPort);
+          const c = await controllerIdOn(live()[0]!.brokerPort);
           if (c >= 0 && c !== leader) return;
           await sleep(50);
         }
       })());
       const afterKill = acked.size;
       await within(20_000, 'creations after the kill', (async () => { while (acked.size < afterKill + 5 && !stop) await sleep(20); })());
-      await within(45_000, `restart of node ${victim.id}`, startNode(victim, voters));
+      await within(45_000, `restart of node ${victim.id}`, startClusterNodeProcess(victim, voters));
     }
     stop = true;
     await creating;
@@ -169,7 +117,7 @@ test(`three logline server processes: the active controller is SIGKILLed ${KILLS
     }
     // Brokers register, so a node that is not the controller forwards a change to it and answers
     // once its own metadata holds the result: a client asking that node next sees the topic.
-    const controller = await controllerOf(nodes[0]!.brokerPort);
+    const controller = await controllerIdOn(nodes[0]!.brokerPort);
     assert.ok(controller >= 0, 'a controller is known');
     for (const n of nodes.filter((x) => x.id !== controller)) {
       const client = new ClusterClient({ bootstrap: `127.0.0.1:${n.brokerPort}` });

@@ -1,10 +1,14 @@
-// Runs a client program to completion (killed after `timeoutMs`), collecting its output; `env` is
-// added to this process's environment.
+// Child processes for tests: client programs run to completion, `logline server` as a single node
+// or as the combined broker+controller nodes of a cluster, and their temporary data directories.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
+import { freePort } from '../../src/broker/index.js';
+import { ClusterClient } from '../../src/client/index.js';
 
+/** Runs a client program to completion (killed after `timeoutMs`), collecting its output; `env` is added to this process's environment. */
 export function runProcess(cmd: string, args: string[], input: string | null = null, timeoutMs = 30_000, env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const child = spawn(cmd, args, { stdio: [input === null ? 'ignore' : 'pipe', 'pipe', 'pipe'], env: { ...process.env, ...env } });
@@ -60,4 +64,67 @@ export function killProcess(child: ChildProcess): Promise<void> {
     child.once('exit', () => resolve());
     child.kill('SIGKILL');
   });
+}
+
+/** One combined broker+controller `logline server` process of a cluster under test. */
+export interface ClusterNodeProcess { id: number; brokerPort: number; controllerPort: number; dir: string; child: ChildProcess | null; log: string }
+
+/**
+ * `count` nodes (ids 1..count) on free loopback ports, each with a data directory formatted with
+ * `clusterId` (Kafka's `kafka-storage format`: every node of a cluster shares the cluster id);
+ * `voters` is their controller.quorum.voters. Nothing is started yet.
+ */
+export async function clusterNodeProcesses(count: number, clusterId: string): Promise<{ nodes: ClusterNodeProcess[]; voters: string }> {
+  const nodes: ClusterNodeProcess[] = [];
+  for (let id = 1; id <= count; id++) {
+    const dir = tempDataDir();
+    writeFileSync(join(dir, 'meta.properties'), `version=1\nnode.id=${id}\ncluster.id=${clusterId}\ndirectory.id=${randomBytes(16).toString('base64url')}\n`);
+    nodes.push({ id, brokerPort: await freePort(), controllerPort: await freePort(), dir, child: null, log: '' });
+  }
+  return { nodes, voters: nodes.map((n) => `${n.id}@127.0.0.1:${n.controllerPort}`).join(',') };
+}
+
+/**
+ * Starts node `n` as `logline server` with process.roles=broker,controller and short Raft timeouts
+ * (plus `extraSets`, each key=value); resolves once its broker listener is up. Its output is
+ * appended to `n.log`.
+ */
+export function startClusterNodeProcess(n: ClusterNodeProcess, voters: string, extraSets: string[] = []): Promise<void> {
+  const args = [
+    'bin/logline.js', 'server', '--node-id', String(n.id), '--data-dir', n.dir,
+    '--listeners', `PLAINTEXT://127.0.0.1:${n.brokerPort},CONTROLLER://127.0.0.1:${n.controllerPort}`,
+    '--advertised-listeners', `PLAINTEXT://127.0.0.1:${n.brokerPort}`,
+    '--set', 'process.roles=broker,controller', '--set', 'controller.listener.names=CONTROLLER',
+    '--set', 'listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT', '--set', `controller.quorum.voters=${voters}`,
+    '--set', 'controller.quorum.election.timeout.ms=300', '--set', 'controller.quorum.fetch.timeout.ms=600',
+    '--set', 'controller.quorum.election.backoff.max.ms=300', '--set', 'controller.quorum.request.timeout.ms=600',
+    ...extraSets.flatMap((kv) => ['--set', kv]),
+  ];
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  n.child = child;
+  return new Promise((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`node ${n.id} did not start: ${out}`)); }, 45_000);
+    const onData = (d: Buffer) => {
+      out += d;
+      n.log += d;
+      if (out.includes(`listening on PLAINTEXT://127.0.0.1:${n.brokerPort}`)) { clearTimeout(timer); resolve(); }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.on('exit', (code) => { clearTimeout(timer); if (!out.includes('listening on PLAINTEXT')) reject(new Error(`node ${n.id} exited ${code}: ${out}`)); });
+  });
+}
+
+/** The active controller as the broker on `port` names it in Metadata (-1 while none is known or it does not answer). */
+export async function controllerIdOn(port: number): Promise<number> {
+  const client = new ClusterClient({ bootstrap: `127.0.0.1:${port}` });
+  try {
+    await client.metadata([]);
+    return client.controllerId;
+  } catch {
+    return -1;
+  } finally {
+    client.close();
+  }
 }
