@@ -1,7 +1,8 @@
 // Three `logline server` processes (process.roles=broker,controller, one controller.quorum.voters)
-// sharing one metadata log. While a client creates topics through random brokers, the active
-// controller is killed with SIGKILL (3 times in `npm test`, LOGLINE_CLUSTER_KILLS for more) and restarted each time: every creation
-// succeeds or fails with a retriable error and is retried to success, and all nodes converge on
+// sharing one metadata log, and then three controller-only plus three broker-only processes. While
+// a client creates topics through random brokers, the active controller is killed with SIGKILL (3
+// times in `npm test`, LOGLINE_CLUSTER_KILLS for more) and restarted each time: every creation
+// succeeds or fails with a retriable error and is retried to success, and all brokers converge on
 // the same topics, ids and partitions. kcat -L lists what Metadata lists.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -9,7 +10,7 @@ import { spawnSync } from 'node:child_process';
 
 /** SIGKILLs of the active controller: few in `npm test`, more by hand (LOGLINE_CLUSTER_KILLS=10). */
 const KILLS = Number(process.env['LOGLINE_CLUSTER_KILLS'] ?? 3);
-import { clusterNodeProcesses, controllerIdOn, killProcess, runProcess, startClusterNodeProcess, within } from './process-helpers.js';
+import { clusterNodeProcesses, controllerIdOn, killProcess, runProcess, startClusterNodeProcess, within, type ClusterNodeProcess } from './process-helpers.js';
 import { ClusterClient, ClientError, KafkaError } from '../../src/client/index.js';
 import { ApiKey, ErrorCode, isRetriable } from '../../src/protocol/index.js';
 
@@ -26,10 +27,18 @@ async function topicsOn(port: number): Promise<Map<string, string>> {
 }
 
 test(`three logline server processes: the active controller is SIGKILLed ${KILLS} times while topics are created through random brokers; all nodes converge`, { timeout: 60_000 + KILLS * 20_000 }, async (t) => {
-  const { nodes, voters } = await clusterNodeProcesses(3, 'll-test-cluster-process');
+  await killControllersWhileCreating(t, await clusterNodeProcesses(3, 'll-test-cluster-process'));
+});
+
+test(`three controller-only and three broker-only processes: the active controller is SIGKILLed ${KILLS} times while topics are created through random brokers; all brokers converge`, { timeout: 60_000 + KILLS * 20_000 }, async (t) => {
+  await killControllersWhileCreating(t, await clusterNodeProcesses(3, 'll-test-cluster-split', { brokers: 3 }));
+});
+
+async function killControllersWhileCreating(t: { diagnostic(message: string): void }, { nodes, voters }: { nodes: ClusterNodeProcess[]; voters: string }): Promise<void> {
+  const brokers = nodes.filter((n) => n.roles.includes('broker'));
   try {
     await Promise.all(nodes.map((n) => startClusterNodeProcess(n, voters)));
-    const live = () => nodes.filter((n) => n.child !== null);
+    const live = () => brokers.filter((n) => n.child !== null);
     const acked = new Map<string, string>();
     let retries = 0;
     let notController = 0;
@@ -97,7 +106,7 @@ test(`three logline server processes: the active controller is SIGKILLed ${KILLS
     let views: Map<string, string>[] = [];
     await within(30_000, 'convergence', (async () => {
       for (;;) {
-        views = await Promise.all(nodes.map((n) => topicsOn(n.brokerPort)));
+        views = await Promise.all(brokers.map((n) => topicsOn(n.brokerPort)));
         const same = views.every((v) => v.size === views[0]!.size && [...views[0]!].every(([k, x]) => v.get(k) === x));
         if (same && [...acked.keys()].every((k) => views[0]!.has(k))) return;
         await sleep(100);
@@ -108,7 +117,7 @@ test(`three logline server processes: the active controller is SIGKILLed ${KILLS
     for (const n of nodes) assert.doesNotMatch(n.log, /(handler|encode) error on API/, `node ${n.id}: no request made a handler throw`);
     assert.ok(acked.size >= 30, `${acked.size} topics created (${retries} retries)`);
     if (hasKcat) {
-      const bootstrap = nodes.map((n) => `127.0.0.1:${n.brokerPort}`).join(',');
+      const bootstrap = brokers.map((n) => `127.0.0.1:${n.brokerPort}`).join(',');
       const list = await runProcess('kcat', ['-L', '-b', bootstrap, '-J', '-m', '10']);
       assert.equal(list.code, 0, list.stderr);
       const meta = JSON.parse(list.stdout);
@@ -117,9 +126,9 @@ test(`three logline server processes: the active controller is SIGKILLed ${KILLS
     }
     // Brokers register, so a node that is not the controller forwards a change to it and answers
     // once its own metadata holds the result: a client asking that node next sees the topic.
-    const controller = await controllerIdOn(nodes[0]!.brokerPort);
+    const controller = await controllerIdOn(brokers[0]!.brokerPort);
     assert.ok(controller >= 0, 'a controller is known');
-    for (const n of nodes.filter((x) => x.id !== controller)) {
+    for (const n of brokers.filter((x) => x.id !== controller)) {
       const client = new ClusterClient({ bootstrap: `127.0.0.1:${n.brokerPort}` });
       try {
         const name = `through-node-${n.id}`;
@@ -133,4 +142,4 @@ test(`three logline server processes: the active controller is SIGKILLed ${KILLS
   } finally {
     await Promise.all(nodes.map((n) => (n.child ? killProcess(n.child) : Promise.resolve())));
   }
-});
+}

@@ -67,39 +67,55 @@ export function killProcess(child: ChildProcess): Promise<void> {
 }
 
 /** One combined broker+controller `logline server` process of a cluster under test. */
-export interface ClusterNodeProcess { id: number; brokerPort: number; controllerPort: number; dir: string; child: ChildProcess | null; log: string }
-
-/**
- * `count` nodes (ids 1..count) on free loopback ports, each with a data directory formatted with
- * `clusterId` (Kafka's `kafka-storage format`: every node of a cluster shares the cluster id);
- * `voters` is their controller.quorum.voters. Nothing is started yet.
- */
-export async function clusterNodeProcesses(count: number, clusterId: string): Promise<{ nodes: ClusterNodeProcess[]; voters: string }> {
-  const nodes: ClusterNodeProcess[] = [];
-  for (let id = 1; id <= count; id++) {
-    const dir = tempDataDir();
-    writeFileSync(join(dir, 'meta.properties'), `version=1\nnode.id=${id}\ncluster.id=${clusterId}\ndirectory.id=${randomBytes(16).toString('base64url')}\n`);
-    nodes.push({ id, brokerPort: await freePort(), controllerPort: await freePort(), dir, child: null, log: '' });
-  }
-  return { nodes, voters: nodes.map((n) => `${n.id}@127.0.0.1:${n.controllerPort}`).join(',') };
+export interface ClusterNodeProcess {
+  id: number;
+  roles: readonly ('broker' | 'controller')[];
+  /** 0 for a controller-only node. */
+  brokerPort: number;
+  /** 0 for a broker-only node. */
+  controllerPort: number;
+  dir: string; child: ChildProcess | null; log: string;
 }
 
 /**
- * Starts node `n` as `logline server` with process.roles=broker,controller and short Raft timeouts
- * (plus `extraSets`, each key=value); resolves once its broker listener is up. Its output is
- * appended to `n.log`.
+ * `count` combined broker+controller nodes (ids 1..count), or with `split` that many controller-only
+ * nodes (ids 1..count) and `split.brokers` broker-only ones after them, on free loopback ports, each
+ * with a data directory formatted with `clusterId` (Kafka's `kafka-storage format`: every node of a
+ * cluster shares the cluster id); `voters` is their controller.quorum.voters. Nothing is started yet.
+ */
+export async function clusterNodeProcesses(count: number, clusterId: string, split?: { brokers: number }): Promise<{ nodes: ClusterNodeProcess[]; voters: string }> {
+  const nodes: ClusterNodeProcess[] = [];
+  const total = count + (split?.brokers ?? 0);
+  for (let id = 1; id <= total; id++) {
+    const dir = tempDataDir();
+    writeFileSync(join(dir, 'meta.properties'), `version=1\nnode.id=${id}\ncluster.id=${clusterId}\ndirectory.id=${randomBytes(16).toString('base64url')}\n`);
+    const roles: ('broker' | 'controller')[] = split === undefined ? ['broker', 'controller'] : id <= count ? ['controller'] : ['broker'];
+    nodes.push({
+      id, roles, dir, child: null, log: '',
+      brokerPort: roles.includes('broker') ? await freePort() : 0, controllerPort: roles.includes('controller') ? await freePort() : 0,
+    });
+  }
+  return { nodes, voters: nodes.filter((n) => n.controllerPort !== 0).map((n) => `${n.id}@127.0.0.1:${n.controllerPort}`).join(',') };
+}
+
+/**
+ * Starts node `n` as `logline server` with its process.roles and short Raft timeouts (plus
+ * `extraSets`, each key=value); resolves once its broker listener (a controller-only node: its
+ * controller listener) is up. Its output is appended to `n.log`.
  */
 export function startClusterNodeProcess(n: ClusterNodeProcess, voters: string, extraSets: string[] = []): Promise<void> {
+  const broker = n.roles.includes('broker');
+  const listeners = [...(broker ? [`PLAINTEXT://127.0.0.1:${n.brokerPort}`] : []), ...(n.roles.includes('controller') ? [`CONTROLLER://127.0.0.1:${n.controllerPort}`] : [])];
   const args = [
-    'bin/logline.js', 'server', '--node-id', String(n.id), '--data-dir', n.dir,
-    '--listeners', `PLAINTEXT://127.0.0.1:${n.brokerPort},CONTROLLER://127.0.0.1:${n.controllerPort}`,
-    '--advertised-listeners', `PLAINTEXT://127.0.0.1:${n.brokerPort}`,
-    '--set', 'process.roles=broker,controller', '--set', 'controller.listener.names=CONTROLLER',
+    'bin/logline.js', 'server', '--node-id', String(n.id), '--data-dir', n.dir, '--listeners', listeners.join(','),
+    ...(broker ? ['--advertised-listeners', `PLAINTEXT://127.0.0.1:${n.brokerPort}`] : []),
+    '--set', `process.roles=${n.roles.join(',')}`, '--set', 'controller.listener.names=CONTROLLER',
     '--set', 'listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT', '--set', `controller.quorum.voters=${voters}`,
     '--set', 'controller.quorum.election.timeout.ms=300', '--set', 'controller.quorum.fetch.timeout.ms=600',
     '--set', 'controller.quorum.election.backoff.max.ms=300', '--set', 'controller.quorum.request.timeout.ms=600',
     ...extraSets.flatMap((kv) => ['--set', kv]),
   ];
+  const ready = broker ? `listening on PLAINTEXT://127.0.0.1:${n.brokerPort}` : `controller listening on CONTROLLER://127.0.0.1:${n.controllerPort}`;
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   n.child = child;
   return new Promise((resolve, reject) => {
@@ -108,11 +124,11 @@ export function startClusterNodeProcess(n: ClusterNodeProcess, voters: string, e
     const onData = (d: Buffer) => {
       out += d;
       n.log += d;
-      if (out.includes(`listening on PLAINTEXT://127.0.0.1:${n.brokerPort}`)) { clearTimeout(timer); resolve(); }
+      if (out.includes(ready)) { clearTimeout(timer); resolve(); }
     };
     child.stdout!.on('data', onData);
     child.stderr!.on('data', onData);
-    child.on('exit', (code) => { clearTimeout(timer); if (!out.includes('listening on PLAINTEXT')) reject(new Error(`node ${n.id} exited ${code}: ${out}`)); });
+    child.on('exit', (code) => { clearTimeout(timer); if (!out.includes(ready)) reject(new Error(`node ${n.id} exited ${code}: ${out}`)); });
   });
 }
 
