@@ -51,6 +51,11 @@ export class ConfigurationsDelta {
   /** Keys of the resources this delta changed. */
   changedResources(): string[] { return [...this.touched.keys()]; }
 
+  /** The resources this delta changed, as type and name. */
+  changedResourceNames(): { type: number; name: string }[] {
+    return [...this.touched.values()].map((w) => ({ type: w.type, name: w.name }));
+  }
+
   private working(type: number, name: string): Map<string, string> {
     const key = configResourceKey(type, name);
     let w = this.touched.get(key);
