@@ -8,7 +8,7 @@
 import { ErrorCode } from '../protocol/index.js';
 import { BatchHeaderAt, buildControlBatch, convertLegacyMessageSet, LOG_OVERHEAD_BYTES, RECORD_BATCH_HEADER_BYTES } from '../records/index.js';
 import { StorageError } from '../storage/index.js';
-import { ConfigResourceType, type LocalPartitionChange, type MetadataDelta, type MetadataImage, type TopicPartitionRef } from '../metadata/index.js';
+import { type LocalPartitionChange, type MetadataDelta, type MetadataImage, type TopicPartitionRef } from '../metadata/index.js';
 import { partitionKey as key, type Clock } from '../util/index.js';
 import { Partition, type ActiveProducer, type AppendOrigin, type LocalLog } from './partition.js';
 import { Purgatory, PurgatoryFullError, type Scheduler } from './purgatory.js';
@@ -160,7 +160,7 @@ export class ReplicaManager {
       for (const change of changes.leaders) await this.becomeLeader(change, ports, applied);
       await this.becomeFollowers(changes.followers, ports, applied);
     }
-    if (delta.configs !== null) this.applyConfigChanges(delta.configs.changedResourceNames(), image, ports, applied);
+    if (delta.configs !== null) this.applyConfigChanges(delta.configs.topicConfigChanges(this.brokerId), image, ports, applied);
     return applied;
   }
 
@@ -231,8 +231,7 @@ export class ReplicaManager {
    * Topic config changes reach that topic's partitions here; a broker-level change (the cluster
    * default, resource '', or this broker's own) reaches every partition, resolved once per topic.
    */
-  private applyConfigChanges(changed: { type: number; name: string }[], image: MetadataImage, ports: ReplicaDeltaPorts, applied: AppliedDelta): void {
-    const brokerWide = changed.some((r) => r.type === ConfigResourceType.BROKER && (r.name === '' || r.name === String(this.brokerId)));
+  private applyConfigChanges(changed: { all: boolean; topics: string[] }, image: MetadataImage, ports: ReplicaDeltaPorts, applied: AppliedDelta): void {
     const configs = new Map<string, PartitionConfig>();
     const reconfigure = (p: Partition) => {
       let c = configs.get(p.topic);
@@ -248,16 +247,15 @@ export class ReplicaManager {
       p.maxMessageBytes = c.maxMessageBytes ?? p.maxMessageBytes;
       applied.reconfigured++;
     };
-    if (brokerWide) {
+    if (changed.all) {
       for (const p of this.partitions.values()) reconfigure(p);
       return;
     }
-    for (const r of changed) {
-      if (r.type !== ConfigResourceType.TOPIC) continue;
-      const topic = image.topics.getTopic(r.name);
+    for (const name of changed.topics) {
+      const topic = image.topics.getTopic(name);
       if (topic === undefined) continue; // deleted with its configs
       for (const index of topic.partitions.keys()) {
-        const p = this.partitions.get(key(r.name, index));
+        const p = this.partitions.get(key(name, index));
         if (p !== undefined) reconfigure(p);
       }
     }

@@ -190,7 +190,7 @@ test('a deleted topic and a replica reassigned away are stopped and their direct
   }
 });
 
-test('min.insync.replicas set on a topic applies to its partitions only, and removing it restores the default', async () => {
+test('configs set on a topic apply to its partitions and logs only; set as the cluster default they apply to every topic that does not override them', async () => {
   const n = await startNode();
   try {
     await commit(n, [...topicRecords('strict', topicId(5), 2), ...topicRecords('lax', topicId(6), 1)]);
@@ -202,6 +202,22 @@ test('min.insync.replicas set on a topic applies to its partitions only, and rem
 
     await commit(n, [metadataRecord('ConfigRecord', { resourceType: 2, resourceName: 'strict', name: 'min.insync.replicas', value: null }) as MetadataRecord]);
     assert.equal((await produce(n, 'strict', 1, -1, 'x')).errorCode, 0, 'removing the override restores the default');
+
+    // The storage engine's logs follow their topic's configs too.
+    const retentionMs = (topic: string) => n.disk.logs.logs.get(`${topic}-0`)!.config.retentionMs;
+    await commit(n, [metadataRecord('ConfigRecord', { resourceType: 2, resourceName: 'strict', name: 'retention.ms', value: '60000' }) as MetadataRecord]);
+    assert.equal(retentionMs('strict'), 60000);
+    assert.equal(retentionMs('lax'), 604800000);
+
+    // Cluster-wide dynamic defaults (IncrementalAlterConfigs on the broker resource '').
+    await commit(n, [
+      metadataRecord('ConfigRecord', { resourceType: 4, resourceName: '', name: 'min.insync.replicas', value: '3' }),
+      metadataRecord('ConfigRecord', { resourceType: 4, resourceName: '', name: 'log.retention.ms', value: '120000' }),
+    ] as MetadataRecord[]);
+    assert.equal((await produce(n, 'lax', 0, -1, 'x')).errorCode, ErrorCode.NOT_ENOUGH_REPLICAS);
+    assert.equal((await produce(n, 'strict', 1, -1, 'x')).errorCode, ErrorCode.NOT_ENOUGH_REPLICAS);
+    assert.equal(retentionMs('lax'), 120000);
+    assert.equal(retentionMs('strict'), 60000, 'the topic\'s own setting wins');
   } finally {
     await stopNode(n);
   }
