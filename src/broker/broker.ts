@@ -312,6 +312,10 @@ export class Broker {
       const applied = await this.replicaManager.applyDelta(delta, image, this.deltaPorts);
       this.groups.syncPartitions();
       this.txn.syncPartitions();
+      if (applied.leaders + applied.followers + applied.deleted > 0) {
+        this.deps.logger?.info(`metadata offset ${image.provenance.lastContainedOffset}: ${applied.leaders} partition(s) led here, `
+          + `${applied.followers} followed, ${applied.deleted} deleted (${applied.opened} log(s) opened)`);
+      }
       if (applied.failed.length === 0) return;
       const why = applied.failed.map((f) => `${partitionName(f.topic, f.partition)}: ${f.error instanceof Error ? f.error.message : String(f.error)}`);
       throw new Error(`metadata offset ${image.provenance.lastContainedOffset}: ${why.length} partition(s) not applied (${why.join('; ')})`);
