@@ -52,6 +52,18 @@ export interface AppliedDelta {
   failed: { topic: string; partition: number; error: unknown }[];
 }
 
+/** One delta being applied: the ports, what it did so far, and topic configs resolved once each. */
+interface DeltaRun {
+  readonly ports: ReplicaDeltaPorts;
+  readonly applied: AppliedDelta;
+  topicConfig(topic: string): PartitionConfig;
+}
+
+function set<K, V>(map: Map<K, V>, k: K, v: V): V {
+  map.set(k, v);
+  return v;
+}
+
 export interface ProduceEntryIn {
   topic: string; partition: number; records: Buffer;
   /** Produce v0-2 with magic 0/1 messages: converted to RecordBatch v2 before the append. */
@@ -154,18 +166,21 @@ export class ReplicaManager {
    */
   async applyDelta(delta: MetadataDelta, image: MetadataImage, ports: ReplicaDeltaPorts): Promise<AppliedDelta> {
     const applied: AppliedDelta = { deleted: 0, leaders: 0, followers: 0, opened: 0, reconfigured: 0, failed: [] };
+    // Resolved once per topic and delta: a topic of 10,000 partitions resolves its configs once.
+    const configs = new Map<string, PartitionConfig>();
+    const run: DeltaRun = { ports, applied, topicConfig: (topic) => configs.get(topic) ?? set(configs, topic, ports.topicConfig(topic)) };
     if (delta.topics !== null) {
       const changes = delta.topics.localChanges(this.brokerId);
-      for (const ref of changes.deletes) await this.stopReplica(ref, ports, applied);
-      for (const change of changes.leaders) await this.becomeLeader(change, ports, applied);
-      await this.becomeFollowers(changes.followers, ports, applied);
+      for (const ref of changes.deletes) await this.stopReplica(ref, run);
+      for (const change of changes.leaders) await this.becomeLeader(change, run);
+      await this.becomeFollowers(changes.followers, run);
     }
-    if (delta.configs !== null) this.applyConfigChanges(delta.configs.topicConfigChanges(this.brokerId), image, ports, applied);
+    if (delta.configs !== null) this.applyConfigChanges(delta.configs.topicConfigChanges(this.brokerId), image, run);
     return applied;
   }
 
   /** Stop-replica with delete: the partition leaves this broker and its data is deleted. */
-  private async stopReplica(ref: TopicPartitionRef, ports: ReplicaDeltaPorts, applied: AppliedDelta): Promise<void> {
+  private async stopReplica(ref: TopicPartitionRef, { ports, applied }: DeltaRun): Promise<void> {
     const p = this.removePartition(ref.topicName, ref.partition);
     if (p !== undefined) this.fetchers.removeFetcherForPartitions([p]);
     try {
@@ -177,14 +192,14 @@ export class ReplicaManager {
     }
   }
 
-  private async becomeLeader(change: LocalPartitionChange, ports: ReplicaDeltaPorts, applied: AppliedDelta): Promise<void> {
-    const p = await this.getOrCreatePartition(change, ports, applied);
+  private async becomeLeader(change: LocalPartitionChange, run: DeltaRun): Promise<void> {
+    const p = await this.getOrCreatePartition(change, run);
     if (p === undefined) return;
     const wasFollower = !p.isLeader;
     p.makeLeader(change.registration);
     if (wasFollower) this.fetchers.removeFetcherForPartitions([p]);
     this.onHighWatermark(p);
-    applied.leaders++;
+    run.applied.leaders++;
   }
 
   /**
@@ -192,14 +207,14 @@ export class ReplicaManager {
    * or its epoch changed (Kafka's applyLocalFollowersDelta). Waits on a partition that was led here
    * are answered now, with NOT_LEADER_OR_FOLLOWER.
    */
-  private async becomeFollowers(changes: readonly LocalPartitionChange[], ports: ReplicaDeltaPorts, applied: AppliedDelta): Promise<void> {
+  private async becomeFollowers(changes: readonly LocalPartitionChange[], run: DeltaRun): Promise<void> {
     const toFetch: Partition[] = [];
     for (const change of changes) {
-      const p = await this.getOrCreatePartition(change, ports, applied);
+      const p = await this.getOrCreatePartition(change, run);
       if (p === undefined) continue;
       if (p.makeFollower(change.registration)) toFetch.push(p);
       this.completeDelayedRequests(p);
-      applied.followers++;
+      run.applied.followers++;
     }
     if (toFetch.length === 0) return;
     this.fetchers.removeFetcherForPartitions(toFetch);
@@ -209,14 +224,14 @@ export class ReplicaManager {
   }
 
   /** The hosted partition, or a new one on its opened log (leader and epoch set by the caller). */
-  private async getOrCreatePartition(change: LocalPartitionChange, ports: ReplicaDeltaPorts, applied: AppliedDelta): Promise<Partition | undefined> {
+  private async getOrCreatePartition(change: LocalPartitionChange, { ports, applied, topicConfig }: DeltaRun): Promise<Partition | undefined> {
     const existing = this.partitions.get(key(change.topicName, change.partition));
     if (existing !== undefined) return existing;
     let log: LocalLog;
     let config: PartitionConfig;
     try {
       log = await ports.openLog(change.topicName, change.partition, change.topicId);
-      config = ports.topicConfig(change.topicName);
+      config = topicConfig(change.topicName);
     } catch (error) {
       applied.failed.push({ topic: change.topicName, partition: change.partition, error });
       return undefined;
@@ -231,17 +246,14 @@ export class ReplicaManager {
    * Topic config changes reach that topic's partitions here; a broker-level change (the cluster
    * default, resource '', or this broker's own) reaches every partition, resolved once per topic.
    */
-  private applyConfigChanges(changed: { all: boolean; topics: string[] }, image: MetadataImage, ports: ReplicaDeltaPorts, applied: AppliedDelta): void {
-    const configs = new Map<string, PartitionConfig>();
+  private applyConfigChanges(changed: { all: boolean; topics: string[] }, image: MetadataImage, { applied, topicConfig }: DeltaRun): void {
     const reconfigure = (p: Partition) => {
-      let c = configs.get(p.topic);
-      if (c === undefined) {
-        try {
-          configs.set(p.topic, c = ports.topicConfig(p.topic));
-        } catch (error) {
-          applied.failed.push({ topic: p.topic, partition: p.index, error });
-          return;
-        }
+      let c: PartitionConfig;
+      try {
+        c = topicConfig(p.topic);
+      } catch (error) {
+        applied.failed.push({ topic: p.topic, partition: p.index, error });
+        return;
       }
       p.minInsyncReplicas = c.minInsyncReplicas;
       p.maxMessageBytes = c.maxMessageBytes ?? p.maxMessageBytes;

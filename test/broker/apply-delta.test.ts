@@ -261,6 +261,7 @@ test('with 10,000 partitions here, one PartitionChangeRecord or one topic config
     const rm = n.broker.replicaManager;
     assert.equal([...rm.allPartitions()].length, TOPICS * PARTITIONS);
     assert.equal(n.calls.openLog, TOPICS * PARTITIONS);
+    assert.equal(n.calls.topicConfig, TOPICS, 'configs resolved once per topic, not per partition');
     const epochs = () => new Map([...rm.allPartitions()].map((p) => [partitionKey(p.topic, p.index), p.partitionEpoch]));
     const before = epochs();
 
