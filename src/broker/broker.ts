@@ -3,12 +3,14 @@
 //   - a MetadataSource gives the current MetadataView and commits controller records (the
 //     metadata log and image in the real server; a table in tests);
 //   - a LogFactory opens the local log of a partition (the storage engine in the real server).
-// When the metadata changes, the replica manager is brought in line: partitions led here are
-// opened, removed topics are dropped.
+// Each metadata delta is applied to the replica manager (become leader, become follower, stop and
+// delete a replica, topic config changes), one delta at a time in log order; the first one, at
+// start, is the whole image as a delta from the empty image.
 import { ErrorCode, type BrokerRegistrationRequest, type CreateTopicsRequest } from '../protocol/index.js';
 import { ATTR_TRANSACTIONAL, BatchHeaderAt, RECORD_BATCH_HEADER_BYTES } from '../records/index.js';
 import { CONTROLLER_FEATURES, KRAFT_VERSION_FEATURE, topicNameError, type TopicConfigValidator, type TopicDefaults } from '../controller/index.js';
-import { Partition, ReplicaManager, type LocalLog, type Scheduler } from '../replication/index.js';
+import { ReplicaManager, type LocalLog, type ReplicaDeltaPorts, type Scheduler } from '../replication/index.js';
+import type { MetadataDelta, MetadataImage } from '../metadata/index.js';
 import { Prng, limits, partitionKey, partitionName, type Clock } from '../util/index.js';
 import type { BrokerConfig } from '../config/index.js';
 import { ConfigAdmin } from './config-admin.js';
@@ -69,6 +71,11 @@ export interface MetadataSource {
   view(): MetadataView;
   /** Called after every applied change. */
   onChange(listener: () => void): void;
+  /**
+   * Called with every delta and the image it gives, in log order. The first call covers the whole
+   * image held at the time of subscribing (a delta from the empty image), unless it is empty.
+   */
+  onDelta(listener: (delta: MetadataDelta, image: MetadataImage) => void): void;
   /** The offset of the last record the view holds (a heartbeat's currentMetadataOffset). */
   offset(): bigint;
 }
@@ -103,29 +110,31 @@ export class Broker {
   readonly router = new Router<any>();
   readonly replicaManager: ReplicaManager;
   readonly fetchSessions: FetchSessionCache;
+  /** The delta applications queued so far: each starts when the one before has finished. */
   private syncing: Promise<void> = Promise.resolve();
+  /** The first delta's application (the metadata this broker started with), unguarded. */
+  private firstDelta: Promise<void> | null = null;
 
   constructor(readonly deps: BrokerDeps) {
     this.replicaManager = new ReplicaManager(deps.nodeId, deps.clock, deps.scheduler, { fetchPurgatoryOperationsMax: limits.fetchPurgatoryOperationsMax, producePurgatoryOperationsMax: limits.producePurgatoryOperationsMax });
     this.fetchSessions = new FetchSessionCache(deps.fetchSessionCacheSlots, deps.clock);
-    deps.metadata.onChange(() => { this.syncing = this.syncing.then(() => this.syncPartitions()); });
     for (const h of [apiVersionsHandler(() => this.router.supportedVersions(), () => this.deps.metadata.view().features()), metadataHandler, produceHandler, fetchHandler, listOffsetsHandler,
       createTopicsHandler, deleteTopicsHandler, createPartitionsHandler, describeClusterHandler, deleteRecordsHandler, offsetForLeaderEpochHandler,
       describeTopicPartitionsHandler, describeConfigsHandler, alterConfigsHandler, incrementalAlterConfigsHandler, electLeadersHandler, describeLogDirsHandler, initProducerIdHandler]) {
       this.router.register(h);
     }
     this.groups = this.createGroupCoordinator();
-    deps.metadata.onChange(() => { this.syncing = this.syncing.then(() => this.groups.syncPartitions()); });
     for (const h of [offsetCommitHandler, offsetFetchHandler, findCoordinatorHandler, joinGroupHandler, heartbeatHandler, leaveGroupHandler,
       syncGroupHandler, describeGroupsHandler, listGroupsHandler, deleteGroupsHandler, offsetDeleteHandler, consumerGroupHeartbeatHandler, consumerGroupDescribeHandler]) {
       this.router.register(h);
     }
     this.txn = this.createTxnCoordinator();
-    deps.metadata.onChange(() => { this.syncing = this.syncing.then(() => this.txn.syncPartitions()); });
     for (const h of [addPartitionsToTxnHandler, addOffsetsToTxnHandler, endTxnHandler, writeTxnMarkersHandler, txnOffsetCommitHandler,
       describeProducersHandler, describeTransactionsHandler, listTransactionsHandler]) {
       this.router.register(h);
     }
+    // Last: a source that already holds an image delivers it right here.
+    deps.metadata.onDelta((delta, image) => this.enqueueDelta(delta, image));
   }
 
   /** Coordinator timers (sessions, offset expiry, transaction timeouts) must not keep a process alive on their own. */
@@ -287,40 +296,44 @@ export class Broker {
       }));
   }
 
-  /** Opens logs for partitions led here and drops those whose topic is gone. */
-  async syncPartitions(): Promise<void> {
-    const view = this.deps.metadata.view();
-    const wanted = new Set<string>();
-    for (const t of view.topics()) {
-      // Resolved once per topic, not per partition: with 10,000 partitions every metadata change
-      // resolved the topic configs 20,000 times (44% of the broker while creating topics).
-      let configs: { minInsyncReplicas: number; maxMessageBytes: number | undefined } | null = null;
-      const topicConfigs = () => (configs ??= { minInsyncReplicas: this.deps.minInsyncReplicas(t.name), maxMessageBytes: this.deps.maxMessageBytes?.(t.name) });
-      for (const p of t.partitions) {
-        if (!p.replicas.includes(this.deps.nodeId)) continue;
-        wanted.add(partitionKey(t.name, p.partition));
-        const existing = this.replicaManager.partition(t.name, p.partition);
-        if (existing) {
-          existing.leaderEpoch = p.leaderEpoch;
-          existing.leaderId = p.leader;
-          // Topic configs may have changed (IncrementalAlterConfigs).
-          existing.minInsyncReplicas = topicConfigs().minInsyncReplicas;
-          existing.maxMessageBytes = topicConfigs().maxMessageBytes ?? existing.maxMessageBytes;
-          continue;
-        }
-        const log = await this.deps.openLog(t.name, p.partition, t.id);
-        this.replicaManager.addPartition(new Partition(t.name, p.partition, log, p.leaderEpoch, p.leader, this.deps.nodeId,
-          topicConfigs().minInsyncReplicas, topicConfigs().maxMessageBytes));
+  private readonly deltaPorts: ReplicaDeltaPorts = {
+    openLog: (topic, partition, topicId) => this.deps.openLog(topic, partition, topicId),
+    deleteLog: async (topic, partition) => { await this.deps.dropLog?.(topic, partition); },
+    topicConfig: (topic) => ({ minInsyncReplicas: this.deps.minInsyncReplicas(topic), maxMessageBytes: this.deps.maxMessageBytes?.(topic) }),
+  };
+
+  /**
+   * Queues a delta behind the ones before it (applying one awaits logs opening and deleting). A
+   * failed partition is logged and the next delta still applies; the coordinators then follow
+   * the leaderships of their internal partitions.
+   */
+  private enqueueDelta(delta: MetadataDelta, image: MetadataImage): void {
+    const step = this.syncing.then(async () => {
+      const applied = await this.replicaManager.applyDelta(delta, image, this.deltaPorts);
+      this.groups.syncPartitions();
+      this.txn.syncPartitions();
+      if (applied.leaders + applied.followers + applied.deleted > 0) {
+        this.deps.logger?.info(`metadata offset ${image.provenance.lastContainedOffset}: ${applied.leaders} partition(s) led here, `
+          + `${applied.followers} followed, ${applied.deleted} deleted (${applied.opened} log(s) opened)`);
       }
-    }
-    for (const p of [...this.replicaManager.allPartitions()]) {
-      if (wanted.has(partitionKey(p.topic, p.index))) continue;
-      this.replicaManager.removePartition(p.topic, p.index);
-      await this.deps.dropLog?.(p.topic, p.index);
-    }
+      if (applied.failed.length === 0) return;
+      const why = applied.failed.map((f) => `${partitionName(f.topic, f.partition)}: ${f.error instanceof Error ? f.error.message : String(f.error)}`);
+      throw new Error(`metadata offset ${image.provenance.lastContainedOffset}: ${why.length} partition(s) not applied (${why.join('; ')})`);
+    });
+    this.firstDelta ??= step;
+    this.syncing = step.catch((e: unknown) => this.deps.logger?.error(e instanceof Error ? e.message : String(e)));
   }
 
-  /** Resolves when the replica manager has caught up with the last metadata change. */
+  /**
+   * Resolves once the replica manager reflects the metadata this broker started with (the first
+   * delta: the whole image); rejects when a partition of it could not be opened.
+   */
+  async replicasLoaded(): Promise<void> {
+    await this.settled();
+    await this.firstDelta;
+  }
+
+  /** Resolves when the replica manager reflects the last metadata delta delivered. */
   settled(): Promise<void> { return this.syncing; }
 
   /**

@@ -5,7 +5,8 @@ import { randomUUID } from 'node:crypto';
 import * as nodeFs from 'node:fs';
 import * as nodePath from 'node:path';
 import { Prng, limits, partitionKey, type Clock } from '../util/index.js';
-import { listenerName, resolveTopicConfig, validateTopicConfigs, type BrokerConfig } from '../config/index.js';
+import { effectiveBrokerConfig, listenerName, resolveTopicConfig, validateTopicConfigs, type BrokerConfig } from '../config/index.js';
+import { ConfigurationsImage } from '../metadata/index.js';
 import { describeQuorum, parseQuorumVoters, type VoterAddress } from '../raft/index.js';
 import { realScheduler, StorageLog } from '../replication/index.js';
 import { LogManager, NodeFileSystem, logConfig, logDirName, parseLogDirName, type FileSystem, type LogConfig, type PartitionLog } from '../storage/index.js';
@@ -179,7 +180,17 @@ export async function diskBackend(o: DiskBackendOptions): Promise<DiskBackend> {
 
 async function openDiskBackend(o: DiskBackendOptions, brokerConfig: BrokerConfig, unlock: () => void): Promise<DiskBackend> {
   let metadata: LogMetadata | null = null;
-  const topicConfig = (topic: string) => resolveTopicConfig(metadata?.view().configs(2, topic) ?? new Map(), brokerConfig);
+  // A topic inherits what it does not set from the broker config with its dynamic overrides (the
+  // cluster default, then this broker's own), as DescribeConfigs reports it; parsed once per configs image.
+  let inherited: { configs: ConfigurationsImage; broker: BrokerConfig } | null = null;
+  const brokerConfigIn = (configs: ConfigurationsImage): BrokerConfig => {
+    if (inherited?.configs !== configs) {
+      inherited = { configs, broker: effectiveBrokerConfig(brokerConfig, { clusterDefault: configs.brokerConfigs(''), perBroker: configs.brokerConfigs(o.nodeId) }) };
+    }
+    return inherited.broker;
+  };
+  const topicConfigIn = (configs: ConfigurationsImage, topic: string) => resolveTopicConfig(configs.topicConfigs(topic), brokerConfigIn(configs));
+  const topicConfig = (topic: string) => topicConfigIn(metadata?.image.configs ?? ConfigurationsImage.EMPTY, topic);
   // The metadata log is the Raft driver's (StorageLogStore), never opened through the LogManager.
   const configFor = (topic: string): LogConfig => topicConfig(topic);
   const fs = o.fs ?? new NodeFileSystem();
@@ -225,11 +236,32 @@ async function openDiskBackend(o: DiskBackendOptions, brokerConfig: BrokerConfig
       logs.deleteLog(topic, partition);
     }
   }
-  // Topic config changes reach open logs (retention, segment size, cleanup policy, ...).
-  md.onChange(() => {
-    for (const [key, log] of logs.logs) {
-      const topic = parseLogDirName(key)?.topic;
-      if (topic !== undefined && topic !== METADATA_TOPIC) log.config = configFor(topic);
+  // Topic config changes reach that topic's open logs (retention, segment size, cleanup policy,
+  // ...); a change of the broker configs topics inherit reaches every log. Resolved in the image
+  // the delta gives (view() shows it only once the publishers have run).
+  md.onDelta((delta, image) => {
+    if (delta.configs === null) return;
+    const changed = delta.configs.topicConfigChanges(o.nodeId);
+    const reconfigure = (topic: string, log: PartitionLog) => {
+      // Never throw into the metadata load: a log keeps its config when the new one does not resolve.
+      try {
+        log.config = topicConfigIn(image.configs, topic);
+      } catch (e) {
+        o.logger.warn(`storage: ${topic}: config not applied: ${e instanceof Error ? e.message : String(e)}`);
+      }
+    };
+    if (changed.all) {
+      for (const [key, log] of logs.logs) {
+        const topic = parseLogDirName(key)?.topic;
+        if (topic !== undefined && topic !== METADATA_TOPIC) reconfigure(topic, log);
+      }
+      return;
+    }
+    for (const topic of changed.topics) {
+      for (const partition of image.topics.getTopic(topic)?.partitions.keys() ?? []) {
+        const log = logs.logs.get(logDirName(topic, partition));
+        if (log !== undefined) reconfigure(topic, log);
+      }
     }
   });
   // The controller runs where the metadata quorum is led (this node, in a quorum of one).

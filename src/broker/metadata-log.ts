@@ -74,6 +74,7 @@ class NoPeersTransport implements RaftTransport {
 export class LogMetadata implements MetadataSource {
   private readonly loader = new MetadataLoader();
   private readonly listeners: (() => void)[] = [];
+  private deltaListeners = 0;
   private committing: Promise<void> = Promise.resolve();
   private cached: { image: MetadataImage; leaderId: number | undefined; view: MetadataView } | null = null;
   private driver: RaftDriver | undefined;
@@ -290,6 +291,15 @@ export class LogMetadata implements MetadataSource {
   }
 
   onChange(listener: () => void): void { this.listeners.push(listener); }
+
+  /**
+   * Each delta the loader publishes, with the image it gives: a publisher on the loader. The first
+   * call carries the whole current image as a delta from the empty one (installPublisher does
+   * that), so a listener added after start misses nothing. It runs before view() shows the image.
+   */
+  onDelta(listener: (delta: MetadataDelta, image: MetadataImage) => void): void {
+    this.loader.installPublisher({ name: `delta-listener-${++this.deltaListeners}`, onMetadataUpdate: (delta, image) => listener(delta, image) });
+  }
 
   offset(): bigint { return BigInt(this.loader.image.provenance.lastContainedOffset); }
 

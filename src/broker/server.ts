@@ -144,7 +144,7 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerHa
   if (backend && brokerRole) {
     broker = new Broker({ ...backend, nodeId, clock });
     try {
-      await broker.syncPartitions();
+      await broker.replicasLoaded();
     } catch (e) {
       await disk?.close();
       throw e;

@@ -51,6 +51,20 @@ export class ConfigurationsDelta {
   /** Keys of the resources this delta changed. */
   changedResources(): string[] { return [...this.touched.keys()]; }
 
+  /**
+   * Topics whose effective configs this delta may have changed on broker `brokerId`: all of them
+   * when a broker config they inherit changed (the cluster default, or that broker's own), else
+   * the topics whose own configs changed (including removed topics).
+   */
+  topicConfigChanges(brokerId: number): { all: boolean; topics: string[] } {
+    const topics: string[] = [];
+    for (const w of this.touched.values()) {
+      if (w.type === ConfigResourceType.BROKER && (w.name === '' || w.name === String(brokerId))) return { all: true, topics: [] };
+      if (w.type === ConfigResourceType.TOPIC) topics.push(w.name);
+    }
+    return { all: false, topics };
+  }
+
   private working(type: number, name: string): Map<string, string> {
     const key = configResourceKey(type, name);
     let w = this.touched.get(key);

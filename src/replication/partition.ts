@@ -1,7 +1,9 @@
-// A partition as this broker holds it: its log, its role, leader epoch, ISR and high watermark.
-// This is the single-replica case the single-node broker needs (the ISR is the leader alone, so
-// the high watermark follows the log end offset); followers, ISR changes and AlterPartition come
-// with the replication issue and slot in here.
+// A partition as this broker holds it: its log, its role (leader or follower of the leader the
+// metadata names), leader epoch, ISR and high watermark. The replica manager moves it between roles
+// with makeLeader / makeFollower as metadata deltas arrive (Kafka's Partition). No follower fetches
+// yet, so the high watermark follows the leader's log end offset; followers' progress, ISR changes
+// and AlterPartition come with the replication issue and slot in here.
+import { assert } from '../util/index.js';
 
 /** What the replica manager needs of a partition log (src/storage's PartitionLog provides it). */
 export interface LocalLog {
@@ -70,6 +72,17 @@ export class BigintOffset {
   }
 }
 
+/** What a metadata delta tells a replica about its partition (a PartitionRegistration's relevant part). */
+export interface PartitionState {
+  readonly leader: number;
+  readonly leaderEpoch: number;
+  readonly partitionEpoch: number;
+  readonly isr: readonly number[];
+}
+
+/** A leader id of -1: no leader (the metadata's NO_LEADER); what a stopped replica reports. */
+const NO_LEADER = -1;
+
 export class Partition {
   highWatermark = 0;
   /** The high watermark, last stable offset and log start offset as Fetch answers carry them. */
@@ -77,6 +90,8 @@ export class Partition {
   isr: number[];
   /** Bytes appended since this broker opened the partition: lets a delayed fetch count new bytes exactly. */
   bytesAppended = 0;
+  /** The registration's partition epoch last applied (-1 before any). */
+  partitionEpoch = -1;
 
   constructor(
     readonly topic: string,
@@ -95,15 +110,61 @@ export class Partition {
 
   get isLeader(): boolean { return this.leaderId === this.localBrokerId; }
 
+  /**
+   * Kafka's Partition.makeLeader: this broker leads at the registration's leader epoch, with its
+   * ISR. Returns whether the leader epoch is new here (not just an ISR change at the same epoch).
+   */
+  makeLeader(state: PartitionState): boolean {
+    assert(state.leader === this.localBrokerId, `${this.topic}-${this.index}: makeLeader for leader ${state.leader} on broker ${this.localBrokerId}`);
+    const isNewLeaderEpoch = !this.isLeader || state.leaderEpoch > this.leaderEpoch;
+    this.setState(state);
+    this.isr = [...state.isr];
+    // The leader's log end offset may be past the high watermark it had as a follower.
+    this.maybeAdvanceHighWatermark();
+    return isNewLeaderEpoch;
+  }
+
+  /**
+   * Kafka's Partition.makeFollower: `state.leader` (possibly none, -1) leads; this replica serves
+   * no produce or fetch. A follower keeps no ISR (only the leader tracks it). Returns whether the
+   * leader or its epoch changed, i.e. whether fetching from the leader must (re)start.
+   */
+  makeFollower(state: PartitionState): boolean {
+    assert(state.leader !== this.localBrokerId, `${this.topic}-${this.index}: makeFollower naming this broker ${state.leader} as leader`);
+    const changed = state.leader !== this.leaderId || state.leaderEpoch > this.leaderEpoch;
+    this.setState(state);
+    this.isr = [];
+    return changed;
+  }
+
+  /** The replica is gone from this broker (stop-replica): it leads nothing, so waits on it end. */
+  stop(): void {
+    this.leaderId = NO_LEADER;
+    this.isr = [];
+  }
+
+  private setState(state: PartitionState): void {
+    // A leader epoch only grows: an older registration applied late would un-fence a deposed leader.
+    assert(state.leaderEpoch >= this.leaderEpoch, `${this.topic}-${this.index}: leader epoch ${state.leaderEpoch} is below the current ${this.leaderEpoch}`);
+    this.leaderEpoch = state.leaderEpoch;
+    this.leaderId = state.leader;
+    this.partitionEpoch = state.partitionEpoch;
+  }
+
   /** What read_committed consumers may read up to: the high watermark, or the oldest open transaction's start. */
   get lastStableOffset(): number {
     const u = this.log.firstUnstableOffset();
     return u === null ? this.highWatermark : Math.min(u, this.highWatermark);
   }
 
-  /** With the leader alone in the ISR, everything appended is replicated to the whole ISR. */
+  /**
+   * The leader's high watermark. It follows the leader's own log end offset: no follower fetches
+   * yet, so no follower progress exists to take the minimum over (the replication issue adds it
+   * here, with the ISR the registration gave makeLeader).
+   */
   maybeAdvanceHighWatermark(): boolean {
-    const hw = this.isr.length === 1 && this.isr[0] === this.localBrokerId ? this.log.logEndOffset : this.highWatermark;
+    if (!this.isLeader) return false;
+    const hw = this.log.logEndOffset;
     if (hw <= this.highWatermark) return false;
     this.highWatermark = hw;
     this.log.updateHighWatermark(hw);

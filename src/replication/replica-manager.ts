@@ -1,18 +1,67 @@
 // The replica manager: the partitions this broker hosts, the produce path (validate through the
 // log, append, wait for the high watermark for acks=all) and the fetch path (read whole batches
 // up to the high watermark, long-poll in the fetch purgatory until min_bytes or max_wait_ms).
+// It follows the cluster metadata through applyDelta (Kafka's ReplicaManager.applyDelta): each
+// delta's local changes make partitions leaders or followers, or stop and delete them.
 // Storage and records errors carry Kafka error names as codes; they become error codes here,
 // per partition, and never escape as exceptions.
 import { ErrorCode } from '../protocol/index.js';
 import { BatchHeaderAt, buildControlBatch, convertLegacyMessageSet, LOG_OVERHEAD_BYTES, RECORD_BATCH_HEADER_BYTES } from '../records/index.js';
 import { StorageError } from '../storage/index.js';
+import { type LocalPartitionChange, type MetadataDelta, type MetadataImage, type TopicPartitionRef } from '../metadata/index.js';
 import { partitionKey as key, type Clock } from '../util/index.js';
-import { Partition, type ActiveProducer, type AppendOrigin } from './partition.js';
+import { Partition, type ActiveProducer, type AppendOrigin, type LocalLog } from './partition.js';
 import { Purgatory, PurgatoryFullError, type Scheduler } from './purgatory.js';
+import { NO_REPLICA_FETCHERS, type ReplicaFetchers } from './fetchers.js';
 
 export interface ReplicaManagerLimits {
   fetchPurgatoryOperationsMax: number;
   producePurgatoryOperationsMax: number;
+}
+
+/** A topic's configs as a partition applies them. */
+export interface PartitionConfig {
+  minInsyncReplicas: number;
+  /** max.message.bytes (the partition keeps its current value when undefined). */
+  maxMessageBytes: number | undefined;
+}
+
+/** What applying a delta needs from the broker: its storage and its topic configs. */
+export interface ReplicaDeltaPorts {
+  /** Opens a partition's local log, creating it when absent. */
+  openLog(topic: string, partition: number, topicId: string): Promise<LocalLog>;
+  /** Deletes a partition's local data (its directory). */
+  deleteLog(topic: string, partition: number): Promise<void>;
+  /** The topic's min.insync.replicas and max.message.bytes as the metadata now has them. */
+  topicConfig(topic: string): PartitionConfig;
+}
+
+/** What one delta did on this broker (Kafka's state-change log lines, as counts). */
+export interface AppliedDelta {
+  /** Replicas stopped and deleted. */
+  deleted: number;
+  /** Partitions made leader, or whose leader state (ISR) changed. */
+  leaders: number;
+  /** Partitions made follower, or following at a new partition epoch. */
+  followers: number;
+  /** Logs opened for partitions new to this broker. */
+  opened: number;
+  /** Partitions whose configs were re-applied. */
+  reconfigured: number;
+  /** Partitions the delta could not be applied to (their log would not open or delete). */
+  failed: { topic: string; partition: number; error: unknown }[];
+}
+
+/** One delta being applied: the ports, what it did so far, and topic configs resolved once each. */
+interface DeltaRun {
+  readonly ports: ReplicaDeltaPorts;
+  readonly applied: AppliedDelta;
+  topicConfig(topic: string): PartitionConfig;
+}
+
+function set<K, V>(map: Map<K, V>, k: K, v: V): V {
+  map.set(k, v);
+  return v;
 }
 
 export interface ProduceEntryIn {
@@ -82,7 +131,9 @@ export class ReplicaManager {
   readonly fetchPurgatory: Purgatory<Partition>;
   readonly producePurgatory: Purgatory<Partition>;
 
-  constructor(readonly brokerId: number, readonly clock: Clock, scheduler: Scheduler, limits: ReplicaManagerLimits) {
+  constructor(readonly brokerId: number, readonly clock: Clock, scheduler: Scheduler, limits: ReplicaManagerLimits,
+    /** Where followers fetch from their leader (none fetches until the replication issue plugs one in). */
+    readonly fetchers: ReplicaFetchers = NO_REPLICA_FETCHERS) {
     this.fetchPurgatory = new Purgatory('fetch', scheduler, limits.fetchPurgatoryOperationsMax);
     this.producePurgatory = new Purgatory('produce', scheduler, limits.producePurgatoryOperationsMax);
   }
@@ -94,11 +145,138 @@ export class ReplicaManager {
     const p = this.partitions.get(key(topic, index));
     this.partitions.delete(key(topic, index));
     if (p) {
-      // Whatever still waits on it expires at its timeout; the purgatories stop keeping its key.
+      // Whatever waits on it is answered now (with an error: it leads nothing any more), and the
+      // purgatories stop keeping its key.
+      p.stop();
+      this.completeDelayedRequests(p);
       this.fetchPurgatory.forgetKey(p);
       this.producePurgatory.forgetKey(p);
     }
     return p;
+  }
+
+  // ---- Metadata deltas -----------------------------------------------------------------------
+
+  /**
+   * Brings this broker's replicas in line with one metadata delta, in Kafka's order: deletes
+   * first (a topic deleted and re-created under the same name in one delta must lose its old data
+   * before the new partition opens), then new leaders, then followers; then topic config changes.
+   * Work is proportional to what the delta changed, not to the partitions hosted here. A partition
+   * whose log fails to open or delete is reported in `failed`; the others are still applied.
+   */
+  async applyDelta(delta: MetadataDelta, image: MetadataImage, ports: ReplicaDeltaPorts): Promise<AppliedDelta> {
+    const applied: AppliedDelta = { deleted: 0, leaders: 0, followers: 0, opened: 0, reconfigured: 0, failed: [] };
+    // Resolved once per topic and delta: a topic of 10,000 partitions resolves its configs once.
+    const configs = new Map<string, PartitionConfig>();
+    const run: DeltaRun = { ports, applied, topicConfig: (topic) => configs.get(topic) ?? set(configs, topic, ports.topicConfig(topic)) };
+    if (delta.topics !== null) {
+      const changes = delta.topics.localChanges(this.brokerId);
+      for (const ref of changes.deletes) await this.stopReplica(ref, run);
+      for (const change of changes.leaders) await this.becomeLeader(change, run);
+      await this.becomeFollowers(changes.followers, run);
+    }
+    if (delta.configs !== null) this.applyConfigChanges(delta.configs.topicConfigChanges(this.brokerId), image, run);
+    return applied;
+  }
+
+  /** Stop-replica with delete: the partition leaves this broker and its data is deleted. */
+  private async stopReplica(ref: TopicPartitionRef, { ports, applied }: DeltaRun): Promise<void> {
+    const p = this.removePartition(ref.topicName, ref.partition);
+    if (p !== undefined) this.fetchers.removeFetcherForPartitions([p]);
+    try {
+      // Also when no Partition was open here: a log left on disk must not come back with a re-created topic.
+      await ports.deleteLog(ref.topicName, ref.partition);
+      applied.deleted++;
+    } catch (error) {
+      applied.failed.push({ topic: ref.topicName, partition: ref.partition, error });
+    }
+  }
+
+  private async becomeLeader(change: LocalPartitionChange, run: DeltaRun): Promise<void> {
+    const p = await this.getOrCreatePartition(change, run);
+    if (p === undefined) return;
+    const wasFollower = !p.isLeader;
+    p.makeLeader(change.registration);
+    if (wasFollower) this.fetchers.removeFetcherForPartitions([p]);
+    this.onHighWatermark(p);
+    run.applied.leaders++;
+  }
+
+  /**
+   * Followers: stop serving as leader, and (re)start fetching from the new leader where the leader
+   * or its epoch changed (Kafka's applyLocalFollowersDelta). Waits on a partition that was led here
+   * are answered now, with NOT_LEADER_OR_FOLLOWER.
+   */
+  private async becomeFollowers(changes: readonly LocalPartitionChange[], run: DeltaRun): Promise<void> {
+    const toFetch: Partition[] = [];
+    for (const change of changes) {
+      const p = await this.getOrCreatePartition(change, run);
+      if (p === undefined) continue;
+      if (p.makeFollower(change.registration)) toFetch.push(p);
+      this.completeDelayedRequests(p);
+      run.applied.followers++;
+    }
+    if (toFetch.length === 0) return;
+    this.fetchers.removeFetcherForPartitions(toFetch);
+    // A partition without a leader has no one to fetch from until one is elected (a later delta).
+    const withLeader = toFetch.filter((p) => p.leaderId >= 0);
+    if (withLeader.length > 0) this.fetchers.addFetcherForPartitions(withLeader);
+  }
+
+  /** The hosted partition, or a new one on its opened log (leader and epoch set by the caller). */
+  private async getOrCreatePartition(change: LocalPartitionChange, { ports, applied, topicConfig }: DeltaRun): Promise<Partition | undefined> {
+    const existing = this.partitions.get(key(change.topicName, change.partition));
+    if (existing !== undefined) return existing;
+    let log: LocalLog;
+    let config: PartitionConfig;
+    try {
+      log = await ports.openLog(change.topicName, change.partition, change.topicId);
+      config = topicConfig(change.topicName);
+    } catch (error) {
+      applied.failed.push({ topic: change.topicName, partition: change.partition, error });
+      return undefined;
+    }
+    applied.opened++;
+    const p = new Partition(change.topicName, change.partition, log, -1, -1, this.brokerId, config.minInsyncReplicas, config.maxMessageBytes);
+    this.addPartition(p);
+    return p;
+  }
+
+  /**
+   * Topic config changes reach that topic's partitions here; a broker-level change (the cluster
+   * default, resource '', or this broker's own) reaches every partition, resolved once per topic.
+   */
+  private applyConfigChanges(changed: { all: boolean; topics: string[] }, image: MetadataImage, { applied, topicConfig }: DeltaRun): void {
+    const reconfigure = (p: Partition) => {
+      let c: PartitionConfig;
+      try {
+        c = topicConfig(p.topic);
+      } catch (error) {
+        applied.failed.push({ topic: p.topic, partition: p.index, error });
+        return;
+      }
+      p.minInsyncReplicas = c.minInsyncReplicas;
+      p.maxMessageBytes = c.maxMessageBytes ?? p.maxMessageBytes;
+      applied.reconfigured++;
+    };
+    if (changed.all) {
+      for (const p of this.partitions.values()) reconfigure(p);
+      return;
+    }
+    for (const name of changed.topics) {
+      const topic = image.topics.getTopic(name);
+      if (topic === undefined) continue; // deleted with its configs
+      for (const index of topic.partitions.keys()) {
+        const p = this.partitions.get(key(name, index));
+        if (p !== undefined) reconfigure(p);
+      }
+    }
+  }
+
+  /** Answers what waits on `p` if it can complete now (a replica that no longer leads: with an error). */
+  private completeDelayedRequests(p: Partition): void {
+    this.producePurgatory.checkAndComplete(p);
+    this.fetchPurgatory.checkAndComplete(p);
   }
 
   private leaderPartition(topic: string, index: number): Partition | number {
@@ -174,6 +352,11 @@ export class ReplicaManager {
     return new Promise((resolve) => {
       const op = {
         tryComplete: () => {
+          // Leadership moved or the replica was stopped while waiting (Kafka answers the same).
+          if (!p.isLeader) {
+            resolve(produceError(ErrorCode.NOT_LEADER_OR_FOLLOWER));
+            return true;
+          }
           if (p.highWatermark <= appended.lastOffset) return false;
           resolve(result);
           return true;
@@ -211,8 +394,7 @@ export class ReplicaManager {
 
   /** The high watermark moved: wake acks=all producers and fetchers of this partition. */
   onHighWatermark(p: Partition): void {
-    this.producePurgatory.checkAndComplete(p);
-    this.fetchPurgatory.checkAndComplete(p);
+    this.completeDelayedRequests(p);
   }
 
   /** Reads for a Fetch; record bytes go into `params.alloc`'s memory when given (see FetchParams). */
@@ -244,6 +426,11 @@ export class ReplicaManager {
           let available = bytes;
           for (let i = 0; i < watched.length; i++) {
             const p = watched[i]!;
+            // A partition no longer led here: answer now, the read gives its error.
+            if (!p.isLeader) {
+              finish();
+              return true;
+            }
             if (!committedOnly || p.lastStableOffset > startLso[i]!) available += p.bytesAppended - startBytes[i]!;
           }
           if (available < params.minBytes) return false;

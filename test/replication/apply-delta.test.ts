@@ -1,0 +1,123 @@
+// ReplicaManager.applyDelta on real metadata deltas: the order of its work (deletes before leaders),
+// the seam where follower fetching plugs in (the ReplicaFetchers port), and the leader-epoch
+// invariant of a Partition. The broker-level behaviour (Produce/Fetch answers, directories
+// deleted, configs) is in test/broker/apply-delta.test.ts.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Partition, ReplicaManager, realScheduler, type ReplicaDeltaPorts, type ReplicaFetchers } from '../../src/replication/index.js';
+import { MetadataDelta, MetadataImage, metadataRecord, provenance, type MetadataRecord } from '../../src/metadata/index.js';
+import { AssertionError, systemClock } from '../../src/util/index.js';
+import { storageLog } from './helpers.js';
+
+const ME = 1;
+const OTHER = 2;
+const TOPIC_ID = 'AAAAAAAAAAAAAAAAAAAAAQ';
+const TOPIC_ID_2 = 'AAAAAAAAAAAAAAAAAAAAAg';
+
+function harness() {
+  const events: string[] = [];
+  const fetchers: ReplicaFetchers = {
+    addFetcherForPartitions: (ps) => { for (const p of ps) events.push(`fetch ${p.topic}-${p.index} from ${p.leaderId} at epoch ${p.leaderEpoch}`); },
+    removeFetcherForPartitions: (ps) => { for (const p of ps) events.push(`stop fetching ${p.topic}-${p.index}`); },
+  };
+  const rm = new ReplicaManager(ME, systemClock, realScheduler, { fetchPurgatoryOperationsMax: 100, producePurgatoryOperationsMax: 100 }, fetchers);
+  const ports: ReplicaDeltaPorts = {
+    openLog: async (topic, partition) => { events.push(`open ${topic}-${partition}`); return storageLog(); },
+    deleteLog: async (topic, partition) => { events.push(`delete ${topic}-${partition}`); },
+    topicConfig: () => ({ minInsyncReplicas: 1, maxMessageBytes: undefined }),
+  };
+  let image = MetadataImage.EMPTY;
+  const apply = async (...records: MetadataRecord[]) => {
+    const delta = new MetadataDelta(image);
+    for (const r of records) delta.replay(r);
+    image = delta.apply(provenance(image.provenance.lastContainedOffset + records.length, 1));
+    events.length = 0;
+    return rm.applyDelta(delta, image, ports);
+  };
+  return { rm, events, apply };
+}
+
+const topic = (name: string, topicId: string, leader: number) => [
+  metadataRecord('TopicRecord', { name, topicId }),
+  metadataRecord('PartitionRecord', { partitionId: 0, topicId, replicas: [ME, OTHER], isr: [ME, OTHER], leader, leaderEpoch: 0, partitionEpoch: 0 }),
+] as MetadataRecord[];
+const leaderOf = (topicId: string, leader: number) => metadataRecord('PartitionChangeRecord', { topicId, partitionId: 0, leader }) as MetadataRecord;
+
+test('a partition led elsewhere is handed to the replica fetchers with its leader and epoch; leading it again stops the fetch', async () => {
+  const { rm, events, apply } = harness();
+  const created = await apply(...topic('t', TOPIC_ID, OTHER));
+  assert.deepEqual(events, ['open t-0', 'stop fetching t-0', 'fetch t-0 from 2 at epoch 0']);
+  assert.deepEqual({ followers: created.followers, leaders: created.leaders, opened: created.opened }, { followers: 1, leaders: 0, opened: 1 });
+  assert.equal(rm.partition('t', 0)!.isLeader, false);
+
+  await apply(leaderOf(TOPIC_ID, ME));
+  assert.deepEqual(events, ['stop fetching t-0']);
+  assert.ok(rm.partition('t', 0)!.isLeader);
+  assert.equal(rm.partition('t', 0)!.leaderEpoch, 1);
+
+  // No leader at all: a follower with no one to fetch from until an election.
+  await apply(leaderOf(TOPIC_ID, -1));
+  assert.deepEqual(events, ['stop fetching t-0']);
+  assert.equal(rm.partition('t', 0)!.leaderId, -1);
+  await apply(leaderOf(TOPIC_ID, OTHER));
+  assert.deepEqual(events, ['stop fetching t-0', 'fetch t-0 from 2 at epoch 3']);
+});
+
+test('an ISR change at the same leader epoch updates the leader without restarting anything', async () => {
+  const { rm, events, apply } = harness();
+  await apply(...topic('t', TOPIC_ID, ME));
+  const p = rm.partition('t', 0)!;
+  const r = await apply(metadataRecord('PartitionChangeRecord', { topicId: TOPIC_ID, partitionId: 0, isr: [ME] }) as MetadataRecord);
+  assert.equal(r.leaders, 1);
+  assert.deepEqual(events, []);
+  assert.equal(rm.partition('t', 0), p);
+  assert.deepEqual(p.isr, [ME]);
+  assert.equal(p.leaderEpoch, 0);
+  assert.equal(p.partitionEpoch, 1);
+});
+
+test('a topic deleted and re-created under the same name in one delta loses its old data before the new partition opens', async () => {
+  const { rm, events, apply } = harness();
+  await apply(...topic('t', TOPIC_ID, ME));
+  const old = rm.partition('t', 0)!;
+  await apply(metadataRecord('RemoveTopicRecord', { topicId: TOPIC_ID }) as MetadataRecord, ...topic('t', TOPIC_ID_2, ME));
+  assert.deepEqual(events.filter((e) => !e.startsWith('stop fetching')), ['delete t-0', 'open t-0']);
+  assert.notEqual(rm.partition('t', 0), old);
+  assert.equal(old.isLeader, false, 'the old replica is stopped');
+  assert.ok(rm.partition('t', 0)!.isLeader);
+});
+
+test('a delta touching nothing hosted here does nothing here', async () => {
+  const { events, apply } = harness();
+  await apply(...topic('t', TOPIC_ID, ME));
+  const elsewhere = await apply(
+    metadataRecord('TopicRecord', { name: 'far', topicId: TOPIC_ID_2 }) as MetadataRecord,
+    metadataRecord('PartitionRecord', { partitionId: 0, topicId: TOPIC_ID_2, replicas: [OTHER], isr: [OTHER], leader: OTHER, leaderEpoch: 0, partitionEpoch: 0 }) as MetadataRecord,
+  );
+  assert.deepEqual(events, []);
+  assert.deepEqual(elsewhere, { deleted: 0, leaders: 0, followers: 0, opened: 0, reconfigured: 0, failed: [] });
+});
+
+test('a log that will not open is reported and the rest of the delta still applies', async () => {
+  const { rm } = harness();
+  const ports: ReplicaDeltaPorts = {
+    openLog: async (t) => { if (t === 'bad') throw new Error('disk on fire'); return storageLog(); },
+    deleteLog: async () => {},
+    topicConfig: () => ({ minInsyncReplicas: 1, maxMessageBytes: undefined }),
+  };
+  const delta = new MetadataDelta(MetadataImage.EMPTY);
+  for (const r of [...topic('bad', TOPIC_ID, ME), ...topic('good', TOPIC_ID_2, ME)]) delta.replay(r);
+  const r = await rm.applyDelta(delta, delta.apply(provenance(3, 1)), ports);
+  assert.deepEqual(r.failed.map((f) => `${f.topic}-${f.partition}: ${(f.error as Error).message}`), ['bad-0: disk on fire']);
+  assert.equal(rm.partition('bad', 0), undefined);
+  assert.ok(rm.partition('good', 0)!.isLeader);
+});
+
+test('a leader epoch never goes backwards on a partition', () => {
+  const p = new Partition('t', 0, storageLog(), -1, -1, ME, 1);
+  p.makeLeader({ leader: ME, leaderEpoch: 3, partitionEpoch: 3, isr: [ME] });
+  assert.throws(() => p.makeFollower({ leader: OTHER, leaderEpoch: 2, partitionEpoch: 4, isr: [OTHER] }), AssertionError);
+  assert.ok(p.isLeader, 'the refused state is not applied');
+  assert.equal(p.leaderEpoch, 3);
+  assert.throws(() => p.makeLeader({ leader: OTHER, leaderEpoch: 4, partitionEpoch: 4, isr: [OTHER] }), AssertionError, 'makeLeader names this broker');
+});
