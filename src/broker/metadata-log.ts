@@ -225,18 +225,21 @@ export class LogMetadata implements MetadataSource {
   }
 
   private viewOf(image: MetadataImage): MetadataView {
+    // Brokers come from their registrations: the unfenced ones, on the listener asked about ('' for
+    // any: the first listener each registered).
+    const live = image.cluster.liveBrokers();
+    const liveIds = new Set(live.map((b) => b.id));
+    // As Kafka's metadata cache: a replica on a broker that is not registered or is fenced is offline.
+    const offline = (replicas: readonly number[]): number[] => (replicas.every((r) => liveIds.has(r)) ? [] : replicas.filter((r) => !liveIds.has(r)));
     const toView = (t: { name: string; id: string; partitions: ReadonlyMap<number, { leader: number; leaderEpoch: number; replicas: readonly number[]; isr: readonly number[] }> }): TopicView => ({
       name: t.name, id: t.id, isInternal: isInternalTopic(t.name),
       partitions: [...t.partitions].sort(([a], [b]) => a - b).map(([partition, p]): PartitionView => ({
-        partition, leader: p.leader, leaderEpoch: p.leaderEpoch, replicas: [...p.replicas], isr: [...p.isr], offlineReplicas: [],
+        partition, leader: p.leader, leaderEpoch: p.leaderEpoch, replicas: [...p.replicas], isr: [...p.isr], offlineReplicas: offline(p.replicas),
       })),
     });
     const topics = [...image.topics.topicsById.values()].map(toView);
     const byName = new Map(topics.map((t) => [t.name, t]));
     const byId = new Map(topics.map((t) => [t.id, t]));
-    // Brokers come from their registrations: the unfenced ones, on the listener asked about ('' for
-    // any: the first listener each registered).
-    const live = image.cluster.liveBrokers();
     const controllerId = this.driver?.leaderId ?? -1;
     return {
       clusterId: this.clusterId, controllerId,

@@ -1,10 +1,12 @@
 // `logline cluster info`: the cluster id, controller, brokers and the quorum in one line.
 // `logline cluster status`: the same brokers, plus the metadata quorum from DescribeQuorum (voters,
 // observers, each one's log end offset and lag behind the high watermark, the leader and epoch).
+// `logline cluster elect-leaders`: kafka-leader-election.sh — preferred (or, explicitly, unclean)
+// leader election for some partitions or all of them.
 // `logline cluster start --nodes N`: a local cluster of combined broker+controller nodes in this
 // process (startCluster), until Ctrl-C; `--controllers C --brokers M` for separate roles.
 import { ClusterClient, KafkaError } from '../client/index.js';
-import { ApiKey, ErrorCode } from '../protocol/index.js';
+import { ApiKey, ErrorCode, errorName } from '../protocol/index.js';
 import { startCluster, consoleLogger, quietLogger } from '../broker/index.js';
 import { UsageError, helpText, parseArgs, type FlagSpec } from './args.js';
 import { COMMON_FLAGS, bootstrapServers, table, toJson } from './output.js';
@@ -21,11 +23,20 @@ const START_FLAGS: Record<string, FlagSpec> = {
   help: { type: 'boolean', short: 'h', help: 'show this help' },
 };
 
-const USAGE = 'usage: logline cluster info|status|start [options]';
+const ELECT_FLAGS: Record<string, FlagSpec> = {
+  ...COMMON_FLAGS,
+  'election-type': { type: 'string', help: 'preferred (the first replica leads again) or unclean (a replica outside the ISR may lead: may lose data)' },
+  topic: { type: 'string', help: 'the topic (with --partition)' },
+  partition: { type: 'number', help: 'the partition of --topic' },
+  'all-topic-partitions': { type: 'boolean', help: 'every partition of every topic' },
+};
+
+const USAGE = 'usage: logline cluster info|status|start|elect-leaders [options]';
 
 export async function clusterCommand(argv: string[]): Promise<number> {
   const verb = argv[0];
   if (verb === 'start') return clusterStart(argv.slice(1));
+  if (verb === 'elect-leaders') return electLeaders(argv.slice(1));
   const { positionals, flags } = parseArgs(argv, COMMON_FLAGS);
   if (flags.help) {
     console.log(helpText('logline cluster info|status [options]', 'Describe the cluster (status adds the metadata quorum); `logline cluster start --help` starts a local one.', COMMON_FLAGS));
@@ -77,6 +88,42 @@ export async function describeQuorum(client: ClusterClient): Promise<QuorumStatu
       lastCaughtUpMsAgo: v.lastCaughtUpTimestamp < 0n ? null : Math.max(0, now - Number(v.lastCaughtUpTimestamp)),
     });
     return { leaderId: p.leaderId, leaderEpoch: p.leaderEpoch, highWatermark: String(p.highWatermark), voters: p.currentVoters.map(row), observers: p.observers.map(row) };
+  }
+}
+
+async function electLeaders(argv: string[]): Promise<number> {
+  const { positionals, flags } = parseArgs(argv, ELECT_FLAGS);
+  if (flags.help) {
+    console.log(helpText('logline cluster elect-leaders --election-type preferred|unclean (--topic T --partition P | --all-topic-partitions)',
+      'Elects leaders as kafka-leader-election.sh does: preferred moves leadership back to each partition\'s first replica.', ELECT_FLAGS));
+    return 0;
+  }
+  if (positionals.length > 0) throw new UsageError(`logline cluster elect-leaders: unexpected argument ${positionals[0]}`);
+  const type = flags['election-type'] as string | undefined;
+  if (type !== 'preferred' && type !== 'unclean') throw new UsageError('--election-type: preferred or unclean');
+  const all = flags['all-topic-partitions'] === true;
+  const topic = flags.topic as string | undefined;
+  const partition = flags.partition as number | undefined;
+  if (all === (topic !== undefined)) throw new UsageError('give either --topic with --partition, or --all-topic-partitions');
+  if (topic !== undefined && (partition === undefined || !Number.isInteger(partition) || partition < 0)) throw new UsageError('--topic needs --partition N');
+  const client = new ClusterClient({ bootstrap: bootstrapServers(flags) });
+  try {
+    const r = await client.admin(ApiKey.ElectLeaders, {
+      electionType: type === 'preferred' ? 0 : 1, timeoutMs: 30_000,
+      topicPartitions: all ? null : [{ topic, partitions: [partition] }],
+    }, 2);
+    if (r.errorCode !== 0) throw new KafkaError(r.errorCode, r.errorMessage ?? 'ElectLeaders');
+    const rows = (r.replicaElectionResults as { topic: string; partitionResult: { partitionId: number; errorCode: number; errorMessage: string | null }[] }[])
+      .flatMap((t) => t.partitionResult.map((p) => ({
+        topic: t.topic, partition: p.partitionId,
+        result: p.errorCode === 0 ? 'elected' : p.errorCode === ErrorCode.ELECTION_NOT_NEEDED ? 'not needed' : errorName(p.errorCode),
+        ...(p.errorCode !== 0 && p.errorCode !== ErrorCode.ELECTION_NOT_NEEDED && p.errorMessage ? { message: p.errorMessage } : {}),
+      })))
+      .sort((a, b) => (a.topic === b.topic ? a.partition - b.partition : a.topic < b.topic ? -1 : 1));
+    console.log(flags.json ? toJson(rows) : rows.length === 0 ? 'no partitions' : table(rows));
+    return rows.some((x) => x.result !== 'elected' && x.result !== 'not needed') ? 1 : 0;
+  } finally {
+    client.close();
   }
 }
 

@@ -17,7 +17,7 @@ const COMMANDS: Record<string, { help: string; run: (argv: string[]) => Promise<
   consume: { help: 'print records of a topic', run: consumeCommand },
   group: { help: 'list, describe (offsets and lag), delete consumer groups; reset their offsets', run: groupCommand },
   transactions: { help: 'list, describe transactions and their producers; abort a hanging one', run: transactionsCommand },
-  cluster: { help: 'describe the cluster (cluster info, cluster status) or start a local one (cluster start)', run: clusterCommand },
+  cluster: { help: 'describe the cluster (cluster info, cluster status), elect leaders (cluster elect-leaders) or start a local one (cluster start)', run: clusterCommand },
   bench: { help: 'load generators (bench produce)', run: benchCommand },
   version: { help: 'print the version', run: async () => { console.log(version); return 0; } },
 };

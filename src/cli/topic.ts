@@ -1,5 +1,5 @@
 // `logline topic create|list|describe|delete|alter-config`.
-import { ClusterClient, KafkaError } from '../client/index.js';
+import { ClusterClient, KafkaError, type TopicInfo } from '../client/index.js';
 import { ApiKey, ErrorCode, ZERO_UUID } from '../protocol/index.js';
 import { UsageError, helpText, parseArgs, type FlagSpec } from './args.js';
 import { COMMON_FLAGS, bootstrapServers, table, toJson } from './output.js';
@@ -13,6 +13,9 @@ const FLAGS: Record<string, FlagSpec> = {
   'if-not-exists': { type: 'boolean', help: 'create: succeed when the topic exists' },
   'validate-only': { type: 'boolean', help: 'create: check without creating' },
   'include-internal': { type: 'boolean', help: 'list: also show internal topics (__consumer_offsets, __transaction_state)' },
+  'under-replicated-partitions': { type: 'boolean', help: 'describe: only partitions whose ISR is smaller than their replicas (every topic when none is named)' },
+  'unavailable-partitions': { type: 'boolean', help: 'describe: only partitions without a live leader (every topic when none is named)' },
+  'under-min-isr-partitions': { type: 'boolean', help: 'describe: only partitions whose ISR is below min.insync.replicas (every topic when none is named)' },
 };
 
 const USAGE = 'logline topic <create|list|describe|delete|alter-config> [TOPIC] [options]';
@@ -56,8 +59,10 @@ export async function topicCommand(argv: string[]): Promise<number> {
         return 0;
       }
       case 'describe': {
-        const t = await client.topic(needName());
-        const partitions = t.partitions.map((p) => ({ partition: p.partition, leader: p.leader, leaderEpoch: p.leaderEpoch, replicas: p.replicas, isr: p.isr }));
+        const filters = (['under-replicated-partitions', 'unavailable-partitions', 'under-min-isr-partitions'] as const).filter((f) => flags[f] === true);
+        if (filters.length > 0) return await describeFiltered(client, name, filters, json);
+        const t = await topicMetadata(client, needName());
+        const partitions = t.partitions.map((p) => ({ partition: p.partition, leader: p.leader, leaderEpoch: p.leaderEpoch, replicas: p.replicas, isr: p.isr, offline: p.offlineReplicas }));
         const configs = await describeTopicConfigs(client, t.name);
         if (json) console.log(toJson({ name: t.name, topicId: t.topicId, partitions, configs }));
         else console.log(`topic ${t.name}  id ${t.topicId}\n\n${table(partitions)}\n\n${table(configs.filter((c) => c.source !== 'DEFAULT_CONFIG'), ['name', 'value', 'source'])}`);
@@ -92,6 +97,37 @@ export async function topicCommand(argv: string[]): Promise<number> {
   } finally {
     client.close();
   }
+}
+
+/** A topic as Metadata describes it, partitions without a leader included (leader -1), as kafka-topics.sh shows them. */
+async function topicMetadata(client: ClusterClient, name: string): Promise<TopicInfo> {
+  const [t] = await client.metadata([name]);
+  if (t === undefined || t.errorCode !== 0) throw new KafkaError(t?.errorCode ?? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `topic ${name}`);
+  return t;
+}
+
+type PartitionFilter = 'under-replicated-partitions' | 'unavailable-partitions' | 'under-min-isr-partitions';
+
+/**
+ * kafka-topics.sh --describe with its health filters: the partitions of one topic (or of every
+ * topic) that match any of them. Unavailable: no leader, or a leader that is not live (an offline
+ * replica). Under min ISR: fewer in-sync replicas than the topic's min.insync.replicas.
+ */
+async function describeFiltered(client: ClusterClient, name: string | undefined, filters: PartitionFilter[], json: boolean): Promise<number> {
+  const topics = name !== undefined ? [await topicMetadata(client, name)] : (await client.metadata(null)).sort((a, b) => (a.name < b.name ? -1 : 1));
+  const rows: { topic: string; partition: number; leader: number; leaderEpoch: number; replicas: number[]; isr: number[]; offline: number[] }[] = [];
+  for (const t of topics) {
+    const minIsr = filters.includes('under-min-isr-partitions')
+      ? Number((await describeTopicConfigs(client, t.name)).find((c) => c.name === 'min.insync.replicas')?.value ?? 1) : 0;
+    for (const p of t.partitions) {
+      const match = (filters.includes('under-replicated-partitions') && p.isr.length < p.replicas.length)
+        || (filters.includes('unavailable-partitions') && (p.leader < 0 || p.offlineReplicas.includes(p.leader)))
+        || (filters.includes('under-min-isr-partitions') && p.isr.length < minIsr);
+      if (match) rows.push({ topic: t.name, partition: p.partition, leader: p.leader, leaderEpoch: p.leaderEpoch, replicas: p.replicas, isr: p.isr, offline: p.offlineReplicas });
+    }
+  }
+  console.log(json ? toJson(rows) : rows.length === 0 ? `no ${filters.join(' or ')}` : table(rows));
+  return 0;
 }
 
 // Kafka's DescribeConfigsResponse.ConfigSource ids.

@@ -22,7 +22,7 @@ export interface ClusterClientOptions {
 }
 
 export interface BrokerAddress { nodeId: number; host: string; port: number; rack: string | null }
-export interface PartitionInfo { partition: number; leader: number; leaderEpoch: number; replicas: number[]; isr: number[]; errorCode: number }
+export interface PartitionInfo { partition: number; leader: number; leaderEpoch: number; replicas: number[]; isr: number[]; offlineReplicas: number[]; errorCode: number }
 export interface TopicInfo { name: string; topicId: string; isInternal: boolean; errorCode: number; partitions: PartitionInfo[] }
 
 export function parseHostPort(text: string, defaultPort = 9092): { host: string; port: number } {
@@ -108,7 +108,7 @@ export class ClusterClient {
     this.controllerId = r.controllerId;
     return r.topics.map((t: any) => ({
       name: t.name, topicId: t.topicId, isInternal: t.isInternal, errorCode: t.errorCode,
-      partitions: t.partitions.map((p: any) => ({ partition: p.partitionIndex, leader: p.leaderId, leaderEpoch: p.leaderEpoch, replicas: p.replicaNodes, isr: p.isrNodes, errorCode: p.errorCode }))
+      partitions: t.partitions.map((p: any) => ({ partition: p.partitionIndex, leader: p.leaderId, leaderEpoch: p.leaderEpoch, replicas: p.replicaNodes, isr: p.isrNodes, offlineReplicas: p.offlineReplicas ?? [], errorCode: p.errorCode }))
         .sort((a: PartitionInfo, b: PartitionInfo) => a.partition - b.partition),
     }));
   }
