@@ -24,7 +24,7 @@ import type { EntryBatch, NodeId, Snapshot } from '../../src/raft/core/types.js'
 import { MinHeap } from '../../src/raft/sim/heap.js';
 import { Prng } from '../../src/util/index.js';
 import { CLUSTER_ID, registration, uuidFor } from './driver.js';
-import { checkEpochGrowth, checkImage, errorName, serialise } from './simulation.js';
+import { checkEpochGrowth, checkImage, errorName, serialise, serialiseAsRecords } from './simulation.js';
 
 /** Deliberate bugs in the harness's driver part, to show the invariants catch them. */
 export type ControllerRaftBug =
@@ -82,7 +82,7 @@ export function runControllerRaftSeed(options: ControllerRaftOptions): Controlle
   let host: ControllerHost | undefined;
   const sim = new Simulation({
     seed: options.seed, chaosMs: options.chaosMs ?? 8000, livenessMs: options.livenessMs ?? 20_000,
-    traceLength: options.traceLength ?? 60,
+    traceLength: options.traceLength ?? 100,
     host: (control) => (host = new ControllerHost(control, options.bug)),
   });
   const r = sim.run();
@@ -281,6 +281,7 @@ class ControllerHost implements SimHost {
 
   livenessDone(): boolean {
     if (this.liveTopic === undefined) return false;
+    const full = new Map<number, string>();
     for (const id of this.sim.nodeIds) {
       if (this.sim.downForGood(id)) continue;
       const node = this.nodes.get(id)!;
@@ -291,6 +292,12 @@ class ControllerHost implements SimHost {
         const reg = image.cluster.broker(b.id);
         if (reg === undefined || reg.fenced || reg.inControlledShutdown) return false;
       }
+      // At the end, once more in the full snapshot form (the per-step form leaves out what the controller never writes).
+      const offset = image.provenance.lastContainedOffset;
+      const text = serialiseAsRecords(image);
+      const seen = full.get(offset);
+      if (seen === undefined) full.set(offset, text);
+      else if (seen !== text) throw new SimViolation(`after healing, n${id}'s snapshot records at offset ${offset} differ from another node's`);
     }
     return true;
   }
