@@ -281,10 +281,8 @@ class ControllerHost implements SimHost {
 
   livenessDone(): boolean {
     if (this.liveTopic === undefined) return false;
-    const full = new Map<number, string>();
-    for (const id of this.sim.nodeIds) {
-      if (this.sim.downForGood(id)) continue;
-      const node = this.nodes.get(id)!;
+    const live = this.sim.nodeIds.filter((id) => !this.sim.downForGood(id)).map((id) => this.nodes.get(id)!);
+    for (const node of live) {
       if (!node.up) return false;
       const image = node.loader.image;
       if (image.topics.getTopic(this.liveTopic) === undefined) return false;
@@ -292,12 +290,15 @@ class ControllerHost implements SimHost {
         const reg = image.cluster.broker(b.id);
         if (reg === undefined || reg.fenced || reg.inControlledShutdown) return false;
       }
-      // At the end, once more in the full snapshot form (the per-step form leaves out what the controller never writes).
-      const offset = image.provenance.lastContainedOffset;
-      const text = serialiseAsRecords(image);
+    }
+    // At the end, once more in the full snapshot form (the per-step form leaves out what the controller never writes).
+    const full = new Map<number, string>();
+    for (const node of live) {
+      const offset = node.loader.image.provenance.lastContainedOffset;
+      const text = serialiseAsRecords(node.loader.image);
       const seen = full.get(offset);
       if (seen === undefined) full.set(offset, text);
-      else if (seen !== text) throw new SimViolation(`after healing, n${id}'s snapshot records at offset ${offset} differ from another node's`);
+      else if (seen !== text) throw new SimViolation(`after healing, n${node.id}'s snapshot records at offset ${offset} differ from another node's`);
     }
     return true;
   }
@@ -466,7 +467,9 @@ class ControllerHost implements SimHost {
       b.inflight = false;
       if (a.kind === 'not-controller') {
         b.guess = a.hint ?? this.randomNode();
-        return this.at(this.sim.nowMs() + 10 + this.rng.int(40), () => this.brokerRetry(b, life));
+        // At once to a named leader; without one (an election), after a backoff.
+        const backoffMs = a.hint !== undefined ? 10 + this.rng.int(40) : 100 + this.rng.int(200);
+        return this.at(this.sim.nowMs() + backoffMs, () => this.brokerRetry(b, life));
       }
       // The broker follows the committed log; the node that answered has applied at least this.
       b.seenOffset = Math.max(b.seenOffset, a.node.loader.image.provenance.lastContainedOffset);
