@@ -215,7 +215,6 @@ class ControllerHost implements SimHost {
     const records = decodeRecords(snapshot.data);
     node.loader.handleSnapshot(records, provenance(snapshot.id.endOffset - 1, snapshot.id.epoch));
     node.appliedEnd = snapshot.id.endOffset;
-    node.epochsMax = new Map();
     // A proposal a snapshot covers has an unknown outcome (RaftDriver's UNKNOWN_OUTCOME).
     this.failWaiting(node);
     this.checkCommitted(node);
