@@ -77,6 +77,8 @@ const BALANCE_MS = 2000;
 const ADMIN_INTERVAL_MS = 600;
 /** One way of a request or an answer between a client and a controller node. */
 const CLIENT_DELAY_MS_MAX = 5;
+/** A client gives up on a request unanswered for this long, and asks another node. */
+const CLIENT_REQUEST_TIMEOUT_MS = 1000;
 
 export function runControllerRaftSeed(options: ControllerRaftOptions): ControllerRaftResult {
   let host: ControllerHost | undefined;
@@ -165,6 +167,8 @@ class ControllerHost implements SimHost {
   private readonly imageAt = new Map<number, string>();
   /** "offset:epoch" → the image the active controller replayed when it staged a batch ending there. */
   private readonly stagedAt = new Map<string, string>();
+  /** "client>node": the client cannot reach the node (b1>3, admin>2). */
+  private readonly clientCuts = new Set<string>();
   private topicCounter = 0;
   private adminInflight = false;
   private adminGuess: NodeId;
@@ -186,6 +190,7 @@ class ControllerHost implements SimHost {
     this.at(100 + this.rng.int(ADMIN_INTERVAL_MS), () => this.adminTick());
     this.at(FENCE_CHECK_MS, () => this.fenceTick());
     this.at(BALANCE_MS, () => this.balanceTick());
+    this.at(500, () => this.clientCutTick());
     sim.record(`controllers on nodes ${sim.nodeIds.join(',')}; ${brokerCount} brokers${this.unclean ? ', unclean election on' : ''}`);
   }
 
@@ -275,6 +280,7 @@ class ControllerHost implements SimHost {
 
   heal(nowMs: number): void {
     this.healed = true;
+    this.clientCuts.clear();
     for (const b of this.brokers) b.restartAtMs = Math.min(b.restartAtMs, nowMs);
   }
 
@@ -412,13 +418,37 @@ class ControllerHost implements SimHost {
   }
 
   /** Sends an operation to a node over the simulated client network; the answer comes back the same way. */
-  private send<T>(target: NodeId, op: Operation<T>, onAnswer: (a: Answer<T>) => void): void {
+  private send<T>(client: string, target: NodeId, op: Operation<T>, onAnswer: (a: Answer<T>) => void): void {
     const now = this.sim.nowMs();
+    const cut = () => this.clientCuts.has(`${client}>${target}`);
+    // A request or answer lost in a cut ends in the client's request timeout; it asks elsewhere then.
+    const timedOut = () => this.at(this.sim.nowMs() + CLIENT_REQUEST_TIMEOUT_MS, () => onAnswer({ kind: 'not-controller', hint: undefined }));
     this.at(now + 1 + this.rng.int(CLIENT_DELAY_MS_MAX), () => {
       const node = this.nodes.get(target)!;
+      if (cut()) return timedOut();
       if (!node.up) return this.at(this.sim.nowMs() + 1, () => onAnswer({ kind: 'not-controller', hint: undefined }));
-      this.handle(node, op, (a) => this.at(this.sim.nowMs() + 1 + this.rng.int(CLIENT_DELAY_MS_MAX), () => onAnswer(a)));
+      this.handle(node, op, (a) => this.at(this.sim.nowMs() + 1 + this.rng.int(CLIENT_DELAY_MS_MAX), () => {
+        if (cut()) return timedOut();
+        onAnswer(a);
+      }));
     });
+  }
+
+  /** Cuts a client off from some controller nodes, or mends every cut (the Raft sim cuts the nodes from each other). */
+  private clientCutTick(): void {
+    if (this.healed) return;
+    this.at(this.sim.nowMs() + 500 + this.rng.int(1000), () => this.clientCutTick());
+    const r = this.rng.next();
+    if (r < 0.3) {
+      const clients = [...this.brokers.map((b) => `b${b.id}`), 'admin'];
+      const client = clients[this.rng.int(clients.length)]!;
+      const side = this.sim.nodeIds.filter(() => this.rng.next() < 0.5);
+      for (const n of side) this.clientCuts.add(`${client}>${n}`);
+      if (side.length > 0) this.sim.record(`${client} cut off from n${side.join(',n')}`);
+    } else if (r < 0.5 && this.clientCuts.size > 0) {
+      this.clientCuts.clear();
+      this.sim.record('client cuts mended');
+    }
   }
 
   private brokerTick(b: SimBroker): void {
@@ -461,7 +491,7 @@ class ControllerHost implements SimHost {
   private brokerSend<T>(b: SimBroker, op: Operation<T>, onOk: (response: T, node: ControllerNode) => void): void {
     const life = b.life;
     b.inflight = true;
-    this.send(b.guess, op, (a) => {
+    this.send(`b${b.id}`, b.guess, op, (a) => {
       if (b.life !== life) return;
       b.inflight = false;
       if (a.kind === 'not-controller') {
@@ -571,7 +601,7 @@ class ControllerHost implements SimHost {
 
   private adminSend<T>(op: Operation<T>, onOk: (response: T, node: ControllerNode) => void): void {
     this.adminInflight = true;
-    this.send(this.adminGuess, op, (a) => {
+    this.send('admin', this.adminGuess, op, (a) => {
       this.adminInflight = false;
       if (a.kind === 'not-controller') {
         this.adminGuess = a.hint ?? this.randomNode();
