@@ -9,7 +9,7 @@ import { describeFailure, runControllerRaftSeed, type ControllerRaftBug, type Co
 const REGRESSION_SEEDS: number[] = [];
 
 const one = process.env.LOGLINE_CONTROLLER_RAFT_SEED;
-const count = Number(process.env.LOGLINE_CONTROLLER_RAFT_SEEDS ?? 400);
+const count = Number(process.env.LOGLINE_CONTROLLER_RAFT_SEEDS ?? 300);
 const seeds = one !== undefined ? [Number(one)] : [...REGRESSION_SEEDS, ...Array.from({ length: count }, (_, i) => i + 1)];
 
 test(`controller on the Raft simulator: ${seeds.length} seeds of brokers registering, heartbeating, crashing and shutting down and an admin creating topics, across Raft leader crashes, partitions and message loss, keep every invariant`, () => {
