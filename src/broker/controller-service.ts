@@ -19,9 +19,10 @@ import {
   type DeleteTopicsResponseDeletableTopicResult, type ElectLeadersRequest, type ElectLeadersResponseReplicaElectionResult,
 } from '../protocol/index.js';
 import {
-  BALANCE_ELECTIONS_MAX, QuorumController, toMetadataRecords, type ControllerResult, type TopicConfigValidator, type TopicDefaults,
+  BALANCE_ELECTIONS_MAX, ControllerSeat, QuorumController, toMetadataRecords, type Activation, type ControllerResult,
+  type TopicConfigValidator, type TopicDefaults,
 } from '../controller/index.js';
-import type { MetadataRecord } from '../metadata/index.js';
+import type { MetadataImage, MetadataRecord } from '../metadata/index.js';
 import type { Clock, Prng } from '../util/index.js';
 import { NotControllerError, type ConfigChange, type ControllerChannel, type ResourceResult } from './controller-channel.js';
 import { planConfigChange } from './config-admin.js';
@@ -60,7 +61,9 @@ const unrefScheduler: Scheduler = {
   },
 };
 
+/** The seat's activation plus what only this driver keeps for it. */
 interface Active {
+  readonly activation: Activation;
   readonly controller: QuorumController;
   readonly epoch: number;
   /** Operations waiting for an offset to commit (operations that wrote nothing). */
@@ -70,13 +73,17 @@ interface Active {
 }
 
 export class ControllerService implements ControllerChannel {
+  /** When this node's controller is active (the decision is the seat's, shared with the simulation). */
+  private readonly seat: ControllerSeat;
   private active: Active | null = null;
   private timer: NodeJS.Timeout | undefined;
   private closed = false;
   /** The incarnation id of the broker in this process, if there is one. */
   localIncarnationId: string | null = null;
 
-  constructor(private readonly md: LogMetadata, private readonly o: ControllerServiceOptions) {}
+  constructor(private readonly md: LogMetadata, private readonly o: ControllerServiceOptions) {
+    this.seat = new ControllerSeat((image) => this.makeController(image));
+  }
 
   /** Starts following the quorum: activates now if this node leads, and checks leadership and sessions on a timer. */
   start(): void {
@@ -173,22 +180,20 @@ export class ControllerService implements ControllerChannel {
 
   /** Replays `records` at the next write offset and proposes them as one batch; resolves once committed. */
   private async write(a: Active, records: readonly MetadataRecord[]): Promise<void> {
-    const c = a.controller;
-    const baseOffset = c.nextWriteOffset;
-    c.replayBatch(records, baseOffset, a.epoch);
+    const baseOffset = this.seat.stage(a.activation, records);
     let got: { baseOffset: number; epoch: number };
     try {
       got = await this.md.propose(records);
     } catch (e) {
       // Not leader any more, the proposal lost to another leader, or a timeout: the replayed state
       // may not be the log's. Start over from the committed image (the next activation).
-      this.resign(`a proposal failed: ${(e as Error).message}`);
+      if (this.active === a) this.resign(`a proposal failed: ${(e as Error).message}`);
       throw new NotControllerError((e as Error).message);
     }
-    if (got.baseOffset !== baseOffset || got.epoch !== a.epoch) {
+    if (!this.seat.landed(a.activation, baseOffset, got)) {
       // Something else appended between our replay and our append: our state is not the log's.
       this.o.logger.error(`controller: batch replayed at ${baseOffset} (epoch ${a.epoch}) was written at ${got.baseOffset} (epoch ${got.epoch}); resigning`);
-      this.resign('write offset mismatch');
+      if (this.active === a) this.resigned('write offset mismatch');
       throw new NotControllerError('write offset mismatch');
     }
   }
@@ -204,7 +209,7 @@ export class ControllerService implements ControllerChannel {
     const a = this.checkLeadership();
     if (a === null) return;
     const offset = this.md.image.provenance.lastContainedOffset;
-    a.controller.commit(offset);
+    this.seat.committed(offset);
     for (let i = a.waiters.length - 1; i >= 0; i--) {
       const w = a.waiters[i]!;
       if (w.offset <= offset) { a.waiters.splice(i, 1); w.resolve(); }
@@ -240,44 +245,47 @@ export class ControllerService implements ControllerChannel {
   private checkLeadership(): Active | null {
     if (this.closed) return null;
     const l = this.md.leadership();
-    if (this.active !== null && (!l.isLeader || l.epoch !== this.active.epoch)) this.resign(`leadership lost (epoch ${l.epoch}, leader ${l.leaderId ?? 'unknown'})`);
-    if (this.active === null && l.isLeader && l.appliedOffset >= l.logEndOffset) this.activate(l.epoch, l.logEndOffset);
+    const change = this.seat.check(l, this.md.image, this.o.clock.nowMs());
+    if (change.resigned !== null) this.resigned(`leadership lost (epoch ${l.epoch}, leader ${l.leaderId ?? 'unknown'})`);
+    if (change.activated) this.activated(change.active!, change.bootstrap);
     return this.active;
   }
 
-  private activate(epoch: number, nextWriteOffset: number): void {
-    const image = this.md.image;
-    const c = new QuorumController({
+  private makeController(image: MetadataImage): QuorumController {
+    return new QuorumController({
       clusterId: this.o.clusterId, prng: this.o.prng, sessionTimeoutMs: this.o.sessionTimeoutMs,
       uncleanLeaderElectionEnable: this.o.uncleanLeaderElectionEnable, topicDefaults: this.o.topicDefaults,
       validateTopicConfigs: this.o.validateTopicConfigs, log: (line) => this.o.logger.info(`controller: ${line}`), image,
     });
-    c.activate(nextWriteOffset, this.o.clock.nowMs());
+  }
+
+  private activated(activation: Activation, bootstrap: readonly MetadataRecord[]): void {
+    const c = activation.controller;
     // Every registered broker gets a full session, except a registration of this node's id by
     // another incarnation than this process's broker: this process holds the node's data
     // directory, so that one is gone (killed), and the restarted broker must not wait a whole
     // session to register again. This process's own registration (a failover) keeps its session.
-    const own = image.cluster.broker(this.o.nodeId);
+    const own = c.image.cluster.broker(this.o.nodeId);
     if (own !== undefined && own.incarnationId !== this.localIncarnationId) c.heartbeats.remove(this.o.nodeId);
-    const a: Active = { controller: c, epoch, waiters: [], balance: null };
+    const a: Active = { activation, controller: c, epoch: activation.epoch, waiters: [], balance: null };
     this.active = a;
     this.scheduleBalance(a, this.o.leaderImbalanceCheckIntervalMs ?? 300_000);
-    this.o.logger.info(`controller: active in epoch ${epoch}, writing from offset ${nextWriteOffset}`);
-    // A new cluster's log opens with its feature levels; a log that predates them keeps none
-    // (transaction.version 0), as an upgraded Kafka does.
-    if (image.provenance.lastContainedOffset < 0) {
-      const boot = c.bootstrap();
-      if (boot.records.length > 0) this.write(a, boot.records).catch((e) => this.o.logger.error(`controller: bootstrap failed: ${(e as Error).message}`));
-    }
+    this.o.logger.info(`controller: active in epoch ${a.epoch}, writing from offset ${c.nextWriteOffset}`);
+    if (bootstrap.length > 0) this.write(a, bootstrap).catch((e) => this.o.logger.error(`controller: bootstrap failed: ${(e as Error).message}`));
   }
 
   private resign(why: string): void {
+    this.seat.resign();
+    this.resigned(why);
+  }
+
+  /** The seat ended the activation: stop its timers and fail what waits on it. */
+  private resigned(why: string): void {
     const a = this.active;
     if (a === null) return;
     this.active = null;
     a.balance?.cancel();
     a.balance = null;
-    a.controller.deactivate();
     this.o.logger.info(`controller: inactive (${why})`);
     for (const w of a.waiters.splice(0)) w.reject(new NotControllerError(why));
   }

@@ -21,3 +21,4 @@ export {
   METADATA_VERSION_MINIMUM, METADATA_VERSION_LATEST, type FeatureRange,
 } from './features.js';
 export { ProducerIdControlManager, PRODUCER_ID_BLOCK_SIZE } from './producer-ids.js';
+export { ControllerSeat, type Activation, type QuorumLeadership, type SeatChange } from './seat.js';

@@ -19,7 +19,7 @@ export { FileQuorumStateStore, FileLogStore } from './store/file.js';
 export { StorageLogStore, METADATA_LOG_DIR_NAME, RECOVERY_POINT_FILE, TRUNCATION_REPAIR_FILE, snapshotFileName, type StorageLogStoreOptions } from './store/storage.js';
 export { encodeSnapshotFile, decodeSnapshotFile, SnapshotFormatError } from './store/snapshot-file.js';
 export type { ReplicatedStateMachine } from './state-machine.js';
-export { Simulation, runSeed, type SimOptions, type SimResult, type SimStats } from './sim/sim.js';
+export { Simulation, SimViolation, runSeed, type SimOptions, type SimResult, type SimStats, type SimControl, type SimHost } from './sim/sim.js';
 export { RaftDriver, RaftError, type RaftErrorKind, type RaftDriverOptions, type Committed } from './driver.js';
 export { parseQuorumVoters, formatQuorumVoters, type RaftTransport, type TransportInbox, type VoterAddress, type VoterChange } from './transport.js';
 export { SocketTransport, socketTransportLimits, type SocketTransportOptions, type OtherRequests } from './net/socket-transport.js';

@@ -429,23 +429,8 @@ export class ControllerSimulation {
     this.checkGrowth(image, this.committedMax, 'committed image');
   }
 
-  /** Leader epochs, partition epochs and broker epochs never go down. */
   private checkGrowth(image: MetadataImage, max: Map<string, number>, label: string): void {
-    const grow = (key: string, value: number): void => {
-      const before = max.get(key);
-      check(before === undefined || value >= before, `${label}: ${key} went from ${before} to ${value}`);
-      max.set(key, value);
-    };
-    for (const t of image.topics.topicsById.values()) {
-      for (const [id, p] of t.partitions) {
-        // An unchanged registration object has unchanged epochs.
-        if (grown.get(p) === max) continue;
-        grown.set(p, max);
-        grow(`${t.id}-${id} leader epoch`, p.leaderEpoch);
-        grow(`${t.id}-${id} partition epoch`, p.partitionEpoch);
-      }
-    }
-    for (const b of image.cluster.brokers.values()) grow(`broker ${b.id} epoch`, Number(b.epoch));
+    checkEpochGrowth(image, max, label);
   }
 
   private assertLeadsNothing(image: MetadataImage, brokerId: number, what: string): void {
@@ -460,9 +445,32 @@ export class ControllerSimulation {
   }
 }
 
-/** A fenced or shut-down broker leads nothing; a leader is in its ISR; the ISR is a non-empty subset of the replicas. */
 /** Partition registrations already compared against a given epoch map. */
 const grown = new WeakMap<object, Map<string, number>>();
+
+/**
+ * Leader epochs, partition epochs and broker epochs never go down: `max` holds the highest seen so
+ * far along one history of images (one controller's, or one node's committed ones).
+ */
+export function checkEpochGrowth(image: MetadataImage, max: Map<string, number>, label: string): void {
+  const grow = (key: string, value: number): void => {
+    const before = max.get(key);
+    check(before === undefined || value >= before, `${label}: ${key} went from ${before} to ${value}`);
+    max.set(key, value);
+  };
+  for (const t of image.topics.topicsById.values()) {
+    for (const [id, p] of t.partitions) {
+      // An unchanged registration object has unchanged epochs.
+      if (grown.get(p) === max) continue;
+      grown.set(p, max);
+      grow(`${t.id}-${id} leader epoch`, p.leaderEpoch);
+      grow(`${t.id}-${id} partition epoch`, p.partitionEpoch);
+    }
+  }
+  for (const b of image.cluster.brokers.values()) grow(`broker ${b.id} epoch`, Number(b.epoch));
+}
+
+/** A fenced or shut-down broker leads nothing; a leader is in its ISR; the ISR is a non-empty subset of the replicas. */
 const checkedWith = new WeakMap<object, object>();
 export function checkImage(image: MetadataImage, label: string): void {
   for (const t of image.topics.topicsById.values()) {
@@ -483,12 +491,12 @@ export function checkImage(image: MetadataImage, label: string): void {
   }
 }
 
-function check(condition: boolean, message: string): asserts condition {
+export function check(condition: boolean, message: string): asserts condition {
   if (!condition) throw new Error(message);
 }
 
 const ERROR_NAMES = new Map<number, string>(Object.entries(ErrorCode).map(([name, code]) => [code, name]));
-function errorName(code: number): string {
+export function errorName(code: number): string {
   return ERROR_NAMES.get(code) ?? String(code);
 }
 

@@ -9,11 +9,17 @@
 // faults inside the driver draw from separate random streams, so a run can be replayed from its
 // seed with a schedule that leaves events out and everything else stays as it was as far as it
 // can; that is what trace minimisation (minimize.ts) needs.
+//
+// A host (SimOptions.host) puts a real state machine and its clients on the nodes (the controller
+// simulation does): it is told of starts, crashes, committed batches and snapshots, proposes its
+// own values, runs its own events on the simulated clock, and decides liveness; the sim then
+// proposes nothing of its own.
 import { AssertionError, Prng, assert } from '../../util/index.js';
 import { RaftCore } from '../core/raft.js';
 import { entriesOf } from '../core/batch.js';
 import { differByOne } from '../core/voters.js';
-import { defaultRaftTimeouts, type Entry, type Envelope, type LogOp, type NodeId, type Ready, type Snapshot } from '../core/types.js';
+import { defaultRaftTimeouts, type Entry, type EntryBatch, type Envelope, type LogOp, type NodeId, type Ready, type Snapshot } from '../core/types.js';
+import type { ProposeResult } from '../core/raft.js';
 import { MemoryLogStore, MemoryQuorumStateStore } from '../store/memory.js';
 import { MinHeap } from './heap.js';
 import { describeMessage } from '../core/describe.js';
@@ -36,6 +42,8 @@ export interface SimOptions {
   readonly driverCrashes?: boolean;
   /** Test-only: a deliberate bug, to check that the simulator and the minimiser catch it. */
   readonly bug?: 'ack-before-fsync';
+  /** A state machine and its clients on the nodes, in place of the sim's own proposals and liveness check. */
+  readonly host?: (control: SimControl) => SimHost;
   /**
    * A scripted run (scenario files, `sim/scenario.ts`): this cluster shape, no random choices at
    * all, and nothing happens unless a command says so (see the `script*` methods).
@@ -176,7 +184,46 @@ export interface SimResult {
   readonly schedule: readonly ChaosEvent[];
 }
 
-class Violation extends Error {}
+/** An invariant broke; a host throws it too (anything else thrown is a bug in the harness). */
+export class SimViolation extends Error {}
+const Violation = SimViolation;
+
+/** What the sim offers its host. */
+export interface SimControl {
+  readonly seed: number;
+  nowMs(): number;
+  /** The node's core while it runs. */
+  core(node: NodeId): RaftCore | undefined;
+  /** All node ids, voters first. */
+  readonly nodeIds: readonly NodeId[];
+  /** Killed at healing for good: liveness goes on without it. */
+  downForGood(node: NodeId): boolean;
+  /** Proposes on a running node and drives it; not from inside `apply`/`restore` (the node is mid-Ready there). */
+  propose(node: NodeId, values: readonly Uint8Array[]): ProposeResult;
+  /** Adds a line to the trace printed on failure. */
+  record(line: string | (() => string)): void;
+}
+
+/** A state machine and its clients hosted on the simulated nodes. */
+export interface SimHost {
+  /** The node (re)started with empty state; a snapshot, if it has one, comes through `restore`. */
+  start(node: NodeId): void;
+  crash(node: NodeId): void;
+  restore(node: NodeId, snapshot: Snapshot): void;
+  /** The committed batches of one Ready (data and control), in offset order. */
+  apply(node: NodeId, batches: readonly EntryBatch[]): void;
+  /** The state as of everything the node applied. */
+  snapshot(node: NodeId): Uint8Array;
+  /** After the node's core took an input and its Ready was handled (its role or applied offset may have changed). */
+  afterInput(node: NodeId): void;
+  /** When the host's next own event is due (Infinity: none), and running the due ones. */
+  nextEventMs(): number;
+  runEvents(nowMs: number): void;
+  /** The faults stop: the host's own (client crashes) too. */
+  heal(nowMs: number): void;
+  /** After healing, the run ends once this holds. */
+  livenessDone(): boolean;
+}
 
 interface Flight {
   readonly at: number;
@@ -269,6 +316,7 @@ export class Simulation {
   private healed = false;
   private valueCounter = 0;
   private livenessValue: string | undefined;
+  private readonly host: SimHost | undefined;
 
   /** Offset -> entry key, for every offset some node applied. */
   private readonly committed: Array<string | undefined> = [];
@@ -311,8 +359,28 @@ export class Simulation {
     // Drawn last, so the other streams of a seed are what they were before voter changes existed.
     this.membership = script === undefined && voters >= 3 && this.rng.next() < 0.5;
     if (this.membership && observers === 0) this.nodes.push(this.newNode(voters + 1, false));
+    this.host = options.host?.(this.control());
     for (const n of this.nodes) this.start(n);
     this.nextChaosMs = script !== undefined ? Infinity : this.replay === undefined ? this.chaosRng.int(200) : this.replay[0]?.atMs ?? Infinity;
+  }
+
+  private control(): SimControl {
+    return {
+      seed: this.seed,
+      nodeIds: this.nodes.map((n) => n.id),
+      nowMs: () => this.now,
+      core: (id) => this.nodes[id - 1]?.core,
+      downForGood: (id) => this.nodes[id - 1]!.downForGood,
+      propose: (id, values) => {
+        const n = this.nodes[id - 1]!;
+        assert(n.core !== undefined, `propose on n${id}, which is down`);
+        const result = n.core.propose(values, this.now);
+        if (result.ok) this.stats.proposals += values.length;
+        this.afterInput(n);
+        return result;
+      },
+      record: (line) => this.record(line),
+    };
   }
 
   private newNode(id: NodeId, voter: boolean): SimNode {
@@ -378,14 +446,18 @@ export class Simulation {
       if (n.core === undefined && !n.downForGood && (restart === undefined || n.restartAtMs < restart.restartAtMs)) restart = n;
     }
     const restartAt = restart?.restartAtMs ?? Infinity;
-    if (!this.healed && Math.min(restartAt, chaosAt, netAt, nodeAt) >= this.chaosMs) {
+    const hostAt = this.host?.nextEventMs() ?? Infinity;
+    if (!this.healed && Math.min(restartAt, chaosAt, netAt, nodeAt, hostAt) >= this.chaosMs) {
       // Healing is an event of its own at exactly chaosMs, so that it does not move with whatever
       // event happens to come first after it (a replayed schedule may have left that one out).
       this.now = Math.max(this.now, this.chaosMs);
       this.heal();
       return;
     }
-    if (restart !== undefined && restartAt <= chaosAt && restartAt <= netAt && restartAt <= nodeAt) {
+    if (hostAt < restartAt && hostAt < chaosAt && hostAt < netAt && hostAt < nodeAt) {
+      this.now = Math.max(this.now, hostAt);
+      this.host!.runEvents(this.now);
+    } else if (restart !== undefined && restartAt <= chaosAt && restartAt <= netAt && restartAt <= nodeAt) {
       this.now = Math.max(this.now, restartAt);
       this.record(`restart n${restart!.id} (supervised)`);
       this.start(restart!);
@@ -441,8 +513,8 @@ export class Simulation {
 
   private chaos(): void {
     if (this.healed) {
-      this.nextChaosMs = this.now + 100;
-      return this.proposeLiveness();
+      this.nextChaosMs = this.host === undefined ? this.now + 100 : Infinity;
+      return this.host === undefined ? this.proposeLiveness() : undefined;
     }
     let event: ChaosEvent | undefined;
     if (this.replay !== undefined) {
@@ -521,7 +593,8 @@ export class Simulation {
     if ('node' in e && node === undefined) return;
     this.executed.push(e);
     switch (e.kind) {
-      case 'propose': return this.proposeOn(node!, e.count);
+      // A host proposes its own values (the sim's would mean nothing to its state machine).
+      case 'propose': return this.host === undefined ? this.proposeOn(node!, e.count) : undefined;
       case 'crash':
         if (node!.core === undefined) return;
         return this.crash(node!, Math.min(e.keep, node!.logStore.unsyncedOps), e.restartAfterMs);
@@ -584,6 +657,7 @@ export class Simulation {
 
   /** Done when every node has applied some value proposed after healing. */
   private livenessDone(): boolean {
+    if (this.host !== undefined) return this.host.livenessDone();
     if (this.livenessValue === undefined) return false;
     return this.nodes.every((n) => n.sawLive || n.downForGood);
   }
@@ -593,6 +667,7 @@ export class Simulation {
     n.logStore.crash(keep);
     n.core = undefined;
     n.incarnation++;
+    this.host?.crash(n.id);
     n.restartAtMs = restartAfterMs === undefined ? Infinity : this.now + restartAfterMs;
     this.stats.crashes++;
   }
@@ -605,6 +680,7 @@ export class Simulation {
     n.sawLive = false;
     n.leaderEpochSeen = -1;
     n.mirror = { start: loaded.snapshot?.id.endOffset ?? 0, keys: entriesOf(loaded.batches).map(entryKey) };
+    this.host?.start(n.id);
     n.core = new RaftCore({
       ...this.timeouts,
       nodeId: n.id, voters: this.voterIds, fetchMaxEntries: 16, snapshotChunkBytes: 256,
@@ -625,7 +701,7 @@ export class Simulation {
 
   private snapshotOn(n: SimNode): void {
     if (n.core === undefined || n.appliedEnd <= n.core.log.startOffset) return;
-    const id = n.core.createSnapshot(n.appliedEnd, encodeSimSnapshot(n.applied));
+    const id = n.core.createSnapshot(n.appliedEnd, this.host?.snapshot(n.id) ?? encodeSimSnapshot(n.applied));
     this.record(`snapshot n${n.id} at ${id.endOffset} (epoch ${id.epoch})`);
     this.stats.snapshots++;
     this.afterInput(n);
@@ -651,6 +727,7 @@ export class Simulation {
 
   private heal(): void {
     this.healed = true;
+    this.host?.heal(this.now);
     this.blocked.clear();
     this.dropRate = 0;
     this.dupRate = 0;
@@ -681,6 +758,7 @@ export class Simulation {
       n.core.advance();
     }
     if (n.core !== undefined) this.checkNode(n);
+    if (n.core !== undefined) this.host?.afterInput(n.id);
   }
 
   /** The driver's job, in its order; false when the node crashed half way. */
@@ -704,6 +782,7 @@ export class Simulation {
     }
     if (ready.restoreSnapshot !== undefined) this.restore(n, ready.restoreSnapshot);
     for (const e of entriesOf(ready.committed)) this.apply(n, e);
+    if (this.host !== undefined && ready.committed.length > 0) this.host.apply(n.id, ready.committed);
     return true;
   }
 
@@ -729,9 +808,13 @@ export class Simulation {
   }
 
   private restore(n: SimNode, snapshot: Snapshot): void {
-    n.applied = decodeSimSnapshot(snapshot.data);
     n.appliedEnd = snapshot.id.endOffset;
     if (snapshot.id.endOffset > 0) this.stats.snapshotInstalls++;
+    if (this.host !== undefined) {
+      n.applied = [];
+      return this.host.restore(n.id, snapshot);
+    }
+    n.applied = decodeSimSnapshot(snapshot.data);
     for (const [offset, value] of n.applied) {
       const k = this.committed[offset];
       if (k === undefined || !k.endsWith(`|${value}`)) {
@@ -752,7 +835,7 @@ export class Simulation {
     } else if (known !== key) {
       throw new Violation(`n${n.id} applied ${key} at ${e.offset}; another node applied ${known}`);
     }
-    if (e.kind === 'data') {
+    if (e.kind === 'data' && this.host === undefined) {
       const value = decoder.decode(e.value);
       n.applied.push([e.offset, value]);
       if (value.startsWith('live')) n.sawLive = true;
