@@ -27,7 +27,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startCluster, type ClusterHandle } from '../src/broker/index.js';
 import { BrokerConnection, ClientError, KafkaError } from '../src/client/index.js';
-import { ApiKey, ErrorCode, isRetriable } from '../src/protocol/index.js';
+import { ApiKey, ErrorCode, isRetriable, ZERO_UUID } from '../src/protocol/index.js';
 import { fsyncFloor } from './limits.js';
 import { ServerProcesses, type ServerProcess } from './server-processes.js';
 
@@ -282,7 +282,7 @@ async function failover(repetitions: number): Promise<Record<string, unknown>> {
 interface MetadataAnswer { brokers: number[]; leaders: number[] }
 
 async function metadataOf(conns: Connections, port: number, topic: string): Promise<MetadataAnswer | undefined> {
-  const r = await conns.send<any>(port, ApiKey.Metadata, 12, { topics: [{ name: topic, topicId: '00000000-0000-0000-0000-000000000000' }], allowAutoTopicCreation: false, includeTopicAuthorizedOperations: false });
+  const r = await conns.send<any>(port, ApiKey.Metadata, 12, { topics: [{ name: topic, topicId: ZERO_UUID }], allowAutoTopicCreation: false, includeTopicAuthorizedOperations: false });
   const t = r?.topics?.[0];
   if (t === undefined || t.errorCode !== 0) return undefined;
   return { brokers: r.brokers.map((b: { nodeId: number }) => b.nodeId), leaders: t.partitions.map((p: { leaderId: number }) => p.leaderId) };
