@@ -2,6 +2,8 @@
 // controller.quorum.voters, for benchmarks that kill -9 a node: each its own data directory under
 // one temporary root (formatted with one cluster id, as Kafka's `kafka-storage format` does), its
 // own ports kept across restarts. Only processes started here are ever signalled, by PID.
+// LOGLINE_BENCH_NODE_ARGS adds node options to each server (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof";
+// a profile is written only on a clean exit, so `close()` stops the nodes with SIGTERM first then).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -56,8 +58,9 @@ export class ServerProcesses {
   /** Starts (or restarts) a node on its ports and data directory; resolves once its broker listener is up. */
   startNode(node: ServerProcess, timeoutMs = 45_000): Promise<void> {
     const bin = fileURLToPath(new URL('../../bin/logline.js', import.meta.url));
+    const nodeArgs = (process.env['LOGLINE_BENCH_NODE_ARGS'] ?? '').split(' ').filter((a) => a !== '');
     const args = [
-      bin, 'server', '--node-id', String(node.id), '--data-dir', node.dir,
+      ...nodeArgs, bin, 'server', '--node-id', String(node.id), '--data-dir', node.dir,
       '--listeners', `PLAINTEXT://127.0.0.1:${node.brokerPort},CONTROLLER://127.0.0.1:${node.controllerPort}`,
       '--advertised-listeners', `PLAINTEXT://127.0.0.1:${node.brokerPort}`,
       '--set', 'process.roles=broker,controller', '--set', 'controller.listener.names=CONTROLLER',
@@ -94,9 +97,22 @@ export class ServerProcesses {
     });
   }
 
-  /** Kills every node still running (by PID) and removes the data directories. */
+  /** SIGTERM (a clean stop, which writes a --cpu-prof profile), SIGKILL after `graceMs`. */
+  stop(node: ServerProcess, graceMs = 30_000): Promise<void> {
+    const child = node.child;
+    node.child = null;
+    if (child === null || child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => process.kill(child.pid!, 'SIGKILL'), graceMs);
+      child.once('exit', () => { clearTimeout(timer); resolve(); });
+      process.kill(child.pid!, 'SIGTERM');
+    });
+  }
+
+  /** Stops every node still running (by PID: kill -9, or SIGTERM when profiling) and removes the data directories. */
   async close(): Promise<void> {
-    await Promise.all(this.nodes.map((x) => this.kill9(x)));
+    const profiling = (process.env['LOGLINE_BENCH_NODE_ARGS'] ?? '').includes('--cpu-prof');
+    await Promise.all(this.nodes.map((x) => (profiling ? this.stop(x) : this.kill9(x))));
     rmSync(this.root, { recursive: true, force: true });
   }
 }
