@@ -5,10 +5,11 @@
 // with an fsync at the end. Prints one JSON object.
 import { spawn } from 'node:child_process';
 import { createConnection } from 'node:net';
-import { mkdtempSync, openSync, writeSync, fsyncSync, closeSync, rmSync } from 'node:fs';
+import { mkdtempSync, openSync, writeSync, fsync, fsyncSync, closeSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { pathToFileURL } from 'node:url';
+import { Histogram } from '../src/util/index.js';
 
 const MiB = 1024 * 1024;
 
@@ -59,6 +60,48 @@ export function sequentialWriteMBps(dir: string, bytes: number, fsync: boolean):
     closeSync(fd);
     rmSync(path, { force: true });
   }
+}
+
+/**
+ * The floor under every commit: fsync of a small append, alone and with three files appended and
+ * fsynced at once (what three voters on one disk do), each for `probeMs`. Async fsync, as the Raft
+ * driver uses. The tail is what matters here: on a shared virtual disk most fsyncs take a fraction
+ * of a millisecond, but stalls of 10-50 ms hit every file at once; `stalledShare` is the fraction
+ * of the probe's time spent inside fsyncs over 5 ms (per file).
+ */
+export async function fsyncFloor(dir: string, probeMs: number): Promise<Record<string, number>> {
+  const probe = async (files: number): Promise<{ h: Histogram; stalledMs: number }> => {
+    const h = new Histogram();
+    let stalledMs = 0;
+    const deadline = performance.now() + probeMs;
+    await Promise.all(Array.from({ length: files }, async (_, i) => {
+      const path = join(dir, `fsync-probe-${process.pid}-${files}-${i}`);
+      const fd = openSync(path, 'a');
+      const block = Buffer.alloc(200, 1);
+      try {
+        while (performance.now() < deadline) {
+          writeSync(fd, block);
+          const t0 = performance.now();
+          await new Promise<void>((resolve, reject) => fsync(fd, (err) => (err === null ? resolve() : reject(err))));
+          const took = performance.now() - t0;
+          h.record(took * 1000);
+          if (took > 5) stalledMs += took / files;
+        }
+      } finally {
+        closeSync(fd);
+        rmSync(path, { force: true });
+      }
+    }));
+    return { h, stalledMs };
+  };
+  const one = await probe(1);
+  const three = await probe(3);
+  const ms = (us: number): number => Math.round(us / 10) / 100;
+  const figures = (prefix: string, p: { h: Histogram; stalledMs: number }): Record<string, number> => ({
+    [`${prefix}P50Ms`]: ms(p.h.percentile(50)), [`${prefix}P99Ms`]: ms(p.h.percentile(99)), [`${prefix}P999Ms`]: ms(p.h.percentile(99.9)),
+    [`${prefix}MaxMs`]: ms(p.h.max), [`${prefix}StalledShare`]: Math.round((p.stalledMs / probeMs) * 1000) / 1000,
+  });
+  return { ...figures('oneFile', one), ...figures('threeFiles', three) };
 }
 
 export async function benchLimits(dir: string, seconds: number, writeBytes: number): Promise<Record<string, unknown>> {

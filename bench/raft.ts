@@ -17,12 +17,13 @@
 //    leader's own view (line read to committed) is reported beside it.
 // 4. Fail-over: under a light steady load, kill -9 the leader and time until a proposal to the new
 //    leader is acknowledged; with Kafka's default timeouts and with a 200 ms election timeout.
-import { closeSync, fsync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { ProcessCluster, type NodeProcess } from '../src/raft/node/process-cluster.js';
 import { Histogram } from '../src/util/index.js';
+import { fsyncFloor } from './limits.js';
 
 const scale = Number(process.env['LOGLINE_BENCH_SCALE'] ?? '1');
 const say = (m: string): void => { process.stderr.write(`bench:raft ${m}\n`); };
@@ -39,44 +40,6 @@ function values(n: number): string[] {
   const out = new Array<string>(n);
   for (let i = 0; i < n; i++) out[i] = `${String(seq++).padStart(11, '0')}-${payload}`;
   return out;
-}
-
-/**
- * The floor under every commit: fsync of a small append, alone and with three files appended and
- * fsynced at once (what three voters on one disk do). Async fsync, as the driver uses. The tail is
- * what matters here: on a shared virtual disk most fsyncs take a fraction of a millisecond, but
- * stalls of 10-50 ms hit every file at once; `stalledShare` is the fraction of the probe's time
- * spent inside fsyncs over 5 ms (per file).
- */
-async function fsyncFloor(dir: string): Promise<Record<string, number>> {
-  const probe = async (files: number, ms: number): Promise<{ h: Histogram; stalledMs: number }> => {
-    const h = new Histogram();
-    let stalledMs = 0;
-    const deadline = performance.now() + ms;
-    await Promise.all(Array.from({ length: files }, async (_, i) => {
-      const fd = openSync(join(dir, `fsync-probe-${files}-${i}`), 'a');
-      const block = Buffer.alloc(200, 1);
-      while (performance.now() < deadline) {
-        writeSync(fd, block);
-        const t0 = performance.now();
-        await new Promise<void>((resolve, reject) => fsync(fd, (err) => (err === null ? resolve() : reject(err))));
-        const took = performance.now() - t0;
-        h.record(took * 1000);
-        if (took > 5) stalledMs += took / files;
-      }
-      closeSync(fd);
-    }));
-    return { h, stalledMs };
-  };
-  const probeMs = 2000 * scale;
-  const one = await probe(1, probeMs);
-  const three = await probe(3, probeMs);
-  const ms = (us: number): number => round(us / 1000, 2);
-  const figures = (prefix: string, p: { h: Histogram; stalledMs: number }): Record<string, number> => ({
-    [`${prefix}P50Ms`]: ms(p.h.percentile(50)), [`${prefix}P99Ms`]: ms(p.h.percentile(99)), [`${prefix}P999Ms`]: ms(p.h.percentile(99.9)),
-    [`${prefix}MaxMs`]: ms(p.h.max), [`${prefix}StalledShare`]: round(p.stalledMs / probeMs, 3),
-  });
-  return { ...figures('oneFile', one), ...figures('threeFiles', three) };
 }
 
 async function throughput(leader: NodeProcess, seconds: number): Promise<{ recordsPerSec: number; mbPerSec: number; committed: number }> {
@@ -223,7 +186,7 @@ async function main(): Promise<void> {
   try {
     const loadBefore = loadavg().map((l) => round(l, 2));
     say('fsync floor');
-    const fsyncFloorMs = await fsyncFloor(root);
+    const fsyncFloorMs = await fsyncFloor(root, 2000 * scale);
     // Bounded memory for a long run: counter state machine, snapshot (and drop the in-memory log) often.
     const loadProps = { 'state.machine': 'counter', 'snapshot.every.entries': Number(process.env['LOGLINE_BENCH_SNAPSHOT_EVERY'] ?? 50_000) };
     say('throughput and latency');
