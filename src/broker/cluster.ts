@@ -199,9 +199,10 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
   // Each node resolved once its own registration was in its own metadata; a user's first Metadata
   // request may go to any node, so wait until every node lists every broker.
   const listedDeadline = Date.now() + 30_000;
+  const brokerIds = layout.filter((l) => l.roles.includes('broker')).map((l) => l.nodeId);
   const everyoneListed = () => nodes.every((node) => {
     const listed = node.server?.metadata?.view().brokers('').map((b) => b.nodeId) ?? [];
-    return ids.every((id) => listed.includes(id));
+    return brokerIds.every((id) => listed.includes(id));
   });
   while (!everyoneListed()) {
     if (Date.now() > listedDeadline) {
