@@ -54,10 +54,12 @@ interface ReplicaState {
   lastFetchLeaderEnd: number;
   lastCaughtUpMs: number | undefined;
   previousFetchMs: number | undefined;
+  /** The high watermark the last answer to this replica's fetch carried (-1: none yet). */
+  highWatermarkSent: number;
 }
 
 function newReplicaState(lastFetchMs: number | undefined): ReplicaState {
-  return { endOffset: 0, lastFetchMs, lastFetchLeaderEnd: 0, lastCaughtUpMs: undefined, previousFetchMs: undefined };
+  return { endOffset: 0, lastFetchMs, lastFetchLeaderEnd: 0, lastCaughtUpMs: undefined, previousFetchMs: undefined, highWatermarkSent: -1 };
 }
 
 interface ParkedFetch {
@@ -950,8 +952,12 @@ export class RaftCore {
     const hwBefore = this.hw;
     this.maybeAdvanceHighWatermark();
     if (!this.isLeader) return this.respond(env, this.fetchResponse(RaftErrorCode.NOT_LEADER_OR_FOLLOWER, []));
-    // Park a fetch with nothing new, unless it just moved the high watermark the fetcher must learn.
-    if (req.fetchOffset >= this.log.endOffset && req.maxWaitMs > 0 && this.hw === hwBefore) {
+    // Park a fetch with nothing new, unless the fetcher has a high watermark to learn: one this
+    // fetch just moved, or one another replica's fetch moved since our last answer to this one
+    // (else the second follower of a commit waits a whole fetch wait to hear of it, and every
+    // broker applies the commit that much later).
+    const known = replica === undefined || replica.highWatermarkSent === this.hw;
+    if (req.fetchOffset >= this.log.endOffset && req.maxWaitMs > 0 && this.hw === hwBefore && known) {
       this.parked.set(req.replicaId, { env, deadlineMs: this.nowMs + req.maxWaitMs });
       return;
     }
@@ -986,6 +992,8 @@ export class RaftCore {
       return this.respond(env, this.fetchResponse(RaftErrorCode.NONE, [], { snapshotId: this.log.snapshotId! }));
     }
     const batches = this.log.read(req.fetchOffset, this.cfg.fetchMaxEntries);
+    const replica = this.replicas.get(req.replicaId);
+    if (replica !== undefined) replica.highWatermarkSent = this.hw;
     this.respond(env, this.fetchResponse(RaftErrorCode.NONE, batches));
   }
 
