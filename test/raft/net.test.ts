@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { decodeRequest as decodeFrame, decodeResponse as decodeResponseFrame, encodeRequestFrame, encodeResponseFrame } from '../../src/protocol/index.js';
-import { batchesOf, entriesOf, makeBatch, parseQuorumVoters, raftWire, type Entry, type RaftMessage, type RaftRequest } from '../../src/raft/index.js';
+import { SocketTransport, batchesOf, entriesOf, makeBatch, parseQuorumVoters, raftWire, type Entry, type RaftMessage, type RaftRequest } from '../../src/raft/index.js';
+import { BrokerConnection } from '../../src/client/index.js';
 import { NO_TIMESTAMP, buildRecordBatchSync } from '../../src/records/index.js';
 
 const ctx = { clusterId: 'c1', to: 2, host: '127.0.0.1', port: 9093 };
@@ -128,5 +129,27 @@ test('an entry batch encodes to the same RecordBatch v2 bytes as the records bui
     assert.equal(back[0]!.recordBatch, true);
     assert.deepEqual(entriesOf(back).map((e) => [e.offset, e.epoch, e.kind, dec.decode(e.value)]),
       entriesOf([batch]).map((e) => [e.offset, e.epoch, e.kind, dec.decode(e.value)]));
+  }
+});
+
+test('controller APIs on the quorum listener are answered in the order they came on a connection, whatever order their handler finishes in', async () => {
+  const transport = new SocketTransport({ nodeId: 1, clusterId: 'c1', host: '127.0.0.1', port: 0, voters: [], requestTimeoutMs: 1000 });
+  const inbox = { deliver() {}, requestFailed() {}, describeQuorum: () => ({ description: { leaderId: 1, leaderEpoch: 1, highWatermark: 0, voters: [], observers: [] }, errorCode: 0 }) };
+  await transport.start(inbox as never);
+  // The first request's answer is held until the second's has been produced.
+  let releaseFirst!: () => void;
+  const firstHeld = new Promise<void>((r) => { releaseFirst = r; });
+  transport.serveOtherRequests(async (header) => {
+    if (header.correlationId === 1) await firstHeld;
+    else setImmediate(releaseFirst);
+    return encodeResponseFrame(18, 0, header.correlationId, { errorCode: 0, apiKeys: [], throttleTimeMs: 0 });
+  });
+  const conn = await BrokerConnection.open({ host: '127.0.0.1', port: transport.port, requestTimeoutMs: 5000 });
+  try {
+    const answers = await Promise.all([conn.send(18, 0, {}), conn.send(18, 0, {})]);
+    assert.deepEqual(answers.map((a: { errorCode: number }) => a.errorCode), [0, 0]);
+  } finally {
+    conn.close();
+    await transport.close();
   }
 });

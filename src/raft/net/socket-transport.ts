@@ -66,6 +66,11 @@ interface InboundConnection {
   readonly socket: Socket;
   /** correlation id -> api key and version of requests waiting for the core's answer. */
   readonly pending: Map<number, { apiKey: number; version: number }>;
+  /**
+   * Controller API requests in arrival order: their answers go out in that order, as Kafka clients
+   * expect of a connection (the quorum's own answers are matched by correlation id instead).
+   */
+  readonly otherAnswers: { chunks: Buffer[] | null }[];
 }
 
 export class SocketTransport implements RaftTransport {
@@ -203,7 +208,7 @@ export class SocketTransport implements RaftTransport {
   private accept(socket: Socket): void {
     if (this.closed) { socket.destroy(); return; }
     socket.setNoDelay(true);
-    const conn: InboundConnection = { socket, pending: new Map() };
+    const conn: InboundConnection = { socket, pending: new Map(), otherAnswers: [] };
     this.inbound.add(conn);
     const splitter = new FrameSplitter(socketTransportLimits.frameBytesMax);
     socket.on('data', (chunk) => {
@@ -242,22 +247,24 @@ export class SocketTransport implements RaftTransport {
     this.inbox!.deliver({ from: decoded.from, to: this.opts.nodeId, correlationId: header.correlationId, message: decoded.message });
   }
 
-  /** A controller API: answered by `otherRequests`, in any order with the quorum's own answers (matched by correlation id). */
+  /** A controller API: answered by `otherRequests`; answers leave in the order the requests came. */
   private onOtherRequest(conn: InboundConnection, header: RequestHeader, frame: Buffer, bodyOffset: number): void {
     if (conn.pending.size >= socketTransportLimits.inboundPendingPerConnectionMax) throw new Error('too many requests pending on one connection');
     conn.pending.set(header.correlationId, { apiKey: header.requestApiKey, version: header.requestApiVersion });
+    const slot: { chunks: Buffer[] | null } = { chunks: null };
+    conn.otherAnswers.push(slot);
     const socket = conn.socket;
     const where = `${socket.remoteAddress}:${socket.remotePort}`;
+    const fail = (reason: string) => {
+      this.opts.onProtocolError?.(`request from ${where}: ${reason}`);
+      socket.destroy();
+    };
     this.otherRequests!(header, frame, bodyOffset, where).then((chunks) => {
       conn.pending.delete(header.correlationId);
-      if (chunks === null) {
-        this.opts.onProtocolError?.(`request from ${where}: API ${header.requestApiKey} v${header.requestApiVersion} refused`);
-        socket.destroy();
-      } else writeChunks(socket, chunks);
-    }, (err: unknown) => {
-      this.opts.onProtocolError?.(`request from ${where}: ${(err as Error).message}`);
-      socket.destroy();
-    });
+      if (chunks === null) return fail(`API ${header.requestApiKey} v${header.requestApiVersion} refused`);
+      slot.chunks = chunks;
+      while (conn.otherAnswers.length > 0 && conn.otherAnswers[0]!.chunks !== null) writeChunks(socket, conn.otherAnswers.shift()!.chunks!);
+    }, (err: unknown) => fail((err as Error).message));
   }
 
   /** KIP-853 AddRaftVoter / RemoveRaftVoter, answered by the driver once the change commits. */
