@@ -94,13 +94,26 @@ export function writeProperties(fs: FileSystem, path: string, props: ReadonlyMap
 }
 
 /** partition.metadata: "version: 0\ntopic_id: <id>\n". */
+const PARTITION_METADATA_HEAD = 'version: 0\ntopic_id: ';
+
+/**
+ * The topic id in partition.metadata, or null when there is none. A new partition's file is
+ * written before its fsync (writePartitionMetadata with durable=false): a power cut in between
+ * leaves it empty or cut short, which reads as no file (it is written again); anything else
+ * without a topic id is corrupt.
+ */
 export function readPartitionMetadata(fs: FileSystem, path: string): string | null {
   if (!fs.exists(path)) return null;
-  const m = /topic_id: (\S+)/.exec(fs.readFile(path).toString('utf8'));
-  if (!m) throw new StorageError('CORRUPT_MESSAGE', `${path}: no topic_id`);
-  return m[1]!;
+  const text = fs.readFile(path).toString('utf8');
+  const m = /topic_id: (\S+)\n/.exec(text);
+  if (m) return m[1]!;
+  if (PARTITION_METADATA_HEAD.startsWith(text) || text.startsWith(PARTITION_METADATA_HEAD)) return null;
+  throw new StorageError('CORRUPT_MESSAGE', `${path}: no topic_id`);
 }
 
-export function writePartitionMetadata(fs: FileSystem, path: string, topicId: string): void {
-  fs.writeFileAtomic(path, Buffer.from(`version: 0\ntopic_id: ${topicId}\n`));
+/** `durable`: fsynced before returning; else the caller fsyncs it (off the event loop). */
+export function writePartitionMetadata(fs: FileSystem, path: string, topicId: string, durable = true): void {
+  const bytes = Buffer.from(`${PARTITION_METADATA_HEAD}${topicId}\n`);
+  if (durable) fs.writeFileAtomic(path, bytes);
+  else fs.writeFileUnsynced(path, bytes);
 }

@@ -151,16 +151,24 @@ export class LogManager {
       }
     }
     const start = Date.now();
+    // A partition created now has nothing to recover, and nothing in it to fsync: creating 10,000
+    // partitions spent 10 ms each on fsyncs of empty files on the event loop, stalling the metadata
+    // quorum that shares it. Its partition.metadata is made durable in the background below.
+    const created = !fs.exists(dir);
     const log = PartitionLog.open({
       dir, files: this.files, config: this.o.configFor(topic), clock: this.o.clock,
       recoveryPoint: this.recoveryPoints.get(key) ?? 0, logStartOffset: this.logStartOffsets.get(key) ?? 0,
-      hadCleanShutdown: this.hadCleanShutdown && this.recoveryPoints.has(key), log: this.say,
+      hadCleanShutdown: created || (this.hadCleanShutdown && this.recoveryPoints.has(key)), log: this.say,
     });
     const hw = this.highWatermarks.get(key);
     if (hw !== undefined) log.updateHighWatermark(hw);
     log.cleanerCheckpoint = Math.max(log.logStartOffset, this.cleanerOffsets.get(key) ?? 0);
     log.onOffline = (e) => this.takeOffline(e);
-    if (topicId && readPartitionMetadata(fs, metaPath) !== topicId) writePartitionMetadata(fs, metaPath, topicId);
+    if (topicId && created) {
+      writePartitionMetadata(fs, metaPath, topicId, false);
+      fs.syncFileAsync(metaPath).then(() => fs.syncDirAsync(dir)).then(() => fs.syncDirAsync(this.o.dir))
+        .catch((e: unknown) => { if (this.logs.get(key) === log) this.takeOffline(e instanceof Error ? e : new Error(String(e))); });
+    } else if (topicId && readPartitionMetadata(fs, metaPath) !== topicId) writePartitionMetadata(fs, metaPath, topicId);
     if (log.recovery.segmentsScanned > 0 && log.recovery.bytesTruncated > 0) {
       this.say(`${key}: recovered in ${Date.now() - start} ms`);
     }

@@ -109,3 +109,33 @@ test('the periodic checkpoint is written off the event loop, and one still in fl
   assert.equal(fs.readFile('/data/replication-offset-checkpoint').toString(), '0\n1\norders 0 6\n', 'close wrote last, and the older checkpoint did not land after it');
   assert.equal(fs.readFile('/data/recovery-point-offset-checkpoint').toString(), '0\n1\norders 0 6\n');
 });
+
+test('a new partition is created without an fsync on the event loop; its partition.metadata becomes durable in the background, and a power cut before that leaves a log that opens and takes its topic id again', async () => {
+  const fs = new MemoryFileSystem();
+  const clock = new ManualClock(10_000);
+  const m = manager(fs, clock);
+  m.ensureMetaProperties(1, 'cluster-a');
+  const before = fs.stats.syncs;
+  const created = m.getOrCreateLog('fresh', 0, 'AAECAwQFBgcICQoLDA0ODw');
+  assert.equal(fs.stats.syncs, before, 'no fsync while creating an empty partition');
+  assert.equal(created.recovery.segmentsScanned, 0, 'nothing to recover in a new directory');
+  // A power cut now: the file may be empty (its bytes were never synced).
+  fs.crash();
+  assert.equal(fs.readFile('/data/fresh-0/partition.metadata').length, 0, 'the unsynced file is empty after the crash');
+  const afterCrash = manager(fs, clock);
+  const reopened = afterCrash.getOrCreateLog('fresh', 0, 'AAECAwQFBgcICQoLDA0ODw');
+  assert.equal(reopened.logEndOffset, 0);
+  assert.match(fs.readFile('/data/fresh-0/partition.metadata').toString(), /topic_id: AAECAwQFBgcICQoLDA0ODw\n/, 'written again, durably');
+  // Without a crash, the background fsync makes the first write durable.
+  const fs2 = new MemoryFileSystem();
+  const other = manager(fs2, clock);
+  other.ensureMetaProperties(1, 'cluster-a');
+  other.getOrCreateLog('fresh', 1, 'AAECAwQFBgcICQoLDA0ODw');
+  for (let i = 0; i < 20 && fs2.stats.syncs === 0; i++) await new Promise((r) => setImmediate(r));
+  await new Promise((r) => setTimeout(r, 10));
+  fs2.crash();
+  assert.match(fs2.readFile('/data/fresh-1/partition.metadata').toString(), /topic_id: AAECAwQFBgcICQoLDA0ODw\n/, 'durable once the background fsync ran');
+  // Garbage that is not a cut-short write is still refused.
+  fs.writeFileAtomic('/data/fresh-0/partition.metadata', Buffer.from('something else\n'));
+  assert.throws(() => manager(fs, clock).getOrCreateLog('fresh', 0, 'AAECAwQFBgcICQoLDA0ODw'), /no topic_id/);
+});
