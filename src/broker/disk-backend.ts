@@ -70,6 +70,9 @@ export function metadataQuorum(config: BrokerConfig, nodeId: number, discovered?
   return { voterAddresses: addresses, ...(controllerListener ? { controllerListener } : {}) };
 }
 
+/** Partition logs opened per event-loop turn while a metadata delta is applied. */
+const OPENS_PER_TURN = 32;
+
 /** How long a start asks controller.quorum.bootstrap.servers for the voter set before giving up. */
 const BOOTSTRAP_DISCOVERY_TIMEOUT_MS = 60_000;
 
@@ -297,6 +300,7 @@ async function openDiskBackend(o: DiskBackendOptions, brokerConfig: BrokerConfig
     // Kafka's request.timeout.ms: a change may take a commit and a replica-manager sync.
     requestTimeoutMs: 30_000, logger: o.logger,
   });
+  let logsOpened = 0;
   let ticking = false;
   const timer = setInterval(() => {
     if (ticking) return;
@@ -314,7 +318,13 @@ async function openDiskBackend(o: DiskBackendOptions, brokerConfig: BrokerConfig
     controllerRouter,
     logger: o.logger,
     logs,
-    openLog: async (topic, partition, topicId) => new StorageLog(logs.getOrCreateLog(topic, partition, topicId)),
+    openLog: async (topic, partition, topicId) => {
+      // A delta that creates thousands of partitions opens them one after another: a turn of the
+      // event loop every few, so the Raft driver sharing it keeps fetching (else followers time out
+      // and elect again in the middle of a large creation).
+      if (++logsOpened % OPENS_PER_TURN === 0) await new Promise((resolve) => setImmediate(resolve));
+      return new StorageLog(logs.getOrCreateLog(topic, partition, topicId));
+    },
     dropLog: async (topic, partition) => logs.deleteLog(topic, partition),
     logDirs: () => [describeLogDir(o.dataDir, logs)],
     topicDefaults,
