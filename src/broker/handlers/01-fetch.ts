@@ -4,8 +4,9 @@
 // Topics by name up to v12, by topic id from v13 (unknown id → UNKNOWN_TOPIC_ID). Fetch sessions
 // (KIP-227, v7+) decide which partitions are read and which are answered; the replica manager
 // reads whole batches up to the high watermark (or the last stable offset for read_committed)
-// and long-polls through the fetch purgatory for min_bytes / max_wait_ms. v15+ carries the
-// replica id in ReplicaState.
+// and long-polls through the fetch purgatory for min_bytes / max_wait_ms. A follower's fetch
+// (replica id >= 0; v15+ in ReplicaState with its broker epoch) reads up to the log end offset,
+// reports its progress to the leader and may be answered with a DivergingEpoch (v12+).
 import { ErrorCode, ZERO_UUID, type FetchRequest } from '../../protocol/index.js';
 import type { HandlerSpec } from '../context.js';
 import type { FetchSessionCache, SessionPartition } from '../fetch-sessions.js';
@@ -20,6 +21,7 @@ export interface FetchServices {
 const TOPIC_IDS_MIN_VERSION = 13;
 const EMPTY_RECORDS = Buffer.alloc(0);
 const SESSIONS_MIN_VERSION = 7;
+const REPLICA_STATE_MIN_VERSION = 15;
 
 /** One partition's answer with what the fetch session compares against what it sent last. */
 interface Answered {
@@ -83,7 +85,8 @@ export const fetchHandler: HandlerSpec<FetchServices, 1> = {
       });
     }
     const params: FetchParams = {
-      replicaId: ctx.apiVersion >= 15 ? request.replicaState.replicaId : request.replicaId,
+      replicaId: ctx.apiVersion >= REPLICA_STATE_MIN_VERSION ? request.replicaState.replicaId : request.replicaId,
+      replicaEpoch: ctx.apiVersion >= REPLICA_STATE_MIN_VERSION ? request.replicaState.replicaEpoch : -1n,
       maxWaitMs: request.maxWaitMs, minBytes: request.minBytes, maxBytes: request.maxBytes,
       isolationLevel: request.isolationLevel, partitions: readable,
       ...(ctx.responseBytes ? { alloc: ctx.responseBytes } : {}),
