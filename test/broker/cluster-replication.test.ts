@@ -39,11 +39,11 @@ test('a replica fetch sent as a follower with its broker epoch advances the high
     }
 
     const brokerEpoch = (id: number) => cluster.nodes.find((n) => n.nodeId === id)!.server!.broker!.lifecycle!.brokerEpoch;
-    const replicaFetch = async (replicaId: number, fetchOffset: number, replicaEpoch = brokerEpoch(replicaId)) => {
+    const replicaFetch = async (replicaId: number, fetchOffset: number, replicaEpoch = brokerEpoch(replicaId), lastFetchedEpoch = -1) => {
       const r = await conn.send(ApiKey.Fetch, 15, {
         clusterId: null, replicaId: -1, replicaState: { replicaId, replicaEpoch }, maxWaitMs: 0, minBytes: 0, maxBytes: 1 << 20, isolationLevel: 0,
         sessionId: 0, sessionEpoch: -1, forgottenTopicsData: [], rackId: '',
-        topics: [{ topic: '', topicId: info.topicId, partitions: [{ partition: 0, currentLeaderEpoch: p0.leaderEpoch, fetchOffset: BigInt(fetchOffset), lastFetchedEpoch: -1, logStartOffset: 0n, partitionMaxBytes: 1 << 20, replicaDirectoryId: 'AAAAAAAAAAAAAAAAAAAAAA' }] }],
+        topics: [{ topic: '', topicId: info.topicId, partitions: [{ partition: 0, currentLeaderEpoch: p0.leaderEpoch, fetchOffset: BigInt(fetchOffset), lastFetchedEpoch, logStartOffset: 0n, partitionMaxBytes: 1 << 20, replicaDirectoryId: 'AAAAAAAAAAAAAAAAAAAAAA' }] }],
       });
       return r.responses[0].partitions[0];
     };
@@ -78,6 +78,11 @@ test('a replica fetch sent as a follower with its broker epoch advances the high
     const c5 = await visibleBelowHw();
     assert.equal(c5.highWatermark, 5n);
     assert.deepEqual(lastOffsets(c5.records), [2, 4]);
+
+    // A follower claiming more of the current epoch than the leader has: told where the epoch ends.
+    const diverged = await replicaFetch(followers[1]!, 9, undefined, p0.leaderEpoch);
+    assert.equal(diverged.errorCode, ErrorCode.NONE);
+    assert.deepEqual(diverged.divergingEpoch, { epoch: p0.leaderEpoch, endOffset: 5n });
 
     // An older broker epoch than the follower fetched with: a previous incarnation, refused.
     assert.equal((await replicaFetch(followers[0]!, 5, brokerEpoch(followers[0]!) - 1n)).errorCode, ErrorCode.NOT_LEADER_OR_FOLLOWER);

@@ -26,7 +26,7 @@ const REPLICA_STATE_MIN_VERSION = 15;
 /** One partition's answer with what the fetch session compares against what it sent last. */
 interface Answered {
   topic: string; partition: number; errorCode: number; highWatermark: bigint; lastStableOffset: bigint; logStartOffset: bigint;
-  recordsBytes: number; result: PartitionFetchResult;
+  recordsBytes: number; mustRespond: boolean; result: PartitionFetchResult;
 }
 
 /** Each partition's topic name (by id from v13), looked up once per run of the same topic. */
@@ -100,7 +100,8 @@ export const fetchHandler: HandlerSpec<FetchServices, 1> = {
       const r = names[i] === undefined ? unknown : read[next++]!;
       results.push({
         topic: p.topic, partition: p.partition, errorCode: r.errorCode, highWatermark: r.highWatermark,
-        lastStableOffset: r.lastStableOffset, logStartOffset: r.logStartOffset, recordsBytes: r.records?.length ?? 0, result: r,
+        lastStableOffset: r.lastStableOffset, logStartOffset: r.logStartOffset, recordsBytes: r.records?.length ?? 0,
+        mustRespond: r.divergingEpoch !== undefined, result: r,
       });
     }
     const answered = outcome.context.filter(results);
