@@ -15,6 +15,8 @@ import { within } from './process-helpers.js';
 const batch = (n: number) =>
   buildRecordBatchSync({ records: Array.from({ length: n }, (_, i) => ({ key: null, value: Buffer.from(`v${i}`), timestamp: 1_700_000_000_000 + i })) });
 
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
 const lastOffsets = (records: Buffer | null): number[] =>
   records === null ? [] : [...iterateBatches(records)].map((b) => b.lastOffset);
 
@@ -90,6 +92,64 @@ test('a replica fetch sent as a follower with its broker epoch advances the high
     assert.equal((await replicaFetch(99, 0, -1n)).errorCode, ErrorCode.NOT_LEADER_OR_FOLLOWER);
   } finally {
     client.close();
+    await cluster.close();
+  }
+});
+
+test('a follower that stops fetching leaves the ISR through AlterPartition after replica.lag.time.max.ms; fetching again at the high watermark brings it back', { timeout: 120_000 }, async () => {
+  // A long broker session: the killed follower stays registered and unfenced, so only the lag
+  // (not fencing) can take it out of the ISR.
+  const cluster = await within(60_000, 'startCluster', startCluster({ nodes: 3, config: { 'replica.lag.time.max.ms': '1000', 'broker.session.timeout.ms': '120000' } }));
+  let client: ClusterClient | null = null;
+  try {
+    let controllerId: number | undefined;
+    await within(20_000, 'an active controller', (async () => { while ((controllerId = cluster.leaderId()) === undefined) await sleep(20); })());
+    const [victim, leaderNode] = cluster.nodes.filter((n) => n.nodeId !== controllerId) as [typeof cluster.nodes[number], typeof cluster.nodes[number]];
+    const third = cluster.nodes.find((n) => n !== victim && n !== leaderNode)!;
+    client = new ClusterClient({ bootstrap: `127.0.0.1:${leaderNode.brokerPort}` });
+    const created = await client.admin(ApiKey.CreateTopics, {
+      topics: [{ name: 'lagging', numPartitions: -1, replicationFactor: -1, assignments: [{ partitionIndex: 0, brokerIds: [leaderNode.nodeId, victim.nodeId, third.nodeId] }], configs: [] }],
+      timeoutMs: 10_000, validateOnly: false,
+    }, 7);
+    assert.equal(created.topics[0].errorCode, ErrorCode.NONE);
+    const before = (await client.topic('lagging')).partitions[0]!;
+    assert.equal(before.leader, leaderNode.nodeId);
+    assert.equal(before.isr.length, 3);
+    const victimEpoch = victim.server!.broker!.lifecycle!.brokerEpoch;
+    const topicId = (await client.topic('lagging')).topicId;
+
+    await victim.kill();
+    const isrOf = async () => (await client!.metadata(['lagging']))[0]!.partitions[0]!;
+    const shrunk = await within(30_000, 'the victim out of the ISR', (async () => {
+      for (;;) {
+        const p = await isrOf();
+        if (!p.isr.includes(victim.nodeId)) return p;
+        await sleep(50);
+      }
+    })());
+    assert.ok(shrunk.isr.includes(leaderNode.nodeId));
+    assert.equal(shrunk.leader, leaderNode.nodeId);
+    assert.equal(shrunk.leaderEpoch, before.leaderEpoch, 'an ISR change keeps the leader epoch');
+
+    // The test fetches as the victim (still registered at its epoch) from the log end: it is in
+    // sync and is proposed for the ISR again.
+    const conn = await client.leaderFor('lagging', 0);
+    const back = await within(30_000, 'the victim back in the ISR', (async () => {
+      for (;;) {
+        const r = await conn.send(ApiKey.Fetch, 15, {
+          clusterId: null, replicaId: -1, replicaState: { replicaId: victim.nodeId, replicaEpoch: victimEpoch }, maxWaitMs: 0, minBytes: 0, maxBytes: 1 << 20,
+          isolationLevel: 0, sessionId: 0, sessionEpoch: -1, forgottenTopicsData: [], rackId: '',
+          topics: [{ topic: '', topicId, partitions: [{ partition: 0, currentLeaderEpoch: before.leaderEpoch, fetchOffset: 0n, lastFetchedEpoch: -1, logStartOffset: 0n, partitionMaxBytes: 1 << 20, replicaDirectoryId: 'AAAAAAAAAAAAAAAAAAAAAA' }] }],
+        });
+        assert.equal(r.responses[0].partitions[0].errorCode, ErrorCode.NONE);
+        const p = await isrOf();
+        if (p.isr.includes(victim.nodeId)) return p;
+        await sleep(50);
+      }
+    })());
+    assert.equal(back.leaderEpoch, before.leaderEpoch);
+  } finally {
+    client?.close();
     await cluster.close();
   }
 });
