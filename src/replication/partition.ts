@@ -283,13 +283,12 @@ export class Partition {
 
   /**
    * Null when `replicaId` may fetch as a follower at `brokerEpoch`, else why not: it is not a
-   * replica, or it sent an epoch older than one it fetched with before (a fetch from a previous
-   * incarnation of the broker), both NOT_LEADER_OR_FOLLOWER as Kafka answers.
+   * replica, or it sent an epoch older than its live registration's `registeredEpoch` (a fetch
+   * from a previous incarnation of the broker); Kafka answers both NOT_LEADER_OR_FOLLOWER.
    */
-  checkFollower(replicaId: number, brokerEpoch: bigint): 'not-a-replica' | 'stale-broker-epoch' | null {
-    const f = this.followers.get(replicaId);
-    if (f === undefined) return 'not-a-replica';
-    if (brokerEpoch !== -1n && brokerEpoch < f.brokerEpoch) return 'stale-broker-epoch';
+  checkFollower(replicaId: number, brokerEpoch: bigint, registeredEpoch: bigint | undefined): 'not-a-replica' | 'stale-broker-epoch' | null {
+    if (!this.followers.has(replicaId)) return 'not-a-replica';
+    if (brokerEpoch !== -1n && registeredEpoch !== undefined && registeredEpoch > brokerEpoch) return 'stale-broker-epoch';
     return null;
   }
 

@@ -544,7 +544,7 @@ export class ReplicaManager {
 
   /**
    * A follower's fetch (Kafka's Partition.fetchRecords from a follower): it must be a replica and
-   * not send an older broker epoch than before (NOT_LEADER_OR_FOLLOWER); when its last fetched
+   * not send an older broker epoch than its registration's (NOT_LEADER_OR_FOLLOWER); when its last fetched
    * epoch ends earlier on this leader than where it fetches from (or that epoch is unknown here)
    * the answer is the epoch's end, for it to truncate to, before the offset range is checked.
    */
@@ -554,7 +554,7 @@ export class ReplicaManager {
     if (fp.currentLeaderEpoch >= 0 && fp.currentLeaderEpoch !== p.leaderEpoch) {
       return fetchError(fp.currentLeaderEpoch > p.leaderEpoch ? ErrorCode.UNKNOWN_LEADER_EPOCH : ErrorCode.FENCED_LEADER_EPOCH, p);
     }
-    if (p.checkFollower(replicaId, replicaEpoch) !== null) return fetchError(ErrorCode.NOT_LEADER_OR_FOLLOWER, p);
+    if (p.checkFollower(replicaId, replicaEpoch, this.aliveBrokerEpoch(replicaId)) !== null) return fetchError(ErrorCode.NOT_LEADER_OR_FOLLOWER, p);
     const offset = Number(fp.fetchOffset);
     const lastFetchedEpoch = fp.lastFetchedEpoch ?? -1;
     if (lastFetchedEpoch >= 0) {
@@ -587,6 +587,12 @@ export class ReplicaManager {
   }
 
   // ---- ISR changes -----------------------------------------------------------------------------
+
+  /** The registration's epoch of an unfenced broker in the latest image (Kafka's getAliveBrokerEpoch). */
+  private aliveBrokerEpoch(brokerId: number): bigint | undefined {
+    const b = this.image?.cluster.broker(brokerId);
+    return b === undefined || b.fenced ? undefined : b.epoch;
+  }
 
   /** Kafka's isReplicaIsrEligible, from the latest image: registered, unfenced, not shutting down. */
   private readonly isrEligibility: IsrEligibility = (brokerId) => {
