@@ -36,8 +36,16 @@ test('a replica fetch sent as a follower with its broker epoch advances the high
 
     // Two batches: offsets 0-2 and 3-4, acks=1 (the leader alone).
     for (const n of [3, 2]) {
-      const r = await conn.send(ApiKey.Produce, 9, { transactionalId: null, acks: 1, timeoutMs: 5_000, topicData: [{ name: 'replicated', partitionData: [{ index: 0, records: batch(n) }] }] });
-      assert.equal(r.responses[0].partitionResponses[0].errorCode, ErrorCode.NONE);
+      // The leader may not have applied the topic's creation yet (UNKNOWN_TOPIC_OR_PARTITION): retry.
+      await within(10_000, 'produce', (async () => {
+        for (;;) {
+          const r = await conn.send(ApiKey.Produce, 9, { transactionalId: null, acks: 1, timeoutMs: 5_000, topicData: [{ name: 'replicated', partitionData: [{ index: 0, records: batch(n) }] }] });
+          const code = r.responses[0].partitionResponses[0].errorCode;
+          if (code === ErrorCode.NONE) return;
+          assert.equal(code, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+          await sleep(20);
+        }
+      })());
     }
 
     const brokerEpoch = (id: number) => cluster.nodes.find((n) => n.nodeId === id)!.server!.broker!.lifecycle!.brokerEpoch;
