@@ -306,3 +306,37 @@ test('an answer at the current partition epoch (nothing to change) commits at on
   assert.equal(h.p.pendingIsrChange, null);
   assert.deepEqual(h.p.isr, [1, 2]);
 });
+
+test('property: over any appends and follower fetches the high watermark never goes back and is the smallest log end offset over the ISR once it has moved', async () => {
+  const { default: fc } = await import('fast-check');
+  const op = fc.oneof(
+    fc.record({ kind: fc.constant('append' as const), n: fc.integer({ min: 1, max: 3 }) }),
+    fc.record({ kind: fc.constant('fetch' as const), replica: fc.constantFrom(2, 3), back: fc.integer({ min: 0, max: 4 }) }),
+  );
+  await fc.assert(fc.asyncProperty(fc.constantFrom<number[]>([1, 2, 3], [1, 2], [1, 3], [1]), fc.array(op, { maxLength: 25 }), async (isr, ops) => {
+    const h = await leader({ isr });
+    const latest = new Map<number, number>();
+    let hw = h.p.highWatermark;
+    for (const o of ops) {
+      if (o.kind === 'append') await h.produce(1, o.n);
+      else {
+        const offset = Math.max(0, h.p.log.logEndOffset - o.back);
+        assert.equal((await h.followerFetch(o.replica, offset)).errorCode, ErrorCode.NONE);
+        latest.set(o.replica, offset);
+      }
+      const now = h.p.highWatermark;
+      assert.ok(now >= hw, `high watermark went back from ${hw} to ${now}`);
+      assert.ok(now <= h.p.log.logEndOffset);
+      // The ISR that counts is the maximal one (a follower being added counts at once). While one
+      // of its followers has not fetched, the high watermark stays where it was (0 here).
+      const followers = h.p.maximalIsr.filter((id) => id !== ME);
+      if (followers.every((id) => latest.has(id))) {
+        const min = Math.min(h.p.log.logEndOffset, ...followers.map((id) => latest.get(id)!));
+        assert.equal(now, Math.max(hw, min));
+      } else if (followers.length > 0) {
+        assert.equal(now, 0);
+      }
+      hw = now;
+    }
+  }), { numRuns: 40 });
+});
