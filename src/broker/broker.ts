@@ -9,7 +9,7 @@
 import { ErrorCode, type BrokerRegistrationRequest, type CreateTopicsRequest } from '../protocol/index.js';
 import { ATTR_TRANSACTIONAL, BatchHeaderAt, RECORD_BATCH_HEADER_BYTES } from '../records/index.js';
 import { CONTROLLER_FEATURES, KRAFT_VERSION_FEATURE, topicNameError, type TopicConfigValidator, type TopicDefaults } from '../controller/index.js';
-import { ReplicaManager, type LocalLog, type ReplicaDeltaPorts, type Scheduler } from '../replication/index.js';
+import { AlterPartitionManager, ReplicaManager, type LocalLog, type ReplicaDeltaPorts, type Scheduler } from '../replication/index.js';
 import type { MetadataDelta, MetadataImage } from '../metadata/index.js';
 import { Prng, limits, partitionKey, partitionName, type Clock } from '../util/index.js';
 import type { BrokerConfig } from '../config/index.js';
@@ -106,9 +106,14 @@ export interface BrokerDeps {
   logger?: Logger;
 }
 
+/** Kafka's AlterPartitionManager retries after retry.backoff.ms (100). */
+const ALTER_PARTITION_RETRY_BACKOFF_MS = 100;
+
 export class Broker {
   readonly router = new Router<any>();
   readonly replicaManager: ReplicaManager;
+  /** Sends the ISR changes of the partitions led here to the controller (AlterPartition). */
+  readonly alterPartitions: AlterPartitionManager;
   readonly fetchSessions: FetchSessionCache;
   /** The delta applications queued so far: each starts when the one before has finished. */
   private syncing: Promise<void> = Promise.resolve();
@@ -116,7 +121,14 @@ export class Broker {
   private firstDelta: Promise<void> | null = null;
 
   constructor(readonly deps: BrokerDeps) {
-    this.replicaManager = new ReplicaManager(deps.nodeId, deps.clock, deps.scheduler, { fetchPurgatoryOperationsMax: limits.fetchPurgatoryOperationsMax, producePurgatoryOperationsMax: limits.producePurgatoryOperationsMax });
+    // ISR changes go to the active controller; the expiration task and retries must not keep a process alive.
+    this.alterPartitions = new AlterPartitionManager({
+      brokerId: deps.nodeId, brokerEpoch: () => this.lifecycle?.brokerEpoch ?? -1n, send: (request) => deps.controller.alterPartition(request, 3),
+      scheduler: this.coordinatorScheduler(), retryBackoffMs: ALTER_PARTITION_RETRY_BACKOFF_MS, log: (line) => deps.logger?.warn(line),
+    });
+    this.replicaManager = new ReplicaManager(deps.nodeId, deps.clock, deps.scheduler, { fetchPurgatoryOperationsMax: limits.fetchPurgatoryOperationsMax, producePurgatoryOperationsMax: limits.producePurgatoryOperationsMax },
+      undefined, { replicaLagTimeMaxMs: Number(deps.brokerConfig.get('replica.lag.time.max.ms')), channel: this.alterPartitions });
+    this.replicaManager.startIsrExpiration(this.coordinatorScheduler());
     this.fetchSessions = new FetchSessionCache(deps.fetchSessionCacheSlots, deps.clock);
     for (const h of [apiVersionsHandler(() => this.router.supportedVersions(), () => this.deps.metadata.view().features()), metadataHandler, produceHandler, fetchHandler, listOffsetsHandler,
       createTopicsHandler, deleteTopicsHandler, createPartitionsHandler, describeClusterHandler, deleteRecordsHandler, offsetForLeaderEpochHandler,
@@ -352,6 +364,7 @@ export class Broker {
       allocateProducerIds: (request) => c().allocateProducerIds(request),
       registerBroker: (request) => c().registerBroker(request),
       brokerHeartbeat: (request) => c().brokerHeartbeat(request),
+      alterPartition: (request, version) => c().alterPartition(request, version),
     } satisfies ControllerChannel;
   })();
 

@@ -1,5 +1,5 @@
 // The controller's APIs on the controller listener (Kafka's ControllerApis): what brokers send to
-// the active controller — registrations, heartbeats, producer-id blocks — and the cluster changes
+// the active controller — registrations, heartbeats, producer-id blocks, ISR changes — and the cluster changes
 // they forward for their clients (CreateTopics, DeleteTopics, CreatePartitions, ElectLeaders,
 // AlterConfigs, IncrementalAlterConfigs). Each is answered by the ControllerService in this process:
 // NOT_CONTROLLER unless it is active, so the sender looks again. The quorum's own RPCs and
@@ -26,6 +26,7 @@ import { incrementalAlterConfigsHandler } from './handlers/44-incremental-alter-
 import { brokerRegistrationHandler } from './handlers/62-broker-registration.js';
 import { brokerHeartbeatHandler } from './handlers/63-broker-heartbeat.js';
 import { allocateProducerIdsHandler } from './handlers/67-allocate-producer-ids.js';
+import { alterPartitionHandler } from './handlers/56-alter-partition.js';
 
 export interface ControllerApisOptions {
   readonly nodeId: number;
@@ -41,7 +42,7 @@ export function controllerApis(o: ControllerApisOptions): { router: Router<any>;
   const router = new Router<any>();
   router.register(apiVersionsHandler(() => router.supportedVersions(), () => o.metadata.view().features()));
   for (const h of [createTopicsHandler, deleteTopicsHandler, createPartitionsHandler, electLeadersHandler, alterConfigsHandler, incrementalAlterConfigsHandler,
-    brokerRegistrationHandler, brokerHeartbeatHandler, allocateProducerIdsHandler]) router.register(h);
+    brokerRegistrationHandler, brokerHeartbeatHandler, allocateProducerIdsHandler, alterPartitionHandler]) router.register(h);
   const topicAdmin: TopicAdmin = {
     createTopics: (request) => c.createTopics(request),
     deleteTopics: (targets) => c.deleteTopics(targets),

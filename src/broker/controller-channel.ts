@@ -6,7 +6,7 @@
 // answers NOT_CONTROLLER (in its response) when no active controller was reached, so a caller can
 // retry.
 import type {
-  AllocateProducerIdsRequest, AllocateProducerIdsResponse, BrokerHeartbeatRequest, BrokerHeartbeatResponse,
+  AllocateProducerIdsRequest, AllocateProducerIdsResponse, AlterPartitionRequest, AlterPartitionResponse, BrokerHeartbeatRequest, BrokerHeartbeatResponse,
   BrokerRegistrationRequest, BrokerRegistrationResponse, CreatePartitionsRequestCreatePartitionsTopic,
   CreatePartitionsResponseCreatePartitionsTopicResult, CreateTopicsRequest, CreateTopicsResponseCreatableTopicResult,
   DeleteTopicsResponseDeletableTopicResult, ElectLeadersRequest, ElectLeadersResponseReplicaElectionResult,
@@ -34,6 +34,11 @@ export interface ControllerChannel {
   allocateProducerIds(request: AllocateProducerIdsRequest): Promise<AllocateProducerIdsResponse>;
   registerBroker(request: BrokerRegistrationRequest): Promise<BrokerRegistrationResponse>;
   brokerHeartbeat(request: BrokerHeartbeatRequest): Promise<BrokerHeartbeatResponse>;
+  /**
+   * AlterPartition: a partition leader's ISR change, answered once committed (the sender applies
+   * it when its metadata shows it). `version` (default 3) picks the errors the sender understands.
+   */
+  alterPartition(request: AlterPartitionRequest, version?: number): Promise<AlterPartitionResponse>;
 }
 
 /**

@@ -15,7 +15,8 @@
 import { BrokerConnection } from '../client/index.js';
 import {
   ApiKey, ErrorCode, ZERO_UUID,
-  type AllocateProducerIdsRequest, type AllocateProducerIdsResponse, type BrokerHeartbeatRequest, type BrokerHeartbeatResponse,
+  type AllocateProducerIdsRequest, type AllocateProducerIdsResponse, type AlterPartitionRequest, type AlterPartitionResponse,
+  type BrokerHeartbeatRequest, type BrokerHeartbeatResponse,
   type BrokerRegistrationRequest, type BrokerRegistrationResponse, type CreatePartitionsRequestCreatePartitionsTopic,
   type CreatePartitionsResponseCreatePartitionsTopicResult, type CreateTopicsRequest, type CreateTopicsResponseCreatableTopicResult,
   type DeleteTopicsResponseDeletableTopicResult, type DescribeQuorumRequest, type DescribeQuorumResponse, type ElectLeadersRequest, type ElectLeadersResponseReplicaElectionResult,
@@ -139,6 +140,12 @@ export class ForwardingControllerChannel implements ControllerChannel {
   brokerHeartbeat(request: BrokerHeartbeatRequest): Promise<BrokerHeartbeatResponse> {
     return this.route((c) => c.brokerHeartbeat(request), (conn) => conn.send<BrokerHeartbeatResponse>(ApiKey.BrokerHeartbeat, 1, request),
       () => ({ throttleTimeMs: 0, errorCode: ErrorCode.NOT_CONTROLLER, isCaughtUp: false, isFenced: true, shouldShutDown: false }));
+  }
+
+  /** Forwarded without waiting for this node's image: the partition applies the change when its metadata shows it. */
+  alterPartition(request: AlterPartitionRequest, version = 3): Promise<AlterPartitionResponse> {
+    return this.route((c) => c.alterPartition(request, version), (conn) => conn.send<AlterPartitionResponse>(ApiKey.AlterPartition, version, request),
+      () => ({ throttleTimeMs: 0, errorCode: ErrorCode.NOT_CONTROLLER, topics: [] }));
   }
 
   /**

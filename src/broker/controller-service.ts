@@ -13,7 +13,8 @@
 // not read leader.imbalance.per.broker.percentage: any imbalanced partition is balanced).
 import {
   ErrorCode, ZERO_UUID,
-  type AllocateProducerIdsRequest, type AllocateProducerIdsResponse, type BrokerHeartbeatRequest, type BrokerHeartbeatResponse,
+  type AllocateProducerIdsRequest, type AllocateProducerIdsResponse, type AlterPartitionRequest, type AlterPartitionResponse,
+  type BrokerHeartbeatRequest, type BrokerHeartbeatResponse,
   type BrokerRegistrationRequest, type BrokerRegistrationResponse, type CreatePartitionsRequestCreatePartitionsTopic,
   type CreatePartitionsResponseCreatePartitionsTopicResult, type CreateTopicsRequest, type CreateTopicsResponseCreatableTopicResult,
   type DeleteTopicsResponseDeletableTopicResult, type ElectLeadersRequest, type ElectLeadersResponseReplicaElectionResult,
@@ -154,6 +155,11 @@ export class ControllerService implements ControllerChannel {
     return this.run((c) => c.processBrokerHeartbeat(request, this.o.clock.nowMs())).catch(notController(() => ({
       throttleTimeMs: 0, errorCode: ErrorCode.NOT_CONTROLLER, isCaughtUp: false, isFenced: true, shouldShutDown: false,
     })));
+  }
+
+  alterPartition(request: AlterPartitionRequest, version = 3): Promise<AlterPartitionResponse> {
+    return this.run((c) => c.alterPartition(request, version))
+      .catch(notController(() => ({ throttleTimeMs: 0, errorCode: ErrorCode.NOT_CONTROLLER, topics: [] })));
   }
 
   // ---- driving the state machine ---------------------------------------------------------------

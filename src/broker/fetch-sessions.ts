@@ -31,6 +31,8 @@ export interface PartitionResultState {
   lastStableOffset: bigint;
   logStartOffset: bigint;
   recordsBytes: number;
+  /** Answered even when nothing else changed (a DivergingEpoch, as Kafka's FetchSession). */
+  mustRespond?: boolean;
 }
 
 interface CachedPartition extends SessionPartition {
@@ -131,7 +133,7 @@ export class FetchSessionCache {
           for (let i = 0; i < results.length; i++) {
             const r = results[i]!;
             const c = all[i]!;
-            const news = r.errorCode !== 0 || r.recordsBytes > 0 || r.highWatermark !== c.sentHighWatermark
+            const news = r.errorCode !== 0 || r.recordsBytes > 0 || r.mustRespond === true || r.highWatermark !== c.sentHighWatermark
               || r.lastStableOffset !== c.sentLastStableOffset || r.logStartOffset !== c.sentLogStartOffset;
             if (!news) continue;
             c.sentHighWatermark = r.highWatermark;

@@ -211,6 +211,8 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerHa
       broker?.lifecycle?.close();
       await network.close();
       broker?.txn.close();
+      broker?.replicaManager.stopIsrExpiration();
+      broker?.alterPartitions.close();
       broker?.replicaManager.fetchPurgatory.dropAll();
       broker?.replicaManager.producePurgatory.dropAll();
       await broker?.settled();

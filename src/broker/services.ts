@@ -89,6 +89,8 @@ export interface FetchPartitionParams {
 export interface FetchParams {
   /** -1 for consumers; a broker id for followers. */
   replicaId: number;
+  /** A follower's broker epoch (Fetch v15+ ReplicaState.ReplicaEpoch); -1 when not sent. */
+  replicaEpoch?: bigint;
   maxWaitMs: number;
   minBytes: number;
   maxBytes: number;

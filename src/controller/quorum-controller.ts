@@ -8,7 +8,7 @@
 // from the Prng it is given.
 import {
   ErrorCode,
-  type AllocateProducerIdsRequest, type AllocateProducerIdsResponse, type BrokerHeartbeatRequest,
+  type AllocateProducerIdsRequest, type AllocateProducerIdsResponse, type AlterPartitionRequest, type AlterPartitionResponse, type BrokerHeartbeatRequest,
   type BrokerHeartbeatResponse, type BrokerRegistrationRequest, type BrokerRegistrationResponse,
   type CreatePartitionsRequestCreatePartitionsTopic, type CreatePartitionsResponseCreatePartitionsTopicResult,
   type CreateTopicsRequest, type CreateTopicsResponseCreatableTopicResult, type DeleteTopicsResponseDeletableTopicResult,
@@ -246,6 +246,18 @@ export class QuorumController {
   electLeaders(request: ElectLeadersRequest): ControllerResult<ElectLeadersResponseReplicaElectionResult[]> {
     this.assertActive();
     return this.replication.electLeaders(this.image, request);
+  }
+
+  /**
+   * AlterPartition (key 56): a leader's ISR change. A sender whose broker epoch is not its
+   * registration's (a previous incarnation) is refused as a whole with STALE_BROKER_EPOCH.
+   */
+  alterPartition(request: AlterPartitionRequest, version: number): ControllerResult<AlterPartitionResponse> {
+    this.assertActive();
+    const stale = this.cluster.checkBrokerEpoch(this.image, request.brokerId, request.brokerEpoch);
+    if (stale !== null) return { records: [], response: { throttleTimeMs: 0, errorCode: stale, topics: [] } };
+    const out = this.replication.alterPartition(this.image, request, version);
+    return { records: out.records, response: { throttleTimeMs: 0, errorCode: ErrorCode.NONE, topics: out.response } };
   }
 
   /** One pass of `auto.leader.rebalance.enable`: leadership back to preferred replicas. */

@@ -3,11 +3,12 @@
 // (all through PartitionChangeBuilder), and topic creation, deletion and partition growth (the
 // request rules live in topics.ts, shared with the broker's inline path until it is wired here).
 import {
-  metadataRecord, metadataRecordName, ConfigResourceType, NO_LEADER,
+  metadataRecord, metadataRecordName, mergePartitionChange, ConfigResourceType, LeaderRecoveryState, NO_LEADER, NO_LEADER_CHANGE,
   type MetadataImage, type MetadataRecord, type MetadataRecordName, type PartitionRegistration,
 } from '../metadata/index.js';
 import {
-  ErrorCode,
+  ErrorCode, ZERO_UUID,
+  type AlterPartitionRequest, type AlterPartitionRequestPartitionData, type AlterPartitionResponseTopicData,
   type ElectLeadersRequest, type ElectLeadersResponseReplicaElectionResult,
 } from '../protocol/index.js';
 import type {
@@ -188,6 +189,81 @@ export class ReplicationControlManager {
       }
     }
     return out;
+  }
+
+  /**
+   * AlterPartition (key 56) from a partition leader, validated as Kafka's ReplicationControlManager
+   * does (the sender's broker epoch is checked by the caller): each valid partition gets the
+   * PartitionChangeRecord that reaches the proposed ISR (partition epoch bumped, leader kept) and
+   * is answered with its state after it; an ISR that is already the partition's is answered with
+   * the current state and no record. `version` picks the errors older senders understand.
+   */
+  alterPartition(image: MetadataImage, request: AlterPartitionRequest, version: number):
+    { records: MetadataRecord[]; response: AlterPartitionResponseTopicData[] } {
+    const records: MetadataRecord[] = [];
+    const response: AlterPartitionResponseTopicData[] = [];
+    for (const t of request.topics) {
+      const topic = version > 1 ? image.topics.getTopicById(t.topicId) : image.topics.getTopic(t.topicName);
+      const out: AlterPartitionResponseTopicData = { topicName: t.topicName, topicId: t.topicId, partitions: [] };
+      response.push(out);
+      const fail = (partitionIndex: number, errorCode: number) =>
+        out.partitions.push({ partitionIndex, errorCode, leaderId: -1, leaderEpoch: -1, isr: [], leaderRecoveryState: 0, partitionEpoch: -1 });
+      if (topic === undefined || (version > 1 && t.topicId === ZERO_UUID)) {
+        for (const p of t.partitions) fail(p.partitionIndex, version > 1 ? ErrorCode.UNKNOWN_TOPIC_ID : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+        continue;
+      }
+      for (const data of t.partitions) {
+        const current = topic.partitions.get(data.partitionIndex);
+        const newIsr = version >= 3 ? data.newIsrWithEpochs : data.newIsr.map((brokerId) => ({ brokerId, brokerEpoch: -1n }));
+        const error = this.validateAlterPartition(image, request.brokerId, current, data, newIsr, version);
+        if (error !== ErrorCode.NONE) {
+          this.options.log(`AlterPartition from broker ${request.brokerId} for ${topic.name}-${data.partitionIndex} refused: error ${error}`);
+          fail(data.partitionIndex, error);
+          continue;
+        }
+        let p = current!;
+        const record = new PartitionChangeBuilder(p, topic.id, data.partitionIndex, (id) => isActiveBroker(image, id), this.options.log)
+          .setElection(this.electionFor(image, topic.name)).setTargetIsr(newIsr.map((m) => m.brokerId)).build();
+        if (record !== null) {
+          records.push(record);
+          p = mergePartitionChange(p, record.data);
+          if (record.data.leader !== NO_LEADER_CHANGE && record.data.leader !== request.brokerId) {
+            // The change moved leadership away from the sender (Kafka: only when it completes a
+            // reassignment): it must learn the new leader from the metadata before trying again.
+            fail(data.partitionIndex, version > 1 ? ErrorCode.NEW_LEADER_ELECTED : ErrorCode.FENCED_LEADER_EPOCH);
+            continue;
+          }
+        }
+        out.partitions.push({
+          partitionIndex: data.partitionIndex, errorCode: ErrorCode.NONE, leaderId: p.leader, leaderEpoch: p.leaderEpoch,
+          isr: [...p.isr], leaderRecoveryState: p.leaderRecoveryState, partitionEpoch: p.partitionEpoch,
+        });
+      }
+    }
+    return { records, response };
+  }
+
+  /** Kafka's validateAlterPartitionData: ErrorCode.NONE when the proposal may be applied. */
+  private validateAlterPartition(image: MetadataImage, brokerId: number, p: PartitionRegistration | undefined, data: AlterPartitionRequestPartitionData,
+    newIsr: readonly { brokerId: number; brokerEpoch: bigint }[], version: number): number {
+    if (p === undefined) return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
+    // Epochs ahead of this controller's: it is likely no longer the active one.
+    if (data.leaderEpoch > p.leaderEpoch || data.partitionEpoch > p.partitionEpoch) return ErrorCode.NOT_CONTROLLER;
+    if (data.leaderEpoch < p.leaderEpoch) return ErrorCode.FENCED_LEADER_EPOCH;
+    if (brokerId !== p.leader) return ErrorCode.INVALID_REQUEST;
+    if (data.partitionEpoch < p.partitionEpoch) return ErrorCode.INVALID_UPDATE_VERSION;
+    const ids = newIsr.map((m) => m.brokerId);
+    if (new Set(ids).size !== ids.length || !ids.every((id) => p.replicas.includes(id))) return ErrorCode.INVALID_REQUEST;
+    if (!ids.includes(p.leader)) return ErrorCode.INVALID_REQUEST;
+    const recovery = version >= 1 ? data.leaderRecoveryState : LeaderRecoveryState.RECOVERED;
+    if (recovery === LeaderRecoveryState.RECOVERING && ids.length > 1) return ErrorCode.INVALID_REQUEST;
+    if (p.leaderRecoveryState === LeaderRecoveryState.RECOVERED && recovery === LeaderRecoveryState.RECOVERING) return ErrorCode.INVALID_REQUEST;
+    const ineligible = newIsr.some((m) => {
+      const b = image.cluster.broker(m.brokerId);
+      return b === undefined || b.fenced || b.inControlledShutdown || (m.brokerEpoch !== -1n && m.brokerEpoch !== b.epoch);
+    });
+    if (ineligible) return version > 1 ? ErrorCode.INELIGIBLE_REPLICA : ErrorCode.OPERATION_NOT_ATTEMPTED;
+    return ErrorCode.NONE;
   }
 
   createTopics(image: MetadataImage, request: CreateTopicsRequest, prng: Prng):

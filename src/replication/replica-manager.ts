@@ -1,6 +1,11 @@
 // The replica manager: the partitions this broker hosts, the produce path (validate through the
 // log, append, wait for the high watermark for acks=all) and the fetch path (read whole batches
 // up to the high watermark, long-poll in the fetch purgatory until min_bytes or max_wait_ms).
+// Followers fetch with their replica id: they read up to the log end offset, their fetch offset
+// is their log end offset (which moves the high watermark and may add them to the ISR), and a
+// divergent last fetched epoch is answered with the epoch's end (DivergingEpoch). ISR changes go
+// to the controller through an IsrChangeChannel (AlterPartition); the ISR expiration task drops
+// followers that stopped catching up for replica.lag.time.max.ms.
 // It follows the cluster metadata through applyDelta (Kafka's ReplicaManager.applyDelta): each
 // delta's local changes make partitions leaders or followers, or stop and delete them.
 // Storage and records errors carry Kafka error names as codes; they become error codes here,
@@ -10,7 +15,8 @@ import { BatchHeaderAt, buildControlBatch, convertLegacyMessageSet, LOG_OVERHEAD
 import { StorageError } from '../storage/index.js';
 import { type LocalPartitionChange, type MetadataDelta, type MetadataImage, type TopicPartitionRef } from '../metadata/index.js';
 import { partitionKey as key, type Clock } from '../util/index.js';
-import { Partition, type ActiveProducer, type AppendOrigin, type LocalLog } from './partition.js';
+import { Partition, type ActiveProducer, type AppendOrigin, type IsrEligibility, type IsrProposal, type LocalLog } from './partition.js';
+import { NO_ISR_CHANGES, type IsrChangeChannel } from './alter-partition-manager.js';
 import { Purgatory, PurgatoryFullError, type Scheduler } from './purgatory.js';
 import { NO_REPLICA_FETCHERS, type ReplicaFetchers } from './fetchers.js';
 
@@ -73,14 +79,34 @@ export interface ProduceResultOut {
   errorCode: number; errorMessage: string | null; baseOffset: bigint; logAppendTimeMs: bigint; logStartOffset: bigint;
   recordErrors: { batchIndex: number; batchIndexErrorMessage: string | null }[];
 }
-export interface FetchPartitionIn { topic: string; partition: number; fetchOffset: bigint; partitionMaxBytes: number; currentLeaderEpoch: number }
+export interface FetchPartitionIn {
+  topic: string; partition: number; fetchOffset: bigint; partitionMaxBytes: number; currentLeaderEpoch: number;
+  /** Fetch v12+: the epoch of the follower's last fetched batch (-1: none, no divergence check). */
+  lastFetchedEpoch?: number;
+  /** The follower's log start offset (v5+). */
+  logStartOffset?: bigint;
+}
 export interface FetchResultOut {
   errorCode: number; highWatermark: bigint; lastStableOffset: bigint; logStartOffset: bigint;
   abortedTransactions: { producerId: bigint; firstOffset: bigint }[] | null; preferredReadReplica: number; records: Buffer | null;
+  /** A follower's log diverges from the leader's: truncate to this epoch's end, then fetch again. */
+  divergingEpoch?: { epoch: number; endOffset: bigint };
 }
+
+/** How ISR changes are made: replica.lag.time.max.ms and the channel to the controller. */
+export interface IsrOptions {
+  readonly replicaLagTimeMaxMs: number;
+  readonly channel: IsrChangeChannel;
+}
+
+const DEFAULT_ISR_OPTIONS: IsrOptions = { replicaLagTimeMaxMs: 30_000, channel: NO_ISR_CHANGES };
 
 interface FetchReadParams {
   maxBytes: number; isolationLevel: number; partitions: FetchPartitionIn[];
+  /** -1 (or absent) for consumers; a broker id for a follower's fetch. */
+  replicaId?: number;
+  /** The follower's broker epoch (Fetch v15+ ReplicaState.ReplicaEpoch), -1 when not sent. */
+  replicaEpoch?: bigint;
   /** Memory for the record bytes read (they live as long as the response); fresh buffers when absent. */
   alloc?: (bytes: number) => Buffer;
 }
@@ -109,6 +135,9 @@ function largestBatchBytes(records: Buffer): number {
   return largest;
 }
 
+/** A follower's fetch carries its broker id as the replica id (consumers send -1). */
+const isFollowerFetch = (params: FetchReadParams): boolean => (params.replicaId ?? -1) >= 0;
+
 /** Maps a storage/records error (code = a Kafka error name) to its code. */
 export function errorCodeOf(err: unknown): { code: number; message: string } {
   // RecordsError carries the Kafka error name as `code`, StorageError as `kind`.
@@ -130,10 +159,14 @@ export class ReplicaManager {
   private readonly partitions = new Map<string, Partition>();
   readonly fetchPurgatory: Purgatory<Partition>;
   readonly producePurgatory: Purgatory<Partition>;
+  /** The latest metadata image applied: which brokers may join an ISR, at which epoch. */
+  private image: MetadataImage | null = null;
+  private isrExpiration: { cancel(): void } | null = null;
 
-  constructor(readonly brokerId: number, readonly clock: Clock, scheduler: Scheduler, limits: ReplicaManagerLimits,
+  constructor(readonly brokerId: number, readonly clock: Clock, private readonly scheduler: Scheduler, limits: ReplicaManagerLimits,
     /** Where followers fetch from their leader (none fetches until the replication issue plugs one in). */
-    readonly fetchers: ReplicaFetchers = NO_REPLICA_FETCHERS) {
+    readonly fetchers: ReplicaFetchers = NO_REPLICA_FETCHERS,
+    readonly isrOptions: IsrOptions = DEFAULT_ISR_OPTIONS) {
     this.fetchPurgatory = new Purgatory('fetch', scheduler, limits.fetchPurgatoryOperationsMax);
     this.producePurgatory = new Purgatory('produce', scheduler, limits.producePurgatoryOperationsMax);
   }
@@ -166,6 +199,7 @@ export class ReplicaManager {
    */
   async applyDelta(delta: MetadataDelta, image: MetadataImage, ports: ReplicaDeltaPorts): Promise<AppliedDelta> {
     const applied: AppliedDelta = { deleted: 0, leaders: 0, followers: 0, opened: 0, reconfigured: 0, failed: [] };
+    this.image = image;
     // Resolved once per topic and delta: a topic of 10,000 partitions resolves its configs once.
     const configs = new Map<string, PartitionConfig>();
     const run: DeltaRun = { ports, applied, topicConfig: (topic) => configs.get(topic) ?? set(configs, topic, ports.topicConfig(topic)) };
@@ -196,7 +230,8 @@ export class ReplicaManager {
     const p = await this.getOrCreatePartition(change, run);
     if (p === undefined) return;
     const wasFollower = !p.isLeader;
-    p.makeLeader(change.registration);
+    p.topicId = change.topicId;
+    p.makeLeader(change.registration, this.clock.nowMs());
     if (wasFollower) this.fetchers.removeFetcherForPartitions([p]);
     this.onHighWatermark(p);
     run.applied.leaders++;
@@ -212,6 +247,7 @@ export class ReplicaManager {
     for (const change of changes) {
       const p = await this.getOrCreatePartition(change, run);
       if (p === undefined) continue;
+      p.topicId = change.topicId;
       if (p.makeFollower(change.registration)) toFetch.push(p);
       this.completeDelayedRequests(p);
       run.applied.followers++;
@@ -343,7 +379,10 @@ export class ReplicaManager {
       return failed;
     }
     p.bytesAppended += records.length;
+    // Followers long-poll for what the leader appends; the high watermark moves only with them
+    // (or at once for an ISR of one).
     if (p.maybeAdvanceHighWatermark()) this.onHighWatermark(p);
+    else this.fetchPurgatory.checkAndComplete(p);
     const result: ProduceResultOut = {
       errorCode: 0, errorMessage: null, baseOffset: BigInt(appended.firstOffset), logAppendTimeMs: BigInt(appended.logAppendTimeMs),
       logStartOffset: BigInt(p.log.logStartOffset), recordErrors: [],
@@ -358,7 +397,11 @@ export class ReplicaManager {
             return true;
           }
           if (p.highWatermark <= appended.lastOffset) return false;
-          resolve(result);
+          // Kafka's checkEnoughReplicasReachOffset: replicated, but by fewer than min.insync.replicas.
+          const isr = p.maximalIsr.length;
+          resolve(isr < p.minInsyncReplicas
+            ? produceError(ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND, `ISR ${isr} fell below min.insync.replicas ${p.minInsyncReplicas} after the append`)
+            : result);
           return true;
         },
         onExpiration: () => resolve(produceError(ErrorCode.REQUEST_TIMED_OUT)),
@@ -397,12 +440,16 @@ export class ReplicaManager {
     this.completeDelayedRequests(p);
   }
 
-  /** Reads for a Fetch; record bytes go into `params.alloc`'s memory when given (see FetchParams). */
+  /**
+   * Reads for a Fetch; record bytes go into `params.alloc`'s memory when given (see FetchParams).
+   * A follower's first read records its progress (Kafka updates fetch state on the first read
+   * only, not when a parked fetch completes).
+   */
   async fetch(params: FetchReadParams & { maxWaitMs: number; minBytes: number }): Promise<FetchResultOut[]> {
-    const first = await this.readAll(params);
+    const first = await this.readAll(params, true);
     let bytes = 0;
     for (const r of first) {
-      if (r.errorCode !== 0) return first;
+      if (r.errorCode !== 0 || r.divergingEpoch !== undefined) return first;
       bytes += r.records?.length ?? 0;
     }
     if (params.maxWaitMs <= 0 || bytes >= params.minBytes || params.partitions.length === 0) return first;
@@ -410,16 +457,19 @@ export class ReplicaManager {
     // No error above means every partition is led here.
     const watched = params.partitions.map((fp) => this.partitions.get(key(fp.topic, fp.partition))!);
     const startBytes = watched.map((p) => p.bytesAppended);
-    // read_committed can only read below the LSO: appends to an open transaction do not count
-    // until the LSO moves (else every such append would wake the fetch just to answer nothing).
+    // A follower reads up to the log end offset, so every append counts. A consumer reads below
+    // the high watermark (read_committed: the LSO): appends count once that bound has moved (else
+    // every append would wake the fetch just to answer nothing).
+    const follower = isFollowerFetch(params);
     const committedOnly = params.isolationLevel === 1;
-    const startLso = committedOnly ? watched.map((p) => p.lastStableOffset) : [];
+    const bound = (p: Partition) => committedOnly ? p.lastStableOffset : p.highWatermark;
+    const startBound = follower ? [] : watched.map(bound);
     return new Promise((resolve, reject) => {
       let settled = false;
       const finish = () => {
         if (settled) return;
         settled = true;
-        this.readAll(params).then(resolve, reject);
+        this.readAll(params, false).then(resolve, reject);
       };
       const op = {
         tryComplete: () => {
@@ -431,7 +481,7 @@ export class ReplicaManager {
               finish();
               return true;
             }
-            if (!committedOnly || p.lastStableOffset > startLso[i]!) available += p.bytesAppended - startBytes[i]!;
+            if (follower || bound(p) > startBound[i]!) available += p.bytesAppended - startBytes[i]!;
           }
           if (available < params.minBytes) return false;
           finish();
@@ -448,23 +498,26 @@ export class ReplicaManager {
     });
   }
 
-  private async readAll(params: FetchReadParams): Promise<FetchResultOut[]> {
+  private async readAll(params: FetchReadParams, updateFetchState: boolean): Promise<FetchResultOut[]> {
     let budget = params.maxBytes;
     let anyData = false;
+    const follower = isFollowerFetch(params);
     const results: FetchResultOut[] = new Array(params.partitions.length);
     for (let i = 0; i < params.partitions.length; i++) {
       const fp = params.partitions[i]!;
       // Most partitions of a long-lived fetch session have nothing new: answer those without a
       // promise, so an idle partition costs a few comparisons.
-      const checked = this.checkFetch(fp);
+      const checked = follower ? this.checkFollowerFetch(fp, params.replicaId!, params.replicaEpoch ?? -1n) : this.checkFetch(fp);
       let r: FetchResultOut;
       if (checked instanceof Partition) {
-        const upTo = params.isolationLevel === 1 ? checked.lastStableOffset : checked.highWatermark;
+        const leaderEndOffset = checked.log.logEndOffset;
+        const upTo = follower ? leaderEndOffset : params.isolationLevel === 1 ? checked.lastStableOffset : checked.highWatermark;
         // KIP-74: the first partition with data returns at least one whole batch, even past max_bytes.
         const maxBytes = Math.min(fp.partitionMaxBytes, Math.max(0, budget));
         const offset = Number(fp.fetchOffset);
         const wanted = offset < upTo && (maxBytes > 0 || !anyData);
         r = wanted ? await this.readOne(checked, offset, !anyData ? Math.max(1, maxBytes) : maxBytes, upTo, params.isolationLevel, params.alloc) : this.fetchAnswer(checked, null, params.isolationLevel);
+        if (follower && updateFetchState && r.errorCode === 0) this.updateFollowerFetchState(checked, params.replicaId!, params.replicaEpoch ?? -1n, fp, leaderEndOffset);
       } else {
         r = checked;
       }
@@ -489,6 +542,108 @@ export class ReplicaManager {
     return p;
   }
 
+  /**
+   * A follower's fetch (Kafka's Partition.fetchRecords from a follower): it must be a replica and
+   * not send an older broker epoch than its registration's (NOT_LEADER_OR_FOLLOWER); when its last fetched
+   * epoch ends earlier on this leader than where it fetches from (or that epoch is unknown here)
+   * the answer is the epoch's end, for it to truncate to, before the offset range is checked.
+   */
+  private checkFollowerFetch(fp: FetchPartitionIn, replicaId: number, replicaEpoch: bigint): Partition | FetchResultOut {
+    const p = this.leaderPartition(fp.topic, fp.partition);
+    if (typeof p === 'number') return fetchError(p);
+    if (fp.currentLeaderEpoch >= 0 && fp.currentLeaderEpoch !== p.leaderEpoch) {
+      return fetchError(fp.currentLeaderEpoch > p.leaderEpoch ? ErrorCode.UNKNOWN_LEADER_EPOCH : ErrorCode.FENCED_LEADER_EPOCH, p);
+    }
+    if (p.checkFollower(replicaId, replicaEpoch, this.aliveBrokerEpoch(replicaId)) !== null) return fetchError(ErrorCode.NOT_LEADER_OR_FOLLOWER, p);
+    const offset = Number(fp.fetchOffset);
+    const lastFetchedEpoch = fp.lastFetchedEpoch ?? -1;
+    if (lastFetchedEpoch >= 0) {
+      const end = this.lastOffsetForLeaderEpoch(p, lastFetchedEpoch);
+      if (end === null) return fetchError(ErrorCode.OFFSET_OUT_OF_RANGE, p);
+      if (end.leaderEpoch < lastFetchedEpoch || end.endOffset < offset) {
+        return { ...this.fetchAnswer(p, null, 0), divergingEpoch: { epoch: end.leaderEpoch, endOffset: BigInt(end.endOffset) } };
+      }
+    }
+    if (offset < p.log.logStartOffset || offset > p.log.logEndOffset) return fetchError(ErrorCode.OFFSET_OUT_OF_RANGE, p);
+    return p;
+  }
+
+  /** Where `epoch` ends on this leader's log: the current epoch at the log end offset, older ones where the next began. */
+  private lastOffsetForLeaderEpoch(p: Partition, epoch: number): { leaderEpoch: number; endOffset: number } | null {
+    if (epoch === p.leaderEpoch) return { leaderEpoch: epoch, endOffset: p.log.logEndOffset };
+    return p.log.endOffsetForEpoch(epoch);
+  }
+
+  /**
+   * What a follower's fetch tells the leader: its log end offset, which may move the high
+   * watermark (waking acks=all produces and consumers) and add it to the ISR.
+   */
+  private updateFollowerFetchState(p: Partition, replicaId: number, replicaEpoch: bigint, fp: FetchPartitionIn, leaderEndOffset: number): void {
+    const nowMs = this.clock.nowMs();
+    p.updateFollowerFetchState(replicaId, replicaEpoch, Number(fp.fetchOffset), Number(fp.logStartOffset ?? -1n), nowMs, leaderEndOffset);
+    const proposal = p.maybeExpandIsr(replicaId, this.isrEligibility);
+    if (proposal !== null) this.submitIsrChange(proposal);
+    if (p.maybeAdvanceHighWatermark()) this.onHighWatermark(p);
+  }
+
+  // ---- ISR changes -----------------------------------------------------------------------------
+
+  /** The registration's epoch of an unfenced broker in the latest image (Kafka's getAliveBrokerEpoch). */
+  private aliveBrokerEpoch(brokerId: number): bigint | undefined {
+    const b = this.image?.cluster.broker(brokerId);
+    return b === undefined || b.fenced ? undefined : b.epoch;
+  }
+
+  /** Kafka's isReplicaIsrEligible, from the latest image: registered, unfenced, not shutting down. */
+  private readonly isrEligibility: IsrEligibility = (brokerId) => {
+    if (this.image === null) return -1n; // no metadata yet (a leader built by hand): nothing to refuse on
+    const b = this.image.cluster.broker(brokerId);
+    return b === undefined || b.fenced || b.inControlledShutdown ? undefined : b.epoch;
+  };
+
+  private submitIsrChange(proposal: IsrProposal): void {
+    const p = proposal.partition;
+    this.isrOptions.channel.submit(proposal, (result) => {
+      if (p.handleIsrChangeResult(proposal.pending, result, { ineligible: [ErrorCode.INELIGIBLE_REPLICA, ErrorCode.OPERATION_NOT_ATTEMPTED] })) {
+        if (p.maybeAdvanceHighWatermark()) this.onHighWatermark(p);
+        else this.producePurgatory.checkAndComplete(p);
+      }
+    });
+  }
+
+  /**
+   * Kafka's isr-expiration task: every partition led here drops the ISR followers that have not
+   * caught up within replica.lag.time.max.ms. Returns how many partitions proposed a shrink.
+   */
+  maybeShrinkIsr(): number {
+    const nowMs = this.clock.nowMs();
+    let proposed = 0;
+    for (const p of this.partitions.values()) {
+      if (!p.isLeader || p.isr.length <= 1) continue;
+      const proposal = p.maybeShrinkIsr(nowMs, this.isrOptions.replicaLagTimeMaxMs);
+      if (proposal === null) continue;
+      this.submitIsrChange(proposal);
+      proposed++;
+    }
+    return proposed;
+  }
+
+  /** Runs maybeShrinkIsr every replica.lag.time.max.ms / 2 on `scheduler` until stopIsrExpiration. */
+  startIsrExpiration(scheduler: Scheduler = this.scheduler): void {
+    const periodMs = Math.max(1, Math.floor(this.isrOptions.replicaLagTimeMaxMs / 2));
+    const tick = () => {
+      this.maybeShrinkIsr();
+      this.isrExpiration = scheduler.schedule(periodMs, tick);
+    };
+    this.stopIsrExpiration();
+    this.isrExpiration = scheduler.schedule(periodMs, tick);
+  }
+
+  stopIsrExpiration(): void {
+    this.isrExpiration?.cancel();
+    this.isrExpiration = null;
+  }
+
   private async readOne(p: Partition, offset: number, maxBytes: number, upTo: number, isolationLevel: number, alloc?: (bytes: number) => Buffer): Promise<FetchResultOut> {
     let records: Buffer | null = null;
     try {
@@ -499,7 +654,6 @@ export class ReplicaManager {
     }
     return this.fetchAnswer(p, records, isolationLevel, offset);
   }
-
   private fetchAnswer(p: Partition, records: Buffer | null, isolationLevel: number, offset = 0): FetchResultOut {
     // The aborted transactions overlapping what is returned, so the client can drop their records.
     let abortedTransactions: FetchResultOut['abortedTransactions'] = null;

@@ -15,6 +15,7 @@ export class StorageLog implements LocalLog {
   maxTimestampOffset() { return this.log.maxTimestampOffset(); }
   updateHighWatermark(offset: number): void { this.log.updateHighWatermark(offset); }
   async deleteRecordsBefore(offset: number): Promise<number> { return this.log.deleteRecordsBefore(offset); }
+  assignEpochStartOffset(epoch: number, startOffset: number): void { this.log.epochCache.assign(epoch, startOffset); }
   endOffsetForEpoch(epoch: number) { return this.log.endOffsetForEpoch(epoch); }
   firstUnstableOffset(): number | null { return this.log.producerState.firstUnstableOffset(); }
   abortedTransactions(from: number, upTo: number) { return this.log.abortedTransactions(from, upTo); }

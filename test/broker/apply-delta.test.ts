@@ -72,12 +72,15 @@ function topicId(i: number): string {
   return id.toString('base64url');
 }
 
-/** A topic whose partitions have replicas on this broker and OTHER, led here (epoch 0). */
+/**
+ * A topic whose partitions have replicas on this broker and OTHER, led here (epoch 0). OTHER never
+ * fetches in these tests, so only this broker is in the ISR: the high watermark follows its writes.
+ */
 function topicRecords(name: string, id: string, partitions: number): MetadataRecord[] {
   return [
     metadataRecord('TopicRecord', { name, topicId: id }),
     ...Array.from({ length: partitions }, (_, partitionId) => metadataRecord('PartitionRecord', {
-      partitionId, topicId: id, replicas: [NODE_ID, OTHER], isr: [NODE_ID, OTHER], leader: NODE_ID, leaderEpoch: 0, partitionEpoch: 0,
+      partitionId, topicId: id, replicas: [NODE_ID, OTHER], isr: [NODE_ID], leader: NODE_ID, leaderEpoch: 0, partitionEpoch: 0,
     })),
   ] as MetadataRecord[];
 }
@@ -117,7 +120,7 @@ test('a partition led here is opened and served; moved to another broker it foll
     const p = n.broker.replicaManager.partition('moving', 0)!;
     assert.ok(p.isLeader);
     assert.equal(p.leaderEpoch, 0);
-    assert.deepEqual(p.isr, [NODE_ID, OTHER], 'the ISR is the registration\'s');
+    assert.deepEqual(p.isr, [NODE_ID], 'the ISR is the registration\'s');
     assert.equal((await produce(n, 'moving', 0, -1, 'a', 'b')).errorCode, 0);
     assert.deepEqual(await fetchValues(n, 'moving', 0), { errorCode: 0, values: ['a', 'b'] });
 

@@ -4,8 +4,9 @@
 // Topics by name up to v12, by topic id from v13 (unknown id → UNKNOWN_TOPIC_ID). Fetch sessions
 // (KIP-227, v7+) decide which partitions are read and which are answered; the replica manager
 // reads whole batches up to the high watermark (or the last stable offset for read_committed)
-// and long-polls through the fetch purgatory for min_bytes / max_wait_ms. v15+ carries the
-// replica id in ReplicaState.
+// and long-polls through the fetch purgatory for min_bytes / max_wait_ms. A follower's fetch
+// (replica id >= 0; v15+ in ReplicaState with its broker epoch) reads up to the log end offset,
+// reports its progress to the leader and may be answered with a DivergingEpoch (v12+).
 import { ErrorCode, ZERO_UUID, type FetchRequest } from '../../protocol/index.js';
 import type { HandlerSpec } from '../context.js';
 import type { FetchSessionCache, SessionPartition } from '../fetch-sessions.js';
@@ -20,11 +21,12 @@ export interface FetchServices {
 const TOPIC_IDS_MIN_VERSION = 13;
 const EMPTY_RECORDS = Buffer.alloc(0);
 const SESSIONS_MIN_VERSION = 7;
+const REPLICA_STATE_MIN_VERSION = 15;
 
 /** One partition's answer with what the fetch session compares against what it sent last. */
 interface Answered {
   topic: string; partition: number; errorCode: number; highWatermark: bigint; lastStableOffset: bigint; logStartOffset: bigint;
-  recordsBytes: number; result: PartitionFetchResult;
+  recordsBytes: number; mustRespond: boolean; result: PartitionFetchResult;
 }
 
 /** Each partition's topic name (by id from v13), looked up once per run of the same topic. */
@@ -83,7 +85,8 @@ export const fetchHandler: HandlerSpec<FetchServices, 1> = {
       });
     }
     const params: FetchParams = {
-      replicaId: ctx.apiVersion >= 15 ? request.replicaState.replicaId : request.replicaId,
+      replicaId: ctx.apiVersion >= REPLICA_STATE_MIN_VERSION ? request.replicaState.replicaId : request.replicaId,
+      replicaEpoch: ctx.apiVersion >= REPLICA_STATE_MIN_VERSION ? request.replicaState.replicaEpoch : -1n,
       maxWaitMs: request.maxWaitMs, minBytes: request.minBytes, maxBytes: request.maxBytes,
       isolationLevel: request.isolationLevel, partitions: readable,
       ...(ctx.responseBytes ? { alloc: ctx.responseBytes } : {}),
@@ -97,7 +100,8 @@ export const fetchHandler: HandlerSpec<FetchServices, 1> = {
       const r = names[i] === undefined ? unknown : read[next++]!;
       results.push({
         topic: p.topic, partition: p.partition, errorCode: r.errorCode, highWatermark: r.highWatermark,
-        lastStableOffset: r.lastStableOffset, logStartOffset: r.logStartOffset, recordsBytes: r.records?.length ?? 0, result: r,
+        lastStableOffset: r.lastStableOffset, logStartOffset: r.logStartOffset, recordsBytes: r.records?.length ?? 0,
+        mustRespond: r.divergingEpoch !== undefined, result: r,
       });
     }
     const answered = outcome.context.filter(results);

@@ -1,0 +1,163 @@
+// The leader side of replication over the wire in a 3-node cluster (startCluster): the test sends
+// Fetch v15 as a follower would (ReplicaState with the follower's broker id and epoch) to the
+// partition leader, which moves the high watermark; consumers read only below it. Real follower
+// fetchers may be fetching too, so the assertions hold whoever fetched: the high watermark is at
+// least what both followers reported, and a consumer never gets a record at or past the high
+// watermark its answer carries.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { startCluster } from '../../src/index.js';
+import { ClusterClient } from '../../src/client/index.js';
+import { ApiKey, ErrorCode } from '../../src/protocol/index.js';
+import { buildRecordBatchSync, iterateBatches } from '../../src/records/index.js';
+import { within } from './process-helpers.js';
+
+const batch = (n: number) =>
+  buildRecordBatchSync({ records: Array.from({ length: n }, (_, i) => ({ key: null, value: Buffer.from(`v${i}`), timestamp: 1_700_000_000_000 + i })) });
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+const lastOffsets = (records: Buffer | null): number[] =>
+  records === null ? [] : [...iterateBatches(records)].map((b) => b.lastOffset);
+
+test('a replica fetch sent as a follower with its broker epoch advances the high watermark; consumers read only below it', { timeout: 120_000 }, async () => {
+  const cluster = await within(60_000, 'startCluster', startCluster({ nodes: 3 }));
+  const client = new ClusterClient({ bootstrap: cluster.bootstrap });
+  try {
+    const created = await client.admin(ApiKey.CreateTopics, {
+      topics: [{ name: 'replicated', numPartitions: 1, replicationFactor: 3, assignments: [], configs: [] }], timeoutMs: 10_000, validateOnly: false,
+    }, 7);
+    assert.equal(created.topics[0].errorCode, ErrorCode.NONE);
+    const info = await client.topic('replicated');
+    const p0 = info.partitions[0]!;
+    assert.equal(p0.replicas.length, 3);
+    const followers = p0.replicas.filter((id) => id !== p0.leader);
+    const conn = await client.leaderFor('replicated', 0);
+
+    // Two batches: offsets 0-2 and 3-4, acks=1 (the leader alone).
+    for (const n of [3, 2]) {
+      // The leader may not have applied the topic's creation yet (UNKNOWN_TOPIC_OR_PARTITION): retry.
+      await within(10_000, 'produce', (async () => {
+        for (;;) {
+          const r = await conn.send(ApiKey.Produce, 9, { transactionalId: null, acks: 1, timeoutMs: 5_000, topicData: [{ name: 'replicated', partitionData: [{ index: 0, records: batch(n) }] }] });
+          const code = r.responses[0].partitionResponses[0].errorCode;
+          if (code === ErrorCode.NONE) return;
+          assert.equal(code, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+          await sleep(20);
+        }
+      })());
+    }
+
+    const brokerEpoch = (id: number) => cluster.nodes.find((n) => n.nodeId === id)!.server!.broker!.lifecycle!.brokerEpoch;
+    const replicaFetch = async (replicaId: number, fetchOffset: number, replicaEpoch = brokerEpoch(replicaId), lastFetchedEpoch = -1) => {
+      const r = await conn.send(ApiKey.Fetch, 15, {
+        clusterId: null, replicaId: -1, replicaState: { replicaId, replicaEpoch }, maxWaitMs: 0, minBytes: 0, maxBytes: 1 << 20, isolationLevel: 0,
+        sessionId: 0, sessionEpoch: -1, forgottenTopicsData: [], rackId: '',
+        topics: [{ topic: '', topicId: info.topicId, partitions: [{ partition: 0, currentLeaderEpoch: p0.leaderEpoch, fetchOffset: BigInt(fetchOffset), lastFetchedEpoch, logStartOffset: 0n, partitionMaxBytes: 1 << 20, replicaDirectoryId: 'AAAAAAAAAAAAAAAAAAAAAA' }] }],
+      });
+      return r.responses[0].partitions[0];
+    };
+    const consumerFetch = async () => {
+      const r = await conn.send(ApiKey.Fetch, 12, {
+        replicaId: -1, maxWaitMs: 0, minBytes: 0, maxBytes: 1 << 20, isolationLevel: 0, sessionId: 0, sessionEpoch: -1,
+        topics: [{ topic: 'replicated', partitions: [{ partition: 0, currentLeaderEpoch: -1, fetchOffset: 0n, lastFetchedEpoch: -1, logStartOffset: -1n, partitionMaxBytes: 1 << 20 }] }],
+        forgottenTopicsData: [], rackId: '',
+      });
+      return r.responses[0].partitions[0];
+    };
+    const visibleBelowHw = async () => {
+      const c = await consumerFetch();
+      assert.equal(c.errorCode, ErrorCode.NONE);
+      for (const last of lastOffsets(c.records)) assert.ok(last < Number(c.highWatermark), `record ${last} served at high watermark ${c.highWatermark}`);
+      return c;
+    };
+    await visibleBelowHw();
+
+    // A follower reads past the high watermark, up to the log end.
+    const read = await replicaFetch(followers[0]!, 0);
+    assert.equal(read.errorCode, ErrorCode.NONE);
+    assert.deepEqual(lastOffsets(read.records), [2, 4]);
+
+    // Both followers report offset 3: the high watermark is at least 3, and the first batch is visible.
+    for (const id of followers) assert.equal((await replicaFetch(id, 3)).errorCode, ErrorCode.NONE);
+    const c3 = await visibleBelowHw();
+    assert.ok(Number(c3.highWatermark) >= 3, `high watermark ${c3.highWatermark}`);
+    assert.ok(lastOffsets(c3.records).includes(2));
+
+    for (const id of followers) await replicaFetch(id, 5);
+    const c5 = await visibleBelowHw();
+    assert.equal(c5.highWatermark, 5n);
+    assert.deepEqual(lastOffsets(c5.records), [2, 4]);
+
+    // A follower claiming more of the current epoch than the leader has: told where the epoch ends.
+    const diverged = await replicaFetch(followers[1]!, 9, undefined, p0.leaderEpoch);
+    assert.equal(diverged.errorCode, ErrorCode.NONE);
+    assert.deepEqual(diverged.divergingEpoch, { epoch: p0.leaderEpoch, endOffset: 5n });
+
+    // An older broker epoch than the follower fetched with: a previous incarnation, refused.
+    assert.equal((await replicaFetch(followers[0]!, 5, brokerEpoch(followers[0]!) - 1n)).errorCode, ErrorCode.NOT_LEADER_OR_FOLLOWER);
+    // A broker that is not a replica may not fetch as one.
+    assert.equal((await replicaFetch(99, 0, -1n)).errorCode, ErrorCode.NOT_LEADER_OR_FOLLOWER);
+  } finally {
+    client.close();
+    await cluster.close();
+  }
+});
+
+test('a follower that stops fetching leaves the ISR through AlterPartition after replica.lag.time.max.ms; fetching again at the high watermark brings it back', { timeout: 120_000 }, async () => {
+  // A long broker session: the killed follower stays registered and unfenced, so only the lag
+  // (not fencing) can take it out of the ISR.
+  const cluster = await within(60_000, 'startCluster', startCluster({ nodes: 3, config: { 'replica.lag.time.max.ms': '1000', 'broker.session.timeout.ms': '120000' } }));
+  let client: ClusterClient | null = null;
+  try {
+    let controllerId: number | undefined;
+    await within(20_000, 'an active controller', (async () => { while ((controllerId = cluster.leaderId()) === undefined) await sleep(20); })());
+    const [victim, leaderNode] = cluster.nodes.filter((n) => n.nodeId !== controllerId) as [typeof cluster.nodes[number], typeof cluster.nodes[number]];
+    const third = cluster.nodes.find((n) => n !== victim && n !== leaderNode)!;
+    client = new ClusterClient({ bootstrap: `127.0.0.1:${leaderNode.brokerPort}` });
+    const created = await client.admin(ApiKey.CreateTopics, {
+      topics: [{ name: 'lagging', numPartitions: -1, replicationFactor: -1, assignments: [{ partitionIndex: 0, brokerIds: [leaderNode.nodeId, victim.nodeId, third.nodeId] }], configs: [] }],
+      timeoutMs: 10_000, validateOnly: false,
+    }, 7);
+    assert.equal(created.topics[0].errorCode, ErrorCode.NONE);
+    const before = (await client.topic('lagging')).partitions[0]!;
+    assert.equal(before.leader, leaderNode.nodeId);
+    assert.equal(before.isr.length, 3);
+    const victimEpoch = victim.server!.broker!.lifecycle!.brokerEpoch;
+    const topicId = (await client.topic('lagging')).topicId;
+
+    await victim.kill();
+    const isrOf = async () => (await client!.metadata(['lagging']))[0]!.partitions[0]!;
+    const shrunk = await within(30_000, 'the victim out of the ISR', (async () => {
+      for (;;) {
+        const p = await isrOf();
+        if (!p.isr.includes(victim.nodeId)) return p;
+        await sleep(50);
+      }
+    })());
+    assert.ok(shrunk.isr.includes(leaderNode.nodeId));
+    assert.equal(shrunk.leader, leaderNode.nodeId);
+    assert.equal(shrunk.leaderEpoch, before.leaderEpoch, 'an ISR change keeps the leader epoch');
+
+    // The test fetches as the victim (still registered at its epoch) from the log end: it is in
+    // sync and is proposed for the ISR again.
+    const conn = await client.leaderFor('lagging', 0);
+    const back = await within(30_000, 'the victim back in the ISR', (async () => {
+      for (;;) {
+        const r = await conn.send(ApiKey.Fetch, 15, {
+          clusterId: null, replicaId: -1, replicaState: { replicaId: victim.nodeId, replicaEpoch: victimEpoch }, maxWaitMs: 0, minBytes: 0, maxBytes: 1 << 20,
+          isolationLevel: 0, sessionId: 0, sessionEpoch: -1, forgottenTopicsData: [], rackId: '',
+          topics: [{ topic: '', topicId, partitions: [{ partition: 0, currentLeaderEpoch: before.leaderEpoch, fetchOffset: 0n, lastFetchedEpoch: -1, logStartOffset: 0n, partitionMaxBytes: 1 << 20, replicaDirectoryId: 'AAAAAAAAAAAAAAAAAAAAAA' }] }],
+        });
+        assert.equal(r.responses[0].partitions[0].errorCode, ErrorCode.NONE);
+        const p = await isrOf();
+        if (p.isr.includes(victim.nodeId)) return p;
+        await sleep(50);
+      }
+    })());
+    assert.equal(back.leaderEpoch, before.leaderEpoch);
+  } finally {
+    client?.close();
+    await cluster.close();
+  }
+});
