@@ -4,3 +4,7 @@ export { Partition, type PartitionState, type LocalLog, type AppendResult, type 
 export { ReplicaManager, errorCodeOf, type ReplicaManagerLimits, type ReplicaDeltaPorts, type PartitionConfig, type AppliedDelta, type ProduceEntryIn, type ProduceResultOut, type FetchPartitionIn, type FetchResultOut } from './replica-manager.js';
 export { StorageLog } from './storage-log.js';
 export { NO_REPLICA_FETCHERS, type ReplicaFetchers } from './fetchers.js';
+export {
+  ReplicaFetcherManager, ReplicaFetcher, fetcherIdFor, offsetTruncationState,
+  type LeaderLink, type LeaderEndpoint, type ReplicaFetcherConfig, type ReplicaFetcherPorts, type FetcherLogger,
+} from './replica-fetcher.js';
