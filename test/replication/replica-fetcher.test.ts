@@ -226,8 +226,9 @@ test('a follower fetches the leader\'s batches as they are, with its id, broker 
     assert.deepEqual([first.maxWaitMs, first.minBytes, first.maxBytes, first.isolationLevel], [123, 3, 89012, 0]);
     const fp = first.topics[0].partitions[0];
     assert.deepEqual([fp.fetchOffset, fp.currentLeaderEpoch, fp.lastFetchedEpoch, fp.partitionMaxBytes], [0n, 4, -1, 4567]);
-    const later = leader.fetches.at(-1).topics[0].partitions[0];
-    assert.deepEqual([later.fetchOffset, later.lastFetchedEpoch], [9n, 4], 'the next fetch continues at the log end with the last batch\'s epoch');
+    await until(() => leader.fetches.some((b) => b.topics[0].partitions[0].fetchOffset === 9n), 'the next fetch');
+    const later = leader.fetches.find((b) => b.topics[0].partitions[0].fetchOffset === 9n).topics[0].partitions[0];
+    assert.equal(later.lastFetchedEpoch, 4, 'the next fetch continues at the log end with the last batch\'s epoch');
   } finally {
     await m.close();
   }
