@@ -5,6 +5,6 @@ export { ReplicaManager, errorCodeOf, type ReplicaManagerLimits, type ReplicaDel
 export { StorageLog } from './storage-log.js';
 export { NO_REPLICA_FETCHERS, type ReplicaFetchers } from './fetchers.js';
 export {
-  ReplicaFetcherManager, ReplicaFetcher, fetcherIdFor, offsetTruncationState,
+  ReplicaFetcherManager, ReplicaFetcher, FetchSessionHandler, fetcherIdFor, offsetTruncationState, type FetchPartitionData,
   type LeaderLink, type LeaderEndpoint, type ReplicaFetcherConfig, type ReplicaFetcherPorts, type FetcherLogger,
 } from './replica-fetcher.js';

@@ -6,9 +6,9 @@
 // its high watermark and log start offset taken; a DivergingEpoch answer (KIP-595) truncates the
 // divergent suffix, OFFSET_OUT_OF_RANGE resets against the leader's log start or end (ListOffsets),
 // other partition errors back off for replica.fetch.backoff.ms, and a lost connection backs off
-// every partition and reconnects. The network is a port (`connect`): the broker plugs in a
-// BrokerConnection, tests a scripted leader. No fetch sessions yet: every Fetch is a full,
-// sessionless one (session id 0, epoch -1), as KIP-227 allows.
+// every partition and reconnects. Fetches use a fetch session (KIP-227): after the first, only
+// partitions whose fetch changed are sent. The network is a port (`connect`): the broker plugs in
+// a BrokerConnection, tests a scripted leader.
 import { ErrorCode, ZERO_UUID } from '../protocol/index.js';
 import { StorageError } from '../storage/index.js';
 import { limits, partitionKey, partitionName, type Clock } from '../util/index.js';
@@ -20,6 +20,7 @@ const LIST_OFFSETS = 2;
 const OFFSET_FOR_LEADER_EPOCH = 23;
 /** ReplicaState (the follower's id and broker epoch) exists from Fetch v15 on. */
 const FETCH_VERSION_MIN = 15;
+const SESSION_ERRORS: ReadonlySet<number> = new Set([ErrorCode.FETCH_SESSION_ID_NOT_FOUND, ErrorCode.INVALID_FETCH_SESSION_EPOCH, ErrorCode.FETCH_SESSION_TOPIC_ID_ERROR]);
 const LATEST_TIMESTAMP = -1n;
 const EARLIEST_TIMESTAMP = -2n;
 
@@ -110,10 +111,76 @@ export function offsetTruncationState(log: Partition['log'], fetchOffset: number
   return { offset: Math.min(mine.endOffset, leaderEndOffset, end), completed: true };
 }
 
+/** One partition of a Fetch as the follower asks for it. */
+export interface FetchPartitionData {
+  partition: number; currentLeaderEpoch: number; fetchOffset: bigint; lastFetchedEpoch: number; logStartOffset: bigint;
+  partitionMaxBytes: number; replicaDirectoryId: string;
+}
+
+const INITIAL_EPOCH = 0;
+
+/**
+ * A fetch session on the follower's side (KIP-227, Kafka's FetchSessionHandler): the first Fetch
+ * is full (session 0, epoch 0) and the leader answers with a session id; later ones are
+ * incremental (that id, the next epoch) and carry only partitions that are new or changed, and
+ * name the ones dropped as forgotten. A session error, a lost connection or a leader without
+ * session slots (id 0) makes the next Fetch full again.
+ */
+export class FetchSessionHandler {
+  private sessionId = 0;
+  private nextEpoch = INITIAL_EPOCH;
+  /** What the leader's session holds, keyed by topic id and partition. */
+  private sessionPartitions = new Map<string, { topicId: string; data: FetchPartitionData }>();
+  /** Whether the request being answered was a full one. */
+  private lastWasFull = true;
+
+  build(partitions: readonly { topicId: string; data: FetchPartitionData }[]): {
+    sessionId: number; sessionEpoch: number; toSend: { topicId: string; data: FetchPartitionData }[]; forgotten: { topicId: string; partition: number }[];
+  } {
+    const next = new Map(partitions.map((p) => [`${p.topicId}:${p.data.partition}`, p]));
+    const full = this.nextEpoch === INITIAL_EPOCH;
+    this.lastWasFull = full;
+    const previous = this.sessionPartitions;
+    this.sessionPartitions = next;
+    if (full) return { sessionId: 0, sessionEpoch: INITIAL_EPOCH, toSend: [...partitions], forgotten: [] };
+    const toSend = partitions.filter((p) => !sameData(previous.get(`${p.topicId}:${p.data.partition}`)?.data, p.data));
+    const forgotten = [...previous].filter(([k]) => !next.has(k)).map(([, p]) => ({ topicId: p.topicId, partition: p.data.partition }));
+    return { sessionId: this.sessionId, sessionEpoch: this.nextEpoch, toSend, forgotten };
+  }
+
+  /** The leader's answer to the last request built: its top-level error code and session id. */
+  handleResponse(errorCode: number, sessionId: number): void {
+    if (errorCode !== ErrorCode.NONE) {
+      this.reset();
+      return;
+    }
+    if (this.lastWasFull) {
+      this.sessionId = sessionId;
+      this.nextEpoch = sessionId === 0 ? INITIAL_EPOCH : 1;
+      return;
+    }
+    // Epochs wrap to 1, never to 0 (a new session) or below.
+    this.nextEpoch = this.nextEpoch === 0x7fffffff ? 1 : this.nextEpoch + 1;
+  }
+
+  /** The next Fetch is full and opens a new session. */
+  reset(): void {
+    this.sessionId = 0;
+    this.nextEpoch = INITIAL_EPOCH;
+    this.sessionPartitions = new Map();
+  }
+}
+
+function sameData(a: FetchPartitionData | undefined, b: FetchPartitionData): boolean {
+  return a !== undefined && a.fetchOffset === b.fetchOffset && a.currentLeaderEpoch === b.currentLeaderEpoch && a.lastFetchedEpoch === b.lastFetchedEpoch
+    && a.logStartOffset === b.logStartOffset && a.partitionMaxBytes === b.partitionMaxBytes;
+}
+
 /** One fetcher: the partitions followed from one leader (and fetcher id), fetched over one connection. */
 export class ReplicaFetcher {
   private readonly states = new Map<string, FetchState>();
   private link: LeaderLink | null = null;
+  private readonly session = new FetchSessionHandler();
   private closing = false;
   private wake: (() => void) | null = null;
   /** The loop; resolves once closed. */
@@ -162,6 +229,7 @@ export class ReplicaFetcher {
         this.ports.logger?.warn(`replica fetcher ${this.fetcherId} to broker ${this.leaderId}: ${err instanceof Error ? err.message : String(err)}; retrying in ${this.config.fetchBackoffMs} ms`);
         this.link?.close();
         this.link = null;
+        this.session.reset();
         this.delay([...this.states.values()]);
       }
     }
@@ -244,27 +312,41 @@ export class ReplicaFetcher {
   private async fetch(link: LeaderLink, round: FetchState[]): Promise<void> {
     const version = link.version(FETCH);
     if (version < FETCH_VERSION_MIN) throw new Error(`leader ${this.leaderId} speaks Fetch up to v${version}; followers need v${FETCH_VERSION_MIN}+`);
-    const topics = new Map<string, { topicId: string; topic: string; partitions: object[] }>();
+    // Every partition of the round is in the session; an answer may name any of them.
     const sent = new Map<string, { state: FetchState; fetchOffset: number }>();
-    for (const s of round) {
+    const wanted = round.map((s) => {
       const log = s.partition.log;
-      let t = topics.get(s.topicId);
-      if (t === undefined) topics.set(s.topicId, t = { topicId: s.topicId, topic: '', partitions: [] });
-      t.partitions.push({
-        partition: s.partition.index, currentLeaderEpoch: s.leaderEpoch, fetchOffset: BigInt(s.fetchOffset),
-        lastFetchedEpoch: log.latestEpoch, logStartOffset: BigInt(log.logStartOffset),
-        partitionMaxBytes: this.config.fetchMaxBytes, replicaDirectoryId: ZERO_UUID,
-      });
       sent.set(`${s.topicId}:${s.partition.index}`, { state: s, fetchOffset: s.fetchOffset });
+      return {
+        topicId: s.topicId,
+        data: {
+          partition: s.partition.index, currentLeaderEpoch: s.leaderEpoch, fetchOffset: BigInt(s.fetchOffset),
+          lastFetchedEpoch: log.latestEpoch, logStartOffset: BigInt(log.logStartOffset),
+          partitionMaxBytes: this.config.fetchMaxBytes, replicaDirectoryId: ZERO_UUID,
+        },
+      };
+    });
+    const built = this.session.build(wanted);
+    const topics = new Map<string, { topicId: string; topic: string; partitions: FetchPartitionData[] }>();
+    for (const p of built.toSend) {
+      let t = topics.get(p.topicId);
+      if (t === undefined) topics.set(p.topicId, t = { topicId: p.topicId, topic: '', partitions: [] });
+      t.partitions.push(p.data);
     }
+    const forgotten = new Map<string, number[]>();
+    for (const f of built.forgotten) forgotten.set(f.topicId, [...(forgotten.get(f.topicId) ?? []), f.partition]);
     const response = await link.send(FETCH, version, {
       clusterId: null, replicaId: this.ports.brokerId,
       replicaState: { replicaId: this.ports.brokerId, replicaEpoch: this.ports.brokerEpoch() },
       maxWaitMs: this.config.fetchWaitMaxMs, minBytes: this.config.fetchMinBytes, maxBytes: this.config.fetchResponseMaxBytes,
-      isolationLevel: 0, sessionId: 0, sessionEpoch: -1, topics: [...topics.values()], forgottenTopicsData: [], rackId: '',
+      isolationLevel: 0, sessionId: built.sessionId, sessionEpoch: built.sessionEpoch, topics: [...topics.values()],
+      forgottenTopicsData: [...forgotten].map(([topicId, partitions]) => ({ topic: '', topicId, partitions })), rackId: '',
     });
+    this.session.handleResponse(response.errorCode, response.sessionId);
     if (this.closing) return;
     if (response.errorCode !== ErrorCode.NONE) {
+      // A session the leader lost or no longer matches: the next Fetch, full, opens a new one.
+      if (SESSION_ERRORS.has(response.errorCode)) return;
       this.ports.logger?.warn(`replica fetcher to broker ${this.leaderId}: Fetch failed with error ${response.errorCode}`);
       this.delay(round);
       return;

@@ -7,8 +7,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { Partition, ReplicaFetcherManager, type LeaderLink, type ReplicaFetcherConfig, type StorageLog } from '../../src/replication/index.js';
-import { ErrorCode } from '../../src/protocol/index.js';
+import { FetchSessionHandler, Partition, ReplicaFetcherManager, type FetchPartitionData, type LeaderLink, type ReplicaFetcherConfig, type StorageLog } from '../../src/replication/index.js';
+import { ErrorCode, ZERO_UUID } from '../../src/protocol/index.js';
 import { iterateBatches } from '../../src/records/index.js';
 import { systemClock } from '../../src/util/index.js';
 import { startCluster } from '../../src/index.js';
@@ -248,6 +248,7 @@ test('the follower\'s high watermark is the leader\'s, never past its own log en
     await until(() => f.logEndOffset === 20, 'every batch');
     await until(() => p.highWatermark === 12, 'the leader\'s high watermark');
     assert.equal(f.log.highWatermark, 12, 'the log\'s high watermark too');
+    await until(() => leader.fetches.some((b) => b.topics[0].partitions[0].fetchOffset === 20n), 'the fetch at the log end');
     const seen = leader.fetches.map((b) => Number(b.topics[0].partitions[0].fetchOffset));
     assert.deepEqual([...new Set(seen)], [0, 5, 10, 15, 20]);
   } finally {
@@ -511,6 +512,29 @@ test('idempotent and transactional producer state follows the leader\'s batches 
   assert.deepEqual([retry.firstOffset, retry.lastOffset, f.logEndOffset], [2, 4, 6]);
 });
 
+test('a fetch session sends every partition first, then only the changed ones, and starts over after an error', () => {
+  const h = new FetchSessionHandler();
+  const part = (partition: number, fetchOffset: bigint): { topicId: string; data: FetchPartitionData } => ({
+    topicId: TOPIC_ID,
+    data: { partition, currentLeaderEpoch: 1, fetchOffset, lastFetchedEpoch: 1, logStartOffset: 0n, partitionMaxBytes: 100, replicaDirectoryId: ZERO_UUID },
+  });
+  const full = h.build([part(0, 5n), part(1, 7n)]);
+  assert.deepEqual([full.sessionId, full.sessionEpoch, full.toSend.length, full.forgotten.length], [0, 0, 2, 0]);
+  h.handleResponse(0, 42);
+  const inc = h.build([part(0, 9n), part(1, 7n)]);
+  assert.deepEqual([inc.sessionId, inc.sessionEpoch], [42, 1]);
+  assert.deepEqual(inc.toSend.map((p) => [p.data.partition, p.data.fetchOffset]), [[0, 9n]], 'only the partition that moved');
+  h.handleResponse(0, 42);
+  const dropped = h.build([part(1, 7n)]);
+  assert.deepEqual([dropped.sessionEpoch, dropped.toSend.length], [2, 0]);
+  assert.deepEqual(dropped.forgotten, [{ topicId: TOPIC_ID, partition: 0 }]);
+  h.handleResponse(ErrorCode.INVALID_FETCH_SESSION_EPOCH, 0);
+  const again = h.build([part(1, 7n)]);
+  assert.deepEqual([again.sessionId, again.sessionEpoch, again.toSend.length], [0, 0, 1], 'a full fetch opens a new session');
+  h.handleResponse(0, 0);
+  assert.equal(h.build([part(1, 7n)]).sessionEpoch, 0, 'a leader without session slots: full fetches');
+});
+
 test('in a 3-node cluster, followers copy the leader\'s log byte for byte and learn its high watermark', async () => {
   const cluster = await startCluster({ nodes: 3, config: { 'replica.fetch.wait.max.ms': '100' } });
   const client = new ClusterClient({ bootstrap: cluster.bootstrap });
@@ -540,6 +564,8 @@ test('in a 3-node cluster, followers copy the leader\'s log byte for byte and le
         assert.deepEqual(fp.log.endOffsetForEpoch(lp.leaderEpoch), { leaderEpoch: lp.leaderEpoch, endOffset: 15 });
       }
     }
+    // Followers fetch in sessions (KIP-227): each leader holds one per follower fetching from it.
+    assert.ok(brokers().some((b) => b.fetchSessions.size > 0), 'fetch sessions on the leaders');
   } finally {
     client.close();
     await cluster.close();
