@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { FetchSessionHandler, Partition, ReplicaFetcherManager, type FetchPartitionData, type LeaderLink, type ReplicaFetcherConfig, type StorageLog } from '../../src/replication/index.js';
 import { ErrorCode, ZERO_UUID } from '../../src/protocol/index.js';
-import { iterateBatches } from '../../src/records/index.js';
+import { buildControlBatch, iterateBatches } from '../../src/records/index.js';
 import { systemClock } from '../../src/util/index.js';
 import { startCluster } from '../../src/index.js';
 import { ClusterClient } from '../../src/client/index.js';
@@ -493,6 +493,9 @@ test('idempotent and transactional producer state follows the leader\'s batches 
   const leaderLog = storageLog();
   await leaderLog.appendAsLeader(batch(2, { producerId: 77, producerEpoch: 0, baseSequence: 0 }), 1);
   await leaderLog.appendAsLeader(batch(3, { producerId: 77, producerEpoch: 0, baseSequence: 2 }), 1);
+  // Producer 99's transaction is aborted; producer 88's is still open.
+  await leaderLog.appendAsLeader(batch(2, { producerId: 99, producerEpoch: 0, baseSequence: 0, isTransactional: true }), 1);
+  await leaderLog.appendAsLeader(buildControlBatch({ type: 'ABORT', producerId: 99, producerEpoch: 0, coordinatorEpoch: 3, timestamp: 1_000 }), 1, 'coordinator');
   await leaderLog.appendAsLeader(batch(1, { producerId: 88, producerEpoch: 1, baseSequence: 0, isTransactional: true }), 1);
   const leader = new ScriptedLeader(leaderLog);
   leader.leaderEpoch = 1;
@@ -501,15 +504,17 @@ test('idempotent and transactional producer state follows the leader\'s batches 
   const m = follower(leader);
   try {
     m.addFetcherForPartitions([p]);
-    await until(() => f.logEndOffset === 6, 'the follower to catch up');
+    await until(() => f.logEndOffset === 9, 'the follower to catch up');
   } finally {
     await m.close();
   }
   assert.deepEqual(f.activeProducers(), leaderLog.activeProducers());
-  assert.equal(f.firstUnstableOffset(), 5, 'the open transaction holds the last stable offset on the follower too');
+  assert.equal(f.firstUnstableOffset(), 8, 'the open transaction holds the last stable offset on the follower too');
+  assert.deepEqual(f.abortedTransactions(0, 9), leaderLog.abortedTransactions(0, 9), 'read_committed consumers of the follower skip the same aborted data');
+  assert.deepEqual(f.abortedTransactions(0, 9).map((t) => [t.producerId, t.firstOffset]), [[99, 5]]);
   // Led by the follower now, a retry of the producer's last batch is a duplicate, not a new append.
   const retry = await f.appendAsLeader(batch(3, { producerId: 77, producerEpoch: 0, baseSequence: 2 }), 2);
-  assert.deepEqual([retry.firstOffset, retry.lastOffset, f.logEndOffset], [2, 4, 6]);
+  assert.deepEqual([retry.firstOffset, retry.lastOffset, f.logEndOffset], [2, 4, 9]);
 });
 
 test('a fetch session sends every partition first, then only the changed ones, and starts over after an error', () => {
