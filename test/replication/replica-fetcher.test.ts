@@ -578,3 +578,48 @@ test('in a 3-node cluster, followers copy the leader\'s log byte for byte and le
 });
 
 
+
+test('after its leader is killed, a follower that fetched its log leads it: an idempotent retry is a duplicate, not a second copy', async () => {
+  const cluster = await startCluster({ nodes: 3, config: { 'replica.fetch.wait.max.ms': '100', 'broker.session.timeout.ms': '3000', 'broker.heartbeat.interval.ms': '500' } });
+  const client = new ClusterClient({ bootstrap: cluster.bootstrap });
+  try {
+    const created = await client.retrying(() => client.admin(ApiKey.CreateTopics, {
+      topics: [{ name: 'failover', numPartitions: 3, replicationFactor: 3, assignments: [], configs: [] }], timeoutMs: 10_000, validateOnly: false,
+    }, 7));
+    assert.equal(created.topics[0].errorCode, 0);
+    const live = () => cluster.nodes.filter((n) => n.running).map((n) => n.server!.broker!);
+    await until(() => live().every((b) => [0, 1, 2].every((i) => b.replicaManager.partition('failover', i) !== undefined)), 'every replica to open');
+    // A partition led by a node that is not the metadata quorum's leader: killing it needs no new controller.
+    const controllerNode = cluster.leaderId();
+    let partition = -1;
+    let leaderNode = -1;
+    for (let i = 0; i < 3 && partition < 0; i++) {
+      const owner = cluster.nodes.find((n) => n.server!.broker!.replicaManager.partition('failover', i)!.isLeader)!;
+      if (owner.nodeId !== controllerNode) [partition, leaderNode] = [i, owner.nodeId];
+    }
+    assert.ok(partition >= 0, 'a partition led away from the controller');
+    const oldLeader = cluster.nodes.find((n) => n.nodeId === leaderNode)!.server!.broker!;
+    const records = (seq: number, n: number) => batch(n, { producerId: 4242, producerEpoch: 0, baseSequence: seq });
+    for (const [seq, n] of [[0, 2], [2, 3], [5, 1]] as const) {
+      const out = await oldLeader.replicaManager.produce(1, 10_000, [{ topic: 'failover', partition, records: records(seq, n) }]);
+      assert.equal([...out.values()][0]!.errorCode, 0);
+    }
+    const before = await oldLeader.replicaManager.partition('failover', partition)!.log.read(0, 1 << 20, 6);
+    const followers = live().filter((b) => b !== oldLeader);
+    await until(() => followers.every((b) => b.replicaManager.partition('failover', partition)!.log.logEndOffset === 6), 'the followers to catch up');
+    await cluster.nodes.find((n) => n.nodeId === leaderNode)!.kill();
+    await until(() => followers.some((b) => b.replicaManager.partition('failover', partition)!.isLeader), 'a new leader from the ISR');
+    const newLeader = followers.find((b) => b.replicaManager.partition('failover', partition)!.isLeader)!;
+    assert.deepEqual(await newLeader.replicaManager.partition('failover', partition)!.log.read(0, 1 << 20, 6), before, 'the old leader\'s bytes');
+    // The producer did not hear back for its last batch and sends it again to the new leader.
+    const retry = [...(await newLeader.replicaManager.produce(1, 10_000, [{ topic: 'failover', partition, records: records(5, 1) }])).values()][0]!;
+    assert.deepEqual([retry.errorCode, retry.baseOffset], [0, 5n], 'answered with the offset it got the first time');
+    const next = [...(await newLeader.replicaManager.produce(1, 10_000, [{ topic: 'failover', partition, records: records(6, 2) }])).values()][0]!;
+    assert.deepEqual([next.errorCode, next.baseOffset], [0, 6n]);
+    const gap = [...(await newLeader.replicaManager.produce(1, 10_000, [{ topic: 'failover', partition, records: records(10, 1) }])).values()][0]!;
+    assert.equal(gap.errorCode, ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER, 'the sequence continues from the old leader\'s');
+  } finally {
+    client.close();
+    await cluster.close();
+  }
+});
