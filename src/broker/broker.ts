@@ -9,7 +9,8 @@
 import { ErrorCode, type BrokerRegistrationRequest, type CreateTopicsRequest } from '../protocol/index.js';
 import { ATTR_TRANSACTIONAL, BatchHeaderAt, RECORD_BATCH_HEADER_BYTES } from '../records/index.js';
 import { CONTROLLER_FEATURES, KRAFT_VERSION_FEATURE, topicNameError, type TopicConfigValidator, type TopicDefaults } from '../controller/index.js';
-import { AlterPartitionManager, ReplicaManager, type LocalLog, type ReplicaDeltaPorts, type Scheduler } from '../replication/index.js';
+import { AlterPartitionManager, ReplicaFetcherManager, ReplicaManager, type LeaderEndpoint, type LocalLog, type ReplicaDeltaPorts, type Scheduler } from '../replication/index.js';
+import { BrokerConnection } from '../client/index.js';
 import type { MetadataDelta, MetadataImage } from '../metadata/index.js';
 import { Prng, limits, partitionKey, partitionName, type Clock } from '../util/index.js';
 import type { BrokerConfig } from '../config/index.js';
@@ -126,8 +127,9 @@ export class Broker {
       brokerId: deps.nodeId, brokerEpoch: () => this.lifecycle?.brokerEpoch ?? -1n, send: (request) => deps.controller.alterPartition(request, 3),
       scheduler: this.coordinatorScheduler(), retryBackoffMs: ALTER_PARTITION_RETRY_BACKOFF_MS, log: (line) => deps.logger?.warn(line),
     });
+    this.replicaFetchers = this.createReplicaFetchers();
     this.replicaManager = new ReplicaManager(deps.nodeId, deps.clock, deps.scheduler, { fetchPurgatoryOperationsMax: limits.fetchPurgatoryOperationsMax, producePurgatoryOperationsMax: limits.producePurgatoryOperationsMax },
-      undefined, { replicaLagTimeMaxMs: Number(deps.brokerConfig.get('replica.lag.time.max.ms')), channel: this.alterPartitions });
+      this.replicaFetchers, { replicaLagTimeMaxMs: Number(deps.brokerConfig.get('replica.lag.time.max.ms')), channel: this.alterPartitions });
     this.replicaManager.startIsrExpiration(this.coordinatorScheduler());
     this.fetchSessions = new FetchSessionCache(deps.fetchSessionCacheSlots, deps.clock);
     for (const h of [apiVersionsHandler(() => this.router.supportedVersions(), () => this.deps.metadata.view().features()), metadataHandler, produceHandler, fetchHandler, listOffsetsHandler,
@@ -308,6 +310,45 @@ export class Broker {
       }));
   }
 
+  /** Followers fetch from their leaders here; idle (no connection) while this broker follows nothing. */
+  readonly replicaFetchers: ReplicaFetcherManager;
+  /** The image of the delta being applied: where the fetchers find leaders' endpoints and topic ids. */
+  private image: MetadataImage | null = null;
+
+  private createReplicaFetchers(): ReplicaFetcherManager {
+    const c = this.deps.brokerConfig;
+    const num = (key: Parameters<typeof c.get>[0]) => Number(c.get(key));
+    return new ReplicaFetcherManager({
+      fetchMaxBytes: num('replica.fetch.max.bytes'), fetchResponseMaxBytes: num('replica.fetch.response.max.bytes'),
+      fetchWaitMaxMs: num('replica.fetch.wait.max.ms'), fetchMinBytes: num('replica.fetch.min.bytes'),
+      fetchBackoffMs: num('replica.fetch.backoff.ms'), numFetchers: num('num.replica.fetchers'),
+    }, {
+      brokerId: this.deps.nodeId,
+      // -1 (unknown) until registered: the leader does not check it then (KIP-903).
+      brokerEpoch: () => this.lifecycle?.brokerEpoch ?? -1n,
+      leaderEndpoint: (id) => {
+        const endpoints = this.image?.cluster.broker(id)?.endpoints ?? [];
+        const name = c.get('inter.broker.listener.name') as string | null;
+        return (name !== null ? endpoints.find((e) => e.name === name) : undefined) ?? endpoints[0];
+      },
+      topicId: (topic) => this.image?.topics.getTopic(topic)?.id,
+      connect: async (e: LeaderEndpoint) => {
+        const conn = await BrokerConnection.open({
+          host: e.host, port: e.port, clientId: `broker-${this.deps.nodeId}-fetcher`, requestTimeoutMs: num('replica.socket.timeout.ms'),
+        });
+        try {
+          await conn.negotiate();
+        } catch (err) {
+          conn.close();
+          throw err;
+        }
+        return conn;
+      },
+      clock: this.deps.clock,
+      ...(this.deps.logger ? { logger: this.deps.logger } : {}),
+    });
+  }
+
   private readonly deltaPorts: ReplicaDeltaPorts = {
     openLog: (topic, partition, topicId) => this.deps.openLog(topic, partition, topicId),
     deleteLog: async (topic, partition) => { await this.deps.dropLog?.(topic, partition); },
@@ -321,6 +362,7 @@ export class Broker {
    */
   private enqueueDelta(delta: MetadataDelta, image: MetadataImage): void {
     const step = this.syncing.then(async () => {
+      this.image = image;
       const applied = await this.replicaManager.applyDelta(delta, image, this.deltaPorts);
       this.groups.syncPartitions();
       this.txn.syncPartitions();

@@ -146,6 +146,7 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerHa
     try {
       await broker.replicasLoaded();
     } catch (e) {
+      await broker.replicaFetchers.close();
       await disk?.close();
       throw e;
     }
@@ -175,6 +176,7 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerHa
   try {
     await network.listen((options.listeners ?? ['PLAINTEXT://localhost:9092']).map(parseListener));
   } catch (e) {
+    await broker?.replicaFetchers.close();
     await disk?.close();
     throw e;
   }
@@ -185,6 +187,7 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerHa
     } catch (e) {
       await network.close();
       broker.lifecycle?.close();
+      await broker.replicaFetchers.close();
       await disk?.close();
       throw e;
     }
@@ -209,6 +212,8 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerHa
       // Controlled shutdown first: the controller moves this broker's leaderships away.
       if (closeOptions?.controlledShutdown !== false) await broker?.controlledShutdown(CONTROLLED_SHUTDOWN_TIMEOUT_MS);
       broker?.lifecycle?.close();
+      // Followers stop before the logs they write close.
+      await broker?.replicaFetchers.close();
       await network.close();
       broker?.txn.close();
       broker?.replicaManager.stopIsrExpiration();

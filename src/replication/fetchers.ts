@@ -1,8 +1,7 @@
 // Where a follower gets its data: Kafka's ReplicaFetcherManager, as a port of the replica manager.
 // applyDelta removes a partition's fetcher when it becomes leader, is deleted, or follows a new
-// leader or leader epoch, and adds one for each partition that now follows a leader. The
-// replication issue implements this port (one fetcher per source broker: truncate, then fetch);
-// until then nothing fetches and a follower's log stays as it is.
+// leader or leader epoch, and adds one for each partition that now follows a leader. The broker
+// plugs in ReplicaFetcherManager (replica-fetcher.ts); NO_REPLICA_FETCHERS is for tests.
 import type { Partition } from './partition.js';
 
 export interface ReplicaFetchers {

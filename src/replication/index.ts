@@ -5,3 +5,7 @@ export { ReplicaManager, errorCodeOf, type ReplicaManagerLimits, type ReplicaDel
 export { StorageLog } from './storage-log.js';
 export { NO_REPLICA_FETCHERS, type ReplicaFetchers } from './fetchers.js';
 export { AlterPartitionManager, NO_ISR_CHANGES, type IsrChangeChannel, type AlterPartitionManagerOptions } from './alter-partition-manager.js';
+export {
+  ReplicaFetcherManager, ReplicaFetcher, FetchSessionHandler, fetcherIdFor, offsetTruncationState, type FetchPartitionData,
+  type LeaderLink, type LeaderEndpoint, type ReplicaFetcherConfig, type ReplicaFetcherPorts, type FetcherLogger,
+} from './replica-fetcher.js';

@@ -43,6 +43,18 @@ export interface LocalLog {
   abortedTransactions(from: number, upTo: number): { producerId: number; firstOffset: number }[];
   /** Producers with state in this partition (DescribeProducers). */
   activeProducers(): ActiveProducer[];
+  // A follower's log, as the replica fetcher keeps it in line with the leader's.
+  /**
+   * Appends the leader's batches with the offsets and leader epochs they carry (a partial last
+   * batch is left out); they must start at the log end offset.
+   */
+  appendAsFollower(records: Buffer): AppendResult;
+  /** Removes everything at or past `offset` (a divergent suffix). */
+  truncateTo(offset: number): void;
+  /** Empties the log and restarts it at `offset` (this replica is behind the leader's log start). */
+  truncateFullyAndStartAt(offset: number): void;
+  /** The leader epoch of the last batch (the leader-epoch cache's latest), -1 when none. */
+  readonly latestEpoch: number;
 }
 
 export type AppendOrigin = 'client' | 'coordinator';

@@ -19,6 +19,10 @@ export class StorageLog implements LocalLog {
   endOffsetForEpoch(epoch: number) { return this.log.endOffsetForEpoch(epoch); }
   firstUnstableOffset(): number | null { return this.log.producerState.firstUnstableOffset(); }
   abortedTransactions(from: number, upTo: number) { return this.log.abortedTransactions(from, upTo); }
+  appendAsFollower(records: Buffer): AppendResult { return this.log.appendAsFollower(records); }
+  truncateTo(offset: number): void { this.log.truncateTo(offset); }
+  truncateFullyAndStartAt(offset: number): void { this.log.truncateFullyAndStartAt(offset); }
+  get latestEpoch(): number { return this.log.epochCache.latestEpoch; }
   activeProducers(): ActiveProducer[] {
     return [...this.log.producerState.producers.values()].map((p) => ({
       producerId: p.producerId, producerEpoch: p.epoch, lastSequence: p.batches.at(-1)?.lastSeq ?? -1, lastTimestamp: p.lastTimestamp,

@@ -31,10 +31,14 @@ export class LeaderEpochCache {
 
   /**
    * Kafka's endOffsetFor: the largest epoch <= requested, and the start offset of the next epoch
-   * (or the log end offset when the requested epoch is the latest).
+   * (or the log end offset when the requested epoch is the latest). An epoch older than every
+   * one kept (its data is gone below the log start) ends where the first kept one starts, as in
+   * Kafka: a follower that last fetched in it then truncates to there instead of being told its
+   * offset is out of range forever.
    */
   endOffsetFor(epoch: number, logEndOffset: number): { leaderEpoch: number; endOffset: number } {
-    if (this.entries.length === 0 || epoch < this.entries[0]!.epoch) return { leaderEpoch: UNDEFINED_EPOCH, endOffset: UNDEFINED_EPOCH_OFFSET };
+    if (this.entries.length === 0 || epoch < 0) return { leaderEpoch: UNDEFINED_EPOCH, endOffset: UNDEFINED_EPOCH_OFFSET };
+    if (epoch < this.entries[0]!.epoch) return { leaderEpoch: epoch, endOffset: this.entries[0]!.startOffset };
     if (epoch >= this.latestEpoch) return { leaderEpoch: this.latestEpoch, endOffset: logEndOffset };
     let i = this.entries.length - 1;
     while (this.entries[i]!.epoch > epoch) i--;

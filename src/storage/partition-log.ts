@@ -263,9 +263,16 @@ export class PartitionLog {
     return this.guard(() => this.appendValidated(records, views, leaderEpoch, now));
   }
 
-  /** A follower's append: offsets and epochs are the leader's; they must continue this log. */
-  appendAsFollower(records: Buffer): AppendInfo {
-    const views = this.parse(records, false);
+  /**
+   * A follower's append: offsets and epochs are the leader's; they must continue this log. The
+   * leader-epoch cache and producer state follow each batch, so this replica can lead with them.
+   * A Fetch answer may end in a partial batch (Kafka's leader cuts at max bytes); it is dropped,
+   * and fetched whole next time (Kafka's trimInvalidBytes).
+   */
+  appendAsFollower(fetched: Buffer): AppendInfo {
+    const views = this.parse(fetched, false, true);
+    const last = views.at(-1);
+    const records = last === undefined ? fetched.subarray(0, 0) : fetched.subarray(0, last.offset + last.sizeInBytes);
     return this.guard(() => {
       if (views.length === 0) return this.emptyAppend();
       const first = views[0]!;
@@ -308,10 +315,10 @@ export class PartitionLog {
     return { firstOffset: this.logEndOffset, lastOffset: this.logEndOffset - 1, logAppendTimeMs: -1, duplicate: false, recordCount: 0, bytes: 0 };
   }
 
-  private parse(records: Buffer, fromClient: boolean): RecordBatchView[] {
+  private parse(records: Buffer, fromClient: boolean, allowPartialTail = false): RecordBatchView[] {
     try {
       const views: RecordBatchView[] = [];
-      for (const v of iterateBatches(records)) {
+      for (const v of iterateBatches(records, { allowPartialTail })) {
         validateBatch(v, { fromClient, compacted: !fromClient });
         views.push(v);
       }

@@ -96,7 +96,8 @@ test('the leader-epoch cache answers where an epoch ended, and follows truncatio
   assert.deepEqual(log.endOffsetForEpoch(2), { leaderEpoch: 1, endOffset: 3 });
   assert.deepEqual(log.endOffsetForEpoch(3), { leaderEpoch: 3, endOffset: 5 });
   assert.deepEqual(log.endOffsetForEpoch(9), { leaderEpoch: 4, endOffset: 6 });
-  assert.equal(log.endOffsetForEpoch(0), null);
+  assert.deepEqual(log.endOffsetForEpoch(0), { leaderEpoch: 0, endOffset: 0 }, 'an epoch older than all ends where the first starts (Kafka)');
+  assert.equal(log.endOffsetForEpoch(-1), null);
   log.truncateTo(3);
   assert.equal(log.logEndOffset, 3);
   assert.deepEqual(log.endOffsetForEpoch(9), { leaderEpoch: 1, endOffset: 3 });
@@ -174,12 +175,12 @@ test('DeleteRecords does not fsync the epoch checkpoint; after a power cut the s
   const syncs = fs.stats.syncs;
   assert.equal(log.deleteRecordsBefore(15), 15);
   assert.equal(fs.stats.syncs, syncs, 'no fsync on the request path');
-  assert.deepEqual(log.endOffsetForEpoch(2), null, 'epochs ending below the log start are gone');
+  assert.deepEqual(log.endOffsetForEpoch(2), { leaderEpoch: 2, endOffset: 15 }, 'epochs ending below the log start are gone: epoch 2 ends at the log start');
   fs.crash();
   // The log start offset comes back from its own checkpoint (log-start-offset-checkpoint).
   const again = openLog(fs, clock, { segmentBytes: 300 }, { recoveryPoint: 20, logStartOffset: 15 });
   assert.equal(again.logStartOffset, 15);
-  assert.deepEqual(again.endOffsetForEpoch(2), null);
+  assert.deepEqual(again.endOffsetForEpoch(2), { leaderEpoch: 2, endOffset: 15 }, 'not where the stale checkpoint ended it (14)');
   assert.deepEqual(again.endOffsetForEpoch(3), { leaderEpoch: 3, endOffset: 20 });
 });
 
