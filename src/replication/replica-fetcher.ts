@@ -274,7 +274,9 @@ export class ReplicaFetcher {
         if (this.wake === done) this.wake = null;
         resolve();
       };
-      const timer = Number.isFinite(ms) ? setTimeout(done, Math.max(0, ms)) : null;
+      // A fetcher waiting for its backoff must not keep a process alive on its own (a broker in a
+      // test that is never closed); a connection to a leader does while there is one.
+      const timer = Number.isFinite(ms) ? setTimeout(done, Math.max(0, ms)).unref() : null;
       this.wake = done;
     });
   }
