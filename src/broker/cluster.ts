@@ -155,10 +155,6 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
       'listener.security.protocol.map': 'CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT',
       'controller.quorum.voters': voters,
       'log.dirs': dataDir,
-      // Partitions are not replicated yet (one replica each), so internal topics have one replica.
-      'offsets.topic.replication.factor': '1',
-      'transaction.state.log.replication.factor': '1',
-      'transaction.state.log.min.isr': '1',
       ...EMBEDDED_CLUSTER_DEFAULTS,
       ...options.config,
     });
