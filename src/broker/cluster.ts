@@ -81,8 +81,18 @@ const EMBEDDED_CLUSTER_DEFAULTS: Readonly<Record<string, string>> = Object.freez
   'broker.heartbeat.interval.ms': '200',
 });
 
-/** A free TCP port on the host: bound, read and released (another process could take it before we bind it again). */
+/**
+ * A free TCP port on the host, below the kernel's ephemeral range (32768-60999 on Linux): a node
+ * that is killed and restarted binds its port again, and a port the kernel hands out for port 0
+ * (to another test's listener or client) is most often one just released, such as a killed
+ * node's. A random pick below that range, checked by binding it, rarely meets either. Falls back
+ * to port 0 after a few busy picks.
+ */
 export async function freePort(host = '127.0.0.1'): Promise<number> {
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const port = FREE_PORT_LOW + Math.floor(Math.random() * (FREE_PORT_HIGH - FREE_PORT_LOW));
+    if (await bindable(host, port)) return port;
+  }
   return new Promise((resolve, reject) => {
     const s = createServer();
     s.once('error', reject);
@@ -91,6 +101,17 @@ export async function freePort(host = '127.0.0.1'): Promise<number> {
       const port = typeof a === 'object' && a !== null ? a.port : 0;
       s.close(() => resolve(port));
     });
+  });
+}
+
+const FREE_PORT_LOW = 20_000;
+const FREE_PORT_HIGH = 32_768;
+
+function bindable(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = createServer();
+    s.once('error', () => resolve(false));
+    s.listen(port, host, () => s.close(() => resolve(true)));
   });
 }
 
