@@ -1,7 +1,8 @@
 // What an operator checks when a broker dies, with the CLI against a 3-node cluster: `topic describe`
 // shows the dead broker's replicas as offline, `--under-replicated-partitions` and
 // `--unavailable-partitions` list exactly the partitions kafka-topics.sh would, and
-// `cluster elect-leaders` runs preferred elections (and refuses bad arguments with exit code 2).
+// `cluster elect-leaders` runs preferred elections once the restarted broker's replicas have caught
+// up and rejoined the ISR (and refuses bad arguments with exit code 2).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startCluster } from '../../src/index.js';
@@ -73,6 +74,22 @@ test('a dead broker: topic describe shows its replicas offline, the health filte
         await sleep(200);
       }
     })());
+    // Node 3's replicas of `health` fetch from their leaders and rejoin the ISR; a preferred
+    // election then gives it back the partitions it leads first.
+    await within(60_000, 'node 3 back in every ISR of health', (async () => {
+      for (;;) {
+        const d = await cliJson(live, 'topic', 'describe', 'health');
+        if (d.partitions.every((p: { isr: number[] }) => p.isr.length === 3)) return;
+        await sleep(200);
+      }
+    })());
+    const all = await cli(live, 'cluster', 'elect-leaders', '--election-type', 'preferred', '--all-topic-partitions', '--json');
+    assert.equal(all.status, 0, all.stderr);
+    const results = JSON.parse(all.stdout) as { topic: string; partition: number; result: string }[];
+    assert.ok(results.some((r) => r.topic === 'health' && r.result === 'elected'), `a partition of health moves back to node 3: ${all.stdout}`);
+    assert.ok(results.every((r) => r.result === 'elected' || r.result === 'not needed'), all.stdout);
+    const preferred = await cliJson(live, 'topic', 'describe', 'health');
+    for (const p of preferred.partitions) assert.equal(p.leader, p.replicas[0], `health-${p.partition} led by its preferred replica`);
     const elected = await cli(live, 'cluster', 'elect-leaders', '--election-type', 'preferred', '--topic', 'solo', '--partition', '0', '--json');
     assert.equal(elected.status, 0, elected.stderr);
     assert.deepEqual(JSON.parse(elected.stdout), [{ topic: 'solo', partition: 0, result: 'not needed' }]);
