@@ -35,9 +35,9 @@ export interface DiskBackendOptions {
 }
 
 /**
- * The metadata quorum: this node alone (no process.roles, or controller.quorum.voters naming only
- * this controller: no controller listener, no network), else controller.quorum.voters over the
- * network, this node a voter on its controller listener (process.roles with controller) or an
+ * The metadata quorum: this node alone (no process.roles: no controller listener, no network), else
+ * controller.quorum.voters over the network, this node a voter on its controller listener
+ * (process.roles with controller; the only voter listens too, for brokers on other nodes) or an
  * observer (process.roles=broker). `discovered`: the voter set learnt through
  * controller.quorum.bootstrap.servers (KIP-853) when no static voters are configured; a controller
  * outside it starts as an observer until AddRaftVoter makes it a voter.
@@ -52,7 +52,6 @@ export function metadataQuorum(config: BrokerConfig, nodeId: number, discovered?
     return { voters: [nodeId] };
   }
   const addresses = voters.length > 0 ? parseQuorumVoters(voters.join(',')) : [...discovered!];
-  if (controller && addresses.length === 1 && addresses[0]!.nodeId === nodeId) return { voters: [nodeId] };
   if (controller && discovered === undefined && !addresses.some((v) => v.nodeId === nodeId)) {
     throw new DataDirectoryError(`controller.quorum.voters does not name this controller (node.id ${nodeId})`);
   }

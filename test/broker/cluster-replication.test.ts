@@ -169,3 +169,74 @@ test('a follower that stops fetching leaves the ISR through AlterPartition after
     await cluster.close();
   }
 });
+
+test('RF 3, min.insync.replicas 2: with two replicas down acks=all is refused with NOT_ENOUGH_REPLICAS, and succeeds again once one returns and catches up; every acknowledged record is read back at its offset', { timeout: 180_000 }, async () => {
+  // A controller of its own: two brokers down must not take the metadata quorum with them (the ISR
+  // shrinks through the controller).
+  const cluster = await within(60_000, 'startCluster', startCluster({ controllers: 1, brokers: 3, config: { 'broker.session.timeout.ms': '2000', 'broker.heartbeat.interval.ms': '300' } }));
+  let client: ClusterClient | null = null;
+  try {
+    const [leaderNode, f1, f2] = cluster.nodes.filter((n) => n.roles.includes('broker')) as [typeof cluster.nodes[number], typeof cluster.nodes[number], typeof cluster.nodes[number]];
+    client = new ClusterClient({ bootstrap: `127.0.0.1:${leaderNode.brokerPort}` });
+    const created = await client.admin(ApiKey.CreateTopics, {
+      topics: [{ name: 'durable', numPartitions: -1, replicationFactor: -1, assignments: [{ partitionIndex: 0, brokerIds: [leaderNode.nodeId, f1.nodeId, f2.nodeId] }], configs: [{ name: 'min.insync.replicas', value: '2' }] }],
+      timeoutMs: 10_000, validateOnly: false,
+    }, 7);
+    assert.equal(created.topics[0].errorCode, ErrorCode.NONE);
+    const conn = await client.leaderFor('durable', 0);
+    const acked = new Map<number, number>(); // base offset -> records
+    const produce = async (n: number): Promise<number> => {
+      const r = await conn.send(ApiKey.Produce, 9, { transactionalId: null, acks: -1, timeoutMs: 10_000, topicData: [{ name: 'durable', partitionData: [{ index: 0, records: batch(n) }] }] });
+      const p = r.responses[0].partitionResponses[0];
+      if (p.errorCode === ErrorCode.NONE) acked.set(Number(p.baseOffset), n);
+      return p.errorCode;
+    };
+    await within(20_000, 'the first acks=all writes', (async () => { while (acked.size < 3) { const code = await produce(2); if (code !== ErrorCode.NONE) await sleep(50); } })());
+
+    // One follower down: the ISR shrinks to two (fenced after the session), writes go on.
+    await f1.kill();
+    await within(30_000, 'ISR of two', (async () => { while ((await client!.metadata(['durable']))[0]!.partitions[0]!.isr.length !== 2) await sleep(100); })());
+    assert.equal(await produce(3), ErrorCode.NONE);
+
+    // Both followers down: the leader alone is below min.insync.replicas, acks=all is refused
+    // before anything is appended (NOT_ENOUGH_REPLICAS), or after (NOT_ENOUGH_REPLICAS_AFTER_APPEND)
+    // while the ISR shrinks under a waiting write.
+    await f2.kill();
+    await within(30_000, 'ISR of one', (async () => { while ((await client!.metadata(['durable']))[0]!.partitions[0]!.isr.length !== 1) await sleep(100); })());
+    const refused = await produce(1);
+    assert.equal(refused, ErrorCode.NOT_ENOUGH_REPLICAS, `acks=all with the leader alone: error ${refused}`);
+
+    // One returns, catches up from the leader and rejoins the ISR: writes succeed again.
+    await f1.restart();
+    await within(60_000, 'acks=all accepted again', (async () => { for (;;) { if (await produce(2) === ErrorCode.NONE) return; await sleep(200); } })());
+
+    // Every acknowledged batch is on the leader at the offset it was acknowledged with, and on the
+    // returned follower too (it replicated up to the high watermark).
+    const read = async (port: number) => {
+      const c = await new ClusterClient({ bootstrap: `127.0.0.1:${port}` }).broker(port === leaderNode.brokerPort ? leaderNode.nodeId : f1.nodeId);
+      try {
+        const r = await c.send(ApiKey.Fetch, 12, {
+          replicaId: -1, maxWaitMs: 0, minBytes: 0, maxBytes: 1 << 20, isolationLevel: 0, sessionId: 0, sessionEpoch: -1,
+          topics: [{ topic: 'durable', partitions: [{ partition: 0, currentLeaderEpoch: -1, fetchOffset: 0n, lastFetchedEpoch: -1, logStartOffset: -1n, partitionMaxBytes: 1 << 20 }] }],
+          forgottenTopicsData: [], rackId: '',
+        });
+        return r.responses[0].partitions[0];
+      } finally {
+        c.close();
+      }
+    };
+    const onLeader = await read(leaderNode.brokerPort);
+    assert.equal(onLeader.errorCode, ErrorCode.NONE);
+    const batches = [...iterateBatches(onLeader.records)].map((b) => [b.baseOffset, b.lastOffset - b.baseOffset + 1] as [number, number]);
+    for (const [base, n] of acked) assert.ok(batches.some(([b, m]) => b === base && m === n), `acknowledged batch at ${base} (${n} records) is there`);
+    // The follower's own log holds the same bytes up to the leader's high watermark.
+    const followerLog = f1.server!.broker!.replicaManager.partition('durable', 0)!.log;
+    const hw = Number(onLeader.highWatermark);
+    const leaderLog = leaderNode.server!.broker!.replicaManager.partition('durable', 0)!.log;
+    assert.ok(followerLog.logEndOffset >= hw, `follower at ${followerLog.logEndOffset}, high watermark ${hw}`);
+    assert.deepEqual(await followerLog.read(0, 1 << 20, hw), await leaderLog.read(0, 1 << 20, hw));
+  } finally {
+    client?.close();
+    await cluster.close();
+  }
+});

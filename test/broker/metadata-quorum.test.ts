@@ -10,10 +10,10 @@ const COMBINED = {
   'listener.security.protocol.map': 'CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT',
 };
 
-test('no process.roles, or a controller that is the only voter: a quorum of this node alone, no controller listener', () => {
+test('no process.roles: a quorum of this node alone, no controller listener; a controller that is the only voter listens for brokers on other nodes', () => {
   assert.deepEqual(metadataQuorum(parseBrokerConfig({ 'node.id': '3' }), 3), { voters: [3] });
   const alone = parseBrokerConfig({ ...COMBINED, 'node.id': '1', 'listeners': 'PLAINTEXT://:9092,CONTROLLER://:9093', 'controller.quorum.voters': '1@localhost:9093' });
-  assert.deepEqual(metadataQuorum(alone, 1), { voters: [1] });
+  assert.deepEqual(metadataQuorum(alone, 1), { voterAddresses: [{ nodeId: 1, host: 'localhost', port: 9093 }], controllerListener: { host: '0.0.0.0', port: 9093 } });
 });
 
 test('a combined node of several voters listens on its controller listener; a broker-only node is an observer', () => {
