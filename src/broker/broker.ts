@@ -485,7 +485,7 @@ export class Broker {
       },
       fetchSessions: this.fetchSessions,
       fetchPartitions: (p: any) => rm.fetch(p),
-      listOffsets: (p: any) => rm.listOffsets(p.topic, p.partition, p.timestamp, p.currentLeaderEpoch, p.isolationLevel),
+      listOffsets: (p: any) => rm.listOffsets(p.topic, p.partition, p.timestamp, p.currentLeaderEpoch, p.isolationLevel, p.replicaId),
       topicAdmin: this.topicAdmin,
       controller: this.controller,
       configAdmin: this.configAdmin,

@@ -667,7 +667,12 @@ export class ReplicaManager {
     };
   }
 
-  async listOffsets(topic: string, index: number, timestamp: bigint, currentLeaderEpoch: number, isolationLevel = 0): Promise<{ errorCode: number; timestamp: bigint; offset: bigint; leaderEpoch: number }> {
+  /**
+   * ListOffsets on the leader. `replicaId` -1 is a consumer (latest = the high watermark, or the
+   * last stable offset for read_committed); a replica or a debugging client (-2) gets the log end
+   * offset, as Kafka answers them (a follower out of range compares its log end with the leader's).
+   */
+  async listOffsets(topic: string, index: number, timestamp: bigint, currentLeaderEpoch: number, isolationLevel = 0, replicaId = -1): Promise<{ errorCode: number; timestamp: bigint; offset: bigint; leaderEpoch: number }> {
     const p = this.leaderPartition(topic, index);
     if (typeof p === 'number') return { errorCode: p, timestamp: -1n, offset: -1n, leaderEpoch: -1 };
     if (currentLeaderEpoch >= 0 && currentLeaderEpoch !== p.leaderEpoch) {
@@ -675,7 +680,7 @@ export class ReplicaManager {
       return { errorCode: code, timestamp: -1n, offset: -1n, leaderEpoch: -1 };
     }
     const ok = (offset: number, ts = -1, epoch = p.leaderEpoch) => ({ errorCode: 0, timestamp: BigInt(ts), offset: BigInt(offset), leaderEpoch: epoch });
-    const end = isolationLevel === 1 ? p.lastStableOffset : p.highWatermark;
+    const end = replicaId !== -1 ? p.log.logEndOffset : isolationLevel === 1 ? p.lastStableOffset : p.highWatermark;
     switch (timestamp) {
       case -1n: return ok(end);
       case -2n: case -4n: return ok(p.log.logStartOffset);

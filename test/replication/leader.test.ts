@@ -340,3 +340,16 @@ test('property: over any appends and follower fetches the high watermark never g
     }
   }), { numRuns: 40 });
 });
+
+test('ListOffsets latest: a consumer gets the high watermark, a replica or a debugging client the log end offset', async () => {
+  const h = await leader();
+  await h.produce(1, 4);
+  await h.followerFetch(2, 0);
+  await h.followerFetch(3, 2);
+  await h.followerFetch(2, 4);
+  assert.equal(h.p.highWatermark, 2);
+  assert.equal(h.p.log.logEndOffset, 4);
+  assert.equal((await h.rm.listOffsets('t', 0, -1n, -1, 0, -1)).offset, 2n, 'consumer');
+  assert.equal((await h.rm.listOffsets('t', 0, -1n, -1, 0, 2)).offset, 4n, 'replica 2');
+  assert.equal((await h.rm.listOffsets('t', 0, -1n, -1, 0, -2)).offset, 4n, 'debugging client');
+});
