@@ -9,7 +9,7 @@
 import { ErrorCode, type BrokerRegistrationRequest, type CreateTopicsRequest } from '../protocol/index.js';
 import { ATTR_TRANSACTIONAL, BatchHeaderAt, RECORD_BATCH_HEADER_BYTES } from '../records/index.js';
 import { CONTROLLER_FEATURES, KRAFT_VERSION_FEATURE, topicNameError, type TopicConfigValidator, type TopicDefaults } from '../controller/index.js';
-import { AlterPartitionManager, ReplicaFetcherManager, ReplicaManager, type LeaderEndpoint, type LocalLog, type ReplicaDeltaPorts, type Scheduler } from '../replication/index.js';
+import { AlterPartitionManager, ReplicaFetcherManager, ReplicaManager, replicaSelectorFor, type LeaderEndpoint, type LocalLog, type ReplicaDeltaPorts, type Scheduler } from '../replication/index.js';
 import { BrokerConnection } from '../client/index.js';
 import type { MetadataDelta, MetadataImage } from '../metadata/index.js';
 import { Prng, limits, partitionKey, partitionName, type Clock } from '../util/index.js';
@@ -129,7 +129,8 @@ export class Broker {
     });
     this.replicaFetchers = this.createReplicaFetchers();
     this.replicaManager = new ReplicaManager(deps.nodeId, deps.clock, deps.scheduler, { fetchPurgatoryOperationsMax: limits.fetchPurgatoryOperationsMax, producePurgatoryOperationsMax: limits.producePurgatoryOperationsMax },
-      this.replicaFetchers, { replicaLagTimeMaxMs: Number(deps.brokerConfig.get('replica.lag.time.max.ms')), channel: this.alterPartitions });
+      this.replicaFetchers, { replicaLagTimeMaxMs: Number(deps.brokerConfig.get('replica.lag.time.max.ms')), channel: this.alterPartitions },
+      replicaSelectorFor(deps.brokerConfig.get('replica.selector.class') as string | null));
     this.replicaManager.startIsrExpiration(this.coordinatorScheduler());
     this.fetchSessions = new FetchSessionCache(deps.fetchSessionCacheSlots, deps.clock);
     for (const h of [apiVersionsHandler(() => this.router.supportedVersions(), () => this.deps.metadata.view().features()), metadataHandler, produceHandler, fetchHandler, listOffsetsHandler,
@@ -332,6 +333,8 @@ export class Broker {
         return (name !== null ? endpoints.find((e) => e.name === name) : undefined) ?? endpoints[0];
       },
       topicId: (topic) => this.image?.topics.getTopic(topic)?.id,
+      // Consumers reading from this follower (KIP-392) wait for its high watermark to move.
+      onFollowerProgress: (p) => this.replicaManager.onHighWatermark(p),
       connect: async (e: LeaderEndpoint) => {
         const conn = await BrokerConnection.open({
           host: e.host, port: e.port, clientId: `broker-${this.deps.nodeId}-fetcher`, requestTimeoutMs: num('replica.socket.timeout.ms'),

@@ -28,6 +28,8 @@ export interface ClusterOptions {
   dataDir?: string;
   /** Broker properties for every node (Kafka's keys), over the cluster's own (shorter election and heartbeat timeouts than Kafka's among them). */
   config?: Record<string, string>;
+  /** Broker properties for one node, by node id, over `config` (e.g. `broker.rack`). */
+  nodeConfig?: Readonly<Record<number, Record<string, string>>>;
   /** Fixed broker ports (one per broker); default free ports. */
   brokerPorts?: readonly number[];
   /** Fixed controller ports (one per controller); default free ports. */
@@ -178,6 +180,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
       'log.dirs': dataDir,
       ...EMBEDDED_CLUSTER_DEFAULTS,
       ...options.config,
+      ...options.nodeConfig?.[nodeId],
     });
     let server: ServerHandle | null = null;
     let transition: Promise<void> = Promise.resolve();

@@ -91,6 +91,8 @@ export interface FetchParams {
   replicaId: number;
   /** A follower's broker epoch (Fetch v15+ ReplicaState.ReplicaEpoch); -1 when not sent. */
   replicaEpoch?: bigint;
+  /** A consumer's rack (Fetch v11+ RackId) and listener: followers may serve it (KIP-392). */
+  clientMetadata?: { rackId: string; listenerName: string };
   maxWaitMs: number;
   minBytes: number;
   maxBytes: number;

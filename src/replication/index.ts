@@ -9,3 +9,4 @@ export {
   ReplicaFetcherManager, ReplicaFetcher, FetchSessionHandler, fetcherIdFor, offsetTruncationState, type FetchPartitionData,
   type LeaderLink, type LeaderEndpoint, type ReplicaFetcherConfig, type ReplicaFetcherPorts, type FetcherLogger,
 } from './replica-fetcher.js';
+export { LEADER_SELECTOR, RACK_AWARE_REPLICA_SELECTOR, replicaSelectorFor, type ReplicaSelector, type ReplicaView, type PartitionView, type ClientMetadata } from './replica-selector.js';

@@ -63,6 +63,8 @@ export interface ReplicaFetcherPorts {
   topicId(topic: string): string | undefined;
   /** Opens a connection to a leader and negotiates versions. */
   connect(endpoint: LeaderEndpoint): Promise<LeaderLink>;
+  /** A followed partition took records or a new high watermark (wakes consumers fetching from this follower). */
+  onFollowerProgress?(partition: Partition): void;
   clock: Clock;
   logger?: FetcherLogger;
 }
@@ -414,8 +416,10 @@ export class ReplicaFetcher {
       s.fetchOffset = log.logEndOffset;
     }
     const hw = Math.max(log.logStartOffset, Math.min(Number(pd.highWatermark), log.logEndOffset));
+    const hwMoved = hw !== p.highWatermark;
     p.highWatermark = hw;
     log.updateHighWatermark(hw);
+    if (hwMoved) this.ports.onFollowerProgress?.(p);
     const leaderStart = Number(pd.logStartOffset);
     if (leaderStart > log.logStartOffset && leaderStart <= hw) await log.deleteRecordsBefore(leaderStart);
   }

@@ -19,6 +19,7 @@ import { Partition, type ActiveProducer, type AppendOrigin, type IsrEligibility,
 import { NO_ISR_CHANGES, type IsrChangeChannel } from './alter-partition-manager.js';
 import { Purgatory, PurgatoryFullError, type Scheduler } from './purgatory.js';
 import { NO_REPLICA_FETCHERS, type ReplicaFetchers } from './fetchers.js';
+import type { ClientMetadata, ReplicaSelector, ReplicaView } from './replica-selector.js';
 
 export interface ReplicaManagerLimits {
   fetchPurgatoryOperationsMax: number;
@@ -107,6 +108,11 @@ interface FetchReadParams {
   replicaId?: number;
   /** The follower's broker epoch (Fetch v15+ ReplicaState.ReplicaEpoch), -1 when not sent. */
   replicaEpoch?: bigint;
+  /**
+   * A consumer's Fetch v11+ (KIP-392): followers serve it up to their high watermark, and a leader
+   * may answer it with a preferred read replica. Without it only the leader serves consumers.
+   */
+  clientMetadata?: ClientMetadata;
   /** Memory for the record bytes read (they live as long as the response); fresh buffers when absent. */
   alloc?: (bytes: number) => Buffer;
 }
@@ -166,7 +172,9 @@ export class ReplicaManager {
   constructor(readonly brokerId: number, readonly clock: Clock, private readonly scheduler: Scheduler, limits: ReplicaManagerLimits,
     /** Where followers fetch from their leader (none fetches until the replication issue plugs one in). */
     readonly fetchers: ReplicaFetchers = NO_REPLICA_FETCHERS,
-    readonly isrOptions: IsrOptions = DEFAULT_ISR_OPTIONS) {
+    readonly isrOptions: IsrOptions = DEFAULT_ISR_OPTIONS,
+    /** replica.selector.class (KIP-392); null: consumers are never sent elsewhere. */
+    readonly replicaSelector: ReplicaSelector | null = null) {
     this.fetchPurgatory = new Purgatory('fetch', scheduler, limits.fetchPurgatoryOperationsMax);
     this.producePurgatory = new Purgatory('produce', scheduler, limits.producePurgatoryOperationsMax);
   }
@@ -449,13 +457,14 @@ export class ReplicaManager {
     const first = await this.readAll(params, true);
     let bytes = 0;
     for (const r of first) {
-      if (r.errorCode !== 0 || r.divergingEpoch !== undefined) return first;
+      if (r.errorCode !== 0 || r.divergingEpoch !== undefined || r.preferredReadReplica >= 0) return first;
       bytes += r.records?.length ?? 0;
     }
     if (params.maxWaitMs <= 0 || bytes >= params.minBytes || params.partitions.length === 0) return first;
     // Not enough yet: wait until what was there plus the bytes appended since make up min_bytes.
-    // No error above means every partition is led here.
+    // No error above means every partition is hosted here (led, or followed for a KIP-392 consumer).
     const watched = params.partitions.map((fp) => this.partitions.get(key(fp.topic, fp.partition))!);
+    const leading = watched.map((p) => p.isLeader);
     const startBytes = watched.map((p) => p.bytesAppended);
     // A follower reads up to the log end offset, so every append counts. A consumer reads below
     // the high watermark (read_committed: the LSO): appends count once that bound has moved (else
@@ -476,12 +485,20 @@ export class ReplicaManager {
           let available = bytes;
           for (let i = 0; i < watched.length; i++) {
             const p = watched[i]!;
-            // A partition no longer led here: answer now, the read gives its error.
-            if (!p.isLeader) {
+            // A partition that changed role or left this broker: answer now, the read gives its error.
+            if (p.isLeader !== leading[i] || this.partitions.get(key(p.topic, p.index)) !== p) {
               finish();
               return true;
             }
-            if (follower || bound(p) > startBound[i]!) available += p.bytesAppended - startBytes[i]!;
+            if (follower || bound(p) > startBound[i]!) {
+              // A follower replica serving a consumer (KIP-392) may have had the bytes before its
+              // high watermark reached them: a moved high watermark is news enough to answer.
+              if (!leading[i]) {
+                finish();
+                return true;
+              }
+              available += p.bytesAppended - startBytes[i]!;
+            }
           }
           if (available < params.minBytes) return false;
           finish();
@@ -507,9 +524,14 @@ export class ReplicaManager {
       const fp = params.partitions[i]!;
       // Most partitions of a long-lived fetch session have nothing new: answer those without a
       // promise, so an idle partition costs a few comparisons.
-      const checked = follower ? this.checkFollowerFetch(fp, params.replicaId!, params.replicaEpoch ?? -1n) : this.checkFetch(fp);
+      const checked = follower ? this.checkFollowerFetch(fp, params.replicaId!, params.replicaEpoch ?? -1n) : this.checkFetch(fp, params.clientMetadata !== undefined);
+      const preferred = !follower && checked instanceof Partition && params.clientMetadata !== undefined
+        ? this.preferredReadReplica(checked, params.clientMetadata, Number(fp.fetchOffset)) : -1;
       let r: FetchResultOut;
-      if (checked instanceof Partition) {
+      if (preferred >= 0) {
+        // Kafka skips the read: the consumer is to fetch from the preferred replica instead.
+        r = { ...this.fetchAnswer(checked as Partition, null, params.isolationLevel), preferredReadReplica: preferred };
+      } else if (checked instanceof Partition) {
         const leaderEndOffset = checked.log.logEndOffset;
         const upTo = follower ? leaderEndOffset : params.isolationLevel === 1 ? checked.lastStableOffset : checked.highWatermark;
         // KIP-74: the first partition with data returns at least one whole batch, even past max_bytes.
@@ -530,9 +552,14 @@ export class ReplicaManager {
     return results;
   }
 
-  /** The partition to read, or the error answer: unknown, not the leader, a stale epoch, an offset out of range. */
-  private checkFetch(fp: FetchPartitionIn): Partition | FetchResultOut {
-    const p = this.leaderPartition(fp.topic, fp.partition);
+  /**
+   * The partition to read, or the error answer: unknown, not the leader, a stale epoch, an offset
+   * out of range. With `fromFollower` (a KIP-392 consumer) a follower replica serves too, and a
+   * partition the metadata has but this broker does not host is NOT_LEADER_OR_FOLLOWER (Kafka's
+   * answer to a consumer whose preferred replica moved away), so the consumer goes back to the leader.
+   */
+  private checkFetch(fp: FetchPartitionIn, fromFollower = false): Partition | FetchResultOut {
+    const p = fromFollower ? this.hostedPartition(fp.topic, fp.partition) : this.leaderPartition(fp.topic, fp.partition);
     if (typeof p === 'number') return fetchError(p);
     if (fp.currentLeaderEpoch >= 0 && fp.currentLeaderEpoch !== p.leaderEpoch) {
       return fetchError(fp.currentLeaderEpoch > p.leaderEpoch ? ErrorCode.UNKNOWN_LEADER_EPOCH : ErrorCode.FENCED_LEADER_EPOCH, p);
@@ -540,6 +567,37 @@ export class ReplicaManager {
     const offset = Number(fp.fetchOffset);
     if (offset < p.log.logStartOffset || offset > p.log.logEndOffset) return fetchError(ErrorCode.OFFSET_OUT_OF_RANGE, p);
     return p;
+  }
+
+  private hostedPartition(topic: string, index: number): Partition | number {
+    const p = this.partitions.get(key(topic, index));
+    if (p !== undefined) return p;
+    return this.image?.topics.getTopic(topic)?.partitions.has(index) === true ? ErrorCode.NOT_LEADER_OR_FOLLOWER : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
+  }
+
+  /**
+   * Kafka's findPreferredReadReplica, on the leader: the candidates are the leader and the ISR
+   * followers whose logs hold `fetchOffset` and that have an unfenced registration with an endpoint
+   * on the consumer's listener (the replica's rack comes from it). -1 when the selector picks the
+   * leader or there is no selector.
+   */
+  private preferredReadReplica(p: Partition, client: ClientMetadata, fetchOffset: number): number {
+    if (this.replicaSelector === null || !p.isLeader) return -1;
+    const rackOf = (id: number): string | null | undefined => {
+      const b = this.image?.cluster.broker(id);
+      return b === undefined || b.fenced || !b.endpoints.some((e) => e.name === client.listenerName) ? undefined : b.rack;
+    };
+    const nowMs = this.clock.nowMs();
+    const leader: ReplicaView = { brokerId: this.brokerId, rack: rackOf(this.brokerId) ?? null, logEndOffset: p.log.logEndOffset, timeSinceLastCaughtUpMs: 0 };
+    const replicas: ReplicaView[] = [leader];
+    for (const f of p.followers.values()) {
+      if (!p.isr.includes(f.brokerId) || f.logEndOffset < fetchOffset || f.logStartOffset > fetchOffset) continue;
+      const rack = rackOf(f.brokerId);
+      if (rack === undefined) continue; // no endpoint for the consumer to go to
+      replicas.push({ brokerId: f.brokerId, rack, logEndOffset: f.logEndOffset, timeSinceLastCaughtUpMs: nowMs - f.lastCaughtUpTimeMs });
+    }
+    const selected = this.replicaSelector.select(client, { leader, replicas });
+    return selected === null || selected.brokerId === this.brokerId ? -1 : selected.brokerId;
   }
 
   /**

@@ -7,6 +7,9 @@
 // and long-polls through the fetch purgatory for min_bytes / max_wait_ms. A follower's fetch
 // (replica id >= 0; v15+ in ReplicaState with its broker epoch) reads up to the log end offset,
 // reports its progress to the leader and may be answered with a DivergingEpoch (v12+).
+// Follower fetching (KIP-392, v11+): a consumer's fetch carries its rack; a follower replica serves
+// it up to its own high watermark, and the leader may answer it with no records and a
+// preferredReadReplica (replica.selector.class) for the consumer to fetch from instead.
 import { ErrorCode, ZERO_UUID, type FetchRequest } from '../../protocol/index.js';
 import type { HandlerSpec } from '../context.js';
 import type { FetchSessionCache, SessionPartition } from '../fetch-sessions.js';
@@ -22,6 +25,7 @@ const TOPIC_IDS_MIN_VERSION = 13;
 const EMPTY_RECORDS = Buffer.alloc(0);
 const SESSIONS_MIN_VERSION = 7;
 const REPLICA_STATE_MIN_VERSION = 15;
+const RACK_ID_MIN_VERSION = 11;
 
 /** One partition's answer with what the fetch session compares against what it sent last. */
 interface Answered {
@@ -84,11 +88,14 @@ export const fetchHandler: HandlerSpec<FetchServices, 1> = {
         currentLeaderEpoch: p.currentLeaderEpoch, lastFetchedEpoch: p.lastFetchedEpoch, logStartOffset: p.logStartOffset,
       });
     }
+    const replicaId = ctx.apiVersion >= REPLICA_STATE_MIN_VERSION ? request.replicaState.replicaId : request.replicaId;
     const params: FetchParams = {
-      replicaId: ctx.apiVersion >= REPLICA_STATE_MIN_VERSION ? request.replicaState.replicaId : request.replicaId,
+      replicaId,
       replicaEpoch: ctx.apiVersion >= REPLICA_STATE_MIN_VERSION ? request.replicaState.replicaEpoch : -1n,
       maxWaitMs: request.maxWaitMs, minBytes: request.minBytes, maxBytes: request.maxBytes,
       isolationLevel: request.isolationLevel, partitions: readable,
+      // Kafka's ClientMetadata: consumers (negative replica ids) of v11+.
+      ...(ctx.apiVersion >= RACK_ID_MIN_VERSION && replicaId < 0 ? { clientMetadata: { rackId: request.rackId, listenerName: ctx.listenerName } } : {}),
       ...(ctx.responseBytes ? { alloc: ctx.responseBytes } : {}),
     };
     const read = readable.length > 0 ? await s.fetchPartitions(params) : [];
