@@ -16,6 +16,7 @@ import { randomUUID } from 'node:crypto';
 import { parseBrokerConfig } from '../config/index.js';
 import { startServer, quietLogger, type ServerHandle } from './server.js';
 import type { Logger } from './network.js';
+import type { FileSystem } from '../storage/index.js';
 
 export interface ClusterOptions {
   /** How many combined nodes (node ids 1..N); default 3. Not with `controllers`/`brokers`. */
@@ -30,6 +31,11 @@ export interface ClusterOptions {
   config?: Record<string, string>;
   /** Broker properties for one node, by node id, over `config` (e.g. `broker.rack`). */
   nodeConfig?: Readonly<Record<number, Record<string, string>>>;
+  /**
+   * The file system of each node's data directory (default the real one); an in-memory one lets a
+   * test inject disk faults, and keeps the node's data across kill and restart in this process.
+   */
+  fs?: (nodeId: number) => FileSystem;
   /** Fixed broker ports (one per broker); default free ports. */
   brokerPorts?: readonly number[];
   /** Fixed controller ports (one per controller); default free ports. */
@@ -184,8 +190,15 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     });
     let server: ServerHandle | null = null;
     let transition: Promise<void> = Promise.resolve();
+    const fs = options.fs?.(nodeId);
     const start = async () => {
-      server = await startServer({ config, dataDir, clusterId, logger: prefixed(logger, nodeId) });
+      let started: ServerHandle | null = null;
+      started = await startServer({
+        config, dataDir, clusterId, logger: prefixed(logger, nodeId), ...(fs ? { fs } : {}),
+        // Its log directory failed and it stopped itself: the node is down until restarted.
+        onHalt: () => { if (started !== null && server === started) server = null; },
+      });
+      server = started;
     };
     const serialize = (f: () => Promise<void>): Promise<void> => {
       const run = transition.then(f);

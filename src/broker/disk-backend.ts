@@ -32,6 +32,8 @@ export interface DiskBackendOptions {
   metadataSegmentBytes?: number;
   /** The cluster id of a new directory (else a random one). */
   clusterId?: string;
+  /** The log directory went offline after an I/O error (see LogManagerOptions.onOffline). */
+  onLogDirFailure?: (dir: string, cause: Error) => void;
 }
 
 /**
@@ -203,6 +205,7 @@ async function openDiskBackend(o: DiskBackendOptions, brokerConfig: BrokerConfig
     producerIdExpirationMs: Number(brokerConfig.get('producer.id.expiration.ms')),
     producerIdExpirationCheckIntervalMs: Number(brokerConfig.get('producer.id.expiration.check.interval.ms')),
     log: (m) => o.logger.info(`storage: ${m}`),
+    ...(o.onLogDirFailure ? { onOffline: (cause: Error) => o.onLogDirFailure!(o.dataDir, cause) } : {}),
   });
   // Static voters win; else the voter set is asked of controller.quorum.bootstrap.servers.
   const bootstrapVoters = async (): Promise<VoterAddress[] | undefined> => {

@@ -6,7 +6,7 @@ import { Router } from './router.js';
 import { apiVersionsHandler } from './handlers/18-api-versions.js';
 import { Broker, type BrokerDeps } from './broker.js';
 import { diskBackend } from './disk-backend.js';
-import { MemoryFileSystem } from '../storage/index.js';
+import { MemoryFileSystem, type FileSystem } from '../storage/index.js';
 import { describeQuorumAnswer, describeQuorumHandler, type QuorumServices } from './handlers/55-describe-quorum.js';
 import { parseBrokerConfig, type BrokerConfig } from '../config/index.js';
 import type { LogMetadata } from './metadata-log.js';
@@ -29,6 +29,13 @@ export interface ServerOptions {
    * MemoryFileSystem, not durable).
    */
   dataDir?: string;
+  /** The file system `dataDir` is on (default the real one): an in-memory one lets tests inject disk faults. */
+  fs?: FileSystem;
+  /**
+   * The server stopped by itself: its log directory failed (an I/O error), and with every log
+   * directory gone a broker halts, as Kafka's does. Called once it is closed, with the error.
+   */
+  onHalt?: (cause: Error) => void;
   /** Only ApiVersions, no backend at all (protocol-level tests). */
   bare?: boolean;
   /** A parsed broker configuration (server.properties + overrides); it sets node id, listeners and limits. */
@@ -130,10 +137,13 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerHa
   const brokerConfig = options.config ?? parseBrokerConfig({ 'node.id': String(nodeId) });
   // Without a data directory the same backend runs on an in-memory file system (one code path).
   const clusterId = options.clusterId !== undefined ? { clusterId: options.clusterId } : {};
+  // Bound once the handle exists; a directory cannot fail before its logs serve anything.
+  let onLogDirFailure = (_dir: string, _cause: Error): void => {};
+  const failures = { onLogDirFailure: (dir: string, cause: Error) => onLogDirFailure(dir, cause) };
   const disk = !options.backend && !options.bare
     ? await diskBackend(options.dataDir !== undefined
-      ? { dataDir: options.dataDir, nodeId, brokerConfig, clock, logger, ...clusterId }
-      : { dataDir: '/logline', fs: new MemoryFileSystem(), nodeId, brokerConfig, clock, logger, ...clusterId })
+      ? { dataDir: options.dataDir, ...(options.fs ? { fs: options.fs } : {}), nodeId, brokerConfig, clock, logger, ...clusterId, ...failures }
+      : { dataDir: '/logline', fs: options.fs ?? new MemoryFileSystem(), nodeId, brokerConfig, clock, logger, ...clusterId, ...failures })
     : undefined;
   const backend = options.backend ?? disk;
   if (disk && options.dataDir === undefined) logger.warn('storage: in memory, not durable (no data directory given)');
@@ -198,6 +208,37 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerHa
     const l = brokerConfig.listeners.map(parseListener).find((x) => names.has(x.name));
     if (l) logger.info(`controller listening on ${l.name}://${l.host}:${disk.metadata.controllerPort}`);
   }
+  let closing: Promise<void> | null = null;
+  const close = (closeOptions?: { controlledShutdown?: boolean }): Promise<void> => closing ??= (async () => {
+    // Controlled shutdown first: the controller moves this broker's leaderships away.
+    if (closeOptions?.controlledShutdown !== false) await broker?.controlledShutdown(CONTROLLED_SHUTDOWN_TIMEOUT_MS);
+    broker?.lifecycle?.close();
+    // Followers stop before the logs they write close.
+    await broker?.replicaFetchers.close();
+    await network.close();
+    broker?.txn.close();
+    broker?.replicaManager.stopIsrExpiration();
+    broker?.alterPartitions.close();
+    broker?.replicaManager.fetchPurgatory.dropAll();
+    broker?.replicaManager.producePurgatory.dropAll();
+    await broker?.settled();
+    await disk?.logs.removalsDone();
+    await disk?.close();
+  })();
+  // Kafka's handling of a failed log directory when it was the broker's only one (it also holds
+  // the metadata log): the broker halts (no controlled shutdown: nothing can be written any more).
+  // Until it is gone its partitions answer KAFKA_STORAGE_ERROR; the controller fences it when its
+  // heartbeats stop, and elects new leaders from the ISR, so nothing acknowledged with acks=all is lost.
+  onLogDirFailure = (dir, cause) => {
+    logger.error(`log directory ${dir} failed (${cause.message}); shutting down the broker, as every log directory has failed`);
+    // Not from inside the log operation that failed.
+    setImmediate(() => {
+      close({ controlledShutdown: false }).then(() => options.onHalt?.(cause), (e: unknown) => {
+        logger.error(`shutting down after a log directory failure: ${e instanceof Error ? e.message : String(e)}`);
+        options.onHalt?.(cause);
+      });
+    });
+  };
   return {
     nodeId,
     listeners: network.bound,
@@ -208,21 +249,6 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerHa
     metadata: disk?.metadata ?? null,
     controllerPort: disk?.metadata.controllerPort ?? 0,
     // Stop accepting and answer what is in flight, then flush the logs and mark a clean shutdown.
-    close: async (closeOptions) => {
-      // Controlled shutdown first: the controller moves this broker's leaderships away.
-      if (closeOptions?.controlledShutdown !== false) await broker?.controlledShutdown(CONTROLLED_SHUTDOWN_TIMEOUT_MS);
-      broker?.lifecycle?.close();
-      // Followers stop before the logs they write close.
-      await broker?.replicaFetchers.close();
-      await network.close();
-      broker?.txn.close();
-      broker?.replicaManager.stopIsrExpiration();
-      broker?.alterPartitions.close();
-      broker?.replicaManager.fetchPurgatory.dropAll();
-      broker?.replicaManager.producePurgatory.dropAll();
-      await broker?.settled();
-      await disk?.logs.removalsDone();
-      await disk?.close();
-    },
+    close,
   };
 }

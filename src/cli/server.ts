@@ -53,19 +53,22 @@ export async function serverCommand(argv: string[]): Promise<number> {
     return 2;
   }
   let server;
+  // The broker stopped by itself (its log directory failed): the process exits with 1.
+  let halt = () => {};
   try {
-    server = await startServer({ config, dataDir: config.logDirs[0], logger: consoleLogger });
+    server = await startServer({ config, dataDir: config.logDirs[0], logger: consoleLogger, onHalt: () => halt() });
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
     console.error(e.code === 'EADDRINUSE' ? `cannot listen: ${e.message} (is another broker running?)` : `cannot start: ${e.message}`);
     return 1;
   }
-  await new Promise<void>((resolve) => {
-    const stop = (sig: string) => { consoleLogger.info(`${sig}: shutting down`); resolve(); };
+  const halted = await new Promise<boolean>((resolve) => {
+    const stop = (sig: string) => { consoleLogger.info(`${sig}: shutting down`); resolve(false); };
     process.once('SIGINT', () => stop('SIGINT'));
     process.once('SIGTERM', () => stop('SIGTERM'));
+    halt = () => resolve(true);
   });
   await server.close();
   consoleLogger.info('stopped');
-  return 0;
+  return halted ? 1 : 0;
 }

@@ -43,6 +43,11 @@ export interface LogManagerOptions {
   producerIdExpirationCheckIntervalMs?: number;
   cleanerBackoffMs?: number;
   log?: (message: string) => void;
+  /**
+   * The directory went offline after an I/O error (Kafka's LogDirFailureChannel): called once, with
+   * the error. The broker decides what that means for it (with its only directory gone, it halts).
+   */
+  onOffline?: (cause: Error) => void;
 }
 
 export interface MetaProperties { nodeId: number; clusterId: string; directoryId: string }
@@ -181,6 +186,7 @@ export class LogManager {
     this.offline = e;
     this.say(`log directory ${this.o.dir} is offline after an I/O error: ${e.message}`);
     for (const l of this.logs.values()) l.offlineCause ??= e;
+    this.o.onOffline?.(e);
   }
 
   /** Deletes a partition's log (topic deleted or replica moved away). */
