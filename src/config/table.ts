@@ -40,6 +40,12 @@ const THROTTLED_REPLICAS: Validator = {
   check: (v) => { const l = v as string[]; return (l.length === 1 && l[0] === '*') || l.every((x) => /^\d+:\d+$/.test(x)); },
 };
 const CW: KeyOptions = { dynamic: 'cluster-wide' };
+/** The replica selectors Logline has (src/replication/replica-selector.ts), by Kafka's class names. */
+const REPLICA_SELECTOR_CLASSES = ['org.apache.kafka.common.replica.RackAwareReplicaSelector', 'org.apache.kafka.common.replica.LeaderSelector'];
+const REPLICA_SELECTORS: Validator = {
+  kind: 'custom', rule: `Value must be one of ${REPLICA_SELECTOR_CLASSES.join(', ')}`,
+  check: (v) => v === '' || REPLICA_SELECTOR_CLASSES.includes(v as string),
+};
 
 /** Topic-level keys (Kafka's TopicConfig / LogConfig), all of them settable per topic. */
 export const TOPIC_KEYS = {
@@ -154,7 +160,7 @@ export const BROKER_KEYS = {
   'replica.fetch.backoff.ms': key('replica.fetch.backoff.ms', 'int', '1000', 'Pause after a failed follower fetch.', { validator: atLeast(0) }),
   'replica.socket.timeout.ms': key('replica.socket.timeout.ms', 'int', '30000', 'Timeout of follower fetch requests.'),
   'replica.high.watermark.checkpoint.interval.ms': key('replica.high.watermark.checkpoint.interval.ms', 'long', '5000', 'How often high watermarks are checkpointed.'),
-  'replica.selector.class': key('replica.selector.class', 'class', null, 'Picks the replica a consumer reads from (KIP-392): org.apache.kafka.common.replica.RackAwareReplicaSelector (a replica in the consumer\'s client.rack) or org.apache.kafka.common.replica.LeaderSelector; unset, consumers read from leaders.'),
+  'replica.selector.class': key('replica.selector.class', 'class', null, 'Picks the replica a consumer reads from (KIP-392): org.apache.kafka.common.replica.RackAwareReplicaSelector (a replica in the consumer\'s client.rack) or org.apache.kafka.common.replica.LeaderSelector; unset, consumers read from leaders.', { validator: REPLICA_SELECTORS }),
   'auto.leader.rebalance.enable': key('auto.leader.rebalance.enable', 'boolean', 'true', 'Move leadership back to preferred replicas.', { importance: 'high' }),
   'leader.imbalance.per.broker.percentage': key('leader.imbalance.per.broker.percentage', 'int', '10', 'Accepted, not used: as in Kafka\'s KRaft controller, any partition not led by its preferred replica is balanced.', { importance: 'high' }),
   'leader.imbalance.check.interval.seconds': key('leader.imbalance.check.interval.seconds', 'long', '300', 'How often leader imbalance is checked.', { validator: atLeast(1), importance: 'high' }),
