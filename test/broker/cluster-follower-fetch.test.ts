@@ -2,10 +2,11 @@
 // replica.selector.class=RackAwareReplicaSelector: over the wire, the leader answers a consumer in
 // a follower's rack with that follower as preferredReadReplica and no records, and the follower
 // serves the consumer up to its own high watermark; then confluent-kafka-python with client.rack
-// reads every partition, the ones led elsewhere from the replica in its rack.
+// and kafkajs with rackId read every partition, the ones led elsewhere from the replica in their rack.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { Kafka, logLevel } from 'kafkajs';
 import { startCluster, type ClusterHandle } from '../../src/index.js';
 import { ClusterClient } from '../../src/client/index.js';
 import { ApiKey, ErrorCode } from '../../src/protocol/index.js';
@@ -121,21 +122,7 @@ test('confluent-kafka-python with client.rack reads the partitions led elsewhere
   const rackBroker = 2;
   const ledElsewhere = info.partitions.filter((p) => p.leader !== rackBroker).map((p) => p.partition);
   assert.ok(ledElsewhere.length > 0, 'round-robin placement leads some partition on another broker');
-  // Count, on the rack-b broker, the records it serves to consumers from partitions it follows.
-  const rm = node(rackBroker).replicaManager;
-  const servedAsFollower = new Map<number, number>();
-  const fetch = rm.fetch.bind(rm);
-  rm.fetch = async (params) => {
-    const out = await fetch(params);
-    if ((params.replicaId ?? -1) < 0) {
-      params.partitions.forEach((fp, i) => {
-        const p = rm.partition(fp.topic, fp.partition);
-        const n = offsetsOf(out[i]!.records).length;
-        if (fp.topic === 'rack-py' && p !== undefined && !p.isLeader && n > 0) servedAsFollower.set(fp.partition, (servedAsFollower.get(fp.partition) ?? 0) + n);
-      });
-    }
-    return out;
-  };
+  const { servedAsFollower, restore } = countServedAsFollower(rackBroker, 'rack-py');
   try {
     const r = await runProcess(PYTHON, ['test/broker/python/follower_fetch.py', cluster.bootstrap, 'rack-py', String(partitions), String(count), RACKS[rackBroker]!], null, 150_000);
     assert.equal(r.code, 0, r.stderr);
@@ -147,6 +134,55 @@ test('confluent-kafka-python with client.rack reads the partitions led elsewhere
       assert.ok((servedAsFollower.get(partition) ?? 0) > 0, `partition ${partition} (led by ${info.partitions[partition]!.leader}) was read from broker ${rackBroker}, its follower in rack ${RACKS[rackBroker]}`);
     }
   } finally {
-    rm.fetch = fetch;
+    restore();
   }
 });
+
+test('kafkajs with rackId reads the partitions led elsewhere from the follower in its rack', { timeout: 180_000 }, async () => {
+  const partitions = 3;
+  const count = 300;
+  const info = await createTopic('rack-js', partitions);
+  const rackBroker = 3;
+  const ledElsewhere = info.partitions.filter((p) => p.leader !== rackBroker).map((p) => p.partition);
+  assert.ok(ledElsewhere.length > 0);
+  const kafka = new Kafka({ clientId: 'rack-js', brokers: cluster.bootstrap.split(','), logLevel: logLevel.NOTHING, retry: { retries: 10, initialRetryTime: 100 } });
+  const producer = kafka.producer({ idempotent: true });
+  await producer.connect();
+  await producer.send({ topic: 'rack-js', acks: -1, messages: Array.from({ length: count }, (_, i) => ({ partition: i % partitions, value: `v${i}` })) });
+  await producer.disconnect();
+  const { servedAsFollower, restore } = countServedAsFollower(rackBroker, 'rack-js');
+  const consumer = kafka.consumer({ groupId: 'rack-js-group', rackId: RACKS[rackBroker]! });
+  try {
+    const seen = new Set<string>();
+    await consumer.connect();
+    await consumer.subscribe({ topic: 'rack-js', fromBeginning: true });
+    await consumer.run({ eachMessage: async ({ message }) => { seen.add(message.value!.toString()); } });
+    await within(60_000, 'kafkajs reads everything', (async () => { while (seen.size < count) await sleep(50); })());
+    assert.equal(seen.size, count);
+    for (const partition of ledElsewhere) {
+      assert.ok((servedAsFollower.get(partition) ?? 0) > 0, `partition ${partition} (led by ${info.partitions[partition]!.leader}) was read from broker ${rackBroker}, its follower in rack ${RACKS[rackBroker]}`);
+    }
+  } finally {
+    await consumer.disconnect();
+    restore();
+  }
+});
+
+/** Counts, on `brokerId`, the records it serves to consumers from partitions of `topic` it follows. */
+function countServedAsFollower(brokerId: number, topic: string) {
+  const rm = node(brokerId).replicaManager;
+  const servedAsFollower = new Map<number, number>();
+  const fetch = rm.fetch.bind(rm);
+  rm.fetch = async (params) => {
+    const out = await fetch(params);
+    if ((params.replicaId ?? -1) < 0) {
+      params.partitions.forEach((fp, i) => {
+        const p = rm.partition(fp.topic, fp.partition);
+        const n = offsetsOf(out[i]!.records).length;
+        if (fp.topic === topic && p !== undefined && !p.isLeader && n > 0) servedAsFollower.set(fp.partition, (servedAsFollower.get(fp.partition) ?? 0) + n);
+      });
+    }
+    return out;
+  };
+  return { servedAsFollower, restore: () => { rm.fetch = fetch; } };
+}
