@@ -31,7 +31,7 @@ export interface PartitionResultState {
   lastStableOffset: bigint;
   logStartOffset: bigint;
   recordsBytes: number;
-  /** Answered even when nothing else changed (a DivergingEpoch, as Kafka's FetchSession). */
+  /** Answered even when nothing else changed (a DivergingEpoch or a preferred read replica, as Kafka's FetchSession). */
   mustRespond?: boolean;
 }
 

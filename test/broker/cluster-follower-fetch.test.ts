@@ -94,6 +94,17 @@ test('the leader names the follower in the consumer\'s rack; that follower serve
   assert.equal(inLeaderRack.preferredReadReplica, -1);
   assert.deepEqual(offsetsOf(inLeaderRack.records), [0, 1, 2, 3, 4]);
 
+  // In a fetch session (KIP-227) an incremental fetch with nothing new still names the preferred
+  // read replica (rackId is per request): the client has to learn it.
+  const sessionFetch = (sessionId: number, sessionEpoch: number, rackId: string, topics: object[]) => leaderConn.send(ApiKey.Fetch, 12, {
+    replicaId: -1, maxWaitMs: 0, minBytes: 0, maxBytes: 1 << 20, isolationLevel: 0, sessionId, sessionEpoch, topics, forgottenTopicsData: [], rackId,
+  });
+  const full = await sessionFetch(0, 0, RACKS[p0.leader]!, [{ topic: 'rack-wire', partitions: [{ partition: 0, currentLeaderEpoch: -1, fetchOffset: 5n, lastFetchedEpoch: -1, logStartOffset: -1n, partitionMaxBytes: 1 << 20 }] }]);
+  assert.ok(full.sessionId > 0, 'a session was opened');
+  assert.equal(full.responses[0].partitions[0].preferredReadReplica, -1);
+  const incremental = await sessionFetch(full.sessionId, 1, RACKS[followerId]!, []);
+  assert.deepEqual(incremental.responses.flatMap((t: any) => t.partitions.map((p: any) => [p.partitionIndex, p.preferredReadReplica])), [[0, followerId]]);
+
   const followerConn = await client.broker(followerId);
   const fromFollower = await consumerFetch(followerConn, RACKS[followerId]!);
   assert.equal(fromFollower.errorCode, ErrorCode.NONE);

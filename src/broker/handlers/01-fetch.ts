@@ -108,7 +108,8 @@ export const fetchHandler: HandlerSpec<FetchServices, 1> = {
       results.push({
         topic: p.topic, partition: p.partition, errorCode: r.errorCode, highWatermark: r.highWatermark,
         lastStableOffset: r.lastStableOffset, logStartOffset: r.logStartOffset, recordsBytes: r.records?.length ?? 0,
-        mustRespond: r.divergingEpoch !== undefined, result: r,
+        // An incremental session still names these (Kafka's CachedPartition): the client must learn them.
+        mustRespond: r.divergingEpoch !== undefined || r.preferredReadReplica >= 0, result: r,
       });
     }
     const answered = outcome.context.filter(results);
