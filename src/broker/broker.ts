@@ -40,6 +40,8 @@ import { deleteRecordsHandler } from './handlers/21-delete-records.js';
 import { offsetForLeaderEpochHandler } from './handlers/23-offset-for-leader-epoch.js';
 import { describeTopicPartitionsHandler } from './handlers/75-describe-topic-partitions.js';
 import { electLeadersHandler } from './handlers/43-elect-leaders.js';
+import { alterPartitionReassignmentsHandler } from './handlers/45-alter-partition-reassignments.js';
+import { listPartitionReassignmentsHandler } from './handlers/46-list-partition-reassignments.js';
 import { randomUUID } from 'node:crypto';
 import {
   GroupCoordinatorService, OFFSETS_TOPIC, replicaManagerLog, TRANSACTION_STATE_TOPIC, TxnCoordinatorService, defaultTxnConfig, type MarkerWrite,
@@ -134,7 +136,8 @@ export class Broker {
     this.fetchSessions = new FetchSessionCache(deps.fetchSessionCacheSlots, deps.clock);
     for (const h of [apiVersionsHandler(() => this.router.supportedVersions(), () => this.deps.metadata.view().features()), metadataHandler, produceHandler, fetchHandler, listOffsetsHandler,
       createTopicsHandler, deleteTopicsHandler, createPartitionsHandler, describeClusterHandler, deleteRecordsHandler, offsetForLeaderEpochHandler,
-      describeTopicPartitionsHandler, describeConfigsHandler, alterConfigsHandler, incrementalAlterConfigsHandler, electLeadersHandler, describeLogDirsHandler, initProducerIdHandler]) {
+      describeTopicPartitionsHandler, describeConfigsHandler, alterConfigsHandler, incrementalAlterConfigsHandler, electLeadersHandler,
+      alterPartitionReassignmentsHandler, listPartitionReassignmentsHandler, describeLogDirsHandler, initProducerIdHandler]) {
       this.router.register(h);
     }
     this.groups = this.createGroupCoordinator();
@@ -403,6 +406,8 @@ export class Broker {
       createPartitions: (topics, validateOnly) => settle(c().createPartitions(topics, validateOnly)),
       electLeaders: (request) => settle(c().electLeaders(request)),
       alterConfigs: (change) => settle(c().alterConfigs(change)),
+      alterPartitionReassignments: (request) => settle(c().alterPartitionReassignments(request)),
+      listPartitionReassignments: (request) => c().listPartitionReassignments(request),
       allocateProducerIds: (request) => c().allocateProducerIds(request),
       registerBroker: (request) => c().registerBroker(request),
       brokerHeartbeat: (request) => c().brokerHeartbeat(request),

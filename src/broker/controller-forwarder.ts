@@ -19,6 +19,7 @@ import {
   type BrokerHeartbeatRequest, type BrokerHeartbeatResponse,
   type BrokerRegistrationRequest, type BrokerRegistrationResponse, type CreatePartitionsRequestCreatePartitionsTopic,
   type CreatePartitionsResponseCreatePartitionsTopicResult, type CreateTopicsRequest, type CreateTopicsResponseCreatableTopicResult,
+  type AlterPartitionReassignmentsRequest, type AlterPartitionReassignmentsResponse, type ListPartitionReassignmentsRequest, type ListPartitionReassignmentsResponse,
   type DeleteTopicsResponseDeletableTopicResult, type DescribeQuorumRequest, type DescribeQuorumResponse, type ElectLeadersRequest, type ElectLeadersResponseReplicaElectionResult,
 } from '../protocol/index.js';
 import type { ConfigChange, ControllerChannel, ResourceResult } from './controller-channel.js';
@@ -98,6 +99,19 @@ export class ForwardingControllerChannel implements ControllerChannel {
       const r = await conn.send<{ errorCode: number; replicaElectionResults: ElectLeadersResponseReplicaElectionResult[] }>(ApiKey.ElectLeaders, 2, request);
       return { errorCode: r.errorCode, results: r.replicaElectionResults };
     }, () => ({ errorCode: ErrorCode.NOT_CONTROLLER, results: [] }));
+  }
+
+  /** Forwarded without waiting for this node's image: the reassignment runs on from there. */
+  alterPartitionReassignments(request: AlterPartitionReassignmentsRequest): Promise<AlterPartitionReassignmentsResponse> {
+    return this.route((c) => c.alterPartitionReassignments(request),
+      (conn) => conn.send<AlterPartitionReassignmentsResponse>(ApiKey.AlterPartitionReassignments, 0, request),
+      () => ({ throttleTimeMs: 0, errorCode: ErrorCode.NOT_CONTROLLER, errorMessage: NOT_CONTROLLER_MESSAGE, responses: [] }));
+  }
+
+  listPartitionReassignments(request: ListPartitionReassignmentsRequest): Promise<ListPartitionReassignmentsResponse> {
+    return this.route((c) => c.listPartitionReassignments(request),
+      (conn) => conn.send<ListPartitionReassignmentsResponse>(ApiKey.ListPartitionReassignments, 0, request),
+      () => ({ throttleTimeMs: 0, errorCode: ErrorCode.NOT_CONTROLLER, errorMessage: NOT_CONTROLLER_MESSAGE, topics: [] }));
   }
 
   /**
