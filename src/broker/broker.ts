@@ -9,7 +9,7 @@
 import { ErrorCode, type BrokerRegistrationRequest, type CreateTopicsRequest } from '../protocol/index.js';
 import { ATTR_TRANSACTIONAL, BatchHeaderAt, RECORD_BATCH_HEADER_BYTES } from '../records/index.js';
 import { CONTROLLER_FEATURES, KRAFT_VERSION_FEATURE, topicNameError, type TopicConfigValidator, type TopicDefaults } from '../controller/index.js';
-import { AlterPartitionManager, ReplicaFetcherManager, ReplicaManager, type LeaderEndpoint, type LocalLog, type ReplicaDeltaPorts, type Scheduler } from '../replication/index.js';
+import { AlterPartitionManager, ReplicaFetcherManager, ReplicaManager, ReplicationQuota, isThrottledReplica, parseThrottledReplicas, type LeaderEndpoint, type LocalLog, type ReplicaDeltaPorts, type Scheduler } from '../replication/index.js';
 import { BrokerConnection } from '../client/index.js';
 import type { MetadataDelta, MetadataImage } from '../metadata/index.js';
 import { Prng, limits, partitionKey, partitionName, type Clock } from '../util/index.js';
@@ -129,10 +129,16 @@ export class Broker {
       brokerId: deps.nodeId, brokerEpoch: () => this.lifecycle?.brokerEpoch ?? -1n, send: (request) => deps.controller.alterPartition(request, 3),
       scheduler: this.coordinatorScheduler(), retryBackoffMs: ALTER_PARTITION_RETRY_BACKOFF_MS, log: (line) => deps.logger?.warn(line),
     });
+    this.leaderQuota = this.replicationQuota('leader.replication.throttled.rate');
+    this.followerQuota = this.replicationQuota('follower.replication.throttled.rate');
     this.replicaFetchers = this.createReplicaFetchers();
     this.replicaManager = new ReplicaManager(deps.nodeId, deps.clock, deps.scheduler, { fetchPurgatoryOperationsMax: limits.fetchPurgatoryOperationsMax, producePurgatoryOperationsMax: limits.producePurgatoryOperationsMax },
       this.replicaFetchers, { replicaLagTimeMaxMs: Number(deps.brokerConfig.get('replica.lag.time.max.ms')), channel: this.alterPartitions });
     this.replicaManager.startIsrExpiration(this.coordinatorScheduler());
+    this.replicaManager.leaderThrottle = {
+      quota: this.leaderQuota,
+      isThrottled: (p) => isThrottledReplica(this.throttledReplicas(p.topic, 'leader.replication.throttled.replicas'), p.index, deps.nodeId),
+    };
     this.fetchSessions = new FetchSessionCache(deps.fetchSessionCacheSlots, deps.clock);
     for (const h of [apiVersionsHandler(() => this.router.supportedVersions(), () => this.deps.metadata.view().features()), metadataHandler, produceHandler, fetchHandler, listOffsetsHandler,
       createTopicsHandler, deleteTopicsHandler, createPartitionsHandler, describeClusterHandler, deleteRecordsHandler, offsetForLeaderEpochHandler,
@@ -317,6 +323,10 @@ export class Broker {
   readonly replicaFetchers: ReplicaFetcherManager;
   /** The image of the delta being applied: where the fetchers find leaders' endpoints and topic ids. */
   private image: MetadataImage | null = null;
+  /** leader.replication.throttled.rate: bytes served to throttled followers. */
+  private readonly leaderQuota: ReplicationQuota;
+  /** follower.replication.throttled.rate: bytes fetched for throttled replicas. */
+  private readonly followerQuota: ReplicationQuota;
 
   private createReplicaFetchers(): ReplicaFetcherManager {
     const c = this.deps.brokerConfig;
@@ -349,7 +359,33 @@ export class Broker {
       },
       clock: this.deps.clock,
       ...(this.deps.logger ? { logger: this.deps.logger } : {}),
+      throttle: {
+        quota: this.followerQuota,
+        // A replica in the ISR is never throttled (Kafka: only catching-up replicas are).
+        isThrottled: (p) => isThrottledReplica(this.throttledReplicas(p.topic, 'follower.replication.throttled.replicas'), p.index, this.deps.nodeId)
+          && this.image?.topics.getTopic(p.topic)?.partitions.get(p.index)?.isr.includes(this.deps.nodeId) !== true,
+      },
     });
+  }
+
+  /**
+   * leader/follower.replication.throttled.rate as this broker's dynamic config, the cluster
+   * default, or the static config have it, read at each check (a reassignment sets and clears them).
+   */
+  private replicationQuota(name: 'leader.replication.throttled.rate' | 'follower.replication.throttled.rate'): ReplicationQuota {
+    const c = this.deps.brokerConfig;
+    const rate = (): number => {
+      const configs = this.image?.configs;
+      const value = configs?.brokerConfigs(this.deps.nodeId).get(name) ?? configs?.brokerConfigs('').get(name);
+      return Number(value ?? c.get(name));
+    };
+    return new ReplicationQuota(rate, {
+      windowCount: Number(c.get('replication.quota.window.num')), windowMs: Number(c.get('replication.quota.window.size.seconds')) * 1000,
+    });
+  }
+
+  private throttledReplicas(topic: string, name: 'leader.replication.throttled.replicas' | 'follower.replication.throttled.replicas') {
+    return parseThrottledReplicas(this.image?.configs.topicConfigs(topic).get(name));
   }
 
   private readonly deltaPorts: ReplicaDeltaPorts = {

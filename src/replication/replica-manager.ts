@@ -19,6 +19,13 @@ import { Partition, type ActiveProducer, type AppendOrigin, type IsrEligibility,
 import { NO_ISR_CHANGES, type IsrChangeChannel } from './alter-partition-manager.js';
 import { Purgatory, PurgatoryFullError, type Scheduler } from './purgatory.js';
 import { NO_REPLICA_FETCHERS, type ReplicaFetchers } from './fetchers.js';
+import type { ReplicationQuota } from './quota.js';
+
+/** The leader replication throttle: the quota, and whether serving a partition to a replica counts against it. */
+export interface LeaderThrottle {
+  readonly quota: ReplicationQuota;
+  isThrottled(p: Partition, replicaId: number): boolean;
+}
 
 export interface ReplicaManagerLimits {
   fetchPurgatoryOperationsMax: number;
@@ -162,6 +169,8 @@ export class ReplicaManager {
   /** The latest metadata image applied: which brokers may join an ISR, at which epoch. */
   private image: MetadataImage | null = null;
   private isrExpiration: { cancel(): void } | null = null;
+  /** leader.replication.throttled.* (none until the broker sets it). */
+  leaderThrottle: LeaderThrottle | null = null;
 
   constructor(readonly brokerId: number, readonly clock: Clock, private readonly scheduler: Scheduler, limits: ReplicaManagerLimits,
     /** Where followers fetch from their leader (none fetches until the replication issue plugs one in). */
@@ -513,10 +522,16 @@ export class ReplicaManager {
         const leaderEndOffset = checked.log.logEndOffset;
         const upTo = follower ? leaderEndOffset : params.isolationLevel === 1 ? checked.lastStableOffset : checked.highWatermark;
         // KIP-74: the first partition with data returns at least one whole batch, even past max_bytes.
-        const maxBytes = Math.min(fp.partitionMaxBytes, Math.max(0, budget));
+        let maxBytes = Math.min(fp.partitionMaxBytes, Math.max(0, budget));
         const offset = Number(fp.fetchOffset);
-        const wanted = offset < upTo && (maxBytes > 0 || !anyData);
+        // Kafka's shouldLeaderThrottle: a throttled partition served to a replica outside the ISR
+        // gets what the leader quota allows now, nothing when it is used up.
+        const throttled = follower && this.isLeaderThrottled(checked, params.replicaId!);
+        const allowance = throttled ? this.leaderThrottle!.quota.allowance(this.clock.nowMs()) : Infinity;
+        if (throttled) maxBytes = Math.min(maxBytes, allowance);
+        const wanted = offset < upTo && (maxBytes > 0 || (!anyData && allowance > 0));
         r = wanted ? await this.readOne(checked, offset, !anyData ? Math.max(1, maxBytes) : maxBytes, upTo, params.isolationLevel, params.alloc) : this.fetchAnswer(checked, null, params.isolationLevel);
+        if (throttled) this.leaderThrottle!.quota.record(r.records?.length ?? 0, this.clock.nowMs());
         if (follower && updateFetchState && r.errorCode === 0) this.updateFollowerFetchState(checked, params.replicaId!, params.replicaEpoch ?? -1n, fp, leaderEndOffset);
       } else {
         r = checked;
@@ -528,6 +543,11 @@ export class ReplicaManager {
       results[i] = r;
     }
     return results;
+  }
+
+  private isLeaderThrottled(p: Partition, replicaId: number): boolean {
+    const t = this.leaderThrottle;
+    return t !== null && t.quota.isThrottling && !p.isr.includes(replicaId) && t.isThrottled(p, replicaId);
   }
 
   /** The partition to read, or the error answer: unknown, not the leader, a stale epoch, an offset out of range. */
