@@ -64,9 +64,10 @@ export async function topicCommand(argv: string[]): Promise<number> {
         const filters = (['under-replicated-partitions', 'unavailable-partitions', 'under-min-isr-partitions'] as const).filter((f) => flags[f] === true);
         if (filters.length > 0) return await describeFiltered(client, name, filters, json);
         const t = await topicMetadata(client, needName());
-        // As kafka-topics.sh: adding/removing replicas of partitions being reassigned (ListPartitionReassignments).
+        // As kafka-topics.sh: adding/removing replicas of partitions being reassigned. They come from
+        // the controller (ListPartitionReassignments); without one reachable the rest still shows.
         const moving = (await client.any()).versions.has(ApiKey.ListPartitionReassignments)
-          ? await ongoing(client, [{ name: t.name, partitionIndexes: t.partitions.map((p) => p.partition) }]) : new Map();
+          ? await ongoing(client, [{ name: t.name, partitionIndexes: t.partitions.map((p) => p.partition) }]).catch(() => new Map()) : new Map();
         const partitions = t.partitions.map((p) => {
           const m = moving.get(`${t.name}-${p.partition}`);
           const row = { partition: p.partition, leader: p.leader, leaderEpoch: p.leaderEpoch, replicas: p.replicas, isr: p.isr, offline: p.offlineReplicas };

@@ -2,8 +2,9 @@
 // leader election) into the smallest PartitionChangeRecord that reaches it, or none when nothing
 // would change. Elections on fencing, unfencing, controlled shutdown and unclean recovery all go
 // through it, and so do reassignments: a target replica list with adding/removing replicas, and
-// the completion of a running reassignment whenever the ISR it reaches holds every kept replica. Replay (the metadata room's mergePartitionChange) bumps the leader epoch on every
-// leader change and the partition epoch on every record, so the builder only decides values.
+// the completion of a running reassignment whenever the ISR it reaches holds every kept replica.
+// Replay (the metadata room's mergePartitionChange) bumps the leader epoch on every leader change
+// and the partition epoch on every record, so the builder only decides values.
 import { maybeCompleteReassignment } from './reassignment.js';
 import {
   LeaderRecoveryState, metadataRecord, NO_LEADER, NO_LEADER_CHANGE, NO_LEADER_RECOVERY_CHANGE,
