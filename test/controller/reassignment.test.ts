@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { ErrorCode, type AlterPartitionRequest } from '../../src/protocol/index.js';
 import { Driver } from './driver.js';
 import { maybeCompleteReassignment, reassignmentReplicas } from '../../src/controller/reassignment.js';
+import { MetadataDelta, MetadataImage, imageToRecords } from '../../src/metadata/index.js';
 
 function cluster(brokers = 4) {
   const d = new Driver();
@@ -42,8 +43,8 @@ test('replica arithmetic: target first, then the replicas being removed', () => 
   assert.deepEqual(maybeCompleteReassignment([3, 4, 1], [4], [1], [1, 3, 4]), { replicas: [3, 4], isr: [3, 4] });
 });
 
-test('a reassignment adds the new replica, lists it, and completes once the new replica joins the ISR: the removed one leaves, the leader stays', () => {
-  const { p, reassign, list, alterIsr } = cluster();
+test('a reassignment adds the new replica, lists it (and a snapshot keeps it), and completes once the new replica joins the ISR: the removed one leaves, the leader stays', () => {
+  const { d, p, reassign, list, alterIsr } = cluster();
   const before = p();
   const leader = before.leader;
   const spare = [1, 2, 3, 4].find((b) => !before.replicas.includes(b))!;
@@ -60,6 +61,11 @@ test('a reassignment adds the new replica, lists it, and completes once the new 
   assert.equal(during.leaderEpoch, before.leaderEpoch, 'adding a replica does not bump the leader epoch');
   assert.deepEqual(list().topics, [{ name: 't', partitions: [{ partitionIndex: 0, replicas: [...target, dropped], addingReplicas: [spare], removingReplicas: [dropped] }] }]);
   assert.deepEqual(list([{ name: 't', partitionIndexes: [1] }, { name: 'nope', partitionIndexes: [0] }]).topics, [], 'partitions not moving and unknown topics are left out');
+  // A metadata snapshot keeps the reassignment (a broker or controller loading it sees it running).
+  const delta = new MetadataDelta(MetadataImage.EMPTY);
+  for (const r of imageToRecords(d.controller.image)) delta.replay(r);
+  const loaded = delta.apply(d.controller.image.provenance).topics.getTopic('t')!.partitions.get(0)!;
+  assert.deepEqual([loaded.replicas, loaded.addingReplicas, loaded.removingReplicas], [during.replicas, during.addingReplicas, during.removingReplicas]);
 
   // The leader adds the caught-up replica to the ISR: the same record completes the reassignment.
   const answer = alterIsr([...during.isr, spare]);
