@@ -262,29 +262,35 @@ export class ReplicaFetcher {
     const fetching = ready.filter((s) => !s.truncating && this.holds(s));
     if (fetching.length === 0) return;
     const round = this.throttleRound(this.nextRound(fetching));
-    if (round.states.length > 0) await this.fetch(link, round.states, round.maxBytes);
+    if (round.states.length > 0) await this.fetch(link, round.states, round.maxBytes, round.waitMs);
     else await this.sleep(round.waitMs);
   }
 
   /**
    * Kafka's shouldFollowerThrottle: throttled partitions are left out while the quota is used up;
-   * while it is not, they share what it allows now (each asks for at most the rest).
+   * while it is not, they share what it allows now (each asks for at most the rest). `waitMs`: how
+   * long until the left-out ones may go again (the sleep when nothing is left to fetch, else the
+   * longest the Fetch may wait, so they are not held up by a long poll for the others).
    */
   private throttleRound(round: FetchState[]): { states: FetchState[]; maxBytes: Map<FetchState, number>; waitMs: number } {
     const maxBytes = new Map<FetchState, number>();
     const throttle = this.ports.throttle;
-    if (throttle === undefined || !throttle.quota.isThrottling) return { states: round, maxBytes, waitMs: 0 };
+    if (throttle === undefined || !throttle.quota.isThrottling) return { states: round, maxBytes, waitMs: Infinity };
     const now = this.ports.clock.nowMs();
     let left = throttle.quota.allowance(now);
+    let leftOut = false;
     const states = round.filter((s) => {
       if (!throttle.isThrottled(s.partition)) return true;
-      if (left <= 0) return false;
+      if (left <= 0) {
+        leftOut = true;
+        return false;
+      }
       const bytes = Math.min(this.config.fetchMaxBytes, left);
       maxBytes.set(s, bytes);
       left -= bytes;
       return true;
     });
-    return { states, maxBytes, waitMs: states.length > 0 ? 0 : throttle.quota.delayMs(now) };
+    return { states, maxBytes, waitMs: leftOut ? throttle.quota.delayMs(now) : Infinity };
   }
 
   /** At most limits.partitionsPerRequestMax partitions per Fetch, taking turns. */
@@ -340,7 +346,7 @@ export class ReplicaFetcher {
 
   // ---- Fetch -------------------------------------------------------------------------------
 
-  private async fetch(link: LeaderLink, round: FetchState[], throttledMaxBytes: ReadonlyMap<FetchState, number>): Promise<void> {
+  private async fetch(link: LeaderLink, round: FetchState[], throttledMaxBytes: ReadonlyMap<FetchState, number>, waitMaxMs: number): Promise<void> {
     const version = link.version(FETCH);
     if (version < FETCH_VERSION_MIN) throw new Error(`leader ${this.leaderId} speaks Fetch up to v${version}; followers need v${FETCH_VERSION_MIN}+`);
     // Every partition of the round is in the session; an answer may name any of them.
@@ -369,7 +375,7 @@ export class ReplicaFetcher {
     const response = await link.send(FETCH, version, {
       clusterId: null, replicaId: this.ports.brokerId,
       replicaState: { replicaId: this.ports.brokerId, replicaEpoch: this.ports.brokerEpoch() },
-      maxWaitMs: this.config.fetchWaitMaxMs, minBytes: this.config.fetchMinBytes, maxBytes: this.config.fetchResponseMaxBytes,
+      maxWaitMs: Math.min(this.config.fetchWaitMaxMs, waitMaxMs), minBytes: this.config.fetchMinBytes, maxBytes: this.config.fetchResponseMaxBytes,
       isolationLevel: 0, sessionId: built.sessionId, sessionEpoch: built.sessionEpoch, topics: [...topics.values()],
       forgottenTopicsData: [...forgotten].map(([topicId, partitions]) => ({ topic: '', topicId, partitions })), rackId: '',
     });

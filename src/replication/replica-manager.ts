@@ -465,6 +465,7 @@ export class ReplicaManager {
     // Not enough yet: wait until what was there plus the bytes appended since make up min_bytes.
     // No error above means every partition is led here.
     const watched = params.partitions.map((fp) => this.partitions.get(key(fp.topic, fp.partition))!);
+    const maxWaitMs = Math.min(params.maxWaitMs, this.leaderThrottleWaitMs(watched, params));
     const startBytes = watched.map((p) => p.bytesAppended);
     // A follower reads up to the log end offset, so every append counts. A consumer reads below
     // the high watermark (read_committed: the LSO): appends count once that bound has moved (else
@@ -499,7 +500,7 @@ export class ReplicaManager {
         onExpiration: finish,
       };
       try {
-        this.fetchPurgatory.tryCompleteElseWatch(op, watched, params.maxWaitMs);
+        this.fetchPurgatory.tryCompleteElseWatch(op, watched, maxWaitMs);
       } catch (err) {
         if (!(err instanceof PurgatoryFullError)) { reject(err); return; }
         finish();
@@ -543,6 +544,18 @@ export class ReplicaManager {
       results[i] = r;
     }
     return results;
+  }
+
+  /**
+   * A follower fetch that got nothing for a throttled partition because the leader quota is used
+   * up waits only until the quota allows bytes again (then reads again), not the whole max wait:
+   * an idle partition would otherwise hold the throttled copy up for replica.fetch.wait.max.ms.
+   */
+  private leaderThrottleWaitMs(watched: readonly Partition[], params: FetchReadParams): number {
+    if (!isFollowerFetch(params) || this.leaderThrottle === null || !this.leaderThrottle.quota.isThrottling) return Infinity;
+    if (!watched.some((p) => this.isLeaderThrottled(p, params.replicaId!))) return Infinity;
+    const delayMs = this.leaderThrottle.quota.delayMs(this.clock.nowMs());
+    return delayMs > 0 ? delayMs : Infinity;
   }
 
   private isLeaderThrottled(p: Partition, replicaId: number): boolean {
