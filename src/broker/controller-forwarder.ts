@@ -101,10 +101,24 @@ export class ForwardingControllerChannel implements ControllerChannel {
     }, () => ({ errorCode: ErrorCode.NOT_CONTROLLER, results: [] }));
   }
 
-  /** Forwarded without waiting for this node's image: the reassignment runs on from there. */
+  /**
+   * Answered once this node's image shows each accepted change: a started reassignment (the
+   * replicas begin with the target, and the removed ones follow or are gone) or a cancelled one.
+   */
   alterPartitionReassignments(request: AlterPartitionReassignmentsRequest): Promise<AlterPartitionReassignmentsResponse> {
-    return this.route((c) => c.alterPartitionReassignments(request),
-      (conn) => conn.send<AlterPartitionReassignmentsResponse>(ApiKey.AlterPartitionReassignments, 0, request),
+    return this.route((c) => c.alterPartitionReassignments(request), async (conn) => {
+      const r = await conn.send<AlterPartitionReassignmentsResponse>(ApiKey.AlterPartitionReassignments, 0, request);
+      const accepted = request.topics.flatMap((t) => t.partitions
+        .filter((p) => r.responses.find((x) => x.name === t.name)?.partitions.find((x) => x.partitionIndex === p.partitionIndex)?.errorCode === ErrorCode.NONE)
+        .map((p) => ({ topic: t.name, partition: p.partitionIndex, target: p.replicas })));
+      await this.waitFor(() => accepted.every((a) => {
+        const p = this.md.image.topics.getTopic(a.topic)?.partitions.get(a.partition);
+        if (p === undefined) return true;
+        if (a.target === null) return p.addingReplicas.length === 0 && p.removingReplicas.length === 0;
+        return a.target.every((id, i) => p.replicas[i] === id) && (p.replicas.length === a.target.length || p.removingReplicas.length > 0);
+      }));
+      return r;
+    },
       () => ({ throttleTimeMs: 0, errorCode: ErrorCode.NOT_CONTROLLER, errorMessage: NOT_CONTROLLER_MESSAGE, responses: [] }));
   }
 

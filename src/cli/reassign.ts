@@ -214,8 +214,10 @@ async function verify(client: ClusterClient, moves: PartitionMove[], preserve: b
   const rows = moves.map((m) => {
     const key = `${m.topic}-${m.partition}`;
     const now = topics.find((t) => t.name === m.topic)?.partitions.find((p) => p.partition === m.partition)?.replicas ?? [];
-    const status = running.has(key) ? 'in progress'
-      : now.length === m.replicas.length && now.every((r, i) => r === m.replicas[i]) ? 'complete' : 'differs';
+    const done = !running.has(key) && now.length === m.replicas.length && now.every((r, i) => r === m.replicas[i]);
+    // The metadata may show the widened replica list a moment after the controller finished.
+    const moving = running.has(key) || (now.length > m.replicas.length && m.replicas.every((r, i) => now[i] === r));
+    const status = done ? 'complete' : moving ? 'in progress' : 'differs';
     return { topic: m.topic, partition: m.partition, status, replicas: running.get(key)?.replicas ?? now, target: m.replicas };
   });
   const done = rows.every((r) => r.status === 'complete');

@@ -98,6 +98,8 @@ test('a reassignment under acks=all load moves a partition off its leader with e
     producing = false;
     await producer;
 
+    // The controller said it is done; the metadata of the broker asked may be a moment behind.
+    await until('the metadata shows the target replicas', 10_000, async () => (await client.topic('moving')).partitions[0]!.replicas.length === target.length);
     const info = await client.topic('moving');
     assert.deepEqual(info.partitions[0]!.replicas, target);
     assert.equal(info.partitions[0]!.leader, d, 'the removed leader handed over to the first target replica');
@@ -143,6 +145,7 @@ test('a throttled reassignment is listed while it copies, and cancelling it rest
 
     assert.equal((await reassign(client, 'slow', null)).errorCode, ErrorCode.NONE);
     assert.deepEqual(await listReassignments(client), []);
+    await until('the metadata shows the original replicas', 10_000, async () => (await client.topic('slow')).partitions[0]!.replicas.length === before.replicas.length);
     const after = (await client.topic('slow')).partitions[0]!;
     assert.deepEqual([...after.replicas].sort(), [...before.replicas].sort());
     assert.equal(after.leader, before.leader);

@@ -113,7 +113,12 @@ test('topic reassign: generate a plan, execute it with a throttle the copy keeps
     assert.ok(measured >= 0.8 * RATE, `copy rate ${Math.round(measured)} B/s below 0.8 x ${RATE}`);
 
     // --verify: complete, and the throttles go.
-    const verified = await cliJson(cluster.bootstrap, 'topic', 'reassign', '--verify', '--reassignment-json-file', file);
+    // (The broker answering may show the new replica list a moment after the controller finished.)
+    let verified = await cliJson(cluster.bootstrap, 'topic', 'reassign', '--verify', '--reassignment-json-file', file);
+    for (let i = 0; i < 50 && !verified.complete; i++) {
+      await sleep(100);
+      verified = await cliJson(cluster.bootstrap, 'topic', 'reassign', '--verify', '--reassignment-json-file', file);
+    }
     assert.deepEqual(verified.partitions.map((p: any) => [p.topic, p.partition, p.status]), [['bulk', 0, 'complete']]);
     assert.equal(verified.throttlesRemoved, true);
     const after = await cliJson(cluster.bootstrap, 'topic', 'describe', 'bulk');
