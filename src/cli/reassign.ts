@@ -6,7 +6,8 @@
 //     roll back with), and with a throttle first sets leader/follower.replication.throttled.rate on
 //     every broker involved and leader.replication.throttled.replicas (the current replicas) /
 //     follower.replication.throttled.replicas (the added ones) on the topics, as Kafka's tool does;
-//     then submits AlterPartitionReassignments.
+//     then submits AlterPartitionReassignments (refused while another is in progress, unless
+//     --additional).
 //   --verify --reassignment-json-file F: per partition, complete / in progress / differs; once all
 //     are complete the throttles are removed (unless --preserve-throttles).
 //   --list: the reassignments in progress.  --cancel --reassignment-json-file F: cancels them
@@ -31,6 +32,7 @@ const FLAGS: Record<string, FlagSpec> = {
   'reassignment-json-file': { type: 'string', help: 'execute/verify/cancel: {"version":1,"partitions":[{"topic":"a","partition":0,"replicas":[1,2]}]}' },
   throttle: { type: 'number', help: 'execute: replication throttle in bytes/s for the move (leader and follower rates on the brokers involved)' },
   'preserve-throttles': { type: 'boolean', help: 'verify/cancel: keep the throttles' },
+  additional: { type: 'boolean', help: 'execute: start these moves although other reassignments are in progress' },
 };
 
 const USAGE = 'logline topic reassign --generate|--execute|--verify|--list|--cancel [options]';
@@ -88,7 +90,7 @@ export async function reassignCommand(argv: string[]): Promise<number> {
   try {
     switch (modes[0]) {
       case 'generate': return await generate(client, flags, json);
-      case 'execute': return await execute(client, readMoves(flags['reassignment-json-file']), flags.throttle as number | undefined, json);
+      case 'execute': return await execute(client, readMoves(flags['reassignment-json-file']), flags.throttle as number | undefined, flags.additional === true, json);
       case 'verify': return await verify(client, readMoves(flags['reassignment-json-file']), flags['preserve-throttles'] === true, json);
       case 'list': return await list(client, json);
       default: return await cancel(client, readMoves(flags['reassignment-json-file']), flags['preserve-throttles'] === true, json);
@@ -150,7 +152,12 @@ async function alterConfigs(client: ClusterClient, resourceType: number, resourc
   if (res.errorCode !== 0) throw new KafkaError(res.errorCode, res.errorMessage ?? `configs of ${resourceName}`);
 }
 
-async function execute(client: ClusterClient, moves: PartitionMove[], throttle: number | undefined, json: boolean): Promise<number> {
+async function execute(client: ClusterClient, moves: PartitionMove[], throttle: number | undefined, additional: boolean, json: boolean): Promise<number> {
+  // As Kafka's tool: one reassignment at a time unless asked, so throttles are not mixed up.
+  if (!additional && (await ongoing(client, null)).size > 0) {
+    console.error('Cannot execute because there is an existing partition assignment. Use --additional to override this and create a new partition assignment in addition to the existing one.');
+    return 1;
+  }
   const topics = await topicsOf(client, moves.map((m) => m.topic));
   const current = currentMoves(topics, moves);
   if (throttle !== undefined) {

@@ -86,6 +86,9 @@ test('topic reassign: generate a plan, execute it with a throttle the copy keeps
     assert.match(executed.stdout, /Successfully started partition reassignment/);
     assert.match(executed.stdout, new RegExp(`"replicas":\\[${a},${b}\\]`), 'the current assignment is printed for a rollback');
 
+    const again = await cli(cluster.bootstrap, 'topic', 'reassign', '--execute', '--reassignment-json-file', file);
+    assert.equal(again.status, 1, 'a second execute while one is in progress is refused without --additional');
+    assert.match(again.stderr, /existing partition assignment/);
     const listed = await cliJson(cluster.bootstrap, 'topic', 'reassign', '--list');
     assert.deepEqual(listed, [{ partition: 'bulk-0', replicas: [a, c, b], adding: [c], removing: [b] }]);
     const described = await cliJson(cluster.bootstrap, 'topic', 'describe', 'bulk');
