@@ -9,7 +9,7 @@
 import { ErrorCode, type BrokerRegistrationRequest, type CreateTopicsRequest } from '../protocol/index.js';
 import { ATTR_TRANSACTIONAL, BatchHeaderAt, RECORD_BATCH_HEADER_BYTES } from '../records/index.js';
 import { CONTROLLER_FEATURES, KRAFT_VERSION_FEATURE, topicNameError, type TopicConfigValidator, type TopicDefaults } from '../controller/index.js';
-import { AlterPartitionManager, ReplicaFetcherManager, ReplicaManager, replicaSelectorFor, type LeaderEndpoint, type LocalLog, type ReplicaDeltaPorts, type Scheduler } from '../replication/index.js';
+import { AlterPartitionManager, ReplicaFetcherManager, ReplicaManager, ReplicationQuota, isThrottledReplica, parseThrottledReplicas, replicaSelectorFor, type LeaderEndpoint, type LocalLog, type ReplicaDeltaPorts, type Scheduler } from '../replication/index.js';
 import { BrokerConnection } from '../client/index.js';
 import type { MetadataDelta, MetadataImage } from '../metadata/index.js';
 import { Prng, limits, partitionKey, partitionName, type Clock } from '../util/index.js';
@@ -40,6 +40,8 @@ import { deleteRecordsHandler } from './handlers/21-delete-records.js';
 import { offsetForLeaderEpochHandler } from './handlers/23-offset-for-leader-epoch.js';
 import { describeTopicPartitionsHandler } from './handlers/75-describe-topic-partitions.js';
 import { electLeadersHandler } from './handlers/43-elect-leaders.js';
+import { alterPartitionReassignmentsHandler } from './handlers/45-alter-partition-reassignments.js';
+import { listPartitionReassignmentsHandler } from './handlers/46-list-partition-reassignments.js';
 import { randomUUID } from 'node:crypto';
 import {
   GroupCoordinatorService, OFFSETS_TOPIC, replicaManagerLog, TRANSACTION_STATE_TOPIC, TxnCoordinatorService, defaultTxnConfig, type MarkerWrite,
@@ -127,15 +129,22 @@ export class Broker {
       brokerId: deps.nodeId, brokerEpoch: () => this.lifecycle?.brokerEpoch ?? -1n, send: (request) => deps.controller.alterPartition(request, 3),
       scheduler: this.coordinatorScheduler(), retryBackoffMs: ALTER_PARTITION_RETRY_BACKOFF_MS, log: (line) => deps.logger?.warn(line),
     });
+    this.leaderQuota = this.replicationQuota('leader.replication.throttled.rate');
+    this.followerQuota = this.replicationQuota('follower.replication.throttled.rate');
     this.replicaFetchers = this.createReplicaFetchers();
     this.replicaManager = new ReplicaManager(deps.nodeId, deps.clock, deps.scheduler, { fetchPurgatoryOperationsMax: limits.fetchPurgatoryOperationsMax, producePurgatoryOperationsMax: limits.producePurgatoryOperationsMax },
       this.replicaFetchers, { replicaLagTimeMaxMs: Number(deps.brokerConfig.get('replica.lag.time.max.ms')), channel: this.alterPartitions },
       replicaSelectorFor(deps.brokerConfig.get('replica.selector.class') as string | null));
     this.replicaManager.startIsrExpiration(this.coordinatorScheduler());
+    this.replicaManager.leaderThrottle = {
+      quota: this.leaderQuota,
+      isThrottled: (p) => isThrottledReplica(this.throttledReplicas(p.topic, 'leader.replication.throttled.replicas'), p.index, deps.nodeId),
+    };
     this.fetchSessions = new FetchSessionCache(deps.fetchSessionCacheSlots, deps.clock);
     for (const h of [apiVersionsHandler(() => this.router.supportedVersions(), () => this.deps.metadata.view().features()), metadataHandler, produceHandler, fetchHandler, listOffsetsHandler,
       createTopicsHandler, deleteTopicsHandler, createPartitionsHandler, describeClusterHandler, deleteRecordsHandler, offsetForLeaderEpochHandler,
-      describeTopicPartitionsHandler, describeConfigsHandler, alterConfigsHandler, incrementalAlterConfigsHandler, electLeadersHandler, describeLogDirsHandler, initProducerIdHandler]) {
+      describeTopicPartitionsHandler, describeConfigsHandler, alterConfigsHandler, incrementalAlterConfigsHandler, electLeadersHandler,
+      alterPartitionReassignmentsHandler, listPartitionReassignmentsHandler, describeLogDirsHandler, initProducerIdHandler]) {
       this.router.register(h);
     }
     this.groups = this.createGroupCoordinator();
@@ -315,6 +324,10 @@ export class Broker {
   readonly replicaFetchers: ReplicaFetcherManager;
   /** The image of the delta being applied: where the fetchers find leaders' endpoints and topic ids. */
   private image: MetadataImage | null = null;
+  /** leader.replication.throttled.rate: bytes served to throttled followers. */
+  private readonly leaderQuota: ReplicationQuota;
+  /** follower.replication.throttled.rate: bytes fetched for throttled replicas. */
+  private readonly followerQuota: ReplicationQuota;
 
   private createReplicaFetchers(): ReplicaFetcherManager {
     const c = this.deps.brokerConfig;
@@ -349,7 +362,33 @@ export class Broker {
       },
       clock: this.deps.clock,
       ...(this.deps.logger ? { logger: this.deps.logger } : {}),
+      throttle: {
+        quota: this.followerQuota,
+        // A replica in the ISR is never throttled (Kafka: only catching-up replicas are).
+        isThrottled: (p) => isThrottledReplica(this.throttledReplicas(p.topic, 'follower.replication.throttled.replicas'), p.index, this.deps.nodeId)
+          && this.image?.topics.getTopic(p.topic)?.partitions.get(p.index)?.isr.includes(this.deps.nodeId) !== true,
+      },
     });
+  }
+
+  /**
+   * leader/follower.replication.throttled.rate as this broker's dynamic config, the cluster
+   * default, or the static config have it, read at each check (a reassignment sets and clears them).
+   */
+  private replicationQuota(name: 'leader.replication.throttled.rate' | 'follower.replication.throttled.rate'): ReplicationQuota {
+    const c = this.deps.brokerConfig;
+    const rate = (): number => {
+      const configs = this.image?.configs;
+      const value = configs?.brokerConfigs(this.deps.nodeId).get(name) ?? configs?.brokerConfigs('').get(name);
+      return Number(value ?? c.get(name));
+    };
+    return new ReplicationQuota(rate, {
+      windowCount: Number(c.get('replication.quota.window.num')), windowMs: Number(c.get('replication.quota.window.size.seconds')) * 1000,
+    });
+  }
+
+  private throttledReplicas(topic: string, name: 'leader.replication.throttled.replicas' | 'follower.replication.throttled.replicas') {
+    return parseThrottledReplicas(this.image?.configs.topicConfigs(topic).get(name));
   }
 
   private readonly deltaPorts: ReplicaDeltaPorts = {
@@ -406,6 +445,8 @@ export class Broker {
       createPartitions: (topics, validateOnly) => settle(c().createPartitions(topics, validateOnly)),
       electLeaders: (request) => settle(c().electLeaders(request)),
       alterConfigs: (change) => settle(c().alterConfigs(change)),
+      alterPartitionReassignments: (request) => settle(c().alterPartitionReassignments(request)),
+      listPartitionReassignments: (request) => c().listPartitionReassignments(request),
       allocateProducerIds: (request) => c().allocateProducerIds(request),
       registerBroker: (request) => c().registerBroker(request),
       brokerHeartbeat: (request) => c().brokerHeartbeat(request),

@@ -1,7 +1,7 @@
 // The controller's APIs on the controller listener (Kafka's ControllerApis): what brokers send to
 // the active controller — registrations, heartbeats, producer-id blocks, ISR changes — and the cluster changes
 // they forward for their clients (CreateTopics, DeleteTopics, CreatePartitions, ElectLeaders,
-// AlterConfigs, IncrementalAlterConfigs). Each is answered by the ControllerService in this process:
+// AlterPartitionReassignments, ListPartitionReassignments, AlterConfigs, IncrementalAlterConfigs). Each is answered by the ControllerService in this process:
 // NOT_CONTROLLER unless it is active, so the sender looks again. The quorum's own RPCs and
 // DescribeQuorum share the listener and are answered by the Raft transport.
 //
@@ -22,6 +22,8 @@ import { deleteTopicsHandler } from './handlers/20-delete-topics.js';
 import { alterConfigsHandler } from './handlers/33-alter-configs.js';
 import { createPartitionsHandler } from './handlers/37-create-partitions.js';
 import { electLeadersHandler } from './handlers/43-elect-leaders.js';
+import { alterPartitionReassignmentsHandler } from './handlers/45-alter-partition-reassignments.js';
+import { listPartitionReassignmentsHandler } from './handlers/46-list-partition-reassignments.js';
 import { incrementalAlterConfigsHandler } from './handlers/44-incremental-alter-configs.js';
 import { brokerRegistrationHandler } from './handlers/62-broker-registration.js';
 import { brokerHeartbeatHandler } from './handlers/63-broker-heartbeat.js';
@@ -41,7 +43,7 @@ export function controllerApis(o: ControllerApisOptions): { router: Router<any>;
   const c = o.controller;
   const router = new Router<any>();
   router.register(apiVersionsHandler(() => router.supportedVersions(), () => o.metadata.view().features()));
-  for (const h of [createTopicsHandler, deleteTopicsHandler, createPartitionsHandler, electLeadersHandler, alterConfigsHandler, incrementalAlterConfigsHandler,
+  for (const h of [createTopicsHandler, deleteTopicsHandler, createPartitionsHandler, electLeadersHandler, alterPartitionReassignmentsHandler, listPartitionReassignmentsHandler, alterConfigsHandler, incrementalAlterConfigsHandler,
     brokerRegistrationHandler, brokerHeartbeatHandler, allocateProducerIdsHandler, alterPartitionHandler]) router.register(h);
   const topicAdmin: TopicAdmin = {
     createTopics: (request) => c.createTopics(request),

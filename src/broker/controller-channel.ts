@@ -10,6 +10,7 @@ import type {
   BrokerRegistrationRequest, BrokerRegistrationResponse, CreatePartitionsRequestCreatePartitionsTopic,
   CreatePartitionsResponseCreatePartitionsTopicResult, CreateTopicsRequest, CreateTopicsResponseCreatableTopicResult,
   DeleteTopicsResponseDeletableTopicResult, ElectLeadersRequest, ElectLeadersResponseReplicaElectionResult,
+  AlterPartitionReassignmentsRequest, AlterPartitionReassignmentsResponse, ListPartitionReassignmentsRequest, ListPartitionReassignmentsResponse,
 } from '../protocol/index.js';
 
 /** One resource's config change, as AlterConfigs (`replace`: the set replaces every dynamic config) or IncrementalAlterConfigs send it. */
@@ -31,6 +32,10 @@ export interface ControllerChannel {
   /** ElectLeaders: the per-partition results; a top-level error (NOT_CONTROLLER) in `errorCode`. */
   electLeaders(request: ElectLeadersRequest): Promise<{ errorCode: number; results: ElectLeadersResponseReplicaElectionResult[] }>;
   alterConfigs(change: ConfigChange): Promise<ResourceResult>;
+  /** AlterPartitionReassignments: per-partition results; NOT_CONTROLLER at the top level when none was reached. */
+  alterPartitionReassignments(request: AlterPartitionReassignmentsRequest): Promise<AlterPartitionReassignmentsResponse>;
+  /** ListPartitionReassignments, as the active controller sees them. */
+  listPartitionReassignments(request: ListPartitionReassignmentsRequest): Promise<ListPartitionReassignmentsResponse>;
   allocateProducerIds(request: AllocateProducerIdsRequest): Promise<AllocateProducerIdsResponse>;
   registerBroker(request: BrokerRegistrationRequest): Promise<BrokerRegistrationResponse>;
   brokerHeartbeat(request: BrokerHeartbeatRequest): Promise<BrokerHeartbeatResponse>;

@@ -19,6 +19,7 @@ import {
   type BrokerHeartbeatRequest, type BrokerHeartbeatResponse,
   type BrokerRegistrationRequest, type BrokerRegistrationResponse, type CreatePartitionsRequestCreatePartitionsTopic,
   type CreatePartitionsResponseCreatePartitionsTopicResult, type CreateTopicsRequest, type CreateTopicsResponseCreatableTopicResult,
+  type AlterPartitionReassignmentsRequest, type AlterPartitionReassignmentsResponse, type ListPartitionReassignmentsRequest, type ListPartitionReassignmentsResponse,
   type DeleteTopicsResponseDeletableTopicResult, type DescribeQuorumRequest, type DescribeQuorumResponse, type ElectLeadersRequest, type ElectLeadersResponseReplicaElectionResult,
 } from '../protocol/index.js';
 import type { ConfigChange, ControllerChannel, ResourceResult } from './controller-channel.js';
@@ -98,6 +99,33 @@ export class ForwardingControllerChannel implements ControllerChannel {
       const r = await conn.send<{ errorCode: number; replicaElectionResults: ElectLeadersResponseReplicaElectionResult[] }>(ApiKey.ElectLeaders, 2, request);
       return { errorCode: r.errorCode, results: r.replicaElectionResults };
     }, () => ({ errorCode: ErrorCode.NOT_CONTROLLER, results: [] }));
+  }
+
+  /**
+   * Answered once this node's image shows each accepted change: a started reassignment (the
+   * replicas begin with the target, and the removed ones follow or are gone) or a cancelled one.
+   */
+  alterPartitionReassignments(request: AlterPartitionReassignmentsRequest): Promise<AlterPartitionReassignmentsResponse> {
+    return this.route((c) => c.alterPartitionReassignments(request), async (conn) => {
+      const r = await conn.send<AlterPartitionReassignmentsResponse>(ApiKey.AlterPartitionReassignments, 0, request);
+      const accepted = request.topics.flatMap((t) => t.partitions
+        .filter((p) => r.responses.find((x) => x.name === t.name)?.partitions.find((x) => x.partitionIndex === p.partitionIndex)?.errorCode === ErrorCode.NONE)
+        .map((p) => ({ topic: t.name, partition: p.partitionIndex, target: p.replicas })));
+      await this.waitFor(() => accepted.every((a) => {
+        const p = this.md.image.topics.getTopic(a.topic)?.partitions.get(a.partition);
+        if (p === undefined) return true;
+        if (a.target === null) return p.addingReplicas.length === 0 && p.removingReplicas.length === 0;
+        return a.target.every((id, i) => p.replicas[i] === id) && (p.replicas.length === a.target.length || p.removingReplicas.length > 0);
+      }));
+      return r;
+    },
+      () => ({ throttleTimeMs: 0, errorCode: ErrorCode.NOT_CONTROLLER, errorMessage: NOT_CONTROLLER_MESSAGE, responses: [] }));
+  }
+
+  listPartitionReassignments(request: ListPartitionReassignmentsRequest): Promise<ListPartitionReassignmentsResponse> {
+    return this.route((c) => c.listPartitionReassignments(request),
+      (conn) => conn.send<ListPartitionReassignmentsResponse>(ApiKey.ListPartitionReassignments, 0, request),
+      () => ({ throttleTimeMs: 0, errorCode: ErrorCode.NOT_CONTROLLER, errorMessage: NOT_CONTROLLER_MESSAGE, topics: [] }));
   }
 
   /**

@@ -18,6 +18,7 @@ import {
   type BrokerRegistrationRequest, type BrokerRegistrationResponse, type CreatePartitionsRequestCreatePartitionsTopic,
   type CreatePartitionsResponseCreatePartitionsTopicResult, type CreateTopicsRequest, type CreateTopicsResponseCreatableTopicResult,
   type DeleteTopicsResponseDeletableTopicResult, type ElectLeadersRequest, type ElectLeadersResponseReplicaElectionResult,
+  type AlterPartitionReassignmentsRequest, type AlterPartitionReassignmentsResponse, type ListPartitionReassignmentsRequest, type ListPartitionReassignmentsResponse,
 } from '../protocol/index.js';
 import {
   BALANCE_ELECTIONS_MAX, ControllerSeat, QuorumController, toMetadataRecords, type Activation, type ControllerResult,
@@ -131,6 +132,18 @@ export class ControllerService implements ControllerChannel {
   electLeaders(request: ElectLeadersRequest): Promise<{ errorCode: number; results: ElectLeadersResponseReplicaElectionResult[] }> {
     return this.run((c) => c.electLeaders(request)).then((results) => ({ errorCode: ErrorCode.NONE, results }),
       notController(() => ({ errorCode: ErrorCode.NOT_CONTROLLER, results: [] })));
+  }
+
+  alterPartitionReassignments(request: AlterPartitionReassignmentsRequest): Promise<AlterPartitionReassignmentsResponse> {
+    return this.run((c) => c.alterPartitionReassignments(request)).catch(notController(() => ({
+      throttleTimeMs: 0, errorCode: ErrorCode.NOT_CONTROLLER, errorMessage: 'This is not the active controller.', responses: [],
+    })));
+  }
+
+  listPartitionReassignments(request: ListPartitionReassignmentsRequest): Promise<ListPartitionReassignmentsResponse> {
+    return this.run((c) => c.listPartitionReassignments(request)).catch(notController(() => ({
+      throttleTimeMs: 0, errorCode: ErrorCode.NOT_CONTROLLER, errorMessage: 'This is not the active controller.', topics: [],
+    })));
   }
 
   alterConfigs(change: ConfigChange): Promise<ResourceResult> {

@@ -1,8 +1,9 @@
-// `logline topic create|list|describe|delete|alter-config`.
+// `logline topic create|list|describe|delete|alter-config|reassign` (reassign: ./reassign.ts).
 import { ClusterClient, KafkaError, type TopicInfo } from '../client/index.js';
 import { ApiKey, ErrorCode, ZERO_UUID } from '../protocol/index.js';
 import { UsageError, helpText, parseArgs, type FlagSpec } from './args.js';
 import { COMMON_FLAGS, bootstrapServers, table, toJson } from './output.js';
+import { ongoing, reassignCommand } from './reassign.js';
 
 const FLAGS: Record<string, FlagSpec> = {
   ...COMMON_FLAGS,
@@ -18,7 +19,7 @@ const FLAGS: Record<string, FlagSpec> = {
   'under-min-isr-partitions': { type: 'boolean', help: 'describe: only partitions whose ISR is below min.insync.replicas (every topic when none is named)' },
 };
 
-const USAGE = 'logline topic <create|list|describe|delete|alter-config> [TOPIC] [options]';
+const USAGE = 'logline topic <create|list|describe|delete|alter-config|reassign> [TOPIC] [options]';
 
 function configPairs(values: unknown): { name: string; value: string }[] {
   return ((values as string[] | undefined) ?? []).map((kv) => {
@@ -29,6 +30,7 @@ function configPairs(values: unknown): { name: string; value: string }[] {
 }
 
 export async function topicCommand(argv: string[]): Promise<number> {
+  if (argv[0] === 'reassign') return reassignCommand(argv.slice(1));
   const { positionals, flags } = parseArgs(argv, FLAGS);
   const [verb, name] = positionals;
   if (flags.help || !verb) {
@@ -62,7 +64,15 @@ export async function topicCommand(argv: string[]): Promise<number> {
         const filters = (['under-replicated-partitions', 'unavailable-partitions', 'under-min-isr-partitions'] as const).filter((f) => flags[f] === true);
         if (filters.length > 0) return await describeFiltered(client, name, filters, json);
         const t = await topicMetadata(client, needName());
-        const partitions = t.partitions.map((p) => ({ partition: p.partition, leader: p.leader, leaderEpoch: p.leaderEpoch, replicas: p.replicas, isr: p.isr, offline: p.offlineReplicas }));
+        // As kafka-topics.sh: adding/removing replicas of partitions being reassigned. They come from
+        // the controller (ListPartitionReassignments); without one reachable the rest still shows.
+        const moving = (await client.any()).versions.has(ApiKey.ListPartitionReassignments)
+          ? await ongoing(client, [{ name: t.name, partitionIndexes: t.partitions.map((p) => p.partition) }]).catch(() => new Map()) : new Map();
+        const partitions = t.partitions.map((p) => {
+          const m = moving.get(`${t.name}-${p.partition}`);
+          const row = { partition: p.partition, leader: p.leader, leaderEpoch: p.leaderEpoch, replicas: p.replicas, isr: p.isr, offline: p.offlineReplicas };
+          return moving.size === 0 ? row : { ...row, adding: m?.adding ?? [], removing: m?.removing ?? [] };
+        });
         const configs = await describeTopicConfigs(client, t.name);
         if (json) console.log(toJson({ name: t.name, topicId: t.topicId, partitions, configs }));
         else console.log(`topic ${t.name}  id ${t.topicId}\n\n${table(partitions)}\n\n${table(configs.filter((c) => c.source !== 'DEFAULT_CONFIG'), ['name', 'value', 'source'])}`);

@@ -1,8 +1,11 @@
 // PartitionChangeBuilder: the one place that turns a target for a partition (its ISR, the kind of
 // leader election) into the smallest PartitionChangeRecord that reaches it, or none when nothing
 // would change. Elections on fencing, unfencing, controlled shutdown and unclean recovery all go
-// through it. Replay (the metadata room's mergePartitionChange) bumps the leader epoch on every
-// leader change and the partition epoch on every record, so the builder only decides values.
+// through it, and so do reassignments: a target replica list with adding/removing replicas, and
+// the completion of a running reassignment whenever the ISR it reaches holds every kept replica.
+// Replay (the metadata room's mergePartitionChange) bumps the leader epoch on every leader change
+// and the partition epoch on every record, so the builder only decides values.
+import { maybeCompleteReassignment } from './reassignment.js';
 import {
   LeaderRecoveryState, metadataRecord, NO_LEADER, NO_LEADER_CHANGE, NO_LEADER_RECOVERY_CHANGE,
   type MetadataRecordOf, type PartitionRegistration,
@@ -19,6 +22,9 @@ export type PartitionChangeRecordOut = MetadataRecordOf<'PartitionChangeRecord'>
 
 export class PartitionChangeBuilder {
   private targetIsr: readonly number[];
+  private targetReplicas: readonly number[];
+  private targetAdding: readonly number[];
+  private targetRemoving: readonly number[];
   private election: Election = 'online';
 
   constructor(
@@ -30,6 +36,25 @@ export class PartitionChangeBuilder {
     private readonly log: (line: string) => void = () => {},
   ) {
     this.targetIsr = partition.isr;
+    this.targetReplicas = partition.replicas;
+    this.targetAdding = partition.addingReplicas;
+    this.targetRemoving = partition.removingReplicas;
+  }
+
+  /** The replica list (a reassignment's merged list, or a revert's original one). */
+  setTargetReplicas(replicas: readonly number[]): this {
+    this.targetReplicas = replicas;
+    return this;
+  }
+
+  setTargetAdding(adding: readonly number[]): this {
+    this.targetAdding = adding;
+    return this;
+  }
+
+  setTargetRemoving(removing: readonly number[]): this {
+    this.targetRemoving = removing;
+    return this;
   }
 
   setTargetIsr(isr: readonly number[]): this {
@@ -50,11 +75,13 @@ export class PartitionChangeBuilder {
   /** The record that reaches the target, or null when the partition already is there. */
   build(): PartitionChangeRecordOut | null {
     const p = this.partition;
-    let isr = this.targetIsr.filter((b) => p.replicas.includes(b));
+    this.completeReassignmentIfNeeded();
+    const replicas = this.targetReplicas;
+    let isr = this.targetIsr.filter((b) => replicas.includes(b));
     let recovery = p.leaderRecoveryState;
     let leader = this.electFromIsr(isr);
     if (leader === NO_LEADER && this.election === 'unclean') {
-      const unclean = p.replicas.find((r) => this.isAcceptableLeader(r));
+      const unclean = replicas.find((r) => this.isAcceptableLeader(r));
       if (unclean !== undefined) {
         this.log(`unclean leader election for partition ${this.topicId}-${this.partitionId}: broker ${unclean} was not in the ISR [${p.isr.join(',')}] and becomes leader; records committed by the old ISR may be lost`);
         leader = unclean;
@@ -64,28 +91,50 @@ export class PartitionChangeBuilder {
     }
     // The ISR is never left empty: the last member stays, leaderless, because it is the replica
     // that holds every committed record and the one to lead again when it returns.
+    if (isr.length === 0) isr = p.isr.filter((b) => replicas.includes(b));
     if (isr.length === 0) isr = [...p.isr];
     const isrChanged = !sameList(isr, p.isr);
-    const leaderChanged = leader !== p.leader;
+    let leaderChanged = leader !== p.leader;
+    // A replica leaving the assignment must stop fetching from the leader: a new leader epoch
+    // (same leader) fences it (Kafka's triggerLeaderEpochBumpForReplicaReassignmentIfNeeded).
+    const bumpForRemoval = !leaderChanged && p.replicas.some((r) => !replicas.includes(r));
+    if (bumpForRemoval) leaderChanged = true;
     const recoveryChanged = recovery !== p.leaderRecoveryState;
-    if (!isrChanged && !leaderChanged && !recoveryChanged) return null;
+    const replicasChanged = !sameList(replicas, p.replicas);
+    const addingChanged = !sameList(this.targetAdding, p.addingReplicas);
+    const removingChanged = !sameList(this.targetRemoving, p.removingReplicas);
+    if (!isrChanged && !leaderChanged && !recoveryChanged && !replicasChanged && !addingChanged && !removingChanged) return null;
     return metadataRecord('PartitionChangeRecord', {
       partitionId: this.partitionId,
       topicId: this.topicId,
       isr: isrChanged ? isr : null,
       leader: leaderChanged ? leader : NO_LEADER_CHANGE,
+      replicas: replicasChanged ? [...replicas] : null,
+      removingReplicas: removingChanged ? [...this.targetRemoving] : null,
+      addingReplicas: addingChanged ? [...this.targetAdding] : null,
       leaderRecoveryState: recoveryChanged ? recovery : NO_LEADER_RECOVERY_CHANGE,
     });
+  }
+
+  /** A running reassignment whose kept replicas are all in the target ISR ends in this record. */
+  private completeReassignmentIfNeeded(): void {
+    const done = maybeCompleteReassignment(this.targetReplicas, this.targetAdding, this.targetRemoving, this.targetIsr);
+    if (done === null) return;
+    this.targetReplicas = done.replicas;
+    this.targetIsr = done.isr;
+    this.targetAdding = [];
+    this.targetRemoving = [];
   }
 
   private electFromIsr(isr: readonly number[]): number {
     const p = this.partition;
     const eligible = (b: number): boolean => isr.includes(b) && this.isAcceptableLeader(b);
-    const preferred = p.replicas[0];
+    const replicas = this.targetReplicas;
+    const preferred = replicas[0];
     if (this.election === 'preferred' && preferred !== undefined && eligible(preferred)) return preferred;
     if (p.leader !== NO_LEADER && eligible(p.leader)) return p.leader;
     // Replica order, so the preferred leader wins whenever it may lead.
-    return p.replicas.find(eligible) ?? NO_LEADER;
+    return replicas.find(eligible) ?? NO_LEADER;
   }
 }
 

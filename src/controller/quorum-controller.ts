@@ -13,6 +13,8 @@ import {
   type CreatePartitionsRequestCreatePartitionsTopic, type CreatePartitionsResponseCreatePartitionsTopicResult,
   type CreateTopicsRequest, type CreateTopicsResponseCreatableTopicResult, type DeleteTopicsResponseDeletableTopicResult,
   type ElectLeadersRequest, type ElectLeadersResponseReplicaElectionResult,
+  type AlterPartitionReassignmentsRequest, type AlterPartitionReassignmentsResponse,
+  type ListPartitionReassignmentsRequest, type ListPartitionReassignmentsResponse,
 } from '../protocol/index.js';
 import {
   BrokerInControlledShutdownChange, MetadataDelta, MetadataImage, MetadataRecordType, provenance,
@@ -258,6 +260,20 @@ export class QuorumController {
     if (stale !== null) return { records: [], response: { throttleTimeMs: 0, errorCode: stale, topics: [] } };
     const out = this.replication.alterPartition(this.image, request, version);
     return { records: out.records, response: { throttleTimeMs: 0, errorCode: ErrorCode.NONE, topics: out.response } };
+  }
+
+  /** AlterPartitionReassignments (key 45): start, replace or cancel reassignments. */
+  alterPartitionReassignments(request: AlterPartitionReassignmentsRequest): ControllerResult<AlterPartitionReassignmentsResponse> {
+    this.assertActive();
+    const out = this.replication.alterPartitionReassignments(this.image, request);
+    return { records: out.records, response: { throttleTimeMs: 0, errorCode: ErrorCode.NONE, errorMessage: null, responses: out.response } };
+  }
+
+  /** ListPartitionReassignments (key 46): the reassignments in progress; writes nothing. */
+  listPartitionReassignments(request: ListPartitionReassignmentsRequest): ControllerResult<ListPartitionReassignmentsResponse> {
+    this.assertActive();
+    const topics = this.replication.listPartitionReassignments(this.image, request);
+    return { records: [], response: { throttleTimeMs: 0, errorCode: ErrorCode.NONE, errorMessage: null, topics } };
   }
 
   /** One pass of `auto.leader.rebalance.enable`: leadership back to preferred replicas. */

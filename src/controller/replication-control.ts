@@ -10,13 +10,16 @@ import {
   ErrorCode, ZERO_UUID,
   type AlterPartitionRequest, type AlterPartitionRequestPartitionData, type AlterPartitionResponseTopicData,
   type ElectLeadersRequest, type ElectLeadersResponseReplicaElectionResult,
+  type AlterPartitionReassignmentsRequest, type AlterPartitionReassignmentsResponseReassignableTopicResponse,
+  type ListPartitionReassignmentsRequest, type ListPartitionReassignmentsResponseOngoingTopicReassignment,
 } from '../protocol/index.js';
 import type {
   CreateTopicsRequest, CreateTopicsResponseCreatableTopicResult, CreatePartitionsRequestCreatePartitionsTopic,
   CreatePartitionsResponseCreatePartitionsTopicResult, DeleteTopicsResponseDeletableTopicResult,
 } from '../protocol/index.js';
 import type { Prng } from '../util/index.js';
-import { PartitionChangeBuilder, type Election } from './partition-change.js';
+import { PartitionChangeBuilder, type Election, type PartitionChangeRecordOut } from './partition-change.js';
+import { isReassigning, reassignmentReplicas, reassignmentRevert } from './reassignment.js';
 import type { PlacementBroker } from './placement.js';
 import {
   createPartitions, createTopics, deleteTopics,
@@ -266,6 +269,89 @@ export class ReplicationControlManager {
     return ErrorCode.NONE;
   }
 
+  /**
+   * AlterPartitionReassignments (key 45), as Kafka's ReplicationControlManager answers it: per
+   * partition, a target replica list starts (or replaces) a reassignment — replicas = target ∪
+   * current with addingReplicas / removingReplicas, completed at once when the ISR already holds
+   * every target replica — and null replicas cancel one (back to the replicas before it). Each
+   * partition's record is built on the state the previous ones left.
+   */
+  alterPartitionReassignments(image: MetadataImage, request: AlterPartitionReassignmentsRequest):
+    { records: MetadataRecord[]; response: AlterPartitionReassignmentsResponseReassignableTopicResponse[] } {
+    const records: MetadataRecord[] = [];
+    const response: AlterPartitionReassignmentsResponseReassignableTopicResponse[] = [];
+    const changed = new Map<string, PartitionRegistration>();
+    for (const t of request.topics) {
+      const out: AlterPartitionReassignmentsResponseReassignableTopicResponse = { name: t.name, partitions: [] };
+      response.push(out);
+      const topic = image.topics.getTopic(t.name);
+      for (const target of t.partitions) {
+        const key = `${t.name}:${target.partitionIndex}`;
+        const p = changed.get(key) ?? topic?.partitions.get(target.partitionIndex);
+        let error: { code: number; message: string } | null = null;
+        if (topic === undefined) error = { code: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, message: `Unable to find a topic named ${t.name}.` };
+        else if (p === undefined) error = { code: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, message: `Unable to find partition ${t.name}:${target.partitionIndex}.` };
+        else {
+          const outcome = target.replicas === null
+            ? this.cancelReassignment(image, topic.name, topic.id, target.partitionIndex, p)
+            : this.changeReassignment(image, topic.id, target.partitionIndex, p, target.replicas);
+          if ('code' in outcome) error = outcome;
+          else if (outcome.record !== null) {
+            records.push(outcome.record);
+            changed.set(key, mergePartitionChange(p, outcome.record.data));
+          }
+        }
+        if (error !== null) this.options.log(`unable to alter the reassignment of ${t.name}:${target.partitionIndex}: ${error.message}`);
+        out.partitions.push({ partitionIndex: target.partitionIndex, errorCode: error?.code ?? ErrorCode.NONE, errorMessage: error?.message ?? null });
+      }
+    }
+    return { records, response };
+  }
+
+  private changeReassignment(image: MetadataImage, topicId: string, partitionId: number, p: PartitionRegistration, target: readonly number[]):
+    { record: PartitionChangeRecordOut | null } | { code: number; message: string } {
+    const invalid = validateManualAssignment(image, target);
+    if (invalid !== null) return { code: ErrorCode.INVALID_REPLICA_ASSIGNMENT, message: invalid };
+    const r = reassignmentReplicas(p.replicas, target);
+    const record = new PartitionChangeBuilder(p, topicId, partitionId, (id) => isActiveBroker(image, id), this.options.log)
+      .setTargetReplicas(r.merged).setTargetAdding(r.adding).setTargetRemoving(r.removing).build();
+    return { record };
+  }
+
+  private cancelReassignment(image: MetadataImage, topicName: string, topicId: string, partitionId: number, p: PartitionRegistration):
+    { record: PartitionChangeRecordOut | null } | { code: number; message: string } {
+    if (!isReassigning(p)) return { code: ErrorCode.NO_REASSIGNMENT_IN_PROGRESS, message: 'No partition reassignment is in progress.' };
+    const revert = reassignmentRevert(p);
+    const election = this.electionFor(image, topicName);
+    if (revert.unclean && election !== 'unclean') {
+      return { code: ErrorCode.INVALID_REPLICA_ASSIGNMENT, message: `Unable to revert partition assignment for ${topicName}:${partitionId} because it would require an unclean leader election.` };
+    }
+    const record = new PartitionChangeBuilder(p, topicId, partitionId, (id) => isActiveBroker(image, id), this.options.log)
+      .setElection(election).setTargetIsr(revert.isr).setTargetReplicas(revert.replicas).setTargetAdding([]).setTargetRemoving([]).build();
+    return { record };
+  }
+
+  /**
+   * ListPartitionReassignments (key 46): the partitions with a reassignment in progress, all of
+   * them or among the ones named (unknown topics and partitions are left out, as Kafka does).
+   */
+  listPartitionReassignments(image: MetadataImage, request: ListPartitionReassignmentsRequest): ListPartitionReassignmentsResponseOngoingTopicReassignment[] {
+    const wanted = request.topics
+      ?? [...image.topics.topicsByName.values()].map((t) => ({ name: t.name, partitionIndexes: [...t.partitions.keys()].sort((a, b) => a - b) }));
+    const out: ListPartitionReassignmentsResponseOngoingTopicReassignment[] = [];
+    for (const w of wanted) {
+      const topic = image.topics.getTopic(w.name);
+      if (topic === undefined) continue;
+      const partitions = w.partitionIndexes.flatMap((partitionIndex) => {
+        const p = topic.partitions.get(partitionIndex);
+        if (p === undefined || !isReassigning(p)) return [];
+        return [{ partitionIndex, replicas: [...p.replicas], addingReplicas: [...p.addingReplicas], removingReplicas: [...p.removingReplicas] }];
+      });
+      if (partitions.length > 0) out.push({ name: topic.name, partitions });
+    }
+    return out;
+  }
+
   createTopics(image: MetadataImage, request: CreateTopicsRequest, prng: Prng):
     { records: MetadataRecord[]; response: CreateTopicsResponseCreatableTopicResult[] } {
     const out = createTopics(request, imageView(image), this.options.topicDefaults, this.options.validateTopicConfigs, prng);
@@ -284,4 +370,16 @@ export class ReplicationControlManager {
     const out = createPartitions(topics, validateOnly, imageView(image), rf, prng, this.options.topicDefaults.partitionsPerRequestMax);
     return { records: toMetadataRecords(out.records), response: out.results };
   }
+}
+
+/** Kafka's validateManualPartitionAssignment: an error message, or null when the list may be used. */
+function validateManualAssignment(image: MetadataImage, replicas: readonly number[]): string | null {
+  if (replicas.length === 0) return 'The manual partition assignment includes an empty replica list.';
+  const seen = new Set<number>();
+  for (const id of replicas) {
+    if (seen.has(id)) return `The manual partition assignment includes the broker ${id} more than once.`;
+    seen.add(id);
+    if (image.cluster.broker(id) === undefined) return `The manual partition assignment includes broker ${id}, but no such broker is registered.`;
+  }
+  return null;
 }

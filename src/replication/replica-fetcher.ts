@@ -7,13 +7,16 @@
 // divergent suffix, OFFSET_OUT_OF_RANGE resets against the leader's log start or end (ListOffsets),
 // other partition errors back off for replica.fetch.backoff.ms, and a lost connection backs off
 // every partition and reconnects. Fetches use a fetch session (KIP-227): after the first, only
-// partitions whose fetch changed are sent. The network is a port (`connect`): the broker plugs in
-// a BrokerConnection, tests a scripted leader.
+// partitions whose fetch changed are sent. Throttled partitions (follower.replication.throttled.*,
+// for a replica outside the ISR) share the follower quota: left out of a Fetch while it is used up,
+// asked for no more than it allows otherwise. The network is a port (`connect`): the broker plugs
+// in a BrokerConnection, tests a scripted leader.
 import { ErrorCode, ZERO_UUID } from '../protocol/index.js';
 import { StorageError } from '../storage/index.js';
 import { limits, partitionKey, partitionName, type Clock } from '../util/index.js';
 import type { ReplicaFetchers } from './fetchers.js';
 import type { Partition } from './partition.js';
+import type { ReplicationQuota } from './quota.js';
 
 const FETCH = 1;
 const LIST_OFFSETS = 2;
@@ -67,6 +70,8 @@ export interface ReplicaFetcherPorts {
   onFollowerProgress?(partition: Partition): void;
   clock: Clock;
   logger?: FetcherLogger;
+  /** The follower replication throttle: the quota, and whether a partition's copy counts against it. */
+  throttle?: { readonly quota: ReplicationQuota; isThrottled(p: Partition): boolean };
 }
 
 /** Kafka's PartitionFetchState: where the next fetch starts, and whether truncation comes first. */
@@ -257,7 +262,37 @@ export class ReplicaFetcher {
     const truncating = ready.filter((s) => s.truncating);
     if (truncating.length > 0) await this.truncateToEpochEndOffsets(link, truncating);
     const fetching = ready.filter((s) => !s.truncating && this.holds(s));
-    if (fetching.length > 0) await this.fetch(link, this.nextRound(fetching));
+    if (fetching.length === 0) return;
+    const round = this.throttleRound(this.nextRound(fetching));
+    if (round.states.length > 0) await this.fetch(link, round.states, round.maxBytes, round.waitMs);
+    else await this.sleep(round.waitMs);
+  }
+
+  /**
+   * Kafka's shouldFollowerThrottle: throttled partitions are left out while the quota is used up;
+   * while it is not, they share what it allows now (each asks for at most the rest). `waitMs`: how
+   * long until the left-out ones may go again (the sleep when nothing is left to fetch, else the
+   * longest the Fetch may wait, so they are not held up by a long poll for the others).
+   */
+  private throttleRound(round: FetchState[]): { states: FetchState[]; maxBytes: Map<FetchState, number>; waitMs: number } {
+    const maxBytes = new Map<FetchState, number>();
+    const throttle = this.ports.throttle;
+    if (throttle === undefined || !throttle.quota.isThrottling) return { states: round, maxBytes, waitMs: Infinity };
+    const now = this.ports.clock.nowMs();
+    let left = throttle.quota.allowance(now);
+    let leftOut = false;
+    const states = round.filter((s) => {
+      if (!throttle.isThrottled(s.partition)) return true;
+      if (left <= 0) {
+        leftOut = true;
+        return false;
+      }
+      const bytes = Math.min(this.config.fetchMaxBytes, left);
+      maxBytes.set(s, bytes);
+      left -= bytes;
+      return true;
+    });
+    return { states, maxBytes, waitMs: leftOut ? throttle.quota.delayMs(now) : Infinity };
   }
 
   /** At most limits.partitionsPerRequestMax partitions per Fetch, taking turns. */
@@ -313,7 +348,7 @@ export class ReplicaFetcher {
 
   // ---- Fetch -------------------------------------------------------------------------------
 
-  private async fetch(link: LeaderLink, round: FetchState[]): Promise<void> {
+  private async fetch(link: LeaderLink, round: FetchState[], throttledMaxBytes: ReadonlyMap<FetchState, number>, waitMaxMs: number): Promise<void> {
     const version = link.version(FETCH);
     if (version < FETCH_VERSION_MIN) throw new Error(`leader ${this.leaderId} speaks Fetch up to v${version}; followers need v${FETCH_VERSION_MIN}+`);
     // Every partition of the round is in the session; an answer may name any of them.
@@ -326,7 +361,7 @@ export class ReplicaFetcher {
         data: {
           partition: s.partition.index, currentLeaderEpoch: s.leaderEpoch, fetchOffset: BigInt(s.fetchOffset),
           lastFetchedEpoch: log.latestEpoch, logStartOffset: BigInt(log.logStartOffset),
-          partitionMaxBytes: this.config.fetchMaxBytes, replicaDirectoryId: ZERO_UUID,
+          partitionMaxBytes: throttledMaxBytes.get(s) ?? this.config.fetchMaxBytes, replicaDirectoryId: ZERO_UUID,
         },
       };
     });
@@ -342,7 +377,7 @@ export class ReplicaFetcher {
     const response = await link.send(FETCH, version, {
       clusterId: null, replicaId: this.ports.brokerId,
       replicaState: { replicaId: this.ports.brokerId, replicaEpoch: this.ports.brokerEpoch() },
-      maxWaitMs: this.config.fetchWaitMaxMs, minBytes: this.config.fetchMinBytes, maxBytes: this.config.fetchResponseMaxBytes,
+      maxWaitMs: Math.min(this.config.fetchWaitMaxMs, waitMaxMs), minBytes: this.config.fetchMinBytes, maxBytes: this.config.fetchResponseMaxBytes,
       isolationLevel: 0, sessionId: built.sessionId, sessionEpoch: built.sessionEpoch, topics: [...topics.values()],
       forgottenTopicsData: [...forgotten].map(([topicId, partitions]) => ({ topic: '', topicId, partitions })), rackId: '',
     });
@@ -361,6 +396,8 @@ export class ReplicaFetcher {
         const req = sent.get(`${t.topicId}:${pd.partitionIndex}`);
         // Only an answer to the fetch this partition is still at counts (Kafka's check against
         // the current fetch state): a removal, re-add or truncation meanwhile makes it stale.
+        // Throttled bytes count once they have crossed the network, stale or not.
+        if (req !== undefined && throttledMaxBytes.has(req.state)) this.ports.throttle?.quota.record(pd.records?.length ?? 0, this.ports.clock.nowMs());
         if (req === undefined || !this.holds(req.state) || req.state.truncating || req.state.fetchOffset !== req.fetchOffset) continue;
         await this.onPartitionAnswer(req.state, pd, diverging);
       }

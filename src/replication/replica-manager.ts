@@ -20,6 +20,13 @@ import { NO_ISR_CHANGES, type IsrChangeChannel } from './alter-partition-manager
 import { Purgatory, PurgatoryFullError, type Scheduler } from './purgatory.js';
 import { NO_REPLICA_FETCHERS, type ReplicaFetchers } from './fetchers.js';
 import type { ClientMetadata, ReplicaSelector, ReplicaView } from './replica-selector.js';
+import type { ReplicationQuota } from './quota.js';
+
+/** The leader replication throttle: the quota, and whether serving a partition to a replica counts against it. */
+export interface LeaderThrottle {
+  readonly quota: ReplicationQuota;
+  isThrottled(p: Partition, replicaId: number): boolean;
+}
 
 export interface ReplicaManagerLimits {
   fetchPurgatoryOperationsMax: number;
@@ -168,6 +175,8 @@ export class ReplicaManager {
   /** The latest metadata image applied: which brokers may join an ISR, at which epoch. */
   private image: MetadataImage | null = null;
   private isrExpiration: { cancel(): void } | null = null;
+  /** leader.replication.throttled.* (none until the broker sets it). */
+  leaderThrottle: LeaderThrottle | null = null;
 
   constructor(readonly brokerId: number, readonly clock: Clock, private readonly scheduler: Scheduler, limits: ReplicaManagerLimits,
     /** Where followers fetch from their leader (none fetches until the replication issue plugs one in). */
@@ -465,6 +474,7 @@ export class ReplicaManager {
     // No error above means every partition is hosted here (led, or followed for a KIP-392 consumer).
     const watched = params.partitions.map((fp) => this.partitions.get(key(fp.topic, fp.partition))!);
     const leading = watched.map((p) => p.isLeader);
+    const maxWaitMs = Math.min(params.maxWaitMs, this.leaderThrottleWaitMs(watched, params));
     const startBytes = watched.map((p) => p.bytesAppended);
     // A follower reads up to the log end offset, so every append counts. A consumer reads below
     // the high watermark (read_committed: the LSO): appends count once that bound has moved (else
@@ -507,7 +517,7 @@ export class ReplicaManager {
         onExpiration: finish,
       };
       try {
-        this.fetchPurgatory.tryCompleteElseWatch(op, watched, params.maxWaitMs);
+        this.fetchPurgatory.tryCompleteElseWatch(op, watched, maxWaitMs);
       } catch (err) {
         if (!(err instanceof PurgatoryFullError)) { reject(err); return; }
         finish();
@@ -535,10 +545,16 @@ export class ReplicaManager {
         const leaderEndOffset = checked.log.logEndOffset;
         const upTo = follower ? leaderEndOffset : params.isolationLevel === 1 ? checked.lastStableOffset : checked.highWatermark;
         // KIP-74: the first partition with data returns at least one whole batch, even past max_bytes.
-        const maxBytes = Math.min(fp.partitionMaxBytes, Math.max(0, budget));
+        let maxBytes = Math.min(fp.partitionMaxBytes, Math.max(0, budget));
         const offset = Number(fp.fetchOffset);
-        const wanted = offset < upTo && (maxBytes > 0 || !anyData);
+        // Kafka's shouldLeaderThrottle: a throttled partition served to a replica outside the ISR
+        // gets what the leader quota allows now, nothing when it is used up.
+        const throttled = follower && this.isLeaderThrottled(checked, params.replicaId!);
+        const allowance = throttled ? this.leaderThrottle!.quota.allowance(this.clock.nowMs()) : Infinity;
+        if (throttled) maxBytes = Math.min(maxBytes, allowance);
+        const wanted = offset < upTo && (maxBytes > 0 || (!anyData && allowance > 0));
         r = wanted ? await this.readOne(checked, offset, !anyData ? Math.max(1, maxBytes) : maxBytes, upTo, params.isolationLevel, params.alloc) : this.fetchAnswer(checked, null, params.isolationLevel);
+        if (throttled) this.leaderThrottle!.quota.record(r.records?.length ?? 0, this.clock.nowMs());
         if (follower && updateFetchState && r.errorCode === 0) this.updateFollowerFetchState(checked, params.replicaId!, params.replicaEpoch ?? -1n, fp, leaderEndOffset);
       } else {
         r = checked;
@@ -550,6 +566,23 @@ export class ReplicaManager {
       results[i] = r;
     }
     return results;
+  }
+
+  /**
+   * A follower fetch that got nothing for a throttled partition because the leader quota is used
+   * up waits only until the quota allows bytes again (then reads again), not the whole max wait:
+   * an idle partition would otherwise hold the throttled copy up for replica.fetch.wait.max.ms.
+   */
+  private leaderThrottleWaitMs(watched: readonly Partition[], params: FetchReadParams): number {
+    if (!isFollowerFetch(params) || this.leaderThrottle === null || !this.leaderThrottle.quota.isThrottling) return Infinity;
+    if (!watched.some((p) => this.isLeaderThrottled(p, params.replicaId!))) return Infinity;
+    const delayMs = this.leaderThrottle.quota.delayMs(this.clock.nowMs());
+    return delayMs > 0 ? delayMs : Infinity;
+  }
+
+  private isLeaderThrottled(p: Partition, replicaId: number): boolean {
+    const t = this.leaderThrottle;
+    return t !== null && t.quota.isThrottling && !p.isr.includes(replicaId) && t.isThrottled(p, replicaId);
   }
 
   /**

@@ -36,6 +36,11 @@ export const limits = {
   responseSlabsFreeBytesMax: 64 * 1024 * 1024,
   /** The kept slabs are dropped when no response took one for this long (no memory held after a burst). */
   responseSlabsIdleMs: 30_000,
+  /**
+   * A replication quota (leader/follower.replication.throttled.rate) counts its rate over at least
+   * this much time: how much a throttled copy may move at once after being idle, in time at the rate.
+   */
+  replicationQuotaElapsedMinMs: 100,
   /** File descriptors the storage engine keeps open (segment files open lazily, close least recently used first). */
   openFilesMax: 4096,
   /** Arrays whose elements may encode to zero bytes are capped at this many elements when decoded. */

@@ -51,6 +51,9 @@ export interface SimulationStats {
   controlledShutdowns: number;
   crashes: number;
   topics: number;
+  /** Reassignments started (replicas widened) and finished (replicas narrowed to a target, or reverted). */
+  reassignmentsStarted: number;
+  reassignmentsFinished: number;
 }
 
 export class ControllerSimulation {
@@ -74,7 +77,7 @@ export class ControllerSimulation {
   /** Highest epochs seen per partition and per broker, in committed images and in the active one. */
   private committedMax = new Map<string, number>();
   private activeMax = new Map<string, number>();
-  readonly stats: SimulationStats = { steps: 0, records: 0, failovers: 0, truncations: 0, fenced: 0, controlledShutdowns: 0, crashes: 0, topics: 0 };
+  readonly stats: SimulationStats = { steps: 0, records: 0, failovers: 0, truncations: 0, fenced: 0, controlledShutdowns: 0, crashes: 0, topics: 0, reassignmentsStarted: 0, reassignmentsFinished: 0 };
 
   constructor(readonly seed: number, private readonly steps = 250) {
     this.rng = new Prng(seed * 2654435761 + 17);
@@ -138,6 +141,8 @@ export class ControllerSimulation {
       this.allocateProducerIds();
     } else if (r < 0.86) {
       this.electLeaders();
+    } else if (r < 0.88) {
+      this.reassign();
     } else if (r < 0.985) {
       const ends = this.batchEnds.filter((o) => o > this.committed);
       if (ends.length > 0) this.advanceCommit(ends[this.rng.int(ends.length)]!);
@@ -265,6 +270,63 @@ export class ControllerSimulation {
         for (const p of t.partitionResult) check(p.errorCode !== ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `ElectLeaders: ${t.topic}-${p.partitionId} unknown`);
       }
     });
+  }
+
+  /**
+   * An admin's AlterPartitionReassignments on one partition (a random target, or a cancel), or the
+   * partition leader's AlterPartition adding the live adding replicas to the ISR (they caught up),
+   * which completes the reassignment.
+   */
+  private reassign(): void {
+    const image = this.active.image;
+    const topics = [...image.topics.topicsByName.values()];
+    if (topics.length === 0) return;
+    const t = topics[this.rng.int(topics.length)]!;
+    const partitionIndex = this.rng.int(t.partitions.size);
+    const p = t.partitions.get(partitionIndex)!;
+    const r = this.rng.next();
+    if (r < 0.4) {
+      const leader = image.cluster.broker(p.leader);
+      const live = (id: number) => { const b = image.cluster.broker(id); return b !== undefined && !b.fenced && !b.inControlledShutdown; };
+      const add = p.addingReplicas.filter((id) => live(id) && !p.isr.includes(id));
+      if (leader === undefined || add.length === 0) return;
+      const newIsr = [...p.isr, ...add];
+      this.note(`@${this.now} ${t.name}-${partitionIndex}: leader ${p.leader} adds ${add.join(',')} to the ISR`);
+      this.append(this.countReassignments(this.active.alterPartition({
+        brokerId: p.leader, brokerEpoch: leader.epoch,
+        topics: [{ topicName: t.name, topicId: t.id, partitions: [{
+          partitionIndex, leaderEpoch: p.leaderEpoch, partitionEpoch: p.partitionEpoch, leaderRecoveryState: 0, newIsr,
+          newIsrWithEpochs: newIsr.map((id) => ({ brokerId: id, brokerEpoch: image.cluster.broker(id)?.epoch ?? -1n })),
+        }] }],
+      }, 3)), undefined, () => {});
+      return;
+    }
+    let replicas: number[] | null = null;
+    if (r >= 0.55) {
+      const ids = [...image.cluster.brokers.keys()];
+      replicas = [];
+      const n = 1 + this.rng.int(Math.min(3, ids.length));
+      while (replicas.length < n) {
+        const id = ids[this.rng.int(ids.length)]!;
+        if (!replicas.includes(id)) replicas.push(id);
+      }
+    }
+    const result = this.countReassignments(this.active.alterPartitionReassignments({ timeoutMs: 1000, topics: [{ name: t.name, partitions: [{ partitionIndex, replicas }] }] }));
+    this.note(`@${this.now} reassign ${t.name}-${partitionIndex} [${p.replicas.join(',')}] to ${replicas === null ? 'cancel' : `[${replicas.join(',')}]`}: ${result.records.length} record(s)`);
+    this.append(result, undefined, () => {
+      const code = result.response.responses[0]!.partitions[0]!.errorCode;
+      check(code !== ErrorCode.UNKNOWN_TOPIC_OR_PARTITION && code !== ErrorCode.INVALID_REPLICA_ASSIGNMENT || replicas === null,
+        `reassign ${t.name}-${partitionIndex}: ${errorName(code)}`);
+    });
+  }
+
+  private countReassignments<T>(result: ControllerResult<T>): ControllerResult<T> {
+    for (const r of result.records) {
+      if (r.type !== MetadataRecordType.PartitionChangeRecord || r.data.replicas === null) continue;
+      if ((r.data.addingReplicas?.length ?? 0) > 0 || (r.data.removingReplicas?.length ?? 0) > 0) this.stats.reassignmentsStarted++;
+      else this.stats.reassignmentsFinished++;
+    }
+    return result;
   }
 
   private allocateProducerIds(): void {
@@ -482,6 +544,9 @@ export function checkImage(image: MetadataImage, label: string): void {
       check(p.isr.length > 0, `${where}: empty ISR`);
       check(new Set(p.isr).size === p.isr.length, `${where}: duplicate ISR member`);
       check(p.isr.every((b) => p.replicas.includes(b)), `${where}: ISR not within the replicas`);
+      check(p.addingReplicas.every((b) => p.replicas.includes(b) && !p.removingReplicas.includes(b)), `${where}: adding ${p.addingReplicas.join(',')} not within the replicas or also removing`);
+      check(p.removingReplicas.every((b) => p.replicas.includes(b)), `${where}: removing ${p.removingReplicas.join(',')} not within the replicas`);
+      check(new Set(p.replicas).size === p.replicas.length, `${where}: duplicate replica`);
       if (p.leader === NO_LEADER) continue;
       check(p.isr.includes(p.leader), `${where}: leader not in the ISR`);
       const b = image.cluster.broker(p.leader);

@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  ReplicaManager, type IsrChangeChannel, type IsrChangeResult, type IsrProposal, type ReplicaDeltaPorts, type Scheduler,
+  ReplicaManager, ReplicationQuota, type IsrChangeChannel, type IsrChangeResult, type IsrProposal, type ReplicaDeltaPorts, type Scheduler,
 } from '../../src/replication/index.js';
 import { MetadataDelta, MetadataImage, metadataRecord, provenance, type MetadataRecord } from '../../src/metadata/index.js';
 import { buildRecordBatchSync, iterateBatches } from '../../src/records/index.js';
@@ -352,4 +352,21 @@ test('ListOffsets latest: a consumer gets the high watermark, a replica or a deb
   assert.equal((await h.rm.listOffsets('t', 0, -1n, -1, 0, -1)).offset, 2n, 'consumer');
   assert.equal((await h.rm.listOffsets('t', 0, -1n, -1, 0, 2)).offset, 4n, 'replica 2');
   assert.equal((await h.rm.listOffsets('t', 0, -1n, -1, 0, -2)).offset, 4n, 'debugging client');
+});
+
+test('leader throttle: a throttled follower outside the ISR gets what the quota allows, nothing once it is used up; ISR members are not throttled', async () => {
+  const h = await leader({ isr: [1, 2] });
+  // 1000 bytes/s: 100 bytes may move at once (the quota's shortest measured time is 100 ms).
+  const quota = new ReplicationQuota(() => 1000, { windowCount: 11, windowMs: 1000 });
+  h.rm.leaderThrottle = { quota, isThrottled: (_p, replicaId) => replicaId === 3 || replicaId === 2 };
+  for (let i = 0; i < 5; i++) await h.produce(1, 5);
+  const first = await h.followerFetch(3, 0);
+  assert.deepEqual(offsetsOf(first.records), [0, 1, 2, 3, 4], 'one batch: the allowance is below a batch, and a fetch gets at least one');
+  const over = await h.followerFetch(3, 5);
+  assert.equal(over.errorCode, ErrorCode.NONE);
+  assert.deepEqual(offsetsOf(over.records), [], 'the quota is used up: nothing for the throttled follower');
+  const inSync = await h.followerFetch(2, 0);
+  assert.equal(offsetsOf(inSync.records).length, 25, 'an ISR member reads everything');
+  h.time.advance(10_000);
+  assert.deepEqual(offsetsOf((await h.followerFetch(3, 5)).records).slice(0, 5), [5, 6, 7, 8, 9], 'after a while the quota allows bytes again');
 });

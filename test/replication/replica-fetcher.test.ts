@@ -7,7 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { FetchSessionHandler, Partition, ReplicaFetcherManager, type FetchPartitionData, type LeaderLink, type ReplicaFetcherConfig, type StorageLog } from '../../src/replication/index.js';
+import { FetchSessionHandler, Partition, ReplicaFetcherManager, ReplicationQuota, UNTHROTTLED_RATE, type FetchPartitionData, type LeaderLink, type ReplicaFetcherConfig, type StorageLog } from '../../src/replication/index.js';
 import { ErrorCode, ZERO_UUID } from '../../src/protocol/index.js';
 import { buildControlBatch, iterateBatches } from '../../src/records/index.js';
 import { systemClock } from '../../src/util/index.js';
@@ -183,8 +183,9 @@ const FAST: ReplicaFetcherConfig = {
   fetchMaxBytes: 1 << 20, fetchResponseMaxBytes: 10 << 20, fetchWaitMaxMs: 500, fetchMinBytes: 1, fetchBackoffMs: 10, numFetchers: 1,
 };
 
-function follower(leader: ScriptedLeader, config: Partial<ReplicaFetcherConfig> = {}, brokerEpoch = 7n) {
+function follower(leader: ScriptedLeader, config: Partial<ReplicaFetcherConfig> = {}, brokerEpoch = 7n, throttle?: { quota: ReplicationQuota; isThrottled: (p: Partition) => boolean }) {
   const manager = new ReplicaFetcherManager({ ...FAST, ...config }, {
+    ...(throttle !== undefined ? { throttle } : {}),
     brokerId: FOLLOWER_ID, brokerEpoch: () => brokerEpoch,
     leaderEndpoint: (id) => (id === LEADER_ID ? { host: '127.0.0.1', port: 1 } : undefined),
     topicId: (topic) => (topic === TOPIC ? TOPIC_ID : undefined),
@@ -621,5 +622,34 @@ test('after its leader is killed, a follower that fetched its log leads it: an i
   } finally {
     client.close();
     await cluster.close();
+  }
+});
+
+test('follower throttle: a throttled partition asks for no more than the quota allows and is left out while it is used up', async () => {
+  const leaderLog = storageLog();
+  for (let i = 0; i < 40; i++) await leaderLog.appendAsLeader(batch(5), 5);
+  const leader = new ScriptedLeader(leaderLog);
+  let rate = 2000;
+  const quota = new ReplicationQuota(() => rate, { windowCount: 11, windowMs: 1000 });
+  const f = storageLog();
+  const p = followerPartition(f, 5);
+  const m = follower(leader, {}, 7n, { quota, isThrottled: () => true });
+  try {
+    const startMs = performance.now();
+    m.addFetcherForPartitions([p]);
+    await until(() => leader.fetches.length > 0, 'a first fetch');
+    const first = leader.fetches[0].topics[0].partitions[0];
+    assert.ok(first.partitionMaxBytes <= 200, `asked for ${first.partitionMaxBytes} bytes: the quota allows 100 ms at 2000 B/s`);
+    await sleep(300);
+    const copied = (await storedBatches(f)).reduce((sum, b) => sum + b.length, 0);
+    const elapsedS = (performance.now() - startMs) / 1000;
+    // An upper bound only: a slow machine copies less, never more. One batch may overshoot.
+    assert.ok(copied <= rate * (elapsedS + 0.1) + 200, `${copied} bytes copied in ${elapsedS.toFixed(2)} s at ${rate} B/s`);
+    assert.ok(f.logEndOffset < leaderLog.logEndOffset, 'the throttled copy is not done');
+    rate = UNTHROTTLED_RATE;
+    await until(() => f.logEndOffset === leaderLog.logEndOffset, 'the unthrottled copy to finish');
+    await assertSameLog(f, leaderLog);
+  } finally {
+    await m.close();
   }
 });
