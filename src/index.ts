@@ -1,4 +1,20 @@
 // Logline as a library: start an embedded broker or a local cluster, or talk to one.
+import {
+  startServer as startBrokerServer, startCluster as startBrokerCluster,
+  type ServerOptions, type ServerHandle, type ClusterOptions, type ClusterHandle,
+} from './broker/index.js';
+import { startHttpListener } from './http/index.js';
+
 export const version = '0.1.0';
-export { startServer, startCluster, type ServerOptions, type ServerHandle, type ClusterOptions, type ClusterHandle, type ClusterNodeHandle } from './broker/index.js';
+export type { ServerOptions, ServerHandle, ClusterOptions, ClusterHandle, ClusterNodeHandle } from './broker/index.js';
 export { BrokerConnection } from './client/index.js';
+
+/** A node as `logline server` runs it, with its HTTP listener on http.listener (default 127.0.0.1:9644; empty: none). */
+export function startServer(options: ServerOptions = {}): Promise<ServerHandle> {
+  return startBrokerServer({ http: startHttpListener, ...options });
+}
+
+/** A local cluster whose nodes each have an HTTP listener on a free port of their own (`nodes[i].httpPort`). */
+export function startCluster(options: ClusterOptions = {}): Promise<ClusterHandle> {
+  return startBrokerCluster({ http: startHttpListener, ...options });
+}

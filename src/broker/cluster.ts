@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import * as nodePath from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { parseBrokerConfig } from '../config/index.js';
-import { startServer, quietLogger, type ServerHandle } from './server.js';
+import { startServer, quietLogger, type HttpListenerFactory, type ServerHandle } from './server.js';
 import type { Logger } from './network.js';
 import type { FileSystem } from '../storage/index.js';
 
@@ -41,6 +41,11 @@ export interface ClusterOptions {
   /** Fixed controller ports (one per controller); default free ports. */
   controllerPorts?: readonly number[];
   logger?: Logger;
+  /**
+   * Serves each node's http.listener: a free port of its own on 127.0.0.1 (kept across restarts)
+   * unless `config` or `nodeConfig` names one. Without it no node has an HTTP listener.
+   */
+  http?: HttpListenerFactory;
 }
 
 export interface ClusterNodeHandle {
@@ -51,6 +56,8 @@ export interface ClusterNodeHandle {
   readonly brokerPort: number;
   /** 0 for a broker-only node. */
   readonly controllerPort: number;
+  /** The HTTP listener's port (0: none). */
+  readonly httpPort: number;
   readonly dataDir: string;
   /** The running server, or null while the node is down. */
   readonly server: ServerHandle | null;
@@ -157,6 +164,8 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
   if (brokerPorts.length !== brokerCount || controllerPorts.length !== controllerCount) {
     throw new Error(`brokerPorts needs ${brokerCount} entries and controllerPorts ${controllerCount}`);
   }
+  const httpPorts = options.http ? await freePorts(controllerCount + brokerCount, host) : [];
+  while (httpPorts.some((p) => brokerPorts.includes(p) || controllerPorts.includes(p))) httpPorts.splice(0, httpPorts.length, ...await freePorts(httpPorts.length, host));
   // Combined: node i is broker i and controller i. Split: controllers first, then brokers.
   type Role = 'broker' | 'controller';
   const layout: { nodeId: number; roles: Role[]; brokerPort: number; controllerPort: number }[] = split
@@ -169,8 +178,9 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
   const clusterId = newClusterId();
   const logger = options.logger ?? quietLogger;
 
-  const nodes = layout.map(({ nodeId, roles, brokerPort, controllerPort }) => {
+  const nodes = layout.map(({ nodeId, roles, brokerPort, controllerPort }, i) => {
     const dataDir = nodePath.join(baseDir, `node-${nodeId}`);
+    const httpOverride = options.nodeConfig?.[nodeId]?.['http.listener'] ?? options.config?.['http.listener'];
     const listeners = [
       ...(roles.includes('broker') ? [`PLAINTEXT://${host}:${brokerPort}`] : []),
       ...(roles.includes('controller') ? [`CONTROLLER://${host}:${controllerPort}`] : []),
@@ -184,6 +194,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
       'listener.security.protocol.map': 'CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT',
       'controller.quorum.voters': voters,
       'log.dirs': dataDir,
+      'http.listener': options.http ? `${host}:${httpPorts[i]}` : '',
       ...EMBEDDED_CLUSTER_DEFAULTS,
       ...options.config,
       ...options.nodeConfig?.[nodeId],
@@ -194,7 +205,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     const start = async () => {
       let started: ServerHandle | null = null;
       started = await startServer({
-        config, dataDir, clusterId, logger: prefixed(logger, nodeId), ...(fs ? { fs } : {}),
+        config, dataDir, clusterId, logger: prefixed(logger, nodeId), ...(fs ? { fs } : {}), ...(options.http ? { http: options.http } : {}),
         // Its log directory failed and it stopped itself: the node is down until restarted.
         onHalt: () => { if (started !== null && server === started) server = null; },
       });
@@ -207,6 +218,8 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     };
     const handle: ClusterNodeHandle & { start(): Promise<void> } = {
       nodeId, roles, host, brokerPort, controllerPort, dataDir,
+      // The bound port: a node given http.listener with port 0 gets one at start.
+      get httpPort() { return server?.http?.port ?? (options.http && httpOverride === undefined ? httpPorts[i]! : 0); },
       get server() { return server; },
       get running() { return server !== null; },
       start,

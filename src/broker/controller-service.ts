@@ -108,6 +108,19 @@ export class ControllerService implements ControllerChannel {
   /** The active controller's state machine (tests and tools). */
   get controller(): QuorumController | null { return this.active?.controller ?? null; }
 
+  /**
+   * Per broker with a session here, whether it has heartbeated within broker.session.timeout.ms;
+   * null when this node is not the active controller (a standby keeps no sessions).
+   */
+  brokerSessionsAlive(brokerIds: Iterable<number>): Map<number, boolean> | null {
+    const c = this.checkLeadership()?.controller;
+    if (c === undefined) return null;
+    const nowMs = this.o.clock.nowMs();
+    const out = new Map<number, boolean>();
+    for (const id of brokerIds) out.set(id, c.heartbeats.hasValidSession(id, nowMs));
+    return out;
+  }
+
   // ---- ControllerChannel ---------------------------------------------------------------------
 
   createTopics(request: CreateTopicsRequest): Promise<CreateTopicsResponseCreatableTopicResult[]> {

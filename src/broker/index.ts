@@ -1,5 +1,7 @@
 // The broker room's door.
-export { startServer, parseListener, consoleLogger, quietLogger, DEFAULT_NETWORK_LIMITS, type ServerOptions, type ServerHandle, type BrokerServices } from './server.js';
+export { startServer, parseListener, parseHttpListener, consoleLogger, quietLogger, DEFAULT_NETWORK_LIMITS, type ServerOptions, type ServerHandle, type BrokerServices, type HttpListener, type HttpListenerFactory } from './server.js';
+export { RequestMetrics, REQUEST_LATENCY_BUCKETS_MS, type ApiRequestStats } from './request-metrics.js';
+export type { LogMetadata } from './metadata-log.js';
 export { Router, type Interceptor, type RouteOutcome } from './router.js';
 export type { RequestContext, HandlerSpec, HandlerResult } from './context.js';
 export type { NetworkLimits, NetworkStats, ListenerSpec, Logger } from './network.js';

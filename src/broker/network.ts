@@ -14,6 +14,7 @@ import { FrameSplitter, ProtocolError, decodeRequestHeader, encodeResponseFrame 
 import { BufferPool, SlabLease, SlabPool, limits, type Clock } from '../util/index.js';
 import type { RequestContext } from './context.js';
 import type { Router } from './router.js';
+import { RequestMetrics } from './request-metrics.js';
 
 export interface ListenerSpec {
   name: string;
@@ -70,6 +71,8 @@ export class NetworkServer<S> {
     };
   })();
   bound: (ListenerSpec & { port: number })[] = [];
+  /** Requests, total time and error codes per API (Kafka's RequestMetrics), read by /metrics. */
+  readonly requestMetrics = new RequestMetrics();
   /** Request frame buffers; classes from Node's own slab threshold to the preallocation limit. */
   readonly framePool = new BufferPool({
     classBytesMin: 4096, classBytesMax: limits.requestPreallocateBytesMax, pooledBytesMax: limits.framePoolBytesMax,
@@ -253,6 +256,7 @@ class Connection<S> {
       nowMs: this.server.clock.nowMs(), services: this.server.services,
       responseBytes: (bytes) => (slot.lease ??= new SlabLease(this.server.responseSlabs)).alloc(bytes),
     };
+    const startedMs = performance.now();
     this.server.router.route(header, frame, bodyOffset, ctx).then((outcome) => {
       this.server.stats.requestsHandled++;
       if (outcome.kind === 'close') {
@@ -265,6 +269,7 @@ class Connection<S> {
       if (outcome.kind === 'response') {
         try {
           slot.chunks = encodeResponseFrame(outcome.apiKey, outcome.version, header.correlationId, outcome.body);
+          this.server.requestMetrics.record(outcome.apiKey, outcome.version, performance.now() - startedMs, outcome.body);
         } catch (err) {
           // Thrown here it would be an unhandled rejection (the process exits) and the slot would
           // never complete; a body the encoder refuses is a handler bug like any other.
@@ -272,6 +277,8 @@ class Connection<S> {
           return;
         }
       }
+      // acks=0 produces get no response but are requests all the same.
+      else this.server.requestMetrics.record(header.requestApiKey, header.requestApiVersion, performance.now() - startedMs, null);
       if (outcome.frameDone) this.server.framePool.release(frame);
       slot.done = true;
       this.flush();

@@ -10,6 +10,21 @@ import { MemoryFileSystem, type FileSystem } from '../storage/index.js';
 import { describeQuorumAnswer, describeQuorumHandler, type QuorumServices } from './handlers/55-describe-quorum.js';
 import { parseBrokerConfig, type BrokerConfig } from '../config/index.js';
 import type { LogMetadata } from './metadata-log.js';
+import type { ControllerService } from './controller-service.js';
+import type { RequestMetrics } from './request-metrics.js';
+
+/** A node's HTTP listener (the http room's), as the server holds it. */
+export interface HttpListener {
+  readonly host: string;
+  readonly port: number;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the HTTP listener for a node at `address` (http.listener). The http room provides it;
+ * the broker room only calls it, so it does not depend on the room above it.
+ */
+export type HttpListenerFactory = (node: ServerHandle, address: { host: string; port: number }) => Promise<HttpListener>;
 
 export interface ServerOptions {
   nodeId?: number;
@@ -42,6 +57,8 @@ export interface ServerOptions {
   config?: BrokerConfig;
   /** The cluster id a new data directory is formatted with (Kafka's `kafka-storage format --cluster-id`); every node of a cluster shares one. */
   clusterId?: string;
+  /** Serves http.listener (health, admin API, /metrics); without it there is no HTTP listener whatever http.listener says. */
+  http?: HttpListenerFactory;
 }
 
 export interface ServerHandle {
@@ -56,6 +73,14 @@ export interface ServerHandle {
   readonly metadata: LogMetadata | null;
   /** The bound controller listener port (0 when the quorum is this node alone: it has none). */
   readonly controllerPort: number;
+  /** The configuration the node runs with. */
+  readonly config: BrokerConfig;
+  /** The controller hosted here (it may be a standby), if the node has the metadata log. */
+  readonly controllerService: ControllerService | null;
+  /** Requests, total time and error codes per API on the client listeners. */
+  readonly requestMetrics: RequestMetrics;
+  /** The bound HTTP listener, or null (none configured, or no factory given). */
+  readonly http: { readonly host: string; readonly port: number } | null;
   /**
    * Stops the server: a controlled shutdown first (the controller moves this broker's leaderships
    * away), unless `controlledShutdown: false` (a node killed in a test), then the logs are flushed.
@@ -96,6 +121,14 @@ export const consoleLogger: Logger = {
   warn: (m) => console.warn(`[logline] WARN ${m}`),
   error: (m) => console.error(`[logline] ERROR ${m}`),
 };
+
+/** http.listener ("host:port", "[::1]:port"; empty or null: none) → the address to bind. */
+export function parseHttpListener(text: string | null): { host: string; port: number } | null {
+  if (text === null || text.trim() === '') return null;
+  const m = /^(\[[^\]]*\]|[^:]*):(\d+)$/.exec(text.trim());
+  if (!m || Number(m[2]) > 65535) throw new Error(`invalid http.listener "${text}": expected HOST:PORT or empty`);
+  return { host: m[1]!.replace(/^\[|\]$/g, '') || '0.0.0.0', port: Number(m[2]) };
+}
 
 /** "PLAINTEXT://host:port" → listener spec; the name before :// is also the security protocol. */
 export function parseListener(text: string): ListenerSpec {
@@ -190,17 +223,42 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerHa
     await disk?.close();
     throw e;
   }
-  if (broker) {
-    // The broker registers its listeners as advertised, and is listed once the controller unfences it.
-    try {
-      await broker.register(registrationListeners(network.bound, options.config));
-    } catch (e) {
-      await network.close();
-      broker.lifecycle?.close();
-      await broker.replicaFetchers.close();
-      await disk?.close();
-      throw e;
+  // The handle exists before registration so that the HTTP listener can answer /v1/ready with 503 meanwhile.
+  let close: (closeOptions?: { controlledShutdown?: boolean }) => Promise<void> = async () => {};
+  let httpBound: HttpListener | null = null;
+  const handle: ServerHandle = {
+    nodeId,
+    listeners: network.bound,
+    router,
+    broker,
+    stats: network.stats,
+    framePool: network.framePool.stats,
+    metadata: disk?.metadata ?? null,
+    controllerPort: disk?.metadata.controllerPort ?? 0,
+    config: brokerConfig,
+    controllerService: disk?.controllerService ?? null,
+    requestMetrics: network.requestMetrics,
+    get http() { return httpBound === null ? null : { host: httpBound.host, port: httpBound.port }; },
+    // Stop accepting and answer what is in flight, then flush the logs and mark a clean shutdown.
+    close: (closeOptions) => close(closeOptions),
+  };
+  try {
+    const httpAddress = options.http ? parseHttpListener(brokerConfig.get('http.listener') as string | null) : null;
+    if (httpAddress) {
+      httpBound = await options.http!(handle, httpAddress).catch((e: NodeJS.ErrnoException) => {
+        throw Object.assign(new Error(`http.listener ${httpAddress.host}:${httpAddress.port}: ${e.message}`), { code: e.code });
+      });
+      logger.info(`http listening on http://${httpBound.host}:${httpBound.port}`);
     }
+    // The broker registers its listeners as advertised, and is listed once the controller unfences it.
+    if (broker) await broker.register(registrationListeners(network.bound, options.config));
+  } catch (e) {
+    await httpBound?.close();
+    await network.close();
+    broker?.lifecycle?.close();
+    await broker?.replicaFetchers.close();
+    await disk?.close();
+    throw e;
   }
   for (const l of network.bound) logger.info(`listening on ${l.name}://${l.host}:${l.port}`);
   if (disk && !brokerRole) {
@@ -209,10 +267,11 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerHa
     if (l) logger.info(`controller listening on ${l.name}://${l.host}:${disk.metadata.controllerPort}`);
   }
   let closing: Promise<void> | null = null;
-  const close = (closeOptions?: { controlledShutdown?: boolean }): Promise<void> => closing ??= (async () => {
+  close = (closeOptions?: { controlledShutdown?: boolean }): Promise<void> => closing ??= (async () => {
     // Controlled shutdown first: the controller moves this broker's leaderships away.
     if (closeOptions?.controlledShutdown !== false) await broker?.controlledShutdown(CONTROLLED_SHUTDOWN_TIMEOUT_MS);
     broker?.lifecycle?.close();
+    await httpBound?.close();
     // Followers stop before the logs they write close.
     await broker?.replicaFetchers.close();
     await network.close();
@@ -239,16 +298,5 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerHa
       });
     });
   };
-  return {
-    nodeId,
-    listeners: network.bound,
-    router,
-    broker,
-    stats: network.stats,
-    framePool: network.framePool.stats,
-    metadata: disk?.metadata ?? null,
-    controllerPort: disk?.metadata.controllerPort ?? 0,
-    // Stop accepting and answer what is in flight, then flush the logs and mark a clean shutdown.
-    close,
-  };
+  return handle;
 }

@@ -1,6 +1,8 @@
 // `logline cluster info`: the cluster id, controller, brokers and the quorum in one line.
-// `logline cluster status`: the same brokers, plus the metadata quorum from DescribeQuorum (voters,
-// observers, each one's log end offset and lag behind the high watermark, the leader and epoch).
+// `logline cluster status`: every registered broker with its broker epoch and whether it is fenced
+// (from a node's HTTP API, /v1/brokers: Kafka's APIs list only unfenced brokers and no epochs), plus
+// the metadata quorum from DescribeQuorum (voters, observers, each one's log end offset and lag
+// behind the high watermark, the leader and epoch).
 // `logline cluster elect-leaders`: kafka-leader-election.sh — preferred (or, explicitly, unclean)
 // leader election for some partitions or all of them.
 // `logline cluster start --nodes N`: a local cluster of combined broker+controller nodes in this
@@ -8,6 +10,7 @@
 import { ClusterClient, KafkaError } from '../client/index.js';
 import { ApiKey, ErrorCode, errorName } from '../protocol/index.js';
 import { startCluster, consoleLogger, quietLogger } from '../broker/index.js';
+import { startHttpListener, type BrokersView } from '../http/index.js';
 import { UsageError, helpText, parseArgs, type FlagSpec } from './args.js';
 import { COMMON_FLAGS, bootstrapServers, table, toJson } from './output.js';
 
@@ -18,6 +21,7 @@ const START_FLAGS: Record<string, FlagSpec> = {
   'data-dir': { type: 'string', help: 'one directory per node under it (default ./logline-cluster)' },
   'broker-port': { type: 'number', help: 'the first broker port; node i listens on it + i - 1 (default 9092; 0: free ports)' },
   'controller-port': { type: 'number', help: 'the first controller port (default: free ports, printed)' },
+  'http-port': { type: 'number', help: 'the first HTTP port (http.listener); node i listens on it + i - 1 (default 9644; 0: free ports)' },
   set: { type: 'string', repeatable: true, help: 'key=value for any Kafka broker property, on every node' },
   verbose: { type: 'boolean', short: 'v', help: 'log what each node does' },
   help: { type: 'boolean', short: 'h', help: 'show this help' },
@@ -31,15 +35,23 @@ const ELECT_FLAGS: Record<string, FlagSpec> = {
   'all-topic-partitions': { type: 'boolean', help: 'every partition of every topic' },
 };
 
+/** Where `cluster status` finds a node's HTTP API when --http is not given. */
+const HTTP_ENV = 'LOGLINE_HTTP';
+
+const STATUS_FLAGS: Record<string, FlagSpec> = {
+  ...COMMON_FLAGS,
+  http: { type: 'string', help: `host:port of a node's HTTP API, for broker epochs and fencing (default $${HTTP_ENV}, else 127.0.0.1:9644, http.listener's default)` },
+};
+
 const USAGE = 'usage: logline cluster info|status|start|elect-leaders [options]';
 
 export async function clusterCommand(argv: string[]): Promise<number> {
   const verb = argv[0];
   if (verb === 'start') return clusterStart(argv.slice(1));
   if (verb === 'elect-leaders') return electLeaders(argv.slice(1));
-  const { positionals, flags } = parseArgs(argv, COMMON_FLAGS);
+  const { positionals, flags } = parseArgs(argv, STATUS_FLAGS);
   if (flags.help) {
-    console.log(helpText('logline cluster info|status [options]', 'Describe the cluster (status adds the metadata quorum); `logline cluster start --help` starts a local one.', COMMON_FLAGS));
+    console.log(helpText('logline cluster info|status [options]', 'Describe the cluster (status adds broker epochs, fencing and the metadata quorum); `logline cluster start --help` starts a local one.', STATUS_FLAGS));
     return 0;
   }
   if (positionals[0] !== 'info' && positionals[0] !== 'status') throw new UsageError(USAGE);
@@ -57,15 +69,42 @@ export async function clusterCommand(argv: string[]): Promise<number> {
       return 0;
     }
     const quorum = await describeQuorum(client);
-    if (flags.json) { console.log(toJson({ ...info, quorum })); return 0; }
+    const address = httpAddress(flags);
+    const registered = await fetchBrokers(address).catch((e: Error) => e);
+    if (flags.json) {
+      console.log(toJson({ ...info, ...(registered instanceof Error ? {} : { registeredBrokers: registered.brokers }), quorum }));
+      return 0;
+    }
+    const brokerTable = registered instanceof Error
+      ? `${table(brokers)}\n(broker epochs and fencing: the HTTP API at ${address} did not answer: ${registered.message}; name one with --http)`
+      : table(registered.brokers.map((b) => {
+        const e = b.endpoints[0];
+        return {
+          id: b.id, host: e?.host ?? '-', port: e?.port ?? '-', rack: b.rack, epoch: b.brokerEpoch,
+          state: b.fenced ? 'fenced' : b.inControlledShutdown ? 'controlled-shutdown' : 'unfenced',
+          alive: b.alive === null ? '?' : b.alive ? 'yes' : 'no',
+        };
+      }));
     const rows = [...quorum.voters.map((r) => ({ ...r, role: r.id === quorum.leaderId ? 'leader' : 'voter' })), ...quorum.observers.map((r) => ({ ...r, role: 'observer' }))];
-    console.log(`cluster ${info.clusterId}  controller ${info.controllerId}  topics ${info.topics}\n\n${table(brokers)}\n\n`
+    console.log(`cluster ${info.clusterId}  controller ${info.controllerId}  topics ${info.topics}\n\n${brokerTable}\n\n`
       + `metadata quorum: leader ${quorum.leaderId}  epoch ${quorum.leaderEpoch}  high watermark ${quorum.highWatermark}\n\n`
       + table(rows, ['id', 'role', 'logEndOffset', 'lag', 'lastFetchMsAgo', 'lastCaughtUpMsAgo']));
     return 0;
   } finally {
     client.close();
   }
+}
+
+function httpAddress(flags: Record<string, unknown>): string {
+  const flag = flags.http;
+  return typeof flag === 'string' ? flag : process.env[HTTP_ENV] || '127.0.0.1:9644';
+}
+
+/** A node's /v1/brokers: every registration, fenced ones included, with broker epochs. */
+async function fetchBrokers(address: string): Promise<BrokersView> {
+  const res = await fetch(`http://${address}/v1/brokers`, { signal: AbortSignal.timeout(10_000) });
+  if (!res.ok) throw new Error(`HTTP ${res.status}`);
+  return await res.json() as BrokersView;
 }
 
 interface ReplicaRow { id: number; logEndOffset: string; lag: string; lastFetchMsAgo: number | null; lastCaughtUpMsAgo: number | null }
@@ -144,6 +183,7 @@ async function clusterStart(argv: string[]): Promise<number> {
   const brokers = split ? count('brokers', (flags.brokers as number | undefined) ?? 3) : controllers;
   const firstBroker = (flags['broker-port'] as number | undefined) ?? 9092;
   const firstController = flags['controller-port'] as number | undefined;
+  const firstHttp = (flags['http-port'] as number | undefined) ?? 9644;
   const config: Record<string, string> = {};
   for (const kv of (flags.set as string[] | undefined) ?? []) {
     const eq = kv.indexOf('=');
@@ -151,18 +191,22 @@ async function clusterStart(argv: string[]): Promise<number> {
     config[kv.slice(0, eq).trim()] = kv.slice(eq + 1).trim();
   }
   const range = (first: number, n: number) => Array.from({ length: n }, (_, i) => first + i);
+  // Node ids are 1..controllers+brokers (split) or 1..nodes, in the order of the ports.
+  const nodeConfig = firstHttp === 0 || config['http.listener'] !== undefined ? {}
+    : Object.fromEntries(range(1, split ? controllers + brokers : controllers).map((id) => [id, { 'http.listener': `127.0.0.1:${firstHttp + id - 1}` }]));
   const cluster = await startCluster({
     ...(split ? { controllers, brokers } : { nodes: controllers }),
     dataDir: (flags['data-dir'] as string | undefined) ?? './logline-cluster', config,
     ...(firstBroker !== 0 ? { brokerPorts: range(firstBroker, brokers) } : {}),
     ...(firstController !== undefined && firstController !== 0 ? { controllerPorts: range(firstController, controllers) } : {}),
     logger: flags.verbose ? consoleLogger : quietLogger,
+    http: startHttpListener, nodeConfig,
   });
   const n = cluster.nodes.length;
   console.log(`cluster ${cluster.clusterId}: ${split ? `${controllers} controller${controllers === 1 ? '' : 's'}, ${brokers} broker${brokers === 1 ? '' : 's'}` : `${n} node${n === 1 ? '' : 's'}`}`);
   console.log(table(cluster.nodes.map((x) => ({
     node: x.nodeId, roles: x.roles.join(','), broker: x.brokerPort === 0 ? '-' : `${x.host}:${x.brokerPort}`,
-    controller: x.controllerPort === 0 ? '-' : `${x.host}:${x.controllerPort}`, dataDir: x.dataDir,
+    controller: x.controllerPort === 0 ? '-' : `${x.host}:${x.controllerPort}`, http: x.httpPort === 0 ? '-' : `${x.host}:${x.httpPort}`, dataDir: x.dataDir,
   }))));
   console.log(`\nbootstrap servers: ${cluster.bootstrap}`);
   console.log(`controller.quorum.voters=${cluster.controllerQuorumVoters}`);

@@ -3,6 +3,7 @@
 // Unknown or invalid properties are refused with a clear message (exit code 2).
 import { readFileSync } from 'node:fs';
 import { startServer, consoleLogger } from '../broker/index.js';
+import { startHttpListener } from '../http/index.js';
 import { BrokerConfigError, parseBrokerConfig, parseProperties } from '../config/index.js';
 import { UsageError, helpText, parseArgs, type FlagSpec } from './args.js';
 
@@ -56,7 +57,7 @@ export async function serverCommand(argv: string[]): Promise<number> {
   // The broker stopped by itself (its log directory failed): the process exits with 1.
   let halt = () => {};
   try {
-    server = await startServer({ config, dataDir: config.logDirs[0], logger: consoleLogger, onHalt: () => halt() });
+    server = await startServer({ config, dataDir: config.logDirs[0], logger: consoleLogger, onHalt: () => halt(), http: startHttpListener });
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
     console.error(e.code === 'EADDRINUSE' ? `cannot listen: ${e.message} (is another broker running?)` : `cannot start: ${e.message}`);

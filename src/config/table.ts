@@ -91,6 +91,8 @@ export const BROKER_KEYS = {
   'process.roles': key('process.roles', 'list', '', 'Roles of this process: broker, controller, or both.', { validator: validList('broker', 'controller'), importance: 'high' }),
   'node.id': key('node.id', 'int', '-1', 'Id of this node in the cluster; required when process.roles is set.', { importance: 'high' }),
   'broker.id': key('broker.id', 'int', '-1', 'Legacy name of node.id; must match it when both are set.', { importance: 'high' }),
+  // Logline's own (Kafka has no HTTP listener): health, the admin JSON API and /metrics.
+  'http.listener': key('http.listener', 'string', '127.0.0.1:9644', 'host:port of the HTTP listener (health, /v1 admin API, /metrics); empty: none. Port 0 picks a free port.', { importance: 'medium' }),
   'broker.rack': key('broker.rack', 'string', null, 'Rack of this broker, for rack-aware placement and fetch-from-follower.'),
   'broker.session.timeout.ms': key('broker.session.timeout.ms', 'int', '9000', 'A broker that has not heartbeated to the active controller for this long is fenced.', { validator: atLeast(1) }),
   'broker.heartbeat.interval.ms': key('broker.heartbeat.interval.ms', 'int', '2000', 'Time between a broker\'s heartbeats to the active controller.', { validator: atLeast(1) }),

@@ -17,6 +17,7 @@ import { type LocalPartitionChange, type MetadataDelta, type MetadataImage, type
 import { partitionKey as key, type Clock } from '../util/index.js';
 import { Partition, type ActiveProducer, type AppendOrigin, type IsrEligibility, type IsrProposal, type LocalLog } from './partition.js';
 import { NO_ISR_CHANGES, type IsrChangeChannel } from './alter-partition-manager.js';
+import { ReplicaManagerStats } from './stats.js';
 import { Purgatory, PurgatoryFullError, type Scheduler } from './purgatory.js';
 import { NO_REPLICA_FETCHERS, type ReplicaFetchers } from './fetchers.js';
 import type { ClientMetadata, ReplicaSelector, ReplicaView } from './replica-selector.js';
@@ -177,6 +178,8 @@ export class ReplicaManager {
   private isrExpiration: { cancel(): void } | null = null;
   /** leader.replication.throttled.* (none until the broker sets it). */
   leaderThrottle: LeaderThrottle | null = null;
+  /** Bytes and messages in and out per topic, ISR shrinks and expansions (read by /metrics). */
+  readonly stats = new ReplicaManagerStats();
 
   constructor(readonly brokerId: number, readonly clock: Clock, private readonly scheduler: Scheduler, limits: ReplicaManagerLimits,
     /** Where followers fetch from their leader (none fetches until the replication issue plugs one in). */
@@ -396,6 +399,9 @@ export class ReplicaManager {
       return failed;
     }
     p.bytesAppended += records.length;
+    const counters = this.stats.topic(p.topic);
+    counters.bytesIn += records.length;
+    counters.messagesIn += appended.lastOffset - appended.firstOffset + 1;
     // Followers long-poll for what the leader appends; the high watermark moves only with them
     // (or at once for an ISR of one).
     if (p.maybeAdvanceHighWatermark()) this.onHighWatermark(p);
@@ -562,6 +568,7 @@ export class ReplicaManager {
       if (r.records && r.records.length > 0) {
         budget -= r.records.length;
         anyData = true;
+        if (!follower && checked instanceof Partition) this.stats.topic(checked.topic).bytesOut += r.records.length;
       }
       results[i] = r;
     }
@@ -696,6 +703,8 @@ export class ReplicaManager {
     const p = proposal.partition;
     this.isrOptions.channel.submit(proposal, (result) => {
       if (p.handleIsrChangeResult(proposal.pending, result, { ineligible: [ErrorCode.INELIGIBLE_REPLICA, ErrorCode.OPERATION_NOT_ATTEMPTED] })) {
+        if (proposal.pending.kind === 'shrink') this.stats.isrShrinks++;
+        else this.stats.isrExpands++;
         if (p.maybeAdvanceHighWatermark()) this.onHighWatermark(p);
         else this.producePurgatory.checkAndComplete(p);
       }

@@ -69,4 +69,10 @@ export const limits = {
   txnExpirationsPerTickMax: 1000,
   /** Spare producer ids the transaction coordinator holds (a burst of InitProducerIds may need this many at once). */
   spareProducerIdsMax: 1024,
+  /** API keys below this are counted per API in the request metrics (Kafka's go up to 9xx only for internal ones); others are not counted. */
+  apiKeyBound: 128,
+  /** API versions below this are counted per version in the request metrics. */
+  apiVersionBound: 32,
+  /** Bytes of JSON one HTTP admin answer may hold (a topic list of a big cluster fits; the rest is cut with a note). */
+  httpResponseBytesMax: 16 * 1024 * 1024,
 } as const;

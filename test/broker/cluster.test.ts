@@ -208,6 +208,7 @@ test('a process.roles=broker node is an observer of the quorum: it replays the m
   const config = parseBrokerConfig({
     'node.id': '4', 'process.roles': 'broker', 'listeners': `PLAINTEXT://127.0.0.1:${brokerPort}`, 'controller.listener.names': 'CONTROLLER',
     'listener.security.protocol.map': 'CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT', 'controller.quorum.voters': cluster.controllerQuorumVoters, ...FAST_RAFT,
+    'http.listener': '127.0.0.1:0',
   });
   let observer: ServerHandle | undefined;
   try {
@@ -300,7 +301,7 @@ test('controller.quorum.bootstrap.servers (KIP-853): a broker learns the voters 
     const made = await createTopic(cluster.nodes[0]!.brokerPort, 'before-join', 3);
     assert.equal(made.errorCode, 0);
     const bootstrapServers = cluster.nodes.map((n) => `127.0.0.1:${n.controllerPort}`).join(',');
-    const common = { 'controller.listener.names': 'CONTROLLER', 'listener.security.protocol.map': 'CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT', 'controller.quorum.bootstrap.servers': bootstrapServers, ...FAST_RAFT };
+    const common = { 'controller.listener.names': 'CONTROLLER', 'listener.security.protocol.map': 'CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT', 'controller.quorum.bootstrap.servers': bootstrapServers, ...FAST_RAFT, 'http.listener': '127.0.0.1:0' };
     // A broker with no controller.quorum.voters at all.
     const broker = await within(60_000, 'the bootstrapped broker', startServer({
       dataDir: tempDataDir(), clusterId: cluster.clusterId,

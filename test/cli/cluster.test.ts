@@ -12,7 +12,7 @@ const BIN = 'bin/logline.js';
 
 /** `logline cluster start ARGS` until it prints Ctrl-C; the child and everything it printed. */
 async function startCli(args: string[], dir: string): Promise<{ child: ChildProcess; out: string }> {
-  const child = spawn(process.execPath, [BIN, 'cluster', 'start', ...args, '--broker-port', '0', '--data-dir', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, 'cluster', 'start', ...args, '--broker-port', '0', '--http-port', '0', '--data-dir', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`cluster did not start: ${out}`)), 60_000);

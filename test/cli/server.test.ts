@@ -29,7 +29,7 @@ test('unknown and invalid properties exit with code 2 and name the key', () => {
 test('a running server logs its listener, serves the CLI, refuses a second one on its port, and stops on SIGTERM', async () => {
   const port = await freePort();
   const dataDir = mkdtempSync(join(tmpdir(), 'logline-cli-'));
-  const child = spawn(process.execPath, [BIN, 'server', '--data-dir', dataDir, '--listeners', `PLAINTEXT://127.0.0.1:${port}`, '--set', 'num.partitions=2'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, 'server', '--data-dir', dataDir, '--listeners', `PLAINTEXT://127.0.0.1:${port}`, '--set', 'num.partitions=2', '--set', 'http.listener=127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'pipe'] });
   try {
     let out = '';
     await new Promise<void>((resolve, reject) => {
@@ -58,11 +58,11 @@ test('a running server logs its listener, serves the CLI, refuses a second one o
     assert.equal(idemBack.stdout.trim().split('\n').length, 2500, 'every idempotent record once');
     assert.notEqual(spawnSync(process.execPath, [BIN, 'bench', 'produce', '--idempotence', '--acks', '1', ...bootstrap], { encoding: 'utf8', timeout: 20_000 }).status, 0, '--idempotence needs acks=-1');
     const otherDir = join(dataDir, 'other');
-    const second = spawnSync(process.execPath, [BIN, 'server', '--data-dir', otherDir, '--listeners', `PLAINTEXT://127.0.0.1:${port}`], { encoding: 'utf8', timeout: 20_000 });
+    const second = spawnSync(process.execPath, [BIN, 'server', '--data-dir', otherDir, '--listeners', `PLAINTEXT://127.0.0.1:${port}`, '--set', 'http.listener=127.0.0.1:0'], { encoding: 'utf8', timeout: 20_000 });
     assert.equal(second.status, 1);
     assert.match(second.stderr, /EADDRINUSE|in use/);
     const samePort = await freePort();
-    const sameDir = spawnSync(process.execPath, [BIN, 'server', '--data-dir', dataDir, '--listeners', `PLAINTEXT://127.0.0.1:${samePort}`], { encoding: 'utf8', timeout: 20_000 });
+    const sameDir = spawnSync(process.execPath, [BIN, 'server', '--data-dir', dataDir, '--listeners', `PLAINTEXT://127.0.0.1:${samePort}`, '--set', 'http.listener=127.0.0.1:0'], { encoding: 'utf8', timeout: 20_000 });
     assert.equal(sameDir.status, 1, 'a second server on the same data directory is refused');
     assert.match(sameDir.stderr, new RegExp(`data directory .* is in use by process ${child.pid}`));
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));

@@ -1,0 +1,171 @@
+// The read-only admin views behind /v1/...: plain JSON built from what this node holds (its
+// metadata image, its partitions, its controller's sessions and its place in the metadata quorum).
+// Each is a function of the node and the time, so the HTTP server only routes and serializes.
+import type { ServerHandle, TopicView } from '../broker/index.js';
+
+export interface Health { status: 'ok'; nodeId: number; roles: readonly string[] }
+
+/** /v1/health: the process answers (liveness; nothing else is checked). */
+export function health(node: ServerHandle): Health {
+  return { status: 'ok', nodeId: node.nodeId, roles: rolesOf(node) };
+}
+
+export interface Readiness { ready: boolean; nodeId: number; reasons: string[]; brokerState?: string; brokerEpoch?: string; metadataOffset?: number }
+
+/**
+ * /v1/ready: a broker is ready once the controller has its registration, has unfenced it (which it
+ * asks for only once its metadata has caught up to its registration) and it is not shutting down;
+ * a controller-only node once the metadata quorum has a leader.
+ */
+export function readiness(node: ServerHandle): Readiness {
+  const reasons: string[] = [];
+  const md = node.metadata;
+  if (md === null) return { ready: false, nodeId: node.nodeId, reasons: ['no metadata log'] };
+  const broker = node.broker;
+  if (broker === null) {
+    if (md.leaderId === undefined) reasons.push('the metadata quorum has no leader');
+    return { ready: reasons.length === 0, nodeId: node.nodeId, reasons };
+  }
+  const lifecycle = broker.lifecycle;
+  const epoch = lifecycle?.brokerEpoch ?? -1n;
+  const registration = md.image.cluster.brokers.get(node.nodeId);
+  if (lifecycle === null || epoch < 0n) reasons.push('not registered with the controller');
+  else if (registration === undefined || registration.epoch !== epoch) reasons.push(`broker epoch ${epoch} not in this node's metadata yet`);
+  else if (registration.fenced) reasons.push('fenced');
+  else if (registration.inControlledShutdown) reasons.push('in controlled shutdown');
+  if (lifecycle !== null && lifecycle.state !== 'running') reasons.push(`broker state ${lifecycle.state}`);
+  return {
+    ready: reasons.length === 0, nodeId: node.nodeId, reasons,
+    brokerState: lifecycle?.state ?? 'starting', brokerEpoch: String(epoch), metadataOffset: Number(md.offset()),
+  };
+}
+
+export interface BrokerRow {
+  id: number;
+  incarnationId: string;
+  brokerEpoch: string;
+  endpoints: { name: string; host: string; port: number; securityProtocol: number }[];
+  rack: string | null;
+  fenced: boolean;
+  inControlledShutdown: boolean;
+  /** Heartbeating within broker.session.timeout.ms, as the active controller sees it; null when this node is not the active controller. */
+  alive: boolean | null;
+}
+
+export interface BrokersView { nodeId: number; controllerId: number | null; activeController: boolean; brokers: BrokerRow[] }
+
+/** /v1/brokers: every registration in this node's metadata, fenced ones included. */
+export function brokers(node: ServerHandle): BrokersView {
+  const md = node.metadata;
+  if (md === null) return { nodeId: node.nodeId, controllerId: null, activeController: false, brokers: [] };
+  const registrations = [...md.image.cluster.brokers.values()].sort((a, b) => a.id - b.id);
+  const alive = node.controllerService?.brokerSessionsAlive(registrations.map((b) => b.id)) ?? null;
+  return {
+    nodeId: node.nodeId,
+    controllerId: md.leaderId ?? null,
+    activeController: alive !== null,
+    brokers: registrations.map((b) => ({
+      id: b.id, incarnationId: b.incarnationId, brokerEpoch: String(b.epoch),
+      endpoints: b.endpoints.map((e) => ({ name: e.name, host: e.host, port: e.port, securityProtocol: e.securityProtocol })),
+      rack: b.rack, fenced: b.fenced, inControlledShutdown: b.inControlledShutdown,
+      alive: alive === null ? null : alive.get(b.id) ?? false,
+    })),
+  };
+}
+
+export interface ReplicaRow { id: number; logEndOffset: number | null; lag: number | null; lastFetchMsAgo: number | null; lastCaughtUpMsAgo: number | null }
+
+export interface QuorumView {
+  nodeId: number;
+  /** This node's part: leader, follower, candidate, ... or observer (no vote). */
+  role: string;
+  leaderId: number | null;
+  leaderEpoch: number;
+  highWatermark: number;
+  logEndOffset: number;
+  appliedOffset: number;
+  /** Replicas' progress is the leader's knowledge: null here unless this node leads. */
+  voters: ReplicaRow[];
+  observers: ReplicaRow[];
+}
+
+/** /v1/quorum: the metadata quorum; the voters' and observers' progress when this node leads it. */
+export function quorum(node: ServerHandle, nowMs: number): QuorumView | null {
+  const md = node.metadata;
+  if (md === null) return null;
+  const d = md.raft;
+  const isLeader = d.role === 'leader';
+  const q = md.describeQuorum();
+  const row = (r: { nodeId: number; endOffset: number; lastFetchMs: number | undefined; lastCaughtUpMs?: number | undefined }): ReplicaRow => isLeader
+    ? {
+      id: r.nodeId, logEndOffset: r.endOffset, lag: Math.max(0, q.highWatermark - r.endOffset),
+      lastFetchMsAgo: r.lastFetchMs === undefined ? null : Math.max(0, nowMs - r.lastFetchMs),
+      lastCaughtUpMsAgo: r.lastCaughtUpMs === undefined ? null : Math.max(0, nowMs - r.lastCaughtUpMs),
+    }
+    : { id: r.nodeId, logEndOffset: null, lag: null, lastFetchMsAgo: null, lastCaughtUpMsAgo: null };
+  const voterIds = new Set(d.core.voterSet.map((v) => v.id));
+  return {
+    nodeId: node.nodeId,
+    role: voterIds.has(node.nodeId) ? d.role : 'observer',
+    leaderId: d.leaderId ?? null,
+    leaderEpoch: d.epoch,
+    highWatermark: d.highWatermark,
+    logEndOffset: d.core.log.endOffset,
+    appliedOffset: d.appliedOffset,
+    voters: isLeader ? q.voters.map(row) : [...voterIds].sort((a, b) => a - b).map((id) => row({ nodeId: id, endOffset: -1, lastFetchMs: undefined })),
+    observers: q.observers.map(row),
+  };
+}
+
+export interface PartitionRow {
+  partition: number;
+  leader: number;
+  leaderEpoch: number;
+  replicas: number[];
+  isr: number[];
+  offlineReplicas: number[];
+  /** Offsets where this node hosts a replica (a leader's are the partition's); null otherwise. */
+  logStartOffset: number | null;
+  logEndOffset: number | null;
+  highWatermark: number | null;
+  /** Whether the offsets come from the leader here, a follower here, or nowhere (null). */
+  offsetsFrom: 'leader' | 'follower' | null;
+}
+
+export interface TopicRow { name: string; topicId: string; internal: boolean; partitions: PartitionRow[] }
+
+/** /v1/topics: every topic in this node's metadata, with what it knows of each partition. */
+export function topics(node: ServerHandle): TopicRow[] | null {
+  const md = node.metadata;
+  if (md === null) return null;
+  return [...md.view().topics()].map((t) => topicRow(node, t)).sort((a, b) => a.name.localeCompare(b.name));
+}
+
+/** /v1/topics/NAME, or null when there is no such topic. */
+export function topic(node: ServerHandle, name: string): TopicRow | null {
+  const t = node.metadata?.view().topic(name);
+  return t === undefined ? null : topicRow(node, t);
+}
+
+function topicRow(node: ServerHandle, t: TopicView): TopicRow {
+  const rm = node.broker?.replicaManager;
+  return {
+    name: t.name, topicId: t.id, internal: t.isInternal,
+    partitions: t.partitions.map((p) => {
+      const local = rm?.partition(t.name, p.partition);
+      return {
+        partition: p.partition, leader: p.leader, leaderEpoch: p.leaderEpoch,
+        replicas: [...p.replicas], isr: [...p.isr], offlineReplicas: [...p.offlineReplicas],
+        logStartOffset: local ? local.log.logStartOffset : null,
+        logEndOffset: local ? local.log.logEndOffset : null,
+        highWatermark: local ? local.highWatermark : null,
+        offsetsFrom: local ? (local.isLeader ? 'leader' : 'follower') : null,
+      };
+    }),
+  };
+}
+
+function rolesOf(node: ServerHandle): string[] {
+  const roles = node.config.processRoles;
+  return roles.length === 0 ? ['broker', 'controller'] : [...roles];
+}

@@ -1,0 +1,165 @@
+// GET /metrics: one prom-client registry per node. Names are Kafka's JMX beans as the Prometheus JMX
+// exporter renders them (kafka.server:type=ReplicaManager,name=UnderReplicatedPartitions →
+// kafka_server_replicamanager_underreplicatedpartitions), so dashboards and alert rules written for
+// Kafka work. Nothing is counted here: every value is read at scrape time from counters the broker
+// bumps on its own paths (RequestMetrics, ReplicaManagerStats) or computed from the node's state,
+// so the produce and fetch paths pay only for plain increments.
+import { Registry, collectDefaultMetrics } from 'prom-client';
+import { apiInfo, errorName } from '../protocol/index.js';
+import { REQUEST_LATENCY_BUCKETS_MS, type ServerHandle } from '../broker/index.js';
+
+type Labels = Record<string, string | number>;
+interface Sample { value: number; labels: Labels; metricName?: string }
+
+/** A metric whose samples are computed when scraped (prom-client's registry renders it). */
+function collected(registry: Registry, name: string, help: string, type: 'gauge' | 'counter' | 'histogram', samples: () => Sample[]): void {
+  const metric = { name, help, type, aggregator: 'sum', get: () => ({ name, help, type, aggregator: 'sum', values: samples() }) };
+  registry.registerMetric(metric as unknown as Parameters<Registry['registerMetric']>[0]);
+}
+
+const gauge = (registry: Registry, name: string, help: string, value: () => number): void =>
+  collected(registry, name, help, 'gauge', () => [{ value: value(), labels: {} }]);
+
+export function nodeMetrics(node: ServerHandle): Registry {
+  const registry = new Registry();
+  // Event-loop delay, heap, RSS, GC pauses, open file descriptors, ...
+  collectDefaultMetrics({ register: registry });
+  replicaManagerMetrics(registry, node);
+  controllerMetrics(registry, node);
+  topicMetrics(registry, node);
+  requestMetrics(registry, node);
+  metadataMetrics(registry, node);
+  return registry;
+}
+
+interface PartitionCounts { partitions: number; leaders: number; underReplicated: number; underMinIsr: number; atMinIsr: number }
+
+function partitionCounts(node: ServerHandle): PartitionCounts {
+  const c = { partitions: 0, leaders: 0, underReplicated: 0, underMinIsr: 0, atMinIsr: 0 };
+  const rm = node.broker?.replicaManager;
+  if (rm === undefined) return c;
+  for (const p of rm.allPartitions()) {
+    c.partitions++;
+    if (!p.isLeader) continue;
+    c.leaders++;
+    // Kafka's Partition.isUnderReplicated / isUnderMinIsr / isAtMinIsr: counted by the leader only.
+    if (p.isr.length < p.replicas.length) c.underReplicated++;
+    if (p.isr.length < p.minInsyncReplicas) c.underMinIsr++;
+    else if (p.isr.length === p.minInsyncReplicas) c.atMinIsr++;
+  }
+  return c;
+}
+
+function replicaManagerMetrics(registry: Registry, node: ServerHandle): void {
+  const rm = node.broker?.replicaManager;
+  if (rm === undefined) return;
+  const g = (name: string, help: string, pick: (c: PartitionCounts) => number) => gauge(registry, `kafka_server_replicamanager_${name}`, help, () => pick(partitionCounts(node)));
+  g('partitioncount', 'Partitions with a replica on this broker.', (c) => c.partitions);
+  g('leadercount', 'Partitions this broker leads.', (c) => c.leaders);
+  g('underreplicatedpartitions', 'Partitions led here whose ISR is smaller than their replica set.', (c) => c.underReplicated);
+  g('underminisrpartitioncount', 'Partitions led here whose ISR is below min.insync.replicas (acks=all produces fail).', (c) => c.underMinIsr);
+  g('atminisrpartitioncount', 'Partitions led here whose ISR is exactly min.insync.replicas.', (c) => c.atMinIsr);
+  collected(registry, 'kafka_server_replicamanager_isrshrinks_total', 'Committed ISR shrinks of partitions led here.', 'counter', () => [{ value: rm.stats.isrShrinks, labels: {} }]);
+  collected(registry, 'kafka_server_replicamanager_isrexpands_total', 'Committed ISR expansions of partitions led here.', 'counter', () => [{ value: rm.stats.isrExpands, labels: {} }]);
+  const purgatory = (): Sample[] => [
+    { value: rm.producePurgatory.pending, labels: { delayedoperation: 'Produce' } },
+    { value: rm.fetchPurgatory.pending, labels: { delayedoperation: 'Fetch' } },
+  ];
+  collected(registry, 'kafka_server_delayedoperationpurgatory_purgatorysize', 'Requests waiting in a purgatory.', 'gauge', purgatory);
+}
+
+/**
+ * The KafkaController beans. As in Kafka, only the active controller reports the cluster's counts
+ * (the others report 0), so a sum over all nodes is the cluster's number.
+ */
+function controllerMetrics(registry: Registry, node: ServerHandle): void {
+  const cs = node.controllerService;
+  const md = node.metadata;
+  if (cs === null || md === null) return;
+  const active = () => cs.isActive;
+  const whenActive = (f: () => number) => () => (active() ? f() : 0);
+  const k = (name: string) => `kafka_controller_kafkacontroller_${name}`;
+  gauge(registry, k('activecontrollercount'), 'Whether this node is the active controller (1) or not (0).', () => (active() ? 1 : 0));
+  gauge(registry, k('offlinepartitionscount'), 'Partitions without a leader (active controller only).', whenActive(() => {
+    let n = 0;
+    for (const t of md.image.topics.topicsById.values()) for (const p of t.partitions.values()) if (p.leader < 0) n++;
+    return n;
+  }));
+  const brokers = () => [...md.image.cluster.brokers.values()];
+  gauge(registry, k('fencedbrokercount'), 'Registered brokers that are fenced (active controller only).', whenActive(() => brokers().filter((b) => b.fenced).length));
+  gauge(registry, k('activebrokercount'), 'Registered brokers that are not fenced (active controller only).', whenActive(() => brokers().filter((b) => !b.fenced).length));
+  gauge(registry, k('globaltopiccount'), 'Topics in the cluster (active controller only).', whenActive(() => md.image.topics.topicsById.size));
+  gauge(registry, k('globalpartitioncount'), 'Partitions in the cluster (active controller only).', whenActive(() => {
+    let n = 0;
+    for (const t of md.image.topics.topicsById.values()) n += t.partitions.size;
+    return n;
+  }));
+}
+
+function topicMetrics(registry: Registry, node: ServerHandle): void {
+  const stats = node.broker?.replicaManager.stats;
+  if (stats === undefined) return;
+  const perTopic = (pick: (c: { bytesIn: number; messagesIn: number; bytesOut: number }) => number) => (): Sample[] => {
+    const out: Sample[] = [];
+    for (const [topic, c] of stats.entries()) out.push({ value: pick(c), labels: { topic } });
+    return out;
+  };
+  const b = (name: string) => `kafka_server_brokertopicmetrics_${name}`;
+  collected(registry, b('bytesin_total'), 'Record bytes appended by this broker as leader, per topic.', 'counter', perTopic((c) => c.bytesIn));
+  collected(registry, b('messagesin_total'), 'Records appended by this broker as leader, per topic.', 'counter', perTopic((c) => c.messagesIn));
+  collected(registry, b('bytesout_total'), 'Record bytes sent to consumers by this broker, per topic (not replication).', 'counter', perTopic((c) => c.bytesOut));
+}
+
+function requestMetrics(registry: Registry, node: ServerHandle): void {
+  const rm = node.requestMetrics;
+  const n = (name: string) => `kafka_network_requestmetrics_${name}`;
+  collected(registry, n('requests_total'), 'Requests answered, per API and version.', 'counter', () => {
+    const out: Sample[] = [];
+    for (const [apiKey, s] of rm.apis()) {
+      const request = apiInfo(apiKey)?.name ?? String(apiKey);
+      s.requests.forEach((value, version) => { if (value > 0) out.push({ value, labels: { request, version } }); });
+    }
+    return out;
+  });
+  collected(registry, n('totaltimems'), 'Time from a request\'s dispatch to its encoded response, ms, per API and version.', 'histogram', () => {
+    const name = n('totaltimems');
+    const out: Sample[] = [];
+    for (const [apiKey, s] of rm.apis()) {
+      const request = apiInfo(apiKey)?.name ?? String(apiKey);
+      s.requests.forEach((count, version) => {
+        if (count === 0) return;
+        const buckets = s.latencyBuckets[version]!;
+        let cumulative = 0;
+        REQUEST_LATENCY_BUCKETS_MS.forEach((le, i) => {
+          cumulative += buckets[i]!;
+          out.push({ value: cumulative, labels: { request, version, le }, metricName: `${name}_bucket` });
+        });
+        out.push({ value: count, labels: { request, version, le: '+Inf' }, metricName: `${name}_bucket` });
+        out.push({ value: s.latencySumMs[version]!, labels: { request, version }, metricName: `${name}_sum` });
+        out.push({ value: count, labels: { request, version }, metricName: `${name}_count` });
+      });
+    }
+    return out;
+  });
+  collected(registry, n('errors_total'), 'Error codes in responses (top level and per topic/partition; NONE included), per API.', 'counter', () => {
+    const out: Sample[] = [];
+    for (const [apiKey, s] of rm.apis()) {
+      const request = apiInfo(apiKey)?.name ?? String(apiKey);
+      s.errors.forEach((value, i) => { if (value > 0) out.push({ value, labels: { request, error: errorName(i - 1) } }); });
+    }
+    return out;
+  });
+}
+
+/** Kafka's raft-metrics (the metadata log) and broker-metadata-metrics (what this node has applied). */
+function metadataMetrics(registry: Registry, node: ServerHandle): void {
+  const md = node.metadata;
+  if (md === null) return;
+  const r = (name: string) => `kafka_server_raft_metrics_${name}`;
+  gauge(registry, r('log_end_offset'), 'End offset of this node\'s copy of the metadata log.', () => md.raft.core.log.endOffset);
+  gauge(registry, r('high_watermark'), 'High watermark of the metadata log as this node knows it.', () => md.raft.highWatermark);
+  gauge(registry, r('current_epoch'), 'Epoch of the metadata quorum as this node knows it.', () => md.raft.epoch);
+  gauge(registry, r('current_leader'), 'Leader of the metadata quorum (-1: unknown).', () => md.raft.leaderId ?? -1);
+  gauge(registry, 'kafka_server_broker_metadata_metrics_last_applied_record_offset', 'Offset of the last metadata record applied to this node\'s image.', () => Number(md.offset()));
+  gauge(registry, 'kafka_server_broker_metadata_metrics_lag', 'Metadata records this node has not applied yet behind the high watermark.', () => Math.max(0, md.raft.highWatermark - 1 - Number(md.offset())));
+}
