@@ -33,7 +33,13 @@ export class RequestMetrics {
     let b = 0;
     while (b < REQUEST_LATENCY_BUCKETS_MS.length && totalMs > REQUEST_LATENCY_BUCKETS_MS[b]!) b++;
     buckets[b]!++;
-    if (response !== null) countErrors(response, s.errors, 0);
+    if (response === null) return;
+    // The hot paths' shapes are walked directly; a generic walk costs several times more.
+    if (apiKey === PRODUCE) countNested(response as ProduceShape, 'responses', 'partitionResponses', s.errors);
+    else if (apiKey === FETCH) {
+      count((response as { errorCode?: number }).errorCode, s.errors);
+      countNested(response as FetchShape, 'responses', 'partitions', s.errors);
+    } else countErrors(response, s.errors, 0);
   }
 
   /** Each API key with requests so far. */
@@ -42,6 +48,26 @@ export class RequestMetrics {
       const s = this.byApi[k];
       if (s !== undefined) yield [k, s];
     }
+  }
+}
+
+const PRODUCE = 0;
+const FETCH = 1;
+type ProduceShape = { responses?: { partitionResponses?: { errorCode: number }[] }[] };
+type FetchShape = { responses?: { partitions?: { errorCode: number }[] }[] };
+
+function count(code: number | undefined, errors: Float64Array): void {
+  if (code === undefined) return;
+  errors[code >= -1 && code < ERROR_CODE_BOUND ? code + 1 : 0]!++;
+}
+
+function countNested<K1 extends string, K2 extends string>(o: { [k in K1]?: { [j in K2]?: { errorCode: number }[] }[] }, outer: K1, inner: K2, errors: Float64Array): void {
+  const topics = o[outer];
+  if (topics === undefined) return;
+  for (let i = 0; i < topics.length; i++) {
+    const partitions = topics[i]![inner];
+    if (partitions === undefined) continue;
+    for (let j = 0; j < partitions.length; j++) count(partitions[j]!.errorCode, errors);
   }
 }
 
@@ -64,10 +90,8 @@ function countErrors(o: object, errors: Float64Array, depth: number): void {
   const rec = o as Record<string, unknown>;
   for (const k in rec) {
     const v = rec[k];
-    if (k === 'errorCode' && typeof v === 'number') {
-      const i = v >= -1 && v < ERROR_CODE_BOUND ? v + 1 : 0;
-      errors[i]!++;
-    } else if (depth < 3 && Array.isArray(v)) {
+    if (k === 'errorCode' && typeof v === 'number') count(v, errors);
+    else if (depth < 3 && Array.isArray(v)) {
       for (let i = 0; i < v.length; i++) {
         const e = v[i];
         if (typeof e === 'object' && e !== null && !Buffer.isBuffer(e)) countErrors(e, errors, depth + 1);
