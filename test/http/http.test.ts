@@ -70,7 +70,7 @@ async function createTopic(client: ClusterClient, name: string, replicas: number
   }
 }
 
-/** `logline cluster status ARGS` as a child process (the cluster runs in this process, so not spawnSync). */
+/** `logline ARGS` as a child process (the cluster runs in this process, so not spawnSync). */
 function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, ['bin/logline.js', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -159,7 +159,13 @@ test('each node serves health, readiness, brokers, quorum, topics and /metrics; 
     assert.deepEqual(listed.topics.map((t) => t.name).filter((n) => !n.startsWith('__')), ['rf1', 'rf3']);
     assert.equal((await get(ports[0]!, '/v1/topics/no-such-topic')).status, 404);
 
+    // The followers have fetched the batch: replication is not BytesOut. A consumer's fetch is.
+    assert.equal(sample(await scrape(victim.httpPort), 'kafka_server_brokertopicmetrics_bytesout_total', { topic: 'rf3' }), 0);
+    const consumed = await cli(['consume', '--topic', 'rf3', '--format', 'raw', '--count', '5', '-b', `127.0.0.1:${victim.brokerPort}`]);
+    assert.equal(consumed.code, 0, consumed.stderr);
+    assert.deepEqual(consumed.stdout.trim().split('\n'), ['a', 'b', 'c', 'd', 'e']);
     const before = await scrape(victim.httpPort);
+    assert.equal(sample(before, 'kafka_server_brokertopicmetrics_bytesout_total', { topic: 'rf3' }), records.length);
     assert.equal(sample(before, 'kafka_server_brokertopicmetrics_messagesin_total', { topic: 'rf3' }), 5);
     assert.equal(sample(before, 'kafka_server_brokertopicmetrics_bytesin_total', { topic: 'rf3' }), records.length);
     assert.ok(sample(before, 'kafka_network_requestmetrics_requests_total', { request: 'Produce', version: '9' })! >= 1);
