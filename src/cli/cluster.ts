@@ -82,7 +82,8 @@ export async function clusterCommand(argv: string[]): Promise<number> {
         return {
           id: b.id, host: e?.host ?? '-', port: e?.port ?? '-', rack: b.rack, epoch: b.brokerEpoch,
           state: b.fenced ? 'fenced' : b.inControlledShutdown ? 'controlled-shutdown' : 'unfenced',
-          alive: b.alive === null ? '?' : b.alive ? 'yes' : 'no',
+          // Only the active controller knows sessions: another node's answer leaves the column out.
+          ...(registered.activeController ? { alive: b.alive ? 'yes' : 'no' } : {}),
         };
       }));
     const rows = [...quorum.voters.map((r) => ({ ...r, role: r.id === quorum.leaderId ? 'leader' : 'voter' })), ...quorum.observers.map((r) => ({ ...r, role: 'observer' }))];
