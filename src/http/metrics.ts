@@ -20,16 +20,28 @@ function collected(registry: Registry, name: string, help: string, type: 'gauge'
 const gauge = (registry: Registry, name: string, help: string, value: () => number): void =>
   collected(registry, name, help, 'gauge', () => [{ value: value(), labels: {} }]);
 
+/**
+ * Node's own metrics (event-loop delay, heap, RSS, GC pauses, open file descriptors, ...) belong to
+ * the process, however many nodes it runs (startCluster): collected once, shown by every node.
+ */
+let runtime: Registry | null = null;
+
+function runtimeMetrics(): Registry {
+  if (runtime === null) {
+    runtime = new Registry();
+    collectDefaultMetrics({ register: runtime });
+  }
+  return runtime;
+}
+
 export function nodeMetrics(node: ServerHandle): Registry {
   const registry = new Registry();
-  // Event-loop delay, heap, RSS, GC pauses, open file descriptors, ...
-  collectDefaultMetrics({ register: registry });
   replicaManagerMetrics(registry, node);
   controllerMetrics(registry, node);
   topicMetrics(registry, node);
   requestMetrics(registry, node);
   metadataMetrics(registry, node);
-  return registry;
+  return Registry.merge([runtimeMetrics(), registry]);
 }
 
 interface PartitionCounts { partitions: number; leaders: number; underReplicated: number; underMinIsr: number; atMinIsr: number }

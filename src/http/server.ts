@@ -84,7 +84,7 @@ async function serve(routes: Map<string, Route>, node: ServerHandle, req: Incomi
   let answer: Answer;
   try {
     const path = new URL(req.url ?? '/', 'http://localhost').pathname;
-    const found = match(routes, path.length > 1 && path.endsWith('/') && path !== '/v1/topics/' ? path.slice(0, -1) : path);
+    const found = match(routes, path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path);
     if (found === null) answer = notFound(path);
     else if (req.method !== 'GET' && req.method !== 'HEAD') answer = { status: 405, json: { error: 'method not allowed', detail: 'this API is read-only' } };
     else answer = await found[0](node, found[1]);

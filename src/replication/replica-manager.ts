@@ -702,9 +702,13 @@ export class ReplicaManager {
   private submitIsrChange(proposal: IsrProposal): void {
     const p = proposal.partition;
     this.isrOptions.channel.submit(proposal, (result) => {
-      if (p.handleIsrChangeResult(proposal.pending, result, { ineligible: [ErrorCode.INELIGIBLE_REPLICA, ErrorCode.OPERATION_NOT_ATTEMPTED] })) {
+      // Kafka marks IsrShrinksPerSec/IsrExpandsPerSec when the controller accepts the change, whether
+      // the answer or the metadata reaches the partition first: a new partition epoch at our leader epoch.
+      if (result.errorCode === ErrorCode.NONE && result.leaderEpoch === proposal.leaderEpoch && result.partitionEpoch > proposal.partitionEpoch) {
         if (proposal.pending.kind === 'shrink') this.stats.isrShrinks++;
         else this.stats.isrExpands++;
+      }
+      if (p.handleIsrChangeResult(proposal.pending, result, { ineligible: [ErrorCode.INELIGIBLE_REPLICA, ErrorCode.OPERATION_NOT_ATTEMPTED] })) {
         if (p.maybeAdvanceHighWatermark()) this.onHighWatermark(p);
         else this.producePurgatory.checkAndComplete(p);
       }

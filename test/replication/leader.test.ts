@@ -256,6 +256,9 @@ test('a follower that stops fetching leaves the ISR after replica.lag.time.max.m
   assert.deepEqual(h.p.isr, [1, 2]);
   assert.equal(h.p.pendingIsrChange, null);
   assert.equal(h.p.highWatermark, 2);
+  // The controller's answer, after the metadata: one shrink for /metrics (IsrShrinksPerSec).
+  h.proposals[0]!.done({ errorCode: ErrorCode.NONE, leaderEpoch: 0, partitionEpoch: 1, isr: [1, 2] });
+  assert.deepEqual([h.rm.stats.isrShrinks, h.rm.stats.isrExpands], [1, 0]);
   h.rm.stopIsrExpiration();
 });
 
@@ -284,6 +287,9 @@ test('a follower that reaches the high watermark is proposed for the ISR, and co
   assert.equal(h.p.pendingIsrChange, null);
   await h.followerFetch(3, 4);
   assert.equal(h.proposals.length, 2);
+  assert.equal(h.rm.stats.isrExpands, 0, 'a refused expansion is not counted');
+  h.proposals[1]!.done({ errorCode: ErrorCode.NONE, leaderEpoch: 0, partitionEpoch: 1, isr: [1, 2, 3] });
+  assert.deepEqual([h.rm.stats.isrShrinks, h.rm.stats.isrExpands], [0, 1]);
   await h.isrChange([1, 2, 3]);
   assert.deepEqual(h.p.isr, [1, 2, 3]);
   assert.equal(h.p.partitionEpoch, 1);
