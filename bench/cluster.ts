@@ -18,12 +18,14 @@
 //
 // Bounded by LOGLINE_BENCH_BUDGET_S (default 900 s); kills only the processes it started (by PID).
 import { spawn } from 'node:child_process';
+import { readFileSync, readdirSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { ApiKey, ErrorCode, ZERO_UUID } from '../src/protocol/index.js';
 import { buildRecordBatchSync } from '../src/records/index.js';
 import { Connections, createTopic, machine, round, sleep, stats, steadyLeader, until } from './cluster-tools.js';
 import { ServerProcesses, type ServerProcess } from './server-processes.js';
+import { settleDirtyPages } from './settle.js';
 
 const SCENARIOS = ['throughput', 'latency', 'failover', 'shutdown', 'catchUp'] as const;
 const quick = process.argv.includes('--quick');
@@ -84,6 +86,24 @@ function bench(procs: ServerProcesses, args: string[]): Promise<any> {
   });
 }
 
+/** User + system CPU seconds of a live process (Linux: /proc/<pid>/stat, USER_HZ 100). */
+function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(f[11]) + Number(f[12])) / 100;
+}
+
+/** `fn`'s result with each live node's CPU over it (% of one core). */
+async function withCpu<T extends object>(procs: ServerProcesses, fn: () => Promise<T>): Promise<T & { nodeCpuPercent: Record<string, number> }> {
+  const nodes = procs.live.map((n) => ({ id: n.id, pid: n.child!.pid! }));
+  const before = nodes.map((n) => cpuSeconds(n.pid));
+  const t0 = performance.now();
+  const value = await fn();
+  const seconds = (performance.now() - t0) / 1000;
+  const nodeCpuPercent = Object.fromEntries(nodes.map((n, i) => [`node${n.id}`, round((cpuSeconds(n.pid) - before[i]!) / seconds * 100)]));
+  return { ...value, nodeCpuPercent };
+}
+
 /** The summary's figures that the report keeps. */
 function pick(s: any): Record<string, unknown> {
   if (!s || s.error) return { error: s?.error ?? 'no summary' };
@@ -126,8 +146,17 @@ async function fullyReplicated(procs: ServerProcesses, conns: Connections, topic
   }, 50, timeoutMs);
 }
 
+/**
+ * Deletes a topic and waits until every node has moved its partitions aside and removed them, and
+ * the disk is quiet again: a deletion's file closes and writeback would otherwise land in the next
+ * scenario (closing a deleted partition's files blocked a broker's event loop for seconds).
+ */
 async function deleteTopic(procs: ServerProcesses, conns: Connections, name: string): Promise<void> {
   await conns.send(procs.live[0]!.brokerPort, ApiKey.DeleteTopics, 6, { topics: [{ name, topicId: ZERO_UUID }], topicNames: [name], timeoutMs: 30_000 });
+  const dirs = procs.nodes.map((n) => n.dir);
+  const held = () => dirs.some((d) => readdirSync(d).some((f) => f.startsWith(`${name}-`) && !f.endsWith('-delete')));
+  await until(`${name} deleted on every node`, async () => (held() ? undefined : true), 100, 60_000);
+  await settleDirtyPages(...dirs);
 }
 
 const RECORD = ['--record-size', String(RECORD_BYTES)];
@@ -142,7 +171,7 @@ async function singleNode(): Promise<Record<string, unknown>> {
       const r = await conns.send<any>(port, ApiKey.CreateTopics, 7, { topics: [createTopic('single', PARTITIONS, 1)], timeoutMs: 10_000, validateOnly: false });
       return r?.topics?.[0]?.errorCode === 0 ? true : undefined;
     }, 50, 30_000);
-    return pick(await bench(procs, ['produce', '--topic', 'single', ...RECORD, '--acks', '1', '--num-records', String(size.records)]));
+    return withCpu(procs, async () => pick(await bench(procs, ['produce', '--topic', 'single', ...RECORD, '--acks', '1', '--num-records', String(size.records)])));
   });
 }
 
@@ -152,7 +181,7 @@ async function throughputAndLatency(procs: ServerProcesses, conns: Connections, 
       const topic = `throughput-${name}`;
       await createReplicated(procs, conns, topic);
       say(`three nodes, RF 3, ${name}`);
-      result.throughput[name] = pick(await bench(procs, ['produce', '--topic', topic, ...RECORD, '--acks', acks, '--num-records', String(size.records)]));
+      result.throughput[name] = await withCpu(procs, async () => pick(await bench(procs, ['produce', '--topic', topic, ...RECORD, '--acks', acks, '--num-records', String(size.records)])));
       await deleteTopic(procs, conns, topic);
     }
   }
@@ -162,8 +191,9 @@ async function throughputAndLatency(procs: ServerProcesses, conns: Connections, 
       await createReplicated(procs, conns, topic);
       const args = ['--topic', topic, ...RECORD, '--acks', acks, '--throughput', String(LATENCY_RECORDS_PER_SEC), '--seconds', String(size.latencySeconds),
         '--num-records', String(LATENCY_RECORDS_PER_SEC * size.latencySeconds), '--linger-ms', '1'];
+      const dirtyMiBAtStart = await settleDirtyPages(...procs.nodes.map((n) => n.dir));
       say(`latency at 20 MB/s: logline bench e2e ${args.join(' ')}`);
-      result.latencyAt20MBps[name] = { command: `logline bench e2e ${args.join(' ')}`, ...pick(await bench(procs, ['e2e', ...args])) };
+      result.latencyAt20MBps[name] = { command: `logline bench e2e ${args.join(' ')}`, ...await withCpu(procs, async () => pick(await bench(procs, ['e2e', ...args]))), dirtyMiBAtStart };
       await deleteTopic(procs, conns, topic);
     }
   }
