@@ -135,6 +135,17 @@ function largestBatchBytes(records: Buffer): number {
   return largest;
 }
 
+/**
+ * A new leader's followers that have not fetched a partition from it yet may not know it leads it
+ * (the metadata reaches brokers at different moments). A fetch of theirs is parked at most this
+ * long meanwhile, so that the partition joins their fetch session within milliseconds of their
+ * learning of it, not after replica.fetch.wait.max.ms (500 ms) of a fetch parked without it; the
+ * first acks=all write after a failover waits for exactly that. Only for this long after the
+ * leadership began: a follower that never fetches the partition stops costing polls.
+ */
+const NEW_LEADER_POLL_MS = 5;
+const NEW_LEADER_WINDOW_MS = 5_000;
+
 /** A follower's fetch carries its broker id as the replica id (consumers send -1). */
 const isFollowerFetch = (params: FetchReadParams): boolean => (params.replicaId ?? -1) >= 0;
 
@@ -162,6 +173,10 @@ export class ReplicaManager {
   /** The latest metadata image applied: which brokers may join an ISR, at which epoch. */
   private image: MetadataImage | null = null;
   private isrExpiration: { cancel(): void } | null = null;
+  /** Per follower id: partitions newly led here that it has not fetched yet, with when the leadership began. */
+  private readonly unfetchedByFollower = new Map<number, Map<Partition, number>>();
+  /** Per follower id: wakes its fetches parked in the fetch purgatory. */
+  private readonly parkedFollowerFetches = new Map<number, Set<() => void>>();
 
   constructor(readonly brokerId: number, readonly clock: Clock, private readonly scheduler: Scheduler, limits: ReplicaManagerLimits,
     /** Where followers fetch from their leader (none fetches until the replication issue plugs one in). */
@@ -234,7 +249,36 @@ export class ReplicaManager {
     p.makeLeader(change.registration, this.clock.nowMs());
     if (wasFollower) this.fetchers.removeFetcherForPartitions([p]);
     this.onHighWatermark(p);
+    if (wasFollower) this.expectFirstFetches(p);
     run.applied.leaders++;
+  }
+
+  /**
+   * A partition newly led here: each follower's fetch parked now does not hold it, so it is
+   * answered at once (the follower may already know and fetch again with the partition), and its
+   * fetches park only briefly until it has fetched the partition (see NEW_LEADER_POLL_MS).
+   */
+  private expectFirstFetches(p: Partition): void {
+    const nowMs = this.clock.nowMs();
+    for (const id of p.replicas) {
+      if (id === this.brokerId) continue;
+      let unfetched = this.unfetchedByFollower.get(id);
+      if (unfetched === undefined) this.unfetchedByFollower.set(id, unfetched = new Map());
+      unfetched.set(p, nowMs);
+      for (const wake of [...(this.parkedFollowerFetches.get(id) ?? [])]) wake();
+    }
+  }
+
+  /** Whether follower `replicaId` may not know yet of a partition led here (and prunes what no longer counts). */
+  private followerMayNotKnow(replicaId: number): boolean {
+    const unfetched = this.unfetchedByFollower.get(replicaId);
+    if (unfetched === undefined) return false;
+    const nowMs = this.clock.nowMs();
+    for (const [p, sinceMs] of unfetched) {
+      if (!p.isLeader || nowMs - sinceMs > NEW_LEADER_WINDOW_MS || !p.replicas.includes(replicaId) || this.partitions.get(key(p.topic, p.index)) !== p) unfetched.delete(p);
+    }
+    if (unfetched.size === 0) this.unfetchedByFollower.delete(replicaId);
+    return unfetched.size > 0;
   }
 
   /**
@@ -464,15 +508,24 @@ export class ReplicaManager {
     const committedOnly = params.isolationLevel === 1;
     const bound = (p: Partition) => committedOnly ? p.lastStableOffset : p.highWatermark;
     const startBound = follower ? [] : watched.map(bound);
+    const maxWaitMs = follower && this.followerMayNotKnow(params.replicaId!) ? Math.min(params.maxWaitMs, NEW_LEADER_POLL_MS) : params.maxWaitMs;
     return new Promise((resolve, reject) => {
       let settled = false;
+      let woken = false;
+      const parked = follower ? this.parkedFollowerFetches.get(params.replicaId!) ?? set(this.parkedFollowerFetches, params.replicaId!, new Set()) : null;
+      const wake = () => { woken = true; this.fetchPurgatory.checkAndComplete(watched[0]!); };
       const finish = () => {
         if (settled) return;
         settled = true;
+        parked?.delete(wake);
         this.readAll(params, false).then(resolve, reject);
       };
       const op = {
         tryComplete: () => {
+          if (woken) {
+            finish();
+            return true;
+          }
           let available = bytes;
           for (let i = 0; i < watched.length; i++) {
             const p = watched[i]!;
@@ -490,7 +543,7 @@ export class ReplicaManager {
         onExpiration: finish,
       };
       try {
-        this.fetchPurgatory.tryCompleteElseWatch(op, watched, params.maxWaitMs);
+        if (!this.fetchPurgatory.tryCompleteElseWatch(op, watched, maxWaitMs)) parked?.add(wake);
       } catch (err) {
         if (!(err instanceof PurgatoryFullError)) { reject(err); return; }
         finish();
@@ -517,7 +570,10 @@ export class ReplicaManager {
         const offset = Number(fp.fetchOffset);
         const wanted = offset < upTo && (maxBytes > 0 || !anyData);
         r = wanted ? await this.readOne(checked, offset, !anyData ? Math.max(1, maxBytes) : maxBytes, upTo, params.isolationLevel, params.alloc) : this.fetchAnswer(checked, null, params.isolationLevel);
-        if (follower && updateFetchState && r.errorCode === 0) this.updateFollowerFetchState(checked, params.replicaId!, params.replicaEpoch ?? -1n, fp, leaderEndOffset);
+        if (follower && updateFetchState && r.errorCode === 0) {
+          this.updateFollowerFetchState(checked, params.replicaId!, params.replicaEpoch ?? -1n, fp, leaderEndOffset);
+          this.unfetchedByFollower.get(params.replicaId!)?.delete(checked);
+        }
       } else {
         r = checked;
       }
