@@ -23,18 +23,13 @@
 //
 // Every sub-command bounds its own time (LOGLINE_BENCH_BUDGET_S, default 300 s), kills only the
 // processes it started (by PID) and removes its temporary directories.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { loadavg } from 'node:os';
 import { startCluster, type ClusterHandle } from '../src/broker/index.js';
-import { BrokerConnection, ClientError, KafkaError } from '../src/client/index.js';
 import { ApiKey, ErrorCode, isRetriable, ZERO_UUID } from '../src/protocol/index.js';
-import { fsyncFloor } from './limits.js';
-import { ServerProcesses, type ServerProcess } from './server-processes.js';
+import { Connections, create, createRetrying, createTopic, describeQuorum, machine, round, sleep, stats, steadyLeader, until } from './cluster-tools.js';
+import { ServerProcesses } from './server-processes.js';
 
 const say = (m: string): void => { process.stderr.write(`bench:cluster-metadata ${m}\n`); };
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-const round = (n: number, digits = 1): number => Number(n.toFixed(digits));
 const budgetMs = Number(process.env['LOGLINE_BENCH_BUDGET_S'] ?? 300) * 1000;
 const startedAt = performance.now();
 
@@ -49,87 +44,6 @@ const watchdog = setTimeout(() => {
 }, budgetMs);
 watchdog.unref();
 
-/** Polls `probe` until it returns a value (not undefined), at most until the bench's budget runs out. */
-async function until<T>(what: string, probe: () => Promise<T | undefined>, everyMs = 10, timeoutMs = 60_000): Promise<T> {
-  const deadline = performance.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (performance.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
-    await sleep(everyMs);
-  }
-}
-
-function stats(ms: number[]): Record<string, number> {
-  const s = [...ms].sort((a, b) => a - b);
-  const p = (q: number): number => round(s[Math.min(s.length - 1, Math.floor(q * s.length))]!, 2);
-  return { count: s.length, p50Ms: p(0.5), p90Ms: p(0.9), p99Ms: p(0.99), maxMs: p(1) };
-}
-
-/** The machine's state and limits in the same run: load average and the fsync floor on the temp directory's disk. */
-async function machine(): Promise<Record<string, unknown>> {
-  const dir = mkdtempSync(join(tmpdir(), 'logline-bench-floor-'));
-  try {
-    return { loadAverage: loadavg().map((l) => round(l, 2)), fsync200B: await fsyncFloor(dir, 1000) };
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
-
-/** One connection per broker port, reopened when it is lost (a killed node's requests fail fast). */
-class Connections {
-  private readonly open = new Map<number, Promise<BrokerConnection>>();
-  constructor(private readonly requestTimeoutMs: number) {}
-
-  async to(port: number): Promise<BrokerConnection> {
-    const known = this.open.get(port);
-    const c = known === undefined ? null : await known.catch(() => null);
-    if (c !== null && !c.closed) return c;
-    const fresh = BrokerConnection.open({ host: '127.0.0.1', port, clientId: 'bench-cluster-metadata', requestTimeoutMs: this.requestTimeoutMs })
-      .then(async (x) => { await x.negotiate(); return x; });
-    this.open.set(port, fresh);
-    fresh.catch(() => this.open.delete(port));
-    return fresh;
-  }
-
-  /** `send` on the connection to `port`; a lost connection or a timeout gives undefined. */
-  async send<T = any>(port: number, apiKey: number, cap: number, body: object): Promise<T | undefined> {
-    try {
-      const c = await this.to(port);
-      return await c.send<T>(apiKey, c.version(apiKey, cap), body);
-    } catch (err) {
-      if (err instanceof ClientError || err instanceof KafkaError || (err as NodeJS.ErrnoException).code !== undefined) return undefined;
-      throw err;
-    }
-  }
-
-  close(): void {
-    for (const p of this.open.values()) p.then((c) => c.close(), () => {});
-    this.open.clear();
-  }
-}
-
-const createTopic = (name: string, numPartitions: number, replicationFactor: number) =>
-  ({ name, numPartitions, replicationFactor, assignments: [], configs: [] });
-
-/** CreateTopics through `port`; the topic's error code, or undefined when the request got no answer. */
-async function create(conns: Connections, port: number, topics: object[]): Promise<number[] | undefined> {
-  const r = await conns.send<{ topics: { errorCode: number; errorMessage: string | null }[] }>(port, ApiKey.CreateTopics, 7, { topics, timeoutMs: 10_000, validateOnly: false });
-  return r?.topics.map((t) => t.errorCode);
-}
-
-/** Creates one topic through a random port of `ports`, retrying retriable answers, until it exists. */
-async function createRetrying(conns: Connections, ports: () => number[], topic: { name: string }): Promise<void> {
-  await until(`create ${topic.name}`, async () => {
-    const all = ports();
-    const codes = await create(conns, all[Math.floor(Math.random() * all.length)]!, [topic]);
-    if (codes === undefined) return undefined;
-    if (codes[0] === 0 || codes[0] === ErrorCode.TOPIC_ALREADY_EXISTS) return true;
-    if (!isRetriable(codes[0]!)) throw new Error(`CreateTopics ${topic.name}: error ${codes[0]}`);
-    return undefined;
-  }, 20, 30_000);
-}
-
 // ---------------------------------------------------------------------------------------------
 // visible: creation until every node's image holds the topic
 
@@ -142,7 +56,7 @@ async function visible(topics: number): Promise<Record<string, unknown>> {
   const cluster = await startCluster({ nodes: 3 });
   const done = async (): Promise<void> => { await cluster.close(); };
   cleanups.add(done);
-  const conns = new Connections(30_000);
+  const conns = new Connections(30_000, 'bench-cluster-metadata');
   try {
     await onEveryNode(cluster);
     const ports = cluster.nodes.map((n) => n.brokerPort);
@@ -195,34 +109,12 @@ async function visible(topics: number): Promise<Record<string, unknown>> {
 // ---------------------------------------------------------------------------------------------
 // failover: kill -9 of the Raft leader until a new one is active
 
-interface Quorum { leaderId: number; epoch: number; errorCode: number; voters: { replicaId: number; logEndOffset: bigint }[]; highWatermark: bigint }
-
-async function describeQuorum(conns: Connections, port: number): Promise<Quorum | undefined> {
-  const r = await conns.send<any>(port, ApiKey.DescribeQuorum, 1, { topics: [{ topicName: '__cluster_metadata', partitions: [{ partitionIndex: 0 }] }] });
-  const p = r?.topics?.[0]?.partitions?.[0];
-  if (p === undefined) return undefined;
-  return { leaderId: p.leaderId, epoch: p.leaderEpoch, errorCode: p.errorCode, voters: p.currentVoters, highWatermark: p.highWatermark };
-}
-
-/** The leader as a live node that leads says it (errorCode 0 from the leader itself), with every voter caught up when `caughtUp`. */
-async function steadyLeader(conns: Connections, procs: ServerProcesses, caughtUp: boolean): Promise<{ node: ServerProcess; epoch: number }> {
-  return until('a steady leader', async () => {
-    for (const n of procs.live) {
-      const q = await describeQuorum(conns, n.brokerPort);
-      if (q === undefined || q.errorCode !== 0 || q.leaderId !== n.id) continue;
-      if (caughtUp && !(q.voters.length === procs.nodes.length && q.voters.every((v) => v.logEndOffset >= q.highWatermark))) return undefined;
-      return { node: n, epoch: q.epoch };
-    }
-    return undefined;
-  }, 20, 60_000);
-}
-
 async function failoverRuns(name: string, sets: Record<string, string>, repetitions: number): Promise<Record<string, unknown>> {
   say(`failover, ${name}`);
   const procs = await ServerProcesses.start(3, sets);
   const done = async (): Promise<void> => { await procs.close(); };
   cleanups.add(done);
-  const conns = new Connections(1000);
+  const conns = new Connections(1000, 'bench-cluster-metadata');
   try {
     const livePorts = () => procs.live.map((n) => n.brokerPort);
     await createRetrying(conns, livePorts, createTopic('warmup', 1, 1));
@@ -294,7 +186,7 @@ async function brokerKillRun(name: string, sets: Record<string, string>): Promis
   const procs = await ServerProcesses.start(3, sets);
   const done = async (): Promise<void> => { await procs.close(); };
   cleanups.add(done);
-  const conns = new Connections(1000);
+  const conns = new Connections(1000, 'bench-cluster-metadata');
   const topic = 'spread';
   try {
     const ports = procs.nodes.map((n) => n.brokerPort);
@@ -364,7 +256,7 @@ async function scale(topics: number, partitions: number, perRequest: number): Pr
   const done = async (): Promise<void> => { await procs.close(); };
   cleanups.add(done);
   // Long timeouts: a Metadata answer for every topic and a CreateTopics of 1,000 partitions may wait behind partition creation.
-  const conns = new Connections(60_000);
+  const conns = new Connections(60_000, 'bench-cluster-metadata');
   try {
     const ports = procs.nodes.map((n) => n.brokerPort);
     await createRetrying(conns, () => [ports[0]!], createTopic('warmup', 1, 1));

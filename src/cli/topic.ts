@@ -9,6 +9,7 @@ const FLAGS: Record<string, FlagSpec> = {
   ...COMMON_FLAGS,
   partitions: { type: 'number', help: 'partitions for create (default: the broker\'s num.partitions)' },
   'replication-factor': { type: 'number', help: 'replication factor for create (default: the broker\'s)' },
+  'replica-assignment': { type: 'string', help: 'create: each partition\'s replicas, preferred leader first, as kafka-topics.sh takes them (1:2:3,2:3:1 = partition 0 on 1,2,3 and partition 1 on 2,3,1)' },
   config: { type: 'string', repeatable: true, help: 'key=value topic config (create, alter-config)' },
   'delete-config': { type: 'string', repeatable: true, help: 'config key to remove (alter-config)' },
   'if-not-exists': { type: 'boolean', help: 'create: succeed when the topic exists' },
@@ -20,6 +21,15 @@ const FLAGS: Record<string, FlagSpec> = {
 };
 
 const USAGE = 'logline topic <create|list|describe|delete|alter-config|reassign> [TOPIC] [options]';
+
+/** `--replica-assignment 1:2:3,2:3:1` as CreateTopics assignments (kafka-topics.sh's format). */
+function replicaAssignment(value: string): { partitionIndex: number; brokerIds: number[] }[] {
+  return value.split(',').map((replicas, partitionIndex) => {
+    const brokerIds = replicas.split(':').map(Number);
+    if (brokerIds.some((id) => !Number.isInteger(id) || id < 0)) throw new UsageError(`--replica-assignment expects broker ids like 1:2:3,2:3:1, got "${value}"`);
+    return { partitionIndex, brokerIds };
+  });
+}
 
 function configPairs(values: unknown): { name: string; value: string }[] {
   return ((values as string[] | undefined) ?? []).map((kv) => {
@@ -43,8 +53,15 @@ export async function topicCommand(argv: string[]): Promise<number> {
   try {
     switch (verb) {
       case 'create': {
+        const assignment = flags['replica-assignment'] as string | undefined;
+        if (assignment !== undefined && (flags.partitions !== undefined || flags['replication-factor'] !== undefined)) {
+          throw new UsageError('--replica-assignment gives the partitions and their replicas: not with --partitions or --replication-factor');
+        }
         const r = await client.admin(ApiKey.CreateTopics, {
-          topics: [{ name: needName(), numPartitions: (flags.partitions as number) ?? -1, replicationFactor: (flags['replication-factor'] as number) ?? -1, assignments: [], configs: configPairs(flags.config) }],
+          topics: [{
+            name: needName(), numPartitions: (flags.partitions as number) ?? -1, replicationFactor: (flags['replication-factor'] as number) ?? -1,
+            assignments: assignment === undefined ? [] : replicaAssignment(assignment), configs: configPairs(flags.config),
+          }],
           timeoutMs: 30000, validateOnly: flags['validate-only'] === true,
         }, 7);
         const t = r.topics[0];

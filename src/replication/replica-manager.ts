@@ -149,6 +149,17 @@ function largestBatchBytes(records: Buffer): number {
   return largest;
 }
 
+/**
+ * A new leader's followers that have not fetched a partition from it yet may not know it leads it
+ * (the metadata reaches brokers at different moments). A fetch of theirs is parked at most this
+ * long meanwhile, so that the partition joins their fetch session within milliseconds of their
+ * learning of it, not after replica.fetch.wait.max.ms (500 ms) of a fetch parked without it; the
+ * first acks=all write after a failover waits for exactly that. Only for this long after the
+ * leadership began: a follower that never fetches the partition stops costing polls.
+ */
+const NEW_LEADER_POLL_MS = 5;
+const NEW_LEADER_WINDOW_MS = 5_000;
+
 /** A follower's fetch carries its broker id as the replica id (consumers send -1). */
 const isFollowerFetch = (params: FetchReadParams): boolean => (params.replicaId ?? -1) >= 0;
 
@@ -180,6 +191,10 @@ export class ReplicaManager {
   leaderThrottle: LeaderThrottle | null = null;
   /** Bytes and messages in and out per topic, ISR shrinks and expansions (read by /metrics). */
   readonly stats = new ReplicaManagerStats();
+  /** Per follower id: partitions newly led here that it has not fetched yet, with when the leadership began. */
+  private readonly unfetchedByFollower = new Map<number, Map<Partition, number>>();
+  /** Per follower id: wakes its fetches parked in the fetch purgatory. */
+  private readonly parkedFollowerFetches = new Map<number, Set<() => void>>();
 
   constructor(readonly brokerId: number, readonly clock: Clock, private readonly scheduler: Scheduler, limits: ReplicaManagerLimits,
     /** Where followers fetch from their leader (none fetches until the replication issue plugs one in). */
@@ -254,7 +269,36 @@ export class ReplicaManager {
     p.makeLeader(change.registration, this.clock.nowMs());
     if (wasFollower) this.fetchers.removeFetcherForPartitions([p]);
     this.onHighWatermark(p);
+    if (wasFollower) this.expectFirstFetches(p);
     run.applied.leaders++;
+  }
+
+  /**
+   * A partition newly led here: each follower's fetch parked now does not hold it, so it is
+   * answered at once (the follower may already know and fetch again with the partition), and its
+   * fetches park only briefly until it has fetched the partition (see NEW_LEADER_POLL_MS).
+   */
+  private expectFirstFetches(p: Partition): void {
+    const nowMs = this.clock.nowMs();
+    for (const id of p.replicas) {
+      if (id === this.brokerId) continue;
+      let unfetched = this.unfetchedByFollower.get(id);
+      if (unfetched === undefined) this.unfetchedByFollower.set(id, unfetched = new Map());
+      unfetched.set(p, nowMs);
+      for (const wake of [...(this.parkedFollowerFetches.get(id) ?? [])]) wake();
+    }
+  }
+
+  /** Whether follower `replicaId` may not know yet of a partition led here (and prunes what no longer counts). */
+  private followerMayNotKnow(replicaId: number): boolean {
+    const unfetched = this.unfetchedByFollower.get(replicaId);
+    if (unfetched === undefined) return false;
+    const nowMs = this.clock.nowMs();
+    for (const [p, sinceMs] of unfetched) {
+      if (!p.isLeader || nowMs - sinceMs > NEW_LEADER_WINDOW_MS || !p.replicas.includes(replicaId) || this.partitions.get(key(p.topic, p.index)) !== p) unfetched.delete(p);
+    }
+    if (unfetched.size === 0) this.unfetchedByFollower.delete(replicaId);
+    return unfetched.size > 0;
   }
 
   /**
@@ -480,7 +524,6 @@ export class ReplicaManager {
     // No error above means every partition is hosted here (led, or followed for a KIP-392 consumer).
     const watched = params.partitions.map((fp) => this.partitions.get(key(fp.topic, fp.partition))!);
     const leading = watched.map((p) => p.isLeader);
-    const maxWaitMs = Math.min(params.maxWaitMs, this.leaderThrottleWaitMs(watched, params));
     const startBytes = watched.map((p) => p.bytesAppended);
     // A follower reads up to the log end offset, so every append counts. A consumer reads below
     // the high watermark (read_committed: the LSO): appends count once that bound has moved (else
@@ -489,15 +532,27 @@ export class ReplicaManager {
     const committedOnly = params.isolationLevel === 1;
     const bound = (p: Partition) => committedOnly ? p.lastStableOffset : p.highWatermark;
     const startBound = follower ? [] : watched.map(bound);
+    // A new leader's follower that has not fetched its new partition yet, and a throttled follower,
+    // are parked only briefly.
+    const maxWaitMs = Math.min(params.maxWaitMs, this.leaderThrottleWaitMs(watched, params),
+      follower && this.followerMayNotKnow(params.replicaId!) ? NEW_LEADER_POLL_MS : Infinity);
     return new Promise((resolve, reject) => {
       let settled = false;
+      let woken = false;
+      const parked = follower ? this.parkedFollowerFetches.get(params.replicaId!) ?? set(this.parkedFollowerFetches, params.replicaId!, new Set()) : null;
+      const wake = () => { woken = true; this.fetchPurgatory.checkAndComplete(watched[0]!); };
       const finish = () => {
         if (settled) return;
         settled = true;
+        parked?.delete(wake);
         this.readAll(params, false).then(resolve, reject);
       };
       const op = {
         tryComplete: () => {
+          if (woken) {
+            finish();
+            return true;
+          }
           let available = bytes;
           for (let i = 0; i < watched.length; i++) {
             const p = watched[i]!;
@@ -523,7 +578,7 @@ export class ReplicaManager {
         onExpiration: finish,
       };
       try {
-        this.fetchPurgatory.tryCompleteElseWatch(op, watched, maxWaitMs);
+        if (!this.fetchPurgatory.tryCompleteElseWatch(op, watched, maxWaitMs)) parked?.add(wake);
       } catch (err) {
         if (!(err instanceof PurgatoryFullError)) { reject(err); return; }
         finish();
@@ -561,7 +616,10 @@ export class ReplicaManager {
         const wanted = offset < upTo && (maxBytes > 0 || (!anyData && allowance > 0));
         r = wanted ? await this.readOne(checked, offset, !anyData ? Math.max(1, maxBytes) : maxBytes, upTo, params.isolationLevel, params.alloc) : this.fetchAnswer(checked, null, params.isolationLevel);
         if (throttled) this.leaderThrottle!.quota.record(r.records?.length ?? 0, this.clock.nowMs());
-        if (follower && updateFetchState && r.errorCode === 0) this.updateFollowerFetchState(checked, params.replicaId!, params.replicaEpoch ?? -1n, fp, leaderEndOffset);
+        if (follower && updateFetchState && r.errorCode === 0) {
+          this.updateFollowerFetchState(checked, params.replicaId!, params.replicaEpoch ?? -1n, fp, leaderEndOffset);
+          this.unfetchedByFollower.get(params.replicaId!)?.delete(checked);
+        }
       } else {
         r = checked;
       }

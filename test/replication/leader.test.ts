@@ -61,7 +61,7 @@ async function leader(opts: { isr?: number[]; minIsr?: number; fenced?: number[]
     { replicaLagTimeMaxMs: LAG_MS, channel });
   const log = storageLog();
   const ports: ReplicaDeltaPorts = {
-    openLog: async () => log, deleteLog: async () => {}, topicConfig: () => ({ minInsyncReplicas: opts.minIsr ?? 1, maxMessageBytes: undefined }),
+    openLog: async (topic: string) => (topic === 't' ? log : storageLog()), deleteLog: async () => {}, topicConfig: () => ({ minInsyncReplicas: opts.minIsr ?? 1, maxMessageBytes: undefined }),
   };
   let image = MetadataImage.EMPTY;
   const apply = async (...records: MetadataRecord[]) => {
@@ -311,6 +311,49 @@ test('an answer at the current partition epoch (nothing to change) commits at on
   h.proposals[0]!.done({ errorCode: ErrorCode.NONE, leaderEpoch: 0, partitionEpoch: 0, isr: [1, 2] });
   assert.equal(h.p.pendingIsrChange, null);
   assert.deepEqual(h.p.isr, [1, 2]);
+});
+
+test('a new leader answers a follower\'s parked fetch at once, and parks its fetches only briefly until it has fetched the new partition', async () => {
+  const h = await leader();
+  const U_ID = 'AAAAAAAAAAAAAAAAAAAAAg';
+  await h.apply(
+    metadataRecord('TopicRecord', { name: 'u', topicId: U_ID }) as MetadataRecord,
+    metadataRecord('PartitionRecord', { partitionId: 0, topicId: U_ID, replicas: [2, 1, 3], isr: [2, 1, 3], leader: 2, leaderEpoch: 0, partitionEpoch: 0 }) as MetadataRecord,
+  );
+  await h.followerFetch(2, 0);
+  await h.followerFetch(3, 0);
+  let answered = false;
+  const parked = h.followerFetch(2, 0, { maxWaitMs: 500 }).then(() => { answered = true; });
+  await new Promise((r) => setImmediate(r));
+  assert.equal(answered, false, 'nothing to read: parked');
+
+  // Broker 2 dies; broker 1 leads u-0 now. Follower 2's parked fetch (of t-0 alone) is answered
+  // without waiting out its 500 ms: a follower that already knows fetches u-0 next.
+  await h.apply(metadataRecord('PartitionChangeRecord', { topicId: U_ID, partitionId: 0, leader: 1, isr: [1, 3] }) as MetadataRecord);
+  await parked;
+  assert.equal(h.time.now, 1_000_000, 'answered before any time passed');
+
+  // Follower 3 does not know yet (its fetch holds t-0 only): parked for milliseconds, not 500.
+  let polled = false;
+  const poll = h.followerFetch(3, 0, { maxWaitMs: 500 }).then(() => { polled = true; });
+  await new Promise((r) => setImmediate(r));
+  assert.equal(polled, false);
+  h.time.advance(10);
+  await poll;
+  assert.equal(polled, true, 'answered within 10 ms');
+
+  // Once it has fetched u-0 from the new leader, its fetches park for their whole wait again.
+  await h.rm.fetch({
+    replicaId: 3, replicaEpoch: EPOCHS[3]!, maxWaitMs: 0, minBytes: 1, maxBytes: 1 << 20, isolationLevel: 0,
+    partitions: [{ topic: 'u', partition: 0, fetchOffset: 0n, partitionMaxBytes: 1 << 20, currentLeaderEpoch: 1, lastFetchedEpoch: -1, logStartOffset: 0n }],
+  });
+  let waited = false;
+  const full = h.followerFetch(3, 0, { maxWaitMs: 500 }).then(() => { waited = true; });
+  h.time.advance(10);
+  await new Promise((r) => setImmediate(r));
+  assert.equal(waited, false, 'parked past 10 ms');
+  h.time.advance(500);
+  await full;
 });
 
 test('property: over any appends and follower fetches the high watermark never goes back and is the smallest log end offset over the ISR once it has moved', async () => {
