@@ -64,4 +64,9 @@ export const limits = {
   txnExpirationsPerTickMax: 1000,
   /** Spare producer ids the transaction coordinator holds (a burst of InitProducerIds may need this many at once). */
   spareProducerIdsMax: 1024,
+  /**
+   * Transactional ids a partition leader holds waiting to be verified with one coordinator broker
+   * while a request to it is in flight; one more is told to retry.
+   */
+  txnVerificationsPendingMax: 10_000,
 } as const;
