@@ -35,6 +35,9 @@ const ADD_PARTITIONS_VERSION_MIN = 4;
 const sameTransaction = (a: TxnPartitionsCheck, b: TxnPartitionsCheck) =>
   a.producerId === b.producerId && a.producerEpoch === b.producerEpoch && a.verifyOnly === b.verifyOnly;
 
+const only = (check: TxnPartitionsCheck, errors: PartitionError[]) =>
+  errors.filter((e) => check.partitions.some((tp) => tp.topic === e.topic && tp.partition === e.partition));
+
 const failAll = (check: TxnPartitionsCheck, errorCode: number): PartitionError[] => check.partitions.map((tp) => ({ ...tp, errorCode }));
 
 export class AddPartitionsToTxnManager {
@@ -54,7 +57,7 @@ export class AddPartitionsToTxnManager {
         for (const tp of check.partitions) {
           if (!waiting.check.partitions.some((x) => x.topic === tp.topic && x.partition === tp.partition)) waiting.check.partitions.push(tp);
         }
-        waiting.answer.push((errors) => resolve(errors.filter((e) => check.partitions.some((tp) => tp.topic === e.topic && tp.partition === e.partition))));
+        waiting.answer.push((errors) => resolve(only(check, errors)));
         return;
       }
       if (waiting) {
@@ -66,7 +69,8 @@ export class AddPartitionsToTxnManager {
         resolve(failAll(check, ErrorCode.NETWORK_EXCEPTION));
         return;
       }
-      queue.pending.set(check.transactionalId, { check: { ...check, partitions: [...check.partitions] }, answer: [resolve] });
+      // Each caller gets the codes of its own partitions (the entry may grow with other callers').
+      queue.pending.set(check.transactionalId, { check: { ...check, partitions: [...check.partitions] }, answer: [(errors) => resolve(only(check, errors))] });
       if (!queue.inFlight) queueMicrotask(() => { void this.flush(nodeId, queue); });
     });
   }

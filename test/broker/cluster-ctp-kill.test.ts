@@ -127,7 +127,7 @@ test(`consume-transform-produce with transactions on 3 brokers (RF 3, min.insync
       const keepProcessorRunning = async () => {
         if (processor && processor.child.exitCode !== null) {
           assert.ok(!existsSync(stopFile));
-          t.diagnostic(`processor exited ${processor.child.exitCode}: ${processor.output().split('\n').slice(-5).join(' | ')}`);
+          t.diagnostic(`processor exited ${processor.child.exitCode}: ${processor.output().split('\n').slice(-15).join(' | ')}`);
           restartsOfProcessor++;
           assert.ok(restartsOfProcessor <= KILLS * 2, `the processor gave up ${restartsOfProcessor} times`);
           processor = startProcessor(bootstrap, stopFile);
@@ -156,7 +156,7 @@ test(`consume-transform-produce with transactions on 3 brokers (RF 3, min.insync
         clearTimeout(timer);
         if (code === 'timeout') throw new Error(`the processor did not drain the input in 180 s: ${processor.output().slice(-2000)}`);
         if (code === 0) break;
-        t.diagnostic(`processor exited ${code} while draining: ${processor.output().split('\n').slice(-5).join(' | ')}`);
+        t.diagnostic(`processor exited ${code} while draining: ${processor.output().split('\n').slice(-15).join(' | ')}`);
         restartsOfProcessor++;
         assert.ok(restartsOfProcessor <= KILLS * 2 + 2, `the processor gave up ${restartsOfProcessor} times`);
         processor = startProcessor(bootstrap, stopFile);
