@@ -317,3 +317,47 @@ test('the transaction coordinator killed between transactions: its __transaction
     await cluster.close();
   }
 });
+
+test('transaction version 2 with the coordinator on another broker: Produce v12 adds each partition through the leader (AddPartitionsToTxn v5 over the network), EndTxn v5 commits with the bumped epoch, a late write of the old epoch is refused', { timeout: 180_000 }, async () => {
+  const cluster = await within(60_000, 'startCluster', startCluster({ nodes: 3, config: CLUSTER_CONFIG }));
+  const client = new ClusterClient({ bootstrap: cluster.bootstrap });
+  try {
+    const id = 'tx-v2-spread';
+    const { coordinator } = await setUp(cluster, client, id);
+    const coord = () => client.broker(coordinator);
+    let p: Producer = { producerId: -1n, producerEpoch: -1 };
+    await untilNot('InitProducerId v5', COORDINATOR_RETRY, async () => {
+      const r = await (await coord()).send(ApiKey.InitProducerId, 5, { transactionalId: id, transactionTimeoutMs: 60_000, producerId: -1n, producerEpoch: -1 });
+      p = { producerId: r.producerId, producerEpoch: r.producerEpoch };
+      return r.errorCode;
+    });
+    const produceV12 = async (partition: number, values: string[], baseSequence: number, producer: Producer) => {
+      const records = await buildRecordBatch({ records: values.map((v) => ({ value: Buffer.from(v) })), isTransactional: true, producerId: Number(producer.producerId), producerEpoch: producer.producerEpoch, baseSequence });
+      return untilNot(`produce v12 to ${TOPIC}-${partition}`, PRODUCE_RETRY, async () => {
+        const conn = await client.leaderFor(TOPIC, partition);
+        const r = await conn.send(ApiKey.Produce, 12, { transactionalId: id, acks: -1, timeoutMs: 10_000, topicData: [{ name: TOPIC, partitionData: [{ index: partition, records }] }] });
+        return r.responses[0].partitionResponses[0].errorCode;
+      });
+    };
+    // No AddPartitionsToTxn from the client: each leader adds its partition with the coordinator.
+    assert.equal(await produceV12(0, ['v2-a'], 0, p), ErrorCode.NONE);
+    assert.equal(await produceV12(1, ['v2-b'], 0, p), ErrorCode.NONE);
+    let ended = { errorCode: -1, producerEpoch: -1 };
+    await untilNot('EndTxn v5', COORDINATOR_RETRY, async () => {
+      const r = await (await coord()).send(ApiKey.EndTxn, 5, { transactionalId: id, producerId: p.producerId, producerEpoch: p.producerEpoch, committed: true });
+      ended = { errorCode: r.errorCode, producerEpoch: r.producerEpoch };
+      return r.errorCode;
+    });
+    assert.equal(ended.errorCode, ErrorCode.NONE);
+    assert.equal(ended.producerEpoch, p.producerEpoch + 1, 'EndTxn v5 bumps the epoch');
+    assert.deepEqual((await settledRead(client, 0, 1)).values, ['v2-a']);
+    assert.deepEqual((await settledRead(client, 1, 1)).values, ['v2-b']);
+    // A late write of the ended transaction's epoch cannot open another one.
+    const late = await produceV12(0, ['late'], 1, p);
+    assert.equal(late, ErrorCode.INVALID_PRODUCER_EPOCH);
+    assert.deepEqual((await settledRead(client, 0, 1)).values, ['v2-a']);
+  } finally {
+    client.close();
+    await cluster.close();
+  }
+});
