@@ -44,7 +44,7 @@ import { alterPartitionReassignmentsHandler } from './handlers/45-alter-partitio
 import { listPartitionReassignmentsHandler } from './handlers/46-list-partition-reassignments.js';
 import { randomUUID } from 'node:crypto';
 import {
-  GroupCoordinatorService, OFFSETS_TOPIC, replicaManagerLog, TRANSACTION_STATE_TOPIC, TxnCoordinatorService, defaultTxnConfig, type MarkerWrite,
+  GroupCoordinatorService, OFFSETS_TOPIC, replicaManagerLog, TRANSACTION_STATE_TOPIC, TxnCoordinatorService, defaultTxnConfig, type MarkerWrite, type PartitionError,
 } from '../coordinator/index.js';
 import { addPartitionsToTxnHandler } from './handlers/24-add-partitions-to-txn.js';
 import { addOffsetsToTxnHandler } from './handlers/25-add-offsets-to-txn.js';
@@ -55,6 +55,9 @@ import { describeProducersHandler } from './handlers/61-describe-producers.js';
 import { describeTransactionsHandler } from './handlers/65-describe-transactions.js';
 import { listTransactionsHandler } from './handlers/66-list-transactions.js';
 import type { TxnMarkerParams } from './services.js';
+import { InterBrokerConnections, type InterBrokerEndpoint } from './inter-broker.js';
+import { TxnMarkerSender } from './txn-marker-sender.js';
+import { AddPartitionsToTxnManager } from './txn-verification.js';
 import { realScheduler as systemScheduler } from '../replication/index.js';
 import { offsetCommitHandler } from './handlers/08-offset-commit.js';
 import { offsetFetchHandler } from './handlers/09-offset-fetch.js';
@@ -111,6 +114,8 @@ export interface BrokerDeps {
 
 /** Kafka's AlterPartitionManager retries after retry.backoff.ms (100). */
 const ALTER_PARTITION_RETRY_BACKOFF_MS = 100;
+/** Kafka's request.timeout.ms default, which its marker channel and AddPartitionsToTxnManager use. */
+const INTER_BROKER_REQUEST_TIMEOUT_MS = 30_000;
 
 export class Broker {
   readonly router = new Router<any>();
@@ -152,6 +157,17 @@ export class Broker {
       syncGroupHandler, describeGroupsHandler, listGroupsHandler, deleteGroupsHandler, offsetDeleteHandler, consumerGroupHeartbeatHandler, consumerGroupDescribeHandler]) {
       this.router.register(h);
     }
+    const interBroker = (purpose: string) => new InterBrokerConnections({
+      clientId: `broker-${deps.nodeId}-${purpose}`, requestTimeoutMs: INTER_BROKER_REQUEST_TIMEOUT_MS, endpoint: (id) => this.interBrokerEndpoint(id),
+    });
+    this.markerConnections = interBroker('txn-markers');
+    this.verificationConnections = interBroker('txn-verification');
+    this.markerSender = new TxnMarkerSender({
+      nodeId: deps.nodeId, connections: this.markerConnections, writeLocal: (m) => this.writeTxnMarkers(m),
+      leaderOf: (topic, partition) => deps.metadata.view().topic(topic)?.partitions.find((p) => p.partition === partition)?.leader,
+      warn: (m) => deps.logger?.warn(m),
+    });
+    this.addPartitionsToTxn = new AddPartitionsToTxnManager(this.verificationConnections, (m) => deps.logger?.warn(m));
     this.txn = this.createTxnCoordinator();
     for (const h of [addPartitionsToTxnHandler, addOffsetsToTxnHandler, endTxnHandler, writeTxnMarkersHandler, txnOffsetCommitHandler,
       describeProducersHandler, describeTransactionsHandler, listTransactionsHandler]) {
@@ -168,7 +184,28 @@ export class Broker {
       : this.deps.scheduler;
   }
 
-  /** The transaction coordinator over `__transaction_state`; its markers are written here, locally. */
+  /** Inter-broker connections for the transaction coordinator's markers, and for transaction verification. */
+  private readonly markerConnections: InterBrokerConnections;
+  private readonly verificationConnections: InterBrokerConnections;
+  /** Writes a transaction's markers on each partition's leader, here or on another broker. */
+  private readonly markerSender: TxnMarkerSender;
+  /** Verifies transactional produces with a transaction coordinator on another broker. */
+  private readonly addPartitionsToTxn: AddPartitionsToTxnManager;
+
+  /** Where broker `id` listens for other brokers (inter.broker.listener.name, else its first listener). */
+  private interBrokerEndpoint(id: number): InterBrokerEndpoint | undefined {
+    const endpoints = this.image?.cluster.broker(id)?.endpoints ?? [];
+    const name = this.deps.brokerConfig.get('inter.broker.listener.name') as string | null;
+    return (name !== null ? endpoints.find((e) => e.name === name) : undefined) ?? endpoints[0];
+  }
+
+  /** Closes the transaction coordinator's and the verification's connections to other brokers. */
+  closeInterBrokerConnections(): void {
+    this.markerConnections.close();
+    this.verificationConnections.close();
+  }
+
+  /** The transaction coordinator over `__transaction_state`; its markers go to the partition leaders, here or elsewhere. */
   readonly txn: TxnCoordinatorService;
   private createTxnCoordinator(): TxnCoordinatorService {
     const c = this.deps.brokerConfig;
@@ -186,7 +223,7 @@ export class Broker {
           let done = written.get(m);
           if (!done) written.set(m, done = new Set());
           const todo = m.partitions.filter((tp) => !done!.has(partitionKey(tp.topic, tp.partition)));
-          const results = await this.writeTxnMarkers({ producerId: m.producerId, producerEpoch: m.producerEpoch, coordinatorEpoch: m.coordinatorEpoch, commit: m.result === 'commit', partitions: todo });
+          const results = await this.markerSender.send({ producerId: m.producerId, producerEpoch: m.producerEpoch, coordinatorEpoch: m.coordinatorEpoch, commit: m.result === 'commit', partitions: todo });
           const failed: string[] = [];
           for (const r of results) {
             // A partition whose topic was deleted needs no marker any more (Kafka drops it too).
@@ -245,9 +282,7 @@ export class Broker {
       if (!g) byProducer.set(k, g = { producerId, producerEpoch, partitions: [] });
       g.partitions.push({ topic: e.topic, partition: e.partition });
     }
-    const checked = await Promise.all([...byProducer.values()].map(async (g) => (addToTransaction
-      ? this.txn.addPartitions({ transactionalId, ...g, clientTransactionVersion: 2 }).then((errorCode) => g.partitions.map((tp) => ({ ...tp, errorCode })))
-      : this.txn.verifyPartitions({ transactionalId, ...g }))));
+    const checked = await Promise.all([...byProducer.values()].map((g) => this.checkTxnPartitions({ transactionalId, ...g }, addToTransaction)));
     for (const r of checked.flat()) {
       if (r.errorCode === 0) continue;
       // What a produce may answer: coordinator trouble (and, while adding, a transaction that is
@@ -255,11 +290,25 @@ export class Broker {
       // client that knows it (Produce v11+), INVALID_TXN_STATE before.
       const code = r.errorCode === ErrorCode.PRODUCER_FENCED ? ErrorCode.INVALID_PRODUCER_EPOCH
         : r.errorCode === ErrorCode.TRANSACTION_ABORTABLE && !transactionAbortableSupported ? ErrorCode.INVALID_TXN_STATE
-          : r.errorCode === ErrorCode.NOT_COORDINATOR || r.errorCode === ErrorCode.COORDINATOR_LOAD_IN_PROGRESS || r.errorCode === ErrorCode.COORDINATOR_NOT_AVAILABLE
-            || r.errorCode === ErrorCode.CONCURRENT_TRANSACTIONS ? ErrorCode.NOT_ENOUGH_REPLICAS : r.errorCode;
+          : COORDINATOR_TROUBLE.has(r.errorCode) ? ErrorCode.NOT_ENOUGH_REPLICAS : r.errorCode;
       out.set(partitionKey(r.topic, r.partition), code);
     }
     return out;
+  }
+
+  /**
+   * The transaction coordinator's answer for partitions of a producer's transaction, wherever it
+   * runs: this broker's shard when this broker leads the id's `__transaction_state` partition,
+   * else the broker that leads it (AddPartitionsToTxn v4+). `add`: add the partitions (a
+   * transaction version 2 client) instead of only verifying them.
+   */
+  checkTxnPartitions(p: { transactionalId: string; producerId: bigint; producerEpoch: number; partitions: { topic: string; partition: number }[] }, add: boolean): Promise<PartitionError[]> {
+    const shard = this.txn.partitionFor(p.transactionalId);
+    const coordinator = this.deps.metadata.view().topic(TRANSACTION_STATE_TOPIC)?.partitions.find((x) => x.partition === shard)?.leader ?? -1;
+    if (coordinator < 0) return Promise.resolve(p.partitions.map((tp) => ({ ...tp, errorCode: ErrorCode.COORDINATOR_NOT_AVAILABLE })));
+    if (coordinator !== this.deps.nodeId) return this.addPartitionsToTxn.check(coordinator, { ...p, verifyOnly: !add });
+    if (!add) return Promise.resolve(this.txn.verifyPartitions(p));
+    return this.txn.addPartitions({ ...p, clientTransactionVersion: 2 }).then((errorCode) => p.partitions.map((tp) => ({ ...tp, errorCode })));
   }
 
   /** The group coordinator over `__consumer_offsets`, configured from the broker config. */
@@ -340,11 +389,7 @@ export class Broker {
       brokerId: this.deps.nodeId,
       // -1 (unknown) until registered: the leader does not check it then (KIP-903).
       brokerEpoch: () => this.lifecycle?.brokerEpoch ?? -1n,
-      leaderEndpoint: (id) => {
-        const endpoints = this.image?.cluster.broker(id)?.endpoints ?? [];
-        const name = c.get('inter.broker.listener.name') as string | null;
-        return (name !== null ? endpoints.find((e) => e.name === name) : undefined) ?? endpoints[0];
-      },
+      leaderEndpoint: (id) => this.interBrokerEndpoint(id),
       topicId: (topic) => this.image?.topics.getTopic(topic)?.id,
       // Consumers reading from this follower (KIP-392) wait for its high watermark to move.
       onFollowerProgress: (p) => this.replicaManager.onHighWatermark(p),
@@ -542,10 +587,20 @@ export class Broker {
       txn: this.txn,
       ensureTransactionTopic: () => this.ensureTransactionTopic(),
       writeTxnMarkers: (m: TxnMarkerParams) => this.writeTxnMarkers(m),
+      checkTxnPartitions: (p: Parameters<Broker['checkTxnPartitions']>[0], add: boolean) => this.checkTxnPartitions(p, add),
       activeProducers: (topic: string, partition: number) => rm.activeProducers(topic, partition),
     };
   }
 }
+
+/**
+ * Transaction coordinator answers that mean "not reachable or busy here now": a producer retries
+ * them (Kafka answers NOT_ENOUGH_REPLICAS for them). NETWORK_EXCEPTION: the coordinator's broker
+ * did not answer.
+ */
+const COORDINATOR_TROUBLE: ReadonlySet<number> = new Set<number>([
+  ErrorCode.NOT_COORDINATOR, ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.CONCURRENT_TRANSACTIONS, ErrorCode.NETWORK_EXCEPTION,
+]);
 
 /**
  * A partition of a topic whose name Kafka refuses can never exist: INVALID_TOPIC_EXCEPTION instead

@@ -276,6 +276,7 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerHa
     await broker?.replicaFetchers.close();
     await network.close();
     broker?.txn.close();
+    broker?.closeInterBrokerConnections();
     broker?.replicaManager.stopIsrExpiration();
     broker?.alterPartitions.close();
     broker?.replicaManager.fetchPurgatory.dropAll();

@@ -182,6 +182,12 @@ export interface TxnServices extends GroupServices {
   ensureTransactionTopic(): Promise<number>;
   /** Writes the markers to the partitions led here; an error code per partition. */
   writeTxnMarkers(m: TxnMarkerParams): Promise<{ topic: string; partition: number; errorCode: number }[]>;
+  /**
+   * The transaction coordinator's answer for partitions of a producer's transaction, here or on the
+   * broker that leads the id's `__transaction_state` partition; `add` adds them (transaction version 2).
+   */
+  checkTxnPartitions(p: { transactionalId: string; producerId: bigint; producerEpoch: number; partitions: { topic: string; partition: number }[] },
+    add: boolean): Promise<import('../coordinator/index.js').PartitionError[]>;
   activeProducers(topic: string, partition: number): { errorCode: number; producers: import('../replication/index.js').ActiveProducer[] };
 }
 

@@ -468,7 +468,8 @@ export class ReplicaFetcher {
     if (t.offset < p.highWatermark) {
       this.ports.logger?.warn(`${partitionName(p.topic, p.index)}: truncating to ${t.offset}, below the high watermark ${p.highWatermark}`);
     }
-    if (t.offset < log.logEndOffset) log.truncateTo(t.offset);
+    // Also at the log end: an epoch started there without data goes (see PartitionLog.truncateTo).
+    if (t.offset <= log.logEndOffset) log.truncateTo(t.offset);
     p.highWatermark = Math.min(p.highWatermark, log.logEndOffset);
     s.fetchOffset = log.logEndOffset;
     s.truncating = !t.completed;

@@ -595,10 +595,20 @@ export class PartitionLog {
 
   // ---------------------------------------------------------------- truncation and deletion
 
-  /** Removes everything at or past `offset` (a follower dropping a divergent suffix). */
+  /**
+   * Removes everything at or past `offset` (a follower dropping a divergent suffix). At the log end
+   * no record goes, but an epoch this replica started there without writing in it (it led that
+   * epoch, e.g. from stale metadata at start-up) does: the leader said it diverges, and a follower
+   * still naming it as its last fetched epoch would be told so forever.
+   */
   truncateTo(offset: number): void {
     this.guard(() => {
-      if (offset >= this.logEndOffset) return;
+      if (offset === this.logEndOffset) {
+        this.epochCache.truncateFromEnd(offset);
+        this.epochCache.flush();
+        return;
+      }
+      if (offset > this.logEndOffset) return;
       if (offset <= this.logStartOffset) { this.truncateFullyAndStartAt(offset); return; }
       const i = this.segmentIndexFor(offset);
       const removed = this.segments.splice(i + 1);

@@ -75,4 +75,9 @@ export const limits = {
   apiVersionBound: 32,
   /** Bytes of JSON one HTTP admin answer may hold (a topic list of a big cluster fits; the rest is cut with a note). */
   httpResponseBytesMax: 16 * 1024 * 1024,
+  /**
+   * Transactional ids a partition leader holds waiting to be verified with one coordinator broker
+   * while a request to it is in flight; one more is told to retry.
+   */
+  txnVerificationsPendingMax: 10_000,
 } as const;

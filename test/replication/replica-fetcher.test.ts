@@ -305,6 +305,30 @@ test('a follower whose epoch the leader never had truncates in steps and fetches
   }
 });
 
+test('a follower that started an epoch at its log end without writing in it (it led from stale metadata) drops that epoch when the leader says it diverges, and fetches on', async () => {
+  const leaderLog = storageLog();
+  const f = storageLog();
+  await leaderLog.appendAsLeader(batch(3), 0);
+  f.appendAsFollower(await leaderLog.read(0, 1 << 20, 3));
+  // Restarted on old metadata, the follower led epoch 1 for a moment: the epoch starts at its log end, no batch in it.
+  f.assignEpochStartOffset(1, 3);
+  await leaderLog.appendAsLeader(batch(2), 2); // the real leader of epoch 2 continues at offset 3
+  const leader = new ScriptedLeader(leaderLog);
+  leader.leaderEpoch = 2;
+  const p = followerPartition(f, 2);
+  const m = follower(leader);
+  try {
+    m.addFetcherForPartitions([p]);
+    await until(() => f.logEndOffset === 5, 'the follower to copy the leader\'s epoch 2');
+    await assertSameLog(f, leaderLog);
+    const [first, next] = leader.fetches.map((x) => x.topics[0].partitions[0]);
+    assert.deepEqual([first.fetchOffset, first.lastFetchedEpoch], [3n, 1]);
+    assert.deepEqual([next.fetchOffset, next.lastFetchedEpoch], [3n, 0], 'epoch 1 is gone: it fetches on from offset 3 as of epoch 0');
+  } finally {
+    await m.close();
+  }
+});
+
 test('OFFSET_OUT_OF_RANGE: a follower behind the leader\'s log start starts over there', async () => {
   const leaderLog = storageLog({ segmentBytes: 200 });
   for (let i = 0; i < 10; i++) await leaderLog.appendAsLeader(batch(2), 1);

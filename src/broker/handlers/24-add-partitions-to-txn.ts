@@ -4,7 +4,9 @@
 // already in the transaction (TRANSACTION_ABORTABLE when not), nothing written. v5 is what a leader
 // sends for a transaction version 2 client (Produce v12, TxnOffsetCommit v5): without verifyOnly
 // it adds the partitions and marks the transaction as version 2, as Kafka reads the version
-// (v4 adds as version 1). This broker's own produce path calls the coordinator directly. A partition of an
+// (v4 adds as version 1). A partition leader sends v4/v5 when the transaction's coordinator is on
+// another broker (src/broker/txn-verification.ts); when it is on the same broker it calls the
+// coordinator directly. A partition of an
 // unknown topic fails the whole transaction's request: UNKNOWN_TOPIC_OR_PARTITION for it and
 // OPERATION_NOT_ATTEMPTED for the others, as Kafka answers. A request may name at most
 // limits.partitionsPerRequestMax partitions.

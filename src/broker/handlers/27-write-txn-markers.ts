@@ -1,6 +1,7 @@
 // WriteTxnMarkers (key 27), v0-1: a transaction coordinator asks the leader of each partition to
-// append a COMMIT or ABORT control batch for a producer. Sent broker to broker; the coordinator of
-// a single node writes its markers through the same code without the round trip. A marker on a
+// append a COMMIT or ABORT control batch for a producer. Sent broker to broker
+// (src/broker/txn-marker-sender.ts); markers for partitions led by the coordinator's own broker
+// are written through the same code without the round trip. A marker on a
 // `__consumer_offsets` partition also settles the producer's pending transactional offsets there.
 import type { WriteTxnMarkersRequest } from '../../protocol/index.js';
 import type { HandlerSpec } from '../context.js';

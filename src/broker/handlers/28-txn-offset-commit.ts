@@ -17,7 +17,7 @@ import { clientHostOf } from './11-join-group.js';
 const ADD_OFFSETS_MIN_VERSION = 5;
 /** Transaction coordinator answers a client of the group coordinator should retry, not act on. */
 const RETRIABLE_ADD_ERRORS = new Set<number>([
-  ErrorCode.NOT_COORDINATOR, ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.CONCURRENT_TRANSACTIONS,
+  ErrorCode.NOT_COORDINATOR, ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.CONCURRENT_TRANSACTIONS, ErrorCode.NETWORK_EXCEPTION,
 ]);
 
 export const txnOffsetCommitHandler: HandlerSpec<TxnServices, 28> = {
@@ -39,9 +39,9 @@ export const txnOffsetCommitHandler: HandlerSpec<TxnServices, 28> = {
       transactionalId: request.transactionalId, producerId: request.producerId, producerEpoch: request.producerEpoch,
       partitions: [{ topic: '__consumer_offsets', partition: s.groups.partitionFor(request.groupId) }],
     };
-    const verified = v >= ADD_OFFSETS_MIN_VERSION
-      ? await s.txn.addPartitions({ ...txnParams, clientTransactionVersion: 2 }).then((code) => (RETRIABLE_ADD_ERRORS.has(code) ? ErrorCode.COORDINATOR_NOT_AVAILABLE : code))
-      : s.txn.verifyPartitions(txnParams)[0]!.errorCode;
+    // The transaction coordinator may be on another broker (its answer then comes over the network).
+    const checked = (await s.checkTxnPartitions(txnParams, v >= ADD_OFFSETS_MIN_VERSION))[0]!.errorCode;
+    const verified = RETRIABLE_ADD_ERRORS.has(checked) ? ErrorCode.COORDINATOR_NOT_AVAILABLE : checked;
     if (verified !== 0) {
       const code = verified === ErrorCode.TRANSACTION_ABORTABLE ? (v >= 4 ? ErrorCode.TRANSACTION_ABORTABLE : ErrorCode.INVALID_TXN_STATE)
         : verified === ErrorCode.PRODUCER_FENCED ? ErrorCode.INVALID_PRODUCER_EPOCH : verified;

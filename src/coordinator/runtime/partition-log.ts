@@ -1,6 +1,10 @@
 // The CoordinatorLog port over the broker's replica manager: appends go through the same produce
-// path as clients' (acks=all, so a write is answered once the high watermark passes it), reads come
-// from the partition's log up to the high watermark. Whatever backs the partitions (memory today,
+// path as clients' (acks=all, so a write is answered once the high watermark passes it); loading
+// reads the partition's log to its end, as Kafka's coordinator loader does. A shard loads only on
+// the partition's leader, whose log is never truncated while it leads, and what the previous leader
+// acknowledged may still sit above this one's high watermark (a follower learns the high watermark
+// a fetch late): loading only to the high watermark lost a transactional offset commit acknowledged
+// just before a failover, and the group resumed from older offsets (duplicates downstream). Whatever backs the partitions (memory today,
 // the storage engine later) backs the coordinator too.
 import type { ReplicaManager } from '../../replication/index.js';
 import { ErrorCode } from '../../protocol/index.js';
@@ -18,7 +22,7 @@ export function replicaManagerLog(rm: ReplicaManager, topic: string, commitTimeo
     read: async (partition, offset, maxBytes) => {
       const p = rm.partition(topic, partition);
       if (!p) return { bytes: Buffer.alloc(0), endOffset: offset };
-      const end = p.highWatermark;
+      const end = p.log.logEndOffset;
       if (offset >= end) return { bytes: Buffer.alloc(0), endOffset: end };
       return { bytes: await p.log.read(offset, maxBytes, end), endOffset: end };
     },

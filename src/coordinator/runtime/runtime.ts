@@ -26,7 +26,7 @@ export interface CoordinatorLog {
   leaderEpoch(partition: number): number;
   /** Appends one batch; resolves with an error code (0 once committed). */
   append(partition: number, batch: Buffer): Promise<number>;
-  /** Whole batches from `offset`, up to the committed end; empty at the end. */
+  /** Whole batches from `offset`, up to the log end (a shard loads on the leader); empty at the end. */
   read(partition: number, offset: number, maxBytes: number): Promise<{ bytes: Buffer; endOffset: number }>;
   logStartOffset(partition: number): number;
 }

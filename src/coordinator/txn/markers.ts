@@ -1,5 +1,6 @@
-// The transaction coordinator's marker channel (Kafka's TransactionMarkerChannelManager, on one
-// node): once a Prepare record is committed, the MarkerSender writes the COMMIT/ABORT control
+// The transaction coordinator's marker channel (Kafka's TransactionMarkerChannelManager, its
+// retrying half; the broker's MarkerSender reaches the partition leaders, here or on other
+// brokers): once a Prepare record is committed, the MarkerSender writes the COMMIT/ABORT control
 // batches and the channel then completes the transaction through the runtime (CompleteCommit /
 // CompleteAbort). A rejected send or a failed completion append is retried after a backoff, as
 // Kafka's channel retries, for as long as the shard that asked is still loaded under the marker's

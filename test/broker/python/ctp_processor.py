@@ -3,19 +3,42 @@
 # (read_committed), write one output record per input record, commit the consumed offsets in the
 # same transaction. The test SIGKILLs it at random moments and starts it again; a restart fences
 # the killed incarnation (same transactional.id) and resumes from the committed offsets.
-#   ctp_processor.py run BOOTSTRAP INPUT OUTPUT GROUP TXN_ID BATCH -- BATCH records per transaction;
-#                                                                     exits 0 once the input is drained
+#   ctp_processor.py run BOOTSTRAP INPUT OUTPUT GROUP TXN_ID BATCH [STOP_FILE]
+#                          -- BATCH records per transaction; exits 0 once the input is drained (and,
+#                             with STOP_FILE, once that file exists: more input may come until then)
+# A transaction that fails the way brokers dying makes it fail is handled as a Kafka Streams task
+# handles it: a retriable commit is retried; an abortable one is aborted and the consumer rewound
+# to the committed offsets; anything else (fenced, fatal) ends the process with exit code 3.
 #   ctp_processor.py read BOOTSTRAP TOPIC                      -- prints the read_committed values as JSON
 import json
+import os
 import sys
 import time
-from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition, OFFSET_BEGINNING
 from eof_reader import read_to_end
 
 mode, bootstrap = sys.argv[1], sys.argv[2]
 
 
-def run(input_topic, output_topic, group, txn_id, batch):
+def retried(what, fn, attempts=20):
+    """fn(), again while it fails retriably (a transactional API call that timed out may be repeated)."""
+    for i in range(attempts):
+        try:
+            return fn()
+        except KafkaException as e:
+            if not e.args[0].retriable() or i == attempts - 1:
+                raise
+            print(f'retrying {what}: {e.args[0]}', flush=True)
+            time.sleep(0.2)
+
+
+def rewind(consumer):
+    """Back to the committed offsets: the aborted transaction's input is processed again."""
+    for tp in consumer.committed(consumer.assignment(), timeout=30):
+        consumer.seek(TopicPartition(tp.topic, tp.partition, tp.offset if tp.offset >= 0 else OFFSET_BEGINNING))
+
+
+def run(input_topic, output_topic, group, txn_id, batch, stop_file=None):
     batch = int(batch)
     consumer = Consumer({
         'bootstrap.servers': bootstrap, 'group.id': group, 'group.instance.id': 'processor-1',
@@ -33,18 +56,34 @@ def run(input_topic, output_topic, group, txn_id, batch):
             assignment = consumer.assignment()
             if assignment and time.time() - idle_since > 2:
                 # Drained when the committed offsets (what a successor resumes from) reach the end.
-                committed = consumer.committed(assignment, timeout=10)
-                ends = [consumer.get_watermark_offsets(c, timeout=5)[1] for c in committed]
-                if all(end == 0 or c.offset >= end for c, end in zip(committed, ends)):
+                try:
+                    committed = consumer.committed(assignment, timeout=10)
+                    ends = [consumer.get_watermark_offsets(c, timeout=5)[1] for c in committed]
+                except KafkaException as e:
+                    # A coordinator or leader moving (a broker died): look again later.
+                    print(f'drain check: {e.args[0]}', flush=True)
+                    idle_since = time.time()
+                    continue
+                if all(end == 0 or c.offset >= end for c, end in zip(committed, ends)) and (stop_file is None or os.path.exists(stop_file)):
                     break
                 idle_since = time.time()
             continue
         idle_since = time.time()
         producer.begin_transaction()
-        for m in msgs:
-            producer.produce(output_topic, key=m.key(), value=b'out-' + m.value())
-        producer.send_offsets_to_transaction(consumer.position(consumer.assignment()), consumer.consumer_group_metadata(), 30)
-        producer.commit_transaction(30)
+        try:
+            for m in msgs:
+                producer.produce(output_topic, key=m.key(), value=b'out-' + m.value())
+            positions = consumer.position(consumer.assignment())
+            retried('send_offsets_to_transaction', lambda: producer.send_offsets_to_transaction(positions, consumer.consumer_group_metadata(), 30))
+            retried('commit_transaction', lambda: producer.commit_transaction(30))
+        except KafkaException as e:
+            if not e.args[0].txn_requires_abort():
+                print(f'fatal: {e.args[0]}', flush=True)
+                sys.exit(3)
+            print(f'aborting: {e.args[0]}', flush=True)
+            retried('abort_transaction', lambda: producer.abort_transaction(30))
+            rewind(consumer)
+            continue
         committed += len(msgs)
         print(f'committed {committed}', flush=True)
     consumer.close()
@@ -61,6 +100,6 @@ def read(topic):
 
 
 if mode == 'run':
-    run(*sys.argv[3:8])
+    run(*sys.argv[3:])
 else:
     read(sys.argv[3])
