@@ -11,7 +11,8 @@
 // topic through broker 2 and then asks broker 2 for Metadata sees it. During an election an
 // operation waits up to ROUTE_WAIT_MS for a controller to be known and reachable, then answers
 // NOT_CONTROLLER (retriable); so does a forwarded request whose answer never came (the change
-// may have been made, as with Kafka). Nothing here throws out of a handler.
+// may have been made, as with Kafka), or one still waiting on a node that the metadata quorum has
+// since replaced as leader. Nothing here throws out of a handler.
 import { BrokerConnection } from '../client/index.js';
 import {
   ApiKey, ErrorCode, ZERO_UUID,
@@ -49,7 +50,15 @@ export class ForwardingControllerChannel implements ControllerChannel {
   private closed = false;
 
   constructor(private readonly md: LogMetadata, private readonly local: ControllerService, private readonly o: ForwardingOptions) {
-    md.onChange(() => { for (const w of [...this.waiters]) w(); });
+    md.onChange(() => {
+      // The quorum moved on from the node this channel talks to: requests still waiting there fail
+      // now (NOT_CONTROLLER, retried by their callers on the new controller). A controller cut off
+      // from the quorum never answers them, and a heartbeat stuck there until the request timeout
+      // gets this broker fenced by the new controller meanwhile.
+      const c = this.connection;
+      if (c !== null && c.nodeId !== md.leaderId) this.drop(c.nodeId);
+      for (const w of [...this.waiters]) w();
+    });
   }
 
   close(): void {

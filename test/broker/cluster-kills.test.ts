@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { Prng } from '../../src/util/index.js';
 import { clusterNodeProcesses, killProcess, startClusterNodeProcess, within } from './process-helpers.js';
 import {
-  createFaultTopic, FAULT_NODE_SETTINGS, librdkafkaSkip, sleep, startKafkajsProducer, startLibrdkafkaProducer, untilFullIsr, verifyAcknowledged, type FaultProducer,
+  createFaultTopic, dumpLogs, FAULT_NODE_SETTINGS, librdkafkaSkip, sleep, startKafkajsProducer, startLibrdkafkaProducer, untilAcked, untilFullIsr, verifyAcknowledged, type FaultProducer,
 } from './replication-faults.js';
 
 const KILLS = Number(process.env['LOGLINE_REPLICATION_KILLS'] ?? 3);
@@ -34,22 +34,24 @@ test(`RF 3, min.insync.replicas 2: ${KILLS} SIGKILLs of random nodes under librd
       const py = startLibrdkafkaProducer(nodes, TOPIC, 100);
       const js = startKafkajsProducer(nodes, TOPIC, PARTITIONS, 5, 20);
       producers.push(py, js);
-      const untilBothAcked = async (what: string) => {
-        const [a, b] = [py.acked(), js.acked()];
-        await within(60_000, what, (async () => { while (py.acked() <= a || js.acked() <= b) await sleep(50); })());
-      };
+      const untilBothAcked = (what: string) => untilAcked(nodes, TOPIC, { librdkafka: py, kafkajs: js }, what);
       await untilBothAcked('first acknowledgements');
 
       const victims: number[] = [];
       for (let kill = 1; kill <= KILLS; kill++) {
         const victim = nodes[prng.int(nodes.length)]!;
         victims.push(victim.id);
+        const killedAt = Date.now();
         await killProcess(victim.child!);
         victim.child = null;
         await sleep(500 + prng.int(2500));
+        const restartAt = Date.now();
         await within(45_000, `restart of node ${victim.id}`, startClusterNodeProcess(victim, voters, FAULT_NODE_SETTINGS));
+        const upMs = Date.now() - restartAt;
         await untilFullIsr(nodes, TOPIC, 60_000, `after kill ${kill} (node ${victim.id})`);
+        const fullMs = Date.now() - restartAt;
         await untilBothAcked(`both producers acknowledged after kill ${kill} (node ${victim.id})`);
+        t.diagnostic(`kill ${kill}: node ${victim.id} down ${restartAt - killedAt} ms, listening ${upMs} ms after the restart, ISRs full ${fullMs} ms after it`);
         await sleep(1000 + prng.int(2000));
       }
       t.diagnostic(`killed nodes ${victims.join(', ')}`);
@@ -60,6 +62,9 @@ test(`RF 3, min.insync.replicas 2: ${KILLS} SIGKILLs of random nodes under librd
       await untilFullIsr(nodes, TOPIC, 60_000, 'at the end');
       await verifyAcknowledged(t, nodes, TOPIC, PARTITIONS, results);
       for (const n of nodes) assert.doesNotMatch(n.log, /(handler|encode) error on API/, `node ${n.id}: no request made a handler throw`);
+    } catch (e) {
+      t.diagnostic(`node logs: ${dumpLogs(nodes, TOPIC)}`);
+      throw e;
     } finally {
       for (const p of producers) p.abort();
       await Promise.all(nodes.map((n) => (n.child ? killProcess(n.child) : Promise.resolve())));

@@ -81,7 +81,7 @@ export async function untilFullIsr(nodes: ClusterNodeProcess[], topic: string, t
   const started = Date.now();
   for (;;) {
     last = await Promise.all(nodes.map((n) => partitionsOn(n, topic)));
-    const full = (ps: PartitionInfo[] | null) => ps !== null && ps.every((p) => p.leader >= 0 && p.isr.length === 3);
+    const full = (ps: PartitionInfo[] | null) => ps !== null && ps.length > 0 && ps.every((p) => p.leader >= 0 && p.isr.length === 3);
     if (last.every(full) && last.every((ps) => JSON.stringify(ps!.map((p) => [p.leader, p.leaderEpoch])) === JSON.stringify(last[0]!.map((p) => [p.leader, p.leaderEpoch])))) return last[0]!;
     if (Date.now() - started > timeoutMs) {
       const view = last.map((ps, i) => `node ${nodes[i]!.id}: ${ps === null ? 'no answer' : ps.map((p) => `p${p.partition} leader ${p.leader} epoch ${p.leaderEpoch} isr [${p.isr}]`).join('; ')}`);
@@ -93,6 +93,34 @@ export async function untilFullIsr(nodes: ClusterNodeProcess[], topic: string, t
 
 /** A producer running in the background: `stop` ends it cleanly and returns what it saw, `abort` just ends it (a failing test's cleanup). */
 export interface FaultProducer { acked(): number; stop(): Promise<ProducerResult>; abort(): void }
+
+/**
+ * Waits until each of `producers` has had a record acknowledged since the call; when one has not
+ * within a minute, fails naming which and with what every node reports about `topic`.
+ */
+export async function untilAcked(nodes: ClusterNodeProcess[], topic: string, producers: Record<string, FaultProducer>, what: string): Promise<void> {
+  const entries = Object.entries(producers);
+  const before = entries.map(([, p]) => p.acked());
+  const started = Date.now();
+  for (;;) {
+    const stuck = entries.filter(([, p], i) => p.acked() <= before[i]!).map(([name]) => name);
+    if (stuck.length === 0) return;
+    if (Date.now() - started > 60_000) {
+      const views = await Promise.all(nodes.map(async (n) => `node ${n.id}: ${(await partitionsOn(n, topic))?.map((p) => `p${p.partition} leader ${p.leader} epoch ${p.leaderEpoch} isr [${p.isr}]`).join('; ') ?? 'no answer'}`));
+      throw new Error(`${what}: nothing acknowledged to ${stuck.join(', ')} in 60 s\n${views.join('\n')}`);
+    }
+    await sleep(50);
+  }
+}
+
+/** Writes each node's output to a file under the temporary directory (for a failed run) and names the files. */
+export function dumpLogs(nodes: ClusterNodeProcess[], topic: string): string {
+  return nodes.map((n) => {
+    const path = join(tmpdir(), `logline-faults-${topic}-node-${n.id}.log`);
+    writeFileSync(path, n.log);
+    return path;
+  }).join(' ');
+}
 
 /** confluent-kafka-python (librdkafka) producing `rate` records a second until `stop()` is called. */
 export function startLibrdkafkaProducer(nodes: ClusterNodeProcess[], topic: string, rate: number): FaultProducer {
@@ -136,23 +164,25 @@ export function startLibrdkafkaProducer(nodes: ClusterNodeProcess[], topic: stri
  * is replaced (a new producer id), so a duplicate can only come from the broker.
  */
 export function startKafkajsProducer(nodes: ClusterNodeProcess[], topic: string, partitions: number, batch: number, intervalMs: number): FaultProducer {
-  const kafka = new Kafka({ clientId: 'faults', brokers: nodes.map(brokerAddress), logLevel: logLevel.NOTHING, connectionTimeout: 3000, requestTimeout: 15_000, retry: { retries: 20, initialRetryTime: 100, maxRetryTime: 2000 } });
+  // Short timeouts: a broker cut off from the others still answers clients (and keeps naming itself
+  // leader until it hears otherwise), so a long wait on it is time the producer does not write.
+  const kafka = new Kafka({ clientId: 'faults', brokers: nodes.map(brokerAddress), logLevel: logLevel.NOTHING, connectionTimeout: 3000, requestTimeout: 8000, retry: { retries: 10, initialRetryTime: 100, maxRetryTime: 1000 } });
   const result: ProducerResult = { acks: [], failures: [], sent: 0 };
   let stopping = false;
+  let producer: Producer | null = null;
   const loop = (async () => {
-    let producer: Producer | null = null;
     for (let n = 0; !stopping; n++) {
       const partition = n % partitions;
       const values = Array.from({ length: batch }, (_, i) => `js-${n * batch + i}`);
       try {
         if (producer === null) {
-          const fresh = kafka.producer({ idempotent: true, maxInFlightRequests: 1, retry: { retries: 20, initialRetryTime: 100, maxRetryTime: 2000 } });
+          const fresh = kafka.producer({ idempotent: true, maxInFlightRequests: 1, retry: { retries: 10, initialRetryTime: 100, maxRetryTime: 1000 } });
           producer = fresh;
           await fresh.connect();
         }
         const current: Producer = producer;
         result.sent += batch;
-        const [md]: RecordMetadata[] = await current.send({ topic, acks: -1, timeout: 15_000, messages: values.map((value) => ({ partition, value })) });
+        const [md]: RecordMetadata[] = await current.send({ topic, acks: -1, timeout: 5000, messages: values.map((value) => ({ partition, value })) });
         assert.equal(md!.partition, partition);
         values.forEach((v, i) => result.acks.push({ p: partition, o: Number(md!.baseOffset) + i, v }));
       } catch (e) {
@@ -165,7 +195,7 @@ export function startKafkajsProducer(nodes: ClusterNodeProcess[], topic: string,
     }
     await producer?.disconnect().catch(() => {});
   })();
-  return { acked: () => result.acks.length, abort: () => { stopping = true; }, async stop() { stopping = true; await within(60_000, 'the kafkajs producer stopping', loop); return result; } };
+  return { acked: () => result.acks.length, abort: () => { stopping = true; void producer?.disconnect().catch(() => {}); }, async stop() { stopping = true; await within(60_000, 'the kafkajs producer stopping', loop); return result; } };
 }
 
 /**
