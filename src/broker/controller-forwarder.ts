@@ -33,6 +33,8 @@ const ROUTE_WAIT_MS = 5_000;
 /** How long a forwarded change waits for this node's image to show it, at most (then it answers anyway). */
 const CATCH_UP_WAIT_MS = 30_000;
 const ROUTE_RETRY_MS = 20;
+/** How often a forwarded request in flight checks that its node still leads the metadata quorum. */
+const LEADER_WATCH_MS = 100;
 
 const NOT_CONTROLLER_MESSAGE = 'This is not the active controller, and none could be reached; retry.';
 
@@ -50,15 +52,7 @@ export class ForwardingControllerChannel implements ControllerChannel {
   private closed = false;
 
   constructor(private readonly md: LogMetadata, private readonly local: ControllerService, private readonly o: ForwardingOptions) {
-    md.onChange(() => {
-      // The quorum moved on from the node this channel talks to: requests still waiting there fail
-      // now (NOT_CONTROLLER, retried by their callers on the new controller). A controller cut off
-      // from the quorum never answers them, and a heartbeat stuck there until the request timeout
-      // gets this broker fenced by the new controller meanwhile.
-      const c = this.connection;
-      if (c !== null && c.nodeId !== md.leaderId) this.drop(c.nodeId);
-      for (const w of [...this.waiters]) w();
-    });
+    md.onChange(() => { for (const w of [...this.waiters]) w(); });
   }
 
   close(): void {
@@ -179,6 +173,12 @@ export class ForwardingControllerChannel implements ControllerChannel {
       const r = await this.findRoute();
       if (r?.kind === 'local') return local(this.local);
       if (r?.kind === 'remote') {
+        // The quorum moving on from that node fails the request now (NOT_CONTROLLER, retried by the
+        // caller on the new controller): a controller cut off from the quorum never answers, and a
+        // heartbeat left waiting on it until the request timeout gets this broker fenced by the new
+        // controller meanwhile. (Polled: a leader change commits no data entry to be told by.)
+        const watch = setInterval(() => { if (this.md.leaderId !== r.nodeId) this.drop(r.nodeId); }, LEADER_WATCH_MS);
+        watch.unref();
         try {
           return await remote(r.conn);
         } catch (e) {
@@ -186,6 +186,8 @@ export class ForwardingControllerChannel implements ControllerChannel {
           this.drop(r.nodeId);
           this.o.logger.warn(`controller request forwarded to node ${r.nodeId} failed: ${(e as Error).message}`);
           return refused();
+        } finally {
+          clearInterval(watch);
         }
       }
       if (this.closed || Date.now() >= deadline) return refused();
