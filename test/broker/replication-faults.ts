@@ -98,13 +98,15 @@ export interface FaultProducer { acked(): number; stop(): Promise<ProducerResult
  * Waits until each of `producers` has had a record acknowledged since the call; when one has not
  * within a minute, fails naming which and with what every node reports about `topic`.
  */
-export async function untilAcked(nodes: ClusterNodeProcess[], topic: string, producers: Record<string, FaultProducer>, what: string): Promise<void> {
+export async function untilAcked(nodes: ClusterNodeProcess[], topic: string, producers: Record<string, FaultProducer>, what: string): Promise<string> {
   const entries = Object.entries(producers);
   const before = entries.map(([, p]) => p.acked());
   const started = Date.now();
+  const tookMs = new Map<string, number>();
   for (;;) {
-    const stuck = entries.filter(([, p], i) => p.acked() <= before[i]!).map(([name]) => name);
-    if (stuck.length === 0) return;
+    for (const [i, [name, p]] of entries.entries()) if (!tookMs.has(name) && p.acked() > before[i]!) tookMs.set(name, Date.now() - started);
+    const stuck = entries.filter(([name]) => !tookMs.has(name)).map(([name]) => name);
+    if (stuck.length === 0) return [...tookMs].map(([name, ms]) => `${name} ${ms} ms`).join(', ');
     if (Date.now() - started > 60_000) {
       const views = await Promise.all(nodes.map(async (n) => `node ${n.id}: ${(await partitionsOn(n, topic))?.map((p) => `p${p.partition} leader ${p.leader} epoch ${p.leaderEpoch} isr [${p.isr}]`).join('; ') ?? 'no answer'}`));
       throw new Error(`${what}: nothing acknowledged to ${stuck.join(', ')} in 60 s\n${views.join('\n')}`);
