@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { Prng } from '../../src/util/index.js';
 import { clusterNodeProcesses, killProcess, runProcess, startClusterNodeProcess, within, type ClusterNodeProcess } from './process-helpers.js';
 import {
-  createFaultTopic, dumpLogs, FAULT_NODE_SETTINGS, librdkafkaSkip, partitionsOn, sleep, startKafkajsProducer, startLibrdkafkaProducer, untilAcked, untilFullIsr, verifyAcknowledged, type FaultProducer,
+  createFaultTopic, dumpLogs, FAULT_NODE_SETTINGS, librdkafkaSkip, partitionsOn, sleep, startKafkajsProducer, startLibrdkafkaProducer, untilAcked, untilFullIsr, verifyAcknowledged, verifyReplicaFiles, type FaultProducer,
 } from './replication-faults.js';
 
 const CUTS = Number(process.env['LOGLINE_REPLICATION_CUTS'] ?? 2);
@@ -125,8 +125,10 @@ test(`RF 3, min.insync.replicas 2: a partition leader cut off from the other nod
       producers.length = 0;
       assert.deepEqual(results.librdkafka.failures.slice(0, 10), [], 'librdkafka (180 s message timeout) delivered every record');
       await untilFullIsr(nodes, TOPIC, 60_000, 'at the end');
-      await verifyAcknowledged(t, nodes, TOPIC, PARTITIONS, results);
+      const logs = await verifyAcknowledged(t, nodes, TOPIC, PARTITIONS, results);
       for (const n of nodes) assert.doesNotMatch(n.log, /(handler|encode) error on API/, `node ${n.id}: no request made a handler throw`);
+      for (const n of nodes) { await killProcess(n.child!); n.child = null; }
+      await verifyReplicaFiles(nodes, TOPIC, logs);
     } catch (e) {
       t.diagnostic(`node logs: ${dumpLogs(nodes, TOPIC)}`);
       throw e;

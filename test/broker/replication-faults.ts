@@ -5,12 +5,13 @@
 // acknowledged record is read back at its offset, no value twice, and a consumer group reads it all.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Kafka, logLevel, type Producer, type RecordMetadata } from 'kafkajs';
 import { ClusterClient, type PartitionInfo } from '../../src/client/index.js';
 import { ApiKey, ErrorCode } from '../../src/protocol/index.js';
+import { decompressBatchBody, iterateBatches, iterateRecords } from '../../src/records/index.js';
 import { consumeAll } from './log-reader.js';
 import { runProcess, within, type ClusterNodeProcess } from './process-helpers.js';
 
@@ -205,7 +206,7 @@ export function startKafkajsProducer(nodes: ClusterNodeProcess[], topic: string,
  * from its leader has contiguous offsets; every acknowledged record is at the offset it was
  * acknowledged with; no value is in the topic twice; a consumer group reads every record.
  */
-export async function verifyAcknowledged(t: { diagnostic(m: string): void }, nodes: ClusterNodeProcess[], topic: string, partitions: number, results: Record<string, ProducerResult>): Promise<void> {
+export async function verifyAcknowledged(t: { diagnostic(m: string): void }, nodes: ClusterNodeProcess[], topic: string, partitions: number, results: Record<string, ProducerResult>): Promise<string[][]> {
   const client = new ClusterClient({ bootstrap: bootstrapOf(nodes), requestTimeoutMs: 10_000 });
   const logs: string[][] = [];
   try {
@@ -237,6 +238,31 @@ export async function verifyAcknowledged(t: { diagnostic(m: string): void }, nod
   assert.equal(read.size, total, `the consumer group read ${read.size} distinct records of ${total} (errors: ${out.errors.slice(0, 5).join('; ')})`);
   for (const [v, at] of read) assert.equal(where.get(v), at, `the group read ${v} at ${at}`);
   for (let p = 0; p < partitions; p++) assert.equal(out.committed[String(p)], logs[p]!.length, `the group committed partition ${p} at its end`);
+  return logs;
+}
+
+/**
+ * Every replica's own files (read once its process has stopped) hold exactly what the leader
+ * served: the same value at every offset of every partition, nothing more and nothing less.
+ */
+export async function verifyReplicaFiles(nodes: ClusterNodeProcess[], topic: string, logs: string[][]): Promise<void> {
+  for (const n of nodes) {
+    for (const [p, expected] of logs.entries()) {
+      const dir = join(n.dir, `${topic}-${p}`);
+      const values: string[] = [];
+      for (const name of readdirSync(dir).filter((f) => f.endsWith('.log')).sort()) {
+        for (const batch of iterateBatches(readFileSync(join(dir, name)))) {
+          for (const rec of iterateRecords(batch, await decompressBatchBody(batch))) {
+            assert.equal(rec.offset, values.length, `node ${n.id} ${topic}-${p}: offsets are contiguous`);
+            values.push(rec.value!.toString());
+          }
+        }
+      }
+      assert.equal(values.length, expected.length, `node ${n.id} ${topic}-${p}: ${values.length} records on disk, ${expected.length} served by the leader`);
+      const first = values.findIndex((v, o) => v !== expected[o]);
+      assert.equal(first, -1, `node ${n.id} ${topic}-${p}: offset ${first} holds ${values[first]}, the leader served ${expected[first]}`);
+    }
+  }
 }
 
 /** Whether confluent-kafka-python is installed for /usr/bin/python3 (a visible skip when not, an error in CI). */
