@@ -1,18 +1,20 @@
 // Issue 19's network-cut run: the three nodes of the kill run, each in its own network namespace on
 // a private bridge (the test process and the clients stay in the root namespace and reach every
-// node), with the same RF 3 / min.insync.replicas 2 topic and the same two producers. The test cuts
-// a partition leader off from the other two nodes (blackhole routes both ways, so its followers and
-// the controller quorum lose it while clients still reach it), waits until the other two have moved
-// its leaderships and both producers are acknowledged again, heals, and waits for every ISR to be
-// full; LOGLINE_REPLICATION_CUTS times (2 in `npm test`). Then the kill run's checks. Needs root and
+// node), with the same RF 3 / min.insync.replicas 2 topic and the same two producers. Each round
+// cuts (blackhole routes both ways; clients still reach every node), in turn: a partition leader
+// off from both other nodes, the active controller's node off from both, one follower off from its
+// leader only. It waits until the leaderships moved (or that partition takes writes again) and both
+// producers are acknowledged again, heals, and waits for every ISR to be full;
+// LOGLINE_REPLICATION_CUTS rounds (2 in `npm test`). Then the kill run's checks. Needs root and
 // `ip netns`; skipped with a message otherwise. The namespaces and bridge are this test's own
 // (lk19n*, lk19br, 10.219.19.0/24) and are removed in `finally`.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { ClusterClient } from '../../src/client/index.js';
 import { Prng } from '../../src/util/index.js';
 import { clusterNodeProcesses, killProcess, runProcess, startClusterNodeProcess, within, type ClusterNodeProcess } from './process-helpers.js';
 import {
-  createFaultTopic, dumpLogs, FAULT_NODE_SETTINGS, librdkafkaSkip, partitionsOn, sleep, startKafkajsProducer, startLibrdkafkaProducer, untilAcked, untilFullIsr, verifyAcknowledged, verifyReplicaFiles, type FaultProducer,
+  bootstrapOf, createFaultTopic, dumpLogs, FAULT_NODE_SETTINGS, librdkafkaSkip, partitionsOn, sleep, startKafkajsProducer, startLibrdkafkaProducer, untilAcked, untilFullIsr, verifyAcknowledged, verifyReplicaFiles, type FaultProducer,
 } from './replication-faults.js';
 
 const CUTS = Number(process.env['LOGLINE_REPLICATION_CUTS'] ?? 2);
@@ -96,17 +98,31 @@ test(`RF 3, min.insync.replicas 2: a partition leader cut off from the other nod
       const untilBothAcked = (what: string) => untilAcked(nodes, TOPIC, { librdkafka: py, kafkajs: js }, what);
       await untilBothAcked('first acknowledgements');
 
-      const victims: number[] = [];
+      const victims: string[] = [];
       for (let round = 1; round <= CUTS; round++) {
-        const leader = partitions[prng.int(PARTITIONS)]!.leader;
-        const victim = nodes.find((n) => n.id === leader)!;
-        const survivors = nodes.filter((n) => n !== victim);
-        const led = partitions.filter((p) => p.leader === victim.id).map((p) => p.partition);
-        victims.push(victim.id);
+        // Rounds take turns: a partition leader cut off from both other nodes; the active
+        // controller's node cut off (a new controller must take over and fence it); one follower cut
+        // off from its leader only (the leader must shrink the ISR without it, then take it back).
+        const kind = (['leader', 'controller', 'link'] as const)[(round - 1) % 3]!;
+        const p = partitions[prng.int(PARTITIONS)]!;
+        const victimId = kind === 'controller' ? await controllerOf(nodes) : kind === 'link' ? p.isr.find((id) => id !== p.leader)! : p.leader;
+        const victim = nodes.find((n) => n.id === victimId)!;
+        const cutFrom = kind === 'link' ? [p.leader] : ids.filter((id) => id !== victim.id);
+        victims.push(`${victim.id}${kind === 'link' ? `-${p.leader}` : ''}`);
         const cutAt = Date.now();
-        await cut(victim.id, survivors.map((n) => n.id));
-        // The majority side fences the cut-off broker and moves its leaderships; writes go on there.
-        await untilMoved(survivors, victim, led, `cut ${round}: leaderships of node ${victim.id} moved`);
+        await cut(victim.id, cutFrom);
+        let moved: string;
+        if (kind === 'link') {
+          // Whoever leads the partition now (the controller may have fenced one end of the cut
+          // when it was on the other), it takes acknowledged writes again.
+          await untilAcked(nodes, TOPIC, { librdkafka: py, kafkajs: js }, `cut ${round}: partition ${p.partition} acknowledged while ${victim.id} and ${p.leader} are cut apart`, p.partition);
+          moved = `partition ${p.partition} (led by ${p.leader}, cut from follower ${victim.id}) took writes`;
+        } else {
+          // The majority side fences the cut-off broker and moves its leaderships; writes go on there.
+          const led = partitions.filter((x) => x.leader === victim.id).map((x) => x.partition);
+          await untilMoved(nodes.filter((n) => n !== victim), victim, led, `cut ${round}: leaderships of node ${victim.id} moved`);
+          moved = `leaderships of node ${victim.id} (${kind}, led [${led}]) moved`;
+        }
         const movedMs = Date.now() - cutAt;
         const ackedAfter = await untilBothAcked(`cut ${round}: both producers acknowledged while node ${victim.id} is cut off`);
         const ackedMs = Date.now() - cutAt;
@@ -116,7 +132,7 @@ test(`RF 3, min.insync.replicas 2: a partition leader cut off from the other nod
         partitions = await untilFullIsr(nodes, TOPIC, 60_000, `after healing cut ${round} (node ${victim.id})`);
         const fullMs = Date.now() - healedAt;
         await untilBothAcked(`both producers acknowledged after healing cut ${round}`);
-        t.diagnostic(`cut ${round}: node ${victim.id} (led ${led.join(',')}); leaderships moved after ${movedMs} ms, both producers acknowledged after ${ackedMs} ms (${ackedAfter} after the move); healed after ${healedAt - cutAt} ms, ISRs full ${fullMs} ms later`);
+        t.diagnostic(`cut ${round}: ${moved} after ${movedMs} ms, both producers acknowledged after ${ackedMs} ms (${ackedAfter} after that); healed after ${healedAt - cutAt} ms, ISRs full ${fullMs} ms later`);
         await sleep(500 + prng.int(1500));
       }
       t.diagnostic(`cut off nodes ${victims.join(', ')}`);
@@ -138,6 +154,24 @@ test(`RF 3, min.insync.replicas 2: a partition leader cut off from the other nod
       await namespacesDown(ids);
     }
   });
+
+/** The active controller as the nodes name it in Metadata (retried while none is known). */
+async function controllerOf(nodes: ClusterNodeProcess[]): Promise<number> {
+  return within(30_000, 'a known controller', (async () => {
+    for (;;) {
+      const client = new ClusterClient({ bootstrap: bootstrapOf(nodes), requestTimeoutMs: 3000 });
+      try {
+        await client.metadata([]);
+        if (client.controllerId > 0) return client.controllerId;
+      } catch {
+        // A node that does not answer: ask again.
+      } finally {
+        client.close();
+      }
+      await sleep(100);
+    }
+  })());
+}
 
 /** Waits until every survivor reports each partition in `led` led by another node than `victim`. */
 async function untilMoved(survivors: ClusterNodeProcess[], victim: ClusterNodeProcess, led: number[], what: string): Promise<void> {

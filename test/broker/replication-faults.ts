@@ -93,19 +93,21 @@ export async function untilFullIsr(nodes: ClusterNodeProcess[], topic: string, t
 }
 
 /** A producer running in the background: `stop` ends it cleanly and returns what it saw, `abort` just ends it (a failing test's cleanup). */
-export interface FaultProducer { acked(): number; stop(): Promise<ProducerResult>; abort(): void }
+export interface FaultProducer { acked(): number; ackedOn(partition: number): number; stop(): Promise<ProducerResult>; abort(): void }
 
 /**
- * Waits until each of `producers` has had a record acknowledged since the call; when one has not
+ * Waits until each of `producers` has had a record acknowledged since the call (in `partition`
+ * when given); when one has not
  * within a minute, fails naming which and with what every node reports about `topic`.
  */
-export async function untilAcked(nodes: ClusterNodeProcess[], topic: string, producers: Record<string, FaultProducer>, what: string): Promise<string> {
+export async function untilAcked(nodes: ClusterNodeProcess[], topic: string, producers: Record<string, FaultProducer>, what: string, partition?: number): Promise<string> {
   const entries = Object.entries(producers);
-  const before = entries.map(([, p]) => p.acked());
+  const count = (p: FaultProducer) => (partition === undefined ? p.acked() : p.ackedOn(partition));
+  const before = entries.map(([, p]) => count(p));
   const started = Date.now();
   const tookMs = new Map<string, number>();
   for (;;) {
-    for (const [i, [name, p]] of entries.entries()) if (!tookMs.has(name) && p.acked() > before[i]!) tookMs.set(name, Date.now() - started);
+    for (const [i, [name, p]] of entries.entries()) if (!tookMs.has(name) && count(p) > before[i]!) tookMs.set(name, Date.now() - started);
     const stuck = entries.filter(([name]) => !tookMs.has(name)).map(([name]) => name);
     if (stuck.length === 0) return [...tookMs].map(([name, ms]) => `${name} ${ms} ms`).join(', ');
     if (Date.now() - started > 60_000) {
@@ -149,6 +151,7 @@ export function startLibrdkafkaProducer(nodes: ClusterNodeProcess[], topic: stri
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   return {
     acked: () => result.acks.length,
+    ackedOn: (p: number) => result.acks.reduce((n, a) => n + (a.p === p ? 1 : 0), 0),
     abort: () => { if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL'); rmSync(dir, { recursive: true, force: true }); },
     async stop() {
       writeFileSync(stopFile, '');
@@ -198,7 +201,7 @@ export function startKafkajsProducer(nodes: ClusterNodeProcess[], topic: string,
     }
     await producer?.disconnect().catch(() => {});
   })();
-  return { acked: () => result.acks.length, abort: () => { stopping = true; void producer?.disconnect().catch(() => {}); }, async stop() { stopping = true; await within(60_000, 'the kafkajs producer stopping', loop); return result; } };
+  return { acked: () => result.acks.length, ackedOn: (p: number) => result.acks.reduce((n, a) => n + (a.p === p ? 1 : 0), 0), abort: () => { stopping = true; void producer?.disconnect().catch(() => {}); }, async stop() { stopping = true; await within(60_000, 'the kafkajs producer stopping', loop); return result; } };
 }
 
 /**
