@@ -75,7 +75,7 @@ async function heal(ids: number[]): Promise<void> {
   for (const a of ids) for (const b of ids) if (a !== b) await ip(['-n', nsOf(a), 'route', 'del', 'blackhole', `${ipOf(b)}/32`], true);
 }
 
-test(`RF 3, min.insync.replicas 2: a partition leader cut off from the other nodes ${CUTS} times under librdkafka and kafkajs acks=all idempotent producers; no acknowledged record lost or duplicated`,
+test(`RF 3, min.insync.replicas 2: ${CUTS} network cuts (a partition leader, the controller's node, a follower from its leader) under librdkafka and kafkajs acks=all idempotent producers; no acknowledged record lost or duplicated`,
   { timeout: 150_000 + CUTS * 90_000 }, async (t) => {
     const skip = (await netnsSkip()) || (await librdkafkaSkip());
     if (skip) { t.skip(skip); return; }
