@@ -3,7 +3,7 @@
 // node), with the same RF 3 / min.insync.replicas 2 topic and the same two producers. Each round
 // cuts (blackhole routes both ways; clients still reach every node), in turn: a partition leader
 // off from both other nodes, the active controller's node off from both, one follower off from its
-// leader only. It waits until the leaderships moved (or that partition takes writes again) and both
+// leader only (neither of them the controller's node). It waits until the leaderships moved (or that partition takes writes again) and both
 // producers are acknowledged again, heals, and waits for every ISR to be full;
 // LOGLINE_REPLICATION_CUTS rounds (2 in `npm test`). Then the kill run's checks. Needs root and
 // `ip netns`; skipped with a message otherwise. The namespaces and bridge are this test's own
@@ -103,9 +103,15 @@ test(`RF 3, min.insync.replicas 2: ${CUTS} network cuts (a partition leader, the
         // Rounds take turns: a partition leader cut off from both other nodes; the active
         // controller's node cut off (a new controller must take over and fence it); one follower cut
         // off from its leader only (the leader must shrink the ISR without it, then take it back).
-        const kind = (['leader', 'controller', 'link'] as const)[(round - 1) % 3]!;
-        const p = partitions[prng.int(PARTITIONS)]!;
-        const victimId = kind === 'controller' ? await controllerOf(nodes) : kind === 'link' ? p.isr.find((id) => id !== p.leader)! : p.leader;
+        const controllerId = await controllerOf(nodes);
+        // A link cut keeps both ends in reach of the controller's node: a leader cut from the
+        // controller is fenced and replaced but, cut from the metadata quorum's leader too, keeps
+        // naming itself leader to clients until healed (as Kafka's brokers do), and librdkafka was
+        // seen to stall on such a partition for over a minute (reported, not a check here).
+        const linkable = partitions.filter((x) => x.leader !== controllerId);
+        const kind = (['leader', 'controller', 'link'] as const)[(round - 1) % 3] === 'link' && linkable.length === 0 ? 'leader' : (['leader', 'controller', 'link'] as const)[(round - 1) % 3]!;
+        const p = kind === 'link' ? linkable[prng.int(linkable.length)]! : partitions[prng.int(PARTITIONS)]!;
+        const victimId = kind === 'controller' ? controllerId : kind === 'link' ? ids.find((id) => id !== p.leader && id !== controllerId)! : p.leader;
         const victim = nodes.find((n) => n.id === victimId)!;
         const cutFrom = kind === 'link' ? [p.leader] : ids.filter((id) => id !== victim.id);
         victims.push(`${victim.id}${kind === 'link' ? `-${p.leader}` : ''}`);
