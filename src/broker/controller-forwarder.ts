@@ -11,7 +11,8 @@
 // topic through broker 2 and then asks broker 2 for Metadata sees it. During an election an
 // operation waits up to ROUTE_WAIT_MS for a controller to be known and reachable, then answers
 // NOT_CONTROLLER (retriable); so does a forwarded request whose answer never came (the change
-// may have been made, as with Kafka). Nothing here throws out of a handler.
+// may have been made, as with Kafka), or one still waiting on a node that the metadata quorum has
+// since replaced as leader. Nothing here throws out of a handler.
 import { BrokerConnection } from '../client/index.js';
 import {
   ApiKey, ErrorCode, ZERO_UUID,
@@ -33,6 +34,8 @@ const ROUTE_WAIT_MS = 5_000;
 /** How long a forwarded change waits for this node's image to show it, at most (then it answers anyway). */
 const CATCH_UP_WAIT_MS = 30_000;
 const ROUTE_RETRY_MS = 20;
+/** How often a forwarded request in flight checks that its node still leads the metadata quorum. */
+const LEADER_WATCH_MS = 100;
 
 const NOT_CONTROLLER_MESSAGE = 'This is not the active controller, and none could be reached; retry.';
 
@@ -198,6 +201,12 @@ export class ForwardingControllerChannel implements ControllerChannel {
       const r = await this.findRoute();
       if (r?.kind === 'local') return local(this.local);
       if (r?.kind === 'remote') {
+        // The quorum moving on from that node fails the request now (NOT_CONTROLLER, retried by the
+        // caller on the new controller): a controller cut off from the quorum never answers, and a
+        // heartbeat left waiting on it until the request timeout gets this broker fenced by the new
+        // controller meanwhile. (Polled: a leader change commits no data entry to be told by.)
+        const watch = setInterval(() => { if (this.md.leaderId !== r.nodeId) this.drop(r.nodeId); }, LEADER_WATCH_MS);
+        watch.unref();
         try {
           return await remote(r.conn);
         } catch (e) {
@@ -205,6 +214,8 @@ export class ForwardingControllerChannel implements ControllerChannel {
           this.drop(r.nodeId);
           this.o.logger.warn(`controller request forwarded to node ${r.nodeId} failed: ${(e as Error).message}`);
           return refused();
+        } finally {
+          clearInterval(watch);
         }
       }
       if (this.closed || Date.now() >= deadline) return refused();

@@ -75,6 +75,10 @@ export interface ClusterNodeProcess {
   /** 0 for a broker-only node. */
   controllerPort: number;
   dir: string; child: ChildProcess | null; log: string;
+  /** The address its listeners bind and advertise; 127.0.0.1 unless set. */
+  host?: string;
+  /** A network namespace to run it in (`ip netns exec`), for tests that cut links between nodes. */
+  netns?: string;
 }
 
 /**
@@ -105,10 +109,11 @@ export async function clusterNodeProcesses(count: number, clusterId: string, spl
  */
 export function startClusterNodeProcess(n: ClusterNodeProcess, voters: string, extraSets: string[] = []): Promise<void> {
   const broker = n.roles.includes('broker');
-  const listeners = [...(broker ? [`PLAINTEXT://127.0.0.1:${n.brokerPort}`] : []), ...(n.roles.includes('controller') ? [`CONTROLLER://127.0.0.1:${n.controllerPort}`] : [])];
+  const host = n.host ?? '127.0.0.1';
+  const listeners = [...(broker ? [`PLAINTEXT://${host}:${n.brokerPort}`] : []), ...(n.roles.includes('controller') ? [`CONTROLLER://${host}:${n.controllerPort}`] : [])];
   const args = [
     'bin/logline.js', 'server', '--node-id', String(n.id), '--data-dir', n.dir, '--listeners', listeners.join(','),
-    ...(broker ? ['--advertised-listeners', `PLAINTEXT://127.0.0.1:${n.brokerPort}`] : []),
+    ...(broker ? ['--advertised-listeners', `PLAINTEXT://${host}:${n.brokerPort}`] : []),
     '--set', `process.roles=${n.roles.join(',')}`, '--set', 'controller.listener.names=CONTROLLER',
     '--set', 'listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT', '--set', `controller.quorum.voters=${voters}`,
     '--set', 'controller.quorum.election.timeout.ms=300', '--set', 'controller.quorum.fetch.timeout.ms=600',
@@ -116,8 +121,11 @@ export function startClusterNodeProcess(n: ClusterNodeProcess, voters: string, e
     '--set', 'http.listener=127.0.0.1:0',
     ...extraSets.flatMap((kv) => ['--set', kv]),
   ];
-  const ready = broker ? `listening on PLAINTEXT://127.0.0.1:${n.brokerPort}` : `controller listening on CONTROLLER://127.0.0.1:${n.controllerPort}`;
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const ready = broker ? `listening on PLAINTEXT://${host}:${n.brokerPort}` : `controller listening on CONTROLLER://${host}:${n.controllerPort}`;
+  // `ip netns exec` execs the command in place, so the child's pid is the server's own.
+  const child = n.netns === undefined
+    ? spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] })
+    : spawn('ip', ['netns', 'exec', n.netns, process.execPath, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   n.child = child;
   return new Promise((resolve, reject) => {
     let out = '';

@@ -1,0 +1,277 @@
+// The shared half of the replication fault runs (cluster-kills, cluster-netcuts): a topic with
+// RF 3 and min.insync.replicas 2 on three `logline server` processes, two idempotent acks=all
+// producers at a steady rate (librdkafka through confluent-kafka-python, and kafkajs) that record
+// every acknowledged (partition, offset, value), and the checks once the faults are over: every
+// acknowledged record is read back at its offset, no value twice, and a consumer group reads it all.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Kafka, logLevel, type Producer, type RecordMetadata } from 'kafkajs';
+import { ClusterClient, type PartitionInfo } from '../../src/client/index.js';
+import { ApiKey, ErrorCode } from '../../src/protocol/index.js';
+import { decompressBatchBody, iterateBatches, iterateRecords } from '../../src/records/index.js';
+import { consumeAll } from './log-reader.js';
+import { runProcess, within, type ClusterNodeProcess } from './process-helpers.js';
+
+export const PYTHON = '/usr/bin/python3';
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Node settings for fault runs: short broker sessions and replica lag so a dead or cut-off broker
+ * leaves the ISR within seconds rather than Kafka's 9 s / 30 s, and replicated internal topics.
+ */
+export const FAULT_NODE_SETTINGS = [
+  'broker.session.timeout.ms=3000', 'broker.heartbeat.interval.ms=500', 'replica.lag.time.max.ms=5000',
+  'offsets.topic.replication.factor=3', 'group.initial.rebalance.delay.ms=0',
+];
+
+/** One acknowledged record: where the producer was told it was written. */
+export interface Ack { p: number; o: number; v: string }
+
+/** What a producer reports at the end: its acknowledged records and the sends it was told failed. */
+export interface ProducerResult { acks: Ack[]; failures: string[]; sent: number }
+
+const brokerAddress = (n: ClusterNodeProcess) => `${n.host ?? '127.0.0.1'}:${n.brokerPort}`;
+export const bootstrapOf = (nodes: ClusterNodeProcess[]) => nodes.map(brokerAddress).join(',');
+
+/** CreateTopics through any live node, retried while no controller is known or the node is down. */
+export async function createFaultTopic(nodes: ClusterNodeProcess[], name: string, partitions: number): Promise<void> {
+  await within(30_000, `creation of ${name}`, (async () => {
+    for (;;) {
+      const client = new ClusterClient({ bootstrap: bootstrapOf(nodes), requestTimeoutMs: 5000 });
+      try {
+        const r = await client.admin(ApiKey.CreateTopics, {
+          topics: [{ name, numPartitions: partitions, replicationFactor: 3, assignments: [], configs: [{ name: 'min.insync.replicas', value: '2' }] }],
+          timeoutMs: 10_000, validateOnly: false,
+        }, 7);
+        const code = r.topics[0].errorCode;
+        if (code === ErrorCode.NONE || code === ErrorCode.TOPIC_ALREADY_EXISTS) return;
+        assert.equal(code, ErrorCode.NOT_CONTROLLER, r.topics[0].errorMessage);
+      } catch (e) {
+        if (e instanceof assert.AssertionError) throw e;
+      } finally {
+        client.close();
+      }
+      await sleep(100);
+    }
+  })());
+}
+
+/** The partitions of `topic` as the broker on `node` reports them, or null when it does not answer. */
+export async function partitionsOn(node: ClusterNodeProcess, topic: string): Promise<PartitionInfo[] | null> {
+  const client = new ClusterClient({ bootstrap: brokerAddress(node), requestTimeoutMs: 3000 });
+  try {
+    const [t] = await client.metadata([topic]);
+    return t === undefined || t.errorCode !== 0 ? null : t.partitions;
+  } catch {
+    return null;
+  } finally {
+    client.close();
+  }
+}
+
+/**
+ * Waits until every live node reports every partition of `topic` led with all three replicas in its
+ * ISR; a partition that stays offline or an ISR that never expands fails the test with what the
+ * nodes last reported.
+ */
+export async function untilFullIsr(nodes: ClusterNodeProcess[], topic: string, timeoutMs: number, what: string): Promise<PartitionInfo[]> {
+  let last: (PartitionInfo[] | null)[] = [];
+  const started = Date.now();
+  for (;;) {
+    last = await Promise.all(nodes.map((n) => partitionsOn(n, topic)));
+    const full = (ps: PartitionInfo[] | null) => ps !== null && ps.length > 0 && ps.every((p) => p.leader >= 0 && p.isr.length === 3);
+    if (last.every(full) && last.every((ps) => JSON.stringify(ps!.map((p) => [p.leader, p.leaderEpoch])) === JSON.stringify(last[0]!.map((p) => [p.leader, p.leaderEpoch])))) return last[0]!;
+    if (Date.now() - started > timeoutMs) {
+      const view = last.map((ps, i) => `node ${nodes[i]!.id}: ${ps === null ? 'no answer' : ps.map((p) => `p${p.partition} leader ${p.leader} epoch ${p.leaderEpoch} isr [${p.isr}]`).join('; ')}`);
+      throw new Error(`${what}: ${topic} not fully replicated after ${timeoutMs} ms\n${view.join('\n')}`);
+    }
+    await sleep(200);
+  }
+}
+
+/** A producer running in the background: `stop` ends it cleanly and returns what it saw, `abort` just ends it (a failing test's cleanup). */
+export interface FaultProducer { acked(): number; ackedOn(partition: number): number; stop(): Promise<ProducerResult>; abort(): void }
+
+/**
+ * Waits until each of `producers` has had a record acknowledged since the call (in `partition`
+ * when given); when one has not
+ * within a minute, fails naming which and with what every node reports about `topic`.
+ */
+export async function untilAcked(nodes: ClusterNodeProcess[], topic: string, producers: Record<string, FaultProducer>, what: string, partition?: number): Promise<string> {
+  const entries = Object.entries(producers);
+  const count = (p: FaultProducer) => (partition === undefined ? p.acked() : p.ackedOn(partition));
+  const before = entries.map(([, p]) => count(p));
+  const started = Date.now();
+  const tookMs = new Map<string, number>();
+  for (;;) {
+    for (const [i, [name, p]] of entries.entries()) if (!tookMs.has(name) && count(p) > before[i]!) tookMs.set(name, Date.now() - started);
+    const stuck = entries.filter(([name]) => !tookMs.has(name)).map(([name]) => name);
+    if (stuck.length === 0) return [...tookMs].map(([name, ms]) => `${name} ${ms} ms`).join(', ');
+    if (Date.now() - started > 60_000) {
+      const views = await Promise.all(nodes.map(async (n) => `node ${n.id}: ${(await partitionsOn(n, topic))?.map((p) => `p${p.partition} leader ${p.leader} epoch ${p.leaderEpoch} isr [${p.isr}]`).join('; ') ?? 'no answer'}`));
+      throw new Error(`${what}: nothing acknowledged to ${stuck.join(', ')} in 60 s\n${views.join('\n')}`);
+    }
+    await sleep(50);
+  }
+}
+
+/** Writes each node's output to a file under the temporary directory (for a failed run) and names the files. */
+export function dumpLogs(nodes: ClusterNodeProcess[], topic: string): string {
+  return nodes.map((n) => {
+    const path = join(tmpdir(), `logline-faults-${topic}-node-${n.id}.log`);
+    writeFileSync(path, n.log);
+    return path;
+  }).join(' ');
+}
+
+/** confluent-kafka-python (librdkafka) producing `rate` records a second until `stop()` is called. */
+export function startLibrdkafkaProducer(nodes: ClusterNodeProcess[], topic: string, rate: number): FaultProducer {
+  const dir = mkdtempSync(join(tmpdir(), 'logline-faults-'));
+  const stopFile = join(dir, 'stop');
+  const child = spawn(PYTHON, ['test/broker/python/acked_producer.py', bootstrapOf(nodes), topic, 'py', String(rate), stopFile], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const result: ProducerResult = { acks: [], failures: [], sent: -1 };
+  let pending = '';
+  let stderr = '';
+  let left = -1;
+  child.stdout!.on('data', (d: Buffer) => {
+    pending += d;
+    const lines = pending.split('\n');
+    pending = lines.pop()!;
+    for (const line of lines) {
+      const r = JSON.parse(line) as { p?: number; o?: number; v?: string; e?: string; done?: number; left?: number };
+      if (r.e !== undefined) result.failures.push(`${r.v}: ${r.e}`);
+      else if (r.done !== undefined) { result.sent = r.done; left = r.left!; }
+      else result.acks.push({ p: r.p!, o: r.o!, v: r.v! });
+    }
+  });
+  child.stderr!.on('data', (d: Buffer) => { stderr += d; });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return {
+    acked: () => result.acks.length,
+    ackedOn: (p: number) => result.acks.reduce((n, a) => n + (a.p === p ? 1 : 0), 0),
+    abort: () => { if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL'); rmSync(dir, { recursive: true, force: true }); },
+    async stop() {
+      writeFileSync(stopFile, '');
+      const code = await within(200_000, 'the librdkafka producer flushing', exited);
+      rmSync(dir, { recursive: true, force: true });
+      assert.equal(code, 0, `librdkafka producer exited ${code}: ${stderr.slice(-2000)}`);
+      assert.equal(left, 0, 'every librdkafka record got a delivery report');
+      return result;
+    },
+  };
+}
+
+/**
+ * kafkajs (idempotent, acks -1) sending batches of `batch` records to one partition at a time, one
+ * send every `intervalMs`. A send that fails is not retried with the same values, and its producer
+ * is replaced (a new producer id), so a duplicate can only come from the broker.
+ */
+export function startKafkajsProducer(nodes: ClusterNodeProcess[], topic: string, partitions: number, batch: number, intervalMs: number): FaultProducer {
+  // Short timeouts: a broker cut off from the others still answers clients (and keeps naming itself
+  // leader until it hears otherwise), so a long wait on it is time the producer does not write.
+  const kafka = new Kafka({ clientId: 'faults', brokers: nodes.map(brokerAddress), logLevel: logLevel.NOTHING, connectionTimeout: 3000, requestTimeout: 8000, retry: { retries: 10, initialRetryTime: 100, maxRetryTime: 1000 } });
+  const result: ProducerResult = { acks: [], failures: [], sent: 0 };
+  let stopping = false;
+  let producer: Producer | null = null;
+  const loop = (async () => {
+    for (let n = 0; !stopping; n++) {
+      const partition = n % partitions;
+      const values = Array.from({ length: batch }, (_, i) => `js-${n * batch + i}`);
+      try {
+        if (producer === null) {
+          const fresh = kafka.producer({ idempotent: true, maxInFlightRequests: 1, retry: { retries: 10, initialRetryTime: 100, maxRetryTime: 1000 } });
+          producer = fresh;
+          await fresh.connect();
+        }
+        const current: Producer = producer;
+        result.sent += batch;
+        const [md]: RecordMetadata[] = await current.send({ topic, acks: -1, timeout: 5000, messages: values.map((value) => ({ partition, value })) });
+        assert.equal(md!.partition, partition);
+        values.forEach((v, i) => result.acks.push({ p: partition, o: Number(md!.baseOffset) + i, v }));
+      } catch (e) {
+        if (e instanceof assert.AssertionError) throw e;
+        result.failures.push(`${values[0]}..: ${(e as Error).message}`);
+        await producer?.disconnect().catch(() => {});
+        producer = null;
+      }
+      await sleep(intervalMs);
+    }
+    await producer?.disconnect().catch(() => {});
+  })();
+  return { acked: () => result.acks.length, ackedOn: (p: number) => result.acks.reduce((n, a) => n + (a.p === p ? 1 : 0), 0), abort: () => { stopping = true; void producer?.disconnect().catch(() => {}); }, async stop() { stopping = true; await within(60_000, 'the kafkajs producer stopping', loop); return result; } };
+}
+
+/**
+ * The checks once the faults are over (every node up, every ISR full): each partition read back
+ * from its leader has contiguous offsets; every acknowledged record is at the offset it was
+ * acknowledged with; no value is in the topic twice; a consumer group reads every record.
+ */
+export async function verifyAcknowledged(t: { diagnostic(m: string): void }, nodes: ClusterNodeProcess[], topic: string, partitions: number, results: Record<string, ProducerResult>): Promise<string[][]> {
+  const client = new ClusterClient({ bootstrap: bootstrapOf(nodes), requestTimeoutMs: 10_000 });
+  const logs: string[][] = [];
+  try {
+    for (let p = 0; p < partitions; p++) logs.push(await consumeAll(client, topic, p));
+  } finally {
+    client.close();
+  }
+  const where = new Map<string, string>();
+  const duplicates: string[] = [];
+  logs.forEach((values, p) => values.forEach((v, o) => {
+    const seen = where.get(v);
+    if (seen !== undefined) duplicates.push(`${v} at ${seen} and ${p}/${o}`);
+    where.set(v, `${p}/${o}`);
+  }));
+  const lost: string[] = [];
+  for (const [name, r] of Object.entries(results)) {
+    for (const a of r.acks) if (logs[a.p]?.[a.o] !== a.v) lost.push(`${name} ${a.v} acknowledged at ${a.p}/${a.o}, found ${logs[a.p]?.[a.o] ?? 'nothing'} there (and ${where.get(a.v) ?? 'nowhere'} for it)`);
+    t.diagnostic(`${name}: ${r.acks.length} acknowledged of ${r.sent} sent, ${r.failures.length} failed${r.failures.length > 0 ? ` (first: ${r.failures[0]})` : ''}`);
+  }
+  const total = logs.reduce((s, l) => s + l.length, 0);
+  t.diagnostic(`${topic}: ${total} records in ${partitions} partitions (${logs.map((l) => l.length).join(', ')})`);
+  assert.deepEqual(lost.slice(0, 20), [], `${lost.length} acknowledged records are not where they were acknowledged`);
+  assert.deepEqual(duplicates.slice(0, 20), [], `${duplicates.length} values are in the topic twice`);
+
+  const group = await runProcess(PYTHON, ['test/broker/python/group_reader.py', bootstrapOf(nodes), topic, `${topic}-group`, String(total), '60'], null, 90_000);
+  assert.equal(group.code, 0, group.stderr);
+  const out = JSON.parse(group.stdout) as { records: [number, number, string][]; errors: string[]; committed: Record<string, number> };
+  const read = new Map(out.records.map(([p, o, v]) => [v, `${p}/${o}`]));
+  assert.equal(read.size, total, `the consumer group read ${read.size} distinct records of ${total} (errors: ${out.errors.slice(0, 5).join('; ')})`);
+  for (const [v, at] of read) assert.equal(where.get(v), at, `the group read ${v} at ${at}`);
+  for (let p = 0; p < partitions; p++) assert.equal(out.committed[String(p)], logs[p]!.length, `the group committed partition ${p} at its end`);
+  return logs;
+}
+
+/**
+ * Every replica's own files (read once its process has stopped) hold exactly what the leader
+ * served: the same value at every offset of every partition, nothing more and nothing less.
+ */
+export async function verifyReplicaFiles(nodes: ClusterNodeProcess[], topic: string, logs: string[][]): Promise<void> {
+  for (const n of nodes) {
+    for (const [p, expected] of logs.entries()) {
+      const dir = join(n.dir, `${topic}-${p}`);
+      const values: string[] = [];
+      for (const name of readdirSync(dir).filter((f) => f.endsWith('.log')).sort()) {
+        for (const batch of iterateBatches(readFileSync(join(dir, name)))) {
+          for (const rec of iterateRecords(batch, await decompressBatchBody(batch))) {
+            assert.equal(rec.offset, values.length, `node ${n.id} ${topic}-${p}: offsets are contiguous`);
+            values.push(rec.value!.toString());
+          }
+        }
+      }
+      assert.equal(values.length, expected.length, `node ${n.id} ${topic}-${p}: ${values.length} records on disk, ${expected.length} served by the leader`);
+      const first = values.findIndex((v, o) => v !== expected[o]);
+      assert.equal(first, -1, `node ${n.id} ${topic}-${p}: offset ${first} holds ${values[first]}, the leader served ${expected[first]}`);
+    }
+  }
+}
+
+/** Whether confluent-kafka-python is installed for /usr/bin/python3 (a visible skip when not, an error in CI). */
+export async function librdkafkaSkip(): Promise<string | false> {
+  const r = await runProcess(PYTHON, ['-c', 'import confluent_kafka']);
+  if (r.code === 0) return false;
+  if (process.env.CI) throw new Error('python3-confluent-kafka is missing in CI');
+  return 'python3-confluent-kafka is not installed';
+}
