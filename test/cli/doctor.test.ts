@@ -1,0 +1,180 @@
+// `logline doctor` against an in-process 3-node cluster, as an operator runs it. A cluster with
+// deliberate problems (an RF 1 topic with unclean election on, the default min.insync.replicas 1, a
+// topic whose ISR falls below its minimum, a killed broker, a kcat producer with acks=1, a group
+// falling behind while records arrive) gets the FAIL and WARN lines those problems call for and exit
+// code 1; a cluster set up by the checklist (RF 3, min.insync.replicas 2, idempotent acks=all
+// producers, a group that has read everything) passes every item with exit code 0.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { startCluster, type ClusterHandle } from '../../src/index.js';
+import { ClusterClient } from '../../src/client/index.js';
+import { ApiKey, ErrorCode } from '../../src/protocol/index.js';
+import { buildRecordBatchSync } from '../../src/records/index.js';
+import { describeQuorum } from '../../src/cli/cluster.js';
+import { runProcess, within } from '../broker/process-helpers.js';
+
+const BIN = 'bin/logline.js';
+const hasKcat = spawnSync('kcat', ['-V']).status === 0;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const FAST_FENCING = { 'broker.session.timeout.ms': '2000', 'broker.heartbeat.interval.ms': '300' };
+
+interface Check { status: 'PASS' | 'WARN' | 'FAIL'; check: string; detail: string }
+
+async function until<T>(ms: number, what: string, probe: () => Promise<T | undefined>): Promise<T> {
+  return within(ms, what, (async () => {
+    for (;;) {
+      const v = await probe().catch(() => undefined);
+      if (v !== undefined) return v;
+      await sleep(200);
+    }
+  })());
+}
+
+async function createTopic(client: ClusterClient, name: string, replicas: number[], configs: { name: string; value: string }[] = []): Promise<void> {
+  const r = await client.admin(ApiKey.CreateTopics, {
+    topics: [{ name, numPartitions: -1, replicationFactor: -1, assignments: [{ partitionIndex: 0, brokerIds: replicas }], configs }], timeoutMs: 10_000, validateOnly: false,
+  }, 7);
+  assert.equal(r.topics[0].errorCode, 0, `create ${name}: ${r.topics[0].errorMessage}`);
+  await client.topic(name);
+}
+
+async function produce(client: ClusterClient, topic: string, values: string[]): Promise<number> {
+  const conn = await client.leaderFor(topic, 0);
+  const records = buildRecordBatchSync({ records: values.map((v) => ({ key: null, value: Buffer.from(v) })) });
+  const r = await conn.send(ApiKey.Produce, 9, { transactionalId: null, acks: -1, timeoutMs: 10_000, topicData: [{ name: topic, partitionData: [{ index: 0, records }] }] });
+  return r.responses[0].partitionResponses[0].errorCode;
+}
+
+/** A plain commit (no generation), as `group reset-offsets --execute` makes one; retried while the coordinator loads. */
+async function commit(client: ClusterClient, group: string, topic: string, offset: bigint): Promise<void> {
+  await until(30_000, `commit for ${group}`, async () => {
+    const f = await (await client.any()).send(ApiKey.FindCoordinator, 3, { key: group, keyType: 0, coordinatorKeys: [] });
+    if (f.errorCode !== 0) return undefined;
+    const coordinator = await client.broker(f.nodeId);
+    const r = await coordinator.send(ApiKey.OffsetCommit, 8, {
+      groupId: group, generationIdOrMemberEpoch: -1, memberId: '', groupInstanceId: null, retentionTimeMs: -1n,
+      topics: [{ name: topic, partitions: [{ partitionIndex: 0, committedOffset: offset, committedLeaderEpoch: -1, commitTimestamp: -1n, committedMetadata: '' }] }],
+    });
+    return r.topics[0].partitions[0].errorCode === 0 ? true : undefined;
+  });
+}
+
+function kcatProduce(bootstrap: string, topic: string, settings: string[], lines: string) {
+  return runProcess('kcat', ['-P', '-b', bootstrap, '-t', topic, '-p', '0', ...settings.flatMap((s) => ['-X', s])], lines);
+}
+
+async function doctor(cluster: ClusterHandle, bootstrap: string, ...args: string[]): Promise<{ code: number | null; checks: Map<string, Check>; stdout: string }> {
+  const http = cluster.nodes.map((n) => `127.0.0.1:${n.httpPort}`).join(',');
+  const r = await runProcess(process.execPath, [BIN, 'doctor', '-b', bootstrap, '--http', http, '--json', ...args], null, 120_000);
+  assert.ok(r.stdout.startsWith('{'), `doctor printed JSON: ${r.stdout}${r.stderr}`);
+  const out = JSON.parse(r.stdout) as { checks: Check[] };
+  return { code: r.code, checks: new Map(out.checks.map((c) => [c.check, c])), stdout: r.stdout };
+}
+
+const summary = (checks: Map<string, Check>) => [...checks.values()].map((c) => `${c.status} ${c.check}: ${c.detail}`).join('\n');
+
+test('a cluster with deliberate problems: RF 1, min ISR 1, unclean election, a killed broker, acks=1, growing lag → the expected FAIL/WARN lines and exit code 1', { skip: !hasKcat && 'kcat is not installed', timeout: 240_000 }, async () => {
+  const cluster = await within(60_000, 'startCluster', startCluster({ nodes: 3, config: FAST_FENCING }));
+  const client = new ClusterClient({ bootstrap: cluster.bootstrap });
+  try {
+    await client.metadata(null);
+    // The victim is not the active controller, so the quorum keeps its leader.
+    const victim = cluster.nodes.find((n) => n.nodeId !== client.controllerId)!;
+    const rest = cluster.nodes.filter((n) => n !== victim);
+    await createTopic(client, 'solo', [victim.nodeId], [{ name: 'unclean.leader.election.enable', value: 'true' }]);
+    await createTopic(client, 'strict', [rest[0]!.nodeId, rest[1]!.nodeId, victim.nodeId], [{ name: 'min.insync.replicas', value: '3' }]);
+    await createTopic(client, 'orders', [rest[0]!.nodeId, rest[1]!.nodeId, victim.nodeId], [{ name: 'min.insync.replicas', value: '2' }]);
+    const live = `127.0.0.1:${rest[0]!.brokerPort}`;
+    const acks1 = await kcatProduce(live, 'orders', ['acks=1'], 'a\nb\nc\n');
+    assert.equal(acks1.code, 0, acks1.stderr);
+    await commit(client, 'slow', 'orders', 0n);
+
+    await victim.kill();
+    const survivor = new ClusterClient({ bootstrap: live });
+    try {
+      await until(30_000, 'solo offline', async () => ((await survivor.metadata(['solo']))[0]?.partitions[0]?.leader === -1 ? true : undefined));
+      // DescribeQuorum shows the dead voter not fetching once doctor's default timeout has passed.
+      await until(30_000, 'the dead voter stops fetching', async () => {
+        const q = await describeQuorum(survivor);
+        const v = q.voters.find((x) => x.id === victim.nodeId);
+        return v && (v.lastFetchMsAgo === null || v.lastFetchMsAgo > 6000) ? true : undefined;
+      });
+      // Records keep arriving for `orders` while doctor samples the lag of `slow`, which reads nothing.
+      let producing = true;
+      const producer = (async () => {
+        while (producing) {
+          assert.equal(await produce(survivor, 'orders', ['x']), ErrorCode.NONE);
+          await sleep(100);
+        }
+      })();
+      const r = await doctor(cluster, live, '--lag-interval-ms', '2000').finally(() => { producing = false; });
+      await producer;
+      const c = r.checks;
+      const all = summary(c);
+      assert.equal(r.code, 1, all);
+      const status = (name: string) => c.get(name)?.status;
+      assert.equal(status('replication factor'), 'FAIL', all);
+      assert.match(c.get('replication factor')!.detail, /solo \(RF 1\)/);
+      assert.equal(status('min.insync.replicas'), 'FAIL', all);
+      assert.match(c.get('min.insync.replicas')!.detail, /solo \(1\).*the broker default is 1/);
+      assert.doesNotMatch(c.get('min.insync.replicas')!.detail, /orders/);
+      assert.equal(status('unclean.leader.election.enable'), 'FAIL', all);
+      assert.match(c.get('unclean.leader.election.enable')!.detail, /topic: solo$/);
+      assert.equal(status('under-replicated partitions'), 'WARN', all);
+      assert.match(c.get('under-replicated partitions')!.detail, /orders-0/);
+      assert.match(c.get('under-replicated partitions')!.detail, /strict-0/);
+      assert.equal(status('offline partitions'), 'FAIL', all);
+      assert.match(c.get('offline partitions')!.detail, /1 partition .*: solo-0$/);
+      assert.equal(status('under-min-ISR partitions'), 'FAIL', all);
+      assert.match(c.get('under-min-ISR partitions')!.detail, /: strict-0$/);
+      assert.equal(status('controller quorum'), 'WARN', all);
+      assert.match(c.get('controller quorum')!.detail, new RegExp(`2 of 3 voters up.*not fetching .*: ${victim.nodeId}`));
+      assert.equal(status('fenced brokers'), 'FAIL', all);
+      assert.match(c.get('fenced brokers')!.detail, new RegExp(`1 of 3 registered brokers fenced .*: ${victim.nodeId}$`));
+      assert.equal(status('consumer group lag'), 'WARN', all);
+      assert.match(c.get('consumer group lag')!.detail, /in 1 group: slow \(\d+ → \d+\)/);
+      assert.equal(status('disk usage'), 'PASS', all);
+      assert.equal(status('producer acks and idempotence'), 'WARN', all);
+      assert.match(c.get('producer acks and idempotence')!.detail, /\d+ with acks=1/);
+      assert.match(c.get('producer acks and idempotence')!.detail, /acks=all without idempotence/, 'this test\'s own producer');
+
+      // The table a user reads: one line per item, status first.
+      const table = await runProcess(process.execPath, [BIN, 'doctor', '-b', live, '--http', `127.0.0.1:${rest[0]!.httpPort}`, '--lag-interval-ms', '0']);
+      assert.equal(table.code, 1);
+      assert.match(table.stdout, /^STATUS\s+CHECK\s+DETAIL/);
+      assert.match(table.stdout, /\nFAIL\s+offline partitions\s+1 partition without a leader/);
+      assert.match(table.stdout, /\d+ passed, \d+ warnings, \d+ failed/);
+    } finally {
+      survivor.close();
+    }
+  } finally {
+    client.close();
+    await cluster.close();
+  }
+});
+
+test('a cluster set up by the checklist: RF 3, min.insync.replicas 2, idempotent acks=all producers, a caught-up group → every item PASS and exit code 0', { skip: !hasKcat && 'kcat is not installed', timeout: 240_000 }, async () => {
+  const cluster = await within(60_000, 'startCluster', startCluster({ nodes: 3, config: { ...FAST_FENCING, 'min.insync.replicas': '2' } }));
+  const client = new ClusterClient({ bootstrap: cluster.bootstrap });
+  try {
+    await createTopic(client, 'orders', [1, 2, 3]);
+    const idempotent = await kcatProduce(cluster.bootstrap, 'orders', ['acks=all', 'enable.idempotence=true'], 'a\nb\nc\n');
+    assert.equal(idempotent.code, 0, idempotent.stderr);
+    await commit(client, 'caught-up', 'orders', 3n);
+    await until(60_000, 'every ISR full', async () => {
+      const topics = await client.metadata(null);
+      return topics.length >= 2 && topics.every((t) => t.partitions.every((p) => p.leader >= 0 && p.isr.length === p.replicas.length)) ? true : undefined;
+    });
+    const r = await doctor(cluster, cluster.bootstrap, '--lag-interval-ms', '500');
+    const all = summary(r.checks);
+    assert.equal(r.checks.size, 11, all);
+    for (const c of r.checks.values()) assert.equal(c.status, 'PASS', all);
+    assert.equal(r.code, 0, all);
+    assert.match(r.checks.get('producer acks and idempotence')!.detail, /all acks=all with idempotence/);
+    assert.match(r.checks.get('consumer group lag')!.detail, /\(1 group\)/);
+  } finally {
+    client.close();
+    await cluster.close();
+  }
+});
