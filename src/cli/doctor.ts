@@ -22,13 +22,13 @@ export interface CheckResult { status: Status; check: string; detail: string }
 /** Kafka's production floor: three copies, two of which must acknowledge. */
 const REPLICATION_FACTOR_MIN = 3;
 const MIN_INSYNC_REPLICAS_MIN = 2;
-/** Disk use above this many percent fails outright (above --disk-warn-pct only warns). */
-const DISK_FAIL_PCT = 90;
 /** Items named in one line; the rest are counted. */
 const ITEMS_SHOWN_MAX = 5;
 
 export interface Thresholds {
+  /** A log directory's volume fuller than this many percent warns; fuller than diskFailPct fails. */
   diskWarnPct: number;
+  diskFailPct: number;
   /** A voter that has not fetched from the quorum leader for this long counts as down. */
   quorumFetchTimeoutMs: number;
 }
@@ -200,7 +200,7 @@ export function checkDisks(o: Observed, t: Thresholds): CheckResult {
     }
   }
   const offline = problems.some((p) => p.endsWith(': offline'));
-  if (offline || full.some((f) => f.pct > DISK_FAIL_PCT)) return { status: 'FAIL', check, detail: listed([...problems, ...full.map((f) => f.text)]) };
+  if (offline || full.some((f) => f.pct > t.diskFailPct)) return { status: 'FAIL', check, detail: listed([...problems, ...full.map((f) => f.text)]) };
   if (full.length > 0 || problems.length > 0) {
     return { status: 'WARN', check, detail: [...(full.length > 0 ? [`over ${t.diskWarnPct}% full: ${listed(full.map((f) => f.text))}`] : []), ...(problems.length > 0 ? [`not measured: ${listed(problems)}`] : [])].join('; ') };
   }
@@ -346,7 +346,8 @@ const FLAGS: Record<string, FlagSpec> = {
   ...COMMON_FLAGS,
   http: { type: 'string', help: `host:port[,host:port] of the nodes' HTTP APIs: fenced brokers from the first that answers, producers' acks summed over all (default $${HTTP_ENV}, else 127.0.0.1:9644)` },
   'lag-interval-ms': { type: 'number', help: 'time between the two consumer lag samples; 0 skips the check (default 5000)' },
-  'disk-warn-pct': { type: 'number', help: `warn when a log directory's volume is fuller than this (default 80; over ${DISK_FAIL_PCT} fails)` },
+  'disk-warn-pct': { type: 'number', help: 'warn when a log directory\'s volume is fuller than this many percent (default 80)' },
+  'disk-fail-pct': { type: 'number', help: 'fail when it is fuller than this many percent (default 90)' },
   'quorum-fetch-timeout-ms': { type: 'number', help: 'a voter that has not fetched from the quorum leader for this long is down (default 5000)' },
 };
 
@@ -363,7 +364,7 @@ export async function doctorCommand(argv: string[]): Promise<number> {
     return 0;
   }
   if (positionals.length > 0) throw new UsageError(`logline doctor: unexpected argument ${positionals[0]}`);
-  const thresholds: Thresholds = { diskWarnPct: nonNegative(flags, 'disk-warn-pct', 80), quorumFetchTimeoutMs: nonNegative(flags, 'quorum-fetch-timeout-ms', 5000) };
+  const thresholds: Thresholds = { diskWarnPct: nonNegative(flags, 'disk-warn-pct', 80), diskFailPct: nonNegative(flags, 'disk-fail-pct', 90), quorumFetchTimeoutMs: nonNegative(flags, 'quorum-fetch-timeout-ms', 5000) };
   const lagIntervalMs = nonNegative(flags, 'lag-interval-ms', 5000);
   const httpAddresses = httpAddress(flags).split(',').map((a) => a.trim()).filter((a) => a !== '');
   const client = new ClusterClient({ bootstrap: bootstrapServers(flags) });
@@ -371,7 +372,7 @@ export async function doctorCommand(argv: string[]): Promise<number> {
     const checks = judge(await gather(client, httpAddresses, lagIntervalMs), thresholds);
     const count = (s: Status) => checks.filter((c) => c.status === s).length;
     if (flags.json) console.log(toJson({ pass: count('PASS'), warn: count('WARN'), fail: count('FAIL'), checks }));
-    else console.log(`${table(checks as unknown as Record<string, unknown>[])}\n\n${count('PASS')} passed, ${count('WARN')} warnings, ${count('FAIL')} failed`);
+    else console.log(`${table(checks as unknown as Record<string, unknown>[])}\n\n${count('PASS')} passed, ${plural(count('WARN'), 'warning')}, ${count('FAIL')} failed`);
     return count('FAIL') > 0 ? 1 : 0;
   } finally {
     client.close();
