@@ -89,6 +89,10 @@ test('a cluster with deliberate problems: RF 1, min ISR 1, unclean election, a k
     const acks1 = await kcatProduce(live, 'orders', ['acks=1'], 'a\nb\nc\n');
     assert.equal(acks1.code, 0, acks1.stderr);
     await commit(client, 'slow', 'orders', 0n);
+    // The leader of `orders` counted kcat's request, on /metrics as on /v1/node.
+    const scrape = await (await fetch(`http://127.0.0.1:${rest[0]!.httpPort}/metrics`)).text();
+    const acks1Count = /^logline_produce_requests_total\{acks="1",idempotent="false"\} (\d+)$/m.exec(scrape);
+    assert.ok(acks1Count !== null && Number(acks1Count[1]) >= 1, 'acks=1 counted on the leader');
 
     await victim.kill();
     const survivor = new ClusterClient({ bootstrap: live });
