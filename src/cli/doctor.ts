@@ -272,14 +272,18 @@ async function logDirsOf(client: ClusterClient, brokerId: number): Promise<Obser
   }
 }
 
-/** Every group any live broker coordinates (ListGroups answers only a broker's own). */
-async function listGroups(client: ClusterClient, brokers: number[]): Promise<string[]> {
+/** Every group any live broker coordinates (ListGroups answers only a broker's own); a broker that fails is noted in `errors`. */
+async function listGroups(client: ClusterClient, brokers: number[], errors: string[]): Promise<string[]> {
   const groups = new Set<string>();
   for (const id of brokers) {
-    const conn = await client.broker(id);
-    const r = await conn.send(ApiKey.ListGroups, conn.version(ApiKey.ListGroups, 5), { statesFilter: [], typesFilter: [] });
-    if (r.errorCode !== 0) throw new KafkaError(r.errorCode, `ListGroups on broker ${id}`);
-    for (const g of r.groups) groups.add(g.groupId);
+    try {
+      const conn = await client.broker(id);
+      const r = await conn.send(ApiKey.ListGroups, conn.version(ApiKey.ListGroups, 5), { statesFilter: [], typesFilter: [] });
+      if (r.errorCode !== 0) throw new KafkaError(r.errorCode);
+      for (const g of r.groups) groups.add(g.groupId);
+    } catch (e) {
+      errors.push(`groups on broker ${id}: ${failed(asError(e))}`);
+    }
   }
   return [...groups].sort();
 }
@@ -299,12 +303,7 @@ async function groupLag(client: ClusterClient, group: string): Promise<bigint> {
 
 async function sampleLag(client: ClusterClient, brokers: number[], intervalMs: number): Promise<Observed['lag']> {
   const errors: string[] = [];
-  let groups: string[];
-  try {
-    groups = await listGroups(client, brokers);
-  } catch (e) {
-    return { intervalMs, groups: [], errors: [`groups: ${failed(asError(e))}`] };
-  }
+  const groups = await listGroups(client, brokers, errors);
   const sample = async () => {
     const out = new Map<string, bigint>();
     for (const g of groups) {

@@ -12,6 +12,7 @@ import { ClusterClient } from '../../src/client/index.js';
 import { ApiKey, ErrorCode } from '../../src/protocol/index.js';
 import { buildRecordBatchSync } from '../../src/records/index.js';
 import { describeQuorum } from '../../src/cli/cluster.js';
+import { checkDisks, checkMinInsyncReplicas, checkQuorum, checkReplicationFactor, judge, type Observed, type Thresholds } from '../../src/cli/doctor.js';
 import { runProcess, within } from '../broker/process-helpers.js';
 
 const BIN = 'bin/logline.js';
@@ -184,4 +185,44 @@ test('a cluster set up by the checklist: RF 3, min.insync.replicas 2, idempotent
     client.close();
     await cluster.close();
   }
+});
+
+// The rules alone, on what `gather` would have observed (no cluster): the edges the cluster tests
+// above do not reach.
+const base = (over: Partial<Observed> = {}): Observed => ({
+  topics: [{ name: 't', topicId: '', isInternal: false, errorCode: 0, partitions: [{ partition: 0, leader: 1, leaderEpoch: 0, replicas: [1, 2], isr: [1, 2], offlineReplicas: [], errorCode: 0 }] }],
+  liveBrokers: [1, 2, 3],
+  registered: new Error('no HTTP'),
+  topicConfigs: new Map([['t', new Map<string, string | null>([['min.insync.replicas', '2'], ['unclean.leader.election.enable', 'false']])]]),
+  brokerConfigs: new Map<string, string | null>([['min.insync.replicas', '2']]),
+  quorum: { leaderId: 1, leaderEpoch: 4, highWatermark: '10', voters: [1, 2, 3].map((id) => ({ id, logEndOffset: '10', lag: '0', lastFetchMsAgo: 100, lastCaughtUpMsAgo: 100 })), observers: [] },
+  logDirs: [], nodes: [], lag: null,
+  ...over,
+});
+const THRESHOLDS: Thresholds = { diskWarnPct: 80, diskFailPct: 90, quorumFetchTimeoutMs: 5000 };
+
+test('rules: RF 2 warns, min ISR equal to RF warns, a quorum without a majority fails, an offline log dir fails, a fuller volume warns then fails', () => {
+  assert.equal(checkReplicationFactor(base()).status, 'WARN');
+  assert.match(checkReplicationFactor(base()).detail, /t \(RF 2\)/);
+  assert.equal(checkReplicationFactor(base({ liveBrokers: [1, 2] })).status, 'PASS', 'fewer than 3 brokers: not applicable');
+  const minIsr = checkMinInsyncReplicas(base());
+  assert.equal(minIsr.status, 'WARN');
+  assert.match(minIsr.detail, /any one replica is down in 1 topic: t \(2 of RF 2\)/);
+
+  const voters = (ago: (number | null)[]) => ({ leaderId: 1, leaderEpoch: 4, highWatermark: '10', observers: [], voters: ago.map((a, i) => ({ id: i + 1, logEndOffset: '10', lag: '0', lastFetchMsAgo: a, lastCaughtUpMsAgo: a })) });
+  assert.equal(checkQuorum(base(), THRESHOLDS).status, 'PASS');
+  assert.equal(checkQuorum(base({ quorum: voters([0, 100, 9000]) }), THRESHOLDS).status, 'WARN');
+  const lost = checkQuorum(base({ quorum: voters([0, null, 9000]) }), THRESHOLDS);
+  assert.equal(lost.status, 'FAIL');
+  assert.match(lost.detail, /1 of 3 voters up: below a majority \(2\); down: 2, 3/);
+
+  const dir = (usedPct: number, errorCode = 0) => ({ path: '/d', errorCode, totalBytes: 1000n, usableBytes: BigInt(1000 - usedPct * 10) });
+  assert.equal(checkDisks(base({ logDirs: [{ brokerId: 1, dirs: [dir(50)] }] }), THRESHOLDS).status, 'PASS');
+  assert.equal(checkDisks(base({ logDirs: [{ brokerId: 1, dirs: [dir(85)] }] }), THRESHOLDS).status, 'WARN');
+  assert.equal(checkDisks(base({ logDirs: [{ brokerId: 1, dirs: [dir(95)] }] }), THRESHOLDS).status, 'FAIL');
+  assert.equal(checkDisks(base({ logDirs: [{ brokerId: 1, dirs: [dir(10, 56)] }] }), THRESHOLDS).status, 'FAIL', 'KAFKA_STORAGE_ERROR: offline');
+
+  const judged = judge(base({ registered: new Error('refused') }), THRESHOLDS);
+  assert.equal(judged.find((c) => c.check === 'fenced brokers')?.status, 'WARN', 'unknown is not a pass');
+  assert.equal(judged.find((c) => c.check === 'producer acks and idempotence')?.status, 'WARN');
 });
