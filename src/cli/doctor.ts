@@ -86,20 +86,23 @@ export function checkMinInsyncReplicas(o: Observed): CheckResult {
   const stopOnOneLoss: string[] = [];
   for (const t of o.topics) {
     const minIsr = intConfig(o.topicConfigs.get(t.name), 'min.insync.replicas');
-    if (minIsr === null) continue;
     const rf = Math.min(...t.partitions.map((p) => p.replicas.length));
+    // A single copy has no second replica to wait for: that is the replication factor's finding.
+    if (minIsr === null || rf < 2) continue;
     if (minIsr < MIN_INSYNC_REPLICAS_MIN) low.push(`${t.name} (${minIsr})`);
-    else if (rf > 1 && minIsr >= rf) stopOnOneLoss.push(`${t.name} (${minIsr} of RF ${rf})`);
+    else if (minIsr >= rf) stopOnOneLoss.push(`${t.name} (${minIsr} of RF ${rf})`);
   }
-  const defaultNote = brokerDefault !== null && brokerDefault < MIN_INSYNC_REPLICAS_MIN ? `; the broker default is ${brokerDefault}, so new topics get it too` : '';
+  // With fewer than three brokers new topics cannot have RF 3 either, so the default is not judged.
+  const defaultNote = brokerDefault !== null && brokerDefault < MIN_INSYNC_REPLICAS_MIN && brokerCount(o) >= REPLICATION_FACTOR_MIN
+    ? `; the broker default is ${brokerDefault}, so new topics get it too` : '';
   if (low.length > 0) {
     return { status: 'FAIL', check, detail: `acks=all is acknowledged by a single replica in ${plural(low.length, 'topic')}: ${listed(low)}${defaultNote}` };
   }
-  if (defaultNote !== '') return { status: 'WARN', check, detail: `every topic has ${MIN_INSYNC_REPLICAS_MIN} or more${defaultNote}` };
+  if (defaultNote !== '') return { status: 'WARN', check, detail: `every replicated topic has ${MIN_INSYNC_REPLICAS_MIN} or more${defaultNote}` };
   if (stopOnOneLoss.length > 0) {
     return { status: 'WARN', check, detail: `acks=all writes stop when any one replica is down in ${plural(stopOnOneLoss.length, 'topic')}: ${listed(stopOnOneLoss)}` };
   }
-  return { status: 'PASS', check, detail: `every topic has ${MIN_INSYNC_REPLICAS_MIN} or more${brokerDefault !== null ? ` (broker default ${brokerDefault})` : ''}` };
+  return { status: 'PASS', check, detail: `every replicated topic has ${MIN_INSYNC_REPLICAS_MIN} or more${brokerDefault !== null ? ` (broker default ${brokerDefault})` : ''}` };
 }
 
 export function checkUncleanElection(o: Observed): CheckResult {
@@ -223,7 +226,7 @@ export function checkProducers(o: Observed): CheckResult {
     const parts = [...(total.one > 0 ? [`${total.one} with acks=1`] : []), ...(total.zero > 0 ? [`${total.zero} with acks=0`] : []), ...(total.allPlain > 0 ? [`${total.allPlain} acks=all without idempotence`] : [])];
     return { status: 'WARN', check, detail: `Produce requests since start on ${nodes}: ${parts.join(', ')} (set acks=all and enable.idempotence=true)` };
   }
-  return { status: 'PASS', check, detail: total.all === 0 ? `no Produce requests seen on ${nodes}` : `${total.all} Produce requests on ${nodes}, all acks=all with idempotence` };
+  return { status: 'PASS', check, detail: total.all === 0 ? `no Produce requests seen on ${nodes}` : `${plural(total.all, 'Produce request')} on ${nodes}, all acks=all with idempotence` };
 }
 
 /** Every item of the checklist, in the order printed. */

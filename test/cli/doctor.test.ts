@@ -123,7 +123,9 @@ test('a cluster with deliberate problems: RF 1, min ISR 1, unclean election, a k
       assert.equal(status('replication factor'), 'FAIL', all);
       assert.match(c.get('replication factor')!.detail, /solo \(RF 1\)/);
       assert.equal(status('min.insync.replicas'), 'FAIL', all);
-      assert.match(c.get('min.insync.replicas')!.detail, /solo \(1\).*the broker default is 1/);
+      // `orders` has 2; __consumer_offsets (RF 3) took the broker default 1; RF 1 `solo` is the RF line's finding.
+      assert.match(c.get('min.insync.replicas')!.detail, /: __consumer_offsets \(1\); the broker default is 1/);
+      assert.doesNotMatch(c.get('min.insync.replicas')!.detail, /solo/);
       assert.doesNotMatch(c.get('min.insync.replicas')!.detail, /orders/);
       assert.equal(status('unclean.leader.election.enable'), 'FAIL', all);
       assert.match(c.get('unclean.leader.election.enable')!.detail, /topic: solo$/);
@@ -208,6 +210,14 @@ test('rules: RF 2 warns, min ISR equal to RF warns, a quorum without a majority 
   const minIsr = checkMinInsyncReplicas(base());
   assert.equal(minIsr.status, 'WARN');
   assert.match(minIsr.detail, /any one replica is down in 1 topic: t \(2 of RF 2\)/);
+  const oneCopy = base({ topicConfigs: new Map([['t', new Map<string, string | null>([['min.insync.replicas', '1']])]]) });
+  assert.equal(checkMinInsyncReplicas(oneCopy).status, 'FAIL', 'RF 2 with min ISR 1');
+  const single = base({
+    liveBrokers: [1], brokerConfigs: new Map<string, string | null>([['min.insync.replicas', '1']]),
+    topics: [{ ...base().topics[0]!, partitions: [{ ...base().topics[0]!.partitions[0]!, replicas: [1], isr: [1] }] }],
+    topicConfigs: new Map([['t', new Map<string, string | null>([['min.insync.replicas', '1']])]]),
+  });
+  assert.equal(checkMinInsyncReplicas(single).status, 'PASS', 'one broker, one copy: nothing to wait for');
 
   const voters = (ago: (number | null)[]) => ({ leaderId: 1, leaderEpoch: 4, highWatermark: '10', observers: [], voters: ago.map((a, i) => ({ id: i + 1, logEndOffset: '10', lag: '0', lastFetchMsAgo: a, lastCaughtUpMsAgo: a })) });
   assert.equal(checkQuorum(base(), THRESHOLDS).status, 'PASS');
