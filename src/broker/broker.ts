@@ -566,6 +566,7 @@ export class Broker {
         await this.topicAdmin.createTopics({ topics: names.map((name) => ({ name, numPartitions: -1, replicationFactor: -1, assignments: [], configs: [] })), timeoutMs: 30000, validateOnly: false }, 7);
       },
       producePartitions: async (p: ProducePartitionsParams) => {
+        rm.stats.countProduceRequest(p.acks, carriesProducerId(p.entries[0]?.records));
         if (p.transactionalId === null) return invalidTopicsRefused(await rm.produce(p.acks, p.timeoutMs, p.entries), p.entries);
         const refused = await this.checkTransactionalProduce(p.transactionalId, p.entries, p.addToTransaction ?? false, p.transactionAbortableSupported ?? false);
         const out = await rm.produce(p.acks, p.timeoutMs, p.entries.filter((e) => !refused.has(partitionKey(e.topic, e.partition))));
@@ -591,6 +592,13 @@ export class Broker {
       activeProducers: (topic: string, partition: number) => rm.activeProducers(topic, partition),
     };
   }
+}
+
+/** Whether the first batch is a RecordBatch v2 with a producer id (idempotent or transactional); legacy message sets have none. */
+function carriesProducerId(records: Buffer | undefined): boolean {
+  if (records === undefined || records.length < RECORD_BATCH_HEADER_BYTES || records.readInt8(BatchHeaderAt.Magic) !== 2) return false;
+  // A producer id is non-negative; the high half of -1 (none) is negative.
+  return records.readInt32BE(BatchHeaderAt.ProducerId) >= 0;
 }
 
 /**

@@ -36,7 +36,7 @@ const ELECT_FLAGS: Record<string, FlagSpec> = {
 };
 
 /** Where `cluster status` finds a node's HTTP API when --http is not given. */
-const HTTP_ENV = 'LOGLINE_HTTP';
+export const HTTP_ENV = 'LOGLINE_HTTP';
 
 const STATUS_FLAGS: Record<string, FlagSpec> = {
   ...COMMON_FLAGS,
@@ -96,13 +96,13 @@ export async function clusterCommand(argv: string[]): Promise<number> {
   }
 }
 
-function httpAddress(flags: Record<string, unknown>): string {
+export function httpAddress(flags: Record<string, unknown>): string {
   const flag = flags.http;
   return typeof flag === 'string' ? flag : process.env[HTTP_ENV] || '127.0.0.1:9644';
 }
 
 /** A node's /v1/brokers: every registration, fenced ones included, with broker epochs. */
-async function fetchBrokers(address: string): Promise<BrokersView> {
+export async function fetchBrokers(address: string): Promise<BrokersView> {
   const res = await fetch(`http://${address}/v1/brokers`, { signal: AbortSignal.timeout(10_000) });
   if (!res.ok) throw new Error(`HTTP ${res.status}`);
   return await res.json() as BrokersView;

@@ -22,7 +22,7 @@ const FLAGS: Record<string, FlagSpec> = {
 
 const USAGE = 'logline group <list|describe|delete|reset-offsets> [GROUP...] [options]';
 
-interface PartitionRef { topic: string; partition: number }
+export interface PartitionRef { topic: string; partition: number }
 const key = partitionKey;
 
 /** ConsumerProtocolAssignment (classic groups): version, [topic, [partition]], user data. */
@@ -46,7 +46,7 @@ function decodeAssignment(buf: Buffer | null): PartitionRef[] {
   return out;
 }
 
-async function coordinatorFor(client: ClusterClient, group: string): Promise<BrokerConnection> {
+export async function coordinatorFor(client: ClusterClient, group: string): Promise<BrokerConnection> {
   const any = await client.any();
   const r = await any.send(ApiKey.FindCoordinator, any.version(ApiKey.FindCoordinator, 3), { key: group, keyType: 0, coordinatorKeys: [] });
   if (r.errorCode !== 0) throw new KafkaError(r.errorCode, r.errorMessage);
@@ -83,7 +83,7 @@ async function describeGroup(coordinator: BrokerConnection, group: string): Prom
   };
 }
 
-async function committedOffsets(coordinator: BrokerConnection, group: string): Promise<Map<string, { ref: PartitionRef; offset: bigint }>> {
+export async function committedOffsets(coordinator: BrokerConnection, group: string): Promise<Map<string, { ref: PartitionRef; offset: bigint }>> {
   const r = await coordinator.send(ApiKey.OffsetFetch, coordinator.version(ApiKey.OffsetFetch, 7), { groupId: group, topics: null, groups: [], requireStable: false });
   if (r.errorCode !== 0) throw new KafkaError(r.errorCode);
   const out = new Map<string, { ref: PartitionRef; offset: bigint }>();
@@ -96,7 +96,7 @@ async function committedOffsets(coordinator: BrokerConnection, group: string): P
 }
 
 /** ListOffsets for each partition at `timestamp` (-1 latest, -2 earliest, or a time in ms). */
-async function listOffsets(client: ClusterClient, refs: PartitionRef[], timestamp: bigint): Promise<Map<string, bigint>> {
+export async function listOffsets(client: ClusterClient, refs: PartitionRef[], timestamp: bigint): Promise<Map<string, bigint>> {
   const out = new Map<string, bigint>();
   for (const ref of refs) {
     const conn = await client.leaderFor(ref.topic, ref.partition);

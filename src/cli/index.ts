@@ -8,6 +8,8 @@ import { clusterCommand } from './cluster.js';
 import { benchCommand } from './bench.js';
 import { groupCommand } from './group.js';
 import { transactionsCommand } from './transactions.js';
+import { planCommand } from './plan.js';
+import { doctorCommand } from './doctor.js';
 import { version } from '../index.js';
 
 const COMMANDS: Record<string, { help: string; run: (argv: string[]) => Promise<number> }> = {
@@ -19,6 +21,8 @@ const COMMANDS: Record<string, { help: string; run: (argv: string[]) => Promise<
   transactions: { help: 'list, describe transactions and their producers; abort a hanging one', run: transactionsCommand },
   cluster: { help: 'describe the cluster (cluster info, cluster status), elect leaders (cluster elect-leaders) or start a local one (cluster start)', run: clusterCommand },
   bench: { help: 'load generators (bench produce)', run: benchCommand },
+  doctor: { help: 'check a running cluster against the production checklist (PASS/WARN/FAIL)', run: doctorCommand },
+  plan: { help: 'size a cluster: disk, network, storage and brokers for a workload', run: planCommand },
   version: { help: 'print the version', run: async () => { console.log(version); return 0; } },
 };
 

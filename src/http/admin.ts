@@ -2,6 +2,7 @@
 // metadata image, its partitions, its controller's sessions and its place in the metadata quorum).
 // Each is a function of the node and the time, so the HTTP server only routes and serializes.
 import type { ServerHandle, TopicView } from '../broker/index.js';
+import { produceRequestCounts, type ProduceRequestCount } from '../replication/index.js';
 
 export interface Health { status: 'ok'; nodeId: number; roles: readonly string[] }
 
@@ -38,6 +39,19 @@ export function readiness(node: ServerHandle): Readiness {
     ready: reasons.length === 0, nodeId: node.nodeId, reasons,
     brokerState: lifecycle?.state ?? 'starting', brokerEpoch: String(epoch), metadataOffset: Number(md.offset()),
   };
+}
+
+export interface NodeView {
+  nodeId: number;
+  roles: readonly string[];
+  /** Clients' Produce requests answered here by acks and idempotence (empty on a controller-only node). */
+  produceRequests: ProduceRequestCount[];
+}
+
+/** /v1/node: what this node alone observes (other nodes count their own). */
+export function nodeView(node: ServerHandle): NodeView {
+  const stats = node.broker?.replicaManager.stats;
+  return { nodeId: node.nodeId, roles: rolesOf(node), produceRequests: stats === undefined ? [] : produceRequestCounts(stats) };
 }
 
 export interface BrokerRow {

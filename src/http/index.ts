@@ -2,4 +2,4 @@
 // /metrics) and the views behind it.
 export { startHttpListener } from './server.js';
 export { nodeMetrics } from './metrics.js';
-export { health, readiness, brokers, quorum, topics, topic, type Readiness, type BrokersView, type BrokerRow, type QuorumView, type TopicRow, type PartitionRow } from './admin.js';
+export { health, readiness, nodeView, brokers, quorum, topics, topic, type Readiness, type NodeView, type BrokersView, type BrokerRow, type QuorumView, type TopicRow, type PartitionRow } from './admin.js';

@@ -7,6 +7,7 @@
 import { Registry, collectDefaultMetrics } from 'prom-client';
 import { apiInfo, errorName } from '../protocol/index.js';
 import { REQUEST_LATENCY_BUCKETS_MS, type ServerHandle } from '../broker/index.js';
+import { produceRequestCounts } from '../replication/index.js';
 
 type Labels = Record<string, string | number>;
 interface Sample { value: number; labels: Labels; metricName?: string }
@@ -73,6 +74,9 @@ function replicaManagerMetrics(registry: Registry, node: ServerHandle): void {
   g('atminisrpartitioncount', 'Partitions led here whose ISR is exactly min.insync.replicas.', (c) => c.atMinIsr);
   collected(registry, 'kafka_server_replicamanager_isrshrinks_total', 'Committed ISR shrinks of partitions led here.', 'counter', () => [{ value: rm.stats.isrShrinks, labels: {} }]);
   collected(registry, 'kafka_server_replicamanager_isrexpands_total', 'Committed ISR expansions of partitions led here.', 'counter', () => [{ value: rm.stats.isrExpands, labels: {} }]);
+  // Not a Kafka bean: what the broker sees of its producers' settings, for `logline doctor`.
+  collected(registry, 'logline_produce_requests_total', 'Clients\' Produce requests answered here, by acks and by whether their batches carry a producer id (idempotent).', 'counter',
+    () => produceRequestCounts(rm.stats).map((c) => ({ value: c.requests, labels: { acks: c.acks, idempotent: String(c.idempotent) } })));
   const purgatory = (): Sample[] => [
     { value: rm.producePurgatory.pending, labels: { delayedoperation: 'Produce' } },
     { value: rm.fetchPurgatory.pending, labels: { delayedoperation: 'Fetch' } },

@@ -8,7 +8,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { Socket } from 'node:net';
 import type { HttpListener, ServerHandle } from '../broker/index.js';
 import { limits } from '../util/index.js';
-import { brokers, health, quorum, readiness, topic, topics } from './admin.js';
+import { brokers, health, nodeView, quorum, readiness, topic, topics } from './admin.js';
 import { nodeMetrics } from './metrics.js';
 
 type Answer = { status: number; json: unknown } | { status: number; text: string; contentType: string };
@@ -25,6 +25,7 @@ function routesFor(node: ServerHandle): Map<string, Route> {
       const r = readiness(node);
       return { status: r.ready ? 200 : 503, json: r };
     }],
+    ['/v1/node', () => ok(nodeView(node))],
     ['/v1/brokers', () => ok(brokers(node))],
     ['/v1/quorum', () => {
       const q = quorum(node, Date.now());

@@ -11,4 +11,4 @@ export {
 } from './replica-fetcher.js';
 export { LEADER_SELECTOR, RACK_AWARE_REPLICA_SELECTOR, replicaSelectorFor, type ReplicaSelector, type ReplicaView, type PartitionView, type ClientMetadata } from './replica-selector.js';
 export { ReplicationQuota, UNTHROTTLED_RATE, parseThrottledReplicas, isThrottledReplica, type ReplicationQuotaConfig, type ThrottledReplicas } from './quota.js';
-export { ReplicaManagerStats, type TopicCounters } from './stats.js';
+export { ReplicaManagerStats, produceRequestCounts, type ProduceRequestCount, type TopicCounters } from './stats.js';

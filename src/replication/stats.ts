@@ -17,6 +17,17 @@ export class ReplicaManagerStats {
   isrShrinks = 0;
   /** Committed ISR expansions of partitions led here (Kafka's IsrExpandsPerSec). */
   isrExpands = 0;
+  /**
+   * Clients' Produce requests by acks and by whether their batches carry a producer id (an
+   * idempotent or transactional producer): what `logline doctor` reports as producers that are not
+   * acks=all with idempotence. Indexed by produceRequestSlot; coordinators' own appends are not counted.
+   */
+  readonly produceRequests: number[] = [0, 0, 0, 0, 0, 0];
+
+  countProduceRequest(acks: number, idempotent: boolean): void {
+    const slot = produceRequestSlot(acks, idempotent);
+    if (slot >= 0) this.produceRequests[slot]!++;
+  }
 
   topic(name: string): TopicCounters {
     let t = this.topics.get(name);
@@ -27,4 +38,23 @@ export class ReplicaManagerStats {
   entries(): IterableIterator<[string, Readonly<TopicCounters>]> {
     return this.topics.entries();
   }
+}
+
+/** Where countProduceRequest counts (acks 0, 1, -1 × not idempotent/idempotent); -1 for an invalid acks. */
+export function produceRequestSlot(acks: number, idempotent: boolean): number {
+  const a = acks === 0 ? 0 : acks === 1 ? 1 : acks === -1 ? 2 : -1;
+  return a < 0 ? -1 : a * 2 + (idempotent ? 1 : 0);
+}
+
+export interface ProduceRequestCount { acks: 'all' | '0' | '1'; idempotent: boolean; requests: number }
+
+/** The counters as rows, for /metrics and /v1/node. */
+export function produceRequestCounts(stats: ReplicaManagerStats): ProduceRequestCount[] {
+  const out: ProduceRequestCount[] = [];
+  for (const acks of [-1, 1, 0]) {
+    for (const idempotent of [true, false]) {
+      out.push({ acks: acks === -1 ? 'all' : acks === 1 ? '1' : '0', idempotent, requests: stats.produceRequests[produceRequestSlot(acks, idempotent)]! });
+    }
+  }
+  return out;
 }

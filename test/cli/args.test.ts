@@ -56,7 +56,7 @@ test('an unknown short or long option exits 2 naming it, instead of becoming a p
 });
 
 test('every client command\'s --help shows -b, --bootstrap-server', async () => {
-  for (const command of ['topic', 'produce', 'consume', 'group', 'transactions', 'cluster', 'bench']) {
+  for (const command of ['topic', 'produce', 'consume', 'group', 'transactions', 'cluster', 'bench', 'doctor']) {
     const r = await cli([command, '--help']);
     assert.equal(r.code, 0, `${command}: ${r.stderr}`);
     assert.match(r.stdout, /^\s+-b, --bootstrap-server X\s+.*LOGLINE_BOOTSTRAP_SERVERS/m, command);
