@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import * as nodeFs from 'node:fs';
 import * as nodePath from 'node:path';
 import { Prng, limits, partitionKey, type Clock } from '../util/index.js';
-import { effectiveBrokerConfig, listenerName, resolveTopicConfig, validateTopicConfigs, type BrokerConfig } from '../config/index.js';
+import { effectiveBrokerConfig, listenerName, resolveTopicConfig, validateTopicConfigs, type BrokerConfig, type TopicConfig } from '../config/index.js';
 import { ConfigurationsImage } from '../metadata/index.js';
 import { describeQuorum, parseQuorumVoters, type VoterAddress } from '../raft/index.js';
 import { realScheduler, StorageLog } from '../replication/index.js';
@@ -193,7 +193,16 @@ async function openDiskBackend(o: DiskBackendOptions, brokerConfig: BrokerConfig
     }
     return inherited.broker;
   };
-  const topicConfigIn = (configs: ConfigurationsImage, topic: string) => resolveTopicConfig(configs.topicConfigs(topic), brokerConfigIn(configs));
+  // Resolved once per topic and configs image (images are immutable): a topic's partitions opening
+  // one after another, and every produce's max.message.bytes, ask the same question.
+  const resolved = new WeakMap<ConfigurationsImage, Map<string, TopicConfig>>();
+  const topicConfigIn = (configs: ConfigurationsImage, topic: string): TopicConfig => {
+    let byTopic = resolved.get(configs);
+    if (byTopic === undefined) resolved.set(configs, byTopic = new Map());
+    let c = byTopic.get(topic);
+    if (c === undefined) byTopic.set(topic, c = resolveTopicConfig(configs.topicConfigs(topic), brokerConfigIn(configs)));
+    return c;
+  };
   const topicConfig = (topic: string) => topicConfigIn(metadata?.image.configs ?? ConfigurationsImage.EMPTY, topic);
   // The metadata log is the Raft driver's (StorageLogStore), never opened through the LogManager.
   const configFor = (topic: string): LogConfig => topicConfig(topic);

@@ -323,3 +323,31 @@ test('a CreateTime append out of the allowed window names the records whose time
   assert.match(err.recordErrors[0]!.message, /^Timestamp \d+ of message with offset 0 is out of range/);
   assert.equal(log.logEndOffset, 0);
 });
+
+test('a new segment has no index files until an entry is written; a log reopened without them reads, appends and finds offsets as before', async () => {
+  const { fs, clock, log } = setup({ indexIntervalBytes: 100 });
+  const index = path.join(DIR, '00000000000000000000.index');
+  const timeIndex = path.join(DIR, '00000000000000000000.timeindex');
+  assert.ok(fs.exists(path.join(DIR, '00000000000000000000.log')));
+  assert.ok(!fs.exists(index) && !fs.exists(timeIndex), 'an empty segment has only its log file');
+  log.flush();
+  assert.ok(!fs.exists(index) && !fs.exists(timeIndex), 'flushing an empty segment creates no index file');
+  await log.appendAsLeader(batch(3), 0);
+  log.flush();
+  assert.ok(!fs.exists(index), 'one batch below index.interval.bytes: still no entry, no file');
+  // A power cut and a reopen without index files.
+  fs.crash();
+  const a = openLog(fs, clock, { indexIntervalBytes: 100 }, { recoveryPoint: 3, clean: true });
+  assert.equal(a.logEndOffset, 3);
+  for (let i = 0; i < 20; i++) await a.appendAsLeader(batch(3, { timestamp: 2000 + 10 * i }), 0);
+  a.flush();
+  assert.ok(fs.fileSize(index) > 0 && fs.fileSize(timeIndex) > 0, 'entries written once there are some');
+  assert.deepEqual(batchOffsets(a.read(31, 1, 63)), [[30, 32]]);
+  assert.equal((await a.offsetForTimestamp(2100))?.offset, 33, 'the time index finds the batch');
+  a.close();
+  const b = openLog(fs, clock, { indexIntervalBytes: 100 }, { recoveryPoint: 63, clean: true });
+  assert.equal(b.logEndOffset, 63);
+  assert.ok(b.segments[0]!.offsetIndex.entries > 3, 'the index came back from its file');
+  assert.deepEqual(batchOffsets(b.read(31, 1, 63)), [[30, 32]]);
+  assert.equal((await b.offsetForTimestamp(2100))?.offset, 33);
+});
