@@ -163,7 +163,7 @@ export class LogManager {
     const log = PartitionLog.open({
       dir, files: this.files, config: this.o.configFor(topic), clock: this.o.clock,
       recoveryPoint: this.recoveryPoints.get(key) ?? 0, logStartOffset: this.logStartOffsets.get(key) ?? 0,
-      hadCleanShutdown: created || (this.hadCleanShutdown && this.recoveryPoints.has(key)), log: this.say,
+      hadCleanShutdown: created || (this.hadCleanShutdown && this.recoveryPoints.has(key)), created, log: this.say,
     });
     const hw = this.highWatermarks.get(key);
     if (hw !== undefined) log.updateHighWatermark(hw);

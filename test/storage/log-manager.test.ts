@@ -130,12 +130,46 @@ test('a new partition is created without an fsync on the event loop; its partiti
   const fs2 = new MemoryFileSystem();
   const other = manager(fs2, clock);
   other.ensureMetaProperties(1, 'cluster-a');
+  // meta.properties was synced; the wait is for the partition's own fsync (a timer alone raced it on a loaded machine).
+  const synced = fs2.stats.syncs;
   other.getOrCreateLog('fresh', 1, 'AAECAwQFBgcICQoLDA0ODw');
-  for (let i = 0; i < 20 && fs2.stats.syncs === 0; i++) await new Promise((r) => setImmediate(r));
-  await new Promise((r) => setTimeout(r, 10));
+  for (let i = 0; i < 20 && fs2.stats.syncs === synced; i++) await new Promise((r) => setImmediate(r));
+  assert.ok(fs2.stats.syncs > synced, 'the background fsync ran');
   fs2.crash();
   assert.match(fs2.readFile('/data/fresh-1/partition.metadata').toString(), /topic_id: AAECAwQFBgcICQoLDA0ODw\n/, 'durable once the background fsync ran');
   // Garbage that is not a cut-short write is still refused.
   fs.writeFileAtomic('/data/fresh-0/partition.metadata', Buffer.from('something else\n'));
   assert.throws(() => manager(fs, clock).getOrCreateLog('fresh', 0, 'AAECAwQFBgcICQoLDA0ODw'), /no topic_id/);
+});
+
+test('a new partition costs its directory and partition.metadata only; its first write creates the segment, and a power cut or a restart before that gives back an empty log at offset 0', async () => {
+  const fs = new MemoryFileSystem();
+  const clock = new ManualClock(10_000);
+  let m = manager(fs, clock);
+  m.ensureMetaProperties(1, 'cluster-a');
+  const log = m.getOrCreateLog('lazy', 0, 'AAECAwQFBgcICQoLDA0ODw');
+  assert.deepEqual(fs.list('/data/lazy-0'), ['partition.metadata'], 'no segment file before the first write');
+  assert.equal(log.read(0, 1 << 20, 0).length, 0, 'an empty partition reads as empty');
+  assert.equal(log.logEndOffset, 0);
+  assert.deepEqual(fs.list('/data/lazy-0'), ['partition.metadata'], 'reading creates nothing');
+  // A restart (clean, then after a power cut) before any write: the same empty log.
+  m.close();
+  m = manager(fs, clock);
+  assert.equal(m.getOrCreateLog('lazy', 0, 'AAECAwQFBgcICQoLDA0ODw').logEndOffset, 0);
+  fs.crash();
+  m = manager(fs, clock);
+  const again = m.getOrCreateLog('lazy', 0, 'AAECAwQFBgcICQoLDA0ODw');
+  assert.equal(again.logEndOffset, 0);
+  // The first write creates the segment; a flush then a power cut keeps it.
+  const fresh = m.getOrCreateLog('lazy', 1, 'AAECAwQFBgcICQoLDA0ODw');
+  await fresh.appendAsLeader(batch(3), 0);
+  assert.ok(fs.list('/data/lazy-1').includes('00000000000000000000.log'));
+  fresh.flush();
+  fs.crash();
+  m = manager(fs, clock);
+  const kept = m.getOrCreateLog('lazy', 1, 'AAECAwQFBgcICQoLDA0ODw');
+  assert.equal(kept.logEndOffset, 3);
+  assert.deepEqual(dump(kept).map(([o]) => o), [0, 1, 2]);
+  await kept.appendAsLeader(batch(2), 0);
+  assert.equal(kept.logEndOffset, 5);
 });
