@@ -193,14 +193,16 @@ async function openDiskBackend(o: DiskBackendOptions, brokerConfig: BrokerConfig
     }
     return inherited.broker;
   };
-  // Resolved once per topic and configs image (images are immutable): a topic's partitions opening
-  // one after another, and every produce's max.message.bytes, ask the same question.
-  const resolved = new WeakMap<ConfigurationsImage, Map<string, TopicConfig>>();
+  // Resolved once per configs image (images are immutable): once for every topic without overrides,
+  // once per topic with some. Creating 10,000 partitions resolved 10,000 times, ~0.2 ms each.
+  const resolved = new WeakMap<ConfigurationsImage, { defaults: TopicConfig | null; byTopic: Map<string, TopicConfig> }>();
   const topicConfigIn = (configs: ConfigurationsImage, topic: string): TopicConfig => {
-    let byTopic = resolved.get(configs);
-    if (byTopic === undefined) resolved.set(configs, byTopic = new Map());
-    let c = byTopic.get(topic);
-    if (c === undefined) byTopic.set(topic, c = resolveTopicConfig(configs.topicConfigs(topic), brokerConfigIn(configs)));
+    let memo = resolved.get(configs);
+    if (memo === undefined) resolved.set(configs, memo = { defaults: null, byTopic: new Map() });
+    const overrides = configs.topicConfigs(topic);
+    if (overrides.size === 0) return memo.defaults ??= resolveTopicConfig(overrides, brokerConfigIn(configs));
+    let c = memo.byTopic.get(topic);
+    if (c === undefined) memo.byTopic.set(topic, c = resolveTopicConfig(overrides, brokerConfigIn(configs)));
     return c;
   };
   const topicConfig = (topic: string) => topicConfigIn(metadata?.image.configs ?? ConfigurationsImage.EMPTY, topic);
