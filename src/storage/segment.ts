@@ -88,16 +88,14 @@ export class LogSegment {
   private logPathCached = '';
   private logPathSuffix: string | null = null;
 
-  /**
-   * Creates a new segment's log file. Its index files come with their first entry (Kafka
-   * preallocates them; here creating a file costs about a millisecond on a loaded disk, and a
-   * partition creation of 10,000 partitions paid three per partition on the event loop).
-   */
+  /** Creates the files of a new segment; the indexes are preallocated (sparse) to segment.index.bytes. */
   static create(dir: string, baseOffset: number, files: FileCache, config: SegmentConfig, nowMs: number, suffix = ''): LogSegment {
     const s = new LogSegment(dir, baseOffset, files, config, nowMs, { size: 0, suffix });
     files.get(s.logPath).truncate(0);
-    s.offsetIndexLoaded = new OffsetIndex(s.path(INDEX_SUFFIX), baseOffset, config.segmentIndexBytes, undefined, false);
-    s.timeIndexLoaded = new TimeIndex(s.path(TIME_INDEX_SUFFIX), baseOffset, config.segmentIndexBytes, undefined, false);
+    files.get(s.path(INDEX_SUFFIX)).truncate(config.segmentIndexBytes - (config.segmentIndexBytes % 8));
+    files.get(s.path(TIME_INDEX_SUFFIX)).truncate(config.segmentIndexBytes - (config.segmentIndexBytes % 12));
+    s.offsetIndexLoaded = new OffsetIndex(s.path(INDEX_SUFFIX), baseOffset, config.segmentIndexBytes);
+    s.timeIndexLoaded = new TimeIndex(s.path(TIME_INDEX_SUFFIX), baseOffset, config.segmentIndexBytes);
     s.txnIndexLoaded = new TxnIndex(s.path(TXN_INDEX_SUFFIX));
     s.maxTs = { timestamp: -1, offset: baseOffset };
     return s;
@@ -124,8 +122,7 @@ export class LogSegment {
 
   get offsetIndex(): OffsetIndex {
     if (!this.offsetIndexLoaded) {
-      const raw = this.readIndexFile(this.path(INDEX_SUFFIX));
-      const idx = new OffsetIndex(this.path(INDEX_SUFFIX), this.baseOffset, this.config.segmentIndexBytes, raw, raw !== undefined);
+      const idx = new OffsetIndex(this.path(INDEX_SUFFIX), this.baseOffset, this.config.segmentIndexBytes, this.readIndexFile(this.path(INDEX_SUFFIX)));
       this.offsetIndexLoaded = idx;
       if (!idx.isConsistent(this.size) || (idx.entries > 0 && idx.lastOffset >= this.nextOffset)) this.rebuildIndexes();
     }
@@ -134,8 +131,7 @@ export class LogSegment {
 
   get timeIndex(): TimeIndex {
     if (!this.timeIndexLoaded) {
-      const raw = this.readIndexFile(this.path(TIME_INDEX_SUFFIX));
-      const idx = new TimeIndex(this.path(TIME_INDEX_SUFFIX), this.baseOffset, this.config.segmentIndexBytes, raw, raw !== undefined);
+      const idx = new TimeIndex(this.path(TIME_INDEX_SUFFIX), this.baseOffset, this.config.segmentIndexBytes, this.readIndexFile(this.path(TIME_INDEX_SUFFIX)));
       this.timeIndexLoaded = idx;
       if (!idx.isConsistent() || (idx.entries > 0 && (idx.offsetAt(idx.entries - 1) >= Math.max(this.nextOffset, this.baseOffset + 1)))) this.rebuildIndexes();
     }

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { RecordBatchView } from '../../src/records/index.js';
-import { StorageError } from '../../src/storage/index.js';
+import { FileCache, PartitionLog, StorageError, logConfig } from '../../src/storage/index.js';
 import { batch, batchOffsets, dump, openLog, setup, DIR } from './helpers.js';
 
 test('appends get consecutive offsets, the leader epoch is stamped, and reads return whole batches', async () => {
@@ -324,15 +324,19 @@ test('a CreateTime append out of the allowed window names the records whose time
   assert.equal(log.logEndOffset, 0);
 });
 
-test('a new segment has no index files until an entry is written; a log reopened without them reads, appends and finds offsets as before', async () => {
-  const { fs, clock, log } = setup({ indexIntervalBytes: 100 });
+test('a log created in a new directory has no segment files until its first write, and its index files none until an entry is written; reopened without them it reads, appends and finds offsets as before', async () => {
+  const { fs, clock } = setup();
+  fs.removeDir(DIR);
+  const log = PartitionLog.open({
+    dir: DIR, files: new FileCache(fs, 64), config: logConfig({ indexIntervalBytes: 100 }), clock, recoveryPoint: 0, logStartOffset: 0, hadCleanShutdown: true, created: true,
+  });
   const index = path.join(DIR, '00000000000000000000.index');
   const timeIndex = path.join(DIR, '00000000000000000000.timeindex');
-  assert.ok(fs.exists(path.join(DIR, '00000000000000000000.log')));
-  assert.ok(!fs.exists(index) && !fs.exists(timeIndex), 'an empty segment has only its log file');
+  assert.deepEqual(fs.list(DIR), [], 'nothing but the directory');
   log.flush();
-  assert.ok(!fs.exists(index) && !fs.exists(timeIndex), 'flushing an empty segment creates no index file');
+  assert.deepEqual(fs.list(DIR), [], 'flushing an empty log creates no file');
   await log.appendAsLeader(batch(3), 0);
+  assert.ok(fs.exists(path.join(DIR, '00000000000000000000.log')), 'the first write creates the log file');
   log.flush();
   assert.ok(!fs.exists(index), 'one batch below index.interval.bytes: still no entry, no file');
   // A power cut and a reopen without index files.
