@@ -16,8 +16,9 @@ abstract class SparseIndex {
   private flushedEntries = 0;
   readonly maxEntries: number;
   /**
-   * The file may exist. A new segment's indexes have no file until they have an entry to write:
-   * creating files is most of the cost of creating a partition, and a missing index reads as empty.
+   * The file may exist. A new partition's first segment (LogSegment.planned) has no index files
+   * until they have an entry to write: creating files was most of the cost of creating a
+   * partition, and a missing index reads as empty.
    */
   private onDisk: boolean;
   get fileMayExist(): boolean { return this.onDisk; }
