@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import * as nodeFs from 'node:fs';
 import * as nodePath from 'node:path';
 import { Prng, limits, partitionKey, type Clock } from '../util/index.js';
-import { effectiveBrokerConfig, listenerName, resolveTopicConfig, validateTopicConfigs, type BrokerConfig } from '../config/index.js';
+import { effectiveBrokerConfig, listenerName, resolveTopicConfig, validateTopicConfigs, type BrokerConfig, type TopicConfig } from '../config/index.js';
 import { ConfigurationsImage } from '../metadata/index.js';
 import { describeQuorum, parseQuorumVoters, type VoterAddress } from '../raft/index.js';
 import { realScheduler, StorageLog } from '../replication/index.js';
@@ -193,7 +193,18 @@ async function openDiskBackend(o: DiskBackendOptions, brokerConfig: BrokerConfig
     }
     return inherited.broker;
   };
-  const topicConfigIn = (configs: ConfigurationsImage, topic: string) => resolveTopicConfig(configs.topicConfigs(topic), brokerConfigIn(configs));
+  // Resolved once per configs image (images are immutable): once for every topic without overrides,
+  // once per topic with some. Creating 10,000 partitions resolved 10,000 times, ~0.2 ms each.
+  const resolved = new WeakMap<ConfigurationsImage, { defaults: TopicConfig | null; byTopic: Map<string, TopicConfig> }>();
+  const topicConfigIn = (configs: ConfigurationsImage, topic: string): TopicConfig => {
+    let memo = resolved.get(configs);
+    if (memo === undefined) resolved.set(configs, memo = { defaults: null, byTopic: new Map() });
+    const overrides = configs.topicConfigs(topic);
+    if (overrides.size === 0) return memo.defaults ??= resolveTopicConfig(overrides, brokerConfigIn(configs));
+    let c = memo.byTopic.get(topic);
+    if (c === undefined) memo.byTopic.set(topic, c = resolveTopicConfig(overrides, brokerConfigIn(configs)));
+    return c;
+  };
   const topicConfig = (topic: string) => topicConfigIn(metadata?.image.configs ?? ConfigurationsImage.EMPTY, topic);
   // The metadata log is the Raft driver's (StorageLogStore), never opened through the LogManager.
   const configFor = (topic: string): LogConfig => topicConfig(topic);

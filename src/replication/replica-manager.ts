@@ -379,9 +379,14 @@ export class ReplicaManager {
     this.fetchPurgatory.checkAndComplete(p);
   }
 
+  /**
+   * The partition if this broker leads it. One the metadata has but this broker does not host is
+   * NOT_LEADER_OR_FOLLOWER, as in Kafka's getPartitionOrError: also while a large delta is still
+   * opening its log here (Metadata already lists it), and the client retries after a metadata refresh.
+   */
   private leaderPartition(topic: string, index: number): Partition | number {
-    const p = this.partitions.get(key(topic, index));
-    if (!p) return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
+    const p = this.hostedPartition(topic, index);
+    if (typeof p === 'number') return p;
     if (!p.isLeader) return ErrorCode.NOT_LEADER_OR_FOLLOWER;
     return p;
   }

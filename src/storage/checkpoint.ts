@@ -111,9 +111,11 @@ export function readPartitionMetadata(fs: FileSystem, path: string): string | nu
   throw new StorageError('CORRUPT_MESSAGE', `${path}: no topic_id`);
 }
 
-/** `durable`: fsynced before returning; else the caller fsyncs it (off the event loop). */
-export function writePartitionMetadata(fs: FileSystem, path: string, topicId: string, durable = true): void {
-  const bytes = Buffer.from(`${PARTITION_METADATA_HEAD}${topicId}\n`);
-  if (durable) fs.writeFileAtomic(path, bytes);
-  else fs.writeFileUnsynced(path, bytes);
+export function partitionMetadataBytes(topicId: string): Buffer {
+  return Buffer.from(`${PARTITION_METADATA_HEAD}${topicId}\n`);
+}
+
+/** Written and fsynced before returning (a new partition's is written off the event loop instead). */
+export function writePartitionMetadata(fs: FileSystem, path: string, topicId: string): void {
+  fs.writeFileAtomic(path, partitionMetadataBytes(topicId));
 }

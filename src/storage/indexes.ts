@@ -15,8 +15,16 @@ abstract class SparseIndex {
   entries = 0;
   private flushedEntries = 0;
   readonly maxEntries: number;
+  /**
+   * The file may exist. A new partition's first segment (LogSegment.planned) has no index files
+   * until they have an entry to write: creating files was most of the cost of creating a
+   * partition, and a missing index reads as empty.
+   */
+  private onDisk: boolean;
+  get fileMayExist(): boolean { return this.onDisk; }
 
-  constructor(readonly path: string, readonly baseOffset: number, readonly entryBytes: number, maxIndexBytes: number, initial?: Buffer) {
+  constructor(readonly path: string, readonly baseOffset: number, readonly entryBytes: number, maxIndexBytes: number, initial?: Buffer, onDisk = true) {
+    this.onDisk = onDisk;
     this.maxEntries = Math.max(1, Math.floor(maxIndexBytes / entryBytes));
     const count = initial ? Math.floor(initial.length / entryBytes) : 0;
     this.buf = Buffer.alloc(Math.min(this.maxEntries, Math.max(64, count * 2)) * entryBytes);
@@ -64,7 +72,9 @@ abstract class SparseIndex {
 
   /** Writes unflushed entries; `trim` makes the file exactly the entries (on roll and close). */
   flush(files: FileCache, sync: boolean): void {
+    if (!this.onDisk && this.entries === 0) return;
     const h = files.get(this.path);
+    this.onDisk = true;
     if (this.entries > this.flushedEntries) {
       h.write(this.buf.subarray(this.flushedEntries * this.entryBytes, this.entries * this.entryBytes), this.flushedEntries * this.entryBytes);
       this.flushedEntries = this.entries;
@@ -75,8 +85,8 @@ abstract class SparseIndex {
 }
 
 export class OffsetIndex extends SparseIndex {
-  constructor(path: string, baseOffset: number, maxIndexBytes: number, initial?: Buffer) {
-    super(path, baseOffset, 8, maxIndexBytes, initial);
+  constructor(path: string, baseOffset: number, maxIndexBytes: number, initial?: Buffer, onDisk = true) {
+    super(path, baseOffset, 8, maxIndexBytes, initial, onDisk);
   }
   offsetAt(i: number): number { return this.baseOffset + this.buf.readInt32BE(i * 8); }
   positionAt(i: number): number { return this.buf.readInt32BE(i * 8 + 4); }
@@ -108,8 +118,8 @@ export class OffsetIndex extends SparseIndex {
 }
 
 export class TimeIndex extends SparseIndex {
-  constructor(path: string, baseOffset: number, maxIndexBytes: number, initial?: Buffer) {
-    super(path, baseOffset, 12, maxIndexBytes, initial);
+  constructor(path: string, baseOffset: number, maxIndexBytes: number, initial?: Buffer, onDisk = true) {
+    super(path, baseOffset, 12, maxIndexBytes, initial, onDisk);
   }
   timestampAt(i: number): number { return readInt64(this.buf, i * 12, 'timestamp'); }
   offsetAt(i: number): number { return this.baseOffset + this.buf.readInt32BE(i * 12 + 8); }

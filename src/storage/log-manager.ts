@@ -16,7 +16,7 @@ import { PartitionLog } from './partition-log.js';
 import { cleanLog } from './cleaner.js';
 import { logDirName, parseLogDirName } from './log-dir-name.js';
 import {
-  readOffsetCheckpoint, writeOffsetCheckpoint, writeOffsetCheckpointByDirName, offsetCheckpointBytesByDirName, readProperties, writeProperties, readPartitionMetadata, writePartitionMetadata,
+  readOffsetCheckpoint, writeOffsetCheckpoint, writeOffsetCheckpointByDirName, offsetCheckpointBytesByDirName, readProperties, writeProperties, readPartitionMetadata, writePartitionMetadata, partitionMetadataBytes,
 } from './checkpoint.js';
 
 export const RECOVERY_POINT_CHECKPOINT = 'recovery-point-offset-checkpoint';
@@ -68,6 +68,12 @@ export class LogManager {
   private cleaning = false;
   private closed = false;
   private readonly removals = new Set<Promise<void>>();
+  /** New partitions whose partition.metadata is still to be written, in creation order, and those being written. */
+  private readonly metadataToWrite = new Map<string, { log: PartitionLog; topicId: string }>();
+  private readonly metadataWriting = new Set<{ key: string; log: PartitionLog; topicId: string }>();
+  private metadataWriteSeq = 0;
+  /** The log directory's fsync that the next new partitions share (one covers every entry made before it starts). */
+  private logDirSync: Promise<void> | null = null;
   private readonly say: (m: string) => void;
 
   constructor(readonly o: LogManagerOptions) {
@@ -158,21 +164,21 @@ export class LogManager {
     const start = Date.now();
     // A partition created now has nothing to recover, and nothing in it to fsync: creating 10,000
     // partitions spent 10 ms each on fsyncs of empty files on the event loop, stalling the metadata
-    // quorum that shares it. Its partition.metadata is made durable in the background below.
+    // quorum that shares it. Its partition.metadata is written in the background (below): until
+    // then a power cut or a restart finds none, and this method writes it again.
     const created = !fs.exists(dir);
     const log = PartitionLog.open({
       dir, files: this.files, config: this.o.configFor(topic), clock: this.o.clock,
       recoveryPoint: this.recoveryPoints.get(key) ?? 0, logStartOffset: this.logStartOffsets.get(key) ?? 0,
-      hadCleanShutdown: created || (this.hadCleanShutdown && this.recoveryPoints.has(key)), log: this.say,
+      hadCleanShutdown: created || (this.hadCleanShutdown && this.recoveryPoints.has(key)), created, log: this.say,
     });
     const hw = this.highWatermarks.get(key);
     if (hw !== undefined) log.updateHighWatermark(hw);
     log.cleanerCheckpoint = Math.max(log.logStartOffset, this.cleanerOffsets.get(key) ?? 0);
     log.onOffline = (e) => this.takeOffline(e);
     if (topicId && created) {
-      writePartitionMetadata(fs, metaPath, topicId, false);
-      fs.syncFileAsync(metaPath).then(() => fs.syncDirAsync(dir)).then(() => fs.syncDirAsync(this.o.dir))
-        .catch((e: unknown) => { if (this.logs.get(key) === log) this.takeOffline(e instanceof Error ? e : new Error(String(e))); });
+      this.metadataToWrite.set(key, { log, topicId });
+      this.writeMetadataInBackground();
     } else if (topicId && readPartitionMetadata(fs, metaPath) !== topicId) writePartitionMetadata(fs, metaPath, topicId);
     if (log.recovery.segmentsScanned > 0 && log.recovery.bytesTruncated > 0) {
       this.say(`${key}: recovered in ${Date.now() - start} ms`);
@@ -210,6 +216,48 @@ export class LogManager {
       .catch((e: Error) => this.say(`could not remove ${doomed} (startup will): ${e.message}`))
       .finally(() => this.removals.delete(removal));
     this.removals.add(removal);
+  }
+
+  /**
+   * Writes new partitions' partition.metadata off the event loop, a few at a time: a temporary
+   * file written and fsynced in the thread pool, renamed into place only if the log is still the
+   * one it was written for (the topic may have been deleted, and re-created under the same name,
+   * meanwhile), then the partition's directory and the log directory fsynced.
+   */
+  private writeMetadataInBackground(): void {
+    while (this.metadataWriting.size < limits.partitionMetadataWritesInFlightMax && this.metadataToWrite.size > 0 && !this.closed) {
+      const [key, { log, topicId }] = this.metadataToWrite.entries().next().value as [string, { log: PartitionLog; topicId: string }];
+      this.metadataToWrite.delete(key);
+      const job = { key, log, topicId };
+      const fs = this.o.fs;
+      const dir = this.path(key);
+      const metaPath = nodePath.join(dir, 'partition.metadata');
+      // A name of its own: a write for a deleted log may land in a re-created directory.
+      const tmp = `${metaPath}.${++this.metadataWriteSeq}.tmp`;
+      const current = (): boolean => this.logs.get(key) === log && !this.closed && this.offline === null;
+      this.metadataWriting.add(job);
+      fs.writeAndSyncFileAsync(tmp, partitionMetadataBytes(topicId))
+        .then(async () => {
+          if (!current()) { await fs.removeAsync(tmp); return; }
+          fs.rename(tmp, metaPath);
+          await fs.syncDirAsync(dir);
+          await this.syncLogDir();
+        })
+        .catch((e: unknown) => { if (current()) this.takeOffline(e instanceof Error ? e : new Error(String(e))); })
+        .finally(() => { this.metadataWriting.delete(job); this.writeMetadataInBackground(); });
+    }
+  }
+
+  /** An fsync of the log directory that covers every entry made before the call. */
+  private syncLogDir(): Promise<void> {
+    // A sync not yet started covers this caller too; one already running may not.
+    if (this.logDirSync !== null) return this.logDirSync;
+    const sync = new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
+      if (this.logDirSync === sync) this.logDirSync = null;
+      return this.o.fs.syncDirAsync(this.o.dir);
+    });
+    this.logDirSync = sync;
+    return sync;
   }
 
   /** Resolves once every deleted log's directory is gone (the server waits for it at shutdown). */
@@ -291,6 +339,11 @@ export class LogManager {
   /** Clean shutdown: every log flushed and closed, checkpoints written, the marker left. */
   close(): void {
     this.closed = true;
+    // New partitions whose partition.metadata the background has not written yet.
+    for (const { key, log, topicId } of [...this.metadataWriting, ...[...this.metadataToWrite].map(([key, v]) => ({ key, ...v }))]) {
+      if (this.logs.get(key) === log && !this.offline) writePartitionMetadata(this.o.fs, nodePath.join(this.path(key), 'partition.metadata'), topicId);
+    }
+    this.metadataToWrite.clear();
     for (const log of this.logs.values()) {
       try { log.close(); } catch (e) { if (!(e instanceof StorageError)) throw e; }
     }

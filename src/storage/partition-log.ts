@@ -45,6 +45,8 @@ export interface OpenOptions {
   logStartOffset: number;
   /** The directory was closed cleanly: segments need no re-validation. */
   hadCleanShutdown: boolean;
+  /** The directory does not exist yet (a partition new to this broker): nothing to list, recover or replay. */
+  created?: boolean;
   log?: (message: string) => void;
 }
 
@@ -97,11 +99,28 @@ export class PartitionLog {
 
   static open(o: OpenOptions): PartitionLog {
     const log = new PartitionLog(o.dir, o.files, o.config, o.clock, o);
-    log.guard(() => log.load(o.hadCleanShutdown));
+    log.guard(() => (o.created === true ? log.create() : log.load(o.hadCleanShutdown)));
     return log;
   }
 
   // ---------------------------------------------------------------- loading and recovery
+
+  /**
+   * A new partition: its directory, and a first segment whose files come with its first write.
+   * Creating a file costs about a millisecond on a loaded disk; 10,000 new partitions paid five
+   * each (directory, log, two indexes, partition.metadata) on the event loop the Raft driver shares.
+   */
+  private create(): void {
+    this.fs.mkdirs(this.dir);
+    const base = Math.max(this.logStartOffset, this.recoveryPoint, 0);
+    this.segments.push(LogSegment.planned(this.dir, base, this.files, this.config, this.clock.nowMs()));
+    // The segment's file, once written, is a new directory entry that a flush must make durable.
+    this.dirUnsynced = true;
+    this.logStartOffset = base;
+    this.recoveryPoint = base;
+    this.highWatermark = base;
+    this.cleanerCheckpoint = base;
+  }
 
   private load(hadCleanShutdown: boolean): void {
     const fs = this.fs;
@@ -434,8 +453,9 @@ export class PartitionLog {
   /** fsyncs everything up to the log end offset and moves the recovery point there. */
   flush(): void {
     this.guard(() => {
-      if (this.dirUnsynced) {
-        // A segment rolled since the directory was last fsynced here: its entry must be durable too.
+      if (this.dirUnsynced && this.activeSegment.hasLogFile) {
+        // A segment rolled (or a new partition's first one was written) since the directory was
+        // last fsynced here: its entry must be durable too.
         this.fs.syncDir(this.dir);
         this.dirUnsynced = false;
       }
@@ -464,7 +484,7 @@ export class PartitionLog {
         this.epochCache.flush();
         return {
           end: this.logEndOffset, truncations: this.truncations, messages: this.unflushedMessages,
-          handles: this.segments.filter((s) => s.nextOffset > this.recoveryPoint || s === this.activeSegment).map((s) => this.files.get(s.logPath)),
+          handles: this.segments.filter((s) => s.nextOffset > this.recoveryPoint || s === this.activeSegment).map((s) => s.logFile()),
         };
       });
     } catch (e) {

@@ -8,7 +8,7 @@ import {
   BatchHeaderAt, LOG_OVERHEAD_BYTES, RECORD_BATCH_HEADER_BYTES, RecordBatchView, readInt64, validateBatch, RecordsError,
 } from '../records/index.js';
 import { StorageError } from './errors.js';
-import type { FileCache } from './fs.js';
+import type { FileCache, FileHandle } from './fs.js';
 import { OffsetIndex, TimeIndex, TxnIndex } from './indexes.js';
 
 export const LOG_SUFFIX = '.log';
@@ -55,15 +55,26 @@ export class LogSegment {
     private readonly files: FileCache,
     private readonly config: SegmentConfig,
     readonly createdMs: number,
-    opts: { size: number; nextOffset?: number; suffix?: string },
+    opts: { size: number; nextOffset?: number; suffix?: string; noFiles?: boolean },
   ) {
     this.size = opts.size;
+    this.logFileMissing = opts.noFiles ?? false;
     this.nextOffsetKnown = opts.size === 0 ? baseOffset : opts.nextOffset ?? null;
     this.suffix = opts.suffix ?? '';
   }
 
   /** '' normally; '.cleaned' while the cleaner writes a replacement. */
   suffix: string;
+  /** A planned segment whose log file its first write creates. */
+  private logFileMissing: boolean;
+  get hasLogFile(): boolean { return !this.logFileMissing; }
+
+  /** The log file's handle (created if the segment had none yet). */
+  logFile(): FileHandle {
+    const h = this.files.get(this.logPath);
+    this.logFileMissing = false;
+    return h;
+  }
 
   path(kind: string): string { return nodePath.join(this.dir, segmentFileName(this.baseOffset, kind) + this.suffix); }
   /** Built once per suffix: every append and read asks for it (a path.join each was ~0.5% of the broker at 50 MB/s). */
@@ -85,6 +96,20 @@ export class LogSegment {
     files.get(s.path(TIME_INDEX_SUFFIX)).truncate(config.segmentIndexBytes - (config.segmentIndexBytes % 12));
     s.offsetIndexLoaded = new OffsetIndex(s.path(INDEX_SUFFIX), baseOffset, config.segmentIndexBytes);
     s.timeIndexLoaded = new TimeIndex(s.path(TIME_INDEX_SUFFIX), baseOffset, config.segmentIndexBytes);
+    s.txnIndexLoaded = new TxnIndex(s.path(TXN_INDEX_SUFFIX));
+    s.maxTs = { timestamp: -1, offset: baseOffset };
+    return s;
+  }
+
+  /**
+   * The first segment of a partition created just now, with no file at all until its first write:
+   * a partition that is never written costs its directory and partition.metadata only. A power
+   * cut before that write leaves what a reopen makes again (an empty segment at the same offset).
+   */
+  static planned(dir: string, baseOffset: number, files: FileCache, config: SegmentConfig, nowMs: number): LogSegment {
+    const s = new LogSegment(dir, baseOffset, files, config, nowMs, { size: 0, noFiles: true });
+    s.offsetIndexLoaded = new OffsetIndex(s.path(INDEX_SUFFIX), baseOffset, config.segmentIndexBytes, undefined, false);
+    s.timeIndexLoaded = new TimeIndex(s.path(TIME_INDEX_SUFFIX), baseOffset, config.segmentIndexBytes, undefined, false);
     s.txnIndexLoaded = new TxnIndex(s.path(TXN_INDEX_SUFFIX));
     s.maxTs = { timestamp: -1, offset: baseOffset };
     return s;
@@ -146,7 +171,7 @@ export class LogSegment {
   /** The largest timestamp, or the file's modification time when no batch has one (retention). */
   largestTimestamp(): number {
     const t = this.maxTimestampAndOffset.timestamp;
-    return t >= 0 ? t : this.files.fs.mtimeMs(this.logPath);
+    return t >= 0 ? t : this.logFileMissing ? this.createdMs : this.files.fs.mtimeMs(this.logPath);
   }
 
   get indexIsFull(): boolean { return this.offsetIndex.isFull || this.timeIndex.isFull; }
@@ -163,7 +188,7 @@ export class LogSegment {
     const timeIndex = this.timeIndex;
     const maxTs = this.maxTimestampAndOffset;
     const position = this.size;
-    this.files.get(this.logPath).write(buf, position);
+    this.logFile().write(buf, position);
     for (const v of batches) {
       const ts = v.maxTimestamp;
       if (ts > maxTs.timestamp) { maxTs.timestamp = ts; maxTs.offset = v.lastOffset; }
@@ -184,7 +209,8 @@ export class LogSegment {
    * read is at most `firstReadBytes` (a caller that expects large batches asks for a header's worth).
    */
   *headers(position = 0, end = this.size, firstReadBytes = SCAN_CHUNK_BYTES): Generator<BatchHeader> {
-    const h = this.files.get(this.logPath);
+    if (position + RECORD_BATCH_HEADER_BYTES > end) return;
+    const h = this.logFile();
     // Small batches are scanned in 64 KiB chunks; after a batch at least that large, the next read
     // is of one header only (reading a large batch's neighbourhood to learn 61 bytes was most of the
     // cost of a fetch of large batches).
@@ -228,7 +254,7 @@ export class LogSegment {
   /** Reads `length` bytes at `position` into `alloc(length)`. */
   readBytes(position: number, length: number, alloc: (bytes: number) => Buffer = Buffer.allocUnsafe): Buffer {
     const buf = alloc(length);
-    const n = this.files.get(this.logPath).read(buf, 0, length, position);
+    const n = this.logFile().read(buf, 0, length, position);
     return n === length ? buf : buf.subarray(0, n);
   }
 
@@ -268,7 +294,7 @@ export class LogSegment {
    */
   recover(onBatch: (view: RecordBatchView) => void): { truncatedBytes: number; validBatches: number } {
     this.resetIndexes();
-    const h = this.files.get(this.logPath);
+    const h = this.logFile();
     const fileSize = h.size();
     let position = 0;
     let expected = this.baseOffset;
@@ -300,8 +326,8 @@ export class LogSegment {
   }
 
   private resetIndexes(): void {
-    this.offsetIndexLoaded = new OffsetIndex(this.path(INDEX_SUFFIX), this.baseOffset, this.config.segmentIndexBytes);
-    this.timeIndexLoaded = new TimeIndex(this.path(TIME_INDEX_SUFFIX), this.baseOffset, this.config.segmentIndexBytes);
+    this.offsetIndexLoaded = new OffsetIndex(this.path(INDEX_SUFFIX), this.baseOffset, this.config.segmentIndexBytes, undefined, this.offsetIndexLoaded?.fileMayExist ?? true);
+    this.timeIndexLoaded = new TimeIndex(this.path(TIME_INDEX_SUFFIX), this.baseOffset, this.config.segmentIndexBytes, undefined, this.timeIndexLoaded?.fileMayExist ?? true);
     this.txnIndexLoaded ??= new TxnIndex(this.path(TXN_INDEX_SUFFIX), this.readIndexFile(this.path(TXN_INDEX_SUFFIX)));
     this.maxTs = { timestamp: -1, offset: this.baseOffset };
     this.bytesSinceLastIndexEntry = 0;
@@ -336,7 +362,7 @@ export class LogSegment {
     const h = this.translateOffset(offset);
     if (!h) return 0;
     const removed = this.size - h.position;
-    this.files.get(this.logPath).truncate(h.position);
+    this.logFile().truncate(h.position);
     this.size = h.position;
     this.txnIndex.truncateTo(offset, this.files);
     this.rebuildIndexes();
@@ -345,7 +371,7 @@ export class LogSegment {
 
   /** Writes index entries and fsyncs everything. */
   flush(): void {
-    this.files.get(this.logPath).sync();
+    if (!this.logFileMissing) this.logFile().sync();
     this.offsetIndex.flush(this.files, true);
     this.timeIndex.flush(this.files, true);
     if (this.files.fs.exists(this.path(TXN_INDEX_SUFFIX))) this.files.get(this.path(TXN_INDEX_SUFFIX)).sync();

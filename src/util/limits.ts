@@ -43,6 +43,11 @@ export const limits = {
   replicationQuotaElapsedMinMs: 100,
   /** File descriptors the storage engine keeps open (segment files open lazily, close least recently used first). */
   openFilesMax: 4096,
+  /**
+   * New partitions' partition.metadata writes (each a write, an fsync and two directory fsyncs) in
+   * the thread pool at once: the metadata log's fsyncs share its four threads.
+   */
+  partitionMetadataWritesInFlightMax: 2,
   /** Arrays whose elements may encode to zero bytes are capped at this many elements when decoded. */
   emptyArrayElementsMax: 1024,
   /**

@@ -121,3 +121,39 @@ test('a leader epoch never goes backwards on a partition', () => {
   assert.equal(p.leaderEpoch, 3);
   assert.throws(() => p.makeLeader({ leader: OTHER, leaderEpoch: 4, partitionEpoch: 4, isr: [OTHER] }), AssertionError, 'makeLeader names this broker');
 });
+
+test('a produce to a partition the metadata lists but whose log is still opening gets a retriable NOT_LEADER_OR_FOLLOWER, and succeeds once it is open; nothing is appended twice or lost', async () => {
+  const { buildRecordBatchSync } = await import('../../src/records/index.js');
+  const { ErrorCode, isRetriable } = await import('../../src/protocol/index.js');
+  const { partitionKey } = await import('../../src/util/index.js');
+  const rm = new ReplicaManager(ME, systemClock, realScheduler, { fetchPurgatoryOperationsMax: 100, producePurgatoryOperationsMax: 100 });
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => { release = resolve; });
+  const ports: ReplicaDeltaPorts = {
+    // Partition 1's log takes a while to open (a large creation on a loaded disk).
+    openLog: async (_topic, partition) => { if (partition === 1) await gate; return storageLog(); },
+    deleteLog: async () => {},
+    topicConfig: () => ({ minInsyncReplicas: 1, maxMessageBytes: undefined }),
+  };
+  const delta = new MetadataDelta(MetadataImage.EMPTY);
+  for (const r of [
+    metadataRecord('TopicRecord', { name: 'slow', topicId: TOPIC_ID }),
+    ...[0, 1].map((partitionId) => metadataRecord('PartitionRecord', { partitionId, topicId: TOPIC_ID, replicas: [ME], isr: [ME], leader: ME, leaderEpoch: 0, partitionEpoch: 0 })),
+  ] as MetadataRecord[]) delta.replay(r);
+  const image = delta.apply(provenance(3, 1));
+  const applying = rm.applyDelta(delta, image, ports);
+  const records = () => buildRecordBatchSync({ records: [{ key: null, value: Buffer.from('v'), timestamp: 1 }], baseOffset: 0, producerId: -1, producerEpoch: -1, baseSequence: -1, isTransactional: false });
+  const produce = async (partition: number) => (await rm.produce(-1, 1000, [{ topic: 'slow', partition, records: records() }])).get(partitionKey('slow', partition))!;
+  await new Promise((r) => setImmediate(r));
+  const early = await produce(1);
+  assert.equal(early.errorCode, ErrorCode.NOT_LEADER_OR_FOLLOWER, 'listed in the metadata, not open here yet');
+  assert.ok(isRetriable(early.errorCode), 'a client retries it');
+  assert.equal((await produce(0)).errorCode, 0, 'the partition already open takes writes meanwhile');
+  release();
+  await applying;
+  const late = await produce(1);
+  assert.equal(late.errorCode, 0);
+  assert.equal(late.baseOffset, 0n, 'the refused attempt appended nothing');
+  assert.equal(rm.partition('slow', 1)!.log.logEndOffset, 1);
+  assert.equal((await produce(7)).errorCode, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, 'a partition the metadata does not have');
+});

@@ -110,7 +110,7 @@ test('the periodic checkpoint is written off the event loop, and one still in fl
   assert.equal(fs.readFile('/data/recovery-point-offset-checkpoint').toString(), '0\n1\norders 0 6\n');
 });
 
-test('a new partition is created without an fsync on the event loop; its partition.metadata becomes durable in the background, and a power cut before that leaves a log that opens and takes its topic id again', async () => {
+test('a new partition is created without an fsync or a file write on the event loop; its partition.metadata is written and made durable in the background, and a power cut before that leaves a log that opens and takes its topic id again', async () => {
   const fs = new MemoryFileSystem();
   const clock = new ManualClock(10_000);
   const m = manager(fs, clock);
@@ -119,9 +119,10 @@ test('a new partition is created without an fsync on the event loop; its partiti
   const created = m.getOrCreateLog('fresh', 0, 'AAECAwQFBgcICQoLDA0ODw');
   assert.equal(fs.stats.syncs, before, 'no fsync while creating an empty partition');
   assert.equal(created.recovery.segmentsScanned, 0, 'nothing to recover in a new directory');
-  // A power cut now: the file may be empty (its bytes were never synced).
+  assert.ok(!fs.exists('/data/fresh-0/partition.metadata'), 'written on a later turn, off the event loop');
+  // A power cut now: the background write never happened.
   fs.crash();
-  assert.equal(fs.readFile('/data/fresh-0/partition.metadata').length, 0, 'the unsynced file is empty after the crash');
+  assert.ok(!fs.exists('/data/fresh-0/partition.metadata'), 'no partition.metadata after the crash');
   const afterCrash = manager(fs, clock);
   const reopened = afterCrash.getOrCreateLog('fresh', 0, 'AAECAwQFBgcICQoLDA0ODw');
   assert.equal(reopened.logEndOffset, 0);
@@ -130,12 +131,73 @@ test('a new partition is created without an fsync on the event loop; its partiti
   const fs2 = new MemoryFileSystem();
   const other = manager(fs2, clock);
   other.ensureMetaProperties(1, 'cluster-a');
+  // The wait is for the partition's own write and fsync (a 10 ms timer alone raced it on a loaded machine).
   other.getOrCreateLog('fresh', 1, 'AAECAwQFBgcICQoLDA0ODw');
-  for (let i = 0; i < 20 && fs2.stats.syncs === 0; i++) await new Promise((r) => setImmediate(r));
-  await new Promise((r) => setTimeout(r, 10));
+  for (let i = 0; i < 20 && !fs2.exists('/data/fresh-1/partition.metadata'); i++) await new Promise((r) => setImmediate(r));
+  assert.ok(fs2.exists('/data/fresh-1/partition.metadata'), 'the background write ran');
   fs2.crash();
   assert.match(fs2.readFile('/data/fresh-1/partition.metadata').toString(), /topic_id: AAECAwQFBgcICQoLDA0ODw\n/, 'durable once the background fsync ran');
   // Garbage that is not a cut-short write is still refused.
   fs.writeFileAtomic('/data/fresh-0/partition.metadata', Buffer.from('something else\n'));
   assert.throws(() => manager(fs, clock).getOrCreateLog('fresh', 0, 'AAECAwQFBgcICQoLDA0ODw'), /no topic_id/);
+});
+
+test('a new partition costs its directory and partition.metadata only; its first write creates the segment, and a power cut or a restart before that gives back an empty log at offset 0', async () => {
+  const fs = new MemoryFileSystem();
+  const clock = new ManualClock(10_000);
+  let m = manager(fs, clock);
+  m.ensureMetaProperties(1, 'cluster-a');
+  const log = m.getOrCreateLog('lazy', 0, 'AAECAwQFBgcICQoLDA0ODw');
+  assert.deepEqual(fs.list('/data/lazy-0'), [], 'the directory only, on the event loop');
+  for (let i = 0; i < 20 && !fs.exists('/data/lazy-0/partition.metadata'); i++) await new Promise((r) => setImmediate(r));
+  assert.deepEqual(fs.list('/data/lazy-0'), ['partition.metadata'], 'no segment file before the first write');
+  assert.equal(log.read(0, 1 << 20, 0).length, 0, 'an empty partition reads as empty');
+  assert.equal(log.logEndOffset, 0);
+  assert.deepEqual(fs.list('/data/lazy-0'), ['partition.metadata'], 'reading creates nothing');
+  // A restart (clean, then after a power cut) before any write: the same empty log.
+  m.close();
+  m = manager(fs, clock);
+  assert.equal(m.getOrCreateLog('lazy', 0, 'AAECAwQFBgcICQoLDA0ODw').logEndOffset, 0);
+  fs.crash();
+  m = manager(fs, clock);
+  const again = m.getOrCreateLog('lazy', 0, 'AAECAwQFBgcICQoLDA0ODw');
+  assert.equal(again.logEndOffset, 0);
+  // The first write creates the segment; a flush then a power cut keeps it.
+  const fresh = m.getOrCreateLog('lazy', 1, 'AAECAwQFBgcICQoLDA0ODw');
+  await fresh.appendAsLeader(batch(3), 0);
+  assert.ok(fs.list('/data/lazy-1').includes('00000000000000000000.log'));
+  fresh.flush();
+  fs.crash();
+  m = manager(fs, clock);
+  const kept = m.getOrCreateLog('lazy', 1, 'AAECAwQFBgcICQoLDA0ODw');
+  assert.equal(kept.logEndOffset, 3);
+  assert.deepEqual(dump(kept).map(([o]) => o), [0, 1, 2]);
+  await kept.appendAsLeader(batch(2), 0);
+  assert.equal(kept.logEndOffset, 5);
+});
+
+test('a new partition\'s background partition.metadata write never lands for a deleted log: a topic deleted and re-created meanwhile keeps its own id; close() writes what the background had not', async () => {
+  const fs = new MemoryFileSystem();
+  const clock = new ManualClock(10_000);
+  const m = manager(fs, clock);
+  m.ensureMetaProperties(1, 'cluster-a');
+  const oldId = 'AAECAwQFBgcICQoLDA0ODw';
+  const newId = 'DwAODQwLCgkIBwYFBAMCAQ';
+  // More than the writes in flight at once, so some wait in the queue.
+  for (let p = 0; p < 6; p++) m.getOrCreateLog('again', p, oldId);
+  for (let p = 0; p < 6; p++) m.deleteLog('again', p);
+  for (let p = 0; p < 6; p++) m.getOrCreateLog('again', p, newId);
+  for (let i = 0; i < 100; i++) await new Promise((r) => setImmediate(r));
+  for (let p = 0; p < 6; p++) {
+    assert.match(fs.readFile(`/data/again-${p}/partition.metadata`).toString(), new RegExp(`topic_id: ${newId}\n`), `again-${p}`);
+    assert.deepEqual(fs.list(`/data/again-${p}`), ['partition.metadata'], 'no temporary file left behind');
+  }
+  assert.equal(m.offline, null);
+  // Created just before a clean shutdown: close() writes them.
+  for (let p = 0; p < 6; p++) m.getOrCreateLog('late', p, newId);
+  m.close();
+  for (let p = 0; p < 6; p++) assert.match(fs.readFile(`/data/late-${p}/partition.metadata`).toString(), new RegExp(`topic_id: ${newId}\n`));
+  await m.removalsDone();
+  for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+  for (let p = 0; p < 6; p++) assert.deepEqual(fs.list(`/data/late-${p}`), ['partition.metadata'], `late-${p}: the background's own write came to nothing`);
 });

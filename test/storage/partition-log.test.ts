@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { RecordBatchView } from '../../src/records/index.js';
-import { StorageError } from '../../src/storage/index.js';
+import { FileCache, PartitionLog, StorageError, logConfig } from '../../src/storage/index.js';
 import { batch, batchOffsets, dump, openLog, setup, DIR } from './helpers.js';
 
 test('appends get consecutive offsets, the leader epoch is stamped, and reads return whole batches', async () => {
@@ -322,4 +322,36 @@ test('a CreateTime append out of the allowed window names the records whose time
   assert.deepEqual(err.recordErrors.map((r) => r.batchIndex), [0, 1, 2]);
   assert.match(err.recordErrors[0]!.message, /^Timestamp \d+ of message with offset 0 is out of range/);
   assert.equal(log.logEndOffset, 0);
+});
+
+test('a log created in a new directory has no segment files until its first write, and its index files none until an entry is written; reopened without them it reads, appends and finds offsets as before', async () => {
+  const { fs, clock } = setup();
+  fs.removeDir(DIR);
+  const log = PartitionLog.open({
+    dir: DIR, files: new FileCache(fs, 64), config: logConfig({ indexIntervalBytes: 100 }), clock, recoveryPoint: 0, logStartOffset: 0, hadCleanShutdown: true, created: true,
+  });
+  const index = path.join(DIR, '00000000000000000000.index');
+  const timeIndex = path.join(DIR, '00000000000000000000.timeindex');
+  assert.deepEqual(fs.list(DIR), [], 'nothing but the directory');
+  log.flush();
+  assert.deepEqual(fs.list(DIR), [], 'flushing an empty log creates no file');
+  await log.appendAsLeader(batch(3), 0);
+  assert.ok(fs.exists(path.join(DIR, '00000000000000000000.log')), 'the first write creates the log file');
+  log.flush();
+  assert.ok(!fs.exists(index), 'one batch below index.interval.bytes: still no entry, no file');
+  // A power cut and a reopen without index files.
+  fs.crash();
+  const a = openLog(fs, clock, { indexIntervalBytes: 100 }, { recoveryPoint: 3, clean: true });
+  assert.equal(a.logEndOffset, 3);
+  for (let i = 0; i < 20; i++) await a.appendAsLeader(batch(3, { timestamp: 2000 + 10 * i }), 0);
+  a.flush();
+  assert.ok(fs.fileSize(index) > 0 && fs.fileSize(timeIndex) > 0, 'entries written once there are some');
+  assert.deepEqual(batchOffsets(a.read(31, 1, 63)), [[30, 32]]);
+  assert.equal((await a.offsetForTimestamp(2100))?.offset, 33, 'the time index finds the batch');
+  a.close();
+  const b = openLog(fs, clock, { indexIntervalBytes: 100 }, { recoveryPoint: 63, clean: true });
+  assert.equal(b.logEndOffset, 63);
+  assert.ok(b.segments[0]!.offsetIndex.entries > 3, 'the index came back from its file');
+  assert.deepEqual(batchOffsets(b.read(31, 1, 63)), [[30, 32]]);
+  assert.equal((await b.offsetForTimestamp(2100))?.offset, 33);
 });
