@@ -14,6 +14,7 @@ import { StorageError } from '../storage/index.js';
 import { limits, partitionKey, partitionName, type Clock } from '../util/index.js';
 import type { ReplicaFetchers } from './fetchers.js';
 import type { Partition } from './partition.js';
+import type { Scheduler } from './purgatory.js';
 
 const FETCH = 1;
 const LIST_OFFSETS = 2;
@@ -64,6 +65,8 @@ export interface ReplicaFetcherPorts {
   /** Opens a connection to a leader and negotiates versions. */
   connect(endpoint: LeaderEndpoint): Promise<LeaderLink>;
   clock: Clock;
+  /** Where a fetcher waits out its backoff (real timers when absent; a simulation passes its own). */
+  scheduler?: Scheduler;
   logger?: FetcherLogger;
 }
 
@@ -78,6 +81,11 @@ interface FetchState {
   truncating: boolean;
   /** No fetch for this partition before this time (backoff after an error). */
   delayUntilMs: number;
+}
+
+function unrefTimer(fn: () => void, ms: number): { cancel(): void } {
+  const t = setTimeout(fn, ms).unref();
+  return { cancel: () => clearTimeout(t) };
 }
 
 /** Java's String.hashCode, for Kafka's fetcher id: abs(31 * topic.hashCode + partition) % numFetchers. */
@@ -270,13 +278,14 @@ export class ReplicaFetcher {
   private sleep(ms: number): Promise<void> {
     return new Promise((resolve) => {
       const done = (): void => {
-        if (timer !== null) clearTimeout(timer);
+        timer?.cancel();
         if (this.wake === done) this.wake = null;
         resolve();
       };
+      const scheduler = this.ports.scheduler;
       // A fetcher waiting for its backoff must not keep a process alive on its own (a broker in a
       // test that is never closed); a connection to a leader does while there is one.
-      const timer = Number.isFinite(ms) ? setTimeout(done, Math.max(0, ms)).unref() : null;
+      const timer = !Number.isFinite(ms) ? null : scheduler !== undefined ? scheduler.schedule(Math.max(0, ms), done) : unrefTimer(done, Math.max(0, ms));
       this.wake = done;
     });
   }
