@@ -131,6 +131,7 @@ export class Broker {
     this.replicaManager = new ReplicaManager(deps.nodeId, deps.clock, deps.scheduler, { fetchPurgatoryOperationsMax: limits.fetchPurgatoryOperationsMax, producePurgatoryOperationsMax: limits.producePurgatoryOperationsMax },
       this.replicaFetchers, { replicaLagTimeMaxMs: Number(deps.brokerConfig.get('replica.lag.time.max.ms')), channel: this.alterPartitions });
     this.replicaManager.startIsrExpiration(this.coordinatorScheduler());
+    this.replicaManager.localIncarnationId = this.incarnationId;
     this.fetchSessions = new FetchSessionCache(deps.fetchSessionCacheSlots, deps.clock);
     for (const h of [apiVersionsHandler(() => this.router.supportedVersions(), () => this.deps.metadata.view().features()), metadataHandler, produceHandler, fetchHandler, listOffsetsHandler,
       createTopicsHandler, deleteTopicsHandler, createPartitionsHandler, describeClusterHandler, deleteRecordsHandler, offsetForLeaderEpochHandler,

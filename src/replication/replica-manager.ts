@@ -65,6 +65,9 @@ interface DeltaRun {
   topicConfig(topic: string): PartitionConfig;
 }
 
+/** The metadata's leader id of a partition without a leader. */
+const NO_LEADER_ID = -1;
+
 function set<K, V>(map: Map<K, V>, k: K, v: V): V {
   map.set(k, v);
   return v;
@@ -162,6 +165,18 @@ export class ReplicaManager {
   /** The latest metadata image applied: which brokers may join an ISR, at which epoch. */
   private image: MetadataImage | null = null;
   private isrExpiration: { cancel(): void } | null = null;
+  /**
+   * This process's registration (its incarnation id), when the broker sets it. An image in which
+   * this broker is registered under another incarnation (a process before a crash) or not at all
+   * is not acted on as its leader: a restarted broker that replays metadata written before its
+   * crash would otherwise lead again at the old leader epoch with a log that may have lost its
+   * unflushed tail, and answer followers with DivergingEpoch down to it, erasing acknowledged
+   * records they hold. The controller moves those leaderships away when the new incarnation
+   * registers (or the old session expires); until then such a partition is a follower with no
+   * leader. Kafka gets the same by publishing metadata to the replica manager only once the
+   * broker has caught up past its own registration.
+   */
+  localIncarnationId: string | null = null;
 
   constructor(readonly brokerId: number, readonly clock: Clock, private readonly scheduler: Scheduler, limits: ReplicaManagerLimits,
     /** Where followers fetch from their leader (none fetches until the replication issue plugs one in). */
@@ -206,8 +221,10 @@ export class ReplicaManager {
     if (delta.topics !== null) {
       const changes = delta.topics.localChanges(this.brokerId);
       for (const ref of changes.deletes) await this.stopReplica(ref, run);
-      for (const change of changes.leaders) await this.becomeLeader(change, run);
-      await this.becomeFollowers(changes.followers, run);
+      const mayLead = this.localIncarnationId === null || image.cluster.broker(this.brokerId)?.incarnationId === this.localIncarnationId;
+      for (const change of mayLead ? changes.leaders : []) await this.becomeLeader(change, run);
+      const notLed = mayLead ? [] : changes.leaders.map((c) => ({ ...c, registration: { ...c.registration, leader: NO_LEADER_ID } }));
+      await this.becomeFollowers([...notLed, ...changes.followers], run);
     }
     if (delta.configs !== null) this.applyConfigChanges(delta.configs.topicConfigChanges(this.brokerId), image, run);
     return applied;
