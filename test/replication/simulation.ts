@@ -24,7 +24,9 @@
 //  3. a leader's high watermark never goes back within a leader epoch;
 //  4. in every controller node's committed image the ISR is within the replicas and the leader in
 //     its ISR;
-//  5. at most one broker leads a partition in a leader epoch.
+//  5. at most one broker leads a partition in a leader epoch;
+//  6. below a leader's high watermark, every follower of its ISR that fetched in this leader epoch
+//     holds the leader's batches (log matching on the committed prefix).
 // After healing: every broker registered and unfenced, every partition with its full ISR, and an
 // acks=all write to each partition succeeds.
 import { type Activation } from '../../src/controller/index.js';
@@ -272,6 +274,8 @@ class ReplicationHost extends ControllerNodesHost<ReplicationSimStats> {
   /** Partitions written with acks=all after healing. */
   private readonly finalAcked = new Set<number>();
   private failure: string | undefined;
+  /** Invariant 6: per leader and follower life, the offset their logs were compared up to. */
+  private readonly isrVerified = new Map<string, number>();
   /** The ISR of each partition at the latest committed offset seen (to count ISR changes). */
   private readonly isrSeen = new Map<number, { offset: number; isr: string }>();
   private dirty = true;
@@ -291,7 +295,9 @@ class ReplicationHost extends ControllerNodesHost<ReplicationSimStats> {
     const flush = [1, 4, Number.MAX_SAFE_INTEGER][this.rng.int(3)]!;
     this.logConfig = logConfig({ flushMessages: flush, segmentBytes: [4096, 1 << 20][this.rng.int(2)]!, segmentIndexBytes: 8192, indexIntervalBytes: 256 });
     this.partitions = 1 + this.rng.int(2);
-    for (let id = 1; id <= 3; id++) {
+    // Mostly three brokers (every broker holds every partition); sometimes four or five.
+    const brokerCount = this.rng.next() < 0.7 ? 3 : 4 + this.rng.int(2);
+    for (let id = 1; id <= brokerCount; id++) {
       const fs = new MemoryFileSystem();
       this.brokers.push({
         id, fs, life: 0, incarnation: '', epoch: -1n, state: 'down', guess: this.randomNode(), inflight: false, restartAtMs: this.rng.int(200), proc: null,
@@ -304,7 +310,7 @@ class ReplicationHost extends ControllerNodesHost<ReplicationSimStats> {
     this.at(500, () => this.chaosTick());
     this.at(400, () => this.produceTick());
     this.at(500, () => this.consumeTick());
-    sim.record(`3 brokers, ${this.partitions} partition(s) of ${TOPIC} (RF ${REPLICATION_FACTOR}, min.insync.replicas ${MIN_INSYNC_REPLICAS}), flush.messages ${flush}${bug ? `, bug ${bug}` : ''}`);
+    sim.record(`${brokerCount} brokers, ${this.partitions} partition(s) of ${TOPIC} (RF ${REPLICATION_FACTOR}, min.insync.replicas ${MIN_INSYNC_REPLICAS}), flush.messages ${flush}${bug ? `, bug ${bug}` : ''}`);
   }
 
   private readonly replicationBug: ReplicationBug | undefined;
@@ -791,7 +797,37 @@ class ReplicationHost extends ControllerNodesHost<ReplicationSimStats> {
         if (p.highWatermark < hw) this.violation(`${TOPIC}-${p.index}: leader b${b.id}'s high watermark went back from ${hw} to ${p.highWatermark} in epoch ${p.leaderEpoch}`);
         this.hwOf.set(hwKey, p.highWatermark);
         this.verifyLeaderLog(b, proc, p);
+        this.verifyIsrLogs(b, proc, p);
       }
+    }
+  }
+
+  /**
+   * Invariant 6: below the leader's high watermark, every follower of its maximal ISR that has
+   * fetched in this leader epoch holds the leader's batches (what it holds of them: a restarted
+   * follower may have less). Checked from where it was checked last, per leader and follower life.
+   */
+  private verifyIsrLogs(b: SimBroker, proc: BrokerProcess, p: Partition): void {
+    for (const id of p.maximalIsr) {
+      if (id === b.id || (p.followers.get(id)?.logEndOffset ?? -1) < 0) continue;
+      const f = this.brokers[id - 1]!.proc;
+      const fp = f?.rm.partition(TOPIC, p.index);
+      if (f === null || fp === undefined) continue;
+      const key = `isr:${b.id}:${proc.life}:${p.index}:${p.leaderEpoch}:${id}:${f.life}`;
+      const fLog = (fp.log as StorageLog).log;
+      const upTo = Math.min(p.highWatermark, fLog.logEndOffset, p.followers.get(id)!.logEndOffset);
+      let from = Math.max(this.isrVerified.get(key) ?? 0, fLog.logStartOffset, p.log.logStartOffset);
+      if (from >= upTo) continue;
+      const mine = batchesIn((p.log as StorageLog).log, from, upTo);
+      const theirs = batchesIn(fLog, from, upTo);
+      for (let i = 0; i < Math.min(mine.length, theirs.length); i++) {
+        const [m, t] = [mine[i]!, theirs[i]!];
+        if (m.baseOffset !== t.baseOffset || m.crc !== t.crc) {
+          this.violation(`${TOPIC}-${p.index}: ISR follower b${id} has batch ${t.baseOffset} crc ${t.crc} below the high watermark ${p.highWatermark} of b${b.id} (leader in epoch ${p.leaderEpoch}), which has batch ${m.baseOffset} crc ${m.crc}`);
+        }
+        from = Math.max(from, m.lastOffset + 1);
+      }
+      this.isrVerified.set(key, from);
     }
   }
 
@@ -826,19 +862,23 @@ class ReplicationHost extends ControllerNodesHost<ReplicationSimStats> {
   // ---- Faults -------------------------------------------------------------------------------------
 
   /**
-   * Whether every broker other than `b` runs, is unfenced and in every ISR the controller has: then
-   * a crash of `b` is the one failure RF 3 with min.insync.replicas 2 must survive (an ISR member
-   * has every acknowledged batch, which is what the invariants check, not what this assumes).
+   * Whether every other replica of the partitions `b` holds runs, is unfenced and in the ISR the
+   * controller has: then a crash of `b` is the one failure RF 3 with min.insync.replicas 2 must
+   * survive (an ISR member has every acknowledged batch, which is what the invariants check, not
+   * what this assumes). Other brokers do not matter.
    */
   private othersHealthy(b: SimBroker): boolean {
     const node = [...this.nodes.values()].find((n) => n.up && n.seat.active !== null);
     const t = node?.loader.image.topics.getTopic(TOPIC);
     if (node === undefined || t === undefined) return false;
-    for (const o of this.brokers) {
-      if (o === b) continue;
-      const reg = node.loader.image.cluster.broker(o.id);
-      if (o.proc === null || o.state !== 'running' || reg === undefined || reg.fenced) return false;
-      for (const p of t.partitions.values()) if (!p.isr.includes(o.id)) return false;
+    for (const p of t.partitions.values()) {
+      if (!p.replicas.includes(b.id)) continue;
+      for (const id of p.replicas) {
+        if (id === b.id) continue;
+        const o = this.brokers[id - 1]!;
+        const reg = node.loader.image.cluster.broker(id);
+        if (o.proc === null || o.state !== 'running' || reg === undefined || reg.fenced || !p.isr.includes(id)) return false;
+      }
     }
     return true;
   }
@@ -857,7 +897,7 @@ class ReplicationHost extends ControllerNodesHost<ReplicationSimStats> {
       this.stats.brokerCrashes++;
       this.sim.record(`b${b.id} crashes (power cut), back at ${b.restartAtMs}`);
     } else if (r < 0.45) {
-      const o = this.brokers[(b.id + this.rng.int(2)) % 3]!;
+      const o = this.brokers[(b.id + this.rng.int(this.brokers.length - 1)) % this.brokers.length]!;
       const oneWay = this.rng.next() < 0.4;
       this.brokerCuts.add(`${b.id}>${o.id}`);
       if (!oneWay) this.brokerCuts.add(`${o.id}>${b.id}`);
@@ -867,12 +907,12 @@ class ReplicationHost extends ControllerNodesHost<ReplicationSimStats> {
       if (this.brokerCuts.size === 0) return;
       this.brokerCuts.clear();
       this.sim.record('broker cuts mended');
-    } else if (r < 0.8) {
+    } else if (r < 0.85) {
       // Cut off from every controller node: its session expires, it is fenced, its leaderships move
       // while it may still act on the image it has.
       for (const n of this.sim.nodeIds) this.clientCuts.add(`b${b.id}>${n}`);
       this.sim.record(`b${b.id} cut off from the controller`);
-    } else if (r < 0.85) {
+    } else if (r < 0.9) {
       this.dropRate = [0, 0, 0.02, 0.1][this.rng.int(4)]!;
       this.sim.record(`request loss ${this.dropRate}`);
     }
@@ -884,6 +924,26 @@ class ReplicationHost extends ControllerNodesHost<ReplicationSimStats> {
       return `b${b.id} ${b.state} life ${b.life} epoch ${b.epoch} guess n${b.guess} ${parts.join(' ')}`;
     }).join('\n  ');
   }
+}
+
+/** The batches (base offset, last offset, CRC) of a log whose last offset is below `upTo`, from the one holding `from`. */
+function batchesIn(log: StorageLog['log'], from: number, upTo: number): { baseOffset: number; lastOffset: number; crc: number }[] {
+  const out: { baseOffset: number; lastOffset: number; crc: number }[] = [];
+  for (let at = from; at < upTo;) {
+    const bytes = log.read(at, 1 << 16, log.logEndOffset);
+    if (bytes.length < LOG_OVERHEAD_BYTES) break;
+    for (let pos = 0; pos + LOG_OVERHEAD_BYTES <= bytes.length;) {
+      const len = bytes.readInt32BE(pos + BatchHeaderAt.BatchLength);
+      if (pos + LOG_OVERHEAD_BYTES + len > bytes.length) break;
+      const baseOffset = Number(bytes.readBigInt64BE(pos + BatchHeaderAt.BaseOffset));
+      const lastOffset = baseOffset + bytes.readInt32BE(pos + BatchHeaderAt.LastOffsetDelta);
+      if (lastOffset >= upTo) return out;
+      out.push({ baseOffset, lastOffset, crc: bytes.readUInt32BE(pos + BatchHeaderAt.Crc) });
+      at = lastOffset + 1;
+      pos += LOG_OVERHEAD_BYTES + len;
+    }
+  }
+  return out;
 }
 
 /** A partition log that counts truncations (to see that the schedules make followers diverge). */
