@@ -64,6 +64,8 @@ export interface ReplicationSimOptions {
   readonly livenessMs?: number;
   readonly traceLength?: number;
   readonly bug?: ReplicationBug;
+  /** Whether the Raft sim's faults hit the controller nodes (by default, half the seeds). */
+  readonly controllerFaults?: boolean;
 }
 
 export interface ReplicationSimStats extends ControllerNodeStats {
@@ -78,6 +80,7 @@ export interface ReplicationSimStats extends ControllerNodeStats {
   consumedBatches: number;
   leaderChanges: number;
   isrChanges: number;
+  uncleanElections: number;
   truncations: number;
   fetchRequests: number;
   lostRequests: number;
@@ -159,7 +162,12 @@ interface SimBroker {
 export function runReplicationSeed(options: ReplicationSimOptions): Promise<ReplicationSimResult> {
   return withBug(options.bug, async () => {
     let host: ReplicationHost | undefined;
+    // Half the seeds put the Raft sim's faults on the controller nodes too (crashes, partitions,
+    // loss between them); the other half keep the quorum calm so that the brokers' own faults
+    // have a working controller to play against (fencing, elections, ISR changes).
+    const controllerFaults = options.controllerFaults ?? new Prng(options.seed * 7919 + 13).next() < 0.5;
     const sim = new Simulation({
+      ...(controllerFaults ? {} : { schedule: [] }),
       seed: options.seed, chaosMs: options.chaosMs ?? 10_000, livenessMs: options.livenessMs ?? 20_000, traceLength: options.traceLength ?? 120,
       host: (control) => (host = new ReplicationHost(control, options.bug)),
     });
@@ -277,7 +285,7 @@ class ReplicationHost extends ControllerNodesHost<ReplicationSimStats> {
   /** Invariant 6: per leader and follower life, the offset their logs were compared up to. */
   private readonly isrVerified = new Map<string, number>();
   /** The ISR of each partition at the latest committed offset seen (to count ISR changes). */
-  private readonly isrSeen = new Map<number, { offset: number; isr: string }>();
+  private readonly isrSeen = new Map<number, { offset: number; isr: string; leader: number }>();
   private dirty = true;
   private stopped = false;
   private readonly crashRng: Prng;
@@ -286,7 +294,7 @@ class ReplicationHost extends ControllerNodesHost<ReplicationSimStats> {
     super(sim, undefined, {
       activations: 0, notController: 0, fenced: 0, imagesCompared: 0, stagedCompared: 0, registrations: 0, heartbeats: 0, brokerCrashes: 0,
       brokerCuts: 0, producedAcksAll: 0, producedAcks1: 0, acknowledgedAcksAll: 0, notEnoughReplicas: 0, consumedBatches: 0, leaderChanges: 0,
-      isrChanges: 0, truncations: 0, fetchRequests: 0, lostRequests: 0, checkedBatches: 0,
+      isrChanges: 0, uncleanElections: 0, truncations: 0, fetchRequests: 0, lostRequests: 0, checkedBatches: 0,
     });
     this.unclean = bug === 'unclean-election';
     this.replicationBug = bug;
@@ -319,6 +327,9 @@ class ReplicationHost extends ControllerNodesHost<ReplicationSimStats> {
     return this.brokers.map((b) => `b${b.id}`);
   }
 
+  /** Cuts between brokers and controller nodes come from chaosTick here, each for its own while. */
+  protected override clientCutTick(): void {}
+
   // ---- SimHost ----------------------------------------------------------------------------------
 
   override apply(id: NodeId, batches: readonly EntryBatch[]): void {
@@ -341,9 +352,13 @@ class ReplicationHost extends ControllerNodesHost<ReplicationSimStats> {
     for (const [index, p] of t.partitions) {
       const last = this.isrSeen.get(index);
       const offset = image.provenance.lastContainedOffset;
-      if (last === undefined || (offset > last.offset && last.isr !== `${p.isr}`)) {
-        if (last !== undefined) this.stats.isrChanges++;
-        this.isrSeen.set(index, { offset, isr: `${p.isr}` });
+      if (last === undefined || (offset > last.offset && (last.isr !== `${p.isr}` || last.leader !== p.leader))) {
+        if (last !== undefined && last.isr !== `${p.isr}`) this.stats.isrChanges++;
+        if (last !== undefined && p.leader >= 0 && p.leader !== last.leader && !last.isr.split(',').includes(String(p.leader))) {
+          this.stats.uncleanElections++;
+          this.sim.record(`unclean election: b${p.leader} leads ${TOPIC}-${index}, outside the ISR [${last.isr}]`);
+        }
+        this.isrSeen.set(index, { offset, isr: `${p.isr}`, leader: p.leader });
       }
       for (const r of p.isr) if (!p.replicas.includes(r)) this.violation(`n${node.id}: ${TOPIC}-${index} ISR [${p.isr}] is not within replicas [${p.replicas}]`);
       if (p.leader >= 0 && !p.isr.includes(p.leader)) this.violation(`n${node.id}: ${TOPIC}-${index} leader ${p.leader} is not in its ISR [${p.isr}]`);
@@ -908,10 +923,14 @@ class ReplicationHost extends ControllerNodesHost<ReplicationSimStats> {
       this.brokerCuts.clear();
       this.sim.record('broker cuts mended');
     } else if (r < 0.85) {
-      // Cut off from every controller node: its session expires, it is fenced, its leaderships move
-      // while it may still act on the image it has.
-      for (const n of this.sim.nodeIds) this.clientCuts.add(`b${b.id}>${n}`);
-      this.sim.record(`b${b.id} cut off from the controller`);
+      // Cut off from every controller node, or some, for a while: a session that expires fences
+      // the broker and moves its leaderships while it may still act on the image it has.
+      const nodes = this.rng.next() < 0.6 ? this.sim.nodeIds : this.sim.nodeIds.filter(() => this.rng.next() < 0.5);
+      const forMs = 500 + this.rng.int(this.rng.next() < 0.5 ? 2000 : 6000);
+      const cuts = nodes.map((n) => `b${b.id}>${n}`).filter((c) => !this.clientCuts.has(c));
+      for (const c of cuts) this.clientCuts.add(c);
+      this.sim.record(`b${b.id} cut off from controller node(s) ${nodes.join(',')} for ${forMs} ms`);
+      this.at(this.sim.nowMs() + forMs, () => { for (const c of cuts) this.clientCuts.delete(c); });
     } else if (r < 0.9) {
       this.dropRate = [0, 0, 0.02, 0.1][this.rng.int(4)]!;
       this.sim.record(`request loss ${this.dropRate}`);
