@@ -436,7 +436,8 @@ export class ReplicaFetcher {
     if (t.offset < p.highWatermark) {
       this.ports.logger?.warn(`${partitionName(p.topic, p.index)}: truncating to ${t.offset}, below the high watermark ${p.highWatermark}`);
     }
-    if (t.offset < log.logEndOffset) log.truncateTo(t.offset);
+    // Also at the log end offset: an epoch this log started but never wrote in goes (see truncateTo).
+    log.truncateTo(Math.min(t.offset, log.logEndOffset));
     p.highWatermark = Math.min(p.highWatermark, log.logEndOffset);
     s.fetchOffset = log.logEndOffset;
     s.truncating = !t.completed;

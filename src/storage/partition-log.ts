@@ -595,10 +595,21 @@ export class PartitionLog {
 
   // ---------------------------------------------------------------- truncation and deletion
 
-  /** Removes everything at or past `offset` (a follower dropping a divergent suffix). */
+  /**
+   * Removes everything at or past `offset` (a follower dropping a divergent suffix). At or past the
+   * log end offset nothing is removed but the leader-epoch cache still loses epochs starting there:
+   * a broker that became leader (its epoch start recorded) and lost the leadership before appending
+   * anything keeps that empty epoch as its latest otherwise, sends it as its last fetched epoch,
+   * and is answered DivergingEpoch to the same offset again and again (Kafka's truncateTo does the
+   * same for the same reason).
+   */
   truncateTo(offset: number): void {
     this.guard(() => {
-      if (offset >= this.logEndOffset) return;
+      if (offset >= this.logEndOffset) {
+        this.epochCache.truncateFromEnd(this.logEndOffset);
+        this.epochCache.flush();
+        return;
+      }
       if (offset <= this.logStartOffset) { this.truncateFullyAndStartAt(offset); return; }
       const i = this.segmentIndexFor(offset);
       const removed = this.segments.splice(i + 1);

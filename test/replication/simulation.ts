@@ -173,8 +173,8 @@ export function runReplicationSeed(options: ReplicationSimOptions): Promise<Repl
     });
     const r = await sim.runAsync();
     const h = host!;
-    h.stop();
     const trace = r.ok ? [] : [...r.trace, `brokers at the end:\n  ${h.describe()}`];
+    h.stop();
     return { seed: options.seed, ok: r.ok, violation: r.violation, trace, stats: h.stats, raft: r.stats };
   });
 }
@@ -442,7 +442,12 @@ class ReplicationHost extends ControllerNodesHost<ReplicationSimStats> {
     const alterPartitions = new AlterPartitionManager({
       brokerId: b.id, brokerEpoch: () => b.epoch, scheduler, retryBackoffMs: ALTER_PARTITION_RETRY_BACKOFF_MS,
       send: (request) => new Promise((resolve, reject) => {
-        this.brokerSend(b, (c, now) => c.alterPartition(request, 3), resolve, () => reject(new Error('NOT_CONTROLLER')));
+        this.brokerSend(b, (c, now) => c.alterPartition(request, 3), (response) => {
+          const isr = request.topics.flatMap((t) => t.partitions.map((p) => `${p.partitionIndex}:[${p.newIsr}]@${p.partitionEpoch}`));
+          const errors = response.topics.flatMap((t) => t.partitions.map((p) => p.errorCode));
+          this.sim.record(`b${b.id} AlterPartition ${isr.join(' ')}: ${response.errorCode} ${errors.join(',')}`);
+          resolve(response);
+        }, () => reject(new Error('NOT_CONTROLLER')));
       }),
     });
     const fetchers = new ReplicaFetcherManager({
@@ -925,11 +930,14 @@ class ReplicationHost extends ControllerNodesHost<ReplicationSimStats> {
     } else if (r < 0.85) {
       // Cut off from every controller node, or some, for a while: a session that expires fences
       // the broker and moves its leaderships while it may still act on the image it has.
+      // Sometimes two brokers at once: a partition whose whole ISR is fenced goes offline (or,
+      // with unclean.leader.election.enable, to a replica outside it).
       const nodes = this.rng.next() < 0.6 ? this.sim.nodeIds : this.sim.nodeIds.filter(() => this.rng.next() < 0.5);
       const forMs = 500 + this.rng.int(this.rng.next() < 0.5 ? 2000 : 6000);
-      const cuts = nodes.map((n) => `b${b.id}>${n}`).filter((c) => !this.clientCuts.has(c));
+      const victims = this.rng.next() < 0.3 ? [b, this.brokers[b.id % this.brokers.length]!] : [b];
+      const cuts = victims.flatMap((v) => nodes.map((n) => `b${v.id}>${n}`)).filter((c) => !this.clientCuts.has(c));
       for (const c of cuts) this.clientCuts.add(c);
-      this.sim.record(`b${b.id} cut off from controller node(s) ${nodes.join(',')} for ${forMs} ms`);
+      this.sim.record(`b${victims.map((v) => v.id).join(',b')} cut off from controller node(s) ${nodes.join(',')} for ${forMs} ms`);
       this.at(this.sim.nowMs() + forMs, () => { for (const c of cuts) this.clientCuts.delete(c); });
     } else if (r < 0.9) {
       this.dropRate = [0, 0, 0.02, 0.1][this.rng.int(4)]!;

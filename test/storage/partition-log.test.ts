@@ -323,3 +323,14 @@ test('a CreateTime append out of the allowed window names the records whose time
   assert.match(err.recordErrors[0]!.message, /^Timestamp \d+ of message with offset 0 is out of range/);
   assert.equal(log.logEndOffset, 0);
 });
+
+test('truncating at the log end offset drops an epoch that started there with nothing written in it (a leader that lost its leadership before appending)', async () => {
+  const { log } = setup();
+  await log.appendAsLeader(batch(3), 1);
+  log.epochCache.assign(2, 3); // became leader at epoch 2, appended nothing
+  assert.equal(log.epochCache.latestEpoch, 2);
+  log.truncateTo(3);
+  assert.equal(log.logEndOffset, 3);
+  assert.equal(log.epochCache.latestEpoch, 1, 'its last fetched epoch is the last one it has batches of');
+  assert.deepEqual(log.endOffsetForEpoch(2), { leaderEpoch: 1, endOffset: 3 });
+});
