@@ -612,7 +612,7 @@ class ReplicationHost extends ControllerNodesHost<ReplicationSimStats> {
     const to = this.brokers[Number(e.host.slice(1)) - 1]!;
     return new Promise((resolve, reject) => {
       this.at(this.sim.nowMs() + this.netDelay(), () => {
-        if (from.life !== life) return reject(new Error('process gone'));
+        if (from.proc === null || from.proc.life !== life) return reject(new Error('process gone'));
         if (to.proc === null || !this.reachable(from.id, to.id) || !this.reachable(to.id, from.id)) {
           return this.at(this.sim.nowMs() + (to.proc === null ? 1 : REQUEST_TIMEOUT_MS), () => reject(new Error(`cannot connect to b${to.id}`)));
         }
