@@ -533,7 +533,13 @@ export class ReplicaManager {
         const maxBytes = Math.min(fp.partitionMaxBytes, Math.max(0, budget));
         const offset = Number(fp.fetchOffset);
         const wanted = offset < upTo && (maxBytes > 0 || !anyData);
+        const leaderEpoch = checked.leaderEpoch;
         r = wanted ? await this.readOne(checked, offset, !anyData ? Math.max(1, maxBytes) : maxBytes, upTo, params.isolationLevel, params.alloc) : this.fetchAnswer(checked, null, params.isolationLevel);
+        // A metadata delta may have moved the leadership (or the replica set) while the read was
+        // awaited: what the follower fetched then no longer counts, and it asks again.
+        if (follower && r.errorCode === 0 && (!checked.isLeader || checked.leaderEpoch !== leaderEpoch || !checked.followers.has(params.replicaId!))) {
+          r = fetchError(ErrorCode.NOT_LEADER_OR_FOLLOWER, checked);
+        }
         if (follower && updateFetchState && r.errorCode === 0) this.updateFollowerFetchState(checked, params.replicaId!, params.replicaEpoch ?? -1n, fp, leaderEndOffset);
       } else {
         r = checked;
