@@ -11,7 +11,7 @@ import { describeReplicationFailure, runReplicationSeed, type ReplicationBug, ty
 const REGRESSION_SEEDS: number[] = [19];
 
 const one = process.env.LOGLINE_REPLICATION_SIM_SEED;
-const count = Number(process.env.LOGLINE_REPLICATION_SIM_SEEDS ?? 200);
+const count = Number(process.env.LOGLINE_REPLICATION_SIM_SEEDS ?? 180);
 const seeds = one !== undefined ? [Number(one)] : [...REGRESSION_SEEDS, ...Array.from({ length: count }, (_, i) => i + 1)];
 
 test(`replication simulation: ${seeds.length} seeds of acks=all and acks=1 producers and a consumer on RF 3 / min.insync.replicas 2, across broker power cuts and restarts, cuts between brokers and to the controller, request loss and controller failovers, keep every invariant and end with a full ISR and an acks=all write`, async () => {
@@ -42,12 +42,12 @@ test('the same seed gives the same run', async () => {
   assert.deepEqual(a.raft, b.raft);
 });
 
-const SAFETY = /is not in the log of|instead of crc|but .* was crc|high watermark went back|both lead/;
+const SAFETY = /is not in the log of|instead of crc|but .* was crc|high watermark went back|both lead|ISR follower .* below the high watermark/;
 
 /** Seeds with a deliberate bug, from 1, until one breaks a safety invariant; its violation. */
-async function firstViolation(bug: ReplicationBug, seedsMax: number): Promise<{ seed: number; violation: string } | undefined> {
+async function firstViolation(bug: ReplicationBug, seedsMax: number, chaosMs?: number): Promise<{ seed: number; violation: string } | undefined> {
   for (let seed = 1; seed <= seedsMax; seed++) {
-    const r = await runReplicationSeed({ seed, bug });
+    const r = await runReplicationSeed({ seed, bug, ...(chaosMs !== undefined ? { chaosMs } : {}) });
     if (!r.ok && SAFETY.test(r.violation!)) return { seed, violation: r.violation! };
   }
   return undefined;
@@ -62,17 +62,19 @@ test('the invariants catch a high watermark that waits for one ISR follower inst
 test('the invariants catch a follower that never truncates a divergent suffix (it later leads with other batches where clients saw committed ones)', async () => {
   const found = await firstViolation('follower-skips-truncation', 80);
   assert.ok(found !== undefined, 'caught within 80 seeds');
-  assert.match(found.violation, /is not in the log of|instead of crc/);
+  assert.match(found.violation, /ISR follower b\d has batch \d+ crc \d+ below the high watermark|is not in the log of|instead of crc/);
 });
 
 test('the invariants catch a leader that counts an ISR shrink before the controller committed it', async () => {
   const found = await firstViolation('isr-before-commit', 120);
   assert.ok(found !== undefined, 'caught within 120 seeds');
-  assert.match(found.violation, /is not in the log of|instead of crc/);
+  assert.match(found.violation, /is not in the log of|instead of crc|ISR follower b\d has batch/);
 });
 
 test('the invariants catch an unclean leader election (a replica outside the ISR leads without acknowledged records)', async () => {
-  const found = await firstViolation('unclean-election', 120);
-  assert.ok(found !== undefined, 'caught within 120 seeds');
+  // It takes a whole ISR fenced while an outsider lives (a follower cut off, then the leader and
+  // the other follower cut off from the controller): a longer faulty phase gives it room.
+  const found = await firstViolation('unclean-election', 80, 12_000);
+  assert.ok(found !== undefined, 'caught within 80 seeds');
   assert.match(found.violation, /is not in the log of|instead of crc/);
 });

@@ -110,8 +110,8 @@ const NET_DELAY_MS_MAX = 6;
 /** A request lost on the way (or its answer) fails its connection after this long, as a socket timeout does. */
 const REQUEST_TIMEOUT_MS = 1000;
 const METADATA_PULL_MS = 60;
-const PRODUCE_INTERVAL_MS = 40;
-const CONSUME_INTERVAL_MS = 80;
+const PRODUCE_INTERVAL_MS = 80;
+const CONSUME_INTERVAL_MS = 120;
 const PRODUCE_TIMEOUT_MS = 2000;
 const CHAOS_INTERVAL_MS = 400;
 const CHECKPOINT_INTERVAL_MS = 500;
@@ -168,7 +168,7 @@ export function runReplicationSeed(options: ReplicationSimOptions): Promise<Repl
     const controllerFaults = options.controllerFaults ?? new Prng(options.seed * 7919 + 13).next() < 0.5;
     const sim = new Simulation({
       ...(controllerFaults ? {} : { schedule: [] }),
-      seed: options.seed, chaosMs: options.chaosMs ?? 10_000, livenessMs: options.livenessMs ?? 20_000, traceLength: options.traceLength ?? 120,
+      seed: options.seed, chaosMs: options.chaosMs ?? 8000, livenessMs: options.livenessMs ?? 20_000, traceLength: options.traceLength ?? 120,
       host: (control) => (host = new ReplicationHost(control, options.bug)),
     });
     const r = await sim.runAsync();
@@ -282,6 +282,10 @@ class ReplicationHost extends ControllerNodesHost<ReplicationSimStats> {
   /** Partitions written with acks=all after healing. */
   private readonly finalAcked = new Set<number>();
   private failure: string | undefined;
+  /** No new faults before this (a scripted schedule such as isolateIsr runs alone). */
+  private quietUntilMs = 0;
+  /** When each cut between a broker and a controller node ends. */
+  private readonly cutUntilMs = new Map<string, number>();
   /** Brokers that crashed and are not yet back in every ISR (see updateRecovering). */
   private readonly recovering = new Set<number>();
   /** Invariant 6: per leader and follower life, the offset their logs were compared up to. */
@@ -926,9 +930,23 @@ class ReplicationHost extends ControllerNodesHost<ReplicationSimStats> {
     }
   }
 
+  /** Cuts "bN>node" for a while; a later cut of the same pair extends it (an earlier one's end does not mend it). */
+  private cutFromController(cuts: readonly string[], forMs: number): void {
+    const until = this.sim.nowMs() + forMs;
+    for (const c of cuts) {
+      this.clientCuts.add(c);
+      this.cutUntilMs.set(c, Math.max(this.cutUntilMs.get(c) ?? 0, until));
+    }
+    this.at(until, () => {
+      for (const c of cuts) if ((this.cutUntilMs.get(c) ?? 0) <= this.sim.nowMs()) this.clientCuts.delete(c);
+    });
+  }
+
   private chaosTick(): void {
     if (this.healed) return;
     this.at(this.sim.nowMs() + CHAOS_INTERVAL_MS / 2 + this.rng.int(CHAOS_INTERVAL_MS), () => this.chaosTick());
+    // The brokers' faults start once the topic exists (before, they only delay its creation).
+    if (!this.topicCreated || this.sim.nowMs() < this.quietUntilMs) return;
     this.updateRecovering();
     const r = this.rng.next();
     const b = this.brokers[this.rng.int(this.brokers.length)]!;
@@ -961,14 +979,50 @@ class ReplicationHost extends ControllerNodesHost<ReplicationSimStats> {
       const nodes = this.rng.next() < 0.6 ? this.sim.nodeIds : this.sim.nodeIds.filter(() => this.rng.next() < 0.5);
       const forMs = 500 + this.rng.int(this.rng.next() < 0.5 ? 2000 : 6000);
       const victims = this.rng.next() < 0.3 ? [b, this.brokers[b.id % this.brokers.length]!] : [b];
-      const cuts = victims.flatMap((v) => nodes.map((n) => `b${v.id}>${n}`)).filter((c) => !this.clientCuts.has(c));
-      for (const c of cuts) this.clientCuts.add(c);
+      this.cutFromController(victims.flatMap((v) => nodes.map((n) => `b${v.id}>${n}`)), forMs);
       this.sim.record(`b${victims.map((v) => v.id).join(',b')} cut off from controller node(s) ${nodes.join(',')} for ${forMs} ms`);
-      this.at(this.sim.nowMs() + forMs, () => { for (const c of cuts) this.clientCuts.delete(c); });
-    } else if (r < 0.9) {
+    } else if (r < 0.93) {
+      this.isolateIsr();
+    } else if (r < 0.96) {
       this.dropRate = [0, 0, 0.02, 0.1][this.rng.int(4)]!;
       this.sim.record(`request loss ${this.dropRate}`);
     }
+  }
+
+  /**
+   * A schedule that leaves a partition's whole ISR fenced while a replica outside it is alive: a
+   * follower is cut off from the other replicas (it leaves the ISR), then the leader and the other
+   * follower are cut off from the controller. Without unclean election the partition goes offline until
+   * they return; with it, the outsider leads.
+   */
+  private isolateIsr(): void {
+    if (this.recovering.size > 0) return;
+    const node = [...this.nodes.values()].find((n) => n.up && n.seat.active !== null);
+    const p = node?.loader.image.topics.getTopic(TOPIC)?.partitions.get(this.rng.int(this.partitions));
+    if (p === undefined || p.leader < 0) return;
+    const [f1, f2] = p.replicas.filter((id) => id !== p.leader);
+    if (f1 === undefined || f2 === undefined) return;
+    const leader = p.leader;
+    // Alone: the other faults wait until it is over, and the cuts before it are mended.
+    this.brokerCuts.clear();
+    this.clientCuts.clear();
+    this.cutUntilMs.clear();
+    // Or the leader alone is cut off from the controller before the follower's lag expires: its
+    // ISR shrink cannot commit, and the controller elects from the ISR it has (the outsider too).
+    const pendingShrink = this.rng.next() < 0.5;
+    const fenced = pendingShrink ? [leader] : [leader, f1];
+    const startMs = pendingShrink ? 200 + this.rng.int(800) : REPLICA_LAG_TIME_MAX_MS + 200 + this.rng.int(500);
+    const forMs = 4000 + this.rng.int(3000);
+    this.quietUntilMs = this.sim.nowMs() + startMs + forMs;
+    for (const id of [leader, f1]) {
+      this.brokerCuts.add(`${id}>${f2}`);
+      this.brokerCuts.add(`${f2}>${id}`);
+    }
+    this.sim.record(`isolating the ISR: cut b${f2} from b${leader},b${f1}, then b${fenced.join(',b')} from the controller`);
+    this.at(this.sim.nowMs() + startMs, () => {
+      if (this.healed) return;
+      this.cutFromController(fenced.flatMap((id) => this.sim.nodeIds.map((n) => `b${id}>${n}`)), forMs);
+    });
   }
 
   describe(): string {
