@@ -177,6 +177,8 @@ export class ReplicaManager {
    * broker has caught up past its own registration.
    */
   localIncarnationId: string | null = null;
+  /** Partitions named led here before this process's registration was in the metadata (see takeDeferredLeaders). */
+  private readonly deferredLeaders = new Map<string, LocalPartitionChange>();
 
   constructor(readonly brokerId: number, readonly clock: Clock, private readonly scheduler: Scheduler, limits: ReplicaManagerLimits,
     /** Where followers fetch from their leader (none fetches until the replication issue plugs one in). */
@@ -218,16 +220,37 @@ export class ReplicaManager {
     // Resolved once per topic and delta: a topic of 10,000 partitions resolves its configs once.
     const configs = new Map<string, PartitionConfig>();
     const run: DeltaRun = { ports, applied, topicConfig: (topic) => configs.get(topic) ?? set(configs, topic, ports.topicConfig(topic)) };
-    if (delta.topics !== null) {
-      const changes = delta.topics.localChanges(this.brokerId);
+    const mayLead = this.localIncarnationId === null || image.cluster.broker(this.brokerId)?.incarnationId === this.localIncarnationId;
+    const changes = delta.topics?.localChanges(this.brokerId);
+    if (changes !== undefined) {
       for (const ref of changes.deletes) await this.stopReplica(ref, run);
-      const mayLead = this.localIncarnationId === null || image.cluster.broker(this.brokerId)?.incarnationId === this.localIncarnationId;
       for (const change of mayLead ? changes.leaders : []) await this.becomeLeader(change, run);
       const notLed = mayLead ? [] : changes.leaders.map((c) => ({ ...c, registration: { ...c.registration, leader: NO_LEADER_ID } }));
+      for (const c of notLed) this.deferredLeaders.set(key(c.topicName, c.partition), c);
       await this.becomeFollowers([...notLed, ...changes.followers], run);
     }
+    // The registration may come in a delta without topic changes (it moved no leadership).
+    if (mayLead && this.deferredLeaders.size > 0) await this.takeDeferredLeaders(changes?.leaders ?? [], changes?.followers ?? [], image, run);
     if (delta.configs !== null) this.applyConfigChanges(delta.configs.topicConfigChanges(this.brokerId), image, run);
     return applied;
+  }
+
+  /**
+   * This process's registration is in the metadata now: the partitions it was named leader of
+   * before (and passed over) are led here if the image as of the registration still says so (a
+   * registration that replaced an earlier process's moved them away in the same batch; one with
+   * no earlier registration, as a data directory from before registrations, did not).
+   */
+  private async takeDeferredLeaders(leaders: readonly LocalPartitionChange[], followers: readonly LocalPartitionChange[], image: MetadataImage, run: DeltaRun): Promise<void> {
+    const changed = new Set([...leaders, ...followers].map((c) => key(c.topicName, c.partition)));
+    const deferred = [...this.deferredLeaders];
+    this.deferredLeaders.clear();
+    for (const [k, c] of deferred) {
+      if (changed.has(k)) continue;
+      const registration = image.topics.getTopic(c.topicName)?.partitions.get(c.partition);
+      if (registration === undefined || registration.leader !== this.brokerId || this.partitions.get(k) === undefined) continue;
+      await this.becomeLeader({ ...c, registration }, run);
+    }
   }
 
   /** Stop-replica with delete: the partition leaves this broker and its data is deleted. */

@@ -144,3 +144,17 @@ test('a restarted broker does not lead at the epoch its previous process led: un
   assert.ok(p.isLeader);
   assert.equal(p.leaderEpoch, 2);
 });
+
+test('partitions named led here before any registration of this broker (a data directory from before registrations) are led once its registration arrives, if the image still says so', async () => {
+  const { rm, apply } = harness();
+  rm.localIncarnationId = 'AAAAAAAAAAAAAAAAAAAAAw';
+  await apply(...topic('t', TOPIC_ID, ME), ...topic('u', TOPIC_ID_2, ME));
+  assert.equal(rm.partition('t', 0)!.isLeader, false);
+  // The registration comes alone (no earlier one to replace, so no leadership moved), then u moves away.
+  await apply(metadataRecord('RegisterBrokerRecord', {
+    brokerId: ME, isMigratingZkBroker: false, incarnationId: 'AAAAAAAAAAAAAAAAAAAAAw', brokerEpoch: 7n, endPoints: [], features: [], rack: null, fenced: true, inControlledShutdown: false, logDirs: [],
+  }) as MetadataRecord);
+  assert.ok(rm.partition('t', 0)!.isLeader);
+  assert.equal(rm.partition('t', 0)!.leaderEpoch, 0);
+  assert.ok(rm.partition('u', 0)!.isLeader);
+});
