@@ -90,6 +90,7 @@ export interface ReplicationSimStats extends ControllerNodeStats {
 
 export interface ReplicationSimResult {
   readonly seed: number;
+  readonly bug: ReplicationBug | undefined;
   readonly ok: boolean;
   readonly violation: string | undefined;
   readonly trace: readonly string[];
@@ -175,14 +176,16 @@ export function runReplicationSeed(options: ReplicationSimOptions): Promise<Repl
     const h = host!;
     const trace = r.ok ? [] : [...r.trace, `brokers at the end:\n  ${h.describe()}`];
     h.stop();
-    return { seed: options.seed, ok: r.ok, violation: r.violation, trace, stats: h.stats, raft: r.stats };
+    return { seed: options.seed, bug: options.bug, ok: r.ok, violation: r.violation, trace, stats: h.stats, raft: r.stats };
   });
 }
 
 /** A failing seed's report: what broke, how to replay it, and the last events. */
 export function describeReplicationFailure(r: ReplicationSimResult): string {
-  return `replication simulation failed, seed ${r.seed} (replay: LOGLINE_REPLICATION_SIM_SEED=${r.seed} node scripts/run-tests.mjs test/replication/simulation.test`
-    + ` or node dist/test/replication/simulation-cli.js --seed ${r.seed} --trace): ${r.violation}\nlast events:\n  ${r.trace.join('\n  ')}`;
+  const replay = r.bug !== undefined
+    ? `node dist/test/replication/simulation-cli.js --seed ${r.seed} --bug ${r.bug}`
+    : `LOGLINE_REPLICATION_SIM_SEED=${r.seed} node scripts/run-tests.mjs test/replication/simulation.test, or node dist/test/replication/simulation-cli.js --seed ${r.seed}`;
+  return `replication simulation failed, seed ${r.seed}${r.bug !== undefined ? ` with bug ${r.bug}` : ''} (replay: ${replay}): ${r.violation}\nlast events:\n  ${r.trace.join('\n  ')}`;
 }
 
 // ---- Deliberate bugs: the production classes patched for one run ----------------------------------
