@@ -7,8 +7,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { describeReplicationFailure, runReplicationSeed, type ReplicationBug, type ReplicationSimResult } from './simulation.js';
 
-/** Seeds that once failed, replayed on every run (19: a restarted leader led its old epoch again). */
-const REGRESSION_SEEDS: number[] = [19];
+/** Seeds that once failed, replayed on every run (19: a restarted leader led its old epoch again; 937: a follower fetch overtaken by a leadership change; 9925: a crash while the other replicas' sessions were expiring). */
+const REGRESSION_SEEDS: number[] = [19, 937, 9925];
 
 const one = process.env.LOGLINE_REPLICATION_SIM_SEED;
 const count = Number(process.env.LOGLINE_REPLICATION_SIM_SEEDS ?? 180);

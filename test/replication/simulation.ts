@@ -158,6 +158,8 @@ interface SimBroker {
   inflight: boolean;
   restartAtMs: number;
   proc: BrokerProcess | null;
+  /** When a heartbeat of it was last answered. */
+  heartbeatOkMs: number;
 }
 
 export function runReplicationSeed(options: ReplicationSimOptions): Promise<ReplicationSimResult> {
@@ -317,7 +319,7 @@ class ReplicationHost extends ControllerNodesHost<ReplicationSimStats> {
     for (let id = 1; id <= brokerCount; id++) {
       const fs = new MemoryFileSystem();
       this.brokers.push({
-        id, fs, life: 0, incarnation: '', epoch: -1n, state: 'down', guess: this.randomNode(), inflight: false, restartAtMs: this.rng.int(200), proc: null,
+        id, fs, life: 0, incarnation: '', epoch: -1n, state: 'down', guess: this.randomNode(), inflight: false, restartAtMs: this.rng.int(200), proc: null, heartbeatOkMs: -Infinity,
       });
     }
     this.adminGuess = this.randomNode();
@@ -600,6 +602,7 @@ class ReplicationHost extends ControllerNodesHost<ReplicationSimStats> {
     this.brokerSend(b, (c, now) => c.processBrokerHeartbeat(request, now), (r) => {
       b.inflight = false;
       this.stats.heartbeats++;
+      b.heartbeatOkMs = this.sim.nowMs();
       if (r.errorCode === ErrorCode.STALE_BROKER_EPOCH) {
         this.sim.record(`b${b.id} heartbeat: stale epoch ${b.epoch}, registers again`);
         b.state = 'registering';
@@ -908,6 +911,8 @@ class ReplicationHost extends ControllerNodesHost<ReplicationSimStats> {
         const o = this.brokers[id - 1]!;
         const reg = node.loader.image.cluster.broker(id);
         if (o.proc === null || o.state !== 'running' || reg === undefined || reg.fenced || !p.isr.includes(id)) return false;
+        // A session about to expire (no heartbeat answered lately) is a failure on its way.
+        if (this.sim.nowMs() - o.heartbeatOkMs > HEARTBEAT_INTERVAL_MS * 2) return false;
       }
     }
     return true;
