@@ -145,6 +145,7 @@ export class Broker {
       quota: this.leaderQuota,
       isThrottled: (p) => isThrottledReplica(this.throttledReplicas(p.topic, 'leader.replication.throttled.replicas'), p.index, deps.nodeId),
     };
+    this.replicaManager.localIncarnationId = this.incarnationId;
     this.fetchSessions = new FetchSessionCache(deps.fetchSessionCacheSlots, deps.clock);
     for (const h of [apiVersionsHandler(() => this.router.supportedVersions(), () => this.deps.metadata.view().features()), metadataHandler, produceHandler, fetchHandler, listOffsetsHandler,
       createTopicsHandler, deleteTopicsHandler, createPartitionsHandler, describeClusterHandler, deleteRecordsHandler, offsetForLeaderEpochHandler,

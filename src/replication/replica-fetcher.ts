@@ -17,6 +17,7 @@ import { limits, partitionKey, partitionName, type Clock } from '../util/index.j
 import type { ReplicaFetchers } from './fetchers.js';
 import type { Partition } from './partition.js';
 import type { ReplicationQuota } from './quota.js';
+import type { Scheduler } from './purgatory.js';
 
 const FETCH = 1;
 const LIST_OFFSETS = 2;
@@ -69,6 +70,8 @@ export interface ReplicaFetcherPorts {
   /** A followed partition took records or a new high watermark (wakes consumers fetching from this follower). */
   onFollowerProgress?(partition: Partition): void;
   clock: Clock;
+  /** Where a fetcher waits out its backoff (real timers when absent; a simulation passes its own). */
+  scheduler?: Scheduler;
   logger?: FetcherLogger;
   /** The follower replication throttle: the quota, and whether a partition's copy counts against it. */
   throttle?: { readonly quota: ReplicationQuota; isThrottled(p: Partition): boolean };
@@ -85,6 +88,11 @@ interface FetchState {
   truncating: boolean;
   /** No fetch for this partition before this time (backoff after an error). */
   delayUntilMs: number;
+}
+
+function unrefTimer(fn: () => void, ms: number): { cancel(): void } {
+  const t = setTimeout(fn, ms).unref();
+  return { cancel: () => clearTimeout(t) };
 }
 
 /** Java's String.hashCode, for Kafka's fetcher id: abs(31 * topic.hashCode + partition) % numFetchers. */
@@ -307,13 +315,14 @@ export class ReplicaFetcher {
   private sleep(ms: number): Promise<void> {
     return new Promise((resolve) => {
       const done = (): void => {
-        if (timer !== null) clearTimeout(timer);
+        timer?.cancel();
         if (this.wake === done) this.wake = null;
         resolve();
       };
+      const scheduler = this.ports.scheduler;
       // A fetcher waiting for its backoff must not keep a process alive on its own (a broker in a
       // test that is never closed); a connection to a leader does while there is one.
-      const timer = Number.isFinite(ms) ? setTimeout(done, Math.max(0, ms)).unref() : null;
+      const timer = !Number.isFinite(ms) ? null : scheduler !== undefined ? scheduler.schedule(Math.max(0, ms), done) : unrefTimer(done, Math.max(0, ms));
       this.wake = done;
     });
   }
@@ -468,8 +477,8 @@ export class ReplicaFetcher {
     if (t.offset < p.highWatermark) {
       this.ports.logger?.warn(`${partitionName(p.topic, p.index)}: truncating to ${t.offset}, below the high watermark ${p.highWatermark}`);
     }
-    // Also at the log end: an epoch started there without data goes (see PartitionLog.truncateTo).
-    if (t.offset <= log.logEndOffset) log.truncateTo(t.offset);
+    // Also at the log end offset: an epoch this log started but never wrote in goes (see truncateTo).
+    log.truncateTo(Math.min(t.offset, log.logEndOffset));
     p.highWatermark = Math.min(p.highWatermark, log.logEndOffset);
     s.fetchOffset = log.logEndOffset;
     s.truncating = !t.completed;

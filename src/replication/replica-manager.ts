@@ -74,6 +74,9 @@ interface DeltaRun {
   topicConfig(topic: string): PartitionConfig;
 }
 
+/** The metadata's leader id of a partition without a leader. */
+const NO_LEADER_ID = -1;
+
 function set<K, V>(map: Map<K, V>, k: K, v: V): V {
   map.set(k, v);
   return v;
@@ -195,6 +198,20 @@ export class ReplicaManager {
   private readonly unfetchedByFollower = new Map<number, Map<Partition, number>>();
   /** Per follower id: wakes its fetches parked in the fetch purgatory. */
   private readonly parkedFollowerFetches = new Map<number, Set<() => void>>();
+  /**
+   * This process's registration (its incarnation id), when the broker sets it. An image in which
+   * this broker is registered under another incarnation (a process before a crash) or not at all
+   * is not acted on as its leader: a restarted broker that replays metadata written before its
+   * crash would otherwise lead again at the old leader epoch with a log that may have lost its
+   * unflushed tail, and answer followers with DivergingEpoch down to it, erasing acknowledged
+   * records they hold. The controller moves those leaderships away when the new incarnation
+   * registers (or the old session expires); until then such a partition is a follower with no
+   * leader. Kafka gets the same by publishing metadata to the replica manager only once the
+   * broker has caught up past its own registration.
+   */
+  localIncarnationId: string | null = null;
+  /** Partitions named led here before this process's registration was in the metadata (see takeDeferredLeaders). */
+  private readonly deferredLeaders = new Map<string, LocalPartitionChange>();
 
   constructor(readonly brokerId: number, readonly clock: Clock, private readonly scheduler: Scheduler, limits: ReplicaManagerLimits,
     /** Where followers fetch from their leader (none fetches until the replication issue plugs one in). */
@@ -238,14 +255,37 @@ export class ReplicaManager {
     // Resolved once per topic and delta: a topic of 10,000 partitions resolves its configs once.
     const configs = new Map<string, PartitionConfig>();
     const run: DeltaRun = { ports, applied, topicConfig: (topic) => configs.get(topic) ?? set(configs, topic, ports.topicConfig(topic)) };
-    if (delta.topics !== null) {
-      const changes = delta.topics.localChanges(this.brokerId);
+    const mayLead = this.localIncarnationId === null || image.cluster.broker(this.brokerId)?.incarnationId === this.localIncarnationId;
+    const changes = delta.topics?.localChanges(this.brokerId);
+    if (changes !== undefined) {
       for (const ref of changes.deletes) await this.stopReplica(ref, run);
-      for (const change of changes.leaders) await this.becomeLeader(change, run);
-      await this.becomeFollowers(changes.followers, run);
+      for (const change of mayLead ? changes.leaders : []) await this.becomeLeader(change, run);
+      const notLed = mayLead ? [] : changes.leaders.map((c) => ({ ...c, registration: { ...c.registration, leader: NO_LEADER_ID } }));
+      for (const c of notLed) this.deferredLeaders.set(key(c.topicName, c.partition), c);
+      await this.becomeFollowers([...notLed, ...changes.followers], run);
     }
+    // The registration may come in a delta without topic changes (it moved no leadership).
+    if (mayLead && this.deferredLeaders.size > 0) await this.takeDeferredLeaders(changes?.leaders ?? [], changes?.followers ?? [], image, run);
     if (delta.configs !== null) this.applyConfigChanges(delta.configs.topicConfigChanges(this.brokerId), image, run);
     return applied;
+  }
+
+  /**
+   * This process's registration is in the metadata now: the partitions it was named leader of
+   * before (and passed over) are led here if the image as of the registration still says so (a
+   * registration that replaced an earlier process's moved them away in the same batch; one with
+   * no earlier registration, as a data directory from before registrations, did not).
+   */
+  private async takeDeferredLeaders(leaders: readonly LocalPartitionChange[], followers: readonly LocalPartitionChange[], image: MetadataImage, run: DeltaRun): Promise<void> {
+    const changed = new Set([...leaders, ...followers].map((c) => key(c.topicName, c.partition)));
+    const deferred = [...this.deferredLeaders];
+    this.deferredLeaders.clear();
+    for (const [k, c] of deferred) {
+      if (changed.has(k)) continue;
+      const registration = image.topics.getTopic(c.topicName)?.partitions.get(c.partition);
+      if (registration === undefined || registration.leader !== this.brokerId || this.partitions.get(k) === undefined) continue;
+      await this.becomeLeader({ ...c, registration }, run);
+    }
   }
 
   /** Stop-replica with delete: the partition leaves this broker and its data is deleted. */
@@ -619,8 +659,14 @@ export class ReplicaManager {
         const allowance = throttled ? this.leaderThrottle!.quota.allowance(this.clock.nowMs()) : Infinity;
         if (throttled) maxBytes = Math.min(maxBytes, allowance);
         const wanted = offset < upTo && (maxBytes > 0 || (!anyData && allowance > 0));
+        const leaderEpoch = checked.leaderEpoch;
         r = wanted ? await this.readOne(checked, offset, !anyData ? Math.max(1, maxBytes) : maxBytes, upTo, params.isolationLevel, params.alloc) : this.fetchAnswer(checked, null, params.isolationLevel);
         if (throttled) this.leaderThrottle!.quota.record(r.records?.length ?? 0, this.clock.nowMs());
+        // A metadata delta may have moved the leadership (or the replica set) while the read was
+        // awaited: what the follower fetched then no longer counts, and it asks again.
+        if (follower && r.errorCode === 0 && (!checked.isLeader || checked.leaderEpoch !== leaderEpoch || !checked.followers.has(params.replicaId!))) {
+          r = fetchError(ErrorCode.NOT_LEADER_OR_FOLLOWER, checked);
+        }
         if (follower && updateFetchState && r.errorCode === 0) {
           this.updateFollowerFetchState(checked, params.replicaId!, params.replicaEpoch ?? -1n, fp, leaderEndOffset);
           this.unfetchedByFollower.get(params.replicaId!)?.delete(checked);

@@ -616,19 +616,20 @@ export class PartitionLog {
   // ---------------------------------------------------------------- truncation and deletion
 
   /**
-   * Removes everything at or past `offset` (a follower dropping a divergent suffix). At the log end
-   * no record goes, but an epoch this replica started there without writing in it (it led that
-   * epoch, e.g. from stale metadata at start-up) does: the leader said it diverges, and a follower
-   * still naming it as its last fetched epoch would be told so forever.
+   * Removes everything at or past `offset` (a follower dropping a divergent suffix). At or past the
+   * log end offset nothing is removed but the leader-epoch cache still loses epochs starting there:
+   * a broker that became leader (its epoch start recorded) and lost the leadership before appending
+   * anything keeps that empty epoch as its latest otherwise, sends it as its last fetched epoch,
+   * and is answered DivergingEpoch to the same offset again and again (Kafka's truncateTo does the
+   * same for the same reason).
    */
   truncateTo(offset: number): void {
     this.guard(() => {
-      if (offset === this.logEndOffset) {
-        this.epochCache.truncateFromEnd(offset);
+      if (offset >= this.logEndOffset) {
+        this.epochCache.truncateFromEnd(this.logEndOffset);
         this.epochCache.flush();
         return;
       }
-      if (offset > this.logEndOffset) return;
       if (offset <= this.logStartOffset) { this.truncateFullyAndStartAt(offset); return; }
       const i = this.segmentIndexFor(offset);
       const removed = this.segments.splice(i + 1);

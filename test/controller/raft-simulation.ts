@@ -69,8 +69,8 @@ export interface ControllerRaftResult {
 }
 
 /** broker.session.timeout.ms of the simulated cluster, and the brokers' heartbeat interval. */
-const SESSION_TIMEOUT_MS = 3000;
-const HEARTBEAT_INTERVAL_MS = 400;
+export const SESSION_TIMEOUT_MS = 3000;
+export const HEARTBEAT_INTERVAL_MS = 400;
 /** How often the active controller looks for expired sessions, and balances leaders. */
 const FENCE_CHECK_MS = 250;
 const BALANCE_MS = 2000;
@@ -109,7 +109,7 @@ interface Waiting {
   settle(ok: boolean): void;
 }
 
-interface ControllerNode {
+export interface ControllerNode {
   readonly id: NodeId;
   up: boolean;
   loader: MetadataLoader;
@@ -145,22 +145,33 @@ interface HostEvent {
 }
 
 /** An operation a client sends to a controller node. */
-type Operation<T> = (c: QuorumController, nowMs: number) => ControllerResult<T>;
+export type Operation<T> = (c: QuorumController, nowMs: number) => ControllerResult<T>;
 
-type Answer<T> = { readonly kind: 'ok'; readonly response: T; readonly node: ControllerNode } | { readonly kind: 'not-controller'; readonly hint: NodeId | undefined };
+export type Answer<T> = { readonly kind: 'ok'; readonly response: T; readonly node: ControllerNode } | { readonly kind: 'not-controller'; readonly hint: NodeId | undefined };
 
-class ControllerHost implements SimHost {
-  readonly stats: ControllerRaftStats = {
-    activations: 0, registrations: 0, heartbeats: 0, notController: 0, fenced: 0, controlledShutdowns: 0, brokerCrashes: 0,
-    topicsCreated: 0, topicsDeleted: 0, imagesCompared: 0, stagedCompared: 0,
-  };
-  private readonly rng: Prng;
-  private readonly nodes = new Map<NodeId, ControllerNode>();
-  private readonly brokers: SimBroker[] = [];
+/** What every host of controller nodes counts. */
+export interface ControllerNodeStats {
+  activations: number;
+  notController: number;
+  fenced: number;
+  imagesCompared: number;
+  stagedCompared: number;
+}
+
+/**
+ * The controller nodes on the Raft simulator as the server runs them (loader, seat, quorum
+ * controller, answers on commit), their invariants, the simulated network between clients and
+ * nodes, and the active controller's periodic work. A host adds its clients (ControllerHost here:
+ * simulated brokers and an admin; the replication simulation: real replica managers).
+ */
+export abstract class ControllerNodesHost<S extends ControllerNodeStats = ControllerNodeStats> implements SimHost {
+  protected readonly rng: Prng;
+  protected readonly nodes = new Map<NodeId, ControllerNode>();
   private readonly events = new MinHeap<HostEvent>();
   private seq = 0;
-  private healed = false;
-  private readonly unclean: boolean;
+  protected healed = false;
+  /** unclean.leader.election.enable on every controller node. */
+  protected unclean: boolean;
   /** Raft epoch → the node that was active in it. */
   private readonly activeOfEpoch = new Map<number, NodeId>();
   /** Offset → the committed image there (canonical text), from whichever node applied it first. */
@@ -168,30 +179,25 @@ class ControllerHost implements SimHost {
   /** "offset:epoch" → the image the active controller replayed when it staged a batch ending there. */
   private readonly stagedAt = new Map<string, string>();
   /** "client>node": the client cannot reach the node (b1>3, admin>2). */
-  private readonly clientCuts = new Set<string>();
-  private topicCounter = 0;
-  private adminInflight = false;
-  private adminGuess: NodeId;
-  /** After healing: the topic whose creation must commit everywhere. */
-  private liveTopic: string | undefined;
+  protected readonly clientCuts = new Set<string>();
 
-  constructor(private readonly sim: SimControl, private readonly bug: ControllerRaftBug | undefined) {
+  constructor(protected readonly sim: SimControl, protected readonly bug: ControllerRaftBug | undefined, readonly stats: S) {
     this.rng = new Prng(sim.seed * 2246822519 + 5);
     this.unclean = this.rng.next() < 0.3;
-    const brokerCount = 3 + this.rng.int(3);
-    for (let id = 1; id <= brokerCount; id++) {
-      this.brokers.push({
-        id, incarnation: '', life: 0, epoch: -1n, state: 'down', guess: this.randomNode(), inflight: false, seenOffset: -1,
-        restartAtMs: this.rng.int(300),
-      });
-    }
-    this.adminGuess = this.randomNode();
-    for (const b of this.brokers) this.at(b.restartAtMs, () => this.brokerTick(b));
-    this.at(100 + this.rng.int(ADMIN_INTERVAL_MS), () => this.adminTick());
+  }
+
+  /** The clients a client cut may pick (b1, admin, ...). */
+  protected abstract clientNames(): string[];
+  abstract heal(nowMs: number): void;
+  abstract livenessDone(): boolean;
+  /** After a node applied committed batches (its image moved). */
+  protected afterApply(_node: ControllerNode): void {}
+
+  /** The active controller's periodic work: fencing, balancing leaders; and cuts between clients and nodes. */
+  protected startControllerTicks(): void {
     this.at(FENCE_CHECK_MS, () => this.fenceTick());
     this.at(BALANCE_MS, () => this.balanceTick());
     this.at(500, () => this.clientCutTick());
-    sim.record(`controllers on nodes ${sim.nodeIds.join(',')}; ${brokerCount} brokers${this.unclean ? ', unclean election on' : ''}`);
   }
 
   // ---- SimHost: the controller nodes ------------------------------------------------------------
@@ -246,6 +252,7 @@ class ControllerHost implements SimHost {
     }
     node.seat.committed(node.loader.image.provenance.lastContainedOffset);
     this.settleWaiting(node);
+    this.afterApply(node);
   }
 
   afterInput(id: NodeId): void {
@@ -278,35 +285,6 @@ class ControllerHost implements SimHost {
     while ((this.events.peek()?.at ?? Infinity) <= nowMs) this.events.pop()!.run();
   }
 
-  heal(nowMs: number): void {
-    this.healed = true;
-    this.clientCuts.clear();
-    for (const b of this.brokers) b.restartAtMs = Math.min(b.restartAtMs, nowMs);
-  }
-
-  livenessDone(): boolean {
-    if (this.liveTopic === undefined) return false;
-    const live = this.sim.nodeIds.filter((id) => !this.sim.downForGood(id)).map((id) => this.nodes.get(id)!);
-    for (const node of live) {
-      if (!node.up) return false;
-      const image = node.loader.image;
-      if (image.topics.getTopic(this.liveTopic) === undefined) return false;
-      for (const b of this.brokers) {
-        const reg = image.cluster.broker(b.id);
-        if (reg === undefined || reg.fenced || reg.inControlledShutdown) return false;
-      }
-    }
-    // At the end, once more in the full snapshot form (the per-step form leaves out what the controller never writes).
-    const full = new Map<number, string>();
-    for (const node of live) {
-      const offset = node.loader.image.provenance.lastContainedOffset;
-      const text = serialiseAsRecords(node.loader.image);
-      const seen = full.get(offset);
-      if (seen === undefined) full.set(offset, text);
-      else if (seen !== text) throw new SimViolation(`after healing, n${node.id}'s snapshot records at offset ${offset} differ from another node's`);
-    }
-    return true;
-  }
 
   // ---- The driver's part: run, stage, propose, answer on commit ---------------------------------
 
@@ -314,7 +292,7 @@ class ControllerHost implements SimHost {
    * A request reaches `node`: NOT_CONTROLLER unless its seat is active; else the operation runs on
    * the latest state and is answered once what it wrote, or read, is committed on this node.
    */
-  private handle<T>(node: ControllerNode, op: Operation<T>, answer: (a: Answer<T>) => void): void {
+  protected handle<T>(node: ControllerNode, op: Operation<T>, answer: (a: Answer<T>) => void): void {
     const a = node.up ? node.seat.active : null;
     if (a === null) {
       this.stats.notController++;
@@ -330,7 +308,7 @@ class ControllerHost implements SimHost {
   }
 
   /** Stages the records on the active controller and proposes them as one batch. */
-  private write(node: ControllerNode, a: Activation, records: readonly MetadataRecord[], settle: (ok: boolean) => void): void {
+  protected write(node: ControllerNode, a: Activation, records: readonly MetadataRecord[], settle: (ok: boolean) => void): void {
     const staged = node.seat.stage(a, records);
     const image = a.controller.image;
     this.guard(() => checkImage(image, `n${node.id} active image`));
@@ -351,7 +329,7 @@ class ControllerHost implements SimHost {
     this.settleWaiting(node);
   }
 
-  private settleWaiting(node: ControllerNode): void {
+  protected settleWaiting(node: ControllerNode): void {
     const done = node.waiting.filter((w) => w.lastOffset < node.appliedEnd);
     if (done.length === 0) return;
     node.waiting = node.waiting.filter((w) => w.lastOffset >= node.appliedEnd);
@@ -367,7 +345,7 @@ class ControllerHost implements SimHost {
     if (node.seat.active === null) this.failWaiting(node);
   }
 
-  private failWaiting(node: ControllerNode): void {
+  protected failWaiting(node: ControllerNode): void {
     const all = node.waiting;
     node.waiting = [];
     for (const w of all) w.settle(false);
@@ -375,7 +353,7 @@ class ControllerHost implements SimHost {
 
   // ---- Invariants on committed images -------------------------------------------------------------
 
-  private checkCommitted(node: ControllerNode): void {
+  protected checkCommitted(node: ControllerNode): void {
     const image = node.loader.image;
     const offset = image.provenance.lastContainedOffset;
     if (offset < 0) return;
@@ -398,7 +376,7 @@ class ControllerHost implements SimHost {
   }
 
   /** Runs checks (or a replay) whose failures are plain errors as invariant violations. */
-  private guard(fn: () => void, prefix = ''): void {
+  protected guard(fn: () => void, prefix = ''): void {
     try {
       fn();
     } catch (e) {
@@ -409,16 +387,16 @@ class ControllerHost implements SimHost {
 
   // ---- Clients ----------------------------------------------------------------------------------
 
-  private at(atMs: number, run: () => void): void {
+  protected at(atMs: number, run: () => void): void {
     this.events.push({ at: Math.max(atMs, this.sim.nowMs() + 1), seq: this.seq++, run });
   }
 
-  private randomNode(): NodeId {
+  protected randomNode(): NodeId {
     return this.sim.nodeIds[this.rng.int(this.sim.nodeIds.length)]!;
   }
 
   /** Sends an operation to a node over the simulated client network; the answer comes back the same way. */
-  private send<T>(client: string, target: NodeId, op: Operation<T>, onAnswer: (a: Answer<T>) => void): void {
+  protected send<T>(client: string, target: NodeId, op: Operation<T>, onAnswer: (a: Answer<T>) => void): void {
     const now = this.sim.nowMs();
     const cut = () => this.clientCuts.has(`${client}>${target}`);
     // A request or answer lost in a cut ends in the client's request timeout; it asks elsewhere then.
@@ -435,12 +413,12 @@ class ControllerHost implements SimHost {
   }
 
   /** Cuts a client off from some controller nodes, or mends every cut (the Raft sim cuts the nodes from each other). */
-  private clientCutTick(): void {
+  protected clientCutTick(): void {
     if (this.healed) return;
     this.at(this.sim.nowMs() + 500 + this.rng.int(1000), () => this.clientCutTick());
     const r = this.rng.next();
     if (r < 0.3) {
-      const clients = [...this.brokers.map((b) => `b${b.id}`), 'admin'];
+      const clients = this.clientNames();
       const client = clients[this.rng.int(clients.length)]!;
       const side = this.sim.nodeIds.filter(() => this.rng.next() < 0.5);
       for (const n of side) this.clientCuts.add(`${client}>${n}`);
@@ -449,6 +427,97 @@ class ControllerHost implements SimHost {
       this.clientCuts.clear();
       this.sim.record('client cuts mended');
     }
+  }
+
+  protected fenceTick(): void {
+    this.at(this.sim.nowMs() + FENCE_CHECK_MS, () => this.fenceTick());
+    for (const node of this.nodes.values()) {
+      const a = node.up ? node.seat.active : null;
+      if (a === null) continue;
+      const out = a.controller.maybeFenceStaleBrokers(this.sim.nowMs());
+      if (out.records.length === 0) continue;
+      this.stats.fenced += out.response.length;
+      this.sim.record(`n${node.id} fences ${out.response.join(',')} (session expired)`);
+      this.write(node, a, out.records, () => {});
+    }
+  }
+
+  /** auto.leader.rebalance.enable on the active controller. */
+  protected balanceTick(): void {
+    this.at(this.sim.nowMs() + BALANCE_MS, () => this.balanceTick());
+    for (const node of this.nodes.values()) {
+      const a = node.up ? node.seat.active : null;
+      if (a === null) continue;
+      const out = a.controller.maybeBalancePartitionLeaders();
+      if (out.records.length > 0) this.write(node, a, out.records, () => {});
+    }
+  }
+
+  protected require(condition: boolean, message: string): void {
+    if (!condition) throw new SimViolation(message);
+  }
+}
+
+class ControllerHost extends ControllerNodesHost<ControllerRaftStats> {
+  private readonly brokers: SimBroker[] = [];
+  private topicCounter = 0;
+  private adminInflight = false;
+  private adminGuess!: NodeId;
+  /** After healing: the topic whose creation must commit everywhere. */
+  private liveTopic: string | undefined;
+
+  constructor(sim: SimControl, bug: ControllerRaftBug | undefined) {
+    super(sim, bug, {
+      activations: 0, registrations: 0, heartbeats: 0, notController: 0, fenced: 0, controlledShutdowns: 0, brokerCrashes: 0,
+      topicsCreated: 0, topicsDeleted: 0, imagesCompared: 0, stagedCompared: 0,
+    });
+    const brokerCount = 3 + this.rng.int(3);
+    for (let id = 1; id <= brokerCount; id++) {
+      this.brokers.push({
+        id, incarnation: '', life: 0, epoch: -1n, state: 'down', guess: this.randomNode(), inflight: false, seenOffset: -1,
+        restartAtMs: this.rng.int(300),
+      });
+    }
+    this.adminGuess = this.randomNode();
+    for (const b of this.brokers) this.at(b.restartAtMs, () => this.brokerTick(b));
+    this.at(100 + this.rng.int(ADMIN_INTERVAL_MS), () => this.adminTick());
+    this.startControllerTicks();
+    sim.record(`controllers on nodes ${sim.nodeIds.join(',')}; ${brokerCount} brokers${this.unclean ? ', unclean election on' : ''}`);
+  }
+
+
+  protected clientNames(): string[] {
+    return [...this.brokers.map((b) => `b${b.id}`), 'admin'];
+  }
+
+  override heal(nowMs: number): void {
+    this.healed = true;
+    this.clientCuts.clear();
+    for (const b of this.brokers) b.restartAtMs = Math.min(b.restartAtMs, nowMs);
+  }
+
+  override livenessDone(): boolean {
+    if (this.liveTopic === undefined) return false;
+    const live = this.sim.nodeIds.filter((id) => !this.sim.downForGood(id)).map((id) => this.nodes.get(id)!);
+    for (const node of live) {
+      if (!node.up) return false;
+      const image = node.loader.image;
+      if (image.topics.getTopic(this.liveTopic) === undefined) return false;
+      for (const b of this.brokers) {
+        const reg = image.cluster.broker(b.id);
+        if (reg === undefined || reg.fenced || reg.inControlledShutdown) return false;
+      }
+    }
+    // At the end, once more in the full snapshot form (the per-step form leaves out what the controller never writes).
+    const full = new Map<number, string>();
+    for (const node of live) {
+      const offset = node.loader.image.provenance.lastContainedOffset;
+      const text = serialiseAsRecords(node.loader.image);
+      const seen = full.get(offset);
+      if (seen === undefined) full.set(offset, text);
+      else if (seen !== text) throw new SimViolation(`after healing, n${node.id}'s snapshot records at offset ${offset} differ from another node's`);
+    }
+    return true;
   }
 
   private brokerTick(b: SimBroker): void {
@@ -612,33 +681,6 @@ class ControllerHost implements SimHost {
   }
 
   /** The active controller's periodic work: fencing expired sessions. */
-  private fenceTick(): void {
-    this.at(this.sim.nowMs() + FENCE_CHECK_MS, () => this.fenceTick());
-    for (const node of this.nodes.values()) {
-      const a = node.up ? node.seat.active : null;
-      if (a === null) continue;
-      const out = a.controller.maybeFenceStaleBrokers(this.sim.nowMs());
-      if (out.records.length === 0) continue;
-      this.stats.fenced += out.response.length;
-      this.sim.record(`n${node.id} fences ${out.response.join(',')} (session expired)`);
-      this.write(node, a, out.records, () => {});
-    }
-  }
-
-  /** auto.leader.rebalance.enable on the active controller. */
-  private balanceTick(): void {
-    this.at(this.sim.nowMs() + BALANCE_MS, () => this.balanceTick());
-    for (const node of this.nodes.values()) {
-      const a = node.up ? node.seat.active : null;
-      if (a === null) continue;
-      const out = a.controller.maybeBalancePartitionLeaders();
-      if (out.records.length > 0) this.write(node, a, out.records, () => {});
-    }
-  }
-
-  private require(condition: boolean, message: string): void {
-    if (!condition) throw new SimViolation(message);
-  }
 }
 
 /** Snapshot bytes: each record serialised, behind its 4-byte length. */

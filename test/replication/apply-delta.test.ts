@@ -157,3 +157,40 @@ test('a produce to a partition the metadata lists but whose log is still opening
   assert.equal(rm.partition('slow', 1)!.log.logEndOffset, 1);
   assert.equal((await produce(7)).errorCode, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, 'a partition the metadata does not have');
 });
+
+test('a restarted broker does not lead at the epoch its previous process led: until its own registration is in the image the partition has no leader here', async () => {
+  const { rm, events, apply } = harness();
+  rm.localIncarnationId = 'AAAAAAAAAAAAAAAAAAAAAw';
+  const register = (incarnationId: string, brokerEpoch: bigint) => metadataRecord('RegisterBrokerRecord', {
+    brokerId: ME, isMigratingZkBroker: false, incarnationId, brokerEpoch, endPoints: [], features: [], rack: null, fenced: true, inControlledShutdown: false, logDirs: [],
+  }) as MetadataRecord;
+  // The metadata as the crashed process left it: this broker (another incarnation) leads at epoch 0.
+  await apply(register('AAAAAAAAAAAAAAAAAAAABA', 1n), ...topic('t', TOPIC_ID, ME));
+  const p = rm.partition('t', 0)!;
+  assert.equal(p.isLeader, false);
+  assert.equal(p.leaderId, -1);
+  assert.deepEqual(events, ['open t-0', 'stop fetching t-0']);
+  const produced = await rm.produce(1, 1000, [{ topic: 't', partition: 0, records: Buffer.alloc(0) }]);
+  assert.equal([...produced.values()][0]!.errorCode, 6, 'NOT_LEADER_OR_FOLLOWER');
+  // This process registers; the controller moved the leadership away in the same batch.
+  await apply(register('AAAAAAAAAAAAAAAAAAAAAw', 5n), leaderOf(TOPIC_ID, OTHER));
+  assert.deepEqual(events, ['stop fetching t-0', 'fetch t-0 from 2 at epoch 1']);
+  // Leadership given back at a new epoch is taken.
+  await apply(leaderOf(TOPIC_ID, ME));
+  assert.ok(p.isLeader);
+  assert.equal(p.leaderEpoch, 2);
+});
+
+test('partitions named led here before any registration of this broker (a data directory from before registrations) are led once its registration arrives, if the image still says so', async () => {
+  const { rm, apply } = harness();
+  rm.localIncarnationId = 'AAAAAAAAAAAAAAAAAAAAAw';
+  await apply(...topic('t', TOPIC_ID, ME), ...topic('u', TOPIC_ID_2, ME));
+  assert.equal(rm.partition('t', 0)!.isLeader, false);
+  // The registration comes alone (no earlier one to replace, so no leadership moved), then u moves away.
+  await apply(metadataRecord('RegisterBrokerRecord', {
+    brokerId: ME, isMigratingZkBroker: false, incarnationId: 'AAAAAAAAAAAAAAAAAAAAAw', brokerEpoch: 7n, endPoints: [], features: [], rack: null, fenced: true, inControlledShutdown: false, logDirs: [],
+  }) as MetadataRecord);
+  assert.ok(rm.partition('t', 0)!.isLeader);
+  assert.equal(rm.partition('t', 0)!.leaderEpoch, 0);
+  assert.ok(rm.partition('u', 0)!.isLeader);
+});

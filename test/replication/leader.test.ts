@@ -419,3 +419,20 @@ test('leader throttle: a throttled follower outside the ISR gets what the quota 
   h.time.advance(10_000);
   assert.deepEqual(offsetsOf((await h.followerFetch(3, 5)).records).slice(0, 5), [5, 6, 7, 8, 9], 'after a while the quota allows bytes again');
 });
+
+test('a follower fetch whose read is overtaken by a leadership change is answered NOT_LEADER_OR_FOLLOWER, not with a fetch state for a partition no longer led here', async () => {
+  const h = await leader();
+  await h.produce(1, 3);
+  const read = h.log.read.bind(h.log);
+  let release!: () => void;
+  const gate = new Promise<void>((r) => { release = r; });
+  h.log.read = async (...args: Parameters<typeof read>) => { await gate; return read(...args); };
+  const fetching = h.followerFetch(2, 0);
+  // The delta that makes broker 2 the leader lands while the read waits.
+  await h.apply(metadataRecord('PartitionChangeRecord', { topicId: TOPIC_ID, partitionId: 0, leader: 2 }) as MetadataRecord);
+  release();
+  const r = await fetching;
+  assert.equal(r.errorCode, ErrorCode.NOT_LEADER_OR_FOLLOWER);
+  assert.equal(r.records, null);
+  assert.equal(h.p.isLeader, false);
+});

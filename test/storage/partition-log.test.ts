@@ -355,3 +355,14 @@ test('a log created in a new directory has no segment files until its first writ
   assert.deepEqual(batchOffsets(b.read(31, 1, 63)), [[30, 32]]);
   assert.equal((await b.offsetForTimestamp(2100))?.offset, 33);
 });
+
+test('truncating at the log end offset drops an epoch that started there with nothing written in it (a leader that lost its leadership before appending)', async () => {
+  const { log } = setup();
+  await log.appendAsLeader(batch(3), 1);
+  log.epochCache.assign(2, 3); // became leader at epoch 2, appended nothing
+  assert.equal(log.epochCache.latestEpoch, 2);
+  log.truncateTo(3);
+  assert.equal(log.logEndOffset, 3);
+  assert.equal(log.epochCache.latestEpoch, 1, 'its last fetched epoch is the last one it has batches of');
+  assert.deepEqual(log.endOffsetForEpoch(2), { leaderEpoch: 1, endOffset: 3 });
+});

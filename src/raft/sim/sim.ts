@@ -223,6 +223,12 @@ export interface SimHost {
   heal(nowMs: number): void;
   /** After healing, the run ends once this holds. */
   livenessDone(): boolean;
+  /**
+   * A host whose clients are asynchronous code (promises): `Simulation.runAsync` awaits this after
+   * every step, so the work the step started runs before the next one (deterministically: nothing
+   * in it waits on real time or real I/O). It throws a SimViolation its clients found meanwhile.
+   */
+  settle?(): Promise<void>;
 }
 
 interface Flight {
@@ -276,6 +282,12 @@ export function encodeSimSnapshot(applied: ReadonlyArray<[number, string]>): Uin
 
 export function decodeSimSnapshot(data: Uint8Array): Array<[number, string]> {
   return JSON.parse(decoder.decode(data)) as Array<[number, string]>;
+}
+
+/** The violation an error thrown out of the loop stands for; anything else is a harness bug and is rethrown. */
+function violationOf(err: unknown): string {
+  if (!(err instanceof Violation || err instanceof AssertionError)) throw err;
+  return err instanceof AssertionError ? `core assertion: ${err.message}` : err.message;
 }
 
 export class Simulation {
@@ -397,9 +409,23 @@ export class Simulation {
     try {
       this.loop();
     } catch (err) {
-      if (!(err instanceof Violation || err instanceof AssertionError)) throw err;
-      violation = err instanceof AssertionError ? `core assertion: ${err.message}` : err.message;
+      violation = violationOf(err);
     }
+    return this.result(violation);
+  }
+
+  /** `run` for a host with asynchronous clients: its `settle` is awaited after every step. */
+  async runAsync(): Promise<SimResult> {
+    let violation: string | undefined;
+    try {
+      while (this.step < this.maxSteps && !this.loopStep()) await this.host?.settle?.();
+    } catch (err) {
+      violation = violationOf(err);
+    }
+    return this.result(violation);
+  }
+
+  private result(violation: string | undefined): SimResult {
     this.stats.steps = this.step;
     this.stats.simMs = this.now;
     return {
@@ -413,21 +439,24 @@ export class Simulation {
   // ---- The event loop --------------------------------------------------------------------------
 
   private loop(): void {
-    const healAt = this.chaosMs;
-    const deadline = healAt + this.livenessMs;
-    let sameTimeEvents = 0;
-    while (this.step < this.maxSteps) {
-      if (!this.healed && this.now >= healAt) this.heal();
-      if (this.healed && this.livenessDone()) return;
-      if (this.now > deadline) {
-        throw new Violation(`liveness: no proposal committed on every node within ${this.livenessMs} ms of healing`);
-      }
-      const before = this.now;
-      this.nextEvent();
-      sameTimeEvents = this.now === before ? sameTimeEvents + 1 : 0;
-      if (sameTimeEvents > 10_000) throw new Violation(`livelock: 10000 events at time ${this.now}`);
-      this.step++;
+    while (this.step < this.maxSteps && !this.loopStep());
+  }
+
+  private sameTimeEvents = 0;
+
+  /** One event of the loop; true when the run is over (liveness reached). */
+  private loopStep(): boolean {
+    if (!this.healed && this.now >= this.chaosMs) this.heal();
+    if (this.healed && this.livenessDone()) return true;
+    if (this.now > this.chaosMs + this.livenessMs) {
+      throw new Violation(`liveness: ${this.host !== undefined ? 'the host\'s liveness condition did not hold' : 'no proposal committed on every node'} within ${this.livenessMs} ms of healing`);
     }
+    const before = this.now;
+    this.nextEvent();
+    this.sameTimeEvents = this.now === before ? this.sameTimeEvents + 1 : 0;
+    if (this.sameTimeEvents > 10_000) throw new Violation(`livelock: 10000 events at time ${this.now}`);
+    this.step++;
+    return false;
   }
 
   private nextEvent(): void {
