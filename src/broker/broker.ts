@@ -11,6 +11,7 @@ import { ATTR_TRANSACTIONAL, BatchHeaderAt, RECORD_BATCH_HEADER_BYTES } from '..
 import { CONTROLLER_FEATURES, KRAFT_VERSION_FEATURE, topicNameError, type TopicConfigValidator, type TopicDefaults } from '../controller/index.js';
 import { AlterPartitionManager, ReplicaFetcherManager, ReplicaManager, ReplicationQuota, isThrottledReplica, parseThrottledReplicas, replicaSelectorFor, type LeaderEndpoint, type LocalLog, type ReplicaDeltaPorts, type Scheduler } from '../replication/index.js';
 import { BrokerConnection } from '../client/index.js';
+import { clientTlsFor } from './listener-security.js';
 import type { MetadataDelta, MetadataImage } from '../metadata/index.js';
 import { Prng, limits, partitionKey, partitionName, type Clock } from '../util/index.js';
 import type { BrokerConfig } from '../config/index.js';
@@ -342,15 +343,16 @@ export class Broker {
       brokerEpoch: () => this.lifecycle?.brokerEpoch ?? -1n,
       leaderEndpoint: (id) => {
         const endpoints = this.image?.cluster.broker(id)?.endpoints ?? [];
-        const name = c.get('inter.broker.listener.name') as string | null;
-        return (name !== null ? endpoints.find((e) => e.name === name) : undefined) ?? endpoints[0];
+        return endpoints.find((e) => e.name === c.interBrokerListenerName) ?? endpoints[0];
       },
       topicId: (topic) => this.image?.topics.getTopic(topic)?.id,
       // Consumers reading from this follower (KIP-392) wait for its high watermark to move.
       onFollowerProgress: (p) => this.replicaManager.onHighWatermark(p),
       connect: async (e: LeaderEndpoint) => {
+        const interBrokerTls = clientTlsFor(c, c.interBrokerListenerName);
         const conn = await BrokerConnection.open({
           host: e.host, port: e.port, clientId: `broker-${this.deps.nodeId}-fetcher`, requestTimeoutMs: num('replica.socket.timeout.ms'),
+          ...(interBrokerTls ? { tls: interBrokerTls } : {}),
         });
         try {
           await conn.negotiate();

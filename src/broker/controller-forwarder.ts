@@ -13,6 +13,7 @@
 // NOT_CONTROLLER (retriable); so does a forwarded request whose answer never came (the change
 // may have been made, as with Kafka). Nothing here throws out of a handler.
 import { BrokerConnection } from '../client/index.js';
+import type { ConnectionOptions } from 'node:tls';
 import {
   ApiKey, ErrorCode, ZERO_UUID,
   type AllocateProducerIdsRequest, type AllocateProducerIdsResponse, type AlterPartitionRequest, type AlterPartitionResponse,
@@ -40,6 +41,8 @@ export interface ForwardingOptions {
   readonly nodeId: number;
   readonly requestTimeoutMs: number;
   readonly logger: Logger;
+  /** TLS towards the controller listener (security protocol SSL). */
+  readonly tls?: ConnectionOptions;
 }
 
 type Route = { kind: 'local' } | { kind: 'remote'; conn: BrokerConnection; nodeId: number };
@@ -228,6 +231,7 @@ export class ForwardingControllerChannel implements ControllerChannel {
         nodeId: leader, host: e.host, port: e.port,
         conn: BrokerConnection.open({
           host: e.host, port: e.port, clientId: `logline-broker-${this.o.nodeId}-to-controller`, requestTimeoutMs: this.o.requestTimeoutMs, connectTimeoutMs: 5000,
+          ...(this.o.tls ? { tls: this.o.tls } : {}),
         }),
       };
     }

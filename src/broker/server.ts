@@ -8,8 +8,8 @@ import { Broker, type BrokerDeps } from './broker.js';
 import { diskBackend } from './disk-backend.js';
 import { MemoryFileSystem, type FileSystem } from '../storage/index.js';
 import { describeQuorumAnswer, describeQuorumHandler, type QuorumServices } from './handlers/55-describe-quorum.js';
-import { parseBrokerConfig, type BrokerConfig, type BrokerConfigName } from '../config/index.js';
-import { listenerTls } from '../security/index.js';
+import { parseBrokerConfig, type BrokerConfig } from '../config/index.js';
+import { reloadTlsOnConfigChange, securedListener } from './listener-security.js';
 import type { LogMetadata } from './metadata-log.js';
 import type { ControllerService } from './controller-service.js';
 import type { RequestMetrics } from './request-metrics.js';
@@ -145,21 +145,6 @@ export function parseListener(text: string, protocols?: ReadonlyMap<string, stri
   return { name, host, port, securityProtocol: protocols?.get(name) ?? name };
 }
 
-/** A listener with what its security protocol needs from the config (TLS settings for SSL). */
-function securedListener(spec: ListenerSpec, config: BrokerConfig): ListenerSpec {
-  switch (spec.securityProtocol) {
-    case 'PLAINTEXT': return spec;
-    case 'SSL': {
-      try {
-        return { ...spec, tls: listenerTls((key) => config.listenerValue(spec.name, key as BrokerConfigName)) };
-      } catch (e) {
-        throw new Error(`listener ${spec.name}: ${(e as Error).message}`);
-      }
-    }
-    default: throw new Error(`listener ${spec.name}: security protocol ${spec.securityProtocol} is not supported yet (PLAINTEXT, SSL)`);
-  }
-}
-
 /** Network limits and defaults taken from a broker config, with Kafka's property names. */
 function fromConfig(config: BrokerConfig): { limits: Partial<NetworkLimits>; listeners: string[] } {
   const controllers = new Set(config.controllerListenerNames);
@@ -242,6 +227,7 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerHa
     await disk?.close();
     throw e;
   }
+  if (disk) reloadTlsOnConfigChange(disk.metadata, nodeId, brokerConfig, network, logger);
   // The handle exists before registration so that the HTTP listener can answer /v1/ready with 503 meanwhile.
   let close: (closeOptions?: { controlledShutdown?: boolean }) => Promise<void> = async () => {};
   let httpBound: HttpListener | null = null;
