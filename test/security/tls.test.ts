@@ -80,3 +80,146 @@ test('kcat produces and consumes over the SSL listener while the PLAINTEXT liste
     await b.server.close();
   }
 });
+
+// One script per Python client: produce n records over SSL, then read them back in a group.
+const CONFLUENT_PY = `
+import sys
+from confluent_kafka import Producer, Consumer
+bootstrap, topic, ca, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+ssl = {'bootstrap.servers': bootstrap, 'security.protocol': 'SSL', 'ssl.ca.location': ca}
+p = Producer({**ssl, 'acks': 'all'})
+for i in range(n): p.produce(topic, key=b'k%d' % i, value=b'v%d' % i)
+assert p.flush(20) == 0
+c = Consumer({**ssl, 'group.id': 'g-confluent', 'auto.offset.reset': 'earliest'})
+c.subscribe([topic])
+got = []
+while len(got) < n:
+    m = c.poll(20)
+    assert m is not None, 'no record within 20 s'
+    assert m.error() is None, m.error()
+    got.append(m.value().decode())
+c.close()
+print(','.join(got))
+`;
+const KAFKA_PYTHON = `
+import sys
+from kafka import KafkaProducer, KafkaConsumer
+bootstrap, topic, ca, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+p = KafkaProducer(bootstrap_servers=bootstrap, security_protocol='SSL', ssl_cafile=ca, acks='all')
+for i in range(n): p.send(topic, key=b'k%d' % i, value=b'v%d' % i)
+p.flush(20)
+c = KafkaConsumer(topic, bootstrap_servers=bootstrap, security_protocol='SSL', ssl_cafile=ca, group_id='g-kafka-python', auto_offset_reset='earliest', consumer_timeout_ms=20000)
+got = []
+for m in c:
+    got.append(m.value.decode())
+    if len(got) == n: break
+c.close()
+print(','.join(got))
+`;
+
+for (const [client, module, script] of [['confluent-kafka-python', 'confluent_kafka', CONFLUENT_PY], ['kafka-python', 'kafka', KAFKA_PYTHON]] as const) {
+  const skip = !hasOpenssl ? 'openssl is not installed' : hasPy(module) ? false : `${client} is not installed for ${PYTHON}`;
+  test(`${client} produces and consumes in a group over SSL`, { skip, timeout: 90_000 }, async () => {
+    const b = await broker();
+    try {
+      const r = await runProcess(PYTHON, ['-c', script, b.ssl, `tls-${module}`, certs.caCert, '50'], null, 60_000);
+      assert.equal(r.code, 0, r.stderr);
+      assert.deepEqual(r.stdout.trim().split(','), Array.from({ length: 50 }, (_, i) => `v${i}`));
+    } finally {
+      await b.server.close();
+    }
+  });
+}
+
+test('kafkajs produces and consumes in a group over SSL (ssl option with the CA)', { skip: hasOpenssl ? false : 'openssl is not installed', timeout: 90_000 }, async () => {
+  const { Kafka, logLevel } = await import('kafkajs');
+  const b = await broker();
+  const kafka = new Kafka({ clientId: 'tls-kafkajs', brokers: [b.ssl], ssl: { ca: [readFileSync(certs.caCert)] }, logLevel: logLevel.NOTHING });
+  const admin = kafka.admin();
+  const producer = kafka.producer();
+  const consumer = kafka.consumer({ groupId: 'g-kafkajs' });
+  try {
+    await admin.connect();
+    await admin.createTopics({ topics: [{ topic: 'tls-kafkajs', numPartitions: 2 }] });
+    await producer.connect();
+    await producer.send({ topic: 'tls-kafkajs', acks: -1, messages: Array.from({ length: 40 }, (_, i) => ({ key: `k${i}`, value: `v${i}` })) });
+    await consumer.connect();
+    await consumer.subscribe({ topic: 'tls-kafkajs', fromBeginning: true });
+    const got = new Set<string>();
+    await new Promise<void>((resolve) => {
+      void consumer.run({ eachMessage: async ({ message }) => { got.add(message.value!.toString()); if (got.size === 40) resolve(); } });
+    });
+    assert.deepEqual([...got].sort(), Array.from({ length: 40 }, (_, i) => `v${i}`).sort());
+  } finally {
+    await consumer.disconnect();
+    await producer.disconnect();
+    await admin.disconnect();
+    await b.server.close();
+  }
+});
+
+const MTLS = {
+  'listener.name.ssl.ssl.client.auth': 'required',
+  // CN=alice,O=Logline dev → alice; anything else keeps its whole name.
+  'ssl.principal.mapping.rules': 'RULE:^CN=([^,]+),O=Logline dev$/$1/L,DEFAULT',
+};
+
+test('mTLS with ssl.client.auth=required: a trusted client certificate gets in and its DN is mapped to User:alice by a rule', { skip: skipNoKcat, timeout: 60_000 }, async () => {
+  const b = await broker(MTLS);
+  try {
+    const rows = await kcatRoundTrip(kcatMtls(b.ssl), 'tls-mtls', 20);
+    assert.equal(rows.length, 20);
+    assert.ok(b.logs.some((l) => l.includes('authenticated as User:alice (CN=alice,O=Logline dev)')), b.logs.join('\n'));
+  } finally {
+    await b.server.close();
+  }
+});
+
+/** Resolves with what the server sent before it closed the connection (or null after `ms`). */
+function rawExchange(hostPort: string, bytes: Buffer, ms = 10_000): Promise<{ closed: boolean; received: number }> {
+  const [host, port] = hostPort.split(':');
+  return new Promise((resolve) => {
+    let received = 0;
+    const socket = connect({ host: host!, port: Number(port) }, () => socket.write(bytes));
+    const timer = setTimeout(() => { socket.destroy(); resolve({ closed: false, received }); }, ms);
+    socket.on('data', (d) => { received += d.length; });
+    socket.on('error', () => {});
+    socket.on('close', () => { clearTimeout(timer); resolve({ closed: true, received }); });
+  });
+}
+
+/** A Kafka ApiVersions v0 request frame, as a plaintext client would open with. */
+const API_VERSIONS_V0 = Buffer.from([0, 0, 0, 14, 0, 18, 0, 0, 0, 0, 0, 1, 0, 4, 0x74, 0x65, 0x73, 0x74]);
+
+test('refusals: plaintext Kafka and garbage on the TLS listener, no or an untrusted client certificate under required; the broker keeps serving', { skip: skipNoKcat, timeout: 90_000 }, async () => {
+  const b = await broker(MTLS);
+  try {
+    // A PLAINTEXT client speaks Kafka to the TLS port: no Kafka answer, the connection is closed.
+    const plain = await rawExchange(b.ssl, API_VERSIONS_V0);
+    assert.equal(plain.closed, true);
+    // Bytes before the handshake that are not a ClientHello at all.
+    const garbage = await rawExchange(b.ssl, Buffer.alloc(4096, 0x41));
+    assert.equal(garbage.closed, true);
+    // A certificate signed by a CA the broker does not trust, and no certificate at all.
+    const untrusted = await runProcess('kcat', ['-L', ...kcatMtls(b.ssl, rogue), '-m', '5']);
+    assert.notEqual(untrusted.code, 0);
+    const noCert = await runProcess('kcat', ['-L', ...kcatSsl(b.ssl), '-m', '5']);
+    assert.notEqual(noCert.code, 0);
+    const tlsNoCert = await new Promise<string>((resolve) => {
+      const [host, port] = b.ssl.split(':');
+      const s = connectTls({ host: host!, port: Number(port), ca: readFileSync(certs.caCert), servername: 'localhost' }, () => s.write(API_VERSIONS_V0));
+      s.on('data', () => resolve('answered'));
+      s.on('error', (e) => resolve(`error ${e.message}`));
+      s.on('close', () => resolve('closed'));
+    });
+    assert.notEqual(tlsNoCert, 'answered');
+    assert.ok(b.server.stats.tlsHandshakeFailures >= 3, `handshake failures: ${b.server.stats.tlsHandshakeFailures}`);
+    assert.equal(b.logs.some((l) => l.includes('User:mallory')), false);
+    // Everyone else is still served, on both listeners.
+    assert.equal((await kcatRoundTrip(kcatMtls(b.ssl), 'after-refusals', 10)).length, 10);
+    const list = await runProcess('kcat', ['-L', '-b', b.plain, '-J']);
+    assert.ok(JSON.parse(list.stdout).topics.some((t: { topic: string }) => t.topic === 'after-refusals'));
+  } finally {
+    await b.server.close();
+  }
+});
