@@ -15,6 +15,8 @@ import { runProcess, tempDataDir } from '../broker/process-helpers.js';
 import { startServer, type ServerHandle } from '../../src/broker/index.js';
 import { parseBrokerConfig } from '../../src/config/index.js';
 import { writeDevCerts, type DevCerts } from '../../src/security/index.js';
+import { ClusterClient } from '../../src/client/index.js';
+import { ApiKey } from '../../src/protocol/index.js';
 
 const hasKcat = spawnSync('kcat', ['-V']).status === 0;
 const hasOpenssl = spawnSync('openssl', ['version']).status === 0;
@@ -220,6 +222,41 @@ test('refusals: plaintext Kafka and garbage on the TLS listener, no or an untrus
     const list = await runProcess('kcat', ['-L', '-b', b.plain, '-J']);
     assert.ok(JSON.parse(list.stdout).topics.some((t: { topic: string }) => t.topic === 'after-refusals'));
   } finally {
+    await b.server.close();
+  }
+});
+
+async function until(what: string, timeoutMs: number, check: () => boolean | Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+test('IncrementalAlterConfigs of listener.name.ssl.ssl.keystore.location loads a new PKCS12 keystore: new connections get the new certificate, no restart', { skip: skipNoKcat, timeout: 90_000 }, async () => {
+  const b = await broker();
+  const client = new ClusterClient({ bootstrap: b.plain });
+  try {
+    const onlyOld = (ca: string) => runProcess('kcat', ['-L', '-b', b.ssl, '-X', 'security.protocol=SSL', '-X', `ssl.ca.location=${ca}`, '-m', '5']);
+    assert.equal((await onlyOld(certs.caCert)).code, 0);
+    assert.notEqual((await onlyOld(rogue.caCert)).code, 0);
+    const conn = await client.broker(1);
+    const alter = await conn.send(ApiKey.IncrementalAlterConfigs, 1, {
+      resources: [{ resourceType: 4, resourceName: '1', configs: [
+        { name: 'listener.name.ssl.ssl.keystore.type', configOperation: 0, value: 'PKCS12' },
+        { name: 'listener.name.ssl.ssl.keystore.location', configOperation: 0, value: rogue.brokerKeystoreP12 },
+        { name: 'listener.name.ssl.ssl.keystore.password', configOperation: 0, value: rogue.devPassword },
+      ] }], validateOnly: false,
+    });
+    assert.equal(alter.responses[0].errorCode, 0, alter.responses[0].errorMessage);
+    await until('the keystore reload', 20_000, () => b.logs.some((l) => l.includes('listener SSL: TLS keystore and truststore reloaded')));
+    // The broker now presents the certificate the second CA signed.
+    const afterNew = await onlyOld(rogue.caCert);
+    assert.equal(afterNew.code, 0, afterNew.stderr);
+    assert.notEqual((await onlyOld(certs.caCert)).code, 0);
+  } finally {
+    client.close();
     await b.server.close();
   }
 });
