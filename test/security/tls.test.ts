@@ -12,7 +12,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { runProcess, tempDataDir } from '../broker/process-helpers.js';
-import { startServer, type ServerHandle } from '../../src/broker/index.js';
+import { startCluster, startServer, type ServerHandle } from '../../src/broker/index.js';
 import { parseBrokerConfig } from '../../src/config/index.js';
 import { writeDevCerts, type DevCerts } from '../../src/security/index.js';
 import { ClusterClient } from '../../src/client/index.js';
@@ -258,5 +258,41 @@ test('IncrementalAlterConfigs of listener.name.ssl.ssl.keystore.location loads a
   } finally {
     client.close();
     await b.server.close();
+  }
+});
+
+test('a 3-node cluster whose client, inter-broker and controller listeners are all SSL (controller with mTLS) replicates an RF 3 topic', { skip: skipNoKcat, timeout: 180_000 }, async () => {
+  const cluster = await startCluster({
+    nodes: 3,
+    config: {
+      // Listener names stay PLAINTEXT and CONTROLLER; the map makes both speak SSL, as Kafka allows.
+      'listener.security.protocol.map': 'CONTROLLER:SSL,PLAINTEXT:SSL',
+      'ssl.keystore.type': 'PKCS12', 'ssl.keystore.location': certs.brokerKeystoreP12, 'ssl.keystore.password': certs.devPassword,
+      'ssl.truststore.type': 'PKCS12', 'ssl.truststore.location': certs.truststoreP12, 'ssl.truststore.password': certs.devPassword,
+      'listener.name.controller.ssl.client.auth': 'required',
+    },
+  });
+  const client = new ClusterClient({ bootstrap: cluster.bootstrap, tls: { ca: readFileSync(certs.caCert) } });
+  try {
+    const created = await client.admin(ApiKey.CreateTopics, { topics: [{ name: 'tls-rf3', numPartitions: 2, replicationFactor: 3, assignments: [],
+      configs: [{ name: 'min.insync.replicas', value: '3' }] }], timeoutMs: 10_000, validateOnly: false }, 7);
+    assert.equal(created.topics[0].errorCode, 0, created.topics[0].errorMessage);
+    const bootstrap = cluster.bootstrap.split(',')[0]!;
+    // acks=all with min.insync.replicas=3: every write is on all three replicas, copied over SSL.
+    const rows = await kcatRoundTrip(kcatSsl(bootstrap, '-X', 'message.timeout.ms=60000'), 'tls-rf3', 100);
+    assert.equal(rows.length, 100);
+    const meta = JSON.parse((await runProcess('kcat', ['-L', '-J', ...kcatSsl(bootstrap), '-t', 'tls-rf3'])).stdout);
+    for (const p of meta.topics[0].partitions) assert.equal(p.isrs.length, 3, JSON.stringify(p));
+    assert.equal(meta.brokers.length, 3);
+    // The controller listener really is TLS with client certificates: plaintext Kafka gets no
+    // answer, and a TLS client without a certificate is refused.
+    const node = cluster.nodes[0]!;
+    const controller = `${node.host}:${node.controllerPort}`;
+    assert.equal((await rawExchange(controller, API_VERSIONS_V0)).closed, true);
+    const noCert = await runProcess('kcat', ['-L', ...kcatSsl(controller), '-m', '5']);
+    assert.notEqual(noCert.code, 0);
+  } finally {
+    client.close();
+    await cluster.close();
   }
 });
