@@ -8,6 +8,7 @@ import { clusterCommand } from './cluster.js';
 import { benchCommand } from './bench.js';
 import { groupCommand } from './group.js';
 import { transactionsCommand } from './transactions.js';
+import { securityCommand } from './security.js';
 import { version } from '../index.js';
 
 const COMMANDS: Record<string, { help: string; run: (argv: string[]) => Promise<number> }> = {
@@ -18,6 +19,7 @@ const COMMANDS: Record<string, { help: string; run: (argv: string[]) => Promise<
   group: { help: 'list, describe (offsets and lag), delete consumer groups; reset their offsets', run: groupCommand },
   transactions: { help: 'list, describe transactions and their producers; abort a hanging one', run: transactionsCommand },
   cluster: { help: 'describe the cluster (cluster info, cluster status), elect leaders (cluster elect-leaders) or start a local one (cluster start)', run: clusterCommand },
+  security: { help: 'TLS helpers: write development certificates (security dev-certs DIR)', run: securityCommand },
   bench: { help: 'load generators (bench produce)', run: benchCommand },
   version: { help: 'print the version', run: async () => { console.log(version); return 0; } },
 };
