@@ -36,7 +36,7 @@ export async function securityCommand(argv: string[]): Promise<number> {
     `wrote ${certs.dir}: ca.crt, broker.crt/broker.key/broker.pem, client.crt/client.key, broker.p12, client.p12, truststore.p12 (PKCS12 password ${certs.devPassword})`,
     '',
     'server.properties for an SSL listener next to PLAINTEXT:',
-    '  listeners=PLAINTEXT://:9092,SSL://:9094,CONTROLLER://:9093',
+    '  listeners=PLAINTEXT://:9092,SSL://:9094',
     '  advertised.listeners=PLAINTEXT://localhost:9092,SSL://localhost:9094',
     '  ssl.keystore.type=PEM',
     `  ssl.keystore.location=${certs.dir}/broker.pem`,
