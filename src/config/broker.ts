@@ -76,7 +76,7 @@ export function parseBrokerConfig(props: PropsInput, overrides?: PropsInput): Br
   }
   // Per-listener overrides (listener.name.<l>.ssl.*) are typed like the key they override.
   for (const [name, raw] of originals) {
-    if (values.has(name)) continue;
+    if (listenerPrefixedKey(name) === undefined) continue;
     try {
       values.set(name, parseValue(brokerKey(name)!, raw));
     } catch (e) {
