@@ -35,7 +35,9 @@ export function securedListener(spec: ListenerSpec, config: BrokerConfig): Liste
 
 /** TLS client settings for connecting to another node's listener `name`, or undefined (PLAINTEXT). */
 export function clientTlsFor(config: BrokerConfig, name: string): ConnectionOptions | undefined {
-  if (protocolOf(config, name) !== 'SSL') return undefined;
+  // A name this node does not map (the inter-broker default PLAINTEXT where no listener has that
+  // name) connects as before: plaintext, to the first endpoint the peer registered.
+  if (!config.securityProtocolMap.has(name.toUpperCase()) || protocolOf(config, name) !== 'SSL') return undefined;
   try {
     return clientTls(settingsOf(config, name));
   } catch (e) {
