@@ -296,3 +296,16 @@ test('a 3-node cluster whose client, inter-broker and controller listeners are a
     await cluster.close();
   }
 });
+
+test('ssl.client.auth=requested: a client without a certificate gets in, one with a trusted certificate is User:alice, an untrusted one is refused', { skip: skipNoKcat, timeout: 60_000 }, async () => {
+  const b = await broker({ ...MTLS, 'listener.name.ssl.ssl.client.auth': 'requested' });
+  try {
+    assert.equal((await runProcess('kcat', ['-L', ...kcatSsl(b.ssl), '-m', '5'])).code, 0);
+    assert.equal((await runProcess('kcat', ['-L', ...kcatMtls(b.ssl), '-m', '5'])).code, 0);
+    assert.ok(b.logs.some((l) => l.includes('authenticated as User:alice')), b.logs.join('\n'));
+    assert.notEqual((await runProcess('kcat', ['-L', ...kcatMtls(b.ssl, rogue), '-m', '5'])).code, 0);
+    assert.ok(b.logs.some((l) => l.includes('offered an untrusted certificate')), b.logs.join('\n'));
+  } finally {
+    await b.server.close();
+  }
+});
