@@ -69,8 +69,8 @@ static void set(rd_kafka_conf_t *conf, const char *key, const char *value) {
 }
 
 int main(int argc, char **argv) {
-  if (argc != 8) {
-    fprintf(stderr, "usage: rdkafka-perf BOOTSTRAP TOPIC RECORDS SIZE ACKS COMPRESSION MAX_SECONDS\n");
+  if (argc < 8) {
+    fprintf(stderr, "usage: rdkafka-perf BOOTSTRAP TOPIC RECORDS SIZE ACKS COMPRESSION MAX_SECONDS [KEY=VALUE...]\n");
     return 2;
   }
   const char *bootstrap = argv[1], *topic = argv[2], *acks = argv[5], *compression = argv[6];
@@ -92,6 +92,13 @@ int main(int argc, char **argv) {
   set(conf, "queue.buffering.max.messages", "500000");
   set(conf, "queue.buffering.max.kbytes", "1048576");
   set(conf, "enable.idempotence", "false");
+  /* Extra client properties, e.g. security.protocol=SSL ssl.ca.location=... (bench/tls.ts). */
+  for (int i = 8; i < argc; i++) {
+    char *eq = strchr(argv[i], '=');
+    if (!eq) { fprintf(stderr, "rdkafka-perf: %s is not KEY=VALUE\n", argv[i]); return 2; }
+    *eq = '\0';
+    set(conf, argv[i], eq + 1);
+  }
   rd_kafka_conf_set_dr_msg_cb(conf, on_delivery);
   char err[512];
   rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof err);

@@ -31,11 +31,11 @@ export function rdkafkaPerfBinary(): string | null {
   return BINARY;
 }
 
-export function runRdkafkaPerf(o: { bootstrap: string; topic: string; records: number; size: number; acks: number; compression: string; maxSeconds: number }): Promise<any> {
+export function runRdkafkaPerf(o: { bootstrap: string; topic: string; records: number; size: number; acks: number; compression: string; maxSeconds: number; extra?: readonly string[] }): Promise<any> {
   const binary = rdkafkaPerfBinary();
   if (!binary) return Promise.resolve({ error: 'rdkafka-perf could not be built' });
   return new Promise((resolve) => {
-    const child = spawn(binary, [o.bootstrap, o.topic, String(o.records), String(o.size), String(o.acks), o.compression, String(o.maxSeconds)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(binary, [o.bootstrap, o.topic, String(o.records), String(o.size), String(o.acks), o.compression, String(o.maxSeconds), ...(o.extra ?? [])], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     child.stdout!.on('data', (d) => { out += d; });
     const timer = setTimeout(() => child.kill('SIGKILL'), (o.maxSeconds + 60) * 1000);

@@ -11,6 +11,7 @@ import { ATTR_TRANSACTIONAL, BatchHeaderAt, RECORD_BATCH_HEADER_BYTES } from '..
 import { CONTROLLER_FEATURES, KRAFT_VERSION_FEATURE, topicNameError, type TopicConfigValidator, type TopicDefaults } from '../controller/index.js';
 import { AlterPartitionManager, ReplicaFetcherManager, ReplicaManager, ReplicationQuota, isThrottledReplica, parseThrottledReplicas, replicaSelectorFor, type LeaderEndpoint, type LocalLog, type ReplicaDeltaPorts, type Scheduler } from '../replication/index.js';
 import { BrokerConnection } from '../client/index.js';
+import { clientTlsFor } from './listener-security.js';
 import type { MetadataDelta, MetadataImage } from '../metadata/index.js';
 import { Prng, limits, partitionKey, partitionName, type Clock } from '../util/index.js';
 import type { BrokerConfig } from '../config/index.js';
@@ -160,6 +161,7 @@ export class Broker {
     }
     const interBroker = (purpose: string) => new InterBrokerConnections({
       clientId: `broker-${deps.nodeId}-${purpose}`, requestTimeoutMs: INTER_BROKER_REQUEST_TIMEOUT_MS, endpoint: (id) => this.interBrokerEndpoint(id),
+      tls: clientTlsFor(deps.brokerConfig, deps.brokerConfig.interBrokerListenerName),
     });
     this.markerConnections = interBroker('txn-markers');
     this.verificationConnections = interBroker('txn-verification');
@@ -196,8 +198,7 @@ export class Broker {
   /** Where broker `id` listens for other brokers (inter.broker.listener.name, else its first listener). */
   private interBrokerEndpoint(id: number): InterBrokerEndpoint | undefined {
     const endpoints = this.image?.cluster.broker(id)?.endpoints ?? [];
-    const name = this.deps.brokerConfig.get('inter.broker.listener.name') as string | null;
-    return (name !== null ? endpoints.find((e) => e.name === name) : undefined) ?? endpoints[0];
+    return endpoints.find((e) => e.name === this.deps.brokerConfig.interBrokerListenerName) ?? endpoints[0];
   }
 
   /** Closes the transaction coordinator's and the verification's connections to other brokers. */
@@ -395,8 +396,10 @@ export class Broker {
       // Consumers reading from this follower (KIP-392) wait for its high watermark to move.
       onFollowerProgress: (p) => this.replicaManager.onHighWatermark(p),
       connect: async (e: LeaderEndpoint) => {
+        const interBrokerTls = clientTlsFor(c, c.interBrokerListenerName);
         const conn = await BrokerConnection.open({
           host: e.host, port: e.port, clientId: `broker-${this.deps.nodeId}-fetcher`, requestTimeoutMs: num('replica.socket.timeout.ms'),
+          ...(interBrokerTls ? { tls: interBrokerTls } : {}),
         });
         try {
           await conn.negotiate();

@@ -14,6 +14,7 @@
 // may have been made, as with Kafka), or one still waiting on a node that the metadata quorum has
 // since replaced as leader. Nothing here throws out of a handler.
 import { BrokerConnection } from '../client/index.js';
+import type { ConnectionOptions } from 'node:tls';
 import {
   ApiKey, ErrorCode, ZERO_UUID,
   type AllocateProducerIdsRequest, type AllocateProducerIdsResponse, type AlterPartitionRequest, type AlterPartitionResponse,
@@ -43,6 +44,8 @@ export interface ForwardingOptions {
   readonly nodeId: number;
   readonly requestTimeoutMs: number;
   readonly logger: Logger;
+  /** TLS towards the controller listener (security protocol SSL). */
+  readonly tls?: ConnectionOptions;
 }
 
 type Route = { kind: 'local' } | { kind: 'remote'; conn: BrokerConnection; nodeId: number };
@@ -239,6 +242,7 @@ export class ForwardingControllerChannel implements ControllerChannel {
         nodeId: leader, host: e.host, port: e.port,
         conn: BrokerConnection.open({
           host: e.host, port: e.port, clientId: `logline-broker-${this.o.nodeId}-to-controller`, requestTimeoutMs: this.o.requestTimeoutMs, connectTimeoutMs: 5000,
+          ...(this.o.tls ? { tls: this.o.tls } : {}),
         }),
       };
     }

@@ -6,6 +6,7 @@ import * as nodeFs from 'node:fs';
 import * as nodePath from 'node:path';
 import { Prng, limits, partitionKey, type Clock } from '../util/index.js';
 import { effectiveBrokerConfig, listenerName, resolveTopicConfig, validateTopicConfigs, type BrokerConfig, type TopicConfig } from '../config/index.js';
+import { controllerTlsFor } from './listener-security.js';
 import { ConfigurationsImage } from '../metadata/index.js';
 import { describeQuorum, parseQuorumVoters, type VoterAddress } from '../raft/index.js';
 import { realScheduler, StorageLog } from '../replication/index.js';
@@ -44,7 +45,7 @@ export interface DiskBackendOptions {
  * controller.quorum.bootstrap.servers (KIP-853) when no static voters are configured; a controller
  * outside it starts as an observer until AddRaftVoter makes it a voter.
  */
-export function metadataQuorum(config: BrokerConfig, nodeId: number, discovered?: readonly VoterAddress[]): Pick<LogMetadataOptions, 'voters' | 'voterAddresses' | 'controllerListener'> {
+export function metadataQuorum(config: BrokerConfig, nodeId: number, discovered?: readonly VoterAddress[]): Pick<LogMetadataOptions, 'voters' | 'voterAddresses' | 'controllerListener' | 'controllerTls'> {
   const roles = config.processRoles;
   const voters = config.get('controller.quorum.voters') as string[];
   if (roles.length === 0) return { voters: [nodeId] };
@@ -68,7 +69,8 @@ export function metadataQuorum(config: BrokerConfig, nodeId: number, discovered?
     const m = /^[^:]+:\/\/(\[[^\]]*\]|[^:]*):(\d+)$/.exec(l)!;
     controllerListener = { host: m[1]!.replace(/^\[|\]$/g, '') || '0.0.0.0', port: Number(m[2]) };
   }
-  return { voterAddresses: addresses, ...(controllerListener ? { controllerListener } : {}) };
+  const controllerTls = controllerTlsFor(config);
+  return { voterAddresses: addresses, ...(controllerListener ? { controllerListener } : {}), ...(controllerTls ? { controllerTls } : {}) };
 }
 
 /** Partition logs opened per event-loop turn while a metadata delta is applied. */
@@ -308,10 +310,12 @@ async function openDiskBackend(o: DiskBackendOptions, brokerConfig: BrokerConfig
     controllerRouter = apis.router;
   }
   // The broker reaches the active controller through this channel wherever it runs.
+  const controllerClientTls = controllerTlsFor(brokerConfig)?.client;
   const controller = new ForwardingControllerChannel(md, controllerService, {
     nodeId: o.nodeId,
     // Kafka's request.timeout.ms: a change may take a commit and a replica-manager sync.
     requestTimeoutMs: 30_000, logger: o.logger,
+    ...(controllerClientTls ? { tls: controllerClientTls } : {}),
   });
   let logsOpened = 0;
   let ticking = false;

@@ -3,6 +3,7 @@
 // pool because a connection answers in order: a WriteTxnMarkers waiting for acks=all must not hold
 // back a verification a producer is waiting on. A connection that failed, or whose broker moved
 // to another address, is replaced on the next request.
+import type { ConnectionOptions as TlsConnectionOptions } from 'node:tls';
 import { BrokerConnection } from '../client/index.js';
 
 export interface InterBrokerEndpoint { host: string; port: number }
@@ -13,6 +14,8 @@ export interface InterBrokerOptions {
   requestTimeoutMs: number;
   /** Where `nodeId` listens for inter-broker traffic now; undefined while it is not registered. */
   endpoint(nodeId: number): InterBrokerEndpoint | undefined;
+  /** TLS options when the inter-broker listener is SSL (the broker's own keystore and truststore). */
+  tls?: TlsConnectionOptions | undefined;
 }
 
 interface Entry { host: string; port: number; conn: Promise<BrokerConnection> }
@@ -38,7 +41,7 @@ export class InterBrokerConnections {
   private reopen(nodeId: number, e: InterBrokerEndpoint): Promise<BrokerConnection> {
     this.drop(nodeId);
     const conn = (async () => {
-      const c = await BrokerConnection.open({ host: e.host, port: e.port, clientId: this.o.clientId, requestTimeoutMs: this.o.requestTimeoutMs, connectTimeoutMs: 5000 });
+      const c = await BrokerConnection.open({ host: e.host, port: e.port, clientId: this.o.clientId, requestTimeoutMs: this.o.requestTimeoutMs, connectTimeoutMs: 5000, ...(this.o.tls ? { tls: this.o.tls } : {}) });
       try {
         await c.negotiate();
       } catch (err) {

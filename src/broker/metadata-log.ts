@@ -17,6 +17,7 @@
 // A directory written before the metadata log was a Raft log (batches at partition leader epoch 0,
 // no quorum-state file) opens as it is: its batches are Raft entries of epoch 0, which the first
 // election (epoch 1) commits as the prefix of the log.
+import type { ConnectionOptions, TlsOptions } from 'node:tls';
 import * as nodePath from 'node:path';
 import {
   MetadataDelta, MetadataImage, MetadataLoader, MetadataRecordType, bootstrapFeatureLevels, deserializeMetadataRecord, imageToRecords, metadataRecord,
@@ -42,6 +43,8 @@ const SNAPSHOT_BATCH_RECORDS = 1000;
 const OPEN_TIMEOUT_MS = 60_000;
 
 export interface LogMetadataOptions {
+  /** The controller listener speaks TLS: serving it (a controller) and reaching the voters. */
+  readonly controllerTls?: { readonly server?: TlsOptions; readonly client: ConnectionOptions };
   /** The log directory; the metadata log is `<logDir>/__cluster_metadata-0`. */
   readonly logDir: string;
   readonly fs: FileSystem;
@@ -108,6 +111,7 @@ export class LogMetadata implements MetadataSource {
       nodeId: o.nodeId, clusterId: o.clusterId, host: listenOn.host, port: listenOn.port, voters: o.voterAddresses ?? [],
       requestTimeoutMs: timeouts.requestTimeoutMs,
       onProtocolError: (reason) => o.logger?.warn(`metadata quorum: dropped a connection: ${reason}`),
+      ...(o.controllerTls ? { tls: o.controllerTls } : {}),
     });
     const m = new LogMetadata(o);
     m.transport = transport;

@@ -9,6 +9,7 @@ import { diskBackend } from './disk-backend.js';
 import { MemoryFileSystem, type FileSystem } from '../storage/index.js';
 import { describeQuorumAnswer, describeQuorumHandler, type QuorumServices } from './handlers/55-describe-quorum.js';
 import { parseBrokerConfig, type BrokerConfig } from '../config/index.js';
+import { reloadTlsOnConfigChange, securedListener } from './listener-security.js';
 import type { LogMetadata } from './metadata-log.js';
 import type { ControllerService } from './controller-service.js';
 import type { RequestMetrics } from './request-metrics.js';
@@ -107,7 +108,7 @@ const SECURITY_PROTOCOL_IDS: Record<string, number> = { PLAINTEXT: 0, SSL: 1, SA
 
 /** Each bound listener as clients should reach it: advertised.listeners by name, else the bound address. */
 function registrationListeners(bound: { name: string; host: string; port: number; securityProtocol: string }[], config: BrokerConfig | undefined) {
-  const advertised = config?.originals.has('advertised.listeners') ? config.advertisedListeners.map(parseListener) : [];
+  const advertised = config?.originals.has('advertised.listeners') ? config.advertisedListeners.map((l) => parseListener(l)) : [];
   return bound.map((l) => {
     const adv = advertised.find((a) => a.name === l.name) ?? (bound.length === 1 && advertised.length === 1 ? advertised[0] : undefined);
     const host = adv?.host || (l.host === '0.0.0.0' || l.host === '::' ? 'localhost' : l.host);
@@ -130,15 +131,18 @@ export function parseHttpListener(text: string | null): { host: string; port: nu
   return { host: m[1]!.replace(/^\[|\]$/g, '') || '0.0.0.0', port: Number(m[2]) };
 }
 
-/** "PLAINTEXT://host:port" → listener spec; the name before :// is also the security protocol. */
-export function parseListener(text: string): ListenerSpec {
+/**
+ * "NAME://host:port" → listener spec. The security protocol is the name's in
+ * listener.security.protocol.map (`protocols`), else the name itself (PLAINTEXT://, SSL://).
+ */
+export function parseListener(text: string, protocols?: ReadonlyMap<string, string>): ListenerSpec {
   const m = /^([A-Za-z0-9_]+):\/\/(\[[^\]]*\]|[^:]*):(\d+)$/.exec(text.trim());
   if (!m) throw new Error(`invalid listener "${text}": expected NAME://HOST:PORT`);
   const name = m[1]!.toUpperCase();
   const host = m[2]!.replace(/^\[|\]$/g, '') || '0.0.0.0';
   const port = Number(m[3]);
   if (port > 65535) throw new Error(`invalid listener "${text}": port ${port} out of range`);
-  return { name, host, port, securityProtocol: name };
+  return { name, host, port, securityProtocol: protocols?.get(name) ?? name };
 }
 
 /** Network limits and defaults taken from a broker config, with Kafka's property names. */
@@ -217,12 +221,13 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerHa
   }
   const network = new NetworkServer(router, services, { ...DEFAULT_NETWORK_LIMITS, ...options.limits }, clock, logger);
   try {
-    await network.listen((options.listeners ?? ['PLAINTEXT://localhost:9092']).map(parseListener));
+    await network.listen((options.listeners ?? ['PLAINTEXT://localhost:9092']).map((l) => securedListener(parseListener(l, brokerConfig.securityProtocolMap), brokerConfig)));
   } catch (e) {
     await broker?.replicaFetchers.close();
     await disk?.close();
     throw e;
   }
+  if (disk) reloadTlsOnConfigChange(disk.metadata, nodeId, brokerConfig, network, logger);
   // The handle exists before registration so that the HTTP listener can answer /v1/ready with 503 meanwhile.
   let close: (closeOptions?: { controlledShutdown?: boolean }) => Promise<void> = async () => {};
   let httpBound: HttpListener | null = null;
@@ -263,7 +268,7 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerHa
   for (const l of network.bound) logger.info(`listening on ${l.name}://${l.host}:${l.port}`);
   if (disk && !brokerRole) {
     const names = new Set(brokerConfig.controllerListenerNames);
-    const l = brokerConfig.listeners.map(parseListener).find((x) => names.has(x.name));
+    const l = brokerConfig.listeners.map((l) => parseListener(l)).find((x) => names.has(x.name));
     if (l) logger.info(`controller listening on ${l.name}://${l.host}:${disk.metadata.controllerPort}`);
   }
   let closing: Promise<void> | null = null;

@@ -1,6 +1,7 @@
 // A client for a whole cluster: bootstrap, metadata cache, a connection per broker, and the
 // requests the CLI, the tests and (later) brokers need. Retriable errors are retried with
 // exponential backoff, a bounded number of times.
+import type { ConnectionOptions as TlsConnectionOptions } from 'node:tls';
 import { ApiKey, ErrorCode, isRetriable, errorName, ZERO_UUID } from '../protocol/index.js';
 import { partitionName } from '../util/index.js';
 import { BrokerConnection, ClientError } from './connection.js';
@@ -19,6 +20,8 @@ export interface ClusterClientOptions {
   requestTimeoutMs?: number;
   retries?: number;
   retryBackoffMs?: number;
+  /** Connect with TLS (the brokers' listener is SSL). */
+  tls?: TlsConnectionOptions;
 }
 
 export interface BrokerAddress { nodeId: number; host: string; port: number; rack: string | null }
@@ -43,7 +46,10 @@ export class ClusterClient {
   constructor(readonly options: ClusterClientOptions) {}
 
   private async open(host: string, port: number): Promise<BrokerConnection> {
-    const c = await BrokerConnection.open({ host, port, clientId: this.options.clientId ?? 'logline-cli', requestTimeoutMs: this.options.requestTimeoutMs ?? 30_000 });
+    const c = await BrokerConnection.open({
+      host, port, clientId: this.options.clientId ?? 'logline-cli', requestTimeoutMs: this.options.requestTimeoutMs ?? 30_000,
+      ...(this.options.tls ? { tls: this.options.tls } : {}),
+    });
     await c.negotiate();
     return c;
   }

@@ -1,6 +1,7 @@
 // One connection to a Kafka broker: framing, correlation ids, pipelining, timeouts. Responses are
 // matched by correlation id; Kafka answers in order per connection, and we check that it does.
-import { connect, type Socket } from 'node:net';
+import { connect, isIP, type Socket } from 'node:net';
+import { connect as connectTls, type ConnectionOptions as TlsConnectionOptions } from 'node:tls';
 import {
   FrameSplitter, ProtocolError, decodeResponse, encodeRequestFrame, peekCorrelationId, apiInfo, inRange,
 } from '../protocol/index.js';
@@ -49,6 +50,8 @@ export interface ConnectionOptions {
   clientId?: string;
   requestTimeoutMs?: number;
   connectTimeoutMs?: number;
+  /** Connect with TLS (a listener whose security protocol is SSL): keystore, truststore, versions. */
+  tls?: TlsConnectionOptions;
 }
 
 export class BrokerConnection {
@@ -70,7 +73,7 @@ export class BrokerConnection {
   }
 
   private connectSocket(): Promise<void> {
-    const { host, port, connectTimeoutMs = 10_000 } = this.options;
+    const { host, port, connectTimeoutMs = 10_000, tls } = this.options;
     return new Promise((resolve, reject) => {
       // Responses are read straight into their own buffers (a large Fetch response is neither
       // copied out of socket chunks nor joined): see FrameSplitter.readBuffer.
@@ -84,10 +87,13 @@ export class BrokerConnection {
         }
         return true;
       };
-      const socket = connect({ host, port, onread: { buffer: () => splitter.readBuffer(), callback: onRead } });
+      const onread = { buffer: () => splitter.readBuffer(), callback: onRead };
+      // TLS reads decrypted bytes into the same buffers (tls.connect takes onread as net.connect does).
+      const socket = tls === undefined ? connect({ host, port, onread })
+        : connectTls({ ...tls, host, port, onread, ...(isIP(host) === 0 ? { servername: host } : {}) } as TlsConnectionOptions);
       socket.setNoDelay(true);
       const timer = setTimeout(() => { socket.destroy(); reject(new ClientError(`connect to ${host}:${port} timed out`, 'TIMEOUT')); }, connectTimeoutMs);
-      socket.once('connect', () => { clearTimeout(timer); this.socket = socket; resolve(); });
+      socket.once(tls === undefined ? 'connect' : 'secureConnect', () => { clearTimeout(timer); this.socket = socket; resolve(); });
       socket.once('error', (err) => { clearTimeout(timer); reject(new ClientError(`connect to ${host}:${port}: ${err.message}`)); });
       socket.on('close', () => this.fail(new ClientError(`connection to ${host}:${port} closed`)));
       socket.on('error', (err) => this.fail(new ClientError(`connection to ${host}:${port}: ${err.message}`)));

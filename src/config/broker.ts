@@ -1,7 +1,7 @@
 // The broker's configuration: server.properties plus --set overrides, every key resolved to a typed
 // value with the source it came from, and Kafka's derived settings (retention in ms from minutes or
 // hours, advertised listeners from listeners). The result is frozen; dynamic changes make a new one.
-import { BROKER_KEYS, BROKER_KEY_LIST, brokerKey, type BrokerConfigName } from './table.js';
+import { BROKER_KEYS, BROKER_KEY_LIST, brokerKey, listenerPrefixedKey, type BrokerConfigName } from './table.js';
 import { ConfigError, type ConfigKeyDef, type ConfigProblem, type ValueOf } from './types.js';
 import { parseValue } from './values.js';
 import { unknownKeyMessage } from './suggest.js';
@@ -31,6 +31,12 @@ export interface BrokerConfig {
   /** advertised.listeners, or listeners without the controller ones when unset. */
   readonly advertisedListeners: readonly string[];
   readonly controllerListenerNames: readonly string[];
+  /** listener.security.protocol.map with Kafka's default for controller listeners missing from it. */
+  readonly securityProtocolMap: ReadonlyMap<string, string>;
+  /** The listener brokers reach each other on: inter.broker.listener.name, else the one named after security.inter.broker.protocol. */
+  readonly interBrokerListenerName: string;
+  /** A per-listener setting: listener.name.<listener>.<key> when set, else <key>. */
+  listenerValue(listener: string, key: BrokerConfigName): unknown;
   readonly logDirs: readonly string[];
   readonly logRetentionMs: number;
   readonly logRollMs: number;
@@ -68,6 +74,16 @@ export function parseBrokerConfig(props: PropsInput, overrides?: PropsInput): Br
       problems.push({ name: def.name, errorCode: 'INVALID_CONFIG', message: e.message });
     }
   }
+  // Per-listener overrides (listener.name.<l>.ssl.*) are typed like the key they override.
+  for (const [name, raw] of originals) {
+    if (listenerPrefixedKey(name) === undefined) continue;
+    try {
+      values.set(name, parseValue(brokerKey(name)!, raw));
+    } catch (e) {
+      if (!(e instanceof ConfigError)) throw e;
+      problems.push({ name, errorCode: 'INVALID_CONFIG', message: e.message });
+    }
+  }
   if (problems.length === 0) checkCrossKeyRules(values, originals, problems);
   if (problems.length > 0) throw new BrokerConfigError(problems);
   return buildConfig(values, sources, originals);
@@ -80,7 +96,7 @@ function checkCrossKeyRules(values: Map<string, unknown>, originals: Map<string,
   if (originals.has('node.id') && originals.has('broker.id') && nodeId !== brokerId) {
     bad('broker.id', `broker.id (${brokerId}) must match node.id (${nodeId}) when both are set`);
   }
-  checkListenerNames(values, originals, bad, splitNames(values.get('controller.listener.names') as string | null));
+  checkListenerNames(values, originals, bad);
   const roles = values.get('process.roles') as string[];
   if (roles.length === 0) return;
   if (Math.max(nodeId, brokerId) < 0) bad('node.id', 'node.id must be set to a non-negative id when process.roles is set');
@@ -116,16 +132,23 @@ function checkCrossKeyRules(values: Map<string, unknown>, originals: Map<string,
   }
 }
 
-function checkListenerNames(values: Map<string, unknown>, originals: Map<string, string>, bad: (name: string, message: string) => void, controllerNames: string[]): void {
+function securityProtocolMap(values: ReadonlyMap<string, unknown>, bad?: (name: string, message: string) => void): Map<string, string> {
   const map = new Map<string, string>();
   // As Kafka: a controller listener missing from the map speaks the protocol it is named after, or PLAINTEXT.
-  for (const n of controllerNames) map.set(n.toUpperCase(), SECURITY_PROTOCOL_NAMES.includes(n.toUpperCase()) ? n.toUpperCase() : 'PLAINTEXT');
+  for (const n of splitNames(values.get('controller.listener.names') as string | null)) {
+    map.set(n.toUpperCase(), SECURITY_PROTOCOL_NAMES.includes(n.toUpperCase()) ? n.toUpperCase() : 'PLAINTEXT');
+  }
   for (const pair of splitNames(values.get('listener.security.protocol.map') as string)) {
     const [name, protocol] = pair.split(':').map((x) => x.trim().toUpperCase());
     if (name === undefined || protocol === undefined || name === '' || !SECURITY_PROTOCOL_NAMES.includes(protocol)) {
-      bad('listener.security.protocol.map', `listener.security.protocol.map entry ${JSON.stringify(pair)} is not NAME:PROTOCOL with a known protocol`);
+      bad?.('listener.security.protocol.map', `listener.security.protocol.map entry ${JSON.stringify(pair)} is not NAME:PROTOCOL with a known protocol`);
     } else map.set(name, protocol);
   }
+  return map;
+}
+
+function checkListenerNames(values: Map<string, unknown>, originals: Map<string, string>, bad: (name: string, message: string) => void): void {
+  const map = securityProtocolMap(values, bad);
   const listeners = [...(values.get('listeners') as string[]), ...((values.get('advertised.listeners') as string[] | null) ?? [])];
   for (const l of listeners) {
     if (!/^[A-Za-z0-9_]+:\/\/(\[[0-9a-fA-F:.]+\]|[^:/\s]*):\d+$/.test(l)) bad('listeners', `listener ${JSON.stringify(l)} is not NAME://host:port`);
@@ -133,6 +156,10 @@ function checkListenerNames(values: Map<string, unknown>, originals: Map<string,
   }
   if (originals.has('inter.broker.listener.name') && originals.has('security.inter.broker.protocol')) {
     bad('inter.broker.listener.name', 'Only one of inter.broker.listener.name and security.inter.broker.protocol may be set');
+  }
+  for (const name of originals.keys()) {
+    const p = listenerPrefixedKey(name);
+    if (p !== undefined && !map.has(p.listener)) bad(name, `${name}: listener ${p.listener} is not in listener.security.protocol.map`);
   }
 }
 
@@ -156,6 +183,7 @@ function buildConfig(values: Map<string, unknown>, sources: Map<string, ValueSou
   const advertised = v<string[] | null>('advertised.listeners') ?? listeners;
   const logDirsRaw = v<string | null>('log.dirs') ?? v<string>('log.dir');
   const hourMs = 3_600_000;
+  const protocols = securityProtocolMap(values);
   const config: BrokerConfig = {
     values, sources, originals,
     get: (name) => values.get(name) as never,
@@ -165,6 +193,12 @@ function buildConfig(values: Map<string, unknown>, sources: Map<string, ValueSou
     listeners,
     advertisedListeners: Object.freeze(advertised.filter((l) => !controllerListenerNames.includes(listenerName(l)))),
     controllerListenerNames: Object.freeze(controllerListenerNames),
+    securityProtocolMap: protocols,
+    interBrokerListenerName: (v<string | null>('inter.broker.listener.name') ?? v<string>('security.inter.broker.protocol')).toUpperCase(),
+    listenerValue: (listener, key) => {
+      const prefixed = `listener.name.${listener.toLowerCase()}.${key}`;
+      return values.has(prefixed) ? values.get(prefixed) : values.get(key);
+    },
     logDirs: Object.freeze(splitNames(logDirsRaw)),
     logRetentionMs: retentionMs(v('log.retention.ms'), v('log.retention.minutes'), v('log.retention.hours')),
     logRollMs: v<number | null>('log.roll.ms') ?? v<number>('log.roll.hours') * hourMs,

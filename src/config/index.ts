@@ -6,7 +6,7 @@ export {
   type Importance, type Validator, type ValueOf, type JsTypeOf,
 } from './types.js';
 export {
-  TOPIC_KEYS, BROKER_KEYS, TOPIC_KEY_LIST, BROKER_KEY_LIST, COMPRESSION_TYPES, topicKey, brokerKey,
+  TOPIC_KEYS, BROKER_KEYS, TOPIC_KEY_LIST, BROKER_KEY_LIST, COMPRESSION_TYPES, topicKey, brokerKey, listenerPrefixedKey,
   brokerConfigSynonyms, type TopicConfigName, type BrokerConfigName,
 } from './table.js';
 export { parseValue, formatValue, describeRule } from './values.js';

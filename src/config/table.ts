@@ -253,7 +253,8 @@ export const BROKER_KEYS = {
   'log.cleaner.min.compaction.lag.ms': key('log.cleaner.min.compaction.lag.ms', 'long', '0', 'Default min.compaction.lag.ms.', { validator: atLeast(0), ...CW }),
   'log.cleaner.max.compaction.lag.ms': key('log.cleaner.max.compaction.lag.ms', 'long', LONG_MAX, 'Default max.compaction.lag.ms.', { validator: atLeast(1), ...CW }),
 
-  // Security basics; SASL and TLS listeners come later (src/security/).
+  // Security. TLS listeners (src/security/); SASL comes later. Every ssl.* key may also be given per
+  // listener as listener.name.<lower-case name>.ssl.* (listenerPrefixedKey).
   'sasl.enabled.mechanisms': key('sasl.enabled.mechanisms', 'list', 'GSSAPI', 'SASL mechanisms offered to clients.', { dynamic: 'per-broker' }),
   'sasl.mechanism.inter.broker.protocol': key('sasl.mechanism.inter.broker.protocol', 'string', 'GSSAPI', 'SASL mechanism between brokers.'),
   'sasl.mechanism.controller.protocol': key('sasl.mechanism.controller.protocol', 'string', 'GSSAPI', 'SASL mechanism towards controllers.'),
@@ -263,6 +264,16 @@ export const BROKER_KEYS = {
   'ssl.truststore.location': key('ssl.truststore.location', 'string', null, 'Trust store file.', { dynamic: 'per-broker' }),
   'ssl.truststore.password': key('ssl.truststore.password', 'password', null, 'Trust store password.', { dynamic: 'per-broker' }),
   'ssl.client.auth': key('ssl.client.auth', 'string', 'none', 'Whether TLS clients must present a certificate.', { validator: oneOf('required', 'requested', 'none'), dynamic: 'per-broker' }),
+  'ssl.keystore.type': key('ssl.keystore.type', 'string', 'JKS', 'Key store format: PEM or PKCS12 (JKS is Java\'s own and not read here).', { validator: oneOf('JKS', 'PKCS12', 'PEM'), dynamic: 'per-broker' }),
+  'ssl.keystore.certificate.chain': key('ssl.keystore.certificate.chain', 'password', null, 'Inline PEM certificate chain (ssl.keystore.type=PEM).', { dynamic: 'per-broker' }),
+  'ssl.keystore.key': key('ssl.keystore.key', 'password', null, 'Inline PEM private key (ssl.keystore.type=PEM); encrypted keys take ssl.key.password.', { dynamic: 'per-broker' }),
+  'ssl.truststore.type': key('ssl.truststore.type', 'string', 'JKS', 'Trust store format: PEM or PKCS12.', { validator: oneOf('JKS', 'PKCS12', 'PEM'), dynamic: 'per-broker' }),
+  'ssl.truststore.certificates': key('ssl.truststore.certificates', 'password', null, 'Inline PEM trusted certificates (ssl.truststore.type=PEM).', { dynamic: 'per-broker' }),
+  'ssl.enabled.protocols': key('ssl.enabled.protocols', 'list', 'TLSv1.2,TLSv1.3', 'TLS versions accepted.', { validator: validList('TLSv1.2', 'TLSv1.3'), dynamic: 'per-broker' }),
+  'ssl.protocol': key('ssl.protocol', 'string', 'TLSv1.3', 'TLS version of the context (the highest enabled one is used).', { dynamic: 'per-broker' }),
+  'ssl.cipher.suites': key('ssl.cipher.suites', 'list', '', 'Cipher suites allowed (IANA or OpenSSL names); empty: the TLS library\'s defaults.', { dynamic: 'per-broker' }),
+  'ssl.endpoint.identification.algorithm': key('ssl.endpoint.identification.algorithm', 'string', 'https', 'https: inter-broker and controller connections check the server certificate names the host; empty: they do not.', { dynamic: 'per-broker' }),
+  'ssl.principal.mapping.rules': key('ssl.principal.mapping.rules', 'string', 'DEFAULT', 'Rules (RULE:pattern/replacement/[LU], DEFAULT) turning a client certificate\'s distinguished name into a user name.'),
   'authorizer.class.name': key('authorizer.class.name', 'string', '', 'Authorizer to load; empty disables authorization.', { importance: 'low' }),
   'super.users': key('super.users', 'list', '', 'Principals allowed everything (User:alice;User:bob).', { importance: 'medium' }),
 } as const;
@@ -275,7 +286,19 @@ export function topicKey(name: string): ConfigKeyDef | undefined {
   return Object.hasOwn(TOPIC_KEYS, name) ? TOPIC_KEYS[name as TopicConfigName] : undefined;
 }
 export function brokerKey(name: string): ConfigKeyDef | undefined {
-  return Object.hasOwn(BROKER_KEYS, name) ? BROKER_KEYS[name as BrokerConfigName] : undefined;
+  if (Object.hasOwn(BROKER_KEYS, name)) return BROKER_KEYS[name as BrokerConfigName];
+  const prefixed = listenerPrefixedKey(name);
+  return prefixed === undefined ? undefined : Object.freeze({ ...BROKER_KEYS[prefixed.key as BrokerConfigName], name });
+}
+
+/**
+ * `listener.name.<listener>.<key>` (Kafka's per-listener override, listener name in lower case) →
+ * the listener and key, for the keys that may be set per listener (TLS so far).
+ */
+export function listenerPrefixedKey(name: string): { listener: string; key: string } | undefined {
+  const m = /^listener\.name\.([a-z0-9_]+)\.(ssl\..+)$/.exec(name);
+  if (m === null || !Object.hasOwn(BROKER_KEYS, m[2]!)) return undefined;
+  return { listener: m[1]!.toUpperCase(), key: m[2]! };
 }
 
 /** Broker keys that stand for the same setting, in Kafka's order (DynamicBrokerConfig.brokerConfigSynonyms). */

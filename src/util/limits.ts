@@ -9,6 +9,11 @@ export const limits = {
   recordBatchRecordsMax: 1 << 24,
   /** Largest decompressed batch body we will inflate. */
   decompressedBytesMax: 256 * 1024 * 1024,
+  /**
+   * Longest a TLS handshake may take before the connection is closed (Node's default is two
+   * minutes), so half-open handshakes cannot hold connection slots.
+   */
+  tlsHandshakeTimeoutMs: 10_000,
   /** Requests of one connection being handled at once; reading pauses beyond this. */
   inFlightRequestsPerConnectionMax: 16,
   /**

@@ -148,7 +148,9 @@ test('a SIGTERM\'d server process performs a controlled shutdown before it exits
 });
 
 test('Metadata and DescribeCluster list each broker on the listener the request came in on', async () => {
-  const server = await startServer({ listeners: ['PLAINTEXT://127.0.0.1:0', 'INTERNAL://127.0.0.1:0'] });
+  // INTERNAL is mapped to a protocol as Kafka requires (listener.security.protocol.map).
+  const config = parseBrokerConfig({ 'node.id': '1', 'listener.security.protocol.map': 'PLAINTEXT:PLAINTEXT,INTERNAL:PLAINTEXT' });
+  const server = await startServer({ listeners: ['PLAINTEXT://127.0.0.1:0', 'INTERNAL://127.0.0.1:0'], config });
   const ports = Object.fromEntries(server.listeners.map((l) => [l.name, l.port]));
   try {
     for (const name of ['PLAINTEXT', 'INTERNAL']) {

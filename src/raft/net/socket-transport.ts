@@ -4,7 +4,8 @@
 // matched by correlation id rather than by order: a leader parks a Fetch for up to fetchMaxWaitMs,
 // and a Vote on the same connection must not wait behind it. Everything a peer can grow is capped:
 // frame size, requests pending per connection, bytes queued on a socket.
-import { createServer, connect, type Server, type Socket } from 'node:net';
+import { createServer, connect, isIP, type Server, type Socket } from 'node:net';
+import { createServer as createTlsServer, connect as connectTls, type ConnectionOptions, type TlsOptions } from 'node:tls';
 import {
   FrameSplitter, decodeRequest as decodeWireRequest, decodeRequestHeader, decodeResponse as decodeWireResponse, encodeRequestFrame,
   encodeResponseFrame, peekCorrelationId, type AddRaftVoterRequest, type RemoveRaftVoterRequest, type RequestHeader,
@@ -40,6 +41,8 @@ export interface SocketTransportOptions {
   readonly connectTimeoutMs?: number;
   /** Called with a reason when a peer's connection is dropped for bad input. */
   readonly onProtocolError?: (reason: string) => void;
+  /** The controller listener speaks TLS (security protocol SSL): how to serve it and how to reach the other voters. */
+  readonly tls?: { readonly server?: TlsOptions; readonly client: ConnectionOptions };
 }
 
 /**
@@ -99,7 +102,12 @@ export class SocketTransport implements RaftTransport {
 
   async start(inbox: TransportInbox): Promise<void> {
     this.inbox = inbox;
-    const server = createServer((socket) => this.accept(socket));
+    const tlsServer = this.opts.tls?.server;
+    const server = tlsServer === undefined ? createServer((socket) => this.accept(socket)) : createTlsServer(tlsServer, (socket) => this.accept(socket));
+    server.on('tlsClientError', (err: Error, socket: Socket) => {
+      this.opts.onProtocolError?.(`TLS handshake with ${socket.remoteAddress}:${socket.remotePort}: ${err.message}`);
+      socket.destroy();
+    });
     this.server = server;
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -147,12 +155,15 @@ export class SocketTransport implements RaftTransport {
   }
 
   private connectPeer(peer: Peer): Socket {
-    const socket = connect({ host: peer.address.host, port: peer.address.port });
+    const { host, port } = peer.address;
+    const tls = this.opts.tls?.client;
+    // Requests written before the TLS handshake ends wait in the TLS socket.
+    const socket: Socket = tls === undefined ? connect({ host, port }) : connectTls({ ...tls, host, port, ...(isIP(host) === 0 ? { servername: host } : {}) });
     socket.setNoDelay(true);
     peer.socket = socket;
     const splitter = new FrameSplitter(socketTransportLimits.frameBytesMax);
     const connectTimer = setTimeout(() => socket.destroy(), this.opts.connectTimeoutMs ?? this.opts.requestTimeoutMs);
-    socket.once('connect', () => clearTimeout(connectTimer));
+    socket.once(tls === undefined ? 'connect' : 'secureConnect', () => clearTimeout(connectTimer));
     socket.on('data', (chunk) => {
       let frames: Buffer[];
       try {
