@@ -119,6 +119,36 @@ c.close()
 print(','.join(got))
 `;
 
+// A transaction over SSL across a topic's partitions: its markers and its verification travel
+// between brokers on the inter-broker listener, SSL too in the cluster test.
+const CONFLUENT_TXN_PY = `
+import sys
+from confluent_kafka import Producer, Consumer, TopicPartition
+bootstrap, topic, ca, partitions, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
+ssl = {'bootstrap.servers': bootstrap, 'security.protocol': 'SSL', 'ssl.ca.location': ca}
+p = Producer({**ssl, 'transactional.id': 'tls-txn'})
+p.init_transactions(60)
+p.begin_transaction()
+for i in range(n): p.produce(topic, value=b'aborted%d' % i, partition=i % partitions)
+p.abort_transaction(60)
+p.begin_transaction()
+for i in range(n): p.produce(topic, value=b'txn%d' % i, partition=i % partitions)
+p.commit_transaction(60)
+c = Consumer({**ssl, 'group.id': 'g-tls-txn', 'auto.offset.reset': 'earliest', 'isolation.level': 'read_committed', 'enable.partition.eof': True})
+c.assign([TopicPartition(topic, i) for i in range(partitions)])
+got, eof = [], set()
+while len(eof) < partitions:
+    m = c.poll(20)
+    assert m is not None, 'no record within 20 s'
+    if m.error():
+        assert m.error().code() == -191, m.error()
+        eof.add(m.partition())
+        continue
+    got.append(m.value().decode())
+c.close()
+print(','.join(v for v in got if v.startswith('txn') or v.startswith('aborted')))
+`;
+
 for (const [client, module, script] of [['confluent-kafka-python', 'confluent_kafka', CONFLUENT_PY], ['kafka-python', 'kafka', KAFKA_PYTHON]] as const) {
   const skip = !hasOpenssl ? 'openssl is not installed' : hasPy(module) ? false : `${client} is not installed for ${PYTHON}`;
   test(`${client} produces and consumes in a group over SSL`, { skip, timeout: 90_000 }, async () => {
@@ -284,6 +314,12 @@ test('a 3-node cluster whose client, inter-broker and controller listeners are a
     const meta = JSON.parse((await runProcess('kcat', ['-L', '-J', ...kcatSsl(bootstrap), '-t', 'tls-rf3'])).stdout);
     for (const p of meta.topics[0].partitions) assert.equal(p.isrs.length, 3, JSON.stringify(p));
     assert.equal(meta.brokers.length, 3);
+    if (hasPy('confluent_kafka')) {
+      // An aborted and a committed transaction over both partitions: read_committed sees the committed one only.
+      const txn = await runProcess(PYTHON, ['-c', CONFLUENT_TXN_PY, bootstrap, 'tls-rf3', certs.caCert, '2', '20'], null, 120_000);
+      assert.equal(txn.code, 0, txn.stderr);
+      assert.deepEqual(txn.stdout.trim().split(',').sort(), Array.from({ length: 20 }, (_, i) => `txn${i}`).sort());
+    }
     // The controller listener really is TLS with client certificates: plaintext Kafka gets no
     // answer, and a TLS client without a certificate is refused.
     const node = cluster.nodes[0]!;
