@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { Prng } from '../../src/util/index.js';
 import { clusterNodeProcesses, killProcess, startClusterNodeProcess, within } from './process-helpers.js';
 import {
-  createFaultTopic, dumpLogs, FAULT_NODE_SETTINGS, librdkafkaSkip, sleep, startKafkajsProducer, startLibrdkafkaProducer, untilAcked, untilFullIsr, verifyAcknowledged, verifyReplicaFiles, type FaultProducer,
+  createFaultTopic, dumpLogs, FAULT_NODE_SETTINGS, librdkafkaSkip, sleep, startKafkajsProducer, startLibrdkafkaProducer, untilAcked, untilFullIsr, finishFaultRun, type FaultProducer,
 } from './replication-faults.js';
 
 const KILLS = Number(process.env['LOGLINE_REPLICATION_KILLS'] ?? 3);
@@ -58,14 +58,7 @@ test(`RF 3, min.insync.replicas 2: ${KILLS} SIGKILLs of random nodes under librd
       }
       t.diagnostic(`killed nodes ${victims.join(', ')}`);
 
-      const results = { librdkafka: await py.stop(), kafkajs: await js.stop() };
-      producers.length = 0;
-      assert.deepEqual(results.librdkafka.failures.slice(0, 10), [], 'librdkafka (180 s message timeout) delivered every record');
-      await untilFullIsr(nodes, TOPIC, 60_000, 'at the end');
-      const logs = await verifyAcknowledged(t, nodes, TOPIC, PARTITIONS, results);
-      for (const n of nodes) assert.doesNotMatch(n.log, /(handler|encode) error on API/, `node ${n.id}: no request made a handler throw`);
-      for (const n of nodes) { await killProcess(n.child!); n.child = null; }
-      await verifyReplicaFiles(nodes, TOPIC, logs);
+      await finishFaultRun(t, nodes, TOPIC, PARTITIONS, { librdkafka: py, kafkajs: js }, producers);
     } catch (e) {
       t.diagnostic(`node logs: ${dumpLogs(nodes, TOPIC)}`);
       throw e;

@@ -14,7 +14,7 @@ import { ClusterClient } from '../../src/client/index.js';
 import { Prng } from '../../src/util/index.js';
 import { clusterNodeProcesses, killProcess, runProcess, startClusterNodeProcess, within, type ClusterNodeProcess } from './process-helpers.js';
 import {
-  bootstrapOf, createFaultTopic, dumpLogs, FAULT_NODE_SETTINGS, librdkafkaSkip, partitionsOn, sleep, startKafkajsProducer, startLibrdkafkaProducer, untilAcked, untilFullIsr, verifyAcknowledged, verifyReplicaFiles, type FaultProducer,
+  bootstrapOf, createFaultTopic, dumpLogs, FAULT_NODE_SETTINGS, librdkafkaSkip, partitionsOn, sleep, startKafkajsProducer, startLibrdkafkaProducer, untilAcked, untilFullIsr, finishFaultRun, type FaultProducer,
 } from './replication-faults.js';
 
 const CUTS = Number(process.env['LOGLINE_REPLICATION_CUTS'] ?? 2);
@@ -143,14 +143,7 @@ test(`RF 3, min.insync.replicas 2: ${CUTS} network cuts (a partition leader, the
       }
       t.diagnostic(`cut off nodes ${victims.join(', ')}`);
 
-      const results = { librdkafka: await py.stop(), kafkajs: await js.stop() };
-      producers.length = 0;
-      assert.deepEqual(results.librdkafka.failures.slice(0, 10), [], 'librdkafka (180 s message timeout) delivered every record');
-      await untilFullIsr(nodes, TOPIC, 60_000, 'at the end');
-      const logs = await verifyAcknowledged(t, nodes, TOPIC, PARTITIONS, results);
-      for (const n of nodes) assert.doesNotMatch(n.log, /(handler|encode) error on API/, `node ${n.id}: no request made a handler throw`);
-      for (const n of nodes) { await killProcess(n.child!); n.child = null; }
-      await verifyReplicaFiles(nodes, TOPIC, logs);
+      await finishFaultRun(t, nodes, TOPIC, PARTITIONS, { librdkafka: py, kafkajs: js }, producers);
     } catch (e) {
       t.diagnostic(`node logs: ${dumpLogs(nodes, TOPIC)}`);
       throw e;

@@ -13,7 +13,7 @@ import { ClusterClient, type PartitionInfo } from '../../src/client/index.js';
 import { ApiKey, ErrorCode } from '../../src/protocol/index.js';
 import { decompressBatchBody, iterateBatches, iterateRecords } from '../../src/records/index.js';
 import { consumeAll } from './log-reader.js';
-import { runProcess, within, type ClusterNodeProcess } from './process-helpers.js';
+import { killProcess, runProcess, within, type ClusterNodeProcess } from './process-helpers.js';
 
 export const PYTHON = '/usr/bin/python3';
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -274,4 +274,21 @@ export async function librdkafkaSkip(): Promise<string | false> {
   if (r.code === 0) return false;
   if (process.env.CI) throw new Error('python3-confluent-kafka is missing in CI');
   return 'python3-confluent-kafka is not installed';
+}
+
+/**
+ * The end of a fault run: both producers stopped (librdkafka must have delivered everything), every
+ * ISR full, every acknowledged record where it was acknowledged, no handler error in any node's
+ * log, then the nodes stopped and each node's own segment files compared with what was served.
+ */
+export async function finishFaultRun(t: { diagnostic(m: string): void }, nodes: ClusterNodeProcess[], topic: string, partitions: number,
+  running: { librdkafka: FaultProducer; kafkajs: FaultProducer }, producers: FaultProducer[]): Promise<void> {
+  const results = { librdkafka: await running.librdkafka.stop(), kafkajs: await running.kafkajs.stop() };
+  producers.length = 0;
+  assert.deepEqual(results.librdkafka.failures.slice(0, 10), [], 'librdkafka (180 s message timeout) delivered every record');
+  await untilFullIsr(nodes, topic, 60_000, 'at the end');
+  const logs = await verifyAcknowledged(t, nodes, topic, partitions, results);
+  for (const n of nodes) assert.doesNotMatch(n.log, /(handler|encode) error on API/, `node ${n.id}: no request made a handler throw`);
+  for (const n of nodes) { await killProcess(n.child!); n.child = null; }
+  await verifyReplicaFiles(nodes, topic, logs);
 }

@@ -10,36 +10,12 @@ import {
 import { MetadataDelta, MetadataImage, metadataRecord, provenance, type MetadataRecord } from '../../src/metadata/index.js';
 import { buildRecordBatchSync, iterateBatches } from '../../src/records/index.js';
 import { ErrorCode } from '../../src/protocol/index.js';
-import { storageLog } from './helpers.js';
+import { batch, ManualTime, storageLog } from './helpers.js';
 
 const TOPIC_ID = 'AAAAAAAAAAAAAAAAAAAAAQ';
 const EPOCHS: Record<number, bigint> = { 1: 100n, 2: 200n, 3: 300n };
 const RACKS: Record<number, string> = { 1: 'a', 2: 'b', 3: 'c' };
 
-class ManualTime {
-  now = 1_000_000;
-  private timers: { at: number; fn: () => void; cancelled: boolean }[] = [];
-  nowMs(): number { return this.now; }
-  schedule(delayMs: number, fn: () => void) {
-    const t = { at: this.now + delayMs, fn, cancelled: false };
-    this.timers.push(t);
-    return { cancel: () => { t.cancelled = true; } };
-  }
-  advance(ms: number): void {
-    const until = this.now + ms;
-    for (;;) {
-      const next = this.timers.filter((t) => !t.cancelled && t.at <= until).sort((a, b) => a.at - b.at)[0];
-      if (next === undefined) break;
-      this.now = Math.max(this.now, next.at);
-      next.cancelled = true;
-      next.fn();
-    }
-    this.now = until;
-  }
-}
-
-const batch = (n: number) =>
-  buildRecordBatchSync({ records: Array.from({ length: n }, (_, i) => ({ key: null, value: Buffer.from(`v${i}`), timestamp: 1_700_000_000_000 + i })) });
 
 function broker(brokerId: number, fenced = false): MetadataRecord {
   return metadataRecord('RegisterBrokerRecord', {

@@ -1,6 +1,7 @@
 // A partition's log for replication tests: the storage engine's PartitionLog on a MemoryFileSystem
 // behind the LocalLog port, as every broker partition has it (no second log implementation).
-import { StorageLog } from '../../src/replication/index.js';
+import { StorageLog, type Scheduler } from '../../src/replication/index.js';
+import { buildRecordBatchSync } from '../../src/records/index.js';
 import { FileCache, MemoryFileSystem, PartitionLog, logConfig, type LogConfig } from '../../src/storage/index.js';
 import { systemClock, type Clock } from '../../src/util/index.js';
 
@@ -18,3 +19,30 @@ export async function storedBatches(log: StorageLog): Promise<Buffer[]> {
   const bytes = await log.read(log.logStartOffset, 1 << 30, log.logEndOffset);
   return [...iterateBatches(bytes)].map((v) => Buffer.from(v.bytes()));
 }
+
+/** A scheduler and clock driven by hand: `advance(ms)` fires what is due, in order. */
+export class ManualTime implements Scheduler, Clock {
+  now = 1_000_000;
+  private timers: { at: number; fn: () => void; cancelled: boolean }[] = [];
+  nowMs(): number { return this.now; }
+  schedule(delayMs: number, fn: () => void) {
+    const t = { at: this.now + delayMs, fn, cancelled: false };
+    this.timers.push(t);
+    return { cancel: () => { t.cancelled = true; } };
+  }
+  advance(ms: number): void {
+    const until = this.now + ms;
+    for (;;) {
+      const next = this.timers.filter((t) => !t.cancelled && t.at <= until).sort((a, b) => a.at - b.at)[0];
+      if (next === undefined) break;
+      this.now = Math.max(this.now, next.at);
+      next.cancelled = true;
+      next.fn();
+    }
+    this.now = until;
+  }
+}
+
+/** One batch of `n` records v0..v(n-1). */
+export const batch = (n: number): Buffer =>
+  buildRecordBatchSync({ records: Array.from({ length: n }, (_, i) => ({ key: null, value: Buffer.from(`v${i}`), timestamp: 1_700_000_000_000 + i })) });
