@@ -30,7 +30,7 @@
 // After healing: every broker registered and unfenced, every partition with its full ISR, and an
 // acks=all write to each partition succeeds.
 import { type Activation } from '../../src/controller/index.js';
-import { deserializeMetadataRecord, MetadataLoader, type MetadataBatch, type MetadataImage, type MetadataRecord } from '../../src/metadata/index.js';
+import { deserializeMetadataRecord, MetadataLoader, NO_LEADER_CHANGE, type MetadataBatch, type MetadataImage, type MetadataRecord } from '../../src/metadata/index.js';
 import { ErrorCode } from '../../src/protocol/index.js';
 import { entriesOf, SimViolation, Simulation, type SimControl, type SimStats } from '../../src/raft/index.js';
 import type { EntryBatch, NodeId } from '../../src/raft/core/types.js';
@@ -349,10 +349,36 @@ class ReplicationHost extends ControllerNodesHost<ReplicationSimStats> {
       if (b.kind === 'data') {
         const records = entriesOf([b]).map((e) => deserializeMetadataRecord(Buffer.from(e.value.buffer, e.value.byteOffset, e.value.byteLength)) as MetadataRecord);
         this.metadataLog.push({ baseOffset: b.baseOffset, epoch: b.epoch, records });
+        for (const r of records) this.countUncleanElection(r);
       }
       this.metadataEnd = b.baseOffset + b.count;
     }
     super.apply(id, batches);
+  }
+
+  /** Per partition of TOPIC, its ISR and leader along the committed metadata log. */
+  private readonly committedPartitions = new Map<number, { isr: readonly number[]; leader: number }>();
+  private topicId: string | undefined;
+
+  /**
+   * An unclean election, record by record: a leader change to a broker outside the ISR before the
+   * record that leaves the ISR as that broker alone (Kafka's unclean election). An ISR expansion
+   * that also elects the preferred leader in one record is not one (its new leader was caught up).
+   */
+  private countUncleanElection(r: MetadataRecord): void {
+    if (r.name === 'TopicRecord' && r.data.name === TOPIC) this.topicId = r.data.topicId;
+    else if (r.name === 'PartitionRecord' && r.data.topicId === this.topicId) {
+      this.committedPartitions.set(r.data.partitionId, { isr: r.data.isr, leader: r.data.leader });
+    } else if (r.name === 'PartitionChangeRecord' && r.data.topicId === this.topicId) {
+      const before = this.committedPartitions.get(r.data.partitionId);
+      if (before === undefined) return;
+      const after = { isr: r.data.isr ?? before.isr, leader: r.data.leader === NO_LEADER_CHANGE ? before.leader : r.data.leader };
+      if (after.leader >= 0 && after.leader !== before.leader && !before.isr.includes(after.leader) && after.isr.length === 1 && after.isr[0] === after.leader) {
+        this.stats.uncleanElections++;
+        this.sim.record(`unclean election: b${after.leader} leads ${TOPIC}-${r.data.partitionId}, outside the ISR [${before.isr}]`);
+      }
+      this.committedPartitions.set(r.data.partitionId, after);
+    }
   }
 
   /** Invariant 4, on every node's committed image. */
@@ -365,10 +391,6 @@ class ReplicationHost extends ControllerNodesHost<ReplicationSimStats> {
       const offset = image.provenance.lastContainedOffset;
       if (last === undefined || (offset > last.offset && (last.isr !== `${p.isr}` || last.leader !== p.leader))) {
         if (last !== undefined && last.isr !== `${p.isr}`) this.stats.isrChanges++;
-        if (last !== undefined && p.leader >= 0 && p.leader !== last.leader && !last.isr.split(',').includes(String(p.leader))) {
-          this.stats.uncleanElections++;
-          this.sim.record(`unclean election: b${p.leader} leads ${TOPIC}-${index}, outside the ISR [${last.isr}]`);
-        }
         this.isrSeen.set(index, { offset, isr: `${p.isr}`, leader: p.leader });
       }
       for (const r of p.isr) if (!p.replicas.includes(r)) this.violation(`n${node.id}: ${TOPIC}-${index} ISR [${p.isr}] is not within replicas [${p.replicas}]`);
