@@ -17,9 +17,8 @@ import { ApiKey, ErrorCode } from '../../src/protocol/index.js';
 import { buildRecordBatch } from '../../src/records/index.js';
 import { Prng } from '../../src/util/index.js';
 import { clusterNodeProcesses, killProcess, runProcess, startClusterNodeProcess, tempDataDir, within, type ClusterNodeProcess } from './process-helpers.js';
+import { assertExactlyOnceOutput, CTP_SCRIPT as SCRIPT, PYTHON } from './ctp-output.js';
 
-const PYTHON = '/usr/bin/python3';
-const SCRIPT = 'test/broker/python/ctp_processor.py';
 const KILLS = Number(process.env.LOGLINE_CTP_KILLS ?? 3);
 const PARTITIONS = 4;
 /** Input added per round, before each kill. */
@@ -164,18 +163,7 @@ test(`consume-transform-produce with transactions on 3 brokers (RF 3, min.insync
       const aborted = (processor.output().match(/aborting:/g) ?? []).length;
       processor = null;
 
-      const r = await runProcess(PYTHON, [SCRIPT, 'read', bootstrap, 'ctp-out'], null, 180_000);
-      assert.equal(r.code, 0, r.stderr);
-      const out = JSON.parse(r.stdout.trim().split('\n').at(-1)!) as { values: string[]; complete: boolean };
-      assert.ok(out.complete, 'the reader reached the end of every partition');
-      const counts = new Map<string, number>();
-      for (const v of out.values) counts.set(v, (counts.get(v) ?? 0) + 1);
-      const duplicates = [...counts].filter(([, n]) => n > 1);
-      assert.deepEqual(duplicates.slice(0, 5), [], `${duplicates.length} input records appear more than once`);
-      const missing: string[] = [];
-      for (let i = 0; i < inputs; i++) if (!counts.has(`out-in-${i}`)) missing.push(`out-in-${i}`);
-      assert.deepEqual(missing.slice(0, 5), [], `${missing.length} input records are missing`);
-      assert.equal(out.values.length, inputs, 'nothing but the transformed input');
+      await assertExactlyOnceOutput(bootstrap, 'ctp-out', inputs);
       t.diagnostic(`${KILLS} broker kills (${[...killed].map(([id, n]) => `node ${id}: ${n}`).join(', ')}), ${inputs} input records, `
         + `${restartsOfProcessor} processor restarts, ${aborted} aborted transactions in the last incarnation`);
     } finally {

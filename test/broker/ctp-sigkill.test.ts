@@ -13,9 +13,8 @@ import { ApiKey } from '../../src/protocol/index.js';
 import { buildRecordBatch } from '../../src/records/index.js';
 import { Prng } from '../../src/util/index.js';
 import { killProcess, runProcess, tempDataDir } from './process-helpers.js';
+import { assertExactlyOnceOutput, CTP_SCRIPT as SCRIPT, PYTHON } from './ctp-output.js';
 
-const PYTHON = '/usr/bin/python3';
-const SCRIPT = 'test/broker/python/ctp_processor.py';
 const INPUT_RECORDS = 100_000;
 const PARTITIONS = 4;
 const KILLS_MIN = 10;
@@ -86,18 +85,7 @@ test(`consume-transform-produce over ${INPUT_RECORDS} records, the processor SIG
       }
       assert.ok(drained, 'the processor drained the input');
 
-      const r = await runProcess(PYTHON, [SCRIPT, 'read', bootstrap, 'ctp-out'], null, 180_000);
-      assert.equal(r.code, 0, r.stderr);
-      const out = JSON.parse(r.stdout.trim().split('\n').at(-1)!) as { values: string[]; complete: boolean };
-      assert.ok(out.complete, 'the reader reached the end of every partition');
-      const counts = new Map<string, number>();
-      for (const v of out.values) counts.set(v, (counts.get(v) ?? 0) + 1);
-      const duplicates = [...counts].filter(([, n]) => n > 1);
-      assert.deepEqual(duplicates.slice(0, 5), [], `${duplicates.length} input records appear more than once`);
-      const missing: string[] = [];
-      for (let i = 0; i < INPUT_RECORDS; i++) if (!counts.has(`out-in-${i}`)) missing.push(`out-in-${i}`);
-      assert.deepEqual(missing.slice(0, 5), [], `${missing.length} input records are missing`);
-      assert.equal(out.values.length, INPUT_RECORDS);
+      await assertExactlyOnceOutput(bootstrap, 'ctp-out', INPUT_RECORDS);
       assert.ok(kills >= KILLS_MIN, `the processor was SIGKILLed ${kills} times (at least ${KILLS_MIN} wanted)`);
       assert.ok(killsWhileCommitting >= KILLS_MIN / 2, `only ${killsWhileCommitting} of the ${kills} kills came while it was committing transactions`);
       console.log(`# ${kills} kills, ${killsWhileCommitting} of them while committing transactions`);
