@@ -1,7 +1,7 @@
 // The read-only admin views behind /v1/...: plain JSON built from what this node holds (its
 // metadata image, its partitions, its controller's sessions and its place in the metadata quorum).
 // Each is a function of the node and the time, so the HTTP server only routes and serializes.
-import type { ServerHandle, TopicView } from '../broker/index.js';
+import type { PartitionView, ServerHandle, TopicView } from '../broker/index.js';
 import { produceRequestCounts, type ProduceRequestCount } from '../replication/index.js';
 
 export interface Health { status: 'ok'; nodeId: number; roles: readonly string[] }
@@ -131,13 +131,7 @@ export function quorum(node: ServerHandle, nowMs: number): QuorumView | null {
   };
 }
 
-export interface PartitionRow {
-  partition: number;
-  leader: number;
-  leaderEpoch: number;
-  replicas: number[];
-  isr: number[];
-  offlineReplicas: number[];
+export interface PartitionRow extends PartitionView {
   /** Offsets where this node hosts a replica (a leader's are the partition's); null otherwise. */
   logStartOffset: number | null;
   logEndOffset: number | null;

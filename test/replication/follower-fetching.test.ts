@@ -10,20 +10,14 @@ import {
 import { MetadataDelta, MetadataImage, metadataRecord, provenance, type MetadataRecord } from '../../src/metadata/index.js';
 import { buildRecordBatchSync, iterateBatches } from '../../src/records/index.js';
 import { ErrorCode } from '../../src/protocol/index.js';
-import { batch, ManualTime, storageLog } from './helpers.js';
+import { batch, ManualTime, registerBrokerRecord, storageLog } from './helpers.js';
 
 const TOPIC_ID = 'AAAAAAAAAAAAAAAAAAAAAQ';
 const EPOCHS: Record<number, bigint> = { 1: 100n, 2: 200n, 3: 300n };
 const RACKS: Record<number, string> = { 1: 'a', 2: 'b', 3: 'c' };
 
 
-function broker(brokerId: number, fenced = false): MetadataRecord {
-  return metadataRecord('RegisterBrokerRecord', {
-    brokerId, brokerEpoch: EPOCHS[brokerId]!, incarnationId: 'ICEiIyQlJicoKSorLC0uLw', fenced, rack: RACKS[brokerId]!,
-    endPoints: [{ name: 'PLAINTEXT', host: 'localhost', port: 9092 + brokerId, securityProtocol: 0 }],
-    features: [{ name: 'metadata.version', minSupportedVersion: 1, maxSupportedVersion: 25 }],
-  }) as MetadataRecord;
-}
+const broker = (brokerId: number, fenced = false): MetadataRecord => registerBrokerRecord(brokerId, EPOCHS[brokerId]!, fenced, RACKS[brokerId]!);
 
 /** Broker `me` hosting t-0 on [1, 2, 3], led by `leader`, with `isr`. */
 async function replica(me: number, o: { leader?: number; isr?: number[]; fenced?: number[]; selector?: ReplicaSelector | null } = {}) {

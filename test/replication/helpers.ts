@@ -2,6 +2,7 @@
 // behind the LocalLog port, as every broker partition has it (no second log implementation).
 import { StorageLog, type Scheduler } from '../../src/replication/index.js';
 import { buildRecordBatchSync } from '../../src/records/index.js';
+import { metadataRecord, type MetadataRecord } from '../../src/metadata/index.js';
 import { FileCache, MemoryFileSystem, PartitionLog, logConfig, type LogConfig } from '../../src/storage/index.js';
 import { systemClock, type Clock } from '../../src/util/index.js';
 
@@ -46,3 +47,11 @@ export class ManualTime implements Scheduler, Clock {
 /** One batch of `n` records v0..v(n-1). */
 export const batch = (n: number): Buffer =>
   buildRecordBatchSync({ records: Array.from({ length: n }, (_, i) => ({ key: null, value: Buffer.from(`v${i}`), timestamp: 1_700_000_000_000 + i })) });
+
+/** A broker's registration as the controller writes it, listening on localhost:9092 + id. */
+export const registerBrokerRecord = (brokerId: number, brokerEpoch: bigint, fenced: boolean, rack: string | null): MetadataRecord =>
+  metadataRecord('RegisterBrokerRecord', {
+    brokerId, brokerEpoch, incarnationId: 'ICEiIyQlJicoKSorLC0uLw', fenced, rack,
+    endPoints: [{ name: 'PLAINTEXT', host: 'localhost', port: 9092 + brokerId, securityProtocol: 0 }],
+    features: [{ name: 'metadata.version', minSupportedVersion: 1, maxSupportedVersion: 25 }],
+  }) as MetadataRecord;

@@ -11,7 +11,7 @@ import { MetadataDelta, MetadataImage, metadataRecord, provenance, type Metadata
 import { buildRecordBatchSync, iterateBatches } from '../../src/records/index.js';
 import { ErrorCode } from '../../src/protocol/index.js';
 import { partitionKey } from '../../src/util/index.js';
-import { batch, ManualTime, storageLog } from './helpers.js';
+import { batch, ManualTime, registerBrokerRecord, storageLog } from './helpers.js';
 
 const ME = 1;
 const TOPIC_ID = 'AAAAAAAAAAAAAAAAAAAAAQ';
@@ -19,13 +19,7 @@ const LAG_MS = 30_000;
 const EPOCHS: Record<number, bigint> = { 1: 100n, 2: 200n, 3: 300n };
 
 
-function broker(brokerId: number, fenced = false): MetadataRecord {
-  return metadataRecord('RegisterBrokerRecord', {
-    brokerId, brokerEpoch: EPOCHS[brokerId]!, incarnationId: 'ICEiIyQlJicoKSorLC0uLw', fenced, rack: null,
-    endPoints: [{ name: 'PLAINTEXT', host: 'localhost', port: 9092 + brokerId, securityProtocol: 0 }],
-    features: [{ name: 'metadata.version', minSupportedVersion: 1, maxSupportedVersion: 25 }],
-  }) as MetadataRecord;
-}
+const broker = (brokerId: number, fenced = false): MetadataRecord => registerBrokerRecord(brokerId, EPOCHS[brokerId]!, fenced, null);
 
 /** Broker 1 leading t-0 on [1, 2, 3] with `isr`; ISR changes captured instead of sent. */
 async function leader(opts: { isr?: number[]; minIsr?: number; fenced?: number[] } = {}) {
