@@ -195,7 +195,7 @@ export class RaftCore {
   get voterSet(): VoterSet { return this.votersHistory[this.votersHistory.length - 1]!.set; }
   get votersVersion(): number { return this.votersVersionValue; }
   /** Offset of the latest VotersRecord (-1 or a snapshot's last offset when the set is older than the log). */
-  private get votersOffset(): number { return this.votersHistory[this.votersHistory.length - 1]!.offset; }
+  get votersOffset(): number { return this.votersHistory[this.votersHistory.length - 1]!.offset; }
 
   /** The voter set as of `offset` (inclusive). */
   private votersAt(offset: number): VoterSet {
