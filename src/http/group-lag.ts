@@ -91,3 +91,20 @@ export function groupsCoordinatedHere(node: ServerHandle): string[] {
   const groups = node.broker?.groups.list([], []).groups ?? [];
   return groups.map((g) => g.groupId).sort().slice(0, limits.httpGroupsLagMax);
 }
+
+/**
+ * The lag of the groups this node coordinates, for /metrics: one computation shared by the
+ * scrape's metric families (and by scrapes within a second of it).
+ */
+export function localGroupsLag(node: ServerHandle, client: () => ClusterClient): () => Promise<GroupLag[]> {
+  let last: { atMs: number; lag: Promise<GroupLag[]> } | null = null;
+  return () => {
+    const now = Date.now();
+    if (last === null || now - last.atMs > 1000) {
+      const lag = Promise.all(groupsCoordinatedHere(node).map((g) => groupLag(client(), g).catch(() => null)))
+        .then((all) => all.filter((g): g is GroupLag => g !== null));
+      last = { atMs: now, lag };
+    }
+    return last.lag;
+  };
+}
