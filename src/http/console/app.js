@@ -194,7 +194,7 @@ async function topicView(root, [name, tab = 'partitions'], params) {
     if (!confirm(`Delete topic ${name} and all its records?`)) return;
     try { await api('DELETE', `/v1/topics/${enc(name)}`); location.hash = '#/topics'; } catch (e) { root.append(errorBox(e)); }
   } }, 'Delete topic');
-  root.append(h('div', { class: 'toolbar' }, h('h1', {}, name), t.internal ? badge('info', 'internal') : null, h('span', { class: 'muted' }, `id ${t.topicId}`), t.internal ? null : del));
+  root.append(h('div', { class: 'toolbar title' }, h('h1', {}, name), t.internal ? badge('info', 'internal') : null, h('span', { class: 'muted' }, `id ${t.topicId}`), t.internal ? null : del));
   root.append(h('div', { class: 'tabs' }, ['partitions', 'messages', 'configs'].map((x) =>
     h('a', { href: `#/topics/${enc(name)}/${x}`, class: x === tab ? 'active' : '' }, x[0].toUpperCase() + x.slice(1)))));
   const body = h('div', {});
@@ -223,19 +223,19 @@ const fromBase64 = (b64) => Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
 const hex = (bytes) => Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join(' ');
 
 /** Bytes as the chosen format: text, JSON pretty-printed, or hex; "auto" picks JSON, then text, then hex. */
-function showBytes(b64, format) {
+function showBytes(b64, format, tag = 'pre') {
   if (b64 === null) return h('span', { class: 'muted' }, 'null');
   const bytes = fromBase64(b64);
   let text = null;
   try { text = utf8.decode(bytes); } catch { text = null; }
-  if (format === 'hex' || (format !== 'text' && text === null)) return h('pre', { class: 'hex' }, hex(bytes));
+  if (format === 'hex' || (format !== 'text' && text === null)) return h(tag, { class: 'hex' }, hex(bytes));
   if (format === 'json' || format === 'auto') {
     try {
       const trimmed = text.trim();
-      if (trimmed.startsWith('{') || trimmed.startsWith('[') || format === 'json') return h('pre', { class: 'json' }, JSON.stringify(JSON.parse(text), null, 2));
-    } catch { if (format === 'json') return h('pre', { class: 'hex' }, text ?? hex(bytes)); }
+      if (trimmed.startsWith('{') || trimmed.startsWith('[') || format === 'json') return h(tag, { class: 'json' }, JSON.stringify(JSON.parse(text), null, tag === 'pre' ? 2 : 0));
+    } catch { if (format === 'json') return h(tag, { class: 'text' }, text ?? hex(bytes)); }
   }
-  return h('pre', { class: 'text' }, text ?? new TextDecoder().decode(bytes));
+  return h(tag, { class: 'text' }, text ?? new TextDecoder().decode(bytes));
 }
 
 async function messagesTab(root, name, t, params) {
@@ -272,7 +272,7 @@ async function messagesTab(root, name, t, params) {
       h('tr', { 'data-offset': m.offset, 'data-partition': m.partition },
         h('td', { class: 'num' }, m.partition), h('td', { class: 'num' }, m.offset), h('td', {}, new Date(m.timestamp).toISOString()),
         h('td', { class: 'key' }, showBytes(m.key, format)), h('td', { class: 'value' }, showBytes(m.value, format)),
-        h('td', { class: 'headers' }, m.headers.map((hd) => h('div', {}, h('b', {}, hd.key), ': ', showBytes(hd.value, format === 'json' ? 'auto' : format))))))));
+        h('td', { class: 'headers' }, m.headers.map((hd) => h('div', {}, h('b', {}, hd.key), ': ', showBytes(hd.value, format === 'json' ? 'auto' : format, 'code'))))))));
   } catch (e) {
     list.append(errorBox(e));
   }
@@ -350,7 +350,7 @@ async function groupsView(root) {
 const stateBadge = (s) => badge(s === 'Stable' ? 'good' : s === 'Empty' ? 'info' : s === 'Dead' ? 'bad' : 'warn', s || 'unknown');
 
 async function groupView(root, [id]) {
-  root.append(h('div', { class: 'toolbar' }, h('h1', {}, id)));
+  root.append(h('div', { class: 'toolbar title' }, h('h1', {}, id), h('a', { href: '#/groups' }, 'All groups')));
   const body = h('div', {});
   const chartBox = h('div', {});
   root.append(body, h('h2', {}, 'Lag over time'), chartBox);
