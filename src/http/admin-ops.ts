@@ -45,17 +45,24 @@ export async function listGroups(client: ClusterClient): Promise<GroupListing[]>
 export async function fillSizes(client: ClusterClient, topics: TopicRow[]): Promise<TopicRow[]> {
   await client.metadata([]);
   const sizes = new Map<string, number>();
-  for (const id of client.brokers.keys()) {
-    try {
-      const c = await client.broker(id);
-      const r = await c.send(ApiKey.DescribeLogDirs, c.version(ApiKey.DescribeLogDirs, 4), { topics: null });
-      for (const d of r.results) {
-        for (const t of d.topics) for (const p of t.partitions) sizes.set(`${id}\0${partitionKey(t.name, p.partitionIndex)}`, Number(p.partitionSize));
-      }
-    } catch { /* its sizes stay unknown */ }
-  }
+  // In parallel, each bounded: a broker that hangs costs the page at most SIZES_WAIT_MS.
+  await Promise.all([...client.brokers.keys()].map((id) => withTimeout(SIZES_WAIT_MS, (async () => {
+    const c = await client.broker(id);
+    const r = await c.send(ApiKey.DescribeLogDirs, c.version(ApiKey.DescribeLogDirs, 4), { topics: null });
+    for (const d of r.results) {
+      for (const t of d.topics) for (const p of t.partitions) sizes.set(`${id}\0${partitionKey(t.name, p.partitionIndex)}`, Number(p.partitionSize));
+    }
+  })()).catch(() => { /* its sizes stay unknown */ })));
   for (const t of topics) for (const p of t.partitions) p.sizeBytes = sizes.get(`${p.leader}\0${partitionKey(t.name, p.partition)}`) ?? null;
   return topics;
+}
+
+const SIZES_WAIT_MS = 5000;
+
+function withTimeout<T>(ms: number, p: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms); });
+  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
 }
 
 export function topicConfigs(client: ClusterClient, topic: string): Promise<TopicConfig[]> {
