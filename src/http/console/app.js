@@ -25,13 +25,26 @@ function h(tag, attrs, ...children) {
 }
 const SVG_TAGS = new Set(['polyline', 'line', 'text', 'circle', 'rect', 'g', 'path']);
 
-async function api(method, path, body) {
+/** Admin credentials for writes on a listener off loopback: asked for once, kept for this tab only. */
+const CREDENTIALS = 'logline.admin';
+
+async function api(method, path, body, retried = false) {
   const init = { method, headers: {} };
   if (body !== undefined) { init.headers['content-type'] = 'application/json'; init.body = JSON.stringify(body); }
+  const saved = sessionStorage.getItem(CREDENTIALS);
+  if (method !== 'GET' && saved !== null) init.headers.authorization = `Basic ${saved}`;
   const res = await fetch(path, init);
   const text = await res.text();
   let json = null;
   try { json = text ? JSON.parse(text) : null; } catch { json = null; }
+  if (res.status === 403 && !retried && /HTTP Basic|wrong admin credentials/.test(json?.reason ?? '')) {
+    const user = prompt('Admin user name (http.admin.username)');
+    const password = user === null ? null : prompt('Admin password (http.admin.password)');
+    if (user !== null && password !== null) {
+      sessionStorage.setItem(CREDENTIALS, btoa(String.fromCharCode(...new TextEncoder().encode(`${user}:${password}`))));
+      return api(method, path, body, true);
+    }
+  }
   if (!res.ok) throw new Error(json ? [json.error, json.detail ?? json.reason].filter(Boolean).join(': ') : `${res.status} ${text}`);
   return json;
 }
