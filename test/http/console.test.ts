@@ -9,8 +9,11 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Page } from 'playwright-core';
-import { describeTopicConfigs } from '../../src/client/index.js';
-import { startConsoleFixture } from './console-fixture.js';
+import { ClusterClient, describeTopicConfigs } from '../../src/client/index.js';
+import { startCluster } from '../../src/index.js';
+import { ApiKey, ErrorCode } from '../../src/protocol/index.js';
+import type { BrokersView } from '../../src/http/index.js';
+import { startConsoleFixture, until } from './console-fixture.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const ARTIFACTS = 'test-artifacts/console';
@@ -137,6 +140,68 @@ test('web console: overview, topics, topic partitions, message browser, create t
   } finally {
     await browser.close();
     await f.close();
+    rmSync(profile, { recursive: true, force: true });
+  }
+});
+
+test('web console on a cluster with a dead broker: the overview and the topics list highlight it fenced, one partition offline and one under-replicated', { skip, timeout: 120_000 }, async () => {
+  assert.ok(present, `${CHROMIUM} is required under CI=true (.ci/run installs chromium)`);
+  mkdirSync(ARTIFACTS, { recursive: true });
+  const cluster = await startCluster({ nodes: 3, config: { 'broker.session.timeout.ms': '3000', 'broker.heartbeat.interval.ms': '500' } });
+  const client = new ClusterClient({ bootstrap: cluster.bootstrap });
+  const profile = mkdtempSync(join(tmpdir(), 'logline-chromium-'));
+  let browser: Awaited<ReturnType<typeof chromium.launchPersistentContext>> | null = null;
+  try {
+    const brokersAt = async (port: number) => (await (await fetch(`http://127.0.0.1:${port}/v1/brokers`)).json()) as BrokersView;
+    const controller = await until(30_000, 'an active controller with three live brokers', async () => {
+      for (const n of cluster.nodes) {
+        const b = await brokersAt(n.httpPort);
+        if (b.activeController && b.brokers.length === 3 && b.brokers.every((x) => x.alive === true)) return n;
+      }
+      return undefined;
+    });
+    const victim = cluster.nodes.find((n) => n !== controller)!;
+    const rest = cluster.nodes.filter((n) => n !== victim).map((n) => n.nodeId);
+    for (const [name, replicas] of [['rf3', [victim.nodeId, ...rest]], ['rf1', [victim.nodeId]]] as const) {
+      await until(20_000, `create ${name}`, async () => {
+        const r = await client.admin(ApiKey.CreateTopics, { topics: [{ name, numPartitions: -1, replicationFactor: -1, assignments: [{ partitionIndex: 0, brokerIds: replicas }], configs: [] }], timeoutMs: 10_000, validateOnly: false }, 7);
+        return r.topics[0].errorCode === ErrorCode.NONE ? true : undefined;
+      });
+    }
+    await until(20_000, 'rf3 fully in sync', async () => ((await client.topic('rf3')).partitions[0]!.isr.length === 3 ? true : undefined));
+    await victim.kill();
+    await until(30_000, 'the dead broker fenced', async () => ((await brokersAt(controller.httpPort)).brokers.find((b) => b.id === victim.nodeId)!.fenced ? true : undefined));
+
+    browser = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: ARGS, viewport: { width: 1280, height: 800 } });
+    const page = browser.pages()[0] ?? await browser.newPage();
+    const base = `http://127.0.0.1:${controller.httpPort}`;
+    await until(30_000, 'the overview shows one offline and one under-replicated partition', async () => {
+      await page.goto(`${base}/`);
+      await page.locator('[data-card="Offline"]').waitFor();
+      const [offline, under] = [await page.locator('[data-card="Offline"] .value').innerText(), await page.locator('[data-card="Under-replicated"] .value').innerText()];
+      return offline === '1' && under === '1' ? true : undefined;
+    });
+    assert.equal(await page.locator('[data-card="Offline"]').getAttribute('class'), 'card bad');
+    assert.equal(await page.locator('[data-card="Under-replicated"]').getAttribute('class'), 'card bad');
+    assert.equal(await page.locator('[data-card="Brokers"] .value').innerText(), '2 / 3');
+    assert.equal(await page.locator(`tr[data-broker="${victim.nodeId}"]`).getAttribute('class'), 'bad');
+    assert.match(await page.locator(`tr[data-broker="${victim.nodeId}"]`).innerText(), /fenced/);
+    await page.screenshot({ path: `${ARTIFACTS}/overview-degraded.png`, fullPage: true });
+
+    await page.goto(`${base}/#/topics`);
+    await page.locator('tr[data-topic="rf3"]').waitFor();
+    assert.equal(await page.locator('tr[data-topic="rf1"]').getAttribute('class'), 'bad');
+    assert.match(await page.locator('tr[data-topic="rf1"]').innerText(), /1 offline/);
+    assert.equal(await page.locator('tr[data-topic="rf3"]').getAttribute('class'), 'warn');
+    assert.match(await page.locator('tr[data-topic="rf3"]').innerText(), /1 under-replicated/);
+    await page.goto(`${base}/#/topics/rf3`);
+    await page.locator('tr[data-partition="0"]').waitFor();
+    assert.match(await page.locator('tr[data-partition="0"]').innerText(), /under-replicated/);
+    await page.screenshot({ path: `${ARTIFACTS}/topics-degraded.png`, fullPage: true });
+  } finally {
+    await browser?.close();
+    client.close();
+    await cluster.close();
     rmSync(profile, { recursive: true, force: true });
   }
 });

@@ -133,7 +133,8 @@ async function overview(root) {
     root.append(h('p', { class: 'muted' }, `leader ${q.leaderId ?? 'none'} · epoch ${q.leaderEpoch} · high watermark ${fmtNum(q.highWatermark)} · this node: ${q.role}`));
     const rows = [...q.voters.map((v) => ['voter', v]), ...q.observers.map((o) => ['observer', o])];
     root.append(table(['Node', 'Kind', ['Log end offset', { class: 'num' }], ['Lag', { class: 'num' }], ['Last fetch', { class: 'num' }]], rows.map(([kind, r]) =>
-      h('tr', { class: r.lag > 0 ? 'warn' : '' }, h('td', {}, r.id, r.id === q.leaderId ? [' ', badge('info', 'leader')] : null), h('td', {}, kind),
+      // A voter that has not fetched for a few fetch timeouts (2 s by default) is likely down.
+      h('tr', { class: r.lag > 0 || r.lastFetchMsAgo > 5000 ? 'warn' : '', 'data-voter': r.id }, h('td', {}, r.id, r.id === q.leaderId ? [' ', badge('info', 'leader')] : null, r.id !== q.leaderId && r.lastFetchMsAgo > 5000 ? [' ', badge('bad', 'not fetching')] : null), h('td', {}, kind),
         h('td', { class: 'num' }, fmtNum(r.logEndOffset)), h('td', { class: 'num' }, fmtNum(r.lag)), h('td', { class: 'num' }, r.lastFetchMsAgo === null ? '–' : `${r.lastFetchMsAgo} ms ago`)))));
     if (q.role !== 'leader') root.append(h('p', { class: 'muted' }, 'Replicas\' progress is known to the quorum leader; open its console for lag.'));
   }
