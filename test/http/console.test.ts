@@ -79,6 +79,16 @@ test('web console: overview, topics, topic partitions, message browser, create t
     assert.deepEqual(await page.locator('#messages tr[data-offset]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-offset'))), ['4', '3']);
     assert.equal(await page.locator('#messages tr[data-offset="4"] td.key').innerText(), Buffer.from('order-5').toString('hex').replace(/(..)(?!$)/g, '$1 '));
 
+    // Oldest first page, narrowed to the records containing a text.
+    await page.selectOption('#browse-form select[name="mode"]', 'oldest');
+    await page.selectOption('#browse-form select[name="format"]', 'auto');
+    await page.fill('#browse-form input[name="count"]', '3');
+    await page.fill('#browse-form input[name="contains"]', '"qty":2');
+    await page.click('#browse-form button[type="submit"]');
+    await page.waitForFunction(() => document.querySelectorAll('#messages tr[data-offset]').length === 1);
+    assert.equal(await page.locator('#messages tr[data-offset]').getAttribute('data-offset'), '1');
+    assert.match(await page.locator('#messages p').innerText(), /1 message\(s\) containing "\"qty\":2" of 3 read/);
+
     // Produce a test message from the page and see it at the top.
     await page.fill('#produce-form input[name="key"]', 'from-console');
     await page.fill('#produce-form textarea[name="value"]', '{"hello":"console"}');

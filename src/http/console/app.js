@@ -258,17 +258,18 @@ async function messagesTab(root, name, t, params) {
   const form = h('form', { class: 'toolbar', id: 'browse-form' },
     h('label', {}, 'Partition', h('select', { name: 'partition' }, h('option', { value: '' }, 'all'),
       t.partitions.map((p) => h('option', { value: p.partition, selected: params.get('partition') === String(p.partition) }, p.partition)))),
-    h('label', {}, 'Start', h('select', { name: 'mode' }, [['newest', 'Newest'], ['offset', 'From offset'], ['timestamp', 'From time']].map(([v, l]) => h('option', { value: v, selected: mode === v }, l)))),
+    h('label', {}, 'Start', h('select', { name: 'mode' }, [['newest', 'Newest'], ['oldest', 'Oldest'], ['offset', 'From offset'], ['timestamp', 'From time']].map(([v, l]) => h('option', { value: v, selected: mode === v }, l)))),
     h('label', {}, 'Offset', h('input', { name: 'offset', type: 'number', min: 0, value: params.get('offset') ?? '' })),
     h('label', {}, 'Time', h('input', { name: 'time', type: 'datetime-local', step: 1, value: params.get('time') ?? '' })),
     h('label', {}, 'Max messages', h('input', { name: 'count', type: 'number', min: 1, max: 500, value: params.get('count') ?? 50 })),
     h('label', {}, 'Show as', h('select', { name: 'format' }, ['auto', 'text', 'json', 'hex'].map((v) => h('option', { value: v, selected: format === v }, v)))),
+    h('label', {}, 'Containing', h('input', { name: 'contains', placeholder: 'text in key, value or headers', value: params.get('contains') ?? '' })),
     h('button', { type: 'submit' }, 'Search'));
   form.addEventListener('submit', (ev) => {
     ev.preventDefault();
     const f = new FormData(form);
     const q = new URLSearchParams();
-    for (const k of ['partition', 'mode', 'offset', 'time', 'count', 'format']) if (f.get(k)) q.set(k, String(f.get(k)));
+    for (const k of ['partition', 'mode', 'offset', 'time', 'count', 'format', 'contains']) if (f.get(k)) q.set(k, String(f.get(k)));
     location.hash = `#/topics/${enc(name)}/messages?${q}`;
   });
   root.append(form);
@@ -276,13 +277,18 @@ async function messagesTab(root, name, t, params) {
   const q = new URLSearchParams({ count: params.get('count') ?? '50' });
   if (params.get('partition')) q.set('partition', params.get('partition'));
   if (mode === 'offset' && params.get('offset')) q.set('offset', params.get('offset'));
+  if (mode === 'oldest') q.set('offset', '0');
   if (mode === 'timestamp' && params.get('time')) q.set('timestamp', String(new Date(params.get('time')).getTime()));
   const list = h('div', { id: 'messages' });
   root.append(list);
   try {
     const page = await api('GET', `/v1/topics/${enc(name)}/messages?${q}`);
-    list.append(h('p', { class: 'muted' }, `${page.messages.length} message(s), newest first`));
-    list.append(table([['Partition', { class: 'num' }], ['Offset', { class: 'num' }], 'Timestamp', 'Key', 'Value', 'Headers'], page.messages.map((m) =>
+    // The text filter applies to the page read (as kafka-ui's quick search does), not to the whole topic.
+    const needle = params.get('contains') ?? '';
+    const decoded = (b64) => (b64 === null ? '' : new TextDecoder().decode(fromBase64(b64)));
+    const shown = needle === '' ? page.messages : page.messages.filter((m) => [decoded(m.key), decoded(m.value), ...m.headers.flatMap((hd) => [hd.key, decoded(hd.value)])].some((t) => t.includes(needle)));
+    list.append(h('p', { class: 'muted' }, `${shown.length} message(s)${needle ? ` containing "${needle}" of ${page.messages.length} read` : ''}, newest first`));
+    list.append(table([['Partition', { class: 'num' }], ['Offset', { class: 'num' }], 'Timestamp', 'Key', 'Value', 'Headers'], shown.map((m) =>
       h('tr', { 'data-offset': m.offset, 'data-partition': m.partition },
         h('td', { class: 'num' }, m.partition), h('td', { class: 'num' }, m.offset), h('td', {}, new Date(m.timestamp).toISOString()),
         h('td', { class: 'key' }, showBytes(m.key, format)), h('td', { class: 'value' }, showBytes(m.value, format)),
