@@ -1,7 +1,7 @@
 // Consumer-group operations on top of the Kafka APIs, as kafka-consumer-groups does them: find the
 // coordinator, describe a group (KIP-848 or classic), its committed offsets, and partitions'
 // offsets by time. Used by `logline group`, `logline doctor` and the HTTP admin API.
-import { ApiKey } from '../protocol/index.js';
+import { ApiKey, ErrorCode } from '../protocol/index.js';
 import { partitionKey, partitionName } from '../util/index.js';
 import { ClusterClient, KafkaError } from './cluster.js';
 import type { BrokerConnection } from './connection.js';
@@ -79,18 +79,43 @@ export async function committedOffsets(coordinator: BrokerConnection, group: str
   return out;
 }
 
-/** ListOffsets for each partition at `timestamp` (-1 latest, -2 earliest, or a time in ms). */
-export async function listOffsets(client: ClusterClient, refs: PartitionRef[], timestamp: bigint): Promise<Map<string, bigint>> {
-  const out = new Map<string, bigint>();
-  for (const ref of refs) {
-    const conn = await client.leaderFor(ref.topic, ref.partition);
-    const r = await conn.send(ApiKey.ListOffsets, conn.version(ApiKey.ListOffsets, 7), {
-      replicaId: -1, isolationLevel: 0, topics: [{ name: ref.topic, partitions: [{ partitionIndex: ref.partition, currentLeaderEpoch: -1, timestamp }] }],
-    });
-    const p = r.topics[0].partitions[0];
-    if (p.errorCode !== 0) throw new KafkaError(p.errorCode, partitionName(ref.topic, ref.partition));
-    out.set(key(ref.topic, ref.partition), p.offset);
-  }
-  return out;
+/**
+ * ListOffsets for each partition at `timestamp` (-1 latest, -2 earliest, or a time in ms).
+ * `skipUnknown`: a partition that no longer exists (its topic deleted) is left out instead of failing the call.
+ */
+export async function listOffsets(client: ClusterClient, refs: PartitionRef[], timestamp: bigint, options: { skipUnknown?: boolean } = {}): Promise<Map<string, bigint>> {
+  if (refs.length === 0) return new Map();
+  // One Metadata for every topic, then one ListOffsets per leader (not a round trip per partition:
+  // /metrics computes every group's lag this way on each scrape).
+  return client.retrying(async () => {
+    const topics = await client.metadata([...new Set(refs.map((r) => r.topic))]);
+    const byLeader = new Map<number, Map<string, number[]>>();
+    for (const ref of refs) {
+      const p = topics.find((t) => t.name === ref.topic)?.partitions.find((x) => x.partition === ref.partition);
+      if (p === undefined) {
+        if (options.skipUnknown === true) continue;
+        throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, partitionName(ref.topic, ref.partition));
+      }
+      if (p.leader < 0) throw new KafkaError(ErrorCode.LEADER_NOT_AVAILABLE, partitionName(ref.topic, ref.partition));
+      const forLeader = byLeader.get(p.leader) ?? new Map<string, number[]>();
+      forLeader.set(ref.topic, [...(forLeader.get(ref.topic) ?? []), ref.partition]);
+      byLeader.set(p.leader, forLeader);
+    }
+    const out = new Map<string, bigint>();
+    await Promise.all([...byLeader].map(async ([leader, wanted]) => {
+      const conn = await client.broker(leader);
+      const r = await conn.send(ApiKey.ListOffsets, conn.version(ApiKey.ListOffsets, 7), {
+        replicaId: -1, isolationLevel: 0,
+        topics: [...wanted].map(([name, partitions]) => ({ name, partitions: partitions.map((partitionIndex) => ({ partitionIndex, currentLeaderEpoch: -1, timestamp })) })),
+      });
+      for (const t of r.topics) {
+        for (const p of t.partitions) {
+          if (p.errorCode !== 0) throw new KafkaError(p.errorCode, partitionName(t.name, p.partitionIndex));
+          out.set(key(t.name, p.partitionIndex), p.offset);
+        }
+      }
+    }));
+    return out;
+  });
 }
 

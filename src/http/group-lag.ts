@@ -15,7 +15,8 @@ export interface PartitionLag {
   partition: number;
   /** null: the group has not committed an offset for this (assigned) partition. */
   committedOffset: number | null;
-  logEndOffset: number;
+  /** null: the partition no longer exists (offsets committed for a topic since deleted). */
+  logEndOffset: number | null;
   /** logEndOffset - committedOffset; null without a committed offset. */
   lag: number | null;
   memberId: string | null;
@@ -54,13 +55,13 @@ export function lagRows(members: readonly GroupMember[], committed: ReadonlyMap<
   return sorted.map((ref) => {
     const k = partitionKey(ref.topic, ref.partition);
     const current = committed.get(k)?.offset;
-    const end = Number(ends.get(k) ?? -1n);
+    const end = ends.get(k);
     const m = owner.get(k);
     return {
       topic: ref.topic, partition: ref.partition,
       committedOffset: current === undefined ? null : Number(current),
-      logEndOffset: end,
-      lag: current === undefined || end < 0 ? null : end - Number(current),
+      logEndOffset: end === undefined ? null : Number(end),
+      lag: current === undefined || end === undefined ? null : Number(end - current),
       memberId: m?.memberId ?? null, clientId: m?.clientId ?? null, host: m?.host ?? null,
     };
   });
@@ -74,7 +75,8 @@ export async function groupLag(client: ClusterClient, groupId: string): Promise<
   const refs = new Map<string, PartitionRef>();
   for (const c of committed.values()) refs.set(partitionKey(c.ref.topic, c.ref.partition), c.ref);
   for (const m of g.members) for (const a of m.assignment) refs.set(partitionKey(a.topic, a.partition), a);
-  const ends = await listOffsets(client, [...refs.values()], -1n);
+  // Offsets committed for a topic since deleted stay listed, without an end offset or lag.
+  const ends = await listOffsets(client, [...refs.values()], -1n, { skipUnknown: true });
   const partitions = lagRows(g.members, committed, ends);
   return {
     groupId, state: g.state, type: g.type, protocolType: g.protocolType, protocol: g.protocol, members: g.members,

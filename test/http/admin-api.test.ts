@@ -14,7 +14,7 @@ import { limits } from '../../src/util/index.js';
 import { mutationRefusal } from '../../src/http/server.js';
 import type { GroupLag, TopicRow } from '../../src/http/index.js';
 import type { ServerHandle } from '../../src/index.js';
-import { startConsoleFixture, until } from './console-fixture.js';
+import { commit, startConsoleFixture, until } from './console-fixture.js';
 
 async function call(base: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; json: any }> {
   const res = await fetch(base + path, {
@@ -112,8 +112,14 @@ test('admin API mutations go through Kafka: a created topic, an altered config, 
     assert.deepEqual(browsed.map((m: any) => [m.offset, text(m.key), m.value]), [[1, null, Buffer.from([1, 2, 255]).toString('base64')], [0, 'p-1', b64('{"amount":12}')]]);
     assert.equal((await call(f.http, 'POST', '/v1/topics/nope/messages', { value: 'x' })).status, 404);
 
+    await commit(f.client, 'billing', 'payments', 1, 1n);
+    assert.deepEqual((await call(f.http, 'GET', '/v1/groups/billing')).json.partitions.map((p: any) => [p.topic, p.partition, p.lag]), [['orders', 0, 3], ['payments', 1, 1]]);
     assert.equal((await call(f.http, 'DELETE', '/v1/topics/payments')).status, 200);
     await until(10_000, 'payments gone', async () => ((await f.client.metadata(['payments']))[0]?.errorCode !== 0 ? true : undefined));
+    const orphaned = (await call(f.http, 'GET', '/v1/groups/billing')).json as GroupLag;
+    // Kafka drops a deleted topic's committed offsets; where they are still there, they have no end offset or lag.
+    assert.deepEqual(orphaned.partitions.filter((p) => p.topic === 'orders').map((p) => [p.partition, p.committedOffset, p.logEndOffset, p.lag]), [[0, 2, 5, 3]]);
+    assert.ok(orphaned.partitions.filter((p) => p.topic === 'payments').every((p) => p.logEndOffset === null && p.lag === null), JSON.stringify(orphaned.partitions));
     assert.equal((await call(f.http, 'DELETE', '/v1/topics/__consumer_offsets')).status, 400, 'internal topics are not deleted');
 
     // Guards: JSON only, a bounded body, no cross-site writes.

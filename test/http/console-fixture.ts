@@ -65,7 +65,7 @@ async function produce(client: ClusterClient, topic: string, partition: number, 
 }
 
 /** A plain commit (no generation), as `group reset-offsets --execute` makes one; retried while the coordinator loads. */
-async function commit(client: ClusterClient, group: string, topic: string, partition: number, offset: bigint): Promise<void> {
+export async function commit(client: ClusterClient, group: string, topic: string, partition: number, offset: bigint): Promise<void> {
   await until(30_000, `commit for ${group}`, async () => {
     const f = await (await client.any()).send(ApiKey.FindCoordinator, 3, { key: group, keyType: 0, coordinatorKeys: [] });
     if (f.errorCode !== 0) return undefined;
