@@ -6,7 +6,6 @@ import { ClusterClient, KafkaError, committedOffsets, coordinatorFor, describeGr
 import { groupLag } from '../http/index.js';
 import { ApiKey } from '../protocol/index.js';
 import { partitionKey, partitionName } from '../util/index.js';
-
 import { UsageError, helpText, parseArgs, type FlagSpec } from './args.js';
 import { COMMON_FLAGS, bootstrapServers, table, toJson } from './output.js';
 
