@@ -2,11 +2,15 @@
 // describe shows per partition the committed offset, the log end offset, the lag and the member
 // that owns it; reset-offsets prints its plan and commits it only with --execute, and only while
 // the group has no active members (Kafka's rule: offsets of a live group belong to its members).
-import { BrokerConnection, ClusterClient, KafkaError } from '../client/index.js';
+import { ClusterClient, KafkaError, committedOffsets, coordinatorFor, describeGroup, listOffsets, type PartitionRef } from '../client/index.js';
+import { groupLag } from '../http/index.js';
 import { ApiKey } from '../protocol/index.js';
 import { partitionKey, partitionName } from '../util/index.js';
 import { UsageError, helpText, parseArgs, type FlagSpec } from './args.js';
 import { COMMON_FLAGS, bootstrapServers, table, toJson } from './output.js';
+
+// doctor reads these from here.
+export { committedOffsets, coordinatorFor, listOffsets, type PartitionRef };
 
 const FLAGS: Record<string, FlagSpec> = {
   ...COMMON_FLAGS,
@@ -20,95 +24,9 @@ const FLAGS: Record<string, FlagSpec> = {
   state: { type: 'string', repeatable: true, help: 'list: only groups in this state (Stable, Empty, ...)' },
 };
 
-const USAGE = 'logline group <list|describe|delete|reset-offsets> [GROUP...] [options]';
-
-export interface PartitionRef { topic: string; partition: number }
 const key = partitionKey;
 
-/** ConsumerProtocolAssignment (classic groups): version, [topic, [partition]], user data. */
-function decodeAssignment(buf: Buffer | null): PartitionRef[] {
-  if (!buf || buf.length < 6) return [];
-  const out: PartitionRef[] = [];
-  try {
-    let pos = 2;
-    const topics = buf.readInt32BE(pos); pos += 4;
-    // Bounded by the bytes: every step moves forward, and a count larger than what remains stops there.
-    for (let t = 0; t < topics && pos + 6 <= buf.length; t++) {
-      const len = buf.readInt16BE(pos); pos += 2;
-      if (len < 0) break;
-      const topic = buf.toString('utf8', pos, pos + len); pos += len;
-      const n = buf.readInt32BE(pos); pos += 4;
-      for (let i = 0; i < n && pos + 4 <= buf.length; i++) { out.push({ topic, partition: buf.readInt32BE(pos) }); pos += 4; }
-    }
-  } catch {
-    return out; // a non-consumer protocol's bytes: show what could be read
-  }
-  return out;
-}
-
-export async function coordinatorFor(client: ClusterClient, group: string): Promise<BrokerConnection> {
-  const any = await client.any();
-  const r = await any.send(ApiKey.FindCoordinator, any.version(ApiKey.FindCoordinator, 3), { key: group, keyType: 0, coordinatorKeys: [] });
-  if (r.errorCode !== 0) throw new KafkaError(r.errorCode, r.errorMessage);
-  return client.broker(r.nodeId);
-}
-
-interface Member { memberId: string; clientId: string; host: string; instanceId: string | null; assignment: PartitionRef[] }
-interface GroupDescription { groupId: string; state: string; protocolType: string; protocol: string; type: 'classic' | 'consumer'; members: Member[] }
-
-/** A KIP-848 group through ConsumerGroupDescribe (it answers GROUP_ID_NOT_FOUND for a classic one), else DescribeGroups. */
-async function describeGroup(coordinator: BrokerConnection, group: string): Promise<GroupDescription> {
-  if (coordinator.versions.has(ApiKey.ConsumerGroupDescribe)) {
-    const c = await coordinator.send(ApiKey.ConsumerGroupDescribe, 0, { groupIds: [group], includeAuthorizedOperations: false });
-    const cg = c.groups[0];
-    if (cg && cg.errorCode === 0) {
-      return {
-        groupId: group, state: cg.groupState, protocolType: 'consumer', protocol: cg.assignorName, type: 'consumer',
-        members: cg.members.map((m: any) => ({
-          memberId: m.memberId, clientId: m.clientId, host: m.clientHost, instanceId: m.instanceId,
-          assignment: m.assignment.topicPartitions.flatMap((tp: any) => tp.partitions.map((p: number) => ({ topic: tp.topicName, partition: p }))),
-        })),
-      };
-    }
-  }
-  const r = await coordinator.send(ApiKey.DescribeGroups, coordinator.version(ApiKey.DescribeGroups, 5), { groups: [group], includeAuthorizedOperations: false });
-  const g = r.groups[0];
-  if (g.errorCode !== 0) throw new KafkaError(g.errorCode, g.errorMessage);
-  return {
-    groupId: group, state: g.groupState, protocolType: g.protocolType, protocol: g.protocolData, type: 'classic',
-    members: g.members.map((m: any) => ({
-      memberId: m.memberId, clientId: m.clientId, host: m.clientHost, instanceId: m.groupInstanceId ?? null,
-      assignment: g.protocolType === 'consumer' ? decodeAssignment(m.memberAssignment) : [],
-    })),
-  };
-}
-
-export async function committedOffsets(coordinator: BrokerConnection, group: string): Promise<Map<string, { ref: PartitionRef; offset: bigint }>> {
-  const r = await coordinator.send(ApiKey.OffsetFetch, coordinator.version(ApiKey.OffsetFetch, 7), { groupId: group, topics: null, groups: [], requireStable: false });
-  if (r.errorCode !== 0) throw new KafkaError(r.errorCode);
-  const out = new Map<string, { ref: PartitionRef; offset: bigint }>();
-  for (const t of r.topics) {
-    for (const p of t.partitions) {
-      if (p.errorCode === 0 && p.committedOffset >= 0n) out.set(key(t.name, p.partitionIndex), { ref: { topic: t.name, partition: p.partitionIndex }, offset: p.committedOffset });
-    }
-  }
-  return out;
-}
-
-/** ListOffsets for each partition at `timestamp` (-1 latest, -2 earliest, or a time in ms). */
-export async function listOffsets(client: ClusterClient, refs: PartitionRef[], timestamp: bigint): Promise<Map<string, bigint>> {
-  const out = new Map<string, bigint>();
-  for (const ref of refs) {
-    const conn = await client.leaderFor(ref.topic, ref.partition);
-    const r = await conn.send(ApiKey.ListOffsets, conn.version(ApiKey.ListOffsets, 7), {
-      replicaId: -1, isolationLevel: 0, topics: [{ name: ref.topic, partitions: [{ partitionIndex: ref.partition, currentLeaderEpoch: -1, timestamp }] }],
-    });
-    const p = r.topics[0].partitions[0];
-    if (p.errorCode !== 0) throw new KafkaError(p.errorCode, partitionName(ref.topic, ref.partition));
-    out.set(key(ref.topic, ref.partition), p.offset);
-  }
-  return out;
-}
+const USAGE = 'logline group <list|describe|delete|reset-offsets> [GROUP...] [options]';
 
 async function partitionsOf(client: ClusterClient, spec: string): Promise<PartitionRef[]> {
   const colon = spec.lastIndexOf(':');
@@ -146,26 +64,11 @@ export async function groupCommand(argv: string[]): Promise<number> {
       }
       case 'describe': {
         const group = oneGroup();
-        const coordinator = await coordinatorFor(client, group);
-        const g = await describeGroup(coordinator, group);
-        const committed = await committedOffsets(coordinator, group);
-        const owner = new Map<string, Member>();
-        for (const m of g.members) for (const a of m.assignment) owner.set(key(a.topic, a.partition), m);
-        const refs = new Map<string, PartitionRef>();
-        for (const c of committed.values()) refs.set(key(c.ref.topic, c.ref.partition), c.ref);
-        for (const m of g.members) for (const a of m.assignment) refs.set(key(a.topic, a.partition), a);
-        const sorted = [...refs.values()].sort((a, b) => (a.topic < b.topic ? -1 : a.topic > b.topic ? 1 : a.partition - b.partition));
-        const ends = await listOffsets(client, sorted, -1n);
-        const rows = sorted.map((ref) => {
-          const k = key(ref.topic, ref.partition);
-          const current = committed.get(k)?.offset ?? null;
-          const end = ends.get(k)!;
-          const m = owner.get(k);
-          return {
-            topic: ref.topic, partition: ref.partition, currentOffset: current, logEndOffset: end, lag: current === null ? null : end - current,
-            memberId: m?.memberId ?? null, clientId: m?.clientId ?? null, host: m?.host ?? null,
-          };
-        });
+        const g = await groupLag(client, group);
+        const rows = g.partitions.map((p) => ({
+          topic: p.topic, partition: p.partition, currentOffset: p.committedOffset, logEndOffset: p.logEndOffset, lag: p.lag,
+          memberId: p.memberId, clientId: p.clientId, host: p.host,
+        }));
         if (json) console.log(toJson({ group, state: g.state, type: g.type, protocol: g.protocol, members: g.members.length, partitions: rows }));
         else {
           console.log(`group ${group}  state ${g.state}  type ${g.type}  members ${g.members.length}${g.protocol ? `  assignor ${g.protocol}` : ''}\n`);

@@ -1,5 +1,5 @@
 // `logline topic create|list|describe|delete|alter-config|reassign` (reassign: ./reassign.ts).
-import { ClusterClient, KafkaError, type TopicInfo } from '../client/index.js';
+import { ClusterClient, KafkaError, describeTopicConfigs, type TopicInfo } from '../client/index.js';
 import { ApiKey, ErrorCode, ZERO_UUID } from '../protocol/index.js';
 import { UsageError, helpText, parseArgs, type FlagSpec } from './args.js';
 import { COMMON_FLAGS, bootstrapServers, table, toJson } from './output.js';
@@ -157,14 +157,4 @@ async function describeFiltered(client: ClusterClient, name: string | undefined,
   return 0;
 }
 
-// Kafka's DescribeConfigsResponse.ConfigSource ids.
-const SOURCES = ['UNKNOWN', 'DYNAMIC_TOPIC_CONFIG', 'DYNAMIC_BROKER_CONFIG', 'DYNAMIC_DEFAULT_BROKER_CONFIG', 'STATIC_BROKER_CONFIG', 'DEFAULT_CONFIG', 'DYNAMIC_BROKER_LOGGER_CONFIG', 'CLIENT_METRICS_CONFIG', 'GROUP_CONFIG'];
-
-export async function describeTopicConfigs(client: ClusterClient, topic: string): Promise<{ name: string; value: string | null; source: string }[]> {
-  const c = await client.any();
-  if (!c.versions.has(ApiKey.DescribeConfigs)) return [];
-  const r = await client.admin(ApiKey.DescribeConfigs, { resources: [{ resourceType: 2, resourceName: topic, configurationKeys: null }], includeSynonyms: false, includeDocumentation: false }, 4);
-  const res = r.results[0];
-  if (res.errorCode !== 0) throw new KafkaError(res.errorCode, res.errorMessage);
-  return res.configs.map((e: any) => ({ name: e.name, value: e.value, source: SOURCES[e.configSource] ?? String(e.configSource) }));
-}
+export { describeTopicConfigs };

@@ -3,3 +3,5 @@
 export { BrokerConnection, ClientError, type ConnectionOptions, type SendOptions } from './connection.js';
 export { murmur2, partitionForKey } from './partitioner.js';
 export { ClusterClient, KafkaError, parseHostPort, type ClusterClientOptions, type TopicInfo, type PartitionInfo, type BrokerAddress } from './cluster.js';
+export { coordinatorFor, describeGroup, committedOffsets, listOffsets, decodeAssignment, type PartitionRef, type GroupMember, type GroupDescription } from './groups.js';
+export { describeTopicConfigs, type TopicConfig } from './configs.js';

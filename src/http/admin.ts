@@ -138,6 +138,12 @@ export interface PartitionRow extends PartitionView {
   highWatermark: number | null;
   /** Whether the offsets come from the leader here, a follower here, or nowhere (null). */
   offsetsFrom: 'leader' | 'follower' | null;
+  /** Bytes of the leader's replica on disk (DescribeLogDirs; null: unknown). */
+  sizeBytes: number | null;
+  /** The ISR is smaller than the replica set (kafka-topics --under-replicated-partitions). */
+  underReplicated: boolean;
+  /** No leader, or a leader whose replica is offline (kafka-topics --unavailable-partitions). */
+  offline: boolean;
 }
 
 export interface TopicRow { name: string; topicId: string; internal: boolean; partitions: PartitionRow[] }
@@ -168,6 +174,9 @@ function topicRow(node: ServerHandle, t: TopicView): TopicRow {
         logEndOffset: local ? local.log.logEndOffset : null,
         highWatermark: local ? local.highWatermark : null,
         offsetsFrom: local ? (local.isLeader ? 'leader' : 'follower') : null,
+        sizeBytes: null,
+        underReplicated: p.isr.length < p.replicas.length,
+        offline: p.leader < 0 || p.offlineReplicas.includes(p.leader),
       };
     }),
   };

@@ -3,3 +3,4 @@
 export { startHttpListener } from './server.js';
 export { nodeMetrics } from './metrics.js';
 export { health, readiness, nodeView, brokers, quorum, topics, topic, type Readiness, type NodeView, type BrokersView, type BrokerRow, type QuorumView, type TopicRow, type PartitionRow } from './admin.js';
+export { groupLag, lagRows, groupsCoordinatedHere, type GroupLag, type PartitionLag } from './group-lag.js';

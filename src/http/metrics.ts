@@ -8,6 +8,7 @@ import { Registry, collectDefaultMetrics } from 'prom-client';
 import { apiInfo, errorName } from '../protocol/index.js';
 import { REQUEST_LATENCY_BUCKETS_MS, type ServerHandle } from '../broker/index.js';
 import { produceRequestCounts } from '../replication/index.js';
+import type { GroupLag } from './group-lag.js';
 
 type Labels = Record<string, string | number>;
 interface Sample { value: number; labels: Labels; metricName?: string }
@@ -35,8 +36,9 @@ function runtimeMetrics(): Registry {
   return runtime;
 }
 
-export function nodeMetrics(node: ServerHandle): Registry {
+export function nodeMetrics(node: ServerHandle, groupsLag?: () => Promise<GroupLag[]>): Registry {
   const registry = new Registry();
+  if (groupsLag !== undefined) consumerGroupMetrics(registry, groupsLag);
   replicaManagerMetrics(registry, node);
   controllerMetrics(registry, node);
   topicMetrics(registry, node);
@@ -178,4 +180,30 @@ function metadataMetrics(registry: Registry, node: ServerHandle): void {
   gauge(registry, r('current_leader'), 'Leader of the metadata quorum (-1: unknown).', () => md.raft.leaderId ?? -1);
   gauge(registry, 'kafka_server_broker_metadata_metrics_last_applied_record_offset', 'Offset of the last metadata record applied to this node\'s image.', () => Number(md.offset()));
   gauge(registry, 'kafka_server_broker_metadata_metrics_lag', 'Metadata records this node has not applied yet behind the high watermark.', () => Math.max(0, md.raft.highWatermark - 1 - Number(md.offset())));
+}
+
+/**
+ * Consumer lag per group, topic and partition, as kafka-lag-exporter and Redpanda name it, for the
+ * groups this node coordinates (so a sum over the cluster's nodes counts each group once).
+ */
+function consumerGroupMetrics(registry: Registry, groupsLag: () => Promise<GroupLag[]>): void {
+  const family = (name: string, help: string, pick: (p: GroupLag['partitions'][number]) => number | null) => {
+    const metric = {
+      name, help, type: 'gauge', aggregator: 'sum',
+      get: async () => {
+        const values: Sample[] = [];
+        for (const g of await groupsLag()) {
+          for (const p of g.partitions) {
+            const v = pick(p);
+            if (v !== null) values.push({ value: v, labels: { group: g.groupId, topic: p.topic, partition: p.partition } });
+          }
+        }
+        return { name, help, type: 'gauge', aggregator: 'sum', values };
+      },
+    };
+    registry.registerMetric(metric as unknown as Parameters<Registry['registerMetric']>[0]);
+  };
+  family('kafka_consumergroup_lag', 'Log end offset minus the group\'s committed offset, per partition (groups coordinated by this node).', (p) => p.lag);
+  family('kafka_consumergroup_current_offset', 'The group\'s committed offset, per partition (groups coordinated by this node).', (p) => p.committedOffset);
+  family('kafka_consumergroup_log_end_offset', 'The partition\'s log end offset as consumers see it (high watermark), per group that committed to it.', (p) => p.logEndOffset);
 }

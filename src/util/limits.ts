@@ -85,6 +85,13 @@ export const limits = {
   apiVersionBound: 32,
   /** Bytes of JSON one HTTP admin answer may hold (a topic list of a big cluster fits; the rest is cut with a note). */
   httpResponseBytesMax: 16 * 1024 * 1024,
+  /** Bytes of a request body the HTTP admin API reads (a test message with its headers fits); more is refused with 413. */
+  httpRequestBodyBytesMax: 1024 * 1024,
+  /** Records one message-browser answer holds (newest first), and the record bytes (keys, values, headers) it may carry. */
+  httpMessagesMax: 500,
+  httpMessagesBytesMax: 4 * 1024 * 1024,
+  /** Consumer groups whose lag one /metrics scrape or /v1/groups answer computes on this node. */
+  httpGroupsLagMax: 1000,
   /**
    * Transactional ids a partition leader holds waiting to be verified with one coordinator broker
    * while a request to it is in flight; one more is told to retry.

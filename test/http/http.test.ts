@@ -149,10 +149,12 @@ test('each node serves health, readiness, brokers, quorum, topics and /metrics; 
       const t = await getJson<TopicRow>(victim.httpPort, '/v1/topics/rf3');
       return t.partitions[0]!.highWatermark === 5 ? t : undefined;
     });
-    const { isr, leaderEpoch, ...shown } = rf3.partitions[0]!;
+    const { isr, leaderEpoch, sizeBytes, ...shown } = rf3.partitions[0]!;
     assert.deepEqual(shown, {
       partition: 0, leader: victim.nodeId, replicas: [victim.nodeId, ...rest], offlineReplicas: [], logStartOffset: 0, logEndOffset: 5, highWatermark: 5, offsetsFrom: 'leader',
+      underReplicated: false, offline: false,
     });
+    assert.equal(sizeBytes, records.length, 'the leader\'s replica holds the one batch (DescribeLogDirs)');
     assert.deepEqual([...isr].sort(), [1, 2, 3]);
     assert.ok(leaderEpoch >= 0);
     const listed = await getJson<{ topics: TopicRow[] }>(ports[0]!, '/v1/topics');
@@ -206,6 +208,10 @@ test('each node serves health, readiness, brokers, quorum, topics and /metrics; 
       return r.underReplicated === 1 && r.offline === 1 ? r : undefined;
     });
     assert.deepEqual(sums, { offline: 1, fenced: 1, underReplicated: 1, underMinIsr: 1, active: 1 });
+    // The admin API (and the console) flag the same two partitions.
+    const flagged = (await getJson<{ topics: TopicRow[] }>(controller.httpPort, '/v1/topics')).topics
+      .flatMap((t) => t.partitions.filter((p) => p.underReplicated || p.offline).map((p) => `${t.name}-${p.partition}${p.underReplicated ? ' under-replicated' : ''}${p.offline ? ' offline' : ''}`));
+    assert.deepEqual(flagged, ['rf1-0 offline', 'rf3-0 under-replicated']);
 
     // `logline cluster status` names the dead broker fenced, with its broker epoch.
     const survivor = survivors[0]!;

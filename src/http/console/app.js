@@ -1,0 +1,418 @@
+// The Logline web console: a single page over the node's /v1 JSON API. Plain browser JavaScript
+// (an ES module, no framework, no build step); every text from the cluster goes in through
+// textContent, never as HTML. Views: overview, topics, topic (partitions, messages, configs),
+// create topic, consumer groups, group (members, lag per partition, lag over time).
+
+const main = document.getElementById('main');
+/** Timers of the current view, stopped when the view changes. */
+let timers = [];
+
+// ---- small helpers ---------------------------------------------------------------------------
+
+/** An element: h('td', { class: 'num' }, 'text', childNode, ...). Attributes starting with "on" are listeners. */
+function h(tag, attrs, ...children) {
+  const el = tag === 'svg' || SVG_TAGS.has(tag) ? document.createElementNS('http://www.w3.org/2000/svg', tag) : document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs ?? {})) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k.startsWith('on')) el.addEventListener(k.slice(2), v);
+    else el.setAttribute(k, v === true ? '' : String(v));
+  }
+  for (const c of children.flat()) {
+    if (c === null || c === undefined || c === false) continue;
+    el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return el;
+}
+const SVG_TAGS = new Set(['polyline', 'line', 'text', 'circle', 'rect', 'g', 'path']);
+
+/** Admin credentials for writes on a listener off loopback: asked for once, kept for this tab only. */
+const CREDENTIALS = 'logline.admin';
+
+async function api(method, path, body, retried = false) {
+  const init = { method, headers: {} };
+  if (body !== undefined) { init.headers['content-type'] = 'application/json'; init.body = JSON.stringify(body); }
+  const saved = sessionStorage.getItem(CREDENTIALS);
+  if (method !== 'GET' && saved !== null) init.headers.authorization = `Basic ${saved}`;
+  const res = await fetch(path, init);
+  const text = await res.text();
+  let json = null;
+  try { json = text ? JSON.parse(text) : null; } catch { json = null; }
+  if (res.status === 403 && !retried && /HTTP Basic|wrong admin credentials/.test(json?.reason ?? '')) {
+    const user = prompt('Admin user name (http.admin.username)');
+    const password = user === null ? null : prompt('Admin password (http.admin.password)');
+    if (user !== null && password !== null) {
+      sessionStorage.setItem(CREDENTIALS, btoa(String.fromCharCode(...new TextEncoder().encode(`${user}:${password}`))));
+      return api(method, path, body, true);
+    }
+  }
+  if (!res.ok) throw new Error(json ? [json.error, json.detail ?? json.reason].filter(Boolean).join(': ') : `${res.status} ${text}`);
+  return json;
+}
+
+const enc = encodeURIComponent;
+const fmtBytes = (n) => n === null || n === undefined ? '–' : n < 1024 ? `${n} B` : n < 1048576 ? `${(n / 1024).toFixed(1)} KiB` : n < 1073741824 ? `${(n / 1048576).toFixed(1)} MiB` : `${(n / 1073741824).toFixed(2)} GiB`;
+const fmtNum = (n) => n === null || n === undefined ? '–' : Number(n).toLocaleString('en-US');
+const badge = (kind, text) => h('span', { class: `badge ${kind}` }, text);
+const errorBox = (e) => h('div', { class: 'error', role: 'alert' }, e instanceof Error ? e.message : String(e));
+const table = (head, rows) => h('table', {}, h('thead', {}, h('tr', {}, head.map((c) => h('th', typeof c === 'string' ? {} : c[1], typeof c === 'string' ? c : c[0])))), h('tbody', {}, rows));
+const card = (label, value, bad) => h('div', { class: `card${bad ? ' bad' : ''}`, 'data-card': label }, h('div', { class: 'label' }, label), h('div', { class: 'value' }, value));
+
+function every(ms, f) {
+  const id = setInterval(f, ms);
+  timers.push(id);
+}
+
+// ---- router ------------------------------------------------------------------------------------
+
+const views = [
+  [/^\/?$/, overview, 'overview'],
+  [/^\/topics$/, topicsView, 'topics'],
+  [/^\/topics\/new$/, createTopicView, 'topics'],
+  [/^\/topics\/([^/]+)(?:\/(partitions|messages|configs))?$/, topicView, 'topics'],
+  [/^\/groups$/, groupsView, 'groups'],
+  [/^\/groups\/([^/]+)$/, groupView, 'groups'],
+];
+
+async function render() {
+  for (const t of timers) clearInterval(t);
+  timers = [];
+  const [path, qs] = location.hash.replace(/^#/, '').split('?');
+  const params = new URLSearchParams(qs ?? '');
+  for (const [re, view, nav] of views) {
+    const m = re.exec(path || '/');
+    if (!m) continue;
+    for (const a of document.querySelectorAll('nav a')) a.classList.toggle('active', a.dataset.nav === nav);
+    const root = h('div', {});
+    main.replaceChildren(root);
+    try {
+      await view(root, m.slice(1).map((x) => (x === undefined ? x : decodeURIComponent(x))), params);
+    } catch (e) {
+      root.append(errorBox(e));
+    }
+    return;
+  }
+  main.replaceChildren(h('h1', {}, 'Not found'), h('p', {}, h('a', { href: '#/' }, 'Overview')));
+}
+
+window.addEventListener('hashchange', render);
+api('GET', '/v1/health').then((hl) => {
+  document.getElementById('node').textContent = `node ${hl.nodeId} · ${hl.roles.join(', ')}`;
+}, () => {});
+render();
+
+// ---- overview ----------------------------------------------------------------------------------
+
+async function overview(root) {
+  root.append(h('h1', {}, 'Overview'));
+  const [b, q, t] = await Promise.all([api('GET', '/v1/brokers'), api('GET', '/v1/quorum').catch(() => null), api('GET', '/v1/topics?sizes=false')]);
+  const parts = t.topics.flatMap((x) => x.partitions);
+  const under = parts.filter((p) => p.underReplicated).length;
+  const offline = parts.filter((p) => p.offline).length;
+  const fenced = b.brokers.filter((x) => x.fenced).length;
+  root.append(h('div', { class: 'cards' },
+    card('Brokers', `${b.brokers.length - fenced} / ${b.brokers.length}`, fenced > 0),
+    card('Controller', b.controllerId ?? '–', b.controllerId === null),
+    card('Topics', t.topics.filter((x) => !x.internal).length),
+    card('Partitions', parts.length),
+    card('Under-replicated', under, under > 0),
+    card('Offline', offline, offline > 0)));
+
+  root.append(h('h2', {}, 'Brokers'));
+  root.append(table(['ID', 'Address', 'Rack', 'Status', 'Epoch'], b.brokers.map((x) => {
+    const status = [
+      x.fenced ? badge('bad', 'fenced') : badge('good', 'unfenced'),
+      x.alive === null ? null : x.alive ? badge('good', 'alive') : badge('bad', 'no heartbeat'),
+      x.inControlledShutdown ? badge('warn', 'shutting down') : null,
+      x.id === b.controllerId ? badge('info', 'controller') : null,
+    ];
+    return h('tr', { class: x.fenced ? 'bad' : '', 'data-broker': x.id }, h('td', {}, x.id), h('td', {}, x.endpoints.map((e) => `${e.name} ${e.host}:${e.port}`).join(', ')), h('td', {}, x.rack ?? '–'), h('td', {}, status), h('td', { class: 'num' }, x.brokerEpoch));
+  })));
+
+  if (q !== null) {
+    root.append(h('h2', {}, 'Controller quorum'));
+    root.append(h('p', { class: 'muted' }, `leader ${q.leaderId ?? 'none'} · epoch ${q.leaderEpoch} · high watermark ${fmtNum(q.highWatermark)} · this node: ${q.role}`));
+    const rows = [...q.voters.map((v) => ['voter', v]), ...q.observers.map((o) => ['observer', o])];
+    root.append(table(['Node', 'Kind', ['Log end offset', { class: 'num' }], ['Lag', { class: 'num' }], ['Last fetch', { class: 'num' }]], rows.map(([kind, r]) =>
+      // A voter that has not fetched for a few fetch timeouts (2 s by default) is likely down.
+      h('tr', { class: r.lag > 0 || r.lastFetchMsAgo > 5000 ? 'warn' : '', 'data-voter': r.id }, h('td', {}, r.id, r.id === q.leaderId ? [' ', badge('info', 'leader')] : null, r.id !== q.leaderId && r.lastFetchMsAgo > 5000 ? [' ', badge('bad', 'not fetching')] : null), h('td', {}, kind),
+        h('td', { class: 'num' }, fmtNum(r.logEndOffset)), h('td', { class: 'num' }, fmtNum(r.lag)), h('td', { class: 'num' }, r.lastFetchMsAgo === null ? '–' : `${r.lastFetchMsAgo} ms ago`)))));
+    if (q.role !== 'leader') root.append(h('p', { class: 'muted' }, 'Replicas\' progress is known to the quorum leader; open its console for lag.'));
+  }
+}
+
+// ---- topics ------------------------------------------------------------------------------------
+
+async function topicsView(root, _m, params) {
+  const showInternal = params.get('internal') === 'true';
+  root.append(h('h1', {}, 'Topics'));
+  root.append(h('div', { class: 'toolbar' },
+    h('a', { href: '#/topics/new' }, h('button', { type: 'button', id: 'create-topic' }, 'Create topic')),
+    h('a', { href: showInternal ? '#/topics' : '#/topics?internal=true' }, showInternal ? 'Hide internal topics' : 'Show internal topics')));
+  const t = await api('GET', '/v1/topics');
+  const topics = t.topics.filter((x) => showInternal || !x.internal);
+  if (topics.length === 0) { root.append(h('p', { class: 'muted' }, 'No topics yet.')); return; }
+  root.append(table(['Name', ['Partitions', { class: 'num' }], ['Replicas', { class: 'num' }], 'Health', ['Messages', { class: 'num' }], ['Size', { class: 'num' }]], topics.map((x) => {
+    const under = x.partitions.filter((p) => p.underReplicated).length;
+    const offline = x.partitions.filter((p) => p.offline).length;
+    const known = x.partitions.every((p) => p.highWatermark !== null);
+    const messages = known ? x.partitions.reduce((n, p) => n + (p.highWatermark - p.logStartOffset), 0) : null;
+    const size = x.partitions.every((p) => p.sizeBytes !== null) ? x.partitions.reduce((n, p) => n + p.sizeBytes, 0) : null;
+    return h('tr', { class: offline > 0 ? 'bad' : under > 0 ? 'warn' : '', 'data-topic': x.name },
+      h('td', {}, h('a', { href: `#/topics/${enc(x.name)}` }, x.name), x.internal ? [' ', badge('info', 'internal')] : null),
+      h('td', { class: 'num' }, x.partitions.length), h('td', { class: 'num' }, x.partitions[0]?.replicas.length ?? 0),
+      h('td', {}, offline > 0 ? badge('bad', `${offline} offline`) : null, under > 0 ? badge('warn', `${under} under-replicated`) : null, offline + under === 0 ? badge('good', 'healthy') : null),
+      h('td', { class: 'num' }, known ? fmtNum(messages) : '–'), h('td', { class: 'num' }, fmtBytes(size)));
+  })));
+}
+
+function pairs(text) {
+  const out = {};
+  for (const line of text.split('\n').map((l) => l.trim()).filter(Boolean)) {
+    const eq = line.indexOf('=');
+    if (eq <= 0) throw new Error(`expected name=value, got "${line}"`);
+    out[line.slice(0, eq).trim()] = line.slice(eq + 1).trim();
+  }
+  return out;
+}
+
+async function createTopicView(root) {
+  root.append(h('h1', {}, 'Create topic'));
+  const status = h('div', {});
+  const form = h('form', { class: 'panel', id: 'create-topic-form' },
+    h('label', {}, 'Name', h('input', { name: 'name', required: true, autofocus: true, pattern: '[a-zA-Z0-9._-]+', maxlength: 249 })),
+    h('div', { class: 'row' },
+      h('label', {}, 'Partitions', h('input', { name: 'partitions', type: 'number', min: 1, placeholder: 'broker default' })),
+      h('label', {}, 'Replication factor', h('input', { name: 'replicationFactor', type: 'number', min: 1, placeholder: 'broker default' }))),
+    h('label', {}, 'Configs (one name=value a line)', h('textarea', { name: 'configs', rows: 4, placeholder: 'cleanup.policy=compact\nretention.ms=604800000' })),
+    h('div', {}, h('button', { type: 'submit' }, 'Create')),
+    status);
+  form.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    const f = new FormData(form);
+    try {
+      const body = { name: f.get('name'), configs: pairs(String(f.get('configs') ?? '')) };
+      if (f.get('partitions')) body.partitions = Number(f.get('partitions'));
+      if (f.get('replicationFactor')) body.replicationFactor = Number(f.get('replicationFactor'));
+      const r = await api('POST', '/v1/topics', body);
+      location.hash = `#/topics/${enc(r.name)}`;
+    } catch (e) {
+      status.replaceChildren(errorBox(e));
+    }
+  });
+  root.append(form);
+}
+
+async function topicView(root, [name, tab = 'partitions'], params) {
+  const t = await api('GET', `/v1/topics/${enc(name)}`);
+  const del = h('button', { type: 'button', class: 'danger', id: 'delete-topic', onclick: async () => {
+    if (!confirm(`Delete topic ${name} and all its records?`)) return;
+    try { await api('DELETE', `/v1/topics/${enc(name)}`); location.hash = '#/topics'; } catch (e) { root.append(errorBox(e)); }
+  } }, 'Delete topic');
+  root.append(h('div', { class: 'toolbar title' }, h('h1', {}, name), t.internal ? badge('info', 'internal') : null, h('span', { class: 'muted' }, `id ${t.topicId}`), t.internal ? null : del));
+  root.append(h('div', { class: 'tabs' }, ['partitions', 'messages', 'configs'].map((x) =>
+    h('a', { href: `#/topics/${enc(name)}/${x}`, class: x === tab ? 'active' : '' }, x[0].toUpperCase() + x.slice(1)))));
+  const body = h('div', {});
+  root.append(body);
+  if (tab === 'partitions') partitionsTab(body, t);
+  else if (tab === 'messages') await messagesTab(body, name, t, params);
+  else await configsTab(body, name);
+}
+
+function partitionsTab(root, t) {
+  root.append(table([['Partition', { class: 'num' }], ['Leader', { class: 'num' }], 'Replicas', 'ISR', 'Status', ['Log start', { class: 'num' }], ['High watermark', { class: 'num' }], ['Log end', { class: 'num' }], ['Messages', { class: 'num' }], ['Size', { class: 'num' }]],
+    t.partitions.map((p) => h('tr', { class: p.offline ? 'bad' : p.underReplicated ? 'warn' : '', 'data-partition': p.partition },
+      h('td', { class: 'num' }, p.partition), h('td', { class: 'num' }, p.leader < 0 ? 'none' : p.leader),
+      h('td', {}, p.replicas.map((r) => h('span', { class: `badge ${p.offlineReplicas.includes(r) ? 'bad' : p.isr.includes(r) ? 'good' : 'warn'}` }, r))),
+      h('td', {}, p.isr.join(', ')),
+      h('td', {}, p.offline ? badge('bad', 'offline') : p.underReplicated ? badge('warn', 'under-replicated') : badge('good', 'in sync')),
+      h('td', { class: 'num' }, fmtNum(p.logStartOffset)), h('td', { class: 'num' }, fmtNum(p.highWatermark)), h('td', { class: 'num' }, fmtNum(p.logEndOffset)),
+      h('td', { class: 'num' }, p.highWatermark === null ? '–' : fmtNum(p.highWatermark - p.logStartOffset)), h('td', { class: 'num' }, fmtBytes(p.sizeBytes))))));
+  if (t.partitions.some((p) => p.offsetsFrom !== 'leader')) root.append(h('p', { class: 'muted' }, 'Offsets come from the replica on this node; a partition led elsewhere shows its follower\'s view or none.'));
+}
+
+// ---- messages ----------------------------------------------------------------------------------
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+const fromBase64 = (b64) => Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+const hex = (bytes) => Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join(' ');
+
+/** Bytes as the chosen format: text, JSON pretty-printed, or hex; "auto" picks JSON, then text, then hex. */
+function showBytes(b64, format, tag = 'pre') {
+  if (b64 === null) return h('span', { class: 'muted' }, 'null');
+  const bytes = fromBase64(b64);
+  let text = null;
+  try { text = utf8.decode(bytes); } catch { text = null; }
+  if (format === 'hex' || (format !== 'text' && text === null)) return h(tag, { class: 'hex' }, hex(bytes));
+  if (format === 'json' || format === 'auto') {
+    try {
+      const trimmed = text.trim();
+      if (trimmed.startsWith('{') || trimmed.startsWith('[') || format === 'json') return h(tag, { class: 'json' }, JSON.stringify(JSON.parse(text), null, tag === 'pre' ? 2 : 0));
+    } catch { if (format === 'json') return h(tag, { class: 'text' }, text ?? hex(bytes)); }
+  }
+  return h(tag, { class: 'text' }, text ?? new TextDecoder().decode(bytes));
+}
+
+async function messagesTab(root, name, t, params) {
+  const mode = params.get('mode') ?? 'newest';
+  const format = params.get('format') ?? 'auto';
+  const form = h('form', { class: 'toolbar', id: 'browse-form' },
+    h('label', {}, 'Partition', h('select', { name: 'partition' }, h('option', { value: '' }, 'all'),
+      t.partitions.map((p) => h('option', { value: p.partition, selected: params.get('partition') === String(p.partition) }, p.partition)))),
+    h('label', {}, 'Start', h('select', { name: 'mode' }, [['newest', 'Newest'], ['oldest', 'Oldest'], ['offset', 'From offset'], ['timestamp', 'From time']].map(([v, l]) => h('option', { value: v, selected: mode === v }, l)))),
+    h('label', {}, 'Offset', h('input', { name: 'offset', type: 'number', min: 0, value: params.get('offset') ?? '' })),
+    h('label', {}, 'Time', h('input', { name: 'time', type: 'datetime-local', step: 1, value: params.get('time') ?? '' })),
+    h('label', {}, 'Max messages', h('input', { name: 'count', type: 'number', min: 1, max: 500, value: params.get('count') ?? 50 })),
+    h('label', {}, 'Show as', h('select', { name: 'format' }, ['auto', 'text', 'json', 'hex'].map((v) => h('option', { value: v, selected: format === v }, v)))),
+    h('label', {}, 'Containing', h('input', { name: 'contains', placeholder: 'text in key, value or headers', value: params.get('contains') ?? '' })),
+    h('button', { type: 'submit' }, 'Search'));
+  form.addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    const f = new FormData(form);
+    const q = new URLSearchParams();
+    for (const k of ['partition', 'mode', 'offset', 'time', 'count', 'format', 'contains']) if (f.get(k)) q.set(k, String(f.get(k)));
+    location.hash = `#/topics/${enc(name)}/messages?${q}`;
+  });
+  root.append(form);
+
+  const q = new URLSearchParams({ count: params.get('count') ?? '50' });
+  if (params.get('partition')) q.set('partition', params.get('partition'));
+  if (mode === 'offset' && params.get('offset')) q.set('offset', params.get('offset'));
+  if (mode === 'oldest') q.set('offset', '0');
+  if (mode === 'timestamp' && params.get('time')) q.set('timestamp', String(new Date(params.get('time')).getTime()));
+  const list = h('div', { id: 'messages' });
+  root.append(list);
+  try {
+    const page = await api('GET', `/v1/topics/${enc(name)}/messages?${q}`);
+    // The text filter applies to the page read (as kafka-ui's quick search does), not to the whole topic.
+    const needle = params.get('contains') ?? '';
+    const decoded = (b64) => (b64 === null ? '' : new TextDecoder().decode(fromBase64(b64)));
+    const shown = needle === '' ? page.messages : page.messages.filter((m) => [decoded(m.key), decoded(m.value), ...m.headers.flatMap((hd) => [hd.key, decoded(hd.value)])].some((t) => t.includes(needle)));
+    list.append(h('p', { class: 'muted' }, `${shown.length} message(s)${needle ? ` containing "${needle}" of ${page.messages.length} read` : ''}, newest first`));
+    list.append(table([['Partition', { class: 'num' }], ['Offset', { class: 'num' }], 'Timestamp', 'Key', 'Value', 'Headers'], shown.map((m) =>
+      h('tr', { 'data-offset': m.offset, 'data-partition': m.partition },
+        h('td', { class: 'num' }, m.partition), h('td', { class: 'num' }, m.offset), h('td', {}, new Date(m.timestamp).toISOString()),
+        h('td', { class: 'key' }, showBytes(m.key, format)), h('td', { class: 'value' }, showBytes(m.value, format)),
+        h('td', { class: 'headers' }, m.headers.map((hd) => h('div', {}, h('b', {}, hd.key), ': ', showBytes(hd.value, format === 'json' ? 'auto' : format, 'code'))))))));
+  } catch (e) {
+    list.append(errorBox(e));
+  }
+  root.append(h('h2', {}, 'Produce a test message'));
+  root.append(produceForm(name, t));
+}
+
+function produceForm(name, t) {
+  const status = h('div', {});
+  const form = h('form', { class: 'panel', id: 'produce-form' },
+    h('div', { class: 'row' },
+      h('label', {}, 'Partition', h('select', { name: 'partition' }, h('option', { value: '' }, 'by key (partition 0 without one)'), t.partitions.map((p) => h('option', { value: p.partition }, p.partition)))),
+      h('label', {}, 'Key', h('input', { name: 'key', placeholder: 'none' }))),
+    h('label', {}, 'Value', h('textarea', { name: 'value', rows: 4, placeholder: '{"hello": "world"}' })),
+    h('label', {}, 'Headers (one name=value a line)', h('textarea', { name: 'headers', rows: 2 })),
+    h('div', {}, h('button', { type: 'submit' }, 'Produce')),
+    status);
+  form.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    const f = new FormData(form);
+    try {
+      const body = { value: String(f.get('value') ?? ''), key: f.get('key') ? String(f.get('key')) : null, headers: Object.entries(pairs(String(f.get('headers') ?? ''))).map(([key, value]) => ({ key, value })) };
+      if (f.get('partition') !== '') body.partition = Number(f.get('partition'));
+      const r = await api('POST', `/v1/topics/${enc(name)}/messages`, body);
+      status.replaceChildren(h('div', { class: 'notice', role: 'status' }, `Produced to partition ${r.partition} at offset ${r.offset}`));
+      location.hash = `#/topics/${enc(name)}/messages?partition=${r.partition}&t=${Date.now()}`;
+    } catch (e) {
+      status.replaceChildren(errorBox(e));
+    }
+  });
+  return form;
+}
+
+// ---- configs -----------------------------------------------------------------------------------
+
+async function configsTab(root, name) {
+  const { configs } = await api('GET', `/v1/topics/${enc(name)}/configs`);
+  const status = h('div', {});
+  root.append(status);
+  root.append(table(['Name', 'Value', 'Source', ''], configs.map((c) => {
+    const value = h('td', { class: 'config-value' }, c.sensitive ? '******' : c.value ?? h('span', { class: 'muted' }, 'null'));
+    const actions = h('td', {});
+    if (!c.readOnly) {
+      actions.append(h('button', { type: 'button', class: 'secondary', 'data-edit': c.name, onclick: () => {
+        const input = h('input', { value: c.value ?? '', name: c.name, 'aria-label': c.name });
+        const save = h('button', { type: 'button', 'data-save': c.name, onclick: async () => {
+          try { await api('PUT', `/v1/topics/${enc(name)}/configs`, { set: { [c.name]: input.value } }); render(); } catch (e) { status.replaceChildren(errorBox(e)); }
+        } }, 'Save');
+        value.replaceChildren(input, ' ', save);
+        input.focus();
+      } }, 'Edit'));
+      if (c.source === 'DYNAMIC_TOPIC_CONFIG') {
+        actions.append(' ', h('button', { type: 'button', class: 'secondary', onclick: async () => {
+          try { await api('PUT', `/v1/topics/${enc(name)}/configs`, { delete: [c.name] }); render(); } catch (e) { status.replaceChildren(errorBox(e)); }
+        } }, 'Reset'));
+      }
+    }
+    return h('tr', { 'data-config': c.name, class: c.source === 'DYNAMIC_TOPIC_CONFIG' ? 'set' : '' }, h('td', {}, c.name), value,
+      h('td', {}, c.source === 'DYNAMIC_TOPIC_CONFIG' ? badge('info', 'topic') : h('span', { class: 'muted' }, c.source.toLowerCase().replace(/_/g, ' '))), actions);
+  })));
+}
+
+// ---- consumer groups ---------------------------------------------------------------------------
+
+async function groupsView(root) {
+  root.append(h('h1', {}, 'Consumer groups'));
+  const { groups } = await api('GET', '/v1/groups');
+  if (groups.length === 0) { root.append(h('p', { class: 'muted' }, 'No consumer groups.')); return; }
+  root.append(table(['Group', 'State', 'Type', ['Members', { class: 'num' }], ['Lag', { class: 'num' }], ['Coordinator', { class: 'num' }]], groups.map((g) =>
+    h('tr', { 'data-group': g.groupId, class: g.totalLag > 0 ? 'warn' : '' },
+      h('td', {}, h('a', { href: `#/groups/${enc(g.groupId)}` }, g.groupId)), h('td', {}, stateBadge(g.state)), h('td', {}, g.type),
+      h('td', { class: 'num' }, g.members), h('td', { class: 'num lag' }, fmtNum(g.totalLag)), h('td', { class: 'num' }, g.coordinator)))));
+}
+
+const stateBadge = (s) => badge(s === 'Stable' ? 'good' : s === 'Empty' ? 'info' : s === 'Dead' ? 'bad' : 'warn', s || 'unknown');
+
+async function groupView(root, [id]) {
+  root.append(h('div', { class: 'toolbar title' }, h('h1', {}, id), h('a', { href: '#/groups' }, 'All groups')));
+  const body = h('div', {});
+  const chartBox = h('div', {});
+  root.append(body, h('h2', {}, 'Lag over time'), chartBox);
+  const samples = [];
+  const draw = async () => {
+    let g;
+    try { g = await api('GET', `/v1/groups/${enc(id)}`); } catch (e) { body.replaceChildren(errorBox(e)); return; }
+    samples.push({ t: Date.now(), lag: g.totalLag });
+    if (samples.length > 120) samples.shift();
+    body.replaceChildren(groupDetails(g));
+    chartBox.replaceChildren(lagChart(samples));
+  };
+  await draw();
+  every(Number(new URLSearchParams(location.hash.split('?')[1] ?? '').get('poll') ?? 5000), draw);
+}
+
+function groupDetails(g) {
+  return h('div', {},
+    h('div', { class: 'cards' }, card('State', g.state), card('Members', g.members.length), card('Total lag', fmtNum(g.totalLag), false), card('Protocol', g.protocol || g.protocolType || '–')),
+    h('h2', {}, 'Members'),
+    g.members.length === 0 ? h('p', { class: 'muted' }, 'No active members.') : table(['Member', 'Client id', 'Host', 'Assignment'], g.members.map((m) =>
+      h('tr', {}, h('td', {}, m.memberId, m.instanceId ? [' ', badge('info', `static ${m.instanceId}`)] : null), h('td', {}, m.clientId), h('td', {}, m.host),
+        h('td', {}, m.assignment.map((a) => `${a.topic}-${a.partition}`).join(', '))))),
+    h('h2', {}, 'Lag per partition'),
+    table(['Topic', ['Partition', { class: 'num' }], ['Committed offset', { class: 'num' }], ['Log end offset', { class: 'num' }], ['Lag', { class: 'num' }], 'Member'], g.partitions.map((p) =>
+      h('tr', { class: p.lag > 0 ? 'warn' : '', 'data-lag-partition': `${p.topic}-${p.partition}` },
+        h('td', {}, h('a', { href: `#/topics/${enc(p.topic)}` }, p.topic)), h('td', { class: 'num' }, p.partition), h('td', { class: 'num' }, fmtNum(p.committedOffset)),
+        h('td', { class: 'num' }, fmtNum(p.logEndOffset)), h('td', { class: 'num lag' }, fmtNum(p.lag)), h('td', {}, p.clientId ?? h('span', { class: 'muted' }, '–'))))));
+}
+
+/** Total lag against time as an inline SVG line chart (the samples this page has polled). */
+function lagChart(samples) {
+  const W = 640, H = 180, L = 56, R = 12, T = 12, B = 24;
+  const max = Math.max(1, ...samples.map((s) => s.lag));
+  const t0 = samples[0].t, t1 = Math.max(samples[samples.length - 1].t, t0 + 1);
+  const x = (t) => L + ((t - t0) / (t1 - t0)) * (W - L - R);
+  const y = (v) => T + (1 - v / max) * (H - T - B);
+  const points = samples.map((s) => `${x(s.t).toFixed(1)},${y(s.lag).toFixed(1)}`).join(' ');
+  return h('svg', { class: 'chart', width: W, height: H, viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-label': 'total lag over time' },
+    h('line', { x1: L, y1: T, x2: L, y2: H - B, stroke: '#c9ced8' }), h('line', { x1: L, y1: H - B, x2: W - R, y2: H - B, stroke: '#c9ced8' }),
+    h('text', { x: L - 6, y: T + 4, 'text-anchor': 'end' }, fmtNum(max)), h('text', { x: L - 6, y: H - B, 'text-anchor': 'end' }, '0'),
+    h('text', { x: L, y: H - 6 }, new Date(t0).toLocaleTimeString()), h('text', { x: W - R, y: H - 6, 'text-anchor': 'end' }, new Date(t1).toLocaleTimeString()),
+    samples.length > 1 ? h('polyline', { points, fill: 'none', stroke: '#2f5bd3', 'stroke-width': 2 }) : null,
+    samples.map((s) => h('circle', { cx: x(s.t).toFixed(1), cy: y(s.lag).toFixed(1), r: 2.5, fill: '#2f5bd3' })));
+}
