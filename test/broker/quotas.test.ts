@@ -1,4 +1,4 @@
-// The client quota manager with a fake clock: Kafka's resolution order, its Rate and throttle
+// The client quota manager with a fake clock: Kafka's resolution order, the rate and throttle
 // math, who shares a rate, request_percentage's cap, and the controller mutation token bucket.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -53,15 +53,16 @@ test('resolution: other names, other keys and empty client ids do not match', ()
   assert.equal(resolveClientQuota(img, 'consumer_byte_rate', 'alice', 'x')?.limit, 30);
 });
 
-test('Rate: a fresh sensor measures over (samples - 1) windows; old samples stop counting', () => {
+test('rate: a fresh sensor measures over one window at least; samples stop counting 11 windows after their last record', () => {
   const w = { samples: 11, windowMs: 1000 };
   const r = new SampledRate(w);
   r.record(10_000, 0);
-  assert.equal(r.windowMs(0), 10_000);
-  assert.equal(r.measure(0), 1000, '10 kB over the 10 s minimum window');
+  assert.equal(r.windowMs(0), 1000);
+  assert.equal(r.measure(0), 10_000, '10 kB over the one-window minimum');
+  assert.equal(r.measure(4000), 2500, 'over the 4 s since');
   r.record(5_000, 12_500);
-  // The first sample (at 0) is older than 11 windows at 12.5 s and no longer counts.
-  assert.equal(r.measure(12_500), 500);
+  // The first sample (last record at 0) no longer counts at 12.5 s.
+  assert.equal(r.measure(12_500), 5000);
   fc.assert(fc.property(fc.array(fc.tuple(fc.integer({ min: 0, max: 400 }), fc.integer({ min: 0, max: 1e6 })), { maxLength: 60 }), (steps) => {
     const s = new SampledRate(w);
     let now = 0;
@@ -69,10 +70,8 @@ test('Rate: a fresh sensor measures over (samples - 1) windows; old samples stop
     for (const [dt, v] of steps) { now += dt; s.record(v, now); total += v; }
     const first = steps.length === 0 ? 0 : steps[0]![0];
     const elapsed = now - first;
-    // Within 10 windows of the first record nothing expires: everything counts, over the time
-    // since then plus the full windows missing to (samples - 1).
-    const windowMs = elapsed + (10 - Math.floor(elapsed / 1000)) * 1000;
-    if (steps.length > 0 && elapsed < 10_000) assert.ok(Math.abs(s.measure(now) - total / (windowMs / 1000)) < 1e-6 * Math.max(1, total));
+    // Within 11 windows of the first record nothing expires: everything counts, over the time since it (one window at least).
+    if (steps.length > 0 && elapsed < 11_000) assert.ok(Math.abs(s.measure(now) - total / (Math.max(elapsed, 1000) / 1000)) < 1e-6 * Math.max(1, total));
   }));
 });
 
@@ -91,28 +90,29 @@ test('throttle time is (observed - quota) / quota x window, and 0 within the quo
     }));
 });
 
-test('producer quota: a burst of (samples - 1) windows passes, the next bytes are throttled by the formula', () => {
+test('producer quota: throttled by (observed - quota) / quota x window once over, shared by the user\'s client ids', () => {
   const clock = new ManualClock(1_000_000);
   const m = new ClientQuotaManager(clock);
   m.update(image([[{ user: 'alice' }, 'producer_byte_rate', 1000]]));
-  assert.equal(m.recordAndGetThrottleTimeMs(QuotaKey.ProducerByteRate, 'User:alice', 'a', 10_000), 0, '10 kB = quota x 10 s: at the quota');
-  // 11 kB over 10 s is 1.1 kB/s: 10% over, so 10% of the 10 s window.
+  assert.equal(m.recordAndGetThrottleTimeMs(QuotaKey.ProducerByteRate, 'User:alice', 'a', 1000), 0, '1 kB over the one-window minimum: at the quota');
+  // A user quota is one rate for all of the user's client ids: 2 kB/s is 100% over, so one window.
   assert.equal(m.recordAndGetThrottleTimeMs(QuotaKey.ProducerByteRate, 'User:alice', 'b', 1000), 1000);
-  // A user quota is one rate for all of the user's client ids, and nobody else's.
   assert.equal(m.recordAndGetThrottleTimeMs(QuotaKey.ProducerByteRate, 'User:bob', 'a', 50_000), 0, 'bob has no quota');
-  clock.advance(1000);
-  // 11 kB over 10 s still (the window stays 10 s until 10 s have passed).
-  assert.equal(m.recordAndGetThrottleTimeMs(QuotaKey.ProducerByteRate, 'User:alice', 'c', 0), 1000);
-  clock.advance(11_000);
-  assert.equal(m.recordAndGetThrottleTimeMs(QuotaKey.ProducerByteRate, 'User:alice', 'c', 100), 0, 'the burst has aged out');
+  clock.advance(500);
+  // 2.5 kB over 1 s: 150% over.
+  assert.equal(m.recordAndGetThrottleTimeMs(QuotaKey.ProducerByteRate, 'User:alice', 'c', 500), 1500);
+  clock.advance(2000);
+  assert.equal(m.recordAndGetThrottleTimeMs(QuotaKey.ProducerByteRate, 'User:alice', 'c', 0), 0, '2.5 kB over 2.5 s');
+  clock.advance(12_000);
+  assert.equal(m.recordAndGetThrottleTimeMs(QuotaKey.ProducerByteRate, 'User:alice', 'c', 1000), 0, 'the old samples no longer count');
 });
 
 test('client-id levels keep one rate per client id; a quota change applies to the rates already measured', () => {
   const clock = new ManualClock(0);
   const m = new ClientQuotaManager(clock);
   m.update(image([[{ clientId: null }, 'consumer_byte_rate', 100]]));
-  assert.equal(m.recordAndGetThrottleTimeMs(QuotaKey.ConsumerByteRate, 'User:ANONYMOUS', 'one', 1000), 0);
-  assert.equal(m.recordAndGetThrottleTimeMs(QuotaKey.ConsumerByteRate, 'User:ANONYMOUS', 'two', 1000), 0, 'its own rate');
+  assert.equal(m.recordAndGetThrottleTimeMs(QuotaKey.ConsumerByteRate, 'User:ANONYMOUS', 'one', 100), 0);
+  assert.equal(m.recordAndGetThrottleTimeMs(QuotaKey.ConsumerByteRate, 'User:ANONYMOUS', 'two', 100), 0, 'its own rate');
   assert.ok(m.recordAndGetThrottleTimeMs(QuotaKey.ConsumerByteRate, 'User:ANONYMOUS', 'one', 1) > 0);
   m.update(image([[{ clientId: null }, 'consumer_byte_rate', 1000]]));
   assert.equal(m.recordAndGetThrottleTimeMs(QuotaKey.ConsumerByteRate, 'User:ANONYMOUS', 'one', 1), 0);
@@ -123,7 +123,7 @@ test('request_percentage throttles at most one window', () => {
   const clock = new ManualClock(0);
   const m = new ClientQuotaManager(clock);
   m.update(image([[{ user: null }, 'request_percentage', 1]]));
-  // 1% of a thread over 10 s is 0.1 s of handling; 5 s of it is 50x over.
+  // 1% of a thread over 1 s is 10 ms of handling; 5 s of it is 500x over.
   assert.equal(m.recordAndGetThrottleTimeMs(QuotaKey.RequestPercentage, 'User:x', 'c', 500), 1000);
 });
 
