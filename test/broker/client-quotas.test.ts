@@ -7,6 +7,7 @@ import { tempDataDir, within } from './process-helpers.js';
 import { startServer, startCluster } from '../../src/broker/index.js';
 import { ClusterClient } from '../../src/client/index.js';
 import { ApiKey, ErrorCode, ZERO_UUID } from '../../src/protocol/index.js';
+import { buildRecordBatch } from '../../src/records/index.js';
 
 type Entity = { entityType: string; entityName: string | null }[];
 type Op = { key: string; value: number; remove: boolean };
@@ -164,6 +165,29 @@ test('controller_mutation_rate: CreateTopics v7 refuses topics once the bucket i
     const old = await client.admin(ApiKey.CreateTopics, { topics: [topic('q-d', 2)], timeoutMs: 5000, validateOnly: false }, 5);
     assert.equal(old.topics[0].errorCode, 0);
     assert.ok(old.throttleTimeMs > 0);
+  } finally {
+    client.close();
+    await server.close();
+  }
+});
+
+test('a produce over producer_byte_rate is answered at once with throttle_time_ms, and the connection reads nothing more for that long (KIP-219)', async () => {
+  const server = await startServer({ listeners: ['PLAINTEXT://127.0.0.1:0'], dataDir: tempDataDir() });
+  const client = new ClusterClient({ bootstrap: `127.0.0.1:${server.listeners[0]!.port}`, clientId: 'fast-producer' });
+  try {
+    const created = await client.admin(ApiKey.CreateTopics, { topics: [{ name: 'muted', numPartitions: 1, replicationFactor: 1, assignments: [], configs: [] }], timeoutMs: 5000, validateOnly: false }, 7);
+    assert.equal(created.topics[0].errorCode, 0);
+    assert.deepEqual((await alter(client, [{ entity: [clientId('fast-producer')], ops: [set('producer_byte_rate', 100_000)] }])).map((e) => e.errorCode), [0]);
+    const conn = await client.leaderFor('muted', 0);
+    const records = await buildRecordBatch({ records: [{ value: Buffer.alloc(200_000, 1) }] });
+    const produced = await conn.send(ApiKey.Produce, 9, { transactionalId: null, acks: 1, timeoutMs: 5000, topicData: [{ name: 'muted', partitionData: [{ index: 0, records }] }] });
+    assert.equal(produced.responses[0].partitionResponses[0].errorCode, 0, 'the records are taken: the throttle comes after');
+    // 200 kB in the one-second minimum window is twice the quota: one window of throttle.
+    assert.ok(produced.throttleTimeMs >= 900 && produced.throttleTimeMs <= 1100, `throttle ${produced.throttleTimeMs} ms`);
+    const sentAt = Date.now();
+    await conn.send(ApiKey.ApiVersions, 3, { clientSoftwareName: 'test', clientSoftwareVersion: '1' });
+    const waitedMs = Date.now() - sentAt;
+    assert.ok(waitedMs >= produced.throttleTimeMs - 100, `the next request waited ${waitedMs} ms of a ${produced.throttleTimeMs} ms throttle`);
   } finally {
     client.close();
     await server.close();
