@@ -278,6 +278,15 @@ export class ClientQuotaManager {
     return { refused: false, throttleTimeMs: ms };
   }
 
+  /** Each measured rate now (Kafka's per user/client-id byte-rate and request-time metrics); '' for a part its quota level does not name. */
+  rates(): { key: QuotaKey; user: string; clientId: string; rate: number }[] {
+    const nowMs = this.clock.nowMs();
+    return [...this.sensors].map(([name, s]) => {
+      const [key, user, clientId] = name.split('\0') as [QuotaKey, string, string];
+      return { key, user, clientId, rate: s.rate.measure(nowMs) };
+    });
+  }
+
   private sensor(key: QuotaKey, q: ResolvedQuota): Sensor {
     const name = `${key}\0${q.sensorTag}`;
     let s = this.sensors.get(name);

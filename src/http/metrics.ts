@@ -42,6 +42,7 @@ export function nodeMetrics(node: ServerHandle): Registry {
   topicMetrics(registry, node);
   requestMetrics(registry, node);
   metadataMetrics(registry, node);
+  quotaMetrics(registry, node);
   return Registry.merge([runtimeMetrics(), registry]);
 }
 
@@ -178,4 +179,20 @@ function metadataMetrics(registry: Registry, node: ServerHandle): void {
   gauge(registry, r('current_leader'), 'Leader of the metadata quorum (-1: unknown).', () => md.raft.leaderId ?? -1);
   gauge(registry, 'kafka_server_broker_metadata_metrics_last_applied_record_offset', 'Offset of the last metadata record applied to this node\'s image.', () => Number(md.offset()));
   gauge(registry, 'kafka_server_broker_metadata_metrics_lag', 'Metadata records this node has not applied yet behind the high watermark.', () => Math.max(0, md.raft.highWatermark - 1 - Number(md.offset())));
+}
+
+/** Kafka's quota beans (kafka.server:type=Produce|Fetch|Request|ControllerMutation): rates per user/client-id, throttles per type. */
+function quotaMetrics(registry: Registry, node: ServerHandle): void {
+  const quotas = node.broker?.clientQuotas;
+  if (!quotas) return;
+  const types = [['producer_byte_rate', 'produce', 'byte_rate'], ['consumer_byte_rate', 'fetch', 'byte_rate'],
+    ['request_percentage', 'request', 'request_time'], ['controller_mutation_rate', 'controllermutation', 'mutation_rate']] as const;
+  for (const [key, type, rate] of types) {
+    collected(registry, `kafka_server_${type}_${rate}`, `Measured ${key} per user and client id (as its quota level shares it).`, 'gauge',
+      () => quotas.rates().filter((r) => r.key === key).map((r) => ({ value: r.rate, labels: { user: r.user, client_id: r.clientId } })));
+    collected(registry, `kafka_server_${type}_throttle_time_ms_total`, `Milliseconds of throttle handed out for ${key}.`, 'counter',
+      () => [{ value: quotas.stats.get(key)!.throttleTimeMsTotal, labels: {} }]);
+    collected(registry, `kafka_server_${type}_throttled_responses_total`, `Responses throttled for ${key}.`, 'counter',
+      () => [{ value: quotas.stats.get(key)!.throttledResponses, labels: {} }]);
+  }
 }

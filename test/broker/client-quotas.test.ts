@@ -8,6 +8,7 @@ import { startServer, startCluster } from '../../src/broker/index.js';
 import { ClusterClient } from '../../src/client/index.js';
 import { ApiKey, ErrorCode, ZERO_UUID } from '../../src/protocol/index.js';
 import { buildRecordBatch } from '../../src/records/index.js';
+import { nodeMetrics } from '../../src/http/metrics.js';
 
 type Entity = { entityType: string; entityName: string | null }[];
 type Op = { key: string; value: number; remove: boolean };
@@ -188,6 +189,9 @@ test('a produce over producer_byte_rate is answered at once with throttle_time_m
     await conn.send(ApiKey.ApiVersions, 3, { clientSoftwareName: 'test', clientSoftwareVersion: '1' });
     const waitedMs = Date.now() - sentAt;
     assert.ok(waitedMs >= produced.throttleTimeMs - 100, `the next request waited ${waitedMs} ms of a ${produced.throttleTimeMs} ms throttle`);
+    const metrics = await nodeMetrics(server).metrics();
+    assert.match(metrics, /kafka_server_produce_throttled_responses_total 1\n/);
+    assert.match(metrics, /kafka_server_produce_byte_rate\{user="",client_id="fast-producer"\} \d+/);
   } finally {
     client.close();
     await server.close();
