@@ -197,3 +197,34 @@ test('a produce over producer_byte_rate is answered at once with throttle_time_m
     await server.close();
   }
 });
+
+test('request_percentage throttles any API, at most one window; controller_mutation_rate refuses DeleteTopics v5+ past the bucket', async () => {
+  const server = await startServer({ listeners: ['PLAINTEXT://127.0.0.1:0'], dataDir: tempDataDir() });
+  const bootstrap = `127.0.0.1:${server.listeners[0]!.port}`;
+  const admin = new ClusterClient({ bootstrap });
+  const busy = new ClusterClient({ bootstrap, clientId: 'busy' });
+  const deleter = new ClusterClient({ bootstrap, clientId: 'deleter' });
+  try {
+    assert.deepEqual((await alter(admin, [
+      { entity: [clientId('busy')], ops: [set('request_percentage', 0.0001)] },
+      { entity: [clientId('deleter')], ops: [set('controller_mutation_rate', 1)] },
+    ])).map((e) => e.errorCode), [0, 0]);
+    // Any handling time at all is more than a millionth of a thread.
+    const md = await busy.admin(ApiKey.Metadata, { topics: [], allowAutoTopicCreation: false, includeTopicAuthorizedOperations: false }, 12);
+    assert.ok(md.throttleTimeMs > 0 && md.throttleTimeMs <= 1000, `Metadata throttled ${md.throttleTimeMs} ms, capped at one window`);
+    const other = await admin.admin(ApiKey.Metadata, { topics: [], allowAutoTopicCreation: false, includeTopicAuthorizedOperations: false }, 12);
+    assert.equal(other.throttleTimeMs, 0, 'a client without a quota is not throttled');
+
+    const topic = (name: string, numPartitions: number) => ({ name, numPartitions, replicationFactor: 1, assignments: [], configs: [] });
+    const created = await admin.admin(ApiKey.CreateTopics, { topics: [topic('del-a', 12), topic('del-b', 1)], timeoutMs: 5000, validateOnly: false }, 7);
+    assert.deepEqual(created.topics.map((t: { errorCode: number }) => t.errorCode), [0, 0]);
+    // 12 partitions take the deleter's bucket of 11 to -1: del-b is refused.
+    const deleted = await deleter.admin(ApiKey.DeleteTopics, { topics: [], topicNames: ['del-a', 'del-b'], timeoutMs: 5000 }, 5);
+    assert.deepEqual(deleted.responses.map((t: { name: string; errorCode: number }) => [t.name, t.errorCode]).sort(),
+      [['del-a', 0], ['del-b', ErrorCode.THROTTLING_QUOTA_EXCEEDED]]);
+    assert.ok(deleted.throttleTimeMs > 0);
+  } finally {
+    for (const c of [admin, busy, deleter]) c.close();
+    await server.close();
+  }
+});
