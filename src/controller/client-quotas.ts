@@ -6,7 +6,6 @@
 // controller_mutation_rate; ip: connection_creation_rate (whole)), duplicate keys and entities.
 // Unlike Kafka's, an entry with an invalid key writes nothing (Kafka reports the error and then
 // overwrites it with success for the keys that were valid).
-import { isIP } from 'node:net';
 import { ErrorCode, type AlterClientQuotasRequestEntryData, type AlterClientQuotasResponseEntryData } from '../protocol/index.js';
 import { metadataRecord, quotaEntityKey, type MetadataImage, type MetadataRecord } from '../metadata/index.js';
 import type { ControllerResult } from './quorum-controller.js';
@@ -42,7 +41,7 @@ function entityKeys(entry: AlterClientQuotasRequestEntryData): ReadonlyMap<strin
     if (types.size > 1) return 'Invalid empty client quota entity';
     const ip = types.get('ip')!;
     // Kafka resolves host names too (InetAddress.getByName); a controller resolving names would do I/O, so only literals.
-    if (ip !== null && isIP(ip) === 0) return `${ip} is not a valid IP or resolvable host.`;
+    if (ip !== null && !isIpLiteral(ip)) return `${ip} is not a valid IP or resolvable host.`;
     return IP_KEYS;
   }
   return USER_CLIENT_KEYS;
@@ -98,4 +97,20 @@ function entryRecords(image: MetadataImage, entry: AlterClientQuotasRequestEntry
     if (current?.get(op.key) !== op.value) out.push(metadataRecord('ClientQuotaRecord', { entity: entity(), key: op.key, value: op.value, remove: false }) as MetadataRecord);
   }
   return out;
+}
+
+/** An IPv4 dotted quad or an IPv6 address (this room does no I/O, so node:net's isIP is not at hand). */
+function isIpLiteral(s: string): boolean {
+  const v4 = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(s);
+  if (v4 !== null) return v4.slice(1).every((x) => Number(x) <= 255);
+  if (!/^[0-9a-fA-F:.]+$/.test(s) || !s.includes(':')) return false;
+  const halves = s.split('::');
+  if (halves.length > 2) return false;
+  const groups = halves.flatMap((h) => (h === '' ? [] : h.split(':')));
+  // A trailing dotted quad (::ffff:10.0.0.1) counts as two groups.
+  const last = groups[groups.length - 1] ?? '';
+  const count = groups.length + (last.includes('.') ? 1 : 0);
+  if (last.includes('.') && !isIpLiteral(last)) return false;
+  if (!groups.slice(0, last.includes('.') ? -1 : undefined).every((g) => /^[0-9a-fA-F]{1,4}$/.test(g))) return false;
+  return halves.length === 2 ? count < 8 : count === 8;
 }
