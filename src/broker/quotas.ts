@@ -68,10 +68,15 @@ export class SampledRate {
 
   /** Per second, over `windowMs(nowMs)`. */
   measure(nowMs: number): number {
-    this.purge(nowMs);
+    const windowMs = this.windowMs(nowMs);
+    return this.total() / (windowMs / 1000);
+  }
+
+  /** The sum of the samples as they stand (call windowMs first to drop the ones that no longer count). */
+  total(): number {
     let total = 0;
     for (const s of this.samples) total += s.value;
-    return total / (this.windowMs(nowMs) / 1000);
+    return total;
   }
 
   /** The time the rate is measured over: since the oldest sample that still counts, at least one window. */
@@ -191,7 +196,8 @@ export class ClientQuotaManager {
   private quotasImage = ClientQuotasImage.EMPTY;
   /** Quota keys some entity sets: the others cost one Set lookup per request. */
   private enabled: ReadonlySet<string> = new Set();
-  private readonly resolved = new Map<string, ResolvedQuota | null>();
+  /** By quota key, principal and client id: the quota that applies and the rate it is measured by (null: none). */
+  private readonly resolved = new Map<string, { quota: ResolvedQuota; sensor: Sensor } | null>();
   private readonly sensors = new Map<string, Sensor>();
   readonly stats = new Map<QuotaKey, QuotaStats>(Object.values(QuotaKey).map((k) => [k, { throttledResponses: 0, throttleTimeMsTotal: 0, recorded: 0 }]));
 
@@ -213,12 +219,17 @@ export class ClientQuotaManager {
   isEnabled(key: QuotaKey): boolean { return this.enabled.has(key); }
 
   quota(key: QuotaKey, principal: string, clientId: string): ResolvedQuota | null {
+    return this.lookup(key, principal, clientId)?.quota ?? null;
+  }
+
+  /** Resolved once per image and client: a produce pays one string and one map lookup here. */
+  private lookup(key: QuotaKey, principal: string, clientId: string): { quota: ResolvedQuota; sensor: Sensor } | null {
     if (!this.enabled.has(key)) return null;
-    const user = userOf(principal);
-    const cacheKey = `${key}\0${user}\0${clientId}`;
+    const cacheKey = `${key}\0${principal}\0${clientId}`;
     let r = this.resolved.get(cacheKey);
     if (r === undefined) {
-      r = resolveClientQuota(this.quotasImage, key, user, clientId);
+      const quota = resolveClientQuota(this.quotasImage, key, userOf(principal), clientId);
+      r = quota === null ? null : { quota, sensor: this.sensor(key, quota) };
       if (this.resolved.size >= limits.clientQuotaSensorsMax) this.resolved.clear();
       this.resolved.set(cacheKey, r);
     }
@@ -227,14 +238,16 @@ export class ClientQuotaManager {
 
   /** Kafka's recordAndGetThrottleTimeMs: records `value`, then answers how long to throttle (0: within quota). */
   recordAndGetThrottleTimeMs(key: QuotaKey, principal: string, clientId: string, value: number): number {
-    const q = this.quota(key, principal, clientId);
-    if (q === null) return 0;
+    const r = this.lookup(key, principal, clientId);
+    if (r === null) return 0;
+    const q = r.quota;
     const nowMs = this.clock.nowMs();
-    const s = this.sensor(key, q);
+    const s = r.sensor;
     s.rate.record(value, nowMs);
     const stats = this.stats.get(key)!;
     stats.recorded += value;
-    let ms = throttleTimeMs(s.rate.measure(nowMs), q.limit, s.rate.windowMs(nowMs));
+    const windowMs = s.rate.windowMs(nowMs);
+    let ms = throttleTimeMs(s.rate.total() / (windowMs / 1000), q.limit, windowMs);
     // request_percentage: at most one window (ClientRequestQuotaManager's bound).
     if (key === QuotaKey.RequestPercentage) ms = Math.min(ms, this.window.windowMs);
     if (ms > 0) { stats.throttledResponses++; stats.throttleTimeMsTotal += ms; }
@@ -243,9 +256,9 @@ export class ClientQuotaManager {
 
   /** Takes back a recorded value (a throttled fetch answers without its records, as in Kafka). */
   unrecord(key: QuotaKey, principal: string, clientId: string, value: number): void {
-    const q = this.quota(key, principal, clientId);
-    if (q === null) return;
-    this.sensor(key, q).rate.record(-value, this.clock.nowMs());
+    const r = this.lookup(key, principal, clientId);
+    if (r === null) return;
+    r.sensor.rate.record(-value, this.clock.nowMs());
     this.stats.get(key)!.recorded -= value;
   }
 
@@ -255,10 +268,11 @@ export class ClientQuotaManager {
    * versions): always taken, and throttled by the debt it leaves.
    */
   recordMutation(principal: string, clientId: string, permits: number, strict: boolean): { refused: boolean; throttleTimeMs: number } {
-    const q = this.quota(QuotaKey.ControllerMutationRate, principal, clientId);
-    if (q === null) return { refused: false, throttleTimeMs: 0 };
+    const r = this.lookup(QuotaKey.ControllerMutationRate, principal, clientId);
+    if (r === null) return { refused: false, throttleTimeMs: 0 };
+    const q = r.quota;
     const nowMs = this.clock.nowMs();
-    const s = this.sensor(QuotaKey.ControllerMutationRate, q);
+    const s = r.sensor;
     const bucket = s.bucket ??= new TokenBucket(this.window);
     const debtMs = (tokens: number) => tokens >= 0 ? 0 : q.limit <= 0 ? limits.clientQuotaThrottleMsMax : Math.min(Math.round((-tokens / q.limit) * 1000), limits.clientQuotaThrottleMsMax);
     const stats = this.stats.get(QuotaKey.ControllerMutationRate)!;
@@ -291,13 +305,15 @@ export class ClientQuotaManager {
     const name = `${key}\0${q.sensorTag}`;
     let s = this.sensors.get(name);
     if (s === undefined) {
-      if (this.sensors.size >= limits.clientQuotaSensorsMax) this.sensors.delete(this.sensors.keys().next().value!);
+      // The oldest created goes first (Kafka expires a sensor after an hour unused; a full table is rarer than that).
+      if (this.sensors.size >= limits.clientQuotaSensorsMax) {
+        this.sensors.delete(this.sensors.keys().next().value!);
+        // Resolutions hold their sensors: none may keep measuring on one that is gone.
+        this.resolved.clear();
+      }
       s = { rate: new SampledRate(this.window), bucket: null };
-    } else {
-      this.sensors.delete(name);
+      this.sensors.set(name, s);
     }
-    // Re-inserted on every use, so the first key is the least recently used.
-    this.sensors.set(name, s);
     return s;
   }
 }
