@@ -236,6 +236,16 @@ export class ClientQuotaManager {
     return r;
   }
 
+  /**
+   * The most a consumer's fetch may carry (Kafka's maxValueInQuotaWindow): quota × (samples − 1)
+   * windows. A larger response could never fit the rate and would be refused every time.
+   */
+  maxFetchBytes(principal: string, clientId: string): number {
+    const q = this.quota(QuotaKey.ConsumerByteRate, principal, clientId);
+    if (q === null) return Infinity;
+    return Math.max(1, Math.floor(q.limit * (this.window.samples - 1) * (this.window.windowMs / 1000)));
+  }
+
   /** Kafka's recordAndGetThrottleTimeMs: records `value`, then answers how long to throttle (0: within quota). */
   recordAndGetThrottleTimeMs(key: QuotaKey, principal: string, clientId: string, value: number): number {
     const r = this.lookup(key, principal, clientId);

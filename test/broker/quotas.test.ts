@@ -117,6 +117,9 @@ test('client-id levels keep one rate per client id; a quota change applies to th
   m.update(image([[{ clientId: null }, 'consumer_byte_rate', 1000]]));
   assert.equal(m.recordAndGetThrottleTimeMs(QuotaKey.ConsumerByteRate, 'User:ANONYMOUS', 'one', 1), 0);
   m.unrecord(QuotaKey.ConsumerByteRate, 'User:ANONYMOUS', 'one', 1);
+  // A fetch is bounded by what (samples - 1) windows at the quota hold, so it can always fit eventually.
+  assert.equal(m.maxFetchBytes('User:ANONYMOUS', 'one'), 10_000);
+  assert.equal(m.maxFetchBytes('User:ANONYMOUS', ''), Infinity, 'no client id: no client-id quota');
 });
 
 test('request_percentage throttles at most one window', () => {
