@@ -239,6 +239,7 @@ class Connection<S> {
   private corked = false;
   /** Set while the connection is muted for a quota (KIP-219): nothing more is read or dispatched. */
   private muteTimer: NodeJS.Timeout | null = null;
+  private mutedUntilMs = 0;
 
   private readonly remoteAddress: string;
 
@@ -281,7 +282,12 @@ class Connection<S> {
    */
   mute(ms: number): void {
     if (ms <= 0 || this.closed) return;
-    if (this.muteTimer !== null) clearTimeout(this.muteTimer);
+    const untilMs = this.server.clock.nowMs() + ms;
+    if (this.muteTimer !== null) {
+      if (untilMs <= this.mutedUntilMs) return;
+      clearTimeout(this.muteTimer);
+    }
+    this.mutedUntilMs = untilMs;
     this.muteTimer = setTimeout(() => {
       this.muteTimer = null;
       this.dispatchWaiting();
