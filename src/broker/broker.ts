@@ -61,9 +61,6 @@ import { TxnMarkerSender } from './txn-marker-sender.js';
 import { AddPartitionsToTxnManager } from './txn-verification.js';
 import { realScheduler as systemScheduler } from '../replication/index.js';
 import { offsetCommitHandler } from './handlers/08-offset-commit.js';
-import { describeClientQuotasHandler } from './handlers/48-describe-client-quotas.js';
-import { alterClientQuotasHandler } from './handlers/49-alter-client-quotas.js';
-import { ClientQuotaManager } from './quotas.js';
 import { offsetFetchHandler } from './handlers/09-offset-fetch.js';
 import { findCoordinatorHandler } from './handlers/10-find-coordinator.js';
 import { joinGroupHandler } from './handlers/11-join-group.js';
@@ -76,6 +73,9 @@ import { deleteGroupsHandler } from './handlers/42-delete-groups.js';
 import { offsetDeleteHandler } from './handlers/47-offset-delete.js';
 import { consumerGroupHeartbeatHandler } from './handlers/68-consumer-group-heartbeat.js';
 import { consumerGroupDescribeHandler } from './handlers/69-consumer-group-describe.js';
+import { describeClientQuotasHandler } from './handlers/48-describe-client-quotas.js';
+import { alterClientQuotasHandler } from './handlers/49-alter-client-quotas.js';
+import { ClientQuotaManager } from './quotas.js';
 
 export interface MetadataSource {
   view(): MetadataView;

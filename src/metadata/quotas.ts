@@ -111,10 +111,11 @@ export function describeClientQuotas(image: ClientQuotasImage, components: reado
   if (has('ip') && (has('user') || has('client-id'))) {
     return invalid('Invalid entity filter component combination. IP filter component should not be used with user or clientId filter component.');
   }
-  const entries = [];
+  const entries: { entity: QuotaEntityPart[]; values: { key: string; value: number }[] }[] = [];
+  // Strict with no components asks for entities of no type: there are none.
+  if (components.length === 0 && strict) return { errorCode: 0, entries };
   for (const e of image.entities.values()) {
     const names = new Map(e.entity.map((p) => [p.entityType, p.entityName]));
-    if (components.length === 0 && strict) break;
     let ok = true;
     for (const [t, name] of exact) if (!names.has(t) || names.get(t) !== name) ok = false;
     for (const t of typed) if (!names.has(t)) ok = false;
