@@ -73,6 +73,9 @@ import { deleteGroupsHandler } from './handlers/42-delete-groups.js';
 import { offsetDeleteHandler } from './handlers/47-offset-delete.js';
 import { consumerGroupHeartbeatHandler } from './handlers/68-consumer-group-heartbeat.js';
 import { consumerGroupDescribeHandler } from './handlers/69-consumer-group-describe.js';
+import { describeClientQuotasHandler } from './handlers/48-describe-client-quotas.js';
+import { alterClientQuotasHandler } from './handlers/49-alter-client-quotas.js';
+import { ClientQuotaManager } from './quotas.js';
 
 export interface MetadataSource {
   view(): MetadataView;
@@ -130,6 +133,9 @@ export class Broker {
   private firstDelta: Promise<void> | null = null;
 
   constructor(readonly deps: BrokerDeps) {
+    this.clientQuotas = new ClientQuotaManager(deps.clock, {
+      samples: Number(deps.brokerConfig.get('quota.window.num')), windowMs: Number(deps.brokerConfig.get('quota.window.size.seconds')) * 1000,
+    });
     // ISR changes go to the active controller; the expiration task and retries must not keep a process alive.
     this.alterPartitions = new AlterPartitionManager({
       brokerId: deps.nodeId, brokerEpoch: () => this.lifecycle?.brokerEpoch ?? -1n, send: (request) => deps.controller.alterPartition(request, 3),
@@ -151,7 +157,8 @@ export class Broker {
     for (const h of [apiVersionsHandler(() => this.router.supportedVersions(), () => this.deps.metadata.view().features()), metadataHandler, produceHandler, fetchHandler, listOffsetsHandler,
       createTopicsHandler, deleteTopicsHandler, createPartitionsHandler, describeClusterHandler, deleteRecordsHandler, offsetForLeaderEpochHandler,
       describeTopicPartitionsHandler, describeConfigsHandler, alterConfigsHandler, incrementalAlterConfigsHandler, electLeadersHandler,
-      alterPartitionReassignmentsHandler, listPartitionReassignmentsHandler, describeLogDirsHandler, initProducerIdHandler]) {
+      alterPartitionReassignmentsHandler, listPartitionReassignmentsHandler, describeLogDirsHandler, initProducerIdHandler,
+      describeClientQuotasHandler, alterClientQuotasHandler]) {
       this.router.register(h);
     }
     this.groups = this.createGroupCoordinator();
@@ -177,8 +184,14 @@ export class Broker {
       this.router.register(h);
     }
     // Last: a source that already holds an image delivers it right here.
-    deps.metadata.onDelta((delta, image) => this.enqueueDelta(delta, image));
+    deps.metadata.onDelta((delta, image) => {
+      this.clientQuotas.update(image.clientQuotas);
+      this.enqueueDelta(delta, image);
+    });
   }
+
+  /** Client quotas: rates measured per user/client-id against the image's ClientQuotaRecords. */
+  readonly clientQuotas: ClientQuotaManager;
 
   /** Coordinator timers (sessions, offset expiry, transaction timeouts) must not keep a process alive on their own. */
   private coordinatorScheduler() {
@@ -494,6 +507,7 @@ export class Broker {
       createPartitions: (topics, validateOnly) => settle(c().createPartitions(topics, validateOnly)),
       electLeaders: (request) => settle(c().electLeaders(request)),
       alterConfigs: (change) => settle(c().alterConfigs(change)),
+      alterClientQuotas: (request) => settle(c().alterClientQuotas(request)),
       alterPartitionReassignments: (request) => settle(c().alterPartitionReassignments(request)),
       listPartitionReassignments: (request) => c().listPartitionReassignments(request),
       allocateProducerIds: (request) => c().allocateProducerIds(request),
@@ -583,6 +597,9 @@ export class Broker {
       topicAdmin: this.topicAdmin,
       controller: this.controller,
       configAdmin: this.configAdmin,
+      clientQuotas: () => this.clientQuotas.image,
+      clientQuotaManager: this.clientQuotas,
+      defaultNumPartitions: this.deps.topicDefaults.numPartitions,
       deleteRecords: (topic: string, partition: number, offset: bigint) => rm.deleteRecords(topic, partition, offset),
       offsetForLeaderEpoch: (topic: string, partition: number, current: number, epoch: number) => rm.offsetForLeaderEpoch(topic, partition, current, epoch),
       groups: this.groups,

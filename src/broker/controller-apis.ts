@@ -1,7 +1,7 @@
 // The controller's APIs on the controller listener (Kafka's ControllerApis): what brokers send to
 // the active controller — registrations, heartbeats, producer-id blocks, ISR changes — and the cluster changes
 // they forward for their clients (CreateTopics, DeleteTopics, CreatePartitions, ElectLeaders,
-// AlterPartitionReassignments, ListPartitionReassignments, AlterConfigs, IncrementalAlterConfigs). Each is answered by the ControllerService in this process:
+// AlterPartitionReassignments, ListPartitionReassignments, AlterConfigs, IncrementalAlterConfigs, AlterClientQuotas). Each is answered by the ControllerService in this process:
 // NOT_CONTROLLER unless it is active, so the sender looks again. The quorum's own RPCs and
 // DescribeQuorum share the listener and are answered by the Raft transport.
 //
@@ -29,6 +29,7 @@ import { brokerRegistrationHandler } from './handlers/62-broker-registration.js'
 import { brokerHeartbeatHandler } from './handlers/63-broker-heartbeat.js';
 import { allocateProducerIdsHandler } from './handlers/67-allocate-producer-ids.js';
 import { alterPartitionHandler } from './handlers/56-alter-partition.js';
+import { alterClientQuotasHandler } from './handlers/49-alter-client-quotas.js';
 
 export interface ControllerApisOptions {
   readonly nodeId: number;
@@ -43,7 +44,7 @@ export function controllerApis(o: ControllerApisOptions): { router: Router<any>;
   const c = o.controller;
   const router = new Router<any>();
   router.register(apiVersionsHandler(() => router.supportedVersions(), () => o.metadata.view().features()));
-  for (const h of [createTopicsHandler, deleteTopicsHandler, createPartitionsHandler, electLeadersHandler, alterPartitionReassignmentsHandler, listPartitionReassignmentsHandler, alterConfigsHandler, incrementalAlterConfigsHandler,
+  for (const h of [createTopicsHandler, deleteTopicsHandler, createPartitionsHandler, electLeadersHandler, alterPartitionReassignmentsHandler, listPartitionReassignmentsHandler, alterConfigsHandler, incrementalAlterConfigsHandler, alterClientQuotasHandler,
     brokerRegistrationHandler, brokerHeartbeatHandler, allocateProducerIdsHandler, alterPartitionHandler]) router.register(h);
   const topicAdmin: TopicAdmin = {
     createTopics: (request) => c.createTopics(request),

@@ -11,6 +11,7 @@ import type {
   CreatePartitionsResponseCreatePartitionsTopicResult, CreateTopicsRequest, CreateTopicsResponseCreatableTopicResult,
   DeleteTopicsResponseDeletableTopicResult, ElectLeadersRequest, ElectLeadersResponseReplicaElectionResult,
   AlterPartitionReassignmentsRequest, AlterPartitionReassignmentsResponse, ListPartitionReassignmentsRequest, ListPartitionReassignmentsResponse,
+  AlterClientQuotasRequest, AlterClientQuotasResponseEntryData,
 } from '../protocol/index.js';
 
 /** One resource's config change, as AlterConfigs (`replace`: the set replaces every dynamic config) or IncrementalAlterConfigs send it. */
@@ -36,6 +37,8 @@ export interface ControllerChannel {
   alterPartitionReassignments(request: AlterPartitionReassignmentsRequest): Promise<AlterPartitionReassignmentsResponse>;
   /** ListPartitionReassignments, as the active controller sees them. */
   listPartitionReassignments(request: ListPartitionReassignmentsRequest): Promise<ListPartitionReassignmentsResponse>;
+  /** AlterClientQuotas: an error per entry (NOT_CONTROLLER on each when none was reached). */
+  alterClientQuotas(request: AlterClientQuotasRequest): Promise<AlterClientQuotasResponseEntryData[]>;
   allocateProducerIds(request: AllocateProducerIdsRequest): Promise<AllocateProducerIdsResponse>;
   registerBroker(request: BrokerRegistrationRequest): Promise<BrokerRegistrationResponse>;
   brokerHeartbeat(request: BrokerHeartbeatRequest): Promise<BrokerHeartbeatResponse>;

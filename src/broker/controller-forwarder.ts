@@ -22,6 +22,7 @@ import {
   type BrokerRegistrationRequest, type BrokerRegistrationResponse, type CreatePartitionsRequestCreatePartitionsTopic,
   type CreatePartitionsResponseCreatePartitionsTopicResult, type CreateTopicsRequest, type CreateTopicsResponseCreatableTopicResult,
   type AlterPartitionReassignmentsRequest, type AlterPartitionReassignmentsResponse, type ListPartitionReassignmentsRequest, type ListPartitionReassignmentsResponse,
+  type AlterClientQuotasRequest, type AlterClientQuotasResponse, type AlterClientQuotasResponseEntryData,
   type DeleteTopicsResponseDeletableTopicResult, type DescribeQuorumRequest, type DescribeQuorumResponse, type ElectLeadersRequest, type ElectLeadersResponseReplicaElectionResult,
 } from '../protocol/index.js';
 import type { ConfigChange, ControllerChannel, ResourceResult } from './controller-channel.js';
@@ -158,6 +159,21 @@ export class ForwardingControllerChannel implements ControllerChannel {
       }
       return { errorCode: out.errorCode, errorMessage: out.errorMessage };
     }, refused);
+  }
+
+  /** Answered once this node's image holds every accepted entry's values. */
+  alterClientQuotas(request: AlterClientQuotasRequest): Promise<AlterClientQuotasResponseEntryData[]> {
+    return this.route((c) => c.alterClientQuotas(request), async (conn) => {
+      const r = await conn.send<AlterClientQuotasResponse>(ApiKey.AlterClientQuotas, 1, request);
+      if (!request.validateOnly) {
+        const accepted = request.entries.filter((_, i) => r.entries[i]?.errorCode === ErrorCode.NONE);
+        await this.waitFor(() => accepted.every((e) => {
+          const now = this.md.image.clientQuotas.quotas(e.entity);
+          return e.ops.every((op) => op.remove ? now?.has(op.key) !== true : now?.get(op.key) === op.value);
+        }));
+      }
+      return r.entries;
+    }, () => request.entries.map((e) => ({ errorCode: ErrorCode.NOT_CONTROLLER, errorMessage: NOT_CONTROLLER_MESSAGE, entity: e.entity.map((x) => ({ ...x })) })));
   }
 
   allocateProducerIds(request: AllocateProducerIdsRequest): Promise<AllocateProducerIdsResponse> {

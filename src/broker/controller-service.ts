@@ -13,6 +13,7 @@
 // not read leader.imbalance.per.broker.percentage: any imbalanced partition is balanced).
 import {
   ErrorCode, ZERO_UUID,
+  type AlterClientQuotasRequest, type AlterClientQuotasResponseEntryData,
   type AllocateProducerIdsRequest, type AllocateProducerIdsResponse, type AlterPartitionRequest, type AlterPartitionResponse,
   type BrokerHeartbeatRequest, type BrokerHeartbeatResponse,
   type BrokerRegistrationRequest, type BrokerRegistrationResponse, type CreatePartitionsRequestCreatePartitionsTopic,
@@ -165,6 +166,12 @@ export class ControllerService implements ControllerChannel {
       const out = planConfigChange({ topicExists: (name) => image.topics.getTopic(name) !== undefined, configs: (t, n) => image.configs.configs(t, n) }, change);
       return { records: toMetadataRecords(out.records), response: out.response };
     }).catch(notController(() => ({ errorCode: ErrorCode.NOT_CONTROLLER, errorMessage: 'This is not the active controller.' })));
+  }
+
+  alterClientQuotas(request: AlterClientQuotasRequest): Promise<AlterClientQuotasResponseEntryData[]> {
+    return this.run((c) => c.alterClientQuotas(request)).catch(notController(() => request.entries.map((e) => ({
+      errorCode: ErrorCode.NOT_CONTROLLER, errorMessage: 'This is not the active controller.', entity: e.entity.map((x) => ({ ...x })),
+    }))));
   }
 
   allocateProducerIds(request: AllocateProducerIdsRequest): Promise<AllocateProducerIdsResponse> {

@@ -22,6 +22,12 @@ import type { RequestContext } from './context.js';
 import type { Router } from './router.js';
 import { RequestMetrics } from './request-metrics.js';
 
+/**
+ * Called once a request is handled, before its response is encoded (client quotas): may raise the
+ * response's throttle_time_ms, and answers how long to mute the connection (KIP-219).
+ */
+export type ThrottleHook<S> = (ctx: RequestContext<S>, apiKey: number, request: object | undefined, requestBytes: number, handlerMs: number, body: object | null) => number;
+
 export interface ListenerSpec {
   name: string;
   host: string;
@@ -82,6 +88,8 @@ export class NetworkServer<S> {
     };
   })();
   bound: (ListenerSpec & { port: number })[] = [];
+  /** Client quotas (set by the broker); none on a controller-only node. */
+  throttle: ThrottleHook<S> | null = null;
   /** Requests, total time and error codes per API (Kafka's RequestMetrics), read by /metrics. */
   readonly requestMetrics = new RequestMetrics();
   /** Request frame buffers; classes from Node's own slab threshold to the preallocation limit. */
@@ -229,6 +237,9 @@ class Connection<S> {
   private paused = false;
   private closed = false;
   private corked = false;
+  /** Set while the connection is muted for a quota (KIP-219): nothing more is read or dispatched. */
+  private muteTimer: NodeJS.Timeout | null = null;
+  private mutedUntilMs = 0;
 
   private readonly remoteAddress: string;
 
@@ -261,7 +272,28 @@ class Connection<S> {
 
   destroy(): void {
     this.closed = true;
+    if (this.muteTimer !== null) clearTimeout(this.muteTimer);
     this.socket.destroy();
+  }
+
+  /**
+   * A throttled client (KIP-219): its response has gone or goes now, and the connection reads no
+   * more requests for `ms` (a longer throttle extends it). Kafka mutes the channel the same way.
+   */
+  mute(ms: number): void {
+    if (ms <= 0 || this.closed) return;
+    const untilMs = this.server.clock.nowMs() + ms;
+    if (this.muteTimer !== null) {
+      if (untilMs <= this.mutedUntilMs) return;
+      clearTimeout(this.muteTimer);
+    }
+    this.mutedUntilMs = untilMs;
+    this.muteTimer = setTimeout(() => {
+      this.muteTimer = null;
+      this.dispatchWaiting();
+      this.maybeResume();
+    }, ms);
+    this.maybePause();
   }
 
   private onData(chunk: Buffer): void {
@@ -298,7 +330,7 @@ class Connection<S> {
   }
 
   private dispatchWaiting(): void {
-    while (this.waiting.length > 0 && !this.closed && this.queue.length < this.server.limitsConfig.inFlightPerConnectionMax) {
+    while (this.waiting.length > 0 && !this.closed && this.muteTimer === null && this.queue.length < this.server.limitsConfig.inFlightPerConnectionMax) {
       this.dispatch(this.waiting.shift()!);
     }
   }
@@ -323,7 +355,11 @@ class Connection<S> {
       responseBytes: (bytes) => (slot.lease ??= new SlabLease(this.server.responseSlabs)).alloc(bytes),
     };
     const startedMs = performance.now();
-    this.server.router.route(header, frame, bodyOffset, ctx).then((outcome) => {
+    const routed = this.server.router.route(header, frame, bodyOffset, ctx);
+    // Handling time as request_percentage counts it: the synchronous work of decoding and
+    // handling, not the time a request waits (a long-polling fetch costs nothing).
+    const handlerMs = performance.now() - startedMs;
+    routed.then((outcome) => {
       this.server.stats.requestsHandled++;
       if (outcome.kind === 'close') {
         slot.lease?.release();
@@ -331,6 +367,15 @@ class Connection<S> {
         this.server.log.warn(`closing ${this.id}: ${outcome.reason}`);
         this.destroy();
         return;
+      }
+      const throttle = this.server.throttle;
+      if (throttle !== null) {
+        try {
+          this.mute(throttle(ctx, header.requestApiKey, outcome.request, frame.length, handlerMs, outcome.kind === 'response' ? outcome.body : null));
+        } catch (err) {
+          this.onHandlerError(slot, header, err);
+          return;
+        }
       }
       if (outcome.kind === 'response') {
         try {
@@ -392,6 +437,7 @@ class Connection<S> {
 
   private overloaded(): boolean {
     return this.waiting.length > 0
+      || this.muteTimer !== null
       || this.queue.length >= this.server.limitsConfig.inFlightPerConnectionMax
       || this.socket.writableLength > limits.socketWriteBufferBytesMax;
   }

@@ -4,10 +4,13 @@ import { apiInfo, decodeMessage, Reader, ProtocolError, ErrorCode, ApiKey, type 
 import { assert } from '../util/index.js';
 import type { HandlerSpec, RequestContext } from './context.js';
 
-/** `frameDone`: nothing refers to the request frame any more; its buffer may be reused. */
+/**
+ * `frameDone`: nothing refers to the request frame any more; its buffer may be reused. `request`:
+ * the decoded request, for what looks at it after the handler (client quotas).
+ */
 export type RouteOutcome =
-  | { kind: 'response'; apiKey: number; version: number; body: object; frameDone?: boolean }
-  | { kind: 'none'; frameDone?: boolean }
+  | { kind: 'response'; apiKey: number; version: number; body: object; frameDone?: boolean; request?: object }
+  | { kind: 'none'; frameDone?: boolean; request?: object }
   | { kind: 'close'; reason: string };
 
 /** Observe, delay or answer requests of one API key (fault tests with real clients). */
@@ -70,7 +73,7 @@ export class Router<S = unknown> {
     const body = await handler.handle(request, ctx);
     // An interceptor may have kept the request, so only an unintercepted one gives its frame back.
     const frameDone = handler.requestBytesDoneOnResolve === true && interceptor === undefined;
-    return body === null ? { kind: 'none', frameDone } : { kind: 'response', apiKey, version, body, frameDone };
+    return body === null ? { kind: 'none', frameDone, request } : { kind: 'response', apiKey, version, body, frameDone, request };
   }
 }
 

@@ -1,6 +1,7 @@
 // `startServer(options)`: a broker as a library. The project's own tests start brokers this way on
 // port 0; `logline server` is a thin CLI over it.
 import { limits, systemClock, type BufferPoolStats, type Clock } from '../util/index.js';
+import { enforceClientQuotas } from './quotas.js';
 import { NetworkServer, type ListenerSpec, type Logger, type NetworkLimits, type NetworkStats } from './network.js';
 import { Router } from './router.js';
 import { apiVersionsHandler } from './handlers/18-api-versions.js';
@@ -220,6 +221,10 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerHa
     services = { nodeId };
   }
   const network = new NetworkServer(router, services, { ...DEFAULT_NETWORK_LIMITS, ...options.limits }, clock, logger);
+  if (broker) {
+    const quotas = broker.clientQuotas;
+    network.throttle = (ctx, apiKey, request, requestBytes, handlerMs, body) => enforceClientQuotas(quotas, ctx, apiKey, request, requestBytes, handlerMs, body);
+  }
   try {
     await network.listen((options.listeners ?? ['PLAINTEXT://localhost:9092']).map((l) => securedListener(parseListener(l, brokerConfig.securityProtocolMap), brokerConfig)));
   } catch (e) {

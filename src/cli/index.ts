@@ -11,6 +11,7 @@ import { transactionsCommand } from './transactions.js';
 import { planCommand } from './plan.js';
 import { doctorCommand } from './doctor.js';
 import { securityCommand } from './security.js';
+import { quotaCommand } from './quota.js';
 import { version } from '../index.js';
 
 const COMMANDS: Record<string, { help: string; run: (argv: string[]) => Promise<number> }> = {
@@ -21,6 +22,7 @@ const COMMANDS: Record<string, { help: string; run: (argv: string[]) => Promise<
   group: { help: 'list, describe (offsets and lag), delete consumer groups; reset their offsets', run: groupCommand },
   transactions: { help: 'list, describe transactions and their producers; abort a hanging one', run: transactionsCommand },
   cluster: { help: 'describe the cluster (cluster info, cluster status), elect leaders (cluster elect-leaders) or start a local one (cluster start)', run: clusterCommand },
+  quota: { help: 'set and list client quotas (quota set --user alice --add producer_byte_rate=1048576)', run: quotaCommand },
   security: { help: 'TLS helpers: write development certificates (security dev-certs DIR)', run: securityCommand },
   bench: { help: 'load generators (bench produce)', run: benchCommand },
   doctor: { help: 'check a running cluster against the production checklist (PASS/WARN/FAIL)', run: doctorCommand },

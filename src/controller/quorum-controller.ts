@@ -15,12 +15,14 @@ import {
   type ElectLeadersRequest, type ElectLeadersResponseReplicaElectionResult,
   type AlterPartitionReassignmentsRequest, type AlterPartitionReassignmentsResponse,
   type ListPartitionReassignmentsRequest, type ListPartitionReassignmentsResponse,
+  type AlterClientQuotasRequest, type AlterClientQuotasResponseEntryData,
 } from '../protocol/index.js';
 import {
   BrokerInControlledShutdownChange, MetadataDelta, MetadataImage, MetadataRecordType, provenance,
   type MetadataRecord,
 } from '../metadata/index.js';
 import { assert, type Prng } from '../util/index.js';
+import { alterClientQuotas } from './client-quotas.js';
 import { ClusterControlManager } from './cluster-control.js';
 import { FeatureControlManager } from './features.js';
 import { BrokerHeartbeatManager } from './heartbeat-manager.js';
@@ -274,6 +276,12 @@ export class QuorumController {
     this.assertActive();
     const topics = this.replication.listPartitionReassignments(this.image, request);
     return { records: [], response: { throttleTimeMs: 0, errorCode: ErrorCode.NONE, errorMessage: null, topics } };
+  }
+
+  /** AlterClientQuotas (key 49): ClientQuotaRecords for the valid entries that change something. */
+  alterClientQuotas(request: AlterClientQuotasRequest): ControllerResult<AlterClientQuotasResponseEntryData[]> {
+    this.assertActive();
+    return alterClientQuotas(this.image, request.entries, request.validateOnly);
   }
 
   /** One pass of `auto.leader.rebalance.enable`: leadership back to preferred replicas. */

@@ -44,6 +44,7 @@ export function nodeMetrics(node: ServerHandle, groupsLag?: () => Promise<GroupL
   topicMetrics(registry, node);
   requestMetrics(registry, node);
   metadataMetrics(registry, node);
+  quotaMetrics(registry, node);
   return Registry.merge([runtimeMetrics(), registry]);
 }
 
@@ -206,4 +207,20 @@ function consumerGroupMetrics(registry: Registry, groupsLag: () => Promise<Group
   family('kafka_consumergroup_lag', 'Log end offset minus the group\'s committed offset, per partition (groups coordinated by this node).', (p) => p.lag);
   family('kafka_consumergroup_current_offset', 'The group\'s committed offset, per partition (groups coordinated by this node).', (p) => p.committedOffset);
   family('kafka_consumergroup_log_end_offset', 'The partition\'s log end offset as consumers see it (high watermark), per group that committed to it.', (p) => p.logEndOffset);
+}
+
+/** Kafka's quota beans (kafka.server:type=Produce|Fetch|Request|ControllerMutation): rates per user/client-id, throttles per type. */
+function quotaMetrics(registry: Registry, node: ServerHandle): void {
+  const quotas = node.broker?.clientQuotas;
+  if (!quotas) return;
+  const types = [['producer_byte_rate', 'produce', 'byte_rate'], ['consumer_byte_rate', 'fetch', 'byte_rate'],
+    ['request_percentage', 'request', 'request_time'], ['controller_mutation_rate', 'controllermutation', 'mutation_rate']] as const;
+  for (const [key, type, rate] of types) {
+    collected(registry, `kafka_server_${type}_${rate}`, `Measured ${key} per user and client id (as its quota level shares it).`, 'gauge',
+      () => quotas.rates().filter((r) => r.key === key).map((r) => ({ value: r.rate, labels: { user: r.user, client_id: r.clientId } })));
+    collected(registry, `kafka_server_${type}_throttle_time_ms_total`, `Milliseconds of throttle handed out for ${key}.`, 'counter',
+      () => [{ value: quotas.stats.get(key)!.throttleTimeMsTotal, labels: {} }]);
+    collected(registry, `kafka_server_${type}_throttled_responses_total`, `Responses throttled for ${key}.`, 'counter',
+      () => [{ value: quotas.stats.get(key)!.throttledResponses, labels: {} }]);
+  }
 }

@@ -32,7 +32,7 @@ export {
   type StandardAcl, type ScramCredential, type DelegationToken,
 } from './security.js';
 export {
-  ClientQuotasImage, ClientQuotasDelta, quotaEntityKey, type ClientQuotaEntry, type QuotaEntityPart,
+  ClientQuotasImage, ClientQuotasDelta, quotaEntityKey, describeClientQuotas, QuotaMatchType, type ClientQuotaEntry, type QuotaEntityPart, type QuotaFilterComponent, type DescribedQuotas,
 } from './quotas.js';
 export { imageToRecords } from './snapshot.js';
 export {

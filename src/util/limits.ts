@@ -97,4 +97,16 @@ export const limits = {
    * while a request to it is in flight; one more is told to retry.
    */
   txnVerificationsPendingMax: 10_000,
+  /**
+   * Client quota sensors (one per quota type and user/client-id the quota is shared by) a broker
+   * keeps; beyond this the least recently used go (Kafka expires them after an hour idle).
+   */
+  clientQuotaSensorsMax: 100_000,
+  /**
+   * Longest a client is throttled for one response. Kafka does not cap byte-rate throttles, but a
+   * quota of 0 would make the throttle infinite; Kafka's int cast of it is about this long.
+   */
+  clientQuotaThrottleMsMax: 0x7fffffff,
+  /** Quota entries one DescribeClientQuotas / AlterClientQuotas request may name. */
+  clientQuotaEntriesPerRequestMax: 10_000,
 } as const;

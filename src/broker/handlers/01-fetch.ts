@@ -10,6 +10,8 @@
 // Follower fetching (KIP-392, v11+): a consumer's fetch carries its rack; a follower replica serves
 // it up to its own high watermark, and the leader may answer it with no records and a
 // preferredReadReplica (replica.selector.class) for the consumer to fetch from instead.
+// consumer_byte_rate bounds a consumer's max_bytes to what its quota window can hold; a fetch that
+// takes it over its quota is answered without records and throttled (src/broker/quotas.ts).
 import { ErrorCode, ZERO_UUID, type FetchRequest } from '../../protocol/index.js';
 import type { HandlerSpec } from '../context.js';
 import type { FetchSessionCache, SessionPartition } from '../fetch-sessions.js';
@@ -17,6 +19,8 @@ import { fetchFailure, type FetchParams, type FetchPartitionParams, type Metadat
 
 export interface FetchServices {
   metadata(): MetadataView;
+  /** A consumer's fetch is no larger than its consumer_byte_rate could ever let through (Kafka's maxValueInQuotaWindow). */
+  clientQuotaManager?: { maxFetchBytes(principal: string, clientId: string): number };
   fetchSessions: FetchSessionCache;
   fetchPartitions(params: FetchParams): Promise<PartitionFetchResult[]>;
 }
@@ -92,7 +96,8 @@ export const fetchHandler: HandlerSpec<FetchServices, 1> = {
     const params: FetchParams = {
       replicaId,
       replicaEpoch: ctx.apiVersion >= REPLICA_STATE_MIN_VERSION ? request.replicaState.replicaEpoch : -1n,
-      maxWaitMs: request.maxWaitMs, minBytes: request.minBytes, maxBytes: request.maxBytes,
+      maxWaitMs: request.maxWaitMs, minBytes: request.minBytes,
+      maxBytes: replicaId < 0 ? Math.min(request.maxBytes, ctx.services.clientQuotaManager?.maxFetchBytes(ctx.principal, ctx.header.clientId ?? '') ?? Infinity) : request.maxBytes,
       isolationLevel: request.isolationLevel, partitions: readable,
       // Kafka's ClientMetadata: consumers (negative replica ids) of v11+.
       ...(ctx.apiVersion >= RACK_ID_MIN_VERSION && replicaId < 0 ? { clientMetadata: { rackId: request.rackId, listenerName: ctx.listenerName } } : {}),

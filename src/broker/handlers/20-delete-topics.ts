@@ -1,11 +1,16 @@
 // DeleteTopics (key 20), v1-6 (v0 is gone in Kafka 4.0).
 // By name up to v5 (topic_names), by name or topic id from v6. Unknown names answer
 // UNKNOWN_TOPIC_OR_PARTITION, unknown ids UNKNOWN_TOPIC_ID.
-import { ZERO_UUID, type DeleteTopicsRequest } from '../../protocol/index.js';
+// controller_mutation_rate (KIP-599) counts each topic's partitions: from v5 a topic that comes
+// once the quota is used up answers THROTTLING_QUOTA_EXCEEDED; older versions are throttled.
+import { ErrorCode, ZERO_UUID, type DeleteTopicsRequest, type DeleteTopicsResponseDeletableTopicResult } from '../../protocol/index.js';
 import type { HandlerSpec } from '../context.js';
-import type { TopicAdmin } from '../services.js';
+import { controllerMutationQuota, THROTTLING_QUOTA_EXCEEDED_MESSAGE, type ClientQuotaManager } from '../quotas.js';
+import type { MetadataView, TopicAdmin } from '../services.js';
 
-export const deleteTopicsHandler: HandlerSpec<{ topicAdmin: TopicAdmin }, 20> = {
+const STRICT_QUOTA_MIN_VERSION = 5;
+
+export const deleteTopicsHandler: HandlerSpec<{ topicAdmin: TopicAdmin; clientQuotaManager?: ClientQuotaManager; metadata?: () => MetadataView }, 20> = {
   apiKey: 20,
   minVersion: 1,
   maxVersion: 6,
@@ -13,7 +18,16 @@ export const deleteTopicsHandler: HandlerSpec<{ topicAdmin: TopicAdmin }, 20> = 
     const targets = ctx.apiVersion >= 6
       ? request.topics.map((t) => ({ name: t.name, topicId: t.topicId }))
       : request.topicNames.map((name) => ({ name, topicId: ZERO_UUID }));
-    const responses = await ctx.services.topicAdmin.deleteTopics(targets);
-    return { throttleTimeMs: 0, responses };
+    const quota = controllerMutationQuota(ctx.services.clientQuotaManager, ctx, STRICT_QUOTA_MIN_VERSION);
+    const view = ctx.services.clientQuotaManager !== undefined ? ctx.services.metadata?.() : undefined;
+    const refused: DeleteTopicsResponseDeletableTopicResult[] = [];
+    const accepted = view === undefined ? targets : targets.filter((t) => {
+      const topic = t.topicId !== ZERO_UUID ? view.topicById(t.topicId) : t.name !== null ? view.topic(t.name) : undefined;
+      if (quota.record(topic?.partitions.length ?? 0)) return true;
+      refused.push({ name: t.name, topicId: t.topicId, errorCode: ErrorCode.THROTTLING_QUOTA_EXCEEDED, errorMessage: THROTTLING_QUOTA_EXCEEDED_MESSAGE });
+      return false;
+    });
+    const responses = accepted.length > 0 ? await ctx.services.topicAdmin.deleteTopics(accepted) : [];
+    return { throttleTimeMs: quota.throttleTimeMs, responses: [...responses, ...refused] };
   },
 };

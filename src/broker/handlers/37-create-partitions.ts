@@ -2,16 +2,29 @@
 // Grows a topic to `count` partitions; shrinking or equal counts answer INVALID_PARTITIONS.
 // Explicit assignments must name as many distinct registered brokers as the topic's
 // replication factor.
-import type { CreatePartitionsRequest } from '../../protocol/index.js';
+// controller_mutation_rate (KIP-599) counts the partitions added: from v3 a topic that comes once
+// the quota is used up answers THROTTLING_QUOTA_EXCEEDED; older versions are throttled.
+import { ErrorCode, type CreatePartitionsRequest, type CreatePartitionsResponseCreatePartitionsTopicResult } from '../../protocol/index.js';
 import type { HandlerSpec } from '../context.js';
-import type { TopicAdmin } from '../services.js';
+import { controllerMutationQuota, THROTTLING_QUOTA_EXCEEDED_MESSAGE, type ClientQuotaManager } from '../quotas.js';
+import type { MetadataView, TopicAdmin } from '../services.js';
 
-export const createPartitionsHandler: HandlerSpec<{ topicAdmin: TopicAdmin }, 37> = {
+const STRICT_QUOTA_MIN_VERSION = 3;
+
+export const createPartitionsHandler: HandlerSpec<{ topicAdmin: TopicAdmin; clientQuotaManager?: ClientQuotaManager; metadata?: () => MetadataView }, 37> = {
   apiKey: 37,
   minVersion: 0,
   maxVersion: 3,
   async handle(request: CreatePartitionsRequest, ctx) {
-    const results = await ctx.services.topicAdmin.createPartitions(request.topics, request.validateOnly);
-    return { throttleTimeMs: 0, results };
+    const quota = controllerMutationQuota(ctx.services.clientQuotaManager, ctx, STRICT_QUOTA_MIN_VERSION);
+    const view = ctx.services.clientQuotaManager !== undefined && !request.validateOnly ? ctx.services.metadata?.() : undefined;
+    const refused: CreatePartitionsResponseCreatePartitionsTopicResult[] = [];
+    const accepted = view === undefined ? request.topics : request.topics.filter((t) => {
+      if (quota.record(t.count - (view.topic(t.name)?.partitions.length ?? t.count))) return true;
+      refused.push({ name: t.name, errorCode: ErrorCode.THROTTLING_QUOTA_EXCEEDED, errorMessage: THROTTLING_QUOTA_EXCEEDED_MESSAGE });
+      return false;
+    });
+    const results = accepted.length > 0 ? await ctx.services.topicAdmin.createPartitions(accepted, request.validateOnly) : [];
+    return { throttleTimeMs: quota.throttleTimeMs, results: [...results, ...refused] };
   },
 };
