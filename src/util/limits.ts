@@ -90,4 +90,8 @@ export const limits = {
    * while a request to it is in flight; one more is told to retry.
    */
   txnVerificationsPendingMax: 10_000,
+  /** Authorization decisions one ACL index caches (over every principal); past it the cache starts over. */
+  aclDecisionsCachedMax: 100_000,
+  /** ACL creations or deletion filters in one CreateAcls/DeleteAcls request. */
+  aclsPerRequestMax: 10_000,
 } as const;
