@@ -11,6 +11,7 @@ import type {
   CreatePartitionsResponseCreatePartitionsTopicResult, CreateTopicsRequest, CreateTopicsResponseCreatableTopicResult,
   DeleteTopicsResponseDeletableTopicResult, ElectLeadersRequest, ElectLeadersResponseReplicaElectionResult,
   AlterPartitionReassignmentsRequest, AlterPartitionReassignmentsResponse, ListPartitionReassignmentsRequest, ListPartitionReassignmentsResponse,
+  CreateAclsRequestAclCreation, CreateAclsResponseAclCreationResult, DeleteAclsRequestDeleteAclsFilter, DeleteAclsResponseDeleteAclsFilterResult,
 } from '../protocol/index.js';
 
 /** One resource's config change, as AlterConfigs (`replace`: the set replaces every dynamic config) or IncrementalAlterConfigs send it. */
@@ -36,6 +37,10 @@ export interface ControllerChannel {
   alterPartitionReassignments(request: AlterPartitionReassignmentsRequest): Promise<AlterPartitionReassignmentsResponse>;
   /** ListPartitionReassignments, as the active controller sees them. */
   listPartitionReassignments(request: ListPartitionReassignmentsRequest): Promise<ListPartitionReassignmentsResponse>;
+  /** CreateAcls: one result per creation (NOT_CONTROLLER in each when none was reached). */
+  createAcls(creations: CreateAclsRequestAclCreation[]): Promise<CreateAclsResponseAclCreationResult[]>;
+  /** DeleteAcls: one result per filter with the ACLs it removed. */
+  deleteAcls(filters: DeleteAclsRequestDeleteAclsFilter[]): Promise<DeleteAclsResponseDeleteAclsFilterResult[]>;
   allocateProducerIds(request: AllocateProducerIdsRequest): Promise<AllocateProducerIdsResponse>;
   registerBroker(request: BrokerRegistrationRequest): Promise<BrokerRegistrationResponse>;
   brokerHeartbeat(request: BrokerHeartbeatRequest): Promise<BrokerHeartbeatResponse>;

@@ -19,6 +19,7 @@ import {
   type CreatePartitionsResponseCreatePartitionsTopicResult, type CreateTopicsRequest, type CreateTopicsResponseCreatableTopicResult,
   type DeleteTopicsResponseDeletableTopicResult, type ElectLeadersRequest, type ElectLeadersResponseReplicaElectionResult,
   type AlterPartitionReassignmentsRequest, type AlterPartitionReassignmentsResponse, type ListPartitionReassignmentsRequest, type ListPartitionReassignmentsResponse,
+  type CreateAclsRequestAclCreation, type CreateAclsResponseAclCreationResult, type DeleteAclsRequestDeleteAclsFilter, type DeleteAclsResponseDeleteAclsFilterResult,
 } from '../protocol/index.js';
 import {
   BALANCE_ELECTIONS_MAX, ControllerSeat, QuorumController, toMetadataRecords, type Activation, type ControllerResult,
@@ -165,6 +166,16 @@ export class ControllerService implements ControllerChannel {
       const out = planConfigChange({ topicExists: (name) => image.topics.getTopic(name) !== undefined, configs: (t, n) => image.configs.configs(t, n) }, change);
       return { records: toMetadataRecords(out.records), response: out.response };
     }).catch(notController(() => ({ errorCode: ErrorCode.NOT_CONTROLLER, errorMessage: 'This is not the active controller.' })));
+  }
+
+  createAcls(creations: CreateAclsRequestAclCreation[]): Promise<CreateAclsResponseAclCreationResult[]> {
+    return this.run((c) => c.createAcls(creations))
+      .catch(notController(() => creations.map(() => ({ errorCode: ErrorCode.NOT_CONTROLLER, errorMessage: 'This is not the active controller.' }))));
+  }
+
+  deleteAcls(filters: DeleteAclsRequestDeleteAclsFilter[]): Promise<DeleteAclsResponseDeleteAclsFilterResult[]> {
+    return this.run((c) => c.deleteAcls(filters))
+      .catch(notController(() => filters.map(() => ({ errorCode: ErrorCode.NOT_CONTROLLER, errorMessage: 'This is not the active controller.', matchingAcls: [] }))));
   }
 
   allocateProducerIds(request: AllocateProducerIdsRequest): Promise<AllocateProducerIdsResponse> {
