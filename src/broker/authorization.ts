@@ -32,11 +32,7 @@ export function aclHost(clientAddress: string): string {
 }
 
 export function bindAuthz(index: AclIndex, principal: string, clientAddress: string): Authz {
-  const host = aclHost(clientAddress);
-  return {
-    allowed: (op, type, name) => index.authorize(principal, host, op, type, name),
-    allowedAny: (op, type) => index.authorizeAny(principal, host, op, type),
-  };
+  return index.bind(principal, aclHost(clientAddress));
 }
 
 const cluster = (az: Authz, op: number): boolean => az.allowed(op, R.CLUSTER, CLUSTER_RESOURCE_NAME);
@@ -57,8 +53,11 @@ function split<T>(items: readonly T[], ok: (item: T) => boolean): { allowed: T[]
 function perItem<T>(request: any, field: string, responseField: string, ok: (item: T) => boolean, deny: (item: T) => object): RuleOutcome {
   const items: T[] | null = request[field];
   if (items === null || items === undefined) return undefined;
+  // The usual case allocates nothing: every item allowed.
+  let i = 0;
+  while (i < items.length && ok(items[i]!)) i++;
+  if (i === items.length) return undefined;
   const { allowed, denied } = split(items, ok);
-  if (denied.length === 0) return undefined;
   return {
     request: { ...request, [field]: allowed },
     after: (response: any) => {
@@ -80,15 +79,17 @@ const groupOnly = (op: number, respond: (code: number) => object): Rule =>
 
 const fetchReplicaId = (req: any, version: number): number => version >= 15 ? req.replicaState?.replicaId ?? -1 : req.replicaId;
 
+const produceFailed = (code: number) => (t: any) => ({ name: t.name, partitionResponses: t.partitionData.map((p: any) => ({
+  index: p.index, errorCode: code, baseOffset: -1n, logAppendTimeMs: -1n, logStartOffset: -1n, recordErrors: [], errorMessage: null,
+})) });
+const produceTopicFailed = produceFailed(E.TOPIC_AUTHORIZATION_FAILED);
+
 const produce: Rule = (req, az) => {
-  const topics: any[] = req.topicData;
-  const fail = (code: number) => (t: any) => ({ name: t.name, partitionResponses: t.partitionData.map((p: any) => ({
-    index: p.index, errorCode: code, baseOffset: -1n, logAppendTimeMs: -1n, logStartOffset: -1n, recordErrors: [], errorMessage: null,
-  })) });
   if (req.transactionalId !== null && !az.allowed(Op.WRITE, R.TRANSACTIONAL_ID, req.transactionalId)) {
-    return req.acks === 0 ? { respond: null as never } : { respond: { responses: topics.map(fail(E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)), throttleTimeMs: 0 } };
+    return req.acks === 0 ? { respond: null as never }
+      : { respond: { responses: (req.topicData as any[]).map(produceFailed(E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)), throttleTimeMs: 0 } };
   }
-  return perItem(req, 'topicData', 'responses', (t: any) => az.allowed(Op.WRITE, R.TOPIC, t.name), fail(E.TOPIC_AUTHORIZATION_FAILED));
+  return perItem(req, 'topicData', 'responses', (t: any) => az.allowed(Op.WRITE, R.TOPIC, t.name), produceTopicFailed);
 };
 
 /**

@@ -59,8 +59,8 @@ interface TypeIndex {
 
 export class AclIndex {
   private readonly byType = new Map<number, TypeIndex>();
-  /** principal + '\n' + host → action key → allowed. */
-  private readonly decisions = new Map<string, Map<string, boolean>>();
+  /** principal → host → its rights, with the decisions made for it so far (two maps: no string is built per request). */
+  private readonly callers = new Map<string, Map<string, AclCaller>>();
   private decisionCount = 0;
 
   constructor(readonly acls: AclsImage, readonly settings: AuthorizerSettings) {
@@ -76,24 +76,25 @@ export class AclIndex {
     for (const t of this.byType.values()) t.prefixLengths = [...new Set([...t.prefixed.keys()].map((k) => k.length))].sort((a, b) => b - a);
   }
 
+  /** The rights of `principal` connected from `host`, with a decision cache shared by every request of that caller on this index. */
+  bind(principal: string, host: string): AclCaller {
+    let byHost = this.callers.get(principal);
+    if (byHost === undefined) this.callers.set(principal, byHost = new Map());
+    let caller = byHost.get(host);
+    if (caller === undefined) byHost.set(host, caller = new AclCaller(this, principal, host));
+    return caller;
+  }
+
   /** May `principal` connected from `host` perform `operation` on the resource? Cached. */
   authorize(principal: string, host: string, operation: number, resourceType: number, resourceName: string): boolean {
-    const who = `${principal}\n${host}`;
-    let cache = this.decisions.get(who);
-    const key = `${operation}:${resourceType}:${resourceName}`;
-    const hit = cache?.get(key);
-    if (hit !== undefined) return hit;
-    const allowed = this.decide(principal, host, operation, resourceType, resourceName);
-    // Bounded: past the limit the cache starts over rather than grow with every topic name a client makes up.
-    if (this.decisionCount >= limits.aclDecisionsCachedMax) {
-      this.decisions.clear();
-      this.decisionCount = 0;
-      cache = undefined;
-    }
-    if (cache === undefined) this.decisions.set(who, cache = new Map());
-    cache.set(key, allowed);
-    this.decisionCount++;
-    return allowed;
+    return this.bind(principal, host).allowed(operation, resourceType, resourceName);
+  }
+
+  /** Counts a cached decision; past the limit every cache starts over rather than grow with each topic name a client makes up. */
+  countDecision(): void {
+    if (++this.decisionCount <= limits.aclDecisionsCachedMax) return;
+    this.callers.clear();
+    this.decisionCount = 0;
   }
 
   /** The uncached decision. */
@@ -162,6 +163,30 @@ export class AclIndex {
       if (denyPrefix.some((p) => a.name.startsWith(p))) return false;
       return a.prefixed || a.name === WILDCARD_RESOURCE || !denyLiteral.has(a.name);
     });
+  }
+}
+
+/** One caller's rights on one index: what a request checks, one map lookup per decision after the first. */
+export class AclCaller {
+  /** By operation and resource type (operation * 8 + type), then resource name. */
+  private readonly decisions: (Map<string, boolean> | undefined)[] = [];
+
+  constructor(private readonly index: AclIndex, readonly principal: string, readonly host: string) {}
+
+  allowed(operation: number, resourceType: number, resourceName: string): boolean {
+    const slot = operation * 8 + resourceType;
+    let byName = this.decisions[slot];
+    const hit = byName?.get(resourceName);
+    if (hit !== undefined) return hit;
+    const allowed = this.index.decide(this.principal, this.host, operation, resourceType, resourceName);
+    if (byName === undefined) this.decisions[slot] = byName = new Map();
+    byName.set(resourceName, allowed);
+    this.index.countDecision();
+    return allowed;
+  }
+
+  allowedAny(operation: number, resourceType: number): boolean {
+    return this.index.authorizeAny(this.principal, this.host, operation, resourceType);
   }
 }
 

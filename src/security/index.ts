@@ -4,7 +4,7 @@ export { listenerTls, clientTls, SslConfigError, type ListenerTls, type ClientAu
 export { parsePrincipalMappingRules, mapPrincipalName, distinguishedNameRfc2253, PrincipalMappingError } from './principal.js';
 export { writeDevCerts, type DevCerts } from './dev-certs.js';
 export {
-  AclIndex, StandardAuthorizer, authorizerFromConfig, parseSuperUsers, AUTHORIZER_CLASS_NAMES, type AuthorizerSettings,
+  AclIndex, AclCaller, StandardAuthorizer, authorizerFromConfig, parseSuperUsers, AUTHORIZER_CLASS_NAMES, type AuthorizerSettings,
 } from './authorizer.js';
 export {
   ResourceType, PatternType, AclOperation, AclPermissionType, CLUSTER_RESOURCE_NAME, WILDCARD_RESOURCE, WILDCARD_PRINCIPAL, WILDCARD_HOST,
