@@ -8,7 +8,7 @@
 // talked to, with the client's principal; the controller listener serves only what brokers send,
 // so a request reaches the controller only after it passed this table (Kafka's envelope principal
 // gives the same outcome).
-import { ApiKey, ErrorCode } from '../protocol/index.js';
+import { ApiKey, ErrorCode, apiInfo, defaultMessage } from '../protocol/index.js';
 import { AclOperation as Op, CLUSTER_RESOURCE_NAME, ResourceType as R, type AclIndex } from '../security/index.js';
 import type { RequestContext } from './context.js';
 
@@ -116,9 +116,10 @@ const fetch: Rule = (req, az, ctx) => {
   };
 };
 
-const metadata: Rule = (req, az) => {
+const metadata: Rule = (req, az, ctx) => {
   const describable = (name: string) => az.allowed(Op.DESCRIBE, R.TOPIC, name);
-  if (req.topics === null) {
+  // Metadata v0 asks for every topic with an empty list.
+  if (req.topics === null || (ctx.apiVersion === 0 && req.topics.length === 0)) {
     return { request: req, after: (r: any) => ({ ...r, topics: r.topics.filter((t: any) => t.name === null || describable(t.name)) }) };
   }
   const named = req.topics as { name: string | null; topicId: string }[];
@@ -130,9 +131,11 @@ const metadata: Rule = (req, az) => {
   const deniedOut = denied.map((t) => ({ errorCode: E.TOPIC_AUTHORIZATION_FAILED, name: t.name, topicId: t.topicId, isInternal: false, partitions: [], topicAuthorizedOperations: -2147483648 }));
   return {
     request: { ...req, topics: allowed, allowAutoTopicCreation: req.allowAutoTopicCreation && noCreate.size === 0 },
+    // Filtered again on the way out: Metadata v0 reads an empty list as "all topics".
     after: (r: any) => ({
       ...r,
-      topics: [...r.topics.map((t: any) => t.errorCode === E.UNKNOWN_TOPIC_OR_PARTITION && noCreate.has(t.name) ? { ...t, errorCode: E.TOPIC_AUTHORIZATION_FAILED } : t), ...deniedOut],
+      topics: [...r.topics.filter((t: any) => t.name === null || describable(t.name))
+        .map((t: any) => t.errorCode === E.UNKNOWN_TOPIC_OR_PARTITION && noCreate.has(t.name) ? { ...t, errorCode: E.TOPIC_AUTHORIZATION_FAILED } : t), ...deniedOut],
     }),
   };
 };
@@ -223,7 +226,10 @@ const deleteTopics: Rule = (req, az, ctx) => {
 
 const NONE: Rule = () => undefined;
 
-/** Every API a broker serves, and what it needs. An API missing here is refused (a test keeps the table complete). */
+/**
+ * Every API a broker serves, and what it needs. An API missing here needs ALTER on the cluster (a
+ * test keeps the table complete for the handlers that exist).
+ */
 export const AUTHORIZATION_RULES: ReadonlyMap<number, Rule> = new Map<number, Rule>([
   [ApiKey.Produce, produce],
   [ApiKey.Fetch, fetch],
@@ -290,12 +296,30 @@ export const AUTHORIZATION_RULES: ReadonlyMap<number, Rule> = new Map<number, Ru
   [ApiKey.ConsumerGroupHeartbeat, groupOnly(Op.READ, (errorCode) => ({ throttleTimeMs: 0, errorCode, errorMessage: null, memberId: null, memberEpoch: -1, heartbeatIntervalMs: 0, assignment: null }))],
   [ApiKey.ConsumerGroupDescribe, (req, az) => perItem(req, 'groupIds', 'groups', (g: string) => az.allowed(Op.DESCRIBE, R.GROUP, g),
     (g: string) => ({ errorCode: E.GROUP_AUTHORIZATION_FAILED, errorMessage: null, groupId: g, groupState: '', groupEpoch: -1, assignmentEpoch: -1, assignorName: '', members: [], authorizedOperations: -2147483648 }))],
-  [ApiKey.DescribeTopicPartitions, (req, az) => perItem(req, 'topics', 'topics', (t: any) => az.allowed(Op.DESCRIBE, R.TOPIC, t.name),
-    (t: any) => ({ errorCode: E.TOPIC_AUTHORIZATION_FAILED, name: t.name, isInternal: false, partitions: [], topicAuthorizedOperations: -2147483648 }))],
+  // An empty list asks for every topic, so the answer is filtered too.
+  [ApiKey.DescribeTopicPartitions, (req, az) => {
+    const describable = (name: string) => az.allowed(Op.DESCRIBE, R.TOPIC, name);
+    const { allowed, denied } = split(req.topics as { name: string }[], (t) => describable(t.name));
+    if (denied.length > 0 && allowed.length === 0) {
+      return { respond: { throttleTimeMs: 0, nextCursor: null, topics: denied.map((t) => ({ errorCode: E.TOPIC_AUTHORIZATION_FAILED, name: t.name, isInternal: false, partitions: [], topicAuthorizedOperations: -2147483648 })) } };
+    }
+    return { request: { ...req, topics: allowed }, after: (r: any) => ({ ...r, topics: [...r.topics.filter((t: any) => t.name === null || describable(t.name)),
+      ...denied.map((t) => ({ errorCode: E.TOPIC_AUTHORIZATION_FAILED, name: t.name, isInternal: false, partitions: [], topicAuthorizedOperations: -2147483648 }))] }) };
+  }],
   // The ACL APIs check CLUSTER rights in their handlers: they also answer SECURITY_DISABLED without an authorizer.
   [ApiKey.DescribeAcls, NONE],
   [ApiKey.CreateAcls, NONE],
   [ApiKey.DeleteAcls, NONE],
+  // Served by other rooms (SASL, quotas, SCRAM): what Kafka checks for them.
+  [ApiKey.SaslHandshake, NONE],
+  [ApiKey.SaslAuthenticate, NONE],
+  [ApiKey.DescribeClientQuotas, clusterOnly(Op.DESCRIBE_CONFIGS, (errorCode) => ({ throttleTimeMs: 0, errorCode, errorMessage: null, entries: null }))],
+  [ApiKey.AlterClientQuotas, (req, az) => cluster(az, Op.ALTER_CONFIGS) ? undefined : { respond: { throttleTimeMs: 0,
+    entries: req.entries.map((e: any) => ({ errorCode: E.CLUSTER_AUTHORIZATION_FAILED, errorMessage: null, entity: e.entity.map((x: any) => ({ entityType: x.entityType, entityName: x.entityName })) })) } }],
+  [ApiKey.DescribeUserScramCredentials, clusterOnly(Op.DESCRIBE, (errorCode) => ({ throttleTimeMs: 0, errorCode, errorMessage: null, results: [] }))],
+  [ApiKey.AlterUserScramCredentials, (req, az) => cluster(az, Op.ALTER) ? undefined : { respond: { throttleTimeMs: 0,
+    results: [...req.deletions, ...req.upsertions].map((u: any) => ({ user: u.name, errorCode: E.CLUSTER_AUTHORIZATION_FAILED, errorMessage: null })) } }],
+  [ApiKey.UpdateFeatures, clusterOnly(Op.ALTER, (errorCode) => ({ throttleTimeMs: 0, errorCode, errorMessage: null, results: [] }))],
   // Brokers' and controllers' own APIs: only other nodes of the cluster may send them.
   [ApiKey.BrokerRegistration, clusterOnly(Op.CLUSTER_ACTION, (errorCode) => ({ throttleTimeMs: 0, errorCode, brokerEpoch: -1n }))],
   [ApiKey.BrokerHeartbeat, clusterOnly(Op.CLUSTER_ACTION, (errorCode) => ({ throttleTimeMs: 0, errorCode, isCaughtUp: false, isFenced: true, shouldShutDown: false }))],
@@ -303,8 +327,17 @@ export const AUTHORIZATION_RULES: ReadonlyMap<number, Rule> = new Map<number, Ru
   [ApiKey.AllocateProducerIds, clusterOnly(Op.CLUSTER_ACTION, (errorCode) => ({ throttleTimeMs: 0, errorCode, producerIdStart: -1n, producerIdLen: 0 }))],
 ]);
 
-/** The rule's outcome for one request; an API without a rule is refused as a cluster action. */
+/**
+ * The rule's outcome for one request. An API without a rule is allowed to principals with ALTER on
+ * the cluster; others get its default response with CLUSTER_AUTHORIZATION_FAILED where it has a
+ * top-level error code, or a closed connection ('unlisted') where it has none.
+ */
 export function authorizeRequest(apiKey: number, request: object, az: Authz, ctx: RequestContext<any>): RuleOutcome | 'unlisted' {
   const rule = AUTHORIZATION_RULES.get(apiKey);
-  return rule === undefined ? 'unlisted' : rule(request, az, ctx);
+  if (rule !== undefined) return rule(request, az, ctx);
+  if (cluster(az, Op.ALTER)) return undefined;
+  const name = apiInfo(apiKey)?.response.name;
+  if (name === undefined) return 'unlisted';
+  const body = defaultMessage<Record<string, unknown>>(name, ctx.apiVersion);
+  return 'errorCode' in body ? { respond: { ...body, errorCode: E.CLUSTER_AUTHORIZATION_FAILED } } : 'unlisted';
 }

@@ -77,7 +77,7 @@ export class Router<S = unknown> {
     let after: ((response: any) => any) | undefined;
     if (az !== null) {
       const rule = authorizeRequest(apiKey, request, az, ctx);
-      if (rule === 'unlisted') return { kind: 'close', reason: `${apiInfo(apiKey)!.name}: no authorization rule` };
+      if (rule === 'unlisted') return { kind: 'close', reason: `${apiInfo(apiKey)!.name}: refused, and its response has no error code to say so` };
       if (rule !== undefined) {
         if ('respond' in rule) return rule.respond === null ? { kind: 'none' } : { kind: 'response', apiKey, version, body: rule.respond };
         request = rule.request;

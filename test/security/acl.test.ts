@@ -148,6 +148,11 @@ test('without a grant: produce, fetch, commit, transactional and idempotent prod
   // Metadata: all topics leaves both out, a named one is refused, auto-creation is refused.
   assert.deepEqual(await metadataTopics(alice, null), []);
   assert.deepEqual(await metadataTopics(alice, ['secret']), [['secret', E.TOPIC_AUTHORIZATION_FAILED]]);
+  // Metadata v0's empty list and DescribeTopicPartitions' empty list both mean "every topic": still none.
+  assert.deepEqual((await alice.send(ApiKey.Metadata, 0, { topics: [] })).topics, []);
+  assert.deepEqual((await alice.send(ApiKey.DescribeTopicPartitions, 0, { topics: [], responsePartitionLimit: 2000, cursor: null })).topics, []);
+  const auto = await alice.send(ApiKey.Metadata, 12, { topics: [{ topicId: 'AAAAAAAAAAAAAAAAAAAAAA', name: 'alice-auto' }], allowAutoTopicCreation: true, includeTopicAuthorizedOperations: false });
+  assert.equal(auto.topics[0].errorCode, E.TOPIC_AUTHORIZATION_FAILED);
   // Nothing alice tried changed anything.
   const retention = await adminConn.send(ApiKey.DescribeConfigs, 4, { resources: [{ resourceType: 2, resourceName: 'secret', configurationKeys: ['retention.ms'] }], includeSynonyms: false, includeDocumentation: false });
   assert.notEqual(retention.results[0].configs[0].value, '1000');
