@@ -146,9 +146,9 @@ const offsetCommit: Rule = (req, az) => {
   return perItem(req, 'topics', 'topics', (t: any) => az.allowed(Op.READ, R.TOPIC, t.name), fail(E.TOPIC_AUTHORIZATION_FAILED));
 };
 
-/** OffsetFetch: READ on the group; topics without READ are refused when named, left out when all were asked for. */
+/** OffsetFetch: READ on the group; topics without DESCRIBE are refused when named, left out when all were asked for. */
 const offsetFetch: Rule = (req, az, ctx) => {
-  const readable = (name: string) => az.allowed(Op.READ, R.TOPIC, name);
+  const readable = (name: string) => az.allowed(Op.DESCRIBE, R.TOPIC, name);
   const filterTopics = (topics: any[], askedAll: boolean) => askedAll
     ? topics.filter((t) => readable(t.name))
     : topics.map((t) => readable(t.name) ? t : { ...t, partitions: t.partitions.map((p: any) => ({ ...p, committedOffset: -1n, metadata: null, errorCode: E.TOPIC_AUTHORIZATION_FAILED })) });
@@ -293,7 +293,13 @@ export const AUTHORIZATION_RULES: ReadonlyMap<number, Rule> = new Map<number, Ru
   [ApiKey.DescribeTransactions, (req, az) => perItem(req, 'transactionalIds', 'transactionStates', (id: string) => az.allowed(Op.DESCRIBE, R.TRANSACTIONAL_ID, id),
     (id: string) => ({ errorCode: E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, transactionalId: id, transactionState: '', transactionTimeoutMs: 0, transactionStartTimeMs: -1n, producerId: -1n, producerEpoch: -1, topics: [] }))],
   [ApiKey.ListTransactions, (req, az) => ({ request: req, after: (r: any) => ({ ...r, transactionStates: r.transactionStates.filter((t: any) => az.allowed(Op.DESCRIBE, R.TRANSACTIONAL_ID, t.transactionalId)) }) })],
-  [ApiKey.ConsumerGroupHeartbeat, groupOnly(Op.READ, (errorCode) => ({ throttleTimeMs: 0, errorCode, errorMessage: null, memberId: null, memberEpoch: -1, heartbeatIntervalMs: 0, assignment: null }))],
+  // KIP-848 heartbeats: READ on the group, and DESCRIBE on every topic subscribed to by name.
+  [ApiKey.ConsumerGroupHeartbeat, (req, az) => {
+    const refuse = (errorCode: number) => ({ respond: { throttleTimeMs: 0, errorCode, errorMessage: null, memberId: null, memberEpoch: -1, heartbeatIntervalMs: 0, assignment: null } });
+    if (!az.allowed(Op.READ, R.GROUP, req.groupId)) return refuse(E.GROUP_AUTHORIZATION_FAILED);
+    const names: string[] | null = req.subscribedTopicNames;
+    return names !== null && names.some((n) => !az.allowed(Op.DESCRIBE, R.TOPIC, n)) ? refuse(E.TOPIC_AUTHORIZATION_FAILED) : undefined;
+  }],
   [ApiKey.ConsumerGroupDescribe, (req, az) => perItem(req, 'groupIds', 'groups', (g: string) => az.allowed(Op.DESCRIBE, R.GROUP, g),
     (g: string) => ({ errorCode: E.GROUP_AUTHORIZATION_FAILED, errorMessage: null, groupId: g, groupState: '', groupEpoch: -1, assignmentEpoch: -1, assignorName: '', members: [], authorizedOperations: -2147483648 }))],
   // An empty list asks for every topic, so the answer is filtered too.
