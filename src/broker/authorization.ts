@@ -153,7 +153,12 @@ const offsetFetch: Rule = (req, az, ctx) => {
     ? topics.filter((t) => readable(t.name))
     : topics.map((t) => readable(t.name) ? t : { ...t, partitions: t.partitions.map((p: any) => ({ ...p, committedOffset: -1n, metadata: null, errorCode: E.TOPIC_AUTHORIZATION_FAILED })) });
   if (ctx.apiVersion < 8) {
-    if (!az.allowed(Op.READ, R.GROUP, req.groupId)) return { respond: { throttleTimeMs: 0, topics: [], errorCode: E.GROUP_AUTHORIZATION_FAILED } };
+    if (!az.allowed(Op.READ, R.GROUP, req.groupId)) {
+      // v0-1 have no top-level error code: each partition asked for carries it.
+      const topics = ((req.topics ?? []) as any[]).map((t) => ({ name: t.name, partitions: (t.partitionIndexes as number[]).map((partitionIndex) => ({
+        partitionIndex, committedOffset: -1n, committedLeaderEpoch: -1, metadata: null, errorCode: E.GROUP_AUTHORIZATION_FAILED })) }));
+      return { respond: { throttleTimeMs: 0, topics, errorCode: E.GROUP_AUTHORIZATION_FAILED } };
+    }
     return { request: req, after: (r: any) => ({ ...r, topics: filterTopics(r.topics, req.topics === null) }) };
   }
   const { allowed, denied } = split(req.groups as any[], (g) => az.allowed(Op.READ, R.GROUP, g.groupId));
@@ -239,7 +244,7 @@ export const AUTHORIZATION_RULES: ReadonlyMap<number, Rule> = new Map<number, Ru
   [ApiKey.OffsetCommit, offsetCommit],
   [ApiKey.OffsetFetch, offsetFetch],
   [ApiKey.FindCoordinator, findCoordinator],
-  [ApiKey.JoinGroup, groupOnly(Op.READ, (errorCode) => ({ throttleTimeMs: 0, errorCode, generationId: -1, protocolName: null, leader: '', memberId: '', members: [] }))],
+  [ApiKey.JoinGroup, groupOnly(Op.READ, (errorCode) => ({ throttleTimeMs: 0, errorCode, generationId: -1, protocolName: '', leader: '', memberId: '', members: [] }))],
   [ApiKey.Heartbeat, groupOnly(Op.READ, (errorCode) => ({ throttleTimeMs: 0, errorCode }))],
   [ApiKey.LeaveGroup, groupOnly(Op.READ, (errorCode) => ({ throttleTimeMs: 0, errorCode, members: [] }))],
   [ApiKey.SyncGroup, groupOnly(Op.READ, (errorCode) => ({ throttleTimeMs: 0, errorCode, protocolType: null, protocolName: null, assignment: Buffer.alloc(0) }))],
@@ -278,7 +283,10 @@ export const AUTHORIZATION_RULES: ReadonlyMap<number, Rule> = new Map<number, Ru
     (t: any) => ({ name: t.name, errorCode: E.TOPIC_AUTHORIZATION_FAILED, errorMessage: null }))],
   [ApiKey.DeleteGroups, (req, az) => perItem(req, 'groupsNames', 'results', (g: string) => az.allowed(Op.DELETE, R.GROUP, g),
     (g: string) => ({ groupId: g, errorCode: E.GROUP_AUTHORIZATION_FAILED }))],
-  [ApiKey.ElectLeaders, clusterOnly(Op.ALTER, (errorCode) => ({ throttleTimeMs: 0, errorCode, replicaElectionResults: [] }))],
+  // v0 has no top-level error code: each partition asked for carries it.
+  [ApiKey.ElectLeaders, (req, az) => cluster(az, Op.ALTER) ? undefined : { respond: { throttleTimeMs: 0, errorCode: E.CLUSTER_AUTHORIZATION_FAILED,
+    replicaElectionResults: ((req.topicPartitions ?? []) as any[]).map((t) => ({ topic: t.topic,
+      partitionResult: (t.partitions as number[]).map((partitionId) => ({ partitionId, errorCode: E.CLUSTER_AUTHORIZATION_FAILED, errorMessage: null })) })) } }],
   [ApiKey.AlterPartitionReassignments, clusterOnly(Op.ALTER, (errorCode) => ({ throttleTimeMs: 0, errorCode, errorMessage: null, responses: [] }))],
   [ApiKey.ListPartitionReassignments, clusterOnly(Op.DESCRIBE, (errorCode) => ({ throttleTimeMs: 0, errorCode, errorMessage: null, topics: [] }))],
   [ApiKey.OffsetDelete, (req, az) => {
