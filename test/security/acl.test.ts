@@ -250,3 +250,30 @@ except Exception as e:
 finally:
     c.close()
 `;
+
+test('logline acl create, list --json and delete with kafka-acls.sh options; refused when the broker has no authorizer', { skip, timeout: 60_000 }, async () => {
+  const cli = (...argv: string[]) => runProcess(process.execPath, ['bin/logline.js', 'acl', ...argv, '-b', plain]);
+  const made = await cli('create', '--allow-principal', 'User:alice', '--operation', 'Read', '--operation', 'Describe', '--group', 'cli-', '--topic', 'cli-', '--resource-pattern-type', 'prefixed');
+  assert.equal(made.code, 0, made.stderr);
+  const listed = await cli('list', '--principal', 'User:alice', '--json');
+  assert.equal(listed.code, 0, listed.stderr);
+  const rows = JSON.parse(listed.stdout).map((r: any) => `${r.resourceType} ${r.name} ${r.patternType} ${r.operation} ${r.permission}`).sort();
+  assert.deepEqual(rows, ['Group cli- PREFIXED Describe ALLOW', 'Group cli- PREFIXED Read ALLOW', 'Topic cli- PREFIXED Describe ALLOW', 'Topic cli- PREFIXED Read ALLOW']);
+  // Alice may now describe and read topics named cli-*, so Metadata for one she names says it does not exist rather than refusing.
+  assert.deepEqual(await metadataTopics(alice, ['cli-none']), [['cli-none', E.UNKNOWN_TOPIC_OR_PARTITION]]);
+  const deleted = await cli('delete', '--topic', 'cli-', '--group', 'cli-', '--resource-pattern-type', 'prefixed', '--json');
+  assert.equal(deleted.code, 0, deleted.stderr);
+  assert.equal(JSON.parse(deleted.stdout).length, 4);
+  assert.deepEqual(await metadataTopics(alice, ['cli-none']), [['cli-none', E.TOPIC_AUTHORIZATION_FAILED]]);
+  assert.equal((await cli('create', '--topic', 'x')).code, 2);
+  assert.equal((await cli('delete')).code, 2);
+  // A broker without authorizer.class.name answers SECURITY_DISABLED.
+  const plainServer = await startServer({ listeners: ['PLAINTEXT://127.0.0.1:0'] });
+  try {
+    const r = await runProcess(process.execPath, ['bin/logline.js', 'acl', 'create', '--allow-principal', 'User:x', '--cluster', '-b', `127.0.0.1:${plainServer.listeners[0]!.port}`]);
+    assert.equal(r.code, 1);
+    assert.match(r.stdout + r.stderr, /SECURITY_DISABLED/);
+  } finally {
+    await plainServer.close();
+  }
+});
