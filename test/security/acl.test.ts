@@ -23,6 +23,7 @@ const hasKcat = spawnSync('kcat', ['-V']).status === 0;
 const hasOpenssl = spawnSync('openssl', ['version']).status === 0;
 const PYTHON = '/usr/bin/python3';
 const hasKafkaPython = spawnSync(PYTHON, ['-c', 'import kafka']).status === 0;
+const hasConfluentPython = spawnSync(PYTHON, ['-c', 'import confluent_kafka']).status === 0;
 if (process.env.CI && (!hasKcat || !hasOpenssl)) throw new Error('kcat and openssl are needed in CI');
 const skip = hasOpenssl ? false : 'openssl is not installed';
 
@@ -202,7 +203,7 @@ test('a DENY wins over a wildcard grant, and ListGroups shows only the groups al
   }
 });
 
-test('kcat (librdkafka) and kafka-python see the authorization errors, then succeed once granted', { skip: !hasOpenssl || !hasKcat ? 'kcat or openssl is not installed' : false, timeout: 60_000 }, async () => {
+test('kcat (librdkafka), kafka-python and a confluent-kafka-python transactional producer see the authorization errors, then succeed once granted', { skip: !hasOpenssl || !hasKcat ? 'kcat or openssl is not installed' : false, timeout: 60_000 }, async () => {
   const kcat = ['-b', `${ssl.host}:${ssl.port}`, '-X', 'security.protocol=SSL', '-X', `ssl.ca.location=${certs.caCert}`,
     '-X', `ssl.certificate.location=${certs.clientCert}`, '-X', `ssl.key.location=${certs.clientKey}`];
   const denied = await runProcess('kcat', ['-P', ...kcat, '-t', 'secret', '-X', 'message.timeout.ms=5000'], 'nope\n');
@@ -218,8 +219,15 @@ test('kcat (librdkafka) and kafka-python see the authorization errors, then succ
   if (hasKafkaPython) assert.match((await pyCommit('py-group')).stdout, /^GroupAuthorizationFailedError/);
   await grant(binding(ResourceType.GROUP, 'py-group', Op.READ));
   if (hasKafkaPython) assert.match((await pyCommit('py-group')).stdout, /^TopicAuthorizationFailedError/);
-  await grant(binding(ResourceType.TOPIC, 'secret', Op.WRITE), binding(ResourceType.TOPIC, 'secret', Op.READ));
+  // confluent-kafka-python's transactional producer: refused at init_transactions, then allowed with WRITE on the id.
+  const pyTxn = () => runProcess(PYTHON, ['-c', CONFLUENT_TXN, `${ssl.host}:${ssl.port}`, certs.caCert, certs.clientCert, certs.clientKey], null, 60_000);
+  if (hasConfluentPython) assert.match((await pyTxn()).stdout, /TRANSACTIONAL_ID_AUTHORIZATION_FAILED/);
+  await grant(binding(ResourceType.TOPIC, 'secret', Op.WRITE), binding(ResourceType.TOPIC, 'secret', Op.READ), binding(ResourceType.TRANSACTIONAL_ID, 'py-tx', Op.WRITE));
   try {
+    if (hasConfluentPython) {
+      const txn = await pyTxn();
+      assert.equal(txn.stdout.trim(), 'committed', txn.stdout + txn.stderr);
+    }
     const ok = await runProcess('kcat', ['-P', ...kcat, '-t', 'secret'], 'granted\n');
     assert.equal(ok.code, 0, ok.stderr);
     const rows = await runProcess('kcat', ['-C', ...kcat, '-t', 'secret', '-o', 'beginning', '-e', '-q', '-f', '%s\\n']);
@@ -233,6 +241,23 @@ test('kcat (librdkafka) and kafka-python see the authorization errors, then succ
     await revokeAll();
   }
 });
+
+/** confluent-kafka-python commits one transactional record to `secret`: `committed`, or the error's name. */
+const CONFLUENT_TXN = `
+import sys
+from confluent_kafka import Producer, KafkaException
+bootstrap, ca, cert, key = sys.argv[1:5]
+p = Producer({'bootstrap.servers': bootstrap, 'security.protocol': 'SSL', 'ssl.ca.location': ca, 'ssl.certificate.location': cert,
+              'ssl.key.location': key, 'transactional.id': 'py-tx', 'transaction.timeout.ms': 10000})
+try:
+    p.init_transactions(15)
+    p.begin_transaction()
+    p.produce('secret', b'txn')
+    p.commit_transaction(15)
+    print('committed')
+except KafkaException as e:
+    print(e.args[0].name(), e.args[0].str())
+`;
 
 /** kafka-python commits an offset for a group: it prints the error class it raises, or `committed`. */
 const KAFKA_PYTHON_COMMIT = `
