@@ -189,7 +189,11 @@ export class Broker {
     if (authorizer !== null) this.router.authorizer = (ctx) => bindAuthz(authorizer.indexFor(this.acls), ctx.principal, ctx.clientAddress);
     // Last: a source that already holds an image delivers it right here. ACLs take effect as soon
     // as their image is applied, for every open connection.
-    deps.metadata.onDelta((_delta, image) => { this.acls = image.acls; });
+    deps.metadata.onDelta((_delta, image) => {
+      this.acls = image.acls;
+      // The index of new ACLs is built here rather than by the first request that needs it.
+      authorizer?.indexFor(image.acls);
+    });
     deps.metadata.onDelta((delta, image) => this.enqueueDelta(delta, image));
   }
 
