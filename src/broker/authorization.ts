@@ -38,7 +38,7 @@ export function bindAuthz(index: AclIndex, principal: string, clientAddress: str
 const cluster = (az: Authz, op: number): boolean => az.allowed(op, R.CLUSTER, CLUSTER_RESOURCE_NAME);
 const E = ErrorCode;
 
-/** Splits `items` by `ok`; `after` appends what `deny` makes of the refused ones to the response's `field`. */
+/** Splits `items` into those `ok` allows and the rest, keeping their order. */
 function split<T>(items: readonly T[], ok: (item: T) => boolean): { allowed: T[]; denied: T[] } {
   const allowed: T[] = [];
   const denied: T[] = [];
