@@ -76,6 +76,12 @@ import { consumerGroupDescribeHandler } from './handlers/69-consumer-group-descr
 import { describeClientQuotasHandler } from './handlers/48-describe-client-quotas.js';
 import { alterClientQuotasHandler } from './handlers/49-alter-client-quotas.js';
 import { ClientQuotaManager } from './quotas.js';
+import { describeAclsHandler } from './handlers/29-describe-acls.js';
+import { createAclsHandler } from './handlers/30-create-acls.js';
+import { deleteAclsHandler } from './handlers/31-delete-acls.js';
+import { authorizerFromConfig, type StandardAuthorizer } from '../security/index.js';
+import { AclsImage } from '../metadata/index.js';
+import { bindAuthz } from './authorization.js';
 
 export interface MetadataSource {
   view(): MetadataView;
@@ -183,7 +189,18 @@ export class Broker {
       describeProducersHandler, describeTransactionsHandler, listTransactionsHandler]) {
       this.router.register(h);
     }
-    // Last: a source that already holds an image delivers it right here.
+    for (const h of [describeAclsHandler, createAclsHandler, deleteAclsHandler]) this.router.register(h);
+    this.authorizer = authorizerFromConfig(deps.brokerConfig.get('authorizer.class.name') as string | null, deps.brokerConfig.get('super.users') as string | null,
+      deps.brokerConfig.get('allow.everyone.if.no.acl.found') === true, AclsImage.EMPTY);
+    const authorizer = this.authorizer;
+    if (authorizer !== null) this.router.authorizer = (ctx) => bindAuthz(authorizer.indexFor(this.acls), ctx.principal, ctx.clientAddress);
+    // Last: a source that already holds an image delivers it right here. ACLs take effect as soon
+    // as their image is applied, for every open connection.
+    deps.metadata.onDelta((_delta, image) => {
+      this.acls = image.acls;
+      // The index of new ACLs is built here rather than by the first request that needs it.
+      authorizer?.indexFor(image.acls);
+    });
     deps.metadata.onDelta((delta, image) => {
       this.clientQuotas.update(image.clientQuotas);
       this.enqueueDelta(delta, image);
@@ -192,6 +209,10 @@ export class Broker {
 
   /** Client quotas: rates measured per user/client-id against the image's ClientQuotaRecords. */
   readonly clientQuotas: ClientQuotaManager;
+  /** Kafka's StandardAuthorizer when `authorizer.class.name` names it; null: everything is allowed. */
+  readonly authorizer: StandardAuthorizer | null;
+  /** The ACLs of the latest image. */
+  private acls: AclsImage = AclsImage.EMPTY;
 
   /** Coordinator timers (sessions, offset expiry, transaction timeouts) must not keep a process alive on their own. */
   private coordinatorScheduler() {
@@ -510,6 +531,8 @@ export class Broker {
       alterClientQuotas: (request) => settle(c().alterClientQuotas(request)),
       alterPartitionReassignments: (request) => settle(c().alterPartitionReassignments(request)),
       listPartitionReassignments: (request) => c().listPartitionReassignments(request),
+      createAcls: (creations) => c().createAcls(creations),
+      deleteAcls: (filters) => c().deleteAcls(filters),
       allocateProducerIds: (request) => c().allocateProducerIds(request),
       registerBroker: (request) => c().registerBroker(request),
       brokerHeartbeat: (request) => c().brokerHeartbeat(request),
@@ -611,6 +634,7 @@ export class Broker {
       writeTxnMarkers: (m: TxnMarkerParams) => this.writeTxnMarkers(m),
       checkTxnPartitions: (p: Parameters<Broker['checkTxnPartitions']>[0], add: boolean) => this.checkTxnPartitions(p, add),
       activeProducers: (topic: string, partition: number) => rm.activeProducers(topic, partition),
+      aclAdmin: { enabled: this.authorizer !== null, acls: () => this.acls },
     };
   }
 }

@@ -1,5 +1,6 @@
 // What a handler sees of the world: the request header, who is asking, and the broker's services.
 import type { ApiTypes, RequestHeader } from '../protocol/index.js';
+import type { Authz } from './authorization.js';
 
 export interface RequestContext<S = unknown> {
   readonly header: RequestHeader;
@@ -17,6 +18,8 @@ export interface RequestContext<S = unknown> {
    * the response. Absent where there is no socket (handler unit tests): use fresh buffers then.
    */
   readonly responseBytes?: (bytes: number) => Buffer;
+  /** The caller's rights when an authorizer is on (set by the router); absent when everything is allowed. */
+  readonly authz?: Authz;
 }
 
 /** The decoded request and the response body of an API, by key (`RequestOf<3>` is MetadataRequest). */

@@ -1,7 +1,7 @@
 // The controller's APIs on the controller listener (Kafka's ControllerApis): what brokers send to
 // the active controller — registrations, heartbeats, producer-id blocks, ISR changes — and the cluster changes
 // they forward for their clients (CreateTopics, DeleteTopics, CreatePartitions, ElectLeaders,
-// AlterPartitionReassignments, ListPartitionReassignments, AlterConfigs, IncrementalAlterConfigs, AlterClientQuotas). Each is answered by the ControllerService in this process:
+// AlterPartitionReassignments, ListPartitionReassignments, AlterConfigs, IncrementalAlterConfigs, AlterClientQuotas, CreateAcls, DeleteAcls). Each is answered by the ControllerService in this process:
 // NOT_CONTROLLER unless it is active, so the sender looks again. The quorum's own RPCs and
 // DescribeQuorum share the listener and are answered by the Raft transport.
 //
@@ -30,6 +30,8 @@ import { brokerHeartbeatHandler } from './handlers/63-broker-heartbeat.js';
 import { allocateProducerIdsHandler } from './handlers/67-allocate-producer-ids.js';
 import { alterPartitionHandler } from './handlers/56-alter-partition.js';
 import { alterClientQuotasHandler } from './handlers/49-alter-client-quotas.js';
+import { createAclsHandler } from './handlers/30-create-acls.js';
+import { deleteAclsHandler } from './handlers/31-delete-acls.js';
 
 export interface ControllerApisOptions {
   readonly nodeId: number;
@@ -45,7 +47,7 @@ export function controllerApis(o: ControllerApisOptions): { router: Router<any>;
   const router = new Router<any>();
   router.register(apiVersionsHandler(() => router.supportedVersions(), () => o.metadata.view().features()));
   for (const h of [createTopicsHandler, deleteTopicsHandler, createPartitionsHandler, electLeadersHandler, alterPartitionReassignmentsHandler, listPartitionReassignmentsHandler, alterConfigsHandler, incrementalAlterConfigsHandler, alterClientQuotasHandler,
-    brokerRegistrationHandler, brokerHeartbeatHandler, allocateProducerIdsHandler, alterPartitionHandler]) router.register(h);
+    brokerRegistrationHandler, brokerHeartbeatHandler, allocateProducerIdsHandler, alterPartitionHandler, createAclsHandler, deleteAclsHandler]) router.register(h);
   const topicAdmin: TopicAdmin = {
     createTopics: (request) => c.createTopics(request),
     deleteTopics: (targets) => c.deleteTopics(targets),
@@ -55,6 +57,8 @@ export function controllerApis(o: ControllerApisOptions): { router: Router<any>;
     topicAdmin, controller: c,
     configAdmin: new ConfigAdmin(() => o.metadata.view(), () => o.brokerConfig, () => o.nodeId, () => c, true),
     localController: c,
+    // Brokers forward ACL changes only after checking the client's rights, so the controller takes them as they come.
+    aclAdmin: { enabled: true, acls: () => o.metadata.image.acls },
   } satisfies ControllerServices & Record<string, unknown>;
   const serve: OtherRequests = async (header, frame, bodyOffset, clientAddress) => {
     const ctx: RequestContext<typeof services> = {

@@ -12,6 +12,7 @@ import type {
   DeleteTopicsResponseDeletableTopicResult, ElectLeadersRequest, ElectLeadersResponseReplicaElectionResult,
   AlterPartitionReassignmentsRequest, AlterPartitionReassignmentsResponse, ListPartitionReassignmentsRequest, ListPartitionReassignmentsResponse,
   AlterClientQuotasRequest, AlterClientQuotasResponseEntryData,
+  CreateAclsRequestAclCreation, CreateAclsResponseAclCreationResult, DeleteAclsRequestDeleteAclsFilter, DeleteAclsResponseDeleteAclsFilterResult,
 } from '../protocol/index.js';
 
 /** One resource's config change, as AlterConfigs (`replace`: the set replaces every dynamic config) or IncrementalAlterConfigs send it. */
@@ -39,6 +40,10 @@ export interface ControllerChannel {
   listPartitionReassignments(request: ListPartitionReassignmentsRequest): Promise<ListPartitionReassignmentsResponse>;
   /** AlterClientQuotas: an error per entry (NOT_CONTROLLER on each when none was reached). */
   alterClientQuotas(request: AlterClientQuotasRequest): Promise<AlterClientQuotasResponseEntryData[]>;
+  /** CreateAcls: one result per creation (NOT_CONTROLLER in each when none was reached). */
+  createAcls(creations: CreateAclsRequestAclCreation[]): Promise<CreateAclsResponseAclCreationResult[]>;
+  /** DeleteAcls: one result per filter with the ACLs it removed. */
+  deleteAcls(filters: DeleteAclsRequestDeleteAclsFilter[]): Promise<DeleteAclsResponseDeleteAclsFilterResult[]>;
   allocateProducerIds(request: AllocateProducerIdsRequest): Promise<AllocateProducerIdsResponse>;
   registerBroker(request: BrokerRegistrationRequest): Promise<BrokerRegistrationResponse>;
   brokerHeartbeat(request: BrokerHeartbeatRequest): Promise<BrokerHeartbeatResponse>;

@@ -23,6 +23,7 @@ import {
   type CreatePartitionsResponseCreatePartitionsTopicResult, type CreateTopicsRequest, type CreateTopicsResponseCreatableTopicResult,
   type AlterPartitionReassignmentsRequest, type AlterPartitionReassignmentsResponse, type ListPartitionReassignmentsRequest, type ListPartitionReassignmentsResponse,
   type AlterClientQuotasRequest, type AlterClientQuotasResponse, type AlterClientQuotasResponseEntryData,
+  type CreateAclsRequestAclCreation, type CreateAclsResponseAclCreationResult, type DeleteAclsRequestDeleteAclsFilter, type DeleteAclsResponseDeleteAclsFilterResult,
   type DeleteTopicsResponseDeletableTopicResult, type DescribeQuorumRequest, type DescribeQuorumResponse, type ElectLeadersRequest, type ElectLeadersResponseReplicaElectionResult,
 } from '../protocol/index.js';
 import type { ConfigChange, ControllerChannel, ResourceResult } from './controller-channel.js';
@@ -174,6 +175,29 @@ export class ForwardingControllerChannel implements ControllerChannel {
       }
       return r.entries;
     }, () => request.entries.map((e) => ({ errorCode: ErrorCode.NOT_CONTROLLER, errorMessage: NOT_CONTROLLER_MESSAGE, entity: e.entity.map((x) => ({ ...x })) })));
+  }
+
+  /** Answered once this node's image holds the ACLs (so the client's next request here is checked against them). */
+  createAcls(creations: CreateAclsRequestAclCreation[]): Promise<CreateAclsResponseAclCreationResult[]> {
+    return this.route((c) => c.createAcls(creations), async (conn) => {
+      const r = await conn.send<{ results: CreateAclsResponseAclCreationResult[] }>(ApiKey.CreateAcls, 3, { creations });
+      const made = creations.filter((_, i) => r.results[i]?.errorCode === ErrorCode.NONE);
+      await this.waitFor(() => made.every((c) => [...this.md.image.acls.acls.values()].some((a) => a.resourceType === c.resourceType
+        && a.resourceName === c.resourceName && a.patternType === c.resourcePatternType && a.principal === c.principal && a.host === c.host
+        && a.operation === c.operation && a.permissionType === c.permissionType)));
+      return r.results;
+    }, () => creations.map(() => ({ errorCode: ErrorCode.NOT_CONTROLLER, errorMessage: NOT_CONTROLLER_MESSAGE })));
+  }
+
+  deleteAcls(filters: DeleteAclsRequestDeleteAclsFilter[]): Promise<DeleteAclsResponseDeleteAclsFilterResult[]> {
+    return this.route((c) => c.deleteAcls(filters), async (conn) => {
+      const r = await conn.send<{ filterResults: DeleteAclsResponseDeleteAclsFilterResult[] }>(ApiKey.DeleteAcls, 3, { filters });
+      const gone = r.filterResults.flatMap((f) => f.matchingAcls);
+      await this.waitFor(() => !gone.some((g) => [...this.md.image.acls.acls.values()].some((a) => a.resourceType === g.resourceType
+        && a.resourceName === g.resourceName && a.patternType === g.patternType && a.principal === g.principal && a.host === g.host
+        && a.operation === g.operation && a.permissionType === g.permissionType)));
+      return r.filterResults;
+    }, () => filters.map(() => ({ errorCode: ErrorCode.NOT_CONTROLLER, errorMessage: NOT_CONTROLLER_MESSAGE, matchingAcls: [] })));
   }
 
   allocateProducerIds(request: AllocateProducerIdsRequest): Promise<AllocateProducerIdsResponse> {

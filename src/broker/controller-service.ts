@@ -20,6 +20,7 @@ import {
   type CreatePartitionsResponseCreatePartitionsTopicResult, type CreateTopicsRequest, type CreateTopicsResponseCreatableTopicResult,
   type DeleteTopicsResponseDeletableTopicResult, type ElectLeadersRequest, type ElectLeadersResponseReplicaElectionResult,
   type AlterPartitionReassignmentsRequest, type AlterPartitionReassignmentsResponse, type ListPartitionReassignmentsRequest, type ListPartitionReassignmentsResponse,
+  type CreateAclsRequestAclCreation, type CreateAclsResponseAclCreationResult, type DeleteAclsRequestDeleteAclsFilter, type DeleteAclsResponseDeleteAclsFilterResult,
 } from '../protocol/index.js';
 import {
   BALANCE_ELECTIONS_MAX, ControllerSeat, QuorumController, toMetadataRecords, type Activation, type ControllerResult,
@@ -172,6 +173,16 @@ export class ControllerService implements ControllerChannel {
     return this.run((c) => c.alterClientQuotas(request)).catch(notController(() => request.entries.map((e) => ({
       errorCode: ErrorCode.NOT_CONTROLLER, errorMessage: 'This is not the active controller.', entity: e.entity.map((x) => ({ ...x })),
     }))));
+  }
+
+  createAcls(creations: CreateAclsRequestAclCreation[]): Promise<CreateAclsResponseAclCreationResult[]> {
+    return this.run((c) => c.createAcls(creations))
+      .catch(notController(() => creations.map(() => ({ errorCode: ErrorCode.NOT_CONTROLLER, errorMessage: 'This is not the active controller.' }))));
+  }
+
+  deleteAcls(filters: DeleteAclsRequestDeleteAclsFilter[]): Promise<DeleteAclsResponseDeleteAclsFilterResult[]> {
+    return this.run((c) => c.deleteAcls(filters))
+      .catch(notController(() => filters.map(() => ({ errorCode: ErrorCode.NOT_CONTROLLER, errorMessage: 'This is not the active controller.', matchingAcls: [] }))));
   }
 
   allocateProducerIds(request: AllocateProducerIdsRequest): Promise<AllocateProducerIdsResponse> {

@@ -3,6 +3,7 @@
 import { apiInfo, decodeMessage, Reader, ProtocolError, ErrorCode, ApiKey, type RequestHeader } from '../protocol/index.js';
 import { assert } from '../util/index.js';
 import type { HandlerSpec, RequestContext } from './context.js';
+import { authorizeRequest, type Authz } from './authorization.js';
 
 /**
  * `frameDone`: nothing refers to the request frame any more; its buffer may be reused. `request`:
@@ -19,6 +20,11 @@ export type Interceptor = (header: RequestHeader, request: object) => Promise<ob
 export class Router<S = unknown> {
   private readonly handlers = new Map<number, HandlerSpec<S>>();
   private readonly interceptors = new Map<number, Interceptor>();
+  /**
+   * The caller's rights when an authorizer is on (null: everything is allowed); every request then
+   * passes the table in authorization.ts before its handler runs.
+   */
+  authorizer: ((ctx: RequestContext<any>) => Authz | null) | null = null;
 
   register(spec: HandlerSpec<S>): this {
     const api = apiInfo(spec.apiKey);
@@ -70,7 +76,20 @@ export class Router<S = unknown> {
       const answer = await interceptor(header, request);
       if (answer !== undefined) return answer === null ? { kind: 'none' } : { kind: 'response', apiKey, version, body: answer };
     }
-    const body = await handler.handle(request, ctx);
+    const az = this.authorizer?.(ctx) ?? null;
+    let after: ((response: any) => any) | undefined;
+    if (az !== null) {
+      const rule = authorizeRequest(apiKey, request, az, ctx);
+      if (rule === 'unlisted') return { kind: 'close', reason: `${apiInfo(apiKey)!.name}: refused, and its response has no error code to say so` };
+      if (rule !== undefined) {
+        if ('respond' in rule) return rule.respond === null ? { kind: 'none' } : { kind: 'response', apiKey, version, body: rule.respond };
+        request = rule.request;
+        after = rule.after;
+      }
+      ctx = { ...ctx, authz: az };
+    }
+    let body = await handler.handle(request, ctx);
+    if (after !== undefined) body = after(body);
     // An interceptor may have kept the request, so only an unintercepted one gives its frame back.
     const frameDone = handler.requestBytesDoneOnResolve === true && interceptor === undefined;
     return body === null ? { kind: 'none', frameDone, request } : { kind: 'response', apiKey, version, body, frameDone, request };

@@ -195,3 +195,13 @@ export interface TxnServices extends GroupServices {
 export interface ControllerServices {
   localController: import('./controller-channel.js').ControllerChannel;
 }
+
+/** The ACL admin APIs (29-31): whether an authorizer is on, the ACLs of the current image, and the controller that changes them. */
+export interface AclServices {
+  aclAdmin: {
+    /** False without `authorizer.class.name`: the ACL APIs answer SECURITY_DISABLED. */
+    readonly enabled: boolean;
+    acls(): import('../metadata/index.js').AclsImage;
+  };
+  controller: import('./controller-channel.js').ControllerChannel;
+}

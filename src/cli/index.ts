@@ -12,6 +12,7 @@ import { planCommand } from './plan.js';
 import { doctorCommand } from './doctor.js';
 import { securityCommand } from './security.js';
 import { quotaCommand } from './quota.js';
+import { aclCommand } from './acl.js';
 import { version } from '../index.js';
 
 const COMMANDS: Record<string, { help: string; run: (argv: string[]) => Promise<number> }> = {
@@ -24,6 +25,7 @@ const COMMANDS: Record<string, { help: string; run: (argv: string[]) => Promise<
   cluster: { help: 'describe the cluster (cluster info, cluster status), elect leaders (cluster elect-leaders) or start a local one (cluster start)', run: clusterCommand },
   quota: { help: 'set and list client quotas (quota set --user alice --add producer_byte_rate=1048576)', run: quotaCommand },
   security: { help: 'TLS helpers: write development certificates (security dev-certs DIR)', run: securityCommand },
+  acl: { help: 'create, list, delete ACLs (kafka-acls.sh\'s options)', run: aclCommand },
   bench: { help: 'load generators (bench produce)', run: benchCommand },
   doctor: { help: 'check a running cluster against the production checklist (PASS/WARN/FAIL)', run: doctorCommand },
   plan: { help: 'size a cluster: disk, network, storage and brokers for a workload', run: planCommand },

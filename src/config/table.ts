@@ -280,8 +280,9 @@ export const BROKER_KEYS = {
   'ssl.cipher.suites': key('ssl.cipher.suites', 'list', '', 'Cipher suites allowed (IANA or OpenSSL names); empty: the TLS library\'s defaults.', { dynamic: 'per-broker' }),
   'ssl.endpoint.identification.algorithm': key('ssl.endpoint.identification.algorithm', 'string', 'https', 'https: inter-broker and controller connections check the server certificate names the host; empty: they do not.', { dynamic: 'per-broker' }),
   'ssl.principal.mapping.rules': key('ssl.principal.mapping.rules', 'string', 'DEFAULT', 'Rules (RULE:pattern/replacement/[LU], DEFAULT) turning a client certificate\'s distinguished name into a user name.'),
-  'authorizer.class.name': key('authorizer.class.name', 'string', '', 'Authorizer to load; empty disables authorization.', { importance: 'low' }),
-  'super.users': key('super.users', 'list', '', 'Principals allowed everything (User:alice;User:bob).', { importance: 'medium' }),
+  'authorizer.class.name': key('authorizer.class.name', 'string', '', 'org.apache.kafka.metadata.authorizer.StandardAuthorizer (or kafka.security.authorizer.AclAuthorizer) turns on ACLs; empty: everything is allowed.', { importance: 'low' }),
+  'super.users': key('super.users', 'string', '', 'Principals allowed everything, semicolon-separated (User:alice;User:CN=broker,O=acme).', { importance: 'medium' }),
+  'allow.everyone.if.no.acl.found': key('allow.everyone.if.no.acl.found', 'boolean', 'false', 'With an authorizer: a resource no ACL names may be used by everyone.', { importance: 'medium' }),
 } as const;
 export type BrokerConfigName = keyof typeof BROKER_KEYS;
 

@@ -20,5 +20,6 @@ export {
   FeatureControlManager, CONTROLLER_FEATURES, KRAFT_VERSION_FEATURE, GROUP_VERSION_FEATURE,
   METADATA_VERSION_MINIMUM, METADATA_VERSION_LATEST, type FeatureRange,
 } from './features.js';
+export { createAcls, deleteAcls } from './acls.js';
 export { ProducerIdControlManager, PRODUCER_ID_BLOCK_SIZE } from './producer-ids.js';
 export { ControllerSeat, type Activation, type QuorumLeadership, type SeatChange } from './seat.js';

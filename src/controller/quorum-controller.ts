@@ -16,6 +16,7 @@ import {
   type AlterPartitionReassignmentsRequest, type AlterPartitionReassignmentsResponse,
   type ListPartitionReassignmentsRequest, type ListPartitionReassignmentsResponse,
   type AlterClientQuotasRequest, type AlterClientQuotasResponseEntryData,
+  type CreateAclsRequestAclCreation, type CreateAclsResponseAclCreationResult, type DeleteAclsRequestDeleteAclsFilter, type DeleteAclsResponseDeleteAclsFilterResult,
 } from '../protocol/index.js';
 import {
   BrokerInControlledShutdownChange, MetadataDelta, MetadataImage, MetadataRecordType, provenance,
@@ -28,6 +29,7 @@ import { FeatureControlManager } from './features.js';
 import { BrokerHeartbeatManager } from './heartbeat-manager.js';
 import { ProducerIdControlManager } from './producer-ids.js';
 import { ReplicationControlManager } from './replication-control.js';
+import { createAcls, deleteAcls } from './acls.js';
 import type { TopicConfigValidator, TopicDefaults } from './topics.js';
 
 export interface ControllerResult<T> {
@@ -228,6 +230,16 @@ export class QuorumController {
   allocateProducerIds(request: AllocateProducerIdsRequest): ControllerResult<AllocateProducerIdsResponse> {
     this.assertActive();
     return this.producerIds.generateNextProducerIds(this.image, request);
+  }
+
+  createAcls(creations: readonly CreateAclsRequestAclCreation[]): ControllerResult<CreateAclsResponseAclCreationResult[]> {
+    this.assertActive();
+    return createAcls(this.image, creations, this.prng);
+  }
+
+  deleteAcls(filters: readonly DeleteAclsRequestDeleteAclsFilter[]): ControllerResult<DeleteAclsResponseDeleteAclsFilterResult[]> {
+    this.assertActive();
+    return deleteAcls(this.image, filters);
   }
 
   createTopics(request: CreateTopicsRequest): ControllerResult<CreateTopicsResponseCreatableTopicResult[]> {

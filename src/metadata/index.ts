@@ -32,6 +32,10 @@ export {
   type StandardAcl, type ScramCredential, type DelegationToken,
 } from './security.js';
 export {
+  ResourceType, PatternType, AclOperation, AclPermissionType, CLUSTER_RESOURCE_NAME, WILDCARD_RESOURCE, WILDCARD_PRINCIPAL, WILDCARD_HOST,
+  invalidBinding, invalidFilter, filterMatches, type AclBindingFilter,
+} from './acls.js';
+export {
   ClientQuotasImage, ClientQuotasDelta, quotaEntityKey, describeClientQuotas, QuotaMatchType, type ClientQuotaEntry, type QuotaEntityPart, type QuotaFilterComponent, type DescribedQuotas,
 } from './quotas.js';
 export { imageToRecords } from './snapshot.js';

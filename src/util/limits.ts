@@ -109,4 +109,8 @@ export const limits = {
   clientQuotaThrottleMsMax: 0x7fffffff,
   /** Quota entries one DescribeClientQuotas / AlterClientQuotas request may name. */
   clientQuotaEntriesPerRequestMax: 10_000,
+  /** Authorization decisions one ACL index caches (over every principal); past it the cache starts over. */
+  aclDecisionsCachedMax: 100_000,
+  /** ACL creations or deletion filters in one CreateAcls/DeleteAcls request. */
+  aclsPerRequestMax: 10_000,
 } as const;
