@@ -37,6 +37,8 @@ const SAMPLES: Record<number, object> = {
   [ApiKey.DescribeConfigs]: { resources: [{ resourceType: 2, resourceName: 't' }, { resourceType: 4, resourceName: '1' }] },
   [ApiKey.AlterConfigs]: { resources: [{ resourceType: 2, resourceName: 't', configs: [] }] },
   [ApiKey.IncrementalAlterConfigs]: { resources: [{ resourceType: 4, resourceName: '', configs: [] }] },
+  [ApiKey.AlterClientQuotas]: { entries: [{ entity: [{ entityType: 'user', entityName: 'alice' }], ops: [{ key: 'producer_byte_rate', value: 1024, remove: false }] }], validateOnly: false },
+  [ApiKey.AlterUserScramCredentials]: { deletions: [{ name: 'alice', mechanism: 1 }], upsertions: [] },
   [ApiKey.CreatePartitions]: { topics: [{ name: 't', count: 2, assignments: null }] },
   [ApiKey.DeleteGroups]: { groupsNames: ['g'] },
   [ApiKey.OffsetDelete]: { groupId: 'g', topics: topicParts('partitions', { partitionIndex: 0 }) },
