@@ -232,7 +232,7 @@ async function openDiskBackend(o: DiskBackendOptions, brokerConfig: BrokerConfig
     metadata = await LogMetadata.open({
       logDir: o.dataDir, fs, clock: o.clock, clusterId: meta.clusterId, nodeId: o.nodeId, ...metadataQuorum(brokerConfig, o.nodeId, await bootstrapVoters()),
       snapshotRecordBytes: Number(brokerConfig.get('metadata.log.max.record.bytes.between.snapshots')),
-      segmentBytes: o.metadataSegmentBytes ?? Number(brokerConfig.get('metadata.log.segment.bytes')), logger: o.logger,
+      segmentBytes: o.metadataSegmentBytes ?? Number(brokerConfig.get('metadata.log.segment.bytes')), logger: o.logger, flushStats: logs.flushStats,
       raftTimeouts: {
         electionTimeoutMs: Number(brokerConfig.get('controller.quorum.election.timeout.ms')),
         fetchTimeoutMs: Number(brokerConfig.get('controller.quorum.fetch.timeout.ms')),

@@ -24,7 +24,7 @@ import {
   metadataRecordName, provenance, serializeMetadataRecord, type MetadataBatch, type MetadataRecord,
 } from '../metadata/index.js';
 import { buildRecordBatchSync, iterateBatches, iterateRecords } from '../records/index.js';
-import type { FileSystem } from '../storage/index.js';
+import type { FileSystem, LogFlushStats } from '../storage/index.js';
 import {
   FileQuorumStateStore, RaftDriver, SocketTransport, StorageLogStore, defaultRaftTimeouts, METADATA_LOG_DIR_NAME,
   type OtherRequests, type VoterAddress, type Committed, type Entry, type EntryBatch, type QuorumDescription, type RaftConfig, type RaftTransport, type ReplicatedStateMachine, type Snapshot,
@@ -64,6 +64,8 @@ export interface LogMetadataOptions {
   /** controller.quorum.* timeouts over Kafka's defaults (a quorum of one waits for none of them). */
   readonly raftTimeouts?: Partial<Pick<RaftConfig, 'electionTimeoutMs' | 'fetchTimeoutMs' | 'electionBackoffMaxMs' | 'requestTimeoutMs' | 'retryBackoffMs'>>;
   readonly logger?: Logger;
+  /** Where the metadata log's fsync times are counted (the node's LogManager's). */
+  readonly flushStats?: LogFlushStats;
 }
 
 /** No peers: a quorum of one never sends a message. */
@@ -117,7 +119,7 @@ export class LogMetadata implements MetadataSource {
     m.transport = transport;
     const dir = nodePath.join(o.logDir, METADATA_LOG_DIR_NAME);
     const logStore = new StorageLogStore(dir, {
-      fs: o.fs, clock: o.clock, snapshotFormat: 'records', ...(o.segmentBytes !== undefined ? { config: { segmentBytes: o.segmentBytes } } : {}),
+      fs: o.fs, clock: o.clock, snapshotFormat: 'records', ...(o.flushStats ? { flushStats: o.flushStats } : {}), ...(o.segmentBytes !== undefined ? { config: { segmentBytes: o.segmentBytes } } : {}),
     });
     let fatal: Error | undefined;
     let driver: RaftDriver;

@@ -6,7 +6,7 @@ import { Router } from './router.js';
 import { apiVersionsHandler } from './handlers/18-api-versions.js';
 import { Broker, type BrokerDeps } from './broker.js';
 import { diskBackend } from './disk-backend.js';
-import { MemoryFileSystem, type FileSystem } from '../storage/index.js';
+import { MemoryFileSystem, type FileSystem, type LogFlushStats } from '../storage/index.js';
 import { describeQuorumAnswer, describeQuorumHandler, type QuorumServices } from './handlers/55-describe-quorum.js';
 import { parseBrokerConfig, type BrokerConfig } from '../config/index.js';
 import { reloadTlsOnConfigChange, securedListener } from './listener-security.js';
@@ -80,6 +80,8 @@ export interface ServerHandle {
   readonly controllerService: ControllerService | null;
   /** Requests, total time and error codes per API on the client listeners. */
   readonly requestMetrics: RequestMetrics;
+  /** fsync times of this node's logs, the metadata log's included (a data directory only). */
+  readonly logFlushStats: LogFlushStats | null;
   /** The bound HTTP listener, or null (none configured, or no factory given). */
   readonly http: { readonly host: string; readonly port: number } | null;
   /**
@@ -243,6 +245,7 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerHa
     config: brokerConfig,
     controllerService: disk?.controllerService ?? null,
     requestMetrics: network.requestMetrics,
+    logFlushStats: disk?.logs.flushStats ?? null,
     get http() { return httpBound === null ? null : { host: httpBound.host, port: httpBound.port }; },
     // Stop accepting and answer what is in flight, then flush the logs and mark a clean shutdown.
     close: (closeOptions) => close(closeOptions),

@@ -9,10 +9,10 @@ import type { Socket } from 'node:net';
 import type { HttpListener, ServerHandle } from '../broker/index.js';
 import { limits } from '../util/index.js';
 import { brokers, health, nodeView, quorum, readiness, topic, topics } from './admin.js';
-import { nodeMetrics } from './metrics.js';
+import { OPENMETRICS_CONTENT_TYPE, nodeMetrics, toOpenMetrics, wantsOpenMetrics } from './metrics.js';
 
 type Answer = { status: number; json: unknown } | { status: number; text: string; contentType: string };
-type Route = (node: ServerHandle, rest: string) => Answer | Promise<Answer>;
+type Route = (node: ServerHandle, rest: string, req: IncomingMessage) => Answer | Promise<Answer>;
 
 const ok = (json: unknown): Answer => ({ status: 200, json });
 const notFound = (what: string): Answer => ({ status: 404, json: { error: 'not found', detail: what } });
@@ -39,7 +39,12 @@ function routesFor(node: ServerHandle): Map<string, Route> {
       const t = topic(node, name);
       return t === null ? notFound(`topic ${name}`) : ok(t);
     }],
-    ['/metrics', async () => ({ status: 200, text: await registry.metrics(), contentType: registry.contentType })],
+    ['/metrics', async (_, __, req) => {
+      const text = await registry.metrics();
+      return wantsOpenMetrics(req.headers.accept)
+        ? { status: 200, text: toOpenMetrics(text), contentType: OPENMETRICS_CONTENT_TYPE }
+        : { status: 200, text, contentType: registry.contentType };
+    }],
   ]);
 }
 
@@ -88,7 +93,7 @@ async function serve(routes: Map<string, Route>, node: ServerHandle, req: Incomi
     const found = match(routes, path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path);
     if (found === null) answer = notFound(path);
     else if (req.method !== 'GET' && req.method !== 'HEAD') answer = { status: 405, json: { error: 'method not allowed', detail: 'this API is read-only' } };
-    else answer = await found[0](node, found[1]);
+    else answer = await found[0](node, found[1], req);
   } catch (e) {
     answer = { status: 500, json: { error: 'internal error', detail: e instanceof Error ? e.message : String(e) } };
   }
