@@ -112,7 +112,7 @@ export class LogMetadata implements MetadataSource {
     const transport: RaftTransport & { readonly port: number } = alone && o.controllerListener === undefined ? new NoPeersTransport() : new SocketTransport({
       nodeId: o.nodeId, clusterId: o.clusterId, host: listenOn.host, port: listenOn.port, voters: o.voterAddresses ?? [],
       requestTimeoutMs: timeouts.requestTimeoutMs,
-      onProtocolError: (reason) => o.logger?.warn(`metadata quorum: dropped a connection: ${reason}`),
+      onProtocolError: (reason) => o.logger?.warn(`dropped a connection: ${reason}`),
       ...(o.controllerTls ? { tls: o.controllerTls } : {}),
     });
     const m = new LogMetadata(o);
@@ -134,7 +134,7 @@ export class LogMetadata implements MetadataSource {
         stateMachine: m.stateMachine(),
         transport,
         onFatal: (e) => {
-          o.logger?.error(`metadata log: ${e.message}`);
+          o.logger?.error(e.message);
           if (!m.opened) { fatal ??= e; return; }
           // Every request is answered from the metadata: a broken log stops the process, as Kafka does.
           setImmediate(() => { throw e; });

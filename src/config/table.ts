@@ -93,6 +93,8 @@ export const BROKER_KEYS = {
   'broker.id': key('broker.id', 'int', '-1', 'Legacy name of node.id; must match it when both are set.', { importance: 'high' }),
   // Logline's own (Kafka has no HTTP listener): health, the admin JSON API and /metrics.
   'http.listener': key('http.listener', 'string', '127.0.0.1:9644', 'host:port of the HTTP listener (health, /v1 admin API, /metrics); empty: none. Port 0 picks a free port.', { importance: 'medium' }),
+  // Logline's own (Kafka sets levels in log4j): the level of the server's log lines.
+  'log.level': key('log.level', 'string', 'INFO', 'Least severe level logged: ERROR, WARN, INFO, DEBUG or TRACE.', { validator: oneOf('ERROR', 'WARN', 'INFO', 'DEBUG', 'TRACE') }),
   'broker.rack': key('broker.rack', 'string', null, 'Rack of this broker, for rack-aware placement and fetch-from-follower.'),
   'broker.session.timeout.ms': key('broker.session.timeout.ms', 'int', '9000', 'A broker that has not heartbeated to the active controller for this long is fenced.', { validator: atLeast(1) }),
   'broker.heartbeat.interval.ms': key('broker.heartbeat.interval.ms', 'int', '2000', 'Time between a broker\'s heartbeats to the active controller.', { validator: atLeast(1) }),
