@@ -62,6 +62,13 @@ export async function serverCommand(argv: string[]): Promise<number> {
   let server;
   // The broker stopped by itself (its log directory failed): the process exits with 1.
   let halt = () => {};
+  // Caught from before the start: a SIGTERM while the broker starts (it logs its listeners before
+  // the start returns) stops it cleanly once started rather than killing the process mid-way.
+  let signal: string | null = null;
+  let stop = () => {};
+  const onSignal = (sig: string) => { signal = sig; stop(); };
+  process.once('SIGINT', () => onSignal('SIGINT'));
+  process.once('SIGTERM', () => onSignal('SIGTERM'));
   try {
     server = await startServer({ config, dataDir: config.logDirs[0], logger, onHalt: () => halt(), http: startHttpListener });
   } catch (err) {
@@ -70,10 +77,9 @@ export async function serverCommand(argv: string[]): Promise<number> {
     return 1;
   }
   const halted = await new Promise<boolean>((resolve) => {
-    const stop = (sig: string) => { log.info(`${sig}: shutting down`); resolve(false); };
-    process.once('SIGINT', () => stop('SIGINT'));
-    process.once('SIGTERM', () => stop('SIGTERM'));
+    stop = () => { log.info(`${signal}: shutting down`); resolve(false); };
     halt = () => resolve(true);
+    if (signal !== null) stop();
   });
   await server.close();
   log.info('stopped');
