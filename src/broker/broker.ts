@@ -13,7 +13,7 @@ import { AlterPartitionManager, ReplicaFetcherManager, ReplicaManager, Replicati
 import { BrokerConnection } from '../client/index.js';
 import { clientTlsFor } from './listener-security.js';
 import type { MetadataDelta, MetadataImage } from '../metadata/index.js';
-import { Prng, limits, partitionKey, partitionName, type Clock } from '../util/index.js';
+import { Prng, componentLogger, limits, partitionKey, partitionName, quietLogger, type Clock } from '../util/index.js';
 import type { BrokerConfig } from '../config/index.js';
 import { ConfigAdmin } from './config-admin.js';
 import type { ControllerChannel } from './controller-channel.js';
@@ -145,7 +145,7 @@ export class Broker {
     // ISR changes go to the active controller; the expiration task and retries must not keep a process alive.
     this.alterPartitions = new AlterPartitionManager({
       brokerId: deps.nodeId, brokerEpoch: () => this.lifecycle?.brokerEpoch ?? -1n, send: (request) => deps.controller.alterPartition(request, 3),
-      scheduler: this.coordinatorScheduler(), retryBackoffMs: ALTER_PARTITION_RETRY_BACKOFF_MS, log: (line) => deps.logger?.warn(line),
+      scheduler: this.coordinatorScheduler(), retryBackoffMs: ALTER_PARTITION_RETRY_BACKOFF_MS, log: (line) => this.log('alter-partition').warn(line),
     });
     this.leaderQuota = this.replicationQuota('leader.replication.throttled.rate');
     this.followerQuota = this.replicationQuota('follower.replication.throttled.rate');
@@ -181,9 +181,9 @@ export class Broker {
     this.markerSender = new TxnMarkerSender({
       nodeId: deps.nodeId, connections: this.markerConnections, writeLocal: (m) => this.writeTxnMarkers(m),
       leaderOf: (topic, partition) => deps.metadata.view().topic(topic)?.partitions.find((p) => p.partition === partition)?.leader,
-      warn: (m) => deps.logger?.warn(m),
+      warn: (m) => this.log('txn-markers').warn(m),
     });
-    this.addPartitionsToTxn = new AddPartitionsToTxnManager(this.verificationConnections, (m) => deps.logger?.warn(m));
+    this.addPartitionsToTxn = new AddPartitionsToTxnManager(this.verificationConnections, (m) => this.log('txn-verification').warn(m));
     this.txn = this.createTxnCoordinator();
     for (const h of [addPartitionsToTxnHandler, addOffsetsToTxnHandler, endTxnHandler, writeTxnMarkersHandler, txnOffsetCommitHandler,
       describeProducersHandler, describeTransactionsHandler, listTransactionsHandler]) {
@@ -253,7 +253,7 @@ export class Broker {
       clock: this.deps.clock, scheduler: this.coordinatorScheduler(), numPartitions: n('transaction.state.log.num.partitions'),
       log: replicaManagerLog(this.replicaManager, TRANSACTION_STATE_TOPIC, timeoutMs),
       allocateProducerId: () => this.producerIds.generate(),
-      logger: { warn: (m) => console.warn(`[logline] WARN ${m}`) },
+      logger: this.log('txn-coordinator'),
       markers: {
         writeMarkers: async (m) => {
           let done = written.get(m);
@@ -267,7 +267,7 @@ export class Broker {
             else if (r.errorCode === ErrorCode.TRANSACTION_COORDINATOR_FENCED || r.errorCode === ErrorCode.INVALID_PRODUCER_EPOCH) {
               // The partition has seen a newer coordinator or producer epoch: this marker is stale and
               // retrying cannot help (Kafka gives up on it too); the newer one settles the partition.
-              console.warn(`[logline] WARN marker for producer ${m.producerId} on ${partitionName(r.topic, r.partition)} refused (error ${r.errorCode}); dropped`);
+              this.log('txn-markers').warn(`marker for producer ${m.producerId} on ${partitionName(r.topic, r.partition)} refused (error ${r.errorCode}); dropped`);
               done.add(partitionKey(r.topic, r.partition));
             } else failed.push(`${partitionName(r.topic, r.partition)}: error ${r.errorCode}`);
           }
@@ -349,6 +349,11 @@ export class Broker {
 
   /** The group coordinator over `__consumer_offsets`, configured from the broker config. */
   readonly groups: GroupCoordinatorService;
+  /** The node's logger with `component` on each line. */
+  private log(component: string): Logger {
+    return componentLogger(this.deps.logger ?? quietLogger, component);
+  }
+
   private createGroupCoordinator(): GroupCoordinatorService {
     const c = this.deps.brokerConfig;
     const n = (key: Parameters<typeof c.get>[0]) => Number(c.get(key));
@@ -356,7 +361,7 @@ export class Broker {
     return new GroupCoordinatorService({
       clock: this.deps.clock, scheduler, numPartitions: n('offsets.topic.num.partitions'), newUuid: randomUUID,
       log: replicaManagerLog(this.replicaManager, OFFSETS_TOPIC, n('offsets.commit.timeout.ms')),
-      logger: { warn: (m) => console.warn(`[logline] WARN ${m}`) },
+      logger: this.log('group-coordinator'),
       config: {
         initialRebalanceDelayMs: n('group.initial.rebalance.delay.ms'), minSessionTimeoutMs: n('group.min.session.timeout.ms'),
         maxSessionTimeoutMs: n('group.max.session.timeout.ms'), groupMaxSize: n('group.max.size'),
@@ -444,7 +449,7 @@ export class Broker {
         return conn;
       },
       clock: this.deps.clock,
-      ...(this.deps.logger ? { logger: this.deps.logger } : {}),
+      logger: this.log('replica-fetcher'),
       throttle: {
         quota: this.followerQuota,
         // A replica in the ISR is never throttled (Kafka: only catching-up replicas are).
@@ -492,7 +497,7 @@ export class Broker {
       this.groups.syncPartitions();
       this.txn.syncPartitions();
       if (applied.leaders + applied.followers + applied.deleted > 0) {
-        this.deps.logger?.info(`metadata offset ${image.provenance.lastContainedOffset}: ${applied.leaders} partition(s) led here, `
+        this.log('replica-manager').info(`metadata offset ${image.provenance.lastContainedOffset}: ${applied.leaders} partition(s) led here, `
           + `${applied.followers} followed, ${applied.deleted} deleted (${applied.opened} log(s) opened)`);
       }
       if (applied.failed.length === 0) return;
@@ -500,7 +505,7 @@ export class Broker {
       throw new Error(`metadata offset ${image.provenance.lastContainedOffset}: ${why.length} partition(s) not applied (${why.join('; ')})`);
     });
     this.firstDelta ??= step;
-    this.syncing = step.catch((e: unknown) => this.deps.logger?.error(e instanceof Error ? e.message : String(e)));
+    this.syncing = step.catch((e: unknown) => this.log('replica-manager').error(e instanceof Error ? e.message : String(e)));
   }
 
   /**
@@ -563,7 +568,7 @@ export class Broker {
       },
       heartbeatIntervalMs: Number(c.get('broker.heartbeat.interval.ms')),
       retryBackoffMs: 100,
-    }, () => this.controller, () => this.deps.metadata.offset(), this.deps.clock, this.deps.logger ?? { info() {}, warn() {}, error() {} });
+    }, () => this.controller, () => this.deps.metadata.offset(), this.deps.clock, this.log('broker-lifecycle'));
     this.deps.metadata.onChange(() => driver.onMetadata());
     driver.start();
     const me = this.deps.nodeId;

@@ -281,6 +281,8 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
 }
 
 function prefixed(logger: Logger, nodeId: number): Logger {
+  // The structured logger names the node in each line's component; a plain object gets a prefix.
+  if (logger.child) return logger.child(`node-${nodeId}`);
   return {
     info: (m) => logger.info(`node ${nodeId}: ${m}`),
     warn: (m) => logger.warn(`node ${nodeId}: ${m}`),

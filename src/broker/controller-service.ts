@@ -242,7 +242,7 @@ export class ControllerService implements ControllerChannel {
     }
     if (!this.seat.landed(a.activation, baseOffset, got)) {
       // Something else appended between our replay and our append: our state is not the log's.
-      this.o.logger.error(`controller: batch replayed at ${baseOffset} (epoch ${a.epoch}) was written at ${got.baseOffset} (epoch ${got.epoch}); resigning`);
+      this.o.logger.error(`batch replayed at ${baseOffset} (epoch ${a.epoch}) was written at ${got.baseOffset} (epoch ${got.epoch}); resigning`);
       if (this.active === a) this.resigned('write offset mismatch');
       throw new NotControllerError('write offset mismatch');
     }
@@ -280,7 +280,7 @@ export class ControllerService implements ControllerChannel {
       a.balance = null;
       if (this.checkLeadership() !== a) return;
       const out = a.controller.maybeBalancePartitionLeaders();
-      if (out.response > 0) this.o.logger.info(`controller: leader balancing moves ${out.response} leadership(s) back to preferred replicas`);
+      if (out.response > 0) this.o.logger.info(`leader balancing moves ${out.response} leadership(s) back to preferred replicas`);
       // A pass capped at BALANCE_ELECTIONS_MAX may have left some: Kafka runs the next one right away.
       const next = out.response >= BALANCE_ELECTIONS_MAX ? BALANCE_AGAIN_MS : this.o.leaderImbalanceCheckIntervalMs ?? 300_000;
       if (out.records.length > 0) this.write(a, out.records).catch(() => { /* resigned; the next controller balances */ });
@@ -305,7 +305,7 @@ export class ControllerService implements ControllerChannel {
     return new QuorumController({
       clusterId: this.o.clusterId, prng: this.o.prng, sessionTimeoutMs: this.o.sessionTimeoutMs,
       uncleanLeaderElectionEnable: this.o.uncleanLeaderElectionEnable, topicDefaults: this.o.topicDefaults,
-      validateTopicConfigs: this.o.validateTopicConfigs, log: (line) => this.o.logger.info(`controller: ${line}`), image,
+      validateTopicConfigs: this.o.validateTopicConfigs, log: (line) => this.o.logger.info(`${line}`), image,
     });
   }
 
@@ -320,8 +320,8 @@ export class ControllerService implements ControllerChannel {
     const a: Active = { activation, controller: c, epoch: activation.epoch, waiters: [], balance: null };
     this.active = a;
     this.scheduleBalance(a, this.o.leaderImbalanceCheckIntervalMs ?? 300_000);
-    this.o.logger.info(`controller: active in epoch ${a.epoch}, writing from offset ${c.nextWriteOffset}`);
-    if (bootstrap.length > 0) this.write(a, bootstrap).catch((e) => this.o.logger.error(`controller: bootstrap failed: ${(e as Error).message}`));
+    this.o.logger.info(`active in epoch ${a.epoch}, writing from offset ${c.nextWriteOffset}`);
+    if (bootstrap.length > 0) this.write(a, bootstrap).catch((e) => this.o.logger.error(`bootstrap failed: ${(e as Error).message}`));
   }
 
   private resign(why: string): void {
@@ -336,7 +336,7 @@ export class ControllerService implements ControllerChannel {
     this.active = null;
     a.balance?.cancel();
     a.balance = null;
-    this.o.logger.info(`controller: inactive (${why})`);
+    this.o.logger.info(`inactive (${why})`);
     for (const w of a.waiters.splice(0)) w.reject(new NotControllerError(why));
   }
 }

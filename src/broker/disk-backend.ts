@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import * as nodeFs from 'node:fs';
 import * as nodePath from 'node:path';
-import { Prng, limits, partitionKey, type Clock } from '../util/index.js';
+import { Prng, limits, partitionKey, type Clock, componentLogger } from '../util/index.js';
 import { effectiveBrokerConfig, listenerName, resolveTopicConfig, validateTopicConfigs, type BrokerConfig, type TopicConfig } from '../config/index.js';
 import { controllerTlsFor } from './listener-security.js';
 import { ConfigurationsImage } from '../metadata/index.js';
@@ -97,7 +97,7 @@ export async function discoverVoters(bootstrapServers: readonly string[], logger
       try {
         const d = await describeQuorum(s.host, s.port, 2_000);
         if (d.errorCode === 0 && d.voterEndpoints !== undefined && d.voterEndpoints.length > 0) {
-          logger.info(`metadata quorum: voters ${d.voterEndpoints.map((v) => `${v.nodeId}@${v.host}:${v.port}`).join(',')} (from ${s.host}:${s.port})`);
+          componentLogger(logger, 'metadata-quorum').info(`voters ${d.voterEndpoints.map((v) => `${v.nodeId}@${v.host}:${v.port}`).join(',')} (from ${s.host}:${s.port})`);
           return d.voterEndpoints.map((v) => ({ nodeId: v.nodeId, host: v.host, port: v.port }));
         }
         last = `${s.host}:${s.port} answered error ${d.errorCode}`;
@@ -211,13 +211,14 @@ async function openDiskBackend(o: DiskBackendOptions, brokerConfig: BrokerConfig
   // The metadata log is the Raft driver's (StorageLogStore), never opened through the LogManager.
   const configFor = (topic: string): LogConfig => topicConfig(topic);
   const fs = o.fs ?? new NodeFileSystem();
+  const storage = componentLogger(o.logger, 'storage');
   const logs = new LogManager({
     dir: o.dataDir, fs, clock: o.clock, configFor,
     retentionCheckIntervalMs: Number(brokerConfig.get('log.retention.check.interval.ms')),
     cleanerEnable: brokerConfig.get('log.cleaner.enable') as boolean,
     producerIdExpirationMs: Number(brokerConfig.get('producer.id.expiration.ms')),
     producerIdExpirationCheckIntervalMs: Number(brokerConfig.get('producer.id.expiration.check.interval.ms')),
-    log: (m) => o.logger.info(`storage: ${m}`),
+    log: (m) => storage.info(m),
     ...(o.onLogDirFailure ? { onOffline: (cause: Error) => o.onLogDirFailure!(o.dataDir, cause) } : {}),
   });
   // Static voters win; else the voter set is asked of controller.quorum.bootstrap.servers.
@@ -228,11 +229,11 @@ async function openDiskBackend(o: DiskBackendOptions, brokerConfig: BrokerConfig
   };
   try {
     const meta = logs.ensureMetaProperties(o.nodeId, logs.storedClusterId() ?? o.clusterId ?? newClusterId());
-    o.logger.info(`storage: ${o.dataDir} (cluster ${meta.clusterId}, ${logs.hadCleanShutdown ? 'clean' : 'unclean or first'} start)`);
+    storage.info(`${o.dataDir} (cluster ${meta.clusterId}, ${logs.hadCleanShutdown ? 'clean' : 'unclean or first'} start)`);
     metadata = await LogMetadata.open({
       logDir: o.dataDir, fs, clock: o.clock, clusterId: meta.clusterId, nodeId: o.nodeId, ...metadataQuorum(brokerConfig, o.nodeId, await bootstrapVoters()),
       snapshotRecordBytes: Number(brokerConfig.get('metadata.log.max.record.bytes.between.snapshots')),
-      segmentBytes: o.metadataSegmentBytes ?? Number(brokerConfig.get('metadata.log.segment.bytes')), logger: o.logger,
+      segmentBytes: o.metadataSegmentBytes ?? Number(brokerConfig.get('metadata.log.segment.bytes')), logger: componentLogger(o.logger, 'metadata-quorum'), flushStats: logs.flushStats,
       raftTimeouts: {
         electionTimeoutMs: Number(brokerConfig.get('controller.quorum.election.timeout.ms')),
         fetchTimeoutMs: Number(brokerConfig.get('controller.quorum.fetch.timeout.ms')),
@@ -250,7 +251,7 @@ async function openDiskBackend(o: DiskBackendOptions, brokerConfig: BrokerConfig
   const live = new Set([...md.view().topics()].flatMap((t) => t.partitions.map((p) => partitionKey(t.name, p.partition))));
   for (const { topic, partition } of logs.partitionDirs()) {
     if (topic !== METADATA_TOPIC && !live.has(partitionKey(topic, partition))) {
-      o.logger.warn(`storage: removing ${logDirName(topic, partition)}, which the cluster metadata does not contain`);
+      storage.warn(`removing ${logDirName(topic, partition)}, which the cluster metadata does not contain`);
       logs.deleteLog(topic, partition);
     }
   }
@@ -265,7 +266,7 @@ async function openDiskBackend(o: DiskBackendOptions, brokerConfig: BrokerConfig
       try {
         log.config = topicConfigIn(image.configs, topic);
       } catch (e) {
-        o.logger.warn(`storage: ${topic}: config not applied: ${e instanceof Error ? e.message : String(e)}`);
+        storage.warn(`${topic}: config not applied: ${e instanceof Error ? e.message : String(e)}`);
       }
     };
     if (changed.all) {
@@ -295,7 +296,7 @@ async function openDiskBackend(o: DiskBackendOptions, brokerConfig: BrokerConfig
   const prng = new Prng(Date.now() >>> 0);
   const controllerService = new ControllerService(md, {
     clusterId: md.clusterId, nodeId: o.nodeId, clock: o.clock, prng, sessionTimeoutMs: Number(brokerConfig.get('broker.session.timeout.ms')),
-    uncleanLeaderElectionEnable: brokerConfig.get('unclean.leader.election.enable') as boolean, topicDefaults, validateTopicConfigs: validate, logger: o.logger,
+    uncleanLeaderElectionEnable: brokerConfig.get('unclean.leader.election.enable') as boolean, topicDefaults, validateTopicConfigs: validate, logger: componentLogger(o.logger, 'controller'),
     autoLeaderRebalanceEnable: brokerConfig.get('auto.leader.rebalance.enable') as boolean,
     leaderImbalanceCheckIntervalMs: 1000 * Number(brokerConfig.get('leader.imbalance.check.interval.seconds')),
   });
@@ -314,7 +315,7 @@ async function openDiskBackend(o: DiskBackendOptions, brokerConfig: BrokerConfig
   const controller = new ForwardingControllerChannel(md, controllerService, {
     nodeId: o.nodeId,
     // Kafka's request.timeout.ms: a change may take a commit and a replica-manager sync.
-    requestTimeoutMs: 30_000, logger: o.logger,
+    requestTimeoutMs: 30_000, logger: componentLogger(o.logger, 'controller-channel'),
     ...(controllerClientTls ? { tls: controllerClientTls } : {}),
   });
   let logsOpened = 0;

@@ -24,7 +24,7 @@ import {
   metadataRecordName, provenance, serializeMetadataRecord, type MetadataBatch, type MetadataRecord,
 } from '../metadata/index.js';
 import { buildRecordBatchSync, iterateBatches, iterateRecords } from '../records/index.js';
-import type { FileSystem } from '../storage/index.js';
+import type { FileSystem, LogFlushStats } from '../storage/index.js';
 import {
   FileQuorumStateStore, RaftDriver, SocketTransport, StorageLogStore, defaultRaftTimeouts, METADATA_LOG_DIR_NAME,
   type OtherRequests, type VoterAddress, type Committed, type Entry, type EntryBatch, type QuorumDescription, type RaftConfig, type RaftTransport, type ReplicatedStateMachine, type Snapshot,
@@ -64,6 +64,8 @@ export interface LogMetadataOptions {
   /** controller.quorum.* timeouts over Kafka's defaults (a quorum of one waits for none of them). */
   readonly raftTimeouts?: Partial<Pick<RaftConfig, 'electionTimeoutMs' | 'fetchTimeoutMs' | 'electionBackoffMaxMs' | 'requestTimeoutMs' | 'retryBackoffMs'>>;
   readonly logger?: Logger;
+  /** Where the metadata log's fsync times are counted (the node's LogManager's). */
+  readonly flushStats?: LogFlushStats;
 }
 
 /** No peers: a quorum of one never sends a message. */
@@ -110,14 +112,14 @@ export class LogMetadata implements MetadataSource {
     const transport: RaftTransport & { readonly port: number } = alone && o.controllerListener === undefined ? new NoPeersTransport() : new SocketTransport({
       nodeId: o.nodeId, clusterId: o.clusterId, host: listenOn.host, port: listenOn.port, voters: o.voterAddresses ?? [],
       requestTimeoutMs: timeouts.requestTimeoutMs,
-      onProtocolError: (reason) => o.logger?.warn(`metadata quorum: dropped a connection: ${reason}`),
+      onProtocolError: (reason) => o.logger?.warn(`dropped a connection: ${reason}`),
       ...(o.controllerTls ? { tls: o.controllerTls } : {}),
     });
     const m = new LogMetadata(o);
     m.transport = transport;
     const dir = nodePath.join(o.logDir, METADATA_LOG_DIR_NAME);
     const logStore = new StorageLogStore(dir, {
-      fs: o.fs, clock: o.clock, snapshotFormat: 'records', ...(o.segmentBytes !== undefined ? { config: { segmentBytes: o.segmentBytes } } : {}),
+      fs: o.fs, clock: o.clock, snapshotFormat: 'records', ...(o.flushStats ? { flushStats: o.flushStats } : {}), ...(o.segmentBytes !== undefined ? { config: { segmentBytes: o.segmentBytes } } : {}),
     });
     let fatal: Error | undefined;
     let driver: RaftDriver;
@@ -132,7 +134,7 @@ export class LogMetadata implements MetadataSource {
         stateMachine: m.stateMachine(),
         transport,
         onFatal: (e) => {
-          o.logger?.error(`metadata log: ${e.message}`);
+          o.logger?.error(e.message);
           if (!m.opened) { fatal ??= e; return; }
           // Every request is answered from the metadata: a broken log stops the process, as Kafka does.
           setImmediate(() => { throw e; });

@@ -17,7 +17,7 @@ import { createServer, Socket, type Server } from 'node:net';
 import { createServer as createTlsServer, type Server as TlsServer, type TLSSocket } from 'node:tls';
 import { distinguishedNameRfc2253, mapPrincipalName, type ListenerTls } from '../security/index.js';
 import { FrameSplitter, ProtocolError, decodeRequestHeader, encodeResponseFrame } from '../protocol/index.js';
-import { BufferPool, SlabLease, SlabPool, limits, type Clock } from '../util/index.js';
+import { BufferPool, SlabLease, SlabPool, limits, type Clock, type Logger } from '../util/index.js';
 import type { RequestContext } from './context.js';
 import type { Router } from './router.js';
 import { RequestMetrics } from './request-metrics.js';
@@ -45,11 +45,7 @@ export interface NetworkLimits {
   inFlightPerConnectionMax: number; // bounded by queued.max.requests
 }
 
-export interface Logger {
-  info(msg: string): void;
-  warn(msg: string): void;
-  error(msg: string): void;
-}
+export type { Logger };
 
 interface Slot {
   chunks: Buffer[] | null;
@@ -180,15 +176,19 @@ export class NetworkServer<S> {
     const fromIp = this.perIp.get(ip) ?? 0;
     if (this.connections.size >= this.limitsConfig.connectionsMax || fromIp >= this.limitsConfig.connectionsPerIpMax) {
       this.stats.connectionsRejected++;
+      this.log.debug?.(`listener ${listener.name}: refused ${ip}:${socket.remotePort} (connection limit)`);
       socket.destroy();
       return;
     }
     this.perIp.set(ip, fromIp + 1);
     this.stats.connectionsAccepted++;
     this.stats.connectionsOpen++;
-    const conn = new Connection(this, socket, listener, `${listener.name}-${ip}:${socket.remotePort}-${this.nextConnectionId++}`, principal);
+    const id = `${listener.name}-${ip}:${socket.remotePort}-${this.nextConnectionId++}`;
+    const conn = new Connection(this, socket, listener, id, principal);
     this.connections.add(conn);
+    this.log.debug?.(`connection ${id} opened (principal ${principal})`);
     conn.socket.once('close', () => {
+      this.log.debug?.(`connection ${id} closed`);
       this.connections.delete(conn);
       this.stats.connectionsOpen--;
       const n = (this.perIp.get(ip) ?? 1) - 1;

@@ -1,13 +1,13 @@
 // `startServer(options)`: a broker as a library. The project's own tests start brokers this way on
 // port 0; `logline server` is a thin CLI over it.
-import { limits, systemClock, type BufferPoolStats, type Clock } from '../util/index.js';
+import { componentLogger, createLogger, limits, quietLogger, systemClock, type BufferPoolStats, type Clock } from '../util/index.js';
 import { enforceClientQuotas } from './quotas.js';
 import { NetworkServer, type ListenerSpec, type Logger, type NetworkLimits, type NetworkStats } from './network.js';
 import { Router } from './router.js';
 import { apiVersionsHandler } from './handlers/18-api-versions.js';
 import { Broker, type BrokerDeps } from './broker.js';
 import { diskBackend } from './disk-backend.js';
-import { MemoryFileSystem, type FileSystem } from '../storage/index.js';
+import { MemoryFileSystem, type FileSystem, type LogFlushStats } from '../storage/index.js';
 import { describeQuorumAnswer, describeQuorumHandler, type QuorumServices } from './handlers/55-describe-quorum.js';
 import { parseBrokerConfig, type BrokerConfig } from '../config/index.js';
 import { reloadTlsOnConfigChange, securedListener } from './listener-security.js';
@@ -81,6 +81,8 @@ export interface ServerHandle {
   readonly controllerService: ControllerService | null;
   /** Requests, total time and error codes per API on the client listeners. */
   readonly requestMetrics: RequestMetrics;
+  /** fsync times of this node's logs, the metadata log's included (a data directory only). */
+  readonly logFlushStats: LogFlushStats | null;
   /** The bound HTTP listener, or null (none configured, or no factory given). */
   readonly http: { readonly host: string; readonly port: number } | null;
   /**
@@ -117,12 +119,9 @@ function registrationListeners(bound: { name: string; host: string; port: number
   });
 }
 
-export const quietLogger: Logger = { info() {}, warn() {}, error() {} };
-export const consoleLogger: Logger = {
-  info: (m) => console.log(`[logline] ${m}`),
-  warn: (m) => console.warn(`[logline] WARN ${m}`),
-  error: (m) => console.error(`[logline] ERROR ${m}`),
-};
+export { quietLogger };
+/** Text lines at INFO on stdout (ERROR and WARN on stderr): `logline server` builds its own from log.level and --log-format. */
+export const consoleLogger: Logger = createLogger();
 
 /** http.listener ("host:port", "[::1]:port"; empty or null: none) → the address to bind. */
 export function parseHttpListener(text: string | null): { host: string; port: number } | null {
@@ -167,7 +166,8 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerHa
     options = { ...options, listeners: options.listeners ?? fromCfg.listeners, limits: { ...fromCfg.limits, ...options.limits } };
   }
   const nodeId = options.nodeId ?? options.config?.nodeId ?? 1;
-  const logger = options.logger ?? quietLogger;
+  const root = options.logger ?? quietLogger;
+  const logger = componentLogger(root, 'server');
   const clock = options.clock ?? systemClock;
   let router: Router<any>;
   let services: object;
@@ -180,11 +180,11 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerHa
   const failures = { onLogDirFailure: (dir: string, cause: Error) => onLogDirFailure(dir, cause) };
   const disk = !options.backend && !options.bare
     ? await diskBackend(options.dataDir !== undefined
-      ? { dataDir: options.dataDir, ...(options.fs ? { fs: options.fs } : {}), nodeId, brokerConfig, clock, logger, ...clusterId, ...failures }
-      : { dataDir: '/logline', fs: options.fs ?? new MemoryFileSystem(), nodeId, brokerConfig, clock, logger, ...clusterId, ...failures })
+      ? { dataDir: options.dataDir, ...(options.fs ? { fs: options.fs } : {}), nodeId, brokerConfig, clock, logger: root, ...clusterId, ...failures }
+      : { dataDir: '/logline', fs: options.fs ?? new MemoryFileSystem(), nodeId, brokerConfig, clock, logger: root, ...clusterId, ...failures })
     : undefined;
   const backend = options.backend ?? disk;
-  if (disk && options.dataDir === undefined) logger.warn('storage: in memory, not durable (no data directory given)');
+  if (disk && options.dataDir === undefined) componentLogger(root, 'storage').warn('in memory, not durable (no data directory given)');
   // process.roles=controller: no broker at all, only the metadata quorum and the controller, served
   // on the controller listener (the Raft transport's). Otherwise a broker (combined or not).
   const roles = brokerConfig.processRoles;
@@ -220,7 +220,7 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerHa
     router.register(apiVersionsHandler(() => router.supportedVersions(), () => ({ epoch: -1n, levels: new Map() })));
     services = { nodeId };
   }
-  const network = new NetworkServer(router, services, { ...DEFAULT_NETWORK_LIMITS, ...options.limits }, clock, logger);
+  const network = new NetworkServer(router, services, { ...DEFAULT_NETWORK_LIMITS, ...options.limits }, clock, componentLogger(root, 'network'));
   if (broker) {
     const quotas = broker.clientQuotas;
     network.throttle = (ctx, apiKey, request, requestBytes, handlerMs, body) => enforceClientQuotas(quotas, ctx, apiKey, request, requestBytes, handlerMs, body);
@@ -232,7 +232,7 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerHa
     await disk?.close();
     throw e;
   }
-  if (disk) reloadTlsOnConfigChange(disk.metadata, nodeId, brokerConfig, network, logger);
+  if (disk) reloadTlsOnConfigChange(disk.metadata, nodeId, brokerConfig, network, componentLogger(root, 'tls'));
   // The handle exists before registration so that the HTTP listener can answer /v1/ready with 503 meanwhile.
   let close: (closeOptions?: { controlledShutdown?: boolean }) => Promise<void> = async () => {};
   let httpBound: HttpListener | null = null;
@@ -248,6 +248,7 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerHa
     config: brokerConfig,
     controllerService: disk?.controllerService ?? null,
     requestMetrics: network.requestMetrics,
+    logFlushStats: disk?.logs.flushStats ?? null,
     get http() { return httpBound === null ? null : { host: httpBound.host, port: httpBound.port }; },
     // Stop accepting and answer what is in flight, then flush the logs and mark a clean shutdown.
     close: (closeOptions) => close(closeOptions),

@@ -16,6 +16,7 @@ import { Compression } from '../records/index.js';
 import { Histogram, type HistogramSnapshot } from '../util/index.js';
 import { UsageError, helpText, parseArgs, type FlagSpec } from './args.js';
 import { COMMON_FLAGS, bootstrapServers, toJson } from './output.js';
+import { Progress } from './progress.js';
 import { newStats, runConsumer, type LoadStats, type ProducerSpec } from './bench-load.js';
 
 const PRODUCE_FLAGS: Record<string, FlagSpec> = {
@@ -148,12 +149,17 @@ function since(current: Histogram, previous: Histogram | null): Histogram {
 }
 
 /**
- * A line per second on stderr from `sample()` (cumulative totals): rates since the last line,
- * latency avg and p99 so far and in-flight requests. With --json the line is a JSON object that
- * also has the p99 of the last second only (bench/single-node plots overload runs from it).
+ * Progress on stderr from `sample()` (cumulative totals) each second: rates since the last sample,
+ * latency avg and p99 so far and in-flight requests, as a bar on a terminal and a line otherwise
+ * (progress.ts). With --json each is a JSON line that also has the p99 of the last second only
+ * (bench/single-node plots overload runs from it).
  */
 function progress(o: Options, what: string, sample: () => { records: number; bytes: number; inFlight: number; latencyUs: Histogram | null }): () => void {
   if (o.quiet) return () => {};
+  // The records asked for, unless the run is bounded by time (or, consuming, by the topic's end).
+  const total = o.durationMs > 0 && !o.recordsGiven ? null : what === 'consume' && !o.recordsGiven ? null : o.records;
+  // The timer below paces the lines: the helper draws each one it is given.
+  const bar = o.json ? null : new Progress({ label: what, total, unit: 'records', lineIntervalMs: 0, redrawMs: 0 });
   const t0 = performance.now();
   let last = { t: t0, records: 0, bytes: 0, latencyUs: null as Histogram | null };
   const timer = setInterval(() => {
@@ -169,11 +175,14 @@ function progress(o: Options, what: string, sample: () => { records: number; byt
         latencyMsAvg: h ? round(h.mean / 1000, 3) : null, latencyMsP99: h ? h.percentile(99) / 1000 : null, intervalLatencyMsP99: interval && interval.total ? interval.percentile(99) / 1000 : null }));
     } else {
       const lat = h ? `, latency avg ${(h.mean / 1000).toFixed(2)} ms p99 ${(h.percentile(99) / 1000).toFixed(2)} ms` : '';
-      console.error(`${what}: ${recordsPerSec} records/s, ${mbPerSec} MB/s${lat}, in flight ${s.inFlight}, ${s.records} done`);
+      bar!.update(s.records, `${recordsPerSec} records/s, ${mbPerSec} MB/s${lat}, in flight ${s.inFlight}`);
     }
     last = { t: now, records: s.records, bytes: s.bytes, latencyUs: h ? Histogram.fromSnapshot(h.snapshot()) : null };
   }, 1000);
-  return () => clearInterval(timer);
+  return () => {
+    clearInterval(timer);
+    bar?.finish(sample().records);
+  };
 }
 
 interface WorkerReport { records: number; bytes: number; inFlight: number; startedMs: number; endedMs: number; latency: HistogramSnapshot; error?: string }

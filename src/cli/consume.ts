@@ -4,6 +4,7 @@
 import { ClusterClient, KafkaError, type BrokerConnection } from '../client/index.js';
 import { ApiKey, ErrorCode } from '../protocol/index.js';
 import { iterateBatches, decompressBatchBody, forEachRecord } from '../records/index.js';
+import { Progress } from './progress.js';
 import { UsageError, helpText, parseArgs, type FlagSpec } from './args.js';
 import { COMMON_FLAGS, bootstrapServers } from './output.js';
 
@@ -59,6 +60,11 @@ export async function consumeCommand(argv: string[]): Promise<number> {
       if (offset >= 0n) cursors.push({ partition, offset, end });
     }
     const out = process.stdout;
+    // Records written to a terminal are their own progress; written to a file or a pipe, a big
+    // consume shows how far it is on stderr (the records up to the end offsets seen at the start).
+    const remaining = cursors.reduce((n, c) => n + Number(c.end - c.offset), 0);
+    const total = count !== undefined ? (flags.follow ? count : Math.min(count, remaining)) : (flags.follow ? null : remaining);
+    const bar = out.isTTY ? null : new Progress({ label: `consume ${topic}`, total, unit: 'records' });
     while (cursors.length > 0 && (count === undefined || printed < count)) {
       let progressed = false;
       for (const c of [...cursors]) {
@@ -91,8 +97,10 @@ export async function consumeCommand(argv: string[]): Promise<number> {
           progressed = true;
         }
       }
+      bar?.update(printed);
       if (!progressed && !flags.follow) break;
     }
+    bar?.finish(printed);
     return 0;
   } finally {
     client.close();

@@ -18,6 +18,7 @@ import { placeReplicas } from '../controller/index.js';
 import { ApiKey, ErrorCode } from '../protocol/index.js';
 import { UsageError, helpText, parseArgs, type FlagSpec } from './args.js';
 import { COMMON_FLAGS, bootstrapServers, table, toJson } from './output.js';
+import { Progress } from './progress.js';
 
 const FLAGS: Record<string, FlagSpec> = {
   ...COMMON_FLAGS,
@@ -31,6 +32,7 @@ const FLAGS: Record<string, FlagSpec> = {
   'broker-list': { type: 'string', help: 'generate: comma-separated broker ids to place replicas on' },
   'reassignment-json-file': { type: 'string', help: 'execute/verify/cancel: {"version":1,"partitions":[{"topic":"a","partition":0,"replicas":[1,2]}]}' },
   throttle: { type: 'number', help: 'execute: replication throttle in bytes/s for the move (leader and follower rates on the brokers involved)' },
+  wait: { type: 'boolean', help: 'verify: ask again every second until no partition is in progress, showing progress on stderr' },
   'preserve-throttles': { type: 'boolean', help: 'verify/cancel: keep the throttles' },
   additional: { type: 'boolean', help: 'execute: start these moves although other reassignments are in progress' },
 };
@@ -91,7 +93,7 @@ export async function reassignCommand(argv: string[]): Promise<number> {
     switch (modes[0]) {
       case 'generate': return await generate(client, flags, json);
       case 'execute': return await execute(client, readMoves(flags['reassignment-json-file']), flags.throttle as number | undefined, flags.additional === true, json);
-      case 'verify': return await verify(client, readMoves(flags['reassignment-json-file']), flags['preserve-throttles'] === true, json);
+      case 'verify': return await verify(client, readMoves(flags['reassignment-json-file']), flags['preserve-throttles'] === true, json, flags.wait === true);
       case 'list': return await list(client, json);
       default: return await cancel(client, readMoves(flags['reassignment-json-file']), flags['preserve-throttles'] === true, json);
     }
@@ -215,10 +217,13 @@ async function clearThrottles(client: ClusterClient, topics: string[]): Promise<
   }
 }
 
-async function verify(client: ClusterClient, moves: PartitionMove[], preserve: boolean, json: boolean): Promise<number> {
+type VerifyRow = { topic: string; partition: number; status: string; replicas: number[]; target: number[] };
+
+/** Each move's state now: complete, in progress or differs (from the target). */
+async function verifyRows(client: ClusterClient, moves: PartitionMove[]): Promise<VerifyRow[]> {
   const running = await ongoing(client, topicPartitions(moves));
   const topics = await topicsOf(client, moves.map((m) => m.topic));
-  const rows = moves.map((m) => {
+  return moves.map((m) => {
     const key = `${m.topic}-${m.partition}`;
     const now = topics.find((t) => t.name === m.topic)?.partitions.find((p) => p.partition === m.partition)?.replicas ?? [];
     const done = !running.has(key) && now.length === m.replicas.length && now.every((r, i) => r === m.replicas[i]);
@@ -227,6 +232,23 @@ async function verify(client: ClusterClient, moves: PartitionMove[], preserve: b
     const status = done ? 'complete' : moving ? 'in progress' : 'differs';
     return { topic: m.topic, partition: m.partition, status, replicas: running.get(key)?.replicas ?? now, target: m.replicas };
   });
+}
+
+/** How often --verify --wait asks again. */
+const WAIT_POLL_MS = 1000;
+
+async function verify(client: ClusterClient, moves: PartitionMove[], preserve: boolean, json: boolean, wait: boolean): Promise<number> {
+  let rows = await verifyRows(client, moves);
+  if (wait) {
+    const complete = () => rows.filter((r) => r.status === 'complete').length;
+    const bar = new Progress({ label: 'reassign', total: rows.length, unit: 'partitions complete' });
+    while (rows.some((r) => r.status === 'in progress')) {
+      bar.update(complete());
+      await new Promise((r) => setTimeout(r, WAIT_POLL_MS));
+      rows = await verifyRows(client, moves);
+    }
+    bar.finish(complete());
+  }
   const done = rows.every((r) => r.status === 'complete');
   const clear = done && !preserve;
   if (clear) await clearThrottles(client, moves.map((m) => m.topic));

@@ -2,7 +2,8 @@
 // a server.properties file (--config), then --set key=value overrides and the shorthand flags.
 // Unknown or invalid properties are refused with a clear message (exit code 2).
 import { readFileSync } from 'node:fs';
-import { startServer, consoleLogger } from '../broker/index.js';
+import { startServer } from '../broker/index.js';
+import { componentLogger, createLogger, parseLogLevel, type LogFormat } from '../util/index.js';
 import { startHttpListener } from '../http/index.js';
 import { BrokerConfigError, parseBrokerConfig, parseProperties } from '../config/index.js';
 import { UsageError, helpText, parseArgs, type FlagSpec } from './args.js';
@@ -13,6 +14,7 @@ const FLAGS: Record<string, FlagSpec> = {
   'node-id': { type: 'string', help: 'node.id (default 1)' },
   listeners: { type: 'string', help: 'listeners, e.g. PLAINTEXT://localhost:9092 (the default)' },
   'advertised-listeners': { type: 'string', help: 'advertised.listeners' },
+  'log-format': { type: 'string', help: 'text (the default) or json: one JSON object a line with ts, level, component and msg' },
   'data-dir': { type: 'string', help: 'log.dirs: where partitions and the metadata log live (default ./logline-data)' },
   help: { type: 'boolean', short: 'h', help: 'show this help' },
 };
@@ -53,23 +55,33 @@ export async function serverCommand(argv: string[]): Promise<number> {
     console.error(`invalid configuration:\n  log.dirs: one directory is supported, got ${config.logDirs.length}`);
     return 2;
   }
+  const format = (flags['log-format'] ?? 'text') as string;
+  if (format !== 'text' && format !== 'json') throw new UsageError(`--log-format: expected text or json, got "${format}"`);
+  const logger = createLogger({ level: parseLogLevel(config.get('log.level') as string), format: format as LogFormat });
+  const log = componentLogger(logger, 'server');
   let server;
   // The broker stopped by itself (its log directory failed): the process exits with 1.
   let halt = () => {};
+  // Caught from before the start: a SIGTERM while the broker starts (it logs its listeners before
+  // the start returns) stops it cleanly once started rather than killing the process mid-way.
+  let signal: string | null = null;
+  let stop = () => {};
+  const onSignal = (sig: string) => { signal = sig; stop(); };
+  process.once('SIGINT', () => onSignal('SIGINT'));
+  process.once('SIGTERM', () => onSignal('SIGTERM'));
   try {
-    server = await startServer({ config, dataDir: config.logDirs[0], logger: consoleLogger, onHalt: () => halt(), http: startHttpListener });
+    server = await startServer({ config, dataDir: config.logDirs[0], logger, onHalt: () => halt(), http: startHttpListener });
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
     console.error(e.code === 'EADDRINUSE' ? `cannot listen: ${e.message} (is another broker running?)` : `cannot start: ${e.message}`);
     return 1;
   }
   const halted = await new Promise<boolean>((resolve) => {
-    const stop = (sig: string) => { consoleLogger.info(`${sig}: shutting down`); resolve(false); };
-    process.once('SIGINT', () => stop('SIGINT'));
-    process.once('SIGTERM', () => stop('SIGTERM'));
+    stop = () => { log.info(`${signal}: shutting down`); resolve(false); };
     halt = () => resolve(true);
+    if (signal !== null) stop();
   });
   await server.close();
-  consoleLogger.info('stopped');
+  log.info('stopped');
   return halted ? 1 : 0;
 }

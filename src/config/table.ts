@@ -97,6 +97,8 @@ export const BROKER_KEYS = {
   // as HTTP Basic credentials unless the listener is bound to a loopback address.
   'http.admin.username': key('http.admin.username', 'string', null, 'User name the HTTP admin API accepts (HTTP Basic) for mutations when http.listener is not a loopback address; unset: mutations only on loopback.', { importance: 'medium' }),
   'http.admin.password': key('http.admin.password', 'password', null, 'Password for http.admin.username.', { importance: 'medium' }),
+  // Logline's own (Kafka sets levels in log4j): the level of the server's log lines.
+  'log.level': key('log.level', 'string', 'INFO', 'Least severe level logged: ERROR, WARN, INFO, DEBUG or TRACE.', { validator: oneOf('ERROR', 'WARN', 'INFO', 'DEBUG', 'TRACE') }),
   'broker.rack': key('broker.rack', 'string', null, 'Rack of this broker, for rack-aware placement and fetch-from-follower.'),
   'broker.session.timeout.ms': key('broker.session.timeout.ms', 'int', '9000', 'A broker that has not heartbeated to the active controller for this long is fenced.', { validator: atLeast(1) }),
   'broker.heartbeat.interval.ms': key('broker.heartbeat.interval.ms', 'int', '2000', 'Time between a broker\'s heartbeats to the active controller.', { validator: atLeast(1) }),

@@ -4,11 +4,13 @@
 // Kafka work. Nothing is counted here: every value is read at scrape time from counters the broker
 // bumps on its own paths (RequestMetrics, ReplicaManagerStats) or computed from the node's state,
 // so the produce and fetch paths pay only for plain increments.
+import { performance } from 'node:perf_hooks';
 import { Registry, collectDefaultMetrics } from 'prom-client';
 import { apiInfo, errorName } from '../protocol/index.js';
 import { REQUEST_LATENCY_BUCKETS_MS, type ServerHandle } from '../broker/index.js';
 import { produceRequestCounts } from '../replication/index.js';
 import type { GroupLag } from './group-lag.js';
+import { LOG_FLUSH_BUCKETS_MS } from '../storage/index.js';
 
 type Labels = Record<string, string | number>;
 interface Sample { value: number; labels: Labels; metricName?: string }
@@ -17,6 +19,20 @@ interface Sample { value: number; labels: Labels; metricName?: string }
 function collected(registry: Registry, name: string, help: string, type: 'gauge' | 'counter' | 'histogram', samples: () => Sample[]): void {
   const metric = { name, help, type, aggregator: 'sum', get: () => ({ name, help, type, aggregator: 'sum', values: samples() }) };
   registry.registerMetric(metric as unknown as Parameters<Registry['registerMetric']>[0]);
+}
+
+/** Prometheus histogram samples from non-cumulative bucket counts (one more than `bounds`: +Inf). */
+function histogramSamples(name: string, labels: Labels, bounds: readonly number[], buckets: Float64Array, count: number, sum: number): Sample[] {
+  const out: Sample[] = [];
+  let cumulative = 0;
+  bounds.forEach((le, i) => {
+    cumulative += buckets[i]!;
+    out.push({ value: cumulative, labels: { ...labels, le }, metricName: `${name}_bucket` });
+  });
+  out.push({ value: count, labels: { ...labels, le: '+Inf' }, metricName: `${name}_bucket` });
+  out.push({ value: sum, labels, metricName: `${name}_sum` });
+  out.push({ value: count, labels, metricName: `${name}_count` });
+  return out;
 }
 
 const gauge = (registry: Registry, name: string, help: string, value: () => number): void =>
@@ -32,6 +48,11 @@ function runtimeMetrics(): Registry {
   if (runtime === null) {
     runtime = new Registry();
     collectDefaultMetrics({ register: runtime });
+    // Not among prom-client's defaults. Cumulative, so utilization over any window is
+    // rate(active) / (rate(active) + rate(idle)), whoever else scrapes meanwhile.
+    const elu = (pick: 'active' | 'idle') => () => [{ value: performance.eventLoopUtilization()[pick] / 1000, labels: {} }];
+    collected(runtime, 'nodejs_eventloop_active_seconds_total', 'Time the event loop spent running callbacks (not waiting for I/O).', 'counter', elu('active'));
+    collected(runtime, 'nodejs_eventloop_idle_seconds_total', 'Time the event loop spent waiting for I/O.', 'counter', elu('idle'));
   }
   return runtime;
 }
@@ -45,6 +66,8 @@ export function nodeMetrics(node: ServerHandle, groupsLag?: () => Promise<GroupL
   requestMetrics(registry, node);
   metadataMetrics(registry, node);
   quotaMetrics(registry, node);
+  logFlushMetrics(registry, node);
+  groupCoordinatorMetrics(registry, node);
   return Registry.merge([runtimeMetrics(), registry]);
 }
 
@@ -81,8 +104,8 @@ function replicaManagerMetrics(registry: Registry, node: ServerHandle): void {
   collected(registry, 'logline_produce_requests_total', 'Clients\' Produce requests answered here, by acks and by whether their batches carry a producer id (idempotent).', 'counter',
     () => produceRequestCounts(rm.stats).map((c) => ({ value: c.requests, labels: { acks: c.acks, idempotent: String(c.idempotent) } })));
   const purgatory = (): Sample[] => [
-    { value: rm.producePurgatory.pending, labels: { delayedoperation: 'Produce' } },
-    { value: rm.fetchPurgatory.pending, labels: { delayedoperation: 'Fetch' } },
+    { value: rm.producePurgatory.pending, labels: { delayedOperation: 'Produce' } },
+    { value: rm.fetchPurgatory.pending, labels: { delayedOperation: 'Fetch' } },
   ];
   collected(registry, 'kafka_server_delayedoperationpurgatory_purgatorysize', 'Requests waiting in a purgatory.', 'gauge', purgatory);
 }
@@ -146,16 +169,7 @@ function requestMetrics(registry: Registry, node: ServerHandle): void {
     for (const [apiKey, s] of rm.apis()) {
       const request = apiInfo(apiKey)?.name ?? String(apiKey);
       s.requests.forEach((count, version) => {
-        if (count === 0) return;
-        const buckets = s.latencyBuckets[version]!;
-        let cumulative = 0;
-        REQUEST_LATENCY_BUCKETS_MS.forEach((le, i) => {
-          cumulative += buckets[i]!;
-          out.push({ value: cumulative, labels: { request, version, le }, metricName: `${name}_bucket` });
-        });
-        out.push({ value: count, labels: { request, version, le: '+Inf' }, metricName: `${name}_bucket` });
-        out.push({ value: s.latencySumMs[version]!, labels: { request, version }, metricName: `${name}_sum` });
-        out.push({ value: count, labels: { request, version }, metricName: `${name}_count` });
+        if (count > 0) out.push(...histogramSamples(name, { request, version }, REQUEST_LATENCY_BUCKETS_MS, s.latencyBuckets[version]!, count, s.latencySumMs[version]!));
       });
     }
     return out;
@@ -223,4 +237,83 @@ function quotaMetrics(registry: Registry, node: ServerHandle): void {
     collected(registry, `kafka_server_${type}_throttled_responses_total`, `Responses throttled for ${key}.`, 'counter',
       () => [{ value: quotas.stats.get(key)!.throttledResponses, labels: {} }]);
   }
+}
+
+/** Kafka's LogFlushStats: fsync times of this node's logs (partition logs and the metadata log). */
+function logFlushMetrics(registry: Registry, node: ServerHandle): void {
+  const f = node.logFlushStats;
+  if (f === null) return;
+  const name = 'kafka_log_logflushstats_logflushrateandtimems';
+  collected(registry, name, 'Time of each log flush (fsync), ms.', 'histogram', () => histogramSamples(name, {}, LOG_FLUSH_BUCKETS_MS, f.buckets, f.count, f.sumMs));
+}
+
+/** Every state a group of each protocol can be listed in, so each series exists from the start (at 0). */
+const GROUP_STATES: Record<string, readonly string[]> = {
+  classic: ['Empty', 'PreparingRebalance', 'CompletingRebalance', 'Stable'],
+  consumer: ['Empty', 'Assigning', 'Reconciling', 'Stable'],
+};
+
+/**
+ * The group coordinator's groups by protocol and state (Kafka's GroupMetadataManager NumGroups* and
+ * group-coordinator-metrics' group counts) for the `__consumer_offsets` partitions led here, and the
+ * rebalances it has run: summed over nodes, the cluster's.
+ */
+function groupCoordinatorMetrics(registry: Registry, node: ServerHandle): void {
+  const groups = node.broker?.groups;
+  if (groups === undefined) return;
+  collected(registry, 'kafka_coordinator_group_groupmetadatamanager_numgroups', 'Groups coordinated here, by protocol (classic, consumer) and state.', 'gauge', () => {
+    const counts = new Map<string, number>();
+    for (const g of groups.list([], []).groups) counts.set(`${g.groupType}/${g.groupState}`, (counts.get(`${g.groupType}/${g.groupState}`) ?? 0) + 1);
+    const out: Sample[] = [];
+    for (const [protocol, states] of Object.entries(GROUP_STATES)) {
+      for (const state of states) out.push({ value: counts.get(`${protocol}/${state}`) ?? 0, labels: { protocol, state } });
+    }
+    return out;
+  });
+  collected(registry, 'kafka_server_group_coordinator_metrics_group_rebalance_total', 'Rebalances run here: a classic group\'s join phase completing, a consumer group\'s epoch bump.', 'counter', () => [
+    { value: groups.stats.classicRebalances, labels: { protocol: 'classic' } },
+    { value: groups.stats.consumerRebalances, labels: { protocol: 'consumer' } },
+  ]);
+}
+
+export const OPENMETRICS_CONTENT_TYPE = 'application/openmetrics-text; version=1.0.0; charset=utf-8';
+
+/** Whether a scrape's Accept header asks for OpenMetrics (Prometheus lists it first when it can parse it). */
+export function wantsOpenMetrics(accept: string | undefined): boolean {
+  return accept !== undefined && accept.split(',').some((part) => {
+    const [type, ...params] = part.split(';').map((x) => x.trim().toLowerCase());
+    return type === 'application/openmetrics-text' && !params.some((p) => /^q=0(\.0*)?$/.test(p));
+  });
+}
+
+/**
+ * The Prometheus text a registry renders, as OpenMetrics 1.0: a counter's family is named without
+ * `_total` (its samples keep it), `untyped` is `unknown`, no blank lines, `# EOF` last. Converted
+ * here rather than by prom-client's OpenMetrics registry, which renames counters by mutating the
+ * metric objects that the Prometheus-format scrape shares.
+ */
+export function toOpenMetrics(text: string): string {
+  const lines = text.split('\n').filter((l) => l !== '');
+  const counters = new Set<string>();
+  for (const l of lines) {
+    const m = /^# TYPE (\S+) counter$/.exec(l);
+    if (m !== null) counters.add(m[1]!);
+  }
+  const family = (name: string) => (counters.has(name) ? name.replace(/_total$/, '') : name);
+  const out: string[] = [];
+  let counter: string | null = null;
+  for (const line of lines) {
+    const meta = /^# (HELP|TYPE) (\S+)(.*)$/.exec(line);
+    if (meta !== null) {
+      const [, kind, name, rest] = meta as unknown as [string, string, string, string];
+      if (kind === 'TYPE') counter = counters.has(name) ? family(name) : null;
+      out.push(`# ${kind} ${family(name)}${kind === 'TYPE' && rest === ' untyped' ? ' unknown' : rest}`);
+    } else if (counter !== null && (line.startsWith(`${counter} `) || line.startsWith(`${counter}{`))) {
+      out.push(`${counter}_total${line.slice(counter.length)}`);
+    } else {
+      out.push(line);
+    }
+  }
+  out.push('# EOF');
+  return out.join('\n') + '\n';
 }

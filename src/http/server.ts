@@ -20,7 +20,7 @@ import {
 } from './admin-ops.js';
 import { consoleAsset } from './console/assets.js';
 import { groupLag, localGroupsLag } from './group-lag.js';
-import { nodeMetrics } from './metrics.js';
+import { OPENMETRICS_CONTENT_TYPE, nodeMetrics, toOpenMetrics, wantsOpenMetrics } from './metrics.js';
 
 type Answer = { status: number; json: unknown } | { status: number; text: string | Buffer; contentType: string; headers?: Record<string, string> };
 
@@ -31,6 +31,7 @@ interface Call {
   body: unknown;
   /** This node's client of its own Kafka listener (the admin operations' way in). */
   client: () => ClusterClient;
+  req: IncomingMessage;
 }
 
 interface Route { method: 'GET' | 'POST' | 'PUT' | 'DELETE'; path: string; run: (c: Call) => Answer | Promise<Answer> }
@@ -68,7 +69,14 @@ function routesFor(node: ServerHandle, client: () => ClusterClient): Route[] {
     { method: 'POST', path: '/v1/topics/:topic/messages', run: async (c) => ({ status: 201, json: await produceMessage(c.client(), c.params.topic!, c.body as never) }) },
     { method: 'GET', path: '/v1/groups', run: async (c) => ok({ groups: await listGroups(c.client()) }) },
     { method: 'GET', path: '/v1/groups/:group', run: async (c) => ok(await groupLag(c.client(), c.params.group!)) },
-    { method: 'GET', path: '/metrics', run: async () => ({ status: 200, text: await registry.metrics(), contentType: registry.contentType }) },
+    {
+      method: 'GET', path: '/metrics', run: async (c) => {
+        const text = await registry.metrics();
+        return wantsOpenMetrics(c.req.headers.accept)
+          ? { status: 200, text: toOpenMetrics(text), contentType: OPENMETRICS_CONTENT_TYPE }
+          : { status: 200, text, contentType: registry.contentType };
+      },
+    },
     { method: 'GET', path: '/', run: () => consoleAsset('index.html') },
     { method: 'GET', path: '/console/:file', run: (c) => consoleAsset(c.params.file!) },
   ];
@@ -206,11 +214,11 @@ async function serve(routes: Route[], node: ServerHandle, listenerHost: string, 
     else if (found === 'method') {
       allow = routes.filter((r) => match([r], r.method, path) !== null).map((r) => r.method).join(', ');
       answer = { status: 405, json: { error: 'method not allowed', detail: `${method} ${path}` } };
-    } else if (found.route.method === 'GET') answer = await found.route.run({ node, params: found.params, query: url.searchParams, body: undefined, client });
+    } else if (found.route.method === 'GET') answer = await found.route.run({ node, params: found.params, query: url.searchParams, body: undefined, client, req });
     else {
       const refusal = mutationRefusal(node, listenerHost, req);
       if (refusal !== null) answer = { status: 403, json: { error: 'forbidden', reason: refusal } };
-      else answer = await found.route.run({ node, params: found.params, query: url.searchParams, body: await readBody(req), client });
+      else answer = await found.route.run({ node, params: found.params, query: url.searchParams, body: await readBody(req), client, req });
     }
   } catch (e) {
     answer = failure(e);

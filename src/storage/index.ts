@@ -13,5 +13,6 @@ export {
   readOffsetCheckpoint, writeOffsetCheckpoint, readProperties, writeProperties, readPartitionMetadata, writePartitionMetadata,
 } from './checkpoint.js';
 export { cleanLog, firstUncleanableOffset, type CleanResult } from './cleaner.js';
+export { LogFlushStats, LOG_FLUSH_BUCKETS_MS } from './flush-stats.js';
 export { LogManager, type LogManagerOptions, type MetaProperties } from './log-manager.js';
 export { logDirName, parseLogDirName } from './log-dir-name.js';

@@ -13,6 +13,7 @@ import { StorageError } from './errors.js';
 import { FileCache, type FileSystem } from './fs.js';
 import type { LogConfig } from './config.js';
 import { PartitionLog } from './partition-log.js';
+import { LogFlushStats } from './flush-stats.js';
 import { cleanLog } from './cleaner.js';
 import { logDirName, parseLogDirName } from './log-dir-name.js';
 import {
@@ -55,6 +56,8 @@ export interface MetaProperties { nodeId: number; clusterId: string; directoryId
 export class LogManager {
   readonly files: FileCache;
   readonly logs = new Map<string, PartitionLog>();
+  /** Every partition log's fsync times (Kafka's LogFlushStats); the metadata log's store counts here too. */
+  readonly flushStats = new LogFlushStats();
   offline: Error | null = null;
   readonly hadCleanShutdown: boolean;
   private readonly recoveryPoints: Map<string, number>;
@@ -176,6 +179,7 @@ export class LogManager {
     if (hw !== undefined) log.updateHighWatermark(hw);
     log.cleanerCheckpoint = Math.max(log.logStartOffset, this.cleanerOffsets.get(key) ?? 0);
     log.onOffline = (e) => this.takeOffline(e);
+    log.flushStats = this.flushStats;
     if (topicId && created) {
       this.metadataToWrite.set(key, { log, topicId });
       this.writeMetadataInBackground();

@@ -14,6 +14,7 @@ import {
 import { StorageError, ioErrorCode, recordValidationError, type RecordError } from './errors.js';
 import type { FileCache, FileHandle } from './fs.js';
 import type { LogConfig } from './config.js';
+import type { LogFlushStats } from './flush-stats.js';
 import { LeaderEpochCache } from './epoch-cache.js';
 import { ProducerStateManager, type MarkerInfo } from './producer-state.js';
 import type { AbortedTxn } from './indexes.js';
@@ -75,6 +76,8 @@ export class PartitionLog {
   private closed = false;
   private pendingDeletes: { paths: string[]; dueMs: number }[] = [];
   onOffline: (e: Error) => void = () => {};
+  /** Where this log's fsync times are counted (its owner's: the LogManager's, the metadata log's store). */
+  flushStats: LogFlushStats | null = null;
 
   private constructor(readonly dir: string, readonly files: FileCache, public config: LogConfig, readonly clock: Clock, o: OpenOptions) {
     this.logStartOffset = o.logStartOffset;
@@ -432,11 +435,12 @@ export class PartitionLog {
   private flushRolledSegment(seg: LogSegment, end: number, alsoPaths: string[] = []): void {
     const paths = [...seg.existingPaths(), ...alsoPaths.filter((p) => this.fs.exists(p))];
     const truncations = this.truncations;
+    let startMs = 0;
     this.rolledFlushes = this.rolledFlushes
-      .then(() => Promise.all(paths.map((p) => this.fs.syncFileAsync(p))))
+      .then(() => { startMs = performance.now(); return Promise.all(paths.map((p) => this.fs.syncFileAsync(p))); })
       .then(() => this.fs.syncDirAsync(this.dir))
       .then(
-        () => { if (!this.closed && this.truncations === truncations) this.recoveryPoint = Math.max(this.recoveryPoint, end); },
+        () => { this.flushStats?.record(performance.now() - startMs); if (!this.closed && this.truncations === truncations) this.recoveryPoint = Math.max(this.recoveryPoint, end); },
         (e: unknown) => {
           // Deleted or compacted away meanwhile, or the log closed (close flushes everything).
           if (this.closed || ioErrorCode(e) === 'ENOENT') return;
@@ -452,6 +456,7 @@ export class PartitionLog {
 
   /** fsyncs everything up to the log end offset and moves the recovery point there. */
   flush(): void {
+    const startMs = performance.now();
     this.guard(() => {
       if (this.dirUnsynced && this.activeSegment.hasLogFile) {
         // A segment rolled (or a new partition's first one was written) since the directory was
@@ -464,6 +469,7 @@ export class PartitionLog {
       this.recoveryPoint = this.logEndOffset;
       this.unflushedMessages = 0;
       this.lastFlushMs = this.clock.nowMs();
+      this.flushStats?.record(performance.now() - startMs);
     });
   }
 
@@ -491,6 +497,7 @@ export class PartitionLog {
       return Promise.reject(e as Error);
     }
     const { end, truncations, messages, handles } = start;
+    const startMs = performance.now();
     const syncs = handles.map((h) => h.syncAsync());
     if (this.dirUnsynced) {
       this.dirUnsynced = false;
@@ -498,6 +505,7 @@ export class PartitionLog {
     }
     return Promise.all(syncs).then(
       () => {
+        this.flushStats?.record(performance.now() - startMs);
         if (this.closed || this.truncations !== truncations) return;
         this.recoveryPoint = Math.max(this.recoveryPoint, end);
         this.unflushedMessages = Math.max(0, this.unflushedMessages - messages);

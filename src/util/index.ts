@@ -1,5 +1,6 @@
 export { assert, unreachable, AssertionError } from './assert.js';
 export { limits } from './limits.js';
+export { createLogger, componentLogger, parseLogLevel, quietLogger, LOG_LEVELS, type Logger, type LoggerOptions, type LogLevel, type LogFormat } from './log.js';
 export { SlabPool, SlabLease } from './slab-pool.js';
 export { Histogram, type HistogramSnapshot } from './histogram.js';
 export { systemClock, ManualClock, Prng, type Clock } from './clock.js';

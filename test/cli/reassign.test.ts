@@ -101,9 +101,10 @@ test('topic reassign: generate a plan, execute it with a throttle the copy keeps
     assert.equal(pending.partitions[0].status, 'in progress');
     assert.equal(pending.throttlesRemoved, false);
 
-    await within(60_000, 'the reassignment completes', (async () => {
-      while ((await cliJson(cluster.bootstrap, 'topic', 'reassign', '--list')).length > 0) await sleep(200);
-    })());
+    // --verify --wait returns once the move is complete (progress on stderr meanwhile).
+    const waited = await within(60_000, 'the reassignment completes', cliJson(cluster.bootstrap, 'topic', 'reassign', '--verify', '--wait', '--reassignment-json-file', file));
+    assert.deepEqual(waited.partitions.map((p: any) => p.status), ['complete']);
+    assert.deepEqual(await cliJson(cluster.bootstrap, 'topic', 'reassign', '--list'), []);
     watching = false;
     await watcher;
     const segmentBytes = readdirSync(nodePath.join(cluster.nodes.find((n) => n.nodeId === c)!.dataDir, 'bulk-0'))

@@ -91,3 +91,36 @@ test('a data directory of another node or cluster, or one that cannot be used, i
     rmSync(dataDir, { recursive: true, force: true });
   }
 });
+
+test('--log-format json: every line the server writes is a JSON object with ts, level, component and msg; bad formats and levels exit with code 2', async () => {
+  assert.equal(spawnSync(process.execPath, [BIN, 'server', '--log-format', 'xml'], { encoding: 'utf8', timeout: 20_000 }).status, 2);
+  const badLevel = spawnSync(process.execPath, [BIN, 'server', '--set', 'log.level=LOUD'], { encoding: 'utf8', timeout: 20_000 });
+  assert.equal(badLevel.status, 2);
+  assert.match(badLevel.stderr, /log\.level/);
+  const port = await freePort();
+  const dataDir = mkdtempSync(join(tmpdir(), 'logline-cli-'));
+  const child = spawn(process.execPath, [BIN, 'server', '--data-dir', dataDir, '--listeners', `PLAINTEXT://127.0.0.1:${port}`, '--set', 'http.listener=127.0.0.1:0', '--set', 'log.level=DEBUG', '--log-format', 'json'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  try {
+    let out = '';
+    child.stderr.on('data', (d) => { out += d; });
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no listener line: ${out}`)), 15_000);
+      child.stdout.on('data', (d) => { out += d; if (out.includes(`listening on PLAINTEXT://127.0.0.1:${port}`)) { clearTimeout(timer); resolve(); } });
+    });
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    child.kill('SIGTERM');
+    assert.equal(await exited, 0);
+    const lines = out.trim().split('\n').map((l) => JSON.parse(l) as Record<string, string>);
+    for (const l of lines) {
+      assert.deepEqual(Object.keys(l), ['ts', 'level', 'component', 'msg']);
+      assert.ok(!Number.isNaN(Date.parse(l.ts!)) && ['ERROR', 'WARN', 'INFO', 'DEBUG', 'TRACE'].includes(l.level!), JSON.stringify(l));
+    }
+    const components = new Set(lines.map((l) => l.component));
+    for (const c of ['server', 'storage', 'controller', 'broker-lifecycle']) assert.ok(components.has(c), `a line from ${c} in ${[...components].join(', ')}`);
+    assert.ok(lines.some((l) => l.component === 'server' && l.msg === `listening on PLAINTEXT://127.0.0.1:${port}`));
+    assert.ok(lines.some((l) => l.component === 'server' && l.msg === 'stopped'));
+  } finally {
+    if (child.exitCode === null) child.kill('SIGKILL');
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});

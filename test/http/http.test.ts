@@ -14,6 +14,7 @@ import { buildRecordBatchSync } from '../../src/records/index.js';
 import { parseBrokerConfig } from '../../src/config/index.js';
 import { within } from '../broker/process-helpers.js';
 import type { BrokersView, QuorumView, Readiness, TopicRow } from '../../src/http/index.js';
+import { sample } from './scrape.js';
 
 const SESSION_TIMEOUT_MS = 3000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -28,19 +29,6 @@ async function getJson<T>(port: number, path: string): Promise<T> {
   assert.equal(r.status, 200, `${path}: ${r.body}`);
   assert.match(r.type, /^application\/json/);
   return JSON.parse(r.body) as T;
-}
-
-/** The value of one sample in a Prometheus text scrape (labels must match exactly, in any order), or undefined. */
-function sample(scrape: string, name: string, labels: Record<string, string> = {}): number | undefined {
-  const want = Object.entries(labels).map(([k, v]) => `${k}="${v}"`).sort().join(',');
-  for (const line of scrape.split('\n')) {
-    if (line.startsWith('#')) continue;
-    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
-    if (m === null || m[1] !== name) continue;
-    const got = (m[2] ?? '').split(/,(?=[a-zA-Z_]+=")/).filter((x) => x !== '').sort().join(',');
-    if (got === want) return Number(m[3]);
-  }
-  return undefined;
 }
 
 async function scrape(port: number): Promise<string> {

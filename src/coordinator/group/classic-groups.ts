@@ -289,6 +289,7 @@ export class ClassicGroups {
     }
     g.protocolName = selectProtocol(g);
     transition(g, 'CompletingRebalance', this.ctx.nowMs);
+    this.ctx.stats.classicRebalances++;
     for (const m of g.members.values()) {
       const cb = m.awaitingJoin!;
       m.awaitingJoin = null;

@@ -261,6 +261,7 @@ export class ConsumerGroups {
         this.ctx.emitAndApply({ type: 'consumer-partition-metadata', group: g.groupId, value: { topics: [...subscribed].map(([topicId, t]) => ({ topicId, topicName: t.name, numPartitions: t.partitions, partitionMetadata: [] })) } });
       }
       this.ctx.emitAndApply({ type: 'consumer-group', group: g.groupId, value: { epoch: g.groupEpoch + 1 } });
+      this.ctx.stats.consumerRebalances++;
     }
     if (g.assignmentEpoch < g.groupEpoch) this.computeTargetAssignment(g, topics);
     const before = new Map(current.assigned);
@@ -398,7 +399,10 @@ export class ConsumerGroups {
     this.ctx.emitAndApply({ type: 'consumer-current-member', group: g.groupId, memberId, value: null });
     this.ctx.emitAndApply({ type: 'consumer-target-member', group: g.groupId, memberId, value: null });
     this.ctx.emitAndApply({ type: 'consumer-member', group: g.groupId, memberId, value: null });
-    if (bumpEpoch) this.ctx.emitAndApply({ type: 'consumer-group', group: g.groupId, value: { epoch: g.groupEpoch + 1 } });
+    if (bumpEpoch) {
+      this.ctx.emitAndApply({ type: 'consumer-group', group: g.groupId, value: { epoch: g.groupEpoch + 1 } });
+      this.ctx.stats.consumerRebalances++;
+    }
   }
 
   private scheduleConsumerSession(g: ConsumerGroup, memberId: string): void {

@@ -39,6 +39,16 @@ export interface ClientInfo { clientId: string; clientHost: string; apiVersion: 
 
 export type Group = ClassicGroup | ConsumerGroup;
 
+/**
+ * Rebalances the coordinator has run (Kafka's group-coordinator-metrics: a classic group's join
+ * phase completing, a consumer group's epoch bump). Counted by live operations only, never by
+ * replay, and shared by a service's shards so an unloaded shard's count is kept.
+ */
+export class GroupCoordinatorStats {
+  classicRebalances = 0;
+  consumerRebalances = 0;
+}
+
 export const UNKNOWN_MEMBER = '';
 
 export const joinError = (errorCode: number, memberId = UNKNOWN_MEMBER): JoinGroupResponse => ({
@@ -67,7 +77,7 @@ export class GroupShardContext {
   loading = true;
 
   /** `replay` is the shard's: the one path that changes durable state. */
-  constructor(readonly config: GroupCoordinatorConfig, readonly uuid: () => string, readonly replay: (r: GroupRecord) => void) {}
+  constructor(readonly config: GroupCoordinatorConfig, readonly uuid: () => string, readonly replay: (r: GroupRecord) => void, readonly stats: GroupCoordinatorStats) {}
 
   /** Runs one operation at `nowMs` and hands back what it produced. */
   run(nowMs: number, op: () => void): Effects {

@@ -10,7 +10,7 @@ import { CoordinatorRuntime, type CoordinatorLog, type RuntimeLogger } from '../
 import { decodeGroupRecord, encodeGroupRecord, type GroupRecord } from './records.js';
 import {
   GroupCoordinatorShard, joinError, syncError, type ClientInfo, type CommitParams, type Effects, type FetchedOffset, type GroupCoordinatorConfig,
-  type GroupDescription, type JoinParams, type PartitionResults, type SyncParams, type TxnCommitParams,
+  GroupCoordinatorStats, type GroupDescription, type JoinParams, type PartitionResults, type SyncParams, type TxnCommitParams,
 } from './shard.js';
 
 export const OFFSETS_TOPIC = '__consumer_offsets';
@@ -42,11 +42,12 @@ type Routed = { partition: number; shard: GroupCoordinatorShard } | { errorCode:
 
 export class GroupCoordinatorService {
   readonly runtime: CoordinatorRuntime<GroupRecord, GroupCoordinatorShard, Effects>;
+  readonly stats = new GroupCoordinatorStats();
 
   constructor(readonly deps: GroupServiceDeps) {
     this.runtime = new CoordinatorRuntime({
       name: 'group coordinator', log: deps.log, clock: deps.clock, scheduler: deps.scheduler, logger: deps.logger,
-      newShard: () => new GroupCoordinatorShard(deps.config, deps.newUuid), encode: encodeGroupRecord, decode: decodeGroupRecord,
+      newShard: () => new GroupCoordinatorShard(deps.config, deps.newUuid, this.stats), encode: encodeGroupRecord, decode: decodeGroupRecord,
     });
   }
 

@@ -13,12 +13,12 @@ import { ErrorCode, type ConsumerGroupHeartbeatResponse, type JoinGroupResponse,
 import { ClassicGroups } from './classic-groups.js';
 import { ConsumerGroups, type HeartbeatParams, type TopicsSnapshot } from './consumer.js';
 import { consumerGroupState } from './consumer-model.js';
-import { GroupShardContext, type ClientInfo, type Effects, type Group, type GroupCoordinatorConfig, type JoinParams, type SyncParams } from './context.js';
+import { GroupCoordinatorStats, GroupShardContext, type ClientInfo, type Effects, type Group, type GroupCoordinatorConfig, type JoinParams, type SyncParams } from './context.js';
 import { Offsets, commitAppendError, type CommitParams, type FetchedOffset, type PartitionResults, type TxnCommitParams } from './offsets.js';
 import type { GroupRecord } from './records.js';
 
 export {
-  defaultGroupConfig, joinError, syncError, type GroupCoordinatorConfig, type Effects, type Reply, type ClientInfo, type JoinParams, type SyncParams,
+  defaultGroupConfig, GroupCoordinatorStats, joinError, syncError, type GroupCoordinatorConfig, type Effects, type Reply, type ClientInfo, type JoinParams, type SyncParams,
 } from './context.js';
 export { commitAppendError, type CommitParams, type TxnCommitParams, type PartitionResults, type FetchedOffset } from './offsets.js';
 
@@ -33,8 +33,8 @@ export class GroupCoordinatorShard {
   readonly consumer: ConsumerGroups;
   readonly offsets: Offsets;
 
-  constructor(readonly config: GroupCoordinatorConfig, uuid: () => string) {
-    this.ctx = new GroupShardContext(config, uuid, (r) => this.replay(r));
+  constructor(readonly config: GroupCoordinatorConfig, uuid: () => string, stats = new GroupCoordinatorStats()) {
+    this.ctx = new GroupShardContext(config, uuid, (r) => this.replay(r), stats);
     this.consumer = new ConsumerGroups(this.ctx);
     this.classic = new ClassicGroups(this.ctx, this.consumer);
     this.offsets = new Offsets(this.ctx, this.classic, this.consumer);

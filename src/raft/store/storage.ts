@@ -21,7 +21,7 @@
 // is safe, a high one would let recovery trust unsynced bytes.
 import * as nodePath from 'node:path';
 import {
-  FileCache, NodeFileSystem, PartitionLog, StorageError, logConfig, readOffsetCheckpoint, writeOffsetCheckpoint, type FileSystem, type LogConfig,
+  FileCache, NodeFileSystem, PartitionLog, StorageError, logConfig, readOffsetCheckpoint, writeOffsetCheckpoint, type FileSystem, type LogConfig, type LogFlushStats,
 } from '../../storage/index.js';
 import { iterateBatches } from '../../records/index.js';
 import { systemClock, type Clock } from '../../util/index.js';
@@ -55,6 +55,8 @@ export interface StorageLogStoreOptions {
   readonly config?: Partial<LogConfig>;
   /** How often a flush may rewrite the recovery point file (Kafka's log.flush.offset.checkpoint.interval.ms). */
   readonly recoveryCheckpointIntervalMs?: number;
+  /** Where the log's fsync times are counted (a node's LogManager's, so /metrics shows them). */
+  readonly flushStats?: LogFlushStats;
   /**
    * `records`: the state machine's snapshot bytes are v2 record batches, and snapshot files are
    * written in Kafka's format around them (snapshot-file.ts; the cluster metadata). `raw` (the
@@ -78,6 +80,7 @@ export class StorageLogStore implements LogStore {
   /** The last syncAsync's completion: each `done` runs after the previous one. */
   private syncTail: Promise<void> = Promise.resolve();
   private readonly snapshotFormat: 'raw' | 'records';
+  private readonly flushStats: LogFlushStats | null;
 
   /** `dir` is the partition directory itself (for a node, `<metadata.log.dir>/__cluster_metadata-0`). */
   constructor(readonly dir: string, opts: StorageLogStoreOptions = {}) {
@@ -88,6 +91,7 @@ export class StorageLogStore implements LogStore {
     this.config = logConfig({ fileDeleteDelayMs: 0, retentionMs: -1, retentionBytes: -1, ...opts.config });
     this.recoveryCheckpointIntervalMs = opts.recoveryCheckpointIntervalMs ?? 60_000;
     this.snapshotFormat = opts.snapshotFormat ?? 'raw';
+    this.flushStats = opts.flushStats ?? null;
     this.fs.mkdirs(dir);
   }
 
@@ -102,6 +106,7 @@ export class StorageLogStore implements LogStore {
       dir: this.dir, files: this.files, config: this.config, clock: this.clock,
       recoveryPoint: this.checkpointedRecoveryPoint, logStartOffset: start, hadCleanShutdown: false,
     });
+    log.flushStats = this.flushStats;
     this.log = log;
     this.finishTruncation();
     if (log.logEndOffset < start || log.segments[0]!.baseOffset > start) {
