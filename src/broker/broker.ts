@@ -26,6 +26,8 @@ import { FetchSessionCache } from './fetch-sessions.js';
 import { Router } from './router.js';
 import type { LogDirDescription, MetadataView, ProducePartitionsParams, TopicAdmin } from './services.js';
 import { apiVersionsHandler } from './handlers/18-api-versions.js';
+import { saslHandshakeHandler } from './handlers/17-sasl-handshake.js';
+import { saslAuthenticateHandler } from './handlers/36-sasl-authenticate.js';
 import { metadataHandler } from './handlers/03-metadata.js';
 import { produceHandler } from './handlers/00-produce.js';
 import { fetchHandler } from './handlers/01-fetch.js';
@@ -151,7 +153,8 @@ export class Broker {
     for (const h of [apiVersionsHandler(() => this.router.supportedVersions(), () => this.deps.metadata.view().features()), metadataHandler, produceHandler, fetchHandler, listOffsetsHandler,
       createTopicsHandler, deleteTopicsHandler, createPartitionsHandler, describeClusterHandler, deleteRecordsHandler, offsetForLeaderEpochHandler,
       describeTopicPartitionsHandler, describeConfigsHandler, alterConfigsHandler, incrementalAlterConfigsHandler, electLeadersHandler,
-      alterPartitionReassignmentsHandler, listPartitionReassignmentsHandler, describeLogDirsHandler, initProducerIdHandler]) {
+      alterPartitionReassignmentsHandler, listPartitionReassignmentsHandler, describeLogDirsHandler, initProducerIdHandler,
+      saslHandshakeHandler, saslAuthenticateHandler]) {
       this.router.register(h);
     }
     this.groups = this.createGroupCoordinator();

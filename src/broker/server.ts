@@ -9,7 +9,8 @@ import { diskBackend } from './disk-backend.js';
 import { MemoryFileSystem, type FileSystem } from '../storage/index.js';
 import { describeQuorumAnswer, describeQuorumHandler, type QuorumServices } from './handlers/55-describe-quorum.js';
 import { parseBrokerConfig, type BrokerConfig } from '../config/index.js';
-import { reloadTlsOnConfigChange, securedListener } from './listener-security.js';
+import { reloadTlsOnConfigChange, saslInputs, securedListener } from './listener-security.js';
+import { ScramImage } from '../metadata/index.js';
 import type { LogMetadata } from './metadata-log.js';
 import type { ControllerService } from './controller-service.js';
 import type { RequestMetrics } from './request-metrics.js';
@@ -221,7 +222,8 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerHa
   }
   const network = new NetworkServer(router, services, { ...DEFAULT_NETWORK_LIMITS, ...options.limits }, clock, logger);
   try {
-    await network.listen((options.listeners ?? ['PLAINTEXT://localhost:9092']).map((l) => securedListener(parseListener(l, brokerConfig.securityProtocolMap), brokerConfig)));
+    const sasl = saslInputs(() => disk?.metadata.image.scram ?? ScramImage.EMPTY);
+    await network.listen((options.listeners ?? ['PLAINTEXT://localhost:9092']).map((l) => securedListener(parseListener(l, brokerConfig.securityProtocolMap), brokerConfig, sasl)));
   } catch (e) {
     await broker?.replicaFetchers.close();
     await disk?.close();
