@@ -12,7 +12,7 @@ import { CONTROLLER_FEATURES, KRAFT_VERSION_FEATURE, topicNameError, type TopicC
 import { AlterPartitionManager, ReplicaFetcherManager, ReplicaManager, ReplicationQuota, isThrottledReplica, parseThrottledReplicas, replicaSelectorFor, type LeaderEndpoint, type LocalLog, type ReplicaDeltaPorts, type Scheduler } from '../replication/index.js';
 import { BrokerConnection } from '../client/index.js';
 import { clientTlsFor } from './listener-security.js';
-import type { MetadataDelta, MetadataImage } from '../metadata/index.js';
+import { ScramImage, type MetadataDelta, type MetadataImage } from '../metadata/index.js';
 import { Prng, limits, partitionKey, partitionName, type Clock } from '../util/index.js';
 import type { BrokerConfig } from '../config/index.js';
 import { ConfigAdmin } from './config-admin.js';
@@ -28,6 +28,8 @@ import type { LogDirDescription, MetadataView, ProducePartitionsParams, TopicAdm
 import { apiVersionsHandler } from './handlers/18-api-versions.js';
 import { saslHandshakeHandler } from './handlers/17-sasl-handshake.js';
 import { saslAuthenticateHandler } from './handlers/36-sasl-authenticate.js';
+import { describeUserScramCredentialsHandler } from './handlers/50-describe-user-scram-credentials.js';
+import { alterUserScramCredentialsHandler } from './handlers/51-alter-user-scram-credentials.js';
 import { metadataHandler } from './handlers/03-metadata.js';
 import { produceHandler } from './handlers/00-produce.js';
 import { fetchHandler } from './handlers/01-fetch.js';
@@ -154,7 +156,7 @@ export class Broker {
       createTopicsHandler, deleteTopicsHandler, createPartitionsHandler, describeClusterHandler, deleteRecordsHandler, offsetForLeaderEpochHandler,
       describeTopicPartitionsHandler, describeConfigsHandler, alterConfigsHandler, incrementalAlterConfigsHandler, electLeadersHandler,
       alterPartitionReassignmentsHandler, listPartitionReassignmentsHandler, describeLogDirsHandler, initProducerIdHandler,
-      saslHandshakeHandler, saslAuthenticateHandler]) {
+      saslHandshakeHandler, saslAuthenticateHandler, describeUserScramCredentialsHandler, alterUserScramCredentialsHandler]) {
       this.router.register(h);
     }
     this.groups = this.createGroupCoordinator();
@@ -179,6 +181,7 @@ export class Broker {
       describeProducersHandler, describeTransactionsHandler, listTransactionsHandler]) {
       this.router.register(h);
     }
+    deps.metadata.onDelta((_delta, image) => { this.scramCredentials = image.scram; });
     // Last: a source that already holds an image delivers it right here.
     deps.metadata.onDelta((delta, image) => this.enqueueDelta(delta, image));
   }
@@ -500,11 +503,15 @@ export class Broker {
       alterPartitionReassignments: (request) => settle(c().alterPartitionReassignments(request)),
       listPartitionReassignments: (request) => c().listPartitionReassignments(request),
       allocateProducerIds: (request) => c().allocateProducerIds(request),
+      alterUserScramCredentials: (request) => c().alterUserScramCredentials(request),
       registerBroker: (request) => c().registerBroker(request),
       brokerHeartbeat: (request) => c().brokerHeartbeat(request),
       alterPartition: (request, version) => c().alterPartition(request, version),
     } satisfies ControllerChannel;
   })();
+
+  /** The SCRAM credentials of the latest metadata image (DescribeUserScramCredentials). */
+  private scramCredentials: ScramImage = ScramImage.EMPTY;
 
   /** This process's incarnation of the broker (KIP-631): a restart registers a new one. */
   readonly incarnationId = Buffer.from(randomUUID().replace(/-/g, ''), 'hex').toString('base64url');
@@ -568,6 +575,7 @@ export class Broker {
     return {
       nodeId: this.deps.nodeId,
       metadata: () => this.deps.metadata.view(),
+      scramCredentials: () => this.scramCredentials,
       autoCreateTopicsEnable: this.deps.autoCreateTopicsEnable,
       autoCreateTopics: async (names: string[]) => {
         await this.topicAdmin.createTopics({ topics: names.map((name) => ({ name, numPartitions: -1, replicationFactor: -1, assignments: [], configs: [] })), timeoutMs: 30000, validateOnly: false }, 7);

@@ -29,6 +29,7 @@ import { brokerRegistrationHandler } from './handlers/62-broker-registration.js'
 import { brokerHeartbeatHandler } from './handlers/63-broker-heartbeat.js';
 import { allocateProducerIdsHandler } from './handlers/67-allocate-producer-ids.js';
 import { alterPartitionHandler } from './handlers/56-alter-partition.js';
+import { alterUserScramCredentialsHandler } from './handlers/51-alter-user-scram-credentials.js';
 
 export interface ControllerApisOptions {
   readonly nodeId: number;
@@ -43,7 +44,7 @@ export function controllerApis(o: ControllerApisOptions): { router: Router<any>;
   const c = o.controller;
   const router = new Router<any>();
   router.register(apiVersionsHandler(() => router.supportedVersions(), () => o.metadata.view().features()));
-  for (const h of [createTopicsHandler, deleteTopicsHandler, createPartitionsHandler, electLeadersHandler, alterPartitionReassignmentsHandler, listPartitionReassignmentsHandler, alterConfigsHandler, incrementalAlterConfigsHandler,
+  for (const h of [createTopicsHandler, deleteTopicsHandler, createPartitionsHandler, electLeadersHandler, alterPartitionReassignmentsHandler, listPartitionReassignmentsHandler, alterConfigsHandler, incrementalAlterConfigsHandler, alterUserScramCredentialsHandler,
     brokerRegistrationHandler, brokerHeartbeatHandler, allocateProducerIdsHandler, alterPartitionHandler]) router.register(h);
   const topicAdmin: TopicAdmin = {
     createTopics: (request) => c.createTopics(request),

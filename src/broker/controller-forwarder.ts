@@ -22,10 +22,11 @@ import {
   type BrokerRegistrationRequest, type BrokerRegistrationResponse, type CreatePartitionsRequestCreatePartitionsTopic,
   type CreatePartitionsResponseCreatePartitionsTopicResult, type CreateTopicsRequest, type CreateTopicsResponseCreatableTopicResult,
   type AlterPartitionReassignmentsRequest, type AlterPartitionReassignmentsResponse, type ListPartitionReassignmentsRequest, type ListPartitionReassignmentsResponse,
+  type AlterUserScramCredentialsRequest, type AlterUserScramCredentialsResponse,
   type DeleteTopicsResponseDeletableTopicResult, type DescribeQuorumRequest, type DescribeQuorumResponse, type ElectLeadersRequest, type ElectLeadersResponseReplicaElectionResult,
 } from '../protocol/index.js';
 import type { ConfigChange, ControllerChannel, ResourceResult } from './controller-channel.js';
-import type { ControllerService } from './controller-service.js';
+import { scramNotController, type ControllerService } from './controller-service.js';
 import type { LogMetadata } from './metadata-log.js';
 import type { MetadataView } from './services.js';
 import type { Logger } from './network.js';
@@ -126,6 +127,20 @@ export class ForwardingControllerChannel implements ControllerChannel {
       return r;
     },
       () => ({ throttleTimeMs: 0, errorCode: ErrorCode.NOT_CONTROLLER, errorMessage: NOT_CONTROLLER_MESSAGE, responses: [] }));
+  }
+
+  /** Answered once this node's image shows each accepted user's credentials as altered. */
+  alterUserScramCredentials(request: AlterUserScramCredentialsRequest): Promise<AlterUserScramCredentialsResponse> {
+    return this.route((c) => c.alterUserScramCredentials(request), async (conn) => {
+      const r = await conn.send<AlterUserScramCredentialsResponse>(ApiKey.AlterUserScramCredentials, 0, request);
+      const ok = new Set(r.results.filter((x) => x.errorCode === ErrorCode.NONE).map((x) => x.user));
+      await this.waitFor(() => {
+        const scram = this.md.image.scram;
+        return request.deletions.every((d) => !ok.has(d.name) || scram.credential(d.name, d.mechanism) === undefined)
+          && request.upsertions.every((u) => !ok.has(u.name) || scram.credential(u.name, u.mechanism)?.salt.equals(u.salt) === true);
+      });
+      return r;
+    }, () => scramNotController(request, NOT_CONTROLLER_MESSAGE));
   }
 
   listPartitionReassignments(request: ListPartitionReassignmentsRequest): Promise<ListPartitionReassignmentsResponse> {

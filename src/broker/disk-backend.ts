@@ -7,7 +7,7 @@ import * as nodePath from 'node:path';
 import { Prng, limits, partitionKey, type Clock } from '../util/index.js';
 import { effectiveBrokerConfig, listenerName, resolveTopicConfig, validateTopicConfigs, type BrokerConfig, type TopicConfig } from '../config/index.js';
 import { controllerTlsFor } from './listener-security.js';
-import { ConfigurationsImage } from '../metadata/index.js';
+import { ConfigurationsImage, type MetadataRecord } from '../metadata/index.js';
 import { describeQuorum, parseQuorumVoters, type VoterAddress } from '../raft/index.js';
 import { realScheduler, StorageLog } from '../replication/index.js';
 import { LogManager, NodeFileSystem, logConfig, logDirName, parseLogDirName, type FileSystem, type LogConfig, type PartitionLog } from '../storage/index.js';
@@ -35,6 +35,8 @@ export interface DiskBackendOptions {
   clusterId?: string;
   /** The log directory went offline after an I/O error (see LogManagerOptions.onOffline). */
   onLogDirFailure?: (dir: string, cause: Error) => void;
+  /** Records a new cluster's metadata log starts with (SCRAM credentials of --add-scram). */
+  bootstrapRecords?: readonly MetadataRecord[];
 }
 
 /**
@@ -233,6 +235,7 @@ async function openDiskBackend(o: DiskBackendOptions, brokerConfig: BrokerConfig
       logDir: o.dataDir, fs, clock: o.clock, clusterId: meta.clusterId, nodeId: o.nodeId, ...metadataQuorum(brokerConfig, o.nodeId, await bootstrapVoters()),
       snapshotRecordBytes: Number(brokerConfig.get('metadata.log.max.record.bytes.between.snapshots')),
       segmentBytes: o.metadataSegmentBytes ?? Number(brokerConfig.get('metadata.log.segment.bytes')), logger: o.logger,
+      ...(o.bootstrapRecords ? { bootstrapRecords: o.bootstrapRecords } : {}),
       raftTimeouts: {
         electionTimeoutMs: Number(brokerConfig.get('controller.quorum.election.timeout.ms')),
         fetchTimeoutMs: Number(brokerConfig.get('controller.quorum.fetch.timeout.ms')),
@@ -298,6 +301,7 @@ async function openDiskBackend(o: DiskBackendOptions, brokerConfig: BrokerConfig
     uncleanLeaderElectionEnable: brokerConfig.get('unclean.leader.election.enable') as boolean, topicDefaults, validateTopicConfigs: validate, logger: o.logger,
     autoLeaderRebalanceEnable: brokerConfig.get('auto.leader.rebalance.enable') as boolean,
     leaderImbalanceCheckIntervalMs: 1000 * Number(brokerConfig.get('leader.imbalance.check.interval.seconds')),
+    ...(o.bootstrapRecords ? { bootstrapRecords: o.bootstrapRecords } : {}),
   });
   controllerService.start();
   // A controller serves the brokers' requests on its controller listener (a quorum of one has none:

@@ -64,6 +64,11 @@ export interface LogMetadataOptions {
   /** controller.quorum.* timeouts over Kafka's defaults (a quorum of one waits for none of them). */
   readonly raftTimeouts?: Partial<Pick<RaftConfig, 'electionTimeoutMs' | 'fetchTimeoutMs' | 'electionBackoffMaxMs' | 'requestTimeoutMs' | 'retryBackoffMs'>>;
   readonly logger?: Logger;
+  /**
+   * Records a new cluster's log starts with after its feature levels (`logline server --add-scram`,
+   * as `kafka-storage format --add-scram` writes them); ignored, with a log line, when the log exists.
+   */
+  readonly bootstrapRecords?: readonly MetadataRecord[];
 }
 
 /** No peers: a quorum of one never sends a message. */
@@ -149,8 +154,12 @@ export class LogMetadata implements MetadataSource {
       // A new cluster's metadata begins with its feature levels (Kafka's bootstrap metadata); a
       // cluster whose log predates them keeps none (transaction.version 0), as an upgraded Kafka does.
       // A node that does not lead leaves them to the ControllerService that first becomes active.
-      if (m.loader.image.provenance.lastContainedOffset < 0 && m.isActiveController()) {
-        await m.commit(bootstrapFeatureLevels().map((data) => ({ type: MetadataRecordType.FeatureLevelRecord, version: 0, data: { ...data } })));
+      const fresh = m.loader.image.provenance.lastContainedOffset < 0;
+      if (fresh && m.isActiveController()) {
+        await m.commit([...bootstrapFeatureLevels().map((data) => ({ type: MetadataRecordType.FeatureLevelRecord, version: 0, data: { ...data } })),
+          ...(o.bootstrapRecords ?? []) as unknown as EmittedRecord[]]);
+      } else if (!fresh && (o.bootstrapRecords?.length ?? 0) > 0) {
+        o.logger?.info(`metadata: ${o.bootstrapRecords!.length} bootstrap record(s) (--add-scram) ignored: the metadata log already exists`);
       }
     } catch (e) {
       await driver.close();

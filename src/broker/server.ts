@@ -30,6 +30,8 @@ export type HttpListenerFactory = (node: ServerHandle, address: { host: string; 
 
 export interface ServerOptions {
   nodeId?: number;
+  /** Records a new data directory's metadata log starts with (`--add-scram` credentials); ignored for an existing one. */
+  bootstrapRecords?: readonly import('../metadata/index.js').MetadataRecord[];
   /** e.g. ["PLAINTEXT://localhost:9092"]; port 0 picks a free port. */
   listeners?: string[];
   limits?: Partial<NetworkLimits>;
@@ -178,10 +180,11 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerHa
   // Bound once the handle exists; a directory cannot fail before its logs serve anything.
   let onLogDirFailure = (_dir: string, _cause: Error): void => {};
   const failures = { onLogDirFailure: (dir: string, cause: Error) => onLogDirFailure(dir, cause) };
+  const bootstrap = options.bootstrapRecords ? { bootstrapRecords: options.bootstrapRecords } : {};
   const disk = !options.backend && !options.bare
     ? await diskBackend(options.dataDir !== undefined
-      ? { dataDir: options.dataDir, ...(options.fs ? { fs: options.fs } : {}), nodeId, brokerConfig, clock, logger, ...clusterId, ...failures }
-      : { dataDir: '/logline', fs: options.fs ?? new MemoryFileSystem(), nodeId, brokerConfig, clock, logger, ...clusterId, ...failures })
+      ? { dataDir: options.dataDir, ...(options.fs ? { fs: options.fs } : {}), nodeId, brokerConfig, clock, logger, ...clusterId, ...failures, ...bootstrap }
+      : { dataDir: '/logline', fs: options.fs ?? new MemoryFileSystem(), nodeId, brokerConfig, clock, logger, ...clusterId, ...failures, ...bootstrap })
     : undefined;
   const backend = options.backend ?? disk;
   if (disk && options.dataDir === undefined) logger.warn('storage: in memory, not durable (no data directory given)');

@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { startServer, consoleLogger } from '../broker/index.js';
 import { startHttpListener } from '../http/index.js';
 import { BrokerConfigError, parseBrokerConfig, parseProperties } from '../config/index.js';
+import { parseAddScram, scramCredentialRecord } from '../security/index.js';
 import { UsageError, helpText, parseArgs, type FlagSpec } from './args.js';
 
 const FLAGS: Record<string, FlagSpec> = {
@@ -14,6 +15,7 @@ const FLAGS: Record<string, FlagSpec> = {
   listeners: { type: 'string', help: 'listeners, e.g. PLAINTEXT://localhost:9092 (the default)' },
   'advertised-listeners': { type: 'string', help: 'advertised.listeners' },
   'data-dir': { type: 'string', help: 'log.dirs: where partitions and the metadata log live (default ./logline-data)' },
+  'add-scram': { type: 'string', repeatable: true, help: "a SCRAM credential written at the first start of a new data directory, e.g. 'SCRAM-SHA-512=[name=admin,password=admin-secret]' (ignored afterwards)" },
   help: { type: 'boolean', short: 'h', help: 'show this help' },
 };
 
@@ -53,11 +55,18 @@ export async function serverCommand(argv: string[]): Promise<number> {
     console.error(`invalid configuration:\n  log.dirs: one directory is supported, got ${config.logDirs.length}`);
     return 2;
   }
+  let bootstrapRecords;
+  try {
+    bootstrapRecords = ((flags['add-scram'] as string[] | undefined) ?? []).map((v) => scramCredentialRecord(parseAddScram(v)));
+  } catch (err) {
+    console.error((err as Error).message);
+    return 2;
+  }
   let server;
   // The broker stopped by itself (its log directory failed): the process exits with 1.
   let halt = () => {};
   try {
-    server = await startServer({ config, dataDir: config.logDirs[0], logger: consoleLogger, onHalt: () => halt(), http: startHttpListener });
+    server = await startServer({ config, dataDir: config.logDirs[0], logger: consoleLogger, bootstrapRecords, onHalt: () => halt(), http: startHttpListener });
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
     console.error(e.code === 'EADDRINUSE' ? `cannot listen: ${e.message} (is another broker running?)` : `cannot start: ${e.message}`);

@@ -10,3 +10,4 @@ export {
 } from './sasl-scram.js';
 export { OAuthBearerServer, oauthBearerOptions, validateUnsecuredJws, oauthBearerClientToken, unsecuredJws, OAUTHBEARER_LOGIN_MODULE, type OAuthBearerOptions } from './sasl-oauthbearer.js';
 export { SaslServerSession, SASL_MECHANISMS, type SaslListenerSettings, type SaslInputs, type SaslAuthenticateAnswer } from './sasl.js';
+export { parseAddScram, scramUpsertion, scramCredentialRecord, SCRAM_ITERATIONS_DEFAULT, type ScramUpsertion } from './scram-credentials.js';

@@ -3,6 +3,7 @@
 // `tokenauth` extension refused (no delegation tokens here). Both sides are pure state machines:
 // the nonce and the credential lookup come in as inputs, so RFC 7677's test vector replays exactly.
 import { createHash, createHmac, pbkdf2Sync, timingSafeEqual } from 'node:crypto';
+import { scramCredentialFromSaltedPassword } from '../metadata/index.js';
 import { limits } from '../util/index.js';
 
 export type ScramMechanismName = 'SCRAM-SHA-256' | 'SCRAM-SHA-512';
@@ -45,8 +46,7 @@ export function scramSaltedPassword(mechanism: ScramMechanismName, password: str
 
 /** The stored credential (what UserScramCredentialRecord holds) from a salted password. */
 export function scramKeysFromSaltedPassword(mechanism: ScramMechanismName, saltedPassword: Buffer, salt: Buffer, iterations: number): ScramKeys {
-  const clientKey = hmac(mechanism, saltedPassword, 'Client Key');
-  return { salt, iterations, storedKey: hash(mechanism, clientKey), serverKey: hmac(mechanism, saltedPassword, 'Server Key') };
+  return scramCredentialFromSaltedPassword(SCRAM_MECHANISM_IDS[mechanism], saltedPassword, salt, iterations);
 }
 
 /** `=2C` → `,` and `=3D` → `=`; undefined when another `=` escape appears (RFC 5802 §5.1). */
