@@ -6,7 +6,7 @@ import { BrokerConnection, ClusterClient, KafkaError } from '../client/index.js'
 import { ApiKey } from '../protocol/index.js';
 import { partitionKey, partitionName } from '../util/index.js';
 import { UsageError, helpText, parseArgs, type FlagSpec } from './args.js';
-import { COMMON_FLAGS, bootstrapServers, table, toJson } from './output.js';
+import { COMMON_FLAGS, bootstrapServers, table, toJson, clientOptions } from './output.js';
 
 const FLAGS: Record<string, FlagSpec> = {
   ...COMMON_FLAGS,
@@ -129,7 +129,7 @@ export async function groupCommand(argv: string[]): Promise<number> {
     console.log(helpText(USAGE, 'Manage consumer groups and their committed offsets.', FLAGS));
     return verb || flags.help ? 0 : 2;
   }
-  const client = new ClusterClient({ bootstrap: bootstrapServers(flags) });
+  const client = new ClusterClient(clientOptions(flags));
   const json = flags.json === true;
   const oneGroup = () => { if (groups.length !== 1) throw new UsageError(`group ${verb} needs one group id`); return groups[0]!; };
   try {

@@ -11,6 +11,7 @@ import { transactionsCommand } from './transactions.js';
 import { planCommand } from './plan.js';
 import { doctorCommand } from './doctor.js';
 import { securityCommand } from './security.js';
+import { userCommand } from './user.js';
 import { version } from '../index.js';
 
 const COMMANDS: Record<string, { help: string; run: (argv: string[]) => Promise<number> }> = {
@@ -22,6 +23,7 @@ const COMMANDS: Record<string, { help: string; run: (argv: string[]) => Promise<
   transactions: { help: 'list, describe transactions and their producers; abort a hanging one', run: transactionsCommand },
   cluster: { help: 'describe the cluster (cluster info, cluster status), elect leaders (cluster elect-leaders) or start a local one (cluster start)', run: clusterCommand },
   security: { help: 'TLS helpers: write development certificates (security dev-certs DIR)', run: securityCommand },
+  user: { help: 'SCRAM credentials of users (user scram set|delete|list)', run: userCommand },
   bench: { help: 'load generators (bench produce)', run: benchCommand },
   doctor: { help: 'check a running cluster against the production checklist (PASS/WARN/FAIL)', run: doctorCommand },
   plan: { help: 'size a cluster: disk, network, storage and brokers for a workload', run: planCommand },

@@ -6,10 +6,12 @@ import {
   FrameSplitter, ProtocolError, decodeResponse, encodeRequestFrame, peekCorrelationId, apiInfo, inRange,
 } from '../protocol/index.js';
 import { limits } from '../util/index.js';
+import { plainClientToken, ScramClient, isScramMechanism } from '../security/index.js';
+import { randomBytes } from 'node:crypto';
 
 export class ClientError extends Error {
   override name = 'ClientError';
-  constructor(message: string, readonly code: 'CONNECTION' | 'TIMEOUT' | 'PROTOCOL' | 'UNSUPPORTED_VERSION' = 'CONNECTION') {
+  constructor(message: string, readonly code: 'CONNECTION' | 'TIMEOUT' | 'PROTOCOL' | 'UNSUPPORTED_VERSION' | 'AUTHENTICATION' = 'CONNECTION') {
     super(message);
   }
 }
@@ -52,6 +54,15 @@ export interface ConnectionOptions {
   connectTimeoutMs?: number;
   /** Connect with TLS (a listener whose security protocol is SSL): keystore, truststore, versions. */
   tls?: TlsConnectionOptions;
+  /** Authenticate with SASL first (a SASL_PLAINTEXT or SASL_SSL listener). */
+  sasl?: ClientSasl;
+}
+
+/** SASL credentials of a client: PLAIN or SCRAM-SHA-256/512 with a user name and password. */
+export interface ClientSasl {
+  mechanism: string;
+  username: string;
+  password: string;
 }
 
 export class BrokerConnection {
@@ -69,7 +80,38 @@ export class BrokerConnection {
   static async open(options: ConnectionOptions): Promise<BrokerConnection> {
     const c = new BrokerConnection(options);
     await c.connectSocket();
+    if (options.sasl) {
+      try {
+        await c.authenticate(options.sasl);
+      } catch (e) {
+        c.close();
+        throw e;
+      }
+    }
     return c;
+  }
+
+  /**
+   * SaslHandshake v1 and SaslAuthenticate v1 (both are served before authentication, so no
+   * ApiVersions is needed first). Throws ClientError with the broker's message when refused.
+   */
+  private async authenticate(sasl: ClientSasl): Promise<void> {
+    const hs = await this.send<{ errorCode: number; mechanisms: string[] }>(17, 1, { mechanism: sasl.mechanism });
+    if (hs.errorCode !== 0) throw new ClientError(`SASL mechanism ${sasl.mechanism} refused (error ${hs.errorCode}); the broker offers ${hs.mechanisms.join(', ') || 'none'}`, 'AUTHENTICATION');
+    const step = async (token: Buffer): Promise<Buffer> => {
+      const r = await this.send<{ errorCode: number; errorMessage: string | null; authBytes: Buffer }>(36, 1, { authBytes: token });
+      if (r.errorCode !== 0) throw new ClientError(`SASL authentication failed: ${r.errorMessage ?? `error ${r.errorCode}`}`, 'AUTHENTICATION');
+      return r.authBytes;
+    };
+    if (sasl.mechanism === 'PLAIN') {
+      await step(plainClientToken(sasl.username, sasl.password));
+    } else if (isScramMechanism(sasl.mechanism)) {
+      const scram = new ScramClient(sasl.mechanism, sasl.username, sasl.password, randomBytes(24).toString('base64url'));
+      const serverFirst = await step(scram.first());
+      scram.verify(await step(scram.final(serverFirst)));
+    } else {
+      throw new ClientError(`SASL mechanism ${sasl.mechanism} is not supported by this client (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512)`, 'AUTHENTICATION');
+    }
   }
 
   private connectSocket(): Promise<void> {

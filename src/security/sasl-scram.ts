@@ -151,7 +151,9 @@ export class ScramServer {
     const nonce = attrs[1]![1];
     const proof = Buffer.from(attrs[attrs.length - 1]![1], 'base64');
     if (channel !== Buffer.from(this.gs2Header, 'utf8').toString('base64')) return this.fail('Authentication failed: invalid SCRAM channel binding');
-    if (nonce !== this.nonce) return this.fail('Authentication failed: invalid SCRAM nonce');
+    // Kafka accepts a final nonce that ends with ours: librdkafka (through at least 2.0) sends its
+    // client nonce again in front of the combined one.
+    if (!nonce.endsWith(this.nonce)) return this.fail('Authentication failed: invalid SCRAM nonce');
     const keys = this.keys!;
     const withoutProof = text.slice(0, text.lastIndexOf(',p='));
     const authMessage = `${this.clientFirstBare},${this.serverFirst},${withoutProof}`;
