@@ -11,7 +11,7 @@ import { ATTR_TRANSACTIONAL, BatchHeaderAt, RECORD_BATCH_HEADER_BYTES } from '..
 import { CONTROLLER_FEATURES, KRAFT_VERSION_FEATURE, topicNameError, type TopicConfigValidator, type TopicDefaults } from '../controller/index.js';
 import { AlterPartitionManager, ReplicaFetcherManager, ReplicaManager, ReplicationQuota, isThrottledReplica, parseThrottledReplicas, replicaSelectorFor, type LeaderEndpoint, type LocalLog, type ReplicaDeltaPorts, type Scheduler } from '../replication/index.js';
 import { BrokerConnection } from '../client/index.js';
-import { clientTlsFor } from './listener-security.js';
+import { clientSaslFor, clientTlsFor } from './listener-security.js';
 import { ScramImage, type MetadataDelta, type MetadataImage } from '../metadata/index.js';
 import { Prng, limits, partitionKey, partitionName, type Clock } from '../util/index.js';
 import type { BrokerConfig } from '../config/index.js';
@@ -167,6 +167,7 @@ export class Broker {
     const interBroker = (purpose: string) => new InterBrokerConnections({
       clientId: `broker-${deps.nodeId}-${purpose}`, requestTimeoutMs: INTER_BROKER_REQUEST_TIMEOUT_MS, endpoint: (id) => this.interBrokerEndpoint(id),
       tls: clientTlsFor(deps.brokerConfig, deps.brokerConfig.interBrokerListenerName),
+      sasl: clientSaslFor(deps.brokerConfig, deps.brokerConfig.interBrokerListenerName),
     });
     this.markerConnections = interBroker('txn-markers');
     this.verificationConnections = interBroker('txn-verification');
@@ -403,9 +404,11 @@ export class Broker {
       onFollowerProgress: (p) => this.replicaManager.onHighWatermark(p),
       connect: async (e: LeaderEndpoint) => {
         const interBrokerTls = clientTlsFor(c, c.interBrokerListenerName);
+        const interBrokerSasl = clientSaslFor(c, c.interBrokerListenerName);
         const conn = await BrokerConnection.open({
           host: e.host, port: e.port, clientId: `broker-${this.deps.nodeId}-fetcher`, requestTimeoutMs: num('replica.socket.timeout.ms'),
           ...(interBrokerTls ? { tls: interBrokerTls } : {}),
+          ...(interBrokerSasl ? { sasl: interBrokerSasl } : {}),
         });
         try {
           await conn.negotiate();

@@ -13,6 +13,7 @@ import {
   type JaasEntry, type ListenerTls, type SaslInputs, type SaslListenerSettings, type ScramMechanismName, type SslValue,
 } from '../security/index.js';
 import { limits } from '../util/index.js';
+import type { ClientSasl } from '../client/index.js';
 import type { ListenerSasl, ListenerSpec, Logger, NetworkServer } from './network.js';
 
 function settingsOf(config: BrokerConfig, listener: string): SslValue {
@@ -112,10 +113,32 @@ export function clientTlsFor(config: BrokerConfig, name: string): ConnectionOpti
   }
 }
 
+/**
+ * The SASL credentials the broker's own connections to listener `name` use (inter-broker
+ * replication, transaction markers), or undefined when it is not a SASL listener: the mechanism of
+ * sasl.mechanism.inter.broker.protocol, with username and password from that listener's JAAS entry
+ * for the mechanism, as Kafka's brokers log in.
+ */
+export function clientSaslFor(config: BrokerConfig, name: string): ClientSasl | undefined {
+  if (!config.securityProtocolMap.has(name.toUpperCase()) || !usesSasl(protocolOf(config, name))) return undefined;
+  const mechanism = String(config.get('sasl.mechanism.inter.broker.protocol')).toUpperCase();
+  const entry = jaasEntryOf(config, name, mechanism);
+  const username = entry?.options.get('username');
+  const password = entry?.options.get('password');
+  if (username === undefined || password === undefined) {
+    throw new Error(`listener ${name}: the broker's own ${mechanism} connections need username and password in listener.name.${name.toLowerCase()}.${mechanism.toLowerCase()}.sasl.jaas.config (sasl.mechanism.inter.broker.protocol=${mechanism})`);
+  }
+  return { mechanism, username, password };
+}
+
 /** The controller listener's TLS (serving it when this node is a controller, reaching it always), or undefined. */
 export function controllerTlsFor(config: BrokerConfig): { server?: TlsOptions; client: ConnectionOptions } | undefined {
   const name = config.controllerListenerNames[0];
   if (name === undefined) return undefined;
+  // The controller listener is the Raft transport's, which does not speak SASL (yet).
+  if (config.securityProtocolMap.has(name.toUpperCase()) && usesSasl(protocolOf(config, name))) {
+    throw new Error(`listener ${name}: SASL on the controller listener is not supported yet (use SSL, with ssl.client.auth=required for mutual TLS)`);
+  }
   const client = clientTlsFor(config, name);
   if (client === undefined) return undefined;
   const serves = config.processRoles.includes('controller');
