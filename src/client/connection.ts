@@ -72,6 +72,10 @@ export class BrokerConnection {
   private closedError: Error | null = null;
   /** The buffer responses to `reuseResponseBuffer` requests are read into (see SendOptions). */
   private reusedResponse: Buffer | null = null;
+  /** When to log in again (KIP-368: at 85% of the session the broker granted), or null. */
+  private reauthAtMs: number | null = null;
+  /** A re-authentication in progress: requests wait for it. */
+  private reauthenticating: Promise<void> | null = null;
   /** API key → highest version both sides support, once `negotiate()` ran. */
   versions = new Map<number, [number, number]>();
 
@@ -96,11 +100,13 @@ export class BrokerConnection {
    * ApiVersions is needed first). Throws ClientError with the broker's message when refused.
    */
   private async authenticate(sasl: ClientSasl): Promise<void> {
-    const hs = await this.send<{ errorCode: number; mechanisms: string[] }>(17, 1, { mechanism: sasl.mechanism });
+    const hs = await this.sendNow<{ errorCode: number; mechanisms: string[] }>(17, 1, { mechanism: sasl.mechanism }, {});
     if (hs.errorCode !== 0) throw new ClientError(`SASL mechanism ${sasl.mechanism} refused (error ${hs.errorCode}); the broker offers ${hs.mechanisms.join(', ') || 'none'}`, 'AUTHENTICATION');
+    let lifetimeMs = 0n;
     const step = async (token: Buffer): Promise<Buffer> => {
-      const r = await this.send<{ errorCode: number; errorMessage: string | null; authBytes: Buffer }>(36, 1, { authBytes: token });
+      const r = await this.sendNow<{ errorCode: number; errorMessage: string | null; authBytes: Buffer; sessionLifetimeMs: bigint }>(36, 1, { authBytes: token }, {});
       if (r.errorCode !== 0) throw new ClientError(`SASL authentication failed: ${r.errorMessage ?? `error ${r.errorCode}`}`, 'AUTHENTICATION');
+      lifetimeMs = r.sessionLifetimeMs;
       return r.authBytes;
     };
     if (sasl.mechanism === 'PLAIN') {
@@ -112,6 +118,7 @@ export class BrokerConnection {
     } else {
       throw new ClientError(`SASL mechanism ${sasl.mechanism} is not supported by this client (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512)`, 'AUTHENTICATION');
     }
+    this.reauthAtMs = lifetimeMs > 0n ? Date.now() + Math.floor(Number(lifetimeMs) * 0.85) : null;
   }
 
   private connectSocket(): Promise<void> {
@@ -176,8 +183,21 @@ export class BrokerConnection {
 
   get closed(): boolean { return this.closedError !== null; }
 
-  /** Sends a request and resolves with the decoded response body. */
+  /**
+   * Sends a request and resolves with the decoded response body. When the SASL session is near its
+   * end (KIP-368) the connection logs in again first and the request follows.
+   */
   send<T = any>(apiKey: number, version: number, body: object, opts: SendOptions = {}): Promise<T> {
+    const sasl = this.options.sasl;
+    if (sasl !== undefined && this.reauthAtMs !== null && this.reauthenticating === null && Date.now() >= this.reauthAtMs) {
+      this.reauthenticating = this.authenticate(sasl).finally(() => { this.reauthenticating = null; });
+      this.reauthenticating.catch((e: Error) => this.fail(e));
+    }
+    if (this.reauthenticating !== null) return this.reauthenticating.then(() => this.sendNow<T>(apiKey, version, body, opts));
+    return this.sendNow<T>(apiKey, version, body, opts);
+  }
+
+  private sendNow<T>(apiKey: number, version: number, body: object, opts: SendOptions): Promise<T> {
     if (this.closedError) return Promise.reject(this.closedError);
     const reuseBuffer = opts.reuseResponseBuffer === true;
     if (reuseBuffer && this.pending.some((p) => p.reuseBuffer)) {

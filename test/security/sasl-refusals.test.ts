@@ -13,7 +13,7 @@ import fc from 'fast-check';
 import { runProcess, tempDataDir } from '../broker/process-helpers.js';
 import { startServer, type ServerHandle } from '../../src/broker/index.js';
 import { parseBrokerConfig } from '../../src/config/index.js';
-import { ClusterClient } from '../../src/client/index.js';
+import { BrokerConnection, ClusterClient } from '../../src/client/index.js';
 import { ApiKey, ErrorCode, decodeResponse, encodeRequestFrame } from '../../src/protocol/index.js';
 import { parseAddScram, plainClientToken, scramCredentialRecord, ScramClient } from '../../src/security/index.js';
 import { limits } from '../../src/util/index.js';
@@ -23,19 +23,20 @@ const REAUTH_MS = 4000;
 let server: ServerHandle;
 let port = 0;
 let reauthPort = 0;
+const logs: string[] = [];
 
 before(async () => {
   const config = parseBrokerConfig({
     'node.id': '1',
     'listeners': 'SASL_PLAINTEXT://127.0.0.1:0,REAUTH://127.0.0.1:0',
     'listener.security.protocol.map': 'PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT,REAUTH:SASL_PLAINTEXT',
-    'sasl.enabled.mechanisms': 'SCRAM-SHA-512,PLAIN',
+    'sasl.enabled.mechanisms': 'SCRAM-SHA-512,PLAIN,OAUTHBEARER',
     'sasl.jaas.config': 'org.apache.kafka.common.security.plain.PlainLoginModule required user_alice="alice-secret" user_bob="bob-secret";',
     'listener.name.reauth.connections.max.reauth.ms': String(REAUTH_MS),
     'connection.failed.authentication.delay.ms': '50',
     'num.partitions': '1',
   });
-  server = await startServer({ config, dataDir: tempDataDir(), bootstrapRecords: [scramCredentialRecord(parseAddScram('SCRAM-SHA-512=[name=admin,password=admin-secret]'))] });
+  server = await startServer({ config, dataDir: tempDataDir(), logger: { info: (m) => logs.push(m), warn: (m) => logs.push(m), error: (m) => logs.push(m) }, bootstrapRecords: [scramCredentialRecord(parseAddScram('SCRAM-SHA-512=[name=admin,password=admin-secret]'))] });
   port = server.listeners.find((l) => l.name === 'SASL_PLAINTEXT')!.port;
   reauthPort = server.listeners.find((l) => l.name === 'REAUTH')!.port;
 });
@@ -155,7 +156,7 @@ test('kcat with a wrong password is refused with the broker\'s message', { skip:
 test('a mechanism not enabled answers UNSUPPORTED_SASL_MECHANISM with the enabled ones, then closes', async () => {
   const raw = await Raw.open();
   const r = await raw.request(ApiKey.SaslHandshake, 1, { mechanism: 'SCRAM-SHA-256' });
-  assert.deepEqual(r, { errorCode: ErrorCode.UNSUPPORTED_SASL_MECHANISM, mechanisms: ['SCRAM-SHA-512', 'PLAIN'] });
+  assert.deepEqual(r, { errorCode: ErrorCode.UNSUPPORTED_SASL_MECHANISM, mechanisms: ['SCRAM-SHA-512', 'PLAIN', 'OAUTHBEARER'] });
   assert.equal(await raw.waitClosed(), true);
   await bystanderWorks();
 });
@@ -206,6 +207,8 @@ test('KIP-368: a session past connections.max.reauth.ms is closed at its next re
   const stale = await Raw.open(reauthPort);
   const renewed = await Raw.open(reauthPort);
   const startedMs = Date.now();
+  // Our own client re-authenticates by itself when its session nears its end.
+  const ours = await BrokerConnection.open({ host: '127.0.0.1', port: reauthPort, sasl: { mechanism: 'SCRAM-SHA-512', username: 'admin', password: 'admin-secret' } });
   const first = await plainLogin(stale, 'alice', 'alice-secret');
   assert.equal(first.errorCode, ErrorCode.NONE);
   assert.ok(first.sessionLifetimeMs > 0n && first.sessionLifetimeMs <= BigInt(REAUTH_MS));
@@ -217,6 +220,9 @@ test('KIP-368: a session past connections.max.reauth.ms is closed at its next re
   await new Promise((r) => setTimeout(r, Math.max(0, startedMs + REAUTH_MS + 300 - Date.now())));
   assert.equal(await stale.request(ApiKey.Metadata, 9, metadataBody), null, 'the expired session is closed');
   assert.ok((await renewed.request(ApiKey.Metadata, 9, metadataBody)) !== null, 'the renewed session is served');
+  const viaOurs = await ours.send(ApiKey.Metadata, 9, metadataBody);
+  assert.equal(viaOurs.brokers.length, 1, 'our client logged in again and was served');
+  ours.close();
   const r = await plainLogin(renewed, 'bob', 'bob-secret');
   assert.equal(r.errorCode, ErrorCode.SASL_AUTHENTICATION_FAILED);
   assert.match(r.errorMessage, /Cannot change principals during re-authentication from User:alice to User:bob/);
@@ -257,4 +263,11 @@ test('fuzz: mutated handshake and SCRAM frames never crash or hang the listener,
   }), { numRuns: 100 });
   assert.equal(server.stats.handlerErrors, errorsBefore, 'no handler threw');
   await bystanderWorks();
+});
+
+test('OAUTHBEARER: kcat\'s unsecured token (librdkafka\'s builtin) logs in as its principal', { skip: hasKcat ? false : 'kcat is not installed', timeout: 30_000 }, async () => {
+  const r = await runProcess('kcat', ['-L', '-b', `127.0.0.1:${port}`, '-X', 'security.protocol=SASL_PLAINTEXT', '-X', 'sasl.mechanism=OAUTHBEARER',
+    '-X', 'enable.sasl.oauthbearer.unsecure.jwt=true', '-X', 'sasl.oauthbearer.config=principal=dave', '-m', '10'], null, 20_000);
+  assert.equal(r.code, 0, r.stderr);
+  assert.ok(logs.some((l) => /authenticated as User:dave$/.test(l)), logs.filter((l) => l.includes('SASL')).join('\n'));
 });
