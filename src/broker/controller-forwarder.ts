@@ -13,7 +13,7 @@
 // NOT_CONTROLLER (retriable); so does a forwarded request whose answer never came (the change
 // may have been made, as with Kafka), or one still waiting on a node that the metadata quorum has
 // since replaced as leader. Nothing here throws out of a handler.
-import { BrokerConnection } from '../client/index.js';
+import { BrokerConnection, type ClientSasl } from '../client/index.js';
 import type { ConnectionOptions } from 'node:tls';
 import {
   ApiKey, ErrorCode, ZERO_UUID,
@@ -47,6 +47,8 @@ export interface ForwardingOptions {
   readonly logger: Logger;
   /** TLS towards the controller listener (security protocol SSL). */
   readonly tls?: ConnectionOptions;
+  /** SASL towards the controller listener (SASL_PLAINTEXT, SASL_SSL). */
+  readonly sasl?: ClientSasl;
 }
 
 type Route = { kind: 'local' } | { kind: 'remote'; conn: BrokerConnection; nodeId: number };
@@ -258,6 +260,7 @@ export class ForwardingControllerChannel implements ControllerChannel {
         conn: BrokerConnection.open({
           host: e.host, port: e.port, clientId: `logline-broker-${this.o.nodeId}-to-controller`, requestTimeoutMs: this.o.requestTimeoutMs, connectTimeoutMs: 5000,
           ...(this.o.tls ? { tls: this.o.tls } : {}),
+          ...(this.o.sasl ? { sasl: this.o.sasl } : {}),
         }),
       };
     }

@@ -6,8 +6,8 @@ import * as nodeFs from 'node:fs';
 import * as nodePath from 'node:path';
 import { Prng, limits, partitionKey, type Clock } from '../util/index.js';
 import { effectiveBrokerConfig, listenerName, resolveTopicConfig, validateTopicConfigs, type BrokerConfig, type TopicConfig } from '../config/index.js';
-import { controllerTlsFor } from './listener-security.js';
-import { ConfigurationsImage, type MetadataRecord } from '../metadata/index.js';
+import { controllerSaslFor, controllerTlsFor } from './listener-security.js';
+import { ConfigurationsImage, ScramImage, type MetadataRecord } from '../metadata/index.js';
 import { describeQuorum, parseQuorumVoters, type VoterAddress } from '../raft/index.js';
 import { realScheduler, StorageLog } from '../replication/index.js';
 import { LogManager, NodeFileSystem, logConfig, logDirName, parseLogDirName, type FileSystem, type LogConfig, type PartitionLog } from '../storage/index.js';
@@ -47,7 +47,8 @@ export interface DiskBackendOptions {
  * controller.quorum.bootstrap.servers (KIP-853) when no static voters are configured; a controller
  * outside it starts as an observer until AddRaftVoter makes it a voter.
  */
-export function metadataQuorum(config: BrokerConfig, nodeId: number, discovered?: readonly VoterAddress[]): Pick<LogMetadataOptions, 'voters' | 'voterAddresses' | 'controllerListener' | 'controllerTls'> {
+export function metadataQuorum(config: BrokerConfig, nodeId: number, discovered?: readonly VoterAddress[], scramImage: () => ScramImage = () => ScramImage.EMPTY):
+  Pick<LogMetadataOptions, 'voters' | 'voterAddresses' | 'controllerListener' | 'controllerTls' | 'controllerSasl'> {
   const roles = config.processRoles;
   const voters = config.get('controller.quorum.voters') as string[];
   if (roles.length === 0) return { voters: [nodeId] };
@@ -72,7 +73,11 @@ export function metadataQuorum(config: BrokerConfig, nodeId: number, discovered?
     controllerListener = { host: m[1]!.replace(/^\[|\]$/g, '') || '0.0.0.0', port: Number(m[2]) };
   }
   const controllerTls = controllerTlsFor(config);
-  return { voterAddresses: addresses, ...(controllerListener ? { controllerListener } : {}), ...(controllerTls ? { controllerTls } : {}) };
+  const controllerSasl = controllerSaslFor(config, scramImage);
+  return {
+    voterAddresses: addresses, ...(controllerListener ? { controllerListener } : {}), ...(controllerTls ? { controllerTls } : {}),
+    ...(controllerSasl ? { controllerSasl } : {}),
+  };
 }
 
 /** Partition logs opened per event-loop turn while a metadata delta is applied. */
@@ -232,7 +237,7 @@ async function openDiskBackend(o: DiskBackendOptions, brokerConfig: BrokerConfig
     const meta = logs.ensureMetaProperties(o.nodeId, logs.storedClusterId() ?? o.clusterId ?? newClusterId());
     o.logger.info(`storage: ${o.dataDir} (cluster ${meta.clusterId}, ${logs.hadCleanShutdown ? 'clean' : 'unclean or first'} start)`);
     metadata = await LogMetadata.open({
-      logDir: o.dataDir, fs, clock: o.clock, clusterId: meta.clusterId, nodeId: o.nodeId, ...metadataQuorum(brokerConfig, o.nodeId, await bootstrapVoters()),
+      logDir: o.dataDir, fs, clock: o.clock, clusterId: meta.clusterId, nodeId: o.nodeId, ...metadataQuorum(brokerConfig, o.nodeId, await bootstrapVoters(), () => metadata?.image.scram ?? ScramImage.EMPTY),
       snapshotRecordBytes: Number(brokerConfig.get('metadata.log.max.record.bytes.between.snapshots')),
       segmentBytes: o.metadataSegmentBytes ?? Number(brokerConfig.get('metadata.log.segment.bytes')), logger: o.logger,
       ...(o.bootstrapRecords ? { bootstrapRecords: o.bootstrapRecords } : {}),
@@ -315,11 +320,13 @@ async function openDiskBackend(o: DiskBackendOptions, brokerConfig: BrokerConfig
   }
   // The broker reaches the active controller through this channel wherever it runs.
   const controllerClientTls = controllerTlsFor(brokerConfig)?.client;
+  const controllerClientSasl = controllerSaslFor(brokerConfig, () => md.image.scram)?.client;
   const controller = new ForwardingControllerChannel(md, controllerService, {
     nodeId: o.nodeId,
     // Kafka's request.timeout.ms: a change may take a commit and a replica-manager sync.
     requestTimeoutMs: 30_000, logger: o.logger,
     ...(controllerClientTls ? { tls: controllerClientTls } : {}),
+    ...(controllerClientSasl ? { sasl: controllerClientSasl } : {}),
   });
   let logsOpened = 0;
   let ticking = false;

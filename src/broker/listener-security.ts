@@ -10,10 +10,12 @@ import { effectiveBrokerConfig, type BrokerConfig, type BrokerConfigName } from 
 import type { MetadataImage } from '../metadata/index.js';
 import {
   clientTls, listenerTls, oauthBearerOptions, parseJaasConfig, plainUsers, scramKeysFromSaltedPassword, SASL_MECHANISMS,
-  type JaasEntry, type ListenerTls, type SaslInputs, type SaslListenerSettings, type ScramMechanismName, type SslValue,
+  SaslServerSession, type JaasEntry, type ListenerTls, type SaslInputs, type SaslListenerSettings, type ScramMechanismName, type SslValue,
 } from '../security/index.js';
 import { limits } from '../util/index.js';
-import type { ClientSasl } from '../client/index.js';
+import { SaslLogin, type ClientSasl } from '../client/index.js';
+import { ApiKey, decodeRequest, encodeResponseFrame } from '../protocol/index.js';
+import type { InboundGate, PeerLogin } from '../raft/index.js';
 import type { ListenerSasl, ListenerSpec, Logger, NetworkServer } from './network.js';
 
 function settingsOf(config: BrokerConfig, listener: string): SslValue {
@@ -66,7 +68,9 @@ export function saslSettingsOf(config: BrokerConfig, name: string): SaslListener
  * unknown users (derived from a per-process secret, so the same user always gets the same salt,
  * as a real one would), and random nonces.
  */
-export function saslInputs(scramImage: () => { credential(user: string, mechanism: number): { salt: Buffer; storedKey: Buffer; serverKey: Buffer; iterations: number } | undefined }): SaslInputs {
+type ScramLookup = { credential(user: string, mechanism: number): { salt: Buffer; storedKey: Buffer; serverKey: Buffer; iterations: number } | undefined };
+
+export function saslInputs(scramImage: () => ScramLookup): SaslInputs {
   const secret = randomBytes(32);
   return {
     scramCredential: (user, mechanism) => scramImage().credential(user, mechanism),
@@ -121,24 +125,71 @@ export function clientTlsFor(config: BrokerConfig, name: string): ConnectionOpti
  */
 export function clientSaslFor(config: BrokerConfig, name: string): ClientSasl | undefined {
   if (!config.securityProtocolMap.has(name.toUpperCase()) || !usesSasl(protocolOf(config, name))) return undefined;
-  const mechanism = String(config.get('sasl.mechanism.inter.broker.protocol')).toUpperCase();
+  return brokerLoginOf(config, name, String(config.get('sasl.mechanism.inter.broker.protocol')).toUpperCase(), 'sasl.mechanism.inter.broker.protocol');
+}
+
+/** The username and password of listener `name`'s JAAS entry for `mechanism`: how this node logs in to it. */
+function brokerLoginOf(config: BrokerConfig, name: string, mechanism: string, setting: string): ClientSasl {
   const entry = jaasEntryOf(config, name, mechanism);
   const username = entry?.options.get('username');
   const password = entry?.options.get('password');
   if (username === undefined || password === undefined) {
-    throw new Error(`listener ${name}: the broker's own ${mechanism} connections need username and password in listener.name.${name.toLowerCase()}.${mechanism.toLowerCase()}.sasl.jaas.config (sasl.mechanism.inter.broker.protocol=${mechanism})`);
+    throw new Error(`listener ${name}: this node's own ${mechanism} connections need username and password in listener.name.${name.toLowerCase()}.${mechanism.toLowerCase()}.sasl.jaas.config (${setting}=${mechanism})`);
   }
   return { mechanism, username, password };
+}
+
+/**
+ * SASL on the controller listener (SASL_PLAINTEXT or SASL_SSL), or undefined: the credentials this
+ * node logs in with (sasl.mechanism.controller.protocol, username/password of the listener's JAAS
+ * entry for it) — for the Raft transport's connections to other controllers (`login`) and for
+ * requests forwarded to the active controller (`client`) — and, on a controller, the gate its
+ * listener puts incoming connections through. SCRAM cannot serve here before the metadata log is
+ * readable (the credentials live in it), so controllers use PLAIN among themselves, as with Kafka.
+ */
+export function controllerSaslFor(config: BrokerConfig, scramImage: () => ScramLookup): {
+  client: ClientSasl; login: () => PeerLogin; gate?: () => InboundGate;
+} | undefined {
+  const name = config.controllerListenerNames[0];
+  if (name === undefined || !config.securityProtocolMap.has(name.toUpperCase()) || !usesSasl(protocolOf(config, name))) return undefined;
+  const client = brokerLoginOf(config, name, String(config.get('sasl.mechanism.controller.protocol')).toUpperCase(), 'sasl.mechanism.controller.protocol');
+  const serves = config.processRoles.includes('controller');
+  const settings = serves ? saslSettingsOf(config, name) : undefined;
+  const inputs = saslInputs(scramImage);
+  return {
+    client,
+    login: () => new SaslLogin(client),
+    ...(settings ? { gate: () => controllerGate(new SaslServerSession(settings, inputs)) } : {}),
+  };
+}
+
+/** Requests on the controller listener pass once the connection has logged in; the SASL exchange is answered here. */
+function controllerGate(session: SaslServerSession): InboundGate {
+  return {
+    admit(header, frame) {
+      const apiKey = header.requestApiKey;
+      const version = header.requestApiVersion;
+      if (apiKey !== ApiKey.SaslHandshake && apiKey !== ApiKey.SaslAuthenticate) {
+        return session.allows(apiKey, Date.now()) ? { kind: 'pass' } : { kind: 'close', reason: `API ${apiKey} before SASL authentication on the controller listener` };
+      }
+      let body: Record<string, any>;
+      try {
+        body = decodeRequest(frame).body as Record<string, any>;
+      } catch (e) {
+        return { kind: 'close', reason: `malformed SASL request: ${(e as Error).message}` };
+      }
+      // Raw tokens after a v0 handshake are for clients from before KIP-152; controllers are not such clients.
+      if (apiKey === ApiKey.SaslHandshake && version === 0) return { kind: 'close', reason: 'SaslHandshake v0 on the controller listener' };
+      const answer = apiKey === ApiKey.SaslHandshake ? session.handshake(String(body['mechanism']), version) : session.authenticate(body['authBytes'] as Buffer, Date.now());
+      return { kind: 'answer', chunks: encodeResponseFrame(apiKey, version, header.correlationId, answer), thenClose: session.failed };
+    },
+  };
 }
 
 /** The controller listener's TLS (serving it when this node is a controller, reaching it always), or undefined. */
 export function controllerTlsFor(config: BrokerConfig): { server?: TlsOptions; client: ConnectionOptions } | undefined {
   const name = config.controllerListenerNames[0];
   if (name === undefined) return undefined;
-  // The controller listener is the Raft transport's, which does not speak SASL (yet).
-  if (config.securityProtocolMap.has(name.toUpperCase()) && usesSasl(protocolOf(config, name))) {
-    throw new Error(`listener ${name}: SASL on the controller listener is not supported yet (use SSL, with ssl.client.auth=required for mutual TLS)`);
-  }
   const client = clientTlsFor(config, name);
   if (client === undefined) return undefined;
   const serves = config.processRoles.includes('controller');

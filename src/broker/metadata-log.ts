@@ -26,7 +26,7 @@ import {
 import { buildRecordBatchSync, iterateBatches, iterateRecords } from '../records/index.js';
 import type { FileSystem } from '../storage/index.js';
 import {
-  FileQuorumStateStore, RaftDriver, SocketTransport, StorageLogStore, defaultRaftTimeouts, METADATA_LOG_DIR_NAME,
+  FileQuorumStateStore, RaftDriver, type PeerLogin, type InboundGate, SocketTransport, StorageLogStore, defaultRaftTimeouts, METADATA_LOG_DIR_NAME,
   type OtherRequests, type VoterAddress, type Committed, type Entry, type EntryBatch, type QuorumDescription, type RaftConfig, type RaftTransport, type ReplicatedStateMachine, type Snapshot,
 } from '../raft/index.js';
 import type { Clock } from '../util/index.js';
@@ -45,6 +45,8 @@ const OPEN_TIMEOUT_MS = 60_000;
 export interface LogMetadataOptions {
   /** The controller listener speaks TLS: serving it (a controller) and reaching the voters. */
   readonly controllerTls?: { readonly server?: TlsOptions; readonly client: ConnectionOptions };
+  /** The controller listener speaks SASL: how this node logs in to the other voters, and the gate of its own listener. */
+  readonly controllerSasl?: { readonly login: () => PeerLogin; readonly gate?: () => InboundGate };
   /** The log directory; the metadata log is `<logDir>/__cluster_metadata-0`. */
   readonly logDir: string;
   readonly fs: FileSystem;
@@ -117,6 +119,7 @@ export class LogMetadata implements MetadataSource {
       requestTimeoutMs: timeouts.requestTimeoutMs,
       onProtocolError: (reason) => o.logger?.warn(`metadata quorum: dropped a connection: ${reason}`),
       ...(o.controllerTls ? { tls: o.controllerTls } : {}),
+      ...(o.controllerSasl ? { login: o.controllerSasl.login, ...(o.controllerSasl.gate ? { gate: o.controllerSasl.gate } : {}) } : {}),
     });
     const m = new LogMetadata(o);
     m.transport = transport;

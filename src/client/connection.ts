@@ -6,15 +6,10 @@ import {
   FrameSplitter, ProtocolError, decodeResponse, encodeRequestFrame, peekCorrelationId, apiInfo, inRange,
 } from '../protocol/index.js';
 import { limits } from '../util/index.js';
-import { plainClientToken, ScramClient, isScramMechanism } from '../security/index.js';
-import { randomBytes } from 'node:crypto';
+import { ClientError } from './errors.js';
+import { SaslLogin, type ClientSasl, type SaslLoginStep } from './sasl-login.js';
 
-export class ClientError extends Error {
-  override name = 'ClientError';
-  constructor(message: string, readonly code: 'CONNECTION' | 'TIMEOUT' | 'PROTOCOL' | 'UNSUPPORTED_VERSION' | 'AUTHENTICATION' = 'CONNECTION') {
-    super(message);
-  }
-}
+export { ClientError } from './errors.js';
 
 interface Pending {
   correlationId: number;
@@ -58,12 +53,7 @@ export interface ConnectionOptions {
   sasl?: ClientSasl;
 }
 
-/** SASL credentials of a client: PLAIN or SCRAM-SHA-256/512 with a user name and password. */
-export interface ClientSasl {
-  mechanism: string;
-  username: string;
-  password: string;
-}
+export type { ClientSasl } from './sasl-login.js';
 
 export class BrokerConnection {
   private socket: Socket | null = null;
@@ -100,25 +90,10 @@ export class BrokerConnection {
    * ApiVersions is needed first). Throws ClientError with the broker's message when refused.
    */
   private async authenticate(sasl: ClientSasl): Promise<void> {
-    const hs = await this.sendNow<{ errorCode: number; mechanisms: string[] }>(17, 1, { mechanism: sasl.mechanism }, {});
-    if (hs.errorCode !== 0) throw new ClientError(`SASL mechanism ${sasl.mechanism} refused (error ${hs.errorCode}); the broker offers ${hs.mechanisms.join(', ') || 'none'}`, 'AUTHENTICATION');
-    let lifetimeMs = 0n;
-    const step = async (token: Buffer): Promise<Buffer> => {
-      const r = await this.sendNow<{ errorCode: number; errorMessage: string | null; authBytes: Buffer; sessionLifetimeMs: bigint }>(36, 1, { authBytes: token }, {});
-      if (r.errorCode !== 0) throw new ClientError(`SASL authentication failed: ${r.errorMessage ?? `error ${r.errorCode}`}`, 'AUTHENTICATION');
-      lifetimeMs = r.sessionLifetimeMs;
-      return r.authBytes;
-    };
-    if (sasl.mechanism === 'PLAIN') {
-      await step(plainClientToken(sasl.username, sasl.password));
-    } else if (isScramMechanism(sasl.mechanism)) {
-      const scram = new ScramClient(sasl.mechanism, sasl.username, sasl.password, randomBytes(24).toString('base64url'));
-      const serverFirst = await step(scram.first());
-      scram.verify(await step(scram.final(serverFirst)));
-    } else {
-      throw new ClientError(`SASL mechanism ${sasl.mechanism} is not supported by this client (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512)`, 'AUTHENTICATION');
-    }
-    this.reauthAtMs = lifetimeMs > 0n ? Date.now() + Math.floor(Number(lifetimeMs) * 0.85) : null;
+    const login = new SaslLogin(sasl);
+    let step: SaslLoginStep = login.start();
+    while (!('done' in step)) step = login.next(await this.sendNow<Record<string, any>>(step.apiKey, step.version, step.body, {}));
+    this.reauthAtMs = step.sessionLifetimeMs > 0n ? Date.now() + Math.floor(Number(step.sessionLifetimeMs) * 0.85) : null;
   }
 
   private connectSocket(): Promise<void> {

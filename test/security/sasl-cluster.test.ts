@@ -1,8 +1,10 @@
-// A 3-node cluster whose client and inter-broker listener is SASL_SSL (brokers log in to each other
-// with PLAIN, sasl.mechanism.inter.broker.protocol) and whose controller listener is SSL with
-// client certificates: a SCRAM-SHA-512 user created through one broker (forwarded to the active
+// A 3-node cluster whose every listener is SASL_SSL: brokers log in to each other with PLAIN
+// (sasl.mechanism.inter.broker.protocol), controllers to each other and brokers to the controller
+// with PLAIN (sasl.mechanism.controller.protocol; SCRAM credentials live in the metadata log, so
+// they cannot open it). A SCRAM-SHA-512 user created through one broker (forwarded to the active
 // controller) exists on every broker, works for kcat on an RF 3 topic that replicates over SASL,
-// and still works on a node after it restarts.
+// and still works on a node after it restarts; the controller listener refuses a connection that
+// has not logged in.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -11,7 +13,7 @@ import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { runProcess } from '../broker/process-helpers.js';
 import { startCluster } from '../../src/broker/index.js';
-import { ClusterClient, type ClientSasl } from '../../src/client/index.js';
+import { BrokerConnection, ClusterClient, type ClientSasl } from '../../src/client/index.js';
 import { ApiKey, ErrorCode } from '../../src/protocol/index.js';
 import { SCRAM_MECHANISM_IDS, scramUpsertion, writeDevCerts } from '../../src/security/index.js';
 
@@ -19,17 +21,19 @@ const hasKcat = spawnSync('kcat', ['-V']).status === 0;
 const hasOpenssl = spawnSync('openssl', ['version']).status === 0;
 const skip = !hasOpenssl ? 'openssl is not installed' : hasKcat ? false : 'kcat is not installed';
 
-test('3-node SASL_SSL cluster: a SCRAM user made on one broker authenticates on every broker, replicates an RF 3 topic, and survives a restart', { skip, timeout: 180_000 }, async () => {
+test('3-node cluster, every listener SASL_SSL: a SCRAM user made on one broker authenticates on every broker, replicates an RF 3 topic, and survives a restart', { skip, timeout: 180_000 }, async () => {
   const certs = writeDevCerts(join(mkdtempSync(join(tmpdir(), 'logline-sasl-cluster-')), 'certs'));
   const cluster = await startCluster({
     nodes: 3,
     config: {
-      'listener.security.protocol.map': 'CONTROLLER:SSL,PLAINTEXT:SASL_SSL',
+      'listener.security.protocol.map': 'CONTROLLER:SASL_SSL,PLAINTEXT:SASL_SSL',
       'ssl.keystore.type': 'PKCS12', 'ssl.keystore.location': certs.brokerKeystoreP12, 'ssl.keystore.password': certs.devPassword,
       'ssl.truststore.type': 'PKCS12', 'ssl.truststore.location': certs.truststoreP12, 'ssl.truststore.password': certs.devPassword,
-      'listener.name.controller.ssl.client.auth': 'required',
       'sasl.enabled.mechanisms': 'PLAIN,SCRAM-SHA-512',
       'sasl.mechanism.inter.broker.protocol': 'PLAIN',
+      'sasl.mechanism.controller.protocol': 'PLAIN',
+      'listener.name.controller.sasl.enabled.mechanisms': 'PLAIN',
+      'listener.name.controller.plain.sasl.jaas.config': 'org.apache.kafka.common.security.plain.PlainLoginModule required username="controller" password="controller-secret" user_controller="controller-secret";',
       'listener.name.plaintext.plain.sasl.jaas.config': 'org.apache.kafka.common.security.plain.PlainLoginModule required username="broker" password="broker-secret" user_broker="broker-secret" user_admin="admin-secret";',
     },
   });
@@ -75,6 +79,11 @@ test('3-node SASL_SSL cluster: a SCRAM user made on one broker authenticates on 
     await node.kill();
     await node.restart();
     assert.deepEqual(await describeOn(addresses[1]!), [{ user: 'carol', credentialInfos: [{ mechanism: 2, iterations: 8192 }] }]);
+    // The controller listener serves nobody who has not logged in (the connection is closed).
+    const node0 = cluster.nodes[0]!;
+    const anonymous = await BrokerConnection.open({ host: node0.host, port: node0.controllerPort, tls });
+    await assert.rejects(anonymous.send(ApiKey.CreateTopics, 7, { topics: [], timeoutMs: 1000, validateOnly: false }));
+    anonymous.close();
     const wrong = await runProcess('kcat', ['-L', ...kcat(addresses[1]!).map((a) => (a === 'sasl.password=carol-secret' ? 'sasl.password=nope' : a)), '-m', '5']);
     assert.notEqual(wrong.code, 0);
   } finally {
