@@ -12,7 +12,7 @@ export interface RequestContext<S = unknown> {
   /** `User:<name>`: the connection's current principal (TLS certificate or SASL), else User:ANONYMOUS. */
   readonly principal: string;
   /** The connection's SASL session on a SASL listener (SaslHandshake and SaslAuthenticate act on it). */
-  readonly sasl?: SaslServerSession;
+  readonly sasl?: SaslServerSession | undefined;
   readonly nowMs: number;
   readonly services: S;
   /**

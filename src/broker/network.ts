@@ -356,7 +356,7 @@ class Connection<S> {
       clientAddress: this.remoteAddress, listenerName: this.listener.name,
       securityProtocol: this.listener.securityProtocol, principal: this.principal,
       nowMs: this.server.clock.nowMs(), services: this.server.services,
-      ...(this.sasl ? { sasl: this.sasl } : {}),
+      sasl: this.sasl ?? undefined,
       responseBytes: (bytes) => (slot.lease ??= new SlabLease(this.server.responseSlabs)).alloc(bytes),
     };
     const startedMs = performance.now();
