@@ -130,9 +130,11 @@ export class ScramServer {
     if (authzid === undefined || (authzid.length > 0 && authzid !== user)) {
       return this.fail('Authentication failed: Client requested an authorization id that is different from username');
     }
+    // The decoy is made for known users too, so both paths do the same work.
+    const decoy = this.decoy(user);
     const found = this.credential(user);
     this.known = found !== undefined;
-    this.keys = found ?? this.decoy(user);
+    this.keys = found ?? decoy;
     this.user = user;
     this.gs2Header = `${m[1]},${m[2] ?? ''},`;
     this.nonce = clientNonce + this.serverNonce();
