@@ -11,8 +11,8 @@ import { ATTR_TRANSACTIONAL, BatchHeaderAt, RECORD_BATCH_HEADER_BYTES } from '..
 import { CONTROLLER_FEATURES, KRAFT_VERSION_FEATURE, topicNameError, type TopicConfigValidator, type TopicDefaults } from '../controller/index.js';
 import { AlterPartitionManager, ReplicaFetcherManager, ReplicaManager, ReplicationQuota, isThrottledReplica, parseThrottledReplicas, replicaSelectorFor, type LeaderEndpoint, type LocalLog, type ReplicaDeltaPorts, type Scheduler } from '../replication/index.js';
 import { BrokerConnection } from '../client/index.js';
-import { clientTlsFor } from './listener-security.js';
-import type { MetadataDelta, MetadataImage } from '../metadata/index.js';
+import { clientSaslFor, clientTlsFor } from './listener-security.js';
+import { ScramImage, type MetadataDelta, type MetadataImage } from '../metadata/index.js';
 import { Prng, componentLogger, limits, partitionKey, partitionName, quietLogger, type Clock } from '../util/index.js';
 import type { BrokerConfig } from '../config/index.js';
 import { ConfigAdmin } from './config-admin.js';
@@ -26,6 +26,10 @@ import { FetchSessionCache } from './fetch-sessions.js';
 import { Router } from './router.js';
 import type { LogDirDescription, MetadataView, ProducePartitionsParams, TopicAdmin } from './services.js';
 import { apiVersionsHandler } from './handlers/18-api-versions.js';
+import { saslHandshakeHandler } from './handlers/17-sasl-handshake.js';
+import { saslAuthenticateHandler } from './handlers/36-sasl-authenticate.js';
+import { describeUserScramCredentialsHandler } from './handlers/50-describe-user-scram-credentials.js';
+import { alterUserScramCredentialsHandler } from './handlers/51-alter-user-scram-credentials.js';
 import { metadataHandler } from './handlers/03-metadata.js';
 import { produceHandler } from './handlers/00-produce.js';
 import { fetchHandler } from './handlers/01-fetch.js';
@@ -164,7 +168,8 @@ export class Broker {
       createTopicsHandler, deleteTopicsHandler, createPartitionsHandler, describeClusterHandler, deleteRecordsHandler, offsetForLeaderEpochHandler,
       describeTopicPartitionsHandler, describeConfigsHandler, alterConfigsHandler, incrementalAlterConfigsHandler, electLeadersHandler,
       alterPartitionReassignmentsHandler, listPartitionReassignmentsHandler, describeLogDirsHandler, initProducerIdHandler,
-      describeClientQuotasHandler, alterClientQuotasHandler]) {
+      describeClientQuotasHandler, alterClientQuotasHandler,
+      saslHandshakeHandler, saslAuthenticateHandler, describeUserScramCredentialsHandler, alterUserScramCredentialsHandler]) {
       this.router.register(h);
     }
     this.groups = this.createGroupCoordinator();
@@ -175,6 +180,7 @@ export class Broker {
     const interBroker = (purpose: string) => new InterBrokerConnections({
       clientId: `broker-${deps.nodeId}-${purpose}`, requestTimeoutMs: INTER_BROKER_REQUEST_TIMEOUT_MS, endpoint: (id) => this.interBrokerEndpoint(id),
       tls: clientTlsFor(deps.brokerConfig, deps.brokerConfig.interBrokerListenerName),
+      sasl: clientSaslFor(deps.brokerConfig, deps.brokerConfig.interBrokerListenerName),
     });
     this.markerConnections = interBroker('txn-markers');
     this.verificationConnections = interBroker('txn-verification');
@@ -194,6 +200,7 @@ export class Broker {
       deps.brokerConfig.get('allow.everyone.if.no.acl.found') === true, AclsImage.EMPTY);
     const authorizer = this.authorizer;
     if (authorizer !== null) this.router.authorizer = (ctx) => bindAuthz(authorizer.indexFor(this.acls), ctx.principal, ctx.clientAddress);
+    deps.metadata.onDelta((_delta, image) => { this.scramCredentials = image.scram; });
     // Last: a source that already holds an image delivers it right here. ACLs take effect as soon
     // as their image is applied, for every open connection.
     deps.metadata.onDelta((_delta, image) => {
@@ -436,9 +443,11 @@ export class Broker {
       onFollowerProgress: (p) => this.replicaManager.onHighWatermark(p),
       connect: async (e: LeaderEndpoint) => {
         const interBrokerTls = clientTlsFor(c, c.interBrokerListenerName);
+        const interBrokerSasl = clientSaslFor(c, c.interBrokerListenerName);
         const conn = await BrokerConnection.open({
           host: e.host, port: e.port, clientId: `broker-${this.deps.nodeId}-fetcher`, requestTimeoutMs: num('replica.socket.timeout.ms'),
           ...(interBrokerTls ? { tls: interBrokerTls } : {}),
+          ...(interBrokerSasl ? { sasl: interBrokerSasl } : {}),
         });
         try {
           await conn.negotiate();
@@ -539,11 +548,15 @@ export class Broker {
       createAcls: (creations) => c().createAcls(creations),
       deleteAcls: (filters) => c().deleteAcls(filters),
       allocateProducerIds: (request) => c().allocateProducerIds(request),
+      alterUserScramCredentials: (request) => c().alterUserScramCredentials(request),
       registerBroker: (request) => c().registerBroker(request),
       brokerHeartbeat: (request) => c().brokerHeartbeat(request),
       alterPartition: (request, version) => c().alterPartition(request, version),
     } satisfies ControllerChannel;
   })();
+
+  /** The SCRAM credentials of the latest metadata image (DescribeUserScramCredentials). */
+  private scramCredentials: ScramImage = ScramImage.EMPTY;
 
   /** This process's incarnation of the broker (KIP-631): a restart registers a new one. */
   readonly incarnationId = Buffer.from(randomUUID().replace(/-/g, ''), 'hex').toString('base64url');
@@ -607,6 +620,7 @@ export class Broker {
     return {
       nodeId: this.deps.nodeId,
       metadata: () => this.deps.metadata.view(),
+      scramCredentials: () => this.scramCredentials,
       autoCreateTopicsEnable: this.deps.autoCreateTopicsEnable,
       autoCreateTopics: async (names: string[]) => {
         await this.topicAdmin.createTopics({ topics: names.map((name) => ({ name, numPartitions: -1, replicationFactor: -1, assignments: [], configs: [] })), timeoutMs: 30000, validateOnly: false }, 7);

@@ -1,6 +1,7 @@
 // What a handler sees of the world: the request header, who is asking, and the broker's services.
 import type { ApiTypes, RequestHeader } from '../protocol/index.js';
 import type { Authz } from './authorization.js';
+import type { SaslServerSession } from '../security/index.js';
 
 export interface RequestContext<S = unknown> {
   readonly header: RequestHeader;
@@ -9,7 +10,10 @@ export interface RequestContext<S = unknown> {
   readonly clientAddress: string;
   readonly listenerName: string;
   readonly securityProtocol: string;
+  /** `User:<name>`: the connection's current principal (TLS certificate or SASL), else User:ANONYMOUS. */
   readonly principal: string;
+  /** The connection's SASL session on a SASL listener (SaslHandshake and SaslAuthenticate act on it). */
+  readonly sasl?: SaslServerSession | undefined;
   readonly nowMs: number;
   readonly services: S;
   /**

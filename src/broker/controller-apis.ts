@@ -32,6 +32,7 @@ import { alterPartitionHandler } from './handlers/56-alter-partition.js';
 import { alterClientQuotasHandler } from './handlers/49-alter-client-quotas.js';
 import { createAclsHandler } from './handlers/30-create-acls.js';
 import { deleteAclsHandler } from './handlers/31-delete-acls.js';
+import { alterUserScramCredentialsHandler } from './handlers/51-alter-user-scram-credentials.js';
 
 export interface ControllerApisOptions {
   readonly nodeId: number;
@@ -46,7 +47,7 @@ export function controllerApis(o: ControllerApisOptions): { router: Router<any>;
   const c = o.controller;
   const router = new Router<any>();
   router.register(apiVersionsHandler(() => router.supportedVersions(), () => o.metadata.view().features()));
-  for (const h of [createTopicsHandler, deleteTopicsHandler, createPartitionsHandler, electLeadersHandler, alterPartitionReassignmentsHandler, listPartitionReassignmentsHandler, alterConfigsHandler, incrementalAlterConfigsHandler, alterClientQuotasHandler,
+  for (const h of [createTopicsHandler, deleteTopicsHandler, createPartitionsHandler, electLeadersHandler, alterPartitionReassignmentsHandler, listPartitionReassignmentsHandler, alterConfigsHandler, incrementalAlterConfigsHandler, alterClientQuotasHandler, alterUserScramCredentialsHandler,
     brokerRegistrationHandler, brokerHeartbeatHandler, allocateProducerIdsHandler, alterPartitionHandler, createAclsHandler, deleteAclsHandler]) router.register(h);
   const topicAdmin: TopicAdmin = {
     createTopics: (request) => c.createTopics(request),

@@ -13,6 +13,7 @@ import type {
   AlterPartitionReassignmentsRequest, AlterPartitionReassignmentsResponse, ListPartitionReassignmentsRequest, ListPartitionReassignmentsResponse,
   AlterClientQuotasRequest, AlterClientQuotasResponseEntryData,
   CreateAclsRequestAclCreation, CreateAclsResponseAclCreationResult, DeleteAclsRequestDeleteAclsFilter, DeleteAclsResponseDeleteAclsFilterResult,
+  AlterUserScramCredentialsRequest, AlterUserScramCredentialsResponse,
 } from '../protocol/index.js';
 
 /** One resource's config change, as AlterConfigs (`replace`: the set replaces every dynamic config) or IncrementalAlterConfigs send it. */
@@ -45,6 +46,8 @@ export interface ControllerChannel {
   /** DeleteAcls: one result per filter with the ACLs it removed. */
   deleteAcls(filters: DeleteAclsRequestDeleteAclsFilter[]): Promise<DeleteAclsResponseDeleteAclsFilterResult[]>;
   allocateProducerIds(request: AllocateProducerIdsRequest): Promise<AllocateProducerIdsResponse>;
+  /** AlterUserScramCredentials: per-user results; NOT_CONTROLLER for every user when none was reached. */
+  alterUserScramCredentials(request: AlterUserScramCredentialsRequest): Promise<AlterUserScramCredentialsResponse>;
   registerBroker(request: BrokerRegistrationRequest): Promise<BrokerRegistrationResponse>;
   brokerHeartbeat(request: BrokerHeartbeatRequest): Promise<BrokerHeartbeatResponse>;
   /**

@@ -13,7 +13,7 @@
 // NOT_CONTROLLER (retriable); so does a forwarded request whose answer never came (the change
 // may have been made, as with Kafka), or one still waiting on a node that the metadata quorum has
 // since replaced as leader. Nothing here throws out of a handler.
-import { BrokerConnection } from '../client/index.js';
+import { BrokerConnection, type ClientSasl } from '../client/index.js';
 import type { ConnectionOptions } from 'node:tls';
 import {
   ApiKey, ErrorCode, ZERO_UUID,
@@ -24,10 +24,11 @@ import {
   type AlterPartitionReassignmentsRequest, type AlterPartitionReassignmentsResponse, type ListPartitionReassignmentsRequest, type ListPartitionReassignmentsResponse,
   type AlterClientQuotasRequest, type AlterClientQuotasResponse, type AlterClientQuotasResponseEntryData,
   type CreateAclsRequestAclCreation, type CreateAclsResponseAclCreationResult, type DeleteAclsRequestDeleteAclsFilter, type DeleteAclsResponseDeleteAclsFilterResult,
+  type AlterUserScramCredentialsRequest, type AlterUserScramCredentialsResponse,
   type DeleteTopicsResponseDeletableTopicResult, type DescribeQuorumRequest, type DescribeQuorumResponse, type ElectLeadersRequest, type ElectLeadersResponseReplicaElectionResult,
 } from '../protocol/index.js';
 import type { ConfigChange, ControllerChannel, ResourceResult } from './controller-channel.js';
-import type { ControllerService } from './controller-service.js';
+import { scramNotController, type ControllerService } from './controller-service.js';
 import type { LogMetadata } from './metadata-log.js';
 import type { MetadataView } from './services.js';
 import type { Logger } from './network.js';
@@ -48,6 +49,8 @@ export interface ForwardingOptions {
   readonly logger: Logger;
   /** TLS towards the controller listener (security protocol SSL). */
   readonly tls?: ConnectionOptions;
+  /** SASL towards the controller listener (SASL_PLAINTEXT, SASL_SSL). */
+  readonly sasl?: ClientSasl;
 }
 
 type Route = { kind: 'local' } | { kind: 'remote'; conn: BrokerConnection; nodeId: number };
@@ -128,6 +131,20 @@ export class ForwardingControllerChannel implements ControllerChannel {
       return r;
     },
       () => ({ throttleTimeMs: 0, errorCode: ErrorCode.NOT_CONTROLLER, errorMessage: NOT_CONTROLLER_MESSAGE, responses: [] }));
+  }
+
+  /** Answered once this node's image shows each accepted user's credentials as altered. */
+  alterUserScramCredentials(request: AlterUserScramCredentialsRequest): Promise<AlterUserScramCredentialsResponse> {
+    return this.route((c) => c.alterUserScramCredentials(request), async (conn) => {
+      const r = await conn.send<AlterUserScramCredentialsResponse>(ApiKey.AlterUserScramCredentials, 0, request);
+      const ok = new Set(r.results.filter((x) => x.errorCode === ErrorCode.NONE).map((x) => x.user));
+      await this.waitFor(() => {
+        const scram = this.md.image.scram;
+        return request.deletions.every((d) => !ok.has(d.name) || scram.credential(d.name, d.mechanism) === undefined)
+          && request.upsertions.every((u) => !ok.has(u.name) || scram.credential(u.name, u.mechanism)?.salt.equals(u.salt) === true);
+      });
+      return r;
+    }, () => scramNotController(request, NOT_CONTROLLER_MESSAGE));
   }
 
   listPartitionReassignments(request: ListPartitionReassignmentsRequest): Promise<ListPartitionReassignmentsResponse> {
@@ -283,6 +300,7 @@ export class ForwardingControllerChannel implements ControllerChannel {
         conn: BrokerConnection.open({
           host: e.host, port: e.port, clientId: `logline-broker-${this.o.nodeId}-to-controller`, requestTimeoutMs: this.o.requestTimeoutMs, connectTimeoutMs: 5000,
           ...(this.o.tls ? { tls: this.o.tls } : {}),
+          ...(this.o.sasl ? { sasl: this.o.sasl } : {}),
         }),
       };
     }

@@ -21,6 +21,7 @@ import {
   type DeleteTopicsResponseDeletableTopicResult, type ElectLeadersRequest, type ElectLeadersResponseReplicaElectionResult,
   type AlterPartitionReassignmentsRequest, type AlterPartitionReassignmentsResponse, type ListPartitionReassignmentsRequest, type ListPartitionReassignmentsResponse,
   type CreateAclsRequestAclCreation, type CreateAclsResponseAclCreationResult, type DeleteAclsRequestDeleteAclsFilter, type DeleteAclsResponseDeleteAclsFilterResult,
+  type AlterUserScramCredentialsRequest, type AlterUserScramCredentialsResponse,
 } from '../protocol/index.js';
 import {
   BALANCE_ELECTIONS_MAX, ControllerSeat, QuorumController, toMetadataRecords, type Activation, type ControllerResult,
@@ -36,6 +37,8 @@ import type { Scheduler } from '../replication/index.js';
 
 export interface ControllerServiceOptions {
   readonly clusterId: string;
+  /** Records a new cluster's log starts with after its feature levels (--add-scram). */
+  readonly bootstrapRecords?: readonly MetadataRecord[];
   /** This node's id: a registration of this id cannot belong to a live other process (see activate). */
   readonly nodeId: number;
   readonly clock: Clock;
@@ -185,6 +188,10 @@ export class ControllerService implements ControllerChannel {
       .catch(notController(() => filters.map(() => ({ errorCode: ErrorCode.NOT_CONTROLLER, errorMessage: 'This is not the active controller.', matchingAcls: [] }))));
   }
 
+  alterUserScramCredentials(request: AlterUserScramCredentialsRequest): Promise<AlterUserScramCredentialsResponse> {
+    return this.run((c) => c.alterUserScramCredentials(request)).catch(notController(() => scramNotController(request, 'This is not the active controller.')));
+  }
+
   allocateProducerIds(request: AllocateProducerIdsRequest): Promise<AllocateProducerIdsResponse> {
     return this.run((c) => c.allocateProducerIds(request))
       .catch(notController(() => ({ throttleTimeMs: 0, errorCode: ErrorCode.NOT_CONTROLLER, producerIdStart: -1n, producerIdLen: 0 })));
@@ -306,6 +313,7 @@ export class ControllerService implements ControllerChannel {
       clusterId: this.o.clusterId, prng: this.o.prng, sessionTimeoutMs: this.o.sessionTimeoutMs,
       uncleanLeaderElectionEnable: this.o.uncleanLeaderElectionEnable, topicDefaults: this.o.topicDefaults,
       validateTopicConfigs: this.o.validateTopicConfigs, log: (line) => this.o.logger.info(`${line}`), image,
+      ...(this.o.bootstrapRecords ? { bootstrapRecords: this.o.bootstrapRecords } : {}),
     });
   }
 
@@ -347,4 +355,10 @@ function notController<T>(answer: () => T): (e: unknown) => T {
     if (e instanceof NotControllerError) return answer();
     throw e;
   };
+}
+
+/** Every user of an AlterUserScramCredentials request answered NOT_CONTROLLER. */
+export function scramNotController(request: AlterUserScramCredentialsRequest, errorMessage: string): AlterUserScramCredentialsResponse {
+  const users = [...new Set([...request.deletions.map((d) => d.name), ...request.upsertions.map((u) => u.name)])];
+  return { throttleTimeMs: 0, results: users.map((user) => ({ user, errorCode: ErrorCode.NOT_CONTROLLER, errorMessage })) };
 }

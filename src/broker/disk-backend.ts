@@ -6,8 +6,8 @@ import * as nodeFs from 'node:fs';
 import * as nodePath from 'node:path';
 import { Prng, limits, partitionKey, type Clock, componentLogger } from '../util/index.js';
 import { effectiveBrokerConfig, listenerName, resolveTopicConfig, validateTopicConfigs, type BrokerConfig, type TopicConfig } from '../config/index.js';
-import { controllerTlsFor } from './listener-security.js';
-import { ConfigurationsImage } from '../metadata/index.js';
+import { controllerSaslFor, controllerTlsFor } from './listener-security.js';
+import { ConfigurationsImage, ScramImage, type MetadataRecord } from '../metadata/index.js';
 import { describeQuorum, parseQuorumVoters, type VoterAddress } from '../raft/index.js';
 import { realScheduler, StorageLog } from '../replication/index.js';
 import { LogManager, NodeFileSystem, logConfig, logDirName, parseLogDirName, type FileSystem, type LogConfig, type PartitionLog } from '../storage/index.js';
@@ -35,6 +35,8 @@ export interface DiskBackendOptions {
   clusterId?: string;
   /** The log directory went offline after an I/O error (see LogManagerOptions.onOffline). */
   onLogDirFailure?: (dir: string, cause: Error) => void;
+  /** Records a new cluster's metadata log starts with (SCRAM credentials of --add-scram). */
+  bootstrapRecords?: readonly MetadataRecord[];
 }
 
 /**
@@ -45,7 +47,8 @@ export interface DiskBackendOptions {
  * controller.quorum.bootstrap.servers (KIP-853) when no static voters are configured; a controller
  * outside it starts as an observer until AddRaftVoter makes it a voter.
  */
-export function metadataQuorum(config: BrokerConfig, nodeId: number, discovered?: readonly VoterAddress[]): Pick<LogMetadataOptions, 'voters' | 'voterAddresses' | 'controllerListener' | 'controllerTls'> {
+export function metadataQuorum(config: BrokerConfig, nodeId: number, discovered?: readonly VoterAddress[], scramImage: () => ScramImage = () => ScramImage.EMPTY):
+  Pick<LogMetadataOptions, 'voters' | 'voterAddresses' | 'controllerListener' | 'controllerTls' | 'controllerSasl'> {
   const roles = config.processRoles;
   const voters = config.get('controller.quorum.voters') as string[];
   if (roles.length === 0) return { voters: [nodeId] };
@@ -70,7 +73,11 @@ export function metadataQuorum(config: BrokerConfig, nodeId: number, discovered?
     controllerListener = { host: m[1]!.replace(/^\[|\]$/g, '') || '0.0.0.0', port: Number(m[2]) };
   }
   const controllerTls = controllerTlsFor(config);
-  return { voterAddresses: addresses, ...(controllerListener ? { controllerListener } : {}), ...(controllerTls ? { controllerTls } : {}) };
+  const controllerSasl = controllerSaslFor(config, scramImage);
+  return {
+    voterAddresses: addresses, ...(controllerListener ? { controllerListener } : {}), ...(controllerTls ? { controllerTls } : {}),
+    ...(controllerSasl ? { controllerSasl } : {}),
+  };
 }
 
 /** Partition logs opened per event-loop turn while a metadata delta is applied. */
@@ -231,9 +238,10 @@ async function openDiskBackend(o: DiskBackendOptions, brokerConfig: BrokerConfig
     const meta = logs.ensureMetaProperties(o.nodeId, logs.storedClusterId() ?? o.clusterId ?? newClusterId());
     storage.info(`${o.dataDir} (cluster ${meta.clusterId}, ${logs.hadCleanShutdown ? 'clean' : 'unclean or first'} start)`);
     metadata = await LogMetadata.open({
-      logDir: o.dataDir, fs, clock: o.clock, clusterId: meta.clusterId, nodeId: o.nodeId, ...metadataQuorum(brokerConfig, o.nodeId, await bootstrapVoters()),
+      logDir: o.dataDir, fs, clock: o.clock, clusterId: meta.clusterId, nodeId: o.nodeId, ...metadataQuorum(brokerConfig, o.nodeId, await bootstrapVoters(), () => metadata?.image.scram ?? ScramImage.EMPTY),
       snapshotRecordBytes: Number(brokerConfig.get('metadata.log.max.record.bytes.between.snapshots')),
       segmentBytes: o.metadataSegmentBytes ?? Number(brokerConfig.get('metadata.log.segment.bytes')), logger: componentLogger(o.logger, 'metadata-quorum'), flushStats: logs.flushStats,
+      ...(o.bootstrapRecords ? { bootstrapRecords: o.bootstrapRecords } : {}),
       raftTimeouts: {
         electionTimeoutMs: Number(brokerConfig.get('controller.quorum.election.timeout.ms')),
         fetchTimeoutMs: Number(brokerConfig.get('controller.quorum.fetch.timeout.ms')),
@@ -299,6 +307,7 @@ async function openDiskBackend(o: DiskBackendOptions, brokerConfig: BrokerConfig
     uncleanLeaderElectionEnable: brokerConfig.get('unclean.leader.election.enable') as boolean, topicDefaults, validateTopicConfigs: validate, logger: componentLogger(o.logger, 'controller'),
     autoLeaderRebalanceEnable: brokerConfig.get('auto.leader.rebalance.enable') as boolean,
     leaderImbalanceCheckIntervalMs: 1000 * Number(brokerConfig.get('leader.imbalance.check.interval.seconds')),
+    ...(o.bootstrapRecords ? { bootstrapRecords: o.bootstrapRecords } : {}),
   });
   controllerService.start();
   // A controller serves the brokers' requests on its controller listener (a quorum of one has none:
@@ -312,11 +321,13 @@ async function openDiskBackend(o: DiskBackendOptions, brokerConfig: BrokerConfig
   }
   // The broker reaches the active controller through this channel wherever it runs.
   const controllerClientTls = controllerTlsFor(brokerConfig)?.client;
+  const controllerClientSasl = controllerSaslFor(brokerConfig, () => md.image.scram)?.client;
   const controller = new ForwardingControllerChannel(md, controllerService, {
     nodeId: o.nodeId,
     // Kafka's request.timeout.ms: a change may take a commit and a replica-manager sync.
     requestTimeoutMs: 30_000, logger: componentLogger(o.logger, 'controller-channel'),
     ...(controllerClientTls ? { tls: controllerClientTls } : {}),
+    ...(controllerClientSasl ? { sasl: controllerClientSasl } : {}),
   });
   let logsOpened = 0;
   let ticking = false;

@@ -4,7 +4,7 @@
 // back a verification a producer is waiting on. A connection that failed, or whose broker moved
 // to another address, is replaced on the next request.
 import type { ConnectionOptions as TlsConnectionOptions } from 'node:tls';
-import { BrokerConnection } from '../client/index.js';
+import { BrokerConnection, type ClientSasl } from '../client/index.js';
 
 export interface InterBrokerEndpoint { host: string; port: number }
 
@@ -16,6 +16,8 @@ export interface InterBrokerOptions {
   endpoint(nodeId: number): InterBrokerEndpoint | undefined;
   /** TLS options when the inter-broker listener is SSL (the broker's own keystore and truststore). */
   tls?: TlsConnectionOptions | undefined;
+  /** SASL towards a SASL_PLAINTEXT / SASL_SSL inter-broker listener. */
+  sasl?: ClientSasl | undefined;
 }
 
 interface Entry { host: string; port: number; conn: Promise<BrokerConnection> }
@@ -41,7 +43,7 @@ export class InterBrokerConnections {
   private reopen(nodeId: number, e: InterBrokerEndpoint): Promise<BrokerConnection> {
     this.drop(nodeId);
     const conn = (async () => {
-      const c = await BrokerConnection.open({ host: e.host, port: e.port, clientId: this.o.clientId, requestTimeoutMs: this.o.requestTimeoutMs, connectTimeoutMs: 5000, ...(this.o.tls ? { tls: this.o.tls } : {}) });
+      const c = await BrokerConnection.open({ host: e.host, port: e.port, clientId: this.o.clientId, requestTimeoutMs: this.o.requestTimeoutMs, connectTimeoutMs: 5000, ...(this.o.tls ? { tls: this.o.tls } : {}), ...(this.o.sasl ? { sasl: this.o.sasl } : {}) });
       try {
         await c.negotiate();
       } catch (err) {

@@ -26,7 +26,7 @@ import {
 import { buildRecordBatchSync, iterateBatches, iterateRecords } from '../records/index.js';
 import type { FileSystem, LogFlushStats } from '../storage/index.js';
 import {
-  FileQuorumStateStore, RaftDriver, SocketTransport, StorageLogStore, defaultRaftTimeouts, METADATA_LOG_DIR_NAME,
+  FileQuorumStateStore, RaftDriver, type PeerLogin, type InboundGate, SocketTransport, StorageLogStore, defaultRaftTimeouts, METADATA_LOG_DIR_NAME,
   type OtherRequests, type VoterAddress, type Committed, type Entry, type EntryBatch, type QuorumDescription, type RaftConfig, type RaftTransport, type ReplicatedStateMachine, type Snapshot,
 } from '../raft/index.js';
 import type { Clock } from '../util/index.js';
@@ -45,6 +45,8 @@ const OPEN_TIMEOUT_MS = 60_000;
 export interface LogMetadataOptions {
   /** The controller listener speaks TLS: serving it (a controller) and reaching the voters. */
   readonly controllerTls?: { readonly server?: TlsOptions; readonly client: ConnectionOptions };
+  /** The controller listener speaks SASL: how this node logs in to the other voters, and the gate of its own listener. */
+  readonly controllerSasl?: { readonly login: () => PeerLogin; readonly gate?: () => InboundGate };
   /** The log directory; the metadata log is `<logDir>/__cluster_metadata-0`. */
   readonly logDir: string;
   readonly fs: FileSystem;
@@ -66,6 +68,11 @@ export interface LogMetadataOptions {
   readonly logger?: Logger;
   /** Where the metadata log's fsync times are counted (the node's LogManager's). */
   readonly flushStats?: LogFlushStats;
+  /**
+   * Records a new cluster's log starts with after its feature levels (`logline server --add-scram`,
+   * as `kafka-storage format --add-scram` writes them); ignored, with a log line, when the log exists.
+   */
+  readonly bootstrapRecords?: readonly MetadataRecord[];
 }
 
 /** No peers: a quorum of one never sends a message. */
@@ -114,6 +121,7 @@ export class LogMetadata implements MetadataSource {
       requestTimeoutMs: timeouts.requestTimeoutMs,
       onProtocolError: (reason) => o.logger?.warn(`dropped a connection: ${reason}`),
       ...(o.controllerTls ? { tls: o.controllerTls } : {}),
+      ...(o.controllerSasl ? { login: o.controllerSasl.login, ...(o.controllerSasl.gate ? { gate: o.controllerSasl.gate } : {}) } : {}),
     });
     const m = new LogMetadata(o);
     m.transport = transport;
@@ -151,8 +159,12 @@ export class LogMetadata implements MetadataSource {
       // A new cluster's metadata begins with its feature levels (Kafka's bootstrap metadata); a
       // cluster whose log predates them keeps none (transaction.version 0), as an upgraded Kafka does.
       // A node that does not lead leaves them to the ControllerService that first becomes active.
-      if (m.loader.image.provenance.lastContainedOffset < 0 && m.isActiveController()) {
-        await m.commit(bootstrapFeatureLevels().map((data) => ({ type: MetadataRecordType.FeatureLevelRecord, version: 0, data: { ...data } })));
+      const fresh = m.loader.image.provenance.lastContainedOffset < 0;
+      if (fresh && m.isActiveController()) {
+        await m.commit([...bootstrapFeatureLevels().map((data) => ({ type: MetadataRecordType.FeatureLevelRecord, version: 0, data: { ...data } })),
+          ...(o.bootstrapRecords ?? []) as unknown as EmittedRecord[]]);
+      } else if (!fresh && (o.bootstrapRecords?.length ?? 0) > 0) {
+        o.logger?.info(`metadata: ${o.bootstrapRecords!.length} bootstrap record(s) (--add-scram) ignored: the metadata log already exists`);
       }
     } catch (e) {
       await driver.close();

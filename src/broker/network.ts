@@ -13,9 +13,16 @@
 // A TLS listener (security protocol SSL) accepts through node:tls; its connections read decrypted
 // bytes in 'data' chunks (the TLS layer owns the socket's reads), and everything after the
 // handshake is the same code. The principal of a client certificate is fixed at the handshake.
+//
+// A SASL listener (SASL_PLAINTEXT, SASL_SSL) gives each connection a SaslServerSession: until it
+// has authenticated, only ApiVersions and the SASL exchange are served (anything else closes the
+// connection) and frames are limited to limits.saslTokenBytesMax; the session's principal is the
+// connection's from then on. A failed exchange is answered, then the connection stops being read
+// and closes after connection.failed.authentication.delay.ms. All of it is in `saslGate` and
+// `afterSasl` below.
 import { createServer, Socket, type Server } from 'node:net';
 import { createServer as createTlsServer, type Server as TlsServer, type TLSSocket } from 'node:tls';
-import { distinguishedNameRfc2253, mapPrincipalName, type ListenerTls } from '../security/index.js';
+import { distinguishedNameRfc2253, mapPrincipalName, SaslServerSession, type ListenerTls, type SaslInputs, type SaslListenerSettings } from '../security/index.js';
 import { FrameSplitter, ProtocolError, decodeRequestHeader, encodeResponseFrame } from '../protocol/index.js';
 import { BufferPool, SlabLease, SlabPool, limits, type Clock, type Logger } from '../util/index.js';
 import type { RequestContext } from './context.js';
@@ -33,8 +40,17 @@ export interface ListenerSpec {
   host: string;
   port: number;
   securityProtocol: string;
-  /** Set for SSL listeners. */
+  /** Set for SSL and SASL_SSL listeners. */
   tls?: ListenerTls;
+  /** Set for SASL_PLAINTEXT and SASL_SSL listeners. */
+  sasl?: ListenerSasl;
+}
+
+export interface ListenerSasl {
+  readonly settings: SaslListenerSettings;
+  readonly inputs: SaslInputs;
+  /** connection.failed.authentication.delay.ms */
+  readonly failedAuthenticationDelayMs: number;
 }
 
 export interface NetworkLimits {
@@ -63,6 +79,10 @@ export interface NetworkStats {
   protocolErrors: number;
   /** TLS handshakes that failed (a plaintext client, an untrusted certificate, garbage). */
   tlsHandshakeFailures: number;
+  /** SASL exchanges that failed (wrong credentials, unknown user, mechanism not enabled, out of order). */
+  saslAuthenticationFailures: number;
+  /** Connections closed for sending a request other than ApiVersions or SASL before authenticating (or after their session expired). */
+  saslUnauthenticatedRequests: number;
   /** Response slabs allocated because none was free for reuse (fetched bytes, see SlabPool). */
   readonly responseSlabsAllocated: number;
 }
@@ -73,13 +93,15 @@ export class NetworkServer<S> {
   private readonly connections = new Set<Connection<S>>();
   private readonly perIp = new Map<string, number>();
   private nextConnectionId = 0;
+  /** Failed SASL connections waiting out their close delay (bounded by limits.saslDelayedClosesMax). */
+  saslDelayedCloses = 0;
   /** Response memory (fetched record bytes), reused across the connections of this server. */
   readonly responseSlabs = new SlabPool(limits.responseSlabBytes, limits.responseSlabBytesMax, limits.responseSlabsFreeBytesMax);
   private slabTrimTimer: NodeJS.Timeout | null = null;
   readonly stats: NetworkStats = (() => {
     const slabs = this.responseSlabs;
     return {
-      connectionsOpen: 0, connectionsAccepted: 0, connectionsRejected: 0, requestsHandled: 0, handlerErrors: 0, protocolErrors: 0, tlsHandshakeFailures: 0,
+      connectionsOpen: 0, connectionsAccepted: 0, connectionsRejected: 0, requestsHandled: 0, handlerErrors: 0, protocolErrors: 0, tlsHandshakeFailures: 0, saslAuthenticationFailures: 0, saslUnauthenticatedRequests: 0,
       get responseSlabsAllocated() { return slabs.slabsAllocated; },
     };
   })();
@@ -240,6 +262,9 @@ class Connection<S> {
   /** Set while the connection is muted for a quota (KIP-219): nothing more is read or dispatched. */
   private muteTimer: NodeJS.Timeout | null = null;
   private mutedUntilMs = 0;
+  private sasl: SaslServerSession | null = null;
+  /** A failed SASL exchange was answered: nothing more is read, the connection closes after the delay. */
+  private saslFailed = false;
 
   private readonly remoteAddress: string;
 
@@ -248,11 +273,16 @@ class Connection<S> {
     accepted: Socket,
     private readonly listener: ListenerSpec,
     private readonly id: string,
-    private readonly principal: string,
+    /** The connection's principal: from its TLS certificate, or set when it authenticates over SASL. */
+    private principal: string,
   ) {
     const pool = server.framePool;
     this.splitter = new FrameSplitter(server.limitsConfig.requestBytesMax, Math.min(server.limitsConfig.requestBytesMax, limits.requestPreallocateBytesMax), (n) => pool.allocate(n));
     this.remoteAddress = accepted.remoteAddress ?? 'unknown';
+    if (listener.sasl) {
+      this.sasl = new SaslServerSession(listener.sasl.settings, listener.sasl.inputs);
+      this.splitter.limitFrameBytes(Math.min(server.limitsConfig.requestBytesMax, limits.saslTokenBytesMax));
+    }
     // A TLS socket's reads belong to its TLS layer: its decrypted bytes come as 'data' chunks.
     const adopted = listener.tls ? { socket: accepted, onread: false } : adoptSocket(accepted, { buffer: () => this.splitter.readBuffer(), callback: (n) => this.onRead(n) });
     const socket = this.socket = adopted.socket;
@@ -336,6 +366,11 @@ class Connection<S> {
   }
 
   private dispatch(frame: Buffer): void {
+    if (this.saslFailed) return;
+    if (this.sasl && this.sasl.expectsRawToken) {
+      this.saslRawToken(frame);
+      return;
+    }
     let decoded;
     try {
       decoded = decodeRequestHeader(frame);
@@ -345,6 +380,7 @@ class Connection<S> {
       return;
     }
     const { header, bodyOffset } = decoded;
+    if (this.sasl && !this.saslGate(header.requestApiKey)) return;
     const slot: Slot = { chunks: null, done: false, lease: null };
     this.queue.push(slot);
     const ctx: RequestContext<S> = {
@@ -352,6 +388,7 @@ class Connection<S> {
       clientAddress: this.remoteAddress, listenerName: this.listener.name,
       securityProtocol: this.listener.securityProtocol, principal: this.principal,
       nowMs: this.server.clock.nowMs(), services: this.server.services,
+      sasl: this.sasl ?? undefined,
       responseBytes: (bytes) => (slot.lease ??= new SlabLease(this.server.responseSlabs)).alloc(bytes),
     };
     const startedMs = performance.now();
@@ -359,6 +396,9 @@ class Connection<S> {
     // Handling time as request_percentage counts it: the synchronous work of decoding and
     // handling, not the time a request waits (a long-polling fetch costs nothing).
     const handlerMs = performance.now() - startedMs;
+    // SASL requests are handled synchronously, so the session's state is settled before the next frame.
+    const saslStep = this.sasl !== null && (header.requestApiKey === 17 || header.requestApiKey === 36);
+    if (saslStep) this.afterSasl();
     routed.then((outcome) => {
       this.server.stats.requestsHandled++;
       if (outcome.kind === 'close') {
@@ -393,7 +433,66 @@ class Connection<S> {
       if (outcome.frameDone) this.server.framePool.release(frame);
       slot.done = true;
       this.flush();
+      if (saslStep && this.saslFailed) this.closeAfterAuthenticationFailure();
     }, (err: unknown) => this.onHandlerError(slot, header, err));
+  }
+
+  /** Whether a request of `apiKey` may be served on this SASL connection now; if not, it is closed. */
+  private saslGate(apiKey: number): boolean {
+    const now = this.server.clock.nowMs();
+    if (this.sasl!.allows(apiKey, now)) return true;
+    this.server.stats.saslUnauthenticatedRequests++;
+    this.server.log.warn(`closing ${this.id}: API ${apiKey} before SASL authentication${this.sasl!.authenticated ? ' (session expired, KIP-368)' : ''}`);
+    this.destroy();
+    return false;
+  }
+
+  /** After a SASL step: the principal of a finished exchange, or the end of a failed one. */
+  private afterSasl(): void {
+    const sasl = this.sasl!;
+    if (sasl.failed) {
+      this.saslFailed = true;
+      this.server.stats.saslAuthenticationFailures++;
+      this.socket.pause();
+      return;
+    }
+    if (sasl.authenticated && this.principal !== sasl.principal) {
+      this.principal = sasl.principal;
+      this.server.log.info(`SASL client ${this.id} authenticated as ${this.principal}`);
+    }
+    if (sasl.authenticated) this.splitter.limitFrameBytes(this.server.limitsConfig.requestBytesMax);
+  }
+
+  /** A raw token after SaslHandshake v0 (clients from before SaslAuthenticate): answered raw, in order. */
+  private saslRawToken(frame: Buffer): void {
+    const reply = this.sasl!.rawToken(frame, this.server.clock.nowMs());
+    if (reply === null) {
+      // v0 has no error response: the connection closes (after the delay).
+      this.afterSasl();
+      this.closeAfterAuthenticationFailure();
+      return;
+    }
+    const size = Buffer.alloc(4);
+    size.writeUInt32BE(reply.length);
+    this.queue.push({ chunks: [size, reply], done: true, lease: null });
+    this.afterSasl();
+    this.flush();
+  }
+
+  private closeAfterAuthenticationFailure(): void {
+    const delayMs = this.listener.sasl?.failedAuthenticationDelayMs ?? 0;
+    if (delayMs <= 0 || this.server.saslDelayedCloses >= limits.saslDelayedClosesMax) {
+      // Let the written answer leave before the socket goes.
+      this.socket.end();
+      setTimeout(() => this.destroy(), 1000).unref();
+      return;
+    }
+    this.server.saslDelayedCloses++;
+    setTimeout(() => {
+      this.server.saslDelayedCloses--;
+      this.socket.end();
+      setTimeout(() => this.destroy(), 1000).unref();
+    }, delayMs).unref();
   }
 
   /** An exception out of a handler (or its response's encoding) is a bug: log it, count it, close only this connection. */

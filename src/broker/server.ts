@@ -10,7 +10,8 @@ import { diskBackend } from './disk-backend.js';
 import { MemoryFileSystem, type FileSystem, type LogFlushStats } from '../storage/index.js';
 import { describeQuorumAnswer, describeQuorumHandler, type QuorumServices } from './handlers/55-describe-quorum.js';
 import { parseBrokerConfig, type BrokerConfig } from '../config/index.js';
-import { reloadTlsOnConfigChange, securedListener } from './listener-security.js';
+import { reloadTlsOnConfigChange, saslInputs, securedListener } from './listener-security.js';
+import { ScramImage } from '../metadata/index.js';
 import type { LogMetadata } from './metadata-log.js';
 import type { ControllerService } from './controller-service.js';
 import type { RequestMetrics } from './request-metrics.js';
@@ -30,6 +31,8 @@ export type HttpListenerFactory = (node: ServerHandle, address: { host: string; 
 
 export interface ServerOptions {
   nodeId?: number;
+  /** Records a new data directory's metadata log starts with (`--add-scram` credentials); ignored for an existing one. */
+  bootstrapRecords?: readonly import('../metadata/index.js').MetadataRecord[];
   /** e.g. ["PLAINTEXT://localhost:9092"]; port 0 picks a free port. */
   listeners?: string[];
   limits?: Partial<NetworkLimits>;
@@ -178,10 +181,11 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerHa
   // Bound once the handle exists; a directory cannot fail before its logs serve anything.
   let onLogDirFailure = (_dir: string, _cause: Error): void => {};
   const failures = { onLogDirFailure: (dir: string, cause: Error) => onLogDirFailure(dir, cause) };
+  const bootstrap = options.bootstrapRecords ? { bootstrapRecords: options.bootstrapRecords } : {};
   const disk = !options.backend && !options.bare
     ? await diskBackend(options.dataDir !== undefined
-      ? { dataDir: options.dataDir, ...(options.fs ? { fs: options.fs } : {}), nodeId, brokerConfig, clock, logger: root, ...clusterId, ...failures }
-      : { dataDir: '/logline', fs: options.fs ?? new MemoryFileSystem(), nodeId, brokerConfig, clock, logger: root, ...clusterId, ...failures })
+      ? { dataDir: options.dataDir, ...(options.fs ? { fs: options.fs } : {}), nodeId, brokerConfig, clock, logger: root, ...clusterId, ...failures, ...bootstrap }
+      : { dataDir: '/logline', fs: options.fs ?? new MemoryFileSystem(), nodeId, brokerConfig, clock, logger: root, ...clusterId, ...failures, ...bootstrap })
     : undefined;
   const backend = options.backend ?? disk;
   if (disk && options.dataDir === undefined) componentLogger(root, 'storage').warn('in memory, not durable (no data directory given)');
@@ -226,7 +230,8 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerHa
     network.throttle = (ctx, apiKey, request, requestBytes, handlerMs, body) => enforceClientQuotas(quotas, ctx, apiKey, request, requestBytes, handlerMs, body);
   }
   try {
-    await network.listen((options.listeners ?? ['PLAINTEXT://localhost:9092']).map((l) => securedListener(parseListener(l, brokerConfig.securityProtocolMap), brokerConfig)));
+    const sasl = saslInputs(() => disk?.metadata.image.scram ?? ScramImage.EMPTY);
+    await network.listen((options.listeners ?? ['PLAINTEXT://localhost:9092']).map((l) => securedListener(parseListener(l, brokerConfig.securityProtocolMap), brokerConfig, sasl)));
   } catch (e) {
     await broker?.replicaFetchers.close();
     await disk?.close();

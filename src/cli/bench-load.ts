@@ -5,6 +5,7 @@
 // Latency is measured per record. At a target rate, record i is due at start + i / rate and its
 // latency runs from that moment (so a producer that falls behind shows it as latency instead of
 // hiding it: no coordinated omission); at full speed it runs from when its batch was made.
+import { commandConfig } from './command-config.js';
 import { ClusterClient, KafkaError, type BrokerConnection } from '../client/index.js';
 import { ApiKey, ErrorCode } from '../protocol/index.js';
 import {
@@ -127,6 +128,8 @@ function textLike(bytes: number, prng: Prng): Buffer {
 
 export interface ProducerSpec {
   bootstrap: string;
+  /** --command-config: Kafka client properties (TLS, SASL), read where the client runs. */
+  commandConfig?: string | undefined;
   topic: string;
   records: number;
   recordSize: number;
@@ -151,7 +154,7 @@ export interface ProducerSpec {
 
 /** Produces `spec.records` records; resolves when all are acknowledged, rejects on the first error. */
 export async function runProducer(spec: ProducerSpec, stats: LoadStats, stopped: () => boolean = () => false): Promise<void> {
-  const client = new ClusterClient({ bootstrap: spec.bootstrap, clientId: 'logline-bench' });
+  const client = new ClusterClient({ bootstrap: spec.bootstrap, clientId: 'logline-bench', ...commandConfig({ 'command-config': spec.commandConfig }) });
   try {
     const meta = await client.topic(spec.topic);
     const conns = new Map<number, BrokerConnection>();
@@ -252,6 +255,8 @@ function produceLoop(spec: ProducerSpec, stats: LoadStats, stopped: () => boolea
 
 export interface ConsumerSpec {
   bootstrap: string;
+  /** --command-config: Kafka client properties (TLS, SASL), read where the client runs. */
+  commandConfig?: string | undefined;
   topic: string;
   /** Commit offsets to this group (as a standalone consumer: assign + commit) and start from them. */
   group: string | null;
@@ -328,7 +333,7 @@ async function commit(client: ClusterClient, group: string, topic: string, curso
  * the committed cursors' total when a group is given.
  */
 export async function runConsumer(spec: ConsumerSpec, stats: LoadStats, ready: () => void = () => {}, stopped: () => boolean = () => false): Promise<void> {
-  const client = new ClusterClient({ bootstrap: spec.bootstrap, clientId: 'logline-bench-consumer' });
+  const client = new ClusterClient({ bootstrap: spec.bootstrap, clientId: 'logline-bench-consumer', ...commandConfig({ 'command-config': spec.commandConfig }) });
   try {
     const meta = await client.topic(spec.topic);
     const byLeader = new Map<number, number[]>();

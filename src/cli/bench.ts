@@ -17,6 +17,7 @@ import { Histogram, type HistogramSnapshot } from '../util/index.js';
 import { UsageError, helpText, parseArgs, type FlagSpec } from './args.js';
 import { COMMON_FLAGS, bootstrapServers, toJson } from './output.js';
 import { Progress } from './progress.js';
+import { commandConfig } from './command-config.js';
 import { newStats, runConsumer, type LoadStats, type ProducerSpec } from './bench-load.js';
 
 const PRODUCE_FLAGS: Record<string, FlagSpec> = {
@@ -50,7 +51,7 @@ const CODECS: Record<string, Compression> = { none: Compression.None, gzip: Comp
 const VERBS = ['produce', 'consume', 'e2e'];
 
 interface Options {
-  bootstrap: string; topic: string; records: number; recordSize: number; throughput: number; acks: number;
+  bootstrap: string; commandConfig: string | undefined; topic: string; records: number; recordSize: number; throughput: number; acks: number;
   compressionName: string; compression: Compression; partitions: number; producers: number; batchRecords: number;
   lingerMs: number; inFlightMax: number; idempotence: boolean; group: string | null; fetchMaxBytes: number;
   partitionMaxBytes: number; maxSeconds: number; quiet: boolean; json: boolean; durationMs: number; consumeRate: number;
@@ -76,6 +77,7 @@ function options(flags: Record<string, unknown>): Options {
   if (producers > 64) throw new UsageError('--producers is at most 64');
   return {
     bootstrap: bootstrapServers(flags),
+    commandConfig: flags['command-config'] as string | undefined,
     topic: (flags.topic as string) ?? 'logline-bench',
     records: positive(flags, 'num-records', 1_000_000),
     recordsGiven: flags['num-records'] !== undefined,
@@ -118,7 +120,7 @@ export async function benchCommand(argv: string[]): Promise<number> {
 }
 
 async function ensureTopic(o: Options): Promise<void> {
-  const client = new ClusterClient({ bootstrap: o.bootstrap });
+  const client = new ClusterClient({ bootstrap: o.bootstrap, ...commandConfig({ 'command-config': o.commandConfig }) });
   try {
     const existing = (await client.metadata([o.topic])).find((t) => t.name === o.topic && t.errorCode === 0);
     if (!existing) {
@@ -199,7 +201,7 @@ class ProducerFleet {
     for (let w = 0; w < o.producers; w++) {
       const records = Math.floor(o.records / o.producers) + (w < o.records % o.producers ? 1 : 0);
       const spec: ProducerSpec = {
-        bootstrap: o.bootstrap, topic: o.topic, records, recordSize: o.recordSize, rate: o.throughput > 0 ? o.throughput / o.producers : -1,
+        bootstrap: o.bootstrap, commandConfig: o.commandConfig, topic: o.topic, records, recordSize: o.recordSize, rate: o.throughput > 0 ? o.throughput / o.producers : -1,
         acks: o.acks, compression: o.compression, batchRecords: o.batchRecords, lingerMs: o.lingerMs, inFlightMax: o.inFlightMax,
         idempotence: o.idempotence, stamp, firstPartition: w, maxSeconds: o.maxSeconds, durationMs: o.durationMs, seed: w + 1,
       };
@@ -262,7 +264,7 @@ async function benchProduce(o: Options): Promise<Summary> {
 
 function consumerSpec(o: Options, e2e: boolean) {
   return {
-    bootstrap: o.bootstrap, topic: o.topic, group: o.group, from: e2e ? 'end' as const : 'beginning' as const,
+    bootstrap: o.bootstrap, commandConfig: o.commandConfig, topic: o.topic, group: o.group, from: e2e ? 'end' as const : 'beginning' as const,
     records: e2e || o.recordsGiven ? o.records : -1,
     e2e, fetchMaxBytes: o.fetchMaxBytes, partitionMaxBytes: o.partitionMaxBytes, maxWaitMs: e2e ? 100 : 500, maxSeconds: o.maxSeconds,
     rate: e2e ? 0 : o.consumeRate, durationMs: e2e ? 0 : o.durationMs,

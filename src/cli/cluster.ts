@@ -12,7 +12,7 @@ import { ApiKey, ErrorCode, errorName } from '../protocol/index.js';
 import { startCluster, consoleLogger, quietLogger } from '../broker/index.js';
 import { startHttpListener, type BrokersView } from '../http/index.js';
 import { UsageError, helpText, parseArgs, type FlagSpec } from './args.js';
-import { COMMON_FLAGS, bootstrapServers, table, toJson } from './output.js';
+import { COMMON_FLAGS, bootstrapServers, table, toJson, clientOptions } from './output.js';
 
 const START_FLAGS: Record<string, FlagSpec> = {
   nodes: { type: 'number', help: 'how many combined broker+controller nodes (default 3)' },
@@ -55,7 +55,7 @@ export async function clusterCommand(argv: string[]): Promise<number> {
     return 0;
   }
   if (positionals[0] !== 'info' && positionals[0] !== 'status') throw new UsageError(USAGE);
-  const client = new ClusterClient({ bootstrap: bootstrapServers(flags) });
+  const client = new ClusterClient(clientOptions(flags));
   try {
     const topics = await client.metadata(null);
     const brokers = [...client.brokers.values()].map((b) => ({ id: b.nodeId, host: b.host, port: b.port, rack: b.rack }));
@@ -146,7 +146,7 @@ async function electLeaders(argv: string[]): Promise<number> {
   const partition = flags.partition as number | undefined;
   if (all === (topic !== undefined)) throw new UsageError('give either --topic with --partition, or --all-topic-partitions');
   if (topic !== undefined && (partition === undefined || !Number.isInteger(partition) || partition < 0)) throw new UsageError('--topic needs --partition N');
-  const client = new ClusterClient({ bootstrap: bootstrapServers(flags) });
+  const client = new ClusterClient(clientOptions(flags));
   try {
     const r = await client.admin(ApiKey.ElectLeaders, {
       electionType: type === 'preferred' ? 0 : 1, timeoutMs: 30_000,

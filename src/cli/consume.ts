@@ -6,7 +6,7 @@ import { ApiKey, ErrorCode } from '../protocol/index.js';
 import { iterateBatches, decompressBatchBody, forEachRecord } from '../records/index.js';
 import { Progress } from './progress.js';
 import { UsageError, helpText, parseArgs, type FlagSpec } from './args.js';
-import { COMMON_FLAGS, bootstrapServers } from './output.js';
+import { COMMON_FLAGS, bootstrapServers, clientOptions } from './output.js';
 
 const FLAGS: Record<string, FlagSpec> = {
   ...COMMON_FLAGS,
@@ -47,7 +47,7 @@ export async function consumeCommand(argv: string[]): Promise<number> {
   const format = (flags.format as string) ?? (flags.json ? 'json' : 'text');
   if (!['text', 'json', 'raw'].includes(format)) throw new UsageError('--format must be text, json or raw');
   const count = flags.count as number | undefined;
-  const client = new ClusterClient({ bootstrap: bootstrapServers(flags) });
+  const client = new ClusterClient(clientOptions(flags));
   let printed = 0;
   try {
     const meta = await client.topic(topic);

@@ -12,7 +12,7 @@ import { ApiKey } from '../protocol/index.js';
 import type { BrokersView, NodeView } from '../http/index.js';
 import { partitionKey, partitionName } from '../util/index.js';
 import { UsageError, helpText, parseArgs, type FlagSpec } from './args.js';
-import { COMMON_FLAGS, bootstrapServers, table, toJson } from './output.js';
+import { COMMON_FLAGS, bootstrapServers, table, toJson, clientOptions } from './output.js';
 import { HTTP_ENV, describeQuorum, fetchBrokers, httpAddress, type QuorumStatus } from './cluster.js';
 import { committedOffsets, coordinatorFor, listOffsets, type PartitionRef } from './group.js';
 
@@ -369,7 +369,7 @@ export async function doctorCommand(argv: string[]): Promise<number> {
   const thresholds: Thresholds = { diskWarnPct: nonNegative(flags, 'disk-warn-pct', 80), diskFailPct: nonNegative(flags, 'disk-fail-pct', 90), quorumFetchTimeoutMs: nonNegative(flags, 'quorum-fetch-timeout-ms', 5000) };
   const lagIntervalMs = nonNegative(flags, 'lag-interval-ms', 5000);
   const httpAddresses = httpAddress(flags).split(',').map((a) => a.trim()).filter((a) => a !== '');
-  const client = new ClusterClient({ bootstrap: bootstrapServers(flags) });
+  const client = new ClusterClient(clientOptions(flags));
   try {
     const checks = judge(await gather(client, httpAddresses, lagIntervalMs), thresholds);
     const count = (s: Status) => checks.filter((c) => c.status === s).length;

@@ -7,7 +7,7 @@ import { groupLag } from '../http/index.js';
 import { ApiKey } from '../protocol/index.js';
 import { partitionKey, partitionName } from '../util/index.js';
 import { UsageError, helpText, parseArgs, type FlagSpec } from './args.js';
-import { COMMON_FLAGS, bootstrapServers, table, toJson } from './output.js';
+import { COMMON_FLAGS, bootstrapServers, table, toJson, clientOptions } from './output.js';
 
 // doctor reads these from here.
 export { committedOffsets, coordinatorFor, listOffsets, type PartitionRef };
@@ -47,7 +47,7 @@ export async function groupCommand(argv: string[]): Promise<number> {
     console.log(helpText(USAGE, 'Manage consumer groups and their committed offsets.', FLAGS));
     return verb || flags.help ? 0 : 2;
   }
-  const client = new ClusterClient({ bootstrap: bootstrapServers(flags) });
+  const client = new ClusterClient(clientOptions(flags));
   const json = flags.json === true;
   const oneGroup = () => { if (groups.length !== 1) throw new UsageError(`group ${verb} needs one group id`); return groups[0]!; };
   try {

@@ -13,6 +13,7 @@ import { doctorCommand } from './doctor.js';
 import { securityCommand } from './security.js';
 import { quotaCommand } from './quota.js';
 import { aclCommand } from './acl.js';
+import { userCommand } from './user.js';
 import { version } from '../index.js';
 
 const COMMANDS: Record<string, { help: string; run: (argv: string[]) => Promise<number> }> = {
@@ -26,6 +27,7 @@ const COMMANDS: Record<string, { help: string; run: (argv: string[]) => Promise<
   quota: { help: 'set and list client quotas (quota set --user alice --add producer_byte_rate=1048576)', run: quotaCommand },
   security: { help: 'TLS helpers: write development certificates (security dev-certs DIR)', run: securityCommand },
   acl: { help: 'create, list, delete ACLs (kafka-acls.sh\'s options)', run: aclCommand },
+  user: { help: 'SCRAM credentials of users (user scram set|delete|list)', run: userCommand },
   bench: { help: 'load generators (bench produce)', run: benchCommand },
   doctor: { help: 'check a running cluster against the production checklist (PASS/WARN/FAIL)', run: doctorCommand },
   plan: { help: 'size a cluster: disk, network, storage and brokers for a workload', run: planCommand },

@@ -1,5 +1,7 @@
 // Human tables by default, JSON for scripts; the flags every client command shares.
 import type { FlagSpec } from './args.js';
+import type { ClusterClientOptions } from '../client/index.js';
+import { commandConfig } from './command-config.js';
 
 export function table(rows: Record<string, unknown>[], columns?: string[]): string {
   if (rows.length === 0) return '(none)';
@@ -20,6 +22,7 @@ export const BOOTSTRAP_ENV = 'LOGLINE_BOOTSTRAP_SERVERS';
 
 export const COMMON_FLAGS = {
   'bootstrap-server': { type: 'string', short: 'b', help: `host:port[,host:port] of brokers (default $${BOOTSTRAP_ENV}, else localhost:9092)` },
+  'command-config': { type: 'string', help: 'Kafka client properties (security.protocol, sasl.mechanism, sasl.jaas.config or sasl.username/sasl.password, ssl.truststore.*, ssl.keystore.*)' },
   json: { type: 'boolean', help: 'print JSON instead of a table' },
   help: { type: 'boolean', short: 'h', help: 'show this help' },
 } satisfies Record<string, FlagSpec>;
@@ -29,4 +32,9 @@ export function bootstrapServers(flags: Record<string, unknown>): string {
   const flag = flags['bootstrap-server'];
   if (typeof flag === 'string') return flag;
   return process.env[BOOTSTRAP_ENV] || 'localhost:9092';
+}
+
+/** Where and how a client command connects: the brokers, and TLS/SASL from --command-config. */
+export function clientOptions(flags: Record<string, unknown>): ClusterClientOptions {
+  return { bootstrap: bootstrapServers(flags), ...commandConfig(flags) };
 }

@@ -10,7 +10,7 @@ import { ClientError, ClusterClient, KafkaError, partitionForKey } from '../clie
 import { ApiKey } from '../protocol/index.js';
 import { buildRecordBatch, Compression, type RecordInput } from '../records/index.js';
 import { UsageError, helpText, parseArgs, type FlagSpec } from './args.js';
-import { COMMON_FLAGS, bootstrapServers, toJson } from './output.js';
+import { COMMON_FLAGS, bootstrapServers, toJson, clientOptions } from './output.js';
 
 const FLAGS: Record<string, FlagSpec> = {
   ...COMMON_FLAGS,
@@ -52,7 +52,7 @@ export async function produceCommand(argv: string[]): Promise<number> {
     if (eq <= 0) throw new UsageError(`--header expects key=value, got "${h}"`);
     return { key: h.slice(0, eq), value: Buffer.from(h.slice(eq + 1)) };
   });
-  const client = new ClusterClient({ bootstrap: bootstrapServers(flags) });
+  const client = new ClusterClient(clientOptions(flags));
   try {
     // Like Kafka's console producer: the broker may auto-create the topic (auto.create.topics.enable).
     const meta = await client.topic(topic, true);

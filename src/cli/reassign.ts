@@ -17,7 +17,7 @@ import { ClusterClient, KafkaError, type TopicInfo } from '../client/index.js';
 import { placeReplicas } from '../controller/index.js';
 import { ApiKey, ErrorCode } from '../protocol/index.js';
 import { UsageError, helpText, parseArgs, type FlagSpec } from './args.js';
-import { COMMON_FLAGS, bootstrapServers, table, toJson } from './output.js';
+import { COMMON_FLAGS, bootstrapServers, table, toJson, clientOptions } from './output.js';
 import { Progress } from './progress.js';
 
 const FLAGS: Record<string, FlagSpec> = {
@@ -87,7 +87,7 @@ export async function reassignCommand(argv: string[]): Promise<number> {
     console.log(helpText(USAGE, 'Move partition replicas between brokers (kafka-reassign-partitions.sh).', FLAGS));
     return flags.help ? 0 : 2;
   }
-  const client = new ClusterClient({ bootstrap: bootstrapServers(flags) });
+  const client = new ClusterClient(clientOptions(flags));
   const json = flags.json === true;
   try {
     switch (modes[0]) {

@@ -6,6 +6,7 @@ import { startServer } from '../broker/index.js';
 import { componentLogger, createLogger, parseLogLevel, type LogFormat } from '../util/index.js';
 import { startHttpListener } from '../http/index.js';
 import { BrokerConfigError, parseBrokerConfig, parseProperties } from '../config/index.js';
+import { parseAddScram, scramCredentialRecord } from '../security/index.js';
 import { UsageError, helpText, parseArgs, type FlagSpec } from './args.js';
 
 const FLAGS: Record<string, FlagSpec> = {
@@ -16,6 +17,7 @@ const FLAGS: Record<string, FlagSpec> = {
   'advertised-listeners': { type: 'string', help: 'advertised.listeners' },
   'log-format': { type: 'string', help: 'text (the default) or json: one JSON object a line with ts, level, component and msg' },
   'data-dir': { type: 'string', help: 'log.dirs: where partitions and the metadata log live (default ./logline-data)' },
+  'add-scram': { type: 'string', repeatable: true, help: "a SCRAM credential written at the first start of a new data directory, e.g. 'SCRAM-SHA-512=[name=admin,password=admin-secret]' (ignored afterwards)" },
   help: { type: 'boolean', short: 'h', help: 'show this help' },
 };
 
@@ -59,6 +61,13 @@ export async function serverCommand(argv: string[]): Promise<number> {
   if (format !== 'text' && format !== 'json') throw new UsageError(`--log-format: expected text or json, got "${format}"`);
   const logger = createLogger({ level: parseLogLevel(config.get('log.level') as string), format: format as LogFormat });
   const log = componentLogger(logger, 'server');
+  let bootstrapRecords;
+  try {
+    bootstrapRecords = ((flags['add-scram'] as string[] | undefined) ?? []).map((v) => scramCredentialRecord(parseAddScram(v)));
+  } catch (err) {
+    console.error((err as Error).message);
+    return 2;
+  }
   let server;
   // The broker stopped by itself (its log directory failed): the process exits with 1.
   let halt = () => {};
@@ -70,7 +79,7 @@ export async function serverCommand(argv: string[]): Promise<number> {
   process.once('SIGINT', () => onSignal('SIGINT'));
   process.once('SIGTERM', () => onSignal('SIGTERM'));
   try {
-    server = await startServer({ config, dataDir: config.logDirs[0], logger, onHalt: () => halt(), http: startHttpListener });
+    server = await startServer({ config, dataDir: config.logDirs[0], logger, bootstrapRecords, onHalt: () => halt(), http: startHttpListener });
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
     console.error(e.code === 'EADDRINUSE' ? `cannot listen: ${e.message} (is another broker running?)` : `cannot start: ${e.message}`);

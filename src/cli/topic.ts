@@ -2,7 +2,7 @@
 import { ClusterClient, KafkaError, describeTopicConfigs, type TopicInfo } from '../client/index.js';
 import { ApiKey, ErrorCode, ZERO_UUID } from '../protocol/index.js';
 import { UsageError, helpText, parseArgs, type FlagSpec } from './args.js';
-import { COMMON_FLAGS, bootstrapServers, table, toJson } from './output.js';
+import { COMMON_FLAGS, bootstrapServers, table, toJson, clientOptions } from './output.js';
 import { ongoing, reassignCommand } from './reassign.js';
 
 const FLAGS: Record<string, FlagSpec> = {
@@ -47,7 +47,7 @@ export async function topicCommand(argv: string[]): Promise<number> {
     console.log(helpText(USAGE, 'Manage topics.', FLAGS));
     return verb || flags.help ? 0 : 2;
   }
-  const client = new ClusterClient({ bootstrap: bootstrapServers(flags) });
+  const client = new ClusterClient(clientOptions(flags));
   const json = flags.json === true;
   const needName = () => { if (!name) throw new UsageError(`topic ${verb} needs a topic name`); return name; };
   try {

@@ -8,7 +8,7 @@ import { ClusterClient, KafkaError } from '../client/index.js';
 import { ApiKey } from '../protocol/index.js';
 import { partitionName } from '../util/index.js';
 import { UsageError, helpText, parseArgs, type FlagSpec } from './args.js';
-import { COMMON_FLAGS, bootstrapServers, table, toJson } from './output.js';
+import { COMMON_FLAGS, bootstrapServers, table, toJson, clientOptions } from './output.js';
 
 const FLAGS: Record<string, FlagSpec> = {
   ...COMMON_FLAGS,
@@ -27,7 +27,7 @@ export async function transactionsCommand(argv: string[]): Promise<number> {
     console.log(helpText(USAGE, 'Inspect transactions and abort a hanging one.', FLAGS));
     return verb || flags.help ? 0 : 2;
   }
-  const client = new ClusterClient({ bootstrap: bootstrapServers(flags) });
+  const client = new ClusterClient(clientOptions(flags));
   const print = (rows: Record<string, unknown>[], columns: string[]) => console.log(flags.json ? toJson(rows) : table(rows, columns));
   const topicFlag = () => { const t = flags.topic as string | undefined; if (!t) throw new UsageError(`transactions ${verb} needs --topic`); return t; };
   try {

@@ -4,7 +4,7 @@
 import type { ConnectionOptions as TlsConnectionOptions } from 'node:tls';
 import { ApiKey, ErrorCode, isRetriable, errorName, ZERO_UUID } from '../protocol/index.js';
 import { partitionName } from '../util/index.js';
-import { BrokerConnection, ClientError } from './connection.js';
+import { BrokerConnection, ClientError, type ClientSasl } from './connection.js';
 
 export class KafkaError extends Error {
   override name = 'KafkaError';
@@ -20,8 +20,10 @@ export interface ClusterClientOptions {
   requestTimeoutMs?: number;
   retries?: number;
   retryBackoffMs?: number;
-  /** Connect with TLS (the brokers' listener is SSL). */
+  /** Connect with TLS (the brokers' listener is SSL or SASL_SSL). */
   tls?: TlsConnectionOptions;
+  /** Authenticate with SASL (the brokers' listener is SASL_PLAINTEXT or SASL_SSL). */
+  sasl?: ClientSasl;
 }
 
 export interface BrokerAddress { nodeId: number; host: string; port: number; rack: string | null }
@@ -49,6 +51,7 @@ export class ClusterClient {
     const c = await BrokerConnection.open({
       host, port, clientId: this.options.clientId ?? 'logline-cli', requestTimeoutMs: this.options.requestTimeoutMs ?? 30_000,
       ...(this.options.tls ? { tls: this.options.tls } : {}),
+      ...(this.options.sasl ? { sasl: this.options.sasl } : {}),
     });
     await c.negotiate();
     return c;

@@ -6,13 +6,10 @@ import {
   FrameSplitter, ProtocolError, decodeResponse, encodeRequestFrame, peekCorrelationId, apiInfo, inRange,
 } from '../protocol/index.js';
 import { limits } from '../util/index.js';
+import { ClientError } from './errors.js';
+import { SaslLogin, type ClientSasl, type SaslLoginStep } from './sasl-login.js';
 
-export class ClientError extends Error {
-  override name = 'ClientError';
-  constructor(message: string, readonly code: 'CONNECTION' | 'TIMEOUT' | 'PROTOCOL' | 'UNSUPPORTED_VERSION' = 'CONNECTION') {
-    super(message);
-  }
-}
+export { ClientError } from './errors.js';
 
 interface Pending {
   correlationId: number;
@@ -52,7 +49,11 @@ export interface ConnectionOptions {
   connectTimeoutMs?: number;
   /** Connect with TLS (a listener whose security protocol is SSL): keystore, truststore, versions. */
   tls?: TlsConnectionOptions;
+  /** Authenticate with SASL first (a SASL_PLAINTEXT or SASL_SSL listener). */
+  sasl?: ClientSasl;
 }
+
+export type { ClientSasl } from './sasl-login.js';
 
 export class BrokerConnection {
   private socket: Socket | null = null;
@@ -61,6 +62,10 @@ export class BrokerConnection {
   private closedError: Error | null = null;
   /** The buffer responses to `reuseResponseBuffer` requests are read into (see SendOptions). */
   private reusedResponse: Buffer | null = null;
+  /** When to log in again (KIP-368: at 85% of the session the broker granted), or null. */
+  private reauthAtMs: number | null = null;
+  /** A re-authentication in progress: requests wait for it. */
+  private reauthenticating: Promise<void> | null = null;
   /** API key → highest version both sides support, once `negotiate()` ran. */
   versions = new Map<number, [number, number]>();
 
@@ -69,7 +74,26 @@ export class BrokerConnection {
   static async open(options: ConnectionOptions): Promise<BrokerConnection> {
     const c = new BrokerConnection(options);
     await c.connectSocket();
+    if (options.sasl) {
+      try {
+        await c.authenticate(options.sasl);
+      } catch (e) {
+        c.close();
+        throw e;
+      }
+    }
     return c;
+  }
+
+  /**
+   * SaslHandshake v1 and SaslAuthenticate v1 (both are served before authentication, so no
+   * ApiVersions is needed first). Throws ClientError with the broker's message when refused.
+   */
+  private async authenticate(sasl: ClientSasl): Promise<void> {
+    const login = new SaslLogin(sasl);
+    let step: SaslLoginStep = login.start();
+    while (!('done' in step)) step = login.next(await this.sendNow<Record<string, any>>(step.apiKey, step.version, step.body, {}));
+    this.reauthAtMs = step.sessionLifetimeMs > 0n ? Date.now() + Math.floor(Number(step.sessionLifetimeMs) * 0.85) : null;
   }
 
   private connectSocket(): Promise<void> {
@@ -134,8 +158,21 @@ export class BrokerConnection {
 
   get closed(): boolean { return this.closedError !== null; }
 
-  /** Sends a request and resolves with the decoded response body. */
+  /**
+   * Sends a request and resolves with the decoded response body. When the SASL session is near its
+   * end (KIP-368) the connection logs in again first and the request follows.
+   */
   send<T = any>(apiKey: number, version: number, body: object, opts: SendOptions = {}): Promise<T> {
+    const sasl = this.options.sasl;
+    if (sasl !== undefined && this.reauthAtMs !== null && this.reauthenticating === null && Date.now() >= this.reauthAtMs) {
+      this.reauthenticating = this.authenticate(sasl).finally(() => { this.reauthenticating = null; });
+      this.reauthenticating.catch((e: Error) => this.fail(e));
+    }
+    if (this.reauthenticating !== null) return this.reauthenticating.then(() => this.sendNow<T>(apiKey, version, body, opts));
+    return this.sendNow<T>(apiKey, version, body, opts);
+  }
+
+  private sendNow<T>(apiKey: number, version: number, body: object, opts: SendOptions): Promise<T> {
     if (this.closedError) return Promise.reject(this.closedError);
     const reuseBuffer = opts.reuseResponseBuffer === true;
     if (reuseBuffer && this.pending.some((p) => p.reuseBuffer)) {

@@ -1,6 +1,7 @@
 // The client room's door: connections to brokers, and a cluster-aware client on top
 // (used between brokers, by the CLI and by the tests).
 export { BrokerConnection, ClientError, type ConnectionOptions, type SendOptions } from './connection.js';
+export { SaslLogin, type ClientSasl, type SaslLoginRequest, type SaslLoginStep } from './sasl-login.js';
 export { murmur2, partitionForKey } from './partitioner.js';
 export { ClusterClient, KafkaError, parseHostPort, type ClusterClientOptions, type TopicInfo, type PartitionInfo, type BrokerAddress } from './cluster.js';
 export { coordinatorFor, describeGroup, committedOffsets, listOffsets, decodeAssignment, type PartitionRef, type GroupMember, type GroupDescription } from './groups.js';

@@ -266,6 +266,9 @@ export const BROKER_KEYS = {
   'sasl.enabled.mechanisms': key('sasl.enabled.mechanisms', 'list', 'GSSAPI', 'SASL mechanisms offered to clients.', { dynamic: 'per-broker' }),
   'sasl.mechanism.inter.broker.protocol': key('sasl.mechanism.inter.broker.protocol', 'string', 'GSSAPI', 'SASL mechanism between brokers.'),
   'sasl.mechanism.controller.protocol': key('sasl.mechanism.controller.protocol', 'string', 'GSSAPI', 'SASL mechanism towards controllers.'),
+  'sasl.jaas.config': key('sasl.jaas.config', 'password', null, 'JAAS login module entry of a SASL listener (per mechanism: listener.name.<l>.<mechanism>.sasl.jaas.config): PlainLoginModule users (user_<name>="password"), and username/password for the broker\'s own connections.', { dynamic: 'per-broker' }),
+  'connections.max.reauth.ms': key('connections.max.reauth.ms', 'long', '0', 'SASL sessions expire after this long and must re-authenticate (KIP-368); 0: never.', { validator: atLeast(0) }),
+  'connection.failed.authentication.delay.ms': key('connection.failed.authentication.delay.ms', 'int', '100', 'A connection whose SASL authentication failed is closed after this delay.', { validator: atLeast(0) }),
   'ssl.keystore.location': key('ssl.keystore.location', 'string', null, 'Key store file.', { dynamic: 'per-broker' }),
   'ssl.keystore.password': key('ssl.keystore.password', 'password', null, 'Key store password.', { dynamic: 'per-broker' }),
   'ssl.key.password': key('ssl.key.password', 'password', null, 'Private key password.', { dynamic: 'per-broker' }),
@@ -305,9 +308,12 @@ export function brokerKey(name: string): ConfigKeyDef | undefined {
  * the listener and key, for the keys that may be set per listener (TLS so far).
  */
 export function listenerPrefixedKey(name: string): { listener: string; key: string } | undefined {
-  const m = /^listener\.name\.([a-z0-9_]+)\.(ssl\..+)$/.exec(name);
-  if (m === null || !Object.hasOwn(BROKER_KEYS, m[2]!)) return undefined;
-  return { listener: m[1]!.toUpperCase(), key: m[2]! };
+  const m = /^listener\.name\.([a-z0-9_]+)\.(ssl\..+|sasl\..+|connections\.max\.reauth\.ms|[a-z0-9-]+\.sasl\.jaas\.config)$/.exec(name);
+  if (m === null) return undefined;
+  // Kafka's per-mechanism JAAS entry: listener.name.<l>.<mechanism in lower case>.sasl.jaas.config.
+  const key = m[2]!.endsWith('.sasl.jaas.config') ? 'sasl.jaas.config' : m[2]!;
+  if (!Object.hasOwn(BROKER_KEYS, key)) return undefined;
+  return { listener: m[1]!.toUpperCase(), key };
 }
 
 /** Broker keys that stand for the same setting, in Kafka's order (DynamicBrokerConfig.brokerConfigSynonyms). */

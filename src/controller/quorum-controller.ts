@@ -17,6 +17,7 @@ import {
   type ListPartitionReassignmentsRequest, type ListPartitionReassignmentsResponse,
   type AlterClientQuotasRequest, type AlterClientQuotasResponseEntryData,
   type CreateAclsRequestAclCreation, type CreateAclsResponseAclCreationResult, type DeleteAclsRequestDeleteAclsFilter, type DeleteAclsResponseDeleteAclsFilterResult,
+  type AlterUserScramCredentialsRequest, type AlterUserScramCredentialsResponse,
 } from '../protocol/index.js';
 import {
   BrokerInControlledShutdownChange, MetadataDelta, MetadataImage, MetadataRecordType, provenance,
@@ -30,6 +31,7 @@ import { BrokerHeartbeatManager } from './heartbeat-manager.js';
 import { ProducerIdControlManager } from './producer-ids.js';
 import { ReplicationControlManager } from './replication-control.js';
 import { createAcls, deleteAcls } from './acls.js';
+import { alterUserScramCredentials } from './scram-control.js';
 import type { TopicConfigValidator, TopicDefaults } from './topics.js';
 
 export interface ControllerResult<T> {
@@ -47,6 +49,8 @@ export interface QuorumControllerOptions {
   readonly topicDefaults?: TopicDefaults;
   readonly validateTopicConfigs?: TopicConfigValidator;
   readonly log?: (line: string) => void;
+  /** Records a new cluster's log starts with after its feature levels (SCRAM credentials of --add-scram). */
+  readonly bootstrapRecords?: readonly MetadataRecord[];
   /** Start from this committed image (a loaded snapshot); empty by default. */
   readonly image?: MetadataImage;
 }
@@ -75,8 +79,11 @@ export class QuorumController {
   /** Where the next record this controller appends will land (Kafka's OffsetControlManager). */
   private nextWriteOffsetValue = -1;
 
+  private readonly bootstrapExtra: readonly MetadataRecord[];
+
   constructor(options: QuorumControllerOptions) {
     this.prng = options.prng;
+    this.bootstrapExtra = options.bootstrapRecords ?? [];
     this.log = options.log ?? (() => {});
     this.heartbeats = new BrokerHeartbeatManager(options.sessionTimeoutMs ?? BROKER_SESSION_TIMEOUT_MS_DEFAULT);
     this.features = new FeatureControlManager();
@@ -166,7 +173,8 @@ export class QuorumController {
   /** The FeatureLevelRecords that open a new cluster's log (none once metadata.version is set). */
   bootstrap(): ControllerResult<void> {
     this.assertActive();
-    return { records: this.features.bootstrapRecords(this.image), response: undefined };
+    const features = this.features.bootstrapRecords(this.image);
+    return { records: features.length === 0 ? features : [...features, ...this.bootstrapExtra], response: undefined };
   }
 
   registerBroker(request: BrokerRegistrationRequest, nowMs: number): ControllerResult<BrokerRegistrationResponse> {
@@ -256,6 +264,12 @@ export class QuorumController {
     ControllerResult<CreatePartitionsResponseCreatePartitionsTopicResult[]> {
     this.assertActive();
     return this.replication.createPartitions(this.image, topics, validateOnly, this.prng);
+  }
+
+  /** AlterUserScramCredentials (key 51): SCRAM credential records (scram-control.ts). */
+  alterUserScramCredentials(request: AlterUserScramCredentialsRequest): ControllerResult<AlterUserScramCredentialsResponse> {
+    this.assertActive();
+    return alterUserScramCredentials(this.image, request);
   }
 
   /** ElectLeaders (key 43), preferred or unclean. */

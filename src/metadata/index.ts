@@ -29,7 +29,7 @@ export {
 } from './features.js';
 export {
   AclsImage, AclsDelta, ScramImage, ScramDelta, ScramMechanism, DelegationTokensImage, DelegationTokensDelta,
-  type StandardAcl, type ScramCredential, type DelegationToken,
+  scramCredentialFromSaltedPassword, type StandardAcl, type ScramCredential, type DelegationToken,
 } from './security.js';
 export {
   ResourceType, PatternType, AclOperation, AclPermissionType, CLUSTER_RESOURCE_NAME, WILDCARD_RESOURCE, WILDCARD_PRINCIPAL, WILDCARD_HOST,

@@ -3,6 +3,7 @@ import type {
   AccessControlEntryRecord, DelegationTokenRecord, RemoveAccessControlEntryRecord, RemoveDelegationTokenRecord,
   RemoveUserScramCredentialRecord, UserScramCredentialRecord,
 } from '../protocol/index.js';
+import { createHash, createHmac } from 'node:crypto';
 import { MetadataError } from './errors.js';
 
 /** Applies `changes` (null = delete) over `base`; returns `base` itself when nothing changed. */
@@ -71,6 +72,21 @@ export interface ScramCredential {
   readonly storedKey: Buffer;
   readonly serverKey: Buffer;
   readonly iterations: number;
+}
+
+/**
+ * RFC 5802's StoredKey = H(HMAC(SaltedPassword, "Client Key")) and ServerKey =
+ * HMAC(SaltedPassword, "Server Key"): what a credential record keeps of a salted password
+ * (AlterUserScramCredentials carries the salted password; the controller derives these).
+ */
+export function scramCredentialFromSaltedPassword(mechanism: number, saltedPassword: Buffer, salt: Buffer, iterations: number): ScramCredential {
+  const hash = mechanism === ScramMechanism.SCRAM_SHA_256 ? 'sha256' : 'sha512';
+  const clientKey = createHmac(hash, saltedPassword).update('Client Key').digest();
+  return {
+    salt, iterations,
+    storedKey: createHash(hash).update(clientKey).digest(),
+    serverKey: createHmac(hash, saltedPassword).update('Server Key').digest(),
+  };
 }
 
 export class ScramImage {

@@ -43,10 +43,18 @@ export class FrameSplitter {
    * the buffers of finished requests are reused rather than left for the GC).
    */
   constructor(
-    private readonly frameBytesMax: number,
+    private frameBytesMax: number,
     private readonly preallocateBytesMax = frameBytesMax,
     private readonly allocate: (size: number) => Buffer = Buffer.allocUnsafe,
   ) {}
+
+  /**
+   * A new largest frame size for the frames whose size prefix is read from now on (a SASL
+   * listener accepts only small tokens until the connection has authenticated).
+   */
+  limitFrameBytes(frameBytesMax: number): void {
+    this.frameBytesMax = frameBytesMax;
+  }
 
   /** Bytes buffered that do not yet form a whole frame. */
   get bufferedBytes(): number { return this.headBytes + this.partialFilled + this.bigFilled; }

@@ -113,4 +113,19 @@ export const limits = {
   aclDecisionsCachedMax: 100_000,
   /** ACL creations or deletion filters in one CreateAcls/DeleteAcls request. */
   aclsPerRequestMax: 10_000,
+  /**
+   * Largest SASL token a client may send before it has authenticated (Kafka's
+   * sasl.server.max.receive.size): any bigger frame on an unauthenticated SASL connection closes it,
+   * so nobody who has not logged in can make the broker buffer a 100 MB request.
+   */
+  saslTokenBytesMax: 524_288,
+  /** Characters of one sasl.jaas.config value the parser reads. */
+  saslJaasConfigCharsMax: 1024 * 1024,
+  /** SCRAM iterations accepted in credentials (Kafka's ScramMechanism minimum and our maximum, which bounds a handshake's CPU). */
+  scramIterationsMin: 4096,
+  scramIterationsMax: 16_384,
+  /** Longest SCRAM user name, in characters (a credential and an AlterUserScramCredentials entry). */
+  scramUserNameCharsMax: 1024,
+  /** Failed SASL connections waiting out connection.failed.authentication.delay.ms at once; more are closed at once. */
+  saslDelayedClosesMax: 10_000,
 } as const;

@@ -43,6 +43,25 @@ export interface SocketTransportOptions {
   readonly onProtocolError?: (reason: string) => void;
   /** The controller listener speaks TLS (security protocol SSL): how to serve it and how to reach the other voters. */
   readonly tls?: { readonly server?: TlsOptions; readonly client: ConnectionOptions };
+  /**
+   * The controller listener authenticates (SASL): each outgoing connection logs in first (`login`),
+   * and each incoming one passes its requests through a gate until it has (`gate`). This room only
+   * carries the exchange; what it means is the caller's (src/broker/listener-security.ts).
+   */
+  readonly login?: () => PeerLogin;
+  readonly gate?: () => InboundGate;
+}
+
+/** A login exchange of Kafka requests run on a new outgoing connection before anything else. */
+export interface PeerLogin {
+  start(): { apiKey: number; version: number; body: object };
+  /** The next request after a response, or done; throws when refused. */
+  next(response: Record<string, any>): { apiKey: number; version: number; body: object } | { done: true };
+}
+
+/** What an incoming connection may do before (and after) it has logged in. */
+export interface InboundGate {
+  admit(header: RequestHeader, frame: Buffer, bodyOffset: number): { kind: 'pass' } | { kind: 'answer'; chunks: Buffer[]; thenClose: boolean } | { kind: 'close'; reason: string };
 }
 
 /**
@@ -61,6 +80,8 @@ interface OutboundPending {
 class Peer {
   /** Requests written before the connection is up wait in net.Socket's own queue. */
   socket: Socket | undefined;
+  /** Requests waiting for the connection's login to finish (null: logged in, or no login). */
+  queued: Buffer[][] | null = null;
   readonly pending = new Map<number, OutboundPending>();
   constructor(readonly address: VoterAddress) {}
 }
@@ -74,6 +95,7 @@ interface InboundConnection {
    * expect of a connection (the quorum's own answers are matched by correlation id instead).
    */
   readonly otherAnswers: { chunks: Buffer[] | null }[];
+  readonly gate: InboundGate | undefined;
 }
 
 export class SocketTransport implements RaftTransport {
@@ -151,7 +173,8 @@ export class SocketTransport implements RaftTransport {
     }));
     const socket = peer.socket ?? this.connectPeer(peer);
     peer.pending.set(env.correlationId, { request, apiKey, sentMs: Date.now() });
-    writeChunks(socket, chunks);
+    if (peer.queued !== null) peer.queued.push(chunks);
+    else writeChunks(socket, chunks);
   }
 
   private connectPeer(peer: Peer): Socket {
@@ -164,11 +187,15 @@ export class SocketTransport implements RaftTransport {
     const splitter = new FrameSplitter(socketTransportLimits.frameBytesMax);
     const connectTimer = setTimeout(() => socket.destroy(), this.opts.connectTimeoutMs ?? this.opts.requestTimeoutMs);
     socket.once(tls === undefined ? 'connect' : 'secureConnect', () => clearTimeout(connectTimer));
+    const login = this.startLogin(peer, socket);
     socket.on('data', (chunk) => {
       let frames: Buffer[];
       try {
         frames = splitter.push(chunk);
-        for (const frame of frames) this.onResponseFrame(peer, frame);
+        for (const frame of frames) {
+          if (peer.queued !== null && login !== null) login(frame);
+          else this.onResponseFrame(peer, frame);
+        }
       } catch (err) {
         this.opts.onProtocolError?.(`response from node ${peer.address.nodeId}: ${(err as Error).message}`);
         socket.destroy();
@@ -179,11 +206,38 @@ export class SocketTransport implements RaftTransport {
       clearTimeout(connectTimer);
       if (peer.socket === socket) {
         peer.socket = undefined;
+        peer.queued = null;
         for (const id of peer.pending.keys()) this.failLater(id);
         peer.pending.clear();
       }
     });
     return socket;
+  }
+
+  /**
+   * Writes the login's first request and returns what handles its responses (they come before any
+   * Raft response: Raft requests wait in `peer.queued` until the login is done), or null.
+   */
+  private startLogin(peer: Peer, socket: Socket): ((frame: Buffer) => void) | null {
+    if (this.opts.login === undefined) return null;
+    const login = this.opts.login();
+    peer.queued = [];
+    // Correlation ids below zero: never the core's.
+    let correlationId = -1;
+    let sent = login.start();
+    writeChunks(socket, encodeRequestFrame(sent.apiKey, sent.version, correlationId, `raft-${this.opts.nodeId}`, sent.body));
+    return (frame) => {
+      if (peekCorrelationId(frame) !== correlationId) throw new Error('unexpected response during login');
+      const step = login.next(decodeWireResponse(sent.apiKey, sent.version, frame).body);
+      if ('done' in step) {
+        const queued = peer.queued ?? [];
+        peer.queued = null;
+        for (const chunks of queued) writeChunks(socket, chunks);
+        return;
+      }
+      sent = step;
+      writeChunks(socket, encodeRequestFrame(sent.apiKey, sent.version, --correlationId, `raft-${this.opts.nodeId}`, sent.body));
+    };
   }
 
   private onResponseFrame(peer: Peer, frame: Buffer): void {
@@ -219,7 +273,7 @@ export class SocketTransport implements RaftTransport {
   private accept(socket: Socket): void {
     if (this.closed) { socket.destroy(); return; }
     socket.setNoDelay(true);
-    const conn: InboundConnection = { socket, pending: new Map(), otherAnswers: [] };
+    const conn: InboundConnection = { socket, pending: new Map(), otherAnswers: [], gate: this.opts.gate?.() };
     this.inbound.add(conn);
     const splitter = new FrameSplitter(socketTransportLimits.frameBytesMax);
     socket.on('data', (chunk) => {
@@ -239,6 +293,17 @@ export class SocketTransport implements RaftTransport {
 
   private onRequestFrame(conn: InboundConnection, frame: Buffer): void {
     const peeked = decodeRequestHeader(frame);
+    if (conn.gate !== undefined) {
+      const admitted = conn.gate.admit(peeked.header, frame, peeked.bodyOffset);
+      if (admitted.kind === 'close') throw new Error(admitted.reason);
+      if (admitted.kind === 'answer') {
+        // In order with the controller APIs' answers still being made.
+        conn.otherAnswers.push({ chunks: admitted.chunks });
+        while (conn.otherAnswers.length > 0 && conn.otherAnswers[0]!.chunks !== null) writeChunks(conn.socket, conn.otherAnswers.shift()!.chunks!);
+        if (admitted.thenClose) conn.socket.end();
+        return;
+      }
+    }
     if (!isQuorumApi(peeked.header.requestApiKey) && this.otherRequests !== undefined) return this.onOtherRequest(conn, peeked.header, frame, peeked.bodyOffset);
     const { header, api, body } = decodeWireRequest(frame);
     const apiKey = header.requestApiKey;
