@@ -53,8 +53,12 @@ const SAMPLES: Record<number, object> = {
 const ANSWERS: Record<number, object> = {
   [ApiKey.Fetch]: { responses: [{ topic: 't', topicId: 'AAAAAAAAAAAAAAAAAAAAAA', partitions: [{ partitionIndex: 0, errorCode: 0, highWatermark: 5n, records: Buffer.alloc(0) }] }] },
 };
-/** Rules that refuse nothing by design: the ACL APIs decide in their handlers; the list APIs filter their answers. */
-const FILTERS_ONLY = new Set<number>([ApiKey.ApiVersions, ApiKey.DescribeAcls, ApiKey.CreateAcls, ApiKey.DeleteAcls, ApiKey.ListGroups, ApiKey.ListTransactions]);
+/**
+ * Rules that refuse nothing by design: the ACL APIs decide in their handlers; the list APIs filter
+ * their answers; the SASL exchange comes before there is a principal to check (as in Kafka).
+ */
+const FILTERS_ONLY = new Set<number>([ApiKey.ApiVersions, ApiKey.DescribeAcls, ApiKey.CreateAcls, ApiKey.DeleteAcls, ApiKey.ListGroups, ApiKey.ListTransactions,
+  ApiKey.SaslHandshake, ApiKey.SaslAuthenticate]);
 
 function codesIn(value: unknown, out: number[] = []): number[] {
   if (Array.isArray(value)) for (const v of value) codesIn(v, out);
