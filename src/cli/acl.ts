@@ -7,7 +7,7 @@ import { ClusterClient, KafkaError } from '../client/index.js';
 import { ApiKey, ErrorCode, errorName } from '../protocol/index.js';
 import { AclOperation, AclPermissionType, CLUSTER_RESOURCE_NAME, PatternType, ResourceType } from '../metadata/index.js';
 import { UsageError, helpText, parseArgs, type FlagSpec } from './args.js';
-import { COMMON_FLAGS, bootstrapServers, table, toJson } from './output.js';
+import { COMMON_FLAGS, clientOptions, table, toJson } from './output.js';
 
 const FLAGS: Record<string, FlagSpec> = {
   ...COMMON_FLAGS,
@@ -111,7 +111,7 @@ export async function aclCommand(argv: string[]): Promise<number> {
     console.log(helpText(USAGE, 'Manage ACLs (needs authorizer.class.name on the brokers).', FLAGS));
     return verb || flags.help ? 0 : 2;
   }
-  const client = new ClusterClient({ bootstrap: bootstrapServers(flags) });
+  const client = new ClusterClient(clientOptions(flags));
   const json = flags.json === true;
   try {
     switch (verb) {

@@ -6,7 +6,7 @@
 import { ClusterClient, KafkaError } from '../client/index.js';
 import { ApiKey } from '../protocol/index.js';
 import { UsageError, helpText, parseArgs, type FlagSpec } from './args.js';
-import { COMMON_FLAGS, bootstrapServers, table, toJson } from './output.js';
+import { COMMON_FLAGS, clientOptions, table, toJson } from './output.js';
 
 const FLAGS: Record<string, FlagSpec> = {
   ...COMMON_FLAGS,
@@ -66,7 +66,7 @@ export async function quotaCommand(argv: string[]): Promise<number> {
   }
   if (extra.length > 0) throw new UsageError(`unexpected argument ${extra[0]}`);
   const entity = entityOf(flags);
-  const client = new ClusterClient({ bootstrap: bootstrapServers(flags) });
+  const client = new ClusterClient(clientOptions(flags));
   try {
     switch (verb) {
       case 'set': {
