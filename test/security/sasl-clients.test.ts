@@ -1,5 +1,6 @@
 // Real clients over SASL_SSL, each with SCRAM-SHA-512 (a credential written at first start, as
-// `logline server --add-scram` does) and with PLAIN (users from the listener's JAAS entry): kcat,
+// `logline server --add-scram` does) and with PLAIN (users from the listener's JAAS entry), and
+// over mTLS (an SSL listener with ssl.client.auth=required and the dev client certificate): kcat,
 // confluent-kafka-python, kafka-python, kafkajs, @platformatic/kafka and
 // @confluentinc/kafka-javascript create or list topics, produce, and consume in a group.
 // One broker for the whole file; a few records per client keep the matrix fast.
@@ -27,21 +28,31 @@ const CREDENTIALS = {
   'SCRAM-SHA-512': { username: 'scram-user', password: 'scram-secret' },
   'PLAIN': { username: 'plain-user', password: 'plain-secret' },
 } as const;
-type Mechanism = keyof typeof CREDENTIALS;
-const MECHANISMS: Mechanism[] = ['SCRAM-SHA-512', 'PLAIN'];
+type Mechanism = keyof typeof CREDENTIALS | 'mTLS';
+const MECHANISMS: Mechanism[] = ['SCRAM-SHA-512', 'PLAIN', 'mTLS'];
+const over = (m: Mechanism) => (m === 'mTLS' ? 'over mTLS' : `over SASL_SSL with ${m}`);
 const expected = Array.from({ length: COUNT }, (_, i) => `v${i}`);
 
 let certs: DevCerts;
 let server: ServerHandle | null = null;
-let bootstrap = '';
+let saslBootstrap = '';
+let mtlsBootstrap = '';
+const bootstrapFor = (m: Mechanism) => (m === 'mTLS' ? mtlsBootstrap : saslBootstrap);
+/** User name and password, or for mTLS the client's certificate and key files. */
+const credentials = (m: Mechanism) => (m === 'mTLS' ? { username: certs.clientCert, password: certs.clientKey } : CREDENTIALS[m]);
 
 before(async () => {
   if (!hasOpenssl) return;
   certs = writeDevCerts(join(mkdtempSync(join(tmpdir(), 'logline-sasl-')), 'certs'));
   const config = parseBrokerConfig({
     'node.id': '1',
-    'listeners': 'SASL_SSL://127.0.0.1:0',
-    'listener.security.protocol.map': 'PLAINTEXT:PLAINTEXT,SASL_SSL:SASL_SSL',
+    'listeners': 'SASL_SSL://127.0.0.1:0,SSL://127.0.0.1:0',
+    'listener.security.protocol.map': 'PLAINTEXT:PLAINTEXT,SASL_SSL:SASL_SSL,SSL:SSL',
+    'listener.name.ssl.ssl.keystore.type': 'PEM',
+    'listener.name.ssl.ssl.keystore.location': join(certs.dir, 'broker.pem'),
+    'listener.name.ssl.ssl.truststore.type': 'PEM',
+    'listener.name.ssl.ssl.truststore.location': certs.caCert,
+    'listener.name.ssl.ssl.client.auth': 'required',
     'listener.name.sasl_ssl.ssl.keystore.type': 'PEM',
     'listener.name.sasl_ssl.ssl.keystore.location': join(certs.dir, 'broker.pem'),
     'listener.name.sasl_ssl.ssl.truststore.type': 'PEM',
@@ -55,7 +66,8 @@ before(async () => {
     config, dataDir: tempDataDir(),
     bootstrapRecords: [scramCredentialRecord(parseAddScram('SCRAM-SHA-512=[name=scram-user,password=scram-secret]'))],
   });
-  bootstrap = `127.0.0.1:${server.listeners[0]!.port}`;
+  saslBootstrap = `127.0.0.1:${server.listeners.find((l) => l.name === 'SASL_SSL')!.port}`;
+  mtlsBootstrap = `127.0.0.1:${server.listeners.find((l) => l.name === 'SSL')!.port}`;
 });
 
 after(async () => { await server?.close(); });
@@ -64,11 +76,14 @@ const sorted = (values: string[]) => [...values].sort((a, b) => Number(a.slice(1
 const topicFor = (client: string, m: Mechanism) => `sasl-${client}-${m.toLowerCase()}`;
 const skipNoOpenssl = hasOpenssl ? false : 'openssl is not installed';
 
-const kcatArgs = (m: Mechanism) => ['-b', bootstrap, '-X', 'security.protocol=SASL_SSL', '-X', `sasl.mechanism=${m}`,
-  '-X', `sasl.username=${CREDENTIALS[m].username}`, '-X', `sasl.password=${CREDENTIALS[m].password}`, '-X', `ssl.ca.location=${certs.caCert}`];
+const kcatArgs = (m: Mechanism) => (m === 'mTLS'
+  ? ['-b', mtlsBootstrap, '-X', 'security.protocol=SSL', '-X', `ssl.certificate.location=${certs.clientCert}`, '-X', `ssl.key.location=${certs.clientKey}`]
+  : ['-b', saslBootstrap, '-X', 'security.protocol=SASL_SSL', '-X', `sasl.mechanism=${m}`,
+    '-X', `sasl.username=${CREDENTIALS[m].username}`, '-X', `sasl.password=${CREDENTIALS[m].password}`])
+  .concat(['-X', `ssl.ca.location=${certs.caCert}`]);
 
 for (const m of MECHANISMS) {
-  test(`kcat over SASL_SSL with ${m}: metadata, produce, consume in a group`, { skip: skipNoOpenssl || (hasKcat ? false : 'kcat is not installed'), timeout: 60_000 }, async () => {
+  test(`kcat ${over(m)}: metadata, produce, consume in a group`, { skip: skipNoOpenssl || (hasKcat ? false : 'kcat is not installed'), timeout: 60_000 }, async () => {
     const topic = topicFor('kcat', m);
     const p = await runProcess('kcat', ['-P', ...kcatArgs(m), '-t', topic, '-K', ':', '-X', 'acks=all'], expected.map((v, i) => `k${i}:${v}`).join('\n') + '\n');
     assert.equal(p.code, 0, p.stderr);
@@ -82,9 +97,9 @@ for (const m of MECHANISMS) {
 
 for (const [name, module, lib] of [['confluent-kafka-python', 'confluent_kafka', 'confluent'], ['kafka-python', 'kafka', 'kafka-python']] as const) {
   for (const m of MECHANISMS) {
-    test(`${name} over SASL_SSL with ${m}: create a topic, produce, consume in a group`, { skip: skipNoOpenssl || (hasPy(module) ? false : `${name} is not installed`), timeout: 60_000 }, async () => {
-      const { username, password } = CREDENTIALS[m];
-      const r = await runProcess(PYTHON, ['test/security/python/sasl_roundtrip.py', lib, bootstrap, m, username, password, certs.caCert, topicFor(lib, m), String(COUNT)], null, 55_000);
+    test(`${name} ${over(m)}: create a topic, produce, consume in a group`, { skip: skipNoOpenssl || (hasPy(module) ? false : `${name} is not installed`), timeout: 60_000 }, async () => {
+      const { username, password } = credentials(m);
+      const r = await runProcess(PYTHON, ['test/security/python/sasl_roundtrip.py', lib, bootstrapFor(m), m, username, password, certs.caCert, topicFor(lib, m), String(COUNT)], null, 55_000);
       assert.equal(r.code, 0, r.stderr);
       assert.deepEqual(JSON.parse(r.stdout.trim().split('\n').pop()!).values, expected);
     });
@@ -92,10 +107,12 @@ for (const [name, module, lib] of [['confluent-kafka-python', 'confluent_kafka',
 }
 
 for (const m of MECHANISMS) {
-  test(`kafkajs over SASL_SSL with ${m}: create a topic, produce, consume in a group`, { skip: skipNoOpenssl, timeout: 60_000 }, async () => {
-    const { username, password } = CREDENTIALS[m];
-    const sasl = m === 'PLAIN' ? { mechanism: 'plain' as const, username, password } : { mechanism: 'scram-sha-512' as const, username, password };
-    const kafka = new Kafka({ clientId: 'sasl-kafkajs', brokers: [bootstrap], ssl: { ca: [readFileSync(certs.caCert, 'utf8')] }, sasl, logLevel: logLevel.NOTHING });
+  test(`kafkajs ${over(m)}: create a topic, produce, consume in a group`, { skip: skipNoOpenssl, timeout: 60_000 }, async () => {
+    const ca = [readFileSync(certs.caCert, 'utf8')];
+    const security = m === 'mTLS'
+      ? { ssl: { ca, cert: readFileSync(certs.clientCert, 'utf8'), key: readFileSync(certs.clientKey, 'utf8') } }
+      : { ssl: { ca }, sasl: m === 'PLAIN' ? { mechanism: 'plain' as const, ...CREDENTIALS[m] } : { mechanism: 'scram-sha-512' as const, ...CREDENTIALS[m] } };
+    const kafka = new Kafka({ clientId: 'sasl-kafkajs', brokers: [bootstrapFor(m)], ...security, logLevel: logLevel.NOTHING });
     const topic = topicFor('kafkajs', m);
     const admin = kafka.admin();
     await admin.connect();
@@ -123,9 +140,12 @@ for (const m of MECHANISMS) {
 }
 
 for (const m of MECHANISMS) {
-  test(`@platformatic/kafka over SASL_SSL with ${m}: create a topic, produce, consume in a group`, { skip: skipNoOpenssl, timeout: 60_000 }, async () => {
+  test(`@platformatic/kafka ${over(m)}: create a topic, produce, consume in a group`, { skip: skipNoOpenssl, timeout: 60_000 }, async () => {
     const { Producer, Consumer, Admin, stringSerializers, stringDeserializers } = await import('@platformatic/kafka');
-    const common = { bootstrapBrokers: [bootstrap], tls: { ca: readFileSync(certs.caCert, 'utf8') }, sasl: { mechanism: m, ...CREDENTIALS[m] } };
+    const ca = readFileSync(certs.caCert, 'utf8');
+    const common = m === 'mTLS'
+      ? { bootstrapBrokers: [mtlsBootstrap], tls: { ca, cert: readFileSync(certs.clientCert, 'utf8'), key: readFileSync(certs.clientKey, 'utf8') } }
+      : { bootstrapBrokers: [saslBootstrap], tls: { ca }, sasl: { mechanism: m, ...CREDENTIALS[m] } };
     const topic = topicFor('platformatic', m);
     const admin = new Admin({ clientId: 'sasl-plat-admin', ...common });
     const producer = new Producer({ clientId: 'sasl-plat', serializers: stringSerializers, acks: -1, idempotent: false, ...common });
@@ -163,12 +183,16 @@ function loadCkjs(): { ckjs: any; skip: string | false } {
 const { ckjs, skip: skipCkjs } = loadCkjs();
 
 for (const m of MECHANISMS) {
-  test(`@confluentinc/kafka-javascript over SASL_SSL with ${m}: create a topic, produce, consume in a group`, { skip: skipNoOpenssl || skipCkjs, timeout: 60_000 }, async () => {
-    const { username, password } = CREDENTIALS[m];
-    const kafka = new ckjs.KafkaJS.Kafka({
-      kafkaJS: { clientId: 'sasl-ckjs', brokers: [bootstrap], ssl: true, sasl: { mechanism: m.toLowerCase(), username, password }, logLevel: 0 },
-      'ssl.ca.location': certs.caCert,
-    });
+  test(`@confluentinc/kafka-javascript ${over(m)}: create a topic, produce, consume in a group`, { skip: skipNoOpenssl || skipCkjs, timeout: 60_000 }, async () => {
+    const kafka = new ckjs.KafkaJS.Kafka(m === 'mTLS'
+      ? {
+        kafkaJS: { clientId: 'sasl-ckjs', brokers: [mtlsBootstrap], ssl: true, logLevel: 0 },
+        'ssl.ca.location': certs.caCert, 'ssl.certificate.location': certs.clientCert, 'ssl.key.location': certs.clientKey,
+      }
+      : {
+        kafkaJS: { clientId: 'sasl-ckjs', brokers: [saslBootstrap], ssl: true, sasl: { mechanism: m.toLowerCase(), ...CREDENTIALS[m] }, logLevel: 0 },
+        'ssl.ca.location': certs.caCert,
+      });
     const topic = topicFor('ckjs', m);
     const admin = kafka.admin();
     const producer = kafka.producer();

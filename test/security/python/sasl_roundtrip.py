@@ -1,5 +1,6 @@
-# A Python client over SASL_SSL: admin create_topics, produce, consume in a group; prints JSON.
+# A Python client over SASL_SSL (or mTLS): admin create_topics, produce, consume in a group; prints JSON.
 # argv: lib (confluent|kafka-python) bootstrap mechanism user password cafile topic count
+# With mechanism mTLS, user and password are the client's certificate and key files.
 import json, sys, time
 
 lib, bootstrap, mechanism, user, password, cafile, topic, count = sys.argv[1:9]
@@ -9,8 +10,12 @@ values = ['v%d' % i for i in range(count)]
 if lib == 'confluent':
     from confluent_kafka import Producer, Consumer
     from confluent_kafka.admin import AdminClient, NewTopic
-    conf = {'bootstrap.servers': bootstrap, 'security.protocol': 'SASL_SSL', 'sasl.mechanism': mechanism,
-            'sasl.username': user, 'sasl.password': password, 'ssl.ca.location': cafile}
+    if mechanism == 'mTLS':
+        conf = {'bootstrap.servers': bootstrap, 'security.protocol': 'SSL', 'ssl.ca.location': cafile,
+                'ssl.certificate.location': user, 'ssl.key.location': password}
+    else:
+        conf = {'bootstrap.servers': bootstrap, 'security.protocol': 'SASL_SSL', 'sasl.mechanism': mechanism,
+                'sasl.username': user, 'sasl.password': password, 'ssl.ca.location': cafile}
     admin = AdminClient(conf)
     for f in admin.create_topics([NewTopic(topic, num_partitions=2, replication_factor=1)]).values():
         f.result(15)
@@ -31,8 +36,12 @@ if lib == 'confluent':
 else:
     from kafka import KafkaProducer, KafkaConsumer
     from kafka.admin import KafkaAdminClient, NewTopic
-    conf = dict(bootstrap_servers=bootstrap, security_protocol='SASL_SSL', sasl_mechanism=mechanism,
-                sasl_plain_username=user, sasl_plain_password=password, ssl_cafile=cafile, ssl_check_hostname=False)
+    if mechanism == 'mTLS':
+        conf = dict(bootstrap_servers=bootstrap, security_protocol='SSL', ssl_cafile=cafile, ssl_certfile=user,
+                    ssl_keyfile=password, ssl_check_hostname=False)
+    else:
+        conf = dict(bootstrap_servers=bootstrap, security_protocol='SASL_SSL', sasl_mechanism=mechanism,
+                    sasl_plain_username=user, sasl_plain_password=password, ssl_cafile=cafile, ssl_check_hostname=False)
     admin = KafkaAdminClient(**conf)
     admin.create_topics([NewTopic(topic, num_partitions=2, replication_factor=1)])
     admin.close()
