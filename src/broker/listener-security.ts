@@ -5,6 +5,7 @@
 // listener (inter-broker replication, the controller), as Kafka does: the settings of the listener
 // they connect to, with the broker's own keystore and truststore.
 import { createHmac, randomBytes } from 'node:crypto';
+import { statSync } from 'node:fs';
 import type { ConnectionOptions, TlsOptions } from 'node:tls';
 import { effectiveBrokerConfig, type BrokerConfig, type BrokerConfigName } from '../config/index.js';
 import type { MetadataImage } from '../metadata/index.js';
@@ -196,11 +197,26 @@ export function controllerTlsFor(config: BrokerConfig): { server?: TlsOptions; c
   return { client, ...(serves ? { server: listenerTlsOf(config, name).server } : {}) };
 }
 
-/** The ssl.* values of a listener that a reload compares (the keystore and truststore it would load). */
+/**
+ * The ssl.* values of a listener that a reload compares (the keystore and truststore it would load),
+ * with the store files' size and modification time: as in Kafka, setting a store's location to the
+ * path it already has reloads it when the file there was replaced.
+ */
 function tlsFingerprint(config: BrokerConfig, name: string): string {
-  return JSON.stringify(['ssl.keystore.type', 'ssl.keystore.location', 'ssl.keystore.password', 'ssl.key.password', 'ssl.keystore.certificate.chain', 'ssl.keystore.key',
+  const values = ['ssl.keystore.type', 'ssl.keystore.location', 'ssl.keystore.password', 'ssl.key.password', 'ssl.keystore.certificate.chain', 'ssl.keystore.key',
     'ssl.truststore.type', 'ssl.truststore.location', 'ssl.truststore.password', 'ssl.truststore.certificates', 'ssl.enabled.protocols', 'ssl.cipher.suites']
-    .map((k) => config.listenerValue(name, k as BrokerConfigName)));
+    .map((k) => config.listenerValue(name, k as BrokerConfigName));
+  const files = ['ssl.keystore.location', 'ssl.truststore.location'].map((k) => {
+    const path = config.listenerValue(name, k as BrokerConfigName);
+    if (typeof path !== 'string' || path === '') return null;
+    try {
+      const st = statSync(path);
+      return [st.size, st.mtimeMs];
+    } catch {
+      return 'missing';
+    }
+  });
+  return JSON.stringify([values, files]);
 }
 
 /**

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { connect } from 'node:net';
 import { connect as connectTls } from 'node:tls';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { runProcess, tempDataDir } from '../broker/process-helpers.js';
@@ -285,6 +285,33 @@ test('IncrementalAlterConfigs of listener.name.ssl.ssl.keystore.location loads a
     const afterNew = await onlyOld(rogue.caCert);
     assert.equal(afterNew.code, 0, afterNew.stderr);
     assert.notEqual((await onlyOld(certs.caCert)).code, 0);
+  } finally {
+    client.close();
+    await b.server.close();
+  }
+});
+
+test('a keystore file replaced in place is loaded when its location is set again to the same path (as Kafka does), no restart', { skip: skipNoKcat, timeout: 90_000 }, async () => {
+  const live = join(mkdtempSync(join(tmpdir(), 'logline-ks-')), 'broker-live.pem');
+  copyFileSync(join(certs.dir, 'broker.pem'), live);
+  const b = await broker({ 'listener.name.ssl.ssl.keystore.location': live });
+  const client = new ClusterClient({ bootstrap: b.plain });
+  try {
+    const trusting = (ca: string) => runProcess('kcat', ['-L', '-b', b.ssl, '-X', 'security.protocol=SSL', '-X', `ssl.ca.location=${ca}`, '-m', '5']);
+    assert.equal((await trusting(certs.caCert)).code, 0);
+    // The operator replaces the file (a renewed certificate, here one the second CA signed).
+    copyFileSync(join(rogue.dir, 'broker.pem'), live);
+    assert.equal((await trusting(certs.caCert)).code, 0, 'nothing reloads by itself');
+    const conn = await client.broker(1);
+    const alter = await conn.send(ApiKey.IncrementalAlterConfigs, 1, {
+      resources: [{ resourceType: 4, resourceName: '1', configs: [{ name: 'listener.name.ssl.ssl.keystore.location', configOperation: 0, value: live }] }],
+      validateOnly: false,
+    });
+    assert.equal(alter.responses[0].errorCode, 0, alter.responses[0].errorMessage);
+    await until('the keystore reload', 20_000, () => b.logs.some((l) => l.includes('listener SSL: TLS keystore and truststore reloaded')));
+    const renewed = await trusting(rogue.caCert);
+    assert.equal(renewed.code, 0, renewed.stderr);
+    assert.notEqual((await trusting(certs.caCert)).code, 0);
   } finally {
     client.close();
     await b.server.close();
