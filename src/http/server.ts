@@ -11,7 +11,8 @@ import { timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { HttpListener, ServerHandle } from '../broker/index.js';
-import { ClientError, ClusterClient, KafkaError } from '../client/index.js';
+import { ClientError, ClusterClient, KafkaError, type ClientSasl } from '../client/index.js';
+import { clientSaslFor } from '../broker/index.js';
 import { ErrorCode, isRetriable } from '../protocol/index.js';
 import { limits } from '../util/index.js';
 import { brokers, health, nodeView, quorum, readiness, topic, topics } from './admin.js';
@@ -137,7 +138,18 @@ function selfClient(node: ServerHandle): ClusterClient {
   const host = l.host === '0.0.0.0' || l.host === '::' || l.host === '' ? '127.0.0.1' : l.host;
   // It dials itself, so the certificate is this node's own: nothing to verify it against here.
   const tls = /SSL/i.test(l.securityProtocol) ? { tls: { rejectUnauthorized: false } } : {};
-  return new ClusterClient({ bootstrap: `${host.includes(':') ? `[${host}]` : host}:${l.port}`, clientId: 'logline-http', requestTimeoutMs: 30_000, retries: 3, ...tls });
+  // On a SASL listener it logs in as the brokers do to each other (the listener's JAAS entry for
+  // sasl.mechanism.inter.broker.protocol): the console is an administrator's tool, and its writes
+  // are gated by http.admin.* above. A listener without those credentials answers 502 with why.
+  let sasl: ClientSasl | undefined;
+  try {
+    sasl = clientSaslFor(node.config, l.name);
+  } catch (e) {
+    throw new ClientError(`cannot log in to listener ${l.name}: ${(e as Error).message}`);
+  }
+  return new ClusterClient({
+    bootstrap: `${host.includes(':') ? `[${host}]` : host}:${l.port}`, clientId: 'logline-http', requestTimeoutMs: 30_000, retries: 3, ...tls, ...(sasl ? { sasl } : {}),
+  });
 }
 
 /** Starts `node`'s HTTP listener on `address` (port 0: a free one); rejects if it cannot bind (EADDRINUSE). */
