@@ -14,6 +14,7 @@ import { startCluster } from '../../src/broker/index.js';
 import { writeDevCerts, type DevCerts, AclOperation as Op, AclPermissionType, PatternType, ResourceType } from '../../src/security/index.js';
 import { BrokerConnection, ClusterClient } from '../../src/client/index.js';
 import { ApiKey } from '../../src/protocol/index.js';
+import { pkcs12Stores } from './tls-config.js';
 
 const hasKcat = spawnSync('kcat', ['-V']).status === 0;
 const hasOpenssl = spawnSync('openssl', ['version']).status === 0;
@@ -53,8 +54,7 @@ test('3 nodes, all listeners mTLS, brokers in super.users: ACLs made on one brok
       nodes: 3,
       config: {
         'listener.security.protocol.map': 'CONTROLLER:SSL,PLAINTEXT:SSL',
-        'ssl.keystore.type': 'PKCS12', 'ssl.keystore.location': certs.brokerKeystoreP12, 'ssl.keystore.password': certs.devPassword,
-        'ssl.truststore.type': 'PKCS12', 'ssl.truststore.location': certs.truststoreP12, 'ssl.truststore.password': certs.devPassword,
+        ...pkcs12Stores(certs),
         'ssl.client.auth': 'required',
         'ssl.principal.mapping.rules': 'RULE:^CN=([^,]+),O=Logline dev$/$1/L,DEFAULT',
         'authorizer.class.name': 'org.apache.kafka.metadata.authorizer.StandardAuthorizer',

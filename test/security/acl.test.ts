@@ -18,6 +18,7 @@ import { writeDevCerts, type DevCerts, AclOperation as Op, AclPermissionType, Pa
 import { BrokerConnection, ClusterClient } from '../../src/client/index.js';
 import { ApiKey, ErrorCode } from '../../src/protocol/index.js';
 import { buildRecordBatchSync } from '../../src/records/index.js';
+import { pemListenerTls } from './tls-config.js';
 
 const hasKcat = spawnSync('kcat', ['-V']).status === 0;
 const hasOpenssl = spawnSync('openssl', ['version']).status === 0;
@@ -44,10 +45,7 @@ before(async () => {
     'node.id': '1',
     'listeners': 'PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0',
     'listener.security.protocol.map': 'PLAINTEXT:PLAINTEXT,SSL:SSL',
-    'listener.name.ssl.ssl.keystore.type': 'PEM',
-    'listener.name.ssl.ssl.keystore.location': join(certs.dir, 'broker.pem'),
-    'listener.name.ssl.ssl.truststore.type': 'PEM',
-    'listener.name.ssl.ssl.truststore.location': certs.caCert,
+    ...pemListenerTls(certs),
     'listener.name.ssl.ssl.client.auth': 'required',
     'ssl.principal.mapping.rules': 'RULE:^CN=([^,]+),O=Logline dev$/$1/L,DEFAULT',
     'authorizer.class.name': 'org.apache.kafka.metadata.authorizer.StandardAuthorizer',

@@ -16,6 +16,7 @@ import { runProcess, tempDataDir, within } from '../broker/process-helpers.js';
 import { startServer, type ServerHandle } from '../../src/broker/index.js';
 import { parseBrokerConfig } from '../../src/config/index.js';
 import { parseAddScram, scramCredentialRecord, writeDevCerts, type DevCerts } from '../../src/security/index.js';
+import { pemListenerTls } from './tls-config.js';
 
 const hasKcat = spawnSync('kcat', ['-V']).status === 0;
 const hasOpenssl = spawnSync('openssl', ['version']).status === 0;
@@ -48,15 +49,9 @@ before(async () => {
     'node.id': '1',
     'listeners': 'SASL_SSL://127.0.0.1:0,SSL://127.0.0.1:0',
     'listener.security.protocol.map': 'PLAINTEXT:PLAINTEXT,SASL_SSL:SASL_SSL,SSL:SSL',
-    'listener.name.ssl.ssl.keystore.type': 'PEM',
-    'listener.name.ssl.ssl.keystore.location': join(certs.dir, 'broker.pem'),
-    'listener.name.ssl.ssl.truststore.type': 'PEM',
-    'listener.name.ssl.ssl.truststore.location': certs.caCert,
+    ...pemListenerTls(certs),
     'listener.name.ssl.ssl.client.auth': 'required',
-    'listener.name.sasl_ssl.ssl.keystore.type': 'PEM',
-    'listener.name.sasl_ssl.ssl.keystore.location': join(certs.dir, 'broker.pem'),
-    'listener.name.sasl_ssl.ssl.truststore.type': 'PEM',
-    'listener.name.sasl_ssl.ssl.truststore.location': certs.caCert,
+    ...pemListenerTls(certs, 'sasl_ssl'),
     'listener.name.sasl_ssl.sasl.enabled.mechanisms': 'SCRAM-SHA-512,PLAIN',
     'listener.name.sasl_ssl.plain.sasl.jaas.config': `org.apache.kafka.common.security.plain.PlainLoginModule required user_plain-user="plain-secret";`,
     'group.initial.rebalance.delay.ms': '0',

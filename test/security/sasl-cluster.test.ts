@@ -16,6 +16,7 @@ import { startCluster } from '../../src/broker/index.js';
 import { BrokerConnection, ClusterClient, type ClientSasl } from '../../src/client/index.js';
 import { ApiKey, ErrorCode } from '../../src/protocol/index.js';
 import { SCRAM_MECHANISM_IDS, scramUpsertion, writeDevCerts } from '../../src/security/index.js';
+import { pkcs12Stores } from './tls-config.js';
 
 const hasKcat = spawnSync('kcat', ['-V']).status === 0;
 const hasOpenssl = spawnSync('openssl', ['version']).status === 0;
@@ -27,8 +28,7 @@ test('3-node cluster, every listener SASL_SSL: a SCRAM user made on one broker a
     nodes: 3,
     config: {
       'listener.security.protocol.map': 'CONTROLLER:SASL_SSL,PLAINTEXT:SASL_SSL',
-      'ssl.keystore.type': 'PKCS12', 'ssl.keystore.location': certs.brokerKeystoreP12, 'ssl.keystore.password': certs.devPassword,
-      'ssl.truststore.type': 'PKCS12', 'ssl.truststore.location': certs.truststoreP12, 'ssl.truststore.password': certs.devPassword,
+      ...pkcs12Stores(certs),
       'sasl.enabled.mechanisms': 'PLAIN,SCRAM-SHA-512',
       'sasl.mechanism.inter.broker.protocol': 'PLAIN',
       'sasl.mechanism.controller.protocol': 'PLAIN',

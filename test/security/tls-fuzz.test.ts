@@ -17,6 +17,7 @@ import { startServer, type ServerHandle } from '../../src/broker/index.js';
 import { parseBrokerConfig } from '../../src/config/index.js';
 import { ApiKey, decodeResponse, encodeRequestFrame } from '../../src/protocol/index.js';
 import { writeDevCerts, type DevCerts } from '../../src/security/index.js';
+import { pemListenerTls } from './tls-config.js';
 
 const hasOpenssl = spawnSync('openssl', ['version']).status === 0;
 if (process.env.CI && !hasOpenssl) throw new Error('openssl is needed in CI');
@@ -33,10 +34,7 @@ before(async () => {
     'node.id': '1',
     'listeners': 'PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0',
     'listener.security.protocol.map': 'PLAINTEXT:PLAINTEXT,SSL:SSL',
-    'listener.name.ssl.ssl.keystore.type': 'PEM',
-    'listener.name.ssl.ssl.keystore.location': join(certs.dir, 'broker.pem'),
-    'listener.name.ssl.ssl.truststore.type': 'PEM',
-    'listener.name.ssl.ssl.truststore.location': certs.caCert,
+    ...pemListenerTls(certs),
     'listener.name.ssl.ssl.client.auth': 'required',
   });
   server = await startServer({ config, dataDir: tempDataDir(), logger: { info: () => {}, warn: () => {}, error: () => {} } });

@@ -17,6 +17,7 @@ import { parseBrokerConfig } from '../../src/config/index.js';
 import { writeDevCerts, type DevCerts } from '../../src/security/index.js';
 import { ClusterClient } from '../../src/client/index.js';
 import { ApiKey } from '../../src/protocol/index.js';
+import { pemListenerTls, pkcs12Stores } from './tls-config.js';
 
 const hasKcat = spawnSync('kcat', ['-V']).status === 0;
 const hasOpenssl = spawnSync('openssl', ['version']).status === 0;
@@ -42,10 +43,7 @@ async function broker(extra: Record<string, string> = {}): Promise<Broker> {
     'node.id': '1',
     'listeners': 'PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0',
     'listener.security.protocol.map': 'PLAINTEXT:PLAINTEXT,SSL:SSL',
-    'listener.name.ssl.ssl.keystore.type': 'PEM',
-    'listener.name.ssl.ssl.keystore.location': join(certs.dir, 'broker.pem'),
-    'listener.name.ssl.ssl.truststore.type': 'PEM',
-    'listener.name.ssl.ssl.truststore.location': certs.caCert,
+    ...pemListenerTls(certs),
     'num.partitions': '1',
     ...extra,
   });
@@ -324,8 +322,7 @@ test('a 3-node cluster whose client, inter-broker and controller listeners are a
     config: {
       // Listener names stay PLAINTEXT and CONTROLLER; the map makes both speak SSL, as Kafka allows.
       'listener.security.protocol.map': 'CONTROLLER:SSL,PLAINTEXT:SSL',
-      'ssl.keystore.type': 'PKCS12', 'ssl.keystore.location': certs.brokerKeystoreP12, 'ssl.keystore.password': certs.devPassword,
-      'ssl.truststore.type': 'PKCS12', 'ssl.truststore.location': certs.truststoreP12, 'ssl.truststore.password': certs.devPassword,
+      ...pkcs12Stores(certs),
       'listener.name.controller.ssl.client.auth': 'required',
     },
   });

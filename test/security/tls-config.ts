@@ -1,0 +1,21 @@
+// Broker settings the security tests share: a listener's PEM keystore and truststore, or every
+// listener's PKCS12 stores, from the dev certificates (`writeDevCerts`).
+import { join } from 'node:path';
+import type { DevCerts } from '../../src/security/index.js';
+
+/** `listener.name.<listener>.ssl.*`: the broker's PEM chain and key, and the CA as truststore. */
+export function pemListenerTls(certs: DevCerts, listener = 'ssl'): Record<string, string> {
+  const p = `listener.name.${listener}.ssl`;
+  return {
+    [`${p}.keystore.type`]: 'PEM', [`${p}.keystore.location`]: join(certs.dir, 'broker.pem'),
+    [`${p}.truststore.type`]: 'PEM', [`${p}.truststore.location`]: certs.caCert,
+  };
+}
+
+/** `ssl.*` for every listener: the dev PKCS12 keystore and truststore. */
+export function pkcs12Stores(certs: DevCerts): Record<string, string> {
+  return {
+    'ssl.keystore.type': 'PKCS12', 'ssl.keystore.location': certs.brokerKeystoreP12, 'ssl.keystore.password': certs.devPassword,
+    'ssl.truststore.type': 'PKCS12', 'ssl.truststore.location': certs.truststoreP12, 'ssl.truststore.password': certs.devPassword,
+  };
+}
