@@ -40,6 +40,23 @@ export async function within<T>(timeoutMs: number, what: string, promise: Promis
   }
 }
 
+/** Polls `probe` every `intervalMs` until it gives a value (a throw counts as not yet); rejects after `timeoutMs`. */
+export async function until<T>(timeoutMs: number, what: string, probe: () => Promise<T | undefined>, intervalMs = 50): Promise<T> {
+  let stopped = false;
+  try {
+    return await within(timeoutMs, what, (async () => {
+      while (!stopped) {
+        const v = await probe().catch(() => undefined);
+        if (v !== undefined) return v;
+        await new Promise((r) => setTimeout(r, intervalMs));
+      }
+      throw new Error(`${what}: stopped`);
+    })());
+  } finally {
+    stopped = true;
+  }
+}
+
 /** `logline server` as a child process on a free loopback port; resolves once it listens. */
 export function startServerProcess(dataDir: string, extraArgs: string[] = []): Promise<{ child: ChildProcess; port: number }> {
   const child = spawn(process.execPath, ['bin/logline.js', 'server', '--data-dir', dataDir, '--listeners', 'PLAINTEXT://127.0.0.1:0', '--set', 'http.listener=127.0.0.1:0', ...extraArgs], { stdio: ['ignore', 'pipe', 'pipe'] });

@@ -13,7 +13,8 @@ import { ApiKey, ErrorCode } from '../../src/protocol/index.js';
 import { buildRecordBatchSync } from '../../src/records/index.js';
 import { describeQuorum } from '../../src/cli/cluster.js';
 import { checkDisks, checkMinInsyncReplicas, checkQuorum, checkReplicationFactor, judge, type Observed, type Thresholds } from '../../src/cli/doctor.js';
-import { runProcess, within } from '../broker/process-helpers.js';
+import { runProcess, until, within } from '../broker/process-helpers.js';
+import { commit } from '../http/console-fixture.js';
 
 const BIN = 'bin/logline.js';
 const hasKcat = spawnSync('kcat', ['-V']).status === 0;
@@ -21,16 +22,6 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const FAST_FENCING = { 'broker.session.timeout.ms': '2000', 'broker.heartbeat.interval.ms': '300' };
 
 interface Check { status: 'PASS' | 'WARN' | 'FAIL'; check: string; detail: string }
-
-async function until<T>(ms: number, what: string, probe: () => Promise<T | undefined>): Promise<T> {
-  return within(ms, what, (async () => {
-    for (;;) {
-      const v = await probe().catch(() => undefined);
-      if (v !== undefined) return v;
-      await sleep(200);
-    }
-  })());
-}
 
 async function createTopic(client: ClusterClient, name: string, replicas: number[], configs: { name: string; value: string }[] = []): Promise<void> {
   const r = await client.admin(ApiKey.CreateTopics, {
@@ -45,20 +36,6 @@ async function produce(client: ClusterClient, topic: string, values: string[]): 
   const records = buildRecordBatchSync({ records: values.map((v) => ({ key: null, value: Buffer.from(v) })) });
   const r = await conn.send(ApiKey.Produce, 9, { transactionalId: null, acks: -1, timeoutMs: 10_000, topicData: [{ name: topic, partitionData: [{ index: 0, records }] }] });
   return r.responses[0].partitionResponses[0].errorCode;
-}
-
-/** A plain commit (no generation), as `group reset-offsets --execute` makes one; retried while the coordinator loads. */
-async function commit(client: ClusterClient, group: string, topic: string, offset: bigint): Promise<void> {
-  await until(30_000, `commit for ${group}`, async () => {
-    const f = await (await client.any()).send(ApiKey.FindCoordinator, 3, { key: group, keyType: 0, coordinatorKeys: [] });
-    if (f.errorCode !== 0) return undefined;
-    const coordinator = await client.broker(f.nodeId);
-    const r = await coordinator.send(ApiKey.OffsetCommit, 8, {
-      groupId: group, generationIdOrMemberEpoch: -1, memberId: '', groupInstanceId: null, retentionTimeMs: -1n,
-      topics: [{ name: topic, partitions: [{ partitionIndex: 0, committedOffset: offset, committedLeaderEpoch: -1, commitTimestamp: -1n, committedMetadata: '' }] }],
-    });
-    return r.topics[0].partitions[0].errorCode === 0 ? true : undefined;
-  });
 }
 
 function kcatProduce(bootstrap: string, topic: string, settings: string[], lines: string) {
@@ -89,7 +66,7 @@ test('a cluster with deliberate problems: RF 1, min ISR 1, unclean election, a k
     const live = `127.0.0.1:${rest[0]!.brokerPort}`;
     const acks1 = await kcatProduce(live, 'orders', ['acks=1'], 'a\nb\nc\n');
     assert.equal(acks1.code, 0, acks1.stderr);
-    await commit(client, 'slow', 'orders', 0n);
+    await commit(client, 'slow', 'orders', 0, 0n);
     // The leader of `orders` counted kcat's request, on /metrics as on /v1/node.
     const scrape = await (await fetch(`http://127.0.0.1:${rest[0]!.httpPort}/metrics`)).text();
     const acks1Count = /^logline_produce_requests_total\{acks="1",idempotent="false"\} (\d+)$/m.exec(scrape);
@@ -170,7 +147,7 @@ test('a cluster set up by the checklist: RF 3, min.insync.replicas 2, idempotent
     await createTopic(client, 'orders', [1, 2, 3]);
     const idempotent = await kcatProduce(cluster.bootstrap, 'orders', ['acks=all', 'enable.idempotence=true'], 'a\nb\nc\n');
     assert.equal(idempotent.code, 0, idempotent.stderr);
-    await commit(client, 'caught-up', 'orders', 3n);
+    await commit(client, 'caught-up', 'orders', 0, 3n);
     await until(60_000, 'every ISR full', async () => {
       const topics = await client.metadata(null);
       return topics.length >= 2 && topics.every((t) => t.partitions.every((p) => p.leader >= 0 && p.isr.length === p.replicas.length)) ? true : undefined;

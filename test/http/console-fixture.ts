@@ -6,21 +6,12 @@ import { ClusterClient } from '../../src/client/index.js';
 import { parseBrokerConfig } from '../../src/config/index.js';
 import { ApiKey, ErrorCode } from '../../src/protocol/index.js';
 import { buildRecordBatchSync } from '../../src/records/index.js';
-import { within } from '../broker/process-helpers.js';
+import { until, within } from '../broker/process-helpers.js';
+export { until } from '../broker/process-helpers.js';
 
 export interface Fixture { node: ServerHandle; http: string; bootstrap: string; client: ClusterClient; close(): Promise<void> }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-export async function until<T>(timeoutMs: number, what: string, f: () => Promise<T | undefined>): Promise<T> {
-  return within(timeoutMs, what, (async () => {
-    for (;;) {
-      const v = await f().catch(() => undefined);
-      if (v !== undefined) return v;
-      await sleep(50);
-    }
-  })());
-}
 
 export async function startConsoleFixture(settings: Record<string, string> = {}): Promise<Fixture> {
   const node = await startServer({

@@ -12,7 +12,7 @@ import { ClusterClient } from '../../src/client/index.js';
 import { ApiKey, ErrorCode } from '../../src/protocol/index.js';
 import { buildRecordBatchSync } from '../../src/records/index.js';
 import { parseBrokerConfig } from '../../src/config/index.js';
-import { within } from '../broker/process-helpers.js';
+import { until, within } from '../broker/process-helpers.js';
 import type { BrokersView, QuorumView, Readiness, TopicRow } from '../../src/http/index.js';
 import { sample } from './scrape.js';
 
@@ -36,16 +36,6 @@ async function scrape(port: number): Promise<string> {
   assert.equal(r.status, 200);
   assert.match(r.type, /^text\/plain/);
   return r.body;
-}
-
-async function until<T>(timeoutMs: number, what: string, f: () => Promise<T | undefined>): Promise<T> {
-  return within(timeoutMs, what, (async () => {
-    for (;;) {
-      const v = await f().catch(() => undefined);
-      if (v !== undefined) return v;
-      await sleep(50);
-    }
-  })());
 }
 
 async function createTopic(client: ClusterClient, name: string, replicas: number[], configs: { name: string; value: string }[] = []): Promise<void> {

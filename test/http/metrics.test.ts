@@ -11,21 +11,11 @@ import { ApiKey, ErrorCode } from '../../src/protocol/index.js';
 import { buildRecordBatchSync } from '../../src/records/index.js';
 import { parseBrokerConfig } from '../../src/config/index.js';
 import { toOpenMetrics, wantsOpenMetrics } from '../../src/http/index.js';
-import { runProcess, within } from '../broker/process-helpers.js';
+import { runProcess, until, within } from '../broker/process-helpers.js';
 import { sample } from './scrape.js';
 
 const hasKcat = spawnSync('kcat', ['-V']).status === 0;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until<T>(timeoutMs: number, what: string, f: () => Promise<T | undefined>): Promise<T> {
-  return within(timeoutMs, what, (async () => {
-    for (;;) {
-      const v = await f().catch(() => undefined);
-      if (v !== undefined) return v;
-      await sleep(50);
-    }
-  })());
-}
 
 const batch = (values: string[]) => buildRecordBatchSync({ records: values.map((v) => ({ key: null, value: Buffer.from(v) })) });
 
