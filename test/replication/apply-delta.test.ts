@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { Partition, ReplicaManager, realScheduler, type ReplicaDeltaPorts, type ReplicaFetchers } from '../../src/replication/index.js';
 import { MetadataDelta, MetadataImage, metadataRecord, provenance, type MetadataRecord } from '../../src/metadata/index.js';
 import { AssertionError, systemClock } from '../../src/util/index.js';
-import { storageLog } from './helpers.js';
+import { storageLog, metadataApplier } from './helpers.js';
 
 const ME = 1;
 const OTHER = 2;
@@ -26,14 +26,7 @@ function harness() {
     deleteLog: async (topic, partition) => { events.push(`delete ${topic}-${partition}`); },
     topicConfig: () => ({ minInsyncReplicas: 1, maxMessageBytes: undefined }),
   };
-  let image = MetadataImage.EMPTY;
-  const apply = async (...records: MetadataRecord[]) => {
-    const delta = new MetadataDelta(image);
-    for (const r of records) delta.replay(r);
-    image = delta.apply(provenance(image.provenance.lastContainedOffset + records.length, 1));
-    events.length = 0;
-    return rm.applyDelta(delta, image, ports);
-  };
+  const apply = metadataApplier(rm, ports, () => { events.length = 0; });
   return { rm, events, apply };
 }
 

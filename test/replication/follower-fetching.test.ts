@@ -7,10 +7,10 @@ import assert from 'node:assert/strict';
 import {
   LEADER_SELECTOR, RACK_AWARE_REPLICA_SELECTOR, ReplicaManager, replicaSelectorFor, type ReplicaDeltaPorts, type ReplicaSelector,
 } from '../../src/replication/index.js';
-import { MetadataDelta, MetadataImage, metadataRecord, provenance, type MetadataRecord } from '../../src/metadata/index.js';
+import { metadataRecord, type MetadataRecord } from '../../src/metadata/index.js';
 import { buildRecordBatchSync, iterateBatches } from '../../src/records/index.js';
 import { ErrorCode } from '../../src/protocol/index.js';
-import { batch, ManualTime, registerBrokerRecord, storageLog } from './helpers.js';
+import { batch, ManualTime, registerBrokerRecord, storageLog, metadataApplier } from './helpers.js';
 
 const TOPIC_ID = 'AAAAAAAAAAAAAAAAAAAAAQ';
 const EPOCHS: Record<number, bigint> = { 1: 100n, 2: 200n, 3: 300n };
@@ -26,13 +26,7 @@ async function replica(me: number, o: { leader?: number; isr?: number[]; fenced?
     undefined, o.selector === undefined ? RACK_AWARE_REPLICA_SELECTOR : o.selector);
   const log = storageLog();
   const ports: ReplicaDeltaPorts = { openLog: async () => log, deleteLog: async () => {}, topicConfig: () => ({ minInsyncReplicas: 1, maxMessageBytes: undefined }) };
-  let image = MetadataImage.EMPTY;
-  const apply = async (...records: MetadataRecord[]) => {
-    const delta = new MetadataDelta(image);
-    for (const r of records) delta.replay(r);
-    image = delta.apply(provenance(image.provenance.lastContainedOffset + records.length, 1));
-    await rm.applyDelta(delta, image, ports);
-  };
+  const apply = metadataApplier(rm, ports);
   await apply(
     ...[1, 2, 3].map((id) => broker(id, o.fenced?.includes(id) ?? false)),
     metadataRecord('TopicRecord', { name: 't', topicId: TOPIC_ID }) as MetadataRecord,

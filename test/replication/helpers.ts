@@ -1,8 +1,8 @@
 // A partition's log for replication tests: the storage engine's PartitionLog on a MemoryFileSystem
 // behind the LocalLog port, as every broker partition has it (no second log implementation).
-import { StorageLog, type Scheduler } from '../../src/replication/index.js';
+import { StorageLog, type ReplicaDeltaPorts, type ReplicaManager, type Scheduler } from '../../src/replication/index.js';
 import { buildRecordBatchSync } from '../../src/records/index.js';
-import { metadataRecord, type MetadataRecord } from '../../src/metadata/index.js';
+import { MetadataDelta, MetadataImage, metadataRecord, provenance, type MetadataRecord } from '../../src/metadata/index.js';
 import { FileCache, MemoryFileSystem, PartitionLog, logConfig, type LogConfig } from '../../src/storage/index.js';
 import { systemClock, type Clock } from '../../src/util/index.js';
 
@@ -55,3 +55,18 @@ export const registerBrokerRecord = (brokerId: number, brokerEpoch: bigint, fenc
     endPoints: [{ name: 'PLAINTEXT', host: 'localhost', port: 9092 + brokerId, securityProtocol: 0 }],
     features: [{ name: 'metadata.version', minSupportedVersion: 1, maxSupportedVersion: 25 }],
   }) as MetadataRecord;
+
+/**
+ * Replays metadata records into an image, one delta per call, and hands each delta to `rm` as the
+ * broker's metadata listener does; `beforeEach` runs before every delta is applied.
+ */
+export function metadataApplier(rm: ReplicaManager, ports: ReplicaDeltaPorts, beforeEach: () => void = () => {}) {
+  let image = MetadataImage.EMPTY;
+  return (...records: MetadataRecord[]) => {
+    const delta = new MetadataDelta(image);
+    for (const r of records) delta.replay(r);
+    image = delta.apply(provenance(image.provenance.lastContainedOffset + records.length, 1));
+    beforeEach();
+    return rm.applyDelta(delta, image, ports);
+  };
+}

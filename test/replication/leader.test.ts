@@ -7,11 +7,11 @@ import assert from 'node:assert/strict';
 import {
   ReplicaManager, ReplicationQuota, type IsrChangeChannel, type IsrChangeResult, type IsrProposal, type ReplicaDeltaPorts, type Scheduler,
 } from '../../src/replication/index.js';
-import { MetadataDelta, MetadataImage, metadataRecord, provenance, type MetadataRecord } from '../../src/metadata/index.js';
+import { metadataRecord, type MetadataRecord } from '../../src/metadata/index.js';
 import { buildRecordBatchSync, iterateBatches } from '../../src/records/index.js';
 import { ErrorCode } from '../../src/protocol/index.js';
 import { partitionKey } from '../../src/util/index.js';
-import { batch, ManualTime, registerBrokerRecord, storageLog } from './helpers.js';
+import { batch, ManualTime, registerBrokerRecord, storageLog, metadataApplier } from './helpers.js';
 
 const ME = 1;
 const TOPIC_ID = 'AAAAAAAAAAAAAAAAAAAAAQ';
@@ -32,13 +32,7 @@ async function leader(opts: { isr?: number[]; minIsr?: number; fenced?: number[]
   const ports: ReplicaDeltaPorts = {
     openLog: async (topic: string) => (topic === 't' ? log : storageLog()), deleteLog: async () => {}, topicConfig: () => ({ minInsyncReplicas: opts.minIsr ?? 1, maxMessageBytes: undefined }),
   };
-  let image = MetadataImage.EMPTY;
-  const apply = async (...records: MetadataRecord[]) => {
-    const delta = new MetadataDelta(image);
-    for (const r of records) delta.replay(r);
-    image = delta.apply(provenance(image.provenance.lastContainedOffset + records.length, 1));
-    await rm.applyDelta(delta, image, ports);
-  };
+  const apply = metadataApplier(rm, ports);
   await apply(
     ...[1, 2, 3].map((id) => broker(id, opts.fenced?.includes(id) ?? false)),
     metadataRecord('TopicRecord', { name: 't', topicId: TOPIC_ID }) as MetadataRecord,
