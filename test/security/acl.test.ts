@@ -18,7 +18,7 @@ import { writeDevCerts, type DevCerts, AclOperation as Op, AclPermissionType, Pa
 import { BrokerConnection, ClusterClient } from '../../src/client/index.js';
 import { ApiKey, ErrorCode } from '../../src/protocol/index.js';
 import { buildRecordBatchSync } from '../../src/records/index.js';
-import { pemListenerTls } from './tls-config.js';
+import { plaintextAndSsl } from './tls-config.js';
 
 const hasKcat = spawnSync('kcat', ['-V']).status === 0;
 const hasOpenssl = spawnSync('openssl', ['version']).status === 0;
@@ -42,10 +42,7 @@ before(async () => {
   if (!hasOpenssl) return;
   certs = writeDevCerts(join(mkdtempSync(join(tmpdir(), 'logline-acl-')), 'certs'), { clientName: 'alice' });
   const config = parseBrokerConfig({
-    'node.id': '1',
-    'listeners': 'PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0',
-    'listener.security.protocol.map': 'PLAINTEXT:PLAINTEXT,SSL:SSL',
-    ...pemListenerTls(certs),
+    ...plaintextAndSsl(certs),
     'listener.name.ssl.ssl.client.auth': 'required',
     'ssl.principal.mapping.rules': 'RULE:^CN=([^,]+),O=Logline dev$/$1/L,DEFAULT',
     'authorizer.class.name': 'org.apache.kafka.metadata.authorizer.StandardAuthorizer',

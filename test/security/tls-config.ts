@@ -12,6 +12,16 @@ export function pemListenerTls(certs: DevCerts, listener = 'ssl'): Record<string
   };
 }
 
+/** Node 1 with a PLAINTEXT and an SSL listener on free loopback ports, the SSL one with the dev certificates. */
+export function plaintextAndSsl(certs: DevCerts): Record<string, string> {
+  return {
+    'node.id': '1',
+    'listeners': 'PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0',
+    'listener.security.protocol.map': 'PLAINTEXT:PLAINTEXT,SSL:SSL',
+    ...pemListenerTls(certs),
+  };
+}
+
 /** `ssl.*` for every listener: the dev PKCS12 keystore and truststore. */
 export function pkcs12Stores(certs: DevCerts): Record<string, string> {
   return {

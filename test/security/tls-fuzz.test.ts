@@ -17,7 +17,7 @@ import { startServer, type ServerHandle } from '../../src/broker/index.js';
 import { parseBrokerConfig } from '../../src/config/index.js';
 import { ApiKey, decodeResponse, encodeRequestFrame } from '../../src/protocol/index.js';
 import { writeDevCerts, type DevCerts } from '../../src/security/index.js';
-import { pemListenerTls } from './tls-config.js';
+import { plaintextAndSsl } from './tls-config.js';
 
 const hasOpenssl = spawnSync('openssl', ['version']).status === 0;
 if (process.env.CI && !hasOpenssl) throw new Error('openssl is needed in CI');
@@ -31,10 +31,7 @@ before(async () => {
   if (!hasOpenssl) return;
   certs = writeDevCerts(join(mkdtempSync(join(tmpdir(), 'logline-tls-fuzz-')), 'certs'));
   const config = parseBrokerConfig({
-    'node.id': '1',
-    'listeners': 'PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0',
-    'listener.security.protocol.map': 'PLAINTEXT:PLAINTEXT,SSL:SSL',
-    ...pemListenerTls(certs),
+    ...plaintextAndSsl(certs),
     'listener.name.ssl.ssl.client.auth': 'required',
   });
   server = await startServer({ config, dataDir: tempDataDir(), logger: { info: () => {}, warn: () => {}, error: () => {} } });

@@ -17,7 +17,7 @@ import { parseBrokerConfig } from '../../src/config/index.js';
 import { writeDevCerts, type DevCerts } from '../../src/security/index.js';
 import { ClusterClient } from '../../src/client/index.js';
 import { ApiKey } from '../../src/protocol/index.js';
-import { pemListenerTls, pkcs12Stores } from './tls-config.js';
+import { plaintextAndSsl, pkcs12Stores } from './tls-config.js';
 
 const hasKcat = spawnSync('kcat', ['-V']).status === 0;
 const hasOpenssl = spawnSync('openssl', ['version']).status === 0;
@@ -40,10 +40,7 @@ async function broker(extra: Record<string, string> = {}): Promise<Broker> {
   const logs: string[] = [];
   const log = (m: string) => { logs.push(m); };
   const config = parseBrokerConfig({
-    'node.id': '1',
-    'listeners': 'PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0',
-    'listener.security.protocol.map': 'PLAINTEXT:PLAINTEXT,SSL:SSL',
-    ...pemListenerTls(certs),
+    ...plaintextAndSsl(certs),
     'num.partitions': '1',
     ...extra,
   });
