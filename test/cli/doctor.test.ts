@@ -19,7 +19,10 @@ import { commit } from '../http/console-fixture.js';
 const BIN = 'bin/logline.js';
 const hasKcat = spawnSync('kcat', ['-V']).status === 0;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const FAST_FENCING = { 'broker.session.timeout.ms': '2000', 'broker.heartbeat.interval.ms': '300' };
+// A killed broker is fenced in 4 s rather than Kafka's 9 s. The three nodes share the test's process,
+// so a shorter session lets a loaded machine fence a live broker too (seen with 2 s in .ci/run: the
+// live leader of `orders` fenced, the ISR down to one, acks=all refused).
+const FAST_FENCING = { 'broker.session.timeout.ms': '4000', 'broker.heartbeat.interval.ms': '500' };
 
 interface Check { status: 'PASS' | 'WARN' | 'FAIL'; check: string; detail: string }
 
@@ -83,23 +86,16 @@ test('a cluster with deliberate problems: RF 1, min ISR 1, unclean election, a k
         return v && (v.lastFetchMsAgo === null || v.lastFetchMsAgo > 6000) ? true : undefined;
       });
       // Records keep arriving for `orders` while doctor samples the lag of `slow`, which reads nothing.
-      // (With a 2 s broker session a loaded machine may fence a live broker for a moment: the
-      // produce is then refused as retriable and sent again; doctor still has to see the lag grow.)
       let producing = true;
-      let produced = 0;
-      const retriable: number[] = [ErrorCode.NOT_ENOUGH_REPLICAS, ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND, ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.REQUEST_TIMED_OUT];
       const producer = (async () => {
         while (producing) {
-          const code = await produce(survivor, 'orders', ['x']).catch(() => ErrorCode.NOT_LEADER_OR_FOLLOWER);
-          if (code === ErrorCode.NONE) produced++;
-          else assert.ok(retriable.includes(code), `produce to orders: error ${code}`);
+          assert.equal(await produce(survivor, 'orders', ['x']), ErrorCode.NONE);
           await sleep(100);
         }
       })();
       // Any real volume is fuller than 0.1% and none fuller than 100%: the disk line must warn with real numbers.
       const r = await doctor(cluster, live, '--lag-interval-ms', '2000', '--disk-warn-pct', '0.1', '--disk-fail-pct', '100').finally(() => { producing = false; });
       await producer;
-      assert.ok(produced > 0, 'records kept arriving for orders');
       const c = r.checks;
       const all = summary(c);
       assert.equal(r.code, 1, all);
