@@ -139,6 +139,7 @@ export interface ProducerSpec {
   compression: Compression;
   batchRecords: number;
   lingerMs: number;
+  /** Outstanding requests per broker connection (Kafka's max.in.flight.requests.per.connection). */
   inFlightMax: number;
   idempotence: boolean;
   /** Put a send time into every record (for `bench e2e`). */
@@ -159,7 +160,8 @@ export async function runProducer(spec: ProducerSpec, stats: LoadStats, stopped:
     const meta = await client.topic(spec.topic);
     const conns = new Map<number, BrokerConnection>();
     for (const p of meta.partitions) if (!conns.has(p.leader)) conns.set(p.leader, await client.broker(p.leader));
-    const targets = meta.partitions.map((p) => ({ partition: p.partition, conn: conns.get(p.leader)!, sequence: 0 }));
+    const inFlight = new Map<BrokerConnection, { n: number }>([...conns.values()].map((c) => [c, { n: 0 }]));
+    const targets = meta.partitions.map((p) => ({ partition: p.partition, conn: conns.get(p.leader)!, inFlight: inFlight.get(conns.get(p.leader)!)!, sequence: 0 }));
     let producer: { id: number; epoch: number; sequence: number } | null = null;
     if (spec.idempotence) {
       const r = await client.admin(ApiKey.InitProducerId, { transactionalId: null, transactionTimeoutMs: 60_000, producerId: -1n, producerEpoch: -1 }, 4);
@@ -175,7 +177,7 @@ export async function runProducer(spec: ProducerSpec, stats: LoadStats, stopped:
   }
 }
 
-interface Target { partition: number; conn: BrokerConnection; sequence: number }
+interface Target { partition: number; conn: BrokerConnection; inFlight: { n: number }; sequence: number }
 
 function produceLoop(spec: ProducerSpec, stats: LoadStats, stopped: () => boolean, factory: BatchFactory, targets: Target[], producer: { id: number; epoch: number; sequence: number } | null, version: number): Promise<void> {
   const start = performance.now();
@@ -198,9 +200,10 @@ function produceLoop(spec: ProducerSpec, stats: LoadStats, stopped: () => boolea
       if (wake) return;
       wake = setTimeout(() => { wake = null; pump(); }, Math.max(0, t - performance.now()));
     };
-    const acked = (first: number, n: number, sentAt: number) => {
+    const acked = (target: Target, first: number, n: number, sentAt: number) => {
       const now = performance.now();
       stats.inFlight--;
+      target.inFlight.n--;
       stats.records += n;
       if (msPerRecord > 0) for (let k = 0; k < n; k++) stats.latencyUs.record((now - dueAt(first + k)) * 1000);
       else stats.latencyUs.record((now - sentAt) * 1000, n);
@@ -208,7 +211,19 @@ function produceLoop(spec: ProducerSpec, stats: LoadStats, stopped: () => boolea
       else pump();
     };
     const pump = () => {
-      while (!failed && reserved < total && stats.inFlight < spec.inFlightMax) {
+      // Round-robin over the partitions, skipping those whose leader's connection has
+      // inFlightMax requests outstanding (as a Kafka producer's per-connection limit does).
+      const nextTarget = (): Target | undefined => {
+        for (let k = 0; k < targets.length; k++) {
+          const t = targets[(spec.firstPartition + next + k) % targets.length]!;
+          if (t.inFlight.n < spec.inFlightMax) {
+            next += k + 1;
+            return t;
+          }
+        }
+        return undefined;
+      };
+      while (!failed && reserved < total) {
         if (stopped()) return fail(new Error('stopped'));
         const now = performance.now();
         if (spec.durationMs > 0 && now - start >= spec.durationMs) {
@@ -224,10 +239,12 @@ function produceLoop(spec: ProducerSpec, stats: LoadStats, stopped: () => boolea
           if (due - reserved < n && now < dueAt(reserved) + spec.lingerMs) return sleepUntil(Math.min(dueAt(reserved) + spec.lingerMs, dueAt(reserved + n - 1)));
           n = Math.min(n, due - reserved);
         }
+        const target = nextTarget();
+        if (target === undefined) return;
         const first = reserved;
         reserved += n;
         stats.inFlight++;
-        const target = targets[(spec.firstPartition + next++) % targets.length]!;
+        target.inFlight.n++;
         const stamp = producer ? { ...producer, sequence: target.sequence } : null;
         if (producer) target.sequence = (target.sequence + n) % 0x80000000;
         const sentAt = msPerRecord > 0 ? dueAt(first) : now;
@@ -238,13 +255,13 @@ function produceLoop(spec: ProducerSpec, stats: LoadStats, stopped: () => boolea
           const body = { transactionalId: null, acks: spec.acks, timeoutMs: 30_000, topicData: [{ name: spec.topic, partitionData: [{ index: target.partition, records }] }] };
           if (spec.acks === 0) {
             target.conn.sendNoResponse(ApiKey.Produce, version, body);
-            setImmediate(() => acked(first, n, sentAt));
+            setImmediate(() => acked(target, first, n, sentAt));
             return;
           }
           target.conn.send(ApiKey.Produce, version, body).then((r) => {
             const code = r.responses[0].partitionResponses[0].errorCode;
             if (code !== ErrorCode.NONE) fail(new KafkaError(code, partitionName(spec.topic, target.partition)));
-            else acked(first, n, sentAt);
+            else acked(target, first, n, sentAt);
           }, fail);
         }, fail);
       }

@@ -31,7 +31,7 @@ const PRODUCE_FLAGS: Record<string, FlagSpec> = {
   producers: { type: 'number', help: 'producer worker threads, each with its own connections (default 1)' },
   'batch-size': { type: 'number', help: 'records per batch (default 500)' },
   'linger-ms': { type: 'number', help: 'at a target rate, how long a partial batch waits for more records (default 5)' },
-  'in-flight': { type: 'number', help: 'outstanding requests per producer (default 8)' },
+  'in-flight': { type: 'number', help: 'outstanding requests per broker connection of each producer, as max.in.flight.requests.per.connection (default 8)' },
   idempotence: { type: 'boolean', help: 'idempotent producers: a producer id each from InitProducerId, sequences per partition' },
 };
 const CONSUME_FLAGS: Record<string, FlagSpec> = {

@@ -124,3 +124,13 @@ test('--log-format json: every line the server writes is a JSON object with ts, 
     rmSync(dataDir, { recursive: true, force: true });
   }
 });
+
+test("the server grows V8's old generation 4x what is live (no back-to-back Mark-Compacts), unless the operator chose", async () => {
+  const { tuneHeap } = await import('../../src/cli/server.js');
+  const set: string[] = [];
+  assert.equal(tuneHeap([], '', (f) => set.push(f)), '--heap-growing-percent=300');
+  assert.deepEqual(set, ['--heap-growing-percent=300']);
+  assert.equal(tuneHeap(['--heap-growing-percent=50'], '', (f) => set.push(f)), null, "node's own flag");
+  assert.equal(tuneHeap([], '--max-old-space-size=512 --heap_growing_percent=20', (f) => set.push(f)), null, 'NODE_OPTIONS');
+  assert.equal(set.length, 1);
+});
