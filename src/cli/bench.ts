@@ -9,6 +9,7 @@
 //            at the end offsets, measures send → receive latency.
 // A progress line every second on stderr; a summary at the end (--json: one object on stdout).
 // Exit code 1 when --throughput was not reached (at least 95% of it) or the run failed.
+import { tuneHeap } from './heap.js';
 import { Worker } from 'node:worker_threads';
 import { ClusterClient, KafkaError } from '../client/index.js';
 import { ApiKey, ErrorCode } from '../protocol/index.js';
@@ -100,6 +101,7 @@ function options(flags: Record<string, unknown>): Options {
 }
 
 export async function benchCommand(argv: string[]): Promise<number> {
+  tuneHeap(); // this process's own pauses would count in the latencies it measures
   const { positionals, flags } = parseArgs(argv, FLAGS);
   const verb = positionals[0];
   if (flags.help || !verb || !VERBS.includes(verb)) {

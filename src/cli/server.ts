@@ -2,13 +2,13 @@
 // a server.properties file (--config), then --set key=value overrides and the shorthand flags.
 // Unknown or invalid properties are refused with a clear message (exit code 2).
 import { readFileSync } from 'node:fs';
-import { setFlagsFromString } from 'node:v8';
 import { startServer } from '../broker/index.js';
 import { componentLogger, createLogger, parseLogLevel, type LogFormat } from '../util/index.js';
 import { startHttpListener } from '../http/index.js';
 import { BrokerConfigError, parseBrokerConfig, parseProperties } from '../config/index.js';
 import { parseAddScram, scramCredentialRecord } from '../security/index.js';
 import { UsageError, helpText, parseArgs, type FlagSpec } from './args.js';
+import { tuneHeap } from './heap.js';
 
 const FLAGS: Record<string, FlagSpec> = {
   config: { type: 'string', help: 'a server.properties file' },
@@ -34,21 +34,6 @@ function overrides(flags: Record<string, unknown>): Map<string, string> {
   const shorthand: [string, string][] = [['node-id', 'node.id'], ['listeners', 'listeners'], ['advertised-listeners', 'advertised.listeners'], ['data-dir', 'log.dirs']];
   for (const [flag, key] of shorthand) if (typeof flags[flag] === 'string') out.set(key, flags[flag] as string);
   return out;
-}
-
-/**
- * V8 gives a small heap an old generation with little room: after a full GC it has less free room
- * than the new space's 16 MiB, and V8 then starts the next incremental marking at once. A broker
- * with ~15 MiB live ran 4-6 Mark-Compacts a second under replication load (none are needed: what it
- * allocates dies young), and their concurrent marking took a third of its CPU. Letting the old
- * generation grow to 4x what is live before the next one ends that loop; V8's own limit
- * (--max-old-space-size) still bounds it. An operator's own choice (node's flags or NODE_OPTIONS) wins.
- */
-export function tuneHeap(execArgv: readonly string[] = process.execArgv, nodeOptions = process.env['NODE_OPTIONS'] ?? '', set: (flags: string) => void = setFlagsFromString): string | null {
-  if ([...execArgv, nodeOptions].some((a) => /heap[-_]growing[-_]percent/.test(a))) return null;
-  const flag = '--heap-growing-percent=300';
-  set(flag);
-  return flag;
 }
 
 export async function serverCommand(argv: string[]): Promise<number> {

@@ -126,7 +126,7 @@ test('--log-format json: every line the server writes is a JSON object with ts, 
 });
 
 test("the server grows V8's old generation 4x what is live (no back-to-back Mark-Compacts), unless the operator chose", async () => {
-  const { tuneHeap } = await import('../../src/cli/server.js');
+  const { tuneHeap } = await import('../../src/cli/heap.js');
   const set: string[] = [];
   assert.equal(tuneHeap([], '', (f) => set.push(f)), '--heap-growing-percent=300');
   assert.deepEqual(set, ['--heap-growing-percent=300']);
