@@ -9,7 +9,6 @@
 //            at the end offsets, measures send → receive latency.
 // A progress line every second on stderr; a summary at the end (--json: one object on stdout).
 // Exit code 1 when --throughput was not reached (at least 95% of it) or the run failed.
-import { tuneHeap } from './heap.js';
 import { Worker } from 'node:worker_threads';
 import { ClusterClient, KafkaError } from '../client/index.js';
 import { ApiKey, ErrorCode } from '../protocol/index.js';
@@ -20,6 +19,7 @@ import { COMMON_FLAGS, bootstrapServers, toJson } from './output.js';
 import { Progress } from './progress.js';
 import { commandConfig } from './command-config.js';
 import { newStats, runConsumer, type LoadStats, type ProducerSpec } from './bench-load.js';
+import { tuneHeap } from './heap.js';
 
 const PRODUCE_FLAGS: Record<string, FlagSpec> = {
   topic: { type: 'string', help: 'topic (created when missing; default logline-bench)' },
