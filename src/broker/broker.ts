@@ -105,6 +105,12 @@ export type LogFactory = (topic: string, partition: number, topicId: string) => 
 export interface BrokerDeps {
   nodeId: number;
   clock: Clock;
+  /**
+   * controller_mutation_rate (KIP-599) is charged by the active controller, once for the cluster:
+   * its quotas while the controller in this process is active, so the broker charges changes it
+   * hands to it directly; undefined otherwise (the change is forwarded, and charged there).
+   */
+  mutationQuotas?: () => ClientQuotaManager | undefined;
   scheduler: Scheduler;
   prng: Prng;
   metadata: MetadataSource;
@@ -609,9 +615,9 @@ export class Broker {
   readonly configAdmin = new ConfigAdmin(() => this.deps.metadata.view(), () => this.deps.brokerConfig, () => this.deps.nodeId, () => this.controller);
 
   readonly topicAdmin: TopicAdmin = {
-    createTopics: (request: CreateTopicsRequest) => this.controller.createTopics(request),
-    deleteTopics: (targets) => this.controller.deleteTopics(targets),
-    createPartitions: (topics, validateOnly) => this.controller.createPartitions(topics, validateOnly),
+    createTopics: (request: CreateTopicsRequest, _apiVersion, caller) => this.controller.createTopics(request, caller),
+    deleteTopics: (targets, caller) => this.controller.deleteTopics(targets, caller),
+    createPartitions: (topics, validateOnly, caller) => this.controller.createPartitions(topics, validateOnly, caller),
   };
 
   /** The services object every handler receives. */
@@ -641,6 +647,7 @@ export class Broker {
       configAdmin: this.configAdmin,
       clientQuotas: () => this.clientQuotas.image,
       clientQuotaManager: this.clientQuotas,
+      mutationQuotas: () => this.deps.mutationQuotas?.(),
       defaultNumPartitions: this.deps.topicDefaults.numPartitions,
       deleteRecords: (topic: string, partition: number, offset: bigint) => rm.deleteRecords(topic, partition, offset),
       offsetForLeaderEpoch: (topic: string, partition: number, current: number, epoch: number) => rm.offsetForLeaderEpoch(topic, partition, current, epoch),

@@ -16,7 +16,7 @@
 import { BrokerConnection, type ClientSasl } from '../client/index.js';
 import type { ConnectionOptions } from 'node:tls';
 import {
-  ApiKey, ErrorCode, ZERO_UUID,
+  ApiKey, ErrorCode, ZERO_UUID, decodeResponse, type EnvelopeResponse,
   type AllocateProducerIdsRequest, type AllocateProducerIdsResponse, type AlterPartitionRequest, type AlterPartitionResponse,
   type BrokerHeartbeatRequest, type BrokerHeartbeatResponse,
   type BrokerRegistrationRequest, type BrokerRegistrationResponse, type CreatePartitionsRequestCreatePartitionsTopic,
@@ -28,6 +28,7 @@ import {
   type DeleteTopicsResponseDeletableTopicResult, type DescribeQuorumRequest, type DescribeQuorumResponse, type ElectLeadersRequest, type ElectLeadersResponseReplicaElectionResult,
 } from '../protocol/index.js';
 import type { ConfigChange, ControllerChannel, ResourceResult } from './controller-channel.js';
+import { encodeHostAddress, encodePrincipal, innerRequestData, type ForwardedFor } from './envelope.js';
 import { scramNotController, type ControllerService } from './controller-service.js';
 import type { LogMetadata } from './metadata-log.js';
 import type { MetadataView } from './services.js';
@@ -73,9 +74,9 @@ export class ForwardingControllerChannel implements ControllerChannel {
 
   // ---- ControllerChannel ---------------------------------------------------------------------
 
-  createTopics(request: CreateTopicsRequest): Promise<CreateTopicsResponseCreatableTopicResult[]> {
+  createTopics(request: CreateTopicsRequest, caller?: ForwardedFor): Promise<CreateTopicsResponseCreatableTopicResult[]> {
     return this.route((c) => c.createTopics(request), async (conn) => {
-      const r = await conn.send<{ topics: CreateTopicsResponseCreatableTopicResult[] }>(ApiKey.CreateTopics, 7, request);
+      const r = await this.forward<{ topics: CreateTopicsResponseCreatableTopicResult[] }>(conn, caller, ApiKey.CreateTopics, 7, request);
       const made = request.validateOnly ? [] : r.topics.filter((t) => t.errorCode === 0);
       await this.waitFor((v) => made.every((t) => v.topic(t.name)?.id === t.topicId));
       return r.topics;
@@ -85,18 +86,18 @@ export class ForwardingControllerChannel implements ControllerChannel {
     })));
   }
 
-  deleteTopics(targets: { name: string | null; topicId: string }[]): Promise<DeleteTopicsResponseDeletableTopicResult[]> {
+  deleteTopics(targets: { name: string | null; topicId: string }[], caller?: ForwardedFor): Promise<DeleteTopicsResponseDeletableTopicResult[]> {
     return this.route((c) => c.deleteTopics(targets), async (conn) => {
-      const r = await conn.send<{ responses: DeleteTopicsResponseDeletableTopicResult[] }>(ApiKey.DeleteTopics, 6, { topics: targets, topicNames: [], timeoutMs: 30_000 });
+      const r = await this.forward<{ responses: DeleteTopicsResponseDeletableTopicResult[] }>(conn, caller, ApiKey.DeleteTopics, 6, { topics: targets, topicNames: [], timeoutMs: 30_000 });
       const gone = r.responses.filter((t) => t.errorCode === 0);
       await this.waitFor((v) => gone.every((t) => v.topicById(t.topicId) === undefined && (t.name === null || v.topic(t.name) === undefined)));
       return r.responses;
     }, () => targets.map((t) => ({ name: t.name, topicId: t.topicId, errorCode: ErrorCode.NOT_CONTROLLER, errorMessage: NOT_CONTROLLER_MESSAGE })));
   }
 
-  createPartitions(topics: CreatePartitionsRequestCreatePartitionsTopic[], validateOnly: boolean): Promise<CreatePartitionsResponseCreatePartitionsTopicResult[]> {
+  createPartitions(topics: CreatePartitionsRequestCreatePartitionsTopic[], validateOnly: boolean, caller?: ForwardedFor): Promise<CreatePartitionsResponseCreatePartitionsTopicResult[]> {
     return this.route((c) => c.createPartitions(topics, validateOnly), async (conn) => {
-      const r = await conn.send<{ results: CreatePartitionsResponseCreatePartitionsTopicResult[] }>(ApiKey.CreatePartitions, 3, { topics, timeoutMs: 30_000, validateOnly });
+      const r = await this.forward<{ results: CreatePartitionsResponseCreatePartitionsTopicResult[] }>(conn, caller, ApiKey.CreatePartitions, 3, { topics, timeoutMs: 30_000, validateOnly });
       const count = new Map(topics.map((t) => [t.name, t.count]));
       const grown = validateOnly ? [] : r.results.filter((t) => t.errorCode === 0);
       await this.waitFor((v) => grown.every((t) => (v.topic(t.name)?.partitions.length ?? 0) >= (count.get(t.name) ?? 0)));
@@ -105,9 +106,9 @@ export class ForwardingControllerChannel implements ControllerChannel {
   }
 
   /** Forwarded without waiting for this node's image: the leaders it reports are the controller's answer. */
-  electLeaders(request: ElectLeadersRequest): Promise<{ errorCode: number; results: ElectLeadersResponseReplicaElectionResult[] }> {
+  electLeaders(request: ElectLeadersRequest, caller?: ForwardedFor): Promise<{ errorCode: number; results: ElectLeadersResponseReplicaElectionResult[] }> {
     return this.route((c) => c.electLeaders(request), async (conn) => {
-      const r = await conn.send<{ errorCode: number; replicaElectionResults: ElectLeadersResponseReplicaElectionResult[] }>(ApiKey.ElectLeaders, 2, request);
+      const r = await this.forward<{ errorCode: number; replicaElectionResults: ElectLeadersResponseReplicaElectionResult[] }>(conn, caller, ApiKey.ElectLeaders, 2, request);
       return { errorCode: r.errorCode, results: r.replicaElectionResults };
     }, () => ({ errorCode: ErrorCode.NOT_CONTROLLER, results: [] }));
   }
@@ -116,9 +117,9 @@ export class ForwardingControllerChannel implements ControllerChannel {
    * Answered once this node's image shows each accepted change: a started reassignment (the
    * replicas begin with the target, and the removed ones follow or are gone) or a cancelled one.
    */
-  alterPartitionReassignments(request: AlterPartitionReassignmentsRequest): Promise<AlterPartitionReassignmentsResponse> {
+  alterPartitionReassignments(request: AlterPartitionReassignmentsRequest, caller?: ForwardedFor): Promise<AlterPartitionReassignmentsResponse> {
     return this.route((c) => c.alterPartitionReassignments(request), async (conn) => {
-      const r = await conn.send<AlterPartitionReassignmentsResponse>(ApiKey.AlterPartitionReassignments, 0, request);
+      const r = await this.forward<AlterPartitionReassignmentsResponse>(conn, caller, ApiKey.AlterPartitionReassignments, 0, request);
       const accepted = request.topics.flatMap((t) => t.partitions
         .filter((p) => r.responses.find((x) => x.name === t.name)?.partitions.find((x) => x.partitionIndex === p.partitionIndex)?.errorCode === ErrorCode.NONE)
         .map((p) => ({ topic: t.name, partition: p.partitionIndex, target: p.replicas })));
@@ -134,9 +135,9 @@ export class ForwardingControllerChannel implements ControllerChannel {
   }
 
   /** Answered once this node's image shows each accepted user's credentials as altered. */
-  alterUserScramCredentials(request: AlterUserScramCredentialsRequest): Promise<AlterUserScramCredentialsResponse> {
+  alterUserScramCredentials(request: AlterUserScramCredentialsRequest, caller?: ForwardedFor): Promise<AlterUserScramCredentialsResponse> {
     return this.route((c) => c.alterUserScramCredentials(request), async (conn) => {
-      const r = await conn.send<AlterUserScramCredentialsResponse>(ApiKey.AlterUserScramCredentials, 0, request);
+      const r = await this.forward<AlterUserScramCredentialsResponse>(conn, caller, ApiKey.AlterUserScramCredentials, 0, request);
       const ok = new Set(r.results.filter((x) => x.errorCode === ErrorCode.NONE).map((x) => x.user));
       await this.waitFor(() => {
         const scram = this.md.image.scram;
@@ -147,9 +148,9 @@ export class ForwardingControllerChannel implements ControllerChannel {
     }, () => scramNotController(request, NOT_CONTROLLER_MESSAGE));
   }
 
-  listPartitionReassignments(request: ListPartitionReassignmentsRequest): Promise<ListPartitionReassignmentsResponse> {
+  listPartitionReassignments(request: ListPartitionReassignmentsRequest, caller?: ForwardedFor): Promise<ListPartitionReassignmentsResponse> {
     return this.route((c) => c.listPartitionReassignments(request),
-      (conn) => conn.send<ListPartitionReassignmentsResponse>(ApiKey.ListPartitionReassignments, 0, request),
+      (conn) => this.forward<ListPartitionReassignmentsResponse>(conn, caller, ApiKey.ListPartitionReassignments, 0, request),
       () => ({ throttleTimeMs: 0, errorCode: ErrorCode.NOT_CONTROLLER, errorMessage: NOT_CONTROLLER_MESSAGE, topics: [] }));
   }
 
@@ -158,15 +159,15 @@ export class ForwardingControllerChannel implements ControllerChannel {
    * dynamic config). A broker resource was checked by the broker it names (ConfigAdmin) before it
    * got here; the controller takes it for any broker id.
    */
-  alterConfigs(change: ConfigChange): Promise<ResourceResult> {
+  alterConfigs(change: ConfigChange, caller?: ForwardedFor): Promise<ResourceResult> {
     const refused = (): ResourceResult => ({ errorCode: ErrorCode.NOT_CONTROLLER, errorMessage: NOT_CONTROLLER_MESSAGE });
     return this.route((c) => c.alterConfigs(change), async (conn) => {
       const resource = { resourceType: change.resourceType, resourceName: change.resourceName };
       const r = change.replace
-        ? await conn.send<{ responses: ResourceResult[] }>(ApiKey.AlterConfigs, 2, {
+        ? await this.forward<{ responses: ResourceResult[] }>(conn, caller, ApiKey.AlterConfigs, 2, {
           resources: [{ ...resource, configs: change.ops.filter((x) => x.configOperation === 0).map((x) => ({ name: x.name, value: x.value })) }], validateOnly: change.validateOnly,
         })
-        : await conn.send<{ responses: ResourceResult[] }>(ApiKey.IncrementalAlterConfigs, 1, { resources: [{ ...resource, configs: change.ops }], validateOnly: change.validateOnly });
+        : await this.forward<{ responses: ResourceResult[] }>(conn, caller, ApiKey.IncrementalAlterConfigs, 1, { resources: [{ ...resource, configs: change.ops }], validateOnly: change.validateOnly });
       const out = r.responses[0];
       if (out === undefined) return refused();
       if (out.errorCode === 0 && !change.validateOnly) {
@@ -180,9 +181,9 @@ export class ForwardingControllerChannel implements ControllerChannel {
   }
 
   /** Answered once this node's image holds every accepted entry's values. */
-  alterClientQuotas(request: AlterClientQuotasRequest): Promise<AlterClientQuotasResponseEntryData[]> {
+  alterClientQuotas(request: AlterClientQuotasRequest, caller?: ForwardedFor): Promise<AlterClientQuotasResponseEntryData[]> {
     return this.route((c) => c.alterClientQuotas(request), async (conn) => {
-      const r = await conn.send<AlterClientQuotasResponse>(ApiKey.AlterClientQuotas, 1, request);
+      const r = await this.forward<AlterClientQuotasResponse>(conn, caller, ApiKey.AlterClientQuotas, 1, request);
       if (!request.validateOnly) {
         const accepted = request.entries.filter((_, i) => r.entries[i]?.errorCode === ErrorCode.NONE);
         await this.waitFor(() => accepted.every((e) => {
@@ -195,9 +196,9 @@ export class ForwardingControllerChannel implements ControllerChannel {
   }
 
   /** Answered once this node's image holds the ACLs (so the client's next request here is checked against them). */
-  createAcls(creations: CreateAclsRequestAclCreation[]): Promise<CreateAclsResponseAclCreationResult[]> {
+  createAcls(creations: CreateAclsRequestAclCreation[], caller?: ForwardedFor): Promise<CreateAclsResponseAclCreationResult[]> {
     return this.route((c) => c.createAcls(creations), async (conn) => {
-      const r = await conn.send<{ results: CreateAclsResponseAclCreationResult[] }>(ApiKey.CreateAcls, 3, { creations });
+      const r = await this.forward<{ results: CreateAclsResponseAclCreationResult[] }>(conn, caller, ApiKey.CreateAcls, 3, { creations });
       const made = creations.filter((_, i) => r.results[i]?.errorCode === ErrorCode.NONE);
       await this.waitFor(() => made.every((c) => [...this.md.image.acls.acls.values()].some((a) => a.resourceType === c.resourceType
         && a.resourceName === c.resourceName && a.patternType === c.resourcePatternType && a.principal === c.principal && a.host === c.host
@@ -206,9 +207,9 @@ export class ForwardingControllerChannel implements ControllerChannel {
     }, () => creations.map(() => ({ errorCode: ErrorCode.NOT_CONTROLLER, errorMessage: NOT_CONTROLLER_MESSAGE })));
   }
 
-  deleteAcls(filters: DeleteAclsRequestDeleteAclsFilter[]): Promise<DeleteAclsResponseDeleteAclsFilterResult[]> {
+  deleteAcls(filters: DeleteAclsRequestDeleteAclsFilter[], caller?: ForwardedFor): Promise<DeleteAclsResponseDeleteAclsFilterResult[]> {
     return this.route((c) => c.deleteAcls(filters), async (conn) => {
-      const r = await conn.send<{ filterResults: DeleteAclsResponseDeleteAclsFilterResult[] }>(ApiKey.DeleteAcls, 3, { filters });
+      const r = await this.forward<{ filterResults: DeleteAclsResponseDeleteAclsFilterResult[] }>(conn, caller, ApiKey.DeleteAcls, 3, { filters });
       const gone = r.filterResults.flatMap((f) => f.matchingAcls);
       await this.waitFor(() => !gone.some((g) => [...this.md.image.acls.acls.values()].some((a) => a.resourceType === g.resourceType
         && a.resourceName === g.resourceName && a.patternType === g.patternType && a.principal === g.principal && a.host === g.host
@@ -247,6 +248,27 @@ export class ForwardingControllerChannel implements ControllerChannel {
     const leader = this.md.leaderId;
     if (leader === undefined || leader === this.o.nodeId) return Promise.resolve(own());
     return this.route(async () => own(), (conn) => conn.send<DescribeQuorumResponse>(ApiKey.DescribeQuorum, 2, request), own);
+  }
+
+  /**
+   * A client's change sent to the controller: in an Envelope naming the client when there is one
+   * (the controller answers inside; its throttle_time_ms is handed to the caller), else as it is.
+   * An Envelope the controller refuses (CLUSTER_AUTHORIZATION_FAILED: this broker's principal may not
+   * forward) fails like a lost answer.
+   */
+  private async forward<R>(conn: BrokerConnection, caller: ForwardedFor | undefined, apiKey: number, version: number, body: object): Promise<R> {
+    if (caller === undefined) return conn.send<R>(apiKey, version, body);
+    const envelope = await conn.send<EnvelopeResponse>(ApiKey.Envelope, 0, {
+      requestData: innerRequestData(apiKey, version, caller.clientId, body),
+      requestPrincipal: encodePrincipal(caller.principal),
+      clientHostAddress: encodeHostAddress(caller.clientAddress),
+    });
+    if (envelope.errorCode !== ErrorCode.NONE || envelope.responseData === null) {
+      throw new Error(`the controller refused the envelope: error ${envelope.errorCode}`);
+    }
+    const inner = decodeResponse(apiKey, version, envelope.responseData).body as R & { throttleTimeMs?: number };
+    if (typeof inner.throttleTimeMs === 'number') caller.throttleTimeMs = Math.max(caller.throttleTimeMs ?? 0, inner.throttleTimeMs);
+    return inner;
   }
 
   // ---- routing -------------------------------------------------------------------------------

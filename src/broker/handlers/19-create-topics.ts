@@ -9,17 +9,19 @@
 // older versions are throttled instead.
 import { ErrorCode, ZERO_UUID, type CreateTopicsRequest, type CreateTopicsResponseCreatableTopicResult } from '../../protocol/index.js';
 import type { HandlerSpec } from '../context.js';
+import { forwardedFor } from '../envelope.js';
 import { controllerMutationQuota, THROTTLING_QUOTA_EXCEEDED_MESSAGE, type ClientQuotaManager } from '../quotas.js';
 import type { TopicAdmin } from '../services.js';
 
 const STRICT_QUOTA_MIN_VERSION = 6;
 
-export const createTopicsHandler: HandlerSpec<{ topicAdmin: TopicAdmin; clientQuotaManager?: ClientQuotaManager; defaultNumPartitions?: number }, 19> = {
+export const createTopicsHandler: HandlerSpec<{ topicAdmin: TopicAdmin; mutationQuotas?: () => ClientQuotaManager | undefined; defaultNumPartitions?: number }, 19> = {
   apiKey: 19,
   minVersion: 2,
   maxVersion: 7,
   async handle(request: CreateTopicsRequest, ctx) {
-    const quota = controllerMutationQuota(ctx.services.clientQuotaManager, ctx, STRICT_QUOTA_MIN_VERSION);
+    const quotas = ctx.services.mutationQuotas?.();
+    const quota = controllerMutationQuota(quotas, ctx, STRICT_QUOTA_MIN_VERSION);
     const refused = new Map<string, CreateTopicsResponseCreatableTopicResult>();
     const accepted = request.validateOnly ? request.topics : request.topics.filter((t) => {
       const partitions = t.assignments.length > 0 ? t.assignments.length : t.numPartitions > 0 ? t.numPartitions : (ctx.services.defaultNumPartitions ?? 1);
@@ -30,8 +32,9 @@ export const createTopicsHandler: HandlerSpec<{ topicAdmin: TopicAdmin; clientQu
       });
       return false;
     });
-    const created = accepted.length > 0 ? await ctx.services.topicAdmin.createTopics({ ...request, topics: accepted }, ctx.apiVersion) : [];
+    const caller = forwardedFor(ctx);
+    const created = accepted.length > 0 ? await ctx.services.topicAdmin.createTopics({ ...request, topics: accepted }, ctx.apiVersion, caller) : [];
     const topics = refused.size === 0 ? created : request.topics.map((t) => refused.get(t.name) ?? created.find((c) => c.name === t.name)!).filter((t) => t !== undefined);
-    return { throttleTimeMs: quota.throttleTimeMs, topics };
+    return { throttleTimeMs: Math.max(quota.throttleTimeMs, caller.throttleTimeMs ?? 0), topics };
   },
 };
