@@ -77,16 +77,17 @@ export function controllerApis(o: ControllerApisOptions): { router: Router<any>;
     deleteTopics: (targets) => c.deleteTopics(targets),
     createPartitions: (topics, validateOnly) => c.createPartitions(topics, validateOnly),
   };
-  const contextOf = (header: RequestHeader, clientAddress: string, principal: string): RequestContext<typeof services> => ({
+  // controller_mutation_rate is charged for clients' changes, which come in Envelopes: not for what
+  // brokers send as themselves (internal topics they create; older brokers charged their clients).
+  const contextOf = (header: RequestHeader, clientAddress: string, principal: string, forwarded: boolean): RequestContext<typeof services> => ({
     header, apiVersion: header.requestApiVersion, connectionId: `controller:${clientAddress}`, clientAddress,
-    listenerName: listener, securityProtocol, principal, nowMs: o.nowMs(), services,
+    listenerName: listener, securityProtocol, principal, nowMs: o.nowMs(), services: forwarded ? forwardedServices : services,
   });
   const services = {
     topicAdmin, controller: c,
     configAdmin: new ConfigAdmin(() => o.metadata.view(), () => o.brokerConfig, () => o.nodeId, () => c, true),
     localController: c,
     metadata: () => o.metadata.view(),
-    ...(o.mutationQuotas ? { mutationQuotas: o.mutationQuotas } : {}),
     ...(o.defaultNumPartitions !== undefined ? { defaultNumPartitions: o.defaultNumPartitions } : {}),
     // Brokers answer SECURITY_DISABLED themselves; what they forward is checked here (CLUSTER ALTER) when this controller has an authorizer.
     aclAdmin: { enabled: true, acls: () => o.metadata.image.acls },
@@ -99,13 +100,14 @@ export function controllerApis(o: ControllerApisOptions): { router: Router<any>;
         return null;
       }
       if (!peeked.known || !FORWARDED_APIS.has(peeked.header.requestApiKey)) return null;
-      const outcome = await router.route(peeked.header, requestData, peeked.bodyOffset, contextOf(peeked.header, clientAddress, principal));
+      const outcome = await router.route(peeked.header, requestData, peeked.bodyOffset, contextOf(peeked.header, clientAddress, principal, true));
       if (outcome.kind !== 'response') return null;
       return innerResponseData(encodeResponseFrame(outcome.apiKey, outcome.version, peeked.header.correlationId, outcome.body));
     },
   } satisfies ControllerServices & EnvelopeServices & Record<string, unknown>;
+  const forwardedServices = o.mutationQuotas ? { ...services, mutationQuotas: o.mutationQuotas } : services;
   const serve: OtherRequests = async (header, frame, bodyOffset, clientAddress, principal) => {
-    const outcome = await router.route(header, frame, bodyOffset, contextOf(header, clientAddress, principal));
+    const outcome = await router.route(header, frame, bodyOffset, contextOf(header, clientAddress, principal, false));
     if (outcome.kind === 'close') return null;
     if (outcome.kind === 'none') return [];
     return encodeResponseFrame(outcome.apiKey, outcome.version, header.correlationId, outcome.body);

@@ -166,7 +166,9 @@ export class NetworkServer<S> {
   private tlsPrincipal(socket: TLSSocket, settings: ListenerTls): string | null {
     const peer = tlsPeerPrincipal(socket, settings.clientAuth, settings.principalRules);
     if ('refused' in peer) {
-      if (socket.getPeerX509Certificate() !== undefined) this.log.warn(`TLS client ${socket.remoteAddress}:${socket.remotePort}: ${peer.refused}`);
+      const where = `TLS client ${socket.remoteAddress}:${socket.remotePort}`;
+      if (peer.why === 'untrusted') this.log.warn(`${where} ${peer.refused}`);
+      else if (peer.why === 'unmapped') this.log.warn(`${where}: ${peer.refused}`);
       return null;
     }
     if (peer.dn !== null) this.log.info(`TLS client ${socket.remoteAddress}:${socket.remotePort} authenticated as ${peer.principal} (${peer.dn})`);

@@ -60,7 +60,7 @@ export function distinguishedNameRfc2253(cert: X509Certificate): string {
 }
 
 /** What a TLS peer authenticates as: `User:<mapped name>` (with the DN it came from), or why it is refused. */
-export type TlsPeerPrincipal = { principal: string; dn: string | null } | { refused: string };
+export type TlsPeerPrincipal = { principal: string; dn: string | null } | { refused: string; why: 'no certificate' | 'untrusted' | 'unmapped' };
 
 /**
  * The principal of a TLS connection once its handshake is done, as Kafka's SslPrincipalMapper
@@ -73,12 +73,12 @@ export function tlsPeerPrincipal(
   clientAuth: 'none' | 'requested' | 'required', rules: readonly Rule[],
 ): TlsPeerPrincipal {
   const cert = peer.getPeerX509Certificate();
-  if (cert === undefined) return clientAuth === 'required' ? { refused: 'no client certificate (ssl.client.auth=required)' } : { principal: 'User:ANONYMOUS', dn: null };
-  if (!peer.authorized) return { refused: `untrusted client certificate: ${String(peer.authorizationError)}` };
+  if (cert === undefined) return clientAuth === 'required' ? { refused: 'no client certificate (ssl.client.auth=required)', why: 'no certificate' } : { principal: 'User:ANONYMOUS', dn: null };
+  if (!peer.authorized) return { refused: `offered an untrusted certificate: ${String(peer.authorizationError)}`, why: 'untrusted' };
   const dn = distinguishedNameRfc2253(cert);
   try {
     return { principal: `User:${mapPrincipalName(rules, dn)}`, dn };
   } catch (e) {
-    return { refused: (e as Error).message };
+    return { refused: (e as Error).message, why: 'unmapped' };
   }
 }
