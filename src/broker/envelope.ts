@@ -64,7 +64,8 @@ export function decodeHostAddress(bytes: Buffer): string | null {
   if (bytes.length === 16) {
     const groups: string[] = [];
     for (let i = 0; i < 16; i += 2) groups.push(bytes.readUInt16BE(i).toString(16));
-    return groups.join(':');
+    // The compressed form (RFC 5952), as sockets report addresses and ACL hosts are written.
+    return new URL(`http://[${groups.join(':')}]`).hostname.slice(1, -1);
   }
   return null;
 }
