@@ -4,9 +4,11 @@
 // INVALID_REPLICATION_FACTOR, INVALID_REPLICA_ASSIGNMENT, INVALID_CONFIG, INVALID_REQUEST.
 // validate_only runs every check and writes nothing. From v5 the result carries the partition
 // count, replication factor and the topic's configs; from v7 the topic id.
-// controller_mutation_rate (KIP-599) counts each topic's partitions here, on the broker the client
-// asked: from v6 a topic that comes once the quota is used up answers THROTTLING_QUOTA_EXCEEDED;
-// older versions are throttled instead.
+// controller_mutation_rate (KIP-599) counts each topic's partitions where the active controller
+// is (`mutationQuotas`: set there, and on a broker only while its own controller is active; a
+// broker forwarding to another node leaves it to that controller, whose answer carries the
+// throttle): from v6 a topic that comes once the quota is used up answers
+// THROTTLING_QUOTA_EXCEEDED; older versions are throttled instead.
 import { ErrorCode, ZERO_UUID, type CreateTopicsRequest, type CreateTopicsResponseCreatableTopicResult } from '../../protocol/index.js';
 import type { HandlerSpec } from '../context.js';
 import { forwardedFor } from '../envelope.js';
