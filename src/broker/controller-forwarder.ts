@@ -1,6 +1,8 @@
 // The ControllerChannel every broker uses: the ControllerService in this process when it is the
 // active controller, else the operation forwarded to the active controller (Kafka's forwarding
-// manager, without the Envelope: the request goes as the client API it is).
+// manager): a client's change goes in an Envelope naming the client (envelope.ts), so the
+// controller authorizes it and charges its controller_mutation_rate as that client; the broker's
+// own requests (registration, heartbeats, ISR changes, internal topics) go as they are.
 //
 // Where the controller is: its node id is the Raft leader of `__cluster_metadata`; its address is
 // that voter's CONTROLLER endpoint (controller.quorum.voters, or the voter set of KIP-853), where
@@ -12,7 +14,9 @@
 // operation waits up to ROUTE_WAIT_MS for a controller to be known and reachable, then answers
 // NOT_CONTROLLER (retriable); so does a forwarded request whose answer never came (the change
 // may have been made, as with Kafka), or one still waiting on a node that the metadata quorum has
-// since replaced as leader. Nothing here throws out of a handler.
+// since replaced as leader. An Envelope the controller refuses (this broker's principal lacks
+// CLUSTER_ACTION there) answers UNKNOWN_SERVER_ERROR, as Kafka's forwarding does: retrying cannot
+// help. Nothing here throws out of a handler.
 import { BrokerConnection, type ClientSasl } from '../client/index.js';
 import type { ConnectionOptions } from 'node:tls';
 import {
@@ -80,8 +84,8 @@ export class ForwardingControllerChannel implements ControllerChannel {
       const made = request.validateOnly ? [] : r.topics.filter((t) => t.errorCode === 0);
       await this.waitFor((v) => made.every((t) => v.topic(t.name)?.id === t.topicId));
       return r.topics;
-    }, () => request.topics.map((t) => ({
-      name: t.name, topicId: ZERO_UUID, errorCode: ErrorCode.NOT_CONTROLLER, errorMessage: NOT_CONTROLLER_MESSAGE, topicConfigErrorCode: 0,
+    }, (errorCode, errorMessage) => request.topics.map((t) => ({
+      name: t.name, topicId: ZERO_UUID, errorCode, errorMessage, topicConfigErrorCode: 0,
       numPartitions: -1, replicationFactor: -1, configs: null,
     })));
   }
@@ -92,7 +96,7 @@ export class ForwardingControllerChannel implements ControllerChannel {
       const gone = r.responses.filter((t) => t.errorCode === 0);
       await this.waitFor((v) => gone.every((t) => v.topicById(t.topicId) === undefined && (t.name === null || v.topic(t.name) === undefined)));
       return r.responses;
-    }, () => targets.map((t) => ({ name: t.name, topicId: t.topicId, errorCode: ErrorCode.NOT_CONTROLLER, errorMessage: NOT_CONTROLLER_MESSAGE })));
+    }, (errorCode, errorMessage) => targets.map((t) => ({ name: t.name, topicId: t.topicId, errorCode, errorMessage })));
   }
 
   createPartitions(topics: CreatePartitionsRequestCreatePartitionsTopic[], validateOnly: boolean, caller?: ForwardedFor): Promise<CreatePartitionsResponseCreatePartitionsTopicResult[]> {
@@ -102,7 +106,7 @@ export class ForwardingControllerChannel implements ControllerChannel {
       const grown = validateOnly ? [] : r.results.filter((t) => t.errorCode === 0);
       await this.waitFor((v) => grown.every((t) => (v.topic(t.name)?.partitions.length ?? 0) >= (count.get(t.name) ?? 0)));
       return r.results;
-    }, () => topics.map((t) => ({ name: t.name, errorCode: ErrorCode.NOT_CONTROLLER, errorMessage: NOT_CONTROLLER_MESSAGE })));
+    }, (errorCode, errorMessage) => topics.map((t) => ({ name: t.name, errorCode, errorMessage })));
   }
 
   /** Forwarded without waiting for this node's image: the leaders it reports are the controller's answer. */
@@ -110,7 +114,7 @@ export class ForwardingControllerChannel implements ControllerChannel {
     return this.route((c) => c.electLeaders(request), async (conn) => {
       const r = await this.forward<{ errorCode: number; replicaElectionResults: ElectLeadersResponseReplicaElectionResult[] }>(conn, caller, ApiKey.ElectLeaders, 2, request);
       return { errorCode: r.errorCode, results: r.replicaElectionResults };
-    }, () => ({ errorCode: ErrorCode.NOT_CONTROLLER, results: [] }));
+    }, (errorCode) => ({ errorCode, results: [] }));
   }
 
   /**
@@ -131,7 +135,7 @@ export class ForwardingControllerChannel implements ControllerChannel {
       }));
       return r;
     },
-      () => ({ throttleTimeMs: 0, errorCode: ErrorCode.NOT_CONTROLLER, errorMessage: NOT_CONTROLLER_MESSAGE, responses: [] }));
+      (errorCode, errorMessage) => ({ throttleTimeMs: 0, errorCode, errorMessage, responses: [] }));
   }
 
   /** Answered once this node's image shows each accepted user's credentials as altered. */
@@ -145,13 +149,13 @@ export class ForwardingControllerChannel implements ControllerChannel {
           && request.upsertions.every((u) => !ok.has(u.name) || scram.credential(u.name, u.mechanism)?.salt.equals(u.salt) === true);
       });
       return r;
-    }, () => scramNotController(request, NOT_CONTROLLER_MESSAGE));
+    }, (errorCode, errorMessage) => scramNotController(request, errorMessage, errorCode));
   }
 
   listPartitionReassignments(request: ListPartitionReassignmentsRequest, caller?: ForwardedFor): Promise<ListPartitionReassignmentsResponse> {
     return this.route((c) => c.listPartitionReassignments(request),
       (conn) => this.forward<ListPartitionReassignmentsResponse>(conn, caller, ApiKey.ListPartitionReassignments, 0, request),
-      () => ({ throttleTimeMs: 0, errorCode: ErrorCode.NOT_CONTROLLER, errorMessage: NOT_CONTROLLER_MESSAGE, topics: [] }));
+      (errorCode, errorMessage) => ({ throttleTimeMs: 0, errorCode, errorMessage, topics: [] }));
   }
 
   /**
@@ -160,7 +164,7 @@ export class ForwardingControllerChannel implements ControllerChannel {
    * got here; the controller takes it for any broker id.
    */
   alterConfigs(change: ConfigChange, caller?: ForwardedFor): Promise<ResourceResult> {
-    const refused = (): ResourceResult => ({ errorCode: ErrorCode.NOT_CONTROLLER, errorMessage: NOT_CONTROLLER_MESSAGE });
+    const refused = (errorCode: number = ErrorCode.NOT_CONTROLLER, errorMessage: string = NOT_CONTROLLER_MESSAGE): ResourceResult => ({ errorCode, errorMessage });
     return this.route((c) => c.alterConfigs(change), async (conn) => {
       const resource = { resourceType: change.resourceType, resourceName: change.resourceName };
       const r = change.replace
@@ -192,7 +196,7 @@ export class ForwardingControllerChannel implements ControllerChannel {
         }));
       }
       return r.entries;
-    }, () => request.entries.map((e) => ({ errorCode: ErrorCode.NOT_CONTROLLER, errorMessage: NOT_CONTROLLER_MESSAGE, entity: e.entity.map((x) => ({ ...x })) })));
+    }, (errorCode, errorMessage) => request.entries.map((e) => ({ errorCode, errorMessage, entity: e.entity.map((x) => ({ ...x })) })));
   }
 
   /** Answered once this node's image holds the ACLs (so the client's next request here is checked against them). */
@@ -204,7 +208,7 @@ export class ForwardingControllerChannel implements ControllerChannel {
         && a.resourceName === c.resourceName && a.patternType === c.resourcePatternType && a.principal === c.principal && a.host === c.host
         && a.operation === c.operation && a.permissionType === c.permissionType)));
       return r.results;
-    }, () => creations.map(() => ({ errorCode: ErrorCode.NOT_CONTROLLER, errorMessage: NOT_CONTROLLER_MESSAGE })));
+    }, (errorCode, errorMessage) => creations.map(() => ({ errorCode, errorMessage })));
   }
 
   deleteAcls(filters: DeleteAclsRequestDeleteAclsFilter[], caller?: ForwardedFor): Promise<DeleteAclsResponseDeleteAclsFilterResult[]> {
@@ -215,7 +219,7 @@ export class ForwardingControllerChannel implements ControllerChannel {
         && a.resourceName === g.resourceName && a.patternType === g.patternType && a.principal === g.principal && a.host === g.host
         && a.operation === g.operation && a.permissionType === g.permissionType)));
       return r.filterResults;
-    }, () => filters.map(() => ({ errorCode: ErrorCode.NOT_CONTROLLER, errorMessage: NOT_CONTROLLER_MESSAGE, matchingAcls: [] })));
+    }, (errorCode, errorMessage) => filters.map(() => ({ errorCode, errorMessage, matchingAcls: [] })));
   }
 
   allocateProducerIds(request: AllocateProducerIdsRequest): Promise<AllocateProducerIdsResponse> {
@@ -254,7 +258,7 @@ export class ForwardingControllerChannel implements ControllerChannel {
    * A client's change sent to the controller: in an Envelope naming the client when there is one
    * (the controller answers inside; its throttle_time_ms is handed to the caller), else as it is.
    * An Envelope the controller refuses (CLUSTER_AUTHORIZATION_FAILED: this broker's principal may not
-   * forward) fails like a lost answer.
+   * forward) throws EnvelopeRefusedError.
    */
   private async forward<R>(conn: BrokerConnection, caller: ForwardedFor | undefined, apiKey: number, version: number, body: object): Promise<R> {
     if (caller === undefined) return conn.send<R>(apiKey, version, body);
@@ -263,9 +267,7 @@ export class ForwardingControllerChannel implements ControllerChannel {
       requestPrincipal: encodePrincipal(caller.principal),
       clientHostAddress: encodeHostAddress(caller.clientAddress),
     });
-    if (envelope.errorCode !== ErrorCode.NONE || envelope.responseData === null) {
-      throw new Error(`the controller refused the envelope: error ${envelope.errorCode}`);
-    }
+    if (envelope.errorCode !== ErrorCode.NONE || envelope.responseData === null) throw new EnvelopeRefusedError(envelope.errorCode);
     const inner = decodeResponse(apiKey, version, envelope.responseData).body as R & { throttleTimeMs?: number };
     if (typeof inner.throttleTimeMs === 'number') caller.throttleTimeMs = Math.max(caller.throttleTimeMs ?? 0, inner.throttleTimeMs);
     return inner;
@@ -277,7 +279,8 @@ export class ForwardingControllerChannel implements ControllerChannel {
    * The local controller when it is active (it answers NOT_CONTROLLER itself if it loses the
    * leadership meanwhile), else the forwarded request; waits up to ROUTE_WAIT_MS for either.
    */
-  private async route<R>(local: (c: ControllerService) => Promise<R>, remote: (conn: BrokerConnection) => Promise<R>, refused: () => R): Promise<R> {
+  private async route<R>(local: (c: ControllerService) => Promise<R>, remote: (conn: BrokerConnection) => Promise<R>,
+    refused: (errorCode: number, errorMessage: string) => R): Promise<R> {
     const deadline = Date.now() + ROUTE_WAIT_MS;
     for (;;) {
       const r = await this.findRoute();
@@ -292,15 +295,22 @@ export class ForwardingControllerChannel implements ControllerChannel {
         try {
           return await remote(r.conn);
         } catch (e) {
+          // The controller would not take this broker's Envelope (its principal lacks
+          // CLUSTER_ACTION there): a misconfigured cluster, which the client cannot fix by retrying
+          // (Kafka's forwarding answers UNKNOWN_SERVER_ERROR too).
+          if (e instanceof EnvelopeRefusedError) {
+            this.o.logger.warn(`node ${r.nodeId} refused this broker's Envelope: ${e.message}`);
+            return refused(ErrorCode.UNKNOWN_SERVER_ERROR, e.message);
+          }
           // Sent, and no answer (the controller died under it, or a timeout): the client decides.
           this.drop(r.nodeId);
           this.o.logger.warn(`controller request forwarded to node ${r.nodeId} failed: ${(e as Error).message}`);
-          return refused();
+          return refused(ErrorCode.NOT_CONTROLLER, NOT_CONTROLLER_MESSAGE);
         } finally {
           clearInterval(watch);
         }
       }
-      if (this.closed || Date.now() >= deadline) return refused();
+      if (this.closed || Date.now() >= deadline) return refused(ErrorCode.NOT_CONTROLLER, NOT_CONTROLLER_MESSAGE);
       await new Promise((resolve) => setTimeout(resolve, ROUTE_RETRY_MS));
     }
   }
@@ -352,5 +362,13 @@ export class ForwardingControllerChannel implements ControllerChannel {
       timer.unref();
       this.waiters.add(check);
     });
+  }
+}
+
+/** The active controller refused the Envelope itself (not the request inside): `errorCode` says why. */
+export class EnvelopeRefusedError extends Error {
+  override name = 'EnvelopeRefusedError';
+  constructor(readonly errorCode: number) {
+    super(`the controller refused the Envelope with error ${errorCode}`);
   }
 }
