@@ -157,7 +157,7 @@ test('CREATE on a topic prefix: alice creates through every broker, bob is refus
   assert.equal((await forward('User:alice', 'alice-forwarded')).topics[0]!.errorCode, ErrorCode.NONE);
 });
 
-test('controller_mutation_rate for a user is one budget across brokers: two brokers\' creations by alice are throttled as one', { skip, timeout: 60_000 }, async () => {
+test('controller_mutation_rate for a user is one budget across brokers: two brokers\' creations by alice are throttled as one, on the controller\'s own broker too', { skip, timeout: 60_000 }, async () => {
   const { controller, others } = roles();
   const [x, y] = others;
   // 1 partition/s: a bucket of 1 x 11 samples x 1 s = 11 partitions for User:alice.
@@ -177,6 +177,9 @@ test('controller_mutation_rate for a user is one budget across brokers: two brok
   const again = await withConnection(x!.brokerPort, aliceTls, 'app-1', (c) => createTopics(c, topic('alice-q3', 1)));
   assert.equal(again.topics[0].errorCode, ErrorCode.THROTTLING_QUOTA_EXCEEDED);
   assert.ok(again.throttleTimeMs > 0, `the controller's throttle reaches the client: ${again.throttleTimeMs} ms`);
+  // The active controller's own broker hands changes to it directly, and charges the same budget.
+  const local = await withConnection(controller.brokerPort, aliceTls, 'app-3', (c) => createTopics(c, topic('alice-q4', 1)));
+  assert.equal(local.topics[0].errorCode, ErrorCode.THROTTLING_QUOTA_EXCEEDED);
   // The active controller measured alice (the Envelope's principal), not the brokers that forwarded.
   const measured = controller.server!.controllerMutationQuotas!.rates().filter((r) => r.key === 'controller_mutation_rate');
   assert.deepEqual(measured.map((r) => r.user), ['alice']);
