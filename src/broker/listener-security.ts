@@ -3,10 +3,13 @@
 // one (sasl.enabled.mechanisms and the JAAS entries, with Kafka's listener and mechanism
 // prefixes), and the TLS client settings the broker's own connections use towards another node's
 // listener (inter-broker replication, the controller), as Kafka does: the settings of the listener
-// they connect to, with the broker's own keystore and truststore.
+// they connect to, with the broker's own keystore and truststore. On a controller, the gate of the
+// controller listener: each connection's principal (certificate or SASL) and the authorization of
+// the quorum's own APIs there (controllerGateFor).
 import { createHmac, randomBytes } from 'node:crypto';
 import { statSync } from 'node:fs';
-import type { ConnectionOptions, TlsOptions } from 'node:tls';
+import type { Socket } from 'node:net';
+import type { ConnectionOptions, TLSSocket, TlsOptions } from 'node:tls';
 import { effectiveBrokerConfig, type BrokerConfig, type BrokerConfigName } from '../config/index.js';
 import { AclsImage, type MetadataImage } from '../metadata/index.js';
 import {
@@ -16,11 +19,9 @@ import {
 import { limits } from '../util/index.js';
 import { SaslLogin, type ClientSasl } from '../client/index.js';
 import { ApiKey, decodeRequest, encodeResponseFrame, type RequestHeader } from '../protocol/index.js';
-import type { Socket } from 'node:net';
-import type { TLSSocket } from 'node:tls';
 import { CONTROLLER_LISTENER_RULES, aclHost, authorizeRequest, bindAuthz, type Authz } from './authorization.js';
 import type { RequestContext } from './context.js';
-import type { InboundGate, PeerLogin } from '../raft/index.js';
+import { isQuorumApi, type InboundGate, type PeerLogin } from '../raft/index.js';
 import type { ListenerSasl, ListenerSpec, Logger, NetworkServer } from './network.js';
 
 function settingsOf(config: BrokerConfig, listener: string): SslValue {
@@ -205,7 +206,8 @@ function controllerGate(principal: () => string, host: string, session: SaslServ
   authz: ((principal: string, clientAddress: string) => Authz) | null): InboundGate {
   const refusal = (header: RequestHeader): InboundAnswer | undefined => {
     const apiKey = header.requestApiKey;
-    if (authz === null || !QUORUM_APIS.has(apiKey)) return undefined;
+    // The Raft transport answers these itself; the controller router authorizes the rest.
+    if (authz === null || !isQuorumApi(apiKey)) return undefined;
     const ctx = { header, apiVersion: header.requestApiVersion } as RequestContext<unknown>;
     const rule = authorizeRequest(apiKey, {}, authz(principal(), host), ctx, CONTROLLER_LISTENER_RULES);
     if (rule === undefined || rule === 'unlisted' || !('respond' in rule)) return undefined;
@@ -236,10 +238,6 @@ function controllerGate(principal: () => string, host: string, session: SaslServ
 }
 
 type InboundAnswer = ReturnType<InboundGate['admit']>;
-
-/** The APIs the Raft transport answers itself on the controller listener (the rest go to the controller router). */
-const QUORUM_APIS: ReadonlySet<number> = new Set([ApiKey.Vote, ApiKey.BeginQuorumEpoch, ApiKey.EndQuorumEpoch, ApiKey.Fetch, ApiKey.FetchSnapshot,
-  ApiKey.DescribeQuorum, ApiKey.AddRaftVoter, ApiKey.RemoveRaftVoter, ApiKey.UpdateRaftVoter]);
 
 /** The controller listener's TLS (serving it when this node is a controller, reaching it always), or undefined. */
 export function controllerTlsFor(config: BrokerConfig): { server?: TlsOptions; client: ConnectionOptions } | undefined {

@@ -418,6 +418,6 @@ function writeChunks(socket: Socket, chunks: readonly Buffer[]): void {
 }
 
 /** The quorum's own APIs (Raft RPCs, DescribeQuorum, KIP-853 voter changes), which this transport answers itself. */
-function isQuorumApi(apiKey: number): boolean {
+export function isQuorumApi(apiKey: number): boolean {
   return apiVersion[apiKey] !== undefined || apiKey === ApiKey.DescribeQuorum || apiKey === ApiKey.AddRaftVoter || apiKey === ApiKey.RemoveRaftVoter;
 }
