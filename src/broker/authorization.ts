@@ -4,10 +4,11 @@
 // a narrowed request plus a function that puts the refused items back into the handler's response
 // with their error codes. Handlers themselves know nothing of ACLs, except the ACL APIs (29-31).
 //
-// Forwarded changes (CreateTopics, AlterConfigs, ...) are checked here, on the broker the client
-// talked to, with the client's principal; the controller listener serves only what brokers send,
-// so a request reaches the controller only after it passed this table (Kafka's envelope principal
-// gives the same outcome).
+// Forwarded changes (CreateTopics, AlterConfigs, ...) are checked twice with the client's
+// principal, as Kafka does: on the broker the client talked to, and at the controller, which takes
+// the principal from the Envelope the broker wrapped the request in (so a broker cannot lend a
+// client its own rights). The controller listener's own APIs (Raft RPCs, DescribeQuorum, Envelope)
+// have their rules in CONTROLLER_LISTENER_RULES below; the rest of that listener shares this table.
 import { ApiKey, ErrorCode, apiInfo, defaultMessage } from '../protocol/index.js';
 import { AclOperation as Op, CLUSTER_RESOURCE_NAME, ResourceType as R, type AclIndex } from '../security/index.js';
 import type { RequestContext } from './context.js';
@@ -346,8 +347,9 @@ export const AUTHORIZATION_RULES: ReadonlyMap<number, Rule> = new Map<number, Ru
  * the cluster; others get its default response with CLUSTER_AUTHORIZATION_FAILED where it has a
  * top-level error code, or a closed connection ('unlisted') where it has none.
  */
-export function authorizeRequest(apiKey: number, request: object, az: Authz, ctx: RequestContext<any>): RuleOutcome | 'unlisted' {
-  const rule = AUTHORIZATION_RULES.get(apiKey);
+export function authorizeRequest(apiKey: number, request: object, az: Authz, ctx: RequestContext<any>,
+  rules: ReadonlyMap<number, Rule> = AUTHORIZATION_RULES): RuleOutcome | 'unlisted' {
+  const rule = rules.get(apiKey);
   if (rule !== undefined) return rule(request, az, ctx);
   if (cluster(az, Op.ALTER)) return undefined;
   const name = apiInfo(apiKey)?.response.name;
@@ -355,3 +357,31 @@ export function authorizeRequest(apiKey: number, request: object, az: Authz, ctx
   const body = defaultMessage<Record<string, unknown>>(name, ctx.apiVersion);
   return 'errorCode' in body ? { respond: { ...body, errorCode: E.CLUSTER_AUTHORIZATION_FAILED } } : 'unlisted';
 }
+
+/** The API's default response with `errorCode` at the top (every controller-listener API has one). */
+const clusterRefusal = (op: number): Rule => (_req, az, ctx) => {
+  if (cluster(az, op)) return undefined;
+  const body = defaultMessage<Record<string, unknown>>(apiInfo(ctx.header.requestApiKey)!.response.name, ctx.apiVersion);
+  return { respond: { ...body, errorCode: E.CLUSTER_AUTHORIZATION_FAILED } };
+};
+
+/**
+ * The controller listener (Kafka's ControllerApis): what only other nodes may send needs
+ * CLUSTER_ACTION on the cluster — the quorum's RPCs, and the Envelope a broker forwards a client's
+ * request in (whose inner request is then checked with the client's principal by the rest of the
+ * table); DescribeQuorum needs DESCRIBE, adding or removing a voter ALTER, as in Kafka. Fetch here
+ * is a voter or observer replicating the metadata log, never a consumer.
+ */
+export const CONTROLLER_LISTENER_RULES: ReadonlyMap<number, Rule> = new Map<number, Rule>([
+  ...AUTHORIZATION_RULES,
+  [ApiKey.Vote, clusterRefusal(Op.CLUSTER_ACTION)],
+  [ApiKey.BeginQuorumEpoch, clusterRefusal(Op.CLUSTER_ACTION)],
+  [ApiKey.EndQuorumEpoch, clusterRefusal(Op.CLUSTER_ACTION)],
+  [ApiKey.Fetch, clusterRefusal(Op.CLUSTER_ACTION)],
+  [ApiKey.FetchSnapshot, clusterRefusal(Op.CLUSTER_ACTION)],
+  [ApiKey.UpdateRaftVoter, clusterRefusal(Op.CLUSTER_ACTION)],
+  [ApiKey.AddRaftVoter, clusterRefusal(Op.ALTER)],
+  [ApiKey.RemoveRaftVoter, clusterRefusal(Op.ALTER)],
+  [ApiKey.DescribeQuorum, clusterRefusal(Op.DESCRIBE)],
+  [ApiKey.Envelope, clusterOnly(Op.CLUSTER_ACTION, (errorCode) => ({ responseData: null, errorCode }))],
+]);

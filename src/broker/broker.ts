@@ -105,6 +105,12 @@ export type LogFactory = (topic: string, partition: number, topicId: string) => 
 export interface BrokerDeps {
   nodeId: number;
   clock: Clock;
+  /**
+   * controller_mutation_rate (KIP-599) is charged by the active controller, once for the cluster:
+   * its quotas while the controller in this process is active, so the broker charges changes it
+   * hands to it directly; undefined otherwise (the change is forwarded, and charged there).
+   */
+  mutationQuotas?: () => ClientQuotaManager | undefined;
   scheduler: Scheduler;
   prng: Prng;
   metadata: MetadataSource;
@@ -537,18 +543,18 @@ export class Broker {
     const c = () => this.deps.controller;
     const settle = <T>(p: Promise<T>): Promise<T> => p.then(async (r) => { await this.settled(); return r; });
     return {
-      createTopics: (request) => settle(c().createTopics(request)),
-      deleteTopics: (targets) => settle(c().deleteTopics(targets)),
-      createPartitions: (topics, validateOnly) => settle(c().createPartitions(topics, validateOnly)),
-      electLeaders: (request) => settle(c().electLeaders(request)),
-      alterConfigs: (change) => settle(c().alterConfigs(change)),
-      alterClientQuotas: (request) => settle(c().alterClientQuotas(request)),
-      alterPartitionReassignments: (request) => settle(c().alterPartitionReassignments(request)),
-      listPartitionReassignments: (request) => c().listPartitionReassignments(request),
-      createAcls: (creations) => c().createAcls(creations),
-      deleteAcls: (filters) => c().deleteAcls(filters),
+      createTopics: (request, caller) => settle(c().createTopics(request, caller)),
+      deleteTopics: (targets, caller) => settle(c().deleteTopics(targets, caller)),
+      createPartitions: (topics, validateOnly, caller) => settle(c().createPartitions(topics, validateOnly, caller)),
+      electLeaders: (request, caller) => settle(c().electLeaders(request, caller)),
+      alterConfigs: (change, caller) => settle(c().alterConfigs(change, caller)),
+      alterClientQuotas: (request, caller) => settle(c().alterClientQuotas(request, caller)),
+      alterPartitionReassignments: (request, caller) => settle(c().alterPartitionReassignments(request, caller)),
+      listPartitionReassignments: (request, caller) => c().listPartitionReassignments(request, caller),
+      createAcls: (creations, caller) => c().createAcls(creations, caller),
+      deleteAcls: (filters, caller) => c().deleteAcls(filters, caller),
       allocateProducerIds: (request) => c().allocateProducerIds(request),
-      alterUserScramCredentials: (request) => c().alterUserScramCredentials(request),
+      alterUserScramCredentials: (request, caller) => c().alterUserScramCredentials(request, caller),
       registerBroker: (request) => c().registerBroker(request),
       brokerHeartbeat: (request) => c().brokerHeartbeat(request),
       alterPartition: (request, version) => c().alterPartition(request, version),
@@ -609,9 +615,9 @@ export class Broker {
   readonly configAdmin = new ConfigAdmin(() => this.deps.metadata.view(), () => this.deps.brokerConfig, () => this.deps.nodeId, () => this.controller);
 
   readonly topicAdmin: TopicAdmin = {
-    createTopics: (request: CreateTopicsRequest) => this.controller.createTopics(request),
-    deleteTopics: (targets) => this.controller.deleteTopics(targets),
-    createPartitions: (topics, validateOnly) => this.controller.createPartitions(topics, validateOnly),
+    createTopics: (request: CreateTopicsRequest, _apiVersion, caller) => this.controller.createTopics(request, caller),
+    deleteTopics: (targets, caller) => this.controller.deleteTopics(targets, caller),
+    createPartitions: (topics, validateOnly, caller) => this.controller.createPartitions(topics, validateOnly, caller),
   };
 
   /** The services object every handler receives. */
@@ -641,6 +647,7 @@ export class Broker {
       configAdmin: this.configAdmin,
       clientQuotas: () => this.clientQuotas.image,
       clientQuotaManager: this.clientQuotas,
+      mutationQuotas: () => this.deps.mutationQuotas?.(),
       defaultNumPartitions: this.deps.topicDefaults.numPartitions,
       deleteRecords: (topic: string, partition: number, offset: bigint) => rm.deleteRecords(topic, partition, offset),
       offsetForLeaderEpoch: (topic: string, partition: number, current: number, epoch: number) => rm.offsetForLeaderEpoch(topic, partition, current, epoch),

@@ -10,6 +10,7 @@ import { ErrorCode } from '../protocol/index.js';
 import type { EmittedRecord } from '../controller/index.js';
 import type { MetadataView } from './services.js';
 import type { ConfigChange, ControllerChannel, ResourceResult } from './controller-channel.js';
+import type { ForwardedFor } from './envelope.js';
 
 export type { ResourceResult } from './controller-channel.js';
 
@@ -57,22 +58,22 @@ export class ConfigAdmin {
     return { ...fail(ErrorCode.INVALID_REQUEST, `Unsupported resource type ${resourceType}`), entries: [] };
   }
 
-  incrementalAlter(resourceType: number, name: string, ops: { name: string; configOperation: number; value: string | null }[], validateOnly: boolean): Promise<ResourceResult> {
-    return this.send({ resourceType, resourceName: name, ops, replace: false, validateOnly });
+  incrementalAlter(resourceType: number, name: string, ops: { name: string; configOperation: number; value: string | null }[], validateOnly: boolean, caller?: ForwardedFor): Promise<ResourceResult> {
+    return this.send({ resourceType, resourceName: name, ops, replace: false, validateOnly }, caller);
   }
 
   /** Legacy AlterConfigs: the given set replaces every dynamic config of the resource. */
-  alter(resourceType: number, name: string, configs: { name: string; value: string | null }[], validateOnly: boolean): Promise<ResourceResult> {
+  alter(resourceType: number, name: string, configs: { name: string; value: string | null }[], validateOnly: boolean, caller?: ForwardedFor): Promise<ResourceResult> {
     const ops = configs.map((c) => ({ name: c.name, configOperation: c.value === null ? 1 : 0, value: c.value }));
-    return this.send({ resourceType, resourceName: name, ops, replace: true, validateOnly });
+    return this.send({ resourceType, resourceName: name, ops, replace: true, validateOnly }, caller);
   }
 
-  private async send(change: ConfigChange): Promise<ResourceResult> {
+  private async send(change: ConfigChange, caller?: ForwardedFor): Promise<ResourceResult> {
     // Which broker a broker resource names is this broker's question (it answers for itself).
     if (change.resourceType === ResourceType.Broker && !this.brokerResource(change.resourceName)) {
       return fail(ErrorCode.INVALID_REQUEST, `Unexpected broker id ${change.resourceName}`);
     }
-    return this.controller().alterConfigs(change);
+    return this.controller().alterConfigs(change, caller);
   }
 }
 

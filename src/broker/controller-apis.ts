@@ -1,13 +1,20 @@
 // The controller's APIs on the controller listener (Kafka's ControllerApis): what brokers send to
-// the active controller — registrations, heartbeats, producer-id blocks, ISR changes — and the cluster changes
-// they forward for their clients (CreateTopics, DeleteTopics, CreatePartitions, ElectLeaders,
-// AlterPartitionReassignments, ListPartitionReassignments, AlterConfigs, IncrementalAlterConfigs, AlterClientQuotas, CreateAcls, DeleteAcls). Each is answered by the ControllerService in this process:
-// NOT_CONTROLLER unless it is active, so the sender looks again. The quorum's own RPCs and
-// DescribeQuorum share the listener and are answered by the Raft transport.
+// the active controller — registrations, heartbeats, producer-id blocks, ISR changes — and the
+// changes they forward for their clients (CreateTopics, DeleteTopics, CreatePartitions,
+// ElectLeaders, AlterPartitionReassignments, ListPartitionReassignments, AlterConfigs,
+// IncrementalAlterConfigs, AlterClientQuotas, CreateAcls, DeleteAcls, AlterUserScramCredentials),
+// wrapped in an Envelope with the client's principal or, from older brokers, as they are. Each is
+// answered by the ControllerService in this process: NOT_CONTROLLER unless it is active, so the
+// sender looks again. The quorum's own RPCs and DescribeQuorum share the listener and are answered
+// by the Raft transport.
+//
+// Who is asking is the connection's principal (client certificate, SASL; listener-security.ts),
+// or for an Envelope's inner request the client's. With an authorizer configured every request is
+// checked (CONTROLLER_LISTENER_RULES), and controller_mutation_rate is charged here, per client.
 //
 // This is what makes a controller-only node (process.roles=controller) reachable: it has no broker
 // listener, and every broker finds the active controller's CONTROLLER endpoint in the voter set.
-import { encodeResponseFrame } from '../protocol/index.js';
+import { decodeRequestHeader, encodeResponseFrame, type RequestHeader } from '../protocol/index.js';
 import type { OtherRequests } from '../raft/index.js';
 import type { BrokerConfig } from '../config/index.js';
 import { ConfigAdmin } from './config-admin.js';
@@ -33,6 +40,11 @@ import { alterClientQuotasHandler } from './handlers/49-alter-client-quotas.js';
 import { createAclsHandler } from './handlers/30-create-acls.js';
 import { deleteAclsHandler } from './handlers/31-delete-acls.js';
 import { alterUserScramCredentialsHandler } from './handlers/51-alter-user-scram-credentials.js';
+import { envelopeHandler, type EnvelopeServices } from './handlers/58-envelope.js';
+import { CONTROLLER_LISTENER_RULES } from './authorization.js';
+import { FORWARDED_APIS, innerResponseData } from './envelope.js';
+import { controllerAuthz } from './listener-security.js';
+import type { ClientQuotaManager } from './quotas.js';
 
 export interface ControllerApisOptions {
   readonly nodeId: number;
@@ -40,6 +52,10 @@ export interface ControllerApisOptions {
   readonly metadata: LogMetadata;
   readonly brokerConfig: BrokerConfig;
   readonly nowMs: () => number;
+  /** controller_mutation_rate: the active controller's quotas (undefined while this controller is not active). */
+  readonly mutationQuotas?: () => ClientQuotaManager | undefined;
+  /** num.partitions, for counting what a CreateTopics without a partition count costs. */
+  readonly defaultNumPartitions?: number;
 }
 
 /** The router of the controller listener and the request handler the Raft transport calls with what is not its own. */
@@ -48,25 +64,50 @@ export function controllerApis(o: ControllerApisOptions): { router: Router<any>;
   const router = new Router<any>();
   router.register(apiVersionsHandler(() => router.supportedVersions(), () => o.metadata.view().features()));
   for (const h of [createTopicsHandler, deleteTopicsHandler, createPartitionsHandler, electLeadersHandler, alterPartitionReassignmentsHandler, listPartitionReassignmentsHandler, alterConfigsHandler, incrementalAlterConfigsHandler, alterClientQuotasHandler, alterUserScramCredentialsHandler,
-    brokerRegistrationHandler, brokerHeartbeatHandler, allocateProducerIdsHandler, alterPartitionHandler, createAclsHandler, deleteAclsHandler]) router.register(h);
+    brokerRegistrationHandler, brokerHeartbeatHandler, allocateProducerIdsHandler, alterPartitionHandler, createAclsHandler, deleteAclsHandler, envelopeHandler]) router.register(h);
+  const authz = controllerAuthz(o.brokerConfig, () => o.metadata.image.acls);
+  if (authz !== null) {
+    router.authorizer = (ctx) => authz(ctx.principal, ctx.clientAddress);
+    router.authorizationRules = CONTROLLER_LISTENER_RULES;
+  }
+  const listener = o.brokerConfig.controllerListenerNames[0] ?? 'CONTROLLER';
+  const securityProtocol = o.brokerConfig.securityProtocolMap.get(listener.toUpperCase()) ?? 'PLAINTEXT';
   const topicAdmin: TopicAdmin = {
     createTopics: (request) => c.createTopics(request),
     deleteTopics: (targets) => c.deleteTopics(targets),
     createPartitions: (topics, validateOnly) => c.createPartitions(topics, validateOnly),
   };
+  // controller_mutation_rate is charged for clients' changes, which come in Envelopes: not for what
+  // brokers send as themselves (internal topics they create; older brokers charged their clients).
+  const contextOf = (header: RequestHeader, clientAddress: string, principal: string, forwarded: boolean): RequestContext<typeof services> => ({
+    header, apiVersion: header.requestApiVersion, connectionId: `controller:${clientAddress}`, clientAddress,
+    listenerName: listener, securityProtocol, principal, nowMs: o.nowMs(), services: forwarded ? forwardedServices : services,
+  });
   const services = {
     topicAdmin, controller: c,
     configAdmin: new ConfigAdmin(() => o.metadata.view(), () => o.brokerConfig, () => o.nodeId, () => c, true),
     localController: c,
-    // Brokers forward ACL changes only after checking the client's rights, so the controller takes them as they come.
+    metadata: () => o.metadata.view(),
+    ...(o.defaultNumPartitions !== undefined ? { defaultNumPartitions: o.defaultNumPartitions } : {}),
+    // Brokers answer SECURITY_DISABLED themselves; what they forward is checked here (CLUSTER ALTER) when this controller has an authorizer.
     aclAdmin: { enabled: true, acls: () => o.metadata.image.acls },
-  } satisfies ControllerServices & Record<string, unknown>;
-  const serve: OtherRequests = async (header, frame, bodyOffset, clientAddress) => {
-    const ctx: RequestContext<typeof services> = {
-      header, apiVersion: header.requestApiVersion, connectionId: `controller:${clientAddress}`, clientAddress,
-      listenerName: 'CONTROLLER', securityProtocol: 'PLAINTEXT', principal: 'User:ANONYMOUS', nowMs: o.nowMs(), services,
-    };
-    const outcome = await router.route(header, frame, bodyOffset, ctx);
+    /** An Envelope's inner request, run as the client it names (58-envelope.ts). */
+    forwarded: async (requestData: Buffer, principal: string, clientAddress: string): Promise<Buffer | null> => {
+      let peeked: ReturnType<typeof decodeRequestHeader>;
+      try {
+        peeked = decodeRequestHeader(requestData);
+      } catch {
+        return null;
+      }
+      if (!peeked.known || !FORWARDED_APIS.has(peeked.header.requestApiKey)) return null;
+      const outcome = await router.route(peeked.header, requestData, peeked.bodyOffset, contextOf(peeked.header, clientAddress, principal, true));
+      if (outcome.kind !== 'response') return null;
+      return innerResponseData(encodeResponseFrame(outcome.apiKey, outcome.version, peeked.header.correlationId, outcome.body));
+    },
+  } satisfies ControllerServices & EnvelopeServices & Record<string, unknown>;
+  const forwardedServices = o.mutationQuotas ? { ...services, mutationQuotas: o.mutationQuotas } : services;
+  const serve: OtherRequests = async (header, frame, bodyOffset, clientAddress, principal) => {
+    const outcome = await router.route(header, frame, bodyOffset, contextOf(header, clientAddress, principal, false));
     if (outcome.kind === 'close') return null;
     if (outcome.kind === 'none') return [];
     return encodeResponseFrame(outcome.apiKey, outcome.version, header.correlationId, outcome.body);

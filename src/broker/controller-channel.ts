@@ -15,6 +15,7 @@ import type {
   CreateAclsRequestAclCreation, CreateAclsResponseAclCreationResult, DeleteAclsRequestDeleteAclsFilter, DeleteAclsResponseDeleteAclsFilterResult,
   AlterUserScramCredentialsRequest, AlterUserScramCredentialsResponse,
 } from '../protocol/index.js';
+import type { ForwardedFor } from './envelope.js';
 
 /** One resource's config change, as AlterConfigs (`replace`: the set replaces every dynamic config) or IncrementalAlterConfigs send it. */
 export interface ConfigChange {
@@ -27,27 +28,32 @@ export interface ConfigChange {
 
 export interface ResourceResult { errorCode: number; errorMessage: string | null }
 
+/**
+ * The client-facing changes take `caller`, the client a broker asks for: forwarded to a remote
+ * controller, the request goes in an Envelope with the client's principal, so the controller
+ * authorizes it and charges controller_mutation_rate as that client (without it, as the broker).
+ */
 export interface ControllerChannel {
-  createTopics(request: CreateTopicsRequest): Promise<CreateTopicsResponseCreatableTopicResult[]>;
-  deleteTopics(targets: { name: string | null; topicId: string }[]): Promise<DeleteTopicsResponseDeletableTopicResult[]>;
-  createPartitions(topics: CreatePartitionsRequestCreatePartitionsTopic[], validateOnly: boolean):
+  createTopics(request: CreateTopicsRequest, caller?: ForwardedFor): Promise<CreateTopicsResponseCreatableTopicResult[]>;
+  deleteTopics(targets: { name: string | null; topicId: string }[], caller?: ForwardedFor): Promise<DeleteTopicsResponseDeletableTopicResult[]>;
+  createPartitions(topics: CreatePartitionsRequestCreatePartitionsTopic[], validateOnly: boolean, caller?: ForwardedFor):
     Promise<CreatePartitionsResponseCreatePartitionsTopicResult[]>;
   /** ElectLeaders: the per-partition results; a top-level error (NOT_CONTROLLER) in `errorCode`. */
-  electLeaders(request: ElectLeadersRequest): Promise<{ errorCode: number; results: ElectLeadersResponseReplicaElectionResult[] }>;
-  alterConfigs(change: ConfigChange): Promise<ResourceResult>;
+  electLeaders(request: ElectLeadersRequest, caller?: ForwardedFor): Promise<{ errorCode: number; results: ElectLeadersResponseReplicaElectionResult[] }>;
+  alterConfigs(change: ConfigChange, caller?: ForwardedFor): Promise<ResourceResult>;
   /** AlterPartitionReassignments: per-partition results; NOT_CONTROLLER at the top level when none was reached. */
-  alterPartitionReassignments(request: AlterPartitionReassignmentsRequest): Promise<AlterPartitionReassignmentsResponse>;
+  alterPartitionReassignments(request: AlterPartitionReassignmentsRequest, caller?: ForwardedFor): Promise<AlterPartitionReassignmentsResponse>;
   /** ListPartitionReassignments, as the active controller sees them. */
-  listPartitionReassignments(request: ListPartitionReassignmentsRequest): Promise<ListPartitionReassignmentsResponse>;
+  listPartitionReassignments(request: ListPartitionReassignmentsRequest, caller?: ForwardedFor): Promise<ListPartitionReassignmentsResponse>;
   /** AlterClientQuotas: an error per entry (NOT_CONTROLLER on each when none was reached). */
-  alterClientQuotas(request: AlterClientQuotasRequest): Promise<AlterClientQuotasResponseEntryData[]>;
+  alterClientQuotas(request: AlterClientQuotasRequest, caller?: ForwardedFor): Promise<AlterClientQuotasResponseEntryData[]>;
   /** CreateAcls: one result per creation (NOT_CONTROLLER in each when none was reached). */
-  createAcls(creations: CreateAclsRequestAclCreation[]): Promise<CreateAclsResponseAclCreationResult[]>;
+  createAcls(creations: CreateAclsRequestAclCreation[], caller?: ForwardedFor): Promise<CreateAclsResponseAclCreationResult[]>;
   /** DeleteAcls: one result per filter with the ACLs it removed. */
-  deleteAcls(filters: DeleteAclsRequestDeleteAclsFilter[]): Promise<DeleteAclsResponseDeleteAclsFilterResult[]>;
+  deleteAcls(filters: DeleteAclsRequestDeleteAclsFilter[], caller?: ForwardedFor): Promise<DeleteAclsResponseDeleteAclsFilterResult[]>;
   allocateProducerIds(request: AllocateProducerIdsRequest): Promise<AllocateProducerIdsResponse>;
   /** AlterUserScramCredentials: per-user results; NOT_CONTROLLER for every user when none was reached. */
-  alterUserScramCredentials(request: AlterUserScramCredentialsRequest): Promise<AlterUserScramCredentialsResponse>;
+  alterUserScramCredentials(request: AlterUserScramCredentialsRequest, caller?: ForwardedFor): Promise<AlterUserScramCredentialsResponse>;
   registerBroker(request: BrokerRegistrationRequest): Promise<BrokerRegistrationResponse>;
   brokerHeartbeat(request: BrokerHeartbeatRequest): Promise<BrokerHeartbeatResponse>;
   /**

@@ -1,6 +1,8 @@
 // The ControllerChannel every broker uses: the ControllerService in this process when it is the
 // active controller, else the operation forwarded to the active controller (Kafka's forwarding
-// manager, without the Envelope: the request goes as the client API it is).
+// manager): a client's change goes in an Envelope naming the client (envelope.ts), so the
+// controller authorizes it and charges its controller_mutation_rate as that client; the broker's
+// own requests (registration, heartbeats, ISR changes, internal topics) go as they are.
 //
 // Where the controller is: its node id is the Raft leader of `__cluster_metadata`; its address is
 // that voter's CONTROLLER endpoint (controller.quorum.voters, or the voter set of KIP-853), where
@@ -12,11 +14,13 @@
 // operation waits up to ROUTE_WAIT_MS for a controller to be known and reachable, then answers
 // NOT_CONTROLLER (retriable); so does a forwarded request whose answer never came (the change
 // may have been made, as with Kafka), or one still waiting on a node that the metadata quorum has
-// since replaced as leader. Nothing here throws out of a handler.
+// since replaced as leader. An Envelope the controller refuses (this broker's principal lacks
+// CLUSTER_ACTION there) answers UNKNOWN_SERVER_ERROR, as Kafka's forwarding does: retrying cannot
+// help. Nothing here throws out of a handler.
 import { BrokerConnection, type ClientSasl } from '../client/index.js';
 import type { ConnectionOptions } from 'node:tls';
 import {
-  ApiKey, ErrorCode, ZERO_UUID,
+  ApiKey, ErrorCode, ZERO_UUID, decodeResponse, type EnvelopeResponse,
   type AllocateProducerIdsRequest, type AllocateProducerIdsResponse, type AlterPartitionRequest, type AlterPartitionResponse,
   type BrokerHeartbeatRequest, type BrokerHeartbeatResponse,
   type BrokerRegistrationRequest, type BrokerRegistrationResponse, type CreatePartitionsRequestCreatePartitionsTopic,
@@ -28,6 +32,7 @@ import {
   type DeleteTopicsResponseDeletableTopicResult, type DescribeQuorumRequest, type DescribeQuorumResponse, type ElectLeadersRequest, type ElectLeadersResponseReplicaElectionResult,
 } from '../protocol/index.js';
 import type { ConfigChange, ControllerChannel, ResourceResult } from './controller-channel.js';
+import { encodeHostAddress, encodePrincipal, innerRequestData, type ForwardedFor } from './envelope.js';
 import { scramNotController, type ControllerService } from './controller-service.js';
 import type { LogMetadata } from './metadata-log.js';
 import type { MetadataView } from './services.js';
@@ -73,52 +78,52 @@ export class ForwardingControllerChannel implements ControllerChannel {
 
   // ---- ControllerChannel ---------------------------------------------------------------------
 
-  createTopics(request: CreateTopicsRequest): Promise<CreateTopicsResponseCreatableTopicResult[]> {
+  createTopics(request: CreateTopicsRequest, caller?: ForwardedFor): Promise<CreateTopicsResponseCreatableTopicResult[]> {
     return this.route((c) => c.createTopics(request), async (conn) => {
-      const r = await conn.send<{ topics: CreateTopicsResponseCreatableTopicResult[] }>(ApiKey.CreateTopics, 7, request);
+      const r = await this.forward<{ topics: CreateTopicsResponseCreatableTopicResult[] }>(conn, caller, ApiKey.CreateTopics, 7, request);
       const made = request.validateOnly ? [] : r.topics.filter((t) => t.errorCode === 0);
       await this.waitFor((v) => made.every((t) => v.topic(t.name)?.id === t.topicId));
       return r.topics;
-    }, () => request.topics.map((t) => ({
-      name: t.name, topicId: ZERO_UUID, errorCode: ErrorCode.NOT_CONTROLLER, errorMessage: NOT_CONTROLLER_MESSAGE, topicConfigErrorCode: 0,
+    }, (errorCode, errorMessage) => request.topics.map((t) => ({
+      name: t.name, topicId: ZERO_UUID, errorCode, errorMessage, topicConfigErrorCode: 0,
       numPartitions: -1, replicationFactor: -1, configs: null,
     })));
   }
 
-  deleteTopics(targets: { name: string | null; topicId: string }[]): Promise<DeleteTopicsResponseDeletableTopicResult[]> {
+  deleteTopics(targets: { name: string | null; topicId: string }[], caller?: ForwardedFor): Promise<DeleteTopicsResponseDeletableTopicResult[]> {
     return this.route((c) => c.deleteTopics(targets), async (conn) => {
-      const r = await conn.send<{ responses: DeleteTopicsResponseDeletableTopicResult[] }>(ApiKey.DeleteTopics, 6, { topics: targets, topicNames: [], timeoutMs: 30_000 });
+      const r = await this.forward<{ responses: DeleteTopicsResponseDeletableTopicResult[] }>(conn, caller, ApiKey.DeleteTopics, 6, { topics: targets, topicNames: [], timeoutMs: 30_000 });
       const gone = r.responses.filter((t) => t.errorCode === 0);
       await this.waitFor((v) => gone.every((t) => v.topicById(t.topicId) === undefined && (t.name === null || v.topic(t.name) === undefined)));
       return r.responses;
-    }, () => targets.map((t) => ({ name: t.name, topicId: t.topicId, errorCode: ErrorCode.NOT_CONTROLLER, errorMessage: NOT_CONTROLLER_MESSAGE })));
+    }, (errorCode, errorMessage) => targets.map((t) => ({ name: t.name, topicId: t.topicId, errorCode, errorMessage })));
   }
 
-  createPartitions(topics: CreatePartitionsRequestCreatePartitionsTopic[], validateOnly: boolean): Promise<CreatePartitionsResponseCreatePartitionsTopicResult[]> {
+  createPartitions(topics: CreatePartitionsRequestCreatePartitionsTopic[], validateOnly: boolean, caller?: ForwardedFor): Promise<CreatePartitionsResponseCreatePartitionsTopicResult[]> {
     return this.route((c) => c.createPartitions(topics, validateOnly), async (conn) => {
-      const r = await conn.send<{ results: CreatePartitionsResponseCreatePartitionsTopicResult[] }>(ApiKey.CreatePartitions, 3, { topics, timeoutMs: 30_000, validateOnly });
+      const r = await this.forward<{ results: CreatePartitionsResponseCreatePartitionsTopicResult[] }>(conn, caller, ApiKey.CreatePartitions, 3, { topics, timeoutMs: 30_000, validateOnly });
       const count = new Map(topics.map((t) => [t.name, t.count]));
       const grown = validateOnly ? [] : r.results.filter((t) => t.errorCode === 0);
       await this.waitFor((v) => grown.every((t) => (v.topic(t.name)?.partitions.length ?? 0) >= (count.get(t.name) ?? 0)));
       return r.results;
-    }, () => topics.map((t) => ({ name: t.name, errorCode: ErrorCode.NOT_CONTROLLER, errorMessage: NOT_CONTROLLER_MESSAGE })));
+    }, (errorCode, errorMessage) => topics.map((t) => ({ name: t.name, errorCode, errorMessage })));
   }
 
   /** Forwarded without waiting for this node's image: the leaders it reports are the controller's answer. */
-  electLeaders(request: ElectLeadersRequest): Promise<{ errorCode: number; results: ElectLeadersResponseReplicaElectionResult[] }> {
+  electLeaders(request: ElectLeadersRequest, caller?: ForwardedFor): Promise<{ errorCode: number; results: ElectLeadersResponseReplicaElectionResult[] }> {
     return this.route((c) => c.electLeaders(request), async (conn) => {
-      const r = await conn.send<{ errorCode: number; replicaElectionResults: ElectLeadersResponseReplicaElectionResult[] }>(ApiKey.ElectLeaders, 2, request);
+      const r = await this.forward<{ errorCode: number; replicaElectionResults: ElectLeadersResponseReplicaElectionResult[] }>(conn, caller, ApiKey.ElectLeaders, 2, request);
       return { errorCode: r.errorCode, results: r.replicaElectionResults };
-    }, () => ({ errorCode: ErrorCode.NOT_CONTROLLER, results: [] }));
+    }, (errorCode) => ({ errorCode, results: [] }));
   }
 
   /**
    * Answered once this node's image shows each accepted change: a started reassignment (the
    * replicas begin with the target, and the removed ones follow or are gone) or a cancelled one.
    */
-  alterPartitionReassignments(request: AlterPartitionReassignmentsRequest): Promise<AlterPartitionReassignmentsResponse> {
+  alterPartitionReassignments(request: AlterPartitionReassignmentsRequest, caller?: ForwardedFor): Promise<AlterPartitionReassignmentsResponse> {
     return this.route((c) => c.alterPartitionReassignments(request), async (conn) => {
-      const r = await conn.send<AlterPartitionReassignmentsResponse>(ApiKey.AlterPartitionReassignments, 0, request);
+      const r = await this.forward<AlterPartitionReassignmentsResponse>(conn, caller, ApiKey.AlterPartitionReassignments, 0, request);
       const accepted = request.topics.flatMap((t) => t.partitions
         .filter((p) => r.responses.find((x) => x.name === t.name)?.partitions.find((x) => x.partitionIndex === p.partitionIndex)?.errorCode === ErrorCode.NONE)
         .map((p) => ({ topic: t.name, partition: p.partitionIndex, target: p.replicas })));
@@ -130,13 +135,13 @@ export class ForwardingControllerChannel implements ControllerChannel {
       }));
       return r;
     },
-      () => ({ throttleTimeMs: 0, errorCode: ErrorCode.NOT_CONTROLLER, errorMessage: NOT_CONTROLLER_MESSAGE, responses: [] }));
+      (errorCode, errorMessage) => ({ throttleTimeMs: 0, errorCode, errorMessage, responses: [] }));
   }
 
   /** Answered once this node's image shows each accepted user's credentials as altered. */
-  alterUserScramCredentials(request: AlterUserScramCredentialsRequest): Promise<AlterUserScramCredentialsResponse> {
+  alterUserScramCredentials(request: AlterUserScramCredentialsRequest, caller?: ForwardedFor): Promise<AlterUserScramCredentialsResponse> {
     return this.route((c) => c.alterUserScramCredentials(request), async (conn) => {
-      const r = await conn.send<AlterUserScramCredentialsResponse>(ApiKey.AlterUserScramCredentials, 0, request);
+      const r = await this.forward<AlterUserScramCredentialsResponse>(conn, caller, ApiKey.AlterUserScramCredentials, 0, request);
       const ok = new Set(r.results.filter((x) => x.errorCode === ErrorCode.NONE).map((x) => x.user));
       await this.waitFor(() => {
         const scram = this.md.image.scram;
@@ -144,13 +149,13 @@ export class ForwardingControllerChannel implements ControllerChannel {
           && request.upsertions.every((u) => !ok.has(u.name) || scram.credential(u.name, u.mechanism)?.salt.equals(u.salt) === true);
       });
       return r;
-    }, () => scramNotController(request, NOT_CONTROLLER_MESSAGE));
+    }, (errorCode, errorMessage) => scramNotController(request, errorMessage, errorCode));
   }
 
-  listPartitionReassignments(request: ListPartitionReassignmentsRequest): Promise<ListPartitionReassignmentsResponse> {
+  listPartitionReassignments(request: ListPartitionReassignmentsRequest, caller?: ForwardedFor): Promise<ListPartitionReassignmentsResponse> {
     return this.route((c) => c.listPartitionReassignments(request),
-      (conn) => conn.send<ListPartitionReassignmentsResponse>(ApiKey.ListPartitionReassignments, 0, request),
-      () => ({ throttleTimeMs: 0, errorCode: ErrorCode.NOT_CONTROLLER, errorMessage: NOT_CONTROLLER_MESSAGE, topics: [] }));
+      (conn) => this.forward<ListPartitionReassignmentsResponse>(conn, caller, ApiKey.ListPartitionReassignments, 0, request),
+      (errorCode, errorMessage) => ({ throttleTimeMs: 0, errorCode, errorMessage, topics: [] }));
   }
 
   /**
@@ -158,15 +163,15 @@ export class ForwardingControllerChannel implements ControllerChannel {
    * dynamic config). A broker resource was checked by the broker it names (ConfigAdmin) before it
    * got here; the controller takes it for any broker id.
    */
-  alterConfigs(change: ConfigChange): Promise<ResourceResult> {
-    const refused = (): ResourceResult => ({ errorCode: ErrorCode.NOT_CONTROLLER, errorMessage: NOT_CONTROLLER_MESSAGE });
+  alterConfigs(change: ConfigChange, caller?: ForwardedFor): Promise<ResourceResult> {
+    const refused = (errorCode: number = ErrorCode.NOT_CONTROLLER, errorMessage: string = NOT_CONTROLLER_MESSAGE): ResourceResult => ({ errorCode, errorMessage });
     return this.route((c) => c.alterConfigs(change), async (conn) => {
       const resource = { resourceType: change.resourceType, resourceName: change.resourceName };
       const r = change.replace
-        ? await conn.send<{ responses: ResourceResult[] }>(ApiKey.AlterConfigs, 2, {
+        ? await this.forward<{ responses: ResourceResult[] }>(conn, caller, ApiKey.AlterConfigs, 2, {
           resources: [{ ...resource, configs: change.ops.filter((x) => x.configOperation === 0).map((x) => ({ name: x.name, value: x.value })) }], validateOnly: change.validateOnly,
         })
-        : await conn.send<{ responses: ResourceResult[] }>(ApiKey.IncrementalAlterConfigs, 1, { resources: [{ ...resource, configs: change.ops }], validateOnly: change.validateOnly });
+        : await this.forward<{ responses: ResourceResult[] }>(conn, caller, ApiKey.IncrementalAlterConfigs, 1, { resources: [{ ...resource, configs: change.ops }], validateOnly: change.validateOnly });
       const out = r.responses[0];
       if (out === undefined) return refused();
       if (out.errorCode === 0 && !change.validateOnly) {
@@ -180,9 +185,9 @@ export class ForwardingControllerChannel implements ControllerChannel {
   }
 
   /** Answered once this node's image holds every accepted entry's values. */
-  alterClientQuotas(request: AlterClientQuotasRequest): Promise<AlterClientQuotasResponseEntryData[]> {
+  alterClientQuotas(request: AlterClientQuotasRequest, caller?: ForwardedFor): Promise<AlterClientQuotasResponseEntryData[]> {
     return this.route((c) => c.alterClientQuotas(request), async (conn) => {
-      const r = await conn.send<AlterClientQuotasResponse>(ApiKey.AlterClientQuotas, 1, request);
+      const r = await this.forward<AlterClientQuotasResponse>(conn, caller, ApiKey.AlterClientQuotas, 1, request);
       if (!request.validateOnly) {
         const accepted = request.entries.filter((_, i) => r.entries[i]?.errorCode === ErrorCode.NONE);
         await this.waitFor(() => accepted.every((e) => {
@@ -191,30 +196,30 @@ export class ForwardingControllerChannel implements ControllerChannel {
         }));
       }
       return r.entries;
-    }, () => request.entries.map((e) => ({ errorCode: ErrorCode.NOT_CONTROLLER, errorMessage: NOT_CONTROLLER_MESSAGE, entity: e.entity.map((x) => ({ ...x })) })));
+    }, (errorCode, errorMessage) => request.entries.map((e) => ({ errorCode, errorMessage, entity: e.entity.map((x) => ({ ...x })) })));
   }
 
   /** Answered once this node's image holds the ACLs (so the client's next request here is checked against them). */
-  createAcls(creations: CreateAclsRequestAclCreation[]): Promise<CreateAclsResponseAclCreationResult[]> {
+  createAcls(creations: CreateAclsRequestAclCreation[], caller?: ForwardedFor): Promise<CreateAclsResponseAclCreationResult[]> {
     return this.route((c) => c.createAcls(creations), async (conn) => {
-      const r = await conn.send<{ results: CreateAclsResponseAclCreationResult[] }>(ApiKey.CreateAcls, 3, { creations });
+      const r = await this.forward<{ results: CreateAclsResponseAclCreationResult[] }>(conn, caller, ApiKey.CreateAcls, 3, { creations });
       const made = creations.filter((_, i) => r.results[i]?.errorCode === ErrorCode.NONE);
       await this.waitFor(() => made.every((c) => [...this.md.image.acls.acls.values()].some((a) => a.resourceType === c.resourceType
         && a.resourceName === c.resourceName && a.patternType === c.resourcePatternType && a.principal === c.principal && a.host === c.host
         && a.operation === c.operation && a.permissionType === c.permissionType)));
       return r.results;
-    }, () => creations.map(() => ({ errorCode: ErrorCode.NOT_CONTROLLER, errorMessage: NOT_CONTROLLER_MESSAGE })));
+    }, (errorCode, errorMessage) => creations.map(() => ({ errorCode, errorMessage })));
   }
 
-  deleteAcls(filters: DeleteAclsRequestDeleteAclsFilter[]): Promise<DeleteAclsResponseDeleteAclsFilterResult[]> {
+  deleteAcls(filters: DeleteAclsRequestDeleteAclsFilter[], caller?: ForwardedFor): Promise<DeleteAclsResponseDeleteAclsFilterResult[]> {
     return this.route((c) => c.deleteAcls(filters), async (conn) => {
-      const r = await conn.send<{ filterResults: DeleteAclsResponseDeleteAclsFilterResult[] }>(ApiKey.DeleteAcls, 3, { filters });
+      const r = await this.forward<{ filterResults: DeleteAclsResponseDeleteAclsFilterResult[] }>(conn, caller, ApiKey.DeleteAcls, 3, { filters });
       const gone = r.filterResults.flatMap((f) => f.matchingAcls);
       await this.waitFor(() => !gone.some((g) => [...this.md.image.acls.acls.values()].some((a) => a.resourceType === g.resourceType
         && a.resourceName === g.resourceName && a.patternType === g.patternType && a.principal === g.principal && a.host === g.host
         && a.operation === g.operation && a.permissionType === g.permissionType)));
       return r.filterResults;
-    }, () => filters.map(() => ({ errorCode: ErrorCode.NOT_CONTROLLER, errorMessage: NOT_CONTROLLER_MESSAGE, matchingAcls: [] })));
+    }, (errorCode, errorMessage) => filters.map(() => ({ errorCode, errorMessage, matchingAcls: [] })));
   }
 
   allocateProducerIds(request: AllocateProducerIdsRequest): Promise<AllocateProducerIdsResponse> {
@@ -249,13 +254,33 @@ export class ForwardingControllerChannel implements ControllerChannel {
     return this.route(async () => own(), (conn) => conn.send<DescribeQuorumResponse>(ApiKey.DescribeQuorum, 2, request), own);
   }
 
+  /**
+   * A client's change sent to the controller: in an Envelope naming the client when there is one
+   * (the controller answers inside; its throttle_time_ms is handed to the caller), else as it is.
+   * An Envelope the controller refuses (CLUSTER_AUTHORIZATION_FAILED: this broker's principal may not
+   * forward) throws EnvelopeRefusedError.
+   */
+  private async forward<R>(conn: BrokerConnection, caller: ForwardedFor | undefined, apiKey: number, version: number, body: object): Promise<R> {
+    if (caller === undefined) return conn.send<R>(apiKey, version, body);
+    const envelope = await conn.send<EnvelopeResponse>(ApiKey.Envelope, 0, {
+      requestData: innerRequestData(apiKey, version, caller.clientId, body),
+      requestPrincipal: encodePrincipal(caller.principal),
+      clientHostAddress: encodeHostAddress(caller.clientAddress),
+    });
+    if (envelope.errorCode !== ErrorCode.NONE || envelope.responseData === null) throw new EnvelopeRefusedError(envelope.errorCode);
+    const inner = decodeResponse(apiKey, version, envelope.responseData).body as R & { throttleTimeMs?: number };
+    if (typeof inner.throttleTimeMs === 'number') caller.throttleTimeMs = Math.max(caller.throttleTimeMs ?? 0, inner.throttleTimeMs);
+    return inner;
+  }
+
   // ---- routing -------------------------------------------------------------------------------
 
   /**
    * The local controller when it is active (it answers NOT_CONTROLLER itself if it loses the
    * leadership meanwhile), else the forwarded request; waits up to ROUTE_WAIT_MS for either.
    */
-  private async route<R>(local: (c: ControllerService) => Promise<R>, remote: (conn: BrokerConnection) => Promise<R>, refused: () => R): Promise<R> {
+  private async route<R>(local: (c: ControllerService) => Promise<R>, remote: (conn: BrokerConnection) => Promise<R>,
+    refused: (errorCode: number, errorMessage: string) => R): Promise<R> {
     const deadline = Date.now() + ROUTE_WAIT_MS;
     for (;;) {
       const r = await this.findRoute();
@@ -270,15 +295,22 @@ export class ForwardingControllerChannel implements ControllerChannel {
         try {
           return await remote(r.conn);
         } catch (e) {
+          // The controller would not take this broker's Envelope (its principal lacks
+          // CLUSTER_ACTION there): a misconfigured cluster, which the client cannot fix by retrying
+          // (Kafka's forwarding answers UNKNOWN_SERVER_ERROR too).
+          if (e instanceof EnvelopeRefusedError) {
+            this.o.logger.warn(`node ${r.nodeId} refused this broker's Envelope: ${e.message}`);
+            return refused(ErrorCode.UNKNOWN_SERVER_ERROR, e.message);
+          }
           // Sent, and no answer (the controller died under it, or a timeout): the client decides.
           this.drop(r.nodeId);
           this.o.logger.warn(`controller request forwarded to node ${r.nodeId} failed: ${(e as Error).message}`);
-          return refused();
+          return refused(ErrorCode.NOT_CONTROLLER, NOT_CONTROLLER_MESSAGE);
         } finally {
           clearInterval(watch);
         }
       }
-      if (this.closed || Date.now() >= deadline) return refused();
+      if (this.closed || Date.now() >= deadline) return refused(ErrorCode.NOT_CONTROLLER, NOT_CONTROLLER_MESSAGE);
       await new Promise((resolve) => setTimeout(resolve, ROUTE_RETRY_MS));
     }
   }
@@ -330,5 +362,13 @@ export class ForwardingControllerChannel implements ControllerChannel {
       timer.unref();
       this.waiters.add(check);
     });
+  }
+}
+
+/** The active controller refused the Envelope itself (not the request inside): `errorCode` says why. */
+export class EnvelopeRefusedError extends Error {
+  override name = 'EnvelopeRefusedError';
+  constructor(readonly errorCode: number) {
+    super(`the controller refused the Envelope with error ${errorCode}`);
   }
 }

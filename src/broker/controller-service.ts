@@ -358,7 +358,7 @@ function notController<T>(answer: () => T): (e: unknown) => T {
 }
 
 /** Every user of an AlterUserScramCredentials request answered NOT_CONTROLLER. */
-export function scramNotController(request: AlterUserScramCredentialsRequest, errorMessage: string): AlterUserScramCredentialsResponse {
+export function scramNotController(request: AlterUserScramCredentialsRequest, errorMessage: string, errorCode: number = ErrorCode.NOT_CONTROLLER): AlterUserScramCredentialsResponse {
   const users = [...new Set([...request.deletions.map((d) => d.name), ...request.upsertions.map((u) => u.name)])];
-  return { throttleTimeMs: 0, results: users.map((user) => ({ user, errorCode: ErrorCode.NOT_CONTROLLER, errorMessage })) };
+  return { throttleTimeMs: 0, results: users.map((user) => ({ user, errorCode, errorMessage })) };
 }

@@ -6,8 +6,8 @@ import * as nodeFs from 'node:fs';
 import * as nodePath from 'node:path';
 import { Prng, limits, partitionKey, type Clock, componentLogger } from '../util/index.js';
 import { effectiveBrokerConfig, listenerName, resolveTopicConfig, validateTopicConfigs, type BrokerConfig, type TopicConfig } from '../config/index.js';
-import { controllerSaslFor, controllerTlsFor } from './listener-security.js';
-import { ConfigurationsImage, ScramImage, type MetadataRecord } from '../metadata/index.js';
+import { controllerGateFor, controllerSaslFor, controllerTlsFor } from './listener-security.js';
+import { ConfigurationsImage, type MetadataImage, type MetadataRecord } from '../metadata/index.js';
 import { describeQuorum, parseQuorumVoters, type VoterAddress } from '../raft/index.js';
 import { realScheduler, StorageLog } from '../replication/index.js';
 import { LogManager, NodeFileSystem, logConfig, logDirName, parseLogDirName, type FileSystem, type LogConfig, type PartitionLog } from '../storage/index.js';
@@ -15,6 +15,7 @@ import { LogMetadata, METADATA_TOPIC, type LogMetadataOptions } from './metadata
 import { ControllerService } from './controller-service.js';
 import { ForwardingControllerChannel } from './controller-forwarder.js';
 import { controllerApis } from './controller-apis.js';
+import { ClientQuotaManager } from './quotas.js';
 import type { Router } from './router.js';
 import type { BrokerDeps } from './broker.js';
 import type { LogDirDescription } from './services.js';
@@ -47,8 +48,8 @@ export interface DiskBackendOptions {
  * controller.quorum.bootstrap.servers (KIP-853) when no static voters are configured; a controller
  * outside it starts as an observer until AddRaftVoter makes it a voter.
  */
-export function metadataQuorum(config: BrokerConfig, nodeId: number, discovered?: readonly VoterAddress[], scramImage: () => ScramImage = () => ScramImage.EMPTY):
-  Pick<LogMetadataOptions, 'voters' | 'voterAddresses' | 'controllerListener' | 'controllerTls' | 'controllerSasl'> {
+export function metadataQuorum(config: BrokerConfig, nodeId: number, discovered?: readonly VoterAddress[], image: () => MetadataImage | undefined = () => undefined):
+  Pick<LogMetadataOptions, 'voters' | 'voterAddresses' | 'controllerListener' | 'controllerTls' | 'controllerSasl' | 'controllerGate'> {
   const roles = config.processRoles;
   const voters = config.get('controller.quorum.voters') as string[];
   if (roles.length === 0) return { voters: [nodeId] };
@@ -73,10 +74,11 @@ export function metadataQuorum(config: BrokerConfig, nodeId: number, discovered?
     controllerListener = { host: m[1]!.replace(/^\[|\]$/g, '') || '0.0.0.0', port: Number(m[2]) };
   }
   const controllerTls = controllerTlsFor(config);
-  const controllerSasl = controllerSaslFor(config, scramImage);
+  const controllerSasl = controllerSaslFor(config);
+  const controllerGate = controllerGateFor(config, image);
   return {
     voterAddresses: addresses, ...(controllerListener ? { controllerListener } : {}), ...(controllerTls ? { controllerTls } : {}),
-    ...(controllerSasl ? { controllerSasl } : {}),
+    ...(controllerSasl ? { controllerSasl } : {}), ...(controllerGate ? { controllerGate } : {}),
   };
 }
 
@@ -124,6 +126,8 @@ export type DiskBackend = Omit<BrokerDeps, 'nodeId' | 'clock' | 'controller'> & 
   controller: ForwardingControllerChannel;
   /** The controller listener's APIs (a node with the controller role; null for a broker-only node). */
   controllerRouter: Router<any> | null;
+  /** controller_mutation_rate as this node's controller measures it (charged only while it is active). */
+  controllerMutationQuotas: ClientQuotaManager;
   logs: LogManager; close(): Promise<void> };
 
 /** A base64url UUID, Kafka's form of a cluster id. */
@@ -238,7 +242,7 @@ async function openDiskBackend(o: DiskBackendOptions, brokerConfig: BrokerConfig
     const meta = logs.ensureMetaProperties(o.nodeId, logs.storedClusterId() ?? o.clusterId ?? newClusterId());
     storage.info(`${o.dataDir} (cluster ${meta.clusterId}, ${logs.hadCleanShutdown ? 'clean' : 'unclean or first'} start)`);
     metadata = await LogMetadata.open({
-      logDir: o.dataDir, fs, clock: o.clock, clusterId: meta.clusterId, nodeId: o.nodeId, ...metadataQuorum(brokerConfig, o.nodeId, await bootstrapVoters(), () => metadata?.image.scram ?? ScramImage.EMPTY),
+      logDir: o.dataDir, fs, clock: o.clock, clusterId: meta.clusterId, nodeId: o.nodeId, ...metadataQuorum(brokerConfig, o.nodeId, await bootstrapVoters(), () => metadata?.image),
       snapshotRecordBytes: Number(brokerConfig.get('metadata.log.max.record.bytes.between.snapshots')),
       segmentBytes: o.metadataSegmentBytes ?? Number(brokerConfig.get('metadata.log.segment.bytes')), logger: componentLogger(o.logger, 'metadata-quorum'), flushStats: logs.flushStats,
       ...(o.bootstrapRecords ? { bootstrapRecords: o.bootstrapRecords } : {}),
@@ -310,18 +314,27 @@ async function openDiskBackend(o: DiskBackendOptions, brokerConfig: BrokerConfig
     ...(o.bootstrapRecords ? { bootstrapRecords: o.bootstrapRecords } : {}),
   });
   controllerService.start();
+  // controller_mutation_rate is the active controller's to charge: for changes forwarded in an
+  // Envelope (controller-apis.ts) and for those this node's broker hands to its own controller.
+  const controllerMutationQuotas = new ClientQuotaManager(o.clock, {
+    samples: Number(brokerConfig.get('quota.window.num')), windowMs: Number(brokerConfig.get('quota.window.size.seconds')) * 1000,
+  });
+  md.onChange(() => controllerMutationQuotas.update(md.image.clientQuotas));
+  const mutationQuotas = () => controllerService.isActive ? controllerMutationQuotas : undefined;
   // A controller serves the brokers' requests on its controller listener (a quorum of one has none:
   // its broker calls the ControllerService directly).
   const roles = brokerConfig.processRoles;
   let controllerRouter: Router<any> | null = null;
   if (roles.length === 0 || roles.includes('controller')) {
-    const apis = controllerApis({ nodeId: o.nodeId, controller: controllerService, metadata: md, brokerConfig, nowMs: () => o.clock.nowMs() });
+    const apis = controllerApis({
+      nodeId: o.nodeId, controller: controllerService, metadata: md, brokerConfig, nowMs: () => o.clock.nowMs(), mutationQuotas, defaultNumPartitions: topicDefaults.numPartitions,
+    });
     md.serveControllerApis(apis.serve);
     controllerRouter = apis.router;
   }
   // The broker reaches the active controller through this channel wherever it runs.
   const controllerClientTls = controllerTlsFor(brokerConfig)?.client;
-  const controllerClientSasl = controllerSaslFor(brokerConfig, () => md.image.scram)?.client;
+  const controllerClientSasl = controllerSaslFor(brokerConfig)?.client;
   const controller = new ForwardingControllerChannel(md, controllerService, {
     nodeId: o.nodeId,
     // Kafka's request.timeout.ms: a change may take a commit and a replica-manager sync.
@@ -345,6 +358,8 @@ async function openDiskBackend(o: DiskBackendOptions, brokerConfig: BrokerConfig
     controller,
     controllerService,
     controllerRouter,
+    mutationQuotas,
+    controllerMutationQuotas,
     logger: o.logger,
     logs,
     openLog: async (topic, partition, topicId) => {

@@ -3,20 +3,25 @@
 // one (sasl.enabled.mechanisms and the JAAS entries, with Kafka's listener and mechanism
 // prefixes), and the TLS client settings the broker's own connections use towards another node's
 // listener (inter-broker replication, the controller), as Kafka does: the settings of the listener
-// they connect to, with the broker's own keystore and truststore.
+// they connect to, with the broker's own keystore and truststore. On a controller, the gate of the
+// controller listener: each connection's principal (certificate or SASL) and the authorization of
+// the quorum's own APIs there (controllerGateFor).
 import { createHmac, randomBytes } from 'node:crypto';
 import { statSync } from 'node:fs';
-import type { ConnectionOptions, TlsOptions } from 'node:tls';
+import type { Socket } from 'node:net';
+import type { ConnectionOptions, TLSSocket, TlsOptions } from 'node:tls';
 import { effectiveBrokerConfig, type BrokerConfig, type BrokerConfigName } from '../config/index.js';
-import type { MetadataImage } from '../metadata/index.js';
+import { AclsImage, type MetadataImage } from '../metadata/index.js';
 import {
-  clientTls, listenerTls, oauthBearerOptions, parseJaasConfig, plainUsers, scramKeysFromSaltedPassword, SASL_MECHANISMS,
+  authorizerFromConfig, clientTls, listenerTls, oauthBearerOptions, tlsPeerPrincipal, parseJaasConfig, plainUsers, scramKeysFromSaltedPassword, SASL_MECHANISMS,
   SaslServerSession, type JaasEntry, type ListenerTls, type SaslInputs, type SaslListenerSettings, type ScramMechanismName, type SslValue,
 } from '../security/index.js';
 import { limits } from '../util/index.js';
 import { SaslLogin, type ClientSasl } from '../client/index.js';
-import { ApiKey, decodeRequest, encodeResponseFrame } from '../protocol/index.js';
-import type { InboundGate, PeerLogin } from '../raft/index.js';
+import { ApiKey, decodeRequest, encodeResponseFrame, type RequestHeader } from '../protocol/index.js';
+import { CONTROLLER_LISTENER_RULES, aclHost, authorizeRequest, bindAuthz, type Authz } from './authorization.js';
+import type { RequestContext } from './context.js';
+import { isQuorumApi, type InboundGate, type PeerLogin } from '../raft/index.js';
 import type { ListenerSasl, ListenerSpec, Logger, NetworkServer } from './network.js';
 
 function settingsOf(config: BrokerConfig, listener: string): SslValue {
@@ -143,35 +148,80 @@ function brokerLoginOf(config: BrokerConfig, name: string, mechanism: string, se
 /**
  * SASL on the controller listener (SASL_PLAINTEXT or SASL_SSL), or undefined: the credentials this
  * node logs in with (sasl.mechanism.controller.protocol, username/password of the listener's JAAS
- * entry for it) — for the Raft transport's connections to other controllers (`login`) and for
- * requests forwarded to the active controller (`client`) — and, on a controller, the gate its
- * listener puts incoming connections through. SCRAM cannot serve here before the metadata log is
- * readable (the credentials live in it), so controllers use PLAIN among themselves, as with Kafka.
+ * entry for it), for the Raft transport's connections to other controllers (`login`) and for
+ * requests forwarded to the active controller (`client`). The listener's own side is
+ * controllerGateFor's.
  */
-export function controllerSaslFor(config: BrokerConfig, scramImage: () => ScramLookup): {
-  client: ClientSasl; login: () => PeerLogin; gate?: () => InboundGate;
-} | undefined {
+export function controllerSaslFor(config: BrokerConfig): { client: ClientSasl; login: () => PeerLogin } | undefined {
   const name = config.controllerListenerNames[0];
   if (name === undefined || !config.securityProtocolMap.has(name.toUpperCase()) || !usesSasl(protocolOf(config, name))) return undefined;
   const client = brokerLoginOf(config, name, String(config.get('sasl.mechanism.controller.protocol')).toUpperCase(), 'sasl.mechanism.controller.protocol');
-  const serves = config.processRoles.includes('controller');
-  const settings = serves ? saslSettingsOf(config, name) : undefined;
-  const inputs = saslInputs(scramImage);
-  return {
-    client,
-    login: () => new SaslLogin(client),
-    ...(settings ? { gate: () => controllerGate(new SaslServerSession(settings, inputs)) } : {}),
+  return { client, login: () => new SaslLogin(client) };
+}
+
+/** The caller's rights on the controller listener, or null when no authorizer is configured (everything is allowed). */
+export function controllerAuthz(config: BrokerConfig, acls: () => AclsImage | undefined): ((principal: string, clientAddress: string) => Authz) | null {
+  const authorizer = authorizerFromConfig(config.get('authorizer.class.name') as string | null, config.get('super.users') as string | null,
+    config.get('allow.everyone.if.no.acl.found') === true, AclsImage.EMPTY);
+  if (authorizer === null) return null;
+  return (principal, clientAddress) => bindAuthz(authorizer.indexFor(acls() ?? AclsImage.EMPTY), principal, clientAddress);
+}
+
+/**
+ * What each connection to this controller's listener goes through (Kafka's ControllerApis with the
+ * listener's authentication), or undefined where there is nothing to check (a PLAINTEXT listener
+ * without an authorizer: everyone is User:ANONYMOUS and allowed). The connection's principal is its
+ * client certificate's DN mapped by ssl.principal.mapping.rules (SSL), the SASL identity once it
+ * has logged in (SASL_*), else User:ANONYMOUS. The quorum's own APIs, which the Raft transport
+ * answers itself, are authorized here (CONTROLLER_LISTENER_RULES); the controller's other APIs by
+ * the controller router, which is given the principal with each request. SCRAM cannot serve here
+ * before the metadata log is readable (the credentials live in it), so controllers use PLAIN among
+ * themselves, as with Kafka.
+ */
+export function controllerGateFor(config: BrokerConfig, image: () => MetadataImage | undefined): ((socket: Socket) => InboundGate | { refused: string }) | undefined {
+  const name = config.controllerListenerNames[0];
+  if (name === undefined || !config.processRoles.includes('controller') || !config.securityProtocolMap.has(name.toUpperCase())) return undefined;
+  const protocol = protocolOf(config, name);
+  const tls = usesTls(protocol) ? listenerTlsOf(config, name) : undefined;
+  const sasl = usesSasl(protocol) ? { settings: saslSettingsOf(config, name), inputs: saslInputs(() => image()?.scram ?? { credential: () => undefined }) } : undefined;
+  const authz = controllerAuthz(config, () => image()?.acls);
+  if (tls === undefined && sasl === undefined && authz === null) return undefined;
+  return (socket) => {
+    let certificate = 'User:ANONYMOUS';
+    if (tls !== undefined) {
+      const peer = tlsPeerPrincipal(socket as TLSSocket, tls.clientAuth, tls.principalRules);
+      if ('refused' in peer) return peer;
+      certificate = peer.principal;
+    }
+    const session = sasl === undefined ? undefined : new SaslServerSession(sasl.settings, sasl.inputs);
+    return controllerGate(() => session?.authenticated === true ? session.principal : certificate, aclHost(socket.remoteAddress ?? ''), session, authz);
   };
 }
 
-/** Requests on the controller listener pass once the connection has logged in; the SASL exchange is answered here. */
-function controllerGate(session: SaslServerSession): InboundGate {
+/**
+ * Requests on the controller listener pass once the connection has logged in (SASL; the exchange
+ * is answered here) and, for the quorum's own APIs, once the principal may send them.
+ */
+function controllerGate(principal: () => string, host: string, session: SaslServerSession | undefined,
+  authz: ((principal: string, clientAddress: string) => Authz) | null): InboundGate {
+  const refusal = (header: RequestHeader): InboundAnswer | undefined => {
+    const apiKey = header.requestApiKey;
+    // The Raft transport answers these itself; the controller router authorizes the rest.
+    if (authz === null || !isQuorumApi(apiKey)) return undefined;
+    const ctx = { header, apiVersion: header.requestApiVersion } as RequestContext<unknown>;
+    const rule = authorizeRequest(apiKey, {}, authz(principal(), host), ctx, CONTROLLER_LISTENER_RULES);
+    if (rule === undefined || rule === 'unlisted' || !('respond' in rule)) return undefined;
+    return { kind: 'answer', chunks: encodeResponseFrame(apiKey, header.requestApiVersion, header.correlationId, rule.respond), thenClose: false };
+  };
   return {
+    get principal() { return principal(); },
     admit(header, frame) {
       const apiKey = header.requestApiKey;
       const version = header.requestApiVersion;
+      if (session === undefined) return refusal(header) ?? { kind: 'pass' };
       if (apiKey !== ApiKey.SaslHandshake && apiKey !== ApiKey.SaslAuthenticate) {
-        return session.allows(apiKey, Date.now()) ? { kind: 'pass' } : { kind: 'close', reason: `API ${apiKey} before SASL authentication on the controller listener` };
+        if (!session.allows(apiKey, Date.now())) return { kind: 'close', reason: `API ${apiKey} before SASL authentication on the controller listener` };
+        return refusal(header) ?? { kind: 'pass' };
       }
       let body: Record<string, any>;
       try {
@@ -186,6 +236,8 @@ function controllerGate(session: SaslServerSession): InboundGate {
     },
   };
 }
+
+type InboundAnswer = ReturnType<InboundGate['admit']>;
 
 /** The controller listener's TLS (serving it when this node is a controller, reaching it always), or undefined. */
 export function controllerTlsFor(config: BrokerConfig): { server?: TlsOptions; client: ConnectionOptions } | undefined {

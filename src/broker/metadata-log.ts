@@ -18,6 +18,7 @@
 // no quorum-state file) opens as it is: its batches are Raft entries of epoch 0, which the first
 // election (epoch 1) commits as the prefix of the log.
 import type { ConnectionOptions, TlsOptions } from 'node:tls';
+import type { Socket } from 'node:net';
 import * as nodePath from 'node:path';
 import {
   MetadataDelta, MetadataImage, MetadataLoader, MetadataRecordType, bootstrapFeatureLevels, deserializeMetadataRecord, imageToRecords, metadataRecord,
@@ -45,8 +46,10 @@ const OPEN_TIMEOUT_MS = 60_000;
 export interface LogMetadataOptions {
   /** The controller listener speaks TLS: serving it (a controller) and reaching the voters. */
   readonly controllerTls?: { readonly server?: TlsOptions; readonly client: ConnectionOptions };
-  /** The controller listener speaks SASL: how this node logs in to the other voters, and the gate of its own listener. */
-  readonly controllerSasl?: { readonly login: () => PeerLogin; readonly gate?: () => InboundGate };
+  /** The controller listener speaks SASL: how this node logs in to the other voters. */
+  readonly controllerSasl?: { readonly login: () => PeerLogin };
+  /** What each connection to this controller's listener goes through: its principal, SASL, authorization (listener-security.ts). */
+  readonly controllerGate?: (socket: Socket) => InboundGate | { refused: string };
   /** The log directory; the metadata log is `<logDir>/__cluster_metadata-0`. */
   readonly logDir: string;
   readonly fs: FileSystem;
@@ -121,7 +124,8 @@ export class LogMetadata implements MetadataSource {
       requestTimeoutMs: timeouts.requestTimeoutMs,
       onProtocolError: (reason) => o.logger?.warn(`dropped a connection: ${reason}`),
       ...(o.controllerTls ? { tls: o.controllerTls } : {}),
-      ...(o.controllerSasl ? { login: o.controllerSasl.login, ...(o.controllerSasl.gate ? { gate: o.controllerSasl.gate } : {}) } : {}),
+      ...(o.controllerSasl ? { login: o.controllerSasl.login } : {}),
+      ...(o.controllerGate ? { gate: o.controllerGate } : {}),
     });
     const m = new LogMetadata(o);
     m.transport = transport;

@@ -22,7 +22,7 @@
 // `afterSasl` below.
 import { createServer, Socket, type Server } from 'node:net';
 import { createServer as createTlsServer, type Server as TlsServer, type TLSSocket } from 'node:tls';
-import { distinguishedNameRfc2253, mapPrincipalName, SaslServerSession, type ListenerTls, type SaslInputs, type SaslListenerSettings } from '../security/index.js';
+import { tlsPeerPrincipal, SaslServerSession, type ListenerTls, type SaslInputs, type SaslListenerSettings } from '../security/index.js';
 import { FrameSplitter, ProtocolError, decodeRequestHeader, encodeResponseFrame } from '../protocol/index.js';
 import { BufferPool, SlabLease, SlabPool, limits, type Clock, type Logger } from '../util/index.js';
 import type { RequestContext } from './context.js';
@@ -164,22 +164,17 @@ export class NetworkServer<S> {
   }
 
   private tlsPrincipal(socket: TLSSocket, settings: ListenerTls): string | null {
-    const cert = socket.getPeerX509Certificate();
-    if (cert === undefined) return settings.clientAuth === 'required' ? null : 'User:ANONYMOUS';
-    if (!socket.authorized) {
-      this.log.warn(`TLS client ${socket.remoteAddress}:${socket.remotePort} offered an untrusted certificate: ${String(socket.authorizationError)}`);
+    const peer = tlsPeerPrincipal(socket, settings.clientAuth, settings.principalRules);
+    if ('refused' in peer) {
+      const where = `TLS client ${socket.remoteAddress}:${socket.remotePort}`;
+      if (peer.why === 'untrusted') this.log.warn(`${where} ${peer.refused}`);
+      else if (peer.why === 'unmapped') this.log.warn(`${where}: ${peer.refused}`);
       return null;
     }
-    const dn = distinguishedNameRfc2253(cert);
-    try {
-      const principal = `User:${mapPrincipalName(settings.principalRules, dn)}`;
-      this.log.info(`TLS client ${socket.remoteAddress}:${socket.remotePort} authenticated as ${principal} (${dn})`);
-      return principal;
-    } catch (e) {
-      this.log.warn(`TLS client ${socket.remoteAddress}:${socket.remotePort}: ${(e as Error).message}`);
-      return null;
-    }
+    if (peer.dn !== null) this.log.info(`TLS client ${socket.remoteAddress}:${socket.remotePort} authenticated as ${peer.principal} (${peer.dn})`);
+    return peer.principal;
   }
+
 
   /**
    * New keystore/truststore for a TLS listener (a dynamic change of its ssl.keystore.location):

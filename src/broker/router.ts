@@ -3,7 +3,7 @@
 import { apiInfo, decodeMessage, Reader, ProtocolError, ErrorCode, ApiKey, type RequestHeader } from '../protocol/index.js';
 import { assert } from '../util/index.js';
 import type { HandlerSpec, RequestContext } from './context.js';
-import { authorizeRequest, type Authz } from './authorization.js';
+import { AUTHORIZATION_RULES, authorizeRequest, type Authz } from './authorization.js';
 
 /**
  * `frameDone`: nothing refers to the request frame any more; its buffer may be reused. `request`:
@@ -25,6 +25,8 @@ export class Router<S = unknown> {
    * passes the table in authorization.ts before its handler runs.
    */
   authorizer: ((ctx: RequestContext<any>) => Authz | null) | null = null;
+  /** The table the authorizer applies (the controller listener's differs in its own APIs). */
+  authorizationRules = AUTHORIZATION_RULES;
 
   register(spec: HandlerSpec<S>): this {
     const api = apiInfo(spec.apiKey);
@@ -79,7 +81,7 @@ export class Router<S = unknown> {
     const az = this.authorizer?.(ctx) ?? null;
     let after: ((response: any) => any) | undefined;
     if (az !== null) {
-      const rule = authorizeRequest(apiKey, request, az, ctx);
+      const rule = authorizeRequest(apiKey, request, az, ctx, this.authorizationRules);
       if (rule === 'unlisted') return { kind: 'close', reason: `${apiInfo(apiKey)!.name}: refused, and its response has no error code to say so` };
       if (rule !== undefined) {
         if ('respond' in rule) return rule.respond === null ? { kind: 'none' } : { kind: 'response', apiKey, version, body: rule.respond };

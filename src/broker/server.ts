@@ -1,7 +1,7 @@
 // `startServer(options)`: a broker as a library. The project's own tests start brokers this way on
 // port 0; `logline server` is a thin CLI over it.
 import { componentLogger, createLogger, limits, quietLogger, systemClock, type BufferPoolStats, type Clock } from '../util/index.js';
-import { enforceClientQuotas } from './quotas.js';
+import { enforceClientQuotas, type ClientQuotaManager } from './quotas.js';
 import { NetworkServer, type ListenerSpec, type Logger, type NetworkLimits, type NetworkStats } from './network.js';
 import { Router } from './router.js';
 import { apiVersionsHandler } from './handlers/18-api-versions.js';
@@ -82,6 +82,8 @@ export interface ServerHandle {
   readonly config: BrokerConfig;
   /** The controller hosted here (it may be a standby), if the node has the metadata log. */
   readonly controllerService: ControllerService | null;
+  /** controller_mutation_rate as this node's controller charges it (only while active), if the node has the metadata log. */
+  readonly controllerMutationQuotas: ClientQuotaManager | null;
   /** Requests, total time and error codes per API on the client listeners. */
   readonly requestMetrics: RequestMetrics;
   /** fsync times of this node's logs, the metadata log's included (a data directory only). */
@@ -252,6 +254,7 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerHa
     controllerPort: disk?.metadata.controllerPort ?? 0,
     config: brokerConfig,
     controllerService: disk?.controllerService ?? null,
+    controllerMutationQuotas: disk?.controllerMutationQuotas ?? null,
     requestMetrics: network.requestMetrics,
     logFlushStats: disk?.logs.flushStats ?? null,
     get http() { return httpBound === null ? null : { host: httpBound.host, port: httpBound.port }; },

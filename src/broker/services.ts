@@ -150,11 +150,12 @@ export interface LogDirDescription {
 
 /** Topic administration, carried out by the controller and visible once its records are applied. */
 export interface TopicAdmin {
-  createTopics(request: import('../protocol/index.js').CreateTopicsRequest, apiVersion: number):
+  /** `caller`: the client the change is for, when a broker forwards it (see ControllerChannel). */
+  createTopics(request: import('../protocol/index.js').CreateTopicsRequest, apiVersion: number, caller?: import('./envelope.js').ForwardedFor):
     Promise<import('../protocol/index.js').CreateTopicsResponseCreatableTopicResult[]>;
-  deleteTopics(targets: { name: string | null; topicId: string }[]):
+  deleteTopics(targets: { name: string | null; topicId: string }[], caller?: import('./envelope.js').ForwardedFor):
     Promise<import('../protocol/index.js').DeleteTopicsResponseDeletableTopicResult[]>;
-  createPartitions(topics: import('../protocol/index.js').CreatePartitionsRequestCreatePartitionsTopic[], validateOnly: boolean):
+  createPartitions(topics: import('../protocol/index.js').CreatePartitionsRequestCreatePartitionsTopic[], validateOnly: boolean, caller?: import('./envelope.js').ForwardedFor):
     Promise<import('../protocol/index.js').CreatePartitionsResponseCreatePartitionsTopicResult[]>;
 }
 

@@ -225,11 +225,13 @@ function consumerGroupMetrics(registry: Registry, groupsLag: () => Promise<Group
 
 /** Kafka's quota beans (kafka.server:type=Produce|Fetch|Request|ControllerMutation): rates per user/client-id, throttles per type. */
 function quotaMetrics(registry: Registry, node: ServerHandle): void {
-  const quotas = node.broker?.clientQuotas;
-  if (!quotas) return;
+  const brokerQuotas = node.broker?.clientQuotas;
   const types = [['producer_byte_rate', 'produce', 'byte_rate'], ['consumer_byte_rate', 'fetch', 'byte_rate'],
     ['request_percentage', 'request', 'request_time'], ['controller_mutation_rate', 'controllermutation', 'mutation_rate']] as const;
   for (const [key, type, rate] of types) {
+    // controller_mutation_rate is charged by the active controller (controller-apis.ts), not by the broker a client asked.
+    const quotas = key === 'controller_mutation_rate' ? node.controllerMutationQuotas ?? brokerQuotas : brokerQuotas;
+    if (!quotas) continue;
     collected(registry, `kafka_server_${type}_${rate}`, `Measured ${key} per user and client id (as its quota level shares it).`, 'gauge',
       () => quotas.rates().filter((r) => r.key === key).map((r) => ({ value: r.rate, labels: { user: r.user, client_id: r.clientId } })));
     collected(registry, `kafka_server_${type}_throttle_time_ms_total`, `Milliseconds of throttle handed out for ${key}.`, 'counter',

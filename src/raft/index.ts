@@ -22,7 +22,7 @@ export type { ReplicatedStateMachine } from './state-machine.js';
 export { Simulation, SimViolation, runSeed, type SimOptions, type SimResult, type SimStats, type SimControl, type SimHost } from './sim/sim.js';
 export { RaftDriver, RaftError, type RaftErrorKind, type RaftDriverOptions, type Committed } from './driver.js';
 export { parseQuorumVoters, formatQuorumVoters, type RaftTransport, type TransportInbox, type VoterAddress, type VoterChange } from './transport.js';
-export { SocketTransport, socketTransportLimits, type SocketTransportOptions, type OtherRequests, type PeerLogin, type InboundGate } from './net/socket-transport.js';
+export { SocketTransport, socketTransportLimits, isQuorumApi, type SocketTransportOptions, type OtherRequests, type PeerLogin, type InboundGate } from './net/socket-transport.js';
 export { describeQuorum, addRaftVoter, removeRaftVoter, type VoterChangeAnswer } from './net/describe-quorum.js';
 export * as raftWire from './net/messages.js';
 export { AppendListStateMachine, CounterStateMachine } from './node/state-machines.js';

@@ -2,7 +2,7 @@
 // principals from client certificates, the dev certificate helper, SASL mechanisms and sessions,
 // and the ACL authorizer.
 export { listenerTls, clientTls, SslConfigError, type ListenerTls, type ClientAuth, type SslValue } from './ssl.js';
-export { parsePrincipalMappingRules, mapPrincipalName, distinguishedNameRfc2253, PrincipalMappingError } from './principal.js';
+export { parsePrincipalMappingRules, mapPrincipalName, distinguishedNameRfc2253, tlsPeerPrincipal, PrincipalMappingError, type TlsPeerPrincipal } from './principal.js';
 export { writeDevCerts, type DevCerts } from './dev-certs.js';
 export {
   AclIndex, AclCaller, StandardAuthorizer, authorizerFromConfig, parseSuperUsers, AUTHORIZER_CLASS_NAMES, type AuthorizerSettings,

@@ -58,3 +58,27 @@ export function mapPrincipalName(rules: readonly Rule[], distinguishedName: stri
 export function distinguishedNameRfc2253(cert: X509Certificate): string {
   return cert.subject.split('\n').filter((x) => x !== '').reverse().map((rdn) => rdn.replace(/ \+ /g, '+')).join(',');
 }
+
+/** What a TLS peer authenticates as: `User:<mapped name>` (with the DN it came from), or why it is refused. */
+export type TlsPeerPrincipal = { principal: string; dn: string | null } | { refused: string; why: 'no certificate' | 'untrusted' | 'unmapped' };
+
+/**
+ * The principal of a TLS connection once its handshake is done, as Kafka's SslPrincipalMapper
+ * gives it: no client certificate is User:ANONYMOUS (refused when ssl.client.auth=required); an
+ * untrusted one (possible with `requested`) or one no rule maps is refused. Every TLS listener,
+ * client or controller, decides here.
+ */
+export function tlsPeerPrincipal(
+  peer: { getPeerX509Certificate(): X509Certificate | undefined; readonly authorized: boolean; readonly authorizationError?: Error | string | null },
+  clientAuth: 'none' | 'requested' | 'required', rules: readonly Rule[],
+): TlsPeerPrincipal {
+  const cert = peer.getPeerX509Certificate();
+  if (cert === undefined) return clientAuth === 'required' ? { refused: 'no client certificate (ssl.client.auth=required)', why: 'no certificate' } : { principal: 'User:ANONYMOUS', dn: null };
+  if (!peer.authorized) return { refused: `offered an untrusted certificate: ${String(peer.authorizationError)}`, why: 'untrusted' };
+  const dn = distinguishedNameRfc2253(cert);
+  try {
+    return { principal: `User:${mapPrincipalName(rules, dn)}`, dn };
+  } catch (e) {
+    return { refused: (e as Error).message, why: 'unmapped' };
+  }
+}

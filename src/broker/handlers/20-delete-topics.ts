@@ -5,12 +5,13 @@
 // once the quota is used up answers THROTTLING_QUOTA_EXCEEDED; older versions are throttled.
 import { ErrorCode, ZERO_UUID, type DeleteTopicsRequest, type DeleteTopicsResponseDeletableTopicResult } from '../../protocol/index.js';
 import type { HandlerSpec } from '../context.js';
+import { forwardedFor } from '../envelope.js';
 import { controllerMutationQuota, THROTTLING_QUOTA_EXCEEDED_MESSAGE, type ClientQuotaManager } from '../quotas.js';
 import type { MetadataView, TopicAdmin } from '../services.js';
 
 const STRICT_QUOTA_MIN_VERSION = 5;
 
-export const deleteTopicsHandler: HandlerSpec<{ topicAdmin: TopicAdmin; clientQuotaManager?: ClientQuotaManager; metadata?: () => MetadataView }, 20> = {
+export const deleteTopicsHandler: HandlerSpec<{ topicAdmin: TopicAdmin; mutationQuotas?: () => ClientQuotaManager | undefined; metadata?: () => MetadataView }, 20> = {
   apiKey: 20,
   minVersion: 1,
   maxVersion: 6,
@@ -18,8 +19,9 @@ export const deleteTopicsHandler: HandlerSpec<{ topicAdmin: TopicAdmin; clientQu
     const targets = ctx.apiVersion >= 6
       ? request.topics.map((t) => ({ name: t.name, topicId: t.topicId }))
       : request.topicNames.map((name) => ({ name, topicId: ZERO_UUID }));
-    const quota = controllerMutationQuota(ctx.services.clientQuotaManager, ctx, STRICT_QUOTA_MIN_VERSION);
-    const view = ctx.services.clientQuotaManager !== undefined ? ctx.services.metadata?.() : undefined;
+    const quotas = ctx.services.mutationQuotas?.();
+    const quota = controllerMutationQuota(quotas, ctx, STRICT_QUOTA_MIN_VERSION);
+    const view = quotas !== undefined ? ctx.services.metadata?.() : undefined;
     const refused: DeleteTopicsResponseDeletableTopicResult[] = [];
     const accepted = view === undefined ? targets : targets.filter((t) => {
       const topic = t.topicId !== ZERO_UUID ? view.topicById(t.topicId) : t.name !== null ? view.topic(t.name) : undefined;
@@ -27,7 +29,8 @@ export const deleteTopicsHandler: HandlerSpec<{ topicAdmin: TopicAdmin; clientQu
       refused.push({ name: t.name, topicId: t.topicId, errorCode: ErrorCode.THROTTLING_QUOTA_EXCEEDED, errorMessage: THROTTLING_QUOTA_EXCEEDED_MESSAGE });
       return false;
     });
-    const responses = accepted.length > 0 ? await ctx.services.topicAdmin.deleteTopics(accepted) : [];
-    return { throttleTimeMs: quota.throttleTimeMs, responses: [...responses, ...refused] };
+    const caller = forwardedFor(ctx);
+    const responses = accepted.length > 0 ? await ctx.services.topicAdmin.deleteTopics(accepted, caller) : [];
+    return { throttleTimeMs: Math.max(quota.throttleTimeMs, caller.throttleTimeMs ?? 0), responses: [...responses, ...refused] };
   },
 };

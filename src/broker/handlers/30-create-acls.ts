@@ -5,6 +5,7 @@
 import { ErrorCode, type CreateAclsRequest } from '../../protocol/index.js';
 import { AclOperation, CLUSTER_RESOURCE_NAME, ResourceType } from '../../metadata/index.js';
 import type { HandlerSpec } from '../context.js';
+import { forwardedFor } from '../envelope.js';
 import type { AclServices } from '../services.js';
 
 export const createAclsHandler: HandlerSpec<AclServices, 30> = {
@@ -15,6 +16,6 @@ export const createAclsHandler: HandlerSpec<AclServices, 30> = {
     const all = (errorCode: number, errorMessage: string | null) => ({ throttleTimeMs: 0, results: request.creations.map(() => ({ errorCode, errorMessage })) });
     if (!ctx.services.aclAdmin.enabled) return all(ErrorCode.SECURITY_DISABLED, 'No authorizer is configured (authorizer.class.name).');
     if (ctx.authz !== undefined && !ctx.authz.allowed(AclOperation.ALTER, ResourceType.CLUSTER, CLUSTER_RESOURCE_NAME)) return all(ErrorCode.CLUSTER_AUTHORIZATION_FAILED, null);
-    return { throttleTimeMs: 0, results: await ctx.services.controller.createAcls(request.creations) };
+    return { throttleTimeMs: 0, results: await ctx.services.controller.createAcls(request.creations, forwardedFor(ctx)) };
   },
 };

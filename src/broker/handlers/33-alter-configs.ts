@@ -2,6 +2,7 @@
 // resource (IncrementalAlterConfigs is the one to use). Validated like CreateTopics configs.
 import type { AlterConfigsRequest } from '../../protocol/index.js';
 import type { HandlerSpec } from '../context.js';
+import { forwardedFor } from '../envelope.js';
 import type { ConfigAdmin } from '../config-admin.js';
 
 export const alterConfigsHandler: HandlerSpec<{ configAdmin: ConfigAdmin }, 33> = {
@@ -11,7 +12,7 @@ export const alterConfigsHandler: HandlerSpec<{ configAdmin: ConfigAdmin }, 33> 
   async handle(request: AlterConfigsRequest, ctx) {
     const responses = [];
     for (const r of request.resources) {
-      const result = await ctx.services.configAdmin.alter(r.resourceType, r.resourceName, r.configs, request.validateOnly);
+      const result = await ctx.services.configAdmin.alter(r.resourceType, r.resourceName, r.configs, request.validateOnly, forwardedFor(ctx));
       responses.push({ ...result, resourceType: r.resourceType, resourceName: r.resourceName });
     }
     return { throttleTimeMs: 0, responses };

@@ -8,6 +8,7 @@
 // reached is not active.
 import type { ElectLeadersRequest } from '../../protocol/index.js';
 import type { HandlerSpec } from '../context.js';
+import { forwardedFor } from '../envelope.js';
 import type { ControllerChannel } from '../controller-channel.js';
 
 const PREFERRED = 0;
@@ -18,7 +19,7 @@ export const electLeadersHandler: HandlerSpec<{ controller: ControllerChannel },
   maxVersion: 2,
   async handle(request: ElectLeadersRequest, ctx) {
     const electionType = ctx.apiVersion >= 1 ? request.electionType : PREFERRED;
-    const r = await ctx.services.controller.electLeaders({ ...request, electionType });
+    const r = await ctx.services.controller.electLeaders({ ...request, electionType }, forwardedFor(ctx));
     return { throttleTimeMs: 0, errorCode: r.errorCode, replicaElectionResults: r.results };
   },
 };

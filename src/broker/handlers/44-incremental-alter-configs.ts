@@ -3,6 +3,7 @@
 // Unknown keys, read-only broker keys and bad values answer INVALID_CONFIG with a message.
 import type { IncrementalAlterConfigsRequest } from '../../protocol/index.js';
 import type { HandlerSpec } from '../context.js';
+import { forwardedFor } from '../envelope.js';
 import type { ConfigAdmin } from '../config-admin.js';
 
 export const incrementalAlterConfigsHandler: HandlerSpec<{ configAdmin: ConfigAdmin }, 44> = {
@@ -12,7 +13,7 @@ export const incrementalAlterConfigsHandler: HandlerSpec<{ configAdmin: ConfigAd
   async handle(request: IncrementalAlterConfigsRequest, ctx) {
     const responses = [];
     for (const r of request.resources) {
-      const result = await ctx.services.configAdmin.incrementalAlter(r.resourceType, r.resourceName, r.configs, request.validateOnly);
+      const result = await ctx.services.configAdmin.incrementalAlter(r.resourceType, r.resourceName, r.configs, request.validateOnly, forwardedFor(ctx));
       responses.push({ ...result, resourceType: r.resourceType, resourceName: r.resourceName });
     }
     return { throttleTimeMs: 0, responses };

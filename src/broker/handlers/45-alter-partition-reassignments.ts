@@ -7,6 +7,7 @@
 // v1 (KIP-860's allowReplicationFactorChange) is not offered yet.
 import type { AlterPartitionReassignmentsRequest } from '../../protocol/index.js';
 import type { HandlerSpec } from '../context.js';
+import { forwardedFor } from '../envelope.js';
 import type { ControllerChannel } from '../controller-channel.js';
 
 export const alterPartitionReassignmentsHandler: HandlerSpec<{ controller: ControllerChannel }, 45> = {
@@ -14,6 +15,6 @@ export const alterPartitionReassignmentsHandler: HandlerSpec<{ controller: Contr
   minVersion: 0,
   maxVersion: 0,
   handle(request: AlterPartitionReassignmentsRequest, ctx) {
-    return ctx.services.controller.alterPartitionReassignments(request);
+    return ctx.services.controller.alterPartitionReassignments(request, forwardedFor(ctx));
   },
 };

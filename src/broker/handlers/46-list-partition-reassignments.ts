@@ -5,6 +5,7 @@
 // no active controller answered.
 import type { ListPartitionReassignmentsRequest } from '../../protocol/index.js';
 import type { HandlerSpec } from '../context.js';
+import { forwardedFor } from '../envelope.js';
 import type { ControllerChannel } from '../controller-channel.js';
 
 export const listPartitionReassignmentsHandler: HandlerSpec<{ controller: ControllerChannel }, 46> = {
@@ -12,6 +13,6 @@ export const listPartitionReassignmentsHandler: HandlerSpec<{ controller: Contro
   minVersion: 0,
   maxVersion: 0,
   handle(request: ListPartitionReassignmentsRequest, ctx) {
-    return ctx.services.controller.listPartitionReassignments(request);
+    return ctx.services.controller.listPartitionReassignments(request, forwardedFor(ctx));
   },
 };

@@ -5,6 +5,7 @@
 // change, so a DescribeClientQuotas sent here next sees it.
 import type { AlterClientQuotasRequest } from '../../protocol/index.js';
 import type { HandlerSpec } from '../context.js';
+import { forwardedFor } from '../envelope.js';
 import type { ControllerChannel } from '../controller-channel.js';
 
 export const alterClientQuotasHandler: HandlerSpec<{ controller: ControllerChannel }, 49> = {
@@ -12,7 +13,7 @@ export const alterClientQuotasHandler: HandlerSpec<{ controller: ControllerChann
   minVersion: 0,
   maxVersion: 1,
   async handle(request: AlterClientQuotasRequest, ctx) {
-    const entries = await ctx.services.controller.alterClientQuotas(request);
+    const entries = await ctx.services.controller.alterClientQuotas(request, forwardedFor(ctx));
     return { throttleTimeMs: 0, entries };
   },
 };

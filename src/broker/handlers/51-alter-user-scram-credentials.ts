@@ -5,6 +5,7 @@
 // another node. NOT_CONTROLLER per user when none was reached.
 import type { AlterUserScramCredentialsRequest } from '../../protocol/index.js';
 import type { HandlerSpec } from '../context.js';
+import { forwardedFor } from '../envelope.js';
 import type { ControllerChannel } from '../controller-channel.js';
 
 export const alterUserScramCredentialsHandler: HandlerSpec<{ controller: ControllerChannel }, 51> = {
@@ -12,6 +13,6 @@ export const alterUserScramCredentialsHandler: HandlerSpec<{ controller: Control
   minVersion: 0,
   maxVersion: 0,
   handle(request: AlterUserScramCredentialsRequest, ctx) {
-    return ctx.services.controller.alterUserScramCredentials(request);
+    return ctx.services.controller.alterUserScramCredentials(request, forwardedFor(ctx));
   },
 };

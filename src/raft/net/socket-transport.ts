@@ -44,12 +44,14 @@ export interface SocketTransportOptions {
   /** The controller listener speaks TLS (security protocol SSL): how to serve it and how to reach the other voters. */
   readonly tls?: { readonly server?: TlsOptions; readonly client: ConnectionOptions };
   /**
-   * The controller listener authenticates (SASL): each outgoing connection logs in first (`login`),
-   * and each incoming one passes its requests through a gate until it has (`gate`). This room only
-   * carries the exchange; what it means is the caller's (src/broker/listener-security.ts).
+   * The controller listener authenticates (SASL): each outgoing connection logs in first (`login`).
+   * Each incoming connection gets a gate (`gate`, given the socket once any TLS handshake is done),
+   * which knows its principal (client certificate or SASL), answers the SASL exchange and refuses
+   * what the principal may not do; or refuses the connection. This room only carries the exchange;
+   * what it means is the caller's (src/broker/listener-security.ts).
    */
   readonly login?: () => PeerLogin;
-  readonly gate?: () => InboundGate;
+  readonly gate?: (socket: Socket) => InboundGate | { refused: string };
 }
 
 /** A login exchange of Kafka requests run on a new outgoing connection before anything else. */
@@ -59,17 +61,20 @@ export interface PeerLogin {
   next(response: Record<string, any>): { apiKey: number; version: number; body: object } | { done: true };
 }
 
-/** What an incoming connection may do before (and after) it has logged in. */
+/** What an incoming connection may do before (and after) it has logged in, and who it is. */
 export interface InboundGate {
+  /** `User:<name>` the connection's requests run as now (User:ANONYMOUS before any authentication). */
+  readonly principal: string;
   admit(header: RequestHeader, frame: Buffer, bodyOffset: number): { kind: 'pass' } | { kind: 'answer'; chunks: Buffer[]; thenClose: boolean } | { kind: 'close'; reason: string };
 }
 
 /**
  * Requests on this listener that are not the quorum's own (the controller's APIs: registrations,
- * heartbeats, topic changes forwarded by brokers, ApiVersions): the response frame's chunks, or
- * null to close the connection (a malformed request).
+ * heartbeats, topic changes forwarded by brokers, ApiVersions), with the client's IP address and the
+ * connection's principal (its gate's, else User:ANONYMOUS): the response frame's chunks, or null
+ * to close the connection (a malformed request).
  */
-export type OtherRequests = (header: RequestHeader, frame: Buffer, bodyOffset: number, clientAddress: string) => Promise<Buffer[] | null>;
+export type OtherRequests = (header: RequestHeader, frame: Buffer, bodyOffset: number, clientAddress: string, principal: string) => Promise<Buffer[] | null>;
 
 interface OutboundPending {
   readonly request: RaftRequest;
@@ -273,7 +278,13 @@ export class SocketTransport implements RaftTransport {
   private accept(socket: Socket): void {
     if (this.closed) { socket.destroy(); return; }
     socket.setNoDelay(true);
-    const conn: InboundConnection = { socket, pending: new Map(), otherAnswers: [], gate: this.opts.gate?.() };
+    const gate = this.opts.gate?.(socket);
+    if (gate !== undefined && 'refused' in gate) {
+      this.opts.onProtocolError?.(`connection from ${socket.remoteAddress}:${socket.remotePort} refused: ${gate.refused}`);
+      socket.destroy();
+      return;
+    }
+    const conn: InboundConnection = { socket, pending: new Map(), otherAnswers: [], gate };
     this.inbound.add(conn);
     const splitter = new FrameSplitter(socketTransportLimits.frameBytesMax);
     socket.on('data', (chunk) => {
@@ -335,7 +346,7 @@ export class SocketTransport implements RaftTransport {
       this.opts.onProtocolError?.(`request from ${where}: ${reason}`);
       socket.destroy();
     };
-    this.otherRequests!(header, frame, bodyOffset, where).then((chunks) => {
+    this.otherRequests!(header, frame, bodyOffset, socket.remoteAddress ?? 'unknown', conn.gate?.principal ?? 'User:ANONYMOUS').then((chunks) => {
       conn.pending.delete(header.correlationId);
       if (chunks === null) return fail(`API ${header.requestApiKey} v${header.requestApiVersion} refused`);
       slot.chunks = chunks;
@@ -407,6 +418,6 @@ function writeChunks(socket: Socket, chunks: readonly Buffer[]): void {
 }
 
 /** The quorum's own APIs (Raft RPCs, DescribeQuorum, KIP-853 voter changes), which this transport answers itself. */
-function isQuorumApi(apiKey: number): boolean {
+export function isQuorumApi(apiKey: number): boolean {
   return apiVersion[apiKey] !== undefined || apiKey === ApiKey.DescribeQuorum || apiKey === ApiKey.AddRaftVoter || apiKey === ApiKey.RemoveRaftVoter;
 }
