@@ -175,7 +175,6 @@ export class NetworkServer<S> {
     return peer.principal;
   }
 
-
   /**
    * New keystore/truststore for a TLS listener (a dynamic change of its ssl.keystore.location):
    * connections made from now on get the new certificate, open ones keep theirs.
