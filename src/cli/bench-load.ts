@@ -26,9 +26,11 @@ export interface LoadStats {
   /** Wall-clock milliseconds when the load loop started and ended (0 until then). */
   startedMs: number;
   endedMs: number;
+  /** e2e with a warm-up: send times from here on count in the latencies (NaN until the first record is read). */
+  measureFromUs: number;
 }
 
-export function newStats(): LoadStats { return { records: 0, bytes: 0, inFlight: 0, latencyUs: new Histogram(), startedMs: 0, endedMs: 0 }; }
+export function newStats(): LoadStats { return { records: 0, bytes: 0, inFlight: 0, latencyUs: new Histogram(), startedMs: 0, endedMs: 0, measureFromUs: Number.NaN }; }
 
 export function wallMs(): number { return performance.timeOrigin + performance.now(); }
 
@@ -150,6 +152,8 @@ export interface ProducerSpec {
   maxSeconds: number;
   /** Stop sending after this long (then wait for what is in flight); 0: no limit but the count. */
   durationMs: number;
+  /** With a rate: records due in the first this many ms are sent but left out of the latencies. */
+  warmupMs?: number;
   seed: number;
 }
 
@@ -183,6 +187,7 @@ function produceLoop(spec: ProducerSpec, stats: LoadStats, stopped: () => boolea
   const start = performance.now();
   stats.startedMs = wallMs();
   const msPerRecord = spec.rate > 0 ? 1000 / spec.rate : 0;
+  const warmupMs = spec.warmupMs ?? 0;
   const dueAt = (i: number) => start + i * msPerRecord;
   let reserved = 0;
   let total = spec.records;
@@ -205,7 +210,9 @@ function produceLoop(spec: ProducerSpec, stats: LoadStats, stopped: () => boolea
       stats.inFlight--;
       target.inFlight.n--;
       stats.records += n;
-      if (msPerRecord > 0) for (let k = 0; k < n; k++) stats.latencyUs.record((now - dueAt(first + k)) * 1000);
+      if (msPerRecord > 0) {
+        for (let k = 0; k < n; k++) if ((first + k) * msPerRecord >= warmupMs) stats.latencyUs.record((now - dueAt(first + k)) * 1000);
+      }
       else stats.latencyUs.record((now - sentAt) * 1000, n);
       if (stats.records >= total) finish();
       else pump();
@@ -291,6 +298,11 @@ export interface ConsumerSpec {
   rate: number;
   /** Stop after this long; 0: no limit but the records. */
   durationMs: number;
+  /**
+   * e2e: records sent in the first this many ms (by their send times, from the first one read)
+   * are counted but left out of the latencies, as the producers leave out their warm-up.
+   */
+  warmupMs?: number;
 }
 
 interface Cursor { partition: number; offset: number; end: number }
@@ -447,7 +459,7 @@ async function fetchOnce(conn: BrokerConnection, spec: ConsumerSpec, cursors: Cu
         if (spec.e2e) {
           // Uncompressed batches are read in place, without a promise per batch.
           const body = batch.compression === Compression.None ? batch.body() : await decompressBatchBody(batch);
-          recordE2e(batch, body, from, take, arrivedUs, stats);
+          recordE2e(batch, body, from, take, arrivedUs, stats, (spec.warmupMs ?? 0) * 1000);
         } else stats.records += take;
         c.offset = from + take;
       }
@@ -455,12 +467,15 @@ async function fetchOnce(conn: BrokerConnection, spec: ConsumerSpec, cursors: Cu
   }
 }
 
-function recordE2e(batch: RecordBatchView, body: Buffer, from: number, take: number, arrivedUs: number, stats: LoadStats): void {
+function recordE2e(batch: RecordBatchView, body: Buffer, from: number, take: number, arrivedUs: number, stats: LoadStats, warmupUs: number): void {
   const cursor = new RecordCursor(batch, body);
   while (take > 0 && cursor.next()) {
     if (cursor.offset < from) continue;
     take--;
     stats.records++;
-    if (cursor.valueLength >= 8) stats.latencyUs.record(Math.max(0, arrivedUs - body.readDoubleLE(cursor.valueStart)));
+    if (cursor.valueLength < 8) continue;
+    const sentUs = body.readDoubleLE(cursor.valueStart);
+    if (Number.isNaN(stats.measureFromUs)) stats.measureFromUs = sentUs + warmupUs;
+    if (sentUs >= stats.measureFromUs) stats.latencyUs.record(Math.max(0, arrivedUs - sentUs));
   }
 }

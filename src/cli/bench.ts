@@ -18,7 +18,7 @@ import { UsageError, helpText, parseArgs, type FlagSpec } from './args.js';
 import { COMMON_FLAGS, bootstrapServers, toJson } from './output.js';
 import { Progress } from './progress.js';
 import { commandConfig } from './command-config.js';
-import { newStats, runConsumer, type LoadStats, type ProducerSpec } from './bench-load.js';
+import { newStats, runConsumer, type ConsumerSpec, type LoadStats, type ProducerSpec } from './bench-load.js';
 import { tuneHeap } from './heap.js';
 
 const PRODUCE_FLAGS: Record<string, FlagSpec> = {
@@ -44,6 +44,7 @@ const CONSUME_FLAGS: Record<string, FlagSpec> = {
 const FLAGS: Record<string, FlagSpec> = {
   ...COMMON_FLAGS, ...PRODUCE_FLAGS, ...CONSUME_FLAGS,
   seconds: { type: 'number', help: 'stop after this many seconds (or --num-records, whichever comes first)' },
+  'warmup-seconds': { type: 'number', help: 'produce and e2e with --throughput: send at the target rate this long first, leaving those records out of the latencies (--num-records and --seconds count after it)' },
   'max-seconds': { type: 'number', help: 'fail when the run takes longer (default 600)' },
   quiet: { type: 'boolean', help: 'no progress lines' },
 };
@@ -55,7 +56,7 @@ interface Options {
   bootstrap: string; commandConfig: string | undefined; topic: string; records: number; recordSize: number; throughput: number; acks: number;
   compressionName: string; compression: Compression; partitions: number; producers: number; batchRecords: number;
   lingerMs: number; inFlightMax: number; idempotence: boolean; group: string | null; fetchMaxBytes: number;
-  partitionMaxBytes: number; maxSeconds: number; quiet: boolean; json: boolean; durationMs: number; consumeRate: number;
+  partitionMaxBytes: number; maxSeconds: number; quiet: boolean; json: boolean; durationMs: number; consumeRate: number; warmupMs: number;
   /** --num-records was given (consume stops there instead of at the high watermarks). */
   recordsGiven: boolean;
 }
@@ -75,6 +76,9 @@ function options(flags: Record<string, unknown>): Options {
   const idempotence = Boolean(flags.idempotence);
   if (idempotence && acks !== -1) throw new UsageError('--idempotence needs --acks -1, as Kafka producers require');
   const producers = positive(flags, 'producers', 1);
+  const warmupMs = ((flags['warmup-seconds'] as number | undefined) ?? 0) * 1000;
+  if (!(warmupMs >= 0)) throw new UsageError('--warmup-seconds must be 0 or more');
+  if (warmupMs > 0 && !(((flags.throughput as number | undefined) ?? -1) > 0)) throw new UsageError('--warmup-seconds needs --throughput (a warm-up at a target rate)');
   if (producers > 64) throw new UsageError('--producers is at most 64');
   return {
     bootstrap: bootstrapServers(flags),
@@ -95,6 +99,7 @@ function options(flags: Record<string, unknown>): Options {
     maxSeconds: positive(flags, 'max-seconds', 600),
     durationMs: ((flags.seconds as number) ?? 0) * 1000,
     consumeRate: (flags['consume-throughput'] as number) ?? 0,
+    warmupMs,
     quiet: Boolean(flags.quiet),
     json: Boolean(flags.json),
   };
@@ -201,11 +206,13 @@ class ProducerFleet {
     this.reports = new Array(o.producers).fill(null);
     const finals: Promise<WorkerReport>[] = [];
     for (let w = 0; w < o.producers; w++) {
-      const records = Math.floor(o.records / o.producers) + (w < o.records % o.producers ? 1 : 0);
+      const rate = o.throughput > 0 ? o.throughput / o.producers : -1;
+      // The warm-up's records come on top of what is measured.
+      const records = Math.floor(o.records / o.producers) + (w < o.records % o.producers ? 1 : 0) + warmupRecordsPerProducer(o);
       const spec: ProducerSpec = {
-        bootstrap: o.bootstrap, commandConfig: o.commandConfig, topic: o.topic, records, recordSize: o.recordSize, rate: o.throughput > 0 ? o.throughput / o.producers : -1,
+        bootstrap: o.bootstrap, commandConfig: o.commandConfig, topic: o.topic, records, recordSize: o.recordSize, rate, warmupMs: o.warmupMs,
         acks: o.acks, compression: o.compression, batchRecords: o.batchRecords, lingerMs: o.lingerMs, inFlightMax: o.inFlightMax,
-        idempotence: o.idempotence, stamp, firstPartition: w, maxSeconds: o.maxSeconds, durationMs: o.durationMs, seed: w + 1,
+        idempotence: o.idempotence, stamp, firstPartition: w, maxSeconds: o.maxSeconds, durationMs: o.durationMs > 0 ? o.durationMs + o.warmupMs : 0, seed: w + 1,
       };
       const worker = new Worker(new URL('./bench-worker.js', import.meta.url), { workerData: { spec, reportMs: 500 } });
       this.workers.push(worker);
@@ -234,6 +241,11 @@ class ProducerFleet {
   stop(): void { for (const w of this.workers) w.postMessage('stop'); }
 }
 
+/** Records each producer sends during --warmup-seconds (at its share of the target rate). */
+function warmupRecordsPerProducer(o: Options): number {
+  return o.warmupMs > 0 ? Math.round(o.throughput / o.producers * o.warmupMs / 1000) : 0;
+}
+
 interface Summary { mode: string; recordsPerSec: number; error?: string; targetReached?: boolean; [k: string]: unknown }
 
 function produceSummary(o: Options, finals: WorkerReport[]): Summary {
@@ -251,6 +263,7 @@ function produceSummary(o: Options, finals: WorkerReport[]): Summary {
     idempotence: o.idempotence, batchRecords: o.batchRecords, lingerMs: o.lingerMs, seconds: round(seconds, 3), recordsPerSec,
     mbPerSec: seconds > 0 ? round(records * o.recordSize / seconds / 1e6) : 0, wireMbPerSec: seconds > 0 ? round(bytes / seconds / 1e6) : 0,
     latencyMs: latencySummary(latencyUs), targetRecordsPerSec: o.throughput > 0 ? o.throughput : null,
+    ...(o.warmupMs > 0 ? { warmupSeconds: o.warmupMs / 1000, warmupRecords: warmupRecordsPerProducer(o) * o.producers, latencyRecords: latencyUs.total } : {}),
     targetReached: o.throughput <= 0 || (!error && recordsPerSec >= o.throughput * 0.95),
     ...(error ? { error } : {}),
   };
@@ -264,12 +277,12 @@ async function benchProduce(o: Options): Promise<Summary> {
   return produceSummary(o, finals);
 }
 
-function consumerSpec(o: Options, e2e: boolean) {
+function consumerSpec(o: Options, e2e: boolean): ConsumerSpec {
   return {
     bootstrap: o.bootstrap, commandConfig: o.commandConfig, topic: o.topic, group: o.group, from: e2e ? 'end' as const : 'beginning' as const,
-    records: e2e || o.recordsGiven ? o.records : -1,
+    records: e2e ? o.records + warmupRecordsPerProducer(o) * o.producers : o.recordsGiven ? o.records : -1,
     e2e, fetchMaxBytes: o.fetchMaxBytes, partitionMaxBytes: o.partitionMaxBytes, maxWaitMs: e2e ? 100 : 500, maxSeconds: o.maxSeconds,
-    rate: e2e ? 0 : o.consumeRate, durationMs: e2e ? 0 : o.durationMs,
+    rate: e2e ? 0 : o.consumeRate, durationMs: e2e ? 0 : o.durationMs, warmupMs: e2e ? o.warmupMs : 0,
   };
 }
 
@@ -308,7 +321,8 @@ async function benchE2e(o: Options): Promise<Summary> {
   stopProgress();
   const summary = produceSummary(o, finals);
   const error = summary.error ?? consumerError;
-  return { ...summary, mode: 'e2e', consumed: consumed.records, e2eLatencyMs: latencySummary(consumed.latencyUs), ...(error ? { error, targetReached: false } : {}) };
+  return { ...summary, mode: 'e2e', consumed: consumed.records, e2eLatencyMs: latencySummary(consumed.latencyUs),
+    ...(o.warmupMs > 0 ? { e2eLatencyRecords: consumed.latencyUs.total } : {}), ...(error ? { error, targetReached: false } : {}) };
 }
 
 function humanSummary(s: Summary): string {

@@ -61,6 +61,16 @@ test('bench produce, consume and e2e report what they did; a missed target rate 
     assert.deepEqual(Object.keys(s3.e2eLatencyMs), PERCENTILES);
     assert.ok(s3.e2eLatencyMs.max > 0);
 
+    // A warm-up of 1 s at 2000 records/s: 2000 more records are sent and read, and only the 2000
+    // after it count in the latencies (the producer by due time, the consumer by send time from the
+    // first record it reads).
+    const warm = await bench('e2e', '--topic', 'b3', '--partitions', '2', '--num-records', '2000', '--throughput', '2000', '--warmup-seconds', '1',
+      '--record-size', '32', '--json', '--quiet');
+    const s4 = warm.json();
+    assert.equal(s4.error, undefined, warm.err);
+    assert.deepEqual([s4.records, s4.consumed, s4.warmupSeconds, s4.warmupRecords, s4.latencyRecords, s4.e2eLatencyRecords], [4000, 4000, 1, 2000, 2000, 2000]);
+    assert.equal((await bench('produce', '--warmup-seconds', '1')).code, 2, 'a warm-up needs a target rate');
+
     // 100 million records/s from one connection with one request in flight is out of any machine's reach.
     const missed = await bench('produce', '--topic', 'b1', '--num-records', '2000', '--batch-size', '10', '--in-flight', '1', '--throughput', '100000000', '--json', '--quiet');
     assert.equal(missed.code, 1);
