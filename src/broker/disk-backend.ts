@@ -227,6 +227,7 @@ async function openDiskBackend(o: DiskBackendOptions, brokerConfig: BrokerConfig
     dir: o.dataDir, fs, clock: o.clock, configFor,
     retentionCheckIntervalMs: Number(brokerConfig.get('log.retention.check.interval.ms')),
     cleanerEnable: brokerConfig.get('log.cleaner.enable') as boolean,
+    writebackBytes: Number(brokerConfig.get('log.writeback.bytes')),
     producerIdExpirationMs: Number(brokerConfig.get('producer.id.expiration.ms')),
     producerIdExpirationCheckIntervalMs: Number(brokerConfig.get('producer.id.expiration.check.interval.ms')),
     log: (m) => storage.info(m),

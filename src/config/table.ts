@@ -229,6 +229,7 @@ export const BROKER_KEYS = {
   'log.retention.minutes': key('log.retention.minutes', 'int', null, 'Default retention.ms in minutes.', { importance: 'high' }),
   'log.retention.hours': key('log.retention.hours', 'int', '168', 'Default retention.ms in hours.', { importance: 'high' }),
   'log.retention.bytes': key('log.retention.bytes', 'long', '-1', 'Default retention.bytes.', { importance: 'high', ...CW }),
+  'log.writeback.bytes': key('log.writeback.bytes', 'long', '1048576', 'Logline (not a Kafka property): a partition log with this many bytes appended since its last flush is fsynced in the background, one log at a time, so the page cache holds little unwritten data and the kernel\'s 30 s write-back bursts do not stall appends; 0: leave write-back to the OS, as Kafka does.', { validator: atLeast(0), importance: 'medium' }),
   'log.retention.check.interval.ms': key('log.retention.check.interval.ms', 'long', '300000', 'How often segments are checked for deletion.', { validator: atLeast(1) }),
   'log.cleanup.policy': key('log.cleanup.policy', 'list', 'delete', 'Default cleanup.policy.', { validator: validList('compact', 'delete'), ...CW }),
   'log.index.size.max.bytes': key('log.index.size.max.bytes', 'int', '10485760', 'Default segment.index.bytes.', { validator: atLeast(4), ...CW }),

@@ -78,6 +78,13 @@ export class PartitionLog {
   onOffline: (e: Error) => void = () => {};
   /** Where this log's fsync times are counted (its owner's: the LogManager's, the metadata log's store). */
   flushStats: LogFlushStats | null = null;
+  /**
+   * Background write-back (LogManager): once `bytes` have been appended since the last flush
+   * began, `request` is told, and its owner fsyncs the log off the request path (flushAsync).
+   */
+  writeback: { readonly bytes: number; readonly request: (log: PartitionLog) => void } | null = null;
+  /** Bytes appended since the last flush began. */
+  private bytesSinceFlush = 0;
 
   private constructor(readonly dir: string, readonly files: FileCache, public config: LogConfig, readonly clock: Clock, o: OpenOptions) {
     this.logStartOffset = o.logStartOffset;
@@ -388,7 +395,9 @@ export class PartitionLog {
     let count = 0;
     for (const v of views) count += v.recordCount;
     this.unflushedMessages += count;
+    this.bytesSinceFlush += records.length;
     if (this.unflushedMessages >= this.config.flushMessages) this.flush();
+    else if (this.writeback !== null && this.bytesSinceFlush >= this.writeback.bytes) this.writeback.request(this);
     return { firstOffset: first.baseOffset, lastOffset: last.lastOffset, logAppendTimeMs: -1, duplicate: false, recordCount: count, bytes: records.length };
   }
 
@@ -468,6 +477,7 @@ export class PartitionLog {
       this.epochCache.flush();
       this.recoveryPoint = this.logEndOffset;
       this.unflushedMessages = 0;
+      this.bytesSinceFlush = 0;
       this.lastFlushMs = this.clock.nowMs();
       this.flushStats?.record(performance.now() - startMs);
     });
@@ -488,6 +498,7 @@ export class PartitionLog {
       start = this.guard(() => {
         // Rare (a new epoch) and small; recovery trusts this file for the offsets below the recovery point.
         this.epochCache.flush();
+        this.bytesSinceFlush = 0;
         return {
           end: this.logEndOffset, truncations: this.truncations, messages: this.unflushedMessages,
           handles: this.segments.filter((s) => s.nextOffset > this.recoveryPoint || s === this.activeSegment).map((s) => s.logFile()),

@@ -201,3 +201,39 @@ test('a new partition\'s background partition.metadata write never lands for a d
   for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
   for (let p = 0; p < 6; p++) assert.deepEqual(fs.list(`/data/late-${p}`), ['partition.metadata'], `late-${p}: the background's own write came to nothing`);
 });
+
+test('log.writeback.bytes: a log with that much appended since its last flush is fsynced in the background, one log at a time, and survives a power cut', async () => {
+  const fs = new MemoryFileSystem();
+  const clock = new ManualClock(10_000);
+  const m = manager(fs, clock, { writebackBytes: 1000 });
+  m.ensureMetaProperties(1, 'cluster-a');
+  const a = m.getOrCreateLog('a', 0, 'AAECAwQFBgcICQoLDA0ODw');
+  const b = m.getOrCreateLog('b', 0, 'AAECAwQFBgcICQoLDA0ODx');
+  let inFlight = 0;
+  let most = 0;
+  for (const log of [a, b]) {
+    const flushAsync = log.flushAsync.bind(log);
+    log.flushAsync = async () => { inFlight++; most = Math.max(most, inFlight); try { await flushAsync(); } finally { inFlight--; } };
+  }
+  await a.appendAsLeader(batch(5), 0); // well under 1000 bytes: nothing yet
+  await new Promise((r) => setImmediate(r));
+  assert.equal(a.recoveryPoint, 0);
+  while (a.logEndOffset < 100) await a.appendAsLeader(batch(10, { value: () => 'x'.repeat(50) }), 0);
+  while (b.logEndOffset < 100) await b.appendAsLeader(batch(10, { value: () => 'x'.repeat(50) }), 0);
+  const aEnd = a.logEndOffset;
+  const bEnd = b.logEndOffset;
+  for (let i = 0; i < 100 && (a.recoveryPoint < aEnd || b.recoveryPoint < bEnd); i++) await new Promise((r) => setImmediate(r));
+  assert.deepEqual([a.recoveryPoint, b.recoveryPoint], [aEnd, bEnd], 'both flushed without a flush call');
+  assert.equal(most, 1, 'one background flush at a time');
+  fs.crash();
+  const after = manager(fs, clock);
+  assert.equal(dump(after.getOrCreateLog('a', 0, 'AAECAwQFBgcICQoLDA0ODw')).length, aEnd, 'what was written back survives a power cut');
+  // Off (0, or not given): the OS decides, and a power cut loses what was not flushed.
+  const fs2 = new MemoryFileSystem();
+  const off = manager(fs2, clock);
+  off.ensureMetaProperties(1, 'cluster-a');
+  const c = off.getOrCreateLog('c', 0, 'AAECAwQFBgcICQoLDA0ODw');
+  while (c.logEndOffset < 100) await c.appendAsLeader(batch(10, { value: () => 'x'.repeat(50) }), 0);
+  for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+  assert.equal(c.recoveryPoint, 0);
+});
