@@ -300,6 +300,7 @@ class ReplicationHost extends ControllerNodesHost<ReplicationSimStats> {
   private dirty = true;
   private stopped = false;
   private readonly crashRng: Prng;
+  private readonly writebackBytes: number;
 
   constructor(sim: SimControl, bug: ReplicationBug | undefined) {
     super(sim, undefined, {
@@ -311,6 +312,10 @@ class ReplicationHost extends ControllerNodesHost<ReplicationSimStats> {
     this.replicationBug = bug;
     this.clock = { nowMs: () => this.sim.nowMs() };
     this.crashRng = new Prng(this.rng.nextUint32());
+    // Background write-back (log.writeback.bytes) on half the seeds, drawn apart from the main
+    // stream so every seed's schedule is what it was before write-back existed.
+    const writeback = new Prng(this.crashRng.seed ^ 0x9e3779b9);
+    this.writebackBytes = writeback.next() < 0.5 ? 0 : [128, 512, 2048][writeback.int(3)]!;
     const flush = [1, 4, Number.MAX_SAFE_INTEGER][this.rng.int(3)]!;
     this.logConfig = logConfig({ flushMessages: flush, segmentBytes: [4096, 1 << 20][this.rng.int(2)]!, segmentIndexBytes: 8192, indexIntervalBytes: 256 });
     this.partitions = 1 + this.rng.int(2);
@@ -471,7 +476,10 @@ class ReplicationHost extends ControllerNodesHost<ReplicationSimStats> {
         return { cancel: () => { cancelled = true; } };
       },
     };
-    const logs = new LogManager({ dir: '/data', fs: b.fs, clock, configFor: () => this.logConfig, checkpointIntervalMs: CHECKPOINT_INTERVAL_MS, cleanerEnable: false });
+    const logs = new LogManager({
+      dir: '/data', fs: b.fs, clock, configFor: () => this.logConfig, checkpointIntervalMs: CHECKPOINT_INTERVAL_MS, cleanerEnable: false,
+      ...(this.writebackBytes > 0 ? { writebackBytes: this.writebackBytes } : {}),
+    });
     const alterPartitions = new AlterPartitionManager({
       brokerId: b.id, brokerEpoch: () => b.epoch, scheduler, retryBackoffMs: ALTER_PARTITION_RETRY_BACKOFF_MS,
       send: (request) => new Promise((resolve, reject) => {
