@@ -14,7 +14,7 @@ import { startCluster } from '../../src/broker/index.js';
 import { writeDevCerts, type DevCerts, AclOperation as Op, AclPermissionType, PatternType, ResourceType } from '../../src/security/index.js';
 import { BrokerConnection, ClusterClient } from '../../src/client/index.js';
 import { ApiKey } from '../../src/protocol/index.js';
-import { pkcs12Stores } from './tls-config.js';
+import { mtlsAuthorizedCluster } from './tls-config.js';
 
 const hasKcat = spawnSync('kcat', ['-V']).status === 0;
 const hasOpenssl = spawnSync('openssl', ['version']).status === 0;
@@ -52,14 +52,7 @@ test('3 nodes, all listeners mTLS, brokers in super.users: ACLs made on one brok
   { skip: !hasOpenssl || !hasKcat ? 'kcat or openssl is not installed' : false, timeout: 180_000 }, async () => {
     const cluster = await startCluster({
       nodes: 3,
-      config: {
-        'listener.security.protocol.map': 'CONTROLLER:SSL,PLAINTEXT:SSL',
-        ...pkcs12Stores(certs),
-        'ssl.client.auth': 'required',
-        'ssl.principal.mapping.rules': 'RULE:^CN=([^,]+),O=Logline dev$/$1/L,DEFAULT',
-        'authorizer.class.name': 'org.apache.kafka.metadata.authorizer.StandardAuthorizer',
-        'super.users': 'User:localhost',
-      },
+      config: mtlsAuthorizedCluster(certs),
     });
     const ca = readFileSync(certs.caCert);
     const brokerTls = { ca, cert: readFileSync(join(certs.dir, 'broker.crt')), key: readFileSync(join(certs.dir, 'broker.key')), servername: 'localhost' };

@@ -17,7 +17,7 @@ import { writeDevCerts, type DevCerts, AclOperation as Op, AclPermissionType, Pa
 import { BrokerConnection } from '../../src/client/index.js';
 import { ApiKey, ErrorCode, decodeResponse, defaultMessage } from '../../src/protocol/index.js';
 import { encodeHostAddress, encodePrincipal, innerRequestData } from '../../src/broker/envelope.js';
-import { pkcs12Stores } from './tls-config.js';
+import { mtlsAuthorizedCluster } from './tls-config.js';
 
 const hasKcat = spawnSync('kcat', ['-V']).status === 0;
 const hasOpenssl = spawnSync('openssl', ['version']).status === 0;
@@ -51,14 +51,7 @@ before(async () => {
   bobTls = tlsOf(bob.cert, bob.key);
   cluster = await startCluster({
     nodes: 3,
-    config: {
-      'listener.security.protocol.map': 'CONTROLLER:SSL,PLAINTEXT:SSL',
-      ...pkcs12Stores(certs),
-      'ssl.client.auth': 'required',
-      'ssl.principal.mapping.rules': 'RULE:^CN=([^,]+),O=Logline dev$/$1/L,DEFAULT',
-      'authorizer.class.name': 'org.apache.kafka.metadata.authorizer.StandardAuthorizer',
-      'super.users': 'User:localhost',
-    },
+    config: mtlsAuthorizedCluster(certs),
   });
 });
 

@@ -29,3 +29,18 @@ export function pkcs12Stores(certs: DevCerts): Record<string, string> {
     'ssl.truststore.type': 'PKCS12', 'ssl.truststore.location': certs.truststoreP12, 'ssl.truststore.password': certs.devPassword,
   };
 }
+
+/**
+ * Every listener (the controller's too) SSL with client certificates required, the CN as the
+ * principal, the StandardAuthorizer on, and the brokers' own certificate (CN=localhost) a super user.
+ */
+export function mtlsAuthorizedCluster(certs: DevCerts): Record<string, string> {
+  return {
+    'listener.security.protocol.map': 'CONTROLLER:SSL,PLAINTEXT:SSL',
+    ...pkcs12Stores(certs),
+    'ssl.client.auth': 'required',
+    'ssl.principal.mapping.rules': 'RULE:^CN=([^,]+),O=Logline dev$/$1/L,DEFAULT',
+    'authorizer.class.name': 'org.apache.kafka.metadata.authorizer.StandardAuthorizer',
+    'super.users': 'User:localhost',
+  };
+}
