@@ -46,12 +46,21 @@ function startProcessor(bootstrap: string, stopFile: string): { child: ChildProc
 
 let nodes: ClusterNodeProcess[] = [];
 let processor: ReturnType<typeof startProcessor> | null = null;
+let lastProcessorOutput = '';
 after(async () => {
-  if (processor) await killProcess(processor.child);
+  if (processor) {
+    lastProcessorOutput = processor.output();
+    await killProcess(processor.child);
+  }
   await Promise.all(nodes.map((n) => (n.child ? killProcess(n.child) : Promise.resolve())));
-  // The brokers' output, for a failure's post-mortem.
+  // The brokers' and the processor's output, for a failure's post-mortem.
   for (const n of nodes) writeFileSync(`${n.dir}.log`, n.log);
   if (nodes.length > 0) console.log(`# broker logs: ${nodes.map((n) => `${n.dir}.log`).join(' ')}`);
+  if (lastProcessorOutput !== '') {
+    const path = join(tempDataDir(), 'processor.log');
+    writeFileSync(path, lastProcessorOutput);
+    console.log(`# processor log: ${path}`);
+  }
 });
 
 /** Every partition of the test's and the internal topics has all three replicas in its ISR, as every live broker reports. */
