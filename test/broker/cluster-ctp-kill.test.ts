@@ -12,6 +12,7 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { tmpdir } from 'node:os';
 import { ClusterClient } from '../../src/client/index.js';
 import { ApiKey, ErrorCode } from '../../src/protocol/index.js';
 import { buildRecordBatch } from '../../src/records/index.js';
@@ -57,7 +58,7 @@ after(async () => {
   for (const n of nodes) writeFileSync(`${n.dir}.log`, n.log);
   if (nodes.length > 0) console.log(`# broker logs: ${nodes.map((n) => `${n.dir}.log`).join(' ')}`);
   if (lastProcessorOutput !== '') {
-    const path = join(tempDataDir(), 'processor.log');
+    const path = join(tmpdir(), `logline-ctp-processor-${process.pid}.log`); // kept, as the broker logs are
     writeFileSync(path, lastProcessorOutput);
     console.log(`# processor log: ${path}`);
   }

@@ -49,11 +49,24 @@ def run(input_topic, output_topic, group, txn_id, batch, stop_file=None):
     producer.init_transactions(30)
     consumer.subscribe([input_topic])
     idle_since = time.time()
+    said_idle = time.time()
     committed = 0
     while True:
-        msgs = [m for m in consumer.consume(num_messages=batch, timeout=0.5) if not m.error()]
+        got = consumer.consume(num_messages=batch, timeout=0.5)
+        for m in got:
+            if m.error():
+                print(f'consume error: {m.error()}', flush=True)
+        msgs = [m for m in got if not m.error()]
         if not msgs:
             assignment = consumer.assignment()
+            if time.time() - said_idle > 10:
+                # For a stall's post-mortem: what it holds and where it stands.
+                said_idle = time.time()
+                try:
+                    where = [(tp.partition, tp.offset) for tp in consumer.position(assignment)] if assignment else []
+                except KafkaException as e:
+                    where = str(e.args[0])
+                print(f'idle: assignment {[tp.partition for tp in assignment]}, positions {where}', flush=True)
             if assignment and time.time() - idle_since > 2:
                 # Drained when the committed offsets (what a successor resumes from) reach the end.
                 try:
@@ -66,6 +79,8 @@ def run(input_topic, output_topic, group, txn_id, batch, stop_file=None):
                     continue
                 if all(end == 0 or c.offset >= end for c, end in zip(committed, ends)) and (stop_file is None or os.path.exists(stop_file)):
                     break
+                if time.time() - said_idle < 0.1:
+                    print(f'not drained: committed {[(c.partition, c.offset) for c in committed]}, ends {ends}', flush=True)
                 idle_since = time.time()
             continue
         idle_since = time.time()
