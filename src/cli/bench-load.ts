@@ -217,19 +217,19 @@ function produceLoop(spec: ProducerSpec, stats: LoadStats, stopped: () => boolea
       if (stats.records >= total) finish();
       else pump();
     };
-    const pump = () => {
-      // Round-robin over the partitions, skipping those whose leader's connection has
-      // inFlightMax requests outstanding (as a Kafka producer's per-connection limit does).
-      const nextTarget = (): Target | undefined => {
-        for (let k = 0; k < targets.length; k++) {
-          const t = targets[(spec.firstPartition + next + k) % targets.length]!;
-          if (t.inFlight.n < spec.inFlightMax) {
-            next += k + 1;
-            return t;
-          }
+    // Round-robin over the partitions, skipping those whose leader's connection has
+    // inFlightMax requests outstanding (as a Kafka producer's per-connection limit does).
+    const nextTarget = (): Target | undefined => {
+      for (let k = 0; k < targets.length; k++) {
+        const t = targets[(spec.firstPartition + next + k) % targets.length]!;
+        if (t.inFlight.n < spec.inFlightMax) {
+          next += k + 1;
+          return t;
         }
-        return undefined;
-      };
+      }
+      return undefined;
+    };
+    const pump = () => {
       while (!failed && reserved < total) {
         if (stopped()) return fail(new Error('stopped'));
         const now = performance.now();
