@@ -10,7 +10,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort } from '../src/broker/index.js';
+import { freePort } from '../src/util/index.js';
 
 export interface ServerProcess {
   readonly id: number;
@@ -34,12 +34,8 @@ export class ServerProcesses {
       const dir = join(root, `node-${id}`);
       mkdirSync(dir);
       writeFileSync(join(dir, 'meta.properties'), `version=1\nnode.id=${id}\ncluster.id=${clusterId}\ndirectory.id=${randomBytes(16).toString('base64url')}\n`);
-      let brokerPort = await freePort();
-      let controllerPort = await freePort();
-      while (controllerPort === brokerPort || nodes.some((x) => [x.brokerPort, x.controllerPort].includes(brokerPort) || [x.brokerPort, x.controllerPort].includes(controllerPort))) {
-        brokerPort = await freePort();
-        controllerPort = await freePort();
-      }
+      const brokerPort = await freePort();
+      const controllerPort = await freePort();
       nodes.push({ id, brokerPort, controllerPort, dir, child: null, log: '' });
     }
     const voters = nodes.map((x) => `${x.id}@127.0.0.1:${x.controllerPort}`).join(',');

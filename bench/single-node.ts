@@ -12,13 +12,12 @@
 // CPU (from /proc/<pid>/stat, % of one core) and RSS. --quick shortens every scenario.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ClusterClient, BrokerConnection } from '../src/client/index.js';
 import { ApiKey, ZERO_UUID } from '../src/protocol/index.js';
 import { buildRecordBatchSync, crc32cImplementation } from '../src/records/index.js';
-import { Histogram } from '../src/util/index.js';
+import { Histogram, freePort } from '../src/util/index.js';
 import { loopbackTcpGBps, sequentialWriteMBps } from './limits.js';
 import { rdkafkaAvailable } from './rdkafka-load.js';
 import { settleDirtyPages } from './settle.js';
@@ -41,13 +40,6 @@ const CLOCK_TICKS_PER_SEC = 100; // Linux USER_HZ; `getconf CLK_TCK` is 100 on e
 const size = quick
   ? { maxRateRecords: 200_000, variantRecords: 100_000, latencySeconds: 10, backlogBytes: 256 * MiB, overloadSeconds: 10, idleMs: 2000, limitsSeconds: 1, writeBytes: 512 * MiB }
   : { maxRateRecords: 2_000_000, variantRecords: 1_000_000, latencySeconds: 60, backlogBytes: 4096 * MiB, overloadSeconds: 60, idleMs: 5000, limitsSeconds: 3, writeBytes: 2048 * MiB };
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => { const p = (s.address() as { port: number }).port; s.close(() => resolve(p)); });
-  });
-}
 
 interface Broker { child: ChildProcess; pid: number; bootstrap: string }
 

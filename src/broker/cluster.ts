@@ -9,11 +9,11 @@
 // restarted node comes back on the same address). Brokers find each other, and the active
 // controller, through their registrations in the metadata.
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import * as nodePath from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { parseBrokerConfig } from '../config/index.js';
+import { freePort } from '../util/index.js';
 import { startServer, quietLogger, type HttpListenerFactory, type ServerHandle } from './server.js';
 import type { Logger } from './network.js';
 import type { FileSystem } from '../storage/index.js';
@@ -96,49 +96,6 @@ const EMBEDDED_CLUSTER_DEFAULTS: Readonly<Record<string, string>> = Object.freez
   'broker.heartbeat.interval.ms': '200',
 });
 
-/**
- * A free TCP port on the host, below the kernel's ephemeral range (32768-60999 on Linux): a node
- * that is killed and restarted binds its port again, and a port the kernel hands out for port 0
- * (to another test's listener or client) is most often one just released, such as a killed
- * node's. A random pick below that range, checked by binding it, rarely meets either. Falls back
- * to port 0 after a few busy picks.
- */
-export async function freePort(host = '127.0.0.1'): Promise<number> {
-  for (let attempt = 0; attempt < 20; attempt++) {
-    const port = FREE_PORT_LOW + Math.floor(Math.random() * (FREE_PORT_HIGH - FREE_PORT_LOW));
-    if (await bindable(host, port)) return port;
-  }
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, host, () => {
-      const a = s.address();
-      const port = typeof a === 'object' && a !== null ? a.port : 0;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-const FREE_PORT_LOW = 20_000;
-const FREE_PORT_HIGH = 32_768;
-
-function bindable(host: string, port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = createServer();
-    s.once('error', () => resolve(false));
-    s.listen(port, host, () => s.close(() => resolve(true)));
-  });
-}
-
-async function freePorts(n: number, host: string): Promise<number[]> {
-  const out: number[] = [];
-  while (out.length < n) {
-    const p = await freePort(host);
-    if (!out.includes(p)) out.push(p);
-  }
-  return out;
-}
-
 /** A base64url UUID, Kafka's form of a cluster id. */
 function newClusterId(): string {
   return Buffer.from(randomUUID().replace(/-/g, ''), 'hex').toString('base64url');
@@ -155,17 +112,22 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
   const host = '127.0.0.1';
   const ownDir = options.dataDir === undefined;
   const baseDir = options.dataDir ?? mkdtempSync(nodePath.join(tmpdir(), 'logline-cluster-'));
-  const brokerPorts = options.brokerPorts ? [...options.brokerPorts] : await freePorts(brokerCount, host);
-  let controllerPorts = options.controllerPorts ? [...options.controllerPorts] : await freePorts(controllerCount, host);
-  if (!options.controllerPorts) {
-    // Never the same port for a broker and a controller listener.
-    while (controllerPorts.some((p) => brokerPorts.includes(p))) controllerPorts = await freePorts(controllerCount, host);
-  }
+  // Picked ports never meet the ports an operator named (which are bound only later).
+  const named = [...options.brokerPorts ?? [], ...options.controllerPorts ?? []];
+  const pick = async (n: number): Promise<number[]> => {
+    const out: number[] = [];
+    while (out.length < n) {
+      const p = await freePort(host);
+      if (!named.includes(p)) out.push(p);
+    }
+    return out;
+  };
+  const brokerPorts = options.brokerPorts ? [...options.brokerPorts] : await pick(brokerCount);
+  const controllerPorts = options.controllerPorts ? [...options.controllerPorts] : await pick(controllerCount);
   if (brokerPorts.length !== brokerCount || controllerPorts.length !== controllerCount) {
     throw new Error(`brokerPorts needs ${brokerCount} entries and controllerPorts ${controllerCount}`);
   }
-  const httpPorts = options.http ? await freePorts(controllerCount + brokerCount, host) : [];
-  while (httpPorts.some((p) => brokerPorts.includes(p) || controllerPorts.includes(p))) httpPorts.splice(0, httpPorts.length, ...await freePorts(httpPorts.length, host));
+  const httpPorts = options.http ? await pick(controllerCount + brokerCount) : [];
   // Combined: node i is broker i and controller i. Split: controllers first, then brokers.
   type Role = 'broker' | 'controller';
   const layout: { nodeId: number; roles: Role[]; brokerPort: number; controllerPort: number }[] = split

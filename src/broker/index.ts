@@ -9,5 +9,5 @@ export { Broker, type BrokerDeps, type MetadataSource, type LogFactory } from '.
 export type { MetadataView, TopicView, PartitionView, BrokerEndpoint } from './services.js';
 export { NotControllerError, type ControllerChannel, type ConfigChange } from './controller-channel.js';
 export { ControllerService } from './controller-service.js';
-export { startCluster, freePort, type ClusterOptions, type ClusterHandle, type ClusterNodeHandle } from './cluster.js';
+export { startCluster, type ClusterOptions, type ClusterHandle, type ClusterNodeHandle } from './cluster.js';
 export { clientSaslFor } from './listener-security.js';

@@ -6,3 +6,4 @@ export { Histogram, type HistogramSnapshot } from './histogram.js';
 export { systemClock, ManualClock, Prng, type Clock } from './clock.js';
 export { BufferPool, type BufferPoolOptions, type BufferPoolStats } from './buffer-pool.js';
 export { partitionKey, parsePartitionKey, partitionName } from './partition-key.js';
+export { freePort, freePorts, reservePort } from './free-port.js';

@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startCluster, startServer, type ClusterHandle, type ServerHandle } from '../../src/index.js';
-import { freePort } from '../../src/broker/index.js';
+import { freePort } from '../../src/util/index.js';
 import { parseBrokerConfig } from '../../src/config/index.js';
 import { ClusterClient } from '../../src/client/index.js';
 import { ApiKey, ErrorCode, ZERO_UUID } from '../../src/protocol/index.js';

@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
-import { freePort } from '../../src/broker/index.js';
+import { freePort } from '../../src/util/index.js';
 import { ClusterClient } from '../../src/client/index.js';
 
 /** Runs a client program to completion (killed after `timeoutMs`), collecting its output; `env` is added to this process's environment. */

@@ -10,10 +10,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { runProcess } from '../broker/process-helpers.js';
+import { reservePort } from '../../src/util/index.js';
 
 const BIN = resolve('bin/logline.js');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -39,25 +39,18 @@ function walkthrough(): { setup: string; steps: Step[] } {
   return { setup, steps };
 }
 
-function portFree(port: number): Promise<boolean> {
-  return new Promise((ok) => {
-    const s = createServer();
-    s.once('error', () => ok(false));
-    s.listen(port, '127.0.0.1', () => s.close(() => ok(true)));
-  });
-}
-
 /**
  * A 4-digit prefix P with ports P1, P2, P3 free (the README's brokers listen on 2909N), a free
  * controller port, and a prefix H with H0..H3 free (the nodes' HTTP listeners, 2964N).
  */
 async function freePorts(): Promise<{ prefix: string; controller: number; httpPrefix: string }> {
   for (;;) {
-    const prefix = 2000 + Math.floor(Math.random() * 2000);
-    const httpPrefix = prefix + 2000;
+    // Below the kernel's ephemeral range (32768 up), as freePort picks.
+    const prefix = 2000 + Math.floor(Math.random() * 800);
+    const httpPrefix = prefix + 400;
     const controller = prefix * 10 + 5;
     const all = [1, 2, 3].map((n) => prefix * 10 + n).concat(controller, ...[0, 1, 2, 3].map((n) => httpPrefix * 10 + n));
-    if ((await Promise.all(all.map(portFree))).every(Boolean)) return { prefix: String(prefix), controller, httpPrefix: String(httpPrefix) };
+    if ((await Promise.all(all.map((p) => reservePort(p)))).every(Boolean)) return { prefix: String(prefix), controller, httpPrefix: String(httpPrefix) };
   }
 }
 

@@ -3,19 +3,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { createServer } from 'node:net';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
+import { freePort } from '../../src/util/index.js';
 
 const BIN = 'bin/logline.js';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => { const p = (s.address() as { port: number }).port; s.close(() => resolve(p)); });
-  });
-}
 
 test('unknown and invalid properties exit with code 2 and name the key', () => {
   const r = spawnSync(process.execPath, [BIN, 'server', '--set', 'no.such.key=1', '--set', 'num.partitions=0'], { encoding: 'utf8', timeout: 20_000 });

@@ -4,7 +4,7 @@ import {
   AppendListStateMachine, MemoryLogStore, MemoryQuorumStateStore, RaftDriver, RaftError, SocketTransport, defaultRaftTimeouts,
   addRaftVoter, describeQuorum, type RaftConfig,
 } from '../../src/raft/index.js';
-import { freePorts } from '../../src/raft/node/process-cluster.js';
+import { freePorts } from '../../src/util/index.js';
 
 const enc = new TextEncoder();
 

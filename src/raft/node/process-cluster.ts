@@ -4,27 +4,16 @@
 // Every running child is killed by its PID on cleanup.
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { appendFileSync, mkdirSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { encodeProposeFrame, parseProposeAck } from './control.js';
+import { freePorts } from '../../util/index.js';
 
 /** LOGLINE_RAFT_STDOUT_DIR: where the voters' non-JSON stdout lines go (node-<id>.stdout), e.g. with --trace-gc. */
 const otherStdoutDir = process.env['LOGLINE_RAFT_STDOUT_DIR'];
 
 const nodeMain = join(dirname(fileURLToPath(import.meta.url)), '..', 'node-main.js');
-
-export async function freePorts(count: number): Promise<number[]> {
-  const servers = await Promise.all(Array.from({ length: count }, () => new Promise<import('node:net').Server>((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => resolve(s));
-  })));
-  const ports = servers.map((s) => (s.address() as { port: number }).port);
-  await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
-  return ports;
-}
 
 export interface NodeStatus {
   nodeId: number;
