@@ -37,7 +37,9 @@ const hasConfluent = spawnSync(PYTHON, ['-c', 'import confluent_kafka']).status 
 if (!hasConfluent && process.env.CI) throw new Error('python3-confluent-kafka is missing in CI');
 
 function startProcessor(bootstrap: string, stopFile: string): { child: ChildProcess; exited: Promise<number | null>; output: () => string } {
-  const child = spawn(PYTHON, [SCRIPT, 'run', bootstrap, 'ctp-in', 'ctp-out', 'ctp-group', 'ctp-txn', String(RECORDS_PER_TXN), stopFile], { stdio: ['ignore', 'pipe', 'pipe'] });
+  // The consumer's group protocol trace goes to the processor's log, kept for a failure's post-mortem.
+  const child = spawn(PYTHON, [SCRIPT, 'run', bootstrap, 'ctp-in', 'ctp-out', 'ctp-group', 'ctp-txn', String(RECORDS_PER_TXN), stopFile],
+    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, CTP_DEBUG: 'cgrp' } });
   let out = '';
   child.stdout!.on('data', (d) => { out += d; });
   child.stderr!.on('data', (d) => { out += d; });

@@ -75,7 +75,7 @@ class ManualScheduler {
 
 const settle = () => new Promise<void>((r) => setImmediate(r));
 async function flush(): Promise<void> { for (let i = 0; i < 20; i++) await settle(); }
-const quiet = { warn: () => {} };
+const quiet = { info: () => {}, warn: () => {} };
 
 // ---- the transaction coordinator on the runtime ---------------------------------------------------
 

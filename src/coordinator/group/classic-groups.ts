@@ -176,7 +176,7 @@ export class ClassicGroups {
     if (g.initialDelay) g.initialDelay.newMemberAdded = true;
     // Members waiting for the join phase are not expired; their session restarts when it completes.
     this.ctx.timers.cancel(`session:${g.groupId}:${memberId}`);
-    this.maybePrepareRebalance(g);
+    this.maybePrepareRebalance(g, `adding new member ${memberId} with group instance id ${p.groupInstanceId ?? 'null'}${p.reason ? `; client reason: ${p.reason}` : ''}`);
     this.maybeCompleteJoin(g);
   }
 
@@ -187,7 +187,7 @@ export class ClassicGroups {
     if (m.awaitingJoin) { const prev = m.awaitingJoin; this.ctx.respond(() => prev(joinError(ErrorCode.REBALANCE_IN_PROGRESS, m.memberId))); }
     m.awaitingJoin = respond;
     this.ctx.timers.cancel(`session:${g.groupId}:${m.memberId}`);
-    this.maybePrepareRebalance(g);
+    this.maybePrepareRebalance(g, `updating metadata for member ${m.memberId}${p.reason ? `; client reason: ${p.reason}` : ''}`);
     this.maybeCompleteJoin(g);
   }
 
@@ -204,6 +204,7 @@ export class ClassicGroups {
     g.staticMembers.set(p.groupInstanceId!, newId);
     const wasLeader = g.leaderId === oldId;
     if (wasLeader) g.leaderId = newId;
+    this.ctx.info(`static member ${p.groupInstanceId} of group ${g.groupId} rejoins in state ${g.state}: member id ${oldId} replaced by ${newId}${wasLeader ? ' (the leader)' : ''}`);
     if (g.pendingSync.delete(oldId)) g.pendingSync.add(newId);
     if (g.state === 'Stable') {
       m.protocols = p.protocols;
@@ -231,7 +232,7 @@ export class ClassicGroups {
     if (g.state === 'CompletingRebalance' || g.state === 'Stable') {
       m.protocols = p.protocols;
       m.awaitingJoin = respond;
-      this.maybePrepareRebalance(g);
+      this.maybePrepareRebalance(g, `static member ${p.groupInstanceId} rejoined as ${newId} in state ${g.state}`);
       return this.maybeCompleteJoin(g);
     }
     this.updateMemberAndRebalance(g, m, p, respond);
@@ -239,11 +240,12 @@ export class ClassicGroups {
 
   // ---- rebalance phases ---------------------------------------------------------------------------
 
-  maybePrepareRebalance(g: ClassicGroup): void {
-    if (g.state === 'Stable' || g.state === 'CompletingRebalance' || g.state === 'Empty') this.prepareRebalance(g);
+  maybePrepareRebalance(g: ClassicGroup, reason: string): void {
+    if (g.state === 'Stable' || g.state === 'CompletingRebalance' || g.state === 'Empty') this.prepareRebalance(g, reason);
   }
 
-  private prepareRebalance(g: ClassicGroup): void {
+  private prepareRebalance(g: ClassicGroup, reason: string): void {
+    this.ctx.info(`preparing to rebalance group ${g.groupId} in state ${g.state} with old generation ${g.generationId} (reason: ${reason})`);
     if (g.state === 'CompletingRebalance') this.resetAssignments(g, ErrorCode.REBALANCE_IN_PROGRESS);
     this.ctx.timers.cancel(`sync:${g.groupId}`);
     g.pendingSync.clear();
@@ -279,15 +281,19 @@ export class ClassicGroups {
     if (g.state !== 'PreparingRebalance') return;
     this.ctx.timers.cancel(`join:${g.groupId}`);
     g.initialDelay = null;
-    for (const m of [...g.members.values()]) if (m.awaitingJoin === null) this.removeMember(g, m.memberId);
+    const absent = [...g.members.values()].filter((m) => m.awaitingJoin === null).map((m) => m.memberId);
+    for (const id of absent) this.removeMember(g, id);
+    if (absent.length > 0) this.ctx.info(`group ${g.groupId}: members ${absent.join(', ')} did not rejoin in time; removed`);
     g.generationId++;
     if (g.members.size === 0) {
       g.protocolName = null;
+      this.ctx.info(`group ${g.groupId} with generation ${g.generationId} is now empty`);
       transition(g, 'Empty', this.ctx.nowMs);
       this.ctx.emit(this.groupRecord(g));
       return;
     }
     g.protocolName = selectProtocol(g);
+    this.ctx.info(`group ${g.groupId}: generation ${g.generationId} (protocol ${g.protocolName}) with ${g.members.size} member(s), leader ${g.leaderId}; awaiting the leader's assignment`);
     transition(g, 'CompletingRebalance', this.ctx.nowMs);
     this.ctx.stats.classicRebalances++;
     for (const m of g.members.values()) {
@@ -306,9 +312,10 @@ export class ClassicGroups {
   private expirePendingSync(g: ClassicGroup, generation: number): void {
     if (g.generationId !== generation || (g.state !== 'CompletingRebalance' && g.state !== 'Stable')) return;
     if (g.pendingSync.size === 0) return;
-    for (const id of [...g.pendingSync]) this.removeMember(g, id);
+    const late = [...g.pendingSync];
+    for (const id of late) this.removeMember(g, id);
     g.pendingSync.clear();
-    this.prepareRebalance(g);
+    this.prepareRebalance(g, `members ${late.join(', ')} did not send SyncGroup in generation ${generation} within the rebalance timeout; removed`);
     this.maybeCompleteJoin(g);
   }
 
@@ -332,9 +339,10 @@ export class ClassicGroups {
     if (g.leaderId === memberId) g.leaderId = g.members.keys().next().value ?? null;
   }
 
-  removeMemberAndRebalance(g: ClassicGroup, memberId: string): void {
+  removeMemberAndRebalance(g: ClassicGroup, memberId: string, reason: string): void {
     this.removeMember(g, memberId);
-    if (g.state === 'Stable' || g.state === 'CompletingRebalance') this.prepareRebalance(g);
+    if (g.state === 'Stable' || g.state === 'CompletingRebalance') this.prepareRebalance(g, `removing member ${memberId}: ${reason}`);
+    else this.ctx.info(`removed member ${memberId} from group ${g.groupId} in state ${g.state}: ${reason}`);
     this.maybeCompleteJoin(g);
   }
 
@@ -347,7 +355,7 @@ export class ClassicGroups {
     const m = g.members.get(memberId);
     if (!m || this.ctx.groups.get(g.groupId) !== g) return;
     if (m.awaitingJoin || m.awaitingSync) return this.scheduleSession(g, m);
-    this.removeMemberAndRebalance(g, memberId);
+    this.removeMemberAndRebalance(g, memberId, `no heartbeat within its session timeout (${m.sessionTimeoutMs} ms)`);
   }
 
   private expirePendingMember(g: ClassicGroup, memberId: string): void {
@@ -396,6 +404,7 @@ export class ClassicGroups {
     for (const m of g.members.values()) {
       m.assignment = byMember.get(m.memberId) ?? Buffer.alloc(0);
     }
+    this.ctx.info(`stabilized group ${g.groupId} generation ${g.generationId} with ${g.members.size} member(s); assignment received from leader ${g.leaderId} (${[...g.members.values()].map((m) => `${m.memberId}: ${m.assignment.length} bytes`).join(', ')})`);
     transition(g, 'Stable', this.ctx.nowMs);
     this.ctx.emit(this.groupRecord(g));
     const generation = g.generationId;
@@ -410,7 +419,7 @@ export class ClassicGroups {
     this.ctx.onAppendFailure(() => {
       if (g.generationId !== generation || g.state !== 'Stable') return;
       for (const m of g.members.values()) m.assignment = Buffer.alloc(0);
-      this.prepareRebalance(g);
+      this.prepareRebalance(g, `the assignment of generation ${generation} could not be written`);
       this.maybeCompleteJoin(g);
     });
   }
@@ -440,7 +449,7 @@ export class ClassicGroups {
       const current = g.staticMembers.get(who.groupInstanceId);
       if (current === undefined) return ErrorCode.UNKNOWN_MEMBER_ID;
       if (who.memberId !== UNKNOWN_MEMBER && who.memberId !== current) return ErrorCode.FENCED_INSTANCE_ID;
-      this.removeMemberAndRebalance(g, current);
+      this.removeMemberAndRebalance(g, current, `static member ${who.groupInstanceId} left the group`);
       return ErrorCode.NONE;
     }
     if (g.pendingMembers.delete(who.memberId)) {
@@ -449,7 +458,7 @@ export class ClassicGroups {
       return ErrorCode.NONE;
     }
     if (!g.members.has(who.memberId)) return ErrorCode.UNKNOWN_MEMBER_ID;
-    this.removeMemberAndRebalance(g, who.memberId);
+    this.removeMemberAndRebalance(g, who.memberId, 'the member left the group');
     return ErrorCode.NONE;
   }
   /** A group without members, for offsets committed outside group management (admin commits). */

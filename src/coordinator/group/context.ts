@@ -77,7 +77,11 @@ export class GroupShardContext {
   loading = true;
 
   /** `replay` is the shard's: the one path that changes durable state. */
-  constructor(readonly config: GroupCoordinatorConfig, readonly uuid: () => string, readonly replay: (r: GroupRecord) => void, readonly stats: GroupCoordinatorStats) {}
+  constructor(readonly config: GroupCoordinatorConfig, readonly uuid: () => string, readonly replay: (r: GroupRecord) => void, readonly stats: GroupCoordinatorStats,
+    private readonly logger: (message: string) => void = () => {}) {}
+
+  /** What an operator reads to follow a group (Kafka's coordinator logs these at INFO); silent while replaying. */
+  info(message: string): void { if (!this.loading) this.logger(message); }
 
   /** Runs one operation at `nowMs` and hands back what it produced. */
   run(nowMs: number, op: () => void): Effects {

@@ -47,7 +47,7 @@ export class GroupCoordinatorService {
   constructor(readonly deps: GroupServiceDeps) {
     this.runtime = new CoordinatorRuntime({
       name: 'group coordinator', log: deps.log, clock: deps.clock, scheduler: deps.scheduler, logger: deps.logger,
-      newShard: () => new GroupCoordinatorShard(deps.config, deps.newUuid, this.stats), encode: encodeGroupRecord, decode: decodeGroupRecord,
+      newShard: () => new GroupCoordinatorShard(deps.config, deps.newUuid, this.stats, (m) => deps.logger.info(m)), encode: encodeGroupRecord, decode: decodeGroupRecord,
     });
   }
 

@@ -33,8 +33,8 @@ export class GroupCoordinatorShard {
   readonly consumer: ConsumerGroups;
   readonly offsets: Offsets;
 
-  constructor(readonly config: GroupCoordinatorConfig, uuid: () => string, stats = new GroupCoordinatorStats()) {
-    this.ctx = new GroupShardContext(config, uuid, (r) => this.replay(r), stats);
+  constructor(readonly config: GroupCoordinatorConfig, uuid: () => string, stats = new GroupCoordinatorStats(), info?: (message: string) => void) {
+    this.ctx = new GroupShardContext(config, uuid, (r) => this.replay(r), stats, info);
     this.consumer = new ConsumerGroups(this.ctx);
     this.classic = new ClassicGroups(this.ctx, this.consumer);
     this.offsets = new Offsets(this.ctx, this.classic, this.consumer);

@@ -31,7 +31,7 @@ export interface CoordinatorLog {
   logStartOffset(partition: number): number;
 }
 
-export interface RuntimeLogger { warn(message: string): void }
+export interface RuntimeLogger { info(message: string): void; warn(message: string): void }
 
 /** Something to send once an operation's records are committed (or to fail with a code if they are not). */
 export interface Reply { send(): void; fail(errorCode: number): void }
@@ -190,6 +190,7 @@ export class CoordinatorRuntime<R, S extends CoordinatorShard<R, E>, E extends C
   /** Replays the partition from its start, then activates the shard. */
   private async load(context: ShardContext<S>): Promise<void> {
     const { shard, partition } = context;
+    const startedMs = this.deps.clock.nowMs();
     try {
       await replayPartition(this.deps.log, partition, (key, value, origin) => {
         const record = this.deps.decode(key, value);
@@ -204,11 +205,13 @@ export class CoordinatorRuntime<R, S extends CoordinatorShard<R, E>, E extends C
     }
     if (context.state === 'closed') return;
     context.state = 'active';
+    this.deps.logger.info(`${this.deps.name}: loaded partition ${partition} in epoch ${context.epoch} (${this.deps.clock.nowMs() - startedMs} ms)`);
     await this.apply(context, shard.onLoaded(this.deps.clock.nowMs()));
   }
 
   private stop(context: ShardContext<S>): void {
     if (context.state === 'closed') return;
+    if (context.state === 'active') this.deps.logger.info(`${this.deps.name}: unloaded partition ${context.partition} of epoch ${context.epoch}`);
     context.state = 'closed';
     context.timer?.cancel();
     context.timer = null;

@@ -44,6 +44,8 @@ def run(input_topic, output_topic, group, txn_id, batch, stop_file=None):
         'bootstrap.servers': bootstrap, 'group.id': group, 'group.instance.id': 'processor-1',
         'isolation.level': 'read_committed', 'enable.auto.commit': False, 'auto.offset.reset': 'earliest',
         'session.timeout.ms': 6000, 'heartbeat.interval.ms': 500,
+        # CTP_DEBUG=cgrp: librdkafka's group protocol trace, for a stall's post-mortem.
+        **({'debug': os.environ['CTP_DEBUG']} if os.environ.get('CTP_DEBUG') else {}),
     })
     producer = Producer({'bootstrap.servers': bootstrap, 'transactional.id': txn_id, 'linger.ms': 5, 'transaction.timeout.ms': 10000})
     producer.init_transactions(30)
