@@ -8,7 +8,8 @@
 #                             with STOP_FILE, once that file exists: more input may come until then)
 # A transaction that fails the way brokers dying makes it fail is handled as a Kafka Streams task
 # handles it: a retriable commit is retried; an abortable one is aborted and the consumer rewound
-# to the committed offsets; anything else (fenced, fatal) ends the process with exit code 3.
+# to the committed offsets; anything else (fenced, fatal) ends the process with exit code 3, as does
+# a fatal error of the consumer.
 #   ctp_processor.py read BOOTSTRAP TOPIC                      -- prints the read_committed values as JSON
 import json
 import os
@@ -58,6 +59,12 @@ def run(input_topic, output_topic, group, txn_id, batch, stop_file=None):
         for m in got:
             if m.error():
                 print(f'consume error: {m.error()}', flush=True)
+                if m.error().fatal():
+                    # The consumer is dead for good (librdkafka raises FENCED_INSTANCE_ID as fatal
+                    # when, after its session timed out while the coordinator moved, it heartbeats
+                    # with the member id it has just reset: librdkafka issue 3437). A Kafka Streams
+                    # thread dies on a fatal error and is replaced; so is this process.
+                    sys.exit(3)
         msgs = [m for m in got if not m.error()]
         if not msgs:
             assignment = consumer.assignment()
