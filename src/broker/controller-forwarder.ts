@@ -60,6 +60,16 @@ export interface ForwardingOptions {
 
 type Route = { kind: 'local' } | { kind: 'remote'; conn: BrokerConnection; nodeId: number };
 
+/**
+ * KIP-599: the controller refuses a topic mutation over controller_mutation_rate
+ * (THROTTLING_QUOTA_EXCEEDED) only from `strictSinceVersion` on, and throttles older clients
+ * instead; it tells them apart by the forwarded request's version, as Kafka forwards the client's
+ * own. A client below that version has its change forwarded at the version just below it.
+ */
+function throttledNotRefused(caller: ForwardedFor | undefined, strictSinceVersion: number): boolean {
+  return caller?.apiVersion !== undefined && caller.apiVersion < strictSinceVersion;
+}
+
 export class ForwardingControllerChannel implements ControllerChannel {
   private connection: { nodeId: number; host: string; port: number; conn: Promise<BrokerConnection> } | null = null;
   private readonly waiters = new Set<() => void>();
@@ -80,9 +90,11 @@ export class ForwardingControllerChannel implements ControllerChannel {
 
   createTopics(request: CreateTopicsRequest, caller?: ForwardedFor): Promise<CreateTopicsResponseCreatableTopicResult[]> {
     return this.route((c) => c.createTopics(request), async (conn) => {
-      const r = await this.forward<{ topics: CreateTopicsResponseCreatableTopicResult[] }>(conn, caller, ApiKey.CreateTopics, 7, request);
+      const version = throttledNotRefused(caller, 6) ? 5 : 7;
+      const r = await this.forward<{ topics: CreateTopicsResponseCreatableTopicResult[] }>(conn, caller, ApiKey.CreateTopics, version, request);
       const made = request.validateOnly ? [] : r.topics.filter((t) => t.errorCode === 0);
-      await this.waitFor((v) => made.every((t) => v.topic(t.name)?.id === t.topicId));
+      // Before v7 the answer names no topic id.
+      await this.waitFor((v) => made.every((t) => (t.topicId === ZERO_UUID ? v.topic(t.name) !== undefined : v.topic(t.name)?.id === t.topicId)));
       return r.topics;
     }, (errorCode, errorMessage) => request.topics.map((t) => ({
       name: t.name, topicId: ZERO_UUID, errorCode, errorMessage, topicConfigErrorCode: 0,
@@ -92,7 +104,10 @@ export class ForwardingControllerChannel implements ControllerChannel {
 
   deleteTopics(targets: { name: string | null; topicId: string }[], caller?: ForwardedFor): Promise<DeleteTopicsResponseDeletableTopicResult[]> {
     return this.route((c) => c.deleteTopics(targets), async (conn) => {
-      const r = await this.forward<{ responses: DeleteTopicsResponseDeletableTopicResult[] }>(conn, caller, ApiKey.DeleteTopics, 6, { topics: targets, topicNames: [], timeoutMs: 30_000 });
+      // An older client names its topics (ids came with v6).
+      const r = throttledNotRefused(caller, 5)
+        ? await this.forward<{ responses: DeleteTopicsResponseDeletableTopicResult[] }>(conn, caller, ApiKey.DeleteTopics, 4, { topics: [], topicNames: targets.map((t) => t.name ?? ''), timeoutMs: 30_000 })
+        : await this.forward<{ responses: DeleteTopicsResponseDeletableTopicResult[] }>(conn, caller, ApiKey.DeleteTopics, 6, { topics: targets, topicNames: [], timeoutMs: 30_000 });
       const gone = r.responses.filter((t) => t.errorCode === 0);
       await this.waitFor((v) => gone.every((t) => v.topicById(t.topicId) === undefined && (t.name === null || v.topic(t.name) === undefined)));
       return r.responses;
@@ -101,7 +116,8 @@ export class ForwardingControllerChannel implements ControllerChannel {
 
   createPartitions(topics: CreatePartitionsRequestCreatePartitionsTopic[], validateOnly: boolean, caller?: ForwardedFor): Promise<CreatePartitionsResponseCreatePartitionsTopicResult[]> {
     return this.route((c) => c.createPartitions(topics, validateOnly), async (conn) => {
-      const r = await this.forward<{ results: CreatePartitionsResponseCreatePartitionsTopicResult[] }>(conn, caller, ApiKey.CreatePartitions, 3, { topics, timeoutMs: 30_000, validateOnly });
+      const version = throttledNotRefused(caller, 3) ? 2 : 3;
+      const r = await this.forward<{ results: CreatePartitionsResponseCreatePartitionsTopicResult[] }>(conn, caller, ApiKey.CreatePartitions, version, { topics, timeoutMs: 30_000, validateOnly });
       const count = new Map(topics.map((t) => [t.name, t.count]));
       const grown = validateOnly ? [] : r.results.filter((t) => t.errorCode === 0);
       await this.waitFor((v) => grown.every((t) => (v.topic(t.name)?.partitions.length ?? 0) >= (count.get(t.name) ?? 0)));

@@ -17,6 +17,8 @@ export interface ForwardedFor {
   readonly principal: string;
   readonly clientId: string | null;
   readonly clientAddress: string;
+  /** The version the client sent its request at (KIP-599: it decides whether the controller refuses or throttles). */
+  readonly apiVersion?: number;
   /**
    * Set by the channel to the throttle_time_ms of the controller's answer: controller_mutation_rate
    * is charged there, once for the whole cluster, and the client must see it.
@@ -93,5 +95,5 @@ export function innerResponseData(chunks: readonly Buffer[]): Buffer {
 
 /** The client of a request, as a broker forwards its change. */
 export function forwardedFor(ctx: RequestContext<unknown>): ForwardedFor {
-  return { principal: ctx.principal, clientId: ctx.header.clientId, clientAddress: ctx.clientAddress };
+  return { principal: ctx.principal, clientId: ctx.header.clientId, clientAddress: ctx.clientAddress, apiVersion: ctx.apiVersion };
 }

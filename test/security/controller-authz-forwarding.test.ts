@@ -84,3 +84,46 @@ test('an Envelope the controller refuses answers UNKNOWN_SERVER_ERROR, not the r
     controller.server.close();
   }
 });
+
+test('KIP-599 through forwarding: an older client\'s topic changes reach the controller at a version it throttles rather than refuses, a newer client\'s at one it refuses', { timeout: 30_000 }, async () => {
+  const controller = await standIn((apiKey, body) => {
+    const inner = decodeRequest(body['requestData']);
+    const v = inner.header.requestApiVersion;
+    const k = inner.header.requestApiKey;
+    const answer = k === ApiKey.CreateTopics
+      ? { throttleTimeMs: 0, topics: [{ name: 'orders', topicId: ZERO_UUID, errorCode: ErrorCode.TOPIC_ALREADY_EXISTS, errorMessage: null, topicConfigErrorCode: 0, numPartitions: -1, replicationFactor: -1, configs: null }] }
+      : k === ApiKey.DeleteTopics
+        ? { throttleTimeMs: 0, responses: [{ name: 'orders', topicId: ZERO_UUID, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: null }] }
+        : { throttleTimeMs: 0, results: [{ name: 'orders', errorCode: ErrorCode.INVALID_PARTITIONS, errorMessage: null }] };
+    return { responseData: Buffer.concat(encodeResponseFrame(k, v, inner.header.correlationId, answer)).subarray(4), errorCode: ErrorCode.NONE };
+  });
+  const channel = channelTo(controller.port);
+  const caller = (apiVersion: number): ForwardedFor => ({ principal: 'User:alice', clientId: 'app', clientAddress: '127.0.0.1', apiVersion });
+  const lastInner = () => decodeRequest(controller.seen.at(-1)!.body['requestData']);
+  try {
+    const versions: [string, number][] = [];
+    for (const v of [4, 7]) {
+      const topics = await channel.createTopics(request, caller(v));
+      assert.deepEqual(topics.map((t) => [t.name, t.errorCode]), [['orders', ErrorCode.TOPIC_ALREADY_EXISTS]]);
+      versions.push(['CreateTopics', lastInner().header.requestApiVersion]);
+    }
+    for (const v of [3, 6]) {
+      const responses = await channel.deleteTopics([{ name: 'orders', topicId: ZERO_UUID }], caller(v));
+      assert.deepEqual(responses.map((t) => [t.name, t.errorCode]), [['orders', ErrorCode.UNKNOWN_TOPIC_OR_PARTITION]]);
+      const inner = lastInner();
+      versions.push(['DeleteTopics', inner.header.requestApiVersion]);
+      // Before v6 the topics go by name.
+      if (inner.header.requestApiVersion < 6) assert.deepEqual((inner.body as { topicNames: string[] }).topicNames, ['orders']);
+    }
+    for (const v of [2, 3]) {
+      const results = await channel.createPartitions([{ name: 'orders', count: 6, assignments: null }], false, caller(v));
+      assert.deepEqual(results.map((t) => [t.name, t.errorCode]), [['orders', ErrorCode.INVALID_PARTITIONS]]);
+      versions.push(['CreatePartitions', lastInner().header.requestApiVersion]);
+    }
+    // Strict (THROTTLING_QUOTA_EXCEEDED) from CreateTopics v6, DeleteTopics v5, CreatePartitions v3.
+    assert.deepEqual(versions, [['CreateTopics', 5], ['CreateTopics', 7], ['DeleteTopics', 4], ['DeleteTopics', 6], ['CreatePartitions', 2], ['CreatePartitions', 3]]);
+  } finally {
+    channel.close();
+    controller.server.close();
+  }
+});
