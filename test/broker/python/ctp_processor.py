@@ -15,7 +15,7 @@ import json
 import os
 import sys
 import time
-from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition, OFFSET_BEGINNING
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition, OFFSET_BEGINNING
 from eof_reader import read_to_end
 
 mode, bootstrap = sys.argv[1], sys.argv[2]
@@ -59,7 +59,8 @@ def run(input_topic, output_topic, group, txn_id, batch, stop_file=None):
         for m in got:
             if m.error():
                 print(f'consume error: {m.error()}', flush=True)
-                if m.error().fatal():
+                # The fatal error comes as a _FATAL event, which itself is not flagged fatal.
+                if m.error().fatal() or m.error().code() == KafkaError._FATAL:
                     # The consumer is dead for good (librdkafka raises FENCED_INSTANCE_ID as fatal
                     # when, after its session timed out while the coordinator moved, it heartbeats
                     # with the member id it has just reset: librdkafka issue 3437). A Kafka Streams
