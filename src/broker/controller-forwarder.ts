@@ -37,6 +37,7 @@ import { scramNotController, type ControllerService } from './controller-service
 import type { LogMetadata } from './metadata-log.js';
 import type { MetadataView } from './services.js';
 import type { Logger } from './network.js';
+import { STRICT_MUTATION_QUOTA_SINCE } from './quotas.js';
 
 /** How long an operation waits for a controller to be known and reachable (an election takes about one election timeout). */
 const ROUTE_WAIT_MS = 5_000;
@@ -90,7 +91,7 @@ export class ForwardingControllerChannel implements ControllerChannel {
 
   createTopics(request: CreateTopicsRequest, caller?: ForwardedFor): Promise<CreateTopicsResponseCreatableTopicResult[]> {
     return this.route((c) => c.createTopics(request), async (conn) => {
-      const version = throttledNotRefused(caller, 6) ? 5 : 7;
+      const version = throttledNotRefused(caller, STRICT_MUTATION_QUOTA_SINCE.createTopics) ? STRICT_MUTATION_QUOTA_SINCE.createTopics - 1 : 7;
       const r = await this.forward<{ topics: CreateTopicsResponseCreatableTopicResult[] }>(conn, caller, ApiKey.CreateTopics, version, request);
       const made = request.validateOnly ? [] : r.topics.filter((t) => t.errorCode === 0);
       // Before v7 the answer names no topic id.
@@ -105,9 +106,9 @@ export class ForwardingControllerChannel implements ControllerChannel {
   deleteTopics(targets: { name: string | null; topicId: string }[], caller?: ForwardedFor): Promise<DeleteTopicsResponseDeletableTopicResult[]> {
     return this.route((c) => c.deleteTopics(targets), async (conn) => {
       // An older client names its topics (ids came with v6).
-      const r = throttledNotRefused(caller, 5)
-        ? await this.forward<{ responses: DeleteTopicsResponseDeletableTopicResult[] }>(conn, caller, ApiKey.DeleteTopics, 4, { topics: [], topicNames: targets.map((t) => t.name ?? ''), timeoutMs: 30_000 })
-        : await this.forward<{ responses: DeleteTopicsResponseDeletableTopicResult[] }>(conn, caller, ApiKey.DeleteTopics, 6, { topics: targets, topicNames: [], timeoutMs: 30_000 });
+      const byName = throttledNotRefused(caller, STRICT_MUTATION_QUOTA_SINCE.deleteTopics);
+      const r = await this.forward<{ responses: DeleteTopicsResponseDeletableTopicResult[] }>(conn, caller, ApiKey.DeleteTopics, byName ? STRICT_MUTATION_QUOTA_SINCE.deleteTopics - 1 : 6,
+        byName ? { topics: [], topicNames: targets.map((t) => t.name ?? ''), timeoutMs: 30_000 } : { topics: targets, topicNames: [], timeoutMs: 30_000 });
       const gone = r.responses.filter((t) => t.errorCode === 0);
       await this.waitFor((v) => gone.every((t) => v.topicById(t.topicId) === undefined && (t.name === null || v.topic(t.name) === undefined)));
       return r.responses;
@@ -116,7 +117,7 @@ export class ForwardingControllerChannel implements ControllerChannel {
 
   createPartitions(topics: CreatePartitionsRequestCreatePartitionsTopic[], validateOnly: boolean, caller?: ForwardedFor): Promise<CreatePartitionsResponseCreatePartitionsTopicResult[]> {
     return this.route((c) => c.createPartitions(topics, validateOnly), async (conn) => {
-      const version = throttledNotRefused(caller, 3) ? 2 : 3;
+      const version = throttledNotRefused(caller, STRICT_MUTATION_QUOTA_SINCE.createPartitions) ? STRICT_MUTATION_QUOTA_SINCE.createPartitions - 1 : 3;
       const r = await this.forward<{ results: CreatePartitionsResponseCreatePartitionsTopicResult[] }>(conn, caller, ApiKey.CreatePartitions, version, { topics, timeoutMs: 30_000, validateOnly });
       const count = new Map(topics.map((t) => [t.name, t.count]));
       const grown = validateOnly ? [] : r.results.filter((t) => t.errorCode === 0);

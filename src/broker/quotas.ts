@@ -410,6 +410,9 @@ export class ControllerMutationQuota {
   }
 }
 
+/** KIP-599: from these versions a topic mutation over controller_mutation_rate is refused (THROTTLING_QUOTA_EXCEEDED); older ones are throttled. */
+export const STRICT_MUTATION_QUOTA_SINCE = { createTopics: 6, deleteTopics: 5, createPartitions: 3 } as const;
+
 export const THROTTLING_QUOTA_EXCEEDED_MESSAGE = 'The throttling quota has been exceeded.';
 
 export function controllerMutationQuota(quotas: ClientQuotaManager | undefined, ctx: RequestContext<unknown>, strictSinceVersion: number): ControllerMutationQuota {

@@ -12,10 +12,9 @@
 import { ErrorCode, ZERO_UUID, type CreateTopicsRequest, type CreateTopicsResponseCreatableTopicResult } from '../../protocol/index.js';
 import type { HandlerSpec } from '../context.js';
 import { forwardedFor } from '../envelope.js';
-import { controllerMutationQuota, THROTTLING_QUOTA_EXCEEDED_MESSAGE, type ClientQuotaManager } from '../quotas.js';
+import { controllerMutationQuota, STRICT_MUTATION_QUOTA_SINCE, THROTTLING_QUOTA_EXCEEDED_MESSAGE, type ClientQuotaManager } from '../quotas.js';
 import type { TopicAdmin } from '../services.js';
 
-const STRICT_QUOTA_MIN_VERSION = 6;
 
 export const createTopicsHandler: HandlerSpec<{ topicAdmin: TopicAdmin; mutationQuotas?: () => ClientQuotaManager | undefined; defaultNumPartitions?: number }, 19> = {
   apiKey: 19,
@@ -23,7 +22,7 @@ export const createTopicsHandler: HandlerSpec<{ topicAdmin: TopicAdmin; mutation
   maxVersion: 7,
   async handle(request: CreateTopicsRequest, ctx) {
     const quotas = ctx.services.mutationQuotas?.();
-    const quota = controllerMutationQuota(quotas, ctx, STRICT_QUOTA_MIN_VERSION);
+    const quota = controllerMutationQuota(quotas, ctx, STRICT_MUTATION_QUOTA_SINCE.createTopics);
     const refused = new Map<string, CreateTopicsResponseCreatableTopicResult>();
     const accepted = request.validateOnly ? request.topics : request.topics.filter((t) => {
       const partitions = t.assignments.length > 0 ? t.assignments.length : t.numPartitions > 0 ? t.numPartitions : (ctx.services.defaultNumPartitions ?? 1);

@@ -6,10 +6,9 @@
 import { ErrorCode, ZERO_UUID, type DeleteTopicsRequest, type DeleteTopicsResponseDeletableTopicResult } from '../../protocol/index.js';
 import type { HandlerSpec } from '../context.js';
 import { forwardedFor } from '../envelope.js';
-import { controllerMutationQuota, THROTTLING_QUOTA_EXCEEDED_MESSAGE, type ClientQuotaManager } from '../quotas.js';
+import { controllerMutationQuota, STRICT_MUTATION_QUOTA_SINCE, THROTTLING_QUOTA_EXCEEDED_MESSAGE, type ClientQuotaManager } from '../quotas.js';
 import type { MetadataView, TopicAdmin } from '../services.js';
 
-const STRICT_QUOTA_MIN_VERSION = 5;
 
 export const deleteTopicsHandler: HandlerSpec<{ topicAdmin: TopicAdmin; mutationQuotas?: () => ClientQuotaManager | undefined; metadata?: () => MetadataView }, 20> = {
   apiKey: 20,
@@ -20,7 +19,7 @@ export const deleteTopicsHandler: HandlerSpec<{ topicAdmin: TopicAdmin; mutation
       ? request.topics.map((t) => ({ name: t.name, topicId: t.topicId }))
       : request.topicNames.map((name) => ({ name, topicId: ZERO_UUID }));
     const quotas = ctx.services.mutationQuotas?.();
-    const quota = controllerMutationQuota(quotas, ctx, STRICT_QUOTA_MIN_VERSION);
+    const quota = controllerMutationQuota(quotas, ctx, STRICT_MUTATION_QUOTA_SINCE.deleteTopics);
     const view = quotas !== undefined ? ctx.services.metadata?.() : undefined;
     const refused: DeleteTopicsResponseDeletableTopicResult[] = [];
     const accepted = view === undefined ? targets : targets.filter((t) => {

@@ -7,10 +7,9 @@
 import { ErrorCode, type CreatePartitionsRequest, type CreatePartitionsResponseCreatePartitionsTopicResult } from '../../protocol/index.js';
 import type { HandlerSpec } from '../context.js';
 import { forwardedFor } from '../envelope.js';
-import { controllerMutationQuota, THROTTLING_QUOTA_EXCEEDED_MESSAGE, type ClientQuotaManager } from '../quotas.js';
+import { controllerMutationQuota, STRICT_MUTATION_QUOTA_SINCE, THROTTLING_QUOTA_EXCEEDED_MESSAGE, type ClientQuotaManager } from '../quotas.js';
 import type { MetadataView, TopicAdmin } from '../services.js';
 
-const STRICT_QUOTA_MIN_VERSION = 3;
 
 export const createPartitionsHandler: HandlerSpec<{ topicAdmin: TopicAdmin; mutationQuotas?: () => ClientQuotaManager | undefined; metadata?: () => MetadataView }, 37> = {
   apiKey: 37,
@@ -18,7 +17,7 @@ export const createPartitionsHandler: HandlerSpec<{ topicAdmin: TopicAdmin; muta
   maxVersion: 3,
   async handle(request: CreatePartitionsRequest, ctx) {
     const quotas = ctx.services.mutationQuotas?.();
-    const quota = controllerMutationQuota(quotas, ctx, STRICT_QUOTA_MIN_VERSION);
+    const quota = controllerMutationQuota(quotas, ctx, STRICT_MUTATION_QUOTA_SINCE.createPartitions);
     const view = quotas !== undefined && !request.validateOnly ? ctx.services.metadata?.() : undefined;
     const refused: CreatePartitionsResponseCreatePartitionsTopicResult[] = [];
     const accepted = view === undefined ? request.topics : request.topics.filter((t) => {
