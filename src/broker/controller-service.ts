@@ -8,7 +8,8 @@
 // wrote nothing answers once everything it read is committed. Leadership lost: the controller is
 // dropped (Kafka's deactivate reverts to the committed state; a new one is built on the next
 // activation, from the image every node replays) and pending operations answer NOT_CONTROLLER.
-// Stale brokers are fenced on a timer; with auto.leader.rebalance.enable, leadership goes back to
+// Stale brokers are fenced on a timer, their silence counted from the answer to their last heartbeat
+// and not while this process itself stood still; with auto.leader.rebalance.enable, leadership goes back to
 // preferred replicas every leader.imbalance.check.interval.seconds (Kafka's KRaft controller does
 // not read leader.imbalance.per.broker.percentage: any imbalanced partition is balanced).
 import {
@@ -53,7 +54,7 @@ export interface ControllerServiceOptions {
   readonly autoLeaderRebalanceEnable?: boolean;
   /** leader.imbalance.check.interval.seconds, in ms (default 300 s). */
   readonly leaderImbalanceCheckIntervalMs?: number;
-  /** Runs the leader-balancing pass after its interval (default: an unref'd setTimeout); tests drive it by hand. */
+  /** Runs the session check and the leader-balancing pass after their intervals (default: an unref'd setTimeout); tests drive them by hand. */
   readonly scheduler?: Scheduler;
 }
 
@@ -83,7 +84,7 @@ export class ControllerService implements ControllerChannel {
   /** When this node's controller is active (the decision is the seat's, shared with the simulation). */
   private readonly seat: ControllerSeat;
   private active: Active | null = null;
-  private timer: NodeJS.Timeout | undefined;
+  private tickTimer: { cancel(): void } | null = null;
   private closed = false;
   /** The incarnation id of the broker in this process, if there is one. */
   localIncarnationId: string | null = null;
@@ -95,16 +96,14 @@ export class ControllerService implements ControllerChannel {
   /** Starts following the quorum: activates now if this node leads, and checks leadership and sessions on a timer. */
   start(): void {
     this.md.onChange(() => this.onApplied());
-    // Kafka checks sessions on a schedule too; a quarter of the session keeps fencing within ~1.25 timeouts.
-    const intervalMs = Math.max(10, Math.min(1000, Math.floor(this.o.sessionTimeoutMs / 4)));
-    this.timer = setInterval(() => this.tick(), intervalMs);
-    this.timer.unref();
+    this.scheduleTick(this.o.clock.nowMs());
     this.checkLeadership();
   }
 
   close(): void {
     this.closed = true;
-    clearInterval(this.timer);
+    this.tickTimer?.cancel();
+    this.tickTimer = null;
     this.resign('controller closed');
   }
 
@@ -203,7 +202,13 @@ export class ControllerService implements ControllerChannel {
   }
 
   brokerHeartbeat(request: BrokerHeartbeatRequest): Promise<BrokerHeartbeatResponse> {
-    return this.run((c) => c.processBrokerHeartbeat(request, this.o.clock.nowMs())).catch(notController(() => ({
+    let answerPendingOn: QuorumController | null = null;
+    return this.run((c) => {
+      const out = c.processBrokerHeartbeat(request, this.o.clock.nowMs());
+      c.heartbeatAwaitingAnswer(request);
+      answerPendingOn = c;
+      return out;
+    }).finally(() => (answerPendingOn as QuorumController | null)?.heartbeatAnswered(request, this.o.clock.nowMs())).catch(notController(() => ({
       throttleTimeMs: 0, errorCode: ErrorCode.NOT_CONTROLLER, isCaughtUp: false, isFenced: true, shouldShutDown: false,
     })));
   }
@@ -273,10 +278,26 @@ export class ControllerService implements ControllerChannel {
     }
   }
 
-  private tick(): void {
+  /**
+   * Checks leadership and sessions every quarter session (at most 1 s; Kafka checks on a schedule
+   * too), which fences a silent broker within ~1.25 session timeouts.
+   */
+  private scheduleTick(scheduledAtMs: number): void {
+    if (this.closed) return;
+    const intervalMs = Math.max(10, Math.min(1000, Math.floor(this.o.sessionTimeoutMs / 4)));
+    this.tickTimer = (this.o.scheduler ?? unrefScheduler).schedule(intervalMs, () => {
+      const nowMs = this.o.clock.nowMs();
+      this.tick(nowMs, nowMs - scheduledAtMs - intervalMs);
+      this.scheduleTick(nowMs);
+    });
+  }
+
+  /** `lateMs`: how much later than due this check runs, time in which this process did not run. */
+  private tick(nowMs: number, lateMs: number): void {
     const a = this.checkLeadership();
     if (a === null) return;
-    const out = a.controller.maybeFenceStaleBrokers(this.o.clock.nowMs());
+    a.controller.heartbeats.discountStall(lateMs, nowMs);
+    const out = a.controller.maybeFenceStaleBrokers(nowMs);
     if (out.records.length > 0) this.write(a, out.records).catch(() => { /* resigned; the next controller checks again */ });
   }
 

@@ -218,6 +218,19 @@ export class QuorumController {
   }
 
   /**
+   * The driver holds this heartbeat's answer until what it read is committed, then calls
+   * heartbeatAnswered: meanwhile the broker is not silent (BrokerHeartbeatManager.answerPending).
+   * Only the registered incarnation's heartbeats count.
+   */
+  heartbeatAwaitingAnswer(request: BrokerHeartbeatRequest): void {
+    if (this.image.cluster.broker(request.brokerId)?.epoch === request.brokerEpoch) this.heartbeats.answerPending(request.brokerId);
+  }
+
+  heartbeatAnswered(request: BrokerHeartbeatRequest, nowMs: number): void {
+    if (this.image.cluster.broker(request.brokerId)?.epoch === request.brokerEpoch) this.heartbeats.answered(request.brokerId, nowMs);
+  }
+
+  /**
    * Fences every unfenced broker whose session has expired at `nowMs`, moving its leaderships.
    * The driver calls it periodically (Kafka schedules the same check).
    */

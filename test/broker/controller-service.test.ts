@@ -25,9 +25,10 @@ function fakeLog() {
   return { md: md as unknown as LogMetadata, state, proposals, changed: () => listeners.forEach((l) => l()) };
 }
 
+/** A controller-only node (id 3000): no registered broker is this process's own. */
 function options() {
   return {
-    clusterId: 'c', nodeId: 1, clock: new ManualClock(0), prng: new Prng(1), sessionTimeoutMs: 9000, uncleanLeaderElectionEnable: false,
+    clusterId: 'c', nodeId: 3000, clock: new ManualClock(0), prng: new Prng(1), sessionTimeoutMs: 9000, uncleanLeaderElectionEnable: false,
     topicDefaults: { numPartitions: 1, defaultReplicationFactor: 1, partitionsPerRequestMax: 1000 }, validateTopicConfigs: () => null,
     logger: { info() {}, warn() {}, error() {} },
   };
@@ -70,29 +71,42 @@ test('operations pending when leadership is lost, and operations on a node that 
   }
 });
 
-/** A metadata log of one leader whose proposals commit at once, seeded with `records`. */
+/**
+ * A metadata log of one leader, seeded with `records`, whose proposals commit at once, or, while
+ * held, when released (a slow quorum).
+ */
 function committingLog(records: readonly MetadataRecord[]) {
   const listeners: (() => void)[] = [];
   let image = MetadataImage.EMPTY;
-  const append = (batch: readonly MetadataRecord[]) => {
+  let logEndOffset = 0;
+  let held: { batch: readonly MetadataRecord[] }[] | null = null;
+  const commit = (batch: readonly MetadataRecord[]) => {
     const baseOffset = image.provenance.lastContainedOffset + 1;
     const delta = new MetadataDelta(image);
     for (const r of batch) delta.replay(r);
     image = delta.apply({ lastContainedOffset: baseOffset + batch.length - 1, lastContainedEpoch: 1, lastContainedLogTimeMs: 0 });
-    return baseOffset;
+    queueMicrotask(() => listeners.forEach((l) => l()));
   };
-  append(records);
+  commit(records);
+  logEndOffset = image.provenance.lastContainedOffset + 1;
   const md = {
     get image() { return image; },
-    leadership: () => ({ isLeader: true, epoch: 1, leaderId: 1, logEndOffset: image.provenance.lastContainedOffset + 1, appliedOffset: image.provenance.lastContainedOffset + 1 }),
+    leadership: () => ({ isLeader: true, epoch: 1, leaderId: 1, logEndOffset, appliedOffset: image.provenance.lastContainedOffset + 1 }),
     onChange: (l: () => void) => { listeners.push(l); },
     propose: async (batch: readonly MetadataRecord[]) => {
-      const baseOffset = append(batch);
-      queueMicrotask(() => listeners.forEach((l) => l()));
+      const baseOffset = logEndOffset;
+      logEndOffset += batch.length;
+      if (held === null) commit(batch); else held.push({ batch });
       return { baseOffset, epoch: 1 };
     },
   };
-  return md as unknown as LogMetadata;
+  return {
+    md: md as unknown as LogMetadata,
+    /** Proposals wait until release(). */
+    hold() { held ??= []; },
+    /** Commits what waited, in order, and commits at once again. */
+    release() { const waiting = held ?? []; held = null; for (const w of waiting) commit(w.batch); },
+  };
 }
 
 /** A scheduler the test fires by hand: the controller's timers never run on their own. */
@@ -130,21 +144,23 @@ function preferredLeaderCameBack() {
 }
 
 const leaderOf = (md: LogMetadata) => md.image.topics.getTopic('t')!.partitions.get(0)!.leader;
+/** The delays of pending leader-balancing passes (the session check, every 1 s here, left out). */
+const balancing = (scheduler: ReturnType<typeof manualScheduler>) => scheduler.pending().map((t) => t.delayMs).filter((ms) => ms !== 1000);
 
 test('auto.leader.rebalance.enable: every leader.imbalance.check.interval.seconds the active controller gives leadership back to a returned preferred replica, without ElectLeaders', async () => {
   const { records, preferred, other } = preferredLeaderCameBack();
-  const md = committingLog(records);
+  const { md } = committingLog(records);
   const scheduler = manualScheduler();
   const s = new ControllerService(md, { ...options(), leaderImbalanceCheckIntervalMs: 250, scheduler });
   s.start();
   try {
     assert.equal(s.isActive, true);
     assert.equal(leaderOf(md), other);
-    assert.deepEqual(scheduler.pending().map((t) => t.delayMs), [250], 'the first pass waits one interval');
+    assert.deepEqual(balancing(scheduler), [250], 'the first pass waits one interval');
     scheduler.fire();
     await new Promise((r) => setImmediate(r));
     assert.equal(leaderOf(md), preferred, 'leadership is back on the preferred replica');
-    assert.deepEqual(scheduler.pending().map((t) => t.delayMs), [250], 'and the next pass is scheduled');
+    assert.deepEqual(balancing(scheduler), [250], 'and the next pass is scheduled');
     scheduler.fire();
     await new Promise((r) => setImmediate(r));
     assert.equal(leaderOf(md), preferred);
@@ -156,22 +172,102 @@ test('auto.leader.rebalance.enable: every leader.imbalance.check.interval.second
 
 test('auto.leader.rebalance.enable=false schedules no leader balancing; losing leadership cancels it', async () => {
   const { records, other } = preferredLeaderCameBack();
-  const md = committingLog(records);
+  const { md } = committingLog(records);
   const scheduler = manualScheduler();
   const off = new ControllerService(md, { ...options(), autoLeaderRebalanceEnable: false, leaderImbalanceCheckIntervalMs: 250, scheduler });
   off.start();
   assert.equal(off.isActive, true);
-  assert.deepEqual(scheduler.pending(), []);
+  assert.deepEqual(balancing(scheduler), []);
   off.close();
   assert.equal(leaderOf(md), other);
 
   const log = fakeLog();
   const on = new ControllerService(log.md, { ...options(), leaderImbalanceCheckIntervalMs: 250, scheduler });
   on.start();
-  assert.equal(scheduler.pending().length, 1);
+  assert.deepEqual(balancing(scheduler), [250]);
   log.state.isLeader = false;
   log.changed();
   assert.equal(on.isActive, false);
-  assert.deepEqual(scheduler.pending(), [], 'a resigned controller does not balance');
+  assert.deepEqual(balancing(scheduler), [], 'a resigned controller does not balance');
   on.close();
+});
+
+/**
+ * Two registered, unfenced brokers and a controller whose session check the test runs by hand:
+ * `stepTo` moves the clock one check interval (1 s) at a time and runs the check after each.
+ */
+function sessionsUnderTest() {
+  const d = new Driver();
+  d.startBrokers(2);
+  const log = committingLog(d.log.map((e) => e.record));
+  const clock = new ManualClock(0);
+  const scheduler = manualScheduler();
+  const s = new ControllerService(log.md, { ...options(), clock, scheduler, autoLeaderRebalanceEnable: false });
+  s.start();
+  assert.equal(s.isActive, true);
+  const stepTo = (ms: number) => {
+    while (clock.nowMs() < ms) {
+      clock.advance(Math.min(1000, ms - clock.nowMs()));
+      scheduler.fire();
+    }
+  };
+  const heartbeat = (brokerId: number) => s.brokerHeartbeat({
+    brokerId, brokerEpoch: log.md.image.cluster.broker(brokerId)!.epoch, currentMetadataOffset: BigInt(log.md.image.provenance.lastContainedOffset),
+    wantFence: false, wantShutDown: false, offlineLogDirs: [],
+  });
+  const fenced = () => [1, 2].filter((id) => s.controller!.image.cluster.broker(id)!.fenced);
+  return { s, log, clock, scheduler, stepTo, heartbeat, fenced };
+}
+
+test('a broker whose heartbeat waits for a slow commit is not fenced meanwhile; its silence counts from the answer', async () => {
+  const { s, log, stepTo, heartbeat, fenced } = sessionsUnderTest();
+  try {
+    log.hold();
+    // A write the quorum is slow to commit; a heartbeat read after it waits for it too.
+    const created = s.createTopics({ topics: [{ name: 't', numPartitions: 1, replicationFactor: 1, assignments: [], configs: [] }], timeoutMs: 1000, validateOnly: false });
+    stepTo(1000);
+    let answered = false;
+    const hb = heartbeat(1).then((r) => { answered = true; return r; });
+    stepTo(20_000);
+    assert.equal(answered, false);
+    // Broker 2, silent since the controller took over at 0, is fenced; broker 1 waits on the controller.
+    assert.deepEqual(fenced(), [2]);
+    assert.deepEqual([...s.brokerSessionsAlive([1, 2])!], [[1, true], [2, false]]);
+    log.release();
+    assert.equal((await hb).errorCode, ErrorCode.NONE);
+    assert.equal((await created)[0]!.errorCode, ErrorCode.NONE);
+    // It heartbeats again only after the answer (at 20 s): its session runs from there.
+    stepTo(28_000);
+    assert.deepEqual(fenced(), [2]);
+    stepTo(29_000);
+    assert.deepEqual(fenced(), [1, 2]);
+  } finally {
+    s.close();
+  }
+});
+
+test('time in which the controller\'s process stood still does not count as a broker\'s silence', async () => {
+  const { s, clock, scheduler, stepTo, heartbeat, fenced } = sessionsUnderTest();
+  try {
+    stepTo(5000);
+    assert.equal((await heartbeat(1)).errorCode, ErrorCode.NONE);
+    // The process stands still for 14 s: the check due at 6 s runs at 20 s, before the heartbeats
+    // waiting in its sockets are read. Broker 2's silence up to when the check was due counts
+    // (6 s), the stall does not.
+    clock.advance(15_000);
+    scheduler.fire();
+    assert.deepEqual(fenced(), []);
+    assert.equal((await heartbeat(1)).errorCode, ErrorCode.NONE);
+    // Broker 2 stays silent: fenced once 3 s more of its silence count; broker 1 heartbeated at 20 s.
+    stepTo(22_000);
+    assert.deepEqual(fenced(), []);
+    stepTo(23_000);
+    assert.deepEqual(fenced(), [2]);
+    stepTo(28_000);
+    assert.deepEqual(fenced(), [2]);
+    stepTo(29_000);
+    assert.deepEqual(fenced(), [1, 2]);
+  } finally {
+    s.close();
+  }
 });
