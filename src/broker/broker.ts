@@ -79,7 +79,8 @@ import { consumerGroupHeartbeatHandler } from './handlers/68-consumer-group-hear
 import { consumerGroupDescribeHandler } from './handlers/69-consumer-group-describe.js';
 import { describeClientQuotasHandler } from './handlers/48-describe-client-quotas.js';
 import { alterClientQuotasHandler } from './handlers/49-alter-client-quotas.js';
-import { ClientQuotaManager } from './quotas.js';
+import { ClientQuotaManager, ControllerMutationQuota } from './quotas.js';
+import type { ForwardedFor } from './envelope.js';
 import { describeAclsHandler } from './handlers/29-describe-acls.js';
 import { createAclsHandler } from './handlers/30-create-acls.js';
 import { deleteAclsHandler } from './handlers/31-delete-acls.js';
@@ -628,8 +629,15 @@ export class Broker {
       metadata: () => this.deps.metadata.view(),
       scramCredentials: () => this.scramCredentials,
       autoCreateTopicsEnable: this.deps.autoCreateTopicsEnable,
-      autoCreateTopics: async (names: string[]) => {
-        await this.topicAdmin.createTopics({ topics: names.map((name) => ({ name, numPartitions: -1, replicationFactor: -1, assignments: [], configs: [] })), timeoutMs: 30000, validateOnly: false }, 7);
+      autoCreateTopics: async (names: string[], caller: ForwardedFor) => {
+        // Sent at CreateTopics v7, as Kafka sends it: over the client's controller_mutation_rate a
+        // topic is refused, not throttled. This node's active controller is charged here; another
+        // one charges the Envelope's client when it gets the request.
+        const quota = new ControllerMutationQuota(this.deps.mutationQuotas?.(), caller.principal, caller.clientId ?? '', true);
+        const accepted = names.filter(() => quota.record(this.deps.topicDefaults.numPartitions));
+        if (accepted.length === 0) return;
+        await this.topicAdmin.createTopics({ topics: accepted.map((name) => ({ name, numPartitions: -1, replicationFactor: -1, assignments: [], configs: [] })), timeoutMs: 30000, validateOnly: false },
+          7, { ...caller, apiVersion: 7 });
       },
       producePartitions: async (p: ProducePartitionsParams) => {
         rm.stats.countProduceRequest(p.acks, carriesProducerId(p.entries[0]?.records));

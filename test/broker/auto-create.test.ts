@@ -78,7 +78,7 @@ test('controller operations validate against the latest state: concurrent creati
   const propose = real.propose.bind(real);
   real.propose = async (records) => { await new Promise((r) => setTimeout(r, 5)); return propose(records); };
   const s = broker.services();
-  const created = await Promise.allSettled(Array.from({ length: 8 }, () => s.autoCreateTopics(['once'])));
+  const created = await Promise.allSettled(Array.from({ length: 8 }, () => s.autoCreateTopics(['once'], { principal: 'User:ANONYMOUS', clientId: 'auto', clientAddress: '127.0.0.1' })));
   assert.deepEqual(created.map((c) => c.status), created.map(() => 'fulfilled'), String(created.find((c) => c.status === 'rejected')?.status === 'rejected' ? (created.find((c) => c.status === 'rejected') as PromiseRejectedResult).reason : ''));
   const direct = await Promise.all(Array.from({ length: 4 }, () => broker.topicAdmin.createTopics({ topics: [{ name: 'direct', numPartitions: 2, replicationFactor: 1, assignments: [], configs: [] }], timeoutMs: 1000, validateOnly: false }, 7)));
   assert.deepEqual(direct.map((r) => r[0]!.errorCode).sort(), [0, ErrorCode.TOPIC_ALREADY_EXISTS, ErrorCode.TOPIC_ALREADY_EXISTS, ErrorCode.TOPIC_ALREADY_EXISTS]);

@@ -4,7 +4,7 @@
 // not a super user reaching the controller listener directly is refused; forwarded changes are
 // authorized at the controller with the client's principal from the Envelope (a broker cannot
 // lend a client its rights); and controller_mutation_rate is one budget per user for the whole
-// cluster, charged by the active controller.
+// cluster, charged by the active controller, auto-creation through Metadata included.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -15,7 +15,7 @@ import { runProcess } from '../broker/process-helpers.js';
 import { startCluster, type ClusterHandle, type ClusterNodeHandle } from '../../src/broker/index.js';
 import { writeDevCerts, type DevCerts, AclOperation as Op, AclPermissionType, PatternType, ResourceType } from '../../src/security/index.js';
 import { BrokerConnection } from '../../src/client/index.js';
-import { ApiKey, ErrorCode, decodeResponse, defaultMessage } from '../../src/protocol/index.js';
+import { ApiKey, ErrorCode, ZERO_UUID, decodeResponse, defaultMessage } from '../../src/protocol/index.js';
 import { encodeHostAddress, encodePrincipal, innerRequestData } from '../../src/broker/envelope.js';
 import { mtlsAuthorizedCluster } from './tls-config.js';
 
@@ -177,4 +177,46 @@ test('controller_mutation_rate for a user is one budget across brokers: two brok
   const measured = controller.server!.controllerMutationQuotas!.rates().filter((r) => r.key === 'controller_mutation_rate');
   assert.deepEqual(measured.map((r) => r.user), ['alice']);
   for (const n of others) assert.deepEqual(n.server!.controllerMutationQuotas!.rates(), [], `node ${n.nodeId} charged nothing`);
+});
+
+test('auto-creation through Metadata is the client\'s topic creation: charged to its controller_mutation_rate through any broker, and a topic over it is not created', { skip, timeout: 60_000 }, async () => {
+  const { controller, others } = roles();
+  const admin = <T>(f: (c: BrokerConnection) => Promise<T>) => withConnection(controller.brokerPort, brokerTls, 'admin', f);
+  const grants = await admin((c) => c.send(ApiKey.CreateAcls, 3, { creations: [Op.CREATE, Op.DESCRIBE].map((operation) => ({
+    resourceType: ResourceType.TOPIC, resourceName: 'alice-auto-', resourcePatternType: PatternType.PREFIXED, principal: 'User:alice', host: '*',
+    operation, permissionType: AclPermissionType.ALLOW })) }));
+  assert.deepEqual(grants.results.map((r: { errorCode: number }) => r.errorCode), [ErrorCode.NONE, ErrorCode.NONE]);
+  // 1 partition/s for alice's app `auto-app`: a bucket of 11 partitions (1 x 11 samples x 1 s), its own (user and client id).
+  const entity = [{ entityType: 'user', entityName: 'alice' }, { entityType: 'client-id', entityName: 'auto-app' }];
+  const set = await admin((c) => c.send(ApiKey.AlterClientQuotas, 1, { entries: [{ entity, ops: [{ key: 'controller_mutation_rate', value: 1, remove: false }] }], validateOnly: false }));
+  assert.equal(set.entries[0].errorCode, ErrorCode.NONE);
+  for (const n of cluster.nodes) {
+    for (let i = 0; i < 100 && n.server!.controllerMutationQuotas!.image.quotas(entity)?.get('controller_mutation_rate') !== 1; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+  const existing = async (names: string[]) => {
+    const md = await admin((c) => c.send(ApiKey.Metadata, 12, { topics: null, allowAutoTopicCreation: false, includeTopicAuthorizedOperations: false }));
+    return names.filter((name) => md.topics.some((t: { name: string }) => t.name === name));
+  };
+  const autoCreate = (port: number, names: string[]) => withConnection(port, aliceTls, 'auto-app', (c) => c.send(ApiKey.Metadata, 12, {
+    topics: names.map((name) => ({ topicId: ZERO_UUID, name })), allowAutoTopicCreation: true, includeTopicAuthorizedOperations: false }));
+
+  // Through a broker that forwards: 30 one-partition topics against a bucket of 11 (plus what refills meanwhile).
+  const forwarded = Array.from({ length: 30 }, (_, i) => `alice-auto-${i}`);
+  const first = await autoCreate(others[0]!.brokerPort, forwarded);
+  assert.ok(first.topics.every((t: { errorCode: number }) => t.errorCode === ErrorCode.LEADER_NOT_AVAILABLE || t.errorCode === ErrorCode.NONE));
+  const made = await existing(forwarded);
+  assert.ok(made.length >= 11 && made.length <= 15, `created ${made.length} of 30 with a bucket of 11 partitions`);
+  assert.deepEqual(made, forwarded.slice(0, made.length), 'in the order asked');
+  // The active controller measured alice's app, as for her own CreateTopics.
+  const measured = controller.server!.controllerMutationQuotas!.rates().filter((r) => r.key === 'controller_mutation_rate');
+  assert.ok(measured.some((r) => r.user === 'alice' && r.clientId === 'auto-app'), JSON.stringify(measured));
+  for (const n of others) assert.deepEqual(n.server!.controllerMutationQuotas!.rates(), [], `node ${n.nodeId} charged nothing`);
+
+  // Through the active controller's own broker, the same bucket, now in debt: at most what refilled is created.
+  const local = Array.from({ length: 10 }, (_, i) => `alice-auto-local-${i}`);
+  await autoCreate(controller.brokerPort, local);
+  const madeLocal = await existing(local);
+  assert.ok(madeLocal.length < 10, `created ${madeLocal.length} of 10 from a bucket in debt`);
 });

@@ -5,10 +5,14 @@
 // `auto.create.topics.enable` is set; they come back as LEADER_NOT_AVAILABLE until created, as
 // Kafka does; a name Kafka refuses (`bad$name!`, `..`, longer than 249) is INVALID_TOPIC_EXCEPTION
 // whether or not auto-creation is on, so clients fail its records at once. Topic ids from v10; lookups by id in v10+ (name null) answer UNKNOWN_TOPIC_ID.
+// Auto-creation is the client's own topic creation, as in Kafka's AutoTopicCreationManager: the
+// controller authorizes it as the client and charges the client's controller_mutation_rate (a topic
+// over the quota is not created now, and stays LEADER_NOT_AVAILABLE until a later Metadata creates it).
 // Authorized operations are reported as "not requested" (ACLs arrive with the security issue).
 import { ErrorCode, ZERO_UUID, type MetadataRequest } from '../../protocol/index.js';
 import { isInternalTopic, topicNameError } from '../../controller/index.js';
 import type { HandlerSpec } from '../context.js';
+import { forwardedFor, type ForwardedFor } from '../envelope.js';
 import type { MetadataView, TopicView } from '../services.js';
 
 const AUTHORIZED_OPERATIONS_OMITTED = -2147483648;
@@ -16,8 +20,8 @@ const AUTHORIZED_OPERATIONS_OMITTED = -2147483648;
 export interface MetadataServices {
   metadata(): MetadataView;
   autoCreateTopicsEnable: boolean;
-  /** Starts creating these topics with the broker defaults; resolves when the controller answered. */
-  autoCreateTopics(names: string[]): Promise<void>;
+  /** Creates these topics with the broker defaults for `caller`; resolves when the controller answered. */
+  autoCreateTopics(names: string[], caller: ForwardedFor): Promise<void>;
 }
 
 function topicEntry(t: TopicView) {
@@ -49,7 +53,7 @@ export const metadataHandler: HandlerSpec<MetadataServices, 3> = {
       const requested = request.topics!;
       const unknown = requested.filter((t) => t.name !== null && !view.topic(t.name) && topicNameError(t.name) === null).map((t) => t.name!);
       if (unknown.length > 0 && allowAuto && s.autoCreateTopicsEnable) {
-        await s.autoCreateTopics([...new Set(unknown)]);
+        await s.autoCreateTopics([...new Set(unknown)], forwardedFor(ctx));
         view = s.metadata();
       }
       topics = requested.map((t) => {
