@@ -23,7 +23,11 @@ export interface Authz {
 export type RuleOutcome =
   | undefined
   | { readonly respond: object }
-  | { readonly request: object; readonly after?: (response: any) => any };
+  | {
+    readonly request: object; readonly after?: (response: any) => any;
+    /** Topics the handler may read; `after` refuses the others, so reading them would be wasted (RequestContext.readableTopic). */
+    readonly readableTopic?: (topic: string) => boolean;
+  };
 
 type Rule = (request: any, az: Authz, ctx: RequestContext<any>) => RuleOutcome;
 
@@ -96,15 +100,18 @@ const produce: Rule = (req, az) => {
 /**
  * Fetch: followers need CLUSTER_ACTION; consumers READ on each topic. Checked on the response, not
  * the request: partitions of a fetch session are served without being named in the request, and a
- * grant deleted meanwhile must stop them too.
+ * grant deleted meanwhile must stop them too. The handler does not read refused topics (as Kafka
+ * leaves them out of the read), so their records neither cost a read nor end a long poll early.
  */
 const fetch: Rule = (req, az, ctx) => {
   const follower = fetchReplicaId(req, ctx.apiVersion) >= 0;
   if (follower && cluster(az, Op.CLUSTER_ACTION)) return undefined;
   const nameOf = (t: any): string | undefined => ctx.apiVersion >= 13 ? ctx.services.metadata?.().topicById(t.topicId)?.name : t.topic;
-  const ok = (t: any) => !follower && (() => { const n = nameOf(t); return n === undefined || az.allowed(Op.READ, R.TOPIC, n); })();
+  const readableTopic = (name: string) => !follower && az.allowed(Op.READ, R.TOPIC, name);
+  const ok = (t: any) => { const n = nameOf(t); return n === undefined ? !follower : readableTopic(n); };
   return {
     request: req,
+    readableTopic,
     after: (response: any) => response === null ? null : {
       ...response,
       responses: response.responses.map((t: any) => ok(t) ? t : {

@@ -24,6 +24,11 @@ export interface RequestContext<S = unknown> {
   readonly responseBytes?: (bytes: number) => Buffer;
   /** The caller's rights when an authorizer is on (set by the router); absent when everything is allowed. */
   readonly authz?: Authz;
+  /**
+   * Set by an authorization rule that refuses topics in the response (Fetch: a session's
+   * partitions are not all in the request): topics it will refuse, which the handler does not read.
+   */
+  readonly readableTopic?: (topic: string) => boolean;
 }
 
 /** The decoded request and the response body of an API, by key (`RequestOf<3>` is MetadataRequest). */

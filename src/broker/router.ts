@@ -83,12 +83,14 @@ export class Router<S = unknown> {
     if (az !== null) {
       const rule = authorizeRequest(apiKey, request, az, ctx, this.authorizationRules);
       if (rule === 'unlisted') return { kind: 'close', reason: `${apiInfo(apiKey)!.name}: refused, and its response has no error code to say so` };
+      let readableTopic: ((topic: string) => boolean) | undefined;
       if (rule !== undefined) {
         if ('respond' in rule) return rule.respond === null ? { kind: 'none' } : { kind: 'response', apiKey, version, body: rule.respond };
         request = rule.request;
         after = rule.after;
+        readableTopic = rule.readableTopic;
       }
-      ctx = { ...ctx, authz: az };
+      ctx = readableTopic === undefined ? { ...ctx, authz: az } : { ...ctx, authz: az, readableTopic };
     }
     let body = await handler.handle(request, ctx);
     if (after !== undefined) body = after(body);

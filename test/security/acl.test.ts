@@ -181,6 +181,34 @@ test('after a grant alice produces, fetches and commits; after the grant is dele
   assert.equal((await commit(alice, 'alice-group', 'secret')).topics[0].partitions[0].errorCode, E.GROUP_AUTHORIZATION_FAILED);
 });
 
+test('a fetch of a topic alice may read and one she may not: the refused one is not read, so its records do not end her long poll early', { skip, timeout: 30_000 }, async () => {
+  await grant(binding(ResourceType.TOPIC, 'public', Op.READ));
+  try {
+    const publicEnd = (await adminConn.send(ApiKey.ListOffsets, 7, { replicaId: -1, isolationLevel: 0,
+      topics: [{ name: 'public', partitions: [{ partitionIndex: 0, currentLeaderEpoch: -1, timestamp: -1n }] }] })).topics[0].partitions[0].offset as bigint;
+    const maxWaitMs = 1500;
+    const started = Date.now();
+    const f = await alice.send(ApiKey.Fetch, 12, {
+      clusterId: null, replicaId: -1, maxWaitMs, minBytes: 1, maxBytes: 1 << 20, isolationLevel: 0, sessionId: 0, sessionEpoch: -1,
+      topics: [
+        { topic: 'secret', partitions: [{ partition: 0, currentLeaderEpoch: -1, fetchOffset: 0n, lastFetchedEpoch: -1, logStartOffset: -1n, partitionMaxBytes: 1 << 20 }] },
+        { topic: 'public', partitions: [{ partition: 0, currentLeaderEpoch: -1, fetchOffset: publicEnd, lastFetchedEpoch: -1, logStartOffset: -1n, partitionMaxBytes: 1 << 20 }] },
+      ],
+      forgottenTopicsData: [], rackId: '',
+    });
+    const elapsed = Date.now() - started;
+    const byTopic = new Map(f.responses.map((t: any) => [t.topic, t.partitions[0]]));
+    assert.equal((byTopic.get('secret') as any).errorCode, E.TOPIC_AUTHORIZATION_FAILED);
+    assert.equal((byTopic.get('secret') as any).records, null);
+    assert.equal((byTopic.get('public') as any).errorCode, 0);
+    // `secret` holds records, `public` none past its end: as in Kafka, only `public` counts toward
+    // min_bytes, so the fetch waits out max_wait_ms rather than answering at once (a consumer would spin).
+    assert.ok(elapsed >= maxWaitMs - 100, `answered after ${elapsed} ms, before max_wait_ms ${maxWaitMs}`);
+  } finally {
+    await revokeAll();
+  }
+});
+
 test('a DENY wins over a wildcard grant, and ListGroups shows only the groups alice may describe', { skip, timeout: 30_000 }, async () => {
   for (const g of ['visible-group', 'hidden-group']) assert.equal((await commit(adminConn, g, 'public')).topics[0].partitions[0].errorCode, 0);
   await grant(binding(ResourceType.TOPIC, '*', Op.ALL), binding(ResourceType.GROUP, 'visible-group', Op.DESCRIBE));

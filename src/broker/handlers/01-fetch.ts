@@ -83,9 +83,15 @@ export const fetchHandler: HandlerSpec<FetchServices, 1> = {
     const partitions = outcome.context.partitions;
     const names = topicNames(partitions, byId, view);
     const readable: FetchPartitionParams[] = [];
+    // Partitions of topics the authorizer refuses (answered TOPIC_AUTHORIZATION_FAILED, not read).
+    const refused = ctx.readableTopic === undefined ? null : new Uint8Array(partitions.length);
     for (let i = 0; i < partitions.length; i++) {
       const name = names[i];
       if (name === undefined) continue;
+      if (refused !== null && !ctx.readableTopic!(name)) {
+        refused[i] = 1;
+        continue;
+      }
       const p = partitions[i]!;
       readable.push({
         topic: name, partition: p.partition, fetchOffset: p.fetchOffset, partitionMaxBytes: p.partitionMaxBytes,
@@ -105,11 +111,12 @@ export const fetchHandler: HandlerSpec<FetchServices, 1> = {
     };
     const read = readable.length > 0 ? await s.fetchPartitions(params) : [];
     const unknown = fetchFailure(byId ? ErrorCode.UNKNOWN_TOPIC_ID : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+    const unauthorized = fetchFailure(ErrorCode.TOPIC_AUTHORIZATION_FAILED);
     const results: Answered[] = [];
     let next = 0;
     for (let i = 0; i < partitions.length; i++) {
       const p = partitions[i]!;
-      const r = names[i] === undefined ? unknown : read[next++]!;
+      const r = names[i] === undefined ? unknown : refused?.[i] === 1 ? unauthorized : read[next++]!;
       results.push({
         topic: p.topic, partition: p.partition, errorCode: r.errorCode, highWatermark: r.highWatermark,
         lastStableOffset: r.lastStableOffset, logStartOffset: r.logStartOffset, recordsBytes: r.records?.length ?? 0,
