@@ -4,14 +4,14 @@
 // each produce `logline bench consume` (a separate process, TLS through --command-config) reads the
 // same records back over the same listener. The ratios are the issue's target (TLS >= 60% of
 // plaintext at 1 KiB records). JSON on stdout.
-//   node dist/bench/tls.js [--records 300000] [--rounds 2] [--acks 1]
+//   node dist/bench/tls.js [--records 300000] [--rounds 2] [--acks 1]     (LOGLINE_TLS_ENGINE=node: node:tls)
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { startServer } from '../src/broker/index.js';
 import { parseBrokerConfig } from '../src/config/index.js';
-import { writeDevCerts } from '../src/security/index.js';
+import { nativeTlsAvailable, writeDevCerts } from '../src/security/index.js';
 import { runRdkafkaPerf } from './rdkafka-perf.js';
 
 const args = process.argv.slice(2);
@@ -66,7 +66,9 @@ try {
   const best = (mode: string, p: string) => Math.max(...runs.filter((r) => r.mode === mode && r.protocol === p).map((r) => r.recordsPerSec));
   const share = (mode: string) => Number((best(mode, 'SSL') / best(mode, 'PLAINTEXT')).toFixed(3));
   console.log(JSON.stringify({
-    bench: 'tls-vs-plaintext', recordBytes: size, records, acks, rounds, runs,
+    bench: 'tls-vs-plaintext', recordBytes: size, records, acks, rounds,
+    // The broker's TLS sessions: our addon, or node:tls (LOGLINE_TLS_ENGINE=node, or no addon built).
+    tlsEngine: nativeTlsAvailable() ? 'addon' : 'node:tls', runs,
     plaintextRecordsPerSecBest: best('produce', 'PLAINTEXT'), sslRecordsPerSecBest: best('produce', 'SSL'), sslShareOfPlaintext: share('produce'),
     fetch: { plaintextRecordsPerSecBest: best('fetch', 'PLAINTEXT'), sslRecordsPerSecBest: best('fetch', 'SSL'), sslShareOfPlaintext: share('fetch') },
     target: 0.6,

@@ -10,9 +10,13 @@
 // their records are in the log. At 600 MB/s of produce that is the difference between ten
 // mark-compact GCs a second (V8 counts every fresh backing store as external memory) and none.
 //
-// A TLS listener (security protocol SSL) accepts through node:tls; its connections read decrypted
-// bytes in 'data' chunks (the TLS layer owns the socket's reads), and everything after the
-// handshake is the same code. The principal of a client certificate is fixed at the handshake.
+// A TLS listener (SSL, SASL_SSL) runs its sessions in our addon (src/security/native-tls.ts) where
+// it is built: the socket reads ciphertext into the connection's own buffer, and one call decrypts
+// all it brought straight into the request buffers, as plaintext reads land (node:tls would hand
+// over each TLS record as its own event, and librdkafka writes ~1 KiB records); a response is
+// encrypted in one call. Without the addon it accepts through node:tls and reads decrypted 'data'
+// chunks. Either way everything after the handshake is the same code, and the principal of a
+// client certificate is fixed at the handshake.
 //
 // A SASL listener (SASL_PLAINTEXT, SASL_SSL) gives each connection a SaslServerSession: until it
 // has authenticated, only ApiVersions and the SASL exchange are served (anything else closes the
@@ -22,7 +26,10 @@
 // `afterSasl` below.
 import { createServer, Socket, type Server } from 'node:net';
 import { createServer as createTlsServer, type Server as TlsServer, type TLSSocket } from 'node:tls';
-import { tlsPeerPrincipal, SaslServerSession, type ListenerTls, type SaslInputs, type SaslListenerSettings } from '../security/index.js';
+import {
+  tlsPeerPrincipal, nativeTlsAvailable, NativeTlsContext, NativeTlsSession, SaslServerSession,
+  type ListenerTls, type NativeTlsPeer, type SaslInputs, type SaslListenerSettings,
+} from '../security/index.js';
 import { FrameSplitter, ProtocolError, decodeRequestHeader, encodeResponseFrame } from '../protocol/index.js';
 import { BufferPool, SlabLease, SlabPool, limits, type Clock, type Logger } from '../util/index.js';
 import type { RequestContext } from './context.js';
@@ -90,6 +97,8 @@ export interface NetworkStats {
 export class NetworkServer<S> {
   private readonly servers: Server[] = [];
   private readonly tlsServers = new Map<string, TlsServer>();
+  /** The addon's server contexts of TLS listeners, by listener name (replaced on reload). */
+  private readonly nativeTlsContexts = new Map<string, NativeTlsContext>();
   private readonly connections = new Set<Connection<S>>();
   private readonly perIp = new Map<string, number>();
   private nextConnectionId = 0;
@@ -127,7 +136,8 @@ export class NetworkServer<S> {
   async listen(listeners: ListenerSpec[]): Promise<void> {
     this.slabTrimTimer ??= setInterval(() => this.responseSlabs.trimIfIdle(), limits.responseSlabsIdleMs).unref();
     for (const l of listeners) {
-      const server = l.tls ? this.tlsServer(l, l.tls) : createServer({ noDelay: true, pauseOnConnect: true }, (socket) => this.accept(socket, l, 'User:ANONYMOUS'));
+      const server = l.tls ? (nativeTlsAvailable() ? this.nativeTlsServer(l, l.tls) : this.tlsServer(l, l.tls))
+        : createServer({ noDelay: true, pauseOnConnect: true }, (socket) => this.accept(socket, l, 'User:ANONYMOUS'));
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject);
         server.listen({ host: l.host, port: l.port }, () => { server.off('error', reject); resolve(); });
@@ -146,7 +156,7 @@ export class NetworkServer<S> {
    */
   private tlsServer(l: ListenerSpec, settings: ListenerTls): TlsServer {
     const server = createTlsServer({ ...settings.server, noDelay: true, handshakeTimeout: limits.tlsHandshakeTimeoutMs }, (socket) => {
-      const principal = this.tlsPrincipal(socket, settings);
+      const principal = this.tlsPrincipal(socket, `${socket.remoteAddress}:${socket.remotePort}`, settings);
       if (principal === null) {
         this.stats.tlsHandshakeFailures++;
         socket.destroy();
@@ -163,15 +173,78 @@ export class NetworkServer<S> {
     return server;
   }
 
-  private tlsPrincipal(socket: TLSSocket, settings: ListenerTls): string | null {
+  /**
+   * A TLS listener on the addon: a plain TCP server whose connections are handed over once the
+   * handshake (driven by what each socket read brings) is done, under the same rules as above.
+   */
+  private nativeTlsServer(l: ListenerSpec, settings: ListenerTls): Server {
+    this.nativeTlsContexts.set(l.name, new NativeTlsContext(settings));
+    return createServer({ noDelay: true, pauseOnConnect: true }, (accepted) => this.nativeHandshake(accepted, l));
+  }
+
+  private nativeHandshake(accepted: Socket, l: ListenerSpec): void {
+    const settings = this.bound.find((b) => b.name === l.name)?.tls ?? l.tls!;
+    const where = `${accepted.remoteAddress}:${accepted.remotePort}`;
+    let session: NativeTlsSession;
+    try {
+      session = new NativeTlsSession(this.nativeTlsContexts.get(l.name)!);
+    } catch (err) {
+      this.log.error(`listener ${l.name}: TLS session for ${where}: ${(err as Error).message}`);
+      accepted.destroy();
+      return;
+    }
+    const transport = new NativeTlsTransport(accepted, session);
+    const socket = transport.socket;
+    let settled = false;
+    const fail = (why: string | null) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      this.stats.tlsHandshakeFailures++;
+      if (why !== null) this.log.warn(`listener ${l.name}: TLS handshake with ${where} failed: ${why}`);
+      transport.destroy();
+    };
+    const timer = setTimeout(() => fail('timed out'), limits.tlsHandshakeTimeoutMs);
+    timer.unref();
+    const gone = () => fail(null);
+    socket.on('error', gone);
+    socket.on('close', gone);
+    transport.onCiphertext = () => {
+      let done: boolean;
+      try {
+        done = session.handshake();
+      } catch (err) {
+        // The alert OpenSSL queued for the client goes out before the socket closes.
+        transport.flush();
+        fail((err as Error).message);
+        return false;
+      }
+      transport.flush();
+      if (!done) return true;
+      settled = true;
+      clearTimeout(timer);
+      socket.off('error', gone);
+      socket.off('close', gone);
+      const principal = this.tlsPrincipal(session.peer(), where, settings);
+      if (principal === null) {
+        this.stats.tlsHandshakeFailures++;
+        transport.destroy();
+        return false;
+      }
+      this.accept(socket, l, principal, transport);
+      return true;
+    };
+  }
+
+  private tlsPrincipal(socket: TLSSocket | NativeTlsPeer, remote: string, settings: ListenerTls): string | null {
     const peer = tlsPeerPrincipal(socket, settings.clientAuth, settings.principalRules);
     if ('refused' in peer) {
-      const where = `TLS client ${socket.remoteAddress}:${socket.remotePort}`;
+      const where = `TLS client ${remote}`;
       if (peer.why === 'untrusted') this.log.warn(`${where} ${peer.refused}`);
       else if (peer.why === 'unmapped') this.log.warn(`${where}: ${peer.refused}`);
       return null;
     }
-    if (peer.dn !== null) this.log.info(`TLS client ${socket.remoteAddress}:${socket.remotePort} authenticated as ${peer.principal} (${peer.dn})`);
+    if (peer.dn !== null) this.log.info(`TLS client ${remote} authenticated as ${peer.principal} (${peer.dn})`);
     return peer.principal;
   }
 
@@ -181,26 +254,27 @@ export class NetworkServer<S> {
    */
   reloadTls(listenerName: string, settings: ListenerTls): void {
     const server = this.tlsServers.get(listenerName);
-    if (server === undefined) throw new Error(`no TLS listener ${listenerName}`);
-    server.setSecureContext(settings.server);
+    if (this.nativeTlsContexts.has(listenerName)) this.nativeTlsContexts.set(listenerName, new NativeTlsContext(settings));
+    else if (server !== undefined) server.setSecureContext(settings.server);
+    else throw new Error(`no TLS listener ${listenerName}`);
     const bound = this.bound.find((b) => b.name === listenerName);
     if (bound) bound.tls = settings;
   }
 
-  private accept(socket: Socket, listener: ListenerSpec, principal: string): void {
+  private accept(socket: Socket, listener: ListenerSpec, principal: string, tls: NativeTlsTransport | null = null): void {
     const ip = socket.remoteAddress ?? 'unknown';
     const fromIp = this.perIp.get(ip) ?? 0;
     if (this.connections.size >= this.limitsConfig.connectionsMax || fromIp >= this.limitsConfig.connectionsPerIpMax) {
       this.stats.connectionsRejected++;
       this.log.debug?.(`listener ${listener.name}: refused ${ip}:${socket.remotePort} (connection limit)`);
-      socket.destroy();
+      if (tls !== null) tls.destroy(); else socket.destroy();
       return;
     }
     this.perIp.set(ip, fromIp + 1);
     this.stats.connectionsAccepted++;
     this.stats.connectionsOpen++;
     const id = `${listener.name}-${ip}:${socket.remotePort}-${this.nextConnectionId++}`;
-    const conn = new Connection(this, socket, listener, id, principal);
+    const conn = new Connection(this, socket, listener, id, principal, tls);
     this.connections.add(conn);
     this.log.debug?.(`connection ${id} opened (principal ${principal})`);
     conn.socket.once('close', () => {
@@ -244,6 +318,73 @@ function adoptSocket(accepted: Socket, onread: { buffer: () => Buffer; callback:
   return { socket, onread: true };
 }
 
+/**
+ * A socket whose TLS session runs in the addon: the socket reads ciphertext into `ciphertext`,
+ * which is fed to the session before `onCiphertext` decides what to decrypt (the handshake, then
+ * the connection's reads); `flush` sends what the session has for the client.
+ */
+class NativeTlsTransport {
+  readonly socket: Socket;
+  private readonly ciphertext = Buffer.allocUnsafe(limits.tlsCiphertextReadBytes);
+  /** Called after each read was fed to the session; false stops reading. */
+  onCiphertext: () => boolean = () => true;
+  private closed = false;
+
+  constructor(accepted: Socket, readonly session: NativeTlsSession) {
+    const adopted = adoptSocket(accepted, {
+      buffer: () => this.ciphertext,
+      callback: (n) => {
+        if (this.closed) return false;
+        try {
+          this.session.feed(this.ciphertext, 0, n);
+        } catch {
+          this.destroy();
+          return false;
+        }
+        return this.onCiphertext();
+      },
+    });
+    this.socket = adopted.socket;
+    this.socket.once('close', () => this.release());
+    if (!adopted.onread) this.destroy();
+  }
+
+  /** Sends what the session has for the client (handshake messages, records, alerts). */
+  flush(): void {
+    if (this.closed) return;
+    const out = this.session.output();
+    if (out !== null) this.socket.write(out);
+  }
+
+  /**
+   * Encrypts `chunks` (one response) into response slabs and sends them as one write; the slabs
+   * are reused once the socket has taken the records.
+   */
+  write(chunks: readonly Buffer[], slabs: SlabPool): void {
+    if (this.closed) return;
+    const lease = new SlabLease(slabs);
+    let records: Buffer;
+    try {
+      records = this.session.encrypt(chunks, (bytes) => lease.alloc(bytes));
+    } catch (err) {
+      lease.release();
+      throw err;
+    }
+    this.socket.write(records, () => lease.release());
+  }
+
+  destroy(): void {
+    this.socket.destroy();
+    this.release();
+  }
+
+  private release(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.session.close();
+  }
+}
+
 class Connection<S> {
   readonly socket: Socket;
   private readonly splitter: FrameSplitter;
@@ -269,6 +410,8 @@ class Connection<S> {
     private readonly id: string,
     /** The connection's principal: from its TLS certificate, or set when it authenticates over SASL. */
     private principal: string,
+    /** Its TLS session in the addon, on a TLS listener where the addon is built. */
+    private readonly tls: NativeTlsTransport | null = null,
   ) {
     const pool = server.framePool;
     this.splitter = new FrameSplitter(server.limitsConfig.requestBytesMax, Math.min(server.limitsConfig.requestBytesMax, limits.requestPreallocateBytesMax), (n) => pool.allocate(n));
@@ -277,8 +420,9 @@ class Connection<S> {
       this.sasl = new SaslServerSession(listener.sasl.settings, listener.sasl.inputs);
       this.splitter.limitFrameBytes(Math.min(server.limitsConfig.requestBytesMax, limits.saslTokenBytesMax));
     }
-    // A TLS socket's reads belong to its TLS layer: its decrypted bytes come as 'data' chunks.
-    const adopted = listener.tls ? { socket: accepted, onread: false } : adoptSocket(accepted, { buffer: () => this.splitter.readBuffer(), callback: (n) => this.onRead(n) });
+    // A node:tls socket's reads belong to its TLS layer: its decrypted bytes come as 'data' chunks.
+    const adopted = tls !== null ? { socket: tls.socket, onread: true }
+      : listener.tls ? { socket: accepted, onread: false } : adoptSocket(accepted, { buffer: () => this.splitter.readBuffer(), callback: (n) => this.onRead(n) });
     const socket = this.socket = adopted.socket;
     socket.setNoDelay(true);
     socket.setTimeout(server.limitsConfig.idleMs);
@@ -290,6 +434,40 @@ class Connection<S> {
     socket.on('drain', () => this.maybeResume());
     socket.on('error', () => this.destroy());
     socket.on('close', () => { this.closed = true; });
+    if (tls !== null) {
+      tls.onCiphertext = () => this.decrypt();
+      // Requests that came with the end of the handshake are decrypted already.
+      this.decrypt();
+    }
+  }
+
+  /**
+   * Everything the TLS session can decrypt from what was fed, into the request buffers. All of it
+   * is taken (frames beyond the in-flight limit wait in `waiting`, as with plaintext reads), so
+   * nothing is left in the session while the socket is paused.
+   */
+  private decrypt(): boolean {
+    const tls = this.tls!;
+    for (;;) {
+      if (this.closed) return false;
+      let n: number;
+      try {
+        n = tls.session.read(this.splitter.readBuffer());
+      } catch (err) {
+        this.server.log.warn(`closing ${this.id}: ${(err as Error).message}`);
+        tls.flush();
+        this.destroy();
+        return false;
+      }
+      // A close_notify, a key update or an alert may want an answer.
+      tls.flush();
+      if (n < 0) {
+        this.socket.end();
+        return false;
+      }
+      if (n === 0) return true;
+      if (!this.onRead(n)) return false;
+    }
   }
 
   get busy(): boolean { return this.queue.length > 0 || this.waiting.length > 0; }
@@ -297,7 +475,7 @@ class Connection<S> {
   destroy(): void {
     this.closed = true;
     if (this.muteTimer !== null) clearTimeout(this.muteTimer);
-    this.socket.destroy();
+    if (this.tls !== null) this.tls.destroy(); else this.socket.destroy();
   }
 
   /**
@@ -507,7 +685,18 @@ class Connection<S> {
         const last = slot.chunks.length - 1;
         // The leased bytes are reused once the socket has taken them: the write callback comes
         // after the kernel copied them (or with an error once the socket is gone).
-        slot.chunks.forEach((c, i) => this.socket.write(c, i === last && lease ? () => lease.release() : undefined));
+        if (this.tls !== null) {
+          // Encrypting copies the response: its leased bytes are free at once.
+          try {
+            this.tls.write(slot.chunks, this.server.responseSlabs);
+          } catch (err) {
+            this.server.log.warn(`closing ${this.id}: ${(err as Error).message}`);
+            this.destroy();
+          }
+          lease?.release();
+        } else {
+          slot.chunks.forEach((c, i) => this.socket.write(c, i === last && lease ? () => lease.release() : undefined));
+        }
       } else {
         lease?.release();
       }

@@ -4,6 +4,7 @@
 export { listenerTls, clientTls, SslConfigError, type ListenerTls, type ClientAuth, type SslValue } from './ssl.js';
 export { parsePrincipalMappingRules, mapPrincipalName, distinguishedNameRfc2253, tlsPeerPrincipal, PrincipalMappingError, type TlsPeerPrincipal } from './principal.js';
 export { writeDevCerts, type DevCerts } from './dev-certs.js';
+export { nativeTlsAvailable, NativeTlsContext, NativeTlsSession, type NativeTlsPeer } from './native-tls.js';
 export {
   AclIndex, AclCaller, StandardAuthorizer, authorizerFromConfig, parseSuperUsers, AUTHORIZER_CLASS_NAMES, type AuthorizerSettings,
 } from './authorizer.js';

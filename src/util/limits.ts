@@ -14,6 +14,8 @@ export const limits = {
    * minutes), so half-open handshakes cannot hold connection slots.
    */
   tlsHandshakeTimeoutMs: 10_000,
+  /** Ciphertext one socket read of a TLS connection takes (the addon's sessions; src/broker/network.ts). */
+  tlsCiphertextReadBytes: 64 * 1024,
   /** Requests of one connection being handled at once; reading pauses beyond this. */
   inFlightRequestsPerConnectionMax: 16,
   /**
