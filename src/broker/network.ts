@@ -99,6 +99,11 @@ export class NetworkServer<S> {
   private readonly tlsServers = new Map<string, TlsServer>();
   /** The addon's server contexts of TLS listeners, by listener name (replaced on reload). */
   private readonly nativeTlsContexts = new Map<string, NativeTlsContext>();
+  /**
+   * Where every TLS connection's socket reads ciphertext: each read is fed to its session in the
+   * read's own callback (a copy), so one buffer serves them all.
+   */
+  private tlsCiphertext: Buffer | null = null;
   private readonly connections = new Set<Connection<S>>();
   private readonly perIp = new Map<string, number>();
   private nextConnectionId = 0;
@@ -193,7 +198,7 @@ export class NetworkServer<S> {
       accepted.destroy();
       return;
     }
-    const transport = new NativeTlsTransport(accepted, session);
+    const transport = new NativeTlsTransport(accepted, session, this.tlsCiphertext ??= Buffer.allocUnsafe(limits.tlsCiphertextReadBytes));
     const socket = transport.socket;
     let settled = false;
     const fail = (why: string | null) => {
@@ -219,20 +224,31 @@ export class NetworkServer<S> {
         fail((err as Error).message);
         return false;
       }
-      transport.flush();
-      if (!done) return true;
-      settled = true;
-      clearTimeout(timer);
-      socket.off('error', gone);
-      socket.off('close', gone);
-      const principal = this.tlsPrincipal(session.peer(), where, settings);
-      if (principal === null) {
-        this.stats.tlsHandshakeFailures++;
+      try {
+        if (!transport.flush()) {
+          fail('not reading what it is sent');
+          return false;
+        }
+        if (!done) return true;
+        settled = true;
+        clearTimeout(timer);
+        socket.off('error', gone);
+        socket.off('close', gone);
+        const principal = this.tlsPrincipal(session.peer(), where, settings);
+        if (principal === null) {
+          this.stats.tlsHandshakeFailures++;
+          transport.destroy();
+          return false;
+        }
+        this.accept(socket, l, principal, transport);
+        return true;
+      } catch (err) {
+        // Not expected (the peer's certificate, an output buffer): this connection, not the process.
+        this.log.error(`listener ${l.name}: after the TLS handshake with ${where}: ${(err as Error).stack ?? String(err)}`);
+        settled = true;
         transport.destroy();
         return false;
       }
-      this.accept(socket, l, principal, transport);
-      return true;
     };
   }
 
@@ -325,12 +341,11 @@ function adoptSocket(accepted: Socket, onread: { buffer: () => Buffer; callback:
  */
 class NativeTlsTransport {
   readonly socket: Socket;
-  private readonly ciphertext = Buffer.allocUnsafe(limits.tlsCiphertextReadBytes);
   /** Called after each read was fed to the session; false stops reading. */
   onCiphertext: () => boolean = () => true;
   private closed = false;
 
-  constructor(accepted: Socket, readonly session: NativeTlsSession) {
+  constructor(accepted: Socket, readonly session: NativeTlsSession, private readonly ciphertext: Buffer) {
     const adopted = adoptSocket(accepted, {
       buffer: () => this.ciphertext,
       callback: (n) => {
@@ -349,11 +364,25 @@ class NativeTlsTransport {
     if (!adopted.onread) this.destroy();
   }
 
-  /** Sends what the session has for the client (handshake messages, records, alerts). */
-  flush(): void {
-    if (this.closed) return;
+  /**
+   * Sends what the session has for the client (handshake messages, alerts, answers to a key
+   * update). False when the client has left more than limits.socketWriteBufferBytesMax unread:
+   * records that only make the session answer (renegotiation attempts, key updates) would
+   * otherwise grow the write buffer without bound.
+   */
+  flush(): boolean {
+    if (this.closed) return true;
     const out = this.session.output();
     if (out !== null) this.socket.write(out);
+    return this.socket.writableLength <= limits.socketWriteBufferBytesMax;
+  }
+
+  /** Ends the connection with a close_notify. */
+  end(): void {
+    if (this.closed) return;
+    this.session.shutdown();
+    const out = this.session.output();
+    if (out !== null) this.socket.end(out); else this.socket.end();
   }
 
   /**
@@ -460,9 +489,13 @@ class Connection<S> {
         return false;
       }
       // A close_notify, a key update or an alert may want an answer.
-      tls.flush();
+      if (!tls.flush()) {
+        this.server.log.warn(`closing ${this.id}: TLS output unread past ${limits.socketWriteBufferBytesMax} bytes`);
+        this.destroy();
+        return false;
+      }
       if (n < 0) {
-        this.socket.end();
+        this.end();
         return false;
       }
       if (n === 0) return true;
@@ -471,6 +504,11 @@ class Connection<S> {
   }
 
   get busy(): boolean { return this.queue.length > 0 || this.waiting.length > 0; }
+
+  /** Ends the connection after what was written (with a TLS close_notify on the addon's sessions). */
+  private end(): void {
+    if (this.tls !== null) this.tls.end(); else this.socket.end();
+  }
 
   destroy(): void {
     this.closed = true;
@@ -655,14 +693,14 @@ class Connection<S> {
     const delayMs = this.listener.sasl?.failedAuthenticationDelayMs ?? 0;
     if (delayMs <= 0 || this.server.saslDelayedCloses >= limits.saslDelayedClosesMax) {
       // Let the written answer leave before the socket goes.
-      this.socket.end();
+      this.end();
       setTimeout(() => this.destroy(), 1000).unref();
       return;
     }
     this.server.saslDelayedCloses++;
     setTimeout(() => {
       this.server.saslDelayedCloses--;
-      this.socket.end();
+      this.end();
       setTimeout(() => this.destroy(), 1000).unref();
     }, delayMs).unref();
   }

@@ -68,14 +68,39 @@ export class NativeTlsContext {
     if (a === null) throw new Error('the TLS addon (build/tls-session.node) is not built');
     const o = settings.server;
     // As node:tls reads `ciphers`: TLS_* names are TLSv1.3 suites, the rest OpenSSL's TLSv1.2 list;
-    // naming no TLSv1.3 suite turns TLSv1.3 off.
+    // a version left without a cipher is turned off.
     const names = String(o.ciphers ?? DEFAULT_CIPHERS).split(':').filter((c) => c !== '');
     const suites = names.filter((c) => c.startsWith('TLS_')).join(':');
     const list = names.filter((c) => !c.startsWith('TLS_')).join(':');
-    this.handle = a.contextNew(bytes(o.cert), bytes(o.key), bytes(o.pfx), bytes(o.passphrase), bytes(o.ca),
+    if (suites === '' && list === '') throw new Error('ssl.cipher.suites names no cipher suite');
+    const minVersion = list === '' ? 'TLSv1.3' : o.minVersion;
+    const maxVersion = suites === '' ? 'TLSv1.2' : o.maxVersion;
+    // Passphrases are UTF-8, as node:tls passes them; PEM text is ASCII.
+    const passphrase = typeof o.passphrase === 'string' ? Buffer.from(o.passphrase, 'utf8') : null;
+    this.handle = a.contextNew(bytes(o.cert), bytes(o.key), bytes(o.pfx), passphrase, bytes(o.ca),
       settings.clientAuth === 'required' ? 2 : settings.clientAuth === 'requested' ? 1 : 0,
-      bytes(o.minVersion), bytes(o.maxVersion), list === '' ? null : bytes(list), bytes(suites));
+      bytes(minVersion), bytes(maxVersion), bytes(list), suites === '' ? null : bytes(suites));
   }
+}
+
+/** Chunks shorter than this are joined with their neighbours: a record each would cost both sides. */
+const SMALL_CHUNK_BYTES = 4096;
+
+/** `chunks` with each run of small ones joined into one (a response's size prefix and headers). */
+function coalesceSmall(chunks: readonly Buffer[]): readonly Buffer[] {
+  if (chunks.length < 2) return chunks;
+  const out: Buffer[] = [];
+  let run: Buffer[] = [];
+  const flushRun = () => {
+    if (run.length > 0) out.push(run.length === 1 ? run[0]! : Buffer.concat(run));
+    run = [];
+  };
+  for (const c of chunks) {
+    if (c.length < SMALL_CHUNK_BYTES) run.push(c);
+    else { flushRun(); out.push(c); }
+  }
+  flushRun();
+  return out;
 }
 
 /** The peer as tlsPeerPrincipal reads it (the shape of a TLSSocket's). */
@@ -123,15 +148,16 @@ export class NativeTlsSession {
    */
   encrypt(chunks: readonly Buffer[], alloc: (bytes: number) => Buffer = Buffer.allocUnsafe): Buffer {
     const pending = this.output();
+    const pieces = coalesceSmall(chunks);
     let bytes = pending?.length ?? 0;
     let records = 0;
-    for (const c of chunks) {
+    for (const c of pieces) {
       bytes += c.length;
       records += Math.ceil(c.length / this.maxFragment);
     }
     const out = alloc(bytes + records * TLS_RECORD_OVERHEAD_MAX);
     let at = pending === null ? 0 : pending.copy(out);
-    for (const c of chunks) if (c.length > 0) at = this.a.sessionWrite(this.h, c, out, at);
+    for (const c of pieces) if (c.length > 0) at = this.a.sessionWrite(this.h, c, out, at);
     return out.subarray(0, at);
   }
 

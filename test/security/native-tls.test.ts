@@ -12,6 +12,7 @@ import { connect as tlsConnect, type ConnectionOptions } from 'node:tls';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { spawnSync } from 'node:child_process';
+import { createRequire } from 'node:module';
 import { runProcess } from '../broker/process-helpers.js';
 import { listenerTls, nativeTlsAvailable, NativeTlsContext, NativeTlsSession, writeDevCerts, type ClientAuth, type DevCerts, type ListenerTls } from '../../src/security/index.js';
 
@@ -29,10 +30,10 @@ before(() => {
   stranger = writeDevCerts(join(mkdtempSync(join(tmpdir(), 'logline-native-tls-other-')), 'certs'), { clientName: 'mallory' });
 });
 
-function settings(clientAuth: ClientAuth): ListenerTls {
+function settings(clientAuth: ClientAuth, cipherSuites: string[] = []): ListenerTls {
   const values: Record<string, unknown> = {
     'ssl.keystore.type': 'PEM', 'ssl.keystore.location': join(certs.dir, 'broker.pem'), 'ssl.truststore.type': 'PEM', 'ssl.truststore.location': certs.caCert,
-    'ssl.client.auth': clientAuth, 'ssl.enabled.protocols': ['TLSv1.2', 'TLSv1.3'], 'ssl.cipher.suites': [], 'ssl.principal.mapping.rules': 'DEFAULT',
+    'ssl.client.auth': clientAuth, 'ssl.enabled.protocols': ['TLSv1.2', 'TLSv1.3'], 'ssl.cipher.suites': cipherSuites, 'ssl.principal.mapping.rules': 'DEFAULT',
   };
   return listenerTls((key) => values[key] ?? null);
 }
@@ -232,4 +233,31 @@ test('a session fed random records after its handshake throws on read and can be
   } finally {
     await server.close();
   }
+});
+
+test('ssl.cipher.suites naming only TLSv1.3 suites leaves TLSv1.2 clients no cipher (as node:tls does), and TLSv1.3 gets the one named', { skip, timeout: 30_000 }, async () => {
+  const server = await echoServer(settings('none', ['TLS_AES_128_GCM_SHA256']));
+  try {
+    await assert.rejects(echo(server.port, randomBytes(100), { maxVersion: 'TLSv1.2' }));
+    const payload = randomBytes(1000);
+    let cipher = '';
+    const socket = tlsConnect({ host: '127.0.0.1', port: server.port, servername: 'localhost', ca: readFileSync(certs.caCert) });
+    await new Promise<void>((resolve, reject) => { socket.once('secureConnect', () => { cipher = socket.getCipher().name; resolve(); }); socket.once('error', reject); });
+    socket.destroy();
+    assert.equal(cipher, 'TLS_AES_128_GCM_SHA256');
+    assert.ok((await echo(server.port, payload)).equals(payload));
+  } finally {
+    await server.close();
+  }
+});
+
+test('a handle of the wrong kind is a TypeError, not a crash', { skip }, () => {
+  const addon = createRequire(import.meta.url)(new URL('../../../build/tls-session.node', import.meta.url).pathname) as {
+    sessionNew(context: object): object; sessionRead(session: object, b: Buffer, o: number, n: number): number;
+  };
+  const context = new NativeTlsContext(settings('none')).handle;
+  const session = addon.sessionNew(context);
+  assert.throws(() => addon.sessionNew(session), TypeError);
+  assert.throws(() => addon.sessionRead(context, Buffer.alloc(8), 0, 8), TypeError);
+  assert.throws(() => addon.sessionRead(session, Buffer.alloc(8), 4, 8), RangeError);
 });

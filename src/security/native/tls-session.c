@@ -15,10 +15,26 @@
 #include <openssl/pkcs12.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define CHECK(call) do { if ((call) != napi_ok) return NULL; } while (0)
+
+/* Tags on the two kinds of external, so one passed for the other is a TypeError, not a crash. */
+static const napi_type_tag CONTEXT_TAG = { 0x6c6f676c696e6531ULL, 0x746c73636f6e7478ULL };
+static const napi_type_tag SESSION_TAG = { 0x6c6f676c696e6532ULL, 0x746c7373657373ULL };
+
+/* The pointer in an external carrying `tag`, or NULL with a TypeError thrown. */
+static void *tagged(napi_env env, napi_value v, const napi_type_tag *tag, const char *what) {
+  bool ok = false;
+  void *data = NULL;
+  if (napi_check_object_type_tag(env, v, tag, &ok) != napi_ok || !ok || napi_get_value_external(env, v, &data) != napi_ok || data == NULL) {
+    napi_throw_type_error(env, NULL, what);
+    return NULL;
+  }
+  return data;
+}
 
 /* Throws an Error whose message is `what` and OpenSSL's first queued error, and empties the queue. */
 static napi_value throw_ssl(napi_env env, const char *what) {
@@ -71,8 +87,13 @@ static int accept_and_record(int ok, X509_STORE_CTX *store) {
   return 1;
 }
 
+/* A read-only memory BIO over configuration bytes; NULL when there are too many for OpenSSL's int. */
+static BIO *config_bio(const char *data, size_t len) {
+  return len > INT_MAX ? NULL : BIO_new_mem_buf(data, (int)len);
+}
+
 static int use_chain_pem(SSL_CTX *ctx, const char *pem, size_t len) {
-  BIO *bio = BIO_new_mem_buf(pem, (int)len);
+  BIO *bio = config_bio(pem, len);
   if (bio == NULL) return 0;
   X509 *leaf = PEM_read_bio_X509(bio, NULL, NULL, NULL);
   int ok = leaf != NULL && SSL_CTX_use_certificate(ctx, leaf) == 1;
@@ -83,13 +104,13 @@ static int use_chain_pem(SSL_CTX *ctx, const char *pem, size_t len) {
     ok = SSL_CTX_add0_chain_cert(ctx, next) == 1; /* takes ownership on success */
     if (!ok) X509_free(next);
   }
-  ERR_clear_error(); /* the end of the PEM text reads as an error */
+  if (ok) ERR_clear_error(); /* the end of the PEM text reads as an error */
   BIO_free(bio);
   return ok;
 }
 
 static int use_key_pem(SSL_CTX *ctx, const char *pem, size_t len, char *passphrase) {
-  BIO *bio = BIO_new_mem_buf(pem, (int)len);
+  BIO *bio = config_bio(pem, len);
   if (bio == NULL) return 0;
   EVP_PKEY *key = PEM_read_bio_PrivateKey(bio, NULL, NULL, passphrase != NULL ? passphrase : (char *)"");
   BIO_free(bio);
@@ -99,7 +120,7 @@ static int use_key_pem(SSL_CTX *ctx, const char *pem, size_t len, char *passphra
 }
 
 static int use_pkcs12(SSL_CTX *ctx, const char *der, size_t len, const char *passphrase) {
-  BIO *bio = BIO_new_mem_buf(der, (int)len);
+  BIO *bio = config_bio(der, len);
   if (bio == NULL) return 0;
   PKCS12 *p12 = d2i_PKCS12_bio(bio, NULL);
   BIO_free(bio);
@@ -115,7 +136,7 @@ static int use_pkcs12(SSL_CTX *ctx, const char *der, size_t len, const char *pas
 
 /* Trusted CAs for client certificates, also named to the client as acceptable issuers (as Node's `ca` does). */
 static int use_ca_pem(SSL_CTX *ctx, const char *pem, size_t len) {
-  BIO *bio = BIO_new_mem_buf(pem, (int)len);
+  BIO *bio = config_bio(pem, len);
   if (bio == NULL) return 0;
   X509_STORE *store = SSL_CTX_get_cert_store(ctx);
   int count = 0, ok = 1;
@@ -127,7 +148,7 @@ static int use_ca_pem(SSL_CTX *ctx, const char *pem, size_t len) {
     if (!ok) break;
     count++;
   }
-  ERR_clear_error();
+  if (ok) ERR_clear_error(); /* the end of the PEM text reads as an error */
   BIO_free(bio);
   return ok && count > 0;
 }
@@ -170,7 +191,9 @@ static napi_value context_new(napi_env env, napi_callback_info info) {
   ctx = SSL_CTX_new(TLS_server_method());
   if (ctx == NULL) { throw_ssl(env, "SSL_CTX_new"); goto done; }
   /* No renegotiation, no session tickets or cache (every connection makes a full handshake). */
-  SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_TICKET | SSL_OP_CIPHER_SERVER_PREFERENCE);
+  SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_TICKET);
+  /* Idle connections give their record buffers back, as node:tls's do. */
+  SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);
   SSL_CTX_set_num_tickets(ctx, 0);
   SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
   /* Take whole buffers of records from the input BIO, not a header and a body per record. */
@@ -178,7 +201,12 @@ static napi_value context_new(napi_env env, napi_callback_info info) {
   if ((min != 0 && SSL_CTX_set_min_proto_version(ctx, min) != 1) || (max != 0 && SSL_CTX_set_max_proto_version(ctx, max) != 1)) {
     throw_ssl(env, "protocol versions"); goto done;
   }
-  if (cipher_list != NULL && SSL_CTX_set_cipher_list(ctx, cipher_list) != 1) { throw_ssl(env, "ssl.cipher.suites (TLSv1.2)"); goto done; }
+  /* An empty TLSv1.2 list (only TLSv1.3 suites named) leaves TLSv1.2 no cipher, as node:tls does. */
+  if (cipher_list != NULL && SSL_CTX_set_cipher_list(ctx, cipher_list) != 1
+      && !(cipher_list[0] == '\0' && ERR_GET_REASON(ERR_peek_last_error()) == SSL_R_NO_CIPHER_MATCH)) {
+    throw_ssl(env, "ssl.cipher.suites (TLSv1.2)"); goto done;
+  }
+  ERR_clear_error();
   if (cipher_suites != NULL && SSL_CTX_set_ciphersuites(ctx, cipher_suites) != 1) { throw_ssl(env, "ssl.cipher.suites (TLSv1.3)"); goto done; }
   if (pfx != NULL) {
     if (!use_pkcs12(ctx, pfx, pfx_len, passphrase)) { throw_ssl(env, "PKCS12 keystore"); goto done; }
@@ -194,6 +222,7 @@ static napi_value context_new(napi_env env, napi_callback_info info) {
   else SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, NULL);
   if (napi_create_external(env, ctx, free_ctx, NULL, &result) != napi_ok) { result = NULL; goto done; }
   ctx = NULL; /* owned by the external now */
+  if (napi_type_tag_object(env, result, &CONTEXT_TAG) != napi_ok) result = NULL;
 done:
   SSL_CTX_free(ctx);
   ERR_clear_error();
@@ -221,9 +250,8 @@ static void free_session(napi_env env, void *data, void *hint) {
 }
 
 static session *session_arg(napi_env env, napi_value v) {
-  void *data = NULL;
-  if (napi_get_value_external(env, v, &data) != napi_ok || data == NULL) { napi_throw_type_error(env, NULL, "not a TLS session"); return NULL; }
-  session *s = data;
+  session *s = tagged(env, v, &SESSION_TAG, "not a TLS session");
+  if (s == NULL) return NULL;
   if (s->ssl == NULL) { napi_throw_error(env, NULL, "TLS session already freed"); return NULL; }
   return s;
 }
@@ -233,8 +261,8 @@ static napi_value session_new(napi_env env, napi_callback_info info) {
   size_t argc = 1;
   napi_value argv[1];
   CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-  void *ctx = NULL;
-  if (argc != 1 || napi_get_value_external(env, argv[0], &ctx) != napi_ok || ctx == NULL) { napi_throw_type_error(env, NULL, "sessionNew(context)"); return NULL; }
+  void *ctx = argc == 1 ? tagged(env, argv[0], &CONTEXT_TAG, "sessionNew(context)") : NULL;
+  if (ctx == NULL) { if (argc != 1) napi_throw_type_error(env, NULL, "sessionNew(context)"); return NULL; }
   ERR_clear_error();
   session *s = calloc(1, sizeof *s);
   if (s == NULL) { napi_throw_error(env, NULL, "out of memory"); return NULL; }
@@ -251,8 +279,10 @@ static napi_value session_new(napi_env env, napi_callback_info info) {
   BIO_set_mem_eof_return(s->in, -1);
   SSL_set_bio(s->ssl, s->in, s->out);
   SSL_set_accept_state(s->ssl);
+  ERR_clear_error();
   napi_value result;
   if (napi_create_external(env, s, free_session, NULL, &result) != napi_ok) { session_release(s); free(s); return NULL; }
+  if (napi_type_tag_object(env, result, &SESSION_TAG) != napi_ok) return NULL;
   return result;
 }
 
@@ -277,6 +307,7 @@ static napi_value session_feed(napi_env env, napi_callback_info info) {
   if (s == NULL) return NULL;
   char *data; size_t n;
   if (slice_arg(env, argv[1], argv[2], argv[3], &data, &n) != 0) { napi_throw_range_error(env, NULL, "sessionFeed: bad slice"); return NULL; }
+  ERR_clear_error();
   while (n > 0) {
     int chunk = n > 0x40000000 ? 0x40000000 : (int)n;
     int w = BIO_write(s->in, data, chunk);
@@ -288,8 +319,7 @@ static napi_value session_feed(napi_env env, napi_callback_info info) {
 
 static napi_value int_value(napi_env env, int64_t v) {
   napi_value r;
-  napi_create_int64(env, v, &r);
-  return r;
+  return napi_create_int64(env, v, &r) == napi_ok ? r : NULL;
 }
 
 /* sessionHandshake(session): 1 when the handshake is done, 0 while it needs more from the client; throws when it failed. */
@@ -301,7 +331,7 @@ static napi_value session_handshake(napi_env env, napi_callback_info info) {
   if (s == NULL) return NULL;
   ERR_clear_error();
   int r = SSL_do_handshake(s->ssl);
-  if (r == 1) return int_value(env, 1);
+  if (r == 1) { ERR_clear_error(); return int_value(env, 1); }
   int e = SSL_get_error(s->ssl, r);
   if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) { ERR_clear_error(); return int_value(env, 0); }
   return throw_ssl(env, "TLS handshake failed");
@@ -367,6 +397,7 @@ static napi_value session_write(napi_env env, napi_callback_info info) {
     if (pending > 0 && (BIO_read_ex(s->out, (char *)dst + pos, pending, &got) != 1 || got != pending)) return throw_ssl(env, "BIO_read");
     pos += got;
   }
+  ERR_clear_error();
   return int_value(env, (int64_t)pos);
 }
 
@@ -377,6 +408,7 @@ static napi_value session_output(napi_env env, napi_callback_info info) {
   CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
   session *s = argc == 1 ? session_arg(env, argv[0]) : NULL;
   if (s == NULL) return NULL;
+  ERR_clear_error();
   size_t pending = BIO_ctrl_pending(s->out);
   napi_value result;
   if (pending == 0) { napi_get_null(env, &result); return result; }
@@ -445,8 +477,8 @@ static napi_value session_free(napi_env env, napi_callback_info info) {
   size_t argc = 1;
   napi_value argv[1];
   CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-  void *data = NULL;
-  if (argc == 1 && napi_get_value_external(env, argv[0], &data) == napi_ok && data != NULL) session_release((session *)data);
+  session *s = argc == 1 ? tagged(env, argv[0], &SESSION_TAG, "not a TLS session") : NULL;
+  if (s != NULL) session_release(s);
   return NULL;
 }
 
