@@ -256,6 +256,14 @@ static session *session_arg(napi_env env, napi_value v) {
   return s;
 }
 
+/* The call's arguments (exactly `argc`), the first being a live session; NULL with an exception thrown otherwise. */
+static session *session_call(napi_env env, napi_callback_info info, size_t argc, napi_value *argv, const char *usage) {
+  size_t got = argc;
+  if (napi_get_cb_info(env, info, &got, argv, NULL, NULL) != napi_ok) return NULL;
+  if (got != argc) { napi_throw_type_error(env, NULL, usage); return NULL; }
+  return session_arg(env, argv[0]);
+}
+
 /* sessionNew(context) */
 static napi_value session_new(napi_env env, napi_callback_info info) {
   size_t argc = 1;
@@ -299,11 +307,8 @@ static int slice_arg(napi_env env, napi_value buf, napi_value off, napi_value le
 
 /* sessionFeed(session, buffer, offset, length): ciphertext that arrived from the client. */
 static napi_value session_feed(napi_env env, napi_callback_info info) {
-  size_t argc = 4;
   napi_value argv[4];
-  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-  if (argc != 4) { napi_throw_type_error(env, NULL, "sessionFeed(session, buffer, offset, length)"); return NULL; }
-  session *s = session_arg(env, argv[0]);
+  session *s = session_call(env, info, 4, argv, "sessionFeed(session, buffer, offset, length)");
   if (s == NULL) return NULL;
   char *data; size_t n;
   if (slice_arg(env, argv[1], argv[2], argv[3], &data, &n) != 0) { napi_throw_range_error(env, NULL, "sessionFeed: bad slice"); return NULL; }
@@ -324,10 +329,8 @@ static napi_value int_value(napi_env env, int64_t v) {
 
 /* sessionHandshake(session): 1 when the handshake is done, 0 while it needs more from the client; throws when it failed. */
 static napi_value session_handshake(napi_env env, napi_callback_info info) {
-  size_t argc = 1;
   napi_value argv[1];
-  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-  session *s = argc == 1 ? session_arg(env, argv[0]) : NULL;
+  session *s = session_call(env, info, 1, argv, "sessionHandshake(session)");
   if (s == NULL) return NULL;
   ERR_clear_error();
   int r = SSL_do_handshake(s->ssl);
@@ -342,11 +345,8 @@ static napi_value session_handshake(napi_env env, napi_callback_info info) {
  * there is; returns the bytes written, or -1 once the client closed the TLS session (close_notify).
  */
 static napi_value session_read(napi_env env, napi_callback_info info) {
-  size_t argc = 4;
   napi_value argv[4];
-  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-  if (argc != 4) { napi_throw_type_error(env, NULL, "sessionRead(session, buffer, offset, length)"); return NULL; }
-  session *s = session_arg(env, argv[0]);
+  session *s = session_call(env, info, 4, argv, "sessionRead(session, buffer, offset, length)");
   if (s == NULL) return NULL;
   char *data; size_t n;
   if (slice_arg(env, argv[1], argv[2], argv[3], &data, &n) != 0) { napi_throw_range_error(env, NULL, "sessionRead: bad slice"); return NULL; }
@@ -372,11 +372,8 @@ static napi_value session_read(napi_env env, napi_callback_info info) {
  * `dest` must hold the records: the source plus up to SSL3_RT_MAX_ENCRYPTED_OVERHEAD per 16 KiB.
  */
 static napi_value session_write(napi_env env, napi_callback_info info) {
-  size_t argc = 4;
   napi_value argv[4];
-  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-  if (argc != 4) { napi_throw_type_error(env, NULL, "sessionWrite(session, source, dest, destOffset)"); return NULL; }
-  session *s = session_arg(env, argv[0]);
+  session *s = session_call(env, info, 4, argv, "sessionWrite(session, source, dest, destOffset)");
   if (s == NULL) return NULL;
   void *src, *dst; size_t n, cap; int64_t at;
   if (napi_get_buffer_info(env, argv[1], &src, &n) != napi_ok || napi_get_buffer_info(env, argv[2], &dst, &cap) != napi_ok
@@ -403,10 +400,8 @@ static napi_value session_write(napi_env env, napi_callback_info info) {
 
 /* sessionOutput(session): the ciphertext waiting for the client as a new Buffer, or null. */
 static napi_value session_output(napi_env env, napi_callback_info info) {
-  size_t argc = 1;
   napi_value argv[1];
-  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-  session *s = argc == 1 ? session_arg(env, argv[0]) : NULL;
+  session *s = session_call(env, info, 1, argv, "sessionOutput(session)");
   if (s == NULL) return NULL;
   ERR_clear_error();
   size_t pending = BIO_ctrl_pending(s->out);
@@ -424,10 +419,8 @@ static napi_value session_output(napi_env env, napi_callback_info info) {
  * maxFragment } after the handshake.
  */
 static napi_value session_peer(napi_env env, napi_callback_info info) {
-  size_t argc = 1;
   napi_value argv[1];
-  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-  session *s = argc == 1 ? session_arg(env, argv[0]) : NULL;
+  session *s = session_call(env, info, 1, argv, "sessionPeer(session)");
   if (s == NULL) return NULL;
   napi_value result, cert, verify_error, protocol;
   CHECK(napi_create_object(env, &result));
@@ -462,10 +455,8 @@ static napi_value session_peer(napi_env env, napi_callback_info info) {
 
 /* sessionShutdown(session): queues close_notify in sessionOutput. */
 static napi_value session_shutdown(napi_env env, napi_callback_info info) {
-  size_t argc = 1;
   napi_value argv[1];
-  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-  session *s = argc == 1 ? session_arg(env, argv[0]) : NULL;
+  session *s = session_call(env, info, 1, argv, "sessionShutdown(session)");
   if (s == NULL) return NULL;
   if (SSL_is_init_finished(s->ssl)) SSL_shutdown(s->ssl);
   ERR_clear_error();
