@@ -1,4 +1,4 @@
-// Builds bench/rdkafka-perf.c (a librdkafka producer in C) against the librdkafka that
+// Builds bench/rdkafka-perf.c (a librdkafka producer and consumer in C) against the librdkafka that
 // @confluentinc/kafka-javascript compiled from the npm registry, and runs it. The binary goes to
 // dist/bench/rdkafka-perf and is rebuilt when the source is newer.
 //   node dist/bench/rdkafka-perf.js --bootstrap 127.0.0.1:9092 --topic T --records N --size 1024 [--acks 1] [--compression none]
@@ -31,14 +31,24 @@ export function rdkafkaPerfBinary(): string | null {
   return BINARY;
 }
 
+/** Sends `records` values of `size` bytes; rdkafka-perf's JSON summary (cpuSeconds is the client's own CPU). */
 export function runRdkafkaPerf(o: { bootstrap: string; topic: string; records: number; size: number; acks: number; compression: string; maxSeconds: number; extra?: readonly string[] }): Promise<any> {
+  return run([o.bootstrap, o.topic, String(o.records), String(o.size), String(o.acks), o.compression, String(o.maxSeconds), ...(o.extra ?? [])], o.maxSeconds);
+}
+
+/** Reads `records` records of `topic` from the beginning of every partition with librdkafka's consumer; its JSON summary. */
+export function runRdkafkaConsume(o: { bootstrap: string; topic: string; records: number; maxSeconds: number; extra?: readonly string[] }): Promise<any> {
+  return run(['consume', o.bootstrap, o.topic, String(o.records), String(o.maxSeconds), ...(o.extra ?? [])], o.maxSeconds);
+}
+
+function run(args: string[], maxSeconds: number): Promise<any> {
   const binary = rdkafkaPerfBinary();
   if (!binary) return Promise.resolve({ error: 'rdkafka-perf could not be built' });
   return new Promise((resolve) => {
-    const child = spawn(binary, [o.bootstrap, o.topic, String(o.records), String(o.size), String(o.acks), o.compression, String(o.maxSeconds), ...(o.extra ?? [])], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     child.stdout!.on('data', (d) => { out += d; });
-    const timer = setTimeout(() => child.kill('SIGKILL'), (o.maxSeconds + 60) * 1000);
+    const timer = setTimeout(() => child.kill('SIGKILL'), (maxSeconds + 60) * 1000);
     child.on('exit', (code) => { clearTimeout(timer); try { resolve(JSON.parse(out)); } catch { resolve({ error: `rdkafka-perf exited with ${code}` }); } });
   });
 }

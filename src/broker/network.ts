@@ -386,20 +386,51 @@ class NativeTlsTransport {
   }
 
   /**
-   * Encrypts `chunks` (one response) into response slabs and sends them as one write; the slabs
-   * are reused once the socket has taken the records.
+   * Encrypts `chunks` (one response) into response slabs and sends them, a piece of at most
+   * limits.tlsEncryptPieceBytes at a time: each piece goes to the socket before the next is
+   * encrypted, so the client decrypts the start of a large fetch response while the rest is being
+   * encrypted (plaintext responses reach the socket at once). One lease per response: its slabs
+   * are reused once the socket has taken the last piece.
    */
   write(chunks: readonly Buffer[], slabs: SlabPool): void {
     if (this.closed) return;
     const lease = new SlabLease(slabs);
-    let records: Buffer;
+    const alloc = (bytes: number) => lease.alloc(bytes);
+    const pieceMax = limits.tlsEncryptPieceBytes;
+    let piece: Buffer[] = [];
+    let pieceBytes = 0;
+    const send = (last: boolean) => {
+      const records = this.session.encrypt(piece, alloc);
+      if (last) {
+        this.socket.write(records, () => lease.release());
+      } else {
+        this.socket.write(records);
+        // The connection corks the socket for the rest of the tick (to send answers that finish
+        // together in one write): a piece ahead of the last goes now.
+        if (this.socket.writableCorked > 0) {
+          this.socket.uncork();
+          this.socket.cork();
+        }
+      }
+      piece = [];
+      pieceBytes = 0;
+    };
     try {
-      records = this.session.encrypt(chunks, (bytes) => lease.alloc(bytes));
+      for (const chunk of chunks) {
+        for (let at = 0; at < chunk.length;) {
+          const take = Math.min(chunk.length - at, pieceMax - pieceBytes);
+          piece.push(take === chunk.length ? chunk : chunk.subarray(at, at + take));
+          pieceBytes += take;
+          at += take;
+          if (pieceBytes === pieceMax) send(false);
+        }
+      }
+      send(true);
     } catch (err) {
-      lease.release();
+      // Pieces already written hold slabs the socket may still read: keep them out of the pool.
+      this.destroy();
       throw err;
     }
-    this.socket.write(records, () => lease.release());
   }
 
   destroy(): void {

@@ -16,6 +16,12 @@ export const limits = {
   tlsHandshakeTimeoutMs: 10_000,
   /** Ciphertext one socket read of a TLS connection takes (the addon's sessions; src/broker/network.ts). */
   tlsCiphertextReadBytes: 64 * 1024,
+  /**
+   * Plaintext of a response encrypted before it goes to the socket (the addon's sessions): a large
+   * fetch response is sent in pieces of this size, so the client decrypts one while the next is
+   * encrypted.
+   */
+  tlsEncryptPieceBytes: 256 * 1024,
   /** Requests of one connection being handled at once; reading pauses beyond this. */
   inFlightRequestsPerConnectionMax: 16,
   /**
