@@ -31,7 +31,7 @@ import {
   type ListenerTls, type NativeTlsPeer, type SaslInputs, type SaslListenerSettings,
 } from '../security/index.js';
 import { FrameSplitter, ProtocolError, decodeRequestHeader, encodeResponseFrame } from '../protocol/index.js';
-import { BufferPool, SlabLease, SlabPool, limits, type Clock, type Logger } from '../util/index.js';
+import { BufferPool, SlabLease, SlabPool, assert, limits, type Clock, type Logger } from '../util/index.js';
 import type { RequestContext } from './context.js';
 import type { Router } from './router.js';
 import { RequestMetrics } from './request-metrics.js';
@@ -105,6 +105,11 @@ export class NetworkServer<S> {
    */
   private tlsCiphertext: Buffer | null = null;
   private readonly connections = new Set<Connection<S>>();
+  /**
+   * Sockets holding one of max.connections, by client address: connections, and TLS connections
+   * still in their handshake (Kafka's acceptor counts a connection before its handshake too).
+   */
+  private admitted = 0;
   private readonly perIp = new Map<string, number>();
   private nextConnectionId = 0;
   /** Failed SASL connections waiting out their close delay (bounded by limits.saslDelayedClosesMax). */
@@ -142,7 +147,7 @@ export class NetworkServer<S> {
     this.slabTrimTimer ??= setInterval(() => this.responseSlabs.trimIfIdle(), limits.responseSlabsIdleMs).unref();
     for (const l of listeners) {
       const server = l.tls ? (nativeTlsAvailable() ? this.nativeTlsServer(l, l.tls) : this.tlsServer(l, l.tls))
-        : createServer({ noDelay: true, pauseOnConnect: true }, (socket) => this.accept(socket, l, 'User:ANONYMOUS'));
+        : createServer({ noDelay: true, pauseOnConnect: true }, (socket) => this.accept(socket, l, 'User:ANONYMOUS', null, false));
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject);
         server.listen({ host: l.host, port: l.port }, () => { server.off('error', reject); resolve(); });
@@ -167,9 +172,22 @@ export class NetworkServer<S> {
         socket.destroy();
         return;
       }
-      this.accept(socket, l, principal);
+      this.accept(socket, l, principal, null, true);
+    });
+    // The TCP connection takes its slot before the handshake, and gives it back when it closes.
+    const refused = new WeakSet<Socket>();
+    server.on('connection', (raw: Socket) => {
+      const ip = raw.remoteAddress ?? 'unknown';
+      if (!this.admit(ip, l, raw.remotePort)) {
+        refused.add(raw);
+        raw.destroy();
+        return;
+      }
+      raw.once('close', () => this.release(ip));
     });
     server.on('tlsClientError', (err, socket) => {
+      // Node's TLS socket over a connection refused above only hangs up.
+      if (refused.has((socket as unknown as { _parent?: Socket })._parent!)) return;
       this.stats.tlsHandshakeFailures++;
       this.log.warn(`listener ${l.name}: TLS handshake with ${socket.remoteAddress}:${socket.remotePort} failed: ${err.message}`);
       socket.destroy();
@@ -189,17 +207,26 @@ export class NetworkServer<S> {
 
   private nativeHandshake(accepted: Socket, l: ListenerSpec): void {
     const settings = this.bound.find((b) => b.name === l.name)?.tls ?? l.tls!;
-    const where = `${accepted.remoteAddress}:${accepted.remotePort}`;
+    const ip = accepted.remoteAddress ?? 'unknown';
+    const where = `${ip}:${accepted.remotePort}`;
+    // The connection takes its slot before the handshake, and gives it back when it closes.
+    if (!this.admit(ip, l, accepted.remotePort)) {
+      accepted.destroy();
+      return;
+    }
     let session: NativeTlsSession;
     try {
       session = new NativeTlsSession(this.nativeTlsContexts.get(l.name)!);
     } catch (err) {
       this.log.error(`listener ${l.name}: TLS session for ${where}: ${(err as Error).message}`);
+      this.release(ip);
       accepted.destroy();
       return;
     }
     const transport = new NativeTlsTransport(accepted, session, this.tlsCiphertext ??= Buffer.allocUnsafe(limits.tlsCiphertextReadBytes));
     const socket = transport.socket;
+    if (socket.destroyed) this.release(ip);
+    else socket.once('close', () => this.release(ip));
     let settled = false;
     const fail = (why: string | null) => {
       if (settled) return;
@@ -240,7 +267,7 @@ export class NetworkServer<S> {
           transport.destroy();
           return false;
         }
-        this.accept(socket, l, principal, transport);
+        this.accept(socket, l, principal, transport, true);
         return true;
       } catch (err) {
         // Not expected (the peer's certificate, an output buffer): this connection, not the process.
@@ -277,16 +304,40 @@ export class NetworkServer<S> {
     if (bound) bound.tls = settings;
   }
 
-  private accept(socket: Socket, listener: ListenerSpec, principal: string, tls: NativeTlsTransport | null = null): void {
-    const ip = socket.remoteAddress ?? 'unknown';
+  /**
+   * Takes one of max.connections and of max.connections.per.ip for a connection from `ip`: false
+   * (counted as refused) when none is left. release() gives it back.
+   */
+  private admit(ip: string, listener: ListenerSpec, port: number | undefined): boolean {
     const fromIp = this.perIp.get(ip) ?? 0;
-    if (this.connections.size >= this.limitsConfig.connectionsMax || fromIp >= this.limitsConfig.connectionsPerIpMax) {
+    if (this.admitted >= this.limitsConfig.connectionsMax || fromIp >= this.limitsConfig.connectionsPerIpMax) {
       this.stats.connectionsRejected++;
-      this.log.debug?.(`listener ${listener.name}: refused ${ip}:${socket.remotePort} (connection limit)`);
-      if (tls !== null) tls.destroy(); else socket.destroy();
+      this.log.debug?.(`listener ${listener.name}: refused ${ip}:${port} (connection limit)`);
+      return false;
+    }
+    this.admitted++;
+    this.perIp.set(ip, fromIp + 1);
+    return true;
+  }
+
+  private release(ip: string): void {
+    this.admitted--;
+    const n = (this.perIp.get(ip) ?? 1) - 1;
+    if (n <= 0) this.perIp.delete(ip);
+    else this.perIp.set(ip, n);
+    assert(this.admitted >= 0, 'more connection slots given back than taken');
+  }
+
+  /**
+   * Serves an accepted connection. `admitted`: it took its slot already (a TLS connection, at TCP
+   * accept, given back when that socket closes); otherwise it takes one here.
+   */
+  private accept(socket: Socket, listener: ListenerSpec, principal: string, tls: NativeTlsTransport | null, admitted: boolean): void {
+    const ip = socket.remoteAddress ?? 'unknown';
+    if (!admitted && !this.admit(ip, listener, socket.remotePort)) {
+      socket.destroy();
       return;
     }
-    this.perIp.set(ip, fromIp + 1);
     this.stats.connectionsAccepted++;
     this.stats.connectionsOpen++;
     const id = `${listener.name}-${ip}:${socket.remotePort}-${this.nextConnectionId++}`;
@@ -297,9 +348,7 @@ export class NetworkServer<S> {
       this.log.debug?.(`connection ${id} closed`);
       this.connections.delete(conn);
       this.stats.connectionsOpen--;
-      const n = (this.perIp.get(ip) ?? 1) - 1;
-      if (n <= 0) this.perIp.delete(ip);
-      else this.perIp.set(ip, n);
+      if (!admitted) this.release(ip);
     });
   }
 

@@ -6,7 +6,7 @@
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { connect } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import { connect as connectTls } from 'node:tls';
 import { copyFileSync, mkdtempSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -213,6 +213,40 @@ test('fetch responses of megabytes over SSL (sent as several encrypted pieces) a
       seen.add(key!);
     }
     assert.equal(seen.size, n);
+  } finally {
+    await b.server.close();
+  }
+});
+
+test('max.connections counts TLS handshakes in progress: silent sockets hold every slot until they leave, and a failed handshake gives its slot back', { skip: skipNoKcat, timeout: 90_000 }, async () => {
+  const b = await broker({ 'max.connections': '4' });
+  try {
+    const [host, port] = b.ssl.split(':');
+    const open = () => new Promise<Socket>((resolve, reject) => {
+      const s = connect({ host, port: Number(port) }, () => resolve(s));
+      s.on('error', reject);
+    });
+    const closedWithin = (s: Socket, ms: number) => new Promise<boolean>((resolve) => {
+      if (s.destroyed) { resolve(true); return; }
+      const t = setTimeout(() => resolve(false), ms);
+      s.on('close', () => { clearTimeout(t); resolve(true); });
+      s.on('error', () => {});
+    });
+    // Four connections that never send a ClientHello take every slot.
+    const silent = await Promise.all(Array.from({ length: 4 }, open));
+    const extra = await open();
+    assert.ok(await closedWithin(extra, 5000), 'a fifth connection during four handshakes must be refused');
+    assert.ok(b.server.stats.connectionsRejected >= 1);
+    const refusedMeta = await runProcess('kcat', ['-L', ...kcatSsl(b.ssl), '-m', '3']);
+    assert.notEqual(refusedMeta.code, 0, 'kcat must not get in while the slots are held');
+    assert.ok(silent.every((s) => !s.destroyed), 'the handshakes in progress are not closed for it');
+    // Two leave; two fail their handshake with garbage: all four slots come back.
+    silent[0]!.destroy();
+    silent[1]!.destroy();
+    const failing = silent.slice(2).map((s) => { const c = closedWithin(s, 5000); s.write(Buffer.alloc(64, 0x41)); return c; });
+    assert.deepEqual(await Promise.all(failing), [true, true]);
+    const rows = await kcatRoundTrip(kcatSsl(b.ssl), 'tls-slots', 20);
+    assert.equal(rows.length, 20);
   } finally {
     await b.server.close();
   }
