@@ -15,6 +15,7 @@ import { startServer } from '../src/broker/index.js';
 import { parseBrokerConfig } from '../src/config/index.js';
 import { nativeTlsAvailable, writeDevCerts } from '../src/security/index.js';
 import { runRdkafkaConsume, runRdkafkaPerf } from './rdkafka-perf.js';
+import { settleDirtyPages } from './settle.js';
 
 const args = process.argv.slice(2);
 const arg = (name: string, dflt: string) => { const i = args.indexOf(name); return i >= 0 ? args[i + 1]! : dflt; };
@@ -55,11 +56,17 @@ try {
   });
   type Run = { mode: 'produce' | 'fetch'; client: string; protocol: string; recordsPerSec: number; mbPerSec: number; seconds: number; brokerCpuSeconds: number; clientCpuSeconds?: number };
   const runs: Run[] = [];
-  /** Runs `work` and adds its figures with the broker's CPU time over it (this process; the clients are children). */
+  /**
+   * Runs `work` and adds its figures with the broker's CPU time over it (this process; the clients
+   * are children), up to when the page cache has written back what the run appended: the broker's
+   * background flushes (log.writeback.bytes) are its CPU too, and a fast run would otherwise leave
+   * them to be counted against, and to slow, the run after it.
+   */
   const measured = async (run: Omit<Run, 'recordsPerSec' | 'mbPerSec' | 'seconds' | 'brokerCpuSeconds'>, work: () => Promise<any>) => {
     const cpu = process.cpuUsage();
     const r = await work();
     if (r.error) throw new Error(`${run.mode} over ${run.protocol} (${run.client}): ${r.error}`);
+    await settleDirtyPages(join(dir, 'data'));
     const used = process.cpuUsage(cpu);
     runs.push({ ...run, recordsPerSec: r.recordsPerSec, mbPerSec: r.mbPerSec, seconds: r.seconds, brokerCpuSeconds: (used.user + used.system) / 1e6,
       ...(r.cpuSeconds === undefined ? {} : { clientCpuSeconds: r.cpuSeconds }) });
