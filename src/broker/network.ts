@@ -60,13 +60,29 @@ export interface ListenerSasl {
   readonly failedAuthenticationDelayMs: number;
 }
 
-export interface NetworkLimits {
+export interface NetworkLimits extends ConnectionLimits {
   requestBytesMax: number; // socket.request.max.bytes
-  connectionsMax: number; // max.connections
-  connectionsPerIpMax: number; // max.connections.per.ip
   idleMs: number; // connections.max.idle.ms
   inFlightPerConnectionMax: number; // bounded by queued.max.requests
 }
+
+/** Kafka's connection quotas (its ConnectionQuotas); dynamic, see NetworkServer.setConnectionLimits. */
+export interface ConnectionLimits {
+  connectionsMax: number; // max.connections
+  connectionsPerIpMax: number; // max.connections.per.ip
+  /** max.connections.per.ip.overrides with host names resolved: address -> its limit instead. */
+  connectionsPerIpOverrides?: ReadonlyMap<string, number>;
+  /** listener.name.<l>.max.connections, by listener name. */
+  listenerConnectionsMax?: ReadonlyMap<string, number>;
+  /**
+   * The inter-broker listener: while the broker has other listeners too, its connections are not
+   * refused for max.connections (Kafka's protected listener), so clients cannot starve replication.
+   */
+  interBrokerListener?: string;
+}
+
+/** An address as the per-IP limits know it: IPv4 clients of a dual-stack listener come as ::ffff:a.b.c.d. */
+export const connectionAddress = (ip: string): string => (ip.startsWith('::ffff:') && ip.includes('.') ? ip.slice(7) : ip).toLowerCase();
 
 export type { Logger };
 
@@ -111,6 +127,7 @@ export class NetworkServer<S> {
    */
   private admitted = 0;
   private readonly perIp = new Map<string, number>();
+  private readonly perListener = new Map<string, number>();
   private nextConnectionId = 0;
   /** Failed SASL connections waiting out their close delay (bounded by limits.saslDelayedClosesMax). */
   saslDelayedCloses = 0;
@@ -138,7 +155,7 @@ export class NetworkServer<S> {
   constructor(
     readonly router: Router<S>,
     readonly services: S,
-    readonly limitsConfig: NetworkLimits,
+    public limitsConfig: NetworkLimits,
     readonly clock: Clock,
     readonly log: Logger,
   ) {}
@@ -183,7 +200,7 @@ export class NetworkServer<S> {
         raw.destroy();
         return;
       }
-      raw.once('close', () => this.release(ip));
+      raw.once('close', () => this.release(ip, l));
     });
     server.on('tlsClientError', (err, socket) => {
       // Node's TLS socket over a connection refused above only hangs up.
@@ -219,14 +236,14 @@ export class NetworkServer<S> {
       session = new NativeTlsSession(this.nativeTlsContexts.get(l.name)!);
     } catch (err) {
       this.log.error(`listener ${l.name}: TLS session for ${where}: ${(err as Error).message}`);
-      this.release(ip);
+      this.release(ip, l);
       accepted.destroy();
       return;
     }
     const transport = new NativeTlsTransport(accepted, session, this.tlsCiphertext ??= Buffer.allocUnsafe(limits.tlsCiphertextReadBytes));
     const socket = transport.socket;
-    if (socket.destroyed) this.release(ip);
-    else socket.once('close', () => this.release(ip));
+    if (socket.destroyed) this.release(ip, l);
+    else socket.once('close', () => this.release(ip, l));
     let settled = false;
     const fail = (why: string | null) => {
       if (settled) return;
@@ -305,27 +322,48 @@ export class NetworkServer<S> {
   }
 
   /**
-   * Takes one of max.connections and of max.connections.per.ip for a connection from `ip`: false
-   * (counted as refused) when none is left. release() gives it back.
+   * New connection limits (a dynamic change of max.connections, max.connections.per.ip, its
+   * overrides or listener.name.<l>.max.connections): they apply to connections made from now on;
+   * open ones stay, as in Kafka.
+   */
+  setConnectionLimits(update: ConnectionLimits): void {
+    this.limitsConfig = { ...this.limitsConfig, ...update };
+  }
+
+  /**
+   * Takes a slot of max.connections, of the listener's max.connections and of the address's
+   * max.connections.per.ip (or its override) for a connection from `ip`: false (counted as
+   * refused) when one is full. Kafka's acceptor would wait for a broker-wide slot instead; here the
+   * connection is closed at once, as for the per-address limit. release() gives the slots back.
    */
   private admit(ip: string, listener: ListenerSpec, port: number | undefined): boolean {
-    const fromIp = this.perIp.get(ip) ?? 0;
-    if (this.admitted >= this.limitsConfig.connectionsMax || fromIp >= this.limitsConfig.connectionsPerIpMax) {
+    const c = this.limitsConfig;
+    const address = connectionAddress(ip);
+    const fromIp = this.perIp.get(address) ?? 0;
+    const onListener = this.perListener.get(listener.name) ?? 0;
+    const protectedListener = listener.name === c.interBrokerListener && this.bound.length > 1;
+    const full = fromIp >= (c.connectionsPerIpOverrides?.get(address) ?? c.connectionsPerIpMax) ? 'max.connections.per.ip'
+      : onListener >= (c.listenerConnectionsMax?.get(listener.name) ?? Infinity) ? `listener.name.${listener.name.toLowerCase()}.max.connections`
+        : !protectedListener && this.admitted >= c.connectionsMax ? 'max.connections' : null;
+    if (full !== null) {
       this.stats.connectionsRejected++;
-      this.log.debug?.(`listener ${listener.name}: refused ${ip}:${port} (connection limit)`);
+      this.log.debug?.(`listener ${listener.name}: refused ${ip}:${port} (${full})`);
       return false;
     }
     this.admitted++;
-    this.perIp.set(ip, fromIp + 1);
+    this.perIp.set(address, fromIp + 1);
+    this.perListener.set(listener.name, onListener + 1);
     return true;
   }
 
-  private release(ip: string): void {
+  private release(ip: string, listener: ListenerSpec): void {
+    const address = connectionAddress(ip);
     this.admitted--;
-    const n = (this.perIp.get(ip) ?? 1) - 1;
-    if (n <= 0) this.perIp.delete(ip);
-    else this.perIp.set(ip, n);
-    assert(this.admitted >= 0, 'more connection slots given back than taken');
+    const n = (this.perIp.get(address) ?? 1) - 1;
+    if (n <= 0) this.perIp.delete(address);
+    else this.perIp.set(address, n);
+    this.perListener.set(listener.name, (this.perListener.get(listener.name) ?? 1) - 1);
+    assert(this.admitted >= 0 && this.perListener.get(listener.name)! >= 0, 'more connection slots given back than taken');
   }
 
   /**
@@ -348,7 +386,7 @@ export class NetworkServer<S> {
       this.log.debug?.(`connection ${id} closed`);
       this.connections.delete(conn);
       this.stats.connectionsOpen--;
-      if (!admitted) this.release(ip);
+      if (!admitted) this.release(ip, listener);
     });
   }
 

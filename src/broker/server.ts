@@ -11,6 +11,7 @@ import { MemoryFileSystem, type FileSystem, type LogFlushStats } from '../storag
 import { describeQuorumAnswer, describeQuorumHandler, type QuorumServices } from './handlers/55-describe-quorum.js';
 import { parseBrokerConfig, type BrokerConfig } from '../config/index.js';
 import { reloadTlsOnConfigChange, saslInputs, securedListener } from './listener-security.js';
+import { applyConnectionLimitsOnConfigChange, connectionLimitsOf } from './connection-limits.js';
 import { ScramImage } from '../metadata/index.js';
 import type { LogMetadata } from './metadata-log.js';
 import type { ControllerService } from './controller-service.js';
@@ -156,8 +157,6 @@ function fromConfig(config: BrokerConfig): { limits: Partial<NetworkLimits>; lis
   return {
     limits: {
       requestBytesMax: config.get('socket.request.max.bytes') as number,
-      connectionsMax: config.get('max.connections') as number,
-      connectionsPerIpMax: config.get('max.connections.per.ip') as number,
       idleMs: config.get('connections.max.idle.ms') as number,
     },
     // The controller listener is the metadata quorum's (its SocketTransport binds it), not a client listener.
@@ -168,7 +167,9 @@ function fromConfig(config: BrokerConfig): { limits: Partial<NetworkLimits>; lis
 export async function startServer(options: ServerOptions = {}): Promise<ServerHandle> {
   const fromCfg = options.config ? fromConfig(options.config) : undefined;
   if (fromCfg) {
-    options = { ...options, listeners: options.listeners ?? fromCfg.listeners, limits: { ...fromCfg.limits, ...options.limits } };
+    const listenerNames = (options.listeners ?? fromCfg.listeners).map((l) => l.slice(0, l.indexOf('://')).toUpperCase());
+    const connectionLimits = await connectionLimitsOf(options.config!, listenerNames, componentLogger(options.logger ?? quietLogger, 'network'));
+    options = { ...options, listeners: options.listeners ?? fromCfg.listeners, limits: { ...connectionLimits, ...fromCfg.limits, ...options.limits } };
   }
   const nodeId = options.nodeId ?? options.config?.nodeId ?? 1;
   const root = options.logger ?? quietLogger;
@@ -239,7 +240,10 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerHa
     await disk?.close();
     throw e;
   }
-  if (disk) reloadTlsOnConfigChange(disk.metadata, nodeId, brokerConfig, network, componentLogger(root, 'tls'));
+  if (disk) {
+    reloadTlsOnConfigChange(disk.metadata, nodeId, brokerConfig, network, componentLogger(root, 'tls'));
+    applyConnectionLimitsOnConfigChange(disk.metadata, nodeId, brokerConfig, network, componentLogger(root, 'network'));
+  }
   // The handle exists before registration so that the HTTP listener can answer /v1/ready with 503 meanwhile.
   let close: (closeOptions?: { controlledShutdown?: boolean }) => Promise<void> = async () => {};
   let httpBound: HttpListener | null = null;

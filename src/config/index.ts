@@ -7,7 +7,7 @@ export {
 } from './types.js';
 export {
   TOPIC_KEYS, BROKER_KEYS, TOPIC_KEY_LIST, BROKER_KEY_LIST, COMPRESSION_TYPES, topicKey, brokerKey, listenerPrefixedKey,
-  brokerConfigSynonyms, type TopicConfigName, type BrokerConfigName,
+  brokerConfigSynonyms, parseConnectionsPerIpOverrides, type TopicConfigName, type BrokerConfigName,
 } from './table.js';
 export { parseValue, formatValue, describeRule } from './values.js';
 export { parseProperties, serializeProperties } from './properties.js';

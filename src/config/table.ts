@@ -40,6 +40,26 @@ const THROTTLED_REPLICAS: Validator = {
   check: (v) => { const l = v as string[]; return (l.length === 1 && l[0] === '*') || l.every((x) => /^\d+:\d+$/.test(x)); },
 };
 const CW: KeyOptions = { dynamic: 'cluster-wide' };
+const PER_IP_OVERRIDES: Validator = {
+  kind: 'custom', rule: 'Value must be a list of host:count pairs, count at least 0',
+  check: (v) => { try { parseConnectionsPerIpOverrides(v as string); return true; } catch { return false; } },
+};
+
+/**
+ * max.connections.per.ip.overrides ("host:count,..."; the count after the last colon, so an IPv6
+ * address needs no brackets) as host -> count. Throws on a malformed entry.
+ */
+export function parseConnectionsPerIpOverrides(text: string): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const entry of text.split(',').map((e) => e.trim()).filter((e) => e !== '')) {
+    const at = entry.lastIndexOf(':');
+    const host = entry.slice(0, at).trim().replace(/^\[(.*)\]$/, '$1');
+    const count = entry.slice(at + 1).trim();
+    if (at <= 0 || host === '' || !/^\d+$/.test(count) || Number(count) > 2_147_483_647) throw new Error(`invalid max.connections.per.ip.overrides entry "${entry}"`);
+    out.set(host.toLowerCase(), Number(count));
+  }
+  return out;
+}
 /** The replica selectors Logline has (src/replication/replica-selector.ts), by Kafka's class names. */
 const REPLICA_SELECTOR_CLASSES = ['org.apache.kafka.common.replica.RackAwareReplicaSelector', 'org.apache.kafka.common.replica.LeaderSelector'];
 const REPLICA_SELECTORS: Validator = {
@@ -133,7 +153,7 @@ export const BROKER_KEYS = {
   'queued.max.request.bytes': key('queued.max.request.bytes', 'long', '-1', 'Bytes of queued requests before reading pauses; -1 is unbounded.'),
   'max.connections': key('max.connections', 'int', INT_MAX, 'Connections allowed on the broker.', { validator: atLeast(0), ...CW }),
   'max.connections.per.ip': key('max.connections.per.ip', 'int', INT_MAX, 'Connections allowed from one address.', { validator: atLeast(0), ...CW }),
-  'max.connections.per.ip.overrides': key('max.connections.per.ip.overrides', 'string', '', 'Per-host or per-address connection limits: host:count,...', CW),
+  'max.connections.per.ip.overrides': key('max.connections.per.ip.overrides', 'string', '', 'Per-host or per-address limits in place of max.connections.per.ip: host:count,... (a host name counts for the addresses it resolves to).', { validator: PER_IP_OVERRIDES, ...CW }),
   'max.connection.creation.rate': key('max.connection.creation.rate', 'int', INT_MAX, 'New connections allowed per second.', { validator: atLeast(0), ...CW }),
   'connections.max.idle.ms': key('connections.max.idle.ms', 'long', '600000', 'Idle connections are closed after this long.'),
   'num.network.threads': key('num.network.threads', 'int', '3', 'Accepted; Logline serves the network from one event loop.', { validator: atLeast(1), importance: 'high', unused: true, ...CW }),
@@ -309,7 +329,7 @@ export function brokerKey(name: string): ConfigKeyDef | undefined {
  * the listener and key, for the keys that may be set per listener (TLS so far).
  */
 export function listenerPrefixedKey(name: string): { listener: string; key: string } | undefined {
-  const m = /^listener\.name\.([a-z0-9_]+)\.(ssl\..+|sasl\..+|connections\.max\.reauth\.ms|[a-z0-9-]+\.sasl\.jaas\.config)$/.exec(name);
+  const m = /^listener\.name\.([a-z0-9_]+)\.(ssl\..+|sasl\..+|connections\.max\.reauth\.ms|max\.connections|[a-z0-9-]+\.sasl\.jaas\.config)$/.exec(name);
   if (m === null) return undefined;
   // Kafka's per-mechanism JAAS entry: listener.name.<l>.<mechanism in lower case>.sasl.jaas.config.
   const key = m[2]!.endsWith('.sasl.jaas.config') ? 'sasl.jaas.config' : m[2]!;

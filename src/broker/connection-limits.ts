@@ -1,0 +1,79 @@
+// Kafka's connection quotas from the broker config: max.connections, max.connections.per.ip and
+// its overrides, listener.name.<l>.max.connections, with the inter-broker listener protected, at
+// start and again whenever this broker's dynamic configs (or the cluster-wide default) change
+// them, as Kafka reconfigures its ConnectionQuotas. Limits apply to connections made after them.
+import { lookup } from 'node:dns/promises';
+import { isIP } from 'node:net';
+import { effectiveBrokerConfig, parseConnectionsPerIpOverrides, type BrokerConfig, type BrokerConfigName } from '../config/index.js';
+import type { MetadataImage } from '../metadata/index.js';
+import { connectionAddress, type ConnectionLimits, type Logger, type NetworkServer } from './network.js';
+
+/**
+ * The connection limits `config` sets for `listeners` (their names). A host name in the overrides
+ * counts for every address it resolves to now (Kafka resolves them when the config is applied);
+ * one that does not resolve is logged and left out.
+ */
+export async function connectionLimitsOf(config: BrokerConfig, listeners: readonly string[], log: Logger): Promise<ConnectionLimits> {
+  const overrides = new Map<string, number>();
+  for (const [host, count] of parseConnectionsPerIpOverrides(config.get('max.connections.per.ip.overrides') as string)) {
+    if (isIP(host) !== 0) {
+      overrides.set(connectionAddress(host), count);
+      continue;
+    }
+    try {
+      for (const a of await lookup(host, { all: true })) overrides.set(connectionAddress(a.address), count);
+    } catch (e) {
+      log.warn(`max.connections.per.ip.overrides: ${host} does not resolve (${(e as Error).message}); its entry is left out`);
+    }
+  }
+  const listenerConnectionsMax = new Map<string, number>();
+  for (const name of listeners) {
+    const key = `listener.name.${name.toLowerCase()}.max.connections` as BrokerConfigName;
+    if (config.values.has(key)) listenerConnectionsMax.set(name.toUpperCase(), config.get(key) as number);
+  }
+  return {
+    connectionsMax: config.get('max.connections') as number,
+    connectionsPerIpMax: config.get('max.connections.per.ip') as number,
+    connectionsPerIpOverrides: overrides,
+    listenerConnectionsMax,
+    interBrokerListener: config.interBrokerListenerName,
+  };
+}
+
+/** Applies dynamic changes of the connection limits to `network` as the metadata log brings them. */
+export function applyConnectionLimitsOnConfigChange(
+  metadata: { onDelta(listener: (delta: unknown, image: MetadataImage) => void): void },
+  nodeId: number, staticConfig: BrokerConfig, network: NetworkServer<unknown>, log: Logger,
+): void {
+  const listeners = network.bound.map((l) => l.name);
+  const relevant = (config: BrokerConfig) => JSON.stringify(
+    [...config.values].filter(([k]) => k.startsWith('max.connections') || (k.startsWith('listener.name.') && k.endsWith('.max.connections'))),
+  );
+  let applied = relevant(staticConfig);
+  let lastPerBroker: unknown = null;
+  let lastDefault: unknown = null;
+  // Resolving host names takes a moment: changes are applied in the order they came.
+  let chain = Promise.resolve();
+  metadata.onDelta((_delta, image) => {
+    const perBroker = image.configs.brokerConfigs(nodeId);
+    const clusterDefault = image.configs.brokerConfigs('');
+    if (perBroker === lastPerBroker && clusterDefault === lastDefault) return;
+    lastPerBroker = perBroker;
+    lastDefault = clusterDefault;
+    let config: BrokerConfig;
+    try {
+      config = effectiveBrokerConfig(staticConfig, { perBroker, clusterDefault });
+    } catch (e) {
+      log.error(`connection limits: dynamic broker configs do not parse: ${(e as Error).message}`);
+      return;
+    }
+    const wanted = relevant(config);
+    if (wanted === applied) return;
+    applied = wanted;
+    chain = chain.then(async () => {
+      network.setConnectionLimits(await connectionLimitsOf(config, listeners, log));
+      log.info(`connection limits now max.connections=${config.get('max.connections')}, max.connections.per.ip=${config.get('max.connections.per.ip')}`
+        + `${(config.get('max.connections.per.ip.overrides') as string) === '' ? '' : ` (overrides ${config.get('max.connections.per.ip.overrides')})`}`);
+    }).catch((e) => log.error(`connection limits: ${(e as Error).message}`));
+  });
+}

@@ -1,0 +1,148 @@
+// Kafka's connection quotas: max.connections (the inter-broker listener protected), max.connections.per.ip
+// and its overrides (addresses and host names), listener.name.<l>.max.connections, and all of them
+// changed at run time through IncrementalAlterConfigs. Clients come from several loopback addresses.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { connect, type Socket } from 'node:net';
+import { startServer, type ServerHandle } from '../../src/broker/index.js';
+import { parseBrokerConfig, BrokerConfigError } from '../../src/config/index.js';
+import { ClusterClient } from '../../src/client/index.js';
+import { ApiKey, encodeRequestFrame, FrameSplitter } from '../../src/protocol/index.js';
+import { tempDataDir } from './process-helpers.js';
+
+/** A connection from `from` to `port`: 'served' when it answers ApiVersions, 'refused' when the broker closes it. */
+async function attempt(port: number, from: string, keep: Socket[]): Promise<'served' | 'refused'> {
+  const sock = await new Promise<Socket>((resolve, reject) => {
+    const s = connect({ host: '127.0.0.1', port, localAddress: from }, () => resolve(s));
+    s.on('error', reject);
+  });
+  return new Promise((resolve) => {
+    const splitter = new FrameSplitter(1 << 20);
+    sock.on('error', () => {});
+    sock.on('close', () => resolve('refused'));
+    sock.on('data', (d) => {
+      if (splitter.push(d).length > 0) {
+        sock.removeAllListeners('close');
+        keep.push(sock);
+        resolve('served');
+      }
+    });
+    sock.write(Buffer.concat(encodeRequestFrame(ApiKey.ApiVersions, 0, 1, 'limits', {})));
+  });
+}
+
+const portOf = (s: ServerHandle, name: string) => s.listeners.find((l) => l.name === name)!.port;
+
+test('max.connections spares the inter-broker listener; max.connections.per.ip.overrides and listener.name.<l>.max.connections hold', async () => {
+  const server = await startServer({
+    bare: true,
+    config: parseBrokerConfig({
+      'node.id': '1',
+      'listeners': 'PLAINTEXT://127.0.0.1:0,EXTERNAL://127.0.0.1:0,CLIENT://127.0.0.1:0',
+      'listener.security.protocol.map': 'PLAINTEXT:PLAINTEXT,EXTERNAL:PLAINTEXT,CLIENT:PLAINTEXT',
+      'inter.broker.listener.name': 'PLAINTEXT',
+      'max.connections': '3',
+      'max.connections.per.ip': '100',
+      'max.connections.per.ip.overrides': '127.0.0.2:1',
+      'listener.name.external.max.connections': '2',
+    }),
+  });
+  const open: Socket[] = [];
+  try {
+    const [plain, external, client] = ['PLAINTEXT', 'EXTERNAL', 'CLIENT'].map((n) => portOf(server, n)) as [number, number, number];
+    // 127.0.0.2 may hold one connection (its override), wherever it goes.
+    assert.equal(await attempt(external, '127.0.0.2', open), 'served');
+    assert.equal(await attempt(client, '127.0.0.2', open), 'refused');
+    // EXTERNAL holds two.
+    assert.equal(await attempt(external, '127.0.0.1', open), 'served');
+    assert.equal(await attempt(external, '127.0.0.1', open), 'refused');
+    // The third connection fills max.connections: CLIENT is refused from then on, the inter-broker listener is not.
+    assert.equal(await attempt(client, '127.0.0.1', open), 'served');
+    assert.equal(await attempt(client, '127.0.0.1', open), 'refused');
+    assert.equal(await attempt(plain, '127.0.0.1', open), 'served');
+    assert.equal(await attempt(plain, '127.0.0.1', open), 'served');
+    assert.equal(server.stats.connectionsRejected, 3);
+    // Connections that leave give their slots back: 127.0.0.2's first and both inter-broker ones
+    // (the total was over max.connections with them).
+    for (const s of [open[0]!, ...open.slice(-2)]) s.destroy();
+    await new Promise((r) => setTimeout(r, 200));
+    assert.equal(await attempt(external, '127.0.0.2', open), 'served');
+    assert.equal(await attempt(client, '127.0.0.1', open), 'refused', 'three connections again');
+  } finally {
+    for (const s of open) s.destroy();
+    await server.close();
+  }
+});
+
+test('the limits as config: malformed overrides and max.connections.per.ip=0 without overrides are refused as Kafka refuses them', () => {
+  const base = { 'node.id': '1', 'listeners': 'PLAINTEXT://127.0.0.1:0' };
+  for (const overrides of ['localhost', '127.0.0.1:x', ':5', '127.0.0.1:-1']) {
+    assert.throws(() => parseBrokerConfig({ ...base, 'max.connections.per.ip.overrides': overrides }), BrokerConfigError, overrides);
+  }
+  assert.throws(() => parseBrokerConfig({ ...base, 'max.connections.per.ip': '0' }), /can be set to zero only if max.connections.per.ip.overrides is set/);
+  assert.doesNotThrow(() => parseBrokerConfig({ ...base, 'max.connections.per.ip': '0', 'max.connections.per.ip.overrides': 'localhost:10, ::1:3 ,[::2]:4' }));
+});
+
+test('IncrementalAlterConfigs changes the connection limits at run time: open connections stay, new ones meet the new limits, host names resolve', { timeout: 60_000 }, async () => {
+  const logs: string[] = [];
+  const log = (m: string) => { logs.push(m); };
+  const server = await startServer({
+    config: parseBrokerConfig({ 'node.id': '1', 'listeners': 'PLAINTEXT://127.0.0.1:0' }),
+    dataDir: tempDataDir(),
+    logger: { info: log, warn: log, error: log },
+  });
+  const port = server.listeners[0]!.port;
+  let admin = new ClusterClient({ bootstrap: `127.0.0.1:${port}` });
+  const open: Socket[] = [];
+  const alter = async (resourceName: string, configs: { name: string; configOperation: number; value: string | null }[]) => {
+    const conn = await admin.broker(1);
+    const r = await conn.send(ApiKey.IncrementalAlterConfigs, 1, { resources: [{ resourceType: 4, resourceName, configs }], validateOnly: false });
+    return r.responses[0] as { errorCode: number; errorMessage: string | null };
+  };
+  const applied = async (n: number) => {
+    const deadline = Date.now() + 20_000;
+    while (logs.filter((l) => l.includes('connection limits now')).length < n) {
+      if (Date.now() > deadline) throw new Error(`connection limits change ${n} not applied: ${logs.slice(-5).join(' | ')}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  };
+  try {
+    for (let i = 0; i < 3; i++) assert.equal(await attempt(port, '127.0.0.3', open), 'served');
+    // The cluster-wide default: two per address.
+    let r = await alter('', [{ name: 'max.connections.per.ip', configOperation: 0, value: '2' }]);
+    assert.equal(r.errorCode, 0, r.errorMessage ?? '');
+    await applied(1);
+    assert.equal(await attempt(port, '127.0.0.3', open), 'refused', 'a fourth from an address over the new limit');
+    assert.equal(await attempt(port, '127.0.0.4', open), 'served');
+    assert.equal(await attempt(port, '127.0.0.4', open), 'served');
+    assert.equal(await attempt(port, '127.0.0.4', open), 'refused');
+    assert.equal(open.filter((s) => !s.destroyed).length, 5, 'connections made before the change stay open');
+    // This broker's own override by host name: localhost resolves to 127.0.0.1, which gets four.
+    r = await alter('1', [{ name: 'max.connections.per.ip.overrides', configOperation: 0, value: 'localhost:4' }]);
+    assert.equal(r.errorCode, 0, r.errorMessage ?? '');
+    await applied(2);
+    // The admin client's connections come from 127.0.0.1 too: it leaves while we count.
+    admin.close();
+    await new Promise((r) => setTimeout(r, 300));
+    const fromLocalhost = [];
+    for (let i = 0; i < 5; i++) fromLocalhost.push(await attempt(port, '127.0.0.1', open));
+    assert.deepEqual(fromLocalhost, ['served', 'served', 'served', 'served', 'refused']);
+    for (const s of open.splice(open.length - 4)) s.destroy();
+    await new Promise((r) => setTimeout(r, 300));
+    admin = new ClusterClient({ bootstrap: `127.0.0.1:${port}` });
+    // A malformed value is refused and changes nothing.
+    r = await alter('1', [{ name: 'max.connections.per.ip.overrides', configOperation: 0, value: 'localhost' }]);
+    assert.notEqual(r.errorCode, 0);
+    // Both deleted: no limit again.
+    r = await alter('1', [{ name: 'max.connections.per.ip.overrides', configOperation: 1, value: null }]);
+    assert.equal(r.errorCode, 0, r.errorMessage ?? '');
+    r = await alter('', [{ name: 'max.connections.per.ip', configOperation: 1, value: null }]);
+    assert.equal(r.errorCode, 0, r.errorMessage ?? '');
+    await applied(4);
+    for (let i = 0; i < 3; i++) assert.equal(await attempt(port, '127.0.0.4', open), 'served');
+  } finally {
+    for (const s of open) s.destroy();
+    admin.close();
+    await server.close();
+  }
+});
