@@ -1,12 +1,14 @@
 // Kafka's connection quotas from the broker config: max.connections, max.connections.per.ip and
-// its overrides, listener.name.<l>.max.connections, with the inter-broker listener protected, at
-// start and again whenever this broker's dynamic configs (or the cluster-wide default) change
-// them, as Kafka reconfigures its ConnectionQuotas. Limits apply to connections made after them.
+// its overrides, max.connection.creation.rate, and listener.name.<l>.max.connections and
+// .max.connection.creation.rate, at start and again whenever this broker's dynamic configs (or the
+// cluster-wide default) change them, as Kafka reconfigures its ConnectionQuotas. Limits apply to
+// connections made after them (connection-quotas.ts enforces them).
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import { effectiveBrokerConfig, parseConnectionsPerIpOverrides, type BrokerConfig, type BrokerConfigName } from '../config/index.js';
 import type { MetadataImage } from '../metadata/index.js';
-import { connectionAddress, type ConnectionLimits, type Logger, type NetworkServer } from './network.js';
+import { connectionAddress, type ConnectionLimits } from './connection-quotas.js';
+import type { Logger, NetworkServer } from './network.js';
 
 /**
  * The connection limits `config` sets for `listeners` (their names). A host name in the overrides
@@ -26,16 +28,21 @@ export async function connectionLimitsOf(config: BrokerConfig, listeners: readon
       log.warn(`max.connections.per.ip.overrides: ${host} does not resolve (${(e as Error).message}); its entry is left out`);
     }
   }
-  const listenerConnectionsMax = new Map<string, number>();
-  for (const name of listeners) {
-    const key = `listener.name.${name.toLowerCase()}.max.connections` as BrokerConfigName;
-    if (config.values.has(key)) listenerConnectionsMax.set(name.toUpperCase(), config.get(key) as number);
-  }
+  const perListener = (key: string) => {
+    const out = new Map<string, number>();
+    for (const name of listeners) {
+      const prefixed = `listener.name.${name.toLowerCase()}.${key}` as BrokerConfigName;
+      if (config.values.has(prefixed)) out.set(name.toUpperCase(), config.get(prefixed) as number);
+    }
+    return out;
+  };
   return {
     connectionsMax: config.get('max.connections') as number,
     connectionsPerIpMax: config.get('max.connections.per.ip') as number,
     connectionsPerIpOverrides: overrides,
-    listenerConnectionsMax,
+    listenerConnectionsMax: perListener('max.connections'),
+    connectionCreationRateMax: config.get('max.connection.creation.rate') as number,
+    listenerConnectionCreationRateMax: perListener('max.connection.creation.rate'),
     interBrokerListener: config.interBrokerListenerName,
   };
 }
@@ -47,7 +54,7 @@ export function applyConnectionLimitsOnConfigChange(
 ): void {
   const listeners = network.bound.map((l) => l.name);
   const relevant = (config: BrokerConfig) => JSON.stringify(
-    [...config.values].filter(([k]) => k.startsWith('max.connections') || (k.startsWith('listener.name.') && k.endsWith('.max.connections'))),
+    [...config.values].filter(([k]) => k.startsWith('max.connection') || (k.startsWith('listener.name.') && /\.max\.connection(s|\.creation\.rate)$/.test(k))),
   );
   let applied = relevant(staticConfig);
   let lastPerBroker: unknown = null;
@@ -73,7 +80,8 @@ export function applyConnectionLimitsOnConfigChange(
     chain = chain.then(async () => {
       network.setConnectionLimits(await connectionLimitsOf(config, listeners, log));
       log.info(`connection limits now max.connections=${config.get('max.connections')}, max.connections.per.ip=${config.get('max.connections.per.ip')}`
-        + `${(config.get('max.connections.per.ip.overrides') as string) === '' ? '' : ` (overrides ${config.get('max.connections.per.ip.overrides')})`}`);
+        + `${(config.get('max.connections.per.ip.overrides') as string) === '' ? '' : ` (overrides ${config.get('max.connections.per.ip.overrides')})`}`
+        + `, max.connection.creation.rate=${config.get('max.connection.creation.rate')}`);
     }).catch((e) => log.error(`connection limits: ${(e as Error).message}`));
   });
 }

@@ -31,7 +31,9 @@ import {
   type ListenerTls, type NativeTlsPeer, type SaslInputs, type SaslListenerSettings,
 } from '../security/index.js';
 import { FrameSplitter, ProtocolError, decodeRequestHeader, encodeResponseFrame } from '../protocol/index.js';
-import { BufferPool, SlabLease, SlabPool, assert, limits, type Clock, type Logger } from '../util/index.js';
+import { BufferPool, SlabLease, SlabPool, limits, type Clock, type Logger } from '../util/index.js';
+import { ConnectionQuotas, connectionAddress, type ConnectionLimits } from './connection-quotas.js';
+import { QUOTA_WINDOW_DEFAULT, type QuotaWindow } from './quotas.js';
 import type { RequestContext } from './context.js';
 import type { Router } from './router.js';
 import { RequestMetrics } from './request-metrics.js';
@@ -66,24 +68,6 @@ export interface NetworkLimits extends ConnectionLimits {
   inFlightPerConnectionMax: number; // bounded by queued.max.requests
 }
 
-/** Kafka's connection quotas (its ConnectionQuotas); dynamic, see NetworkServer.setConnectionLimits. */
-export interface ConnectionLimits {
-  connectionsMax: number; // max.connections
-  connectionsPerIpMax: number; // max.connections.per.ip
-  /** max.connections.per.ip.overrides with host names resolved: address -> its limit instead. */
-  connectionsPerIpOverrides?: ReadonlyMap<string, number>;
-  /** listener.name.<l>.max.connections, by listener name. */
-  listenerConnectionsMax?: ReadonlyMap<string, number>;
-  /**
-   * The inter-broker listener: while the broker has other listeners too, its connections are not
-   * refused for max.connections (Kafka's protected listener), so clients cannot starve replication.
-   */
-  interBrokerListener?: string;
-}
-
-/** An address as the per-IP limits know it: IPv4 clients of a dual-stack listener come as ::ffff:a.b.c.d. */
-export const connectionAddress = (ip: string): string => (ip.startsWith('::ffff:') && ip.includes('.') ? ip.slice(7) : ip).toLowerCase();
-
 export type { Logger };
 
 interface Slot {
@@ -96,7 +80,12 @@ interface Slot {
 export interface NetworkStats {
   connectionsOpen: number;
   connectionsAccepted: number;
+  /** Connections closed at once for a full count (max.connections and its kinds) or a full accept queue. */
   connectionsRejected: number;
+  /** Connections made to wait by max.connection.creation.rate (per listener too) before being served. */
+  connectionsDelayed: number;
+  /** Connections over their address's connection_creation_rate, closed after the wait it asked for. */
+  connectionsThrottled: number;
   requestsHandled: number;
   handlerErrors: number;
   protocolErrors: number;
@@ -122,12 +111,20 @@ export class NetworkServer<S> {
   private tlsCiphertext: Buffer | null = null;
   private readonly connections = new Set<Connection<S>>();
   /**
-   * Sockets holding one of max.connections, by client address: connections, and TLS connections
-   * still in their handshake (Kafka's acceptor counts a connection before its handshake too).
+   * Connection counts and rates (Kafka's ConnectionQuotas): a connection takes its slots at TCP
+   * accept, before a TLS handshake (as Kafka's acceptor counts it), and gives them back when it closes.
    */
-  private admitted = 0;
-  private readonly perIp = new Map<string, number>();
-  private readonly perListener = new Map<string, number>();
+  readonly connectionQuotas: ConnectionQuotas;
+  /** Connections accepted and waiting out a connection creation rate, per listener, in order. */
+  private readonly acceptQueues = new Map<string, { socket: Socket; go: () => void }[]>();
+  private readonly acceptTimers = new Map<string, NodeJS.Timeout>();
+  /** Connections over their address's connection_creation_rate waiting to be closed (bounded by limits.connectionThrottledClosesMax). */
+  private throttledCloses = 0;
+  /**
+   * The connection_creation_rate client quota of an address (its own, else the default
+   * address's), or null: set by the broker from its client quotas.
+   */
+  addressConnectionRate: ((address: string) => number | null) | null = null;
   private nextConnectionId = 0;
   /** Failed SASL connections waiting out their close delay (bounded by limits.saslDelayedClosesMax). */
   saslDelayedCloses = 0;
@@ -137,7 +134,7 @@ export class NetworkServer<S> {
   readonly stats: NetworkStats = (() => {
     const slabs = this.responseSlabs;
     return {
-      connectionsOpen: 0, connectionsAccepted: 0, connectionsRejected: 0, requestsHandled: 0, handlerErrors: 0, protocolErrors: 0, tlsHandshakeFailures: 0, saslAuthenticationFailures: 0, saslUnauthenticatedRequests: 0,
+      connectionsOpen: 0, connectionsAccepted: 0, connectionsRejected: 0, connectionsDelayed: 0, connectionsThrottled: 0, requestsHandled: 0, handlerErrors: 0, protocolErrors: 0, tlsHandshakeFailures: 0, saslAuthenticationFailures: 0, saslUnauthenticatedRequests: 0,
       get responseSlabsAllocated() { return slabs.slabsAllocated; },
     };
   })();
@@ -155,16 +152,19 @@ export class NetworkServer<S> {
   constructor(
     readonly router: Router<S>,
     readonly services: S,
-    public limitsConfig: NetworkLimits,
+    readonly limitsConfig: NetworkLimits,
     readonly clock: Clock,
     readonly log: Logger,
-  ) {}
+    quotaWindow: QuotaWindow = QUOTA_WINDOW_DEFAULT,
+  ) {
+    this.connectionQuotas = new ConnectionQuotas(limitsConfig, quotaWindow, () => this.bound.length);
+  }
 
   async listen(listeners: ListenerSpec[]): Promise<void> {
     this.slabTrimTimer ??= setInterval(() => this.responseSlabs.trimIfIdle(), limits.responseSlabsIdleMs).unref();
     for (const l of listeners) {
       const server = l.tls ? (nativeTlsAvailable() ? this.nativeTlsServer(l, l.tls) : this.tlsServer(l, l.tls))
-        : createServer({ noDelay: true, pauseOnConnect: true }, (socket) => this.accept(socket, l, 'User:ANONYMOUS', null, false));
+        : createServer({ noDelay: true, pauseOnConnect: true }, (socket) => this.throughGate(l, socket, () => this.admitted(socket, l, () => this.accept(socket, l, 'User:ANONYMOUS', null))));
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject);
         server.listen({ host: l.host, port: l.port }, () => { server.off('error', reject); resolve(); });
@@ -183,24 +183,24 @@ export class NetworkServer<S> {
    */
   private tlsServer(l: ListenerSpec, settings: ListenerTls): TlsServer {
     const server = createTlsServer({ ...settings.server, noDelay: true, handshakeTimeout: limits.tlsHandshakeTimeoutMs }, (socket) => {
+      if (refused.has((socket as unknown as { _parent?: Socket })._parent!)) {
+        socket.destroy();
+        return;
+      }
       const principal = this.tlsPrincipal(socket, `${socket.remoteAddress}:${socket.remotePort}`, settings);
       if (principal === null) {
         this.stats.tlsHandshakeFailures++;
         socket.destroy();
         return;
       }
-      this.accept(socket, l, principal, null, true);
+      // node:tls shakes hands as soon as it accepts: a connection creation rate holds the
+      // connection after its handshake here (the addon's listeners hold it before).
+      this.throughGate(l, socket, () => this.accept(socket, l, principal, null));
     });
-    // The TCP connection takes its slot before the handshake, and gives it back when it closes.
+    // The TCP connection takes its slots before the handshake, and gives them back when it closes.
     const refused = new WeakSet<Socket>();
     server.on('connection', (raw: Socket) => {
-      const ip = raw.remoteAddress ?? 'unknown';
-      if (!this.admit(ip, l, raw.remotePort)) {
-        refused.add(raw);
-        raw.destroy();
-        return;
-      }
-      raw.once('close', () => this.release(ip, l));
+      if (!this.admitted(raw, l, () => raw)) refused.add(raw);
     });
     server.on('tlsClientError', (err, socket) => {
       // Node's TLS socket over a connection refused above only hangs up.
@@ -219,31 +219,23 @@ export class NetworkServer<S> {
    */
   private nativeTlsServer(l: ListenerSpec, settings: ListenerTls): Server {
     this.nativeTlsContexts.set(l.name, new NativeTlsContext(settings));
-    return createServer({ noDelay: true, pauseOnConnect: true }, (accepted) => this.nativeHandshake(accepted, l));
+    return createServer({ noDelay: true, pauseOnConnect: true }, (accepted) => this.throughGate(l, accepted, () => this.admitted(accepted, l, () => this.nativeHandshake(accepted, l))));
   }
 
-  private nativeHandshake(accepted: Socket, l: ListenerSpec): void {
+  /** The handshake of a connection on an addon TLS listener; the socket that now stands for it (null: closed). */
+  private nativeHandshake(accepted: Socket, l: ListenerSpec): Socket | null {
     const settings = this.bound.find((b) => b.name === l.name)?.tls ?? l.tls!;
-    const ip = accepted.remoteAddress ?? 'unknown';
-    const where = `${ip}:${accepted.remotePort}`;
-    // The connection takes its slot before the handshake, and gives it back when it closes.
-    if (!this.admit(ip, l, accepted.remotePort)) {
-      accepted.destroy();
-      return;
-    }
+    const where = `${accepted.remoteAddress}:${accepted.remotePort}`;
     let session: NativeTlsSession;
     try {
       session = new NativeTlsSession(this.nativeTlsContexts.get(l.name)!);
     } catch (err) {
       this.log.error(`listener ${l.name}: TLS session for ${where}: ${(err as Error).message}`);
-      this.release(ip, l);
       accepted.destroy();
-      return;
+      return null;
     }
     const transport = new NativeTlsTransport(accepted, session, this.tlsCiphertext ??= Buffer.allocUnsafe(limits.tlsCiphertextReadBytes));
     const socket = transport.socket;
-    if (socket.destroyed) this.release(ip, l);
-    else socket.once('close', () => this.release(ip, l));
     let settled = false;
     const fail = (why: string | null) => {
       if (settled) return;
@@ -284,7 +276,7 @@ export class NetworkServer<S> {
           transport.destroy();
           return false;
         }
-        this.accept(socket, l, principal, transport, true);
+        this.accept(socket, l, principal, transport);
         return true;
       } catch (err) {
         // Not expected (the peer's certificate, an output buffer): this connection, not the process.
@@ -294,6 +286,7 @@ export class NetworkServer<S> {
         return false;
       }
     };
+    return socket;
   }
 
   private tlsPrincipal(socket: TLSSocket | NativeTlsPeer, remote: string, settings: ListenerTls): string | null {
@@ -323,59 +316,91 @@ export class NetworkServer<S> {
 
   /**
    * New connection limits (a dynamic change of max.connections, max.connections.per.ip, its
-   * overrides or listener.name.<l>.max.connections): they apply to connections made from now on;
-   * open ones stay, as in Kafka.
+   * overrides, max.connection.creation.rate or their listener.name.<l>. forms): they apply to
+   * connections made from now on; open ones stay, as in Kafka.
    */
-  setConnectionLimits(update: ConnectionLimits): void {
-    this.limitsConfig = { ...this.limitsConfig, ...update };
+  setConnectionLimits(update: Partial<ConnectionLimits>): void {
+    this.connectionQuotas.setLimits(update);
   }
 
   /**
-   * Takes a slot of max.connections, of the listener's max.connections and of the address's
-   * max.connections.per.ip (or its override) for a connection from `ip`: false (counted as
-   * refused) when one is full. Kafka's acceptor would wait for a broker-wide slot instead; here the
-   * connection is closed at once, as for the per-address limit. release() gives the slots back.
+   * A connection just accepted on `l` is let through (`go`) at the listener's and the broker's
+   * connection creation rates: at once while neither is set, else in order, each after the wait its
+   * rate asks for (Kafka's acceptor waits the same way). A connection that leaves meanwhile is skipped.
    */
-  private admit(ip: string, listener: ListenerSpec, port: number | undefined): boolean {
-    const c = this.limitsConfig;
-    const address = connectionAddress(ip);
-    const fromIp = this.perIp.get(address) ?? 0;
-    const onListener = this.perListener.get(listener.name) ?? 0;
-    const protectedListener = listener.name === c.interBrokerListener && this.bound.length > 1;
-    const full = fromIp >= (c.connectionsPerIpOverrides?.get(address) ?? c.connectionsPerIpMax) ? 'max.connections.per.ip'
-      : onListener >= (c.listenerConnectionsMax?.get(listener.name) ?? Infinity) ? `listener.name.${listener.name.toLowerCase()}.max.connections`
-        : !protectedListener && this.admitted >= c.connectionsMax ? 'max.connections' : null;
-    if (full !== null) {
-      this.stats.connectionsRejected++;
-      this.log.debug?.(`listener ${listener.name}: refused ${ip}:${port} (${full})`);
-      return false;
+  private throughGate(l: ListenerSpec, socket: Socket, go: () => void): void {
+    let queue = this.acceptQueues.get(l.name);
+    if ((queue === undefined || queue.length === 0) && !this.connectionQuotas.rateLimited(l.name)) {
+      go();
+      return;
     }
-    this.admitted++;
-    this.perIp.set(address, fromIp + 1);
-    this.perListener.set(listener.name, onListener + 1);
-    return true;
-  }
-
-  private release(ip: string, listener: ListenerSpec): void {
-    const address = connectionAddress(ip);
-    this.admitted--;
-    const n = (this.perIp.get(address) ?? 1) - 1;
-    if (n <= 0) this.perIp.delete(address);
-    else this.perIp.set(address, n);
-    this.perListener.set(listener.name, (this.perListener.get(listener.name) ?? 1) - 1);
-    assert(this.admitted >= 0 && this.perListener.get(listener.name)! >= 0, 'more connection slots given back than taken');
-  }
-
-  /**
-   * Serves an accepted connection. `admitted`: it took its slot already (a TLS connection, at TCP
-   * accept, given back when that socket closes); otherwise it takes one here.
-   */
-  private accept(socket: Socket, listener: ListenerSpec, principal: string, tls: NativeTlsTransport | null, admitted: boolean): void {
-    const ip = socket.remoteAddress ?? 'unknown';
-    if (!admitted && !this.admit(ip, listener, socket.remotePort)) {
+    if (queue === undefined) this.acceptQueues.set(l.name, queue = []);
+    if (queue.length >= limits.connectionsAcceptQueuedMax) {
+      this.stats.connectionsRejected++;
       socket.destroy();
       return;
     }
+    queue.push({ socket, go });
+    if (!this.acceptTimers.has(l.name)) this.pumpGate(l.name);
+  }
+
+  private pumpGate(listener: string): void {
+    const queue = this.acceptQueues.get(listener)!;
+    for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
+      if (next.socket.destroyed) continue;
+      const waitMs = this.connectionQuotas.acceptThrottleMs(listener, this.clock.nowMs());
+      if (waitMs <= 0) {
+        next.go();
+        continue;
+      }
+      this.stats.connectionsDelayed++;
+      const entry = next;
+      this.acceptTimers.set(listener, setTimeout(() => {
+        this.acceptTimers.delete(listener);
+        if (!entry.socket.destroyed) entry.go();
+        this.pumpGate(listener);
+      }, waitMs));
+      return;
+    }
+  }
+
+  /**
+   * Takes the slots of a connection from `socket`'s address on `l` and runs `serve`, which returns
+   * the socket whose close gives them back (null: closed already). A connection over its address's
+   * connection_creation_rate is closed after the wait it asks for (not counted), one over a count
+   * at once: false then.
+   */
+  private admitted(socket: Socket, l: ListenerSpec, serve: () => Socket | null): boolean {
+    const address = connectionAddress(socket.remoteAddress ?? 'unknown');
+    const throttleMs = this.connectionQuotas.addressThrottleMs(address, this.addressConnectionRate?.(address) ?? null, this.clock.nowMs());
+    if (throttleMs > 0) {
+      this.stats.connectionsThrottled++;
+      this.log.debug?.(`listener ${l.name}: ${address} over its connection_creation_rate, closing ${socket.remotePort} in ${throttleMs} ms`);
+      if (this.throttledCloses >= limits.connectionThrottledClosesMax) {
+        socket.destroy();
+      } else {
+        this.throttledCloses++;
+        setTimeout(() => { this.throttledCloses--; socket.destroy(); }, throttleMs).unref();
+      }
+      return false;
+    }
+    const full = this.connectionQuotas.admit(address, l.name);
+    if (full !== null) {
+      this.stats.connectionsRejected++;
+      this.log.debug?.(`listener ${l.name}: refused ${address}:${socket.remotePort} (${full})`);
+      socket.destroy();
+      return false;
+    }
+    const held = serve();
+    const release = () => this.connectionQuotas.release(address, l.name);
+    if (held === null || held.destroyed) release();
+    else held.once('close', release);
+    return true;
+  }
+
+  /** Serves a connection that holds its slots; the socket whose close ends it. */
+  private accept(socket: Socket, listener: ListenerSpec, principal: string, tls: NativeTlsTransport | null): Socket {
+    const ip = socket.remoteAddress ?? 'unknown';
     this.stats.connectionsAccepted++;
     this.stats.connectionsOpen++;
     const id = `${listener.name}-${ip}:${socket.remotePort}-${this.nextConnectionId++}`;
@@ -386,8 +411,8 @@ export class NetworkServer<S> {
       this.log.debug?.(`connection ${id} closed`);
       this.connections.delete(conn);
       this.stats.connectionsOpen--;
-      if (!admitted) this.release(ip, listener);
     });
+    return conn.socket;
   }
 
   /** Stops accepting, lets in-flight requests finish (up to `graceMs`), then closes every connection. */
@@ -397,6 +422,10 @@ export class NetworkServer<S> {
     const closed = Promise.all(this.servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
     if (this.slabTrimTimer) clearInterval(this.slabTrimTimer);
     this.slabTrimTimer = null;
+    // Connections still waiting out a connection creation rate are not served.
+    for (const timer of this.acceptTimers.values()) clearTimeout(timer);
+    this.acceptTimers.clear();
+    for (const queue of this.acceptQueues.values()) for (const { socket } of queue.splice(0)) socket.destroy();
     const deadline = Date.now() + graceMs;
     while ([...this.connections].some((c) => c.busy) && Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 10));

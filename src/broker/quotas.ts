@@ -87,6 +87,13 @@ export class SampledRate {
     return Math.max(nowMs - oldestMs, this.w.windowMs);
   }
 
+  /** Milliseconds since the last event recorded (since the first sample began when none was). */
+  idleSinceMs(nowMs: number): number {
+    let lastMs = -Infinity;
+    for (const s of this.samples) lastMs = Math.max(lastMs, s.lastEventMs);
+    return this.samples.length === 0 ? Infinity : nowMs - lastMs;
+  }
+
   private currentSample(nowMs: number): Sample {
     if (this.samples.length === 0) this.samples.push({ startMs: nowMs, lastEventMs: nowMs, value: 0 });
     return this.samples[this.current]!;

@@ -227,10 +227,19 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerHa
     router.register(apiVersionsHandler(() => router.supportedVersions(), () => ({ epoch: -1n, levels: new Map() })));
     services = { nodeId };
   }
-  const network = new NetworkServer(router, services, { ...DEFAULT_NETWORK_LIMITS, ...options.limits }, clock, componentLogger(root, 'network'));
+  const network = new NetworkServer(router, services, { ...DEFAULT_NETWORK_LIMITS, ...options.limits }, clock, componentLogger(root, 'network'), {
+    samples: Number(brokerConfig.get('quota.window.num')), windowMs: Number(brokerConfig.get('quota.window.size.seconds')) * 1000,
+  });
   if (broker) {
     const quotas = broker.clientQuotas;
     network.throttle = (ctx, apiKey, request, requestBytes, handlerMs, body) => enforceClientQuotas(quotas, ctx, apiKey, request, requestBytes, handlerMs, body);
+    // connection_creation_rate of an address, else of the default address (Kafka's IP quotas, KIP-612).
+    network.addressConnectionRate = (address) => {
+      const image = quotas.image;
+      if (image.isEmpty) return null;
+      return image.quotas([{ entityType: 'ip', entityName: address }])?.get('connection_creation_rate')
+        ?? image.quotas([{ entityType: 'ip', entityName: null }])?.get('connection_creation_rate') ?? null;
+    };
   }
   try {
     const sasl = saslInputs(() => disk?.metadata.image.scram ?? ScramImage.EMPTY);

@@ -154,7 +154,7 @@ export const BROKER_KEYS = {
   'max.connections': key('max.connections', 'int', INT_MAX, 'Connections allowed on the broker.', { validator: atLeast(0), ...CW }),
   'max.connections.per.ip': key('max.connections.per.ip', 'int', INT_MAX, 'Connections allowed from one address.', { validator: atLeast(0), ...CW }),
   'max.connections.per.ip.overrides': key('max.connections.per.ip.overrides', 'string', '', 'Per-host or per-address limits in place of max.connections.per.ip: host:count,... (a host name counts for the addresses it resolves to).', { validator: PER_IP_OVERRIDES, ...CW }),
-  'max.connection.creation.rate': key('max.connection.creation.rate', 'int', INT_MAX, 'New connections allowed per second.', { validator: atLeast(0), ...CW }),
+  'max.connection.creation.rate': key('max.connection.creation.rate', 'int', INT_MAX, 'New connections accepted per second on the broker (the inter-broker listener aside); faster ones wait (KIP-612).', { validator: atLeast(0), ...CW }),
   'connections.max.idle.ms': key('connections.max.idle.ms', 'long', '600000', 'Idle connections are closed after this long.'),
   'num.network.threads': key('num.network.threads', 'int', '3', 'Accepted; Logline serves the network from one event loop.', { validator: atLeast(1), importance: 'high', unused: true, ...CW }),
   'num.io.threads': key('num.io.threads', 'int', '8', 'Accepted; Logline does not use request handler threads.', { validator: atLeast(1), importance: 'high', unused: true, ...CW }),
@@ -329,7 +329,7 @@ export function brokerKey(name: string): ConfigKeyDef | undefined {
  * the listener and key, for the keys that may be set per listener (TLS so far).
  */
 export function listenerPrefixedKey(name: string): { listener: string; key: string } | undefined {
-  const m = /^listener\.name\.([a-z0-9_]+)\.(ssl\..+|sasl\..+|connections\.max\.reauth\.ms|max\.connections|[a-z0-9-]+\.sasl\.jaas\.config)$/.exec(name);
+  const m = /^listener\.name\.([a-z0-9_]+)\.(ssl\..+|sasl\..+|connections\.max\.reauth\.ms|max\.connections|max\.connection\.creation\.rate|[a-z0-9-]+\.sasl\.jaas\.config)$/.exec(name);
   if (m === null) return undefined;
   // Kafka's per-mechanism JAAS entry: listener.name.<l>.<mechanism in lower case>.sasl.jaas.config.
   const key = m[2]!.endsWith('.sasl.jaas.config') ? 'sasl.jaas.config' : m[2]!;

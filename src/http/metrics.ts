@@ -64,6 +64,7 @@ export function nodeMetrics(node: ServerHandle, groupsLag?: () => Promise<GroupL
   controllerMetrics(registry, node);
   topicMetrics(registry, node);
   requestMetrics(registry, node);
+  socketServerMetrics(registry, node);
   metadataMetrics(registry, node);
   quotaMetrics(registry, node);
   logFlushMetrics(registry, node);
@@ -150,6 +151,18 @@ function topicMetrics(registry: Registry, node: ServerHandle): void {
   collected(registry, b('bytesin_total'), 'Record bytes appended by this broker as leader, per topic.', 'counter', perTopic((c) => c.bytesIn));
   collected(registry, b('messagesin_total'), 'Records appended by this broker as leader, per topic.', 'counter', perTopic((c) => c.messagesIn));
   collected(registry, b('bytesout_total'), 'Record bytes sent to consumers by this broker, per topic (not replication).', 'counter', perTopic((c) => c.bytesOut));
+}
+
+function socketServerMetrics(registry: Registry, node: ServerHandle): void {
+  const s = node.stats;
+  const m = (name: string) => `kafka_server_socket_server_metrics_${name}`;
+  const counter = (name: string, help: string, value: () => number) => collected(registry, name, help, 'counter', () => [{ value: value(), labels: {} }]);
+  gauge(registry, m('connection_count'), 'Open client connections (TLS ones once their handshake is done).', () => s.connectionsOpen);
+  counter(m('connection_creation_total'), 'Connections served since start.', () => s.connectionsAccepted);
+  counter(m('failed_authentication_total'), 'Failed TLS handshakes and SASL authentications.', () => s.tlsHandshakeFailures + s.saslAuthenticationFailures);
+  counter('logline_network_connections_refused_total', 'Connections closed at once for a full max.connections, listener or per-address limit (or a full accept queue).', () => s.connectionsRejected);
+  counter('logline_network_connections_delayed_total', 'Connections that waited out max.connection.creation.rate (broker or listener) before being served.', () => s.connectionsDelayed);
+  counter('logline_network_connections_throttled_total', 'Connections closed after a wait for their address\'s connection_creation_rate quota.', () => s.connectionsThrottled);
 }
 
 function requestMetrics(registry: Registry, node: ServerHandle): void {

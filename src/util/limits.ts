@@ -22,6 +22,18 @@ export const limits = {
    * encrypted.
    */
   tlsEncryptPieceBytes: 256 * 1024,
+  /**
+   * Addresses whose connection_creation_rate is measured at once (a client quota per address):
+   * the least recently seen are forgotten beyond this, so clients from many addresses cannot grow it.
+   */
+  connectionRateAddressesMax: 100_000,
+  /**
+   * Connections accepted and waiting out max.connection.creation.rate, per listener (Kafka leaves
+   * them in the listen backlog); beyond this a new one is closed at once.
+   */
+  connectionsAcceptQueuedMax: 1024,
+  /** Connections over their address's connection_creation_rate waiting to be closed; beyond this they are closed at once. */
+  connectionThrottledClosesMax: 10_000,
   /** Requests of one connection being handled at once; reading pauses beyond this. */
   inFlightRequestsPerConnectionMax: 16,
   /**

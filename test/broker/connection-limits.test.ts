@@ -146,3 +146,78 @@ test('IncrementalAlterConfigs changes the connection limits at run time: open co
     await server.close();
   }
 });
+
+test('max.connection.creation.rate makes connections over it wait their turn, none refused; the inter-broker listener does not wait', { timeout: 60_000 }, async () => {
+  const server = await startServer({
+    bare: true,
+    config: parseBrokerConfig({
+      'node.id': '1',
+      'listeners': 'PLAINTEXT://127.0.0.1:0,CLIENT://127.0.0.1:0',
+      'listener.security.protocol.map': 'PLAINTEXT:PLAINTEXT,CLIENT:PLAINTEXT',
+      'inter.broker.listener.name': 'PLAINTEXT',
+      'max.connection.creation.rate': '5',
+    }),
+  });
+  const open: Socket[] = [];
+  try {
+    const started = Date.now();
+    const servedAt: number[] = [];
+    const clients = Array.from({ length: 15 }, async () => {
+      const r = await attempt(portOf(server, 'CLIENT'), '127.0.0.1', open);
+      servedAt.push(Date.now() - started);
+      return r;
+    });
+    await new Promise((r) => setTimeout(r, 100));
+    assert.equal(await attempt(portOf(server, 'PLAINTEXT'), '127.0.0.1', open), 'served');
+    const interBrokerAt = Date.now() - started;
+    assert.deepEqual(await Promise.all(clients), Array(15).fill('served'));
+    // Five at once, then about five a second: the last of fifteen no sooner than ~1.5 s on.
+    assert.ok(Math.max(...servedAt) >= 1500, `the last client connection was served after ${Math.max(...servedAt)} ms`);
+    assert.ok(server.stats.connectionsDelayed >= 9, `${server.stats.connectionsDelayed} delayed`);
+    assert.equal(server.stats.connectionsRejected, 0);
+    assert.ok(interBrokerAt < Math.max(...servedAt), `the inter-broker connection (${interBrokerAt} ms) does not queue behind the clients`);
+  } finally {
+    for (const s of open) s.destroy();
+    await server.close();
+  }
+});
+
+test('a connection_creation_rate client quota on an address (and on the default address) closes its connections over the rate; other addresses are not held to it', { timeout: 60_000 }, async () => {
+  const server = await startServer({ config: parseBrokerConfig({ 'node.id': '1', 'listeners': 'PLAINTEXT://127.0.0.1:0' }), dataDir: tempDataDir() });
+  const port = server.listeners[0]!.port;
+  const admin = new ClusterClient({ bootstrap: `127.0.0.1:${port}` });
+  const open: Socket[] = [];
+  const setQuota = async (entityName: string | null, value: number) => {
+    const r = await admin.admin(ApiKey.AlterClientQuotas, { entries: [{ entity: [{ entityType: 'ip', entityName }], ops: [{ key: 'connection_creation_rate', value, remove: false }] }], validateOnly: false }, 1);
+    assert.equal(r.entries[0].errorCode, 0, r.entries[0].errorMessage);
+    // Until this broker's metadata has it.
+    const deadline = Date.now() + 20_000;
+    for (;;) {
+      const d = await admin.admin(ApiKey.DescribeClientQuotas, { components: [{ entityType: 'ip', matchType: entityName === null ? 1 : 0, match: entityName }], strict: false }, 1);
+      if (d.entries?.some((e: { values: { key: string; value: number }[] }) => e.values.some((v) => v.value === value))) break;
+      assert.ok(Date.now() < deadline, 'the quota reached the broker');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  };
+  const burst = async (from: string, n: number) => {
+    const results = await Promise.all(Array.from({ length: n }, () => attempt(port, from, open)));
+    return results.filter((r) => r === 'served').length;
+  };
+  try {
+    await setQuota('127.0.0.7', 3);
+    const served = await burst('127.0.0.7', 8);
+    // Three a second: the first three of a burst of eight (four or five only if the burst took a second).
+    assert.ok(served >= 3 && served <= 5, `${served} of 8 served`);
+    assert.ok(server.stats.connectionsThrottled >= 3);
+    assert.equal(await burst('127.0.0.8', 8), 8, 'an address without a quota');
+    // The default address: every address without its own quota.
+    await setQuota(null, 1);
+    const fromDefault = await burst('127.0.0.9', 4);
+    assert.ok(fromDefault >= 1 && fromDefault <= 2, `${fromDefault} of 4 served under the default`);
+  } finally {
+    for (const s of open) s.destroy();
+    admin.close();
+    await server.close();
+  }
+});
