@@ -85,6 +85,7 @@ export function controllerApis(o: ControllerApisOptions): { router: Router<any>;
   });
   const services = {
     topicAdmin, controller: c,
+    deleteTopicEnable: o.brokerConfig.get('delete.topic.enable') as boolean,
     configAdmin: new ConfigAdmin(() => o.metadata.view(), () => o.brokerConfig, () => o.nodeId, () => c, true),
     localController: c,
     metadata: () => o.metadata.view(),

@@ -40,3 +40,22 @@ test('CreatePartitions adds writable partitions; DeleteTopics removes the topic 
     await server.close();
   }
 });
+
+test('delete.topic.enable=false: DeleteTopics answers TOPIC_DELETION_DISABLED (INVALID_REQUEST before v3) and the topic stays', async () => {
+  const { parseBrokerConfig } = await import('../../src/config/index.js');
+  const server = await startServer({ config: parseBrokerConfig({ 'node.id': '1', 'listeners': 'PLAINTEXT://127.0.0.1:0', 'delete.topic.enable': 'false' }), dataDir: tempDataDir() });
+  const client = new ClusterClient({ bootstrap: `127.0.0.1:${server.listeners[0]!.port}` });
+  try {
+    const created = await client.admin(ApiKey.CreateTopics, { topics: [{ name: 'kept', numPartitions: 1, replicationFactor: 1, assignments: [], configs: [] }], timeoutMs: 1000, validateOnly: false }, 7);
+    assert.equal(created.topics[0].errorCode, 0);
+    const v6 = await client.admin(ApiKey.DeleteTopics, { topics: [{ name: 'kept', topicId: ZERO_UUID }], topicNames: [], timeoutMs: 1000 }, 6);
+    assert.equal(v6.responses[0].errorCode, ErrorCode.TOPIC_DELETION_DISABLED);
+    const v2 = await client.admin(ApiKey.DeleteTopics, { topics: [], topicNames: ['kept'], timeoutMs: 1000 }, 2);
+    assert.equal(v2.responses[0].errorCode, ErrorCode.INVALID_REQUEST);
+    const [still] = await client.metadata(['kept']);
+    assert.equal(still!.errorCode, 0, 'the topic is still there');
+  } finally {
+    client.close();
+    await server.close();
+  }
+});

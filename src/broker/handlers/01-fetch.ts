@@ -21,6 +21,8 @@ export interface FetchServices {
   metadata(): MetadataView;
   /** A consumer's fetch is no larger than its consumer_byte_rate could ever let through (Kafka's maxValueInQuotaWindow). */
   clientQuotaManager?: { maxFetchBytes(principal: string, clientId: string): number };
+  /** fetch.max.bytes: the most a consumer's fetch returns, whatever it asks (followers are not held to it). */
+  fetchMaxBytes?: number;
   fetchSessions: FetchSessionCache;
   fetchPartitions(params: FetchParams): Promise<PartitionFetchResult[]>;
 }
@@ -99,11 +101,15 @@ export const fetchHandler: HandlerSpec<FetchServices, 1> = {
       });
     }
     const replicaId = ctx.apiVersion >= REPLICA_STATE_MIN_VERSION ? request.replicaState.replicaId : request.replicaId;
+    // Kafka's KafkaApis: a consumer gets at most fetch.max.bytes and what its quota window allows, and waits for no more than that.
+    const maxBytes = replicaId < 0
+      ? Math.min(request.maxBytes, ctx.services.fetchMaxBytes ?? Infinity, ctx.services.clientQuotaManager?.maxFetchBytes(ctx.principal, ctx.header.clientId ?? '') ?? Infinity)
+      : request.maxBytes;
     const params: FetchParams = {
       replicaId,
       replicaEpoch: ctx.apiVersion >= REPLICA_STATE_MIN_VERSION ? request.replicaState.replicaEpoch : -1n,
-      maxWaitMs: request.maxWaitMs, minBytes: request.minBytes,
-      maxBytes: replicaId < 0 ? Math.min(request.maxBytes, ctx.services.clientQuotaManager?.maxFetchBytes(ctx.principal, ctx.header.clientId ?? '') ?? Infinity) : request.maxBytes,
+      maxWaitMs: request.maxWaitMs, minBytes: Math.min(request.minBytes, maxBytes),
+      maxBytes,
       isolationLevel: request.isolationLevel, partitions: readable,
       // Kafka's ClientMetadata: consumers (negative replica ids) of v11+.
       ...(ctx.apiVersion >= RACK_ID_MIN_VERSION && replicaId < 0 ? { clientMetadata: { rackId: request.rackId, listenerName: ctx.listenerName } } : {}),

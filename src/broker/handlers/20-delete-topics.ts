@@ -3,6 +3,8 @@
 // UNKNOWN_TOPIC_OR_PARTITION, unknown ids UNKNOWN_TOPIC_ID.
 // controller_mutation_rate (KIP-599) counts each topic's partitions: from v5 a topic that comes
 // once the quota is used up answers THROTTLING_QUOTA_EXCEEDED; older versions are throttled.
+// With delete.topic.enable=false every topic answers TOPIC_DELETION_DISABLED (INVALID_REQUEST
+// before v3), as Kafka's controller does; here the broker a client asks checks its own setting too.
 import { ErrorCode, ZERO_UUID, type DeleteTopicsRequest, type DeleteTopicsResponseDeletableTopicResult } from '../../protocol/index.js';
 import type { HandlerSpec } from '../context.js';
 import { forwardedFor } from '../envelope.js';
@@ -10,7 +12,7 @@ import { controllerMutationQuota, STRICT_MUTATION_QUOTA_SINCE, THROTTLING_QUOTA_
 import type { MetadataView, TopicAdmin } from '../services.js';
 
 
-export const deleteTopicsHandler: HandlerSpec<{ topicAdmin: TopicAdmin; mutationQuotas?: () => ClientQuotaManager | undefined; metadata?: () => MetadataView }, 20> = {
+export const deleteTopicsHandler: HandlerSpec<{ topicAdmin: TopicAdmin; mutationQuotas?: () => ClientQuotaManager | undefined; metadata?: () => MetadataView; deleteTopicEnable?: boolean }, 20> = {
   apiKey: 20,
   minVersion: 1,
   maxVersion: 6,
@@ -18,6 +20,10 @@ export const deleteTopicsHandler: HandlerSpec<{ topicAdmin: TopicAdmin; mutation
     const targets = ctx.apiVersion >= 6
       ? request.topics.map((t) => ({ name: t.name, topicId: t.topicId }))
       : request.topicNames.map((name) => ({ name, topicId: ZERO_UUID }));
+    if (ctx.services.deleteTopicEnable === false) {
+      const errorCode = ctx.apiVersion >= 3 ? ErrorCode.TOPIC_DELETION_DISABLED : ErrorCode.INVALID_REQUEST;
+      return { throttleTimeMs: 0, responses: targets.map((t) => ({ name: t.name, topicId: t.topicId, errorCode, errorMessage: 'Topic deletion is disabled.' })) };
+    }
     const quotas = ctx.services.mutationQuotas?.();
     const quota = controllerMutationQuota(quotas, ctx, STRICT_MUTATION_QUOTA_SINCE.deleteTopics);
     const view = quotas !== undefined ? ctx.services.metadata?.() : undefined;
