@@ -64,6 +64,7 @@ export interface ListenerSasl {
 
 export interface NetworkLimits extends ConnectionLimits {
   requestBytesMax: number; // socket.request.max.bytes
+  listenBacklog?: number; // socket.listen.backlog.size
   idleMs: number; // connections.max.idle.ms
   inFlightPerConnectionMax: number; // bounded by queued.max.requests
 }
@@ -167,7 +168,7 @@ export class NetworkServer<S> {
         : createServer({ noDelay: true, pauseOnConnect: true }, (socket) => this.throughGate(l, socket, () => this.admitted(socket, l, () => this.accept(socket, l, 'User:ANONYMOUS', null))));
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject);
-        server.listen({ host: l.host, port: l.port }, () => { server.off('error', reject); resolve(); });
+        server.listen({ host: l.host, port: l.port, ...(this.limitsConfig.listenBacklog !== undefined ? { backlog: this.limitsConfig.listenBacklog } : {}) }, () => { server.off('error', reject); resolve(); });
       });
       server.on('error', (err) => this.log.error(`listener ${l.name}: ${err.message}`));
       this.servers.push(server);

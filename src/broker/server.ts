@@ -157,6 +157,9 @@ function fromConfig(config: BrokerConfig): { limits: Partial<NetworkLimits>; lis
   return {
     limits: {
       requestBytesMax: config.get('socket.request.max.bytes') as number,
+      // Only when set: Kafka's default of 50 suits its acceptor thread; one event loop that can be
+      // busy for a while drops SYNs past it (clients retry after a second), so Node's 511 stays.
+      ...(config.originals.has('socket.listen.backlog.size') ? { listenBacklog: config.get('socket.listen.backlog.size') as number } : {}),
       idleMs: config.get('connections.max.idle.ms') as number,
     },
     // The controller listener is the metadata quorum's (its SocketTransport binds it), not a client listener.

@@ -146,10 +146,10 @@ export const BROKER_KEYS = {
 
   // Network and request limits.
   'socket.request.max.bytes': key('socket.request.max.bytes', 'int', '104857600', 'Largest request frame accepted.', { validator: atLeast(1), importance: 'high' }),
-  'socket.send.buffer.bytes': key('socket.send.buffer.bytes', 'int', '102400', 'SO_SNDBUF of server sockets; -1 leaves the OS default.', { importance: 'high' }),
-  'socket.receive.buffer.bytes': key('socket.receive.buffer.bytes', 'int', '102400', 'SO_RCVBUF of server sockets; -1 leaves the OS default.', { importance: 'high' }),
-  'socket.listen.backlog.size': key('socket.listen.backlog.size', 'int', '50', 'Pending connection backlog.', { validator: atLeast(1) }),
-  'queued.max.requests': key('queued.max.requests', 'int', '500', 'Requests queued before reading from sockets pauses.', { validator: atLeast(1), importance: 'high' }),
+  'socket.send.buffer.bytes': key('socket.send.buffer.bytes', 'int', '102400', 'Accepted; Node sets no SO_SNDBUF on TCP sockets, the kernel sizes them.', { importance: 'high', unused: true }),
+  'socket.receive.buffer.bytes': key('socket.receive.buffer.bytes', 'int', '102400', 'Accepted; Node sets no SO_RCVBUF on TCP sockets, the kernel sizes them.', { importance: 'high', unused: true }),
+  'socket.listen.backlog.size': key('socket.listen.backlog.size', 'int', '50', 'Connections the kernel holds for a listener before they are accepted (listen(2) backlog); when not set, Node\'s 511 rather than Kafka\'s 50.', { validator: atLeast(1) }),
+  'queued.max.requests': key('queued.max.requests', 'int', '500', 'Accepted; there is no request queue between threads here: each connection stops being read at 16 requests in flight.', { validator: atLeast(1), importance: 'high', unused: true }),
   'queued.max.request.bytes': key('queued.max.request.bytes', 'long', '-1', 'Bytes of queued requests before reading pauses; -1 is unbounded.'),
   'max.connections': key('max.connections', 'int', INT_MAX, 'Connections allowed on the broker.', { validator: atLeast(0), ...CW }),
   'max.connections.per.ip': key('max.connections.per.ip', 'int', INT_MAX, 'Connections allowed from one address.', { validator: atLeast(0), ...CW }),

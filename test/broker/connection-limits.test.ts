@@ -3,6 +3,7 @@
 // changed at run time through IncrementalAlterConfigs. Clients come from several loopback addresses.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { connect, type Socket } from 'node:net';
 import { startServer, type ServerHandle } from '../../src/broker/index.js';
 import { parseBrokerConfig, BrokerConfigError } from '../../src/config/index.js';
@@ -218,6 +219,22 @@ test('a connection_creation_rate client quota on an address (and on the default 
   } finally {
     for (const s of open) s.destroy();
     admin.close();
+    await server.close();
+  }
+});
+
+test('socket.listen.backlog.size is the listen(2) backlog of every listener', async () => {
+  const server = await startServer({
+    bare: true,
+    config: parseBrokerConfig({ 'node.id': '1', 'listeners': 'PLAINTEXT://127.0.0.1:0,CLIENT://127.0.0.1:0', 'listener.security.protocol.map': 'PLAINTEXT:PLAINTEXT,CLIENT:PLAINTEXT', 'socket.listen.backlog.size': '7' }),
+  });
+  try {
+    for (const name of ['PLAINTEXT', 'CLIENT']) {
+      // A listening socket's Send-Q in ss is its backlog.
+      const out = execFileSync('ss', ['-ltnH', `sport = :${portOf(server, name)}`], { encoding: 'utf8' }).trim().split(/\s+/);
+      assert.equal(out[2], '7', `ss: ${out.join(' ')}`);
+    }
+  } finally {
     await server.close();
   }
 });
