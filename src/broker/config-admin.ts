@@ -100,6 +100,10 @@ export function planConfigChange(state: ConfigState, change: ConfigChange): { re
   if (resourceType === ResourceType.Topic) {
     const [problem] = validateTopicConfigs(result.configs);
     if (problem) return refuse(fail(ErrorCode[problem.errorCode], problem.message));
+  } else if (result.configs.get('max.connections.per.ip') === '0' && (result.configs.get('max.connections.per.ip.overrides') ?? '').trim() === '') {
+    // Kafka's rule (checked here, where the change is made: a config that cannot start must never
+    // be committed): nobody from anywhere only with the exceptions named alongside.
+    return refuse(fail(ErrorCode.INVALID_CONFIG, 'max.connections.per.ip can be set to zero only if max.connections.per.ip.overrides is set'));
   }
   return { records: change.validateOnly ? [] : diff(resourceType, name, current, result.configs), response: ok };
 }

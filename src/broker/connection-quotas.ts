@@ -4,11 +4,17 @@
 // too, and the connection_creation_rate client quota of an address or of the default address).
 // Time is an input: the network layer asks and does the waiting.
 //
-// As in Kafka: the inter-broker listener is exempt from the broker-wide count and rate while the
-// broker has other listeners too (clients cannot starve replication); a connection over the
-// broker or listener rate is accepted once the rate allows (its wait is returned), one over its
-// address's rate is closed after that wait and not counted. Unlike Kafka, a connection over a
-// count is closed at once (Kafka's acceptor waits for a broker-wide or listener slot instead).
+// As in Kafka: a listener's own limits default to the broker's (listener.name.<l>.max.connections
+// unset is max.connections), and the inter-broker listener is exempt from the broker-wide count
+// and rate while the broker has other listeners too (clients cannot starve replication), though
+// not from its own listener's; a connection over the broker or listener rate is accepted once the
+// rate allows (its wait is returned), one over its address's rate is closed after that wait and
+// not counted by any rate; while more connections are open than max.connections allows, the
+// network layer closes the least recently active ones of other listeners. Unlike Kafka, a
+// connection over a count is closed at once (Kafka's acceptor waits for a slot instead), and rates
+// are measured as the client quotas are (quotas.ts: Kafka's SimpleRate, so a fresh address does
+// not get ten windows' worth at once).
+import { isIP } from 'node:net';
 import { assert, limits } from '../util/index.js';
 import { SampledRate, throttleTimeMs, type QuotaWindow } from './quotas.js';
 
@@ -27,8 +33,22 @@ export interface ConnectionLimits {
   interBrokerListener?: string;
 }
 
-/** An address as the per-IP limits know it: IPv4 clients of a dual-stack listener come as ::ffff:a.b.c.d. */
-export const connectionAddress = (ip: string): string => (ip.startsWith('::ffff:') && ip.includes('.') ? ip.slice(7) : ip).toLowerCase();
+/**
+ * An address as the per-address limits and quotas know it (Kafka compares InetAddresses): IPv4
+ * clients of a dual-stack listener come as ::ffff:a.b.c.d, and an IPv6 address may be written
+ * in several ways (upper case, zeros not compressed).
+ */
+export function connectionAddress(ip: string): string {
+  const address = ip.startsWith('::ffff:') && ip.includes('.') ? ip.slice(7) : ip;
+  if (isIP(address) === 6) {
+    try {
+      return new URL(`http://[${address}]`).hostname.slice(1, -1);
+    } catch {
+      // a zone index (fe80::1%eth0): as written
+    }
+  }
+  return address.toLowerCase();
+}
 
 const UNLIMITED_RATE = 2_147_483_647;
 
@@ -48,7 +68,7 @@ export class ConnectionQuotas {
 
   get limits(): ConnectionLimits { return this.limitsNow; }
 
-  /** New limits: they apply to connections made from now on (open ones stay, as in Kafka). */
+  /** New limits: they apply to connections made from now on (and excess() may now be positive). */
   setLimits(update: Partial<ConnectionLimits>): void {
     this.limitsNow = { ...this.limitsNow, ...update };
   }
@@ -59,9 +79,15 @@ export class ConnectionQuotas {
     return listener === this.limitsNow.interBrokerListener && this.listenerCount() > 1;
   }
 
+  /** The inter-broker listener while it is protected, else null. */
+  protectedListener(): string | null {
+    const l = this.limitsNow.interBrokerListener;
+    return l !== undefined && this.isProtected(l) ? l : null;
+  }
+
   private rateMax(listener: string): { broker: number | null; listener: number | null } {
     const b = this.limitsNow.connectionCreationRateMax;
-    const l = this.limitsNow.listenerConnectionCreationRateMax?.get(listener);
+    const l = this.limitsNow.listenerConnectionCreationRateMax?.get(listener) ?? b;
     return {
       broker: b === undefined || b >= UNLIMITED_RATE || this.isProtected(listener) ? null : b,
       listener: l === undefined || l >= UNLIMITED_RATE ? null : l,
@@ -88,6 +114,18 @@ export class ConnectionQuotas {
       wait = Math.max(wait, this.record(rate, r.listener, nowMs));
     }
     return wait;
+  }
+
+  /** Takes back what acceptThrottleMs recorded for a connection that is not accepted after all. */
+  unrecordAccept(listener: string, nowMs: number): void {
+    const r = this.rateMax(listener);
+    if (r.broker !== null) this.brokerRate.record(-1, nowMs);
+    if (r.listener !== null) this.listenerRates.get(listener)?.record(-1, nowMs);
+  }
+
+  /** Connections open past max.connections (the inter-broker listener may take them there). */
+  excess(): number {
+    return Math.max(0, this.total - this.limitsNow.connectionsMax);
   }
 
   /**
@@ -119,7 +157,8 @@ export class ConnectionQuotas {
     const fromAddress = this.perAddress.get(address) ?? 0;
     const onListener = this.perListener.get(listener) ?? 0;
     if (fromAddress >= (c.connectionsPerIpOverrides?.get(address) ?? c.connectionsPerIpMax)) return 'max.connections.per.ip';
-    if (onListener >= (c.listenerConnectionsMax?.get(listener) ?? Infinity)) return `listener.name.${listener.toLowerCase()}.max.connections`;
+    const listenerMax = c.listenerConnectionsMax?.get(listener);
+    if (onListener >= (listenerMax ?? c.connectionsMax)) return listenerMax === undefined ? 'max.connections' : `listener.name.${listener.toLowerCase()}.max.connections`;
     if (!this.isProtected(listener) && this.total >= c.connectionsMax) return 'max.connections';
     this.total++;
     this.perAddress.set(address, fromAddress + 1);

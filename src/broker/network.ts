@@ -71,6 +71,8 @@ export interface NetworkLimits extends ConnectionLimits {
 
 export type { Logger };
 
+interface GateEntry { readonly socket: Socket; readonly go: (rated: boolean) => void }
+
 interface Slot {
   chunks: Buffer[] | null;
   done: boolean;
@@ -117,10 +119,13 @@ export class NetworkServer<S> {
    */
   readonly connectionQuotas: ConnectionQuotas;
   /** Connections accepted and waiting out a connection creation rate, per listener, in order. */
-  private readonly acceptQueues = new Map<string, { socket: Socket; go: () => void }[]>();
-  private readonly acceptTimers = new Map<string, NodeJS.Timeout>();
+  private readonly acceptQueues = new Map<string, GateEntry[]>();
+  /** The connection at the head of a listener's gate, waiting out its delay. */
+  private readonly acceptWaiting = new Map<string, { entry: GateEntry; timer: NodeJS.Timeout }>();
   /** Connections over their address's connection_creation_rate waiting to be closed (bounded by limits.connectionThrottledClosesMax). */
-  private throttledCloses = 0;
+  private readonly throttled = new Set<Socket>();
+  /** Sockets holding slots that are not connections yet (TLS handshakes): close() ends them. */
+  private readonly pending = new Set<Socket>();
   /**
    * The connection_creation_rate client quota of an address (its own, else the default
    * address's), or null: set by the broker from its client quotas.
@@ -165,7 +170,7 @@ export class NetworkServer<S> {
     this.slabTrimTimer ??= setInterval(() => this.responseSlabs.trimIfIdle(), limits.responseSlabsIdleMs).unref();
     for (const l of listeners) {
       const server = l.tls ? (nativeTlsAvailable() ? this.nativeTlsServer(l, l.tls) : this.tlsServer(l, l.tls))
-        : createServer({ noDelay: true, pauseOnConnect: true }, (socket) => this.throughGate(l, socket, () => this.admitted(socket, l, () => this.accept(socket, l, 'User:ANONYMOUS', null))));
+        : createServer({ noDelay: true, pauseOnConnect: true }, (socket) => this.throughGate(l, socket, (rated) => { this.admitted(socket, l, () => this.accept(socket, l, 'User:ANONYMOUS', null), rated); }));
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject);
         server.listen({ host: l.host, port: l.port, ...(this.limitsConfig.listenBacklog !== undefined ? { backlog: this.limitsConfig.listenBacklog } : {}) }, () => { server.off('error', reject); resolve(); });
@@ -183,8 +188,33 @@ export class NetworkServer<S> {
    * closed before any request is read.
    */
   private tlsServer(l: ListenerSpec, settings: ListenerTls): TlsServer {
-    const server = createTlsServer({ ...settings.server, noDelay: true, handshakeTimeout: limits.tlsHandshakeTimeoutMs }, (socket) => {
-      if (refused.has((socket as unknown as { _parent?: Socket })._parent!)) {
+    const refusedKeys = new Set<string>();
+    const server = this.nodeTlsServer(l, settings, refusedKeys);
+    // The TCP connection takes its slots before the handshake (and gives them back when it
+    // closes); node:tls then shakes hands on it at once. Connections refused or throttled by then,
+    // by the remote address and port they came from (unique while they are open):
+    const refused = refusedKeys;
+    const remoteOf = (s: Socket) => `${s.remoteAddress}:${s.remotePort}`;
+    server.on('connection', (raw: Socket) => {
+      if (this.admitted(raw, l, () => raw, false)) return;
+      const key = remoteOf(raw);
+      refused.add(key);
+      raw.once('close', () => refused.delete(key));
+    });
+    server.on('tlsClientError', (err, socket) => {
+      // Node's TLS socket over a connection refused above only hangs up.
+      if (refused.has(remoteOf(socket))) return;
+      this.stats.tlsHandshakeFailures++;
+      this.log.warn(`listener ${l.name}: TLS handshake with ${socket.remoteAddress}:${socket.remotePort} failed: ${err.message}`);
+      socket.destroy();
+    });
+    this.tlsServers.set(l.name, server);
+    return server;
+  }
+
+  private nodeTlsServer(l: ListenerSpec, settings: ListenerTls, refused: ReadonlySet<string>): TlsServer {
+    return createTlsServer({ ...settings.server, noDelay: true, handshakeTimeout: limits.tlsHandshakeTimeoutMs }, (socket) => {
+      if (refused.has(`${socket.remoteAddress}:${socket.remotePort}`)) {
         socket.destroy();
         return;
       }
@@ -196,22 +226,8 @@ export class NetworkServer<S> {
       }
       // node:tls shakes hands as soon as it accepts: a connection creation rate holds the
       // connection after its handshake here (the addon's listeners hold it before).
-      this.throughGate(l, socket, () => this.accept(socket, l, principal, null));
+      this.throughGate(l, socket, () => { this.accept(socket, l, principal, null); });
     });
-    // The TCP connection takes its slots before the handshake, and gives them back when it closes.
-    const refused = new WeakSet<Socket>();
-    server.on('connection', (raw: Socket) => {
-      if (!this.admitted(raw, l, () => raw)) refused.add(raw);
-    });
-    server.on('tlsClientError', (err, socket) => {
-      // Node's TLS socket over a connection refused above only hangs up.
-      if (refused.has((socket as unknown as { _parent?: Socket })._parent!)) return;
-      this.stats.tlsHandshakeFailures++;
-      this.log.warn(`listener ${l.name}: TLS handshake with ${socket.remoteAddress}:${socket.remotePort} failed: ${err.message}`);
-      socket.destroy();
-    });
-    this.tlsServers.set(l.name, server);
-    return server;
   }
 
   /**
@@ -220,7 +236,7 @@ export class NetworkServer<S> {
    */
   private nativeTlsServer(l: ListenerSpec, settings: ListenerTls): Server {
     this.nativeTlsContexts.set(l.name, new NativeTlsContext(settings));
-    return createServer({ noDelay: true, pauseOnConnect: true }, (accepted) => this.throughGate(l, accepted, () => this.admitted(accepted, l, () => this.nativeHandshake(accepted, l))));
+    return createServer({ noDelay: true, pauseOnConnect: true }, (accepted) => this.throughGate(l, accepted, (rated) => { this.admitted(accepted, l, () => this.nativeHandshake(accepted, l), rated); }));
   }
 
   /** The handshake of a connection on an addon TLS listener; the socket that now stands for it (null: closed). */
@@ -322,17 +338,19 @@ export class NetworkServer<S> {
    */
   setConnectionLimits(update: Partial<ConnectionLimits>): void {
     this.connectionQuotas.setLimits(update);
+    this.closeExcessConnections();
   }
 
   /**
    * A connection just accepted on `l` is let through (`go`) at the listener's and the broker's
-   * connection creation rates: at once while neither is set, else in order, each after the wait its
-   * rate asks for (Kafka's acceptor waits the same way). A connection that leaves meanwhile is skipped.
+   * connection creation rates: at once while neither applies, else in order, each after the wait
+   * its rate asks for (Kafka's acceptor waits the same way). `go` learns whether the rates counted
+   * it. A connection that leaves meanwhile is skipped (a paused socket may only be noticed then).
    */
-  private throughGate(l: ListenerSpec, socket: Socket, go: () => void): void {
+  private throughGate(l: ListenerSpec, socket: Socket, go: (rated: boolean) => void): void {
     let queue = this.acceptQueues.get(l.name);
-    if ((queue === undefined || queue.length === 0) && !this.connectionQuotas.rateLimited(l.name)) {
-      go();
+    if ((queue === undefined || queue.length === 0) && !this.acceptWaiting.has(l.name) && !this.connectionQuotas.rateLimited(l.name)) {
+      go(false);
       return;
     }
     if (queue === undefined) this.acceptQueues.set(l.name, queue = []);
@@ -342,25 +360,35 @@ export class NetworkServer<S> {
       return;
     }
     queue.push({ socket, go });
-    if (!this.acceptTimers.has(l.name)) this.pumpGate(l.name);
+    if (!this.acceptWaiting.has(l.name)) this.pumpGate(l.name);
   }
 
   private pumpGate(listener: string): void {
     const queue = this.acceptQueues.get(listener)!;
+    const pass = (entry: GateEntry) => {
+      try {
+        entry.go(true);
+      } catch (err) {
+        // Not expected (a socket that failed as it was handed over): that connection, not the gate.
+        this.log.error(`listener ${listener}: accepting a connection: ${(err as Error).stack ?? String(err)}`);
+        entry.socket.destroy();
+      }
+    };
     for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
       if (next.socket.destroyed) continue;
       const waitMs = this.connectionQuotas.acceptThrottleMs(listener, this.clock.nowMs());
       if (waitMs <= 0) {
-        next.go();
+        pass(next);
         continue;
       }
       this.stats.connectionsDelayed++;
       const entry = next;
-      this.acceptTimers.set(listener, setTimeout(() => {
-        this.acceptTimers.delete(listener);
-        if (!entry.socket.destroyed) entry.go();
+      const timer = setTimeout(() => {
+        this.acceptWaiting.delete(listener);
+        if (!entry.socket.destroyed) pass(entry);
         this.pumpGate(listener);
-      }, waitMs));
+      }, waitMs);
+      this.acceptWaiting.set(listener, { entry, timer });
       return;
     }
   }
@@ -368,20 +396,23 @@ export class NetworkServer<S> {
   /**
    * Takes the slots of a connection from `socket`'s address on `l` and runs `serve`, which returns
    * the socket whose close gives them back (null: closed already). A connection over its address's
-   * connection_creation_rate is closed after the wait it asks for (not counted), one over a count
-   * at once: false then.
+   * connection_creation_rate is closed after the wait it asks for and not counted (nor, when
+   * `rated`, by the accept rates that let it through, as Kafka un-records it); one over a count is
+   * closed at once: false then.
    */
-  private admitted(socket: Socket, l: ListenerSpec, serve: () => Socket | null): boolean {
+  private admitted(socket: Socket, l: ListenerSpec, serve: () => Socket | null, rated: boolean): boolean {
     const address = connectionAddress(socket.remoteAddress ?? 'unknown');
-    const throttleMs = this.connectionQuotas.addressThrottleMs(address, this.addressConnectionRate?.(address) ?? null, this.clock.nowMs());
+    const nowMs = this.clock.nowMs();
+    const throttleMs = this.connectionQuotas.addressThrottleMs(address, this.addressConnectionRate?.(address) ?? null, nowMs);
     if (throttleMs > 0) {
+      if (rated) this.connectionQuotas.unrecordAccept(l.name, nowMs);
       this.stats.connectionsThrottled++;
       this.log.debug?.(`listener ${l.name}: ${address} over its connection_creation_rate, closing ${socket.remotePort} in ${throttleMs} ms`);
-      if (this.throttledCloses >= limits.connectionThrottledClosesMax) {
+      if (this.throttled.size >= limits.connectionThrottledClosesMax) {
         socket.destroy();
       } else {
-        this.throttledCloses++;
-        setTimeout(() => { this.throttledCloses--; socket.destroy(); }, throttleMs).unref();
+        this.throttled.add(socket);
+        setTimeout(() => { this.throttled.delete(socket); socket.destroy(); }, throttleMs).unref();
       }
       return false;
     }
@@ -392,11 +423,47 @@ export class NetworkServer<S> {
       socket.destroy();
       return false;
     }
-    const held = serve();
-    const release = () => this.connectionQuotas.release(address, l.name);
-    if (held === null || held.destroyed) release();
-    else held.once('close', release);
+    let released = false;
+    let held: Socket | null = null;
+    const release = () => {
+      if (released) return;
+      released = true;
+      if (held !== null) this.pending.delete(held);
+      this.connectionQuotas.release(address, l.name);
+    };
+    try {
+      held = serve();
+    } catch (err) {
+      release();
+      socket.destroy();
+      throw err;
+    }
+    if (held === null || held.destroyed) {
+      release();
+    } else {
+      held.once('close', release);
+      // close() ends it too, should it still be in its TLS handshake then.
+      this.pending.add(held);
+    }
+    if (this.connectionQuotas.excess() > 0) this.closeExcessConnections();
     return true;
+  }
+
+  /**
+   * Kafka's Processor.closeExcessConnections: while more connections are open than
+   * max.connections allows (after it was lowered, or once the inter-broker listener, which may go
+   * past it, took slots), the least recently active ones of the other listeners are closed.
+   */
+  private closeExcessConnections(): void {
+    let excess = this.connectionQuotas.excess();
+    if (excess <= 0) return;
+    const protectedListener = this.connectionQuotas.protectedListener();
+    const candidates = [...this.connections].filter((c) => c.listenerName !== protectedListener).sort((a, b) => a.lastActiveMs - b.lastActiveMs);
+    for (const c of candidates) {
+      if (excess-- <= 0) break;
+      this.log.info(`closing ${c.id}, the least recently active, over max.connections`);
+      c.destroy();
+    }
   }
 
   /** Serves a connection that holds its slots; the socket whose close ends it. */
@@ -423,15 +490,22 @@ export class NetworkServer<S> {
     const closed = Promise.all(this.servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
     if (this.slabTrimTimer) clearInterval(this.slabTrimTimer);
     this.slabTrimTimer = null;
-    // Connections still waiting out a connection creation rate are not served.
-    for (const timer of this.acceptTimers.values()) clearTimeout(timer);
-    this.acceptTimers.clear();
+    // Connections still waiting out a connection creation rate are not served; those waiting to be
+    // closed and handshakes in progress are closed now.
+    for (const { entry, timer } of this.acceptWaiting.values()) {
+      clearTimeout(timer);
+      entry.socket.destroy();
+    }
+    this.acceptWaiting.clear();
     for (const queue of this.acceptQueues.values()) for (const { socket } of queue.splice(0)) socket.destroy();
+    for (const socket of this.throttled) socket.destroy();
     const deadline = Date.now() + graceMs;
     while ([...this.connections].some((c) => c.busy) && Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 10));
     }
     for (const c of this.connections) c.destroy();
+    // Sockets still in their TLS handshake.
+    for (const socket of this.pending) socket.destroy();
     await closed;
   }
 }
@@ -564,6 +638,8 @@ class NativeTlsTransport {
 
 class Connection<S> {
   readonly socket: Socket;
+  /** When a request last came (or the connection opened): the least recently active go first past max.connections. */
+  lastActiveMs: number;
   private readonly splitter: FrameSplitter;
   private readonly queue: Slot[] = [];
   /** Frames read but not yet dispatched because the connection is at its in-flight limit. */
@@ -575,6 +651,8 @@ class Connection<S> {
   private muteTimer: NodeJS.Timeout | null = null;
   private mutedUntilMs = 0;
   private sasl: SaslServerSession | null = null;
+  /** The client sent its TLS close_notify (the addon's sessions). */
+  private peerClosedTls = false;
   /** A failed SASL exchange was answered: nothing more is read, the connection closes after the delay. */
   private saslFailed = false;
 
@@ -584,13 +662,14 @@ class Connection<S> {
     private readonly server: NetworkServer<S>,
     accepted: Socket,
     private readonly listener: ListenerSpec,
-    private readonly id: string,
+    readonly id: string,
     /** The connection's principal: from its TLS certificate, or set when it authenticates over SASL. */
     private principal: string,
     /** Its TLS session in the addon, on a TLS listener where the addon is built. */
     private readonly tls: NativeTlsTransport | null = null,
   ) {
     const pool = server.framePool;
+    this.lastActiveMs = server.clock.nowMs();
     this.splitter = new FrameSplitter(server.limitsConfig.requestBytesMax, Math.min(server.limitsConfig.requestBytesMax, limits.requestPreallocateBytesMax), (n) => pool.allocate(n));
     this.remoteAddress = accepted.remoteAddress ?? 'unknown';
     if (listener.sasl) {
@@ -643,8 +722,14 @@ class Connection<S> {
         return false;
       }
       if (n < 0) {
-        this.end();
-        return false;
+        // The client's close_notify: ours goes back, and reading goes on until its FIN (nothing
+        // more is decrypted), which closes the socket; stopping here would hold the connection,
+        // and its slots, until connections.max.idle.ms.
+        if (!this.peerClosedTls) {
+          this.peerClosedTls = true;
+          this.end();
+        }
+        return true;
       }
       if (n === 0) return true;
       if (!this.onRead(n)) return false;
@@ -652,6 +737,8 @@ class Connection<S> {
   }
 
   get busy(): boolean { return this.queue.length > 0 || this.waiting.length > 0; }
+
+  get listenerName(): string { return this.listener.name; }
 
   /** Ends the connection after what was written (with a TLS close_notify on the addon's sessions). */
   private end(): void {
@@ -724,6 +811,7 @@ class Connection<S> {
   }
 
   private dispatch(frame: Buffer): void {
+    this.lastActiveMs = this.server.clock.nowMs();
     if (this.saslFailed) return;
     if (this.sasl && this.sasl.expectsRawToken) {
       this.saslRawToken(frame);

@@ -12,7 +12,8 @@ import { describeQuorumAnswer, describeQuorumHandler, type QuorumServices } from
 import { parseBrokerConfig, type BrokerConfig } from '../config/index.js';
 import { reloadTlsOnConfigChange, saslInputs, securedListener } from './listener-security.js';
 import { applyConnectionLimitsOnConfigChange, connectionLimitsOf } from './connection-limits.js';
-import { ScramImage } from '../metadata/index.js';
+import { ScramImage, type ClientQuotasImage } from '../metadata/index.js';
+import { connectionAddress } from './connection-quotas.js';
 import type { LogMetadata } from './metadata-log.js';
 import type { ControllerService } from './controller-service.js';
 import type { RequestMetrics } from './request-metrics.js';
@@ -236,12 +237,24 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerHa
   if (broker) {
     const quotas = broker.clientQuotas;
     network.throttle = (ctx, apiKey, request, requestBytes, handlerMs, body) => enforceClientQuotas(quotas, ctx, apiKey, request, requestBytes, handlerMs, body);
-    // connection_creation_rate of an address, else of the default address (Kafka's IP quotas, KIP-612).
+    // connection_creation_rate of an address, else of the default address (Kafka's IP quotas,
+    // KIP-612), by address as the network layer writes it: built again for each new quotas image.
+    let rates: { image: ClientQuotasImage; byAddress: Map<string, number>; fallback: number | null } | null = null;
     network.addressConnectionRate = (address) => {
       const image = quotas.image;
       if (image.isEmpty) return null;
-      return image.quotas([{ entityType: 'ip', entityName: address }])?.get('connection_creation_rate')
-        ?? image.quotas([{ entityType: 'ip', entityName: null }])?.get('connection_creation_rate') ?? null;
+      if (rates?.image !== image) {
+        const byAddress = new Map<string, number>();
+        let fallback: number | null = null;
+        for (const { entity, quotas: q } of image.entities.values()) {
+          const rate = q.get('connection_creation_rate');
+          if (rate === undefined || entity.length !== 1 || entity[0]!.entityType !== 'ip') continue;
+          if (entity[0]!.entityName === null) fallback = rate;
+          else byAddress.set(connectionAddress(entity[0]!.entityName), rate);
+        }
+        rates = { image, byAddress, fallback };
+      }
+      return rates.byAddress.get(address) ?? rates.fallback;
     };
   }
   try {

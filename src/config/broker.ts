@@ -97,10 +97,6 @@ function checkCrossKeyRules(values: Map<string, unknown>, originals: Map<string,
     bad('broker.id', `broker.id (${brokerId}) must match node.id (${nodeId}) when both are set`);
   }
   checkListenerNames(values, originals, bad);
-  // Kafka's rule: nobody at all from anywhere is only allowed with exceptions named.
-  if (values.get('max.connections.per.ip') === 0 && (values.get('max.connections.per.ip.overrides') as string).trim() === '') {
-    bad('max.connections.per.ip', 'max.connections.per.ip can be set to zero only if max.connections.per.ip.overrides is set');
-  }
   const roles = values.get('process.roles') as string[];
   if (roles.length === 0) return;
   if (Math.max(nodeId, brokerId) < 0) bad('node.id', 'node.id must be set to a non-negative id when process.roles is set');

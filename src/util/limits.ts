@@ -33,7 +33,7 @@ export const limits = {
    */
   connectionsAcceptQueuedMax: 1024,
   /** Connections over their address's connection_creation_rate waiting to be closed; beyond this they are closed at once. */
-  connectionThrottledClosesMax: 10_000,
+  connectionThrottledClosesMax: 1024,
   /** Requests of one connection being handled at once; reading pauses beyond this. */
   inFlightRequestsPerConnectionMax: 16,
   /**

@@ -252,6 +252,21 @@ test('max.connections counts TLS handshakes in progress: silent sockets hold eve
   }
 });
 
+test('a TLS client that closes cleanly (close_notify, then FIN) gives its connection and its slot back at once', { skip: skipNoKcat, timeout: 90_000 }, async () => {
+  const b = await broker({ 'max.connections.per.ip': '2' });
+  try {
+    // librdkafka ends its TLS sessions with close_notify: four runs in a row from one address
+    // allowed two connections each need the slots of the runs before them back.
+    for (let i = 0; i < 4; i++) {
+      const meta = await runProcess('kcat', ['-L', ...kcatSsl(b.ssl), '-m', '10']);
+      assert.equal(meta.code, 0, `run ${i}: ${meta.stderr}`);
+    }
+    await until('every connection closed', 20_000, () => b.server.stats.connectionsOpen === 0);
+  } finally {
+    await b.server.close();
+  }
+});
+
 test('mTLS with ssl.client.auth=required: a trusted client certificate gets in and its DN is mapped to User:alice by a rule', { skip: skipNoKcat, timeout: 60_000 }, async () => {
   const b = await broker(MTLS);
   try {
