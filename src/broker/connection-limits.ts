@@ -5,7 +5,8 @@
 // connections made after them (connection-quotas.ts enforces them).
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
-import { effectiveBrokerConfig, parseConnectionsPerIpOverrides, type BrokerConfig, type BrokerConfigName } from '../config/index.js';
+import { parseConnectionsPerIpOverrides, type BrokerConfig, type BrokerConfigName } from '../config/index.js';
+import { onBrokerConfigChange } from './dynamic-broker-config.js';
 import type { MetadataImage } from '../metadata/index.js';
 import { connectionAddress, type ConnectionLimits } from './connection-quotas.js';
 import type { Logger, NetworkServer } from './network.js';
@@ -57,23 +58,9 @@ export function applyConnectionLimitsOnConfigChange(
     [...config.values].filter(([k]) => k.startsWith('max.connection') || (k.startsWith('listener.name.') && /\.max\.connection(s|\.creation\.rate)$/.test(k))),
   );
   let applied = relevant(staticConfig);
-  let lastPerBroker: unknown = null;
-  let lastDefault: unknown = null;
   // Resolving host names takes a moment: changes are applied in the order they came.
   let chain = Promise.resolve();
-  metadata.onDelta((_delta, image) => {
-    const perBroker = image.configs.brokerConfigs(nodeId);
-    const clusterDefault = image.configs.brokerConfigs('');
-    if (perBroker === lastPerBroker && clusterDefault === lastDefault) return;
-    lastPerBroker = perBroker;
-    lastDefault = clusterDefault;
-    let config: BrokerConfig;
-    try {
-      config = effectiveBrokerConfig(staticConfig, { perBroker, clusterDefault });
-    } catch (e) {
-      log.error(`connection limits: dynamic broker configs do not parse: ${(e as Error).message}`);
-      return;
-    }
+  onBrokerConfigChange(metadata, nodeId, staticConfig, log, 'connection limits', (config) => {
     const wanted = relevant(config);
     if (wanted === applied) return;
     applied = wanted;

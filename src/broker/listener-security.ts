@@ -10,7 +10,8 @@ import { createHmac, randomBytes } from 'node:crypto';
 import { statSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import type { ConnectionOptions, TLSSocket, TlsOptions } from 'node:tls';
-import { effectiveBrokerConfig, type BrokerConfig, type BrokerConfigName } from '../config/index.js';
+import type { BrokerConfig, BrokerConfigName } from '../config/index.js';
+import { onBrokerConfigChange } from './dynamic-broker-config.js';
 import { AclsImage, type MetadataImage } from '../metadata/index.js';
 import {
   authorizerFromConfig, clientTls, listenerTls, oauthBearerOptions, tlsPeerPrincipal, parseJaasConfig, plainUsers, scramKeysFromSaltedPassword, SASL_MECHANISMS,
@@ -284,19 +285,7 @@ export function reloadTlsOnConfigChange(
   const tlsListeners = network.bound.filter((l) => l.tls !== undefined).map((l) => l.name);
   if (tlsListeners.length === 0) return;
   const seen = new Map(tlsListeners.map((n) => [n, tlsFingerprint(staticConfig, n)]));
-  let lastDynamic: unknown = null;
-  metadata.onDelta((_delta, image) => {
-    const perBroker = image.configs.brokerConfigs(nodeId);
-    const clusterDefault = image.configs.brokerConfigs('');
-    if (perBroker === lastDynamic) return;
-    lastDynamic = perBroker;
-    let config: BrokerConfig;
-    try {
-      config = effectiveBrokerConfig(staticConfig, { perBroker, clusterDefault });
-    } catch (e) {
-      log.error(`TLS reload: dynamic broker configs do not parse: ${(e as Error).message}`);
-      return;
-    }
+  onBrokerConfigChange(metadata, nodeId, staticConfig, log, 'TLS reload', (config) => {
     for (const name of tlsListeners) {
       const fingerprint = tlsFingerprint(config, name);
       if (fingerprint === seen.get(name)) continue;
