@@ -187,47 +187,31 @@ export class NetworkServer<S> {
    * certificate is offered but untrusted (ssl.client.auth=requested) or maps to no principal is
    * closed before any request is read.
    */
-  private tlsServer(l: ListenerSpec, settings: ListenerTls): TlsServer {
-    const refusedKeys = new Set<string>();
-    const server = this.nodeTlsServer(l, settings, refusedKeys);
-    // The TCP connection takes its slots before the handshake (and gives them back when it
-    // closes); node:tls then shakes hands on it at once. Connections refused or throttled by then,
-    // by the remote address and port they came from (unique while they are open):
-    const refused = refusedKeys;
-    const remoteOf = (s: Socket) => `${s.remoteAddress}:${s.remotePort}`;
-    server.on('connection', (raw: Socket) => {
-      if (this.admitted(raw, l, () => raw, false)) return;
-      const key = remoteOf(raw);
-      refused.add(key);
-      raw.once('close', () => refused.delete(key));
-    });
-    server.on('tlsClientError', (err, socket) => {
-      // Node's TLS socket over a connection refused above only hangs up.
-      if (refused.has(remoteOf(socket))) return;
-      this.stats.tlsHandshakeFailures++;
-      this.log.warn(`listener ${l.name}: TLS handshake with ${socket.remoteAddress}:${socket.remotePort} failed: ${err.message}`);
-      socket.destroy();
-    });
-    this.tlsServers.set(l.name, server);
-    return server;
-  }
-
-  private nodeTlsServer(l: ListenerSpec, settings: ListenerTls, refused: ReadonlySet<string>): TlsServer {
-    return createTlsServer({ ...settings.server, noDelay: true, handshakeTimeout: limits.tlsHandshakeTimeoutMs }, (socket) => {
-      if (refused.has(`${socket.remoteAddress}:${socket.remotePort}`)) {
-        socket.destroy();
-        return;
-      }
+  private tlsServer(l: ListenerSpec, settings: ListenerTls): Server {
+    const tls = createTlsServer({ ...settings.server, noDelay: true, handshakeTimeout: limits.tlsHandshakeTimeoutMs }, (socket) => {
       const principal = this.tlsPrincipal(socket, `${socket.remoteAddress}:${socket.remotePort}`, settings);
       if (principal === null) {
         this.stats.tlsHandshakeFailures++;
         socket.destroy();
         return;
       }
-      // node:tls shakes hands as soon as it accepts: a connection creation rate holds the
-      // connection after its handshake here (the addon's listeners hold it before).
-      this.throughGate(l, socket, () => { this.accept(socket, l, principal, null); });
+      this.accept(socket, l, principal, null);
     });
+    tls.on('tlsClientError', (err, socket) => {
+      this.stats.tlsHandshakeFailures++;
+      this.log.warn(`listener ${l.name}: TLS handshake with ${socket.remoteAddress}:${socket.remotePort} failed: ${err.message}`);
+      socket.destroy();
+    });
+    this.tlsServers.set(l.name, tls);
+    // The TLS server does not listen itself: TCP connections are accepted here, go through the
+    // creation rates and take their slots (given back when they close) before it is handed each
+    // one to shake hands on, as a net.Server's 'connection' event hands it over.
+    return createServer({ noDelay: true, pauseOnConnect: true }, (raw) => this.throughGate(l, raw, (rated) => {
+      this.admitted(raw, l, () => {
+        tls.emit('connection', raw);
+        return raw;
+      }, rated);
+    }));
   }
 
   /**

@@ -240,6 +240,7 @@ test('max.connections counts TLS handshakes in progress: silent sockets hold eve
     const refusedMeta = await runProcess('kcat', ['-L', ...kcatSsl(b.ssl), '-m', '3']);
     assert.notEqual(refusedMeta.code, 0, 'kcat must not get in while the slots are held');
     assert.ok(silent.every((s) => !s.destroyed), 'the handshakes in progress are not closed for it');
+    assert.equal(b.server.stats.tlsHandshakeFailures, 0, `a connection refused for its slot is no failed handshake: ${b.logs.filter((l) => l.includes('handshake')).join(' | ')}`);
     // Two leave; two fail their handshake with garbage: all four slots come back.
     silent[0]!.destroy();
     silent[1]!.destroy();
