@@ -226,6 +226,7 @@ async function openDiskBackend(o: DiskBackendOptions, brokerConfig: BrokerConfig
   const logs = new LogManager({
     dir: o.dataDir, fs, clock: o.clock, configFor,
     retentionCheckIntervalMs: Number(brokerConfig.get('log.retention.check.interval.ms')),
+    checkpointIntervalMs: Number(brokerConfig.get('log.flush.offset.checkpoint.interval.ms')),
     cleanerEnable: brokerConfig.get('log.cleaner.enable') as boolean,
     writebackBytes: Number(brokerConfig.get('log.writeback.bytes')),
     producerIdExpirationMs: Number(brokerConfig.get('producer.id.expiration.ms')),

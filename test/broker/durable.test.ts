@@ -143,3 +143,29 @@ test('SIGKILL of a real server while producers write: every acknowledged record 
     rmSync(dataDir, { recursive: true, force: true });
   }
 });
+
+test('log.flush.offset.checkpoint.interval.ms sets how often the offset checkpoints are written (high watermarks among them)', { timeout: 60_000 }, async () => {
+  const { parseBrokerConfig } = await import('../../src/config/index.js');
+  const dataDir = mkdtempSync(join(tmpdir(), 'logline-ckpt-'));
+  const server = await startServer({ config: parseBrokerConfig({ 'node.id': '1', 'listeners': 'PLAINTEXT://127.0.0.1:0', 'log.flush.offset.checkpoint.interval.ms': '200' }), dataDir });
+  const client = new ClusterClient({ bootstrap: `127.0.0.1:${server.listeners[0]!.port}` });
+  try {
+    const created = await client.admin(ApiKey.CreateTopics, { topics: [{ name: 'ckpt', numPartitions: 1, replicationFactor: 1, assignments: [], configs: [] }], timeoutMs: 1000, validateOnly: false }, 7);
+    assert.equal(created.topics[0].errorCode, 0);
+    const conn = await client.leaderFor('ckpt', 0);
+    const records = await buildRecordBatch({ records: [{ value: Buffer.from('a') }, { value: Buffer.from('b') }] });
+    const r = await conn.send(ApiKey.Produce, 9, { transactionalId: null, acks: 1, timeoutMs: 1000, topicData: [{ name: 'ckpt', partitionData: [{ index: 0, records }] }] });
+    assert.equal(r.responses[0].partitionResponses[0].errorCode, 0);
+    // The default (60 s) would write it a minute from now; here within a few ticks.
+    const file = join(dataDir, 'replication-offset-checkpoint');
+    const deadline = Date.now() + 20_000;
+    while (!(existsSync(file) && /^ckpt 0 2$/m.test(readFileSync(file, 'utf8')))) {
+      assert.ok(Date.now() < deadline, `no high watermark 2 for ckpt-0 in ${file}: ${existsSync(file) ? readFileSync(file, 'utf8') : 'missing'}`);
+      await new Promise((res) => setTimeout(res, 100));
+    }
+  } finally {
+    client.close();
+    await server.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
