@@ -79,7 +79,7 @@ import { consumerGroupHeartbeatHandler } from './handlers/68-consumer-group-hear
 import { consumerGroupDescribeHandler } from './handlers/69-consumer-group-describe.js';
 import { describeClientQuotasHandler } from './handlers/48-describe-client-quotas.js';
 import { alterClientQuotasHandler } from './handlers/49-alter-client-quotas.js';
-import { ClientQuotaManager, ControllerMutationQuota } from './quotas.js';
+import { ClientQuotaManager, ControllerMutationQuota, quotaWindowOf } from './quotas.js';
 import type { ForwardedFor } from './envelope.js';
 import { describeAclsHandler } from './handlers/29-describe-acls.js';
 import { createAclsHandler } from './handlers/30-create-acls.js';
@@ -150,9 +150,7 @@ export class Broker {
   private firstDelta: Promise<void> | null = null;
 
   constructor(readonly deps: BrokerDeps) {
-    this.clientQuotas = new ClientQuotaManager(deps.clock, {
-      samples: Number(deps.brokerConfig.get('quota.window.num')), windowMs: Number(deps.brokerConfig.get('quota.window.size.seconds')) * 1000,
-    });
+    this.clientQuotas = new ClientQuotaManager(deps.clock, quotaWindowOf(deps.brokerConfig));
     // ISR changes go to the active controller; the expiration task and retries must not keep a process alive.
     this.alterPartitions = new AlterPartitionManager({
       brokerId: deps.nodeId, brokerEpoch: () => this.lifecycle?.brokerEpoch ?? -1n, send: (request) => deps.controller.alterPartition(request, 3),

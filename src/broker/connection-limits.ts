@@ -7,7 +7,7 @@ import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import { parseConnectionsPerIpOverrides, type BrokerConfig, type BrokerConfigName } from '../config/index.js';
 import { onBrokerConfigChange } from './dynamic-broker-config.js';
-import type { MetadataImage } from '../metadata/index.js';
+import type { ClientQuotasImage, MetadataImage } from '../metadata/index.js';
 import { connectionAddress, type ConnectionLimits } from './connection-quotas.js';
 import type { Logger, NetworkServer } from './network.js';
 
@@ -71,4 +71,29 @@ export function applyConnectionLimitsOnConfigChange(
         + `, max.connection.creation.rate=${config.get('max.connection.creation.rate')}`);
     }).catch((e) => log.error(`connection limits: ${(e as Error).message}`));
   });
+}
+
+/**
+ * The connection_creation_rate client quota of an address, else of the default address (Kafka's IP
+ * quotas, KIP-612), or null; addresses as the network layer writes them (connectionAddress). The
+ * table is built again for each new quotas image.
+ */
+export function addressConnectionRates(image: () => ClientQuotasImage): (address: string) => number | null {
+  let rates: { image: ClientQuotasImage; byAddress: Map<string, number>; fallback: number | null } | null = null;
+  return (address) => {
+    const now = image();
+    if (now.isEmpty) return null;
+    if (rates?.image !== now) {
+      const byAddress = new Map<string, number>();
+      let fallback: number | null = null;
+      for (const { entity, quotas } of now.entities.values()) {
+        const rate = quotas.get('connection_creation_rate');
+        if (rate === undefined || entity.length !== 1 || entity[0]!.entityType !== 'ip') continue;
+        if (entity[0]!.entityName === null) fallback = rate;
+        else byAddress.set(connectionAddress(entity[0]!.entityName), rate);
+      }
+      rates = { image: now, byAddress, fallback };
+    }
+    return rates.byAddress.get(address) ?? rates.fallback;
+  };
 }

@@ -817,7 +817,7 @@ class Connection<S> {
       header, apiVersion: header.requestApiVersion, connectionId: this.id,
       clientAddress: this.remoteAddress, listenerName: this.listener.name,
       securityProtocol: this.listener.securityProtocol, principal: this.principal,
-      nowMs: this.server.clock.nowMs(), services: this.server.services,
+      nowMs: this.lastActiveMs, services: this.server.services,
       sasl: this.sasl ?? undefined,
       responseBytes: (bytes) => (slot.lease ??= new SlabLease(this.server.responseSlabs)).alloc(bytes),
     };

@@ -46,6 +46,11 @@ export interface QuotaWindow {
 
 export const QUOTA_WINDOW_DEFAULT: QuotaWindow = { samples: 11, windowMs: 1000 };
 
+/** quota.window.num and quota.window.size.seconds of a broker config. */
+export function quotaWindowOf(config: { get(name: 'quota.window.num' | 'quota.window.size.seconds'): unknown }): QuotaWindow {
+  return { samples: Number(config.get('quota.window.num')), windowMs: Number(config.get('quota.window.size.seconds')) * 1000 };
+}
+
 interface Sample { startMs: number; lastEventMs: number; value: number }
 
 /**

@@ -1,7 +1,7 @@
 // `startServer(options)`: a broker as a library. The project's own tests start brokers this way on
 // port 0; `logline server` is a thin CLI over it.
 import { componentLogger, createLogger, limits, quietLogger, systemClock, type BufferPoolStats, type Clock } from '../util/index.js';
-import { enforceClientQuotas, type ClientQuotaManager } from './quotas.js';
+import { enforceClientQuotas, quotaWindowOf, type ClientQuotaManager } from './quotas.js';
 import { NetworkServer, type ListenerSpec, type Logger, type NetworkLimits, type NetworkStats } from './network.js';
 import { Router } from './router.js';
 import { apiVersionsHandler } from './handlers/18-api-versions.js';
@@ -9,11 +9,10 @@ import { Broker, type BrokerDeps } from './broker.js';
 import { diskBackend } from './disk-backend.js';
 import { MemoryFileSystem, type FileSystem, type LogFlushStats } from '../storage/index.js';
 import { describeQuorumAnswer, describeQuorumHandler, type QuorumServices } from './handlers/55-describe-quorum.js';
-import { parseBrokerConfig, type BrokerConfig } from '../config/index.js';
+import { listenerName, parseBrokerConfig, type BrokerConfig } from '../config/index.js';
 import { reloadTlsOnConfigChange, saslInputs, securedListener } from './listener-security.js';
-import { applyConnectionLimitsOnConfigChange, connectionLimitsOf } from './connection-limits.js';
-import { ScramImage, type ClientQuotasImage } from '../metadata/index.js';
-import { connectionAddress } from './connection-quotas.js';
+import { addressConnectionRates, applyConnectionLimitsOnConfigChange, connectionLimitsOf } from './connection-limits.js';
+import { ScramImage } from '../metadata/index.js';
 import type { LogMetadata } from './metadata-log.js';
 import type { ControllerService } from './controller-service.js';
 import type { RequestMetrics } from './request-metrics.js';
@@ -171,7 +170,7 @@ function fromConfig(config: BrokerConfig): { limits: Partial<NetworkLimits>; lis
 export async function startServer(options: ServerOptions = {}): Promise<ServerHandle> {
   const fromCfg = options.config ? fromConfig(options.config) : undefined;
   if (fromCfg) {
-    const listenerNames = (options.listeners ?? fromCfg.listeners).map((l) => l.slice(0, l.indexOf('://')).toUpperCase());
+    const listenerNames = (options.listeners ?? fromCfg.listeners).map(listenerName);
     const connectionLimits = await connectionLimitsOf(options.config!, listenerNames, componentLogger(options.logger ?? quietLogger, 'network'));
     options = { ...options, listeners: options.listeners ?? fromCfg.listeners, limits: { ...connectionLimits, ...fromCfg.limits, ...options.limits } };
   }
@@ -231,31 +230,11 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerHa
     router.register(apiVersionsHandler(() => router.supportedVersions(), () => ({ epoch: -1n, levels: new Map() })));
     services = { nodeId };
   }
-  const network = new NetworkServer(router, services, { ...DEFAULT_NETWORK_LIMITS, ...options.limits }, clock, componentLogger(root, 'network'), {
-    samples: Number(brokerConfig.get('quota.window.num')), windowMs: Number(brokerConfig.get('quota.window.size.seconds')) * 1000,
-  });
+  const network = new NetworkServer(router, services, { ...DEFAULT_NETWORK_LIMITS, ...options.limits }, clock, componentLogger(root, 'network'), quotaWindowOf(brokerConfig));
   if (broker) {
     const quotas = broker.clientQuotas;
     network.throttle = (ctx, apiKey, request, requestBytes, handlerMs, body) => enforceClientQuotas(quotas, ctx, apiKey, request, requestBytes, handlerMs, body);
-    // connection_creation_rate of an address, else of the default address (Kafka's IP quotas,
-    // KIP-612), by address as the network layer writes it: built again for each new quotas image.
-    let rates: { image: ClientQuotasImage; byAddress: Map<string, number>; fallback: number | null } | null = null;
-    network.addressConnectionRate = (address) => {
-      const image = quotas.image;
-      if (image.isEmpty) return null;
-      if (rates?.image !== image) {
-        const byAddress = new Map<string, number>();
-        let fallback: number | null = null;
-        for (const { entity, quotas: q } of image.entities.values()) {
-          const rate = q.get('connection_creation_rate');
-          if (rate === undefined || entity.length !== 1 || entity[0]!.entityType !== 'ip') continue;
-          if (entity[0]!.entityName === null) fallback = rate;
-          else byAddress.set(connectionAddress(entity[0]!.entityName), rate);
-        }
-        rates = { image, byAddress, fallback };
-      }
-      return rates.byAddress.get(address) ?? rates.fallback;
-    };
+    network.addressConnectionRate = addressConnectionRates(() => quotas.image);
   }
   try {
     const sasl = saslInputs(() => disk?.metadata.image.scram ?? ScramImage.EMPTY);
