@@ -3,7 +3,8 @@
 // a moved high watermark / last stable offset / log start offset, or an error). The cache is
 // bounded by `max.incremental.fetch.session.cache.slots`; when full, the least recently used
 // session older than the eviction age gives way, and otherwise the client gets a sessionless
-// full fetch (session id 0), which every client handles.
+// full fetch (session id 0), which every client handles. An incremental fetch reads the session's
+// partitions in its order, and those that returned records move to the back of it.
 import { ErrorCode } from '../protocol/index.js';
 import { assert, partitionKey, type Clock } from '../util/index.js';
 
@@ -140,6 +141,14 @@ export class FetchSessionCache {
             c.sentLastStableOffset = r.lastStableOffset;
             c.sentLogStartOffset = r.logStartOffset;
             out.push(r);
+            // Kafka's IncrementalFetchContext: a partition that returned records goes to the back
+            // of the session's order, so the next fetch's max_bytes reaches the others first and
+            // one busy partition cannot starve the rest.
+            if (r.recordsBytes > 0) {
+              const k = key(c.topic, c.partition);
+              session.partitions.delete(k);
+              session.partitions.set(k, c);
+            }
           }
           return out;
         },

@@ -18,10 +18,12 @@ export interface LocalLog {
    */
   appendAsLeader(records: Buffer, leaderEpoch: number, origin?: AppendOrigin): Promise<AppendResult>;
   /**
-   * Whole batches from the one containing `offset`, at most `maxBytes` unless the first batch is
-   * larger; never past `upTo`. The bytes go into `alloc(size)` when given (a response's memory).
+   * Whole batches from the one containing `offset`, at most `maxBytes`, never past `upTo`. With
+   * `minOneBatch` a first batch larger than `maxBytes` comes whole (KIP-74: the first data of a
+   * fetch answer, so a consumer always progresses); without it nothing is read. The bytes go into
+   * `alloc(size)` when given (a response's memory).
    */
-  read(offset: number, maxBytes: number, upTo: number, alloc?: (bytes: number) => Buffer): Promise<Buffer>;
+  read(offset: number, maxBytes: number, upTo: number, minOneBatch: boolean, alloc?: (bytes: number) => Buffer): Promise<Buffer>;
   /** First offset with timestamp >= ts and its timestamp, or null. */
   offsetForTimestamp(timestampMs: number): Promise<{ offset: number; timestamp: number; leaderEpoch: number } | null>;
   /** Offset and timestamp of the record with the largest timestamp, or null when empty. */

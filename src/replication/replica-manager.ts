@@ -14,7 +14,7 @@ import { ErrorCode } from '../protocol/index.js';
 import { BatchHeaderAt, buildControlBatch, convertLegacyMessageSet, LOG_OVERHEAD_BYTES, RECORD_BATCH_HEADER_BYTES } from '../records/index.js';
 import { StorageError } from '../storage/index.js';
 import { type LocalPartitionChange, type MetadataDelta, type MetadataImage, type TopicPartitionRef } from '../metadata/index.js';
-import { partitionKey as key, type Clock } from '../util/index.js';
+import { assert, partitionKey as key, type Clock } from '../util/index.js';
 import { Partition, type ActiveProducer, type AppendOrigin, type IsrEligibility, type IsrProposal, type LocalLog } from './partition.js';
 import { NO_ISR_CHANGES, type IsrChangeChannel } from './alter-partition-manager.js';
 import { ReplicaManagerStats } from './stats.js';
@@ -660,7 +660,9 @@ export class ReplicaManager {
         if (throttled) maxBytes = Math.min(maxBytes, allowance);
         const wanted = offset < upTo && (maxBytes > 0 || (!anyData && allowance > 0));
         const leaderEpoch = checked.leaderEpoch;
-        r = wanted ? await this.readOne(checked, offset, !anyData ? Math.max(1, maxBytes) : maxBytes, upTo, params.isolationLevel, params.alloc) : this.fetchAnswer(checked, null, params.isolationLevel);
+        // Kafka's minOneMessage: only until some partition returned data does a batch larger
+        // than what is left come whole; after that the answer stays within max_bytes.
+        r = wanted ? await this.readOne(checked, offset, !anyData ? Math.max(1, maxBytes) : maxBytes, upTo, !anyData, params.isolationLevel, params.alloc) : this.fetchAnswer(checked, null, params.isolationLevel);
         if (throttled) this.leaderThrottle!.quota.record(r.records?.length ?? 0, this.clock.nowMs());
         // A metadata delta may have moved the leadership (or the replica set) while the read was
         // awaited: what the follower fetched then no longer counts, and it asks again.
@@ -857,10 +859,11 @@ export class ReplicaManager {
     this.isrExpiration = null;
   }
 
-  private async readOne(p: Partition, offset: number, maxBytes: number, upTo: number, isolationLevel: number, alloc?: (bytes: number) => Buffer): Promise<FetchResultOut> {
+  private async readOne(p: Partition, offset: number, maxBytes: number, upTo: number, minOneBatch: boolean, isolationLevel: number, alloc?: (bytes: number) => Buffer): Promise<FetchResultOut> {
     let records: Buffer | null = null;
     try {
-      const read = await p.log.read(offset, maxBytes, upTo, alloc);
+      const read = await p.log.read(offset, maxBytes, upTo, minOneBatch, alloc);
+      assert(minOneBatch || read.length <= maxBytes, `fetch read ${read.length} bytes past its ${maxBytes}-byte limit`);
       records = read.length > 0 ? read : null;
     } catch (err) {
       return fetchError(errorCodeOf(err).code, p);

@@ -10,7 +10,7 @@ export class StorageLog implements LocalLog {
   get logStartOffset(): number { return this.log.logStartOffset; }
   get logEndOffset(): number { return this.log.logEndOffset; }
   appendAsLeader(records: Buffer, leaderEpoch: number, origin?: AppendOrigin): Promise<AppendResult> { return this.log.appendAsLeader(records, leaderEpoch, origin); }
-  async read(offset: number, maxBytes: number, upTo: number, alloc?: (bytes: number) => Buffer): Promise<Buffer> { return this.log.read(offset, maxBytes, upTo, alloc); }
+  async read(offset: number, maxBytes: number, upTo: number, minOneBatch: boolean, alloc?: (bytes: number) => Buffer): Promise<Buffer> { return this.log.read(offset, maxBytes, upTo, minOneBatch, alloc); }
   offsetForTimestamp(ts: number) { return this.log.offsetForTimestamp(ts); }
   maxTimestampOffset() { return this.log.maxTimestampOffset(); }
   updateHighWatermark(offset: number): void { this.log.updateHighWatermark(offset); }

@@ -557,18 +557,19 @@ export class PartitionLog {
   }
 
   /**
-   * Whole batches from the one holding `offset`, at most `maxBytes` unless the first batch is
-   * larger (KIP-74), and none starting at or past `upTo` (the high watermark or last stable offset).
-   * The bytes are read into `alloc(size)` (fresh memory by default).
+   * Whole batches from the one holding `offset`, at most `maxBytes`, and none starting at or past
+   * `upTo` (the high watermark or last stable offset). With `minOneBatch` (Kafka's minOneMessage,
+   * KIP-74) a first batch larger than `maxBytes` comes whole; without it the read is empty. The
+   * bytes are read into `alloc(size)` (fresh memory by default).
    */
-  read(offset: number, maxBytes: number, upTo: number, alloc: (bytes: number) => Buffer = Buffer.allocUnsafe): Buffer {
+  read(offset: number, maxBytes: number, upTo: number, minOneBatch = true, alloc: (bytes: number) => Buffer = Buffer.allocUnsafe): Buffer {
     return this.guard(() => {
       this.checkOffset(offset);
       const empty = Buffer.alloc(0);
       if (offset >= upTo || offset >= this.logEndOffset) return empty;
       for (let i = this.segmentIndexFor(offset); i < this.segments.length; i++) {
         const seg = this.segments[i]!;
-        const data = seg.read(Math.max(offset, seg.baseOffset), maxBytes, upTo, alloc);
+        const data = seg.read(Math.max(offset, seg.baseOffset), maxBytes, upTo, minOneBatch, alloc);
         if (data) return data;
         if ((this.segments[i + 1]?.baseOffset ?? Infinity) >= upTo) break;
       }

@@ -20,6 +20,8 @@ export const CLEANED_SUFFIX = '.cleaned';
 export const SWAP_SUFFIX = '.swap';
 
 const SCAN_CHUNK_BYTES = 64 * 1024;
+/** A read that found a batch but may not return it (larger than the bytes left, not the first data). */
+const EMPTY_READ = Buffer.alloc(0);
 
 export function segmentFileName(baseOffset: number, suffix: string): string {
   return String(baseOffset).padStart(20, '0') + suffix;
@@ -259,16 +261,19 @@ export class LogSegment {
   }
 
   /**
-   * Whole batches from the one holding `offset`: at most `maxBytes` unless the first batch alone
-   * is larger (KIP-74), and only batches starting below `maxOffset`. The bytes go into `alloc(size)`.
+   * Whole batches from the one holding `offset`, at most `maxBytes`, and only batches starting
+   * below `maxOffset`. With `minOneBatch` (Kafka's minOneMessage, KIP-74) the first batch comes
+   * whole even when it alone is larger; without it such a batch is not read (an empty buffer).
+   * Null when the segment has no batch to offer below `maxOffset`. The bytes go into `alloc(size)`.
    */
-  read(offset: number, maxBytes: number, maxOffset: number, alloc: (bytes: number) => Buffer = Buffer.allocUnsafe): Buffer | null {
+  read(offset: number, maxBytes: number, maxOffset: number, minOneBatch = true, alloc: (bytes: number) => Buffer = Buffer.allocUnsafe): Buffer | null {
     // Find the first batch by its header alone (the index entry at or below `offset` is often the
     // batch before it), then read up to maxBytes from there in one read and keep the whole batches
     // in it. Walking every header first and then reading exactly their bytes took a scan read and a
     // header read per batch besides the data read: a third of a catch-up fetch's syscalls.
     const first = this.translateOffset(offset, 0, RECORD_BATCH_HEADER_BYTES);
     if (first === null || first.baseOffset >= maxOffset) return null;
+    if (first.size > maxBytes && !minOneBatch) return EMPTY_READ;
     if (first.size >= maxBytes) return this.readBytes(first.position, first.size, alloc); // KIP-74: one whole batch
     const buf = this.readBytes(first.position, Math.min(maxBytes, this.size - first.position), alloc);
     let end = 0;

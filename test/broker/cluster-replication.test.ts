@@ -234,7 +234,7 @@ test('RF 3, min.insync.replicas 2: with two replicas down acks=all is refused wi
     const hw = Number(onLeader.highWatermark);
     const leaderLog = leaderNode.server!.broker!.replicaManager.partition('durable', 0)!.log;
     assert.ok(followerLog.logEndOffset >= hw, `follower at ${followerLog.logEndOffset}, high watermark ${hw}`);
-    assert.deepEqual(await followerLog.read(0, 1 << 20, hw), await leaderLog.read(0, 1 << 20, hw));
+    assert.deepEqual(await followerLog.read(0, 1 << 20, hw, true), await leaderLog.read(0, 1 << 20, hw, true));
   } finally {
     client?.close();
     await cluster.close();

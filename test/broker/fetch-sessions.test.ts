@@ -50,3 +50,21 @@ test('a full cache evicts only sessions idle past the eviction age, otherwise se
   assert.equal(cache.size, 2);
   assert.equal(cache.begin(a, 2, [], []).errorCode, 0, 'the recently used session survived');
 });
+
+test('an incremental fetch moves the partitions that returned records to the back of the session (no starvation)', () => {
+  const cache = new FetchSessionCache(10, new ManualClock());
+  const id = cache.begin(0, 0, [part('a', 0), part('a', 1), part('a', 2)], []).context!.sessionId;
+  const order = (epoch: number) => cache.begin(id, epoch, [], []).context!;
+  let ctx = order(1);
+  assert.deepEqual(ctx.partitions.map((p) => p.partition), [0, 1, 2]);
+  // Only partition 0 had room in max_bytes: it goes last, so 1 is read first next time.
+  ctx.filter([result('a', 0, 9n, 900), result('a', 1, 9n), result('a', 2, 9n)]);
+  ctx = order(2);
+  assert.deepEqual(ctx.partitions.map((p) => p.partition), [1, 2, 0]);
+  ctx.filter([result('a', 1, 9n, 900), result('a', 2, 9n), result('a', 0, 9n)]);
+  ctx = order(3);
+  assert.deepEqual(ctx.partitions.map((p) => p.partition), [2, 0, 1]);
+  // A partition with news but no records (a moved high watermark) keeps its place.
+  ctx.filter([result('a', 2, 10n), result('a', 0, 10n), result('a', 1, 10n)]);
+  assert.deepEqual(order(4).partitions.map((p) => p.partition), [2, 0, 1]);
+});

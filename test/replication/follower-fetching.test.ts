@@ -111,7 +111,7 @@ async function follower(hw: number) {
   const leaderLog = storageLog();
   await leaderLog.appendAsLeader(batch(3), 0);
   await leaderLog.appendAsLeader(batch(2), 0);
-  h.log.appendAsFollower(await leaderLog.read(0, 1 << 20, leaderLog.logEndOffset));
+  h.log.appendAsFollower(await leaderLog.read(0, 1 << 20, leaderLog.logEndOffset, true));
   h.p.highWatermark = hw;
   return h;
 }

@@ -17,7 +17,7 @@ export function storageLog(config: Partial<LogConfig> = {}, clock: Clock = syste
 /** Every batch in the log, as stored. */
 export async function storedBatches(log: StorageLog): Promise<Buffer[]> {
   const { iterateBatches } = await import('../../src/records/index.js');
-  const bytes = await log.read(log.logStartOffset, 1 << 30, log.logEndOffset);
+  const bytes = await log.read(log.logStartOffset, 1 << 30, log.logEndOffset, true);
   return [...iterateBatches(bytes)].map((v) => Buffer.from(v.bytes()));
 }
 

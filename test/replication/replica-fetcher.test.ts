@@ -22,7 +22,7 @@ async function storedBatches(log: StorageLog): Promise<Buffer[]> {
   const out: Buffer[] = [];
   let offset = log.logStartOffset;
   while (offset < log.logEndOffset) {
-    const bytes = await log.read(offset, 1 << 30, log.logEndOffset);
+    const bytes = await log.read(offset, 1 << 30, log.logEndOffset, true);
     assert.ok(bytes.length > 0, `nothing read at ${offset}`);
     for (const v of iterateBatches(bytes)) {
       out.push(Buffer.from(v.buf.subarray(v.offset, v.offset + v.sizeInBytes)));
@@ -133,10 +133,10 @@ class ScriptedLeader {
       }
     }
     if (fetchOffset < log.logStartOffset || fetchOffset > log.logEndOffset) return { ...base, errorCode: ErrorCode.OFFSET_OUT_OF_RANGE };
-    let records: Buffer | null = await log.read(fetchOffset, p.partitionMaxBytes, log.logEndOffset);
+    let records: Buffer | null = await log.read(fetchOffset, p.partitionMaxBytes, log.logEndOffset, true);
     if (records.length === 0) records = null;
     if (records !== null && this.partialTailBytes > 0) {
-      const next = await log.read(fetchOffset + countOffsets(records), 1 << 20, log.logEndOffset);
+      const next = await log.read(fetchOffset + countOffsets(records), 1 << 20, log.logEndOffset, true);
       if (next.length > 0) records = Buffer.concat([records, next.subarray(0, Math.min(this.partialTailBytes, next.length - 1))]);
     }
     return { ...base, errorCode: 0, records };
@@ -261,7 +261,7 @@ test('follower with a divergent tail truncates to the leader\'s epoch end and th
   const leaderLog = storageLog();
   const f = storageLog();
   await leaderLog.appendAsLeader(batch(3), 1);
-  f.appendAsFollower(await leaderLog.read(0, 1 << 20, 3));
+  f.appendAsFollower(await leaderLog.read(0, 1 << 20, 3, true));
   await f.appendAsLeader(batch(4), 2); // written while it led at epoch 2, never replicated
   await leaderLog.appendAsLeader(batch(2), 3); // the next leader's epoch 3 continues from offset 3
   await leaderLog.appendAsLeader(batch(2), 3);
@@ -288,7 +288,7 @@ test('a follower whose epoch the leader never had truncates in steps and fetches
   const f = storageLog();
   await leaderLog.appendAsLeader(batch(2), 1);
   await leaderLog.appendAsLeader(batch(2), 3);
-  f.appendAsFollower(await leaderLog.read(0, 1 << 20, 2));
+  f.appendAsFollower(await leaderLog.read(0, 1 << 20, 2, true));
   await f.appendAsLeader(batch(3), 2);
   await f.appendAsLeader(batch(1), 4);
   const leader = new ScriptedLeader(leaderLog);
@@ -309,7 +309,7 @@ test('a follower that started an epoch at its log end without writing in it (it 
   const leaderLog = storageLog();
   const f = storageLog();
   await leaderLog.appendAsLeader(batch(3), 0);
-  f.appendAsFollower(await leaderLog.read(0, 1 << 20, 3));
+  f.appendAsFollower(await leaderLog.read(0, 1 << 20, 3, true));
   // Restarted on old metadata, the follower led epoch 1 for a moment: the epoch starts at its log end, no batch in it.
   f.assignEpochStartOffset(1, 3);
   await leaderLog.appendAsLeader(batch(2), 2); // the real leader of epoch 2 continues at offset 3
@@ -357,8 +357,8 @@ test('OFFSET_OUT_OF_RANGE: a follower past the leader\'s log end truncates to it
   const leaderLog = storageLog();
   const f = storageLog();
   await leaderLog.appendAsLeader(batch(3), 1);
-  f.appendAsFollower(await leaderLog.read(0, 1 << 20, 3));
-  f.appendAsFollower(Buffer.from(await (async () => { const o = storageLog(); await o.appendAsLeader(batch(3), 1); await o.appendAsLeader(batch(2), 1); return o.read(3, 1 << 20, 5); })()));
+  f.appendAsFollower(await leaderLog.read(0, 1 << 20, 3, true));
+  f.appendAsFollower(Buffer.from(await (async () => { const o = storageLog(); await o.appendAsLeader(batch(3), 1); await o.appendAsLeader(batch(2), 1); return o.read(3, 1 << 20, 5, true); })()));
   assert.equal(f.logEndOffset, 5);
   const leader = new ScriptedLeader(leaderLog);
   leader.leaderEpoch = 1;
@@ -487,7 +487,7 @@ test('property: after fetching, the follower\'s bytes equal the leader\'s for th
     // Common history at epoch 1, then the follower led at epoch 2 and wrote a tail nobody got,
     // then the leader led at epochs 3.. and wrote its own.
     for (const n of h.common) await leaderLog.appendAsLeader(batch(n), 1);
-    if (leaderLog.logEndOffset > 0) f.appendAsFollower(await leaderLog.read(0, 1 << 30, leaderLog.logEndOffset));
+    if (leaderLog.logEndOffset > 0) f.appendAsFollower(await leaderLog.read(0, 1 << 30, leaderLog.logEndOffset, true));
     for (const n of h.followerTail) await f.appendAsLeader(batch(n), 2);
     let epoch = 3;
     for (let i = 0; i < h.leaderTail.length; i++) {
@@ -589,7 +589,7 @@ test('in a 3-node cluster, followers copy the leader\'s log byte for byte and le
         const fp = b.replicaManager.partition('replicated', partition)!;
         assert.equal(fp.isLeader, false);
         await until(() => fp.log.logEndOffset === 15 && fp.highWatermark === lp.highWatermark, `broker ${b.deps.nodeId} to catch up`);
-        assert.deepEqual(await fp.log.read(0, 1 << 20, 15), await lp.log.read(0, 1 << 20, 15), 'the leader\'s bytes');
+        assert.deepEqual(await fp.log.read(0, 1 << 20, 15, true), await lp.log.read(0, 1 << 20, 15, true), 'the leader\'s bytes');
         assert.deepEqual(fp.log.activeProducers(), lp.log.activeProducers());
         assert.deepEqual(fp.log.endOffsetForEpoch(lp.leaderEpoch), { leaderEpoch: lp.leaderEpoch, endOffset: 15 });
       }
@@ -629,13 +629,13 @@ test('after its leader is killed, a follower that fetched its log leads it: an i
       const out = await oldLeader.replicaManager.produce(1, 10_000, [{ topic: 'failover', partition, records: records(seq, n) }]);
       assert.equal([...out.values()][0]!.errorCode, 0);
     }
-    const before = await oldLeader.replicaManager.partition('failover', partition)!.log.read(0, 1 << 20, 6);
+    const before = await oldLeader.replicaManager.partition('failover', partition)!.log.read(0, 1 << 20, 6, true);
     const followers = live().filter((b) => b !== oldLeader);
     await until(() => followers.every((b) => b.replicaManager.partition('failover', partition)!.log.logEndOffset === 6), 'the followers to catch up');
     await cluster.nodes.find((n) => n.nodeId === leaderNode)!.kill();
     await until(() => followers.some((b) => b.replicaManager.partition('failover', partition)!.isLeader), 'a new leader from the ISR');
     const newLeader = followers.find((b) => b.replicaManager.partition('failover', partition)!.isLeader)!;
-    assert.deepEqual(await newLeader.replicaManager.partition('failover', partition)!.log.read(0, 1 << 20, 6), before, 'the old leader\'s bytes');
+    assert.deepEqual(await newLeader.replicaManager.partition('failover', partition)!.log.read(0, 1 << 20, 6, true), before, 'the old leader\'s bytes');
     // The producer did not hear back for its last batch and sends it again to the new leader.
     const retry = [...(await newLeader.replicaManager.produce(1, 10_000, [{ topic: 'failover', partition, records: records(5, 1) }])).values()][0]!;
     assert.deepEqual([retry.errorCode, retry.baseOffset], [0, 5n], 'answered with the offset it got the first time');

@@ -24,7 +24,7 @@ export function replicaManagerLog(rm: ReplicaManager, topic: string, commitTimeo
       if (!p) return { bytes: Buffer.alloc(0), endOffset: offset };
       const end = p.log.logEndOffset;
       if (offset >= end) return { bytes: Buffer.alloc(0), endOffset: end };
-      return { bytes: await p.log.read(offset, maxBytes, end), endOffset: end };
+      return { bytes: await p.log.read(offset, maxBytes, end, true), endOffset: end };
     },
     logStartOffset: (partition) => rm.partition(topic, partition)?.log.logStartOffset ?? 0,
   };
