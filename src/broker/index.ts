@@ -2,7 +2,7 @@
 export { startServer, parseListener, parseHttpListener, consoleLogger, quietLogger, DEFAULT_NETWORK_LIMITS, type ServerOptions, type ServerHandle, type BrokerServices, type HttpListener, type HttpListenerFactory } from './server.js';
 export { RequestMetrics, REQUEST_LATENCY_BUCKETS_MS, type ApiRequestStats } from './request-metrics.js';
 export type { LogMetadata } from './metadata-log.js';
-export { Router, type Interceptor, type RouteOutcome } from './router.js';
+export { Router, type Interceptor, type Observer, type RouteOutcome } from './router.js';
 export type { RequestContext, HandlerSpec, HandlerResult } from './context.js';
 export type { NetworkLimits, NetworkStats, ListenerSpec, Logger } from './network.js';
 export { Broker, type BrokerDeps, type MetadataSource, type LogFactory } from './broker.js';

@@ -16,10 +16,13 @@ export type RouteOutcome =
 
 /** Observe, delay or answer requests of one API key (fault tests with real clients). */
 export type Interceptor = (header: RequestHeader, request: object) => Promise<object | null | undefined> | object | null | undefined;
+/** Sees each answered request of one API key with its response (tests that check what clients were sent). */
+export type Observer = (header: RequestHeader, request: object, response: object) => void;
 
 export class Router<S = unknown> {
   private readonly handlers = new Map<number, HandlerSpec<S>>();
   private readonly interceptors = new Map<number, Interceptor>();
+  private readonly observers = new Map<number, Observer>();
   /**
    * The caller's rights when an authorizer is on (null: everything is allowed); every request then
    * passes the table in authorization.ts before its handler runs.
@@ -42,6 +45,12 @@ export class Router<S = unknown> {
   intercept(apiKey: number, interceptor: Interceptor | null): void {
     if (interceptor) this.interceptors.set(apiKey, interceptor);
     else this.interceptors.delete(apiKey);
+  }
+
+  /** Installs (or with `null` removes) an observer of the handler's responses to one API key. */
+  observe(apiKey: number, observer: Observer | null): void {
+    if (observer) this.observers.set(apiKey, observer);
+    else this.observers.delete(apiKey);
   }
 
   supportedVersions(): { apiKey: number; minVersion: number; maxVersion: number }[] {
@@ -94,6 +103,7 @@ export class Router<S = unknown> {
     }
     let body = await handler.handle(request, ctx);
     if (after !== undefined) body = after(body);
+    if (body !== null) this.observers.get(apiKey)?.(header, request, body);
     // An interceptor may have kept the request, so only an unintercepted one gives its frame back.
     const frameDone = handler.requestBytesDoneOnResolve === true && interceptor === undefined;
     return body === null ? { kind: 'none', frameDone, request } : { kind: 'response', apiKey, version, body, frameDone, request };

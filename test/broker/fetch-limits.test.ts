@@ -13,7 +13,8 @@ import { ClusterClient } from '../../src/client/index.js';
 import type { BrokerConnection } from '../../src/client/index.js';
 import { ApiKey } from '../../src/protocol/index.js';
 import { buildRecordBatch } from '../../src/records/index.js';
-import { fetchLimitViolations } from './fetch-limits.js';
+import { FetchLimitChecker, fetchLimitViolations } from './fetch-limits.js';
+import { within } from './process-helpers.js';
 
 const RUNS = Number(process.env.LOGLINE_FETCH_LIMIT_RUNS ?? 40);
 
@@ -153,4 +154,57 @@ test('incremental fetches of a session serve every partition in turn when max_by
     // would be served until it had nothing left: 0, 0, 0, 0, 1, 1.
     assert.deepEqual(served, [0, 0, 1, 2, 0, 1], 'round robin over the partitions, one batch each');
   });
+});
+
+test('replica fetches keep replica.fetch.response.max.bytes too, and the follower still catches up on records larger than half of it', { timeout: 120_000 }, async () => {
+  const { startCluster } = await import('../../src/index.js');
+  const cluster = await within(60_000, 'startCluster', startCluster({
+    nodes: 2, config: { 'replica.fetch.response.max.bytes': '1000000', 'replica.fetch.max.bytes': '20000000' },
+  }));
+  const client = new ClusterClient({ bootstrap: cluster.bootstrap });
+  const violations: string[] = [];
+  const checker = new FetchLimitChecker();
+  let replicaFetchesWithData = 0;
+  try {
+    for (const node of cluster.nodes) {
+      node.server!.router.observe(ApiKey.Fetch, (_header, request: any, response: any) => {
+        const replicaId = request.replicaState?.replicaId >= 0 ? request.replicaState.replicaId : request.replicaId;
+        if (replicaId < 0) return;
+        if (response.responses.some((t: any) => t.partitions.some((p: any) => (p.records?.length ?? 0) > 0))) replicaFetchesWithData++;
+        violations.push(...checker.check(`${node.nodeId}<-${replicaId}`, request, response));
+      });
+    }
+    const topic = 'large-replicated';
+    const r = await client.admin(ApiKey.CreateTopics, {
+      topics: [{ name: topic, numPartitions: -1, replicationFactor: -1, assignments: [0, 1, 2].map((partitionIndex) => ({ partitionIndex, brokerIds: [1, 2] })), configs: [] }],
+      timeoutMs: 10_000, validateOnly: false,
+    }, 7);
+    assert.equal(r.topics[0].errorCode, 0);
+    for (let p = 0; p < 3; p++) {
+      await within(10_000, `leader of ${topic}-${p}`, (async () => {
+        for (;;) {
+          const conn = await client.leaderFor(topic, p).catch(() => null);
+          if (conn !== null) {
+            const batch = await buildRecordBatch({ records: [{ value: Buffer.alloc(900 * 1024, 1) }] });
+            const res = await conn.send(ApiKey.Produce, 9, { transactionalId: null, acks: 1, timeoutMs: 5000, topicData: [{ name: topic, partitionData: [{ index: p, records: batch }] }] });
+            if (res.responses[0].partitionResponses[0].errorCode === 0) return;
+          }
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+      })());
+      for (let i = 1; i < 3; i++) await produceBatch(await client.leaderFor(topic, p), topic, p, 1, 900 * 1024);
+    }
+    const partitionOn = (nodeId: number, p: number) => cluster.nodes.find((n) => n.nodeId === nodeId)!.server!.broker!.replicaManager.partition(topic, p);
+    await within(60_000, 'the follower holds all nine records', (async () => {
+      while (![0, 1, 2].every((p) => partitionOn(1, p)?.log.logEndOffset === 3 && partitionOn(2, p)?.log.logEndOffset === 3)) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    })());
+    for (let p = 0; p < 3; p++) assert.deepEqual(await partitionOn(2, p)!.log.read(0, 1 << 30, 3, true), await partitionOn(1, p)!.log.read(0, 1 << 30, 3, true), `the same bytes in ${topic}-${p}`);
+    assert.ok(replicaFetchesWithData >= 3, `${replicaFetchesWithData} replica fetches returned records`);
+    assert.deepEqual(violations, []);
+  } finally {
+    client.close();
+    await cluster.close();
+  }
 });

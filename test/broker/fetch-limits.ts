@@ -53,3 +53,20 @@ export function fetchLimitViolations(request: FetchRequestView, response: FetchR
   }
   return out;
 }
+
+/**
+ * Checks a stream of Fetch requests and answers per client (or per follower): a fetch session's
+ * incremental fetch names only the partitions that changed, and the others keep the
+ * partition_max_bytes they were last given.
+ */
+export class FetchLimitChecker {
+  private readonly sessions = new Map<string, Map<string, number>>();
+
+  check(stream: string, request: FetchRequestView, response: FetchResponseView): string[] {
+    const limits = this.sessions.get(stream) ?? new Map<string, number>();
+    this.sessions.set(stream, limits);
+    const out = fetchLimitViolations(request, response, limits);
+    for (const t of request.topics) for (const p of t.partitions) limits.set(`${t.topic || t.topicId}/${p.partition}`, p.partitionMaxBytes);
+    return out;
+  }
+}
