@@ -16,11 +16,13 @@ import { buildRecordBatch } from '../../src/records/index.js';
 import { FetchLimitChecker, fetchLimitViolations } from './fetch-limits.js';
 import { within } from './process-helpers.js';
 
-const RUNS = Number(process.env.LOGLINE_FETCH_LIMIT_RUNS ?? 40);
+const RUNS = Number(process.env.LOGLINE_FETCH_LIMIT_RUNS ?? 100);
 
-async function createTopic(client: ClusterClient, name: string, partitions: number): Promise<void> {
+/** Creates a topic; returns its id. */
+async function createTopic(client: ClusterClient, name: string, partitions: number): Promise<string> {
   const r = await client.admin(ApiKey.CreateTopics, { topics: [{ name, numPartitions: partitions, replicationFactor: 1, assignments: [], configs: [] }], timeoutMs: 5000, validateOnly: false }, 7);
   assert.equal(r.topics[0].errorCode, 0, `create ${name}`);
+  return r.topics[0].topicId;
 }
 
 /** Appends one batch of `records` values of `valueBytes` each; returns its size as stored (= as sent). */
@@ -54,11 +56,12 @@ function expectedBytes(logs: Stored[], fetchOffsets: number[], partitionMaxBytes
   return out;
 }
 
-function fetchRequest(topic: string, version: number, maxBytes: number, fetchOffsets: number[], partitionMaxBytes: number[], session = { id: 0, epoch: -1 }) {
+/** A consumer's Fetch; from v13 the topic goes by `topicId`. */
+function fetchRequest(topic: string, version: number, maxBytes: number, fetchOffsets: number[], partitionMaxBytes: number[], session = { id: 0, epoch: -1 }, topicId = '') {
   return {
     replicaId: -1, maxWaitMs: 0, minBytes: 0, maxBytes, isolationLevel: 0, sessionId: session.id, sessionEpoch: session.epoch,
     topics: fetchOffsets.length === 0 ? [] : [{
-      topic, partitions: fetchOffsets.map((o, partition) => ({
+      topic: version >= 13 ? '' : topic, topicId, partitions: fetchOffsets.map((o, partition) => ({
         partition, currentLeaderEpoch: -1, fetchOffset: BigInt(o), lastFetchedEpoch: -1, logStartOffset: -1n, partitionMaxBytes: partitionMaxBytes[partition]!,
       })),
     }],
@@ -87,10 +90,10 @@ test('property: a Fetch answer keeps max_bytes and partition_max_bytes except fo
       fc.integer({ min: 0, max: 30_000 }),
       fc.array(fc.integer({ min: 0, max: 20_000 }), { minLength: 4, maxLength: 4 }),
       fc.array(fc.nat(), { minLength: 4, maxLength: 4 }),
-      fc.constantFrom(4, 7, 11, 12),
+      fc.constantFrom(3, 4, 7, 11, 12, 13, 17),
       async (batches, maxBytes, partitionMaxBytes, offsetPicks, version) => {
         const topic = `kip74-${n++}`;
-        await createTopic(client, topic, batches.length);
+        const topicId = await createTopic(client, topic, batches.length);
         const logs: Stored[] = [];
         for (let p = 0; p < batches.length; p++) {
           const log: Stored = { offsets: [], sizes: [], end: 0 };
@@ -102,7 +105,7 @@ test('property: a Fetch answer keeps max_bytes and partition_max_bytes except fo
           logs.push(log);
         }
         const fetchOffsets = logs.map((l, p) => offsetPicks[p]! % (l.end + 1));
-        const request = fetchRequest(topic, version, maxBytes, fetchOffsets, partitionMaxBytes);
+        const request = fetchRequest(topic, version, maxBytes, fetchOffsets, partitionMaxBytes, undefined, topicId);
         const response = await conn.send(ApiKey.Fetch, version, request);
         const got = response.responses[0].partitions.map((p: { errorCode: number; records: Buffer | null }) => {
           assert.equal(p.errorCode, 0);
@@ -143,7 +146,7 @@ test('incremental fetches of a session serve every partition in turn when max_by
       // Name the partitions whose fetch offset moved, as clients do in an incremental fetch.
       const moved = served.slice(-1);
       const request = fetchRequest(topic, 12, maxBytes, [], [], session);
-      request.topics = [{ topic, partitions: moved.map((partition) => ({ partition, currentLeaderEpoch: -1, fetchOffset: BigInt(offsets[partition]!), lastFetchedEpoch: -1, logStartOffset: -1n, partitionMaxBytes: 1 << 20 })) }];
+      request.topics = [{ topic, topicId: '', partitions: moved.map((partition) => ({ partition, currentLeaderEpoch: -1, fetchOffset: BigInt(offsets[partition]!), lastFetchedEpoch: -1, logStartOffset: -1n, partitionMaxBytes: 1 << 20 })) }];
       const r = await conn.send(ApiKey.Fetch, 12, request);
       assert.equal(r.errorCode, 0);
       session.epoch++;
