@@ -1,4 +1,6 @@
-// CreateTopics (key 19), v2-7 (v0-1 are gone in Kafka 4.0).
+// CreateTopics (key 19), v0-7. Kafka 4.0 dropped v0-1 (KIP-896); they are kept for the clients
+// that still send them (older Go and Node clients create topics with v0): v0 has no validate_only,
+// v1 adds it and the error message.
 // Validation and placement happen in the controller (src/controller/topics.ts), which answers
 // per topic: INVALID_TOPIC_EXCEPTION, TOPIC_ALREADY_EXISTS, INVALID_PARTITIONS,
 // INVALID_REPLICATION_FACTOR, INVALID_REPLICA_ASSIGNMENT, INVALID_CONFIG, INVALID_REQUEST.
@@ -18,7 +20,7 @@ import type { TopicAdmin } from '../services.js';
 
 export const createTopicsHandler: HandlerSpec<{ topicAdmin: TopicAdmin; mutationQuotas?: () => ClientQuotaManager | undefined; defaultNumPartitions?: number }, 19> = {
   apiKey: 19,
-  minVersion: 2,
+  minVersion: 0,
   maxVersion: 7,
   async handle(request: CreateTopicsRequest, ctx) {
     const quotas = ctx.services.mutationQuotas?.();

@@ -1,4 +1,5 @@
-// DeleteTopics (key 20), v1-6 (v0 is gone in Kafka 4.0).
+// DeleteTopics (key 20), v0-6. Kafka 4.0 dropped v0 (KIP-896); it is kept for older clients (v0
+// has no throttle time).
 // By name up to v5 (topic_names), by name or topic id from v6. Unknown names answer
 // UNKNOWN_TOPIC_OR_PARTITION, unknown ids UNKNOWN_TOPIC_ID.
 // controller_mutation_rate (KIP-599) counts each topic's partitions: from v5 a topic that comes
@@ -14,7 +15,7 @@ import type { MetadataView, TopicAdmin } from '../services.js';
 
 export const deleteTopicsHandler: HandlerSpec<{ topicAdmin: TopicAdmin; mutationQuotas?: () => ClientQuotaManager | undefined; metadata?: () => MetadataView; deleteTopicEnable?: boolean }, 20> = {
   apiKey: 20,
-  minVersion: 1,
+  minVersion: 0,
   maxVersion: 6,
   async handle(request: DeleteTopicsRequest, ctx) {
     const targets = ctx.apiVersion >= 6

@@ -1,7 +1,9 @@
-// DescribeAcls (key 29), v1-3 (v0 has no pattern types and is deprecated). Answers from this
+// DescribeAcls (key 29), v0-3. Answers from this
 // broker's image, ACLs grouped by resource pattern, with Kafka's filter semantics (ANY and MATCH
 // pattern types, null fields match everything). Needs DESCRIBE on the cluster;
 // SECURITY_DISABLED without an authorizer.
+// v0 (dropped by Kafka 4.0, KIP-896, kept for older clients) has no pattern types: its filters
+// and bindings are LITERAL (the schema's default), so it sees and changes literal ACLs only.
 import { ErrorCode, type DescribeAclsRequest, type DescribeAclsResponseDescribeAclsResource } from '../../protocol/index.js';
 import { AclOperation, CLUSTER_RESOURCE_NAME, ResourceType, filterMatches, invalidFilter } from '../../metadata/index.js';
 import type { HandlerSpec } from '../context.js';
@@ -9,7 +11,7 @@ import type { AclServices } from '../services.js';
 
 export const describeAclsHandler: HandlerSpec<AclServices, 29> = {
   apiKey: 29,
-  minVersion: 1,
+  minVersion: 0,
   maxVersion: 3,
   handle(request: DescribeAclsRequest, ctx) {
     const fail = (errorCode: number, errorMessage: string | null = null) => ({ throttleTimeMs: 0, errorCode, errorMessage, resources: [] });

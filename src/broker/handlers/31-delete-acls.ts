@@ -1,7 +1,9 @@
-// DeleteAcls (key 31), v1-3. Each filter (ANY and MATCH pattern types allowed, null fields match
+// DeleteAcls (key 31), v0-3. Each filter (ANY and MATCH pattern types allowed, null fields match
 // everything) removes the ACLs it matches, through the active controller; the result lists them
 // per filter. A malformed filter answers INVALID_REQUEST. Needs ALTER on the cluster;
 // SECURITY_DISABLED without an authorizer.
+// v0 (dropped by Kafka 4.0, KIP-896, kept for older clients) has no pattern types: its filters
+// and bindings are LITERAL (the schema's default), so it sees and changes literal ACLs only.
 import { ErrorCode, type DeleteAclsRequest } from '../../protocol/index.js';
 import { AclOperation, CLUSTER_RESOURCE_NAME, ResourceType } from '../../metadata/index.js';
 import type { HandlerSpec } from '../context.js';
@@ -10,7 +12,7 @@ import type { AclServices } from '../services.js';
 
 export const deleteAclsHandler: HandlerSpec<AclServices, 31> = {
   apiKey: 31,
-  minVersion: 1,
+  minVersion: 0,
   maxVersion: 3,
   async handle(request: DeleteAclsRequest, ctx) {
     const all = (errorCode: number, errorMessage: string | null) => ({ throttleTimeMs: 0, filterResults: request.filters.map(() => ({ errorCode, errorMessage, matchingAcls: [] })) });

@@ -1,4 +1,5 @@
-// DescribeConfigs (key 32), v1-4 (v0 is gone in Kafka 4.0).
+// DescribeConfigs (key 32), v0-4. Kafka 4.0 dropped v0 (KIP-896); it is kept for older clients: it
+// has no synonyms or config sources, only is_default.
 // Topics (type 2) and this broker (type 4, by its id; '' for the cluster-wide defaults), with
 // sources and, when asked, synonyms (v1+) and documentation (v3+); sensitive values are null.
 // Broker loggers (type 8) are not described yet: INVALID_REQUEST.
@@ -9,7 +10,7 @@ import type { ConfigAdmin } from '../config-admin.js';
 
 export const describeConfigsHandler: HandlerSpec<{ configAdmin: ConfigAdmin }, 32> = {
   apiKey: 32,
-  minVersion: 1,
+  minVersion: 0,
   maxVersion: 4,
   handle(request: DescribeConfigsRequest, ctx) {
     return {
