@@ -1,7 +1,16 @@
 // What a handler sees of the world: the request header, who is asking, and the broker's services.
 import type { ApiTypes, RequestHeader } from '../protocol/index.js';
-import type { Authz } from './authorization.js';
 import type { SaslServerSession } from '../security/index.js';
+
+/**
+ * The caller's rights, bound to its principal and host (the authorizer's AclCaller). Here rather
+ * than in authorization.ts, whose rules read the context: the context is what they both build on.
+ */
+export interface Authz {
+  allowed(operation: number, resourceType: number, resourceName: string): boolean;
+  /** Some resource of the type allows the operation (Kafka's authorizeByResourceType). */
+  allowedAny(operation: number, resourceType: number): boolean;
+}
 
 export interface RequestContext<S = unknown> {
   readonly header: RequestHeader;

@@ -20,8 +20,8 @@ import {
 import { limits } from '../util/index.js';
 import { SaslLogin, type ClientSasl } from '../client/index.js';
 import { ApiKey, decodeRequest, encodeResponseFrame, type RequestHeader } from '../protocol/index.js';
-import { CONTROLLER_LISTENER_RULES, aclHost, authorizeRequest, bindAuthz, type Authz } from './authorization.js';
-import type { RequestContext } from './context.js';
+import { CONTROLLER_LISTENER_RULES, aclHost, authorizeRequest, bindAuthz } from './authorization.js';
+import type { Authz, RequestContext } from './context.js';
 import { isQuorumApi, type InboundGate, type PeerLogin } from '../raft/index.js';
 import type { ListenerSasl, ListenerSpec, Logger, NetworkServer } from './network.js';
 

@@ -2,8 +2,8 @@
 // computed from these registrations, so it can never advertise what no handler implements.
 import { apiInfo, decodeMessage, Reader, ProtocolError, ErrorCode, ApiKey, type RequestHeader } from '../protocol/index.js';
 import { assert } from '../util/index.js';
-import type { HandlerSpec, RequestContext } from './context.js';
-import { AUTHORIZATION_RULES, authorizeRequest, type Authz } from './authorization.js';
+import type { Authz, HandlerSpec, RequestContext } from './context.js';
+import { AUTHORIZATION_RULES, authorizeRequest } from './authorization.js';
 
 /**
  * `frameDone`: nothing refers to the request frame any more; its buffer may be reused. `request`:

@@ -4,7 +4,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startServer } from '../../src/broker/index.js';
-import { authorizeRequest, type Authz } from '../../src/broker/authorization.js';
+import { authorizeRequest } from '../../src/broker/authorization.js';
+import type { Authz } from '../../src/broker/context.js';
 import { ApiKey, ErrorCode, apiInfo, decodeResponse, defaultMessage, encodeResponseFrame } from '../../src/protocol/index.js';
 
 const E = ErrorCode;
