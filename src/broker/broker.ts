@@ -60,7 +60,7 @@ import { describeProducersHandler } from './handlers/61-describe-producers.js';
 import { describeTransactionsHandler } from './handlers/65-describe-transactions.js';
 import { listTransactionsHandler } from './handlers/66-list-transactions.js';
 import type { TxnMarkerParams } from './services.js';
-import { InterBrokerConnections, type InterBrokerEndpoint } from './inter-broker.js';
+import { InterBrokerConnections, type InterBrokerEndpoint } from '../client/index.js';
 import { TxnMarkerSender } from './txn-marker-sender.js';
 import { AddPartitionsToTxnManager } from './txn-verification.js';
 import { realScheduler as systemScheduler } from '../replication/index.js';

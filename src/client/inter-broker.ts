@@ -4,7 +4,8 @@
 // back a verification a producer is waiting on. A connection that failed, or whose broker moved
 // to another address, is replaced on the next request.
 import type { ConnectionOptions as TlsConnectionOptions } from 'node:tls';
-import { BrokerConnection, type ClientSasl } from '../client/index.js';
+import { BrokerConnection } from './connection.js';
+import type { ClientSasl } from './sasl-login.js';
 
 export interface InterBrokerEndpoint { host: string; port: number }
 
