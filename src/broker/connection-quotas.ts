@@ -12,11 +12,10 @@
 // not counted by any rate; while more connections are open than max.connections allows, the
 // network layer closes the least recently active ones of other listeners. Unlike Kafka, a
 // connection over a count is closed at once (Kafka's acceptor waits for a slot instead), and rates
-// are measured as the client quotas are (quotas.ts: Kafka's SimpleRate, so a fresh address does
+// are measured as the client quotas are (src/util/rate.ts: Kafka's SimpleRate, so a fresh address does
 // not get ten windows' worth at once).
 import { isIP } from 'node:net';
-import { assert, limits } from '../util/index.js';
-import { SampledRate, throttleTimeMs, type QuotaWindow } from './quotas.js';
+import { SampledRate, assert, limits, throttleTimeMs, type QuotaWindow } from '../util/index.js';
 
 export interface ConnectionLimits {
   connectionsMax: number; // max.connections

@@ -31,9 +31,8 @@ import {
   type ListenerTls, type NativeTlsPeer, type SaslInputs, type SaslListenerSettings,
 } from '../security/index.js';
 import { FrameSplitter, ProtocolError, decodeRequestHeader, encodeResponseFrame } from '../protocol/index.js';
-import { BufferPool, SlabLease, SlabPool, limits, type Clock, type Logger } from '../util/index.js';
+import { BufferPool, QUOTA_WINDOW_DEFAULT, SlabLease, SlabPool, limits, type Clock, type Logger, type QuotaWindow } from '../util/index.js';
 import { ConnectionQuotas, connectionAddress, type ConnectionLimits } from './connection-quotas.js';
-import { QUOTA_WINDOW_DEFAULT, type QuotaWindow } from './quotas.js';
 import type { RequestContext } from './context.js';
 import type { Router } from './router.js';
 import { RequestMetrics } from './request-metrics.js';
