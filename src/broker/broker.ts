@@ -11,7 +11,7 @@ import { ATTR_TRANSACTIONAL, BatchHeaderAt, RECORD_BATCH_HEADER_BYTES } from '..
 import { CONTROLLER_FEATURES, KRAFT_VERSION_FEATURE, topicNameError, type TopicConfigValidator, type TopicDefaults } from '../controller/index.js';
 import { AlterPartitionManager, ReplicaFetcherManager, ReplicaManager, ReplicationQuota, isThrottledReplica, parseThrottledReplicas, replicaSelectorFor, type LeaderEndpoint, type LocalLog, type ReplicaDeltaPorts, type Scheduler } from '../replication/index.js';
 import { BrokerConnection } from '../client/index.js';
-import { clientSaslFor, clientTlsFor } from './listener-security.js';
+import { clientSaslFor, clientTlsFor } from '../network/listener-security.js';
 import { ScramImage, type MetadataDelta, type MetadataImage } from '../metadata/index.js';
 import { Prng, componentLogger, limits, partitionKey, partitionName, quietLogger, type Clock } from '../util/index.js';
 import type { BrokerConfig } from '../config/index.js';

@@ -43,7 +43,7 @@ import { alterUserScramCredentialsHandler } from './handlers/51-alter-user-scram
 import { envelopeHandler, type EnvelopeServices } from './handlers/58-envelope.js';
 import { CONTROLLER_LISTENER_RULES } from './authorization.js';
 import { FORWARDED_APIS, innerResponseData } from './envelope.js';
-import { controllerAuthz } from './listener-security.js';
+import { controllerAuthz } from '../network/listener-security.js';
 import type { ClientQuotaManager } from './quotas.js';
 
 export interface ControllerApisOptions {

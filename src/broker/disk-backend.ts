@@ -6,7 +6,7 @@ import * as nodeFs from 'node:fs';
 import * as nodePath from 'node:path';
 import { Prng, limits, partitionKey, type Clock, componentLogger } from '../util/index.js';
 import { effectiveBrokerConfig, listenerName, resolveTopicConfig, validateTopicConfigs, type BrokerConfig, type TopicConfig } from '../config/index.js';
-import { controllerGateFor, controllerSaslFor, controllerTlsFor } from './listener-security.js';
+import { controllerGateFor, controllerSaslFor, controllerTlsFor } from '../network/listener-security.js';
 import { ConfigurationsImage, type MetadataImage, type MetadataRecord } from '../metadata/index.js';
 import { describeQuorum, parseQuorumVoters, type VoterAddress } from '../raft/index.js';
 import { realScheduler, StorageLog } from '../replication/index.js';

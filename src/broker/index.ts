@@ -10,4 +10,4 @@ export type { MetadataView, TopicView, PartitionView, BrokerEndpoint } from './s
 export { NotControllerError, type ControllerChannel, type ConfigChange } from './controller-channel.js';
 export { ControllerService } from './controller-service.js';
 export { startCluster, type ClusterOptions, type ClusterHandle, type ClusterNodeHandle } from './cluster.js';
-export { clientSaslFor } from './listener-security.js';
+export { clientSaslFor } from '../network/listener-security.js';

@@ -10,7 +10,7 @@ import { diskBackend } from './disk-backend.js';
 import { MemoryFileSystem, type FileSystem, type LogFlushStats } from '../storage/index.js';
 import { describeQuorumAnswer, describeQuorumHandler, type QuorumServices } from './handlers/55-describe-quorum.js';
 import { listenerName, parseBrokerConfig, type BrokerConfig } from '../config/index.js';
-import { reloadTlsOnConfigChange, saslInputs, securedListener } from './listener-security.js';
+import { reloadTlsOnConfigChange, saslInputs, securedListener } from '../network/listener-security.js';
 import { addressConnectionRates, applyConnectionLimitsOnConfigChange, connectionLimitsOf } from './connection-limits.js';
 import { ScramImage } from '../metadata/index.js';
 import type { LogMetadata } from './metadata-log.js';

@@ -11,7 +11,7 @@ import { statSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import type { ConnectionOptions, TLSSocket, TlsOptions } from 'node:tls';
 import type { BrokerConfig, BrokerConfigName } from '../config/index.js';
-import { onBrokerConfigChange } from './dynamic-broker-config.js';
+import { onBrokerConfigChange } from '../broker/dynamic-broker-config.js';
 import { AclsImage, type MetadataImage } from '../metadata/index.js';
 import {
   authorizerFromConfig, clientTls, listenerTls, oauthBearerOptions, tlsPeerPrincipal, parseJaasConfig, plainUsers, scramKeysFromSaltedPassword, SASL_MECHANISMS,
@@ -20,10 +20,10 @@ import {
 import { limits } from '../util/index.js';
 import { SaslLogin, type ClientSasl } from '../client/index.js';
 import { ApiKey, decodeRequest, encodeResponseFrame, type RequestHeader } from '../protocol/index.js';
-import { CONTROLLER_LISTENER_RULES, aclHost, authorizeRequest, bindAuthz } from './authorization.js';
-import type { Authz, RequestContext } from './context.js';
+import { CONTROLLER_LISTENER_RULES, aclHost, authorizeRequest, bindAuthz } from '../broker/authorization.js';
+import type { Authz, RequestContext } from '../broker/context.js';
 import { isQuorumApi, type InboundGate, type PeerLogin } from '../raft/index.js';
-import type { ListenerSasl, ListenerSpec, Logger, NetworkServer } from './network.js';
+import type { ListenerSasl, ListenerSpec, Logger, NetworkServer } from '../broker/network.js';
 
 function settingsOf(config: BrokerConfig, listener: string): SslValue {
   return (key) => config.listenerValue(listener, key as BrokerConfigName);
