@@ -6,9 +6,9 @@
 // and the storage engine, on a MemoryFileSystem (the in-memory server's own setup, without sockets).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Broker } from '../../src/broker/broker.js';
-import { diskBackend, type DiskBackend } from '../../src/broker/disk-backend.js';
-import type { LogMetadata } from '../../src/broker/metadata-log.js';
+import { Broker } from '../../src/node/broker.js';
+import { diskBackend, type DiskBackend } from '../../src/node/disk-backend.js';
+import type { LogMetadata } from '../../src/node/metadata-log.js';
 import { parseBrokerConfig } from '../../src/config/index.js';
 import type { EmittedRecord } from '../../src/controller/index.js';
 import { MetadataDelta, imageToRecords, metadataRecord, provenance, serializeMetadataRecord, type MetadataRecord } from '../../src/metadata/index.js';

@@ -2,7 +2,7 @@
 // accept throttles for max.connection.creation.rate (broker and listener) and the address quota.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ConnectionQuotas, connectionAddress } from '../../src/broker/connection-quotas.js';
+import { ConnectionQuotas, connectionAddress } from '../../src/network/connection-quotas.js';
 import { limits } from '../../src/util/index.js';
 
 const window = { samples: 11, windowMs: 1000 };

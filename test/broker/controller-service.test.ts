@@ -4,8 +4,8 @@
 // test (registration.test.ts checks its records).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ControllerService } from '../../src/broker/index.js';
-import type { LogMetadata } from '../../src/broker/metadata-log.js';
+import { ControllerService } from '../../src/node/index.js';
+import type { LogMetadata } from '../../src/node/metadata-log.js';
 import { MetadataDelta, MetadataImage, metadataRecord, NO_LEADER_CHANGE, type MetadataRecord } from '../../src/metadata/index.js';
 import { ErrorCode } from '../../src/protocol/index.js';
 import { ManualClock, Prng } from '../../src/util/index.js';

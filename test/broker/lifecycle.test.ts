@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { BrokerLifecycle, type LifecycleRequest } from '../../src/broker/lifecycle.js';
+import { BrokerLifecycle, type LifecycleRequest } from '../../src/node/lifecycle.js';
 import { ErrorCode } from '../../src/protocol/index.js';
 
 const HEARTBEAT_MS = 2000;

@@ -2,7 +2,7 @@
 // metadataQuorum): alone without network, a voter on its controller listener, or an observer.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { metadataQuorum } from '../../src/broker/disk-backend.js';
+import { metadataQuorum } from '../../src/node/disk-backend.js';
 import { parseBrokerConfig } from '../../src/config/index.js';
 
 const COMBINED = {

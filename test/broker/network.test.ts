@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startServer, type ServerHandle } from '../../src/broker/index.js';
+import { startServer, type ServerHandle } from '../../src/node/index.js';
 import { BrokerConnection } from '../../src/client/index.js';
 import { decodeResponse, encodeRequestFrame, ErrorCode, FrameSplitter } from '../../src/protocol/index.js';
 import { Prng } from '../../src/util/index.js';

@@ -2,7 +2,7 @@
 // every error code a response carries (top level, per topic, per partition), NONE included.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { RequestMetrics, REQUEST_LATENCY_BUCKETS_MS } from '../../src/broker/index.js';
+import { RequestMetrics, REQUEST_LATENCY_BUCKETS_MS } from '../../src/network/index.js';
 import { ApiKey, ErrorCode } from '../../src/protocol/index.js';
 
 const errorsOf = (m: RequestMetrics, apiKey: number): Map<number, number> => {

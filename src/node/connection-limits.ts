@@ -8,8 +8,8 @@ import { isIP } from 'node:net';
 import { parseConnectionsPerIpOverrides, type BrokerConfig, type BrokerConfigName } from '../config/index.js';
 import { onBrokerConfigChange } from './dynamic-broker-config.js';
 import type { ClientQuotasImage, MetadataImage } from '../metadata/index.js';
-import { connectionAddress, type ConnectionLimits } from './connection-quotas.js';
-import type { Logger, NetworkServer } from './network.js';
+import { connectionAddress, type ConnectionLimits, type NetworkServer } from '../network/index.js';
+import type { Logger } from '../util/index.js';
 
 /**
  * The connection limits `config` sets for `listeners` (their names). A host name in the overrides

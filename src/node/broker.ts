@@ -10,83 +10,31 @@ import { ErrorCode, type BrokerRegistrationRequest, type CreateTopicsRequest } f
 import { ATTR_TRANSACTIONAL, BatchHeaderAt, RECORD_BATCH_HEADER_BYTES } from '../records/index.js';
 import { CONTROLLER_FEATURES, KRAFT_VERSION_FEATURE, topicNameError, type TopicConfigValidator, type TopicDefaults } from '../controller/index.js';
 import { AlterPartitionManager, ReplicaFetcherManager, ReplicaManager, ReplicationQuota, isThrottledReplica, parseThrottledReplicas, replicaSelectorFor, type LeaderEndpoint, type LocalLog, type ReplicaDeltaPorts, type Scheduler } from '../replication/index.js';
-import { BrokerConnection } from '../client/index.js';
-import { clientSaslFor, clientTlsFor } from '../network/listener-security.js';
+import { BrokerConnection, InterBrokerConnections, type InterBrokerEndpoint } from '../client/index.js';
+import { clientSaslFor, clientTlsFor } from '../network/index.js';
 import { ScramImage, type MetadataDelta, type MetadataImage } from '../metadata/index.js';
-import { Prng, componentLogger, limits, partitionKey, partitionName, quietLogger, type Clock } from '../util/index.js';
+import { Prng, componentLogger, limits, partitionKey, partitionName, quietLogger, type Clock, type Logger } from '../util/index.js';
 import type { BrokerConfig } from '../config/index.js';
-import { ConfigAdmin } from './config-admin.js';
-import type { ControllerChannel } from './controller-channel.js';
+import {
+  ConfigAdmin, describeConfigsHandler, alterConfigsHandler, incrementalAlterConfigsHandler, FetchSessionCache, Router, apiVersionsHandler, saslHandshakeHandler,
+  saslAuthenticateHandler, describeUserScramCredentialsHandler, alterUserScramCredentialsHandler, metadataHandler, produceHandler, fetchHandler, listOffsetsHandler,
+  createTopicsHandler, deleteTopicsHandler, createPartitionsHandler, describeClusterHandler, describeLogDirsHandler, initProducerIdHandler, ProducerIdManager,
+  deleteRecordsHandler, offsetForLeaderEpochHandler, describeTopicPartitionsHandler, electLeadersHandler, alterPartitionReassignmentsHandler,
+  listPartitionReassignmentsHandler, addPartitionsToTxnHandler, addOffsetsToTxnHandler, endTxnHandler, writeTxnMarkersHandler, txnOffsetCommitHandler,
+  describeProducersHandler, describeTransactionsHandler, listTransactionsHandler, TxnMarkerSender, AddPartitionsToTxnManager, offsetCommitHandler, offsetFetchHandler,
+  findCoordinatorHandler, joinGroupHandler, heartbeatHandler, leaveGroupHandler, syncGroupHandler, describeGroupsHandler, listGroupsHandler, deleteGroupsHandler,
+  offsetDeleteHandler, consumerGroupHeartbeatHandler, consumerGroupDescribeHandler, describeClientQuotasHandler, alterClientQuotasHandler, ClientQuotaManager,
+  ControllerMutationQuota, quotaWindowOf, describeAclsHandler, createAclsHandler, deleteAclsHandler, bindAuthz, type ControllerChannel, type LogDirDescription,
+  type MetadataView, type ProducePartitionsParams, type TopicAdmin, type TxnMarkerParams, type ForwardedFor,
+} from '../broker/index.js';
 import { LifecycleDriver } from './lifecycle-driver.js';
-import type { Logger } from './network.js';
-import { describeConfigsHandler } from './handlers/32-describe-configs.js';
-import { alterConfigsHandler } from './handlers/33-alter-configs.js';
-import { incrementalAlterConfigsHandler } from './handlers/44-incremental-alter-configs.js';
-import { FetchSessionCache } from './fetch-sessions.js';
-import { Router } from './router.js';
-import type { LogDirDescription, MetadataView, ProducePartitionsParams, TopicAdmin } from './services.js';
-import { apiVersionsHandler } from './handlers/18-api-versions.js';
-import { saslHandshakeHandler } from './handlers/17-sasl-handshake.js';
-import { saslAuthenticateHandler } from './handlers/36-sasl-authenticate.js';
-import { describeUserScramCredentialsHandler } from './handlers/50-describe-user-scram-credentials.js';
-import { alterUserScramCredentialsHandler } from './handlers/51-alter-user-scram-credentials.js';
-import { metadataHandler } from './handlers/03-metadata.js';
-import { produceHandler } from './handlers/00-produce.js';
-import { fetchHandler } from './handlers/01-fetch.js';
-import { listOffsetsHandler } from './handlers/02-list-offsets.js';
-import { createTopicsHandler } from './handlers/19-create-topics.js';
-import { deleteTopicsHandler } from './handlers/20-delete-topics.js';
-import { createPartitionsHandler } from './handlers/37-create-partitions.js';
-import { describeClusterHandler } from './handlers/60-describe-cluster.js';
-import { describeLogDirsHandler } from './handlers/35-describe-log-dirs.js';
-import { initProducerIdHandler } from './handlers/22-init-producer-id.js';
-import { ProducerIdManager } from './producer-ids.js';
-import { deleteRecordsHandler } from './handlers/21-delete-records.js';
-import { offsetForLeaderEpochHandler } from './handlers/23-offset-for-leader-epoch.js';
-import { describeTopicPartitionsHandler } from './handlers/75-describe-topic-partitions.js';
-import { electLeadersHandler } from './handlers/43-elect-leaders.js';
-import { alterPartitionReassignmentsHandler } from './handlers/45-alter-partition-reassignments.js';
-import { listPartitionReassignmentsHandler } from './handlers/46-list-partition-reassignments.js';
 import { randomUUID } from 'node:crypto';
 import {
   GroupCoordinatorService, OFFSETS_TOPIC, replicaManagerLog, TRANSACTION_STATE_TOPIC, TxnCoordinatorService, defaultTxnConfig, type MarkerWrite, type PartitionError,
 } from '../coordinator/index.js';
-import { addPartitionsToTxnHandler } from './handlers/24-add-partitions-to-txn.js';
-import { addOffsetsToTxnHandler } from './handlers/25-add-offsets-to-txn.js';
-import { endTxnHandler } from './handlers/26-end-txn.js';
-import { writeTxnMarkersHandler } from './handlers/27-write-txn-markers.js';
-import { txnOffsetCommitHandler } from './handlers/28-txn-offset-commit.js';
-import { describeProducersHandler } from './handlers/61-describe-producers.js';
-import { describeTransactionsHandler } from './handlers/65-describe-transactions.js';
-import { listTransactionsHandler } from './handlers/66-list-transactions.js';
-import type { TxnMarkerParams } from './services.js';
-import { InterBrokerConnections, type InterBrokerEndpoint } from '../client/index.js';
-import { TxnMarkerSender } from './txn-marker-sender.js';
-import { AddPartitionsToTxnManager } from './txn-verification.js';
 import { realScheduler as systemScheduler } from '../replication/index.js';
-import { offsetCommitHandler } from './handlers/08-offset-commit.js';
-import { offsetFetchHandler } from './handlers/09-offset-fetch.js';
-import { findCoordinatorHandler } from './handlers/10-find-coordinator.js';
-import { joinGroupHandler } from './handlers/11-join-group.js';
-import { heartbeatHandler } from './handlers/12-heartbeat.js';
-import { leaveGroupHandler } from './handlers/13-leave-group.js';
-import { syncGroupHandler } from './handlers/14-sync-group.js';
-import { describeGroupsHandler } from './handlers/15-describe-groups.js';
-import { listGroupsHandler } from './handlers/16-list-groups.js';
-import { deleteGroupsHandler } from './handlers/42-delete-groups.js';
-import { offsetDeleteHandler } from './handlers/47-offset-delete.js';
-import { consumerGroupHeartbeatHandler } from './handlers/68-consumer-group-heartbeat.js';
-import { consumerGroupDescribeHandler } from './handlers/69-consumer-group-describe.js';
-import { describeClientQuotasHandler } from './handlers/48-describe-client-quotas.js';
-import { alterClientQuotasHandler } from './handlers/49-alter-client-quotas.js';
-import { ClientQuotaManager, ControllerMutationQuota, quotaWindowOf } from './quotas.js';
-import type { ForwardedFor } from './envelope.js';
-import { describeAclsHandler } from './handlers/29-describe-acls.js';
-import { createAclsHandler } from './handlers/30-create-acls.js';
-import { deleteAclsHandler } from './handlers/31-delete-acls.js';
 import { authorizerFromConfig, type StandardAuthorizer } from '../security/index.js';
 import { AclsImage } from '../metadata/index.js';
-import { bindAuthz } from './authorization.js';
 
 export interface MetadataSource {
   view(): MetadataView;

@@ -30,18 +30,61 @@ import {
   tlsPeerPrincipal, nativeTlsAvailable, NativeTlsContext, NativeTlsSession, SaslServerSession,
   type ListenerTls, type NativeTlsPeer, type SaslInputs, type SaslListenerSettings,
 } from '../security/index.js';
-import { FrameSplitter, ProtocolError, decodeRequestHeader, encodeResponseFrame } from '../protocol/index.js';
+import { FrameSplitter, ProtocolError, decodeRequestHeader, encodeResponseFrame, type RequestHeader } from '../protocol/index.js';
 import { BufferPool, QUOTA_WINDOW_DEFAULT, SlabLease, SlabPool, limits, type Clock, type Logger, type QuotaWindow } from '../util/index.js';
 import { ConnectionQuotas, connectionAddress, type ConnectionLimits } from './connection-quotas.js';
-import type { RequestContext } from './context.js';
-import type { Router } from './router.js';
 import { RequestMetrics } from './request-metrics.js';
+
+/**
+ * What the socket server knows of a request when it hands it on: its header, the connection it came
+ * on, when it was read, and the services the server was given. The broker room's RequestContext
+ * adds what its router decides (the caller's rights); the network never looks inside `services`.
+ */
+export interface NetworkRequestContext<S = unknown> {
+  readonly header: RequestHeader;
+  readonly apiVersion: number;
+  readonly connectionId: string;
+  readonly clientAddress: string;
+  readonly listenerName: string;
+  readonly securityProtocol: string;
+  /** `User:<name>`: the connection's current principal (TLS certificate or SASL), else User:ANONYMOUS. */
+  readonly principal: string;
+  /** The connection's SASL session on a SASL listener (SaslHandshake and SaslAuthenticate act on it). */
+  readonly sasl?: SaslServerSession | undefined;
+  readonly nowMs: number;
+  readonly services: S;
+  /**
+   * Memory for bytes that go out in this request's response (fetched record batches): reused for
+   * another response once this one has been written to the socket, so nothing may keep it past
+   * the response. Absent where there is no socket (handler unit tests): use fresh buffers then.
+   */
+  readonly responseBytes?: (bytes: number) => Buffer;
+}
+
+/**
+ * What became of a request. `frameDone`: nothing refers to the request frame any more; its buffer
+ * may be reused. `request`: the decoded request, for what looks at it after the handler (client
+ * quotas).
+ */
+export type RouteOutcome =
+  | { kind: 'response'; apiKey: number; version: number; body: object; frameDone?: boolean; request?: object }
+  | { kind: 'none'; frameDone?: boolean; request?: object }
+  | { kind: 'close'; reason: string };
+
+/**
+ * Where the socket server hands each request it has framed (Kafka's RequestChannel, between the
+ * SocketServer and the request handlers): the broker room's Router. Its outcome is written back
+ * in request order.
+ */
+export interface RequestChannel<S> {
+  route(header: RequestHeader, frame: Buffer, bodyOffset: number, ctx: NetworkRequestContext<S>): Promise<RouteOutcome>;
+}
 
 /**
  * Called once a request is handled, before its response is encoded (client quotas): may raise the
  * response's throttle_time_ms, and answers how long to mute the connection (KIP-219).
  */
-export type ThrottleHook<S> = (ctx: RequestContext<S>, apiKey: number, request: object | undefined, requestBytes: number, handlerMs: number, body: object | null) => number;
+export type ThrottleHook<S> = (ctx: NetworkRequestContext<S>, apiKey: number, request: object | undefined, requestBytes: number, handlerMs: number, body: object | null) => number;
 
 export interface ListenerSpec {
   name: string;
@@ -67,8 +110,6 @@ export interface NetworkLimits extends ConnectionLimits {
   idleMs: number; // connections.max.idle.ms
   inFlightPerConnectionMax: number; // bounded by queued.max.requests
 }
-
-export type { Logger };
 
 interface GateEntry { readonly socket: Socket; readonly go: (rated: boolean) => void }
 
@@ -155,7 +196,7 @@ export class NetworkServer<S> {
   });
 
   constructor(
-    readonly router: Router<S>,
+    readonly router: RequestChannel<S>,
     readonly services: S,
     readonly limitsConfig: NetworkLimits,
     readonly clock: Clock,
@@ -812,7 +853,7 @@ class Connection<S> {
     if (this.sasl && !this.saslGate(header.requestApiKey)) return;
     const slot: Slot = { chunks: null, done: false, lease: null };
     this.queue.push(slot);
-    const ctx: RequestContext<S> = {
+    const ctx: NetworkRequestContext<S> = {
       header, apiVersion: header.requestApiVersion, connectionId: this.id,
       clientAddress: this.remoteAddress, listenerName: this.listener.name,
       securityProtocol: this.listener.securityProtocol, principal: this.principal,

@@ -1,32 +1,25 @@
 // `startServer(options)`: a broker as a library. The project's own tests start brokers this way on
 // port 0; `logline server` is a thin CLI over it.
-import { componentLogger, createLogger, limits, quietLogger, systemClock, type BufferPoolStats, type Clock } from '../util/index.js';
-import { enforceClientQuotas, quotaWindowOf, type ClientQuotaManager } from './quotas.js';
-import { NetworkServer, type ListenerSpec, type Logger, type NetworkLimits, type NetworkStats } from './network.js';
-import { Router } from './router.js';
-import { apiVersionsHandler } from './handlers/18-api-versions.js';
+import { componentLogger, createLogger, limits, quietLogger, systemClock, type BufferPoolStats, type Clock, type Logger } from '../util/index.js';
+import {
+  enforceClientQuotas, quotaWindowOf, Router, apiVersionsHandler, describeQuorumAnswer, describeQuorumHandler, type ClientQuotaManager, type QuorumServices,
+} from '../broker/index.js';
+import { NetworkServer, saslInputs, securedListener, type ListenerSpec, type NetworkLimits, type NetworkStats, type RequestMetrics } from '../network/index.js';
+import type { HttpListener } from '../http/index.js';
 import { Broker, type BrokerDeps } from './broker.js';
 import { diskBackend } from './disk-backend.js';
 import { MemoryFileSystem, type FileSystem, type LogFlushStats } from '../storage/index.js';
-import { describeQuorumAnswer, describeQuorumHandler, type QuorumServices } from './handlers/55-describe-quorum.js';
 import { listenerName, parseBrokerConfig, type BrokerConfig } from '../config/index.js';
-import { reloadTlsOnConfigChange, saslInputs, securedListener } from '../network/listener-security.js';
 import { addressConnectionRates, applyConnectionLimitsOnConfigChange, connectionLimitsOf } from './connection-limits.js';
 import { ScramImage } from '../metadata/index.js';
 import type { LogMetadata } from './metadata-log.js';
 import type { ControllerService } from './controller-service.js';
-import type { RequestMetrics } from './request-metrics.js';
-
-/** A node's HTTP listener (the http room's), as the server holds it. */
-export interface HttpListener {
-  readonly host: string;
-  readonly port: number;
-  close(): Promise<void>;
-}
+import { reloadTlsOnConfigChange } from './tls-reload.js';
 
 /**
- * Starts the HTTP listener for a node at `address` (http.listener). The http room provides it;
- * the broker room only calls it, so it does not depend on the room above it.
+ * Starts the HTTP listener for a node at `address` (http.listener): the http room's
+ * startHttpListener, which src/index.ts and the CLI pass in. A node started without one (most
+ * tests) has no HTTP listener.
  */
 export type HttpListenerFactory = (node: ServerHandle, address: { host: string; port: number }) => Promise<HttpListener>;
 

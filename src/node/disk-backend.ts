@@ -4,9 +4,9 @@
 import { randomUUID } from 'node:crypto';
 import * as nodeFs from 'node:fs';
 import * as nodePath from 'node:path';
-import { Prng, limits, partitionKey, type Clock, componentLogger } from '../util/index.js';
+import { Prng, limits, partitionKey, componentLogger, type Clock, type Logger } from '../util/index.js';
 import { effectiveBrokerConfig, listenerName, resolveTopicConfig, validateTopicConfigs, type BrokerConfig, type TopicConfig } from '../config/index.js';
-import { controllerGateFor, controllerSaslFor, controllerTlsFor } from '../network/listener-security.js';
+import { controllerGateFor, controllerSaslFor, controllerTlsFor } from './controller-listener.js';
 import { ConfigurationsImage, type MetadataImage, type MetadataRecord } from '../metadata/index.js';
 import { describeQuorum, parseQuorumVoters, type VoterAddress } from '../raft/index.js';
 import { realScheduler, StorageLog } from '../replication/index.js';
@@ -15,11 +15,8 @@ import { LogMetadata, METADATA_TOPIC, type LogMetadataOptions } from './metadata
 import { ControllerService } from './controller-service.js';
 import { ForwardingControllerChannel } from './controller-forwarder.js';
 import { controllerApis } from './controller-apis.js';
-import { ClientQuotaManager } from './quotas.js';
-import type { Router } from './router.js';
+import { ClientQuotaManager, type Router, type LogDirDescription } from '../broker/index.js';
 import type { BrokerDeps } from './broker.js';
-import type { LogDirDescription } from './services.js';
-import type { Logger } from './network.js';
 
 export interface DiskBackendOptions {
   dataDir: string;

@@ -30,12 +30,10 @@ import {
   FileQuorumStateStore, RaftDriver, type PeerLogin, type InboundGate, SocketTransport, StorageLogStore, defaultRaftTimeouts, METADATA_LOG_DIR_NAME,
   type OtherRequests, type VoterAddress, type Committed, type Entry, type EntryBatch, type QuorumDescription, type RaftConfig, type RaftTransport, type ReplicatedStateMachine, type Snapshot,
 } from '../raft/index.js';
-import type { Clock } from '../util/index.js';
+import type { Clock, Logger } from '../util/index.js';
 import { isInternalTopic, METADATA_TOPIC_NAME, type EmittedRecord } from '../controller/index.js';
 import type { MetadataSource } from './broker.js';
-import { NotControllerError } from './controller-channel.js';
-import type { MetadataView, PartitionView, TopicView } from './services.js';
-import type { Logger } from './network.js';
+import { NotControllerError, type MetadataView, type PartitionView, type TopicView } from '../broker/index.js';
 
 export const METADATA_TOPIC = METADATA_TOPIC_NAME;
 /** Records per record batch in a snapshot. */

@@ -2,10 +2,9 @@
 // ControllerChannel: sends what it asks for, feeds back the answers, and wakes at the time it
 // names (an unref'd timer, so a heartbeat never keeps a process alive by itself). It marks the
 // broker ready to unfence once the broker's metadata holds its own registration.
-import type { Clock } from '../util/index.js';
+import type { Clock, Logger } from '../util/index.js';
 import { BrokerLifecycle, type LifecycleConfig, type LifecycleState } from './lifecycle.js';
-import type { ControllerChannel } from './controller-channel.js';
-import type { Logger } from './network.js';
+import type { ControllerChannel } from '../broker/index.js';
 
 export class LifecycleDriver {
   readonly lifecycle: BrokerLifecycle;

@@ -29,11 +29,9 @@ import {
   type TopicConfigValidator, type TopicDefaults,
 } from '../controller/index.js';
 import type { MetadataImage, MetadataRecord } from '../metadata/index.js';
-import type { Clock, Prng } from '../util/index.js';
-import { NotControllerError, type ConfigChange, type ControllerChannel, type ResourceResult } from './controller-channel.js';
-import { planConfigChange } from './config-admin.js';
+import type { Clock, Prng, Logger } from '../util/index.js';
+import { NotControllerError, planConfigChange, type ConfigChange, type ControllerChannel, type ResourceResult } from '../broker/index.js';
 import type { LogMetadata } from './metadata-log.js';
-import type { Logger } from './network.js';
 import type { Scheduler } from '../replication/index.js';
 
 export interface ControllerServiceOptions {

@@ -13,9 +13,8 @@ import { tmpdir } from 'node:os';
 import * as nodePath from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { parseBrokerConfig } from '../config/index.js';
-import { freePort } from '../util/index.js';
+import { freePort, type Logger } from '../util/index.js';
 import { startServer, quietLogger, type HttpListenerFactory, type ServerHandle } from './server.js';
-import type { Logger } from './network.js';
 import type { FileSystem } from '../storage/index.js';
 
 export interface ClusterOptions {

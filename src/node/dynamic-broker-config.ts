@@ -2,7 +2,7 @@
 // default, then its own dynamic configs from the metadata log (Kafka's DynamicBrokerConfig layers).
 import { effectiveBrokerConfig, type BrokerConfig } from '../config/index.js';
 import type { MetadataImage } from '../metadata/index.js';
-import type { Logger } from './network.js';
+import type { Logger } from '../util/index.js';
 
 /**
  * Calls `apply` with the effective config each time a metadata delta changes either dynamic layer

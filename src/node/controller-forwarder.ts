@@ -19,6 +19,7 @@
 // help. Nothing here throws out of a handler.
 import { BrokerConnection, type ClientSasl } from '../client/index.js';
 import type { ConnectionOptions } from 'node:tls';
+import type { Logger } from '../util/index.js';
 import {
   ApiKey, ErrorCode, ZERO_UUID, decodeResponse, type EnvelopeResponse,
   type AllocateProducerIdsRequest, type AllocateProducerIdsResponse, type AlterPartitionRequest, type AlterPartitionResponse,
@@ -31,13 +32,12 @@ import {
   type AlterUserScramCredentialsRequest, type AlterUserScramCredentialsResponse,
   type DeleteTopicsResponseDeletableTopicResult, type DescribeQuorumRequest, type DescribeQuorumResponse, type ElectLeadersRequest, type ElectLeadersResponseReplicaElectionResult,
 } from '../protocol/index.js';
-import type { ConfigChange, ControllerChannel, ResourceResult } from './controller-channel.js';
-import { encodeHostAddress, encodePrincipal, innerRequestData, type ForwardedFor } from './envelope.js';
+import {
+  encodeHostAddress, encodePrincipal, innerRequestData, STRICT_MUTATION_QUOTA_SINCE, type ConfigChange, type ControllerChannel, type ResourceResult, type ForwardedFor,
+  type MetadataView,
+} from '../broker/index.js';
 import { scramNotController, type ControllerService } from './controller-service.js';
 import type { LogMetadata } from './metadata-log.js';
-import type { MetadataView } from './services.js';
-import type { Logger } from './network.js';
-import { STRICT_MUTATION_QUOTA_SINCE } from './quotas.js';
 
 /** How long an operation waits for a controller to be known and reachable (an election takes about one election timeout). */
 const ROUTE_WAIT_MS = 5_000;

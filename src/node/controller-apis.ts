@@ -17,34 +17,16 @@
 import { decodeRequestHeader, encodeResponseFrame, type RequestHeader } from '../protocol/index.js';
 import type { OtherRequests } from '../raft/index.js';
 import type { BrokerConfig } from '../config/index.js';
-import { ConfigAdmin } from './config-admin.js';
+import {
+  ConfigAdmin, Router, apiVersionsHandler, createTopicsHandler, deleteTopicsHandler, alterConfigsHandler, createPartitionsHandler, electLeadersHandler,
+  alterPartitionReassignmentsHandler, listPartitionReassignmentsHandler, incrementalAlterConfigsHandler, brokerRegistrationHandler, brokerHeartbeatHandler,
+  allocateProducerIdsHandler, alterPartitionHandler, alterClientQuotasHandler, createAclsHandler, deleteAclsHandler, alterUserScramCredentialsHandler, envelopeHandler,
+  CONTROLLER_LISTENER_RULES, FORWARDED_APIS, innerResponseData, type RequestContext, type ControllerServices, type TopicAdmin, type EnvelopeServices,
+  type ClientQuotaManager,
+} from '../broker/index.js';
 import type { ControllerService } from './controller-service.js';
 import type { LogMetadata } from './metadata-log.js';
-import type { RequestContext } from './context.js';
-import { Router } from './router.js';
-import type { ControllerServices, TopicAdmin } from './services.js';
-import { apiVersionsHandler } from './handlers/18-api-versions.js';
-import { createTopicsHandler } from './handlers/19-create-topics.js';
-import { deleteTopicsHandler } from './handlers/20-delete-topics.js';
-import { alterConfigsHandler } from './handlers/33-alter-configs.js';
-import { createPartitionsHandler } from './handlers/37-create-partitions.js';
-import { electLeadersHandler } from './handlers/43-elect-leaders.js';
-import { alterPartitionReassignmentsHandler } from './handlers/45-alter-partition-reassignments.js';
-import { listPartitionReassignmentsHandler } from './handlers/46-list-partition-reassignments.js';
-import { incrementalAlterConfigsHandler } from './handlers/44-incremental-alter-configs.js';
-import { brokerRegistrationHandler } from './handlers/62-broker-registration.js';
-import { brokerHeartbeatHandler } from './handlers/63-broker-heartbeat.js';
-import { allocateProducerIdsHandler } from './handlers/67-allocate-producer-ids.js';
-import { alterPartitionHandler } from './handlers/56-alter-partition.js';
-import { alterClientQuotasHandler } from './handlers/49-alter-client-quotas.js';
-import { createAclsHandler } from './handlers/30-create-acls.js';
-import { deleteAclsHandler } from './handlers/31-delete-acls.js';
-import { alterUserScramCredentialsHandler } from './handlers/51-alter-user-scram-credentials.js';
-import { envelopeHandler, type EnvelopeServices } from './handlers/58-envelope.js';
-import { CONTROLLER_LISTENER_RULES } from './authorization.js';
-import { FORWARDED_APIS, innerResponseData } from './envelope.js';
-import { controllerAuthz } from '../network/listener-security.js';
-import type { ClientQuotaManager } from './quotas.js';
+import { controllerAuthz } from './controller-listener.js';
 
 export interface ControllerApisOptions {
   readonly nodeId: number;
