@@ -13,7 +13,7 @@ import { ApiKey, ErrorCode } from '../../src/protocol/index.js';
 import { parseBrokerConfig } from '../../src/config/index.js';
 import { iterateBatches, iterateRecords } from '../../src/records/index.js';
 import { deserializeMetadataRecord, MetadataRecordType, type MetadataRecord } from '../../src/metadata/index.js';
-import { startServerProcess, tempDataDir, within } from './process-helpers.js';
+import { startServerProcess, tempDataDir, within } from '../broker/process-helpers.js';
 
 /** Every metadata record in the log files of `<dataDir>/__cluster_metadata-0`, with its offset (control batches skipped). */
 function metadataLog(dataDir: string): { offset: number; record: MetadataRecord }[] {

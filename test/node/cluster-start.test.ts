@@ -8,7 +8,7 @@ import { startCluster, type ClusterHandle } from '../../src/index.js';
 import { ClusterClient } from '../../src/client/index.js';
 import { ApiKey, isRetriable } from '../../src/protocol/index.js';
 import { buildRecordBatch } from '../../src/records/index.js';
-import { within } from './process-helpers.js';
+import { within } from '../broker/process-helpers.js';
 
 const KEYS = ['controller.quorum.election.timeout.ms', 'controller.quorum.election.backoff.max.ms', 'broker.heartbeat.interval.ms',
   'controller.quorum.fetch.timeout.ms', 'broker.session.timeout.ms'];

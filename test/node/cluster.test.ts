@@ -10,7 +10,7 @@ import { parseBrokerConfig } from '../../src/config/index.js';
 import { ClusterClient } from '../../src/client/index.js';
 import { ApiKey, ErrorCode, ZERO_UUID } from '../../src/protocol/index.js';
 import { spawnSync } from 'node:child_process';
-import { runProcess, tempDataDir, within } from './process-helpers.js';
+import { runProcess, tempDataDir, within } from '../broker/process-helpers.js';
 import { addRaftVoter, describeQuorum } from '../../src/raft/index.js';
 
 const hasKcat = spawnSync('kcat', ['-V']).status === 0;

@@ -5,8 +5,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { cpSync, existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { killProcess, startServerProcess, tempDataDir } from './process-helpers.js';
-import { consumeAll } from './log-reader.js';
+import { killProcess, startServerProcess, tempDataDir } from '../broker/process-helpers.js';
+import { consumeAll } from '../broker/log-reader.js';
 import { startServer } from '../../src/node/index.js';
 import { LogMetadata } from '../../src/node/metadata-log.js';
 import { describeQuorumAnswer } from '../../src/broker/handlers/55-describe-quorum.js';
@@ -203,7 +203,7 @@ test('logline server\'s defaults (process.roles=broker,controller, controller.qu
     client.close();
     await server.close();
   }
-  // (Quorums of several nodes are test/broker/cluster.test.ts's.)
+  // (Quorums of several nodes are test/node/cluster.test.ts's.)
   assert.throws(() => parseBrokerConfig({ ...SINGLE_NODE_DEFAULTS, 'listeners': 'PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:0', 'advertised.listeners': 'PLAINTEXT://127.0.0.1:0', 'controller.quorum.voters': '2@localhost:9094,3@localhost:9095,4@localhost:9096' }), /controller\.quorum\.voters/);
   const brokerOnly = parseBrokerConfig({ ...SINGLE_NODE_DEFAULTS, 'process.roles': 'broker', 'listeners': 'PLAINTEXT://127.0.0.1:0', 'advertised.listeners': 'PLAINTEXT://127.0.0.1:0' });
   await assert.rejects(startServer({ config: brokerOnly, dataDir: tempDataDir() }), /process\.roles/);

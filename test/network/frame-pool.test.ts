@@ -11,7 +11,7 @@ import { ClusterClient } from '../../src/client/index.js';
 import { ApiKey } from '../../src/protocol/index.js';
 import { buildRecordBatch } from '../../src/records/index.js';
 import { Prng } from '../../src/util/index.js';
-import { consumeAll } from './log-reader.js';
+import { consumeAll } from '../broker/log-reader.js';
 
 test('pipelined produce requests of many sizes through a poisoning frame pool: every record reads back intact, in order', async () => {
   process.env['LOGLINE_DEBUG_POISON_FRAMES'] = '1';

@@ -11,7 +11,7 @@ import type { ControllerService } from '../../src/node/controller-service.js';
 import type { LogMetadata } from '../../src/node/metadata-log.js';
 import { quietLogger } from '../../src/node/index.js';
 import { ErrorCode } from '../../src/protocol/index.js';
-import { within } from './process-helpers.js';
+import { within } from '../broker/process-helpers.js';
 
 /** A controller that takes requests and never answers (what a node behind a cut looks like). */
 async function silentController(): Promise<{ server: Server; port: number; requests: () => number; close(): void }> {
