@@ -2,7 +2,7 @@
 // ControllerMutationQuotaManager): producer_byte_rate, consumer_byte_rate, request_percentage and
 // controller_mutation_rate per user and/or client id, from the ClientQuotaRecords in the metadata
 // image. A client over its quota is answered at once with throttle_time_ms and its connection is
-// muted for that long (KIP-219); the network layer does the muting (network.ts), this file decides
+// muted for that long (KIP-219); the network layer does the muting (src/network/socket-server.ts), this file decides
 // how long.
 //
 // Which quota applies is Kafka's DefaultQuotaCallback: the first of user+client-id, user+default

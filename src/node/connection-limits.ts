@@ -2,7 +2,7 @@
 // its overrides, max.connection.creation.rate, and listener.name.<l>.max.connections and
 // .max.connection.creation.rate, at start and again whenever this broker's dynamic configs (or the
 // cluster-wide default) change them, as Kafka reconfigures its ConnectionQuotas. Limits apply to
-// connections made after them (connection-quotas.ts enforces them).
+// connections made after them (src/network/connection-quotas.ts enforces them).
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import { parseConnectionsPerIpOverrides, type BrokerConfig, type BrokerConfigName } from '../config/index.js';

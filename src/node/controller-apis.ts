@@ -8,7 +8,7 @@
 // sender looks again. The quorum's own RPCs and DescribeQuorum share the listener and are answered
 // by the Raft transport.
 //
-// Who is asking is the connection's principal (client certificate, SASL; listener-security.ts),
+// Who is asking is the connection's principal (client certificate, SASL; controller-listener.ts),
 // or for an Envelope's inner request the client's. With an authorizer configured every request is
 // checked (CONTROLLER_LISTENER_RULES), and controller_mutation_rate is charged here, per client.
 //
@@ -74,7 +74,7 @@ export function controllerApis(o: ControllerApisOptions): { router: Router<any>;
     ...(o.defaultNumPartitions !== undefined ? { defaultNumPartitions: o.defaultNumPartitions } : {}),
     // Brokers answer SECURITY_DISABLED themselves; what they forward is checked here (CLUSTER ALTER) when this controller has an authorizer.
     aclAdmin: { enabled: true, acls: () => o.metadata.image.acls },
-    /** An Envelope's inner request, run as the client it names (58-envelope.ts). */
+    /** An Envelope's inner request, run as the client it names (src/broker/handlers/58-envelope.ts). */
     forwarded: async (requestData: Buffer, principal: string, clientAddress: string): Promise<Buffer | null> => {
       let peeked: ReturnType<typeof decodeRequestHeader>;
       try {

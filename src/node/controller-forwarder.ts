@@ -1,6 +1,6 @@
 // The ControllerChannel every broker uses: the ControllerService in this process when it is the
 // active controller, else the operation forwarded to the active controller (Kafka's forwarding
-// manager): a client's change goes in an Envelope naming the client (envelope.ts), so the
+// manager): a client's change goes in an Envelope naming the client (src/broker/envelope.ts), so the
 // controller authorizes it and charges its controller_mutation_rate as that client; the broker's
 // own requests (registration, heartbeats, ISR changes, internal topics) go as they are.
 //

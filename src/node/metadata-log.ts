@@ -46,7 +46,7 @@ export interface LogMetadataOptions {
   readonly controllerTls?: { readonly server?: TlsOptions; readonly client: ConnectionOptions };
   /** The controller listener speaks SASL: how this node logs in to the other voters. */
   readonly controllerSasl?: { readonly login: () => PeerLogin };
-  /** What each connection to this controller's listener goes through: its principal, SASL, authorization (listener-security.ts). */
+  /** What each connection to this controller's listener goes through: its principal, SASL, authorization (controller-listener.ts). */
   readonly controllerGate?: (socket: Socket) => InboundGate | { refused: string };
   /** The log directory; the metadata log is `<logDir>/__cluster_metadata-0`. */
   readonly logDir: string;
