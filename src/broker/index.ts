@@ -5,20 +5,15 @@
 export * from './handlers/index.js';
 export { Router, type Interceptor } from './router.js';
 export type { RequestContext, Authz, HandlerSpec, HandlerResult, RequestOf, ResponseOf } from './context.js';
-export { AUTHORIZATION_RULES, CONTROLLER_LISTENER_RULES, authorizeRequest, bindAuthz, aclHost, type RuleOutcome } from './authorization.js';
+export { AUTHORIZATION_RULES, CONTROLLER_LISTENER_RULES, authorizeRequest, bindAuthz, aclHost } from './authorization.js';
 export type {
   MetadataView, TopicView, PartitionView, BrokerEndpoint, LogDirDescription, ProducePartitionsParams, TopicAdmin, TxnMarkerParams, ControllerServices,
 } from './services.js';
 export { NotControllerError, type ControllerChannel, type ConfigChange, type ResourceResult } from './controller-channel.js';
 export { ConfigAdmin, planConfigChange } from './config-admin.js';
-export {
-  FORWARDED_APIS, innerRequestData, innerResponseData, encodeHostAddress, encodePrincipal, decodeHostAddress, decodePrincipal, type ForwardedFor,
-} from './envelope.js';
-export {
-  ClientQuotaManager, ControllerMutationQuota, QuotaKey, enforceClientQuotas, quotaWindowOf, controllerMutationQuota, resolveClientQuota,
-  STRICT_MUTATION_QUOTA_SINCE, THROTTLING_QUOTA_EXCEEDED_MESSAGE, type QuotaStats, type ResolvedQuota,
-} from './quotas.js';
+export { FORWARDED_APIS, innerRequestData, innerResponseData, encodeHostAddress, encodePrincipal, type ForwardedFor } from './envelope.js';
+export { ClientQuotaManager, ControllerMutationQuota, QuotaKey, enforceClientQuotas, quotaWindowOf, STRICT_MUTATION_QUOTA_SINCE } from './quotas.js';
 export { FetchSessionCache } from './fetch-sessions.js';
-export { ProducerIdManager, ProducerIdError } from './producer-ids.js';
-export { TxnMarkerSender, type MarkerResult } from './txn-marker-sender.js';
-export { AddPartitionsToTxnManager, type TxnPartitionsCheck } from './txn-verification.js';
+export { ProducerIdManager } from './producer-ids.js';
+export { TxnMarkerSender } from './txn-marker-sender.js';
+export { AddPartitionsToTxnManager } from './txn-verification.js';

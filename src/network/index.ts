@@ -9,5 +9,5 @@ export {
 export { ConnectionQuotas, connectionAddress, type ConnectionLimits } from './connection-quotas.js';
 export { RequestMetrics, REQUEST_LATENCY_BUCKETS_MS, type ApiRequestStats } from './request-metrics.js';
 export {
-  securedListener, saslInputs, saslSettingsOf, listenerTlsOf, jaasEntryOf, clientTlsFor, clientSaslFor, brokerLoginOf, protocolOf, usesTls, usesSasl,
+  securedListener, saslInputs, saslSettingsOf, listenerTlsOf, clientTlsFor, clientSaslFor, brokerLoginOf, protocolOf, usesTls, usesSasl,
 } from './listener-security.js';
