@@ -9,7 +9,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
-import { startServer } from '../src/broker/index.js';
+import { startServer } from '../src/node/index.js';
 import { parseBrokerConfig } from '../src/config/index.js';
 import { AclOperation, AclPermissionType, CLUSTER_RESOURCE_NAME, PatternType, ResourceType, writeDevCerts } from '../src/security/index.js';
 import { ClusterClient } from '../src/client/index.js';

@@ -24,7 +24,7 @@
 // Every sub-command bounds its own time (LOGLINE_BENCH_BUDGET_S, default 300 s), kills only the
 // processes it started (by PID) and removes its temporary directories.
 import { loadavg } from 'node:os';
-import { startCluster, type ClusterHandle } from '../src/broker/index.js';
+import { startCluster, type ClusterHandle } from '../src/node/index.js';
 import { ApiKey, ErrorCode, isRetriable, ZERO_UUID } from '../src/protocol/index.js';
 import { Connections, create, createRetrying, createTopic, describeQuorum, machine, round, sleep, stats, steadyLeader, until } from './cluster-tools.js';
 import { ServerProcesses } from './server-processes.js';

@@ -8,7 +8,8 @@
 // Usage: node dist/bench/cluster-start.js [nodes=3] [runs=5] [key=value ...]  (broker properties
 // passed as startCluster's `config`, e.g. broker.heartbeat.interval.ms=2000 to compare)
 import { loadavg } from 'node:os';
-import { startCluster, type Logger } from '../src/broker/index.js';
+import { startCluster } from '../src/node/index.js';
+import type { Logger } from '../src/util/index.js';
 import { ClusterClient } from '../src/client/index.js';
 import { ApiKey, isRetriable } from '../src/protocol/index.js';
 import { buildRecordBatch } from '../src/records/index.js';

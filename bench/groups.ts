@@ -25,7 +25,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { performance } from 'node:perf_hooks';
-import { startServer } from '../src/broker/index.js';
+import { startServer } from '../src/node/index.js';
 import { parseBrokerConfig } from '../src/config/index.js';
 import { BrokerConnection } from '../src/client/index.js';
 import { ApiKey, ErrorCode, type ConsumerProtocolAssignment } from '../src/protocol/index.js';

@@ -4,7 +4,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startServer } from '../src/broker/index.js';
+import { startServer } from '../src/node/index.js';
 import { ClusterClient } from '../src/client/index.js';
 import { ApiKey } from '../src/protocol/index.js';
 

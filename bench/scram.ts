@@ -10,7 +10,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
-import { startServer } from '../src/broker/index.js';
+import { startServer } from '../src/node/index.js';
 import { parseBrokerConfig } from '../src/config/index.js';
 import { BrokerConnection } from '../src/client/index.js';
 import { parseAddScram, scramCredentialRecord, scramKeysFromSaltedPassword, ScramClient, ScramServer, type ScramMechanismName } from '../src/security/index.js';

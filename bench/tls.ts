@@ -11,7 +11,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { availableParallelism, tmpdir } from 'node:os';
-import { startServer } from '../src/broker/index.js';
+import { startServer } from '../src/node/index.js';
 import { parseBrokerConfig } from '../src/config/index.js';
 import { nativeTlsAvailable, writeDevCerts } from '../src/security/index.js';
 import { runRdkafkaConsume, runRdkafkaPerf } from './rdkafka-perf.js';

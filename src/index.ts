@@ -2,11 +2,11 @@
 import {
   startServer as startBrokerServer, startCluster as startBrokerCluster,
   type ServerOptions, type ServerHandle, type ClusterOptions, type ClusterHandle,
-} from './broker/index.js';
+} from './node/index.js';
 import { startHttpListener } from './http/index.js';
 
 export const version = '0.1.0';
-export type { ServerOptions, ServerHandle, ClusterOptions, ClusterHandle, ClusterNodeHandle } from './broker/index.js';
+export type { ServerOptions, ServerHandle, ClusterOptions, ClusterHandle, ClusterNodeHandle } from './node/index.js';
 export { BrokerConnection } from './client/index.js';
 
 /** A node as `logline server` runs it, with its HTTP listener on http.listener (default 127.0.0.1:9644; empty: none). */

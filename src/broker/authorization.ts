@@ -11,14 +11,7 @@
 // have their rules in CONTROLLER_LISTENER_RULES below; the rest of that listener shares this table.
 import { ApiKey, ErrorCode, apiInfo, defaultMessage } from '../protocol/index.js';
 import { AclOperation as Op, CLUSTER_RESOURCE_NAME, ResourceType as R, type AclIndex } from '../security/index.js';
-import type { RequestContext } from './context.js';
-
-/** The caller's rights, bound to its principal and host. */
-export interface Authz {
-  allowed(operation: number, resourceType: number, resourceName: string): boolean;
-  /** Some resource of the type allows the operation (Kafka's authorizeByResourceType). */
-  allowedAny(operation: number, resourceType: number): boolean;
-}
+import type { Authz, RequestContext } from './context.js';
 
 export type RuleOutcome =
   | undefined

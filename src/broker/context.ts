@@ -1,27 +1,22 @@
 // What a handler sees of the world: the request header, who is asking, and the broker's services.
-import type { ApiTypes, RequestHeader } from '../protocol/index.js';
-import type { Authz } from './authorization.js';
-import type { SaslServerSession } from '../security/index.js';
+import type { ApiTypes } from '../protocol/index.js';
+import type { NetworkRequestContext } from '../network/index.js';
 
-export interface RequestContext<S = unknown> {
-  readonly header: RequestHeader;
-  readonly apiVersion: number;
-  readonly connectionId: string;
-  readonly clientAddress: string;
-  readonly listenerName: string;
-  readonly securityProtocol: string;
-  /** `User:<name>`: the connection's current principal (TLS certificate or SASL), else User:ANONYMOUS. */
-  readonly principal: string;
-  /** The connection's SASL session on a SASL listener (SaslHandshake and SaslAuthenticate act on it). */
-  readonly sasl?: SaslServerSession | undefined;
-  readonly nowMs: number;
-  readonly services: S;
-  /**
-   * Memory for bytes that go out in this request's response (fetched record batches): reused for
-   * another response once this one has been written to the socket, so nothing may keep it past
-   * the response. Absent where there is no socket (handler unit tests): use fresh buffers then.
-   */
-  readonly responseBytes?: (bytes: number) => Buffer;
+/**
+ * The caller's rights, bound to its principal and host (the authorizer's AclCaller). Here rather
+ * than in authorization.ts, whose rules read the context: the context is what they both build on.
+ */
+export interface Authz {
+  allowed(operation: number, resourceType: number, resourceName: string): boolean;
+  /** Some resource of the type allows the operation (Kafka's authorizeByResourceType). */
+  allowedAny(operation: number, resourceType: number): boolean;
+}
+
+/**
+ * The network's part (header, connection, principal, SASL session, time, services, response
+ * memory; see NetworkRequestContext) and what the router adds.
+ */
+export interface RequestContext<S = unknown> extends NetworkRequestContext<S> {
   /** The caller's rights when an authorizer is on (set by the router); absent when everything is allowed. */
   readonly authz?: Authz;
   /**

@@ -1,13 +1,19 @@
-// The broker room's door.
-export { startServer, parseListener, parseHttpListener, consoleLogger, quietLogger, DEFAULT_NETWORK_LIMITS, type ServerOptions, type ServerHandle, type BrokerServices, type HttpListener, type HttpListenerFactory } from './server.js';
-export { RequestMetrics, REQUEST_LATENCY_BUCKETS_MS, type ApiRequestStats } from './request-metrics.js';
-export type { LogMetadata } from './metadata-log.js';
-export { Router, type Interceptor, type Observer, type RouteOutcome } from './router.js';
-export type { RequestContext, HandlerSpec, HandlerResult } from './context.js';
-export type { NetworkLimits, NetworkStats, ListenerSpec, Logger } from './network.js';
-export { Broker, type BrokerDeps, type MetadataSource, type LogFactory } from './broker.js';
-export type { MetadataView, TopicView, PartitionView, BrokerEndpoint } from './services.js';
-export { NotControllerError, type ControllerChannel, type ConfigChange } from './controller-channel.js';
-export { ControllerService } from './controller-service.js';
-export { startCluster, type ClusterOptions, type ClusterHandle, type ClusterNodeHandle } from './cluster.js';
-export { clientSaslFor } from './listener-security.js';
+// The broker room's door: request handling. The router (one handler per API key, authorization
+// before the handler runs), the handlers, the request context, and what handlers are given to work
+// with: fetch sessions, client quotas, the config admin, producer ids, the controller channel (the
+// port to the active controller) and the inter-broker senders of the transaction coordinator.
+export * from './handlers/index.js';
+export { Router, type Interceptor, type Observer } from './router.js';
+export type { RequestContext, Authz, HandlerSpec, HandlerResult, RequestOf, ResponseOf } from './context.js';
+export { AUTHORIZATION_RULES, CONTROLLER_LISTENER_RULES, authorizeRequest, bindAuthz, aclHost } from './authorization.js';
+export type {
+  MetadataView, TopicView, PartitionView, BrokerEndpoint, LogDirDescription, ProducePartitionsParams, TopicAdmin, TxnMarkerParams, ControllerServices,
+} from './services.js';
+export { NotControllerError, type ControllerChannel, type ConfigChange, type ResourceResult } from './controller-channel.js';
+export { ConfigAdmin, planConfigChange } from './config-admin.js';
+export { FORWARDED_APIS, innerRequestData, innerResponseData, encodeHostAddress, encodePrincipal, type ForwardedFor } from './envelope.js';
+export { ClientQuotaManager, ControllerMutationQuota, QuotaKey, enforceClientQuotas, quotaWindowOf, STRICT_MUTATION_QUOTA_SINCE } from './quotas.js';
+export { FetchSessionCache } from './fetch-sessions.js';
+export { ProducerIdManager } from './producer-ids.js';
+export { TxnMarkerSender } from './txn-marker-sender.js';
+export { AddPartitionsToTxnManager } from './txn-verification.js';

@@ -2,24 +2,17 @@
 // computed from these registrations, so it can never advertise what no handler implements.
 import { apiInfo, decodeMessage, Reader, ProtocolError, ErrorCode, ApiKey, type RequestHeader } from '../protocol/index.js';
 import { assert } from '../util/index.js';
-import type { HandlerSpec, RequestContext } from './context.js';
-import { AUTHORIZATION_RULES, authorizeRequest, type Authz } from './authorization.js';
+import type { RequestChannel, RouteOutcome } from '../network/index.js';
+import type { Authz, HandlerSpec, RequestContext } from './context.js';
+import { AUTHORIZATION_RULES, authorizeRequest } from './authorization.js';
 
-/**
- * `frameDone`: nothing refers to the request frame any more; its buffer may be reused. `request`:
- * the decoded request, for what looks at it after the handler (client quotas).
- */
-export type RouteOutcome =
-  | { kind: 'response'; apiKey: number; version: number; body: object; frameDone?: boolean; request?: object }
-  | { kind: 'none'; frameDone?: boolean; request?: object }
-  | { kind: 'close'; reason: string };
 
 /** Observe, delay or answer requests of one API key (fault tests with real clients). */
 export type Interceptor = (header: RequestHeader, request: object) => Promise<object | null | undefined> | object | null | undefined;
 /** Sees each answered request of one API key with its response (tests that check what clients were sent). */
 export type Observer = (header: RequestHeader, request: object, response: object) => void;
 
-export class Router<S = unknown> {
+export class Router<S = unknown> implements RequestChannel<S> {
   private readonly handlers = new Map<number, HandlerSpec<S>>();
   private readonly interceptors = new Map<number, Interceptor>();
   private readonly observers = new Map<number, Observer>();

@@ -6,7 +6,7 @@
 // a backoff, and each retry looks the leaders up again, so a partition that moved (NOT_LEADER_OR_FOLLOWER),
 // has no leader yet, or whose leader's connection broke is sent to wherever it is led next.
 import { ErrorCode, type WriteTxnMarkersResponse } from '../protocol/index.js';
-import type { InterBrokerConnections } from './inter-broker.js';
+import type { InterBrokerConnections } from '../client/index.js';
 import type { TxnMarkerParams } from './services.js';
 
 export interface MarkerResult { topic: string; partition: number; errorCode: number }

@@ -13,7 +13,7 @@
 import { ErrorCode, type AddPartitionsToTxnResponse } from '../protocol/index.js';
 import type { PartitionError } from '../coordinator/index.js';
 import { limits } from '../util/index.js';
-import type { InterBrokerConnections } from './inter-broker.js';
+import type { InterBrokerConnections } from '../client/index.js';
 
 export interface TxnPartitionsCheck {
   transactionalId: string;

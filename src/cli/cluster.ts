@@ -9,7 +9,7 @@
 // process (startCluster), until Ctrl-C; `--controllers C --brokers M` for separate roles.
 import { ClusterClient, KafkaError } from '../client/index.js';
 import { ApiKey, ErrorCode, errorName } from '../protocol/index.js';
-import { startCluster, consoleLogger, quietLogger } from '../broker/index.js';
+import { startCluster, consoleLogger, quietLogger } from '../node/index.js';
 import { startHttpListener, type BrokersView } from '../http/index.js';
 import { UsageError, helpText, parseArgs, type FlagSpec } from './args.js';
 import { COMMON_FLAGS, bootstrapServers, table, toJson, clientOptions } from './output.js';

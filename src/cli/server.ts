@@ -2,7 +2,7 @@
 // a server.properties file (--config), then --set key=value overrides and the shorthand flags.
 // Unknown or invalid properties are refused with a clear message (exit code 2).
 import { readFileSync } from 'node:fs';
-import { startServer } from '../broker/index.js';
+import { startServer } from '../node/index.js';
 import { componentLogger, createLogger, parseLogLevel, type LogFormat } from '../util/index.js';
 import { startHttpListener } from '../http/index.js';
 import { BrokerConfigError, parseBrokerConfig, parseProperties } from '../config/index.js';

@@ -8,7 +8,7 @@ import {
 import { filterMatches, invalidBinding, invalidFilter, metadataRecord, type MetadataImage, type MetadataRecord, type StandardAcl } from '../metadata/index.js';
 import { limits, type Prng } from '../util/index.js';
 import { randomUuid } from './topics.js';
-import type { ControllerResult } from './quorum-controller.js';
+import type { ControllerResult } from './result.js';
 
 const sameBinding = (a: Omit<StandardAcl, 'id'>, b: Omit<StandardAcl, 'id'>): boolean =>
   a.resourceType === b.resourceType && a.resourceName === b.resourceName && a.patternType === b.patternType && a.principal === b.principal

@@ -8,7 +8,7 @@
 // overwrites it with success for the keys that were valid).
 import { ErrorCode, type AlterClientQuotasRequestEntryData, type AlterClientQuotasResponseEntryData } from '../protocol/index.js';
 import { metadataRecord, quotaEntityKey, type MetadataImage, type MetadataRecord } from '../metadata/index.js';
-import type { ControllerResult } from './quorum-controller.js';
+import type { ControllerResult } from './result.js';
 
 type ValueKind = 'long' | 'double' | 'int';
 

@@ -8,8 +8,9 @@ export {
   type CreateTopicsOutcome, type DeleteTopicsOutcome, type CreatePartitionsOutcome,
 } from './topics.js';
 export {
-  QuorumController, BROKER_SESSION_TIMEOUT_MS_DEFAULT, type ControllerResult, type QuorumControllerOptions,
+  QuorumController, BROKER_SESSION_TIMEOUT_MS_DEFAULT, type QuorumControllerOptions,
 } from './quorum-controller.js';
+export type { ControllerResult } from './result.js';
 export { PartitionChangeBuilder, type Election, type PartitionChangeRecordOut } from './partition-change.js';
 export { BrokerHeartbeatManager, type BrokerSession } from './heartbeat-manager.js';
 export { ClusterControlManager, type HeartbeatTransition, type RegistrationOutcome } from './cluster-control.js';

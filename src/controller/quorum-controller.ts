@@ -33,11 +33,7 @@ import { ReplicationControlManager } from './replication-control.js';
 import { createAcls, deleteAcls } from './acls.js';
 import { alterUserScramCredentials } from './scram-control.js';
 import type { TopicConfigValidator, TopicDefaults } from './topics.js';
-
-export interface ControllerResult<T> {
-  readonly records: readonly MetadataRecord[];
-  readonly response: T;
-}
+import type { ControllerResult } from './result.js';
 
 export interface QuorumControllerOptions {
   readonly clusterId: string;

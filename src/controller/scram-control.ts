@@ -9,7 +9,7 @@ import {
 } from '../protocol/index.js';
 import { MetadataRecordType, scramCredentialFromSaltedPassword, ScramMechanism, type MetadataImage, type MetadataRecord } from '../metadata/index.js';
 import { limits } from '../util/index.js';
-import type { ControllerResult } from './quorum-controller.js';
+import type { ControllerResult } from './result.js';
 
 type Refusal = { errorCode: number; errorMessage: string };
 

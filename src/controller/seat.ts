@@ -1,5 +1,5 @@
 // The active-controller seat: the pure part of a controller driver, shared by the server's driver
-// (src/broker/controller-service.ts, on the metadata log's RaftDriver) and the controller-on-Raft
+// (src/node/controller-service.ts, on the metadata log's RaftDriver) and the controller-on-Raft
 // simulation, so both decide leadership the same way. It decides, from this node's place in the
 // metadata quorum, when a QuorumController is active: on the Raft leader once its log up to its
 // LeaderChange entry is applied (the epoch start is committed, so the committed image holds every

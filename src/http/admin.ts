@@ -1,13 +1,14 @@
 // The read-only admin views behind /v1/...: plain JSON built from what this node holds (its
 // metadata image, its partitions, its controller's sessions and its place in the metadata quorum).
 // Each is a function of the node and the time, so the HTTP server only routes and serializes.
-import type { PartitionView, ServerHandle, TopicView } from '../broker/index.js';
+import type { PartitionView, TopicView } from '../broker/index.js';
+import type { NodeHandle } from './node-handle.js';
 import { produceRequestCounts, type ProduceRequestCount } from '../replication/index.js';
 
 export interface Health { status: 'ok'; nodeId: number; roles: readonly string[] }
 
 /** /v1/health: the process answers (liveness; nothing else is checked). */
-export function health(node: ServerHandle): Health {
+export function health(node: NodeHandle): Health {
   return { status: 'ok', nodeId: node.nodeId, roles: rolesOf(node) };
 }
 
@@ -18,7 +19,7 @@ export interface Readiness { ready: boolean; nodeId: number; reasons: string[]; 
  * asks for only once its metadata has caught up to its registration) and it is not shutting down;
  * a controller-only node once the metadata quorum has a leader.
  */
-export function readiness(node: ServerHandle): Readiness {
+export function readiness(node: NodeHandle): Readiness {
   const reasons: string[] = [];
   const md = node.metadata;
   if (md === null) return { ready: false, nodeId: node.nodeId, reasons: ['no metadata log'] };
@@ -49,7 +50,7 @@ export interface NodeView {
 }
 
 /** /v1/node: what this node alone observes (other nodes count their own). */
-export function nodeView(node: ServerHandle): NodeView {
+export function nodeView(node: NodeHandle): NodeView {
   const stats = node.broker?.replicaManager.stats;
   return { nodeId: node.nodeId, roles: rolesOf(node), produceRequests: stats === undefined ? [] : produceRequestCounts(stats) };
 }
@@ -69,7 +70,7 @@ export interface BrokerRow {
 export interface BrokersView { nodeId: number; controllerId: number | null; activeController: boolean; brokers: BrokerRow[] }
 
 /** /v1/brokers: every registration in this node's metadata, fenced ones included. */
-export function brokers(node: ServerHandle): BrokersView {
+export function brokers(node: NodeHandle): BrokersView {
   const md = node.metadata;
   if (md === null) return { nodeId: node.nodeId, controllerId: null, activeController: false, brokers: [] };
   const registrations = [...md.image.cluster.brokers.values()].sort((a, b) => a.id - b.id);
@@ -104,7 +105,7 @@ export interface QuorumView {
 }
 
 /** /v1/quorum: the metadata quorum; the voters' and observers' progress when this node leads it. */
-export function quorum(node: ServerHandle, nowMs: number): QuorumView | null {
+export function quorum(node: NodeHandle, nowMs: number): QuorumView | null {
   const md = node.metadata;
   if (md === null) return null;
   const d = md.raft;
@@ -149,19 +150,19 @@ export interface PartitionRow extends PartitionView {
 export interface TopicRow { name: string; topicId: string; internal: boolean; partitions: PartitionRow[] }
 
 /** /v1/topics: every topic in this node's metadata, with what it knows of each partition. */
-export function topics(node: ServerHandle): TopicRow[] | null {
+export function topics(node: NodeHandle): TopicRow[] | null {
   const md = node.metadata;
   if (md === null) return null;
   return [...md.view().topics()].map((t) => topicRow(node, t)).sort((a, b) => a.name.localeCompare(b.name));
 }
 
 /** /v1/topics/NAME, or null when there is no such topic. */
-export function topic(node: ServerHandle, name: string): TopicRow | null {
+export function topic(node: NodeHandle, name: string): TopicRow | null {
   const t = node.metadata?.view().topic(name);
   return t === undefined ? null : topicRow(node, t);
 }
 
-function topicRow(node: ServerHandle, t: TopicView): TopicRow {
+function topicRow(node: NodeHandle, t: TopicView): TopicRow {
   const rm = node.broker?.replicaManager;
   return {
     name: t.name, topicId: t.id, internal: t.isInternal,
@@ -182,7 +183,7 @@ function topicRow(node: ServerHandle, t: TopicView): TopicRow {
   };
 }
 
-function rolesOf(node: ServerHandle): string[] {
+function rolesOf(node: NodeHandle): string[] {
   const roles = node.config.processRoles;
   return roles.length === 0 ? ['broker', 'controller'] : [...roles];
 }

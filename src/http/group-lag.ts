@@ -7,7 +7,7 @@
 import {
   committedOffsets, coordinatorFor, describeGroup, listOffsets, type ClusterClient, type GroupMember, type PartitionRef,
 } from '../client/index.js';
-import type { ServerHandle } from '../broker/index.js';
+import type { NodeHandle } from './node-handle.js';
 import { limits, partitionKey } from '../util/index.js';
 
 export interface PartitionLag {
@@ -89,7 +89,7 @@ export async function groupLag(client: ClusterClient, groupId: string): Promise<
  * httpGroupsLagMax: each node exports the lag of its own groups, so a sum over the cluster's
  * nodes counts every group once.
  */
-export function groupsCoordinatedHere(node: ServerHandle): string[] {
+export function groupsCoordinatedHere(node: NodeHandle): string[] {
   const groups = node.broker?.groups.list([], []).groups ?? [];
   return groups.map((g) => g.groupId).sort().slice(0, limits.httpGroupsLagMax);
 }
@@ -98,7 +98,7 @@ export function groupsCoordinatedHere(node: ServerHandle): string[] {
  * The lag of the groups this node coordinates, for /metrics: one computation shared by the
  * scrape's metric families (and by scrapes within a second of it).
  */
-export function localGroupsLag(node: ServerHandle, client: () => ClusterClient): () => Promise<GroupLag[]> {
+export function localGroupsLag(node: NodeHandle, client: () => ClusterClient): () => Promise<GroupLag[]> {
   let last: { atMs: number; lag: Promise<GroupLag[]> } | null = null;
   return () => {
     const now = Date.now();

@@ -7,7 +7,8 @@
 import { performance } from 'node:perf_hooks';
 import { Registry, collectDefaultMetrics } from 'prom-client';
 import { apiInfo, errorName } from '../protocol/index.js';
-import { REQUEST_LATENCY_BUCKETS_MS, type ServerHandle } from '../broker/index.js';
+import { REQUEST_LATENCY_BUCKETS_MS } from '../network/index.js';
+import type { NodeHandle as ServerHandle } from './node-handle.js';
 import { produceRequestCounts } from '../replication/index.js';
 import type { GroupLag } from './group-lag.js';
 import { LOG_FLUSH_BUCKETS_MS } from '../storage/index.js';

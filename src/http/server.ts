@@ -10,9 +10,8 @@
 import { timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import type { HttpListener, ServerHandle } from '../broker/index.js';
 import { ClientError, ClusterClient, KafkaError, type ClientSasl } from '../client/index.js';
-import { clientSaslFor } from '../broker/index.js';
+import { clientSaslFor } from '../network/index.js';
 import { ErrorCode, isRetriable } from '../protocol/index.js';
 import { limits } from '../util/index.js';
 import { brokers, health, nodeView, quorum, readiness, topic, topics } from './admin.js';
@@ -22,11 +21,12 @@ import {
 import { consoleAsset } from './console/assets.js';
 import { groupLag, localGroupsLag } from './group-lag.js';
 import { OPENMETRICS_CONTENT_TYPE, nodeMetrics, toOpenMetrics, wantsOpenMetrics } from './metrics.js';
+import type { HttpListener, NodeHandle } from './node-handle.js';
 
 type Answer = { status: number; json: unknown } | { status: number; text: string | Buffer; contentType: string; headers?: Record<string, string> };
 
 interface Call {
-  node: ServerHandle;
+  node: NodeHandle;
   params: Record<string, string>;
   query: URLSearchParams;
   body: unknown;
@@ -41,7 +41,7 @@ const ok = (json: unknown): Answer => ({ status: 200, json });
 const notFound = (what: string): Answer => ({ status: 404, json: { error: 'not found', detail: what } });
 const noMetadata = () => notFound('this node has no metadata log');
 
-function routesFor(node: ServerHandle, client: () => ClusterClient): Route[] {
+function routesFor(node: NodeHandle, client: () => ClusterClient): Route[] {
   const registry = nodeMetrics(node, localGroupsLag(node, client));
   return [
     { method: 'GET', path: '/v1/health', run: () => ok(health(node)) },
@@ -108,7 +108,7 @@ function match(routes: Route[], method: string, path: string): { route: Route; p
 const isLoopback = (host: string) => host === 'localhost' || host === '::1' || /^127\./.test(host) || host === '::ffff:127.0.0.1';
 
 /** Why a mutation is refused, or null when it may go ahead. */
-export function mutationRefusal(node: ServerHandle, listenerHost: string, req: IncomingMessage): string | null {
+export function mutationRefusal(node: NodeHandle, listenerHost: string, req: IncomingMessage): string | null {
   const origin = req.headers.origin;
   if (origin !== undefined && origin !== 'null') {
     let host: string | null = null;
@@ -132,7 +132,7 @@ export function mutationRefusal(node: ServerHandle, listenerHost: string, req: I
 }
 
 /** A client of this node's own Kafka listener (its first client listener; a wildcard address as loopback). */
-function selfClient(node: ServerHandle): ClusterClient {
+function selfClient(node: NodeHandle): ClusterClient {
   const l = node.listeners[0];
   if (l === undefined) throw new ClientError('this node has no Kafka listener');
   const host = l.host === '0.0.0.0' || l.host === '::' || l.host === '' ? '127.0.0.1' : l.host;
@@ -153,7 +153,7 @@ function selfClient(node: ServerHandle): ClusterClient {
 }
 
 /** Starts `node`'s HTTP listener on `address` (port 0: a free one); rejects if it cannot bind (EADDRINUSE). */
-export async function startHttpListener(node: ServerHandle, address: { host: string; port: number }): Promise<HttpListener> {
+export async function startHttpListener(node: NodeHandle, address: { host: string; port: number }): Promise<HttpListener> {
   let client: ClusterClient | null = null;
   const getClient = () => (client ??= selfClient(node));
   const routes = routesFor(node, getClient);
@@ -214,7 +214,7 @@ function failure(e: unknown): Answer {
   return { status: 500, json: { error: 'internal error', detail: e instanceof Error ? e.message : String(e) } };
 }
 
-async function serve(routes: Route[], node: ServerHandle, listenerHost: string, client: () => ClusterClient, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function serve(routes: Route[], node: NodeHandle, listenerHost: string, client: () => ClusterClient, req: IncomingMessage, res: ServerResponse): Promise<void> {
   let answer: Answer;
   let allow: string | null = null;
   try {

@@ -14,7 +14,7 @@ import { OAuthBearerServer, type OAuthBearerOptions } from './sasl-oauthbearer.j
 
 export const SASL_MECHANISMS = ['PLAIN', 'SCRAM-SHA-256', 'SCRAM-SHA-512', 'OAUTHBEARER'] as const;
 
-/** What a SASL listener offers (built from its config by src/broker/listener-security.ts). */
+/** What a SASL listener offers (built from its config by src/network/listener-security.ts). */
 export interface SaslListenerSettings {
   /** sasl.enabled.mechanisms of the listener, in its order. */
   readonly mechanisms: readonly string[];

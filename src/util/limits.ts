@@ -14,7 +14,7 @@ export const limits = {
    * minutes), so half-open handshakes cannot hold connection slots.
    */
   tlsHandshakeTimeoutMs: 10_000,
-  /** Ciphertext one socket read of a TLS connection takes (the addon's sessions; src/broker/network.ts). */
+  /** Ciphertext one socket read of a TLS connection takes (the addon's sessions; src/network/socket-server.ts). */
   tlsCiphertextReadBytes: 64 * 1024,
   /**
    * Plaintext of a response encrypted before it goes to the socket (the addon's sessions): a large

@@ -4,8 +4,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { tempDataDir } from './process-helpers.js';
-import { startServer } from '../../src/broker/index.js';
-import type { LogMetadata } from '../../src/broker/metadata-log.js';
+import { startServer } from '../../src/node/index.js';
+import type { LogMetadata } from '../../src/node/metadata-log.js';
 import { BrokerConnection } from '../../src/client/index.js';
 import { ApiKey, ErrorCode } from '../../src/protocol/index.js';
 import { parseBrokerConfig } from '../../src/config/index.js';

@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { runProcess, tempDataDir } from './process-helpers.js';
-import { startServer } from '../../src/broker/index.js';
+import { startServer } from '../../src/node/index.js';
 import { BrokerConnection } from '../../src/client/index.js';
 import { ApiKey, ErrorCode } from '../../src/protocol/index.js';
 import { buildRecordBatch } from '../../src/records/index.js';

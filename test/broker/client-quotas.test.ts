@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { tempDataDir, within } from './process-helpers.js';
-import { startServer, startCluster } from '../../src/broker/index.js';
+import { startServer, startCluster } from '../../src/node/index.js';
 import { ClusterClient } from '../../src/client/index.js';
 import { ApiKey, ErrorCode, ZERO_UUID } from '../../src/protocol/index.js';
 import { buildRecordBatch } from '../../src/records/index.js';

@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { connect } from 'node:net';
 import { tempDataDir, within } from './process-helpers.js';
-import { startServer, type ServerHandle } from '../../src/broker/index.js';
+import { startServer, type ServerHandle } from '../../src/node/index.js';
 import { ClusterClient, partitionForKey } from '../../src/client/index.js';
 import { ApiKey, decodeResponse } from '../../src/protocol/index.js';
 

@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { startServer } from '../../src/broker/index.js';
+import { startServer } from '../../src/node/index.js';
 import { ClusterClient } from '../../src/client/index.js';
 import { parseBrokerConfig } from '../../src/config/index.js';
 import { ApiKey } from '../../src/protocol/index.js';

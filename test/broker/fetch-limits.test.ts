@@ -7,7 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { startServer, type ServerHandle } from '../../src/broker/index.js';
+import { startServer, type ServerHandle } from '../../src/node/index.js';
 import { parseBrokerConfig } from '../../src/config/index.js';
 import { ClusterClient } from '../../src/client/index.js';
 import type { BrokerConnection } from '../../src/client/index.js';

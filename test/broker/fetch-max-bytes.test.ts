@@ -2,7 +2,7 @@
 // KafkaApis), with at least the first batch returned so a consumer is never stuck.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer } from '../../src/broker/index.js';
+import { startServer } from '../../src/node/index.js';
 import { parseBrokerConfig } from '../../src/config/index.js';
 import { ClusterClient } from '../../src/client/index.js';
 import { ApiKey } from '../../src/protocol/index.js';

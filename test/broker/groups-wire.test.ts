@@ -4,7 +4,7 @@
 // DeleteGroups, and the JoinGroup/Heartbeat/LeaveGroup versions that differ in shape.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer } from '../../src/broker/index.js';
+import { startServer } from '../../src/node/index.js';
 import { BrokerConnection } from '../../src/client/index.js';
 import { ApiKey, ErrorCode } from '../../src/protocol/index.js';
 import { parseBrokerConfig } from '../../src/config/index.js';

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { spawnSync } from 'node:child_process';
 import { Kafka, logLevel } from 'kafkajs';
-import { startServer } from '../../src/broker/index.js';
+import { startServer } from '../../src/node/index.js';
 import { ClusterClient } from '../../src/client/index.js';
 import { ApiKey, ErrorCode } from '../../src/protocol/index.js';
 import { parseBrokerConfig } from '../../src/config/index.js';

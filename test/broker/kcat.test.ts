@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { runProcess, tempDataDir } from './process-helpers.js';
-import { startServer, type ServerHandle } from '../../src/broker/index.js';
+import { startServer, type ServerHandle } from '../../src/node/index.js';
 import { ClusterClient, partitionForKey } from '../../src/client/index.js';
 import { ApiKey, ZERO_UUID } from '../../src/protocol/index.js';
 import { buildRecordBatch } from '../../src/records/index.js';

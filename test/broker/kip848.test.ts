@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { tempDataDir, within } from './process-helpers.js';
-import { startServer, type ServerHandle } from '../../src/broker/index.js';
+import { startServer, type ServerHandle } from '../../src/node/index.js';
 import { parseBrokerConfig } from '../../src/config/index.js';
 import { ClusterClient } from '../../src/client/index.js';
 import { ApiKey } from '../../src/protocol/index.js';

@@ -9,7 +9,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { runProcess } from './process-helpers.js';
-import { startServer } from '../../src/broker/index.js';
+import { startServer } from '../../src/node/index.js';
 import { parseBrokerConfig } from '../../src/config/index.js';
 import { ClusterClient } from '../../src/client/index.js';
 import { ApiKey, ErrorCode, apiInfo, defaultMessage } from '../../src/protocol/index.js';

@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { runProcess, tempDataDir } from './process-helpers.js';
-import { startServer } from '../../src/broker/index.js';
+import { startServer } from '../../src/node/index.js';
 
 const PYTHON = '/usr/bin/python3'; // Debian's packages are seen by the system python, not a pyenv one.
 const hasModule = (m: string) => spawnSync(PYTHON, ['-c', `import ${m}`]).status === 0;

@@ -4,7 +4,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { ClientQuotasDelta, ClientQuotasImage, type QuotaEntityPart } from '../../src/metadata/index.js';
-import { ClientQuotaManager, QuotaKey, SampledRate, TokenBucket, resolveClientQuota, throttleTimeMs } from '../../src/broker/quotas.js';
+import { ClientQuotaManager, QuotaKey, resolveClientQuota } from '../../src/broker/quotas.js';
+import { SampledRate, TokenBucket, throttleTimeMs } from '../../src/util/index.js';
 import { ManualClock } from '../../src/util/index.js';
 
 type Entity = { user?: string | null; clientId?: string | null };

@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import { tempDataDir } from './process-helpers.js';
 import assert from 'node:assert/strict';
-import { startServer } from '../../src/broker/index.js';
+import { startServer } from '../../src/node/index.js';
 import { ClusterClient } from '../../src/client/index.js';
 import { ApiKey, ErrorCode, ZERO_UUID } from '../../src/protocol/index.js';
 import { buildRecordBatch } from '../../src/records/index.js';

@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { Kafka, logLevel, type Producer } from 'kafkajs';
-import { startServer, type ServerHandle } from '../../src/broker/index.js';
+import { startServer, type ServerHandle } from '../../src/node/index.js';
 import { ClusterClient } from '../../src/client/index.js';
 import { parseBrokerConfig } from '../../src/config/index.js';
 import { ApiKey, ErrorCode } from '../../src/protocol/index.js';

@@ -1,5 +1,5 @@
 // A broker with topic `t` (two partitions) and a connection to it, for the transaction wire tests.
-import { startServer } from '../../src/broker/index.js';
+import { startServer } from '../../src/node/index.js';
 import { BrokerConnection } from '../../src/client/index.js';
 import { ApiKey } from '../../src/protocol/index.js';
 import { parseBrokerConfig } from '../../src/config/index.js';

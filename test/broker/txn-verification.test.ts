@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { AddPartitionsToTxnManager } from '../../src/broker/txn-verification.js';
 import { TxnMarkerSender } from '../../src/broker/txn-marker-sender.js';
-import type { InterBrokerConnections } from '../../src/broker/inter-broker.js';
+import type { InterBrokerConnections } from '../../src/client/index.js';
 import { ErrorCode } from '../../src/protocol/index.js';
 
 /** A connection whose answers the test gives: each request waits until `answer` is called for it. */

@@ -3,7 +3,7 @@
 // is refused with exit code 2 before anything connects, and each command's --help shows `-b`.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer } from '../../src/broker/index.js';
+import { startServer } from '../../src/node/index.js';
 import { parseBrokerConfig } from '../../src/config/index.js';
 import { runProcess, tempDataDir } from '../broker/process-helpers.js';
 

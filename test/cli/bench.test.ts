@@ -3,7 +3,7 @@
 // shape, and a missed target rate. Counts, shapes and exit codes only: benchmarks are not timed tests.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer } from '../../src/broker/index.js';
+import { startServer } from '../../src/node/index.js';
 import { parseBrokerConfig } from '../../src/config/index.js';
 import { runProcess, tempDataDir } from '../broker/process-helpers.js';
 

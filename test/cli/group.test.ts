@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Kafka, logLevel } from 'kafkajs';
-import { startServer } from '../../src/broker/index.js';
+import { startServer } from '../../src/node/index.js';
 import { parseBrokerConfig } from '../../src/config/index.js';
 import { runProcess, tempDataDir } from '../broker/process-helpers.js';
 

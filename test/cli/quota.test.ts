@@ -3,7 +3,7 @@
 // refusal of a key that is no quota (exit 1 with Kafka's message) and usage errors (exit 2).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer } from '../../src/broker/index.js';
+import { startServer } from '../../src/node/index.js';
 import { runProcess, tempDataDir } from '../broker/process-helpers.js';
 
 const BIN = 'bin/logline.js';

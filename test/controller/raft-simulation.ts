@@ -1,7 +1,7 @@
 // The controller on the Raft simulator: the Raft sim's nodes (real RaftCores under its crashes,
 // partitions, message loss and snapshots) each run a controller node as the server does: a
 // MetadataLoader replays what Raft commits into the node's own MetadataImage, and a ControllerSeat
-// (the same one src/broker/controller-service.ts uses) activates a QuorumController on the Raft
+// (the same one src/node/controller-service.ts uses) activates a QuorumController on the Raft
 // leader once its epoch start is committed. Simulated brokers send BrokerRegistration and
 // BrokerHeartbeat (with controlled shutdown) to the node they believe is the active controller,
 // take NOT_CONTROLLER and retry elsewhere, crash and come back under a new incarnation id; an

@@ -3,7 +3,7 @@
 // written and read over HTTP; without those credentials it answers 502 and says why.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer } from '../../src/broker/index.js';
+import { startServer } from '../../src/node/index.js';
 import { parseBrokerConfig } from '../../src/config/index.js';
 import { startHttpListener } from '../../src/http/index.js';
 import { tempDataDir } from '../broker/process-helpers.js';

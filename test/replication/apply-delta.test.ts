@@ -1,7 +1,7 @@
 // ReplicaManager.applyDelta on real metadata deltas: the order of its work (deletes before leaders),
 // the seam where follower fetching plugs in (the ReplicaFetchers port), and the leader-epoch
 // invariant of a Partition. The broker-level behaviour (Produce/Fetch answers, directories
-// deleted, configs) is in test/broker/apply-delta.test.ts.
+// deleted, configs) is in test/node/apply-delta.test.ts.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Partition, ReplicaManager, realScheduler, type ReplicaDeltaPorts, type ReplicaFetchers } from '../../src/replication/index.js';

@@ -10,7 +10,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { runProcess } from '../broker/process-helpers.js';
-import { startCluster } from '../../src/broker/index.js';
+import { startCluster } from '../../src/node/index.js';
 import { writeDevCerts, type DevCerts, AclOperation as Op, AclPermissionType, PatternType, ResourceType } from '../../src/security/index.js';
 import { BrokerConnection, ClusterClient } from '../../src/client/index.js';
 import { ApiKey } from '../../src/protocol/index.js';

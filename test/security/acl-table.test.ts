@@ -3,8 +3,9 @@
 // shape bug would close the client's connection instead); with every right nothing is refused.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer } from '../../src/broker/index.js';
-import { authorizeRequest, type Authz } from '../../src/broker/authorization.js';
+import { startServer } from '../../src/node/index.js';
+import { authorizeRequest } from '../../src/broker/authorization.js';
+import type { Authz } from '../../src/broker/context.js';
 import { ApiKey, ErrorCode, apiInfo, decodeResponse, defaultMessage, encodeResponseFrame } from '../../src/protocol/index.js';
 
 const E = ErrorCode;

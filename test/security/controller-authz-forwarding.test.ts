@@ -5,10 +5,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:net';
-import { ForwardingControllerChannel } from '../../src/broker/controller-forwarder.js';
-import type { ControllerService } from '../../src/broker/controller-service.js';
-import type { LogMetadata } from '../../src/broker/metadata-log.js';
-import { quietLogger } from '../../src/broker/index.js';
+import { ForwardingControllerChannel } from '../../src/node/controller-forwarder.js';
+import type { ControllerService } from '../../src/node/controller-service.js';
+import type { LogMetadata } from '../../src/node/metadata-log.js';
+import { quietLogger } from '../../src/node/index.js';
 import { decodeHostAddress, decodePrincipal, type ForwardedFor } from '../../src/broker/envelope.js';
 import { ApiKey, ErrorCode, FrameSplitter, ZERO_UUID, decodeRequest, encodeResponseFrame } from '../../src/protocol/index.js';
 

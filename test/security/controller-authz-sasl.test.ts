@@ -9,7 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
-import { startCluster } from '../../src/broker/index.js';
+import { startCluster } from '../../src/node/index.js';
 import { BrokerConnection, type ClientSasl } from '../../src/client/index.js';
 import { ApiKey, ErrorCode, defaultMessage } from '../../src/protocol/index.js';
 import { writeDevCerts } from '../../src/security/index.js';

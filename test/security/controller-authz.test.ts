@@ -12,7 +12,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { runProcess } from '../broker/process-helpers.js';
-import { startCluster, type ClusterHandle, type ClusterNodeHandle } from '../../src/broker/index.js';
+import { startCluster, type ClusterHandle, type ClusterNodeHandle } from '../../src/node/index.js';
 import { writeDevCerts, type DevCerts, AclOperation as Op, AclPermissionType, PatternType, ResourceType } from '../../src/security/index.js';
 import { BrokerConnection } from '../../src/client/index.js';
 import { ApiKey, ErrorCode, ZERO_UUID, decodeResponse, defaultMessage } from '../../src/protocol/index.js';

@@ -7,7 +7,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { runProcess, tempDataDir } from '../broker/process-helpers.js';
-import { startServer } from '../../src/broker/index.js';
+import { startServer } from '../../src/node/index.js';
 import { parseBrokerConfig } from '../../src/config/index.js';
 import { BrokerConnection } from '../../src/client/index.js';
 import { parseAddScram, scramCredentialRecord } from '../../src/security/index.js';

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { Kafka, logLevel } from 'kafkajs';
 import { runProcess, tempDataDir, within } from '../broker/process-helpers.js';
-import { startServer, type ServerHandle } from '../../src/broker/index.js';
+import { startServer, type ServerHandle } from '../../src/node/index.js';
 import { parseBrokerConfig } from '../../src/config/index.js';
 import { parseAddScram, scramCredentialRecord, writeDevCerts, type DevCerts } from '../../src/security/index.js';
 import { pemListenerTls } from './tls-config.js';

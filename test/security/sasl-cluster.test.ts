@@ -12,7 +12,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { runProcess } from '../broker/process-helpers.js';
-import { startCluster } from '../../src/broker/index.js';
+import { startCluster } from '../../src/node/index.js';
 import { BrokerConnection, ClusterClient, type ClientSasl } from '../../src/client/index.js';
 import { ApiKey, ErrorCode } from '../../src/protocol/index.js';
 import { SCRAM_MECHANISM_IDS, scramUpsertion, writeDevCerts } from '../../src/security/index.js';

@@ -11,7 +11,7 @@ import { spawnSync } from 'node:child_process';
 import { connect, type Socket } from 'node:net';
 import fc from 'fast-check';
 import { runProcess, tempDataDir } from '../broker/process-helpers.js';
-import { startServer, type ServerHandle } from '../../src/broker/index.js';
+import { startServer, type ServerHandle } from '../../src/node/index.js';
 import { parseBrokerConfig } from '../../src/config/index.js';
 import { BrokerConnection, ClusterClient } from '../../src/client/index.js';
 import { ApiKey, ErrorCode, decodeResponse, encodeRequestFrame } from '../../src/protocol/index.js';

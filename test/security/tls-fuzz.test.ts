@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { spawnSync } from 'node:child_process';
 import fc from 'fast-check';
 import { tempDataDir } from '../broker/process-helpers.js';
-import { startServer, type ServerHandle } from '../../src/broker/index.js';
+import { startServer, type ServerHandle } from '../../src/node/index.js';
 import { parseBrokerConfig } from '../../src/config/index.js';
 import { ApiKey, decodeResponse, encodeRequestFrame } from '../../src/protocol/index.js';
 import { writeDevCerts, type DevCerts } from '../../src/security/index.js';

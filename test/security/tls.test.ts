@@ -12,7 +12,7 @@ import { copyFileSync, mkdtempSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { runProcess, tempDataDir } from '../broker/process-helpers.js';
-import { startCluster, startServer, type ServerHandle } from '../../src/broker/index.js';
+import { startCluster, startServer, type ServerHandle } from '../../src/node/index.js';
 import { parseBrokerConfig } from '../../src/config/index.js';
 import { writeDevCerts, type DevCerts } from '../../src/security/index.js';
 import { ClusterClient } from '../../src/client/index.js';

@@ -48,7 +48,7 @@ export interface SocketTransportOptions {
    * Each incoming connection gets a gate (`gate`, given the socket once any TLS handshake is done),
    * which knows its principal (client certificate or SASL), answers the SASL exchange and refuses
    * what the principal may not do; or refuses the connection. This room only carries the exchange;
-   * what it means is the caller's (src/broker/listener-security.ts).
+   * what it means is the caller's (src/node/controller-listener.ts).
    */
   readonly login?: () => PeerLogin;
   readonly gate?: (socket: Socket) => InboundGate | { refused: string };

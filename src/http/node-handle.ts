@@ -1,0 +1,53 @@
+// What the http room reads of the node it serves: the node room's ServerHandle has all of it (the
+// node starts its HTTP listener with itself). Declared here, with the types of the rooms that own
+// each part, so that http depends on the rooms below it and not on the node's assembly.
+import type { ClientQuotaManager, MetadataView } from '../broker/index.js';
+import type { BrokerConfig } from '../config/index.js';
+import type { GroupCoordinatorService } from '../coordinator/index.js';
+import type { MetadataImage } from '../metadata/index.js';
+import type { NetworkStats, RequestMetrics } from '../network/index.js';
+import type { QuorumDescription, RaftDriver } from '../raft/index.js';
+import type { ReplicaManager } from '../replication/index.js';
+import type { LogFlushStats } from '../storage/index.js';
+
+export interface NodeHandle {
+  readonly nodeId: number;
+  readonly listeners: readonly { name: string; host: string; port: number; securityProtocol: string }[];
+  /** The configuration the node runs with. */
+  readonly config: BrokerConfig;
+  /** The broker, on a node with the broker role. */
+  readonly broker: {
+    readonly replicaManager: ReplicaManager;
+    readonly groups: GroupCoordinatorService;
+    readonly clientQuotas: ClientQuotaManager;
+    /** Registration and heartbeats (null until the broker registers). */
+    readonly lifecycle: { readonly brokerEpoch: bigint; readonly state: string } | null;
+  } | null;
+  /** The metadata log and this node's replay of it (a node with a data directory). */
+  readonly metadata: {
+    readonly image: MetadataImage;
+    readonly leaderId: number | undefined;
+    readonly raft: RaftDriver;
+    view(): MetadataView;
+    offset(): bigint;
+    describeQuorum(): QuorumDescription;
+  } | null;
+  /** The controller hosted here (it may be a standby). */
+  readonly controllerService: {
+    readonly isActive: boolean;
+    /** Whether each broker heartbeats within its session; null unless this controller is active. */
+    brokerSessionsAlive(brokerIds: Iterable<number>): Map<number, boolean> | null;
+  } | null;
+  /** controller_mutation_rate as this node's controller charges it. */
+  readonly controllerMutationQuotas: ClientQuotaManager | null;
+  readonly stats: NetworkStats;
+  readonly requestMetrics: RequestMetrics;
+  readonly logFlushStats: LogFlushStats | null;
+}
+
+/** A node's HTTP listener, as the node holds it once started. */
+export interface HttpListener {
+  readonly host: string;
+  readonly port: number;
+  close(): Promise<void>;
+}
