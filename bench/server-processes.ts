@@ -5,12 +5,12 @@
 // LOGLINE_BENCH_NODE_ARGS adds node options to each server (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof";
 // a profile is written only on a clean exit, so `close()` stops the nodes with SIGTERM first then).
 import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../src/util/index.js';
+import { NodeFileSystem, randomUuid, writeMetaProperties } from '../src/storage/index.js';
 
 export interface ServerProcess {
   readonly id: number;
@@ -28,12 +28,11 @@ export class ServerProcesses {
   /** Starts `n` nodes with `sets` as `--set key=value` (Kafka's keys) and resolves once every one listens. */
   static async start(n: number, sets: Record<string, string>, startTimeoutMs = 45_000): Promise<ServerProcesses> {
     const root = mkdtempSync(join(tmpdir(), 'logline-bench-procs-'));
-    const clusterId = randomBytes(16).toString('base64url');
+    const clusterId = randomUuid();
     const nodes: ServerProcess[] = [];
     for (let id = 1; id <= n; id++) {
       const dir = join(root, `node-${id}`);
-      mkdirSync(dir);
-      writeFileSync(join(dir, 'meta.properties'), `version=1\nnode.id=${id}\ncluster.id=${clusterId}\ndirectory.id=${randomBytes(16).toString('base64url')}\n`);
+      writeMetaProperties(new NodeFileSystem(), dir, { nodeId: id, clusterId, directoryId: randomUuid() });
       const brokerPort = await freePort();
       const controllerPort = await freePort();
       nodes.push({ id, brokerPort, controllerPort, dir, child: null, log: '' });

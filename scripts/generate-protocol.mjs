@@ -1,8 +1,8 @@
 #!/usr/bin/env node
-// Generates src/protocol/generated/ from Apache Kafka's JSON message schemas in
-// ../shared/kafka-protocol: a data table of every message (consumed by the generic codec), a
-// TypeScript interface per message and struct, and the error-code table. Output is deterministic,
-// so a test can re-run this and compare it with the committed files.
+// Generates src/protocol/generated/ from Apache Kafka's JSON message schemas (kept outside this
+// repository; --schemas DIR names their directory): a data table of every message (consumed by the
+// generic codec), a TypeScript interface per message and struct, and the error-code table. Output
+// is deterministic, so a test can re-run this and compare it with the committed files.
 //
 //   node scripts/generate-protocol.mjs [--schemas DIR] [--out DIR]
 
@@ -46,7 +46,7 @@ const PRIMITIVES = new Set(['bool', 'int8', 'int16', 'uint16', 'int32', 'uint32'
   'string', 'bytes', 'records', 'uuid']);
 
 /**
- * The schemas in ../shared/kafka-protocol are a 4.0.0 snapshot taken before Kafka 4.0.0 was
+ * The schemas this was generated from are a 4.0.0 snapshot taken before Kafka 4.0.0 was
  * released. Where the release widened a range without adding a field, the released range is
  * applied here (the bodies are the same; only what the version means changed).
  */

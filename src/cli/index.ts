@@ -1,6 +1,7 @@
 // `logline <noun> <verb>`: the command line. Exit codes: 0 ok, 1 failed, 2 usage.
 import { UsageError } from './args.js';
 import { serverCommand } from './server.js';
+import { storageCommand } from './storage.js';
 import { topicCommand } from './topic.js';
 import { produceCommand } from './produce.js';
 import { consumeCommand } from './consume.js';
@@ -18,6 +19,7 @@ import { version } from '../index.js';
 
 const COMMANDS: Record<string, { help: string; run: (argv: string[]) => Promise<number> }> = {
   server: { help: 'run a broker (single node with embedded defaults)', run: serverCommand },
+  storage: { help: 'prepare log directories: storage format (before a cluster\'s first start), storage info, storage random-uuid', run: storageCommand },
   topic: { help: 'create, list, describe, delete topics; alter their configs', run: topicCommand },
   produce: { help: 'produce lines from stdin', run: produceCommand },
   consume: { help: 'print records of a topic', run: consumeCommand },

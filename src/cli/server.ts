@@ -5,19 +5,24 @@ import { readFileSync } from 'node:fs';
 import { startServer } from '../node/index.js';
 import { componentLogger, createLogger, parseLogLevel, type LogFormat } from '../util/index.js';
 import { startHttpListener } from '../http/index.js';
-import { BrokerConfigError, parseBrokerConfig, parseProperties } from '../config/index.js';
+import { BrokerConfigError, parseBrokerConfig, parseProperties, type BrokerConfig } from '../config/index.js';
 import { parseAddScram, scramCredentialRecord } from '../security/index.js';
 import { UsageError, helpText, parseArgs, type FlagSpec } from './args.js';
 import { tuneHeap } from './heap.js';
 
-const FLAGS: Record<string, FlagSpec> = {
+/** The flags that make a node's configuration; `logline storage` takes them too, to format what the server will run. */
+export const NODE_CONFIG_FLAGS: Record<string, FlagSpec> = {
   config: { type: 'string', help: 'a server.properties file' },
   set: { type: 'string', repeatable: true, help: 'key=value for any Kafka broker property' },
   'node-id': { type: 'string', help: 'node.id (default 1)' },
   listeners: { type: 'string', help: 'listeners, e.g. PLAINTEXT://localhost:9092 (the default)' },
   'advertised-listeners': { type: 'string', help: 'advertised.listeners' },
-  'log-format': { type: 'string', help: 'text (the default) or json: one JSON object a line with ts, level, component and msg' },
   'data-dir': { type: 'string', help: 'log.dirs: where partitions and the metadata log live (default ./logline-data)' },
+};
+
+const FLAGS: Record<string, FlagSpec> = {
+  ...NODE_CONFIG_FLAGS,
+  'log-format': { type: 'string', help: 'text (the default) or json: one JSON object a line with ts, level, component and msg' },
   'add-scram': { type: 'string', repeatable: true, help: "a SCRAM credential written at the first start of a new data directory, e.g. 'SCRAM-SHA-512=[name=admin,password=admin-secret]' (ignored afterwards)" },
   help: { type: 'boolean', short: 'h', help: 'show this help' },
 };
@@ -36,20 +41,39 @@ function overrides(flags: Record<string, unknown>): Map<string, string> {
   return out;
 }
 
+/**
+ * The node's configuration: the embedded defaults, under a server.properties file (--config), under
+ * --set and the shorthand flags. Throws BrokerConfigError (configProblems prints it) or UsageError.
+ */
+export function nodeConfig(flags: Record<string, unknown>): BrokerConfig {
+  let file = new Map<string, string>();
+  if (typeof flags.config === 'string') {
+    try {
+      file = parseProperties(readFileSync(flags.config, 'utf8'));
+    } catch (e) {
+      throw new UsageError(`--config ${flags.config}: ${(e as Error).message}`);
+    }
+  }
+  return parseBrokerConfig(new Map([...Object.entries(DEFAULTS), ...file]), overrides(flags));
+}
+
+/** What `invalid configuration` looks like on stderr: each bad key's message. */
+export function configProblems(err: BrokerConfigError): string {
+  return `invalid configuration:\n${err.problems.map((p) => `  ${p.message}`).join('\n')}`;
+}
+
 export async function serverCommand(argv: string[]): Promise<number> {
   const { flags } = parseArgs(argv, FLAGS);
   if (flags.help) {
-    console.log(helpText('logline server [options]', 'Runs a Logline broker until interrupted.', FLAGS));
+    console.log(helpText('logline server [options]', 'Runs a Logline broker until interrupted. A node of a multi-node cluster needs its data directory formatted first (logline storage format).', FLAGS));
     return 0;
   }
-  const file = typeof flags.config === 'string' ? parseProperties(readFileSync(flags.config, 'utf8')) : new Map<string, string>();
-  const base = new Map([...Object.entries(DEFAULTS), ...file]);
   let config;
   try {
-    config = parseBrokerConfig(base, overrides(flags));
+    config = nodeConfig(flags);
   } catch (err) {
     if (err instanceof BrokerConfigError) {
-      console.error(`invalid configuration:\n${err.problems.map((p) => `  ${p.message}`).join('\n')}`);
+      console.error(configProblems(err));
       return 2;
     }
     throw err;

@@ -3,7 +3,7 @@
 // level. The finalized levels themselves live in the metadata image (features sub-image).
 import { ErrorCode } from '../protocol/index.js';
 import {
-  METADATA_VERSION_FEATURE, SUPPORTED_FEATURES, metadataRecord,
+  METADATA_VERSION_FEATURE, SUPPORTED_FEATURES, TRANSACTION_VERSION_FEATURE, metadataRecord,
   type FeatureSupport, type MetadataImage, type MetadataRecordOf,
 } from '../metadata/index.js';
 
@@ -29,6 +29,41 @@ export const CONTROLLER_FEATURES: readonly FeatureSupport[] = [
   { name: GROUP_VERSION_FEATURE, minVersion: 0, maxVersion: 1, bootstrapLevel: 1 },
   ...SUPPORTED_FEATURES.filter((f) => f.name !== METADATA_VERSION_FEATURE && f.name !== GROUP_VERSION_FEATURE),
 ];
+
+/** Kafka's metadata.version names in level order, from METADATA_VERSION_MINIMUM (3.3-IV3) to METADATA_VERSION_LATEST (4.0-IV3). */
+const METADATA_VERSION_NAMES: readonly string[] = [
+  '3.3-IV3', '3.4-IV0', '3.5-IV0', '3.5-IV1', '3.5-IV2', '3.6-IV0', '3.6-IV1', '3.6-IV2', '3.7-IV0', '3.7-IV1',
+  '3.7-IV2', '3.7-IV3', '3.7-IV4', '3.8-IV0', '3.9-IV0', '4.0-IV0', '4.0-IV1', '4.0-IV2', '4.0-IV3',
+];
+
+/**
+ * The metadata.version level of a release version as `kafka-storage format --release-version` takes
+ * it: "3.9-IV0", or a bare release ("3.9"), which is its last IV. Undefined outside 3.3-IV3..4.0-IV3.
+ */
+export function metadataVersionLevel(release: string): number | undefined {
+  let i = METADATA_VERSION_NAMES.indexOf(release);
+  if (i < 0) METADATA_VERSION_NAMES.forEach((n, j) => { if (n.startsWith(`${release}-IV`)) i = j; });
+  return i < 0 ? undefined : METADATA_VERSION_MINIMUM + i;
+}
+
+/** "4.0-IV3" for level 25; the bare level for one without a name here. */
+export function metadataVersionName(level: number): string {
+  return METADATA_VERSION_NAMES[level - METADATA_VERSION_MINIMUM] ?? String(level);
+}
+
+/**
+ * The level a cluster formatted at metadata.version `metadataVersion` starts a feature at (Kafka's
+ * FeatureVersion bootstrap versions: group.version 1 from 4.0-IV0, transaction.version 2 from
+ * 4.0-IV2); kraft.version is the quorum's to say.
+ */
+export function defaultFeatureLevel(name: string, metadataVersion: number): number {
+  switch (name) {
+    case METADATA_VERSION_FEATURE: return metadataVersion;
+    case GROUP_VERSION_FEATURE: return metadataVersion >= 22 ? 1 : 0;
+    case TRANSACTION_VERSION_FEATURE: return metadataVersion >= 24 ? 2 : 0;
+    default: return 0;
+  }
+}
 
 export interface FeatureRange {
   readonly name: string;

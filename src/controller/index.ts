@@ -19,7 +19,7 @@ export {
 } from './replication-control.js';
 export {
   FeatureControlManager, CONTROLLER_FEATURES, KRAFT_VERSION_FEATURE, GROUP_VERSION_FEATURE,
-  METADATA_VERSION_MINIMUM, METADATA_VERSION_LATEST, type FeatureRange,
+  METADATA_VERSION_MINIMUM, METADATA_VERSION_LATEST, metadataVersionLevel, metadataVersionName, defaultFeatureLevel, type FeatureRange,
 } from './features.js';
 export { createAcls, deleteAcls } from './acls.js';
 export { ProducerIdControlManager, PRODUCER_ID_BLOCK_SIZE } from './producer-ids.js';

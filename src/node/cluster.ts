@@ -11,11 +11,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as nodePath from 'node:path';
-import { randomUUID } from 'node:crypto';
 import { parseBrokerConfig } from '../config/index.js';
 import { freePort, type Logger } from '../util/index.js';
 import { startServer, quietLogger, type HttpListenerFactory, type ServerHandle } from './server.js';
-import type { FileSystem } from '../storage/index.js';
+import { randomUuid, type FileSystem } from '../storage/index.js';
 
 export interface ClusterOptions {
   /** How many combined nodes (node ids 1..N); default 3. Not with `controllers`/`brokers`. */
@@ -95,11 +94,6 @@ const EMBEDDED_CLUSTER_DEFAULTS: Readonly<Record<string, string>> = Object.freez
   'broker.heartbeat.interval.ms': '200',
 });
 
-/** A base64url UUID, Kafka's form of a cluster id. */
-function newClusterId(): string {
-  return Buffer.from(randomUUID().replace(/-/g, ''), 'hex').toString('base64url');
-}
-
 export async function startCluster(options: ClusterOptions = {}): Promise<ClusterHandle> {
   const split = options.controllers !== undefined || options.brokers !== undefined;
   if (split && options.nodes !== undefined) throw new Error('nodes: not with controllers/brokers (combined nodes or separate roles)');
@@ -136,7 +130,8 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     ]
     : brokerPorts.map((brokerPort, i) => ({ nodeId: i + 1, roles: ['broker', 'controller'] as Role[], brokerPort, controllerPort: controllerPorts[i]! }));
   const voters = layout.filter((l) => l.roles.includes('controller')).map((l) => `${l.nodeId}@${host}:${l.controllerPort}`).join(',');
-  const clusterId = newClusterId();
+  // Every node's directory is formatted with it at its first start (`storage format`'s cluster id).
+  const clusterId = randomUuid();
   const logger = options.logger ?? quietLogger;
 
   const nodes = layout.map(({ nodeId, roles, brokerPort, controllerPort }, i) => {

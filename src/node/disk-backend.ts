@@ -1,7 +1,6 @@
 // The durable backend: partition logs from the storage engine in a log directory, and the cluster
 // metadata as the `__cluster_metadata` log in the same directory. meta.properties binds the
 // directory to one cluster and node; a directory of another one is refused at start.
-import { randomUUID } from 'node:crypto';
 import * as nodeFs from 'node:fs';
 import * as nodePath from 'node:path';
 import { Prng, limits, partitionKey, componentLogger, type Clock, type Logger } from '../util/index.js';
@@ -10,7 +9,8 @@ import { controllerGateFor, controllerSaslFor, controllerTlsFor } from './contro
 import { ConfigurationsImage, type MetadataImage, type MetadataRecord } from '../metadata/index.js';
 import { describeQuorum, parseQuorumVoters, type VoterAddress } from '../raft/index.js';
 import { realScheduler, StorageLog } from '../replication/index.js';
-import { LogManager, NodeFileSystem, logConfig, logDirName, parseLogDirName, type FileSystem, type LogConfig, type PartitionLog } from '../storage/index.js';
+import { LogManager, NodeFileSystem, logConfig, logDirName, parseLogDirName, randomUuid, readMetaProperties, type FileSystem, type LogConfig, type PartitionLog } from '../storage/index.js';
+import { readBootstrapRecords, storedVoters, unformattedRefusal } from './storage-format.js';
 import { LogMetadata, METADATA_TOPIC, type LogMetadataOptions } from './metadata-log.js';
 import { ControllerService } from './controller-service.js';
 import { ForwardingControllerChannel } from './controller-forwarder.js';
@@ -29,7 +29,11 @@ export interface DiskBackendOptions {
   tickMs?: number;
   /** Over metadata.log.segment.bytes, whose floor (8 MiB) is too large for tests of segment deletion. */
   metadataSegmentBytes?: number;
-  /** The cluster id of a new directory (else a random one). */
+  /**
+   * The cluster id a new directory is formatted with at start (what `startCluster` gives every
+   * node). Without it a directory without meta.properties gets a random one, if the node is its own
+   * quorum; a node of a larger quorum refuses to start (`logline storage format` first).
+   */
   clusterId?: string;
   /** The log directory went offline after an I/O error (see LogManagerOptions.onOffline). */
   onLogDirFailure?: (dir: string, cause: Error) => void;
@@ -127,11 +131,6 @@ export type DiskBackend = Omit<BrokerDeps, 'nodeId' | 'clock' | 'controller'> & 
   controllerMutationQuotas: ClientQuotaManager;
   logs: LogManager; close(): Promise<void> };
 
-/** A base64url UUID, Kafka's form of a cluster id. */
-function newClusterId(): string {
-  return Buffer.from(randomUUID().replace(/-/g, ''), 'hex').toString('base64url');
-}
-
 function describeLogDir(dataDir: string, logs: LogManager): LogDirDescription {
   let totalBytes = -1;
   let usableBytes = -1;
@@ -219,6 +218,11 @@ async function openDiskBackend(o: DiskBackendOptions, brokerConfig: BrokerConfig
   // The metadata log is the Raft driver's (StorageLogStore), never opened through the LogManager.
   const configFor = (topic: string): LogConfig => topicConfig(topic);
   const fs = o.fs ?? new NodeFileSystem();
+  // Before anything is written: an unformatted node of a larger quorum must not make up a cluster id.
+  const refusal = o.clusterId === undefined && readMetaProperties(fs, o.dataDir) === null ? unformattedRefusal(brokerConfig, o.dataDir) : null;
+  if (refusal !== null) throw new DataDirectoryError(refusal);
+  // What a new cluster's metadata starts with: `storage format`'s bootstrap.checkpoint, then --add-scram's.
+  const bootstrapRecords = [...readBootstrapRecords(fs, o.dataDir), ...o.bootstrapRecords ?? []];
   const storage = componentLogger(o.logger, 'storage');
   const logs = new LogManager({
     dir: o.dataDir, fs, clock: o.clock, configFor,
@@ -231,20 +235,21 @@ async function openDiskBackend(o: DiskBackendOptions, brokerConfig: BrokerConfig
     log: (m) => storage.info(m),
     ...(o.onLogDirFailure ? { onOffline: (cause: Error) => o.onLogDirFailure!(o.dataDir, cause) } : {}),
   });
-  // Static voters win; else the voter set is asked of controller.quorum.bootstrap.servers.
+  // Static voters win; else the voters this node's metadata log recorded (a formatted bootstrap
+  // snapshot, or a later one), else the voter set is asked of controller.quorum.bootstrap.servers.
   const bootstrapVoters = async (): Promise<VoterAddress[] | undefined> => {
     const bootstrap = brokerConfig.get('controller.quorum.bootstrap.servers') as string[];
     if (brokerConfig.processRoles.length === 0 || (brokerConfig.get('controller.quorum.voters') as string[]).length > 0 || bootstrap.length === 0) return undefined;
-    return discoverVoters(bootstrap, o.logger);
+    return storedVoters(fs, o.dataDir) ?? discoverVoters(bootstrap, o.logger);
   };
   try {
-    const meta = logs.ensureMetaProperties(o.nodeId, logs.storedClusterId() ?? o.clusterId ?? newClusterId());
+    const meta = logs.ensureMetaProperties(o.nodeId, logs.storedClusterId() ?? o.clusterId ?? randomUuid());
     storage.info(`${o.dataDir} (cluster ${meta.clusterId}, ${logs.hadCleanShutdown ? 'clean' : 'unclean or first'} start)`);
     metadata = await LogMetadata.open({
       logDir: o.dataDir, fs, clock: o.clock, clusterId: meta.clusterId, nodeId: o.nodeId, ...metadataQuorum(brokerConfig, o.nodeId, await bootstrapVoters(), () => metadata?.image),
       snapshotRecordBytes: Number(brokerConfig.get('metadata.log.max.record.bytes.between.snapshots')),
       segmentBytes: o.metadataSegmentBytes ?? Number(brokerConfig.get('metadata.log.segment.bytes')), logger: componentLogger(o.logger, 'metadata-quorum'), flushStats: logs.flushStats,
-      ...(o.bootstrapRecords ? { bootstrapRecords: o.bootstrapRecords } : {}),
+      ...(bootstrapRecords.length > 0 ? { bootstrapRecords } : {}),
       raftTimeouts: {
         electionTimeoutMs: Number(brokerConfig.get('controller.quorum.election.timeout.ms')),
         fetchTimeoutMs: Number(brokerConfig.get('controller.quorum.fetch.timeout.ms')),
@@ -310,7 +315,7 @@ async function openDiskBackend(o: DiskBackendOptions, brokerConfig: BrokerConfig
     uncleanLeaderElectionEnable: brokerConfig.get('unclean.leader.election.enable') as boolean, topicDefaults, validateTopicConfigs: validate, logger: componentLogger(o.logger, 'controller'),
     autoLeaderRebalanceEnable: brokerConfig.get('auto.leader.rebalance.enable') as boolean,
     leaderImbalanceCheckIntervalMs: 1000 * Number(brokerConfig.get('leader.imbalance.check.interval.seconds')),
-    ...(o.bootstrapRecords ? { bootstrapRecords: o.bootstrapRecords } : {}),
+    ...(bootstrapRecords.length > 0 ? { bootstrapRecords } : {}),
   });
   controllerService.start();
   // controller_mutation_rate is the active controller's to charge: for changes forwarded in an

@@ -9,3 +9,4 @@ export { startCluster, type ClusterOptions, type ClusterHandle, type ClusterNode
 export { Broker, type BrokerDeps, type MetadataSource, type LogFactory } from './broker.js';
 export type { LogMetadata } from './metadata-log.js';
 export { ControllerService } from './controller-service.js';
+export { FormatError, formatStorage, storageInfo, type InitialQuorum } from './storage-format.js';

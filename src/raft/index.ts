@@ -16,7 +16,9 @@ export {
 export type { QuorumStateStore, LogStore, LoadedLog } from './store/ports.js';
 export { MemoryQuorumStateStore, MemoryLogStore } from './store/memory.js';
 export { FileQuorumStateStore, FileLogStore } from './store/file.js';
-export { StorageLogStore, METADATA_LOG_DIR_NAME, RECOVERY_POINT_FILE, TRUNCATION_REPAIR_FILE, snapshotFileName, type StorageLogStoreOptions } from './store/storage.js';
+export {
+  StorageLogStore, METADATA_LOG_DIR_NAME, RECOVERY_POINT_FILE, TRUNCATION_REPAIR_FILE, snapshotFileName, writeBootstrapSnapshot, latestSnapshotVoters, type StorageLogStoreOptions,
+} from './store/storage.js';
 export { encodeSnapshotFile, decodeSnapshotFile, SnapshotFormatError } from './store/snapshot-file.js';
 export type { ReplicatedStateMachine } from './state-machine.js';
 export { Simulation, SimViolation, runSeed, type SimOptions, type SimResult, type SimStats, type SimControl, type SimHost } from './sim/sim.js';

@@ -1,5 +1,6 @@
 // The storage room's door: partition logs on Kafka's on-disk layout, the log manager for a log
-// directory, the cleaner, and the FileSystem port with its real and in-memory implementations.
+// directory, its meta.properties, the cleaner, and the FileSystem port with its real and in-memory
+// implementations.
 export { StorageError, type StorageErrorKind } from './errors.js';
 export { NodeFileSystem, FileCache, type FileSystem, type FileHandle } from './fs.js';
 export { MemoryFileSystem, type Fault, type FaultOp } from './memory-fs.js';
@@ -14,5 +15,6 @@ export {
 } from './checkpoint.js';
 export { cleanLog, firstUncleanableOffset, type CleanResult } from './cleaner.js';
 export { LogFlushStats, LOG_FLUSH_BUCKETS_MS } from './flush-stats.js';
-export { LogManager, type LogManagerOptions, type MetaProperties } from './log-manager.js';
+export { LogManager, type LogManagerOptions } from './log-manager.js';
+export { META_PROPERTIES, randomUuid, isUuid, readMetaProperties, writeMetaProperties, type MetaProperties } from './meta-properties.js';
 export { logDirName, parseLogDirName } from './log-dir-name.js';

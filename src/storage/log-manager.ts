@@ -16,8 +16,9 @@ import { PartitionLog } from './partition-log.js';
 import { LogFlushStats } from './flush-stats.js';
 import { cleanLog } from './cleaner.js';
 import { logDirName, parseLogDirName } from './log-dir-name.js';
+import { randomUuid, readMetaProperties, writeMetaProperties, type MetaProperties } from './meta-properties.js';
 import {
-  readOffsetCheckpoint, writeOffsetCheckpoint, writeOffsetCheckpointByDirName, offsetCheckpointBytesByDirName, readProperties, writeProperties, readPartitionMetadata, writePartitionMetadata, partitionMetadataBytes,
+  readOffsetCheckpoint, writeOffsetCheckpoint, writeOffsetCheckpointByDirName, offsetCheckpointBytesByDirName, readPartitionMetadata, writePartitionMetadata, partitionMetadataBytes,
 } from './checkpoint.js';
 
 export const RECOVERY_POINT_CHECKPOINT = 'recovery-point-offset-checkpoint';
@@ -25,7 +26,6 @@ export const LOG_START_OFFSET_CHECKPOINT = 'log-start-offset-checkpoint';
 export const REPLICATION_OFFSET_CHECKPOINT = 'replication-offset-checkpoint';
 export const CLEANER_OFFSET_CHECKPOINT = 'cleaner-offset-checkpoint';
 export const CLEAN_SHUTDOWN_FILE = '.kafka_cleanshutdown';
-export const META_PROPERTIES = 'meta.properties';
 
 export interface LogManagerOptions {
   dir: string;
@@ -55,8 +55,6 @@ export interface LogManagerOptions {
    */
   onOffline?: (cause: Error) => void;
 }
-
-export interface MetaProperties { nodeId: number; clusterId: string; directoryId: string }
 
 export class LogManager {
   readonly files: FileCache;
@@ -114,26 +112,22 @@ export class LogManager {
    * or node is refused; a new one is stamped.
    */
   ensureMetaProperties(nodeId: number, clusterId: string): MetaProperties {
-    const fs = this.o.fs;
-    const p = this.path(META_PROPERTIES);
-    if (fs.exists(p)) {
-      const props = readProperties(fs, p);
-      const meta = { nodeId: Number(props.get('node.id')), clusterId: props.get('cluster.id') ?? '', directoryId: props.get('directory.id') ?? '' };
-      if (meta.clusterId !== clusterId) {
-        throw new StorageError('KAFKA_STORAGE_ERROR', `${this.o.dir} belongs to cluster ${meta.clusterId}, not ${clusterId}`);
+    const stored = readMetaProperties(this.o.fs, this.o.dir);
+    if (stored !== null) {
+      if (stored.clusterId !== clusterId) {
+        throw new StorageError('KAFKA_STORAGE_ERROR', `${this.o.dir} belongs to cluster ${stored.clusterId}, not ${clusterId}`);
       }
-      if (meta.nodeId !== nodeId) throw new StorageError('KAFKA_STORAGE_ERROR', `${this.o.dir} belongs to node ${meta.nodeId}, not ${nodeId}`);
-      return meta;
+      if (stored.nodeId !== nodeId) throw new StorageError('KAFKA_STORAGE_ERROR', `${this.o.dir} belongs to node ${stored.nodeId}, not ${nodeId}`);
+      return stored;
     }
-    const meta = { nodeId, clusterId, directoryId: randomBytes(16).toString('base64url') };
-    writeProperties(fs, p, new Map([['version', '1'], ['node.id', String(nodeId)], ['cluster.id', clusterId], ['directory.id', meta.directoryId]]), 'Written by Logline');
+    const meta = { nodeId, clusterId, directoryId: randomUuid() };
+    writeMetaProperties(this.o.fs, this.o.dir, meta);
     return meta;
   }
 
   /** The cluster id stamped in meta.properties, if the directory has one. */
   storedClusterId(): string | null {
-    const p = this.path(META_PROPERTIES);
-    return this.o.fs.exists(p) ? readProperties(this.o.fs, p).get('cluster.id') ?? null : null;
+    return readMetaProperties(this.o.fs, this.o.dir)?.clusterId ?? null;
   }
 
   /** <topic>-<partition> directories present on disk. */

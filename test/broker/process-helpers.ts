@@ -1,12 +1,12 @@
 // Child processes for tests: client programs run to completion, `logline server` as a single node
 // or as the combined broker+controller nodes of a cluster, and their temporary data directories.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { freePort } from '../../src/util/index.js';
 import { ClusterClient } from '../../src/client/index.js';
+import { NodeFileSystem, randomUuid, writeMetaProperties } from '../../src/storage/index.js';
 
 /** Runs a client program to completion (killed after `timeoutMs`), collecting its output; `env` is added to this process's environment. */
 export function runProcess(cmd: string, args: string[], input: string | null = null, timeoutMs = 30_000, env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
@@ -101,15 +101,16 @@ export interface ClusterNodeProcess {
 /**
  * `count` combined broker+controller nodes (ids 1..count), or with `split` that many controller-only
  * nodes (ids 1..count) and `split.brokers` broker-only ones after them, on free loopback ports, each
- * with a data directory formatted with `clusterId` (Kafka's `kafka-storage format`: every node of a
- * cluster shares the cluster id); `voters` is their controller.quorum.voters. Nothing is started yet.
+ * with a data directory formatted with `clusterId` (what `logline storage format` writes: every node
+ * of a cluster shares the cluster id), or left unformatted with null; `voters` is their
+ * controller.quorum.voters. Nothing is started yet.
  */
-export async function clusterNodeProcesses(count: number, clusterId: string, split?: { brokers: number }): Promise<{ nodes: ClusterNodeProcess[]; voters: string }> {
+export async function clusterNodeProcesses(count: number, clusterId: string | null, split?: { brokers: number }): Promise<{ nodes: ClusterNodeProcess[]; voters: string }> {
   const nodes: ClusterNodeProcess[] = [];
   const total = count + (split?.brokers ?? 0);
   for (let id = 1; id <= total; id++) {
     const dir = tempDataDir();
-    writeFileSync(join(dir, 'meta.properties'), `version=1\nnode.id=${id}\ncluster.id=${clusterId}\ndirectory.id=${randomBytes(16).toString('base64url')}\n`);
+    if (clusterId !== null) writeMetaProperties(new NodeFileSystem(), dir, { nodeId: id, clusterId, directoryId: randomUuid() });
     const roles: ('broker' | 'controller')[] = split === undefined ? ['broker', 'controller'] : id <= count ? ['controller'] : ['broker'];
     nodes.push({
       id, roles, dir, child: null, log: '',
@@ -120,16 +121,15 @@ export async function clusterNodeProcesses(count: number, clusterId: string, spl
 }
 
 /**
- * Starts node `n` as `logline server` with its process.roles and short Raft timeouts (plus
- * `extraSets`, each key=value); resolves once its broker listener (a controller-only node: its
- * controller listener) is up. Its output is appended to `n.log`.
+ * The configuration flags of node `n` (`logline server` and `logline storage` take the same): its
+ * process.roles, listeners, the quorum, short Raft timeouts, plus `extraSets` (each key=value).
  */
-export function startClusterNodeProcess(n: ClusterNodeProcess, voters: string, extraSets: string[] = []): Promise<void> {
+export function clusterNodeArgs(n: ClusterNodeProcess, voters: string, extraSets: string[] = []): string[] {
   const broker = n.roles.includes('broker');
   const host = n.host ?? '127.0.0.1';
   const listeners = [...(broker ? [`PLAINTEXT://${host}:${n.brokerPort}`] : []), ...(n.roles.includes('controller') ? [`CONTROLLER://${host}:${n.controllerPort}`] : [])];
-  const args = [
-    'bin/logline.js', 'server', '--node-id', String(n.id), '--data-dir', n.dir, '--listeners', listeners.join(','),
+  return [
+    '--node-id', String(n.id), '--data-dir', n.dir, '--listeners', listeners.join(','),
     ...(broker ? ['--advertised-listeners', `PLAINTEXT://${host}:${n.brokerPort}`] : []),
     '--set', `process.roles=${n.roles.join(',')}`, '--set', 'controller.listener.names=CONTROLLER',
     '--set', 'listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT', '--set', `controller.quorum.voters=${voters}`,
@@ -138,6 +138,16 @@ export function startClusterNodeProcess(n: ClusterNodeProcess, voters: string, e
     '--set', 'http.listener=127.0.0.1:0',
     ...extraSets.flatMap((kv) => ['--set', kv]),
   ];
+}
+
+/**
+ * Starts node `n` as `logline server` with clusterNodeArgs; resolves once its broker listener (a
+ * controller-only node: its controller listener) is up. Its output is appended to `n.log`.
+ */
+export function startClusterNodeProcess(n: ClusterNodeProcess, voters: string, extraSets: string[] = []): Promise<void> {
+  const broker = n.roles.includes('broker');
+  const host = n.host ?? '127.0.0.1';
+  const args = ['bin/logline.js', 'server', ...clusterNodeArgs(n, voters, extraSets)];
   const ready = broker ? `listening on PLAINTEXT://${host}:${n.brokerPort}` : `controller listening on CONTROLLER://${host}:${n.controllerPort}`;
   // `ip netns exec` execs the command in place, so the child's pid is the server's own.
   const child = n.netns === undefined

@@ -1,47 +1,29 @@
-// The README's failure story ("RF 3, min.insync.replicas 2, acks=all: one broker down, then two")
-// works as written. The test runs the commands between the readme-walkthrough markers in
-// README.md: the ```sh block once, then each `$ command` of the ```console blocks in order, in
-// bash, in a temporary directory. Its ports are changed to free ones, and `npx logline` and
-// `bin/logline.js` point at this checkout. Each command's output (stdout and stderr) must be what
-// the README shows under it. The topic id is not compared, nor the order of an ISR or of the
-// offline replicas (the controller orders them). A read-only command (describe, consume) is run
-// again until its output matches: the README's "about 9 s later". Commands that change something
-// run once. Only the processes the README's commands started are signalled, by their pid files.
+// The documentation's walkthroughs work as written (today the failure story of docs/operations.md,
+// "RF 3, min.insync.replicas 2, acks=all: one broker down, then two"). Every section of README.md and
+// docs/*.md between `<!-- readme-walkthrough: begin ... -->` and `<!-- readme-walkthrough: end -->`
+// is a test: its ```sh blocks run once, then each `$ command` of its ```console blocks in order, in
+// bash, in a temporary directory. Its ports (a controller on 29190, brokers on 2909N, HTTP
+// listeners on 2964N) are changed to free ones, and `npx logline` and `bin/logline.js` point at this
+// checkout. Each command's output (stdout and stderr) must be what the page shows under it. The
+// topic id is not compared, nor the order of an ISR or of the offline replicas (the controller
+// orders them). A read-only command (describe, consume) is run again until its output matches: the
+// page's "about 9 s later". Commands that change something run once. Only the processes the
+// section's commands started are signalled, by their pid files.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { runProcess } from '../broker/process-helpers.js';
 import { reservePort } from '../../src/util/index.js';
+import { markedSections, normalize, type Section } from '../docs/pages.js';
 
 const BIN = resolve('bin/logline.js');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-interface Step { command: string; expected: string }
-
-/** The walkthrough's setup script and its `$ command` steps with the output shown under each. */
-function walkthrough(): { setup: string; steps: Step[] } {
-  const readme = readFileSync('README.md', 'utf8');
-  const begin = readme.indexOf('<!-- readme-walkthrough: begin');
-  const end = readme.indexOf('<!-- readme-walkthrough: end -->');
-  assert.ok(begin >= 0 && end > begin, 'README.md has the walkthrough markers');
-  const section = readme.slice(begin, end);
-  const blocks = [...section.matchAll(/```(sh|console)\n([\s\S]*?)```/g)];
-  const setup = blocks.filter((b) => b[1] === 'sh').map((b) => b[2]!).join('\n');
-  const steps: Step[] = [];
-  for (const b of blocks.filter((x) => x[1] === 'console')) {
-    for (const line of b[2]!.split('\n')) {
-      if (line.startsWith('$ ')) steps.push({ command: line.slice(2), expected: '' });
-      else if (line !== '' || steps.at(-1)!.expected !== '') steps.at(-1)!.expected += `${line}\n`;
-    }
-  }
-  return { setup, steps };
-}
-
 /**
- * A 4-digit prefix P with ports P1, P2, P3 free (the README's brokers listen on 2909N), a free
- * controller port, and a prefix H with H0..H3 free (the nodes' HTTP listeners, 2964N).
+ * A 4-digit prefix P with ports P1, P2, P3 free (the brokers' 2909N), a free controller port, and a
+ * prefix H with H0..H3 free (the nodes' HTTP listeners, 2964N).
  */
 async function freePorts(): Promise<{ prefix: string; controller: number; httpPrefix: string }> {
   for (;;) {
@@ -54,38 +36,22 @@ async function freePorts(): Promise<{ prefix: string; controller: number; httpPr
   }
 }
 
-/**
- * Output as compared: runs of spaces collapsed (column widths follow the content), the topic id
- * left out, and the ISR and OFFLINE columns of a partition table sorted.
- */
-function normalize(text: string): string {
-  let sortedColumns: number[] = [];
-  return text.trim().split('\n').map((line) => {
-    const tokens = line.trim().split(/\s+/);
-    if (tokens.includes('PARTITION') && tokens.includes('ISR')) {
-      sortedColumns = ['ISR', 'OFFLINE'].map((c) => tokens.indexOf(c)).filter((i) => i >= 0);
-      return tokens.join(' ');
-    }
-    if (line.trim() === '') { sortedColumns = []; return ''; }
-    for (const i of sortedColumns) {
-      if (tokens[i] !== undefined && /^\d+(,\d+)*$/.test(tokens[i]!)) tokens[i] = tokens[i]!.split(',').map(Number).sort((a, b) => a - b).join(',');
-    }
-    return tokens.join(' ').replace(/^topic (\S+) id \S+$/, 'topic $1 id <id>');
-  }).join('\n');
+/** What every command needs from the setup: up to the end of its first shell function (start_broker), else its exports. */
+function preludeOf(setup: string): string {
+  const fn = setup.indexOf('\n}\n');
+  return fn >= 0 ? setup.slice(0, fn + 3) : setup.split('\n').filter((l) => l.startsWith('export ')).join('\n');
 }
 
-test('README: one broker down, writes go on; two down, acks=all refused with NOT_ENOUGH_REPLICAS; one back, writes resume; preferred leaders return', { timeout: 300_000 }, async () => {
-  const { setup, steps } = walkthrough();
-  assert.ok(steps.length >= 15, `the walkthrough's commands: ${steps.map((s) => s.command).join(' | ')}`);
-  const dir = mkdtempSync(join(tmpdir(), 'logline-readme-'));
+async function runSection(section: Section): Promise<void> {
+  const { setup, steps } = section;
+  assert.ok(steps.length > 0, `${section.page}: a walkthrough without $ commands`);
+  const dir = mkdtempSync(join(tmpdir(), 'logline-walkthrough-'));
   const { prefix, controller, httpPrefix } = await freePorts();
   const ports: Record<string, string> = { 29190: String(controller), 2909: prefix, 2964: httpPrefix };
   const local = (script: string) => script
     .replace(/29190|2909|2964/g, (m) => ports[m]!)
     .replaceAll('npx logline', `node ${BIN}`).replaceAll('node bin/logline.js', `node ${BIN}`);
-  // What every command needs from the setup: the exported variables and start_broker.
-  const prelude = local(setup.slice(0, setup.indexOf('\n}\n') + 3));
-  assert.match(prelude, /^export LOGLINE_BOOTSTRAP_SERVERS=.*start_broker\(\) \{/s);
+  const prelude = local(preludeOf(setup));
   const bash = (script: string, timeoutMs: number) => runProcess('bash', ['-c', `set -e -o pipefail\ncd ${dir}\n${script}`], null, timeoutMs);
   try {
     const started = await bash(local(setup), 60_000);
@@ -104,12 +70,20 @@ test('README: one broker down, writes go on; two down, acks=all refused with NOT
       }
     }
   } finally {
-    for (const n of [0, 1, 2, 3]) {
-      const file = join(dir, `node-${n}.pid`);
-      if (!existsSync(file)) continue;
-      try { process.kill(Number(readFileSync(file, 'utf8').trim()), 'SIGKILL'); } catch { /* already gone */ }
+    for (const file of readdirSync(dir).filter((n) => n.endsWith('.pid'))) {
+      try { process.kill(Number(readFileSync(join(dir, file), 'utf8').trim()), 'SIGKILL'); } catch { /* already gone */ }
     }
     await sleep(200);
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+const sections = markedSections('readme-walkthrough');
+
+test('the documentation has walkthroughs, and docs/operations.md has the acks=all failure story', () => {
+  assert.ok(sections.some((s) => s.page === 'docs/operations.md' && s.steps.length >= 15), sections.map((s) => `${s.page}: ${s.heading} (${s.steps.length} steps)`).join('\n'));
 });
+
+for (const section of sections) {
+  test(`${section.page}: ${section.heading}`, { timeout: 300_000 }, () => runSection(section));
+}

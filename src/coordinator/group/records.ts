@@ -1,8 +1,9 @@
 // The records a group coordinator writes to its `__consumer_offsets` partition, with Kafka's own
-// key/value schemas (../shared/kafka-protocol/group-coordinator). A key is an int16 record type
-// (the key schema's only version) followed by the key fields; a value is an int16 value version
-// followed by the value fields; a null value is a tombstone. Kafka's tools can read our topic and
-// we can read theirs.
+// key/value schemas (generated into src/protocol from Kafka's JSON message schemas, which are kept
+// outside this repository; see scripts/generate-protocol.mjs). A key is an int16 record type (the
+// key schema's only version) followed by the key fields; a value is an int16 value version followed
+// by the value fields; a null value is a tombstone. Kafka's tools can read our topic and we can read
+// theirs.
 import {
   Reader, Writer, decodeMessage, encodeMessage, ProtocolError,
   type ConsumerGroupCurrentMemberAssignmentValue, type ConsumerGroupMemberMetadataValue, type ConsumerGroupMetadataValue,

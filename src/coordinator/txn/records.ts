@@ -1,8 +1,10 @@
 // The records a transaction coordinator writes to its `__transaction_state` partition, with Kafka's
-// own schemas (../shared/kafka-protocol/transaction-coordinator). The key is an int16 record type
-// (0, the TransactionLogKey's only version) and the transactional id; the value is an int16 value
-// version and the TransactionLogValue fields; a null value is the tombstone written when the
-// transactional id expires. Kafka's tools can read our topic and we can read theirs.
+// own schemas (TransactionLogKey and TransactionLogValue, generated into src/protocol from Kafka's
+// JSON message schemas, which are kept outside this repository; see scripts/generate-protocol.mjs).
+// The key is an int16 record type (0, the TransactionLogKey's only version) and the transactional
+// id; the value is an int16 value version and the TransactionLogValue fields; a null value is the
+// tombstone written when the transactional id expires. Kafka's tools can read our topic and we can
+// read theirs.
 //
 // What the log does not hold, Kafka does not hold either: the last producer epoch is never written
 // (a reloaded id has -1 there); the previous and next producer ids (tagged fields) and the client's

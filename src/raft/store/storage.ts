@@ -6,6 +6,8 @@
 // `<endOffset 20 digits>-<epoch 10 digits>.checkpoint` files in the same directory, written
 // atomically; their bytes are the state machine's own, or, with `snapshotFormat: 'records'`, Kafka's
 // snapshot record format (header, the state machine's record batches, footer; snapshot-file.ts).
+// A new directory may hold Kafka's bootstrap snapshot (0-0: no records, the initial voter set of a
+// dynamic quorum, written by `logline storage format`); it loads like any other.
 //
 // The latest snapshot is the source of the log start offset: on load, entries below its end offset
 // are skipped (and whole segments below it deleted), and a log that ends before it is restarted at
@@ -30,6 +32,7 @@ import type { EntryBatch, LogOp, Snapshot } from '../core/types.js';
 import { decodeEntries, encodeBatch } from '../net/messages.js';
 import type { LoadedLog, LogStore } from './ports.js';
 import { decodeSnapshotFile, encodeSnapshotFile } from './snapshot-file.js';
+import { unwrapSnapshotData, wrapSnapshotData, type VoterSet } from '../core/voters.js';
 
 /** Kafka's name for the metadata log's partition directory. */
 export const METADATA_LOG_DIR_NAME = '__cluster_metadata-0';
@@ -45,6 +48,41 @@ const READ_CHUNK_BYTES = 1 << 20;
 
 export function snapshotFileName(endOffset: number, epoch: number): string {
   return `${String(endOffset).padStart(20, '0')}-${String(epoch).padStart(10, '0')}${SNAPSHOT_FILE_SUFFIX}`;
+}
+
+/** The name of the latest `.checkpoint` in `dir` (highest end offset, then epoch), if any. */
+function latestSnapshotName(fs: FileSystem, dir: string): { endOffset: number; epoch: number; name: string } | undefined {
+  let best: { endOffset: number; epoch: number; name: string } | undefined;
+  if (!fs.isDirectory(dir)) return undefined;
+  for (const n of fs.list(dir)) {
+    const m = SNAPSHOT_NAME.exec(n);
+    if (m === null) continue;
+    const endOffset = Number(m[1]);
+    const epoch = Number(m[2]);
+    if (best === undefined || endOffset > best.endOffset || (endOffset === best.endOffset && epoch > best.epoch)) best = { endOffset, epoch, name: n };
+  }
+  return best;
+}
+
+/**
+ * Kafka's bootstrap snapshot (Snapshots.BOOTSTRAP_SNAPSHOT_ID, end offset 0, epoch 0) in a new
+ * metadata log directory `dir` (`<log dir>/__cluster_metadata-0`): the initial voter set of a
+ * KIP-853 dynamic quorum, as `kafka-storage format --standalone` or `--initial-controllers` write
+ * it. A store opening the directory loads it as its latest snapshot, so the voters come from it
+ * (before any VotersRecord of the log) and the state machine starts empty at offset 0.
+ */
+export function writeBootstrapSnapshot(fs: FileSystem, dir: string, voters: VoterSet): void {
+  fs.mkdirs(dir);
+  const bytes = encodeSnapshotFile({ id: { endOffset: 0, epoch: 0 }, data: wrapSnapshotData(voters, new Uint8Array(0)) });
+  fs.writeFileAtomic(nodePath.join(dir, snapshotFileName(0, 0)), bytes);
+}
+
+/** The voter set recorded in the latest snapshot of a metadata log directory written in Kafka's format, if there is one. */
+export function latestSnapshotVoters(fs: FileSystem, dir: string): VoterSet | undefined {
+  const best = latestSnapshotName(fs, dir);
+  if (best === undefined) return undefined;
+  const id = { endOffset: best.endOffset, epoch: best.epoch };
+  return unwrapSnapshotData(decodeSnapshotFile(id, fs.readFile(nodePath.join(dir, best.name)))).voters;
 }
 
 export interface StorageLogStoreOptions {
@@ -315,14 +353,7 @@ export class StorageLogStore implements LogStore {
   }
 
   private readLatestSnapshot(): Snapshot | undefined {
-    let best: { endOffset: number; epoch: number; name: string } | undefined;
-    for (const n of this.fs.list(this.dir)) {
-      const m = SNAPSHOT_NAME.exec(n);
-      if (m === null) continue;
-      const endOffset = Number(m[1]);
-      const epoch = Number(m[2]);
-      if (best === undefined || endOffset > best.endOffset || (endOffset === best.endOffset && epoch > best.epoch)) best = { endOffset, epoch, name: n };
-    }
+    const best = latestSnapshotName(this.fs, this.dir);
     if (best === undefined) return undefined;
     const id = { endOffset: best.endOffset, epoch: best.epoch };
     const bytes = this.fs.readFile(nodePath.join(this.dir, best.name));
