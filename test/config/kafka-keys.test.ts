@@ -4,6 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { KAFKA_KEYS, TIERED, sampleValue } from './kafka-keys.js';
 import {
   applyIncrementalOps, AlterConfigOp, documentation, BrokerConfigError, ConfigSource, describeBrokerConfigs, describeResourceConfigs,
   keyOf, parseBrokerConfig, parseProperties, refusedReason, renderConfigReference, resolveTopicConfig, TopicConfigError,
@@ -12,26 +13,8 @@ import {
 } from '../../src/config/index.js';
 
 const root = new URL('../../../', import.meta.url);
-export const KAFKA_KEYS: { broker: string[]; topic: string[]; group: string[]; clientMetrics: string[] } =
-  JSON.parse(readFileSync(new URL('test/fixtures/kafka-config-keys.json', root), 'utf8'));
-/** Tiered storage's keys are declared with the tiered storage work, not here. */
-export const TIERED = /^(remote\.|rsm\.config\.|log\.local\.retention\.|local\.retention\.)/;
 
 const KINDS: [ConfigKind, string[]][] = [['broker', KAFKA_KEYS.broker], ['topic', KAFKA_KEYS.topic], ['group', KAFKA_KEYS.group], ['client-metrics', KAFKA_KEYS.clientMetrics]];
-
-/** A value the key accepts: its default, else one of its type. */
-export function sampleValue(def: ConfigKeyDef): string {
-  if (def.defaultValue !== null) return def.defaultValue;
-  if (def.validator?.kind === 'custom' && /Java classes/.test(def.validator.rule)) return '';
-  switch (def.type) {
-    case 'boolean': return 'false';
-    case 'short': case 'int': case 'long': return '1';
-    case 'double': return '0.5';
-    case 'password': return 'secret';
-    case 'class': case 'list': return '';
-    case 'string': return 'x';
-  }
-}
 
 test('every Kafka 4.0 key is known to Logline or refused with a reason', () => {
   for (const [kind, names] of KINDS) {
