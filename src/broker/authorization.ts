@@ -213,10 +213,13 @@ const txnOffsetCommit: Rule = (req, az) => {
 };
 
 /** Broker (4) and broker-logger (8) configs are the cluster's; topic (2) configs the topic's. */
+// Topic configs need the operation on the topic, group configs on the group (as Kafka's
+// AuthHelper), everything else (broker, client-metrics) on the cluster.
 const configResource = (op: number, responseField: string): Rule => (req, az) => perItem(req, 'resources', responseField,
-  (r: any) => r.resourceType === 2 ? az.allowed(op, R.TOPIC, r.resourceName) : cluster(az, op),
-  (r: any) => ({ errorCode: r.resourceType === 2 ? E.TOPIC_AUTHORIZATION_FAILED : E.CLUSTER_AUTHORIZATION_FAILED, errorMessage: null,
-    resourceType: r.resourceType, resourceName: r.resourceName, configs: [] }));
+  (r: any) => r.resourceType === 2 ? az.allowed(op, R.TOPIC, r.resourceName) : r.resourceType === 32 ? az.allowed(op, R.GROUP, r.resourceName) : cluster(az, op),
+  (r: any) => ({
+    errorCode: r.resourceType === 2 ? E.TOPIC_AUTHORIZATION_FAILED : r.resourceType === 32 ? E.GROUP_AUTHORIZATION_FAILED : E.CLUSTER_AUTHORIZATION_FAILED,
+    errorMessage: null, resourceType: r.resourceType, resourceName: r.resourceName, configs: [] }));
 
 const topicNameOf = (ctx: RequestContext<any>, t: { name: string | null; topicId: string }): string | undefined =>
   t.name ?? ctx.services.metadata?.().topicById(t.topicId)?.name;

@@ -3,8 +3,8 @@
 // which validates them against its latest configs (planConfigChange) and commits ConfigRecords, so
 // they live in the metadata like everything else.
 import {
-  applyIncrementalOps, describeBrokerConfigs, describeTopicConfigs, validateTopicConfigs,
-  type BrokerConfig, type DescribeConfigsEntry,
+  applyIncrementalOps, describeBrokerConfigs, describeResourceConfigs, describeTopicConfigs, validateTopicConfigs,
+  type BrokerConfig, type ConfigKind, type DescribeConfigsEntry,
 } from '../config/index.js';
 import { ErrorCode } from '../protocol/index.js';
 import type { EmittedRecord } from '../controller/index.js';
@@ -14,7 +14,18 @@ import type { ForwardedFor } from './envelope.js';
 
 export type { ResourceResult } from './controller-channel.js';
 
-export const ResourceType = { Topic: 2, Broker: 4, BrokerLogger: 8 } as const;
+export const ResourceType = { Topic: 2, Broker: 4, BrokerLogger: 8, ClientMetrics: 16, Group: 32 } as const;
+
+/** The config kind of a resource type that has a key table (BROKER_LOGGER has none here). */
+function kindOf(resourceType: number): ConfigKind | undefined {
+  switch (resourceType) {
+    case ResourceType.Topic: return 'topic';
+    case ResourceType.Broker: return 'broker';
+    case ResourceType.Group: return 'group';
+    case ResourceType.ClientMetrics: return 'client-metrics';
+    default: return undefined;
+  }
+}
 const CONFIG_RECORD = 4;
 
 const ok: ResourceResult = { errorCode: 0, errorMessage: null };
@@ -55,6 +66,11 @@ export class ConfigAdmin {
       if (!which) return { ...fail(ErrorCode.INVALID_REQUEST, `Unexpected broker id ${name}; this is broker ${this.nodeId()}`), entries: [] };
       return { ...ok, entries: describeBrokerConfigs(this.brokerConfig(), this.dynamic(), options, which) };
     }
+    const kind = kindOf(resourceType);
+    if (kind === 'group' || kind === 'client-metrics') {
+      if (name === '') return { ...fail(ErrorCode.INVALID_REQUEST, `A ${kind} resource needs a name`), entries: [] };
+      return { ...ok, entries: describeResourceConfigs(kind, this.view().configs(resourceType, name), this.brokerConfig(), options, this.dynamic()) };
+    }
     return { ...fail(ErrorCode.INVALID_REQUEST, `Unsupported resource type ${resourceType}`), entries: [] };
   }
 
@@ -90,12 +106,12 @@ export interface ConfigState {
 export function planConfigChange(state: ConfigState, change: ConfigChange): { records: EmittedRecord[]; response: ResourceResult } {
   const { resourceType, resourceName: name } = change;
   const refuse = (r: ResourceResult) => ({ records: [], response: r });
-  if (resourceType === ResourceType.Topic) {
-    if (!state.topicExists(name)) return refuse(fail(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `Topic ${name} does not exist`));
-  } else if (resourceType !== ResourceType.Broker) return refuse(fail(ErrorCode.INVALID_REQUEST, `Unsupported resource type ${resourceType}`));
-  const kind = resourceType === ResourceType.Topic ? 'topic' : 'broker';
+  const kind = kindOf(resourceType);
+  if (kind === undefined) return refuse(fail(ErrorCode.INVALID_REQUEST, `Unsupported resource type ${resourceType}`));
+  if (kind === 'topic' && !state.topicExists(name)) return refuse(fail(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `Topic ${name} does not exist`));
+  if ((kind === 'group' || kind === 'client-metrics') && name === '') return refuse(fail(ErrorCode.INVALID_REQUEST, `A ${kind} resource needs a name`));
   const current = state.configs(resourceType, name);
-  const result = applyIncrementalOps(change.replace ? new Map() : current, change.ops.map((o) => ({ name: o.name, op: o.configOperation, value: o.value })), kind);
+  const result = applyIncrementalOps(change.replace ? new Map() : current, change.ops.map((o) => ({ name: o.name, op: o.configOperation, value: o.value })), kind, { brokerScope: name === '' ? 'cluster-default' : 'broker' });
   if (!result.ok) return refuse(fail(ErrorCode[result.errors[0]!.errorCode], result.errors.map((e) => e.message).join('; ')));
   if (resourceType === ResourceType.Topic) {
     const [problem] = validateTopicConfigs(result.configs);

@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { startServer } from '../node/index.js';
 import { componentLogger, createLogger, parseLogLevel, type LogFormat } from '../util/index.js';
 import { startHttpListener } from '../http/index.js';
-import { BrokerConfigError, parseBrokerConfig, parseProperties, type BrokerConfig } from '../config/index.js';
+import { BrokerConfigError, brokerKey, parseBrokerConfig, parseProperties, type BrokerConfig } from '../config/index.js';
 import { parseAddScram, scramCredentialRecord } from '../security/index.js';
 import { UsageError, helpText, parseArgs, type FlagSpec } from './args.js';
 import { tuneHeap } from './heap.js';
@@ -86,6 +86,9 @@ export async function serverCommand(argv: string[]): Promise<number> {
   if (format !== 'text' && format !== 'json') throw new UsageError(`--log-format: expected text or json, got "${format}"`);
   const logger = createLogger({ level: parseLogLevel(config.get('log.level') as string), format: format as LogFormat });
   const log = componentLogger(logger, 'server');
+  // Kafka keys Logline accepts without acting on them: said once, so nobody expects them to work.
+  const unused = [...config.originals.keys()].filter((k) => brokerKey(k)?.unused === true);
+  if (unused.length > 0) log.info(`accepted, not used by Logline (docs/config-reference.md says why): ${unused.join(', ')}`);
   const heap = tuneHeap();
   if (heap !== null) log.debug?.(`V8 heap: ${heap}`);
   let bootstrapRecords;

@@ -56,7 +56,7 @@ export function parseBrokerConfig(props: PropsInput, overrides?: PropsInput): Br
   for (const [source, input] of [['static', props], ['override', overrides]] as const) {
     for (const [name, raw] of entriesOf(input)) {
       if (brokerKey(name) === undefined) {
-        problems.push({ name, errorCode: 'INVALID_CONFIG', message: unknownKeyMessage(name, 'broker', Object.keys(BROKER_KEYS)) });
+        problems.push({ name, errorCode: 'INVALID_CONFIG', message: unknownKeyMessage(name, 'broker') });
         continue;
       }
       originals.set(name, raw);

@@ -3,7 +3,9 @@
 // static, default — and within each layer the broker synonyms in order (log.retention.ms, .minutes,
 // .hours); entries before the first one named like the key itself are then dropped, exactly as
 // Kafka does. The entry's source is the first synonym's, or DEFAULT_CONFIG when there is none.
-import { BROKER_KEY_LIST, TOPIC_KEY_LIST, brokerConfigSynonyms, brokerKey } from './table.js';
+import {
+  BROKER_KEY_LIST, CLIENT_METRICS_KEY_LIST, GROUP_KEY_LIST, TOPIC_KEY_LIST, brokerConfigSynonyms, brokerKey, listenerPrefixedKey,
+} from './table.js';
 import { ConfigSource, configTypeId, type ConfigKeyDef, type ConfigSourceId } from './types.js';
 import { formatValue } from './values.js';
 import { parseBrokerConfig, type BrokerConfig } from './broker.js';
@@ -42,7 +44,10 @@ export function effectiveBrokerConfig(broker: BrokerConfig, dynamic: DynamicBrok
 }
 
 function configSynonyms(name: string, broker: BrokerConfig, dynamic: DynamicBrokerOverrides, sensitive: boolean): ConfigSynonymEntry[] {
-  const names = brokerConfigSynonyms(name);
+  // A listener override's synonym is its base key (DynamicBrokerConfig.brokerConfigSynonyms with
+  // matchListenerOverride), so the base key's layers follow the override's.
+  const prefixed = listenerPrefixedKey(name);
+  const names = prefixed === undefined ? brokerConfigSynonyms(name) : [name, prefixed.key];
   const layers: [ReadonlyMap<string, string>, ConfigSourceId][] = [
     [dynamic.perBroker ?? EMPTY, ConfigSource.DYNAMIC_BROKER_CONFIG],
     [dynamic.clusterDefault ?? EMPTY, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG],
@@ -56,6 +61,7 @@ function configSynonyms(name: string, broker: BrokerConfig, dynamic: DynamicBrok
     }
   }
   for (const n of names) {
+    if (listenerPrefixedKey(n) !== undefined) continue; // an override has no default of its own
     const d = brokerKey(n)?.defaultValue;
     if (d !== undefined && d !== null) out.push({ name: n, value: sensitive ? null : d, source: ConfigSource.DEFAULT_CONFIG });
   }
@@ -95,7 +101,8 @@ export function describeBrokerConfigs(
 ): DescribeConfigsEntry[] {
   const perBroker = resource === 'broker';
   const effective = effectiveBrokerConfig(broker, dynamic);
-  const defs = perBroker ? BROKER_KEY_LIST : BROKER_KEY_LIST.filter((d) => dynamic.clusterDefault?.has(d.name) === true);
+  const defs = perBroker ? [...BROKER_KEY_LIST, ...listenerOverrides(broker, dynamic)] : [...BROKER_KEY_LIST, ...listenerOverrides(broker, { clusterDefault: dynamic.clusterDefault })]
+    .filter((d) => dynamic.clusterDefault?.has(d.name) === true);
   return wanted(defs, options.keys).map((def) => {
     const sensitive = def.type === 'password';
     const typed = perBroker ? effective.values.get(def.name) : parseValue(def, dynamic.clusterDefault!.get(def.name)!);
@@ -106,6 +113,32 @@ export function describeBrokerConfigs(
   });
 }
 
+/** The listener.name.<l>. overrides set in any layer; Kafka describes them beside the base keys. */
+function listenerOverrides(broker: BrokerConfig, dynamic: DynamicBrokerOverrides): ConfigKeyDef[] {
+  const names = new Set([...broker.originals.keys(), ...(dynamic.perBroker?.keys() ?? []), ...(dynamic.clusterDefault?.keys() ?? [])]);
+  return [...names].filter((n) => listenerPrefixedKey(n) !== undefined).sort().map((n) => brokerKey(n)!);
+}
+
+/**
+ * DescribeConfigs for a GROUP or CLIENT_METRICS resource: each key's override (source GROUP_CONFIG
+ * or CLIENT_METRICS_CONFIG), else for a group key its broker synonym's value, else the default.
+ */
+export function describeResourceConfigs(
+  kind: 'group' | 'client-metrics', overrides: ReadonlyMap<string, string>, broker: BrokerConfig,
+  options: DescribeOptions = {}, dynamic: DynamicBrokerOverrides = {},
+): DescribeConfigsEntry[] {
+  const effective = effectiveBrokerConfig(broker, dynamic);
+  const source = kind === 'group' ? ConfigSource.GROUP_CONFIG : ConfigSource.CLIENT_METRICS_CONFIG;
+  return wanted(kind === 'group' ? GROUP_KEY_LIST : CLIENT_METRICS_KEY_LIST, options.keys).map((def) => {
+    const raw = overrides.get(def.name);
+    const typed = raw !== undefined ? parseValue(def, raw)
+      : def.brokerSynonym !== undefined ? effective.values.get(def.brokerSynonym) : def.defaultValue === null ? null : parseValue(def, def.defaultValue);
+    const synonyms = def.brokerSynonym === undefined ? [] : configSynonyms(def.brokerSynonym, broker, dynamic, false);
+    if (raw !== undefined) synonyms.unshift({ name: def.name, value: raw, source });
+    return entry(def, formatValue(def.type, typed), false, synonyms, options);
+  });
+}
+
 function entry(def: ConfigKeyDef, value: string | null, readOnly: boolean, synonyms: ConfigSynonymEntry[], o: DescribeOptions): DescribeConfigsEntry {
   return {
     name: def.name, value, readOnly,
@@ -113,6 +146,11 @@ function entry(def: ConfigKeyDef, value: string | null, readOnly: boolean, synon
     isSensitive: def.type === 'password',
     synonyms: o.includeSynonyms === true ? synonyms : [],
     configType: configTypeId(def.type),
-    documentation: o.includeDocumentation === true ? def.doc : null,
+    documentation: o.includeDocumentation === true ? documentation(def) : null,
   };
+}
+
+/** A key's documentation; an unused key's says so, whatever its doc line starts with. */
+export function documentation(def: ConfigKeyDef): string {
+  return def.unused === true && !def.doc.startsWith('Accepted') ? `Accepted, not used by Logline. ${def.doc}` : def.doc;
 }

@@ -1,7 +1,7 @@
 // IncrementalAlterConfigs: SET, DELETE, APPEND and SUBTRACT applied to a resource's stored config
 // map, with Kafka's rules (ConfigAdminManager): APPEND/SUBTRACT only on list keys and starting from
 // the key's default when unset, no key twice in one request, read-only broker keys refused.
-import { brokerKey, topicKey, BROKER_KEYS, TOPIC_KEYS } from './table.js';
+import { keyOf, type ConfigKind } from './table.js';
 import { ConfigError, type ConfigKeyDef, type ConfigProblem } from './types.js';
 import { parseValue } from './values.js';
 import { unknownKeyMessage } from './suggest.js';
@@ -24,10 +24,10 @@ export interface IncrementalOptions {
   readonly brokerScope?: 'broker' | 'cluster-default';
 }
 
-function checkOp(o: AlterConfigOpInput, kind: 'topic' | 'broker', options: IncrementalOptions): ConfigKeyDef | ConfigProblem {
-  const def = kind === 'topic' ? topicKey(o.name) : brokerKey(o.name);
+function checkOp(o: AlterConfigOpInput, kind: ConfigKind, options: IncrementalOptions): ConfigKeyDef | ConfigProblem {
+  const def = keyOf(kind, o.name);
   const bad = (errorCode: ConfigProblem['errorCode'], message: string): ConfigProblem => ({ name: o.name, errorCode, message });
-  if (def === undefined) return bad('INVALID_CONFIG', unknownKeyMessage(o.name, kind, Object.keys(kind === 'topic' ? TOPIC_KEYS : BROKER_KEYS)));
+  if (def === undefined) return bad('INVALID_CONFIG', unknownKeyMessage(o.name, kind));
   if (!Number.isInteger(o.op) || o.op < 0 || o.op > 3) return bad('INVALID_REQUEST', `Unknown config operation ${o.op} for ${o.name}`);
   if (kind === 'broker' && def.dynamic === 'read-only') return bad('INVALID_CONFIG', `Cannot update these configs dynamically: ${o.name}`);
   if (kind === 'broker' && def.dynamic === 'per-broker' && options.brokerScope === 'cluster-default') {
@@ -42,7 +42,7 @@ function checkOp(o: AlterConfigOpInput, kind: 'topic' | 'broker', options: Incre
 
 /** Applies the ops to a copy of `current`; either every op applies or none does. */
 export function applyIncrementalOps(
-  current: ReadonlyMap<string, string>, ops: readonly AlterConfigOpInput[], kind: 'topic' | 'broker',
+  current: ReadonlyMap<string, string>, ops: readonly AlterConfigOpInput[], kind: ConfigKind,
   options: IncrementalOptions = {},
 ): IncrementalResult {
   const seen = new Set<string>();

@@ -7,6 +7,8 @@ export {
 } from './types.js';
 export {
   TOPIC_KEYS, BROKER_KEYS, TOPIC_KEY_LIST, BROKER_KEY_LIST, COMPRESSION_TYPES, topicKey, brokerKey, listenerPrefixedKey,
+  GROUP_KEYS, CLIENT_METRICS_KEYS, GROUP_KEY_LIST, CLIENT_METRICS_KEY_LIST, REFUSED_BROKER_KEYS, REFUSED_TOPIC_KEYS,
+  keyOf, keyNamesOf, refusedReason, type ConfigKind,
   brokerConfigSynonyms, parseConnectionsPerIpOverrides, type TopicConfigName, type BrokerConfigName,
 } from './table.js';
 export { parseValue, formatValue, describeRule } from './values.js';
@@ -21,7 +23,8 @@ export {
   type TopicConfig, type TopicOverrides,
 } from './topic.js';
 export {
-  describeTopicConfigs, describeBrokerConfigs, effectiveBrokerConfig,
+  describeTopicConfigs, describeBrokerConfigs, describeResourceConfigs, effectiveBrokerConfig, documentation,
   type DescribeConfigsEntry, type ConfigSynonymEntry, type DescribeOptions, type DynamicBrokerOverrides,
 } from './describe.js';
 export { applyIncrementalOps, AlterConfigOp, type AlterConfigOpInput, type IncrementalResult, type IncrementalOptions } from './incremental.js';
+export { renderConfigReference } from './reference.js';

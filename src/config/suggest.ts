@@ -1,4 +1,6 @@
-// "Did you mean" for unknown keys: the closest known key by edit distance, when it is close.
+// "Did you mean" for unknown keys: the closest known key by edit distance, when it is close; and
+// the reason for a Kafka key Logline refuses.
+import { keyNamesOf, refusedReason, type ConfigKind } from './table.js';
 
 function distance(a: string, b: string): number {
   let prev = Array.from({ length: b.length + 1 }, (_, i) => i);
@@ -22,7 +24,13 @@ export function closestKey(name: string, known: Iterable<string>): string | unde
   return best;
 }
 
-export function unknownKeyMessage(name: string, kind: 'broker' | 'topic', known: Iterable<string>): string {
-  const hint = closestKey(name, known);
+/**
+ * The error for a key that is not accepted: the reason when Kafka knows the key and Logline refuses
+ * it, else "Unknown ... configuration" with the closest known key.
+ */
+export function unknownKeyMessage(name: string, kind: ConfigKind): string {
+  const reason = refusedReason(kind, name);
+  if (reason !== undefined) return `Configuration ${JSON.stringify(name)} is not accepted: ${reason}`;
+  const hint = closestKey(name, keyNamesOf(kind));
   return `Unknown ${kind} configuration ${JSON.stringify(name)}${hint === undefined ? '' : ` (did you mean ${JSON.stringify(hint)}?)`}`;
 }

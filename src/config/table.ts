@@ -67,6 +67,18 @@ const REPLICA_SELECTORS: Validator = {
   check: (v) => v === '' || REPLICA_SELECTOR_CLASSES.includes(v as string),
 };
 
+/**
+ * A Java plugin class key: Logline cannot load classes, so only unset, empty or Kafka's default
+ * (`allowed`, the built-in behaviour Logline has) is accepted.
+ */
+function javaClass(...allowed: string[]): Validator {
+  const ok = (x: string): boolean => x === '' || allowed.includes(x);
+  return {
+    kind: 'custom', rule: `Logline cannot load Java classes; only ${allowed.length === 0 ? 'an empty value' : `${allowed.join(', ')} or an empty value`} is accepted`,
+    check: (v) => v === null || (Array.isArray(v) ? v.every((x) => ok(String(x))) : ok(String(v).trim())),
+  };
+}
+
 /** Topic-level keys (Kafka's TopicConfig / LogConfig), all of them settable per topic. */
 export const TOPIC_KEYS = {
   'cleanup.policy': key('cleanup.policy', 'list', 'delete', 'delete: drop old segments; compact: keep the latest record per key; or both.', { validator: validList('compact', 'delete'), brokerSynonym: 'log.cleanup.policy' }),
@@ -309,6 +321,133 @@ export const BROKER_KEYS = {
   'authorizer.class.name': key('authorizer.class.name', 'string', '', 'org.apache.kafka.metadata.authorizer.StandardAuthorizer (or kafka.security.authorizer.AclAuthorizer) turns on ACLs; empty: everything is allowed.', { importance: 'low' }),
   'super.users': key('super.users', 'string', '', 'Principals allowed everything, semicolon-separated (User:alice;User:CN=broker,O=acme).', { importance: 'medium' }),
   'allow.everyone.if.no.acl.found': key('allow.everyone.if.no.acl.found', 'boolean', 'false', 'With an authorizer: a resource no ACL names may be used by everyone.', { importance: 'medium' }),
+  // Kafka keys Logline accepts and does not use (unused: true). They tune features Logline does not
+  // have, or Java machinery it has no counterpart for; setting them changes nothing, harmlessly.
+  // See README "Which Kafka keys are used, accepted or refused".
+  'controlled.shutdown.enable': key('controlled.shutdown.enable', 'boolean', 'true', 'Accepted, not used: a Logline broker always shuts down in a controlled way (it asks the controller to move its leaderships first).', { unused: true }),
+  'early.start.listeners': key('early.start.listeners', 'string', null, 'Accepted, not used: every listener opens once the node has caught up with the metadata log.', { importance: 'high', unused: true }),
+  'request.timeout.ms': key('request.timeout.ms', 'int', '30000', 'Accepted, not used: the broker\'s own requests to other nodes time out by replica.socket.timeout.ms and controller.quorum.request.timeout.ms.', { unused: true }),
+  'socket.connection.setup.timeout.ms': key('socket.connection.setup.timeout.ms', 'long', '10000', 'Accepted, not used: the broker\'s connections to other nodes have no separate setup timeout.', { unused: true }),
+  'socket.connection.setup.timeout.max.ms': key('socket.connection.setup.timeout.max.ms', 'long', '30000', 'Accepted, not used: see socket.connection.setup.timeout.ms.', { unused: true }),
+  'max.request.partition.size.limit': key('max.request.partition.size.limit', 'int', '2000', 'Accepted, not used: DescribeTopicPartitions answers at most 2000 partitions (Kafka\'s default) whatever this says.', { validator: atLeast(1), importance: 'low', unused: true }),
+  'num.replica.alter.log.dirs.threads': key('num.replica.alter.log.dirs.threads', 'int', null, 'Accepted, not used: Logline moves no replicas between log directories (AlterReplicaLogDirs).', { importance: 'high', unused: true }),
+  'replica.alter.log.dirs.io.max.bytes.per.second': key('replica.alter.log.dirs.io.max.bytes.per.second', 'long', LONG_MAX, 'Accepted, not used: Logline moves no replicas between log directories.', { validator: atLeast(0), unused: true, ...CW }),
+  'alter.log.dirs.replication.quota.window.num': key('alter.log.dirs.replication.quota.window.num', 'int', '11', 'Accepted, not used: Logline moves no replicas between log directories.', { validator: atLeast(1), importance: 'low', unused: true }),
+  'alter.log.dirs.replication.quota.window.size.seconds': key('alter.log.dirs.replication.quota.window.size.seconds', 'int', '1', 'Accepted, not used: Logline moves no replicas between log directories.', { validator: atLeast(1), importance: 'low', unused: true }),
+  'controller.quota.window.num': key('controller.quota.window.num', 'int', '11', 'Accepted, not used: controller_mutation_rate quotas are measured with quota.window.num samples.', { validator: atLeast(1), importance: 'low', unused: true }),
+  'controller.quota.window.size.seconds': key('controller.quota.window.size.seconds', 'int', '1', 'Accepted, not used: controller_mutation_rate quotas are measured with quota.window.size.seconds samples.', { validator: atLeast(1), importance: 'low', unused: true }),
+  'controller.socket.timeout.ms': key('controller.socket.timeout.ms', 'int', '30000', 'Accepted, not used: requests to the controller time out by controller.quorum.request.timeout.ms.', { unused: true }),
+  'replica.socket.receive.buffer.bytes': key('replica.socket.receive.buffer.bytes', 'int', '65536', 'Accepted, not used: Node sets no SO_RCVBUF on TCP sockets, the kernel sizes them.', { unused: true }),
+  'delete.records.purgatory.purge.interval.requests': key('delete.records.purgatory.purge.interval.requests', 'int', '1', 'Accepted, not used: a completed DeleteRecords wait leaves the purgatory at once here, so there is nothing to purge.', { importance: 'low', unused: true }),
+  'log.dir.failure.timeout.ms': key('log.dir.failure.timeout.ms', 'long', '30000', 'Accepted, not used: a failed log directory goes offline at once; the broker keeps serving its other directories.', { validator: atLeast(1), importance: 'low', unused: true }),
+  'inter.broker.protocol.version': key('inter.broker.protocol.version', 'string', '4.0-IV3', 'Accepted, not used: in KRaft mode the inter-broker protocol follows metadata.version (Kafka ignores this key too).', { unused: true }),
+  'transaction.partition.verification.enable': key('transaction.partition.verification.enable', 'boolean', 'true', 'Accepted, not used: Logline has no switch for the transaction verification this key turns off.', { importance: 'low', unused: true, ...CW }),
+  'offset.metadata.max.bytes': key('offset.metadata.max.bytes', 'int', '4096', 'Accepted, not used: committed offset metadata is limited to Kafka\'s default 4096 bytes.', { importance: 'high', unused: true }),
+  'offsets.topic.compression.codec': key('offsets.topic.compression.codec', 'int', '0', 'Accepted, not used: coordinator records are written uncompressed.', { importance: 'high', unused: true }),
+  'eligible.leader.replicas.enable': key('eligible.leader.replicas.enable', 'boolean', 'false', 'Accepted, not used: Logline has no eligible leader replicas (KIP-966); elections pick from the ISR.', { unused: true }),
+  'initial.broker.registration.timeout.ms': key('initial.broker.registration.timeout.ms', 'int', '60000', 'Accepted, not used: a broker keeps trying to register until it is stopped.', { unused: true }),
+  'metadata.log.segment.ms': key('metadata.log.segment.ms', 'long', '604800000', 'Accepted, not used: metadata log segments roll by metadata.log.segment.bytes only.', { validator: atLeast(1), importance: 'low', unused: true }),
+  'metadata.log.max.snapshot.interval.ms': key('metadata.log.max.snapshot.interval.ms', 'long', '3600000', 'Accepted, not used: metadata snapshots are taken by metadata.log.max.record.bytes.between.snapshots only.', { validator: atLeast(0), importance: 'high', unused: true }),
+  'metadata.max.idle.interval.ms': key('metadata.max.idle.interval.ms', 'int', '500', 'Accepted, not used: the active controller appends no NoOpRecords when idle.', { validator: atLeast(0), importance: 'low', unused: true }),
+
+  // Java plugin classes. Logline cannot load Java classes: each is accepted at Kafka's default (the
+  // built-in behaviour, which Logline has) and refused with any other class, as pretending to run a
+  // policy, principal builder or callback it never loads would mislead.
+  'principal.builder.class': key('principal.builder.class', 'class', 'org.apache.kafka.common.security.authenticator.DefaultKafkaPrincipalBuilder', 'Accepted at Kafka\'s default only (Logline builds principals as the default builder does): Logline cannot load Java classes.', { validator: javaClass('org.apache.kafka.common.security.authenticator.DefaultKafkaPrincipalBuilder'), unused: true, dynamic: 'per-broker' }),
+  'alter.config.policy.class.name': key('alter.config.policy.class.name', 'class', null, 'Accepted unset only: Logline cannot load Java classes, so it runs no AlterConfigs policy.', { validator: javaClass(), importance: 'low', unused: true }),
+  'create.topic.policy.class.name': key('create.topic.policy.class.name', 'class', null, 'Accepted unset only: Logline cannot load Java classes, so it runs no CreateTopics policy.', { validator: javaClass(), importance: 'low', unused: true }),
+  'client.quota.callback.class': key('client.quota.callback.class', 'class', null, 'Accepted unset only: Logline cannot load Java classes; client quotas come from the quota configs.', { validator: javaClass(), importance: 'low', unused: true }),
+  'sasl.client.callback.handler.class': key('sasl.client.callback.handler.class', 'class', null, 'Accepted unset only: Logline cannot load Java classes.', { validator: javaClass(), unused: true }),
+  'sasl.login.callback.handler.class': key('sasl.login.callback.handler.class', 'class', null, 'Accepted unset only: Logline cannot load Java classes.', { validator: javaClass(), unused: true }),
+  'sasl.login.class': key('sasl.login.class', 'class', null, 'Accepted unset only: Logline cannot load Java classes.', { validator: javaClass(), unused: true }),
+  'sasl.server.callback.handler.class': key('sasl.server.callback.handler.class', 'class', null, 'Accepted unset only: Logline cannot load Java classes; PLAIN and SCRAM credentials come from sasl.jaas.config and the metadata log.', { validator: javaClass(), unused: true }),
+  'ssl.engine.factory.class': key('ssl.engine.factory.class', 'class', null, 'Accepted unset only: Logline cannot load Java classes; TLS is Node\'s.', { validator: javaClass(), importance: 'low', unused: true, dynamic: 'per-broker' }),
+  'security.providers': key('security.providers', 'string', null, 'Accepted unset only: Logline cannot load Java security providers; TLS is Node\'s.', { validator: javaClass(), importance: 'low', unused: true }),
+  'metric.reporters': key('metric.reporters', 'list', 'org.apache.kafka.common.metrics.JmxReporter', 'Accepted with Kafka\'s JmxReporter or empty only: Logline cannot load Java classes and has no JMX; its metrics are on the HTTP listener\'s /metrics.', { validator: javaClass('org.apache.kafka.common.metrics.JmxReporter'), importance: 'low', unused: true, ...CW }),
+  'kafka.metrics.reporters': key('kafka.metrics.reporters', 'list', '', 'Accepted empty only: Logline cannot load Java classes; its metrics are on the HTTP listener\'s /metrics.', { validator: javaClass(), importance: 'low', unused: true }),
+
+  // Metrics of Kafka's own registry; Logline's metrics are Prometheus counters and gauges.
+  'kafka.metrics.polling.interval.secs': key('kafka.metrics.polling.interval.secs', 'int', '10', 'Accepted, not used: /metrics is read on demand.', { validator: atLeast(1), importance: 'low', unused: true }),
+  'metrics.num.samples': key('metrics.num.samples', 'int', '2', 'Accepted, not used: /metrics reports counters and gauges, not sampled rates.', { validator: atLeast(1), importance: 'low', unused: true }),
+  'metrics.sample.window.ms': key('metrics.sample.window.ms', 'long', '30000', 'Accepted, not used: /metrics reports counters and gauges, not sampled rates.', { validator: atLeast(1), importance: 'low', unused: true }),
+  'metrics.recording.level': key('metrics.recording.level', 'string', 'INFO', 'Accepted, not used: /metrics always reports everything it has.', { validator: oneOf('INFO', 'DEBUG', 'TRACE'), importance: 'low', unused: true }),
+  'telemetry.max.bytes': key('telemetry.max.bytes', 'int', '1048576', 'Accepted, not used: Logline serves no client telemetry (KIP-714).', { validator: atLeast(1), importance: 'low', unused: true }),
+
+  // Kerberos (GSSAPI) and OAUTHBEARER: Logline offers PLAIN and SCRAM only, so these tune a
+  // mechanism it never runs. Kafka updates the Kerberos and login-refresh ones per broker.
+  'sasl.kerberos.service.name': key('sasl.kerberos.service.name', 'string', null, 'Accepted, not used: Logline has no Kerberos (GSSAPI).', { unused: true, dynamic: 'per-broker' }),
+  'sasl.kerberos.kinit.cmd': key('sasl.kerberos.kinit.cmd', 'string', '/usr/bin/kinit', 'Accepted, not used: Logline has no Kerberos (GSSAPI).', { unused: true, dynamic: 'per-broker' }),
+  'sasl.kerberos.min.time.before.relogin': key('sasl.kerberos.min.time.before.relogin', 'long', '60000', 'Accepted, not used: Logline has no Kerberos (GSSAPI).', { unused: true, dynamic: 'per-broker' }),
+  'sasl.kerberos.principal.to.local.rules': key('sasl.kerberos.principal.to.local.rules', 'list', 'DEFAULT', 'Accepted, not used: Logline has no Kerberos (GSSAPI).', { unused: true, dynamic: 'per-broker' }),
+  'sasl.kerberos.ticket.renew.jitter': key('sasl.kerberos.ticket.renew.jitter', 'double', '0.05', 'Accepted, not used: Logline has no Kerberos (GSSAPI).', { importance: 'low', unused: true, dynamic: 'per-broker' }),
+  'sasl.kerberos.ticket.renew.window.factor': key('sasl.kerberos.ticket.renew.window.factor', 'double', '0.8', 'Accepted, not used: Logline has no Kerberos (GSSAPI).', { importance: 'low', unused: true, dynamic: 'per-broker' }),
+  'sasl.login.refresh.buffer.seconds': key('sasl.login.refresh.buffer.seconds', 'short', '300', 'Accepted, not used: Logline has no OAUTHBEARER login to refresh.', { importance: 'low', unused: true, dynamic: 'per-broker' }),
+  'sasl.login.refresh.min.period.seconds': key('sasl.login.refresh.min.period.seconds', 'short', '60', 'Accepted, not used: Logline has no OAUTHBEARER login to refresh.', { importance: 'low', unused: true, dynamic: 'per-broker' }),
+  'sasl.login.refresh.window.factor': key('sasl.login.refresh.window.factor', 'double', '0.8', 'Accepted, not used: Logline has no OAUTHBEARER login to refresh.', { importance: 'low', unused: true, dynamic: 'per-broker' }),
+  'sasl.login.refresh.window.jitter': key('sasl.login.refresh.window.jitter', 'double', '0.05', 'Accepted, not used: Logline has no OAUTHBEARER login to refresh.', { importance: 'low', unused: true, dynamic: 'per-broker' }),
+  'sasl.login.connect.timeout.ms': key('sasl.login.connect.timeout.ms', 'int', null, 'Accepted, not used: Logline has no OAUTHBEARER login.', { importance: 'low', unused: true }),
+  'sasl.login.read.timeout.ms': key('sasl.login.read.timeout.ms', 'int', null, 'Accepted, not used: Logline has no OAUTHBEARER login.', { importance: 'low', unused: true }),
+  'sasl.login.retry.backoff.ms': key('sasl.login.retry.backoff.ms', 'long', '100', 'Accepted, not used: Logline has no OAUTHBEARER login.', { importance: 'low', unused: true }),
+  'sasl.login.retry.backoff.max.ms': key('sasl.login.retry.backoff.max.ms', 'long', '10000', 'Accepted, not used: Logline has no OAUTHBEARER login.', { importance: 'low', unused: true }),
+  'sasl.oauthbearer.clock.skew.seconds': key('sasl.oauthbearer.clock.skew.seconds', 'int', '30', 'Accepted, not used: Logline has no OAUTHBEARER.', { importance: 'low', unused: true }),
+  'sasl.oauthbearer.expected.audience': key('sasl.oauthbearer.expected.audience', 'list', null, 'Accepted, not used: Logline has no OAUTHBEARER.', { importance: 'low', unused: true }),
+  'sasl.oauthbearer.expected.issuer': key('sasl.oauthbearer.expected.issuer', 'string', null, 'Accepted, not used: Logline has no OAUTHBEARER.', { importance: 'low', unused: true }),
+  'sasl.oauthbearer.jwks.endpoint.refresh.ms': key('sasl.oauthbearer.jwks.endpoint.refresh.ms', 'long', '3600000', 'Accepted, not used: Logline has no OAUTHBEARER.', { importance: 'low', unused: true }),
+  'sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms': key('sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms', 'long', '10000', 'Accepted, not used: Logline has no OAUTHBEARER.', { importance: 'low', unused: true }),
+  'sasl.oauthbearer.jwks.endpoint.retry.backoff.ms': key('sasl.oauthbearer.jwks.endpoint.retry.backoff.ms', 'long', '100', 'Accepted, not used: Logline has no OAUTHBEARER.', { importance: 'low', unused: true }),
+  'sasl.oauthbearer.jwks.endpoint.url': key('sasl.oauthbearer.jwks.endpoint.url', 'string', null, 'Accepted, not used: Logline has no OAUTHBEARER.', { unused: true }),
+  'sasl.oauthbearer.scope.claim.name': key('sasl.oauthbearer.scope.claim.name', 'string', 'scope', 'Accepted, not used: Logline has no OAUTHBEARER.', { importance: 'low', unused: true }),
+  'sasl.oauthbearer.sub.claim.name': key('sasl.oauthbearer.sub.claim.name', 'string', 'sub', 'Accepted, not used: Logline has no OAUTHBEARER.', { importance: 'low', unused: true }),
+  'sasl.oauthbearer.token.endpoint.url': key('sasl.oauthbearer.token.endpoint.url', 'string', null, 'Accepted, not used: Logline has no OAUTHBEARER.', { unused: true }),
+  'sasl.server.max.receive.size': key('sasl.server.max.receive.size', 'int', '524288', 'Accepted, not used: a SASL token before authentication is limited to 524288 bytes (Kafka\'s default) whatever this says.', { unused: true }),
+
+  // TLS knobs of Java's JSSE; Node's TLS has no counterpart.
+  'ssl.keymanager.algorithm': key('ssl.keymanager.algorithm', 'string', 'SunX509', 'Accepted, not used: a Java key manager algorithm; Node\'s TLS has none.', { importance: 'low', unused: true, dynamic: 'per-broker' }),
+  'ssl.trustmanager.algorithm': key('ssl.trustmanager.algorithm', 'string', 'PKIX', 'Accepted, not used: a Java trust manager algorithm; Node\'s TLS has none.', { importance: 'low', unused: true, dynamic: 'per-broker' }),
+  'ssl.provider': key('ssl.provider', 'string', null, 'Accepted, not used: a Java security provider; TLS is Node\'s (OpenSSL).', { importance: 'low', unused: true, dynamic: 'per-broker' }),
+  'ssl.secure.random.implementation': key('ssl.secure.random.implementation', 'string', null, 'Accepted, not used: a Java SecureRandom algorithm; TLS is Node\'s (OpenSSL).', { importance: 'low', unused: true, dynamic: 'per-broker' }),
+  'ssl.allow.dn.changes': key('ssl.allow.dn.changes', 'boolean', 'false', 'Accepted, not used: a reloaded key store is not compared with the previous one.', { importance: 'low', unused: true }),
+  'ssl.allow.san.changes': key('ssl.allow.san.changes', 'boolean', 'false', 'Accepted, not used: a reloaded key store is not compared with the previous one.', { importance: 'low', unused: true }),
+
+  // Delegation tokens and password encoding: Logline serves no delegation-token APIs, and (like
+  // Kafka in KRaft mode) keeps dynamic passwords in the metadata log as given.
+  'delegation.token.secret.key': key('delegation.token.secret.key', 'password', null, 'Accepted, not used: Logline serves no delegation-token APIs.', { unused: true }),
+  'delegation.token.max.lifetime.ms': key('delegation.token.max.lifetime.ms', 'long', '604800000', 'Accepted, not used: Logline serves no delegation-token APIs.', { validator: atLeast(1), unused: true }),
+  'delegation.token.expiry.time.ms': key('delegation.token.expiry.time.ms', 'long', '86400000', 'Accepted, not used: Logline serves no delegation-token APIs.', { validator: atLeast(1), unused: true }),
+  'delegation.token.expiry.check.interval.ms': key('delegation.token.expiry.check.interval.ms', 'long', '3600000', 'Accepted, not used: Logline serves no delegation-token APIs.', { validator: atLeast(1), importance: 'low', unused: true }),
+  'password.encoder.secret': key('password.encoder.secret', 'password', null, 'Accepted, not used: dynamic passwords are not encoded (as in Kafka\'s KRaft mode).', { unused: true }),
+  'password.encoder.old.secret': key('password.encoder.old.secret', 'password', null, 'Accepted, not used: dynamic passwords are not encoded.', { unused: true }),
+  'password.encoder.keyfactory.algorithm': key('password.encoder.keyfactory.algorithm', 'string', null, 'Accepted, not used: dynamic passwords are not encoded.', { importance: 'low', unused: true }),
+  'password.encoder.cipher.algorithm': key('password.encoder.cipher.algorithm', 'string', 'AES/CBC/PKCS5Padding', 'Accepted, not used: dynamic passwords are not encoded.', { importance: 'low', unused: true }),
+  'password.encoder.key.length': key('password.encoder.key.length', 'int', '128', 'Accepted, not used: dynamic passwords are not encoded.', { validator: atLeast(8), importance: 'low', unused: true }),
+  'password.encoder.iterations': key('password.encoder.iterations', 'int', '4096', 'Accepted, not used: dynamic passwords are not encoded.', { validator: atLeast(1024), importance: 'low', unused: true }),
+
+  // Share groups (KIP-932, early access in Kafka 4.0, off unless group.coordinator.rebalance.protocols
+  // has share): Logline has no share groups yet.
+  'group.share.session.timeout.ms': key('group.share.session.timeout.ms', 'int', '45000', 'Accepted, not used: Logline has no share groups yet.', { validator: atLeast(1), unused: true }),
+  'group.share.min.session.timeout.ms': key('group.share.min.session.timeout.ms', 'int', '45000', 'Accepted, not used: Logline has no share groups yet.', { validator: atLeast(1), unused: true }),
+  'group.share.max.session.timeout.ms': key('group.share.max.session.timeout.ms', 'int', '60000', 'Accepted, not used: Logline has no share groups yet.', { validator: atLeast(1), unused: true }),
+  'group.share.heartbeat.interval.ms': key('group.share.heartbeat.interval.ms', 'int', '5000', 'Accepted, not used: Logline has no share groups yet.', { validator: atLeast(1), unused: true }),
+  'group.share.min.heartbeat.interval.ms': key('group.share.min.heartbeat.interval.ms', 'int', '5000', 'Accepted, not used: Logline has no share groups yet.', { validator: atLeast(1), unused: true }),
+  'group.share.max.heartbeat.interval.ms': key('group.share.max.heartbeat.interval.ms', 'int', '15000', 'Accepted, not used: Logline has no share groups yet.', { validator: atLeast(1), unused: true }),
+  'group.share.max.size': key('group.share.max.size', 'int', '200', 'Accepted, not used: Logline has no share groups yet.', { validator: between(10, 1000), unused: true }),
+  'group.share.max.groups': key('group.share.max.groups', 'short', '10', 'Accepted, not used: Logline has no share groups yet.', { validator: between(1, 100), unused: true }),
+  'group.share.delivery.count.limit': key('group.share.delivery.count.limit', 'int', '5', 'Accepted, not used: Logline has no share groups yet.', { validator: between(2, 10), unused: true }),
+  'group.share.record.lock.duration.ms': key('group.share.record.lock.duration.ms', 'int', '30000', 'Accepted, not used: Logline has no share groups yet.', { validator: between(1000, 3600000), unused: true }),
+  'group.share.min.record.lock.duration.ms': key('group.share.min.record.lock.duration.ms', 'int', '15000', 'Accepted, not used: Logline has no share groups yet.', { validator: between(1000, 30000), unused: true }),
+  'group.share.max.record.lock.duration.ms': key('group.share.max.record.lock.duration.ms', 'int', '60000', 'Accepted, not used: Logline has no share groups yet.', { validator: between(30000, 3600000), unused: true }),
+  'group.share.partition.max.record.locks': key('group.share.partition.max.record.locks', 'int', '200', 'Accepted, not used: Logline has no share groups yet.', { validator: between(100, 10000), unused: true }),
+  'share.fetch.purgatory.purge.interval.requests': key('share.fetch.purgatory.purge.interval.requests', 'int', '1000', 'Accepted, not used: Logline has no share groups yet.', { unused: true }),
+  'share.coordinator.state.topic.num.partitions': key('share.coordinator.state.topic.num.partitions', 'int', '50', 'Accepted, not used: Logline has no share coordinator yet.', { validator: atLeast(1), importance: 'high', unused: true }),
+  'share.coordinator.state.topic.replication.factor': key('share.coordinator.state.topic.replication.factor', 'short', '3', 'Accepted, not used: Logline has no share coordinator yet.', { validator: atLeast(1), importance: 'high', unused: true }),
+  'share.coordinator.state.topic.min.isr': key('share.coordinator.state.topic.min.isr', 'short', '2', 'Accepted, not used: Logline has no share coordinator yet.', { validator: atLeast(1), importance: 'high', unused: true }),
+  'share.coordinator.state.topic.segment.bytes': key('share.coordinator.state.topic.segment.bytes', 'int', '104857600', 'Accepted, not used: Logline has no share coordinator yet.', { validator: atLeast(1), importance: 'high', unused: true }),
+  'share.coordinator.state.topic.compression.codec': key('share.coordinator.state.topic.compression.codec', 'int', '0', 'Accepted, not used: Logline has no share coordinator yet.', { importance: 'high', unused: true }),
+  'share.coordinator.snapshot.update.records.per.snapshot': key('share.coordinator.snapshot.update.records.per.snapshot', 'int', '500', 'Accepted, not used: Logline has no share coordinator yet.', { validator: between(0, 500), unused: true }),
+  'share.coordinator.threads': key('share.coordinator.threads', 'int', '1', 'Accepted, not used: Logline has no share coordinator yet.', { validator: atLeast(1), unused: true }),
+  'share.coordinator.append.linger.ms': key('share.coordinator.append.linger.ms', 'int', '10', 'Accepted, not used: Logline has no share coordinator yet.', { validator: atLeast(0), unused: true }),
+  'share.coordinator.write.timeout.ms': key('share.coordinator.write.timeout.ms', 'int', '5000', 'Accepted, not used: Logline has no share coordinator yet.', { validator: atLeast(1), unused: true }),
+  'share.coordinator.load.buffer.size': key('share.coordinator.load.buffer.size', 'int', '5242880', 'Accepted, not used: Logline has no share coordinator yet.', { validator: atLeast(1), unused: true }),
 } as const;
 export type BrokerConfigName = keyof typeof BROKER_KEYS;
 
@@ -321,21 +460,30 @@ export function topicKey(name: string): ConfigKeyDef | undefined {
 export function brokerKey(name: string): ConfigKeyDef | undefined {
   if (Object.hasOwn(BROKER_KEYS, name)) return BROKER_KEYS[name as BrokerConfigName];
   const prefixed = listenerPrefixedKey(name);
-  return prefixed === undefined ? undefined : Object.freeze({ ...BROKER_KEYS[prefixed.key as BrokerConfigName], name });
+  if (prefixed === undefined) return undefined;
+  // Kafka updates every listener override per broker, but for the connection limits it also
+  // takes as cluster defaults (DynamicBrokerConfig's ClusterLevelListenerConfigs).
+  const base = BROKER_KEYS[prefixed.key as BrokerConfigName];
+  return Object.freeze({ ...base, name, dynamic: base.dynamic === 'cluster-wide' ? 'cluster-wide' : 'per-broker' });
 }
 
 /**
  * `listener.name.<listener>.<key>` (Kafka's per-listener override, listener name in lower case) →
- * the listener and key, for the keys that may be set per listener (TLS so far).
+ * the listener and key, for the keys Kafka reads per listener: TLS and SASL settings, the principal
+ * builder, and the connection limits. A SASL login or callback setting may also name its mechanism,
+ * `listener.name.<l>.<mechanism>.<key>` (DynamicBrokerConfig's ListenerMechanismConfigs).
  */
 export function listenerPrefixedKey(name: string): { listener: string; key: string } | undefined {
-  const m = /^listener\.name\.([a-z0-9_]+)\.(ssl\..+|sasl\..+|connections\.max\.reauth\.ms|max\.connections|max\.connection\.creation\.rate|[a-z0-9-]+\.sasl\.jaas\.config)$/.exec(name);
+  const m = /^listener\.name\.([a-z0-9_]+)\.(.+)$/.exec(name);
   if (m === null) return undefined;
-  // Kafka's per-mechanism JAAS entry: listener.name.<l>.<mechanism in lower case>.sasl.jaas.config.
-  const key = m[2]!.endsWith('.sasl.jaas.config') ? 'sasl.jaas.config' : m[2]!;
-  if (!Object.hasOwn(BROKER_KEYS, key)) return undefined;
+  const rest = m[2]!;
+  const mechanism = LISTENER_MECHANISM_KEYS.find((k) => rest.endsWith(`.${k}`) && /^[a-z0-9-]+$/.test(rest.slice(0, -k.length - 1)));
+  const key = mechanism ?? rest;
+  if (!LISTENER_KEY.test(key) || !Object.hasOwn(BROKER_KEYS, key)) return undefined;
   return { listener: m[1]!.toUpperCase(), key };
 }
+const LISTENER_KEY = /^(ssl\..+|sasl\..+|connections\.max\.reauth\.ms|max\.connections|max\.connection\.creation\.rate|principal\.builder\.class)$/;
+const LISTENER_MECHANISM_KEYS = ['sasl.jaas.config', 'sasl.login.callback.handler.class', 'sasl.login.class', 'sasl.server.callback.handler.class', 'connections.max.reauth.ms'];
 
 /** Broker keys that stand for the same setting, in Kafka's order (DynamicBrokerConfig.brokerConfigSynonyms). */
 export function brokerConfigSynonyms(name: string): readonly string[] {
@@ -348,3 +496,79 @@ const SYNONYM_GROUPS: readonly (readonly string[])[] = [
   ['log.flush.interval.ms', 'log.flush.scheduler.interval.ms'],
   ['log.retention.ms', 'log.retention.minutes', 'log.retention.hours'],
 ];
+
+/** Group keys (Kafka's GroupConfig): set per group with a GROUP resource; defaults from the broker key named. */
+export const GROUP_KEYS = {
+  'consumer.session.timeout.ms': key('consumer.session.timeout.ms', 'int', '45000', 'Accepted, not used: consumer-protocol groups all take the broker\'s group.consumer.session.timeout.ms.', { validator: atLeast(1), brokerSynonym: 'group.consumer.session.timeout.ms', unused: true }),
+  'consumer.heartbeat.interval.ms': key('consumer.heartbeat.interval.ms', 'int', '5000', 'Accepted, not used: consumer-protocol groups all take the broker\'s group.consumer.heartbeat.interval.ms.', { validator: atLeast(1), brokerSynonym: 'group.consumer.heartbeat.interval.ms', unused: true }),
+  'share.session.timeout.ms': key('share.session.timeout.ms', 'int', '45000', 'Accepted, not used: Logline has no share groups yet.', { validator: atLeast(1), brokerSynonym: 'group.share.session.timeout.ms', unused: true }),
+  'share.heartbeat.interval.ms': key('share.heartbeat.interval.ms', 'int', '5000', 'Accepted, not used: Logline has no share groups yet.', { validator: atLeast(1), brokerSynonym: 'group.share.heartbeat.interval.ms', unused: true }),
+  'share.record.lock.duration.ms': key('share.record.lock.duration.ms', 'int', '30000', 'Accepted, not used: Logline has no share groups yet.', { validator: atLeast(1000), brokerSynonym: 'group.share.record.lock.duration.ms', unused: true }),
+} as const;
+
+/** Client-metrics keys (Kafka's ClientMetricsConfigs, KIP-714): set per subscription with a CLIENT_METRICS resource. */
+export const CLIENT_METRICS_KEYS = {
+  'metrics': key('metrics', 'list', '', 'Accepted, not used: Logline serves no client telemetry (KIP-714), so no client is told to push these metrics.', { unused: true }),
+  'interval.ms': key('interval.ms', 'int', '300000', 'Accepted, not used: Logline serves no client telemetry (KIP-714).', { validator: between(100, 3600000), unused: true }),
+  'match': key('match', 'list', '', 'Accepted, not used: Logline serves no client telemetry (KIP-714).', { unused: true }),
+} as const;
+
+export const GROUP_KEY_LIST: readonly ConfigKeyDef[] = Object.values(GROUP_KEYS);
+export const CLIENT_METRICS_KEY_LIST: readonly ConfigKeyDef[] = Object.values(CLIENT_METRICS_KEYS);
+
+const ZOOKEEPER_GONE = 'ZooKeeper mode is gone in Kafka 4.0; Logline runs KRaft only';
+const ZOOKEEPER_KEYS = [
+  'zookeeper.connect', 'zookeeper.connection.timeout.ms', 'zookeeper.session.timeout.ms', 'zookeeper.max.in.flight.requests',
+  'zookeeper.set.acl', 'zookeeper.clientCnxnSocket', 'zookeeper.metadata.migration.enable', 'zookeeper.ssl.client.enable',
+  'zookeeper.ssl.keystore.location', 'zookeeper.ssl.keystore.password', 'zookeeper.ssl.keystore.type',
+  'zookeeper.ssl.truststore.location', 'zookeeper.ssl.truststore.password', 'zookeeper.ssl.truststore.type',
+  'zookeeper.ssl.protocol', 'zookeeper.ssl.enabled.protocols', 'zookeeper.ssl.cipher.suites',
+  'zookeeper.ssl.endpoint.identification.algorithm', 'zookeeper.ssl.crl.enable', 'zookeeper.ssl.ocsp.enable',
+];
+/**
+ * Keys Kafka knows or knew that Logline refuses, with the reason the error gives: ZooKeeper mode's
+ * (Kafka 4.0 removed them with it) and the ones Kafka 4.0 removed outright. Accepting them would
+ * pretend to a behaviour neither Kafka 4 nor Logline has.
+ */
+export const REFUSED_BROKER_KEYS: ReadonlyMap<string, string> = new Map([
+  ...ZOOKEEPER_KEYS.map((k): [string, string] => [k, ZOOKEEPER_GONE]),
+  ['broker.id.generation.enable', `${ZOOKEEPER_GONE}; set node.id`],
+  ['reserved.broker.max.id', `${ZOOKEEPER_GONE}; set node.id`],
+  ['control.plane.listener.name', `${ZOOKEEPER_GONE}; controllers are reached on controller.listener.names`],
+  ['controlled.shutdown.max.retries', `${ZOOKEEPER_GONE}; a KRaft broker shuts down through its heartbeats`],
+  ['controlled.shutdown.retry.backoff.ms', `${ZOOKEEPER_GONE}; a KRaft broker shuts down through its heartbeats`],
+  ['log.message.format.version', 'removed in Kafka 4.0 (KIP-724): every record batch is written in format v2'],
+  ['log.message.downconversion.enable', 'removed in Kafka 4.0 (KIP-724): Fetch answers old versions without down-conversion'],
+  ['log.message.timestamp.difference.max.ms', 'removed in Kafka 4.0: use log.message.timestamp.before.max.ms and log.message.timestamp.after.max.ms'],
+  ['offsets.commit.required.acks', 'removed in Kafka 4.0 (KIP-1041): offset commits wait for every in-sync replica'],
+  ['delegation.token.master.key', 'removed in Kafka 4.0: its name is delegation.token.secret.key'],
+]);
+export const REFUSED_TOPIC_KEYS: ReadonlyMap<string, string> = new Map([
+  ['message.format.version', 'removed in Kafka 4.0 (KIP-724): every record batch is written in format v2'],
+  ['message.downconversion.enable', 'removed in Kafka 4.0 (KIP-724): Fetch answers old versions without down-conversion'],
+  ['message.timestamp.difference.max.ms', 'removed in Kafka 4.0: use message.timestamp.before.max.ms and message.timestamp.after.max.ms'],
+]);
+
+/** The resource kinds whose keys this table holds, as DescribeConfigs and AlterConfigs name them. */
+export type ConfigKind = 'broker' | 'topic' | 'group' | 'client-metrics';
+
+const KEYS_OF: Readonly<Record<ConfigKind, Readonly<Record<string, ConfigKeyDef>>>> = {
+  broker: BROKER_KEYS, topic: TOPIC_KEYS, group: GROUP_KEYS, 'client-metrics': CLIENT_METRICS_KEYS,
+};
+const REFUSED_OF: Readonly<Record<ConfigKind, ReadonlyMap<string, string>>> = {
+  broker: REFUSED_BROKER_KEYS, topic: REFUSED_TOPIC_KEYS, group: new Map(), 'client-metrics': new Map(),
+};
+
+/** A key of one kind (broker keys include listener.name.<l>. overrides), or undefined. */
+export function keyOf(kind: ConfigKind, name: string): ConfigKeyDef | undefined {
+  if (kind === 'broker') return brokerKey(name);
+  return Object.hasOwn(KEYS_OF[kind], name) ? KEYS_OF[kind][name] : undefined;
+}
+export function keyNamesOf(kind: ConfigKind): string[] {
+  return Object.keys(KEYS_OF[kind]);
+}
+/** Why Logline refuses a key Kafka knows (or knew), or undefined if it is not one of those. */
+export function refusedReason(kind: ConfigKind, name: string): string | undefined {
+  const listener = kind === 'broker' ? /^listener\.name\.[a-z0-9_]+\.(.+)$/.exec(name)?.[1] : undefined;
+  return REFUSED_OF[kind].get(name) ?? (listener === undefined ? undefined : REFUSED_OF[kind].get(listener));
+}

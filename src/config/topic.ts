@@ -70,7 +70,7 @@ export function validateTopicConfigs(overrides: ReadonlyMap<string, string | nul
   for (const [name, raw] of entriesOf(overrides)) {
     const def = topicKey(name);
     if (def === undefined) {
-      problems.push({ name, errorCode: 'INVALID_CONFIG', message: unknownKeyMessage(name, 'topic', Object.keys(TOPIC_KEYS)) });
+      problems.push({ name, errorCode: 'INVALID_CONFIG', message: unknownKeyMessage(name, 'topic') });
     } else if (raw === null) {
       problems.push({ name, errorCode: 'INVALID_CONFIG', message: `Null value not supported for topic configs: ${name}` });
     } else {

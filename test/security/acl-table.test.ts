@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { startServer } from '../../src/node/index.js';
 import { authorizeRequest } from '../../src/broker/authorization.js';
 import type { Authz } from '../../src/broker/context.js';
+import { ResourceType } from '../../src/security/index.js';
 import { ApiKey, ErrorCode, apiInfo, decodeResponse, defaultMessage, encodeResponseFrame } from '../../src/protocol/index.js';
 
 const E = ErrorCode;
@@ -35,7 +36,7 @@ const SAMPLES: Record<number, object> = {
   [ApiKey.EndTxn]: { transactionalId: 'tx' },
   [ApiKey.WriteTxnMarkers]: { markers: [{ producerId: 1n, topics: [{ name: 't', partitionIndexes: [0] }] }] },
   [ApiKey.TxnOffsetCommit]: { transactionalId: 'tx', groupId: 'g', topics: topicParts('partitions', { partitionIndex: 0 }) },
-  [ApiKey.DescribeConfigs]: { resources: [{ resourceType: 2, resourceName: 't' }, { resourceType: 4, resourceName: '1' }] },
+  [ApiKey.DescribeConfigs]: { resources: [{ resourceType: 2, resourceName: 't' }, { resourceType: 4, resourceName: '1' }, { resourceType: 32, resourceName: 'g' }] },
   [ApiKey.AlterConfigs]: { resources: [{ resourceType: 2, resourceName: 't', configs: [] }] },
   [ApiKey.IncrementalAlterConfigs]: { resources: [{ resourceType: 4, resourceName: '', configs: [] }] },
   [ApiKey.AlterClientQuotas]: { entries: [{ entity: [{ entityType: 'user', entityName: 'alice' }], ops: [{ key: 'producer_byte_rate', value: 1024, remove: false }] }], validateOnly: false },
@@ -101,4 +102,12 @@ test('every API the broker serves, at every version: refused with its authorizat
     }
   }
   assert.ok(checked > 200, `only ${checked} API versions checked`);
+});
+
+test('group configs need the operation on the group, client-metrics configs on the cluster (Kafka\'s AuthHelper)', () => {
+  const onlyGroups: Authz = { allowed: (_op, type) => type === ResourceType.GROUP, allowedAny: () => false };
+  const request = { resources: [{ resourceType: 32, resourceName: 'g' }, { resourceType: 16, resourceName: 's' }, { resourceType: 2, resourceName: 't' }] };
+  const outcome = authorizeRequest(ApiKey.DescribeConfigs, request, onlyGroups, {} as never) as { request: typeof request; after: (r: object) => { results: { resourceType: number; errorCode: number }[] } };
+  assert.deepEqual(outcome.request.resources.map((r) => r.resourceType), [32]);
+  assert.deepEqual(outcome.after({ results: [] }).results.map((r) => [r.resourceType, r.errorCode]), [[16, E.CLUSTER_AUTHORIZATION_FAILED], [2, E.TOPIC_AUTHORIZATION_FAILED]]);
 });
