@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { tempDataDir } from './process-helpers.js';
-import { startServer, type ServerHandle } from '../../src/broker/index.js';
+import { startServer, type ServerHandle } from '../../src/node/index.js';
 import { ClusterClient } from '../../src/client/index.js';
 import { ApiKey, ErrorCode } from '../../src/protocol/index.js';
 import { keyOf, parseBrokerConfig, parseProperties, refusedReason, type ConfigKind } from '../../src/config/index.js';
