@@ -67,7 +67,9 @@ test('topic reassign: generate a plan, execute it with a throttle the copy keeps
     // --execute with a throttle: bulk-0 moves from [a, b] to [a, c].
     const file = nodePath.join(dir, 'move.json');
     writeFileSync(file, JSON.stringify({ version: 1, partitions: [{ topic: 'bulk', partition: 0, replicas: [a, c] }] }));
-    const copying = () => cluster.nodes.find((n) => n.nodeId === c)!.server!.broker!.replicaManager.partition('bulk', 0);
+    // Optional all the way: if an assertion below fails, the cluster closes while this still runs,
+    // and the failure should be the assertion's, not this reading a closed node.
+    const copying = () => cluster.nodes.find((n) => n.nodeId === c)?.server?.broker?.replicaManager.partition('bulk', 0);
     let firstByteMs = 0;
     let lastByteMs = 0;
     // Samples the new replica's progress every 10 ms: when its first and last bytes landed.
