@@ -14,3 +14,4 @@ export { partitionFolder, segmentObjectBase, SEGMENT_SUFFIX, INDEX_SUFFIXES } fr
 export { LocalObjectStore } from './local-object-store.js';
 export { ChunkedStorageManager, type ChunkedStorageManagerOptions } from './chunked-storage-manager.js';
 export { ReadCache, type ReadCacheStats } from './read-cache.js';
+export { S3ObjectStore, S3_PART_BYTES_MIN, type S3ObjectStoreOptions } from './s3-object-store.js';
