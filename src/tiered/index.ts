@@ -15,3 +15,9 @@ export { LocalObjectStore } from './local-object-store.js';
 export { ChunkedStorageManager, type ChunkedStorageManagerOptions } from './chunked-storage-manager.js';
 export { ReadCache, type ReadCacheStats } from './read-cache.js';
 export { S3ObjectStore, S3_PART_BYTES_MIN, type S3ObjectStoreOptions } from './s3-object-store.js';
+export {
+  RemoteLogMetadataCache, RemotePartitionMetadataStore, type RemoteLogMetadataSnapshot, type EpochSnapshot,
+} from './metadata-cache.js';
+export {
+  encodeRemoteLogMetadata, decodeRemoteLogMetadata, encodeSegmentSnapshotRecord, decodeSegmentSnapshotRecord, RemoteLogMetadataRecordType,
+} from './metadata-records.js';

@@ -136,13 +136,14 @@ export function epochEndOffsetInSegment(m: RemoteLogSegmentMetadata, leaderEpoch
 
 const isInt = (n: number, min: number, max: number): boolean => Number.isSafeInteger(n) && n >= min && n <= max;
 const INT32_MAX = 0x7fffffff;
-const UUID_RE = /^[A-Za-z0-9_-]{22}$/;
+/** A UUID as Kafka prints it, in canonical form (the last character's unused bits zero), so it round-trips. */
+export const isUuid = (s: string): boolean => /^[A-Za-z0-9_-]{22}$/.test(s) && Buffer.from(s, 'base64url').toString('base64url') === s;
 
 /** Checks what Kafka's constructors check, and the ranges the record fields can carry. Throws INVALID_METADATA. */
 export function checkSegmentMetadata(m: RemoteLogSegmentMetadata): void {
   const bad = (why: string): never => { throw new RemoteLogMetadataError('INVALID_METADATA', `segment ${m.remoteLogSegmentId.id}: ${why}`); };
   checkTopicIdPartition(m.remoteLogSegmentId.topicIdPartition);
-  if (!UUID_RE.test(m.remoteLogSegmentId.id)) bad('segment id is not a UUID');
+  if (!isUuid(m.remoteLogSegmentId.id)) bad('segment id is not a UUID');
   if (!isInt(m.startOffset, 0, Number.MAX_SAFE_INTEGER)) bad(`start offset ${m.startOffset} is not a non-negative integer`);
   if (!isInt(m.endOffset, m.startOffset, Number.MAX_SAFE_INTEGER)) bad(`end offset ${m.endOffset} is less than start offset ${m.startOffset}`);
   if (!isInt(m.segmentSizeInBytes, 0, INT32_MAX)) bad(`size ${m.segmentSizeInBytes} is not an int32 byte count`);
@@ -157,7 +158,7 @@ export function checkSegmentMetadata(m: RemoteLogSegmentMetadata): void {
 }
 
 export function checkTopicIdPartition(p: TopicIdPartition): void {
-  if (!UUID_RE.test(p.topicId) || !isInt(p.partition, 0, INT32_MAX) || !/^[A-Za-z0-9._-]{1,249}$/.test(p.topic) || p.topic === '.' || p.topic === '..') {
+  if (!isUuid(p.topicId) || !isInt(p.partition, 0, INT32_MAX) || !/^[A-Za-z0-9._-]{1,249}$/.test(p.topic) || p.topic === '.' || p.topic === '..') {
     throw new RemoteLogMetadataError('INVALID_METADATA', `bad topic partition ${p.topic}-${p.partition} (${p.topicId})`);
   }
 }
