@@ -21,3 +21,7 @@ export {
 export {
   encodeRemoteLogMetadata, decodeRemoteLogMetadata, encodeSegmentSnapshotRecord, decodeSegmentSnapshotRecord, RemoteLogMetadataRecordType,
 } from './metadata-records.js';
+export {
+  remoteStorageSettings, openRemoteStorageManager, validateTieredTopicConfig, REMOTE_STORAGE_DEFAULTS,
+  type RemoteStorageSettings, type RemoteBackendSettings,
+} from './config.js';
