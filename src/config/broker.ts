@@ -53,9 +53,12 @@ export function parseBrokerConfig(props: PropsInput, overrides?: PropsInput): Br
   const problems: ConfigProblem[] = [];
   const originals = new Map<string, string>();
   const sources = new Map<string, ValueSource>();
+  const plugins = pluginPrefixes(props, overrides);
   for (const [source, input] of [['static', props], ['override', overrides]] as const) {
     for (const [name, raw] of entriesOf(input)) {
-      if (brokerKey(name) === undefined) {
+      // Settings for the remote storage and metadata managers (rsm.config.*, rlmm.config.*) are
+      // theirs to check; they are kept as strings in originals (src/tiered reads them).
+      if (brokerKey(name) === undefined && !plugins.some((p) => name.startsWith(p) && name.length > p.length)) {
         problems.push({ name, errorCode: 'INVALID_CONFIG', message: unknownKeyMessage(name, 'broker') });
         continue;
       }
@@ -87,6 +90,14 @@ export function parseBrokerConfig(props: PropsInput, overrides?: PropsInput): Br
   if (problems.length === 0) checkCrossKeyRules(values, originals, problems);
   if (problems.length > 0) throw new BrokerConfigError(problems);
   return buildConfig(values, sources, originals);
+}
+
+/** The prefixes of remote storage and metadata manager settings, as set or by default. */
+function pluginPrefixes(props: PropsInput, overrides: PropsInput | undefined): string[] {
+  const given = new Map([...entriesOf(props), ...entriesOf(overrides)]);
+  return ['remote.log.storage.manager.impl.prefix', 'remote.log.metadata.manager.impl.prefix']
+    .map((k) => (given.get(k) ?? (BROKER_KEYS[k as BrokerConfigName].defaultValue as string)).trim())
+    .filter((p) => p !== '');
 }
 
 function checkCrossKeyRules(values: Map<string, unknown>, originals: Map<string, string>, problems: ConfigProblem[]): void {

@@ -79,6 +79,18 @@ function javaClass(...allowed: string[]): Validator {
   };
 }
 
+/**
+ * remote.log.storage.manager.class.name values Kafka users write, all mapped to Logline's own
+ * manager (src/tiered): Kafka's local-directory test store and Aiven's S3 plugin.
+ */
+export const REMOTE_STORAGE_MANAGER_CLASSES = ['org.apache.kafka.server.log.remote.storage.LocalTieredStorage', 'io.aiven.kafka.tieredstorage.RemoteStorageManager'] as const;
+const REMOTE_STORAGE_MANAGERS: Validator = {
+  kind: 'custom', rule: `Value must be one of ${REMOTE_STORAGE_MANAGER_CLASSES.join(', ')}`,
+  check: (v) => (REMOTE_STORAGE_MANAGER_CLASSES as readonly string[]).includes(v as string),
+};
+export const TOPIC_BASED_RLMM = 'org.apache.kafka.server.log.remote.metadata.storage.TopicBasedRemoteLogMetadataManager';
+const REMOTE_LOG_METADATA_MANAGERS: Validator = { kind: 'custom', rule: `Value must be ${TOPIC_BASED_RLMM}`, check: (v) => v === TOPIC_BASED_RLMM };
+
 /** Topic-level keys (Kafka's TopicConfig / LogConfig), all of them settable per topic. */
 export const TOPIC_KEYS = {
   'cleanup.policy': key('cleanup.policy', 'list', 'delete', 'delete: drop old segments; compact: keep the latest record per key; or both.', { validator: validList('compact', 'delete'), brokerSynonym: 'log.cleanup.policy' }),
@@ -93,8 +105,8 @@ export const TOPIC_KEYS = {
   'follower.replication.throttled.replicas': key('follower.replication.throttled.replicas', 'list', '', 'Replicas (partition:broker, or *) whose copy to a follower outside the ISR counts against that broker\'s follower.replication.throttled.rate.', { validator: THROTTLED_REPLICAS }),
   'index.interval.bytes': key('index.interval.bytes', 'int', '4096', 'Bytes between offset index entries.', { validator: atLeast(0), brokerSynonym: 'log.index.interval.bytes' }),
   'leader.replication.throttled.replicas': key('leader.replication.throttled.replicas', 'list', '', 'Replicas (partition:broker, or *) whose copy from the leader to a follower outside the ISR counts against that broker\'s leader.replication.throttled.rate.', { validator: THROTTLED_REPLICAS }),
-  'local.retention.bytes': key('local.retention.bytes', 'long', '-2', 'Local bytes kept when tiered storage is on; -2 means retention.bytes.', { validator: atLeast(-2), brokerSynonym: 'log.local.retention.bytes' }),
-  'local.retention.ms': key('local.retention.ms', 'long', '-2', 'Local time kept when tiered storage is on; -2 means retention.ms.', { validator: atLeast(-2), brokerSynonym: 'log.local.retention.ms' }),
+  'local.retention.bytes': key('local.retention.bytes', 'long', '-2', 'Local bytes kept when tiered storage is on; -2 means retention.bytes. Accepted; not wired yet.', { validator: atLeast(-2), brokerSynonym: 'log.local.retention.bytes', unused: true }),
+  'local.retention.ms': key('local.retention.ms', 'long', '-2', 'Local time kept when tiered storage is on; -2 means retention.ms. Accepted; not wired yet.', { validator: atLeast(-2), brokerSynonym: 'log.local.retention.ms', unused: true }),
   'max.compaction.lag.ms': key('max.compaction.lag.ms', 'long', LONG_MAX, 'Longest a record may stay uncompacted.', { validator: atLeast(1), brokerSynonym: 'log.cleaner.max.compaction.lag.ms' }),
   'max.message.bytes': key('max.message.bytes', 'int', '1048588', 'Largest record batch the topic accepts.', { validator: atLeast(0), brokerSynonym: 'message.max.bytes' }),
   'message.timestamp.after.max.ms': key('message.timestamp.after.max.ms', 'long', '3600000', 'How far in the future a CreateTime timestamp may be.', { validator: atLeast(0), brokerSynonym: 'log.message.timestamp.after.max.ms' }),
@@ -104,9 +116,9 @@ export const TOPIC_KEYS = {
   'min.compaction.lag.ms': key('min.compaction.lag.ms', 'long', '0', 'Youngest a record may be and still be compacted.', { validator: atLeast(0), brokerSynonym: 'log.cleaner.min.compaction.lag.ms' }),
   'min.insync.replicas': key('min.insync.replicas', 'int', '1', 'Smallest ISR that may acknowledge an acks=all write.', { validator: atLeast(1), importance: 'high', brokerSynonym: 'min.insync.replicas' }),
   'preallocate': key('preallocate', 'boolean', 'false', 'Preallocate segment files on creation.', { brokerSynonym: 'log.preallocate' }),
-  'remote.log.copy.disable': key('remote.log.copy.disable', 'boolean', 'false', 'Stop copying segments to remote storage.', { unused: true }),
-  'remote.log.delete.on.disable': key('remote.log.delete.on.disable', 'boolean', 'false', 'Delete remote data when tiering is turned off.', { unused: true }),
-  'remote.storage.enable': key('remote.storage.enable', 'boolean', 'false', 'Tier closed segments to remote storage.', { unused: true }),
+  'remote.log.copy.disable': key('remote.log.copy.disable', 'boolean', 'false', 'Stop copying segments to remote storage (KIP-950). Accepted; not wired yet.', { unused: true }),
+  'remote.log.delete.on.disable': key('remote.log.delete.on.disable', 'boolean', 'false', 'Delete remote data when tiering is turned off (KIP-950). Accepted; not wired yet.', { unused: true }),
+  'remote.storage.enable': key('remote.storage.enable', 'boolean', 'false', 'Tier closed segments to remote storage. Accepted; not wired yet.', { unused: true }),
   'retention.bytes': key('retention.bytes', 'long', '-1', 'Largest a partition may grow before old segments go; -1 is unlimited.', { importance: 'high', brokerSynonym: 'log.retention.bytes' }),
   'retention.ms': key('retention.ms', 'long', '604800000', 'Age after which closed segments are deleted; -1 keeps them forever.', { validator: atLeast(-1), importance: 'high', brokerSynonym: 'log.retention.ms' }),
   'segment.bytes': key('segment.bytes', 'int', '1073741824', 'Size at which a segment rolls.', { validator: atLeast(1024 * 1024), importance: 'high', brokerSynonym: 'log.segment.bytes' }),
@@ -276,10 +288,24 @@ export const BROKER_KEYS = {
   'log.message.timestamp.type': key('log.message.timestamp.type', 'string', 'CreateTime', 'Default message.timestamp.type.', { validator: TIMESTAMP_TYPES, ...CW }),
   'log.message.timestamp.before.max.ms': key('log.message.timestamp.before.max.ms', 'long', LONG_MAX, 'Default message.timestamp.before.max.ms.', { validator: atLeast(0), ...CW }),
   'log.message.timestamp.after.max.ms': key('log.message.timestamp.after.max.ms', 'long', '3600000', 'Default message.timestamp.after.max.ms.', { validator: atLeast(0), ...CW }),
-  'log.local.retention.ms': key('log.local.retention.ms', 'long', '-2', 'Default local.retention.ms.', { validator: atLeast(-2), ...CW }),
-  'log.local.retention.bytes': key('log.local.retention.bytes', 'long', '-2', 'Default local.retention.bytes.', { validator: atLeast(-2), ...CW }),
+  'log.local.retention.ms': key('log.local.retention.ms', 'long', '-2', 'Default local.retention.ms (-2: the retention time). Accepted; not wired yet.', { validator: atLeast(-2), unused: true, ...CW }),
+  'log.local.retention.bytes': key('log.local.retention.bytes', 'long', '-2', 'Default local.retention.bytes (-2: the retention size). Accepted; not wired yet.', { validator: atLeast(-2), unused: true, ...CW }),
   'log.initial.task.delay.ms': key('log.initial.task.delay.ms', 'long', '30000', 'Delay before the first retention and flush checks.', { validator: atLeast(0), importance: 'low' }),
-  'remote.log.storage.system.enable': key('remote.log.storage.system.enable', 'boolean', 'false', 'Enable tiered storage on this broker.', { unused: true }),
+  'remote.log.storage.system.enable': key('remote.log.storage.system.enable', 'boolean', 'false', 'Enable tiered storage on this broker. Accepted; tiered storage is not wired into the broker yet (src/tiered).', { unused: true }),
+  // Tiered storage (KIP-405). Accepted and checked, not yet acted on: src/tiered builds the backend
+  // from them but the broker does not start it yet.
+  'remote.log.storage.manager.class.name': key('remote.log.storage.manager.class.name', 'class', null, `RemoteStorageManager implementation: ${REMOTE_STORAGE_MANAGER_CLASSES.join(' (local directory) or ')} (S3 or a directory, by rsm.config.storage.backend.class). Accepted; not wired yet.`, { validator: REMOTE_STORAGE_MANAGERS, unused: true }),
+  'remote.log.storage.manager.class.path': key('remote.log.storage.manager.class.path', 'string', null, 'Accepted and ignored: Logline has its remote storage managers built in.', { unused: true }),
+  'remote.log.storage.manager.impl.prefix': key('remote.log.storage.manager.impl.prefix', 'string', 'rsm.config.', 'Prefix of the settings passed to the remote storage manager (e.g. rsm.config.storage.s3.bucket.name). Accepted; not wired yet.', { validator: { kind: 'nonEmptyString' }, unused: true }),
+  'remote.log.metadata.manager.class.name': key('remote.log.metadata.manager.class.name', 'class', TOPIC_BASED_RLMM, 'RemoteLogMetadataManager implementation; only the topic-based one (__remote_log_metadata). Accepted; not wired yet.', { validator: REMOTE_LOG_METADATA_MANAGERS, unused: true }),
+  'remote.log.metadata.manager.class.path': key('remote.log.metadata.manager.class.path', 'string', null, 'Accepted and ignored: the metadata manager is built in.', { unused: true }),
+  'remote.log.metadata.manager.impl.prefix': key('remote.log.metadata.manager.impl.prefix', 'string', 'rlmm.config.', 'Prefix of the settings passed to the remote log metadata manager (e.g. rlmm.config.remote.log.metadata.topic.replication.factor). Accepted; not wired yet.', { validator: { kind: 'nonEmptyString' }, unused: true }),
+  'remote.log.metadata.manager.listener.name': key('remote.log.metadata.manager.listener.name', 'string', null, 'Listener the metadata manager\'s clients use to reach this broker. Accepted; not wired yet.', { unused: true }),
+  'remote.log.manager.task.interval.ms': key('remote.log.manager.task.interval.ms', 'long', '30000', 'How often each leader partition\'s copy and expiry tasks run. Accepted; not wired yet.', { validator: atLeast(1), importance: 'low', unused: true }),
+  'remote.log.manager.copy.max.bytes.per.second': key('remote.log.manager.copy.max.bytes.per.second', 'long', LONG_MAX, 'Bytes per second this broker may copy to remote storage. Accepted; not wired yet.', { validator: atLeast(1), unused: true, ...CW }),
+  'remote.log.manager.fetch.max.bytes.per.second': key('remote.log.manager.fetch.max.bytes.per.second', 'long', LONG_MAX, 'Bytes per second this broker may read from remote storage. Accepted; not wired yet.', { validator: atLeast(1), unused: true, ...CW }),
+  'remote.fetch.max.wait.ms': key('remote.fetch.max.wait.ms', 'int', '500', 'Longest a fetch waits for data read from remote storage. Accepted; not wired yet.', { validator: atLeast(1), unused: true, ...CW }),
+  'remote.log.index.file.cache.total.size.bytes': key('remote.log.index.file.cache.total.size.bytes', 'long', '1073741824', 'Bytes of remote index files kept in the read cache. Accepted; not wired yet.', { validator: atLeast(1), importance: 'low', unused: true, ...CW }),
 
   // The log cleaner.
   'log.cleaner.enable': key('log.cleaner.enable', 'boolean', 'true', 'Run the log cleaner (needed for compacted topics).'),

@@ -93,7 +93,7 @@ function crossKeyProblems(p: Map<string, unknown>): ConfigProblem[] {
   }
   if (p.get('remote.storage.enable') === true) {
     const policy = (p.get('cleanup.policy') ?? ['delete']) as string[];
-    if (policy.includes('compact')) out.push({ name: 'remote.storage.enable', errorCode: 'INVALID_CONFIG', message: 'Remote log storage is only supported for topics with cleanup.policy=delete' });
+    if (policy.includes('compact')) out.push({ name: 'remote.storage.enable', errorCode: 'INVALID_CONFIG', message: 'Remote log storage is unsupported for the compacted topics' });
     for (const [local, total] of [['local.retention.ms', 'retention.ms'], ['local.retention.bytes', 'retention.bytes']] as const) {
       const l = p.get(local) as number | undefined;
       const t = p.get(total) as number | undefined;

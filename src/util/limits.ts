@@ -148,4 +148,17 @@ export const limits = {
   scramUserNameCharsMax: 1024,
   /** Failed SASL connections waiting out connection.failed.authentication.delay.ms at once; more are closed at once. */
   saslDelayedClosesMax: 10_000,
+  /**
+   * Largest chunk a remote log read fetches at once (rsm.config.chunk.size): each one is a buffer
+   * in memory and a cache entry.
+   */
+  remoteChunkBytesMax: 64 * 1024 * 1024,
+  /**
+   * Largest remote index object read whole into memory. Offset and time indexes are bounded by
+   * segment.index.bytes (10 MiB by default); a transaction index or producer snapshot past this is
+   * refused rather than buffered.
+   */
+  remoteIndexBytesMax: 256 * 1024 * 1024,
+  /** Parts of one S3 multipart upload (S3's own limit); the part size grows to stay under it. */
+  s3MultipartPartsMax: 10_000,
 } as const;

@@ -1,0 +1,143 @@
+// From a parsed broker configuration to the remote storage backend, and the topic-level rule
+// tiering adds. Settings are read under remote.log.storage.manager.impl.prefix (rsm.config.) with
+// the names Aiven's plugin uses, and `dir` for Kafka's LocalTieredStorage, so a server.properties
+// written for either works unchanged.
+import { join } from 'node:path';
+import { ConfigError, type BrokerConfig, type ConfigProblem } from '../config/index.js';
+import { limits } from '../util/index.js';
+import { ChunkedStorageManager } from './chunked-storage-manager.js';
+import { LocalObjectStore } from './local-object-store.js';
+import type { ObjectStore } from './object-store.js';
+import { ReadCache } from './read-cache.js';
+import { S3ObjectStore, S3_PART_BYTES_MIN } from './s3-object-store.js';
+import type { RemoteStorageManager } from './storage-manager.js';
+
+const LOCAL_TIERED_STORAGE = 'org.apache.kafka.server.log.remote.storage.LocalTieredStorage';
+const AIVEN_RSM = 'io.aiven.kafka.tieredstorage.RemoteStorageManager';
+const AIVEN_S3 = 'io.aiven.kafka.tieredstorage.storage.s3.S3Storage';
+const AIVEN_FILESYSTEM = 'io.aiven.kafka.tieredstorage.storage.filesystem.FileSystemStorage';
+
+export type RemoteBackendSettings =
+  | { readonly kind: 'local'; readonly dir: string }
+  | {
+    readonly kind: 's3'; readonly bucket: string; readonly region: string; readonly endpoint?: string; readonly pathStyle: boolean;
+    readonly credentials?: { readonly accessKeyId: string; readonly secretAccessKey: string };
+    readonly partBytes: number; readonly multipartThresholdBytes: number;
+  };
+
+export interface RemoteStorageSettings {
+  readonly backend: RemoteBackendSettings;
+  readonly keyPrefix: string;
+  readonly chunkBytes: number;
+  readonly chunkCacheBytes: number;
+  readonly indexCacheBytes: number;
+}
+
+/** Defaults where Aiven's plugin has none or Logline differs (documented in src/tiered/README.md). */
+export const REMOTE_STORAGE_DEFAULTS = {
+  chunkBytes: 4 * 1024 * 1024,
+  chunkCacheBytes: 256 * 1024 * 1024,
+  partBytes: 25 * 1024 * 1024,
+  multipartThresholdBytes: 25 * 1024 * 1024,
+  /** Under the first log directory when no directory is named. */
+  localDirName: 'remote-storage',
+} as const;
+
+/**
+ * The backend the configuration asks for, or null when tiering is off on this broker. Pure: no
+ * I/O. Throws ConfigError naming the key at fault.
+ */
+export function remoteStorageSettings(config: BrokerConfig): RemoteStorageSettings | null {
+  if (config.get('remote.log.storage.system.enable') !== true) return null;
+  const className = config.get('remote.log.storage.manager.class.name');
+  const key = 'remote.log.storage.manager.class.name';
+  if (className === null) throw new ConfigError(`${key} must be set when remote.log.storage.system.enable=true (${LOCAL_TIERED_STORAGE} for a local directory)`, key);
+  const prefix = config.get('remote.log.storage.manager.impl.prefix');
+  const rsm = (name: string): string | undefined => config.originals.get(prefix + name)?.trim();
+  const common = {
+    keyPrefix: rsm('key.prefix') ?? '',
+    chunkBytes: intSetting(prefix + 'chunk.size', rsm('chunk.size'), REMOTE_STORAGE_DEFAULTS.chunkBytes, 1, limits.remoteChunkBytesMax),
+    chunkCacheBytes: intSetting(prefix + 'fetch.chunk.cache.size', rsm('fetch.chunk.cache.size'), REMOTE_STORAGE_DEFAULTS.chunkCacheBytes, 0, Number.MAX_SAFE_INTEGER),
+    indexCacheBytes: config.get('remote.log.index.file.cache.total.size.bytes'),
+  };
+  if (common.keyPrefix !== '' && !/^[A-Za-z0-9._\-/=]+\/$/.test(common.keyPrefix)) {
+    throw new ConfigError(`${prefix}key.prefix must be safe characters ending in "/"`, prefix + 'key.prefix', common.keyPrefix);
+  }
+  const localDir = (dir: string | undefined): RemoteBackendSettings => {
+    const logDir = config.logDirs[0];
+    if (dir === undefined && logDir === undefined) throw new ConfigError(`${prefix}dir must be set`, prefix + 'dir');
+    return { kind: 'local', dir: dir ?? join(logDir!, REMOTE_STORAGE_DEFAULTS.localDirName) };
+  };
+  if (className === LOCAL_TIERED_STORAGE) return { ...common, backend: localDir(rsm('dir')) };
+  if (className !== AIVEN_RSM) throw new ConfigError(`${key}: unsupported remote storage manager ${className}`, key, className);
+  const backendClass = rsm('storage.backend.class');
+  if (backendClass === AIVEN_FILESYSTEM) return { ...common, backend: localDir(rsm('storage.root')) };
+  if (backendClass !== AIVEN_S3) {
+    throw new ConfigError(`${prefix}storage.backend.class must be ${AIVEN_S3} or ${AIVEN_FILESYSTEM}`, prefix + 'storage.backend.class', backendClass);
+  }
+  return { ...common, backend: s3Settings(prefix, rsm) };
+}
+
+function s3Settings(prefix: string, rsm: (name: string) => string | undefined): RemoteBackendSettings {
+  const bucket = rsm('storage.s3.bucket.name');
+  if (bucket === undefined || bucket === '') throw new ConfigError(`${prefix}storage.s3.bucket.name must be set`, prefix + 'storage.s3.bucket.name');
+  const accessKeyId = rsm('storage.aws.access.key.id');
+  const secretAccessKey = rsm('storage.aws.secret.access.key');
+  if ((accessKeyId === undefined) !== (secretAccessKey === undefined)) {
+    throw new ConfigError(`${prefix}storage.aws.access.key.id and ${prefix}storage.aws.secret.access.key must be set together (or neither, for the SDK's default credentials)`, prefix + 'storage.aws.access.key.id');
+  }
+  const pathStyle = rsm('storage.s3.path.style.access.enabled');
+  if (pathStyle !== undefined && !/^(true|false)$/i.test(pathStyle)) throw new ConfigError(`${prefix}storage.s3.path.style.access.enabled must be true or false`, prefix + 'storage.s3.path.style.access.enabled', pathStyle);
+  const endpoint = rsm('storage.s3.endpoint.url');
+  const partBytes = intSetting(prefix + 'storage.s3.multipart.upload.part.size', rsm('storage.s3.multipart.upload.part.size'), REMOTE_STORAGE_DEFAULTS.partBytes, S3_PART_BYTES_MIN, 0x7fffffff);
+  return {
+    kind: 's3', bucket, region: rsm('storage.s3.region') ?? 'us-east-1', pathStyle: pathStyle?.toLowerCase() === 'true',
+    ...(endpoint !== undefined ? { endpoint } : {}),
+    ...(accessKeyId !== undefined ? { credentials: { accessKeyId, secretAccessKey: secretAccessKey! } } : {}),
+    partBytes,
+    multipartThresholdBytes: intSetting(prefix + 'storage.s3.multipart.upload.threshold', rsm('storage.s3.multipart.upload.threshold'), partBytes, S3_PART_BYTES_MIN, Number.MAX_SAFE_INTEGER),
+  };
+}
+
+function intSetting(name: string, raw: string | undefined, dflt: number, min: number, max: number): number {
+  if (raw === undefined) return dflt;
+  const n = Number(raw);
+  if (!/^-?\d+$/.test(raw) || !Number.isSafeInteger(n) || n < min || n > max) {
+    throw new ConfigError(`Invalid value ${JSON.stringify(raw)} for configuration ${name}: Value must be between ${min} and ${max}`, name, raw);
+  }
+  return n;
+}
+
+/** Opens the backend the settings describe (creates the local directory; the S3 client connects lazily). */
+export async function openRemoteStorageManager(settings: RemoteStorageSettings): Promise<RemoteStorageManager> {
+  const b = settings.backend;
+  const store: ObjectStore = b.kind === 'local'
+    ? await LocalObjectStore.open(b.dir)
+    : new S3ObjectStore({
+      bucket: b.bucket, region: b.region, pathStyle: b.pathStyle, partBytes: b.partBytes, multipartThresholdBytes: b.multipartThresholdBytes,
+      ...(b.endpoint !== undefined ? { endpoint: b.endpoint } : {}), ...(b.credentials !== undefined ? { credentials: b.credentials } : {}),
+    });
+  return new ChunkedStorageManager({
+    store, keyPrefix: settings.keyPrefix, chunkBytes: settings.chunkBytes,
+    chunkCache: new ReadCache(settings.chunkCacheBytes), indexCache: new ReadCache(settings.indexCacheBytes),
+  });
+}
+
+/**
+ * The rules tiering adds to a topic's configuration (Kafka's LogConfig checks, with its messages),
+ * for the topic-config path to call: no tiering of compacted topics, and none on a broker without
+ * tiered storage.
+ */
+export function validateTieredTopicConfig(
+  topic: { readonly remoteStorageEnable: boolean; readonly cleanupPolicy: readonly string[] }, remoteStorageSystemEnabled: boolean,
+): ConfigProblem[] {
+  if (!topic.remoteStorageEnable) return [];
+  const problems: ConfigProblem[] = [];
+  if (!remoteStorageSystemEnabled) {
+    problems.push({ name: 'remote.storage.enable', errorCode: 'INVALID_CONFIG', message: 'Tiered Storage functionality is disabled in the broker. Topic cannot be configured with remote log storage.' });
+  }
+  if (topic.cleanupPolicy.includes('compact')) {
+    problems.push({ name: 'cleanup.policy', errorCode: 'INVALID_CONFIG', message: 'Remote log storage is unsupported for the compacted topics' });
+  }
+  return problems;
+}

@@ -1,0 +1,27 @@
+// The tiered room's door: the RemoteStorageManager port and its backends (a local directory, S3)
+// behind one chunking layer, the read caches, and remote log metadata as a state machine over
+// Kafka's `__remote_log_metadata` records. Not wired into the broker yet (see README.md).
+export { RemoteStorageError, RemoteResourceNotFoundError, RemoteLogMetadataError, type RemoteLogMetadataErrorCode } from './errors.js';
+export {
+  RemoteLogSegmentState, RemotePartitionDeleteState, isValidSegmentTransition, isValidPartitionDeleteTransition,
+  segmentStateName, partitionDeleteStateName, checkSegmentMetadata, epochEndOffsetInSegment,
+  type TopicIdPartition, type RemoteLogSegmentId, type RemoteLogSegmentMetadata, type RemoteLogSegmentMetadataUpdate,
+  type RemotePartitionDeleteMetadata, type RemoteLogMetadataEvent, type SegmentLeaderEpoch,
+} from './segment-metadata.js';
+export { IndexType, type RemoteStorageManager, type LogSegmentData } from './storage-manager.js';
+export { isSafeObjectKey, type ObjectStore, type ObjectSource } from './object-store.js';
+export { partitionFolder, segmentObjectBase, SEGMENT_SUFFIX, INDEX_SUFFIXES } from './object-layout.js';
+export { LocalObjectStore } from './local-object-store.js';
+export { ChunkedStorageManager, type ChunkedStorageManagerOptions } from './chunked-storage-manager.js';
+export { ReadCache, type ReadCacheStats } from './read-cache.js';
+export { S3ObjectStore, S3_PART_BYTES_MIN, type S3ObjectStoreOptions } from './s3-object-store.js';
+export {
+  RemoteLogMetadataCache, RemotePartitionMetadataStore, type RemoteLogMetadataSnapshot, type EpochSnapshot,
+} from './metadata-cache.js';
+export {
+  encodeRemoteLogMetadata, decodeRemoteLogMetadata, encodeSegmentSnapshotRecord, decodeSegmentSnapshotRecord, RemoteLogMetadataRecordType,
+} from './metadata-records.js';
+export {
+  remoteStorageSettings, openRemoteStorageManager, validateTieredTopicConfig, REMOTE_STORAGE_DEFAULTS,
+  type RemoteStorageSettings, type RemoteBackendSettings,
+} from './config.js';

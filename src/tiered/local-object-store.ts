@@ -1,0 +1,154 @@
+// The default backend: objects as files under one directory (remote.log.dir style), which needs
+// nothing installed and suits laptops and tests. Each object is written to a temporary file,
+// fsynced, renamed into place and its directory fsynced, so after a crash an object is either
+// whole or absent; leftover temporary files are never listed and are swept on open.
+import { randomBytes } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { mkdir, open, type FileHandle, readdir, rename, rm, rmdir, stat } from 'node:fs/promises';
+import { dirname, join, relative, sep } from 'node:path';
+import { RemoteResourceNotFoundError, RemoteStorageError } from './errors.js';
+import { isSafeObjectKey, type ObjectSource, type ObjectStore } from './object-store.js';
+
+const TEMP_MARK = '.tmp-';
+
+export class LocalObjectStore implements ObjectStore {
+  private constructor(readonly root: string) {}
+
+  /** Opens (creating) the directory and removes temporary files a crash left behind. */
+  static async open(root: string): Promise<LocalObjectStore> {
+    try {
+      await mkdir(root, { recursive: true });
+    } catch (e) {
+      throw storageError(`cannot create remote storage directory ${root}`, e);
+    }
+    const store = new LocalObjectStore(root);
+    for (const file of await store.walk(root, true)) if (file.includes(TEMP_MARK)) await rm(file, { force: true });
+    return store;
+  }
+
+  private pathOf(key: string): string {
+    if (!isSafeObjectKey(key)) throw new RemoteStorageError(`unsafe object key ${JSON.stringify(key)}`, { retriable: false });
+    return join(this.root, ...key.split('/'));
+  }
+
+  async put(key: string, source: ObjectSource): Promise<void> {
+    const path = this.pathOf(key);
+    const temp = `${path}${TEMP_MARK}${randomBytes(6).toString('hex')}`;
+    try {
+      const out = await openCreating(temp);
+      try {
+        if ('bytes' in source) await out.writeFile(source.bytes);
+        else for await (const piece of createReadStream(source.path, { highWaterMark: 1 << 20 })) await out.write(piece as Buffer);
+        await out.sync();
+      } finally {
+        await out.close();
+      }
+      await rename(temp, path);
+      await syncDirectory(dirname(path));
+    } catch (e) {
+      await rm(temp, { force: true }).catch(() => undefined);
+      if (e instanceof RemoteStorageError) throw e;
+      throw storageError(`cannot write ${key}`, e);
+    }
+  }
+
+  async getRange(key: string, start: number, endExclusive: number): Promise<Buffer> {
+    const path = this.pathOf(key);
+    const length = Math.max(0, endExclusive - start);
+    try {
+      const f = await open(path, 'r');
+      try {
+        const buf = Buffer.allocUnsafe(length);
+        let filled = 0;
+        while (filled < length) {
+          const { bytesRead } = await f.read(buf, filled, length - filled, start + filled);
+          if (bytesRead === 0) break;
+          filled += bytesRead;
+        }
+        return filled === length ? buf : buf.subarray(0, filled);
+      } finally {
+        await f.close();
+      }
+    } catch (e) {
+      throw storageError(`cannot read ${key}`, e);
+    }
+  }
+
+  async get(key: string, bytesMax: number): Promise<Buffer> {
+    const path = this.pathOf(key);
+    let size: number;
+    try {
+      size = (await stat(path)).size;
+    } catch (e) {
+      throw storageError(`cannot read ${key}`, e);
+    }
+    if (size > bytesMax) throw new RemoteStorageError(`${key} has ${size} bytes, more than ${bytesMax}`, { retriable: false });
+    return this.getRange(key, 0, size);
+  }
+
+  async delete(key: string): Promise<void> {
+    const path = this.pathOf(key);
+    try {
+      await rm(path, { force: true });
+      // An emptied partition folder goes too, so a deleted topic leaves nothing behind.
+      await rmdir(dirname(path)).catch(() => undefined);
+    } catch (e) {
+      throw storageError(`cannot delete ${key}`, e);
+    }
+  }
+
+  async list(prefix: string): Promise<string[]> {
+    const files = await this.walk(this.root, false);
+    return files.map((f) => relative(this.root, f).split(sep).join('/')).filter((k) => k.startsWith(prefix));
+  }
+
+  private async walk(dir: string, withTemp: boolean): Promise<string[]> {
+    const out: string[] = [];
+    let entries;
+    try {
+      entries = await readdir(dir, { withFileTypes: true });
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return out;
+      throw storageError(`cannot list ${dir}`, e);
+    }
+    for (const entry of entries) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) out.push(...await this.walk(path, withTemp));
+      else if (withTemp || !entry.name.includes(TEMP_MARK)) out.push(path);
+    }
+    return out;
+  }
+
+  async close(): Promise<void> {}
+}
+
+/**
+ * Opens a new file, creating its folder. A concurrent delete may remove an emptied folder between
+ * the mkdir and the open; the second attempt recreates it.
+ */
+async function openCreating(path: string): Promise<FileHandle> {
+  for (let attempt = 0; ; attempt++) {
+    await mkdir(dirname(path), { recursive: true });
+    try {
+      return await open(path, 'w');
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT' || attempt > 0) throw e;
+    }
+  }
+}
+
+async function syncDirectory(dir: string): Promise<void> {
+  const d = await open(dir, 'r');
+  try {
+    await d.sync();
+  } finally {
+    await d.close();
+  }
+}
+
+function storageError(message: string, e: unknown): RemoteStorageError {
+  const code = (e as NodeJS.ErrnoException | undefined)?.code;
+  if (code === 'ENOENT') return new RemoteResourceNotFoundError(`${message}: not found`, { cause: e });
+  // A full or failing disk may recover; a permission problem will not.
+  return new RemoteStorageError(`${message}: ${(e as Error).message}`, { retriable: code !== 'EACCES' && code !== 'EPERM', cause: e });
+}

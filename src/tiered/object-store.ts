@@ -1,0 +1,32 @@
+// The port below the RemoteStorageManager: a flat store of named immutable objects (a directory
+// tree, an S3 bucket). The segment layout, chunked reads and caching live above it, once, in
+// chunked-storage-manager.ts, so every backend gets them.
+
+/** What to upload: a local file (streamed, never read whole) or bytes already in memory. */
+export type ObjectSource = { readonly path: string } | { readonly bytes: Buffer };
+
+export interface ObjectStore {
+  /**
+   * Writes the object atomically: a reader sees the old object, no object, or the whole new one,
+   * never a part, even if the process dies mid-write.
+   */
+  put(key: string, source: ObjectSource): Promise<void>;
+  /**
+   * Bytes [start, endExclusive) of the object; fewer only if the object is shorter. Callers keep
+   * ranges small (one chunk). RemoteResourceNotFoundError when there is no such object.
+   */
+  getRange(key: string, start: number, endExclusive: number): Promise<Buffer>;
+  /** The whole object, refused beyond `bytesMax`. RemoteResourceNotFoundError when absent. */
+  get(key: string, bytesMax: number): Promise<Buffer>;
+  /** Idempotent. */
+  delete(key: string): Promise<void>;
+  /** Keys under a prefix, in no particular order (for orphan cleanup and tests). */
+  list(prefix: string): Promise<string[]>;
+  close(): Promise<void>;
+}
+
+/** Keys are relative paths of safe characters; no empty, `.` or `..` component. */
+export function isSafeObjectKey(key: string): boolean {
+  if (key.length === 0 || key.length > 1024 || !/^[A-Za-z0-9._\-/=]+$/.test(key)) return false;
+  return key.split('/').every((part) => part !== '' && part !== '.' && part !== '..');
+}

@@ -1,0 +1,186 @@
+// S3 and S3-compatible stores through @aws-sdk/client-s3: objects up to the multipart threshold go
+// up in one PUT, larger ones as a multipart upload read from the file part by part (S3 makes the
+// object visible only when the upload completes, so a reader never sees half of one); reads are
+// ranged GETs.
+import { open } from 'node:fs/promises';
+import {
+  S3Client, PutObjectCommand, GetObjectCommand, DeleteObjectCommand, ListObjectsV2Command,
+  CreateMultipartUploadCommand, UploadPartCommand, CompleteMultipartUploadCommand, AbortMultipartUploadCommand,
+  S3ServiceException,
+} from '@aws-sdk/client-s3';
+import { limits } from '../util/index.js';
+import { RemoteResourceNotFoundError, RemoteStorageError } from './errors.js';
+import { isSafeObjectKey, type ObjectSource, type ObjectStore } from './object-store.js';
+
+/** S3's smallest part other than the last. */
+export const S3_PART_BYTES_MIN = 5 * 1024 * 1024;
+
+export interface S3ObjectStoreOptions {
+  readonly bucket: string;
+  readonly region: string;
+  /** For S3-compatible stores (MinIO, Ceph, s3rver); unset: AWS. */
+  readonly endpoint?: string;
+  /** Bucket in the path rather than the host name, as most compatible stores need. */
+  readonly pathStyle?: boolean;
+  /** Unset: the SDK's default chain (environment, profile, instance role). */
+  readonly credentials?: { readonly accessKeyId: string; readonly secretAccessKey: string; readonly sessionToken?: string };
+  /** Objects at least this big are uploaded in parts. */
+  readonly multipartThresholdBytes: number;
+  readonly partBytes: number;
+}
+
+export class S3ObjectStore implements ObjectStore {
+  private readonly client: S3Client;
+  private readonly bucket: string;
+  private readonly thresholdBytes: number;
+  private readonly partBytes: number;
+
+  constructor(o: S3ObjectStoreOptions) {
+    if (o.bucket === '') throw new RemoteStorageError('the S3 bucket name is empty', { retriable: false });
+    if (!Number.isSafeInteger(o.partBytes) || o.partBytes < S3_PART_BYTES_MIN) {
+      throw new RemoteStorageError(`S3 part size ${o.partBytes} is below S3's minimum of ${S3_PART_BYTES_MIN}`, { retriable: false });
+    }
+    this.bucket = o.bucket;
+    this.thresholdBytes = o.multipartThresholdBytes;
+    this.partBytes = o.partBytes;
+    this.client = new S3Client({
+      region: o.region,
+      ...(o.endpoint !== undefined ? { endpoint: o.endpoint } : {}),
+      forcePathStyle: o.pathStyle ?? false,
+      ...(o.credentials !== undefined ? { credentials: { ...o.credentials } } : {}),
+      // The copy task retries with its own backoff; the SDK's retries would only hide a dead store longer.
+      maxAttempts: 2,
+    });
+  }
+
+  private checkKey(key: string): void {
+    if (!isSafeObjectKey(key)) throw new RemoteStorageError(`unsafe object key ${JSON.stringify(key)}`, { retriable: false });
+  }
+
+  async put(key: string, source: ObjectSource): Promise<void> {
+    this.checkKey(key);
+    try {
+      if ('bytes' in source) {
+        await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: source.bytes }));
+        return;
+      }
+      const file = await open(source.path, 'r');
+      try {
+        const size = (await file.stat()).size;
+        if (size < this.thresholdBytes) {
+          await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: await readAt(file, 0, size) }));
+        } else {
+          await this.putMultipart(key, file, size);
+        }
+      } finally {
+        await file.close();
+      }
+    } catch (e) {
+      throw s3Error(`cannot upload ${key}`, e);
+    }
+  }
+
+  private async putMultipart(key: string, file: import('node:fs/promises').FileHandle, size: number): Promise<void> {
+    // Grow the part size when the file would need more parts than S3 allows.
+    const partBytes = Math.max(this.partBytes, Math.ceil(size / limits.s3MultipartPartsMax));
+    const created = await this.client.send(new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: key }));
+    const uploadId = created.UploadId;
+    if (uploadId === undefined) throw new RemoteStorageError(`${key}: the store returned no upload id`);
+    try {
+      const parts: { ETag: string; PartNumber: number }[] = [];
+      // One part in memory at a time: a 1 GiB segment never sits in the heap whole.
+      for (let start = 0, n = 1; start < size; start += partBytes, n++) {
+        const body = await readAt(file, start, Math.min(partBytes, size - start));
+        const r = await this.client.send(new UploadPartCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId, PartNumber: n, Body: body }));
+        if (r.ETag === undefined) throw new RemoteStorageError(`${key}: part ${n} got no ETag`);
+        parts.push({ ETag: r.ETag, PartNumber: n });
+      }
+      await this.client.send(new CompleteMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId, MultipartUpload: { Parts: parts } }));
+    } catch (e) {
+      // Leave no billed, invisible parts behind; if the abort fails too, a bucket lifecycle rule must.
+      await this.client.send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId })).catch(() => undefined);
+      throw e;
+    }
+  }
+
+  async getRange(key: string, start: number, endExclusive: number): Promise<Buffer> {
+    this.checkKey(key);
+    if (endExclusive <= start) return Buffer.alloc(0);
+    try {
+      const r = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key, Range: `bytes=${start}-${endExclusive - 1}` }));
+      return Buffer.from(await r.Body!.transformToByteArray());
+    } catch (e) {
+      throw s3Error(`cannot read ${key}`, e);
+    }
+  }
+
+  async get(key: string, bytesMax: number): Promise<Buffer> {
+    this.checkKey(key);
+    try {
+      const r = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
+      if ((r.ContentLength ?? 0) > bytesMax) {
+        await r.Body?.transformToWebStream().cancel();
+        throw new RemoteStorageError(`${key} has ${r.ContentLength} bytes, more than ${bytesMax}`, { retriable: false });
+      }
+      return Buffer.from(await r.Body!.transformToByteArray());
+    } catch (e) {
+      throw s3Error(`cannot read ${key}`, e);
+    }
+  }
+
+  async delete(key: string): Promise<void> {
+    this.checkKey(key);
+    try {
+      await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
+    } catch (e) {
+      const err = s3Error(`cannot delete ${key}`, e);
+      if (!(err instanceof RemoteResourceNotFoundError)) throw err;
+    }
+  }
+
+  async list(prefix: string): Promise<string[]> {
+    const keys: string[] = [];
+    try {
+      let token: string | undefined;
+      do {
+        const r = await this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, ContinuationToken: token }));
+        for (const o of r.Contents ?? []) if (o.Key !== undefined) keys.push(o.Key);
+        token = r.IsTruncated === true ? r.NextContinuationToken : undefined;
+      } while (token !== undefined);
+    } catch (e) {
+      throw s3Error(`cannot list ${prefix}`, e);
+    }
+    return keys;
+  }
+
+  async close(): Promise<void> {
+    this.client.destroy();
+  }
+}
+
+async function readAt(file: import('node:fs/promises').FileHandle, position: number, length: number): Promise<Buffer> {
+  const buf = Buffer.allocUnsafe(length);
+  let filled = 0;
+  while (filled < length) {
+    const { bytesRead } = await file.read(buf, filled, length - filled, position + filled);
+    if (bytesRead === 0) throw new RemoteStorageError(`file shrank while uploading (${filled} of ${length} bytes at ${position})`);
+    filled += bytesRead;
+  }
+  return buf;
+}
+
+const NOT_FOUND = new Set(['NoSuchKey', 'NotFound', 'NoSuchUpload']);
+/** Credentials and permissions do not fix themselves; everything else (5xx, timeouts, throttling) may. */
+const PERMANENT = new Set(['InvalidAccessKeyId', 'SignatureDoesNotMatch', 'AccessDenied', 'NoSuchBucket', 'InvalidBucketName', 'InvalidRange']);
+
+function s3Error(message: string, e: unknown): RemoteStorageError {
+  if (e instanceof RemoteStorageError) return e;
+  if (e instanceof S3ServiceException) {
+    if (NOT_FOUND.has(e.name) || e.$metadata.httpStatusCode === 404) return new RemoteResourceNotFoundError(`${message}: not found`, { cause: e });
+    return new RemoteStorageError(`${message}: ${e.name}: ${e.message}`, { retriable: !PERMANENT.has(e.name), cause: e });
+  }
+  const code = (e as NodeJS.ErrnoException | undefined)?.code;
+  // A local segment file gone missing is the broker's problem, not the store's: retrying will not help.
+  if (code === 'ENOENT') return new RemoteStorageError(`${message}: local file not found`, { retriable: false, cause: e });
+  return new RemoteStorageError(`${message}: ${(e as Error).message}`, { cause: e });
+}

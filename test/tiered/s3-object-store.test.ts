@@ -1,0 +1,82 @@
+// The S3 backend against a real S3 API server (s3rver) in its own process on loopback: the storage
+// contract with a log over the multipart threshold and ranged reads, and an unknown key refused.
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createInterface } from 'node:readline';
+import { ChunkedStorageManager, ReadCache, RemoteStorageError, S3ObjectStore, S3_PART_BYTES_MIN } from '../../src/tiered/index.js';
+import { remoteStorageContract, TOPIC_ID } from './storage-contract.js';
+
+const ACCESS_KEY = 'LOGLINETESTKEY';
+const SECRET = 'logline-test-secret';
+const BUCKET = 'logline-tiered';
+const CHUNK = 1024 * 1024;
+
+interface RunningServer { child: ChildProcess; port: number; dir: string }
+
+async function startS3Server(): Promise<RunningServer> {
+  const dir = mkdtempSync(join(tmpdir(), 'logline-s3rver-'));
+  const script = join(dirname(fileURLToPath(import.meta.url)), 's3-server.js');
+  const child = spawn(process.execPath, [script, dir, ACCESS_KEY, SECRET, BUCKET], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const line = await new Promise<string>((resolve, reject) => {
+    const rl = createInterface({ input: child.stdout! });
+    rl.once('line', (l) => { rl.close(); resolve(l); });
+    child.once('exit', (code) => reject(new Error(`s3rver exited with ${code} before it was ready`)));
+  });
+  return { child, port: (JSON.parse(line) as { port: number }).port, dir };
+}
+
+async function stopS3Server(s: RunningServer): Promise<void> {
+  if (s.child.exitCode === null) {
+    const exited = new Promise((r) => s.child.once('exit', r));
+    s.child.kill('SIGTERM');
+    await exited;
+  }
+  rmSync(s.dir, { recursive: true, force: true });
+}
+
+function s3Store(port: number, credentials = { accessKeyId: ACCESS_KEY, secretAccessKey: SECRET }): S3ObjectStore {
+  return new S3ObjectStore({
+    bucket: BUCKET, region: 'us-east-1', endpoint: `http://127.0.0.1:${port}`, pathStyle: true, credentials,
+    multipartThresholdBytes: S3_PART_BYTES_MIN, partBytes: S3_PART_BYTES_MIN,
+  });
+}
+
+let server: RunningServer | undefined;
+const ready = (async () => { server = await startS3Server(); return server; })();
+
+remoteStorageContract('S3 (s3rver on loopback, multipart over 5 MiB)', {
+  // Over the 5 MiB threshold: two parts, the second short.
+  logBytes: S3_PART_BYTES_MIN + 1_234_567, chunkBytes: CHUNK, partitionPrefix: `tiered/orders-0-${TOPIC_ID}/`,
+  open: async () => {
+    const s = await ready;
+    const store = s3Store(s.port);
+    const rsm = new ChunkedStorageManager({ store, keyPrefix: 'tiered/', chunkBytes: CHUNK, chunkCache: new ReadCache(4 * CHUNK) });
+    return { rsm, list: (p) => store.list(p), close: () => rsm.close() };
+  },
+});
+
+describe('S3ObjectStore', () => {
+  before(async () => { await ready; });
+  after(async () => { if (server !== undefined) await stopS3Server(server); });
+
+  it('an unknown access key is refused, and not as retriable', async () => {
+    const store = s3Store(server!.port, { accessKeyId: 'NOSUCHKEY', secretAccessKey: 'x' });
+    try {
+      const err = await store.put('k', { bytes: Buffer.from('x') }).then(() => undefined, (e: unknown) => e);
+      assert.ok(err instanceof RemoteStorageError, String(err));
+      assert.match(err.message, /InvalidAccessKeyId/);
+      assert.equal(err.retriable, false);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('a part size under S3\'s 5 MiB minimum is refused up front', () => {
+    assert.throws(() => new S3ObjectStore({ bucket: BUCKET, region: 'us-east-1', multipartThresholdBytes: 1, partBytes: 1024 }), RemoteStorageError);
+  });
+});
