@@ -85,8 +85,9 @@ function javaClass(...allowed: string[]): Validator {
  */
 export const REMOTE_STORAGE_MANAGER_CLASSES = ['org.apache.kafka.server.log.remote.storage.LocalTieredStorage', 'io.aiven.kafka.tieredstorage.RemoteStorageManager'] as const;
 const REMOTE_STORAGE_MANAGERS: Validator = {
-  kind: 'custom', rule: `Value must be one of ${REMOTE_STORAGE_MANAGER_CLASSES.join(', ')}`,
-  check: (v) => (REMOTE_STORAGE_MANAGER_CLASSES as readonly string[]).includes(v as string),
+  kind: 'custom', rule: `Value must be one of ${REMOTE_STORAGE_MANAGER_CLASSES.join(', ')}, or empty (unset)`,
+  // Empty is unset, as Kafka's null default: tiering then refuses to start, naming the key (src/tiered).
+  check: (v) => v === null || v === '' || (REMOTE_STORAGE_MANAGER_CLASSES as readonly string[]).includes(v as string),
 };
 export const TOPIC_BASED_RLMM = 'org.apache.kafka.server.log.remote.metadata.storage.TopicBasedRemoteLogMetadataManager';
 const REMOTE_LOG_METADATA_MANAGERS: Validator = { kind: 'custom', rule: `Value must be ${TOPIC_BASED_RLMM}`, check: (v) => v === TOPIC_BASED_RLMM };

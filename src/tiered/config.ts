@@ -51,7 +51,7 @@ export function remoteStorageSettings(config: BrokerConfig): RemoteStorageSettin
   if (config.get('remote.log.storage.system.enable') !== true) return null;
   const className = config.get('remote.log.storage.manager.class.name');
   const key = 'remote.log.storage.manager.class.name';
-  if (className === null) throw new ConfigError(`${key} must be set when remote.log.storage.system.enable=true (${LOCAL_TIERED_STORAGE} for a local directory)`, key);
+  if (className === null || className === '') throw new ConfigError(`${key} must be set when remote.log.storage.system.enable=true (${LOCAL_TIERED_STORAGE} for a local directory)`, key);
   const prefix = config.get('remote.log.storage.manager.impl.prefix');
   const rsm = (name: string): string | undefined => config.originals.get(prefix + name)?.trim();
   const common = {

@@ -1,6 +1,6 @@
 // The records of `__remote_log_metadata` in Kafka's own format (RemoteLogMetadataSerde): a record
 // value is an unsigned-varint frame version (1), the record's api key and version, then the body
-// from Kafka's schemas (../shared/kafka-protocol/storage, generated into src/protocol). Keys are
+// from Kafka's storage record schemas (generated into src/protocol). Keys are
 // null. The framing is the one __cluster_metadata records use (src/metadata/records.ts).
 import { Reader, Writer, ProtocolError, encodeMessage, decodeMessage, messageSchemas } from '../protocol/index.js';
 import type {

@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 
 /** Lowest first: a room may import only rooms listed before it. */
 export const LAYERS: readonly string[] = [
-  'util', 'config', 'protocol', 'records', 'storage', 'raft', 'metadata', 'controller', 'replication', 'coordinator',
+  'util', 'config', 'protocol', 'records', 'storage', 'tiered', 'raft', 'metadata', 'controller', 'replication', 'coordinator',
   'security', 'client', 'network', 'broker', 'http', 'node', 'index', 'cli',
 ];
 
