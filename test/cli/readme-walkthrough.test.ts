@@ -11,7 +11,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { runProcess } from '../broker/process-helpers.js';
 import { reservePort } from '../../src/util/index.js';
 
@@ -86,7 +86,8 @@ test('README: one broker down, writes go on; two down, acks=all refused with NOT
   // What every command needs from the setup: the exported variables and start_broker.
   const prelude = local(setup.slice(0, setup.indexOf('\n}\n') + 3));
   assert.match(prelude, /^export LOGLINE_BOOTSTRAP_SERVERS=.*start_broker\(\) \{/s);
-  const bash = (script: string, timeoutMs: number) => runProcess('bash', ['-c', `set -e -o pipefail\ncd ${dir}\n${script}`], null, timeoutMs);
+  // The README's `node` is the one running this test (CI runs the suite on more than one Node).
+  const bash = (script: string, timeoutMs: number) => runProcess('bash', ['-c', `set -e -o pipefail\ncd ${dir}\n${script}`], null, timeoutMs, { PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ''}` });
   try {
     const started = await bash(local(setup), 60_000);
     assert.equal(started.code, 0, `setup: ${started.stderr}`);
