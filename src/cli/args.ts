@@ -69,6 +69,15 @@ export function parseArgs(argv: string[], specs: Record<string, FlagSpec>): Pars
   return { positionals, flags };
 }
 
+/**
+ * A help table: each name, then its text in a column that starts two spaces after the longest
+ * name, so no name runs into its text.
+ */
+export function helpColumns(rows: readonly (readonly [name: string, text: string])[]): string[] {
+  const width = Math.max(0, ...rows.map(([name]) => name.length)) + 2;
+  return rows.map(([name, text]) => `  ${name.padEnd(width)}${text}`);
+}
+
 export function helpText(usage: string, summary: string, specs: Record<string, FlagSpec>): string {
   const lines = [`usage: ${usage}`, '', summary, ''];
   const names = Object.keys(specs);
@@ -76,15 +85,10 @@ export function helpText(usage: string, summary: string, specs: Record<string, F
     lines.push('options:');
     // Long names line up whether or not an option also has a short form.
     const shortColumn = names.some((n) => specs[n]!.short) ? '    ' : '';
-    const left = (n: string) => {
+    lines.push(...helpColumns(names.map((n) => {
       const s = specs[n]!;
-      return `${s.short ? `-${s.short}, ` : shortColumn}--${n}${s.type === 'boolean' ? '' : ' X'}`;
-    };
-    const width = Math.max(...names.map((n) => left(n).length)) + 2;
-    for (const n of names) {
-      const s = specs[n]!;
-      lines.push(`  ${left(n).padEnd(width)}${s.help}${s.repeatable ? ' (repeatable)' : ''}`);
-    }
+      return [`${s.short ? `-${s.short}, ` : shortColumn}--${n}${s.type === 'boolean' ? '' : ' X'}`, `${s.help}${s.repeatable ? ' (repeatable)' : ''}`];
+    })));
   }
   return lines.join('\n');
 }

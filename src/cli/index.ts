@@ -1,5 +1,5 @@
 // `logline <noun> <verb>`: the command line. Exit codes: 0 ok, 1 failed, 2 usage.
-import { UsageError } from './args.js';
+import { UsageError, helpColumns } from './args.js';
 import { serverCommand } from './server.js';
 import { storageCommand } from './storage.js';
 import { topicCommand } from './topic.js';
@@ -39,7 +39,7 @@ const COMMANDS: Record<string, { help: string; run: (argv: string[]) => Promise<
 function usage(): string {
   const names = Object.keys(COMMANDS);
   return ['usage: logline <command> [options]', '', 'commands:',
-    ...names.map((n) => `  ${n.padEnd(10)}${COMMANDS[n]!.help}`), '', 'Run `logline <command> --help` for its options.'].join('\n');
+    ...helpColumns(names.map((n) => [n, COMMANDS[n]!.help])), '', 'Run `logline <command> --help` for its options.'].join('\n');
 }
 
 export async function main(argv: string[]): Promise<number> {

@@ -10,7 +10,7 @@ import { COMMON_FLAGS, table, toJson, clientOptions } from './output.js';
 
 const FLAGS: Record<string, FlagSpec> = {
   ...COMMON_FLAGS,
-  name: { type: 'string', help: 'set, delete: the user name; list: only this user (repeatable)', repeatable: true },
+  name: { type: 'string', help: 'set, delete: the user name; list: only this user', repeatable: true },
   mechanism: { type: 'string', help: 'set, delete: SCRAM-SHA-256 or SCRAM-SHA-512 (default SCRAM-SHA-512)' },
   password: { type: 'string', help: 'set: the password' },
   iterations: { type: 'number', help: `set: PBKDF2 iterations (default ${SCRAM_ITERATIONS_DEFAULT}, 4096-16384)` },

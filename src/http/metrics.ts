@@ -6,7 +6,7 @@
 // so the produce and fetch paths pay only for plain increments.
 import { performance } from 'node:perf_hooks';
 import { Registry, collectDefaultMetrics } from 'prom-client';
-import { apiInfo, errorName } from '../protocol/index.js';
+import { ErrorCode, apiInfo, errorName } from '../protocol/index.js';
 import { REQUEST_LATENCY_BUCKETS_MS } from '../network/index.js';
 import type { NodeHandle as ServerHandle } from './node-handle.js';
 import { produceRequestCounts } from '../replication/index.js';
@@ -140,18 +140,27 @@ function controllerMetrics(registry: Registry, node: ServerHandle): void {
   }));
 }
 
+/**
+ * Kafka's BrokerTopicMetrics: one series per topic, and the broker's total without a topic label
+ * (Kafka's bean without the topic tag), there from start-up at 0 so rate() alerts on it have a
+ * series before the first record. Topics' counters are never dropped, so the total only grows.
+ */
 function topicMetrics(registry: Registry, node: ServerHandle): void {
   const stats = node.broker?.replicaManager.stats;
   if (stats === undefined) return;
   const perTopic = (pick: (c: { bytesIn: number; messagesIn: number; bytesOut: number }) => number) => (): Sample[] => {
-    const out: Sample[] = [];
-    for (const [topic, c] of stats.entries()) out.push({ value: pick(c), labels: { topic } });
+    const out: Sample[] = [{ value: 0, labels: {} }];
+    for (const [topic, c] of stats.entries()) {
+      const value = pick(c);
+      out[0]!.value += value;
+      out.push({ value, labels: { topic } });
+    }
     return out;
   };
   const b = (name: string) => `kafka_server_brokertopicmetrics_${name}`;
-  collected(registry, b('bytesin_total'), 'Record bytes appended by this broker as leader, per topic.', 'counter', perTopic((c) => c.bytesIn));
-  collected(registry, b('messagesin_total'), 'Records appended by this broker as leader, per topic.', 'counter', perTopic((c) => c.messagesIn));
-  collected(registry, b('bytesout_total'), 'Record bytes sent to consumers by this broker, per topic (not replication).', 'counter', perTopic((c) => c.bytesOut));
+  collected(registry, b('bytesin_total'), 'Record bytes appended by this broker as leader, per topic and in all (no topic label).', 'counter', perTopic((c) => c.bytesIn));
+  collected(registry, b('messagesin_total'), 'Records appended by this broker as leader, per topic and in all (no topic label).', 'counter', perTopic((c) => c.messagesIn));
+  collected(registry, b('bytesout_total'), 'Record bytes sent to consumers by this broker (not replication), per topic and in all (no topic label).', 'counter', perTopic((c) => c.bytesOut));
 }
 
 function socketServerMetrics(registry: Registry, node: ServerHandle): void {
@@ -166,14 +175,36 @@ function socketServerMetrics(registry: Registry, node: ServerHandle): void {
   counter('logline_network_connections_throttled_total', 'Connections closed after a wait for their address\'s connection_creation_rate quota.', () => s.connectionsThrottled);
 }
 
+/**
+ * Error codes whose series exist from start-up for every API served (at 0), so that a rate() alert
+ * on them sees the first one: NONE (the denominator of an error ratio) and UNKNOWN_SERVER_ERROR
+ * (what a broker bug answers). Other codes appear when first answered.
+ */
+const ERRORS_FROM_START_UP: readonly number[] = [ErrorCode.NONE, ErrorCode.UNKNOWN_SERVER_ERROR];
+
+/**
+ * Kafka's RequestMetrics. Requests have a series at 0 from start-up for every API and version the
+ * listeners serve (what ApiVersions advertises), and errors for ERRORS_FROM_START_UP per API, so
+ * rate() has a series before the first request; other versions and codes appear when counted.
+ */
 function requestMetrics(registry: Registry, node: ServerHandle): void {
   const rm = node.requestMetrics;
   const n = (name: string) => `kafka_network_requestmetrics_${name}`;
+  const served = () => new Map(node.router.supportedVersions().map((v) => [v.apiKey, v]));
   collected(registry, n('requests_total'), 'Requests answered, per API and version.', 'counter', () => {
     const out: Sample[] = [];
+    const apis = served();
     for (const [apiKey, s] of rm.apis()) {
       const request = apiInfo(apiKey)?.name ?? String(apiKey);
-      s.requests.forEach((value, version) => { if (value > 0) out.push({ value, labels: { request, version } }); });
+      const v = apis.get(apiKey);
+      apis.delete(apiKey);
+      s.requests.forEach((value, version) => {
+        if (value > 0 || (v !== undefined && version >= v.minVersion && version <= v.maxVersion)) out.push({ value, labels: { request, version } });
+      });
+    }
+    for (const v of apis.values()) {
+      const request = apiInfo(v.apiKey)?.name ?? String(v.apiKey);
+      for (let version = v.minVersion; version <= v.maxVersion; version++) out.push({ value: 0, labels: { request, version } });
     }
     return out;
   });
@@ -190,9 +221,17 @@ function requestMetrics(registry: Registry, node: ServerHandle): void {
   });
   collected(registry, n('errors_total'), 'Error codes in responses (top level and per topic/partition; NONE included), per API.', 'counter', () => {
     const out: Sample[] = [];
+    const apis = served();
     for (const [apiKey, s] of rm.apis()) {
       const request = apiInfo(apiKey)?.name ?? String(apiKey);
-      s.errors.forEach((value, i) => { if (value > 0) out.push({ value, labels: { request, error: errorName(i - 1) } }); });
+      const fromStartUp = apis.delete(apiKey);
+      s.errors.forEach((value, i) => {
+        if (value > 0 || (fromStartUp && ERRORS_FROM_START_UP.includes(i - 1))) out.push({ value, labels: { request, error: errorName(i - 1) } });
+      });
+    }
+    for (const apiKey of apis.keys()) {
+      const request = apiInfo(apiKey)?.name ?? String(apiKey);
+      for (const code of ERRORS_FROM_START_UP) out.push({ value: 0, labels: { request, error: errorName(code) } });
     }
     return out;
   });

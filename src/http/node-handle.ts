@@ -42,6 +42,8 @@ export interface NodeHandle {
   readonly controllerMutationQuotas: ClientQuotaManager | null;
   readonly stats: NetworkStats;
   readonly requestMetrics: RequestMetrics;
+  /** What the node's listeners serve (ApiVersions' ranges): /metrics has a series for each from start-up. */
+  readonly router: { supportedVersions(): readonly { apiKey: number; minVersion: number; maxVersion: number }[] };
   readonly logFlushStats: LogFlushStats | null;
 }
 

@@ -7,7 +7,7 @@
 // delete a replica, topic config changes), one delta at a time in log order; the first one, at
 // start, is the whole image as a delta from the empty image.
 import { ErrorCode, type BrokerRegistrationRequest, type CreateTopicsRequest } from '../protocol/index.js';
-import { ATTR_TRANSACTIONAL, BatchHeaderAt, RECORD_BATCH_HEADER_BYTES } from '../records/index.js';
+import { firstBatchProducer } from '../records/index.js';
 import { CONTROLLER_FEATURES, KRAFT_VERSION_FEATURE, topicNameError, type TopicConfigValidator, type TopicDefaults } from '../controller/index.js';
 import { AlterPartitionManager, ReplicaFetcherManager, ReplicaManager, ReplicationQuota, isThrottledReplica, parseThrottledReplicas, replicaSelectorFor, type LeaderEndpoint, type LocalLog, type ReplicaDeltaPorts, type Scheduler } from '../replication/index.js';
 import { BrokerConnection, InterBrokerConnections, type InterBrokerEndpoint } from '../client/index.js';
@@ -266,11 +266,10 @@ export class Broker {
     const out = new Map<string, number>();
     const byProducer = new Map<string, { producerId: bigint; producerEpoch: number; partitions: { topic: string; partition: number }[] }>();
     for (const e of entries) {
-      if (e.records.length < RECORD_BATCH_HEADER_BYTES) continue; // validation answers a malformed batch
-      const producerId = e.records.readBigInt64BE(BatchHeaderAt.ProducerId);
-      const producerEpoch = e.records.readInt16BE(BatchHeaderAt.ProducerEpoch);
-      const transactional = (e.records.readInt16BE(BatchHeaderAt.Attributes) & ATTR_TRANSACTIONAL) !== 0;
-      if (!transactional) continue;
+      // Legacy message sets (Produce v0-2) have no producer; validation answers malformed bytes.
+      const batch = firstBatchProducer(e.records);
+      if (batch === null || !batch.isTransactional) continue;
+      const { producerId, producerEpoch } = batch;
       // A partition not led here is refused by the append; it must not join the transaction first.
       if (addToTransaction && !this.replicaManager.partition(e.topic, e.partition)?.isLeader) continue;
       const k = `${producerId}/${producerEpoch}`;
@@ -623,9 +622,7 @@ export class Broker {
 
 /** Whether the first batch is a RecordBatch v2 with a producer id (idempotent or transactional); legacy message sets have none. */
 function carriesProducerId(records: Buffer | undefined): boolean {
-  if (records === undefined || records.length < RECORD_BATCH_HEADER_BYTES || records.readInt8(BatchHeaderAt.Magic) !== 2) return false;
-  // A producer id is non-negative; the high half of -1 (none) is negative.
-  return records.readInt32BE(BatchHeaderAt.ProducerId) >= 0;
+  return records !== undefined && (firstBatchProducer(records)?.producerId ?? -1n) >= 0n;
 }
 
 /**

@@ -63,7 +63,10 @@ function defaultFor(f: FieldSchema, kind: Kind, isArray: boolean, nullable: bool
     }
     case Kind.Int64: { const v = d === undefined ? 0n : BigInt(d); return () => v; }
     case Kind.String: {
-      const v = d === 'null' && nullable ? null : (d ?? ''); return () => v;
+      // Kafka allows a null default only where every version of the field is nullable, and a
+      // version without the field reads its default: Produce v0-2's transactionalId is null, not
+      // the string "null".
+      const v = d === 'null' && (nullable || f.nullable !== undefined) ? null : (d ?? ''); return () => v;
     }
     case Kind.Bytes: return d === 'null' ? () => null : () => Buffer.alloc(0);
     case Kind.Records: return () => null;

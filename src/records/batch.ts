@@ -163,6 +163,32 @@ export class RecordBatchView {
   }
 }
 
+/**
+ * The RecordBatch v2 whose header starts at buf[at..], or null when the bytes there are not one:
+ * fewer than a header's bytes, or another magic. A legacy message set (magic 0/1) keeps other
+ * fields at these offsets (its timestamp, key length or key where a batch has its attributes), so
+ * code that reads header fields of bytes a client sent, before validation, reads them through this
+ * and never at BatchHeaderAt offsets of its own.
+ */
+export function recordBatchAt(buf: Buffer, at = 0): RecordBatchView | null {
+  if (at < 0 || buf.length - at < RECORD_BATCH_HEADER_BYTES || buf.readInt8(at + Off.Magic) !== 2) return null;
+  return new RecordBatchView(buf, at);
+}
+
+/** A batch's producer stamp, as the wire has it (producer id -1: none). */
+export interface BatchProducer { producerId: bigint; producerEpoch: number; isTransactional: boolean }
+
+/**
+ * The producer stamp of the first batch of produced bytes, or null when they do not start with a
+ * RecordBatch v2 (a legacy message set has no producer; validation answers malformed bytes). The
+ * id is read as a bigint, so an out-of-range one is left for validation to refuse.
+ */
+export function firstBatchProducer(records: Buffer): BatchProducer | null {
+  const batch = recordBatchAt(records);
+  if (batch === null) return null;
+  return { producerId: records.readBigInt64BE(Off.ProducerId), producerEpoch: batch.producerEpoch, isTransactional: batch.isTransactional };
+}
+
 function checkMagic(magic: number, at: number): void {
   if (magic === 2) return;
   if (magic === 0 || magic === 1) {
@@ -183,11 +209,12 @@ export function* iterateBatches(buf: Buffer, opts: { allowPartialTail?: boolean 
       if (opts.allowPartialTail) return;
       throw new RecordsError('CORRUPT_MESSAGE', `${remaining} trailing bytes at ${at} are not a record batch`);
     }
+    // Magic first: a legacy message (magic 0/1) shorter than a v2 header is UNSUPPORTED_MAGIC too.
+    checkMagic(buf.readInt8(at + Off.Magic), at);
     const batchLength = buf.readInt32BE(at + Off.BatchLength);
     if (batchLength < BATCH_LENGTH_MIN) {
       throw new RecordsError('CORRUPT_MESSAGE', `batchLength ${batchLength} at byte ${at} is below the minimum ${BATCH_LENGTH_MIN}`);
     }
-    checkMagic(buf.readInt8(at + Off.Magic), at);
     const size = batchLength + LOG_OVERHEAD_BYTES;
     if (size > remaining) {
       if (opts.allowPartialTail) return;

@@ -12,8 +12,8 @@ export { crc32c, crc32cIsNative, crc32cImplementation, crc32cCombine, crc32cZero
 export {
   RECORD_BATCH_HEADER_BYTES, LOG_OVERHEAD_BYTES, Off as BatchHeaderAt,
   ATTR_COMPRESSION_MASK, ATTR_TIMESTAMP_TYPE, ATTR_TRANSACTIONAL, ATTR_CONTROL, Compression, TimestampType,
-  RecordBatchView, iterateBatches, validateBatch, readInt64, writeInt64,
-  type ValidateOptions,
+  RecordBatchView, recordBatchAt, firstBatchProducer, iterateBatches, validateBatch, readInt64, writeInt64,
+  type BatchProducer, type ValidateOptions,
 } from './batch.js';
 export { compress, decompress } from './compression.js';
 export { RecordCursor, forEachRecord, iterateRecords, type Record, type RecordHeader } from './records.js';

@@ -64,7 +64,9 @@ function loadClient(): { ckjs: Ckjs | null; skip: string | false } {
   } catch (err) {
     // In CI every client must be there: a missing one fails instead of skipping.
     if (process.env.CI) throw new Error(`${PACKAGE} is missing in CI (${INSTALL}): ${(err as Error).message}`);
-    return { ckjs: null, skip: `${PACKAGE} is not installed (${INSTALL})` };
+    // Installed but built for another Node (its addon is not Node-API): say so, not "not installed".
+    const missing = (err as { code?: string }).code === 'MODULE_NOT_FOUND' && (err as Error).message.includes(`'${PACKAGE}'`);
+    return { ckjs: null, skip: missing ? `${PACKAGE} is not installed (${INSTALL})` : `${PACKAGE} does not load on Node ${process.version} (${(err as Error).message.replace(/\s+/g, ' ').slice(0, 300)}); rebuild it with this Node: npm_config_build_from_source=true npm rebuild ${PACKAGE}` };
   }
 }
 const { ckjs, skip } = loadClient();

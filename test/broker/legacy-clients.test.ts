@@ -85,6 +85,34 @@ test('kcat with api.version.request=false (fallback 0.9.0 and 0.10.0), each code
   }
 });
 
+test('librdkafka (kcat) with api.version.request=false and broker.version.fallback=0.9.0.0: 20 values of a few hundred bytes, 4 per set, to a CreateTime topic are all delivered (issue 30)', { skip: hasKcat ? false : 'kcat is not installed (apt-get install kcat)' }, async () => {
+  const { server, bootstrap, client, produced } = await broker();
+  try {
+    // Without keys, and with keys starting with 'p' (0x70): in a magic-0 message the key's first
+    // byte sits where a v2 batch has the transactional attribute bit, which once sent such a
+    // produce to the transaction coordinator and answered it NOT_ENOUGH_REPLICAS until timeout.
+    for (const keyed of [false, true]) {
+      const topic = `legacy-librdkafka-${keyed ? 'keyed' : 'values'}`;
+      await createTopic(client, topic, [{ name: 'message.timestamp.type', value: 'CreateTime' }]);
+      const values = Array.from({ length: 20 }, (_, i) => `value-${i}-${'v'.repeat(300 + i)}`);
+      const lines = values.map((v, i) => (keyed ? `partner-${i}:${v}` : v)).join('\n') + '\n';
+      const p = await runProcess('kcat', ['-P', '-b', bootstrap, '-t', topic, '-p', '0', ...(keyed ? ['-K', ':'] : []),
+        '-X', 'api.version.request=false', '-X', 'broker.version.fallback=0.9.0.0', '-X', 'batch.num.messages=4', '-X', 'linger.ms=20',
+        '-X', 'message.timeout.ms=10000'], lines, 30_000);
+      assert.equal(p.code, 0, `${topic}: ${p.stderr}`);
+      const sent = produced.filter((o) => o.topic === topic);
+      assert.ok(sent.length >= 5, `${topic}: ${sent.length} produce requests for 20 values 4 per set`);
+      for (const o of sent) assert.deepEqual([o.version, o.magic], [1, 0], `${topic}: Produce v1 with magic 0 messages`);
+      const c = await runProcess('kcat', ['-C', '-b', bootstrap, '-t', topic, '-o', 'beginning', '-e', '-q', '-f', '%o|%k|%s\\n']);
+      assert.equal(c.code, 0, `${topic}: ${c.stderr}`);
+      assert.deepEqual(c.stdout.trim().split('\n'), values.map((v, i) => `${i}|${keyed ? `partner-${i}` : ''}|${v}`), `${topic}: every value, in order`);
+    }
+  } finally {
+    client.close();
+    await server.close();
+  }
+});
+
 test('kafka-python with api_version (0, 9) and (0, 10), with and without gzip: produce answers and a modern consumer agree', { skip: hasKafkaPython ? false : 'python3-kafka is not installed (apt-get install python3-kafka)' }, async () => {
   const { server, bootstrap, client, produced } = await broker();
   try {

@@ -13,7 +13,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { runProcess } from '../broker/process-helpers.js';
 import { reservePort } from '../../src/util/index.js';
 import { markedSections, normalize, type Section } from '../docs/pages.js';
@@ -52,7 +52,8 @@ async function runSection(section: Section): Promise<void> {
     .replace(/29190|2909|2964/g, (m) => ports[m]!)
     .replaceAll('npx logline', `node ${BIN}`).replaceAll('node bin/logline.js', `node ${BIN}`);
   const prelude = local(preludeOf(setup));
-  const bash = (script: string, timeoutMs: number) => runProcess('bash', ['-c', `set -e -o pipefail\ncd ${dir}\n${script}`], null, timeoutMs);
+  // The page's `node` is the one running this test (CI runs the suite on more than one Node).
+  const bash = (script: string, timeoutMs: number) => runProcess('bash', ['-c', `set -e -o pipefail\ncd ${dir}\n${script}`], null, timeoutMs, { PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ''}` });
   try {
     const started = await bash(local(setup), 60_000);
     assert.equal(started.code, 0, `setup: ${started.stderr}`);

@@ -15,7 +15,7 @@ function fieldDefault(m: MessageSchema, f: FieldSchema, version: number): Value 
   switch (base) {
     case 'bool': return d !== undefined && d.toLowerCase() === 'true';
     case 'int64': return d === undefined ? 0n : BigInt(d);
-    case 'string': return d === 'null' && inRange(f.nullable, version) ? null : (d ?? '');
+    case 'string': return d === 'null' && f.nullable !== undefined ? null : (d ?? '');
     case 'bytes': return d === 'null' ? null : Buffer.alloc(0);
     case 'records': return null;
     case 'uuid': return ZERO_UUID;

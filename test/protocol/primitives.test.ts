@@ -68,6 +68,21 @@ test('unknown tagged fields are preserved through a re-encode; known ones decode
   assert.throws(() => decodeFromBuffer('ApiVersionsResponse', 3, overrun), ProtocolError);
 });
 
+test('a field a version does not have reads its default: a null default is null, not the string "null"', () => {
+  // Produce v0-2 have no transactionalId; a string "null" there made every legacy produce transactional.
+  for (const version of [0, 1, 2]) {
+    const produce = decodeFromBuffer<{ transactionalId: string | null }>('ProduceRequest', version,
+      encodeToBuffer('ProduceRequest', version, { acks: 1, timeoutMs: 1000, topicData: [] }));
+    assert.equal(produce.transactionalId, null, `Produce v${version}`);
+  }
+  const join = decodeFromBuffer<{ groupInstanceId: string | null }>('JoinGroupRequest', 4,
+    encodeToBuffer('JoinGroupRequest', 4, { groupId: 'g', sessionTimeoutMs: 10_000, rebalanceTimeoutMs: 10_000, memberId: '', protocolType: 'consumer', protocols: [] }));
+  assert.equal(join.groupInstanceId, null, 'JoinGroup v4');
+  // Responses too: Metadata v0-1 carry no cluster id.
+  assert.equal(decodeFromBuffer<{ clusterId: string | null }>('MetadataResponse', 1,
+    encodeToBuffer('MetadataResponse', 1, { brokers: [], controllerId: -1, topics: [] })).clusterId, null, 'Metadata v1');
+});
+
 test('records fields are slices of the frame, not copies', () => {
   const batch = Buffer.alloc(100, 7);
   const body = { transactionalId: null, acks: -1, timeoutMs: 1000, topicData: [{ name: 't', partitionData: [{ index: 0, records: batch }] }] };

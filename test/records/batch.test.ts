@@ -4,9 +4,10 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import {
   RECORD_BATCH_HEADER_BYTES, Compression, RecordBatchView, RecordsError, TimestampType, buildRecordBatchSync,
-  crc32c, crc32cCombine, crc32cZerosOperator, iterateBatches, validateBatch,
+  crc32c, crc32cCombine, crc32cZerosOperator, firstBatchProducer, iterateBatches, recordBatchAt, validateBatch,
 } from '../../src/records/index.js';
 import { crc32cJs } from '../../src/records/crc32c.js';
+import { legacyMessage } from '../fixtures/legacy-encoder.js';
 
 function isRecordsError(code: string) {
   return (e: unknown) => e instanceof RecordsError && e.code === code;
@@ -139,6 +140,26 @@ test('iterateBatches rejects bad lengths and magic even when partial tails are a
     assert.throws(() => [...iterateBatches(m, { allowPartialTail: true })], isRecordsError(code), `magic ${magic}`);
     assert.throws(() => validateBatch(new RecordBatchView(m)), isRecordsError(code), `magic ${magic}`);
   }
+});
+
+test('a legacy message shorter than a v2 header is UNSUPPORTED_MAGIC, not a bad batch length', () => {
+  const legacy = legacyMessage({ magic: 0, key: null, value: Buffer.from('v'), offset: 0 });
+  assert.ok(legacy.length < RECORD_BATCH_HEADER_BYTES);
+  assert.throws(() => [...iterateBatches(legacy)], isRecordsError('UNSUPPORTED_MAGIC'));
+});
+
+test('recordBatchAt and firstBatchProducer see RecordBatch v2 only: a legacy set with the transactional bit at the attributes offset has no producer', () => {
+  const v2 = Buffer.concat([sampleBatch(1), sampleBatch(2, { isTransactional: true, producerId: 7, producerEpoch: 1 })]);
+  assert.deepEqual(firstBatchProducer(v2), { producerId: 42n, producerEpoch: 3, isTransactional: false });
+  const second = recordBatchAt(v2, sampleBatch(1).length);
+  assert.deepEqual([second?.isTransactional, second?.producerId], [true, 7]);
+  assert.equal(recordBatchAt(v2, v2.length - 10), null, 'fewer bytes than a header');
+  // 'p' (0x70) is the key's first byte at offset 22, where a v2 batch's attributes have 0x10.
+  const legacy = legacyMessage({ magic: 0, key: Buffer.from('pay'), value: Buffer.alloc(100), offset: 0 });
+  assert.ok(legacy.length >= RECORD_BATCH_HEADER_BYTES && (legacy.readInt16BE(21) & 0x10) !== 0);
+  assert.equal(recordBatchAt(legacy), null);
+  assert.equal(firstBatchProducer(legacy), null);
+  assert.equal(firstBatchProducer(Buffer.alloc(10)), null);
 });
 
 test('validateBatch accepts good batches and rejects inconsistent counts and unknown codecs', () => {

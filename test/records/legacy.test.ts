@@ -8,11 +8,12 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { decodeRequest } from '../../src/protocol/index.js';
 import {
-  Compression, RecordBatchView, RecordsError, compress, convertLegacyMessageSet, crc32, decompress, isLegacyMessageSet,
+  Compression, RecordBatchView, RecordsError, convertLegacyMessageSet, crc32, decompress, isLegacyMessageSet,
   iterateBatches, readLegacyMessageSet, readRecords, validateBatch,
 } from '../../src/records/index.js';
 import { xxh32Short } from '../../src/records/legacy.js';
 import { LEGACY_FIXTURE_RECORDS, LEGACY_FIXTURE_TIMESTAMP } from '../fixtures/legacy-records.js';
+import { legacyMessage, legacyWrapper } from '../fixtures/legacy-encoder.js';
 
 const FRAMES = join(process.cwd(), 'test', 'fixtures', 'frames');
 
@@ -39,33 +40,8 @@ async function expectCode(p: Promise<unknown>, code: string, what: string): Prom
   await assert.rejects(p, (e: unknown) => e instanceof RecordsError && e.code === code, what);
 }
 
-// ------------------------------------------------------------------ a test-only legacy encoder
-
-interface Msg { magic: 0 | 1; attributes?: number; timestamp?: number; key: Buffer | null; value: Buffer | null; offset?: number }
-
-/** One entry (offset, size, crc, ...) as Kafka's LegacyRecord writes it. */
-function message(m: Msg): Buffer {
-  const key = m.key === null ? -1 : m.key.length;
-  const value = m.value === null ? -1 : m.value.length;
-  const body = Buffer.alloc(2 + (m.magic === 1 ? 8 : 0) + 8 + Math.max(0, key) + Math.max(0, value));
-  let at = body.writeInt8(m.magic, 0);
-  at = body.writeUInt8(m.attributes ?? 0, at);
-  if (m.magic === 1) at = body.writeBigInt64BE(BigInt(m.timestamp ?? -1), at);
-  at = body.writeInt32BE(key, at);
-  if (m.key) at += m.key.copy(body, at);
-  at = body.writeInt32BE(value, at);
-  if (m.value) at += m.value.copy(body, at);
-  const head = Buffer.alloc(16);
-  head.writeBigInt64BE(BigInt(m.offset ?? 0), 0);
-  head.writeInt32BE(4 + body.length, 8);
-  head.writeUInt32BE(crc32(body), 12);
-  return Buffer.concat([head, body]);
-}
-
-/** A compressed wrapper around `inner`, written the way Java 0.10 clients do (magic 1: relative inner offsets). */
-async function wrapper(magic: 0 | 1, codec: Compression, inner: Buffer[], opts: { timestamp?: number; attributes?: number } = {}): Promise<Buffer> {
-  return message({ magic, attributes: (opts.attributes ?? 0) | codec, timestamp: opts.timestamp ?? 1, key: null, value: await compress(codec, Buffer.concat(inner)), offset: inner.length - 1 });
-}
+const message = legacyMessage;
+const wrapper = legacyWrapper;
 
 // --------------------------------------------------------------------------------- fixtures
 

@@ -34,7 +34,7 @@ test('--add-scram applies at the first start only; the CLI sets, lists and delet
     const props = join(mkdtempSync(join(tmpdir(), 'logline-cmdcfg-')), 'admin.properties');
     writeFileSync(props, 'security.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-512\n'
       + 'sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username="admin" password="first";\n');
-    const cli = (...args: string[]) => runProcess('node', ['bin/logline.js', 'user', 'scram', ...args, '-b', `127.0.0.1:${port}`, '--command-config', props]);
+    const cli = (...args: string[]) => runProcess(process.execPath, ['bin/logline.js', 'user', 'scram', ...args, '-b', `127.0.0.1:${port}`, '--command-config', props]);
     const set = await cli('set', '--name', 'bob', '--password', 'bob-pw', '--mechanism', 'SCRAM-SHA-256', '--iterations', '8192');
     assert.equal(set.code, 0, set.stderr);
     assert.equal(await login(port, 'SCRAM-SHA-256', 'bob', 'bob-pw'), true);

@@ -144,7 +144,10 @@ test('retention deletes whole closed segments by time and by size, never the act
   assert.equal(log.logEndOffset, 24);
   assert.ok(fs.list(DIR).some((n) => n.endsWith('.log.deleted')));
   log.purgeDeletedFiles(clock.nowMs() + 1000);
-  await new Promise((resolve) => setTimeout(resolve, 10)); // removed off the event loop
+  // Removed off the event loop: a fixed 10 ms pause could end before that on a loaded machine.
+  for (let waitedMs = 0; waitedMs < 5000 && fs.list(DIR).some((n) => n.endsWith('.deleted')); waitedMs += 10) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
   assert.ok(!fs.list(DIR).some((n) => n.endsWith('.deleted')));
 
   const bySize = setup({ segmentBytes: 300, retentionBytes: 700 });

@@ -19,9 +19,7 @@
 // up to v10 it answers INVALID_TXN_STATE, which older clients know (Kafka's
 // produceRequestVersionToTransactionSupportedOperation: DEFAULT_ERROR up to v10).
 import { ErrorCode, type ProduceRequest } from '../../protocol/index.js';
-import {
-  ATTR_COMPRESSION_MASK, BatchHeaderAt, Compression, LOG_OVERHEAD_BYTES, RECORD_BATCH_HEADER_BYTES, isLegacyMessageSet,
-} from '../../records/index.js';
+import { Compression, isLegacyMessageSet, recordBatchAt } from '../../records/index.js';
 import { partitionKey } from '../../util/index.js';
 import type { HandlerSpec } from '../context.js';
 import { produceFailure, type PartitionProduceResult, type ProduceEntry, type ProducePartitionsParams } from '../services.js';
@@ -39,13 +37,12 @@ export interface ProduceServices {
   producePartitions(params: ProducePartitionsParams): Promise<Map<string, PartitionProduceResult>>;
 }
 
-/** Whether any batch in `records` is zstd-compressed (walks batch headers only). */
+/** Whether any batch in `records` is zstd-compressed (walks RecordBatch v2 headers only; validation answers the rest). */
 function hasZstd(records: Buffer): boolean {
-  for (let pos = 0; pos + RECORD_BATCH_HEADER_BYTES <= records.length;) {
-    if ((records.readInt16BE(pos + BatchHeaderAt.Attributes) & ATTR_COMPRESSION_MASK) === Compression.Zstd) return true;
-    const len = records.readInt32BE(pos + BatchHeaderAt.BatchLength);
-    if (len <= 0) return false;
-    pos += LOG_OVERHEAD_BYTES + len;
+  for (let batch = recordBatchAt(records); batch !== null;) {
+    if (batch.compression === Compression.Zstd) return true;
+    if (batch.batchLength <= 0) return false;
+    batch = recordBatchAt(records, batch.offset + batch.sizeInBytes);
   }
   return false;
 }
@@ -72,7 +69,7 @@ export const produceHandler: HandlerSpec<ProduceServices, 0> = {
         } else if (p.records === null || p.records.length === 0) {
           early.set(key, produceFailure(ErrorCode.CORRUPT_MESSAGE, 'no record batches'));
         } else if (ctx.apiVersion <= LEGACY_MAX_PRODUCE_VERSION && isLegacyMessageSet(p.records)) {
-          // Its codec check (zstd is invalid there) comes with the conversion; hasZstd reads v2 headers.
+          // Its codec check (zstd is invalid there) comes with the conversion.
           entries.push({ topic: t.name, partition: p.index, records: p.records, legacyMessageSet: true });
         } else if (ctx.apiVersion < ZSTD_MIN_PRODUCE_VERSION && hasZstd(p.records)) {
           early.set(key, produceFailure(ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, `zstd needs Produce v${ZSTD_MIN_PRODUCE_VERSION} or later`));
