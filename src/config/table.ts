@@ -1,4 +1,4 @@
-// The table: every configuration key Logline knows, with Kafka 4.0's name, type, default and
+// The table: every configuration key Logline knows, with Kafka 4.x's (4.2.0's) name, type, default and
 // validator. Topic keys (Kafka's LogConfig) and broker keys (KafkaConfig) are two namespaces, as in
 // Kafka; a topic key names the broker key that supplies its default. Docs are our own words.
 import type { ConfigKeyDef, ConfigType, DynamicMode, Importance, Validator } from './types.js';
@@ -40,6 +40,16 @@ const THROTTLED_REPLICAS: Validator = {
   check: (v) => { const l = v as string[]; return (l.length === 1 && l[0] === '*') || l.every((x) => /^\d+:\d+$/.test(x)); },
 };
 const CW: KeyOptions = { dynamic: 'cluster-wide' };
+/** Kafka's ValidList.anyNonDuplicateValues(false, false): at least one entry, none twice. */
+const NON_EMPTY_UNIQUE_LIST: Validator = {
+  kind: 'custom', rule: 'Value must be a non-empty list without duplicates',
+  check: (v) => { const l = v as string[]; return l.length > 0 && new Set(l).size === l.length; },
+};
+/** config.providers: Logline has no config providers (they are Java classes), so only an empty list. */
+const CONFIG_PROVIDERS: Validator = {
+  kind: 'custom', rule: 'Logline cannot load Java classes, so it has no config providers; only an empty value is accepted',
+  check: (v) => v === null || (v as string[]).every((x) => x.trim() === ''),
+};
 const PER_IP_OVERRIDES: Validator = {
   kind: 'custom', rule: 'Value must be a list of host:count pairs, count at least 0',
   check: (v) => { try { parseConnectionsPerIpOverrides(v as string); return true; } catch { return false; } },
@@ -237,7 +247,7 @@ export const BROKER_KEYS = {
   'group.max.session.timeout.ms': key('group.max.session.timeout.ms', 'int', '1800000', 'Longest session timeout a classic member may ask for.'),
   'group.max.size': key('group.max.size', 'int', INT_MAX, 'Members allowed in a classic group.', { validator: atLeast(1) }),
   'group.coordinator.rebalance.protocols': key('group.coordinator.rebalance.protocols', 'list', 'classic,consumer', 'Enabled rebalance protocols.', { validator: validList('classic', 'consumer', 'share') }),
-  'group.coordinator.threads': key('group.coordinator.threads', 'int', '1', 'Accepted; coordinators run on the event loop.', { validator: atLeast(1), unused: true }),
+  'group.coordinator.threads': key('group.coordinator.threads', 'int', '4', 'Accepted; coordinators run on the event loop.', { validator: atLeast(1), unused: true }),
   'group.coordinator.append.linger.ms': key('group.coordinator.append.linger.ms', 'int', '10', 'Time coordinator writes are batched.', { validator: atLeast(0) }),
   'group.consumer.session.timeout.ms': key('group.consumer.session.timeout.ms', 'int', '45000', 'Session timeout of consumer-protocol members.', { validator: atLeast(1) }),
   'group.consumer.min.session.timeout.ms': key('group.consumer.min.session.timeout.ms', 'int', '45000', 'Shortest consumer-protocol session timeout.', { validator: atLeast(1) }),
@@ -352,7 +362,7 @@ export const BROKER_KEYS = {
   // have, or Java machinery it has no counterpart for; setting them changes nothing, harmlessly.
   // See README "Which Kafka keys are used, accepted or refused".
   'controlled.shutdown.enable': key('controlled.shutdown.enable', 'boolean', 'true', 'Accepted, not used: a Logline broker always shuts down in a controlled way (it asks the controller to move its leaderships first).', { unused: true }),
-  'early.start.listeners': key('early.start.listeners', 'string', null, 'Accepted, not used: every listener opens once the node has caught up with the metadata log.', { importance: 'high', unused: true }),
+  'early.start.listeners': key('early.start.listeners', 'list', null, 'Accepted, not used: every listener opens once the node has caught up with the metadata log.', { importance: 'high', unused: true }),
   'request.timeout.ms': key('request.timeout.ms', 'int', '30000', 'Accepted, not used: the broker\'s own requests to other nodes time out by replica.socket.timeout.ms and controller.quorum.request.timeout.ms.', { unused: true }),
   'socket.connection.setup.timeout.ms': key('socket.connection.setup.timeout.ms', 'long', '10000', 'Accepted, not used: the broker\'s connections to other nodes have no separate setup timeout.', { unused: true }),
   'socket.connection.setup.timeout.max.ms': key('socket.connection.setup.timeout.max.ms', 'long', '30000', 'Accepted, not used: see socket.connection.setup.timeout.ms.', { unused: true }),
@@ -369,10 +379,15 @@ export const BROKER_KEYS = {
   'log.dir.failure.timeout.ms': key('log.dir.failure.timeout.ms', 'long', '30000', 'Accepted, not used: a failed log directory goes offline at once; the broker keeps serving its other directories.', { validator: atLeast(1), importance: 'low', unused: true }),
   'inter.broker.protocol.version': key('inter.broker.protocol.version', 'string', '4.0-IV3', 'Accepted, not used: in KRaft mode the inter-broker protocol follows metadata.version (Kafka ignores this key too).', { unused: true }),
   'transaction.partition.verification.enable': key('transaction.partition.verification.enable', 'boolean', 'true', 'Accepted, not used: Logline has no switch for the transaction verification this key turns off.', { importance: 'low', unused: true, ...CW }),
+  'transaction.two.phase.commit.enable': key('transaction.two.phase.commit.enable', 'boolean', 'false', 'Accepted, not used: Logline has no two-phase commit transactions (KIP-939): it serves InitProducerId up to v5, which cannot ask for them.', { importance: 'low', unused: true }),
+  'add.partitions.to.txn.retry.backoff.ms': key('add.partitions.to.txn.retry.backoff.ms', 'int', '20', 'Accepted, not used: when a coordinator answers a partition leader\'s AddPartitionsToTxn (KIP-890) with a retriable error, Logline passes it to the producer to retry rather than retrying itself.', { validator: atLeast(1), importance: 'high', unused: true }),
+  'add.partitions.to.txn.retry.backoff.max.ms': key('add.partitions.to.txn.retry.backoff.max.ms', 'int', '100', 'Accepted, not used: see add.partitions.to.txn.retry.backoff.ms.', { validator: atLeast(0), importance: 'high', unused: true }),
   'offset.metadata.max.bytes': key('offset.metadata.max.bytes', 'int', '4096', 'Accepted, not used: committed offset metadata is limited to Kafka\'s default 4096 bytes.', { importance: 'high', unused: true }),
   'offsets.topic.compression.codec': key('offsets.topic.compression.codec', 'int', '0', 'Accepted, not used: coordinator records are written uncompressed.', { importance: 'high', unused: true }),
   'eligible.leader.replicas.enable': key('eligible.leader.replicas.enable', 'boolean', 'false', 'Accepted, not used: Logline has no eligible leader replicas (KIP-966); elections pick from the ISR.', { unused: true }),
   'initial.broker.registration.timeout.ms': key('initial.broker.registration.timeout.ms', 'int', '60000', 'Accepted, not used: a broker keeps trying to register until it is stopped.', { unused: true }),
+  'controller.quorum.auto.join.enable': key('controller.quorum.auto.join.enable', 'boolean', 'false', 'Accepted, not used: a controller outside the voter set stays an observer until an AddRaftVoter request makes it a voter; it does not add itself (KIP-853 auto-join).', { importance: 'low', unused: true }),
+  'remote.log.manager.follower.thread.pool.size': key('remote.log.manager.follower.thread.pool.size', 'int', '2', 'Accepted, not used: a thread pool for follower partitions\' tiered-storage tasks; Logline runs on one event loop.', { validator: atLeast(1), unused: true, ...CW }),
   'metadata.log.segment.ms': key('metadata.log.segment.ms', 'long', '604800000', 'Accepted, not used: metadata log segments roll by metadata.log.segment.bytes only.', { validator: atLeast(1), importance: 'low', unused: true }),
   'metadata.log.max.snapshot.interval.ms': key('metadata.log.max.snapshot.interval.ms', 'long', '3600000', 'Accepted, not used: metadata snapshots are taken by metadata.log.max.record.bytes.between.snapshots only.', { validator: atLeast(0), importance: 'high', unused: true }),
   'metadata.max.idle.interval.ms': key('metadata.max.idle.interval.ms', 'int', '500', 'Accepted, not used: the active controller appends no NoOpRecords when idle.', { validator: atLeast(0), importance: 'low', unused: true }),
@@ -392,6 +407,7 @@ export const BROKER_KEYS = {
   'security.providers': key('security.providers', 'string', null, 'Accepted unset only: Logline cannot load Java security providers; TLS is Node\'s.', { validator: javaClass(), importance: 'low', unused: true }),
   'metric.reporters': key('metric.reporters', 'list', 'org.apache.kafka.common.metrics.JmxReporter', 'Accepted with Kafka\'s JmxReporter or empty only: Logline cannot load Java classes and has no JMX; its metrics are on the HTTP listener\'s /metrics.', { validator: javaClass('org.apache.kafka.common.metrics.JmxReporter'), importance: 'low', unused: true, ...CW }),
   'kafka.metrics.reporters': key('kafka.metrics.reporters', 'list', '', 'Accepted empty only: Logline cannot load Java classes; its metrics are on the HTTP listener\'s /metrics.', { validator: javaClass(), importance: 'low', unused: true }),
+  'config.providers': key('config.providers', 'list', '', 'Accepted empty only: config providers are Java classes (config.providers.<name>.class), which Logline cannot load, so it resolves no ${provider:path:key} references.', { validator: CONFIG_PROVIDERS, importance: 'low', unused: true, ...CW }),
 
   // Metrics of Kafka's own registry; Logline's metrics are Prometheus counters and gauges.
   'kafka.metrics.polling.interval.secs': key('kafka.metrics.polling.interval.secs', 'int', '10', 'Accepted, not used: /metrics is read on demand.', { validator: atLeast(1), importance: 'low', unused: true }),
@@ -426,6 +442,22 @@ export const BROKER_KEYS = {
   'sasl.oauthbearer.scope.claim.name': key('sasl.oauthbearer.scope.claim.name', 'string', 'scope', 'Accepted, not used: Logline has no OAUTHBEARER.', { importance: 'low', unused: true }),
   'sasl.oauthbearer.sub.claim.name': key('sasl.oauthbearer.sub.claim.name', 'string', 'sub', 'Accepted, not used: Logline has no OAUTHBEARER.', { importance: 'low', unused: true }),
   'sasl.oauthbearer.token.endpoint.url': key('sasl.oauthbearer.token.endpoint.url', 'string', null, 'Accepted, not used: Logline has no OAUTHBEARER.', { unused: true }),
+  'sasl.oauthbearer.scope': key('sasl.oauthbearer.scope', 'string', null, 'Accepted, not used: Logline has no OAUTHBEARER.', { unused: true }),
+  'sasl.oauthbearer.client.credentials.client.id': key('sasl.oauthbearer.client.credentials.client.id', 'string', null, 'Accepted, not used: Logline has no OAUTHBEARER.', { unused: true }),
+  'sasl.oauthbearer.client.credentials.client.secret': key('sasl.oauthbearer.client.credentials.client.secret', 'password', null, 'Accepted, not used: Logline has no OAUTHBEARER.', { unused: true }),
+  'sasl.oauthbearer.assertion.algorithm': key('sasl.oauthbearer.assertion.algorithm', 'string', 'RS256', 'Accepted, not used: Logline has no OAUTHBEARER.', { validator: { kind: 'in', values: ['ES256', 'RS256'], caseInsensitive: true }, unused: true }),
+  'sasl.oauthbearer.assertion.claim.aud': key('sasl.oauthbearer.assertion.claim.aud', 'string', null, 'Accepted, not used: Logline has no OAUTHBEARER.', { unused: true }),
+  'sasl.oauthbearer.assertion.claim.exp.seconds': key('sasl.oauthbearer.assertion.claim.exp.seconds', 'int', '300', 'Accepted, not used: Logline has no OAUTHBEARER.', { validator: between(0, 86400), importance: 'low', unused: true }),
+  'sasl.oauthbearer.assertion.claim.iss': key('sasl.oauthbearer.assertion.claim.iss', 'string', null, 'Accepted, not used: Logline has no OAUTHBEARER.', { unused: true }),
+  'sasl.oauthbearer.assertion.claim.jti.include': key('sasl.oauthbearer.assertion.claim.jti.include', 'boolean', 'false', 'Accepted, not used: Logline has no OAUTHBEARER.', { unused: true }),
+  'sasl.oauthbearer.assertion.claim.nbf.seconds': key('sasl.oauthbearer.assertion.claim.nbf.seconds', 'int', '60', 'Accepted, not used: Logline has no OAUTHBEARER.', { validator: between(0, 3600), importance: 'low', unused: true }),
+  'sasl.oauthbearer.assertion.claim.sub': key('sasl.oauthbearer.assertion.claim.sub', 'string', null, 'Accepted, not used: Logline has no OAUTHBEARER.', { unused: true }),
+  'sasl.oauthbearer.assertion.file': key('sasl.oauthbearer.assertion.file', 'string', null, 'Accepted, not used: Logline has no OAUTHBEARER.', { unused: true }),
+  'sasl.oauthbearer.assertion.private.key.file': key('sasl.oauthbearer.assertion.private.key.file', 'string', null, 'Accepted, not used: Logline has no OAUTHBEARER.', { unused: true }),
+  'sasl.oauthbearer.assertion.private.key.passphrase': key('sasl.oauthbearer.assertion.private.key.passphrase', 'password', null, 'Accepted, not used: Logline has no OAUTHBEARER.', { unused: true }),
+  'sasl.oauthbearer.assertion.template.file': key('sasl.oauthbearer.assertion.template.file', 'string', null, 'Accepted, not used: Logline has no OAUTHBEARER.', { unused: true }),
+  'sasl.oauthbearer.jwt.retriever.class': key('sasl.oauthbearer.jwt.retriever.class', 'class', 'org.apache.kafka.common.security.oauthbearer.DefaultJwtRetriever', 'Accepted at Kafka\'s default only: Logline has no OAUTHBEARER and cannot load Java classes.', { validator: javaClass('org.apache.kafka.common.security.oauthbearer.DefaultJwtRetriever'), unused: true }),
+  'sasl.oauthbearer.jwt.validator.class': key('sasl.oauthbearer.jwt.validator.class', 'class', 'org.apache.kafka.common.security.oauthbearer.DefaultJwtValidator', 'Accepted at Kafka\'s default only: Logline has no OAUTHBEARER and cannot load Java classes.', { validator: javaClass('org.apache.kafka.common.security.oauthbearer.DefaultJwtValidator'), unused: true }),
   'sasl.server.max.receive.size': key('sasl.server.max.receive.size', 'int', '524288', 'Accepted, not used: a SASL token before authentication is limited to 524288 bytes (Kafka\'s default) whatever this says.', { unused: true }),
 
   // TLS knobs of Java's JSSE; Node's TLS has no counterpart.
@@ -457,24 +489,39 @@ export const BROKER_KEYS = {
   'group.share.heartbeat.interval.ms': key('group.share.heartbeat.interval.ms', 'int', '5000', 'Accepted, not used: Logline has no share groups yet.', { validator: atLeast(1), unused: true }),
   'group.share.min.heartbeat.interval.ms': key('group.share.min.heartbeat.interval.ms', 'int', '5000', 'Accepted, not used: Logline has no share groups yet.', { validator: atLeast(1), unused: true }),
   'group.share.max.heartbeat.interval.ms': key('group.share.max.heartbeat.interval.ms', 'int', '15000', 'Accepted, not used: Logline has no share groups yet.', { validator: atLeast(1), unused: true }),
-  'group.share.max.size': key('group.share.max.size', 'int', '200', 'Accepted, not used: Logline has no share groups yet.', { validator: between(10, 1000), unused: true }),
-  'group.share.max.groups': key('group.share.max.groups', 'short', '10', 'Accepted, not used: Logline has no share groups yet.', { validator: between(1, 100), unused: true }),
+  'group.share.max.size': key('group.share.max.size', 'int', '200', 'Accepted, not used: Logline has no share groups yet.', { validator: between(1, 1000), unused: true }),
+  'group.share.max.groups': key('group.share.max.groups', 'short', '10', 'Accepted, not used: Logline has no share groups yet (a Kafka 4.0 key; Kafka 4.1 removed it).', { validator: between(1, 100), unused: true }),
   'group.share.delivery.count.limit': key('group.share.delivery.count.limit', 'int', '5', 'Accepted, not used: Logline has no share groups yet.', { validator: between(2, 10), unused: true }),
   'group.share.record.lock.duration.ms': key('group.share.record.lock.duration.ms', 'int', '30000', 'Accepted, not used: Logline has no share groups yet.', { validator: between(1000, 3600000), unused: true }),
   'group.share.min.record.lock.duration.ms': key('group.share.min.record.lock.duration.ms', 'int', '15000', 'Accepted, not used: Logline has no share groups yet.', { validator: between(1000, 30000), unused: true }),
   'group.share.max.record.lock.duration.ms': key('group.share.max.record.lock.duration.ms', 'int', '60000', 'Accepted, not used: Logline has no share groups yet.', { validator: between(30000, 3600000), unused: true }),
-  'group.share.partition.max.record.locks': key('group.share.partition.max.record.locks', 'int', '200', 'Accepted, not used: Logline has no share groups yet.', { validator: between(100, 10000), unused: true }),
+  'group.share.partition.max.record.locks': key('group.share.partition.max.record.locks', 'int', '2000', 'Accepted, not used: Logline has no share groups yet.', { validator: between(100, 10000), unused: true }),
+  'group.share.max.share.sessions': key('group.share.max.share.sessions', 'int', '2000', 'Accepted, not used: Logline has no share groups yet.', { validator: atLeast(1), unused: true }),
+  'group.share.assignors': key('group.share.assignors', 'list', 'simple', 'Accepted, not used: Logline has no share groups yet.', { validator: NON_EMPTY_UNIQUE_LIST, unused: true }),
   'share.fetch.purgatory.purge.interval.requests': key('share.fetch.purgatory.purge.interval.requests', 'int', '1000', 'Accepted, not used: Logline has no share groups yet.', { unused: true }),
   'share.coordinator.state.topic.num.partitions': key('share.coordinator.state.topic.num.partitions', 'int', '50', 'Accepted, not used: Logline has no share coordinator yet.', { validator: atLeast(1), importance: 'high', unused: true }),
   'share.coordinator.state.topic.replication.factor': key('share.coordinator.state.topic.replication.factor', 'short', '3', 'Accepted, not used: Logline has no share coordinator yet.', { validator: atLeast(1), importance: 'high', unused: true }),
   'share.coordinator.state.topic.min.isr': key('share.coordinator.state.topic.min.isr', 'short', '2', 'Accepted, not used: Logline has no share coordinator yet.', { validator: atLeast(1), importance: 'high', unused: true }),
   'share.coordinator.state.topic.segment.bytes': key('share.coordinator.state.topic.segment.bytes', 'int', '104857600', 'Accepted, not used: Logline has no share coordinator yet.', { validator: atLeast(1), importance: 'high', unused: true }),
   'share.coordinator.state.topic.compression.codec': key('share.coordinator.state.topic.compression.codec', 'int', '0', 'Accepted, not used: Logline has no share coordinator yet.', { importance: 'high', unused: true }),
-  'share.coordinator.snapshot.update.records.per.snapshot': key('share.coordinator.snapshot.update.records.per.snapshot', 'int', '500', 'Accepted, not used: Logline has no share coordinator yet.', { validator: between(0, 500), unused: true }),
+  'share.coordinator.snapshot.update.records.per.snapshot': key('share.coordinator.snapshot.update.records.per.snapshot', 'int', '500', 'Accepted, not used: Logline has no share coordinator yet.', { validator: atLeast(0), unused: true }),
   'share.coordinator.threads': key('share.coordinator.threads', 'int', '1', 'Accepted, not used: Logline has no share coordinator yet.', { validator: atLeast(1), unused: true }),
-  'share.coordinator.append.linger.ms': key('share.coordinator.append.linger.ms', 'int', '10', 'Accepted, not used: Logline has no share coordinator yet.', { validator: atLeast(0), unused: true }),
+  'share.coordinator.append.linger.ms': key('share.coordinator.append.linger.ms', 'int', '-1', 'Accepted, not used: Logline has no share coordinator yet.', { validator: atLeast(-1), unused: true }),
   'share.coordinator.write.timeout.ms': key('share.coordinator.write.timeout.ms', 'int', '5000', 'Accepted, not used: Logline has no share coordinator yet.', { validator: atLeast(1), unused: true }),
   'share.coordinator.load.buffer.size': key('share.coordinator.load.buffer.size', 'int', '5242880', 'Accepted, not used: Logline has no share coordinator yet.', { validator: atLeast(1), unused: true }),
+
+  // Streams groups (KIP-1071, Kafka 4.1's streams rebalance protocol, StreamsGroupHeartbeat):
+  // Logline has no streams groups yet; Kafka Streams clients use the classic protocol with it.
+  'group.streams.session.timeout.ms': key('group.streams.session.timeout.ms', 'int', '45000', 'Accepted, not used: Logline has no streams groups (KIP-1071) yet.', { validator: atLeast(1), unused: true }),
+  'group.streams.min.session.timeout.ms': key('group.streams.min.session.timeout.ms', 'int', '45000', 'Accepted, not used: Logline has no streams groups (KIP-1071) yet.', { validator: atLeast(1), unused: true }),
+  'group.streams.max.session.timeout.ms': key('group.streams.max.session.timeout.ms', 'int', '60000', 'Accepted, not used: Logline has no streams groups (KIP-1071) yet.', { validator: atLeast(1), unused: true }),
+  'group.streams.heartbeat.interval.ms': key('group.streams.heartbeat.interval.ms', 'int', '5000', 'Accepted, not used: Logline has no streams groups (KIP-1071) yet.', { validator: atLeast(1), unused: true }),
+  'group.streams.min.heartbeat.interval.ms': key('group.streams.min.heartbeat.interval.ms', 'int', '5000', 'Accepted, not used: Logline has no streams groups (KIP-1071) yet.', { validator: atLeast(1), unused: true }),
+  'group.streams.max.heartbeat.interval.ms': key('group.streams.max.heartbeat.interval.ms', 'int', '15000', 'Accepted, not used: Logline has no streams groups (KIP-1071) yet.', { validator: atLeast(1), unused: true }),
+  'group.streams.max.size': key('group.streams.max.size', 'int', INT_MAX, 'Accepted, not used: Logline has no streams groups (KIP-1071) yet.', { validator: atLeast(1), unused: true }),
+  'group.streams.num.standby.replicas': key('group.streams.num.standby.replicas', 'int', '0', 'Accepted, not used: Logline has no streams groups (KIP-1071) yet.', { validator: atLeast(0), unused: true }),
+  'group.streams.max.standby.replicas': key('group.streams.max.standby.replicas', 'int', '2', 'Accepted, not used: Logline has no streams groups (KIP-1071) yet.', { validator: atLeast(0), unused: true }),
+  'group.streams.initial.rebalance.delay.ms': key('group.streams.initial.rebalance.delay.ms', 'int', '3000', 'Accepted, not used: Logline has no streams groups (KIP-1071) yet.', { validator: atLeast(0), unused: true }),
 } as const;
 export type BrokerConfigName = keyof typeof BROKER_KEYS;
 
@@ -524,6 +571,25 @@ const SYNONYM_GROUPS: readonly (readonly string[])[] = [
   ['log.retention.ms', 'log.retention.minutes', 'log.retention.hours'],
 ];
 
+/**
+ * A Java Duration.parse text (PnDTnHnMn.nS, case-insensitive, each number signed) that is not negative,
+ * as Kafka's share.auto.offset.reset by_duration:<duration> takes.
+ */
+export function isNonNegativeIsoDuration(text: string): boolean {
+  const m = /^([-+]?)P(?:([-+]?\d+)D)?(T(?:([-+]?\d+)H)?(?:([-+]?\d+)M)?(?:([-+]?)(\d+)(?:[.,](\d{0,9}))?S)?)?$/i.exec(text);
+  if (m === null) return false;
+  const [, sign, d, t, h, min, sSign, s, frac] = m;
+  if (d === undefined && t === undefined) return false;
+  if (t !== undefined && h === undefined && min === undefined && s === undefined) return false;
+  const seconds = (Number(d ?? 0) * 86400 + Number(h ?? 0) * 3600 + Number(min ?? 0) * 60)
+    + (sSign === '-' ? -1 : 1) * (Number(s ?? 0) + Number(`0.${frac ?? ''}0`));
+  return (sign === '-' ? -seconds : seconds) >= 0;
+}
+const SHARE_AUTO_OFFSET_RESET: Validator = {
+  kind: 'custom', rule: 'Value must be earliest, latest or by_duration:<ISO-8601 duration, PnDTnHnMn.nS, not negative>',
+  check: (v) => v === 'earliest' || v === 'latest' || (typeof v === 'string' && v.startsWith('by_duration:') && isNonNegativeIsoDuration(v.slice('by_duration:'.length))),
+};
+
 /** Group keys (Kafka's GroupConfig): set per group with a GROUP resource; defaults from the broker key named. */
 export const GROUP_KEYS = {
   'consumer.session.timeout.ms': key('consumer.session.timeout.ms', 'int', '45000', 'Accepted, not used: consumer-protocol groups all take the broker\'s group.consumer.session.timeout.ms.', { validator: atLeast(1), brokerSynonym: 'group.consumer.session.timeout.ms', unused: true }),
@@ -531,6 +597,15 @@ export const GROUP_KEYS = {
   'share.session.timeout.ms': key('share.session.timeout.ms', 'int', '45000', 'Accepted, not used: Logline has no share groups yet.', { validator: atLeast(1), brokerSynonym: 'group.share.session.timeout.ms', unused: true }),
   'share.heartbeat.interval.ms': key('share.heartbeat.interval.ms', 'int', '5000', 'Accepted, not used: Logline has no share groups yet.', { validator: atLeast(1), brokerSynonym: 'group.share.heartbeat.interval.ms', unused: true }),
   'share.record.lock.duration.ms': key('share.record.lock.duration.ms', 'int', '30000', 'Accepted, not used: Logline has no share groups yet.', { validator: atLeast(1000), brokerSynonym: 'group.share.record.lock.duration.ms', unused: true }),
+  'share.delivery.count.limit': key('share.delivery.count.limit', 'int', '5', 'Accepted, not used: Logline has no share groups yet. (Kafka trunk after 4.2.)', { validator: atLeast(2), brokerSynonym: 'group.share.delivery.count.limit', unused: true }),
+  'share.partition.max.record.locks': key('share.partition.max.record.locks', 'int', '2000', 'Accepted, not used: Logline has no share groups yet. (Kafka trunk after 4.2.)', { validator: atLeast(100), brokerSynonym: 'group.share.partition.max.record.locks', unused: true }),
+  'share.auto.offset.reset': key('share.auto.offset.reset', 'string', 'latest', 'Accepted, not used: Logline has no share groups yet.', { validator: SHARE_AUTO_OFFSET_RESET, unused: true }),
+  'share.isolation.level': key('share.isolation.level', 'string', 'read_uncommitted', 'Accepted, not used: Logline has no share groups yet.', { validator: oneOf('read_committed', 'read_uncommitted'), unused: true }),
+  'share.renew.acknowledge.enable': key('share.renew.acknowledge.enable', 'boolean', 'true', 'Accepted, not used: Logline has no share groups yet. (Kafka trunk after 4.2.)', { unused: true }),
+  'streams.session.timeout.ms': key('streams.session.timeout.ms', 'int', '45000', 'Accepted, not used: Logline has no streams groups (KIP-1071) yet.', { validator: atLeast(1), brokerSynonym: 'group.streams.session.timeout.ms', unused: true }),
+  'streams.heartbeat.interval.ms': key('streams.heartbeat.interval.ms', 'int', '5000', 'Accepted, not used: Logline has no streams groups (KIP-1071) yet.', { validator: atLeast(1), brokerSynonym: 'group.streams.heartbeat.interval.ms', unused: true }),
+  'streams.num.standby.replicas': key('streams.num.standby.replicas', 'int', '0', 'Accepted, not used: Logline has no streams groups (KIP-1071) yet.', { validator: atLeast(0), brokerSynonym: 'group.streams.num.standby.replicas', unused: true }),
+  'streams.initial.rebalance.delay.ms': key('streams.initial.rebalance.delay.ms', 'int', '3000', 'Accepted, not used: Logline has no streams groups (KIP-1071) yet.', { validator: atLeast(0), brokerSynonym: 'group.streams.initial.rebalance.delay.ms', unused: true }),
 } as const;
 
 /** Client-metrics keys (Kafka's ClientMetricsConfigs, KIP-714): set per subscription with a CLIENT_METRICS resource. */

@@ -1,4 +1,4 @@
-// Kafka 4.0's whole key list against a one-node server: server.properties with every accepted
+// Kafka 4.x's whole key list (Kafka 4.2.0's, with the 4.0 keys removed since) against a one-node server: server.properties with every accepted
 // broker key starts it; AlterConfigs and IncrementalAlterConfigs (validate only) answer every key
 // of every resource kind with success or INVALID_CONFIG and a reason; the unused keys, once set,
 // are described as dynamic and say they are unused; and librdkafka's admin AlterConfigs of

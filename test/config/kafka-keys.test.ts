@@ -1,5 +1,5 @@
-// Kafka 4.0's whole key list (test/fixtures/kafka-config-keys.json, read from Kafka's config
-// definitions) through the parser, IncrementalAlterConfigs and DescribeConfigs: every key is used,
+// Kafka 4.x's whole key list (test/fixtures/kafka-config-keys.json, read from Kafka 4.2.0's config
+// definitions, with the 4.0 keys removed since) through the parser, IncrementalAlterConfigs and DescribeConfigs: every key is used,
 // accepted and marked unused, or refused with a reason; nothing throws.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -16,7 +16,7 @@ const root = new URL('../../../', import.meta.url);
 
 const KINDS: [ConfigKind, string[]][] = [['broker', KAFKA_KEYS.broker], ['topic', KAFKA_KEYS.topic], ['group', KAFKA_KEYS.group], ['client-metrics', KAFKA_KEYS.clientMetrics]];
 
-test('every Kafka 4.0 key is known to Logline or refused with a reason', () => {
+test('every Kafka 4.x key is known to Logline or refused with a reason', () => {
   for (const [kind, names] of KINDS) {
     assert.ok(names.length > 0, kind);
     const missing = names.filter((n) => !TIERED.test(n) && keyOf(kind, n) === undefined && refusedReason(kind, n) === undefined);
@@ -83,6 +83,31 @@ test('an unused key says so in its documentation; Java plugin classes are accept
   assert.equal(parseBrokerConfig({ 'principal.builder.class': 'org.apache.kafka.common.security.authenticator.DefaultKafkaPrincipalBuilder' }).get('principal.builder.class'),
     'org.apache.kafka.common.security.authenticator.DefaultKafkaPrincipalBuilder');
   assert.throws(() => parseBrokerConfig({ 'metric.reporters': 'io.confluent.metrics.reporter.ConfluentMetricsReporter' }), /cannot load Java classes/);
+});
+
+test('Kafka 4.1 and 4.2 keys take Kafka\'s validators: share and streams group keys, OAUTHBEARER, config.providers', () => {
+  const set = (kind: ConfigKind, name: string, value: string) => applyIncrementalOps(new Map(), [{ name, op: AlterConfigOp.SET, value }], kind, { brokerScope: 'broker' }).ok;
+  for (const v of ['earliest', 'latest', 'by_duration:PT1H', 'by_duration:P1DT2H30M', 'by_duration:PT0.5S']) assert.equal(set('group', 'share.auto.offset.reset', v), true, v);
+  for (const v of ['none', 'LATEST', 'by_duration:', 'by_duration:-PT1H', 'by_duration:PT', 'by_duration:1h']) assert.equal(set('group', 'share.auto.offset.reset', v), false, v);
+  assert.equal(set('group', 'share.isolation.level', 'read_committed'), true);
+  assert.equal(set('group', 'share.isolation.level', 'committed'), false);
+  assert.equal(set('group', 'share.delivery.count.limit', '2'), true);
+  assert.equal(set('group', 'share.delivery.count.limit', '1'), false);
+  assert.equal(set('group', 'share.partition.max.record.locks', '99'), false);
+  assert.equal(set('group', 'share.record.lock.duration.ms', '999'), false);
+  assert.equal(set('group', 'streams.num.standby.replicas', '-1'), false);
+  assert.equal(set('group', 'share.renew.acknowledge.enable', 'false'), true);
+  assert.equal(set('broker', 'config.providers', ''), true);
+  assert.equal(set('broker', 'config.providers', 'file'), false);
+  assert.equal(set('broker', 'sasl.oauthbearer.assertion.claim.exp.seconds', '86401'), false);
+  assert.throws(() => parseBrokerConfig({ 'sasl.oauthbearer.jwt.validator.class': 'com.acme.Validator' }), /cannot load Java classes/);
+  assert.throws(() => parseBrokerConfig({ 'group.share.assignors': '' }), /non-empty list/);
+  assert.equal(parseBrokerConfig({ 'sasl.oauthbearer.assertion.algorithm': 'es256' }).get('sasl.oauthbearer.assertion.algorithm'), 'es256');
+  const group = describeResourceConfigs('group', new Map(), parseBrokerConfig({ 'group.streams.session.timeout.ms': '50000' }), { includeDocumentation: true });
+  const streams = group.find((e) => e.name === 'streams.session.timeout.ms')!;
+  assert.equal(streams.value, '50000');
+  assert.equal(streams.source, ConfigSource.STATIC_BROKER_CONFIG);
+  assert.match(streams.documentation!, /^Accepted, not used: Logline has no streams groups/);
 });
 
 test('listener overrides: per broker as Kafka has them, connection limits also as cluster defaults, described with the base key as synonym', () => {

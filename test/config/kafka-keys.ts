@@ -1,5 +1,5 @@
-// Kafka 4.0's configuration key names (test/fixtures/kafka-config-keys.json, read from Kafka's config
-// definitions) and a value each accepted key takes, shared by the config and broker key walks.
+// Kafka 4.x's configuration key names (test/fixtures/kafka-config-keys.json, read from Kafka 4.2.0's
+// config definitions, with the 4.0 keys removed since) and a value each accepted key takes, shared by the config and broker key walks.
 import { readFileSync } from 'node:fs';
 import type { ConfigKeyDef } from '../../src/config/index.js';
 
