@@ -109,7 +109,7 @@ export async function serverCommand(argv: string[]): Promise<number> {
   process.once('SIGINT', () => onSignal('SIGINT'));
   process.once('SIGTERM', () => onSignal('SIGTERM'));
   try {
-    server = await startServer({ config, dataDir: config.logDirs[0], logger, bootstrapRecords, onHalt: () => halt(), http: startHttpListener });
+    server = await startServer({ config, dataDir: config.logDirs[0], logger, bootstrapRecords, onHalt: () => halt(), http: startHttpListener, schemaRegistry: true });
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
     console.error(e.code === 'EADDRINUSE' ? `cannot listen: ${e.message} (is another broker running?)` : `cannot start: ${e.message}`);

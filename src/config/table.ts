@@ -150,6 +150,8 @@ export const BROKER_KEYS = {
   'http.listener': key('http.listener', 'string', '127.0.0.1:9644', 'host:port of the HTTP listener (health, /v1 admin API, /metrics); empty: none. Port 0 picks a free port.', { importance: 'medium' }),
   // Mutations through the HTTP admin API (create/delete topics, alter configs, produce) need these
   // as HTTP Basic credentials unless the listener is bound to a loopback address.
+  // Logline's own: the schema registry's REST listener (Confluent's API), on every broker.
+  'schema.registry.listener': key('schema.registry.listener', 'string', '127.0.0.1:8081', 'host:port of the schema registry\'s REST listener (the Confluent Schema Registry API, schemas stored in _schemas); empty: none. Port 0 picks a free port.', { importance: 'medium' }),
   'http.admin.username': key('http.admin.username', 'string', null, 'User name the HTTP admin API accepts (HTTP Basic) for mutations when http.listener is not a loopback address; unset: mutations only on loopback.', { importance: 'medium' }),
   'http.admin.password': key('http.admin.password', 'password', null, 'Password for http.admin.username.', { importance: 'medium' }),
   // Logline's own (Kafka sets levels in log4j): the level of the server's log lines.

@@ -32,6 +32,7 @@ import { randomUUID } from 'node:crypto';
 import {
   GroupCoordinatorService, OFFSETS_TOPIC, replicaManagerLog, TRANSACTION_STATE_TOPIC, TxnCoordinatorService, defaultTxnConfig, type MarkerWrite, type PartitionError,
 } from '../coordinator/index.js';
+import { SCHEMAS_TOPIC } from '../registry/index.js';
 import { realScheduler as systemScheduler } from '../replication/index.js';
 import { authorizerFromConfig, type StandardAuthorizer } from '../security/index.js';
 import { AclsImage } from '../metadata/index.js';
@@ -367,6 +368,30 @@ export class Broker {
         // A topic made smaller than asked (a small cluster) could never meet a larger min ISR.
         'min.insync.replicas': String(Math.min(Number(c.get('transaction.state.log.min.isr')), replicationFactor)), 'unclean.leader.election.enable': 'false',
       }));
+  }
+
+  /** The leader of a partition as the latest image has it; -1 when none (or no such topic). */
+  partitionLeader(topic: string, partition: number): number {
+    return this.deps.metadata.view().topic(topic)?.partitions.find((p) => p.partition === partition)?.leader ?? -1;
+  }
+
+  /** http://host:port of broker `id`'s registration endpoint named `name`, or null. */
+  endpointUrl(id: number, name: string): string | null {
+    const e = this.image?.cluster.broker(id)?.endpoints.find((x) => x.name === name);
+    return e ? `http://${e.host.includes(':') ? `[${e.host}]` : e.host}:${e.port}` : null;
+  }
+
+  /**
+   * `_schemas` for the schema registry: compacted, one partition (a single writer appends in
+   * order), the cluster's default replication factor and min ISR like the other internal topics.
+   */
+  ensureSchemasTopic(): Promise<number> {
+    const c = this.deps.brokerConfig;
+    // Confluent's kafkastore.topic.replication.factor is 3; a smaller cluster gets every broker.
+    return this.ensureInternalTopic(SCHEMAS_TOPIC, 1, Math.max(3, Number(c.get('default.replication.factor'))), (replicationFactor) => ({
+      'cleanup.policy': 'compact', 'compression.type': 'producer',
+      'min.insync.replicas': String(Math.min(Number(c.get('transaction.state.log.min.isr')), replicationFactor)), 'unclean.leader.election.enable': 'false',
+    }));
   }
 
   /** Followers fetch from their leaders here; idle (no connection) while this broker follows nothing. */

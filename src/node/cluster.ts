@@ -44,6 +44,8 @@ export interface ClusterOptions {
    * unless `config` or `nodeConfig` names one. Without it no node has an HTTP listener.
    */
   http?: HttpListenerFactory;
+  /** Runs the schema registry on every broker, on a free port of its own unless `config` or `nodeConfig` names schema.registry.listener. */
+  schemaRegistry?: boolean;
 }
 
 export interface ClusterNodeHandle {
@@ -56,6 +58,8 @@ export interface ClusterNodeHandle {
   readonly controllerPort: number;
   /** The HTTP listener's port (0: none). */
   readonly httpPort: number;
+  /** The schema registry's REST address while the node runs it, else null. */
+  readonly schemaRegistryUrl: string | null;
   readonly dataDir: string;
   /** The running server, or null while the node is down. */
   readonly server: ServerHandle | null;
@@ -151,6 +155,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
       'controller.quorum.voters': voters,
       'log.dirs': dataDir,
       'http.listener': options.http ? `${host}:${httpPorts[i]}` : '',
+      'schema.registry.listener': options.schemaRegistry ? `${host}:0` : '',
       ...EMBEDDED_CLUSTER_DEFAULTS,
       ...options.config,
       ...options.nodeConfig?.[nodeId],
@@ -162,6 +167,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
       let started: ServerHandle | null = null;
       started = await startServer({
         config, dataDir, clusterId, logger: prefixed(logger, nodeId), ...(fs ? { fs } : {}), ...(options.http ? { http: options.http } : {}),
+        ...(options.schemaRegistry ? { schemaRegistry: true } : {}),
         // Its log directory failed and it stopped itself: the node is down until restarted.
         onHalt: () => { if (started !== null && server === started) server = null; },
       });
@@ -176,6 +182,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
       nodeId, roles, host, brokerPort, controllerPort, dataDir,
       // The bound port: a node given http.listener with port 0 gets one at start.
       get httpPort() { return server?.http?.port ?? (options.http && httpOverride === undefined ? httpPorts[i]! : 0); },
+      get schemaRegistryUrl() { return server?.schemaRegistryUrl ?? null; },
       get server() { return server; },
       get running() { return server !== null; },
       start,

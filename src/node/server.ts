@@ -15,6 +15,7 @@ import { ScramImage } from '../metadata/index.js';
 import type { LogMetadata } from './metadata-log.js';
 import type { ControllerService } from './controller-service.js';
 import { reloadTlsOnConfigChange } from './tls-reload.js';
+import { SCHEMA_REGISTRY_ENDPOINT, startNodeRegistry, type NodeRegistry } from './schema-registry.js';
 
 /**
  * Starts the HTTP listener for a node at `address` (http.listener): the http room's
@@ -58,6 +59,11 @@ export interface ServerOptions {
   clusterId?: string;
   /** Serves http.listener (health, admin API, /metrics); without it there is no HTTP listener whatever http.listener says. */
   http?: HttpListenerFactory;
+  /**
+   * Serves the schema registry on schema.registry.listener (a broker only). Off unless asked, as
+   * the HTTP listener: `logline server` and the package door turn it on, most tests leave it off.
+   */
+  schemaRegistry?: boolean;
 }
 
 export interface ServerHandle {
@@ -74,6 +80,8 @@ export interface ServerHandle {
   readonly controllerPort: number;
   /** The configuration the node runs with. */
   readonly config: BrokerConfig;
+  /** The schema registry's REST address (http://host:port), when it runs here. */
+  readonly schemaRegistryUrl: string | null;
   /** The controller hosted here (it may be a standby), if the node has the metadata log. */
   readonly controllerService: ControllerService | null;
   /** controller_mutation_rate as this node's controller charges it (only while active), if the node has the metadata log. */
@@ -124,9 +132,14 @@ export const consoleLogger: Logger = createLogger();
 
 /** http.listener ("host:port", "[::1]:port"; empty or null: none) → the address to bind. */
 export function parseHttpListener(text: string | null): { host: string; port: number } | null {
+  return listenerAddress('http.listener', text);
+}
+
+/** A "host:port" listener key (http.listener, schema.registry.listener); empty or null: none. */
+function listenerAddress(keyName: string, text: string | null): { host: string; port: number } | null {
   if (text === null || text.trim() === '') return null;
   const m = /^(\[[^\]]*\]|[^:]*):(\d+)$/.exec(text.trim());
-  if (!m || Number(m[2]) > 65535) throw new Error(`invalid http.listener "${text}": expected HOST:PORT or empty`);
+  if (!m || Number(m[2]) > 65535) throw new Error(`invalid ${keyName} "${text}": expected HOST:PORT or empty`);
   return { host: m[1]!.replace(/^\[|\]$/g, '') || '0.0.0.0', port: Number(m[2]) };
 }
 
@@ -244,6 +257,7 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerHa
   // The handle exists before registration so that the HTTP listener can answer /v1/ready with 503 meanwhile.
   let close: (closeOptions?: { controlledShutdown?: boolean }) => Promise<void> = async () => {};
   let httpBound: HttpListener | null = null;
+  let registry: NodeRegistry | null = null;
   const handle: ServerHandle = {
     nodeId,
     listeners: network.bound,
@@ -254,6 +268,7 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerHa
     metadata: disk?.metadata ?? null,
     controllerPort: disk?.metadata.controllerPort ?? 0,
     config: brokerConfig,
+    get schemaRegistryUrl() { return registry?.listener.url ?? null; },
     controllerService: disk?.controllerService ?? null,
     controllerMutationQuotas: disk?.controllerMutationQuotas ?? null,
     requestMetrics: network.requestMetrics,
@@ -270,9 +285,20 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerHa
       });
       logger.info(`http listening on http://${httpBound.host}:${httpBound.port}`);
     }
-    // The broker registers its listeners as advertised, and is listed once the controller unfences it.
-    if (broker) await broker.register(registrationListeners(network.bound, options.config));
+    const registryAddress = broker && options.schemaRegistry ? listenerAddress('schema.registry.listener', brokerConfig.get('schema.registry.listener') as string | null) : null;
+    if (broker && registryAddress) {
+      registry = await startNodeRegistry(broker, registryAddress, clock, root).catch((e: NodeJS.ErrnoException) => {
+        throw Object.assign(new Error(`schema.registry.listener ${registryAddress.host}:${registryAddress.port}: ${e.message}`), { code: e.code });
+      });
+      logger.info(`schema registry listening on ${registry.listener.url}`);
+    }
+    // The broker registers its listeners as advertised, and is listed once the controller unfences
+    // it; the registry's address rides along as an endpoint of its own, which is how other nodes
+    // find the registry writer.
+    const registryEndpoint = registry ? [{ name: SCHEMA_REGISTRY_ENDPOINT, host: registry.listener.host, port: registry.listener.port, securityProtocol: 0 }] : [];
+    if (broker) await broker.register([...registrationListeners(network.bound, options.config), ...registryEndpoint]);
   } catch (e) {
+    await registry?.close();
     await httpBound?.close();
     await network.close();
     broker?.lifecycle?.close();
@@ -292,6 +318,7 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerHa
     if (closeOptions?.controlledShutdown !== false) await broker?.controlledShutdown(CONTROLLED_SHUTDOWN_TIMEOUT_MS);
     broker?.lifecycle?.close();
     await httpBound?.close();
+    await registry?.close();
     // Followers stop before the logs they write close.
     await broker?.replicaFetchers.close();
     await network.close();

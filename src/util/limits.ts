@@ -161,4 +161,15 @@ export const limits = {
   remoteIndexBytesMax: 256 * 1024 * 1024,
   /** Parts of one S3 multipart upload (S3's own limit); the part size grows to stay under it. */
   s3MultipartPartsMax: 10_000,
+  /**
+   * Largest request body the schema registry's REST listener reads (a schema with its references'
+   * names); a larger one is answered 413 before it is buffered whole.
+   */
+  registryRequestBytesMax: 4 * 1024 * 1024,
+  /** Versions one subject may hold, soft-deleted ones included; a register beyond it gets 42205. */
+  registryVersionsPerSubjectMax: 10_000,
+  /** How deep schema references may nest (a reference's references ...); deeper is an invalid schema (42201). */
+  registryReferencesDepthMax: 32,
+  /** Schemas an Avro/JSON/Protobuf walker visits in one compatibility check, so a hostile schema cannot spin the CPU. */
+  registryCompatibilityStepsMax: 100_000,
 } as const;

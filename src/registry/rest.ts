@@ -1,0 +1,238 @@
+// The REST door: Confluent Schema Registry's paths, query parameters, bodies, status codes and
+// error codes, over the registry service. A route either reads this node's replayed state, or
+// names a write (a pure operation); writes run here when this node is the writer, and are
+// forwarded to the writer otherwise (the answer waits until this node has replayed the write, so a
+// client reading from the node it wrote through sees its write).
+import { registryErrors as E, RegistryError } from './errors.js';
+import { SCHEMA_TYPES, type SchemaReference, type SchemaType } from './formats/index.js';
+import { deleteConfig, deleteMode, deleteSubject, deleteVersion, register, setConfig, setMode } from './operations.js';
+import type { RegistryService } from './service.js';
+import type { OperationResult, RegistryState, SchemaRequest, VersionView } from './state.js';
+
+export const REGISTRY_CONTENT_TYPE = 'application/vnd.schemaregistry.v1+json';
+/** Set on a request one node forwards to the writer, so that a writer that just lost its place does not forward it again. */
+export const FORWARDED_HEADER = 'x-logline-forwarded';
+/** The writer's answer to a forwarded write: the offset after its records, which the forwarding node waits to replay. */
+export const OFFSET_HEADER = 'x-logline-schemas-offset';
+
+export interface RestRequest {
+  method: string;
+  /** The path without the query, still percent-encoded. */
+  path: string;
+  query: URLSearchParams;
+  /** The body as received (null when none). */
+  body: Buffer | null;
+  headers: Record<string, string | string[] | undefined>;
+}
+/** `raw`: the body is text sent as is (a schema from a `/schema` path, as Confluent sends it), not JSON. */
+export interface RestResponse { status: number; body: unknown; headers?: Record<string, string>; raw?: boolean }
+
+/** Where to forward a write: the writer's registry URL (http://host:port), or null when unknown. */
+export type WriterUrl = (nodeId: number) => string | null;
+
+type Params = Record<string, string>;
+interface Ctx { params: Params; query: URLSearchParams; body: () => unknown; state: RegistryState }
+type Answer = { read: unknown; status?: number; raw?: boolean } | { write: (s: RegistryState) => OperationResult<unknown> };
+interface Route { method: string; pattern: string[]; run: (c: Ctx) => Answer }
+
+const flag = (q: URLSearchParams, name: string) => q.get(name)?.toLowerCase() === 'true';
+
+/** "latest", -1, or 1..2^31-1 (42202 otherwise). */
+function versionParam(text: string): number {
+  if (text === 'latest' || text === '-1') return -1;
+  const n = /^\d+$/.test(text) ? Number(text) : NaN;
+  if (!Number.isSafeInteger(n) || n < 1 || n > 0x7fffffff) throw E.invalidVersion(text);
+  return n;
+}
+
+function idParam(text: string): number {
+  const n = /^\d+$/.test(text) ? Number(text) : NaN;
+  if (!Number.isSafeInteger(n)) throw E.schemaNotFound(`Schema ${text} not found`);
+  return n;
+}
+
+/** A register/lookup/compatibility body: `schema`, `schemaType` (AVRO when absent), `references`. */
+function schemaRequest(body: unknown): SchemaRequest {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw E.unprocessable('Request body must be a JSON object');
+  const b = body as Record<string, unknown>;
+  if (typeof b.schema !== 'string' || b.schema === '') throw E.invalidSchema('Empty schema');
+  const schemaType = (b.schemaType === undefined || b.schemaType === null ? 'AVRO' : b.schemaType) as SchemaType;
+  if (!SCHEMA_TYPES.includes(schemaType)) throw E.invalidSchema(`Invalid schema type ${String(b.schemaType)}`);
+  const refs = b.references ?? [];
+  if (!Array.isArray(refs) || !refs.every((r) => r && typeof r.name === 'string' && typeof r.subject === 'string' && Number.isInteger(r.version))) {
+    throw E.invalidSchema('references must be a list of {name, subject, version}');
+  }
+  const references = (refs as SchemaReference[]).map((r) => ({ name: r.name, subject: r.subject, version: r.version }));
+  return {
+    schema: b.schema, schemaType, references,
+    ...(typeof b.id === 'number' ? { id: b.id } : {}), ...(typeof b.version === 'number' ? { version: b.version } : {}),
+  };
+}
+
+/** A schema as Confluent shows it: schemaType only when not AVRO, references only when there are some. */
+function schemaView(s: { schemaType: SchemaType; references: SchemaReference[]; schema: string }): Record<string, unknown> {
+  return { ...(s.schemaType !== 'AVRO' ? { schemaType: s.schemaType } : {}), ...(s.references.length > 0 ? { references: s.references } : {}), schema: s.schema };
+}
+const versionView = (v: VersionView) => ({ subject: v.subject, version: v.version, id: v.id, ...schemaView(v) });
+
+function field(body: unknown, name: string): unknown {
+  if (body === null || typeof body !== 'object') throw E.unprocessable('Request body must be a JSON object');
+  return (body as Record<string, unknown>)[name];
+}
+
+const ROUTES: Route[] = [
+  { method: 'GET', pattern: [], run: () => ({ read: {} }) },
+  { method: 'GET', pattern: ['schemas', 'types'], run: () => ({ read: SCHEMA_TYPES }) },
+  { method: 'GET', pattern: ['schemas', 'ids', ':id'], run: (c) => ({ read: schemaView(c.state.schemaById(idParam(c.params.id!))) }) },
+  { method: 'GET', pattern: ['schemas', 'ids', ':id', 'schema'], run: (c) => ({ read: c.state.schemaById(idParam(c.params.id!)).schema, raw: true }) },
+  { method: 'GET', pattern: ['schemas', 'ids', ':id', 'versions'], run: (c) => ({ read: c.state.usagesOfId(idParam(c.params.id!), flag(c.query, 'deleted')) }) },
+  { method: 'GET', pattern: ['schemas', 'ids', ':id', 'subjects'], run: (c) => ({ read: [...new Set(c.state.usagesOfId(idParam(c.params.id!), flag(c.query, 'deleted')).map((u) => u.subject))] }) },
+  { method: 'GET', pattern: ['subjects'], run: (c) => ({ read: c.state.listSubjects(c.query.get('subjectPrefix') ?? '', flag(c.query, 'deleted')) }) },
+  { method: 'GET', pattern: ['subjects', ':subject', 'versions'], run: (c) => ({ read: c.state.versionsOf(c.params.subject!, flag(c.query, 'deleted')).map((v) => v.version) }) },
+  {
+    method: 'POST', pattern: ['subjects', ':subject', 'versions'], run: (c) => {
+      const request = schemaRequest(c.body());
+      return { write: (s) => register(s, c.params.subject!, request, flag(c.query, 'normalize')) };
+    },
+  },
+  { method: 'GET', pattern: ['subjects', ':subject', 'versions', ':version'], run: (c) => ({ read: versionView(c.state.version(c.params.subject!, versionParam(c.params.version!), flag(c.query, 'deleted'))) }) },
+  { method: 'GET', pattern: ['subjects', ':subject', 'versions', ':version', 'schema'], run: (c) => ({ read: c.state.version(c.params.subject!, versionParam(c.params.version!), flag(c.query, 'deleted')).schema, raw: true }) },
+  {
+    method: 'GET', pattern: ['subjects', ':subject', 'versions', ':version', 'referencedby'],
+    run: (c) => ({ read: c.state.referencedBy(c.params.subject!, c.state.version(c.params.subject!, versionParam(c.params.version!), true).version) }),
+  },
+  {
+    method: 'DELETE', pattern: ['subjects', ':subject', 'versions', ':version'], run: (c) => {
+      const version = versionParam(c.params.version!);
+      return { write: (s) => deleteVersion(s, c.params.subject!, version, flag(c.query, 'permanent')) };
+    },
+  },
+  {
+    method: 'POST', pattern: ['subjects', ':subject'], run: (c) => {
+      const request = schemaRequest(c.body());
+      const subject = c.params.subject!;
+      const deleted = flag(c.query, 'deleted');
+      c.state.versionsOf(subject, deleted);
+      const parsed = c.state.parse(request);
+      const found = c.state.findVersion(subject, { schemaType: request.schemaType, schema: c.state.storedText(parsed, flag(c.query, 'normalize')), references: request.references }, deleted);
+      if (!found) throw E.schemaNotFound();
+      return { read: versionView(found) };
+    },
+  },
+  { method: 'DELETE', pattern: ['subjects', ':subject'], run: (c) => ({ write: (s) => deleteSubject(s, c.params.subject!, flag(c.query, 'permanent')) }) },
+  { method: 'POST', pattern: ['compatibility', 'subjects', ':subject', 'versions', ':version'], run: (c) => compatibilityAnswer(c, versionParam(c.params.version!)) },
+  { method: 'POST', pattern: ['compatibility', 'subjects', ':subject', 'versions'], run: (c) => compatibilityAnswer(c, null) },
+  { method: 'GET', pattern: ['config'], run: (c) => ({ read: { compatibilityLevel: c.state.effectiveConfig(null) } }) },
+  { method: 'PUT', pattern: ['config'], run: (c) => { const level = field(c.body(), 'compatibility'); return { write: (s) => setConfig(s, null, level) }; } },
+  { method: 'DELETE', pattern: ['config'], run: () => ({ write: (s) => deleteConfig(s, null) }) },
+  {
+    method: 'GET', pattern: ['config', ':subject'], run: (c) => {
+      const own = c.state.config(c.params.subject!);
+      if (own === undefined && !flag(c.query, 'defaultToGlobal')) throw E.subjectConfigNotFound(c.params.subject!);
+      return { read: { compatibilityLevel: own ?? c.state.effectiveConfig(null) } };
+    },
+  },
+  { method: 'PUT', pattern: ['config', ':subject'], run: (c) => { const level = field(c.body(), 'compatibility'); return { write: (s) => setConfig(s, c.params.subject!, level) }; } },
+  { method: 'DELETE', pattern: ['config', ':subject'], run: (c) => ({ write: (s) => deleteConfig(s, c.params.subject!) }) },
+  { method: 'GET', pattern: ['mode'], run: (c) => ({ read: { mode: c.state.effectiveMode(null) } }) },
+  { method: 'PUT', pattern: ['mode'], run: (c) => { const mode = field(c.body(), 'mode'); return { write: (s) => setMode(s, null, mode, flag(c.query, 'force')) }; } },
+  {
+    method: 'GET', pattern: ['mode', ':subject'], run: (c) => {
+      const own = c.state.mode(c.params.subject!);
+      if (own === undefined && !flag(c.query, 'defaultToGlobal')) throw E.subjectModeNotFound(c.params.subject!);
+      return { read: { mode: own ?? c.state.effectiveMode(null) } };
+    },
+  },
+  { method: 'PUT', pattern: ['mode', ':subject'], run: (c) => { const mode = field(c.body(), 'mode'); return { write: (s) => setMode(s, c.params.subject!, mode, flag(c.query, 'force')) }; } },
+  { method: 'DELETE', pattern: ['mode', ':subject'], run: (c) => ({ write: (s) => deleteMode(s, c.params.subject!) }) },
+];
+
+function compatibilityAnswer(c: Ctx, version: number | null): Answer {
+  const request = schemaRequest(c.body());
+  const messages = c.state.compatibility(c.params.subject!, request, version);
+  return { read: { is_compatible: messages.length === 0, ...(flag(c.query, 'verbose') ? { messages } : {}) } };
+}
+
+function match(path: string): { routes: Route[]; params: Params } | null {
+  const parts = path.split('/').filter((p) => p !== '');
+  let decoded: string[];
+  try {
+    decoded = parts.map((p) => decodeURIComponent(p));
+  } catch {
+    return null;
+  }
+  const routes = ROUTES.filter((r) => r.pattern.length === decoded.length && r.pattern.every((p, i) => p.startsWith(':') || p === decoded[i]));
+  if (routes.length === 0) return null;
+  const params: Params = {};
+  routes[0]!.pattern.forEach((p, i) => { if (p.startsWith(':')) params[p.slice(1)] = decoded[i]!; });
+  return { routes, params };
+}
+
+export class RegistryRest {
+  constructor(private readonly service: RegistryService, private readonly writerUrl: WriterUrl) {}
+
+  async handle(req: RestRequest): Promise<RestResponse> {
+    try {
+      return await this.route(req);
+    } catch (e) {
+      if (e instanceof RegistryError) return { status: e.status, body: e.body() };
+      throw e;
+    }
+  }
+
+  private async route(req: RestRequest): Promise<RestResponse> {
+    const found = match(req.path);
+    if (!found) throw E.notFound();
+    const route = found.routes.find((r) => r.method === req.method);
+    if (!route) throw E.methodNotAllowed();
+    let parsed: { value: unknown } | null = null;
+    const body = () => {
+      if (parsed) return parsed.value;
+      if (req.body === null || req.body.length === 0) throw E.unprocessable('Request body is missing');
+      try {
+        parsed = { value: JSON.parse(req.body.toString('utf8')) };
+      } catch (e) {
+        throw E.badRequest(`Unrecognized JSON: ${e instanceof Error ? e.message : String(e)}`);
+      }
+      return parsed.value;
+    };
+    // A node without a replica of `_schemas` has no copy to read: the writer answers for it.
+    if (!this.service.hasLocalCopy() && req.headers[FORWARDED_HEADER] === undefined) return this.forward(req, await this.service.awaitWriter());
+    const answer = route.run({ params: found.params, query: req.query, body, state: this.service.state });
+    if ('read' in answer) return { status: answer.status ?? 200, body: answer.read, ...(answer.raw ? { raw: true } : {}) };
+    return this.write(req, answer.write);
+  }
+
+  private async write(req: RestRequest, op: (s: RegistryState) => OperationResult<unknown>): Promise<RestResponse> {
+    const writer = await this.service.awaitWriter();
+    if (this.service.isWriter()) {
+      const { response, offset } = await this.service.write(op);
+      return { status: 200, body: response, headers: { [OFFSET_HEADER]: String(offset) } };
+    }
+    if (req.headers[FORWARDED_HEADER] !== undefined) throw E.forwardingError(`node ${writer} leads _schemas now`);
+    return this.forward(req, writer);
+  }
+
+  /** Sends `req` to the writer's registry and answers with its answer, once this node has replayed what it wrote. */
+  private async forward(req: RestRequest, writer: number): Promise<RestResponse> {
+    const url = this.writerUrl(writer);
+    if (url === null) throw E.forwardingError(`the registry address of node ${writer} is unknown`);
+    let res: Response;
+    try {
+      const query = req.query.toString();
+      res = await fetch(`${url}${req.path}${query ? `?${query}` : ''}`, {
+        method: req.method, headers: { 'content-type': REGISTRY_CONTENT_TYPE, [FORWARDED_HEADER]: '1' },
+        ...(req.body !== null && req.body.length > 0 ? { body: new Uint8Array(req.body) } : {}),
+        signal: AbortSignal.timeout(this.service.writeTimeoutMs),
+      });
+    } catch (e) {
+      throw E.forwardingError(e instanceof Error ? e.message : String(e));
+    }
+    const text = await res.text();
+    let json: unknown;
+    try { json = JSON.parse(text); } catch { return { status: res.status, body: text, raw: true }; }
+    const offset = Number(res.headers.get(OFFSET_HEADER) ?? NaN);
+    if (res.ok && Number.isSafeInteger(offset) && !(await this.service.waitForOffset(offset))) throw E.timeout('Timed out waiting for this node to replay the write');
+    return { status: res.status, body: json };
+  }
+}

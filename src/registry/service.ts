@@ -1,0 +1,177 @@
+// The registry as one node runs it: a RegistryState replayed from this node's replica of
+// `_schemas`-0 up to its high watermark (every node reads from its own copy), and the single
+// writer. The writer is the node leading `_schemas`-0 (see README.md for why): it runs operations
+// one at a time, each against a state that has replayed the whole of its log, appends the records
+// with acks=all, and answers once its own replay has passed them (read-your-writes). Other nodes
+// forward writes to it over REST and answer once their replay reaches the offset it reports.
+//
+// The only asynchronous code of the registry: the tail loop and the write queue. The state and the
+// operations stay pure.
+import { buildRecordBatchSync, decompressBatchBody, iterateBatches, iterateRecords } from '../records/index.js';
+import type { Clock, Logger } from '../util/index.js';
+import { registryErrors as E, RegistryError } from './errors.js';
+import { decodeRegistryRecord, encodeRegistryRecord } from './records.js';
+import { RegistryState, type OperationResult } from './state.js';
+
+/** What the registry needs of `_schemas`-0 on this node (the node fills it in over its replica manager). */
+export interface SchemasLog {
+  /** This node holds a replica of `_schemas`-0 (false also while the topic does not exist). */
+  hasReplica(): boolean;
+  isLeader(): boolean;
+  /** The partition leader's node id; -1 when there is none (or no topic yet). */
+  leaderId(): number;
+  highWatermark(): number;
+  logEndOffset(): number;
+  logStartOffset(): number;
+  /** Whole batches from `offset`, none at or past `maxOffset`. */
+  read(offset: number, maxOffset: number): Promise<Buffer>;
+  /** Appends with acks=all: resolves once committed, with the batch's base offset, or an error code. */
+  append(batch: Buffer): Promise<{ errorCode: number; baseOffset: number }>;
+  /** Creates `_schemas` when it does not exist (compacted, one partition); resolves with 0 or an error code. */
+  ensureTopic(): Promise<number>;
+}
+
+export interface RegistryServiceOptions {
+  log: SchemasLog;
+  clock: Clock;
+  logger: Logger;
+  /** How often the tail loop looks for new records when nothing woke it. */
+  pollMs?: number;
+  /** How long a write waits for the topic, the writer to catch up, or a forwarded write to be replayed here. */
+  writeTimeoutMs?: number;
+}
+
+export class RegistryService {
+  readonly state = new RegistryState();
+  /** The next offset to replay. */
+  private nextOffset = 0;
+  private polling: Promise<void> | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private closed = false;
+  private queue: Promise<unknown> = Promise.resolve();
+  private readonly waiters = new Set<{ offset: number; resolve: () => void }>();
+  private readonly pollMs: number;
+  readonly writeTimeoutMs: number;
+
+  constructor(private readonly options: RegistryServiceOptions) {
+    this.pollMs = options.pollMs ?? 20;
+    this.writeTimeoutMs = options.writeTimeoutMs ?? 30_000;
+  }
+
+  start(): void {
+    const loop = () => {
+      if (this.closed) return;
+      void this.poll().finally(() => {
+        if (!this.closed) { this.timer = setTimeout(loop, this.pollMs); this.timer.unref(); }
+      });
+    };
+    loop();
+  }
+
+  close(): void {
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+    for (const w of this.waiters) w.resolve();
+    this.waiters.clear();
+  }
+
+  /** Offsets below this have been replayed into `state`. */
+  get replayedOffset(): number { return this.nextOffset; }
+
+  isWriter(): boolean { return this.options.log.isLeader(); }
+  /** This node replays its own copy of `_schemas` (or there is none anywhere yet, and the empty state is right). */
+  hasLocalCopy(): boolean { return this.options.log.hasReplica() || this.options.log.leaderId() < 0; }
+  writerId(): number { return this.options.log.leaderId(); }
+
+  /** Replays what this node's replica has committed since the last poll (one poll at a time). */
+  poll(): Promise<void> {
+    this.polling ??= this.replayCommitted().catch((e: unknown) => {
+      this.options.logger.warn(`replaying _schemas: ${e instanceof Error ? e.message : String(e)}`);
+    }).finally(() => { this.polling = null; });
+    return this.polling;
+  }
+
+  private async replayCommitted(): Promise<void> {
+    const log = this.options.log;
+    if (!log.hasReplica()) return;
+    // A compacted log that lost its head (never by compaction itself) starts over from its start.
+    if (this.nextOffset < log.logStartOffset()) this.nextOffset = log.logStartOffset();
+    for (let hw = log.highWatermark(); this.nextOffset < hw && !this.closed; hw = log.highWatermark()) {
+      const bytes = await log.read(this.nextOffset, hw);
+      if (bytes.length === 0) break;
+      for (const view of iterateBatches(bytes)) {
+        if (view.lastOffset < this.nextOffset) continue;
+        if (!view.isControl) {
+          const body = await decompressBatchBody(view);
+          for (const rec of iterateRecords(view, body)) {
+            if (rec.key === null || view.baseOffset + rec.offsetDelta < this.nextOffset) continue;
+            const record = decodeRegistryRecord(rec.key, rec.value);
+            if (record !== null) this.state.replay(record);
+          }
+        }
+        this.nextOffset = view.lastOffset + 1;
+      }
+    }
+    for (const w of this.waiters) if (this.nextOffset >= w.offset) { this.waiters.delete(w); w.resolve(); }
+  }
+
+  /** Resolves once this node has replayed every offset below `offset`; false on timeout. */
+  async waitForOffset(offset: number, timeoutMs = this.writeTimeoutMs): Promise<boolean> {
+    if (this.nextOffset >= offset) return true;
+    void this.poll();
+    let timer: NodeJS.Timeout | undefined;
+    const reached = await Promise.race([
+      new Promise<boolean>((resolve) => this.waiters.add({ offset, resolve: () => resolve(true) })),
+      new Promise<boolean>((resolve) => { timer = setTimeout(() => resolve(false), timeoutMs); }),
+    ]);
+    clearTimeout(timer);
+    return reached && this.nextOffset >= offset;
+  }
+
+  /** Waits until `_schemas` exists and has a leader somewhere (the first write creates it). */
+  async awaitWriter(): Promise<number> {
+    const deadline = this.options.clock.nowMs() + this.writeTimeoutMs;
+    let created = false;
+    while (this.options.clock.nowMs() < deadline && !this.closed) {
+      const leader = this.options.log.leaderId();
+      if (leader >= 0) return leader;
+      if (!created) {
+        const code = await this.options.log.ensureTopic();
+        created = code === 0;
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    throw E.timeout('Timed out waiting for the _schemas topic to have a leader');
+  }
+
+  /**
+   * Runs `op` as the writer: after every record this leader holds is committed and replayed, so the
+   * operation sees the whole history; its records are appended (acks=all) and replayed before the
+   * response is returned with the offset that follows them.
+   */
+  write<T>(op: (state: RegistryState) => OperationResult<T>): Promise<{ response: T; offset: number }> {
+    const run = async () => {
+      const log = this.options.log;
+      if (!log.isLeader()) throw E.forwardingError('this node no longer leads _schemas');
+      const deadline = this.options.clock.nowMs() + this.writeTimeoutMs;
+      while (!(log.highWatermark() >= log.logEndOffset() && this.nextOffset >= log.logEndOffset())) {
+        if (this.options.clock.nowMs() > deadline) throw E.timeout('Timed out waiting for the writer to replay _schemas');
+        await this.poll();
+        await new Promise((r) => setTimeout(r, 5));
+      }
+      const { records, response } = op(this.state);
+      if (records.length === 0) return { response, offset: this.nextOffset };
+      const batch = buildRecordBatchSync({ records: records.map((r) => encodeRegistryRecord(r)), baseTimestamp: this.options.clock.nowMs() });
+      const { errorCode, baseOffset } = await log.append(batch);
+      if (errorCode !== 0) throw E.storeError(`append to _schemas failed with error code ${errorCode}`);
+      const end = baseOffset + records.length;
+      if (!(await this.waitForOffset(end))) throw E.timeout('Timed out waiting for the write to be replayed');
+      return { response, offset: end };
+    };
+    const next = this.queue.then(run, run);
+    this.queue = next.catch(() => {});
+    return next;
+  }
+}
+
+export { RegistryError };
