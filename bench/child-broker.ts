@@ -14,7 +14,7 @@ export async function childBroker(dataDir: string, overrides: Record<string, str
   const bin = fileURLToPath(new URL('../../bin/logline.js', import.meta.url));
   const nodeArgs = (process.env.LOGLINE_BENCH_CHILD_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
   const sets = Object.entries(overrides).flatMap(([k, v]) => ['--set', `${k}=${v}`]);
-  const child = spawn(process.execPath, [...nodeArgs, bin, 'server', '--data-dir', dataDir, '--listeners', 'PLAINTEXT://127.0.0.1:0', '--set', 'http.listener=127.0.0.1:0', ...sets],
+  const child = spawn(process.execPath, [...nodeArgs, bin, 'server', '--data-dir', dataDir, '--listeners', 'PLAINTEXT://127.0.0.1:0', '--set', 'http.listener=127.0.0.1:0', '--set', 'schema.registry.listener=127.0.0.1:0', ...sets],
     { stdio: ['ignore', 'pipe', 'inherit'] });
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
   const port = await new Promise<number>((resolve, reject) => {

@@ -60,7 +60,7 @@ export class ServerProcesses {
       '--advertised-listeners', `PLAINTEXT://127.0.0.1:${node.brokerPort}`,
       '--set', 'process.roles=broker,controller', '--set', 'controller.listener.names=CONTROLLER',
       '--set', 'listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT', '--set', `controller.quorum.voters=${this.voters}`,
-      '--set', 'http.listener=127.0.0.1:0',
+      '--set', 'http.listener=127.0.0.1:0', '--set', 'schema.registry.listener=127.0.0.1:0',
       ...Object.entries(this.sets).flatMap(([k, v]) => ['--set', `${k}=${v}`]),
     ];
     const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });

@@ -49,7 +49,7 @@ async function startBroker(dataDir: string): Promise<Broker> {
   const nodeArgs = (process.env['LOGLINE_BENCH_BROKER_NODE_ARGS'] ?? '').split(' ').filter((a) => a !== '');
   const child = spawn(process.execPath, [...nodeArgs, 'bin/logline.js', 'server', '--data-dir', dataDir, '--listeners', `PLAINTEXT://127.0.0.1:${port}`,
     // Retention every 5 s (Kafka's default is 5 min) so the overload scenario's retention.bytes keeps the disk bounded.
-    '--set', 'log.retention.check.interval.ms=5000', '--set', 'http.listener=127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    '--set', 'log.retention.check.interval.ms=5000', '--set', 'http.listener=127.0.0.1:0', '--set', 'schema.registry.listener=127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`broker did not start: ${out}`)), 30_000);

@@ -59,7 +59,7 @@ export async function until<T>(timeoutMs: number, what: string, probe: () => Pro
 
 /** `logline server` as a child process on a free loopback port; resolves once it listens. */
 export function startServerProcess(dataDir: string, extraArgs: string[] = []): Promise<{ child: ChildProcess; port: number }> {
-  const child = spawn(process.execPath, ['bin/logline.js', 'server', '--data-dir', dataDir, '--listeners', 'PLAINTEXT://127.0.0.1:0', '--set', 'http.listener=127.0.0.1:0', ...extraArgs], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['bin/logline.js', 'server', '--data-dir', dataDir, '--listeners', 'PLAINTEXT://127.0.0.1:0', '--set', 'http.listener=127.0.0.1:0', '--set', 'schema.registry.listener=127.0.0.1:0', ...extraArgs], { stdio: ['ignore', 'pipe', 'pipe'] });
   return new Promise((resolve, reject) => {
     let out = '';
     const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`server did not start: ${out}`)); }, 20_000);
@@ -135,7 +135,7 @@ export function clusterNodeArgs(n: ClusterNodeProcess, voters: string, extraSets
     '--set', 'listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT', '--set', `controller.quorum.voters=${voters}`,
     '--set', 'controller.quorum.election.timeout.ms=300', '--set', 'controller.quorum.fetch.timeout.ms=600',
     '--set', 'controller.quorum.election.backoff.max.ms=300', '--set', 'controller.quorum.request.timeout.ms=600',
-    '--set', 'http.listener=127.0.0.1:0',
+    '--set', 'http.listener=127.0.0.1:0', '--set', 'schema.registry.listener=127.0.0.1:0',
     ...extraSets.flatMap((kv) => ['--set', kv]),
   ];
 }

@@ -22,7 +22,7 @@ test('unknown and invalid properties exit with code 2 and name the key', () => {
 test('a running server logs its listener, serves the CLI, refuses a second one on its port, and stops on SIGTERM', async () => {
   const port = await freePort();
   const dataDir = mkdtempSync(join(tmpdir(), 'logline-cli-'));
-  const child = spawn(process.execPath, [BIN, 'server', '--data-dir', dataDir, '--listeners', `PLAINTEXT://127.0.0.1:${port}`, '--set', 'num.partitions=2', '--set', 'http.listener=127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, 'server', '--data-dir', dataDir, '--listeners', `PLAINTEXT://127.0.0.1:${port}`, '--set', 'num.partitions=2', '--set', 'http.listener=127.0.0.1:0', '--set', 'schema.registry.listener=127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'pipe'] });
   try {
     let out = '';
     await new Promise<void>((resolve, reject) => {
@@ -51,11 +51,11 @@ test('a running server logs its listener, serves the CLI, refuses a second one o
     assert.equal(idemBack.stdout.trim().split('\n').length, 2500, 'every idempotent record once');
     assert.notEqual(spawnSync(process.execPath, [BIN, 'bench', 'produce', '--idempotence', '--acks', '1', ...bootstrap], { encoding: 'utf8', timeout: 20_000 }).status, 0, '--idempotence needs acks=-1');
     const otherDir = join(dataDir, 'other');
-    const second = spawnSync(process.execPath, [BIN, 'server', '--data-dir', otherDir, '--listeners', `PLAINTEXT://127.0.0.1:${port}`, '--set', 'http.listener=127.0.0.1:0'], { encoding: 'utf8', timeout: 20_000 });
+    const second = spawnSync(process.execPath, [BIN, 'server', '--data-dir', otherDir, '--listeners', `PLAINTEXT://127.0.0.1:${port}`, '--set', 'http.listener=127.0.0.1:0', '--set', 'schema.registry.listener=127.0.0.1:0'], { encoding: 'utf8', timeout: 20_000 });
     assert.equal(second.status, 1);
     assert.match(second.stderr, /EADDRINUSE|in use/);
     const samePort = await freePort();
-    const sameDir = spawnSync(process.execPath, [BIN, 'server', '--data-dir', dataDir, '--listeners', `PLAINTEXT://127.0.0.1:${samePort}`, '--set', 'http.listener=127.0.0.1:0'], { encoding: 'utf8', timeout: 20_000 });
+    const sameDir = spawnSync(process.execPath, [BIN, 'server', '--data-dir', dataDir, '--listeners', `PLAINTEXT://127.0.0.1:${samePort}`, '--set', 'http.listener=127.0.0.1:0', '--set', 'schema.registry.listener=127.0.0.1:0'], { encoding: 'utf8', timeout: 20_000 });
     assert.equal(sameDir.status, 1, 'a second server on the same data directory is refused');
     assert.match(sameDir.stderr, new RegExp(`data directory .* is in use by process ${child.pid}`));
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
@@ -92,7 +92,7 @@ test('--log-format json: every line the server writes is a JSON object with ts, 
   assert.match(badLevel.stderr, /log\.level/);
   const port = await freePort();
   const dataDir = mkdtempSync(join(tmpdir(), 'logline-cli-'));
-  const child = spawn(process.execPath, [BIN, 'server', '--data-dir', dataDir, '--listeners', `PLAINTEXT://127.0.0.1:${port}`, '--set', 'http.listener=127.0.0.1:0', '--set', 'log.level=DEBUG', '--log-format', 'json'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, 'server', '--data-dir', dataDir, '--listeners', `PLAINTEXT://127.0.0.1:${port}`, '--set', 'http.listener=127.0.0.1:0', '--set', 'schema.registry.listener=127.0.0.1:0', '--set', 'log.level=DEBUG', '--log-format', 'json'], { stdio: ['ignore', 'pipe', 'pipe'] });
   try {
     let out = '';
     child.stderr.on('data', (d) => { out += d; });

@@ -173,7 +173,7 @@ test('a single node formatted with --add-scram and --feature authenticates that 
   const props = join(dir, 'server.properties');
   writeFileSync(props, [
     `log.dirs=${join(dir, 'data')}`, 'listeners=SASL_PLAINTEXT://127.0.0.1:0', 'listener.security.protocol.map=PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT',
-    'sasl.enabled.mechanisms=SCRAM-SHA-256', 'http.listener=',
+    'sasl.enabled.mechanisms=SCRAM-SHA-256', 'http.listener=', 'schema.registry.listener=',
   ].join('\n'));
   const id = (await storage('random-uuid')).stdout.trim();
   const formatted = await storage('format', '--cluster-id', id, '--config', props, '--add-scram', 'SCRAM-SHA-256=[name=alice,password=alice-secret]', '--feature', 'transaction.version=1');
