@@ -88,7 +88,7 @@ test('a durable cluster keeps transaction.version 2 across a restart', async () 
   await withBroker(dir, async () => {});
   await withBroker(dir, async (c) => {
     const r = await c.send(ApiKey.ApiVersions, 4, { clientSoftwareName: 'txn-v2-wire', clientSoftwareVersion: '1' });
-    assert.deepEqual(r.finalizedFeatures.map((f: any) => [f.name, f.maxVersionLevel]), [['transaction.version', 2]]);
+    assert.deepEqual(r.finalizedFeatures.map((f: any) => [f.name, f.maxVersionLevel]), [['transaction.version', 2], ['share.version', 1]]);
   });
 });
 

@@ -77,6 +77,17 @@ test('the persisted state rebuilds the partition: acquired records come back ava
     [{ firstOffset: 2, lastOffset: 2, deliveryCount: 2 }, { firstOffset: 4, lastOffset: 5, deliveryCount: 2 }]);
 });
 
+test('a record in flight on its last allowed delivery at a leader change is archived, not delivered again (fast-check seed -640450996)', () => {
+  let sp = new SharePartition(config, { startOffset: 0, stateBatches: [] });
+  const one = log(0, 1, 1);
+  for (let d = 1; d <= config.deliveryCountLimit; d++) {
+    assert.equal(sp.acquire(0, `m${d}`, one, 1)[0]!.deliveryCount, d);
+    sp = new SharePartition(config, sp.persistentState());
+  }
+  assert.deepEqual(sp.acquire(0, 'm', one, 1), []);
+  assert.equal(sp.startOffset, 1);
+});
+
 test('malformed acknowledgements are INVALID_REQUEST and change nothing', () => {
   const sp = new SharePartition(config, { startOffset: 0, stateBatches: [] });
   sp.acquire(0, 'a', log(0, 4), 100);

@@ -61,8 +61,10 @@ export class SharePartition {
     this.endOffset = state.startOffset;
     for (const b of [...state.stateBatches].sort((a, c) => a.firstOffset - c.firstOffset)) {
       for (let o = Math.max(b.firstOffset, this.startOffset); o <= b.lastOffset; o++) {
-        // Whatever was acquired when the state was written is available again, its deliveries kept.
-        const s = b.deliveryState === RecordState.ACKNOWLEDGED || b.deliveryState === RecordState.ARCHIVED ? b.deliveryState : RecordState.AVAILABLE;
+        // Whatever was acquired when the state was written is available again, its deliveries
+        // kept; one whose last delivery reached the limit ended like a lock expiry: archived.
+        const done = b.deliveryState === RecordState.ACKNOWLEDGED || b.deliveryState === RecordState.ARCHIVED;
+        const s = done ? b.deliveryState : b.deliveryCount >= config.deliveryCountLimit ? RecordState.ARCHIVED : RecordState.AVAILABLE;
         this.fillGapTo(o);
         this.records.set(o, { state: s as RecordStateId, deliveryCount: b.deliveryCount, memberId: null, lockExpiresMs: 0 });
         this.endOffset = o + 1;
@@ -111,7 +113,8 @@ export class SharePartition {
           this.endOffset = o + 1;
         }
         if (r.state !== RecordState.AVAILABLE) continue;
-        if (aborted(o)) { r.state = RecordState.ARCHIVED; continue; }
+        // Aborted records, and any at the limit (the group's limit may have been lowered), are never delivered.
+        if (aborted(o) || r.deliveryCount >= this.config.deliveryCountLimit) { r.state = RecordState.ARCHIVED; continue; }
         r.state = RecordState.ACQUIRED;
         r.deliveryCount++;
         r.memberId = memberId;
