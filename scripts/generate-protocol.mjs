@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Generates src/protocol/generated/ from Apache Kafka's JSON message schemas (kept outside this
-// repository; --schemas DIR names their directory): a data table of every message (consumed by the
+// repository; --schemas DIR names their directory), amended by scripts/protocol-releases.mjs with
+// what Kafka's later releases changed: a data table of every message (consumed by the
 // generic codec), a TypeScript interface per message and struct, and the error-code table. Output
 // is deterministic, so a test can re-run this and compare it with the committed files.
 //
@@ -9,6 +10,7 @@
 import { readFileSync, readdirSync, writeFileSync, mkdirSync, existsSync } from 'node:fs';
 import { join, dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ADDED_ERROR_CODES, ADDED_SCHEMAS, applyReleases } from './protocol-releases.mjs';
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
@@ -45,30 +47,16 @@ const camel = (name) => name.charAt(0).toLowerCase() + name.slice(1);
 const PRIMITIVES = new Set(['bool', 'int8', 'int16', 'uint16', 'int32', 'uint32', 'int64', 'float64',
   'string', 'bytes', 'records', 'uuid']);
 
-/**
- * The schemas this was generated from are a 4.0.0 snapshot taken before Kafka 4.0.0 was
- * released. Where the release widened a range without adding a field, the released range is
- * applied here (the bodies are the same; only what the version means changed).
- */
-const RELEASED_4_0_RANGES = {
-  // KIP-890 part 2: v12 / v5 are v11 / v4 again; they tell the broker to add the partition (or the
-  // group's offsets partition) to the transaction itself.
-  ProduceRequest: '0-12', ProduceResponse: '0-12', TxnOffsetCommitRequest: '0-5', TxnOffsetCommitResponse: '0-5',
-};
-const RELEASED_4_0_STABLE = new Set(['EndTxnRequest']);
-
 function loadAll() {
   const messages = [];
   for (const folder of FOLDERS) {
     const dir = join(schemasDir, folder);
     if (!existsSync(dir)) continue;
     for (const file of readdirSync(dir).filter((f) => f.endsWith('.json')).sort()) {
-      const schema = readSchema(join(dir, file));
-      if (RELEASED_4_0_RANGES[schema.name]) schema.validVersions = RELEASED_4_0_RANGES[schema.name];
-      if (RELEASED_4_0_STABLE.has(schema.name)) delete schema.latestVersionUnstable;
-      messages.push({ folder, schema });
+      messages.push({ folder, schema: applyReleases(readSchema(join(dir, file))) });
     }
   }
+  for (const added of ADDED_SCHEMAS) messages.push(structuredClone(added));
   return messages;
 }
 
@@ -201,6 +189,7 @@ function generate() {
   const errors = [header];
   const tsv = readFileSync(join(schemasDir, 'error-codes.tsv'), 'utf8').trim().split('\n').slice(1);
   const rows = tsv.map((line) => line.split('\t')).map(([code, name, retriable]) => ({ code: Number(code), name, retriable: retriable === 'true' }));
+  for (const e of ADDED_ERROR_CODES) if (!rows.some((r) => r.code === e.code)) rows.push(e);
   errors.push('export const ErrorCode = {');
   for (const r of rows) errors.push(`  ${r.name}: ${r.code},`);
   errors.push('} as const;', '');

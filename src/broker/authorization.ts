@@ -314,6 +314,26 @@ export const AUTHORIZATION_RULES: ReadonlyMap<number, Rule> = new Map<number, Ru
   }],
   [ApiKey.ConsumerGroupDescribe, (req, az) => perItem(req, 'groupIds', 'groups', (g: string) => az.allowed(Op.DESCRIBE, R.GROUP, g),
     (g: string) => ({ errorCode: E.GROUP_AUTHORIZATION_FAILED, errorMessage: null, groupId: g, groupState: '', groupEpoch: -1, assignmentEpoch: -1, assignorName: '', members: [], authorizedOperations: -2147483648 }))],
+  // KIP-932: a share group's heartbeat as a consumer group's; ShareFetch and ShareAcknowledge READ
+  // on the group (the topics, named by id, are not checked yet); the share coordinator's RPCs are
+  // broker to broker (CLUSTER_ACTION, as Kafka).
+  [ApiKey.ShareGroupHeartbeat, (req, az) => {
+    const refuse = (errorCode: number) => ({ respond: { throttleTimeMs: 0, errorCode, errorMessage: null, memberId: null, memberEpoch: -1, heartbeatIntervalMs: 0, assignment: null } });
+    if (!az.allowed(Op.READ, R.GROUP, req.groupId)) return refuse(E.GROUP_AUTHORIZATION_FAILED);
+    const names: string[] | null = req.subscribedTopicNames;
+    return names !== null && names.some((n) => !az.allowed(Op.DESCRIBE, R.TOPIC, n)) ? refuse(E.TOPIC_AUTHORIZATION_FAILED) : undefined;
+  }],
+  [ApiKey.ShareGroupDescribe, (req, az) => perItem(req, 'groupIds', 'groups', (g: string) => az.allowed(Op.DESCRIBE, R.GROUP, g),
+    (g: string) => ({ errorCode: E.GROUP_AUTHORIZATION_FAILED, errorMessage: null, groupId: g, groupState: '', groupEpoch: -1, assignmentEpoch: -1, assignorName: '', members: [], authorizedOperations: -2147483648 }))],
+  [ApiKey.ShareFetch, (req, az) => az.allowed(Op.READ, R.GROUP, req.groupId ?? '') ? undefined
+    : { respond: { throttleTimeMs: 0, errorCode: E.GROUP_AUTHORIZATION_FAILED, errorMessage: null, acquisitionLockTimeoutMs: 0, responses: [], nodeEndpoints: [] } }],
+  [ApiKey.ShareAcknowledge, (req, az) => az.allowed(Op.READ, R.GROUP, req.groupId ?? '') ? undefined
+    : { respond: { throttleTimeMs: 0, errorCode: E.GROUP_AUTHORIZATION_FAILED, errorMessage: null, responses: [], nodeEndpoints: [] } }],
+  [ApiKey.InitializeShareGroupState, clusterOnly(Op.CLUSTER_ACTION, () => ({ results: [] }))],
+  [ApiKey.ReadShareGroupState, clusterOnly(Op.CLUSTER_ACTION, () => ({ results: [] }))],
+  [ApiKey.WriteShareGroupState, clusterOnly(Op.CLUSTER_ACTION, () => ({ results: [] }))],
+  [ApiKey.DeleteShareGroupState, clusterOnly(Op.CLUSTER_ACTION, () => ({ results: [] }))],
+  [ApiKey.ReadShareGroupStateSummary, clusterOnly(Op.CLUSTER_ACTION, () => ({ results: [] }))],
   // An empty list asks for every topic, so the answer is filtered too.
   [ApiKey.DescribeTopicPartitions, (req, az) => {
     const describable = (name: string) => az.allowed(Op.DESCRIBE, R.TOPIC, name);

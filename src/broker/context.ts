@@ -44,4 +44,6 @@ export interface HandlerSpec<S = any, K extends keyof ApiTypes = keyof ApiTypes>
    * records are in the log), so the network layer may reuse the frame's buffer.
    */
   readonly requestBytesDoneOnResolve?: boolean;
+  /** ApiVersions lists the API only while this feature is finalized (share.version for KIP-932's APIs, as Kafka gates them). */
+  readonly feature?: string;
 }

@@ -14,6 +14,7 @@ export { ConfigAdmin, planConfigChange } from './config-admin.js';
 export { FORWARDED_APIS, innerRequestData, innerResponseData, encodeHostAddress, encodePrincipal, type ForwardedFor } from './envelope.js';
 export { ClientQuotaManager, ControllerMutationQuota, QuotaKey, enforceClientQuotas, quotaWindowOf, STRICT_MUTATION_QUOTA_SINCE } from './quotas.js';
 export { FetchSessionCache } from './fetch-sessions.js';
+export { ShareSessionCache, SHARE_SESSION_INITIAL_EPOCH, SHARE_SESSION_FINAL_EPOCH, type ShareSession } from './share-sessions.js';
 export { ProducerIdManager } from './producer-ids.js';
 export { TxnMarkerSender } from './txn-marker-sender.js';
 export { AddPartitionsToTxnManager } from './txn-verification.js';

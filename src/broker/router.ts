@@ -46,8 +46,10 @@ export class Router<S = unknown> implements RequestChannel<S> {
     else this.observers.delete(apiKey);
   }
 
-  supportedVersions(): { apiKey: number; minVersion: number; maxVersion: number }[] {
+  /** What ApiVersions lists: every handler, less those whose feature is not finalized in `features` (when given). */
+  supportedVersions(features?: ReadonlyMap<string, number>): { apiKey: number; minVersion: number; maxVersion: number }[] {
     return [...this.handlers.values()]
+      .filter((h) => features === undefined || h.feature === undefined || (features.get(h.feature) ?? 0) > 0)
       .map((h) => ({ apiKey: h.apiKey, minVersion: h.minVersion, maxVersion: h.maxVersion }))
       .sort((a, b) => a.apiKey - b.apiKey);
   }

@@ -167,6 +167,13 @@ export interface GroupServices {
   ensureOffsetsTopic(): Promise<number>;
 }
 
+/** Share groups' data path (KIP-932): the share-partitions led here and the share sessions. */
+export interface ShareServices {
+  share: import('../coordinator/index.js').SharePartitionManager;
+  shareSessions: import('./share-sessions.js').ShareSessionCache;
+  metadata(): MetadataView;
+}
+
 /** One transaction's markers as WriteTxnMarkers carries them. */
 export interface TxnMarkerParams {
   producerId: bigint;

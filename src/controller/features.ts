@@ -3,7 +3,7 @@
 // level. The finalized levels themselves live in the metadata image (features sub-image).
 import { ErrorCode } from '../protocol/index.js';
 import {
-  METADATA_VERSION_FEATURE, SUPPORTED_FEATURES, TRANSACTION_VERSION_FEATURE, metadataRecord,
+  METADATA_VERSION_FEATURE, SHARE_VERSION_FEATURE, SUPPORTED_FEATURES, TRANSACTION_VERSION_FEATURE, metadataRecord,
   type FeatureSupport, type MetadataImage, type MetadataRecordOf,
 } from '../metadata/index.js';
 
@@ -54,13 +54,15 @@ export function metadataVersionName(level: number): string {
 /**
  * The level a cluster formatted at metadata.version `metadataVersion` starts a feature at (Kafka's
  * FeatureVersion bootstrap versions: group.version 1 from 4.0-IV0, transaction.version 2 from
- * 4.0-IV2); kraft.version is the quorum's to say.
+ * 4.0-IV2, share.version 1 at the latest); kraft.version is the quorum's to say.
  */
 export function defaultFeatureLevel(name: string, metadataVersion: number): number {
   switch (name) {
     case METADATA_VERSION_FEATURE: return metadataVersion;
     case GROUP_VERSION_FEATURE: return metadataVersion >= 22 ? 1 : 0;
     case TRANSACTION_VERSION_FEATURE: return metadataVersion >= 24 ? 2 : 0;
+    // Kafka ties share.version 1 to 4.1's metadata versions; the latest level known here stands for them.
+    case SHARE_VERSION_FEATURE: return metadataVersion >= METADATA_VERSION_LATEST ? 1 : 0;
     default: return 0;
   }
 }

@@ -17,6 +17,20 @@ export {
 export { replicaManagerLog } from './runtime/partition-log.js';
 export { type TopicsSnapshot, type HeartbeatParams } from './group/consumer.js';
 export { consumerGroupState, type ConsumerGroup, type ConsumerMember } from './group/consumer-model.js';
+// Share groups' data path (KIP-932): the share-partition state machine and its manager on the
+// partition leaders, and the share coordinator over `__share_group_state`.
+export {
+  SharePartition, RecordState, AcknowledgeType, type SharePartitionConfig, type StateBatch, type ShareState, type BatchSpan, type AcquiredRange,
+  type AcknowledgementBatch,
+} from './share/share-partition.js';
+export {
+  SharePartitionManager, ShareStats, batchSpans, type ShareGroupSettings, type SharePersister, type ShareLog, type SharePartitionManagerDeps,
+  type ShareFetchPartition, type ShareFetchResult,
+} from './share/partition-manager.js';
+export { ShareCoordinatorService, SHARE_STATE_TOPIC, type ShareCoordinatorDeps } from './share/state-service.js';
+export { ShareCoordinatorShard, mergeStateBatches, type ShareCoordinatorConfig, type WriteParams, type ReadResult } from './share/state-shard.js';
+export { encodeShareStateRecord, decodeShareStateRecord, shareCoordinatorKey, type SharePartitionKey, type ShareStateRecord } from './share/state-records.js';
+export { simpleShareAssign, shareGroupState, type ShareGroup, type ShareMember, type ShareHeartbeatParams } from './group/share-groups.js';
 // The transaction coordinator.
 export {
   TransactionCoordinatorShard, defaultTxnConfig, txnAppendError, fencedErrorForVersion, encodeTxnRecord, decodeTxnRecord, sortPartitions,

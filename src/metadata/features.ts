@@ -6,6 +6,9 @@ export const METADATA_VERSION_FEATURE = 'metadata.version';
 /** KIP-890 part 2: at level 2 clients end every transaction with an epoch bump (EndTxn v5, Produce v12, TxnOffsetCommit v5). */
 export const TRANSACTION_VERSION_FEATURE = 'transaction.version';
 
+/** KIP-932: at level 1 the share-group APIs are served and advertised (Kafka 4.2 finalizes it in a new cluster). */
+export const SHARE_VERSION_FEATURE = 'share.version';
+
 /** A feature this software can run at: the levels it supports, and the level a new cluster finalizes. */
 export interface FeatureSupport { name: string; minVersion: number; maxVersion: number; bootstrapLevel: number }
 
@@ -13,10 +16,12 @@ export interface FeatureSupport { name: string; minVersion: number; maxVersion: 
  * What ApiVersions lists as supported. Kafka 4.0 formats a new cluster with transaction.version 2
  * (and a cluster upgraded from older software keeps the level it had, 0 when it never recorded one),
  * which is what a client reads to choose transaction version 2 (Java's producer: finalized level
- * >= 2 and the broker offers EndTxn v5). metadata.version is not listed: nothing here reads it yet.
+ * >= 2 and the broker offers EndTxn v5). Kafka 4.2 formats a new cluster with share.version 1
+ * (share groups on). metadata.version is not listed: nothing here reads it yet.
  */
 export const SUPPORTED_FEATURES: readonly FeatureSupport[] = [
   { name: TRANSACTION_VERSION_FEATURE, minVersion: 0, maxVersion: 2, bootstrapLevel: 2 },
+  { name: SHARE_VERSION_FEATURE, minVersion: 0, maxVersion: 1, bootstrapLevel: 1 },
 ];
 
 /** The FeatureLevelRecords that begin a new cluster's metadata (Kafka's bootstrap metadata), level 0 ones left out. */
@@ -36,6 +41,9 @@ export class FeaturesImage {
 
   /** The finalized metadata.version level, or undefined before the cluster has written one. */
   get metadataVersion(): number | undefined { return this.finalizedVersions.get(METADATA_VERSION_FEATURE); }
+
+  /** The finalized share.version; 0 (no share groups) when none was recorded. */
+  get shareVersion(): number { return this.finalizedVersions.get(SHARE_VERSION_FEATURE) ?? 0; }
 
   /** The finalized transaction.version; 0 (transaction version 1 semantics) when none was recorded. */
   get transactionVersion(): number { return this.finalizedVersions.get(TRANSACTION_VERSION_FEATURE) ?? 0; }

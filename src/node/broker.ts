@@ -26,11 +26,13 @@ import {
   offsetDeleteHandler, consumerGroupHeartbeatHandler, consumerGroupDescribeHandler, describeClientQuotasHandler, alterClientQuotasHandler, ClientQuotaManager,
   ControllerMutationQuota, quotaWindowOf, describeAclsHandler, createAclsHandler, deleteAclsHandler, bindAuthz, type ControllerChannel, type LogDirDescription,
   type MetadataView, type ProducePartitionsParams, type TopicAdmin, type TxnMarkerParams, type ForwardedFor,
+  shareGroupHeartbeatHandler, shareGroupDescribeHandler, shareFetchHandler, shareAcknowledgeHandler,
 } from '../broker/index.js';
+import { createShareParts, type ShareParts } from './share.js';
 import { LifecycleDriver } from './lifecycle-driver.js';
 import { randomUUID } from 'node:crypto';
 import {
-  GroupCoordinatorService, OFFSETS_TOPIC, replicaManagerLog, TRANSACTION_STATE_TOPIC, TxnCoordinatorService, defaultTxnConfig, type MarkerWrite, type PartitionError,
+  GroupCoordinatorService, OFFSETS_TOPIC, replicaManagerLog, SHARE_STATE_TOPIC, TRANSACTION_STATE_TOPIC, TxnCoordinatorService, defaultTxnConfig, type MarkerWrite, type PartitionError,
 } from '../coordinator/index.js';
 import { SCHEMAS_TOPIC } from '../registry/index.js';
 import { realScheduler as systemScheduler } from '../replication/index.js';
@@ -118,7 +120,7 @@ export class Broker {
     };
     this.replicaManager.localIncarnationId = this.incarnationId;
     this.fetchSessions = new FetchSessionCache(deps.fetchSessionCacheSlots, deps.clock);
-    for (const h of [apiVersionsHandler(() => this.router.supportedVersions(), () => this.deps.metadata.view().features()), metadataHandler, produceHandler, fetchHandler, listOffsetsHandler,
+    for (const h of [apiVersionsHandler(() => this.router.supportedVersions(this.deps.metadata.view().features().levels), () => this.deps.metadata.view().features()), metadataHandler, produceHandler, fetchHandler, listOffsetsHandler,
       createTopicsHandler, deleteTopicsHandler, createPartitionsHandler, describeClusterHandler, deleteRecordsHandler, offsetForLeaderEpochHandler,
       describeTopicPartitionsHandler, describeConfigsHandler, alterConfigsHandler, incrementalAlterConfigsHandler, electLeadersHandler,
       alterPartitionReassignmentsHandler, listPartitionReassignmentsHandler, describeLogDirsHandler, initProducerIdHandler,
@@ -131,6 +133,11 @@ export class Broker {
       syncGroupHandler, describeGroupsHandler, listGroupsHandler, deleteGroupsHandler, offsetDeleteHandler, consumerGroupHeartbeatHandler, consumerGroupDescribeHandler]) {
       this.router.register(h);
     }
+    this.share = createShareParts({
+      config: deps.brokerConfig, clock: deps.clock, scheduler: this.coordinatorScheduler(), replicaManager: this.replicaManager,
+      metadata: () => deps.metadata.view(), ensureShareStateTopic: () => this.ensureShareStateTopic(), logger: this.log('share-coordinator'),
+    });
+    for (const h of [shareGroupHeartbeatHandler, shareGroupDescribeHandler, shareFetchHandler, shareAcknowledgeHandler]) this.router.register(h);
     const interBroker = (purpose: string) => new InterBrokerConnections({
       clientId: `broker-${deps.nodeId}-${purpose}`, requestTimeoutMs: INTER_BROKER_REQUEST_TIMEOUT_MS, endpoint: (id) => this.interBrokerEndpoint(id),
       tls: clientTlsFor(deps.brokerConfig, deps.brokerConfig.interBrokerListenerName),
@@ -329,6 +336,7 @@ export class Broker {
         offsetMetadataMaxBytes: 4096, consumerSessionTimeoutMs: n('group.consumer.session.timeout.ms'),
         consumerHeartbeatIntervalMs: n('group.consumer.heartbeat.interval.ms'), consumerGroupMaxSize: n('group.consumer.max.size'),
         consumerAssignors: String(c.get('group.consumer.assignors')).split(',').map((a) => (/range/i.test(a) ? 'range' : 'uniform')),
+        shareSessionTimeoutMs: n('group.share.session.timeout.ms'), shareHeartbeatIntervalMs: n('group.share.heartbeat.interval.ms'), shareGroupMaxSize: n('group.share.max.size'),
       },
     });
   }
@@ -367,6 +375,19 @@ export class Broker {
         'cleanup.policy': 'compact', 'compression.type': 'uncompressed', 'segment.bytes': String(c.get('transaction.state.log.segment.bytes')),
         // A topic made smaller than asked (a small cluster) could never meet a larger min ISR.
         'min.insync.replicas': String(Math.min(Number(c.get('transaction.state.log.min.isr')), replicationFactor)), 'unclean.leader.election.enable': 'false',
+      }));
+  }
+
+  /** Share groups: the share coordinator, the share-partitions led here and the share sessions. */
+  readonly share: ShareParts;
+
+  /** `__share_group_state` (share.coordinator.state.topic.*), created on first use; compacted: each update carries a share-partition's whole in-flight state. */
+  ensureShareStateTopic(): Promise<number> {
+    const c = this.deps.brokerConfig;
+    return this.ensureInternalTopic(SHARE_STATE_TOPIC, Number(c.get('share.coordinator.state.topic.num.partitions')),
+      Number(c.get('share.coordinator.state.topic.replication.factor')), (replicationFactor) => ({
+        'cleanup.policy': 'compact', 'segment.bytes': String(c.get('share.coordinator.state.topic.segment.bytes')),
+        'min.insync.replicas': String(Math.min(Number(c.get('share.coordinator.state.topic.min.isr')), replicationFactor)), 'unclean.leader.election.enable': 'false',
       }));
   }
 
@@ -482,6 +503,7 @@ export class Broker {
       const applied = await this.replicaManager.applyDelta(delta, image, this.deltaPorts);
       this.groups.syncPartitions();
       this.txn.syncPartitions();
+      this.share.coordinator.syncPartitions();
       if (applied.leaders + applied.followers + applied.deleted > 0) {
         this.log('replica-manager').info(`metadata offset ${image.provenance.lastContainedOffset}: ${applied.leaders} partition(s) led here, `
           + `${applied.followers} followed, ${applied.deleted} deleted (${applied.opened} log(s) opened)`);
@@ -633,6 +655,8 @@ export class Broker {
       offsetForLeaderEpoch: (topic: string, partition: number, current: number, epoch: number) => rm.offsetForLeaderEpoch(topic, partition, current, epoch),
       groups: this.groups,
       ensureOffsetsTopic: () => this.ensureOffsetsTopic(),
+      share: this.share.manager,
+      shareSessions: this.share.sessions,
       logDirs: () => this.deps.logDirs?.() ?? [],
       generateProducerId: () => this.producerIds.generate(),
       txn: this.txn,

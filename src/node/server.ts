@@ -323,6 +323,7 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerHa
     await broker?.replicaFetchers.close();
     await network.close();
     broker?.txn.close();
+    broker?.share.manager.close();
     broker?.closeInterBrokerConnections();
     broker?.replicaManager.stopIsrExpiration();
     broker?.alterPartitions.close();

@@ -172,4 +172,8 @@ export const limits = {
   registryReferencesDepthMax: 32,
   /** Schemas an Avro/JSON/Protobuf walker visits in one compatibility check, so a hostile schema cannot spin the CPU. */
   registryCompatibilityStepsMax: 100_000,
+  /** Partitions one share session (KIP-932) may hold; a ShareFetch adding more is INVALID_REQUEST. */
+  sharePartitionsPerSessionMax: 10_000,
+  /** A share session unused this long is evicted and its acquired records released (its member is gone). */
+  shareSessionIdleMs: 120_000,
 } as const;

@@ -63,6 +63,7 @@ export function registration(brokerId: number, extra: Partial<BrokerRegistration
       { name: 'metadata.version', minSupportedVersion: 7, maxSupportedVersion: 25 },
       { name: 'transaction.version', minSupportedVersion: 0, maxSupportedVersion: 2 },
       { name: 'group.version', minSupportedVersion: 0, maxSupportedVersion: 1 },
+      { name: 'share.version', minSupportedVersion: 0, maxSupportedVersion: 1 },
     ],
     rack: null, isMigratingZkBroker: false, logDirs: [], previousBrokerEpoch: -1n, ...extra,
   };

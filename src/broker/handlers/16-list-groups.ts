@@ -1,5 +1,5 @@
 // ListGroups (key 16), v0-5: every group this broker coordinates. v4+ filter by state and report
-// it; v5+ filter by type ("classic", "consumer") and report it. Filters match case-insensitively.
+// it; v5+ filter by type ("classic", "consumer", "share") and report it. Filters match case-insensitively.
 // COORDINATOR_LOAD_IN_PROGRESS (with the groups of the shards already loaded) while a shard loads.
 import type { ListGroupsRequest } from '../../protocol/index.js';
 import type { HandlerSpec } from '../context.js';

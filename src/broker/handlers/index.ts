@@ -56,3 +56,7 @@ export { allocateProducerIdsHandler } from './67-allocate-producer-ids.js';
 export { consumerGroupHeartbeatHandler, topicsSnapshot } from './68-consumer-group-heartbeat.js';
 export { consumerGroupDescribeHandler } from './69-consumer-group-describe.js';
 export { describeTopicPartitionsHandler } from './75-describe-topic-partitions.js';
+export { shareGroupHeartbeatHandler } from './76-share-group-heartbeat.js';
+export { shareGroupDescribeHandler } from './77-share-group-describe.js';
+export { shareFetchHandler } from './78-share-fetch.js';
+export { shareAcknowledgeHandler } from './79-share-acknowledge.js';

@@ -77,6 +77,8 @@ export class ClassicGroups {
       if (!this.consumer.maybeDowngradeEmptyGroup(g)) return fail(ErrorCode.INCONSISTENT_GROUP_PROTOCOL);
       g = undefined;
     }
+    // A share group's id is taken: no classic member may join it (Kafka answers the same).
+    if (g?.kind === 'share') return fail(ErrorCode.INCONSISTENT_GROUP_PROTOCOL);
     if (!g) {
       if (!unknown) return fail(ErrorCode.UNKNOWN_MEMBER_ID);
       g = newClassicGroup(p.groupId, this.ctx.nowMs);

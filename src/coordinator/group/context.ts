@@ -7,6 +7,7 @@ import { Timers } from '../runtime/timers.js';
 import type { CoordinatorResult, Reply } from '../runtime/runtime.js';
 import type { ClassicGroup } from './classic.js';
 import type { ConsumerGroup } from './consumer-model.js';
+import type { ShareGroup } from './share-model.js';
 import type { GroupRecord } from './records.js';
 
 export type { Reply } from '../runtime/runtime.js';
@@ -24,12 +25,17 @@ export interface GroupCoordinatorConfig {
   consumerGroupMaxSize: number;
   /** Server-side assignors of the consumer protocol; the first is the default. */
   consumerAssignors: string[];
+  /** group.share.session.timeout.ms, group.share.heartbeat.interval.ms, group.share.max.size */
+  shareSessionTimeoutMs: number;
+  shareHeartbeatIntervalMs: number;
+  shareGroupMaxSize: number;
 }
 
 export const defaultGroupConfig: GroupCoordinatorConfig = {
   initialRebalanceDelayMs: 3000, minSessionTimeoutMs: 6000, maxSessionTimeoutMs: 1_800_000, groupMaxSize: 2_147_483_647,
   offsetsRetentionMs: 7 * 24 * 3600 * 1000, offsetsRetentionCheckIntervalMs: 600_000, offsetMetadataMaxBytes: 4096,
   consumerSessionTimeoutMs: 45_000, consumerHeartbeatIntervalMs: 5000, consumerGroupMaxSize: 2_147_483_647, consumerAssignors: ['uniform', 'range'],
+  shareSessionTimeoutMs: 45_000, shareHeartbeatIntervalMs: 5000, shareGroupMaxSize: 200,
 };
 
 /** What an operation of the group shard returns; `producer` is set by TxnOffsetCommit (the records go out in its transactional batch). */
@@ -37,7 +43,7 @@ export type Effects = CoordinatorResult<GroupRecord>;
 
 export interface ClientInfo { clientId: string; clientHost: string; apiVersion: number }
 
-export type Group = ClassicGroup | ConsumerGroup;
+export type Group = ClassicGroup | ConsumerGroup | ShareGroup;
 
 /**
  * Rebalances the coordinator has run (Kafka's group-coordinator-metrics: a classic group's join

@@ -171,6 +171,8 @@ export class Offsets {
       g = this.classic.createSimpleGroup(p.groupId);
     }
     if (g.kind === 'consumer') return this.consumer.validateCommit(g, p.memberId, p.generationIdOrMemberEpoch);
+    // Share groups keep their progress in the share-partitions, not in committed offsets.
+    if (g.kind === 'share') return ErrorCode.GROUP_ID_NOT_FOUND;
     if (g.state === 'Dead') return ErrorCode.COORDINATOR_NOT_AVAILABLE;
     if (p.generationIdOrMemberEpoch < 0 && g.state === 'Empty') return ErrorCode.NONE;
     // TxnOffsetCommit before v3 carries no member: accepted as Kafka does.
@@ -224,7 +226,7 @@ export class Offsets {
   deleteOffsets(groupId: string, topics: { name: string; partitions: number[] }[], respond: (errorCode: number, r: PartitionResults) => void): void {
     const g = this.ctx.groups.get(groupId);
     const top = (code: number) => this.ctx.respond(() => respond(code, []));
-    if (!g) return top(ErrorCode.GROUP_ID_NOT_FOUND);
+    if (!g || g.kind === 'share') return top(ErrorCode.GROUP_ID_NOT_FOUND);
     let subscribed: (topic: string) => boolean;
     if (g.kind === 'consumer') {
       if (g.dead) return top(ErrorCode.GROUP_ID_NOT_FOUND);
@@ -250,7 +252,7 @@ export class Offsets {
   }
 
   /** Tombstones for every offset and for the group itself. */
-  emitGroupDeletion(g: Group): void {
+  emitGroupDeletion(g: Exclude<Group, { kind: 'share' }>): void {
     for (const c of this.committed.get(g.groupId)?.values() ?? []) this.ctx.emit({ type: 'offset', group: g.groupId, topic: c.topic, partition: c.partition, value: null });
     if (g.kind === 'classic') {
       transition(g, 'Dead', this.ctx.nowMs);
@@ -274,6 +276,7 @@ export class Offsets {
   /** Tombstones for offsets past their retention; an empty group left with none is deleted. */
   private expireOffsets(): void {
     for (const g of [...this.ctx.groups.values()]) {
+      if (g.kind === 'share') continue;
       const committed = [...this.committed.get(g.groupId)?.values() ?? []];
       const expired = this.expiredOffsets(g, committed);
       const empty = g.kind === 'classic' ? g.state === 'Empty' : g.members.size === 0 && !g.dead;
@@ -285,7 +288,7 @@ export class Offsets {
     }
   }
 
-  private expiredOffsets<T extends { topic: string; commitTimestampMs: number; expireTimestampMs: number }>(g: Group, list: T[]): T[] {
+  private expiredOffsets<T extends { topic: string; commitTimestampMs: number; expireTimestampMs: number }>(g: Exclude<Group, { kind: 'share' }>, list: T[]): T[] {
     const retention = this.ctx.config.offsetsRetentionMs;
     const now = this.ctx.nowMs;
     const explicit = (c: T) => c.expireTimestampMs >= 0;

@@ -8,7 +8,9 @@ import {
   Reader, Writer, decodeMessage, encodeMessage, ProtocolError,
   type ConsumerGroupCurrentMemberAssignmentValue, type ConsumerGroupMemberMetadataValue, type ConsumerGroupMetadataValue,
   type ConsumerGroupTargetAssignmentMemberValue, type ConsumerGroupTargetAssignmentMetadataValue, type GroupMetadataValue,
-  type OffsetCommitValue, type ConsumerGroupPartitionMetadataValue,
+  type OffsetCommitValue, type ConsumerGroupPartitionMetadataValue, type ShareGroupMetadataValue, type ShareGroupPartitionMetadataValue,
+  type ShareGroupMemberMetadataValue, type ShareGroupTargetAssignmentMetadataValue, type ShareGroupTargetAssignmentMemberValue,
+  type ShareGroupCurrentMemberAssignmentValue,
 } from '../../protocol/index.js';
 
 /** Record types: the key version of each key schema. */
@@ -21,6 +23,12 @@ export const RecordType = {
   ConsumerGroupTargetAssignmentMetadata: 6,
   ConsumerGroupTargetAssignmentMember: 7,
   ConsumerGroupCurrentMemberAssignment: 8,
+  ShareGroupPartitionMetadata: 9,
+  ShareGroupMemberMetadata: 10,
+  ShareGroupMetadata: 11,
+  ShareGroupTargetAssignmentMetadata: 12,
+  ShareGroupTargetAssignmentMember: 13,
+  ShareGroupCurrentMemberAssignment: 14,
 } as const;
 
 export type GroupRecord =
@@ -31,7 +39,13 @@ export type GroupRecord =
   | { type: 'consumer-member'; group: string; memberId: string; value: ConsumerGroupMemberMetadataValue | null }
   | { type: 'consumer-target-metadata'; group: string; value: ConsumerGroupTargetAssignmentMetadataValue | null }
   | { type: 'consumer-target-member'; group: string; memberId: string; value: ConsumerGroupTargetAssignmentMemberValue | null }
-  | { type: 'consumer-current-member'; group: string; memberId: string; value: ConsumerGroupCurrentMemberAssignmentValue | null };
+  | { type: 'consumer-current-member'; group: string; memberId: string; value: ConsumerGroupCurrentMemberAssignmentValue | null }
+  | { type: 'share-group'; group: string; value: ShareGroupMetadataValue | null }
+  | { type: 'share-partition-metadata'; group: string; value: ShareGroupPartitionMetadataValue | null }
+  | { type: 'share-member'; group: string; memberId: string; value: ShareGroupMemberMetadataValue | null }
+  | { type: 'share-target-metadata'; group: string; value: ShareGroupTargetAssignmentMetadataValue | null }
+  | { type: 'share-target-member'; group: string; memberId: string; value: ShareGroupTargetAssignmentMemberValue | null }
+  | { type: 'share-current-member'; group: string; memberId: string; value: ShareGroupCurrentMemberAssignmentValue | null };
 
 export interface RecordBytes { key: Buffer; value: Buffer | null }
 
@@ -49,13 +63,25 @@ function encodeWith(version: number, schema: string, value: object): Buffer {
 const KEY_SCHEMAS: Record<number, string> = {
   0: 'OffsetCommitKey', 1: 'OffsetCommitKey', 2: 'GroupMetadataKey', 3: 'ConsumerGroupMetadataKey', 4: 'ConsumerGroupPartitionMetadataKey',
   5: 'ConsumerGroupMemberMetadataKey', 6: 'ConsumerGroupTargetAssignmentMetadataKey', 7: 'ConsumerGroupTargetAssignmentMemberKey',
-  8: 'ConsumerGroupCurrentMemberAssignmentKey',
+  8: 'ConsumerGroupCurrentMemberAssignmentKey', 9: 'ShareGroupPartitionMetadataKey', 10: 'ShareGroupMemberMetadataKey', 11: 'ShareGroupMetadataKey',
+  12: 'ShareGroupTargetAssignmentMetadataKey', 13: 'ShareGroupTargetAssignmentMemberKey', 14: 'ShareGroupCurrentMemberAssignmentKey',
 };
 const VALUE_SCHEMAS: Record<number, string> = {
   0: 'OffsetCommitValue', 1: 'OffsetCommitValue', 2: 'GroupMetadataValue', 3: 'ConsumerGroupMetadataValue', 4: 'ConsumerGroupPartitionMetadataValue',
   5: 'ConsumerGroupMemberMetadataValue', 6: 'ConsumerGroupTargetAssignmentMetadataValue', 7: 'ConsumerGroupTargetAssignmentMemberValue',
-  8: 'ConsumerGroupCurrentMemberAssignmentValue',
+  8: 'ConsumerGroupCurrentMemberAssignmentValue', 9: 'ShareGroupPartitionMetadataValue', 10: 'ShareGroupMemberMetadataValue', 11: 'ShareGroupMetadataValue',
+  12: 'ShareGroupTargetAssignmentMetadataValue', 13: 'ShareGroupTargetAssignmentMemberValue', 14: 'ShareGroupCurrentMemberAssignmentValue',
 };
+/** Record type of each keyed record kind past GroupMetadata (KIP-848 and share groups). */
+const TYPE_OF = {
+  'consumer-group': RecordType.ConsumerGroupMetadata, 'consumer-partition-metadata': RecordType.ConsumerGroupPartitionMetadata,
+  'consumer-member': RecordType.ConsumerGroupMemberMetadata, 'consumer-target-metadata': RecordType.ConsumerGroupTargetAssignmentMetadata,
+  'consumer-target-member': RecordType.ConsumerGroupTargetAssignmentMember, 'consumer-current-member': RecordType.ConsumerGroupCurrentMemberAssignment,
+  'share-group': RecordType.ShareGroupMetadata, 'share-partition-metadata': RecordType.ShareGroupPartitionMetadata,
+  'share-member': RecordType.ShareGroupMemberMetadata, 'share-target-metadata': RecordType.ShareGroupTargetAssignmentMetadata,
+  'share-target-member': RecordType.ShareGroupTargetAssignmentMember, 'share-current-member': RecordType.ShareGroupCurrentMemberAssignment,
+} as const;
+const KIND_OF = Object.fromEntries(Object.entries(TYPE_OF).map(([kind, type]) => [type, kind])) as Record<number, Exclude<GroupRecord['type'], 'offset' | 'group'>>;
 
 export function encodeGroupRecord(r: GroupRecord): RecordBytes {
   switch (r.type) {
@@ -67,18 +93,14 @@ export function encodeGroupRecord(r: GroupRecord): RecordBytes {
     case 'group':
       return { key: encodeWith(RecordType.GroupMetadata, 'GroupMetadataKey', { group: r.group }), value: r.value && encodeWith(GROUP_METADATA_VALUE_VERSION, 'GroupMetadataValue', r.value) };
     default: {
-      const type = ({
-        'consumer-group': RecordType.ConsumerGroupMetadata, 'consumer-partition-metadata': RecordType.ConsumerGroupPartitionMetadata,
-        'consumer-member': RecordType.ConsumerGroupMemberMetadata, 'consumer-target-metadata': RecordType.ConsumerGroupTargetAssignmentMetadata,
-        'consumer-target-member': RecordType.ConsumerGroupTargetAssignmentMember, 'consumer-current-member': RecordType.ConsumerGroupCurrentMemberAssignment,
-      } as const)[r.type];
+      const type = TYPE_OF[r.type];
       const key = 'memberId' in r ? { groupId: r.group, memberId: r.memberId } : { groupId: r.group };
       return { key: encodeWith(type, KEY_SCHEMAS[type]!, key), value: r.value && encodeWith(0, VALUE_SCHEMAS[type]!, r.value) };
     }
   }
 }
 
-/** Decodes one record of the offsets topic; unknown record types (share groups, newer Kafka) give null. */
+/** Decodes one record of the offsets topic; unknown record types (streams groups, newer Kafka) give null. */
 export function decodeGroupRecord(key: Buffer, value: Buffer | null): GroupRecord | null {
   const kr = new Reader(key);
   const type = kr.int16();
@@ -97,12 +119,7 @@ export function decodeGroupRecord(key: Buffer, value: Buffer | null): GroupRecor
   switch (type) {
     case 0: case 1: return { type: 'offset', group: k.group, topic: k.topic, partition: k.partition, value: v };
     case 2: return { type: 'group', group: k.group, value: v };
-    case 3: return { type: 'consumer-group', group: k.groupId, value: v };
-    case 4: return { type: 'consumer-partition-metadata', group: k.groupId, value: v };
-    case 5: return { type: 'consumer-member', group: k.groupId, memberId: k.memberId, value: v };
-    case 6: return { type: 'consumer-target-metadata', group: k.groupId, value: v };
-    case 7: return { type: 'consumer-target-member', group: k.groupId, memberId: k.memberId, value: v };
-    default: return { type: 'consumer-current-member', group: k.groupId, memberId: k.memberId, value: v };
+    default: return ('memberId' in k ? { type: KIND_OF[type]!, group: k.groupId, memberId: k.memberId, value: v } : { type: KIND_OF[type]!, group: k.groupId, value: v }) as GroupRecord;
   }
 }
 

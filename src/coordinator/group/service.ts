@@ -2,7 +2,8 @@
 // coordinator runtime (loaded for the `__consumer_offsets` partitions led here), and one
 // promise-returning method per request kind for the handlers. Errors that are about the
 // coordinator rather than the group (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS) are answered here.
-import { ErrorCode, type ConsumerGroupHeartbeatResponse, type JoinGroupResponse, type SyncGroupResponse } from '../../protocol/index.js';
+import { ErrorCode, type ConsumerGroupHeartbeatResponse, type JoinGroupResponse, type ShareGroupHeartbeatResponse, type SyncGroupResponse } from '../../protocol/index.js';
+import type { ShareHeartbeatParams } from './share-groups.js';
 import type { HeartbeatParams, TopicsSnapshot } from './consumer.js';
 import type { Clock } from '../../util/index.js';
 import type { Scheduler } from '../../replication/index.js';
@@ -178,6 +179,17 @@ export class GroupCoordinatorService {
     const r = this.route(groupId);
     if ('errorCode' in r) return { errorCode: r.errorCode, errorMessage: null, groupId, groupState: '', groupEpoch: -1, assignmentEpoch: -1, assignorName: '', members: [] };
     return r.shard.describeConsumerGroup(groupId, topics);
+  }
+
+  shareHeartbeat(p: ShareHeartbeatParams, client: ClientInfo, topics: TopicsSnapshot): Promise<ShareGroupHeartbeatResponse> {
+    const failed = (errorCode: number): ShareGroupHeartbeatResponse => ({ throttleTimeMs: 0, errorCode, errorMessage: null, memberId: null, memberEpoch: -1, heartbeatIntervalMs: 0, assignment: null });
+    return this.op(p.groupId, failed, (s, now, done) => s.shareHeartbeat(now, p, client, topics, done));
+  }
+
+  shareDescribe(groupId: string, topics: TopicsSnapshot): ReturnType<GroupCoordinatorShard['describeShareGroup']> {
+    const r = this.route(groupId);
+    if ('errorCode' in r) return { errorCode: r.errorCode, errorMessage: null, groupId, groupState: '', groupEpoch: -1, assignmentEpoch: -1, assignorName: '', members: [] };
+    return r.shard.describeShareGroup(groupId, topics);
   }
 
   /** The shard of a group, once loaded (for tests). */

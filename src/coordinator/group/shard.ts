@@ -4,12 +4,14 @@
 //   classic   (classic-groups.ts) JoinGroup, SyncGroup, Heartbeat, LeaveGroup, rebalances, sessions
 //   consumer  (consumer.ts)       KIP-848 ConsumerGroupHeartbeat, epochs, assignors, reconciliation
 //   offsets   (offsets.ts)        OffsetCommit/TxnOffsetCommit/OffsetFetch/OffsetDelete, expiry
+//   share     (share-groups.ts)   KIP-932 ShareGroupHeartbeat, the simple assignor (shared partitions)
 // and, here, what spans them: replay, the lifecycle the runtime drives (onLoaded, tick, unload) and
 // group administration (describe, list, delete). A deterministic state machine: every operation
 // takes the time as an input and returns Effects, the records to append and the replies to send
 // once they are committed; `replay` is the only path that changes durable state, for loading and
 // live writes alike. No clock, no randomness (member ids come from an injected generator), no I/O.
-import { ErrorCode, type ConsumerGroupHeartbeatResponse, type JoinGroupResponse, type SyncGroupResponse } from '../../protocol/index.js';
+import { ErrorCode, type ConsumerGroupHeartbeatResponse, type JoinGroupResponse, type ShareGroupHeartbeatResponse, type SyncGroupResponse } from '../../protocol/index.js';
+import { ShareGroups, shareGroupState, type ShareHeartbeatParams } from './share-groups.js';
 import { ClassicGroups } from './classic-groups.js';
 import { ConsumerGroups, type HeartbeatParams, type TopicsSnapshot } from './consumer.js';
 import { consumerGroupState } from './consumer-model.js';
@@ -23,7 +25,7 @@ export {
 export { commitAppendError, type CommitParams, type TxnCommitParams, type PartitionResults, type FetchedOffset } from './offsets.js';
 
 export interface GroupDescription {
-  groupId: string; errorCode: number; state: string; protocolType: string; protocolName: string; type: 'classic' | 'consumer';
+  groupId: string; errorCode: number; state: string; protocolType: string; protocolName: string; type: 'classic' | 'consumer' | 'share';
   members: { memberId: string; groupInstanceId: string | null; clientId: string; clientHost: string; metadata: Buffer; assignment: Buffer }[];
 }
 
@@ -32,12 +34,14 @@ export class GroupCoordinatorShard {
   readonly classic: ClassicGroups;
   readonly consumer: ConsumerGroups;
   readonly offsets: Offsets;
+  readonly share: ShareGroups;
 
   constructor(readonly config: GroupCoordinatorConfig, uuid: () => string, stats = new GroupCoordinatorStats(), info?: (message: string) => void) {
     this.ctx = new GroupShardContext(config, uuid, (r) => this.replay(r), stats, info);
     this.consumer = new ConsumerGroups(this.ctx);
     this.classic = new ClassicGroups(this.ctx, this.consumer);
     this.offsets = new Offsets(this.ctx, this.classic, this.consumer);
+    this.share = new ShareGroups(this.ctx, () => ({ sessionTimeoutMs: config.shareSessionTimeoutMs, heartbeatIntervalMs: config.shareHeartbeatIntervalMs, maxSize: config.shareGroupMaxSize }));
   }
 
   /** Every group of the partition, classic and consumer (one namespace, as in Kafka). */
@@ -52,6 +56,8 @@ export class GroupCoordinatorShard {
     switch (r.type) {
       case 'offset': return this.offsets.replayOffset(r.group, r.topic, r.partition, r.value);
       case 'group': return this.classic.replayGroupMetadata(r);
+      case 'share-group': case 'share-partition-metadata': case 'share-member': case 'share-target-metadata': case 'share-target-member': case 'share-current-member':
+        return this.share.replay(r);
       default: return this.consumer.replay(r);
     }
   }
@@ -65,6 +71,7 @@ export class GroupCoordinatorShard {
     return this.ctx.run(nowMs, () => {
       for (const g of this.ctx.groups.values()) {
         if (g.kind === 'classic') this.classic.onLoaded(g);
+        else if (g.kind === 'share') this.share.onLoaded(g);
         else this.consumer.onLoaded(g);
       }
       this.offsets.scheduleExpiry();
@@ -112,6 +119,14 @@ export class GroupCoordinatorShard {
 
   describeConsumerGroup(groupId: string, topics: TopicsSnapshot): ReturnType<ConsumerGroups['describe']> { return this.consumer.describe(groupId, topics); }
 
+  // ---- share groups (KIP-932) ------------------------------------------------------------------------
+
+  shareHeartbeat(nowMs: number, p: ShareHeartbeatParams, client: ClientInfo, topics: TopicsSnapshot, respond: (r: ShareGroupHeartbeatResponse) => void): Effects {
+    return this.ctx.run(nowMs, () => this.share.heartbeat(p, client, topics, respond));
+  }
+
+  describeShareGroup(groupId: string, topics: TopicsSnapshot): ReturnType<ShareGroups['describe']> { return this.share.describe(groupId, topics); }
+
   // ---- offsets ---------------------------------------------------------------------------------------
 
   commitOffsets(nowMs: number, p: CommitParams, client: ClientInfo, respond: (r: PartitionResults) => void): Effects {
@@ -157,6 +172,11 @@ export class GroupCoordinatorShard {
       if (g.dead) return ErrorCode.GROUP_ID_NOT_FOUND;
       if (g.members.size > 0) return ErrorCode.NON_EMPTY_GROUP;
     }
+    if (g.kind === 'share') {
+      this.share.emitTombstones(g);
+      this.ctx.onAppendFailure(() => { g.dead = false; });
+      return ErrorCode.NONE;
+    }
     this.offsets.emitGroupDeletion(g);
     return ErrorCode.NONE;
   }
@@ -167,6 +187,7 @@ export class GroupCoordinatorShard {
     if (g.kind === 'consumer') {
       return { groupId, errorCode: 0, state: consumerGroupState(g), protocolType: 'consumer', protocolName: '', type: 'consumer', members: [] };
     }
+    if (g.kind === 'share') return { groupId, errorCode: 0, state: shareGroupState(g), protocolType: 'share', protocolName: '', type: 'share', members: [] };
     const stable = g.state === 'Stable';
     return {
       groupId, errorCode: 0, state: g.state, protocolType: g.protocolType ?? '', protocolName: stable ? g.protocolName ?? '' : '', type: 'classic',
@@ -183,11 +204,11 @@ export class GroupCoordinatorShard {
     const types = new Set(typesFilter.map((s) => s.toLowerCase()));
     const out = [];
     for (const g of this.ctx.groups.values()) {
-      const state = g.kind === 'classic' ? g.state : consumerGroupState(g);
+      const state = g.kind === 'classic' ? g.state : g.kind === 'share' ? shareGroupState(g) : consumerGroupState(g);
       if (state === 'Dead') continue;
       if (states.size > 0 && !states.has(state.toLowerCase())) continue;
       if (types.size > 0 && !types.has(g.kind)) continue;
-      out.push({ groupId: g.groupId, protocolType: g.kind === 'classic' ? g.protocolType ?? '' : 'consumer', groupState: state, groupType: g.kind });
+      out.push({ groupId: g.groupId, protocolType: g.kind === 'classic' ? g.protocolType ?? '' : g.kind, groupState: state, groupType: g.kind });
     }
     return out.sort((a, b) => (a.groupId < b.groupId ? -1 : a.groupId > b.groupId ? 1 : 0));
   }

@@ -130,6 +130,11 @@ export const ErrorCode = {
   DUPLICATE_VOTER: 126,
   VOTER_NOT_FOUND: 127,
   INVALID_REGULAR_EXPRESSION: 128,
+  REBOOTSTRAP_REQUIRED: 129,
+  STREAMS_INVALID_TOPOLOGY: 130,
+  STREAMS_INVALID_TOPOLOGY_EPOCH: 131,
+  STREAMS_TOPOLOGY_FENCED: 132,
+  SHARE_SESSION_LIMIT_REACHED: 133,
 } as const;
 
 export type ErrorCodeName = keyof typeof ErrorCode;
@@ -265,4 +270,9 @@ export const errorTable: ReadonlyMap<number, readonly [ErrorCodeName, boolean]> 
   [126, ["DUPLICATE_VOTER", false]],
   [127, ["VOTER_NOT_FOUND", false]],
   [128, ["INVALID_REGULAR_EXPRESSION", false]],
+  [129, ["REBOOTSTRAP_REQUIRED", false]],
+  [130, ["STREAMS_INVALID_TOPOLOGY", false]],
+  [131, ["STREAMS_INVALID_TOPOLOGY_EPOCH", false]],
+  [132, ["STREAMS_TOPOLOGY_FENCED", false]],
+  [133, ["SHARE_SESSION_LIMIT_REACHED", true]],
 ]);

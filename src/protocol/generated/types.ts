@@ -5198,6 +5198,10 @@ export interface ShareFetchRequest {
   minBytes: number;
   /** v0+ */
   maxBytes: number;
+  /** v1+ */
+  maxRecords: number;
+  /** v1+ */
+  batchSize: number;
   /** v0+ */
   topics: ShareFetchRequestFetchTopic[];
   /** v0+ */
@@ -5220,7 +5224,7 @@ export interface ShareFetchRequestAcknowledgementBatch {
 export interface ShareFetchRequestFetchPartition {
   /** v0+ */
   partitionIndex: number;
-  /** v0+ */
+  /** v0-0 */
   partitionMaxBytes: number;
   /** v0+ */
   acknowledgementBatches: ShareFetchRequestAcknowledgementBatch[];
@@ -5253,6 +5257,8 @@ export interface ShareFetchResponse {
   errorCode: number;
   /** v0+ */
   errorMessage: string | null;
+  /** v1+ */
+  acquisitionLockTimeoutMs: number;
   /** v0+ */
   responses: ShareFetchResponseShareFetchableTopicResponse[];
   /** v0+ */
@@ -5626,6 +5632,90 @@ export interface ShareGroupTargetAssignmentMetadataKey {
 export interface ShareGroupTargetAssignmentMetadataValue {
   /** v0+ */
   assignmentEpoch: number;
+  /** Tagged fields this codec does not know, kept so they survive a re-encode. */
+  unknownTaggedFields?: UnknownTaggedField[];
+}
+
+export interface ShareSnapshotKey {
+  /** v0-1 */
+  groupId: string;
+  /** v0-1 */
+  topicId: string;
+  /** v0-1 */
+  partition: number;
+  /** Tagged fields this codec does not know, kept so they survive a re-encode. */
+  unknownTaggedFields?: UnknownTaggedField[];
+}
+
+export interface ShareSnapshotValue {
+  /** v0+ */
+  snapshotEpoch: number;
+  /** v0+ */
+  stateEpoch: number;
+  /** v0+ */
+  leaderEpoch: number;
+  /** v0+ */
+  startOffset: bigint;
+  /** v0+ */
+  createTimestamp: bigint;
+  /** v0+ */
+  writeTimestamp: bigint;
+  /** v0+, tag 0 */
+  deliveryCompleteCount: number;
+  /** v0+ */
+  stateBatches: ShareSnapshotValueStateBatch[];
+  /** Tagged fields this codec does not know, kept so they survive a re-encode. */
+  unknownTaggedFields?: UnknownTaggedField[];
+}
+
+export interface ShareSnapshotValueStateBatch {
+  /** v0+ */
+  firstOffset: bigint;
+  /** v0+ */
+  lastOffset: bigint;
+  /** v0+ */
+  deliveryState: number;
+  /** v0+ */
+  deliveryCount: number;
+  /** Tagged fields this codec does not know, kept so they survive a re-encode. */
+  unknownTaggedFields?: UnknownTaggedField[];
+}
+
+export interface ShareUpdateKey {
+  /** v0-1 */
+  groupId: string;
+  /** v0-1 */
+  topicId: string;
+  /** v0-1 */
+  partition: number;
+  /** Tagged fields this codec does not know, kept so they survive a re-encode. */
+  unknownTaggedFields?: UnknownTaggedField[];
+}
+
+export interface ShareUpdateValue {
+  /** v0+ */
+  snapshotEpoch: number;
+  /** v0+ */
+  leaderEpoch: number;
+  /** v0+ */
+  startOffset: bigint;
+  /** v0+, tag 0 */
+  deliveryCompleteCount: number;
+  /** v0+ */
+  stateBatches: ShareUpdateValueStateBatch[];
+  /** Tagged fields this codec does not know, kept so they survive a re-encode. */
+  unknownTaggedFields?: UnknownTaggedField[];
+}
+
+export interface ShareUpdateValueStateBatch {
+  /** v0+ */
+  firstOffset: bigint;
+  /** v0+ */
+  lastOffset: bigint;
+  /** v0+ */
+  deliveryState: number;
+  /** v0+ */
+  deliveryCount: number;
   /** Tagged fields this codec does not know, kept so they survive a re-encode. */
   unknownTaggedFields?: UnknownTaggedField[];
 }

@@ -1,0 +1,267 @@
+// The share-partition leader side (Kafka's SharePartitionManager): the share-partitions of the
+// partitions this broker leads, one per (group, topic, partition), loaded from the share
+// coordinator the first time a member fetches them under a leader epoch, and written back to it
+// after every change of state (acquisition, acknowledgement, release, lock expiry) before the
+// answer goes out, so a new leader loses no acknowledgement and redelivers only what was in flight
+// with its delivery count. Operations on one share-partition run one at a time (the state machine
+// is synchronous, the reads and writes around it are not). Acquisition locks are timers here, fed
+// back into the state machine as time.
+import { iterateBatches } from '../../records/index.js';
+import { ErrorCode } from '../../protocol/index.js';
+import type { Clock } from '../../util/index.js';
+import type { Scheduler } from '../../replication/index.js';
+import { SharePartition, type AcknowledgementBatch, type AcquiredRange, type BatchSpan, type SharePartitionConfig, type StateBatch } from './share-partition.js';
+import type { SharePartitionKey } from './state-records.js';
+
+/** The per-group settings a share-partition runs with (share.* group configs over their group.share.* broker defaults). */
+export interface ShareGroupSettings extends SharePartitionConfig {
+  /** share.auto.offset.reset: where a share-partition without state starts. */
+  autoOffsetReset: 'earliest' | 'latest';
+  /** share.isolation.level: 1 read_committed. */
+  isolationLevel: 0 | 1;
+}
+
+/** The share coordinator, here or on another broker. */
+export interface SharePersister {
+  read(k: SharePartitionKey, leaderEpoch: number): Promise<{ errorCode: number; stateEpoch?: number; startOffset?: number; stateBatches?: StateBatch[] }>;
+  initialize(k: SharePartitionKey, stateEpoch: number, startOffset: number): Promise<number>;
+  write(p: SharePartitionKey & { stateEpoch: number; leaderEpoch: number; startOffset: number; stateBatches: StateBatch[] }): Promise<number>;
+}
+
+/** What the manager reads of the partitions led here (the replica manager provides it). */
+export interface ShareLog {
+  /** The partition's leader epoch when this broker leads it; null otherwise. */
+  leaderEpoch(topic: string, partition: number): number | null;
+  /** Whole batches from `offset` up to the high watermark (read_committed: the LSO), waiting up to `maxWaitMs` for some. */
+  read(topic: string, partition: number, offset: number, maxBytes: number, isolationLevel: number, maxWaitMs: number):
+    Promise<{ errorCode: number; records: Buffer | null; abortedTransactions: { producerId: number; firstOffset: number }[] }>;
+  /** The log start offset and the high watermark (what auto.offset.reset chooses between). */
+  bounds(topic: string, partition: number): { logStartOffset: number; highWatermark: number } | null;
+}
+
+export interface SharePartitionManagerDeps {
+  clock: Clock;
+  scheduler: Scheduler;
+  persister: SharePersister;
+  log: ShareLog;
+  settings(groupId: string): ShareGroupSettings;
+  warn(message: string): void;
+}
+
+export interface ShareFetchPartition { topicId: string; topic: string; partition: number }
+export interface ShareFetchResult { errorCode: number; records: Buffer | null; acquired: AcquiredRange[] }
+
+/** Counters for /metrics. */
+export class ShareStats {
+  recordsAcquired = 0;
+  recordsAcknowledged = 0;
+  lockTimeouts = 0;
+  fetches = 0;
+  acknowledgements = 0;
+}
+
+interface Held {
+  readonly key: SharePartitionKey;
+  readonly topic: string;
+  readonly leaderEpoch: number;
+  readonly stateEpoch: number;
+  readonly sp: SharePartition;
+  queue: Promise<unknown>;
+  timer: { cancel(): void } | null;
+  timerAtMs: number | null;
+}
+
+const id = (k: SharePartitionKey) => `${k.groupId}\u0000${k.topicId}\u0000${k.partition}`;
+
+export class SharePartitionManager {
+  private readonly held = new Map<string, Held>();
+  private readonly loading = new Map<string, Promise<Held | number>>();
+  readonly stats = new ShareStats();
+
+  constructor(private readonly deps: SharePartitionManagerDeps) {}
+
+  /** The share-partition under the current leader epoch, loading it first; an error code when it cannot be served here. */
+  private async get(groupId: string, p: ShareFetchPartition): Promise<Held | number> {
+    const epoch = this.deps.log.leaderEpoch(p.topic, p.partition);
+    if (epoch === null) return ErrorCode.NOT_LEADER_OR_FOLLOWER;
+    const key: SharePartitionKey = { groupId, topicId: p.topicId, partition: p.partition };
+    const k = id(key);
+    const h = this.held.get(k);
+    if (h && h.leaderEpoch === epoch) return h;
+    const running = this.loading.get(k);
+    if (running) return running;
+    const load = this.load(key, p.topic, epoch).finally(() => this.loading.delete(k));
+    this.loading.set(k, load);
+    return load;
+  }
+
+  private async load(key: SharePartitionKey, topic: string, leaderEpoch: number): Promise<Held | number> {
+    const old = this.held.get(id(key));
+    if (old) { old.timer?.cancel(); this.held.delete(id(key)); }
+    const settings = this.deps.settings(key.groupId);
+    const read = await this.deps.persister.read(key, leaderEpoch);
+    let state: { stateEpoch: number; startOffset: number; stateBatches: StateBatch[] };
+    if (read.errorCode === ErrorCode.UNKNOWN_TOPIC_OR_PARTITION) {
+      // A share-partition never seen: it starts where share.auto.offset.reset says.
+      const bounds = this.deps.log.bounds(topic, key.partition);
+      if (bounds === null) return ErrorCode.NOT_LEADER_OR_FOLLOWER;
+      const startOffset = settings.autoOffsetReset === 'earliest' ? bounds.logStartOffset : bounds.highWatermark;
+      const code = await this.deps.persister.initialize(key, 0, startOffset);
+      if (code !== ErrorCode.NONE) return code;
+      state = { stateEpoch: 0, startOffset, stateBatches: [] };
+    } else if (read.errorCode !== ErrorCode.NONE) {
+      return read.errorCode;
+    } else {
+      state = { stateEpoch: read.stateEpoch!, startOffset: read.startOffset!, stateBatches: read.stateBatches! };
+    }
+    if (this.deps.log.leaderEpoch(topic, key.partition) !== leaderEpoch) return ErrorCode.NOT_LEADER_OR_FOLLOWER;
+    const sp = new SharePartition(settings, { startOffset: state.startOffset, stateBatches: state.stateBatches });
+    const bounds = this.deps.log.bounds(topic, key.partition);
+    if (bounds) sp.maybeMoveToLogStart(bounds.logStartOffset);
+    const h: Held = { key, topic, leaderEpoch, stateEpoch: state.stateEpoch, sp, queue: Promise.resolve(), timer: null, timerAtMs: null };
+    this.held.set(id(key), h);
+    return h;
+  }
+
+  /** Runs `op` on the share-partition after the ones queued before it. */
+  private serial<T>(h: Held, op: () => Promise<T>): Promise<T> {
+    const next = h.queue.then(op, op);
+    h.queue = next.catch(() => undefined);
+    return next;
+  }
+
+  private async persist(h: Held): Promise<number> {
+    const code = await this.deps.persister.write({ ...h.key, stateEpoch: h.stateEpoch, leaderEpoch: h.leaderEpoch, ...h.sp.persistentState() });
+    if (code !== ErrorCode.NONE) this.deps.warn(`share-partition ${h.key.groupId}/${h.topic}-${h.key.partition}: state write failed with error ${code}`);
+    this.rescheduleLockTimer(h);
+    return code;
+  }
+
+  /**
+   * Acquires records of each partition for `memberId`: reads from the first available offset and
+   * acquires what it can; when nothing could be acquired anywhere, waits once up to `maxWaitMs`
+   * for appends and tries again.
+   */
+  async fetch(groupId: string, memberId: string, partitions: ShareFetchPartition[], o: { maxBytes: number; maxRecords: number; maxWaitMs: number }): Promise<ShareFetchResult[]> {
+    this.stats.fetches++;
+    let out = await Promise.all(partitions.map((p) => this.fetchOne(groupId, memberId, p, o.maxBytes, o.maxRecords, 0)));
+    if (o.maxWaitMs > 0 && out.every((r) => r.errorCode === ErrorCode.NONE && r.acquired.length === 0) && partitions.length > 0) {
+      out = await Promise.all(partitions.map((p) => this.fetchOne(groupId, memberId, p, o.maxBytes, o.maxRecords, o.maxWaitMs)));
+    }
+    return out;
+  }
+
+  private async fetchOne(groupId: string, memberId: string, p: ShareFetchPartition, maxBytes: number, maxRecords: number, maxWaitMs: number): Promise<ShareFetchResult> {
+    const h = await this.get(groupId, p);
+    if (typeof h === 'number') return { errorCode: h, records: null, acquired: [] };
+    const settings = this.deps.settings(groupId);
+    if (maxWaitMs > 0) {
+      // Wait outside the share-partition's queue, so acknowledgements are not held up.
+      if (!h.sp.canAcquire()) return { errorCode: 0, records: null, acquired: [] };
+      await this.deps.log.read(h.topic, p.partition, h.sp.nextFetchOffset(), 1, settings.isolationLevel, maxWaitMs);
+    }
+    return this.serial(h, async () => {
+      if (!h.sp.canAcquire()) return { errorCode: 0, records: null, acquired: [] };
+      const offset = h.sp.nextFetchOffset();
+      const read = await this.deps.log.read(h.topic, p.partition, offset, maxBytes, settings.isolationLevel, 0);
+      if (read.errorCode !== ErrorCode.NONE || read.records === null) return { errorCode: read.errorCode, records: null, acquired: [] };
+      const { spans, archive } = batchSpans(read.records, read.abortedTransactions);
+      const acquired = h.sp.acquire(this.deps.clock.nowMs(), memberId, spans, maxRecords, archive);
+      if (acquired.length === 0) {
+        // Only archived (aborted, control) records: that progress is state too.
+        if (archive.length > 0) await this.persist(h);
+        return { errorCode: 0, records: null, acquired };
+      }
+      for (const r of acquired) this.stats.recordsAcquired += r.lastOffset - r.firstOffset + 1;
+      await this.persist(h);
+      return { errorCode: 0, records: read.records, acquired };
+    });
+  }
+
+  /** A member's acknowledgements for one partition; the error code (INVALID_RECORD_STATE, ...). */
+  async acknowledge(groupId: string, memberId: string, p: ShareFetchPartition, batches: AcknowledgementBatch[]): Promise<number> {
+    const h = await this.get(groupId, p);
+    if (typeof h === 'number') return h;
+    this.stats.acknowledgements++;
+    return this.serial(h, async () => {
+      const code = h.sp.acknowledge(memberId, batches);
+      if (code !== ErrorCode.NONE) return code;
+      for (const b of batches) this.stats.recordsAcknowledged += b.lastOffset - b.firstOffset + 1;
+      return this.persist(h);
+    });
+  }
+
+  /** The member's share session ended: what it holds on these partitions is released now, not at lock expiry. */
+  async releaseMember(groupId: string, memberId: string, partitions: ShareFetchPartition[]): Promise<void> {
+    await Promise.all(partitions.map(async (p) => {
+      const h = this.held.get(id({ groupId, topicId: p.topicId, partition: p.partition }));
+      if (!h) return;
+      await this.serial(h, async () => { if (h.sp.releaseMember(memberId) > 0) await this.persist(h); });
+    }));
+  }
+
+  /** The record lock duration a group's members are told (ShareFetch AcquisitionLockTimeoutMs). */
+  lockDurationMs(groupId: string): number { return this.deps.settings(groupId).recordLockDurationMs; }
+
+  /** Records acquired now, over every share-partition held here (for /metrics). */
+  acquiredRecords(): number {
+    let n = 0;
+    for (const h of this.held.values()) n += h.sp.acquiredRecords();
+    return n;
+  }
+
+  /** The share-partitions held here, for describing a group's start offsets. */
+  startOffsets(groupId: string): { topicId: string; partition: number; startOffset: number; inFlight: number }[] {
+    return [...this.held.values()].filter((h) => h.key.groupId === groupId)
+      .map((h) => ({ topicId: h.key.topicId, partition: h.key.partition, startOffset: h.sp.startOffset, inFlight: h.sp.inFlightRecords }));
+  }
+
+  private rescheduleLockTimer(h: Held): void {
+    const at = h.sp.nextLockDeadlineMs();
+    if (at === h.timerAtMs) return;
+    h.timer?.cancel();
+    h.timer = null;
+    h.timerAtMs = at;
+    if (at === null) return;
+    h.timer = this.deps.scheduler.schedule(Math.max(0, at - this.deps.clock.nowMs()), () => {
+      h.timer = null;
+      h.timerAtMs = null;
+      if (this.held.get(id(h.key)) !== h) return;
+      void this.serial(h, async () => {
+        const n = h.sp.expireLocks(this.deps.clock.nowMs());
+        this.stats.lockTimeouts += n;
+        if (n > 0) await this.persist(h);
+        else this.rescheduleLockTimer(h);
+      });
+    });
+  }
+
+  close(): void {
+    for (const h of this.held.values()) h.timer?.cancel();
+    this.held.clear();
+  }
+}
+
+/**
+ * The batches of a read as offset spans, and what is never delivered: control batches (markers)
+ * and, under read_committed, the data batches of aborted transactions (from each aborted
+ * transaction's first offset to its ABORT marker), as Kafka's consumers skip them.
+ */
+export function batchSpans(records: Buffer, aborted: readonly { producerId: number; firstOffset: number }[]): { spans: BatchSpan[]; archive: BatchSpan[] } {
+  const spans: BatchSpan[] = [];
+  const archive: BatchSpan[] = [];
+  const open = new Map<number, number>(); // producer id → first offset of its aborted transaction, while it is open
+  const pending = [...aborted].sort((a, b) => a.firstOffset - b.firstOffset);
+  for (const b of iterateBatches(records)) {
+    const span = { baseOffset: b.baseOffset, lastOffset: b.lastOffset };
+    spans.push(span);
+    while (pending.length > 0 && pending[0]!.firstOffset <= span.lastOffset) { const t = pending.shift()!; open.set(t.producerId, t.firstOffset); }
+    if (b.isControl) {
+      archive.push(span);
+      open.delete(b.producerId);
+    } else if (b.isTransactional && open.has(b.producerId)) {
+      archive.push(span);
+    }
+  }
+  return { spans, archive };
+}

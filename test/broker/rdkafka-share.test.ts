@@ -1,0 +1,219 @@
+// librdkafka 2.15.1's share consumer (KIP-932, its preview C API) against the broker, through a
+// small C driver (rdkafka-share.c, built here against the librdkafka that
+// @confluentinc/kafka-javascript compiles, as bench/rdkafka-perf.c is): two consumers splitting one
+// single-partition topic, a consumer killed with records in flight (another gets them after the
+// lock duration, delivery count 2), release and reject, and the delivery limit archiving a record.
+// ShareGroupDescribe and ListGroups see the group. Without the package the tests skip with a
+// message, except in CI, where they fail.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { existsSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { Kafka, logLevel } from 'kafkajs';
+import { tempDataDir, within } from './process-helpers.js';
+import { startServer, type ServerHandle } from '../../src/node/index.js';
+import { parseBrokerConfig } from '../../src/config/index.js';
+import { ClusterClient } from '../../src/client/index.js';
+import { ApiKey } from '../../src/protocol/index.js';
+
+const PACKAGE = '@confluentinc/kafka-javascript';
+const INSTALL = `CKJS_LINKING=dynamic npm_config_build_from_source=true npm install --no-save ${PACKAGE}@1.10.1`;
+const SOURCE = 'test/broker/rdkafka-share.c';
+const BINARY = 'dist/test/broker/rdkafka-share';
+const LOCK_MS = 2000;
+/** Set SHARE_DEBUG=1 for librdkafka's group and fetch debug log on stderr. */
+const DEBUG = process.env.SHARE_DEBUG ? ['rd.debug=cgrp,fetch,protocol'] : [];
+
+/** The driver's path, built when missing or older than its source; or why it cannot be. */
+function driver(): { binary: string | null; skip: string | false } {
+  let pkg: string;
+  try {
+    pkg = dirname(createRequire(import.meta.url).resolve(`${PACKAGE}/package.json`));
+  } catch {
+    const why = `${PACKAGE} is not installed (${INSTALL})`;
+    if (process.env.CI) throw new Error(why);
+    return { binary: null, skip: why };
+  }
+  const include = join(pkg, 'deps/librdkafka/src');
+  const libDir = join(pkg, 'build/deps');
+  if (!existsSync(join(include, 'rdkafka.h')) || !existsSync(join(libDir, 'librdkafka.so'))) {
+    const why = `${PACKAGE} has no librdkafka.so to link against (${INSTALL})`;
+    if (process.env.CI) throw new Error(why);
+    return { binary: null, skip: why };
+  }
+  if (!existsSync(BINARY) || statSync(BINARY).mtimeMs < statSync(SOURCE).mtimeMs) {
+    const cc = spawnSync('cc', ['-O1', '-Wall', '-o', BINARY, SOURCE, `-I${include}`, `-L${libDir}`, '-lrdkafka', `-Wl,-rpath,${libDir}`], { encoding: 'utf8' });
+    if (cc.status !== 0) throw new Error(`cc failed: ${cc.error?.message ?? cc.stderr}`);
+  }
+  return { binary: BINARY, skip: false };
+}
+const { binary, skip } = driver();
+
+interface Delivery { partition: number; offset: number; deliveryCount: number; value: string }
+
+/** One share consumer process and what it printed. */
+class ShareConsumer {
+  readonly records: Delivery[] = [];
+  readonly lines: string[] = [];
+  readonly exited: Promise<number | null>;
+  private readonly child: ChildProcess;
+
+  constructor(bootstrap: string, group: string, topic: string, options: string[]) {
+    this.child = spawn(binary!, [bootstrap, group, topic, ...options, ...DEBUG], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let buffered = '';
+    this.child.stdout!.on('data', (d: Buffer) => {
+      buffered += d.toString();
+      let nl: number;
+      while ((nl = buffered.indexOf('\n')) >= 0) {
+        const line = buffered.slice(0, nl);
+        buffered = buffered.slice(nl + 1);
+        this.lines.push(line);
+        const m = /^R (\d+) (\d+) (\d+) (.*)$/.exec(line);
+        if (m) this.records.push({ partition: Number(m[1]), offset: Number(m[2]), deliveryCount: Number(m[3]), value: m[4]! });
+      }
+    });
+    this.exited = new Promise((resolve) => this.child.on('exit', (code) => resolve(code)));
+  }
+
+  async waitFor(what: string, ok: () => boolean | Promise<boolean>, timeoutMs = 30_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (!(await ok())) {
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; printed: ${this.lines.slice(-20).join(' | ')}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  kill(): void { this.child.kill('SIGKILL'); }
+}
+
+async function startBroker(): Promise<ServerHandle> {
+  const config = parseBrokerConfig({
+    'node.id': '1', 'group.share.heartbeat.interval.ms': '500', 'group.share.min.heartbeat.interval.ms': '100',
+    'group.share.record.lock.duration.ms': String(LOCK_MS), 'group.share.min.record.lock.duration.ms': '1000',
+    'group.share.session.timeout.ms': '10000', 'share.coordinator.state.topic.num.partitions': '3', 'offsets.topic.num.partitions': '3',
+  });
+  return startServer({ listeners: ['PLAINTEXT://127.0.0.1:0'], config, dataDir: tempDataDir() });
+}
+
+const bootstrapOf = (server: ServerHandle) => `127.0.0.1:${server.listeners[0]!.port}`;
+
+async function produce(server: ServerHandle, topic: string, values: string[], partitions = 1): Promise<void> {
+  const kafka = new Kafka({ clientId: 'share-test', brokers: [bootstrapOf(server)], logLevel: logLevel.NOTHING });
+  const admin = kafka.admin();
+  await admin.connect();
+  await admin.createTopics({ topics: [{ topic, numPartitions: partitions, replicationFactor: 1 }] }).catch(() => false);
+  await admin.disconnect();
+  if (values.length === 0) return;
+  const producer = kafka.producer();
+  await producer.connect();
+  // Batches of five: a share-partition acquires whole batches (Kafka's batch alignment), so one batch of all would go to one consumer.
+  for (let i = 0; i < values.length; i += 5) await producer.send({ topic, messages: values.slice(i, i + 5).map((value) => ({ value })) });
+  await producer.disconnect();
+}
+
+/** share.* group configs by IncrementalAlterConfigs on the GROUP resource (share.auto.offset.reset=earliest for the records produced first). */
+async function setGroupConfigs(client: ClusterClient, group: string, configs: Record<string, string>): Promise<void> {
+  const c = await client.any();
+  const r = await c.send<{ responses: { errorCode: number; errorMessage: string | null }[] }>(ApiKey.IncrementalAlterConfigs, 1, {
+    resources: [{ resourceType: 32, resourceName: group, configs: Object.entries(configs).map(([name, value]) => ({ name, configOperation: 0, value })) }], validateOnly: false,
+  });
+  assert.equal(r.responses[0]!.errorCode, 0, r.responses[0]!.errorMessage ?? '');
+}
+
+interface DescribedShareGroup { errorCode: number; groupState: string; members: { assignment: { topicPartitions: { topicName: string; partitions: number[] }[] } }[] }
+
+async function describeShareGroup(admin: ClusterClient, group: string): Promise<DescribedShareGroup> {
+  const c = await admin.any();
+  const r = await c.send<{ groups: DescribedShareGroup[] }>(ApiKey.ShareGroupDescribe, 1, { groupIds: [group], includeAuthorizedOperations: false });
+  return r.groups[0]!;
+}
+
+async function withBroker(fn: (server: ServerHandle, admin: ClusterClient) => Promise<void>): Promise<void> {
+  const server = await startBroker();
+  const admin = new ClusterClient({ bootstrap: bootstrapOf(server), clientId: 'share-test-admin' });
+  try {
+    await fn(server, admin);
+  } finally {
+    admin.close();
+    await server.close();
+  }
+}
+
+const values = (n: number, prefix = 'v') => Array.from({ length: n }, (_, i) => `${prefix}${i}`);
+
+test('two share consumers split one single-partition topic: each record accepted once, the group described with both members', { skip, timeout: 120_000 }, async () => {
+  await withBroker(async (server, admin) => {
+    await setGroupConfigs(admin, 'g-split', { 'share.auto.offset.reset': 'earliest' });
+    await produce(server, 'split', []);
+    // Small polls, so neither takes everything in one fetch.
+    const a = new ShareConsumer(bootstrapOf(server), 'g-split', 'split', ['max=200', 'seconds=40', 'rd.max.poll.records=10']);
+    const b = new ShareConsumer(bootstrapOf(server), 'g-split', 'split', ['max=200', 'seconds=40', 'rd.max.poll.records=10']);
+    try {
+      await a.waitFor('both consumers in the group', async () => (await describeShareGroup(admin, 'g-split')).members.length >= 2, 30_000);
+      await produce(server, 'split', values(200));
+      await a.waitFor('both consumers to get records, together all 200', () => new Set([...a.records, ...b.records].map((r) => r.offset)).size >= 200 && a.records.length > 0 && b.records.length > 0, 60_000);
+      const c = await admin.any();
+      const described = await describeShareGroup(admin, 'g-split');
+      assert.equal(described.errorCode, 0);
+      assert.equal(described.groupState, 'Stable');
+      assert.equal(described.members.length, 2);
+      for (const m of described.members) assert.deepEqual(m.assignment.topicPartitions.map((t) => [t.topicName, t.partitions]), [['split', [0]]], 'both members share partition 0');
+      const listed = await c.send<{ groups: { groupId: string; groupType: string; protocolType: string }[] }>(ApiKey.ListGroups, 5, { statesFilter: [], typesFilter: ['share'] });
+      assert.deepEqual(listed.groups.map((g) => [g.groupId, g.groupType, g.protocolType]), [['g-split', 'share', 'share']]);
+    } finally {
+      a.kill();
+      b.kill();
+    }
+    const all = [...a.records, ...b.records];
+    assert.equal(all.length, 200, 'no record delivered twice while both were accepting');
+    assert.ok(all.every((r) => r.deliveryCount === 1));
+  });
+});
+
+test('a consumer killed with records in flight: another gets them after the lock duration, delivery count 2', { skip, timeout: 120_000 }, async () => {
+  await withBroker(async (server, admin) => {
+    await setGroupConfigs(admin, 'g-kill', { 'share.auto.offset.reset': 'earliest' });
+    await produce(server, 'kill', values(10));
+    const holder = new ShareConsumer(bootstrapOf(server), 'g-kill', 'kill', ['action=hold', 'max=10', 'rd.max.poll.records=10']);
+    await holder.waitFor('the first consumer to hold all ten', () => holder.lines.some((l) => l.startsWith('HELD')), 60_000);
+    const killedAt = Date.now();
+    holder.kill();
+    const next = new ShareConsumer(bootstrapOf(server), 'g-kill', 'kill', ['max=10', 'seconds=60']);
+    try {
+      await next.waitFor('the second consumer to get the ten again', () => next.records.length >= 10, 60_000);
+      assert.ok(Date.now() - killedAt >= LOCK_MS - 200, 'not before the acquisition lock ran out');
+      assert.deepEqual(next.records.map((r) => r.offset).sort((x, y) => x - y), Array.from({ length: 10 }, (_, i) => i));
+      assert.ok(next.records.every((r) => r.deliveryCount === 2), `delivery counts ${next.records.map((r) => r.deliveryCount)}`);
+      await next.waitFor('the second consumer to finish', () => next.lines.some((l) => l.startsWith('DONE')));
+    } finally {
+      next.kill();
+    }
+  });
+});
+
+test('release redelivers, reject and the delivery limit archive: no record comes back after either', { skip, timeout: 120_000 }, async () => {
+  await withBroker(async (server, admin) => {
+    await setGroupConfigs(admin, 'g-acks', { 'share.auto.offset.reset': 'earliest', 'share.delivery.count.limit': '3' });
+    await produce(server, 'acks', ['ok', 'poison', 'bad']);
+    // "poison" is released on every delivery (archived at the third), "bad" rejected once, "ok" accepted.
+    const c = new ShareConsumer(bootstrapOf(server), 'g-acks', 'acks', ['action=release', 'on=poison', 'other=accept', 'seconds=8']);
+    const r = new ShareConsumer(bootstrapOf(server), 'g-acks', 'acks', ['action=reject', 'on=bad', 'other=release', 'seconds=1', 'max=1']);
+    try {
+      await c.waitFor('the run to end', () => c.lines.some((l) => l.startsWith('DONE')), 60_000);
+      await r.exited;
+    } finally {
+      c.kill();
+      r.kill();
+    }
+    const all = [...c.records, ...r.records];
+    const poison = all.filter((x) => x.value === 'poison').map((x) => x.deliveryCount).sort();
+    assert.deepEqual(poison, [1, 2, 3], 'delivered up to share.delivery.count.limit, then archived');
+    assert.equal(all.filter((x) => x.value === 'ok').length, 1, 'accepted once, never again');
+    assert.ok(all.filter((x) => x.value === 'bad').length <= 2, 'rejected: not delivered after the reject');
+    const late = new ShareConsumer(bootstrapOf(server), 'g-acks', 'acks', ['seconds=3']);
+    await late.exited;
+    assert.deepEqual(late.records, [], 'nothing left to deliver');
+  });
+});
