@@ -172,4 +172,14 @@ export const limits = {
   registryReferencesDepthMax: 32,
   /** Schemas an Avro/JSON/Protobuf walker visits in one compatibility check, so a hostile schema cannot spin the CPU. */
   registryCompatibilityStepsMax: 100_000,
+  /** Operations one `logline verify` run may record (the history is kept in memory and checked at the end). */
+  verifyOpsMax: 1_000_000,
+  /** Longest workload of one `logline verify` run. */
+  verifyDurationMsMax: 24 * 3600 * 1000,
+  /** Client processes of each kind in one `logline verify` run. */
+  verifyProcessesMax: 64,
+  /** `logline server` processes `logline verify --cluster` starts. */
+  verifyClusterNodesMax: 9,
+  /** Faults one `logline verify` run injects. */
+  verifyFaultsMax: 10_000,
 } as const;

@@ -7,3 +7,7 @@ export {
 } from './check/history.js';
 export { check, ANOMALY_CLASSES, type AnomalyName, type CheckReport, type ClassReport, type CheckStats, type CheckOptions } from './check/checker.js';
 export { DepGraph, type EdgeKind } from './check/graph.js';
+export { runVerify, type VerifyOptions, type VerifyResult } from './run.js';
+export { WORKLOAD_DEFAULTS, type WorkloadOptions } from './workload.js';
+export { LocalCluster, LOGLINE_BIN, type NemesisOptions } from './nemesis.js';
+export { timelineSvg, type TimelineOptions } from './timeline.js';
