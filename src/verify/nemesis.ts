@@ -91,7 +91,7 @@ export class LocalCluster {
       '--set', 'controller.quorum.election.backoff.max.ms=500', '--set', 'controller.quorum.request.timeout.ms=1000',
       '--set', 'broker.session.timeout.ms=3000', '--set', 'broker.heartbeat.interval.ms=500',
       '--set', 'replica.lag.time.max.ms=3000', '--set', 'http.listener=127.0.0.1:0',
-      '--set', 'group.initial.rebalance.delay.ms=0',
+      '--set', 'group.initial.rebalance.delay.ms=0', '--set', 'schema.registry.listener=',
       ...(this.o.settings ?? []).flatMap((kv) => ['--set', kv]),
     ];
   }
