@@ -130,6 +130,7 @@ export class LocalCluster {
 
   async restart(id: number): Promise<void> {
     const n = this.node(id);
+    if (n.child !== null && (n.child.exitCode !== null || n.child.signalCode !== null)) n.child = null;
     assert(n.child === null, `node ${id} is running`);
     await this.startNode(n);
   }
@@ -148,6 +149,8 @@ export class LocalCluster {
   async heal(): Promise<void> {
     for (const n of this.nodes) {
       if (n.paused) this.resume(n.id);
+      // A restart that failed leaves an exited child behind: start it again.
+      if (n.child !== null && (n.child.exitCode !== null || n.child.signalCode !== null)) n.child = null;
       if (n.child === null) await this.startNode(n);
     }
   }
@@ -231,7 +234,7 @@ export async function runNemesis(cluster: LocalCluster, o: NemesisOptions, h: Hi
   } finally {
     for (const n of cluster.nodes) {
       if (n.paused) await record('resume', n.id, () => cluster.resume(n.id));
-      if (n.child === null) await record('restart', n.id, () => cluster.restart(n.id));
+      if (n.child === null || n.child.exitCode !== null || n.child.signalCode !== null) await record('restart', n.id, () => cluster.restart(n.id));
     }
   }
 }
