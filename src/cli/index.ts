@@ -15,6 +15,7 @@ import { securityCommand } from './security.js';
 import { quotaCommand } from './quota.js';
 import { aclCommand } from './acl.js';
 import { userCommand } from './user.js';
+import { verifyCommand } from './verify.js';
 import { version } from '../index.js';
 
 const COMMANDS: Record<string, { help: string; run: (argv: string[]) => Promise<number> }> = {
@@ -33,6 +34,7 @@ const COMMANDS: Record<string, { help: string; run: (argv: string[]) => Promise<
   bench: { help: 'load generators (bench produce)', run: benchCommand },
   doctor: { help: 'check a running cluster against the production checklist (PASS/WARN/FAIL)', run: doctorCommand },
   plan: { help: 'size a cluster: disk, network, storage and brokers for a workload', run: planCommand },
+  verify: { help: 'check a cluster for lost writes, duplicates, aborted reads and other anomalies (a recorded workload, faults with --cluster N)', run: verifyCommand },
   version: { help: 'print the version', run: async () => { console.log(version); return 0; } },
 };
 

@@ -176,4 +176,14 @@ export const limits = {
   sharePartitionsPerSessionMax: 10_000,
   /** A share session unused this long is evicted and its acquired records released (its member is gone). */
   shareSessionIdleMs: 120_000,
+  /** Operations one `logline verify` run may record (the history is kept in memory and checked at the end). */
+  verifyOpsMax: 1_000_000,
+  /** Longest workload of one `logline verify` run. */
+  verifyDurationMsMax: 24 * 3600 * 1000,
+  /** Client processes of each kind in one `logline verify` run. */
+  verifyProcessesMax: 64,
+  /** `logline server` processes `logline verify --cluster` starts. */
+  verifyClusterNodesMax: 9,
+  /** Faults one `logline verify` run injects. */
+  verifyFaultsMax: 10_000,
 } as const;

@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 /** Lowest first: a room may import only rooms listed before it. */
 export const LAYERS: readonly string[] = [
   'util', 'config', 'protocol', 'records', 'storage', 'tiered', 'raft', 'metadata', 'controller', 'replication', 'coordinator',
-  'security', 'client', 'network', 'broker', 'registry', 'http', 'node', 'index', 'cli',
+  'security', 'client', 'verify', 'network', 'broker', 'registry', 'http', 'node', 'index', 'cli',
 ];
 
 /**
@@ -29,6 +29,7 @@ const EXCEPTIONS: readonly { from: string; to: string; why: string }[] = [];
 const ROOM_CORES: readonly { part: string; why: string }[] = [
   { part: 'raft/core', why: 'the pure Raft state machine: no driver, store, transport or simulator' },
   { part: 'coordinator/runtime', why: 'the coordinator runtime knows no group or transaction state' },
+  { part: 'verify/check', why: 'the checker is a pure function of a history: no client, no clock, no processes' },
 ];
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
