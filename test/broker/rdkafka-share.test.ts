@@ -210,7 +210,11 @@ test('release redelivers, reject and the delivery limit archive: no record comes
     const all = [...c.records, ...r.records];
     const poison = all.filter((x) => x.value === 'poison').map((x) => x.deliveryCount).sort();
     assert.deepEqual(poison, [1, 2, 3], 'delivered up to share.delivery.count.limit, then archived');
-    assert.equal(all.filter((x) => x.value === 'ok').length, 1, 'accepted once, never again');
+    // "ok" may reach the rejecting consumer first, which releases it: then it comes to the accepting
+    // one with delivery count 2. Either way the accepting consumer gets it once and nobody after it.
+    const ok = all.filter((x) => x.value === 'ok');
+    assert.equal(c.records.filter((x) => x.value === 'ok').length, 1, 'accepted once, never again');
+    assert.ok(ok.length <= 2 && r.records.filter((x) => x.value === 'ok').every((x) => x.deliveryCount === 1), `"ok" deliveries: ${JSON.stringify(ok)}`);
     assert.ok(all.filter((x) => x.value === 'bad').length <= 2, 'rejected: not delivered after the reject');
     const late = new ShareConsumer(bootstrapOf(server), 'g-acks', 'acks', ['seconds=3']);
     await late.exited;
