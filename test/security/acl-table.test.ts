@@ -48,6 +48,7 @@ const SAMPLES: Record<number, object> = {
   [ApiKey.DescribeTransactions]: { transactionalIds: ['tx'] },
   [ApiKey.ConsumerGroupHeartbeat]: { groupId: 'g', subscribedTopicNames: ['t'] },
   [ApiKey.ConsumerGroupDescribe]: { groupIds: ['g'] },
+  [ApiKey.ShareGroupDescribe]: { groupIds: ['g'] },
   [ApiKey.DescribeTopicPartitions]: { topics: [{ name: 't' }] },
   [ApiKey.ElectLeaders]: { topicPartitions: [{ topic: 't', partitions: [0] }] },
 };

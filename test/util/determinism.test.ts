@@ -40,6 +40,7 @@ const allowed: ReadonlyArray<{ file: string; names: readonly string[]; reason: s
   { file: 'src/coordinator/runtime/partition-log.ts', names: ['async', 'await'], reason: 'the CoordinatorLog port over the replica manager (produce and read are I/O)' },
   { file: 'src/coordinator/txn/markers.ts', names: ['async', 'await'], reason: 'the marker channel: sends WriteTxnMarkers (I/O) and retries through the injected scheduler' },
   { file: 'src/coordinator/txn/service.ts', names: ['async', 'await'], reason: 'request glue above the shards: InitProducerId awaits a producer-id block from the controller' },
+  { file: 'src/coordinator/share/partition-manager.ts', names: ['async', 'await'], reason: 'the share-partitions\' driver: awaits the share coordinator\'s reads and writes and the log reads around the synchronous SharePartition state machine; time comes from the injected clock and scheduler' },
 ];
 
 /**
