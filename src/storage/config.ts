@@ -26,6 +26,8 @@ export interface LogConfig {
   readonly localRetentionBytes: number;
   /** remote.log.copy.disable (KIP-950): no more copies; local retention falls back to the total retention. */
   readonly remoteLogCopyDisable: boolean;
+  /** remote.log.delete.on.disable (KIP-950): turning tiering off deletes the remote data. */
+  readonly remoteLogDeleteOnDisable: boolean;
 }
 
 /** Kafka's defaults. */
@@ -52,6 +54,7 @@ export const LOG_DEFAULTS: LogConfig = Object.freeze({
   localRetentionMs: -2,
   localRetentionBytes: -2,
   remoteLogCopyDisable: false,
+  remoteLogDeleteOnDisable: false,
 });
 
 export function logConfig(overrides: Partial<LogConfig> = {}): LogConfig {

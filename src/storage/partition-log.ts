@@ -704,6 +704,29 @@ export class PartitionLog {
     });
   }
 
+  /**
+   * A follower below its leader's local log start (Kafka's TierStateMachine): empty, restarting at
+   * the leader's local log start with the leader's log start offset, the leader-epoch cache and
+   * producer state as the remote tier's copy of the segment before that offset has them.
+   */
+  restoreFromRemoteTier(localLogStartOffset: number, logStartOffset: number, epochs: readonly { epoch: number; startOffset: number }[], producerSnapshot: Buffer | null): void {
+    this.truncateFullyAndStartAt(localLogStartOffset, logStartOffset);
+    this.guard(() => {
+      this.epochCache.replaceAll(epochs.filter((e) => e.startOffset < localLogStartOffset));
+      this.epochCache.truncateFromStart(this.logStartOffset);
+      this.epochCache.flush();
+      if (producerSnapshot === null || producerSnapshot.length === 0) return;
+      try {
+        this.producerState.loadSnapshot(producerSnapshot, localLogStartOffset);
+        this.fs.writeFileAtomic(this.snapshotPath(localLogStartOffset), producerSnapshot);
+      } catch (e) {
+        if (!(e instanceof StorageError)) throw e;
+        this.producerState.clear();
+        this.log(`${this.name}: ignoring the remote tier's producer snapshot: ${e.message}`);
+      }
+    });
+  }
+
   private afterTruncation(): void {
     this.truncations++;
     const leo = this.logEndOffset;

@@ -24,7 +24,7 @@ export {
 } from './metadata-records.js';
 export {
   remoteStorageSettings, openRemoteStorageManager, validateTieredTopicConfig, REMOTE_STORAGE_DEFAULTS,
-  type RemoteStorageSettings, type RemoteBackendSettings,
+  type RemoteStorageSettings, type RemoteBackendSettings, type TieredTopicSettings,
 } from './config.js';
 export {
   RemoteLogMetadataManager, metadataPartitionFor, REMOTE_LOG_METADATA_TOPIC, REMOTE_LOG_METADATA_TOPIC_DEFAULTS,

@@ -16,7 +16,7 @@ import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { BatchHeaderAt, LOG_OVERHEAD_BYTES } from '../records/index.js';
 import {
-  StorageError, TxnIndex, epochCheckpointBytes, INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX, LOG_SUFFIX,
+  StorageError, TxnIndex, epochCheckpointBytes, parseEpochCheckpoint, INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX, LOG_SUFFIX,
   type AbortedTxn, type LogSegment, type PartitionLog,
 } from '../storage/index.js';
 import { TokenBucket, type Clock } from '../util/index.js';
@@ -101,6 +101,8 @@ export class RemoteLogManager {
   }
 
   get metadata(): RemoteLogMetadataManager { return this.o.metadata; }
+  /** For a caller's failure of something it started here (a background deletion). */
+  logWarning(message: string): void { this.o.logger.warn(message); }
 
   topicStats(topic: string): RemoteTopicStats {
     let s = this.stats.get(topic);
@@ -420,6 +422,29 @@ export class RemoteLogManager {
     }
     out.push(...log.abortedTransactions(Math.max(from, log.localLogStartOffset), upTo));
     return out;
+  }
+
+  /**
+   * What a follower restarting at the leader's local log start needs from the tier (Kafka's
+   * buildRemoteLogAuxState): the leader-epoch checkpoint and producer snapshot copied with the
+   * segment that ends just below it. Null while no finished copy of that segment is known here.
+   */
+  async remoteLogAuxState(tip: TopicIdPartition, localStart: number, logStart: number): Promise<{ epochs: { epoch: number; startOffset: number }[]; producerSnapshot: Buffer | null } | null> {
+    const md = this.o.metadata;
+    await md.catchUp(md.metadataPartition(tip));
+    if (localStart <= logStart) return { epochs: [], producerSnapshot: null };
+    const m = md.store.listRemoteLogSegments(tip)
+      .filter((x) => x.state === S.COPY_SEGMENT_FINISHED && x.startOffset < localStart && x.endOffset >= localStart - 1 && this.isReferenced(tip, x))
+      .sort((a, b) => b.eventTimestampMs - a.eventTimestampMs)[0];
+    if (m === undefined) return null;
+    const epochs = parseEpochCheckpoint(await this.o.rsm.fetchIndex(m, IndexType.LEADER_EPOCH), `${name(tip)} remote leader-epoch-checkpoint`);
+    let producerSnapshot: Buffer | null = null;
+    try {
+      producerSnapshot = await this.o.rsm.fetchIndex(m, IndexType.PRODUCER_SNAPSHOT);
+    } catch (e) {
+      if (!(e instanceof RemoteResourceNotFoundError)) throw e;
+    }
+    return { epochs, producerSnapshot };
   }
 
   // ---- what /metrics and the admin API show ------------------------------------------------------
