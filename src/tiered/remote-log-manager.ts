@@ -456,6 +456,16 @@ export class RemoteLogManager {
     return n;
   }
 
+  /** Remote log size per topic over the partitions led here (Kafka's RemoteLogSizeBytes, reported by leaders). */
+  remoteLogSizeByTopic(): Map<string, number> {
+    const out = new Map<string, number>();
+    for (const t of this.tasks.values()) {
+      const tip = t.p.topicIdPartition;
+      out.set(tip.topic, (out.get(tip.topic) ?? 0) + this.remoteLogSizeBytes(tip));
+    }
+    return out;
+  }
+
   /** Copy lag of the partitions led here: bytes and segments rolled but not yet copied (Kafka's RemoteCopyLagBytes/Segments). */
   copyLag(): Map<string, { bytes: number; segments: number }> {
     const out = new Map<string, { bytes: number; segments: number }>();

@@ -15,6 +15,7 @@ import { ApiKey } from '../../src/protocol/index.js';
 import { ClusterClient } from '../../src/client/index.js';
 import { startServer, type ServerHandle } from '../../src/node/index.js';
 import { parseBrokerConfig } from '../../src/config/index.js';
+import { nodeMetrics } from '../../src/http/index.js';
 import { runProcess, tempDataDir, until } from '../broker/process-helpers.js';
 import { ACCESS_KEY, SECRET, BUCKET, startS3Server, stopS3Server, type RunningServer } from './s3-helpers.js';
 
@@ -190,6 +191,17 @@ function tieredSuite(backend: 'local' | 's3'): void {
         await consumer.disconnect();
       }
       checkRows(rows, RECORDS, 'kafkajs');
+    });
+
+    it('/metrics has Kafka\'s remote copy, fetch and size metrics per topic', async () => {
+      const text = await nodeMetrics(server).metrics();
+      const value = (name: string) => Number(new RegExp(`^kafka_server_brokertopicmetrics_${name}\\{topic="tiered"\\} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
+      assert.ok(value('remotecopybytes_total') > 1024 * 1024, 'copied bytes');
+      assert.ok(value('remotecopyrequests_total') >= 2, 'copied segments');
+      assert.ok(value('remotefetchbytes_total') > 0 && value('remotefetchrequests_total') > 0, 'remote reads');
+      assert.equal(value('remotecopyerrors_total'), 0);
+      assert.equal(value('remotecopylagsegments'), 0);
+      assert.equal(value('remotelogsizebytes'), value('remotecopybytes_total'));
     });
 
     it('deleting the topic deletes its remote objects', async () => {
