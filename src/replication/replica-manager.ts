@@ -441,8 +441,9 @@ export class ReplicaManager {
     const log = p.log.tieredLog;
     const tip = topicIdPartitionOf(p);
     if (rlm === null || log === null || tip === null) return;
-    if (p.isLeader && log.remoteLogEnabled) {
-      rlm.onLeader({ topicIdPartition: tip, leaderEpoch: p.leaderEpoch, log });
+    if (log.remoteLogEnabled) {
+      if (p.isLeader) rlm.onLeader({ topicIdPartition: tip, leaderEpoch: p.leaderEpoch, log });
+      else rlm.onFollower({ topicIdPartition: tip, leaderEpoch: p.leaderEpoch, log });
       return;
     }
     rlm.onNotLeader(tip);

@@ -78,6 +78,8 @@ const QUOTA_WINDOW = { samples: 11, windowMs: 1000 };
 
 interface Task {
   readonly p: TieredPartition;
+  /** A leader copies and expires; a follower only learns what is copied, so its local retention can follow. */
+  readonly role: 'leader' | 'follower';
   timer: { cancel(): void } | null;
   running: Promise<void> | null;
   stopped: boolean;
@@ -114,17 +116,29 @@ export class RemoteLogManager {
 
   /** This broker leads the partition at `p.leaderEpoch`: its task starts (or restarts at a new epoch). */
   onLeader(p: TieredPartition): void {
+    this.startTask(p, 'leader');
+  }
+
+  /**
+   * This broker follows the partition: a follower task (Kafka's RLMFollowerTask) keeps the log's
+   * highest copied offset in step with the metadata, so local retention deletes what the leader copied.
+   */
+  onFollower(p: TieredPartition): void {
+    this.startTask(p, 'follower');
+  }
+
+  private startTask(p: TieredPartition, role: Task['role']): void {
     if (this.closed) return;
     const key = topicIdPartitionKey(p.topicIdPartition);
     const existing = this.tasks.get(key);
-    if (existing !== undefined && existing.p.leaderEpoch === p.leaderEpoch && existing.p.log === p.log) return;
+    if (existing !== undefined && existing.role === role && existing.p.leaderEpoch === p.leaderEpoch && existing.p.log === p.log) return;
     this.stopTask(key);
-    const task: Task = { p, timer: null, running: null, stopped: false, copying: new Set(), failures: 0, initialized: false };
+    const task: Task = { p, role, timer: null, running: null, stopped: false, copying: new Set(), failures: 0, initialized: false };
     this.tasks.set(key, task);
     this.schedule(task, 0);
   }
 
-  /** The partition is no longer led here (a follower, or gone): its task stops. */
+  /** The partition is no longer tiered here (gone, or tiering off): its task stops. */
   onNotLeader(p: TopicIdPartition): void {
     this.stopTask(topicIdPartitionKey(p));
   }
@@ -201,6 +215,10 @@ export class RemoteLogManager {
     await md.catchUp(md.metadataPartition(t.p.topicIdPartition));
     const log = t.p.log;
     if (!log.remoteLogEnabled || t.stopped) return;
+    if (t.role === 'follower') {
+      log.highestOffsetInRemoteStorage = Math.max(log.highestOffsetInRemoteStorage, this.highestRemoteOffset(t.p));
+      return;
+    }
     if (!t.initialized) {
       log.highestOffsetInRemoteStorage = this.highestRemoteOffset(t.p);
       t.initialized = true;
@@ -460,6 +478,7 @@ export class RemoteLogManager {
   remoteLogSizeByTopic(): Map<string, number> {
     const out = new Map<string, number>();
     for (const t of this.tasks.values()) {
+      if (t.role !== 'leader') continue;
       const tip = t.p.topicIdPartition;
       out.set(tip.topic, (out.get(tip.topic) ?? 0) + this.remoteLogSizeBytes(tip));
     }
@@ -471,7 +490,7 @@ export class RemoteLogManager {
     const out = new Map<string, { bytes: number; segments: number }>();
     for (const t of this.tasks.values()) {
       const log = t.p.log;
-      if (!log.remoteLogEnabled) continue;
+      if (!log.remoteLogEnabled || t.role !== 'leader') continue;
       const lag = out.get(t.p.topicIdPartition.topic) ?? { bytes: 0, segments: 0 };
       const segs = log.segments;
       for (let i = 0; i + 1 < segs.length; i++) {
