@@ -221,10 +221,15 @@ async function openDiskBackend(o: DiskBackendOptions, brokerConfig: BrokerConfig
   const remoteSettings = remoteStorageSettings(brokerConfig);
   const logConfigOf = (c: TopicConfig): LogConfig => (c.remoteStorageEnable && remoteSettings === null ? { ...c, remoteStorageEnable: false } : c);
   // The remote tier, opened before anything can be led here (the broker's RemoteLogManager uses it).
+  // Segments are copied from their files, so tiering needs the logs on a real disk.
+  const fsInUse = o.fs ?? new NodeFileSystem();
+  if (remoteSettings !== null && !(fsInUse instanceof NodeFileSystem)) {
+    throw new DataDirectoryError('remote.log.storage.system.enable=true needs a data directory on disk (segments are copied to the remote tier from their files)');
+  }
   const remoteStorage = remoteSettings === null ? undefined : await openRemoteStorageManager(remoteSettings);
   // The metadata log is the Raft driver's (StorageLogStore), never opened through the LogManager.
   const configFor = (topic: string): LogConfig => logConfigOf(topicConfig(topic));
-  const fs = o.fs ?? new NodeFileSystem();
+  const fs = fsInUse;
   // Before anything is written: an unformatted node of a larger quorum must not make up a cluster id.
   const refusal = o.clusterId === undefined && readMetaProperties(fs, o.dataDir) === null ? unformattedRefusal(brokerConfig, o.dataDir) : null;
   if (refusal !== null) throw new DataDirectoryError(refusal);
