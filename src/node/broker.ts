@@ -383,14 +383,16 @@ export class Broker {
     const numPartitions = Math.max(1, this.rlmmSetting('remote.log.metadata.topic.num.partitions', REMOTE_LOG_METADATA_TOPIC_DEFAULTS.numPartitions));
     const topic: RemoteLogMetadataTopic = {
       append: (partition, value) => this.appendRemoteLogMetadata(partition, value),
-      // This broker's replica up to its high watermark: what is committed (Kafka's consumer reads the same).
+      // This broker's replica up to its high watermark: what is committed (Kafka's consumer reads the
+      // same); a partition without a replica here is fetched from its leader.
       read: async (partition, offset, maxBytes) => {
         const p = rm.partition(REMOTE_LOG_METADATA_TOPIC, partition);
-        if (p === undefined) return null;
+        if (p === undefined) return this.fetchRemoteLogMetadata(partition, offset, maxBytes);
         const hw = p.highWatermark;
         if (offset >= hw || offset < p.log.logStartOffset) return { records: Buffer.alloc(0), endOffset: hw };
         return { records: await p.log.read(offset, maxBytes, hw, true), endOffset: hw };
       },
+      isLocal: (partition) => rm.partition(REMOTE_LOG_METADATA_TOPIC, partition) !== undefined,
     };
     const logger = this.log('remote-log-manager');
     this.metadataConnections = new InterBrokerConnections({
@@ -437,6 +439,20 @@ export class Broker {
     const r = response.responses?.[0]?.partitionResponses?.[0];
     if (r === undefined || r.errorCode !== 0) throw new Error(`${REMOTE_LOG_METADATA_TOPIC}-${partition}: produce to broker ${leader} failed (error ${r?.errorCode})`);
     return Number(r.baseOffset);
+  }
+
+  /** A `__remote_log_metadata` partition not hosted here, read as a consumer from its leader (Fetch v12, by topic name). */
+  private async fetchRemoteLogMetadata(partition: number, offset: number, maxBytes: number): Promise<{ records: Buffer; endOffset: number } | null> {
+    const leader = this.deps.metadata.view().topic(REMOTE_LOG_METADATA_TOPIC)?.partitions.find((p) => p.partition === partition)?.leader ?? -1;
+    if (leader < 0 || leader === this.deps.nodeId || this.metadataConnections === null) return null;
+    const conn = await this.metadataConnections.connection(leader);
+    const response = await conn.send(1, Math.min(conn.version(1), 12), {
+      replicaId: -1, maxWaitMs: 0, minBytes: 1, maxBytes, isolationLevel: 0, sessionId: 0, sessionEpoch: -1, rackId: '', forgottenTopicsData: [],
+      topics: [{ topic: REMOTE_LOG_METADATA_TOPIC, partitions: [{ partition, currentLeaderEpoch: -1, fetchOffset: BigInt(offset), lastFetchedEpoch: -1, logStartOffset: -1n, partitionMaxBytes: maxBytes }] }],
+    });
+    const r = response.responses?.[0]?.partitions?.[0];
+    if (r === undefined || r.errorCode !== 0) throw new Error(`${REMOTE_LOG_METADATA_TOPIC}-${partition}: fetch from broker ${leader} failed (error ${r?.errorCode})`);
+    return { records: r.records ?? Buffer.alloc(0), endOffset: Number(r.highWatermark) };
   }
 
   /** `__remote_log_metadata` (Kafka's TopicBasedRemoteLogMetadataManagerConfig: rlmm.config.remote.log.metadata.topic.*), created on first use. */

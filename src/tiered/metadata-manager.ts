@@ -3,8 +3,9 @@
 // picks for its user partition; every broker replays the partitions it can read into its
 // RemotePartitionMetadataStore, and a leader's publish returns once its own event has been replayed
 // here (Kafka's waitTillConsumptionCatchesUp), so what it copied next sees what it copied before.
-// The topic is reached through a port: the node appends through its replica manager (acks=all) and
-// reads this broker's replica of each partition up to its high watermark.
+// The topic is reached through a port: the node appends through its replica manager (acks=all) or
+// to the partition's leader, and reads this broker's replica of each partition up to its high
+// watermark, or the leader's when it hosts none.
 import { iterateBatches, readRecords } from '../records/index.js';
 import { murmur2 } from '../util/index.js';
 import { RemoteLogMetadataError } from './errors.js';
@@ -23,6 +24,11 @@ export interface RemoteLogMetadataTopic {
   append(partition: number, value: Buffer): Promise<number>;
   /** Whole batches of this broker's replica from `offset` below its high watermark; null when this broker has no replica of it. */
   read(partition: number, offset: number, maxBytes: number): Promise<{ records: Buffer; endOffset: number } | null>;
+  /**
+   * Whether this broker hosts a replica of the partition. The periodic poll reads only those; the
+   * others (read over the network) are caught up when a task or a publish needs them.
+   */
+  isLocal?(partition: number): boolean;
 }
 
 export interface MetadataManagerLogger { warn(message: string): void }
@@ -73,9 +79,9 @@ export class RemoteLogMetadataManager {
     }
   }
 
-  /** Replays every partition's new records (a poll of Kafka's consumer task). */
+  /** Replays the new records of every partition this broker hosts (a poll of Kafka's consumer task). */
   async poll(): Promise<void> {
-    await Promise.all(this.nextOffsets.map((_o, p) => this.catchUp(p)));
+    await Promise.all(this.nextOffsets.map((_o, p) => (this.topic.isLocal?.(p) ?? true ? this.catchUp(p) : undefined)));
   }
 
   /** Replays the partition's records up to what this broker's replica holds below its high watermark. */

@@ -1,5 +1,6 @@
 // Tiering in a 3-broker cluster (one controller, three brokers, RF 3, the local directory backend
-// shared by all brokers as their object store): the leader is killed while segments are still
+// shared by all brokers as their object store, `__remote_log_metadata` with two replicas so one
+// broker reads each of its partitions over the network): the leader is killed while segments are still
 // being copied; the new leader continues from what the old one copied (no offset missing, none
 // copied twice as the copy served); every offset reads back from 0 exactly once; a follower whose
 // disk is wiped restarts and copies only the local window, its epochs rebuilt from the tier.
@@ -54,6 +55,8 @@ describe('tiering in a 3-broker cluster', { timeout: 180_000 }, () => {
         'remote.log.storage.system.enable': 'true', 'remote.log.storage.manager.class.name': 'org.apache.kafka.server.log.remote.storage.LocalTieredStorage',
         'rsm.config.dir': remoteDir, 'remote.log.manager.task.interval.ms': '200', 'log.retention.check.interval.ms': '200',
         'rlmm.config.remote.log.metadata.topic.num.partitions': '3', 'default.replication.factor': '3',
+        // Two replicas of each metadata partition among three brokers: one broker reads it from the leader over the network.
+        'rlmm.config.remote.log.metadata.topic.replication.factor': '2',
         // A killed leader is fenced, and its partitions move, within 3 s.
         'broker.session.timeout.ms': '3000',
       },
@@ -99,6 +102,13 @@ describe('tiering in a 3-broker cluster', { timeout: 180_000 }, () => {
     for (let i = 1; i < segments.length; i++) assert.equal(segments[i]!.startOffset, segments[i - 1]!.endOffset + 1, `segment ${i} continues the one before`);
     assert.ok(segments.some((m) => m.brokerId === first) && segments.some((m) => m.brokerId === leader), 'both leaders copied, the second from where the first stopped');
     assert.equal(log.logStartOffset, 0);
+    // Every running broker knows the segments, also the one without a replica of their metadata partition.
+    const metadataPartition = rlm.metadata.metadataPartition(tip);
+    const withoutReplica = cluster.nodes.filter((n) => n.running && n.roles.includes('broker') && n.server!.broker!.replicaManager.partition('__remote_log_metadata', metadataPartition) === undefined);
+    for (const n of cluster.nodes.filter((x) => x.running && x.roles.includes('broker'))) {
+      await until(10_000, `broker ${n.nodeId} replaying the metadata`, async () => (n.server!.broker!.replicaManager.remoteLog!.metadata.store.listRemoteLogSegments(tip).length === segments.length ? true : undefined), 50);
+    }
+    assert.ok(withoutReplica.length <= 1);
 
     // Every offset from 0, exactly once, across the tier and both leaderships.
     const kafka = new Kafka({ brokers: cluster.bootstrap.split(',').filter((b) => !b.endsWith(`:${node(first).brokerPort}`)), logLevel: logLevel.NOTHING });
