@@ -18,6 +18,7 @@ import { parseBrokerConfig } from '../../src/config/index.js';
 import { nodeMetrics } from '../../src/http/index.js';
 import { runProcess, tempDataDir, until } from '../broker/process-helpers.js';
 import { ACCESS_KEY, SECRET, BUCKET, startS3Server, stopS3Server, type RunningServer } from './s3-helpers.js';
+import { S3ObjectStore, S3_PART_BYTES_MIN } from '../../src/tiered/index.js';
 
 const PYTHON = '/usr/bin/python3';
 const hasModule = (m: string) => spawnSync(PYTHON, ['-c', `import ${m}`]).status === 0;
@@ -207,8 +208,19 @@ function tieredSuite(backend: 'local' | 's3'): void {
     it('deleting the topic deletes its remote objects', async () => {
       const r = await client.admin(ApiKey.DeleteTopics, { topicNames: ['tiered-txn'], topics: [], timeoutMs: 10_000 }, 5);
       assert.equal(r.responses[0].errorCode, 0);
-      if (backend !== 'local') return;
-      await until(30_000, 'remote objects deleted', async () => (readdirSync(remoteDir).some((f) => f.startsWith('tiered-txn-0-') && existsSync(join(remoteDir, f))) ? undefined : true), 100);
+      if (backend === 'local') {
+        await until(30_000, 'remote objects deleted', async () => (readdirSync(remoteDir).some((f) => f.startsWith('tiered-txn-0-') && existsSync(join(remoteDir, f))) ? undefined : true), 100);
+        return;
+      }
+      const store = new S3ObjectStore({
+        bucket: BUCKET, region: 'us-east-1', endpoint: `http://127.0.0.1:${s3!.port}`, pathStyle: true, partBytes: S3_PART_BYTES_MIN, multipartThresholdBytes: S3_PART_BYTES_MIN, credentials: { accessKeyId: ACCESS_KEY, secretAccessKey: SECRET },
+      });
+      try {
+        assert.ok((await store.list('tiered-0-')).length > 0, 'the other topic\'s objects are in the bucket');
+        await until(30_000, 'the topic\'s prefix in the bucket empty', async () => ((await store.list('tiered-txn-0-')).length === 0 ? true : undefined), 100);
+      } finally {
+        await store.close();
+      }
     });
   });
 }
