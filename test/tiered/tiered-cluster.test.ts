@@ -120,9 +120,11 @@ describe('tiering in a 3-broker cluster', { timeout: 180_000 }, () => {
     const done = new Promise<void>((resolve) => {
       void consumer.run({ eachMessage: async ({ message }) => { seen.push(Number(message.offset)); values.push(message.value!.toString()); if (seen.length >= produced) resolve(); } });
     });
+    let timer: NodeJS.Timeout | undefined;
     try {
-      await Promise.race([done, new Promise((_, reject) => setTimeout(() => reject(new Error(`read ${seen.length} of ${produced}`)), 60_000))]);
+      await Promise.race([done, new Promise((_, reject) => { timer = setTimeout(() => reject(new Error(`read ${seen.length} of ${produced}`)), 60_000); })]);
     } finally {
+      clearTimeout(timer);
       await consumer.disconnect();
     }
     assert.deepEqual(seen, Array.from({ length: produced }, (_, i) => i), 'offsets 0.. in order, exactly once');

@@ -186,9 +186,11 @@ function tieredSuite(backend: 'local' | 's3'): void {
           },
         });
       });
+      let timer: NodeJS.Timeout | undefined;
       try {
-        await Promise.race([done, new Promise((_, reject) => setTimeout(() => reject(new Error(`kafkajs read ${rows.length} records`)), 90_000))]);
+        await Promise.race([done, new Promise((_, reject) => { timer = setTimeout(() => reject(new Error(`kafkajs read ${rows.length} records`)), 90_000); })]);
       } finally {
+        clearTimeout(timer);
         await consumer.disconnect();
       }
       checkRows(rows, RECORDS, 'kafkajs');
