@@ -1004,9 +1004,26 @@ export class ReplicaManager {
         return m ? ok(m.offset, m.timestamp, m.leaderEpoch) : ok(-1, -1, -1);
       }
       default: {
+        // A tiered log looks in the remote tier first: its oldest records are only there.
+        const tiered = await this.remoteOffsetForTimestamp(p, Number(timestamp));
+        if (typeof tiered === 'number') return { errorCode: tiered, timestamp: -1n, offset: -1n, leaderEpoch: -1 };
+        if (tiered !== null && tiered.offset < end) return ok(tiered.offset, tiered.timestamp, tiered.leaderEpoch);
         const found = await p.log.offsetForTimestamp(Number(timestamp));
         return found && found.offset < end ? ok(found.offset, found.timestamp, found.leaderEpoch) : { errorCode: 0, timestamp: -1n, offset: -1n, leaderEpoch: -1 };
       }
+    }
+  }
+
+  /** ListOffsets by timestamp below the local log start (the remote tier), or null; an error code when the tier fails. */
+  private async remoteOffsetForTimestamp(p: Partition, timestampMs: number): Promise<{ offset: number; timestamp: number; leaderEpoch: number } | number | null> {
+    const rlm = this.remoteLog;
+    const log = p.log.tieredLog;
+    const tip = topicIdPartitionOf(p);
+    if (rlm === null || log === null || tip === null || log.logStartOffset >= log.localLogStartOffset) return null;
+    try {
+      return await rlm.offsetForTimestamp(tip, log, timestampMs);
+    } catch (err) {
+      return errorCodeOf(err).code;
     }
   }
 

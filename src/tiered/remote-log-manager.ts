@@ -14,7 +14,7 @@
 // Time and timers come in through a Clock and a Scheduler, so tests drive the tasks by hand.
 import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
-import { BatchHeaderAt, LOG_OVERHEAD_BYTES } from '../records/index.js';
+import { BatchHeaderAt, LOG_OVERHEAD_BYTES, RecordBatchView, TimestampType, decompressBatchBody, iterateRecords } from '../records/index.js';
 import {
   StorageError, TxnIndex, epochCheckpointBytes, parseEpochCheckpoint, INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX, LOG_SUFFIX,
   type AbortedTxn, type LogSegment, type PartitionLog,
@@ -465,6 +465,43 @@ export class RemoteLogManager {
     return { epochs, producerSnapshot };
   }
 
+  /**
+   * ListOffsets by timestamp in the remote tier (Kafka's findOffsetByTimestamp): the first record at
+   * or after `timestampMs` and at or above the log start offset, from the oldest copy on; null when
+   * the remote tier has none (the local log is asked next).
+   */
+  async offsetForTimestamp(tip: TopicIdPartition, log: PartitionLog, timestampMs: number): Promise<{ offset: number; timestamp: number; leaderEpoch: number } | null> {
+    const segments = this.o.metadata.store.listRemoteLogSegments(tip)
+      .filter((m) => m.state === S.COPY_SEGMENT_FINISHED && m.endOffset >= log.logStartOffset && m.maxTimestampMs >= timestampMs && this.isReferenced(tip, m))
+      .sort((a, b) => a.startOffset - b.startOffset);
+    try {
+      for (const m of segments) {
+        // The time index's last entry before the timestamp says where to start reading.
+        const timeIndex = await this.o.rsm.fetchIndex(m, IndexType.TIMESTAMP);
+        let relative = Math.max(0, log.logStartOffset - m.startOffset);
+        for (let at = 0; at + 12 <= timeIndex.length; at += 12) {
+          const ts = Number(timeIndex.readBigInt64BE(at));
+          if (ts >= timestampMs || (at > 0 && ts === 0)) break;
+          relative = Math.max(relative, timeIndex.readInt32BE(at + 8));
+        }
+        const position = lookupPosition(await this.o.rsm.fetchIndex(m, IndexType.OFFSET), relative);
+        for await (const bytes of batchesOf(await this.o.rsm.fetchLogSegment(m, position))) {
+          const v = new RecordBatchView(bytes);
+          if (v.isControl || v.maxTimestamp < timestampMs || v.lastOffset < log.logStartOffset) continue;
+          const logAppendTime = v.timestampType === TimestampType.LogAppendTime;
+          for (const r of iterateRecords(v, await decompressBatchBody(v))) {
+            const ts = logAppendTime ? v.maxTimestamp : r.timestamp;
+            if (ts >= timestampMs && r.offset >= log.logStartOffset) return { offset: r.offset, timestamp: ts, leaderEpoch: v.partitionLeaderEpoch };
+          }
+        }
+      }
+    } catch (e) {
+      if (e instanceof RemoteStorageError) throw new StorageError('KAFKA_STORAGE_ERROR', `remote timestamp lookup in ${name(tip)}: ${e.message}`, { cause: e });
+      throw e;
+    }
+    return null;
+  }
+
   // ---- what /metrics and the admin API show ------------------------------------------------------
 
   /** Bytes of the partition's finished remote segments (Kafka's RemoteLogSizeBytes). */
@@ -532,36 +569,37 @@ export function lookupPosition(index: Buffer, relativeOffset: number): number {
   return position;
 }
 
-/** Reads whole batches off a segment stream as PartitionLog.read would from a local segment. */
-async function readBatches(stream: Readable, offset: number, maxBytes: number, upTo: number, minOneBatch: boolean): Promise<Buffer> {
-  const kept: Buffer[] = [];
-  let keptBytes = 0;
+/** The whole batches of a segment stream, one Buffer each, in order; the stream is destroyed when the caller stops. */
+async function* batchesOf(stream: Readable): AsyncGenerator<Buffer> {
   let pending: Buffer = Buffer.alloc(0);
   try {
     for await (const chunk of stream) {
       pending = pending.length === 0 ? (chunk as Buffer) : Buffer.concat([pending, chunk as Buffer]);
-      for (;;) {
-        if (pending.length < LOG_OVERHEAD_BYTES) break;
+      while (pending.length >= LOG_OVERHEAD_BYTES) {
         const size = pending.readInt32BE(BatchHeaderAt.BatchLength) + LOG_OVERHEAD_BYTES;
         if (size <= LOG_OVERHEAD_BYTES) throw new StorageError('CORRUPT_MESSAGE', `remote segment has a batch of ${size} bytes`);
-        const base = Number(pending.readBigInt64BE(BatchHeaderAt.BaseOffset));
-        if (base >= upTo) return Buffer.concat(kept, keptBytes);
-        if (pending.length < size) {
-          // The batch's last offset is in its header: a batch wholly before `offset` is skipped without waiting for it all.
-          break;
-        }
-        const batch = pending.subarray(0, size);
+        if (pending.length < size) break;
+        yield pending.subarray(0, size);
         pending = pending.subarray(size);
-        const last = base + batch.readInt32BE(BatchHeaderAt.LastOffsetDelta);
-        if (last < offset) continue;
-        if (keptBytes + size > maxBytes && !(keptBytes === 0 && minOneBatch)) return Buffer.concat(kept, keptBytes);
-        kept.push(Buffer.from(batch));
-        keptBytes += size;
-        if (keptBytes >= maxBytes) return Buffer.concat(kept, keptBytes);
       }
     }
-    return Buffer.concat(kept, keptBytes);
   } finally {
     stream.destroy();
   }
+}
+
+/** Reads whole batches off a segment stream as PartitionLog.read would from a local segment. */
+async function readBatches(stream: Readable, offset: number, maxBytes: number, upTo: number, minOneBatch: boolean): Promise<Buffer> {
+  const kept: Buffer[] = [];
+  let keptBytes = 0;
+  for await (const batch of batchesOf(stream)) {
+    const base = Number(batch.readBigInt64BE(BatchHeaderAt.BaseOffset));
+    if (base >= upTo) break;
+    if (base + batch.readInt32BE(BatchHeaderAt.LastOffsetDelta) < offset) continue;
+    if (keptBytes + batch.length > maxBytes && !(keptBytes === 0 && minOneBatch)) break;
+    kept.push(Buffer.from(batch));
+    keptBytes += batch.length;
+    if (keptBytes >= maxBytes) break;
+  }
+  return Buffer.concat(kept, keptBytes);
 }

@@ -136,6 +136,8 @@ function tieredSuite(backend: 'local' | 's3'): void {
       assert.ok(local > 0 && local < RECORDS, `local log start ${local}`);
       assert.equal(await listOffset(client, 'tiered', -5n), local - 1);
       assert.equal(await listOffset(client, 'tiered', -1n), RECORDS);
+      assert.equal(await listOffset(client, 'tiered', BigInt(BASE_TS + 10)), 10, 'by timestamp, in the tier');
+      assert.equal(await listOffset(client, 'tiered', BigInt(BASE_TS + local + 5)), local + 5, 'by timestamp, on local disk');
       if (backend === 'local') {
         const folders = readdirSync(remoteDir).filter((f) => f.startsWith('tiered-0-'));
         assert.equal(folders.length, 1);
