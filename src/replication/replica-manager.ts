@@ -14,7 +14,7 @@ import { ErrorCode } from '../protocol/index.js';
 import { BatchHeaderAt, buildControlBatch, convertLegacyMessageSet, LOG_OVERHEAD_BYTES, RECORD_BATCH_HEADER_BYTES } from '../records/index.js';
 import { StorageError } from '../storage/index.js';
 import { type LocalPartitionChange, type MetadataDelta, type MetadataImage, type TopicPartitionRef } from '../metadata/index.js';
-import { assert, partitionKey as key, type Clock } from '../util/index.js';
+import { assert, limits, partitionKey as key, type Clock } from '../util/index.js';
 import { Partition, type ActiveProducer, type AppendOrigin, type IsrEligibility, type IsrProposal, type LocalLog } from './partition.js';
 import { NO_ISR_CHANGES, type IsrChangeChannel } from './alter-partition-manager.js';
 import { ReplicaManagerStats } from './stats.js';
@@ -674,6 +674,7 @@ export class ReplicaManager {
   private async readAll(params: FetchReadParams, updateFetchState: boolean): Promise<FetchResultOut[]> {
     let budget = params.maxBytes;
     let anyData = false;
+    let remoteReads = 0;
     const follower = isFollowerFetch(params);
     const results: FetchResultOut[] = new Array(params.partitions.length);
     for (let i = 0; i < params.partitions.length; i++) {
@@ -707,7 +708,8 @@ export class ReplicaManager {
         // to rebuild from it (Kafka's OFFSET_MOVED_TO_TIERED_STORAGE) and fetch from the local start.
         const remote = offset < checked.log.localLogStartOffset;
         if (remote && follower) r = fetchError(ErrorCode.OFFSET_MOVED_TO_TIERED_STORAGE, checked);
-        else if (remote) r = wanted ? await this.readRemote(checked, offset, readBytes, upTo, !anyData, params.isolationLevel) : this.fetchAnswer(checked, null, params.isolationLevel);
+        else if (remote && wanted && remoteReads++ < limits.remotePartitionsPerFetchMax) r = await this.readRemote(checked, offset, readBytes, upTo, !anyData, params.isolationLevel);
+        else if (remote) r = this.fetchAnswer(checked, null, params.isolationLevel);
         else r = wanted ? await this.readOne(checked, offset, readBytes, upTo, !anyData, params.isolationLevel, params.alloc) : this.fetchAnswer(checked, null, params.isolationLevel);
         if (throttled) this.leaderThrottle!.quota.record(r.records?.length ?? 0, this.clock.nowMs());
         // A metadata delta may have moved the leadership (or the replica set) while the read was
