@@ -65,6 +65,7 @@ export function nodeMetrics(node: ServerHandle, groupsLag?: () => Promise<GroupL
   replicaManagerMetrics(registry, node);
   controllerMetrics(registry, node);
   topicMetrics(registry, node);
+  remoteLogMetrics(registry, node);
   requestMetrics(registry, node);
   socketServerMetrics(registry, node);
   metadataMetrics(registry, node);
@@ -153,7 +154,6 @@ function topicMetrics(registry: Registry, node: ServerHandle): void {
   collected(registry, b('bytesin_total'), 'Record bytes appended by this broker as leader, per topic.', 'counter', perTopic((c) => c.bytesIn));
   collected(registry, b('messagesin_total'), 'Records appended by this broker as leader, per topic.', 'counter', perTopic((c) => c.messagesIn));
   collected(registry, b('bytesout_total'), 'Record bytes sent to consumers by this broker, per topic (not replication).', 'counter', perTopic((c) => c.bytesOut));
-  remoteLogMetrics(registry, node);
 }
 
 /** Tiered storage (KIP-405, KIP-963): Kafka's BrokerTopicMetrics Remote* names, per topic. */
