@@ -97,6 +97,8 @@ export class ConfigAdmin {
 export interface ConfigState {
   topicExists(name: string): boolean;
   configs(resourceType: number, resourceName: string): ReadonlyMap<string, string>;
+  /** The node's topic-config rules beyond the keys' own (tiered storage's); absent: only the keys' own. */
+  validateTopic?(configs: ReadonlyMap<string, string>, current: ReadonlyMap<string, string>): { key: string; message: string } | null;
 }
 
 /**
@@ -116,6 +118,8 @@ export function planConfigChange(state: ConfigState, change: ConfigChange): { re
   if (resourceType === ResourceType.Topic) {
     const [problem] = validateTopicConfigs(result.configs);
     if (problem) return refuse(fail(ErrorCode[problem.errorCode], problem.message));
+    const refused = state.validateTopic?.(result.configs, current) ?? null;
+    if (refused !== null) return refuse(fail(ErrorCode.INVALID_CONFIG, refused.message));
   } else if (result.configs.get('max.connections.per.ip') === '0' && (result.configs.get('max.connections.per.ip.overrides') ?? '').trim() === '') {
     // Kafka's rule (checked here, where the change is made: a config that cannot start must never
     // be committed): nobody from anywhere only with the exceptions named alongside.

@@ -91,17 +91,8 @@ function crossKeyProblems(p: Map<string, unknown>): ConfigProblem[] {
   if (num('min.compaction.lag.ms') > num('max.compaction.lag.ms')) {
     out.push({ name: 'min.compaction.lag.ms', errorCode: 'INVALID_CONFIG', message: `conflict topic config setting min.compaction.lag.ms (${num('min.compaction.lag.ms')}) > max.compaction.lag.ms (${num('max.compaction.lag.ms')})` });
   }
-  if (p.get('remote.storage.enable') === true) {
-    const policy = (p.get('cleanup.policy') ?? ['delete']) as string[];
-    if (policy.includes('compact')) out.push({ name: 'remote.storage.enable', errorCode: 'INVALID_CONFIG', message: 'Remote log storage is unsupported for the compacted topics' });
-    for (const [local, total] of [['local.retention.ms', 'retention.ms'], ['local.retention.bytes', 'retention.bytes']] as const) {
-      const l = p.get(local) as number | undefined;
-      const t = p.get(total) as number | undefined;
-      if (l !== undefined && l >= 0 && t !== undefined && t >= 0 && l > t) {
-        out.push({ name: local, errorCode: 'INVALID_CONFIG', message: `${local} (${l}) must not be more than ${total} (${t})` });
-      }
-    }
-  }
+  // Tiering's rules need the broker's settings and the topic's previous ones: src/tiered's
+  // validateTieredTopicConfig, which the node runs where topic configs are validated.
   return out;
 }
 

@@ -44,7 +44,11 @@ export interface TopicDefaults {
 }
 
 /** Checks topic configs; returns the first bad key with a message, or null. */
-export type TopicConfigValidator = (configs: Map<string, string | null>) => { key: string; message: string } | null;
+/**
+ * Checks a topic's config overrides as they would be after a change; `current` holds the overrides
+ * before it (absent for a new topic), for rules about turning a setting off (KIP-950).
+ */
+export type TopicConfigValidator = (configs: ReadonlyMap<string, string | null>, current?: ReadonlyMap<string, string>) => { key: string; message: string } | null;
 
 export function randomUuid(prng: Prng): string {
   const b = Buffer.alloc(16);

@@ -9,6 +9,7 @@ import { Registry, collectDefaultMetrics } from 'prom-client';
 import { ErrorCode, apiInfo, errorName } from '../protocol/index.js';
 import { REQUEST_LATENCY_BUCKETS_MS } from '../network/index.js';
 import type { NodeHandle as ServerHandle } from './node-handle.js';
+import type { RemoteTopicStats } from '../tiered/index.js';
 import { produceRequestCounts } from '../replication/index.js';
 import type { GroupLag } from './group-lag.js';
 import { LOG_FLUSH_BUCKETS_MS } from '../storage/index.js';
@@ -64,6 +65,7 @@ export function nodeMetrics(node: ServerHandle, groupsLag?: () => Promise<GroupL
   replicaManagerMetrics(registry, node);
   controllerMetrics(registry, node);
   topicMetrics(registry, node);
+  remoteLogMetrics(registry, node);
   requestMetrics(registry, node);
   socketServerMetrics(registry, node);
   metadataMetrics(registry, node);
@@ -161,6 +163,27 @@ function topicMetrics(registry: Registry, node: ServerHandle): void {
   collected(registry, b('bytesin_total'), 'Record bytes appended by this broker as leader, per topic and in all (no topic label).', 'counter', perTopic((c) => c.bytesIn));
   collected(registry, b('messagesin_total'), 'Records appended by this broker as leader, per topic and in all (no topic label).', 'counter', perTopic((c) => c.messagesIn));
   collected(registry, b('bytesout_total'), 'Record bytes sent to consumers by this broker (not replication), per topic and in all (no topic label).', 'counter', perTopic((c) => c.bytesOut));
+}
+
+/** Tiered storage (KIP-405, KIP-963): Kafka's BrokerTopicMetrics Remote* names, per topic. */
+function remoteLogMetrics(registry: Registry, node: ServerHandle): void {
+  const rlm = node.broker?.replicaManager.remoteLog;
+  if (rlm === undefined || rlm === null) return;
+  const b = (name: string) => `kafka_server_brokertopicmetrics_${name}`;
+  const perTopic = (pick: (c: RemoteTopicStats) => number) => (): Sample[] => [...rlm.stats].map(([topic, c]) => ({ value: pick(c), labels: { topic } }));
+  collected(registry, b('remotecopybytes_total'), 'Segment bytes copied to remote storage, per topic (RemoteCopyBytesPerSec).', 'counter', perTopic((c) => c.copyBytes));
+  collected(registry, b('remotecopyrequests_total'), 'Segments copied to remote storage, per topic (RemoteCopyRequestsPerSec).', 'counter', perTopic((c) => c.copyRequests));
+  collected(registry, b('remotecopyerrors_total'), 'Failed segment copies, per topic (RemoteCopyErrorsPerSec).', 'counter', perTopic((c) => c.copyErrors));
+  collected(registry, b('remotefetchbytes_total'), 'Record bytes read from remote storage for consumers, per topic (RemoteFetchBytesPerSec).', 'counter', perTopic((c) => c.fetchBytes));
+  collected(registry, b('remotefetchrequests_total'), 'Reads from remote storage, per topic (RemoteFetchRequestsPerSec).', 'counter', perTopic((c) => c.fetchRequests));
+  collected(registry, b('remotefetcherrors_total'), 'Failed reads from remote storage, per topic (RemoteFetchErrorsPerSec).', 'counter', perTopic((c) => c.fetchErrors));
+  collected(registry, b('remotedeleterequests_total'), 'Remote segments deleted, per topic (RemoteDeleteRequestsPerSec).', 'counter', perTopic((c) => c.deleteRequests));
+  collected(registry, b('remotedeleteerrors_total'), 'Failed remote segment deletions, per topic (RemoteDeleteErrorsPerSec).', 'counter', perTopic((c) => c.deleteErrors));
+  const lag = (pick: (l: { bytes: number; segments: number }) => number) => (): Sample[] => [...rlm.copyLag()].map(([topic, l]) => ({ value: pick(l), labels: { topic } }));
+  collected(registry, b('remotecopylagbytes'), 'Bytes of rolled segments not yet copied, per topic led here (RemoteCopyLagBytes).', 'gauge', lag((l) => l.bytes));
+  collected(registry, b('remotecopylagsegments'), 'Rolled segments not yet copied, per topic led here (RemoteCopyLagSegments).', 'gauge', lag((l) => l.segments));
+  collected(registry, b('remotelogsizebytes'), 'Bytes in remote storage, per topic led here (RemoteLogSizeBytes).', 'gauge',
+    () => [...rlm.remoteLogSizeByTopic()].map(([topic, value]) => ({ value, labels: { topic } })));
 }
 
 function socketServerMetrics(registry: Registry, node: ServerHandle): void {

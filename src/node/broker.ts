@@ -38,6 +38,11 @@ import { SCHEMAS_TOPIC } from '../registry/index.js';
 import { realScheduler as systemScheduler } from '../replication/index.js';
 import { authorizerFromConfig, type StandardAuthorizer } from '../security/index.js';
 import { AclsImage } from '../metadata/index.js';
+import { buildRecordBatchSync } from '../records/index.js';
+import {
+  RemoteLogManager, RemoteLogMetadataManager, REMOTE_LOG_METADATA_TOPIC, REMOTE_LOG_METADATA_TOPIC_DEFAULTS,
+  type RemoteLogMetadataTopic, type RemoteStorageManager,
+} from '../tiered/index.js';
 
 export interface MetadataSource {
   view(): MetadataView;
@@ -82,8 +87,12 @@ export interface BrokerDeps {
   maxMessageBytes?: (topic: string) => number;
   fetchSessionCacheSlots: number;
   logger?: Logger;
+  /** The remote tier, opened from remote.log.storage.* when remote.log.storage.system.enable is on (tiered storage). */
+  remoteStorage?: RemoteStorageManager;
 }
 
+/** How often `__remote_log_metadata` is replayed (Kafka's consumer task polls every 100 ms). */
+const REMOTE_LOG_METADATA_POLL_MS = 100;
 /** Kafka's AlterPartitionManager retries after retry.backoff.ms (100). */
 const ALTER_PARTITION_RETRY_BACKOFF_MS = 100;
 /** Kafka's request.timeout.ms default, which its marker channel and AddPartitionsToTxnManager use. */
@@ -119,6 +128,7 @@ export class Broker {
       isThrottled: (p) => isThrottledReplica(this.throttledReplicas(p.topic, 'leader.replication.throttled.replicas'), p.index, deps.nodeId),
     };
     this.replicaManager.localIncarnationId = this.incarnationId;
+    this.remoteLog = deps.remoteStorage === undefined ? null : this.createRemoteLogManager(deps.remoteStorage);
     this.fetchSessions = new FetchSessionCache(deps.fetchSessionCacheSlots, deps.clock);
     for (const h of [apiVersionsHandler(() => this.router.supportedVersions(this.deps.metadata.view().features().levels), () => this.deps.metadata.view().features()), metadataHandler, produceHandler, fetchHandler, listOffsetsHandler,
       createTopicsHandler, deleteTopicsHandler, createPartitionsHandler, describeClusterHandler, deleteRecordsHandler, offsetForLeaderEpochHandler,
@@ -359,6 +369,119 @@ export class Broker {
     return creation;
   }
 
+  // ---- tiered storage ---------------------------------------------------------------------------
+
+  /** Tiered storage's tasks and remote reads (null when remote.log.storage.system.enable is off). */
+  readonly remoteLog: RemoteLogManager | null;
+  private remoteLogPoll: { cancel(): void } | null = null;
+  /** Produces `__remote_log_metadata` events to a partition led by another broker (made with the RemoteLogManager). */
+  private metadataConnections: InterBrokerConnections | null = null;
+
+  /** An rlmm.config. (remote.log.metadata.manager.impl.prefix) integer setting, Kafka's TopicBasedRemoteLogMetadataManagerConfig names. */
+  private rlmmSetting(name: string, dflt: number): number {
+    const c = this.deps.brokerConfig;
+    const raw = c.originals.get(String(c.get('remote.log.metadata.manager.impl.prefix')) + name)?.trim();
+    const n = raw === undefined ? dflt : Number(raw);
+    return Number.isSafeInteger(n) ? n : dflt;
+  }
+
+  private createRemoteLogManager(rsm: RemoteStorageManager): RemoteLogManager {
+    const c = this.deps.brokerConfig;
+    const rm = this.replicaManager;
+    const numPartitions = Math.max(1, this.rlmmSetting('remote.log.metadata.topic.num.partitions', REMOTE_LOG_METADATA_TOPIC_DEFAULTS.numPartitions));
+    const topic: RemoteLogMetadataTopic = {
+      append: (partition, value) => this.appendRemoteLogMetadata(partition, value),
+      // This broker's replica up to its high watermark: what is committed (Kafka's consumer reads the
+      // same); a partition without a replica here is fetched from its leader.
+      read: async (partition, offset, maxBytes) => {
+        const p = rm.partition(REMOTE_LOG_METADATA_TOPIC, partition);
+        if (p === undefined) return this.fetchRemoteLogMetadata(partition, offset, maxBytes);
+        const hw = p.highWatermark;
+        if (offset >= hw || offset < p.log.logStartOffset) return { records: Buffer.alloc(0), endOffset: hw };
+        return { records: await p.log.read(offset, maxBytes, hw, true), endOffset: hw };
+      },
+      isLocal: (partition) => rm.partition(REMOTE_LOG_METADATA_TOPIC, partition) !== undefined,
+    };
+    const logger = this.log('remote-log-manager');
+    this.metadataConnections = new InterBrokerConnections({
+      clientId: `broker-${this.deps.nodeId}-remote-log-metadata`, requestTimeoutMs: INTER_BROKER_REQUEST_TIMEOUT_MS, endpoint: (id) => this.interBrokerEndpoint(id),
+      tls: clientTlsFor(c, c.interBrokerListenerName), sasl: clientSaslFor(c, c.interBrokerListenerName),
+    });
+    const metadata = new RemoteLogMetadataManager(topic, numPartitions, logger);
+    const rlm = new RemoteLogManager({
+      brokerId: this.deps.nodeId, rsm, metadata, clock: this.deps.clock, scheduler: this.coordinatorScheduler(), logger,
+      taskIntervalMs: Number(c.get('remote.log.manager.task.interval.ms')),
+      copyMaxBytesPerSecond: Number(c.get('remote.log.manager.copy.max.bytes.per.second')),
+      fetchMaxBytesPerSecond: Number(c.get('remote.log.manager.fetch.max.bytes.per.second')),
+    });
+    rm.remoteLog = rlm;
+    rm.remoteFetchMaxWaitMs = Number(c.get('remote.fetch.max.wait.ms'));
+    // Kafka's consumer task polls the metadata partitions; every broker replays what its replicas hold.
+    const scheduler = this.coordinatorScheduler();
+    const poll = () => {
+      this.remoteLogPoll = null;
+      metadata.poll().catch((e: unknown) => logger.warn(`__remote_log_metadata: ${e instanceof Error ? e.message : String(e)}`))
+        .finally(() => { if (!this.remoteLogClosed) this.remoteLogPoll = scheduler.schedule(REMOTE_LOG_METADATA_POLL_MS, poll); });
+    };
+    this.remoteLogPoll = scheduler.schedule(REMOTE_LOG_METADATA_POLL_MS, poll);
+    return rlm;
+  }
+
+  private remoteLogClosed = false;
+
+  /** Appends an event to `__remote_log_metadata` (created on first use), here or at the partition's leader, acks=all. */
+  private async appendRemoteLogMetadata(partition: number, value: Buffer): Promise<number> {
+    const created = await this.ensureRemoteLogMetadataTopic();
+    if (created !== 0) throw new Error(`${REMOTE_LOG_METADATA_TOPIC} could not be created (error ${created})`);
+    const records = buildRecordBatchSync({ records: [{ key: null, value, timestamp: this.deps.clock.nowMs() }] });
+    const leader = this.deps.metadata.view().topic(REMOTE_LOG_METADATA_TOPIC)?.partitions.find((p) => p.partition === partition)?.leader ?? -1;
+    if (leader < 0) throw new Error(`${REMOTE_LOG_METADATA_TOPIC}-${partition} has no leader`);
+    const timeoutMs = INTER_BROKER_REQUEST_TIMEOUT_MS;
+    if (leader === this.deps.nodeId) {
+      const out = (await this.replicaManager.produce(-1, timeoutMs, [{ topic: REMOTE_LOG_METADATA_TOPIC, partition, records }])).get(partitionKey(REMOTE_LOG_METADATA_TOPIC, partition));
+      if (out === undefined || out.errorCode !== 0) throw new Error(`${REMOTE_LOG_METADATA_TOPIC}-${partition}: produce failed (error ${out?.errorCode})`);
+      return Number(out.baseOffset);
+    }
+    const conn = await this.metadataConnections!.connection(leader);
+    const response = await conn.send(0, conn.version(0, 12), { transactionalId: null, acks: -1, timeoutMs, topicData: [{ name: REMOTE_LOG_METADATA_TOPIC, partitionData: [{ index: partition, records }] }] });
+    const r = response.responses?.[0]?.partitionResponses?.[0];
+    if (r === undefined || r.errorCode !== 0) throw new Error(`${REMOTE_LOG_METADATA_TOPIC}-${partition}: produce to broker ${leader} failed (error ${r?.errorCode})`);
+    return Number(r.baseOffset);
+  }
+
+  /** A `__remote_log_metadata` partition not hosted here, read as a consumer from its leader (Fetch v12, by topic name). */
+  private async fetchRemoteLogMetadata(partition: number, offset: number, maxBytes: number): Promise<{ records: Buffer; endOffset: number } | null> {
+    const leader = this.deps.metadata.view().topic(REMOTE_LOG_METADATA_TOPIC)?.partitions.find((p) => p.partition === partition)?.leader ?? -1;
+    if (leader < 0 || leader === this.deps.nodeId || this.metadataConnections === null) return null;
+    const conn = await this.metadataConnections.connection(leader);
+    const response = await conn.send(1, Math.min(conn.version(1), 12), {
+      replicaId: -1, maxWaitMs: 0, minBytes: 1, maxBytes, isolationLevel: 0, sessionId: 0, sessionEpoch: -1, rackId: '', forgottenTopicsData: [],
+      topics: [{ topic: REMOTE_LOG_METADATA_TOPIC, partitions: [{ partition, currentLeaderEpoch: -1, fetchOffset: BigInt(offset), lastFetchedEpoch: -1, logStartOffset: -1n, partitionMaxBytes: maxBytes }] }],
+    });
+    const r = response.responses?.[0]?.partitions?.[0];
+    if (r === undefined || r.errorCode !== 0) throw new Error(`${REMOTE_LOG_METADATA_TOPIC}-${partition}: fetch from broker ${leader} failed (error ${r?.errorCode})`);
+    return { records: r.records ?? Buffer.alloc(0), endOffset: Number(r.highWatermark) };
+  }
+
+  /** `__remote_log_metadata` (Kafka's TopicBasedRemoteLogMetadataManagerConfig: rlmm.config.remote.log.metadata.topic.*), created on first use. */
+  ensureRemoteLogMetadataTopic(): Promise<number> {
+    return this.ensureInternalTopic(REMOTE_LOG_METADATA_TOPIC, Math.max(1, this.rlmmSetting('remote.log.metadata.topic.num.partitions', REMOTE_LOG_METADATA_TOPIC_DEFAULTS.numPartitions)),
+      this.rlmmSetting('remote.log.metadata.topic.replication.factor', REMOTE_LOG_METADATA_TOPIC_DEFAULTS.replicationFactor), () => ({
+        'cleanup.policy': 'delete', 'retention.ms': String(this.rlmmSetting('remote.log.metadata.topic.retention.ms', REMOTE_LOG_METADATA_TOPIC_DEFAULTS.retentionMs)),
+        'remote.storage.enable': 'false',
+      }));
+  }
+
+  /** Stops tiered storage's tasks and polling and closes the remote store (before the logs close). */
+  async closeRemoteLog(): Promise<void> {
+    this.remoteLogClosed = true;
+    this.remoteLogPoll?.cancel();
+    this.remoteLogPoll = null;
+    this.metadataConnections?.close();
+    await this.remoteLog?.close();
+    await this.deps.remoteStorage?.close();
+  }
+
   /** `__consumer_offsets` (compacted), created on first use. */
   ensureOffsetsTopic(): Promise<number> {
     const c = this.deps.brokerConfig;
@@ -439,6 +562,7 @@ export class Broker {
       topicId: (topic) => this.image?.topics.getTopic(topic)?.id,
       // Consumers reading from this follower (KIP-392) wait for its high watermark to move.
       onFollowerProgress: (p) => this.replicaManager.onHighWatermark(p),
+      restoreFromRemoteTier: (p, localStart, logStart) => this.replicaManager.restoreFromRemoteTier(p, localStart, logStart),
       connect: async (e: LeaderEndpoint) => {
         const interBrokerTls = clientTlsFor(c, c.interBrokerListenerName);
         const interBrokerSasl = clientSaslFor(c, c.interBrokerListenerName);

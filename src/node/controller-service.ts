@@ -164,7 +164,10 @@ export class ControllerService implements ControllerChannel {
   alterConfigs(change: ConfigChange): Promise<ResourceResult> {
     return this.run((c) => {
       const image = c.image;
-      const out = planConfigChange({ topicExists: (name) => image.topics.getTopic(name) !== undefined, configs: (t, n) => image.configs.configs(t, n) }, change);
+      const out = planConfigChange({
+        topicExists: (name) => image.topics.getTopic(name) !== undefined, configs: (t, n) => image.configs.configs(t, n),
+        validateTopic: (configs, current) => this.o.validateTopicConfigs(configs, current),
+      }, change);
       return { records: toMetadataRecords(out.records), response: out.response };
     }).catch(notController(() => ({ errorCode: ErrorCode.NOT_CONTROLLER, errorMessage: 'This is not the active controller.' })));
   }

@@ -17,6 +17,7 @@ import { ForwardingControllerChannel } from './controller-forwarder.js';
 import { controllerApis } from './controller-apis.js';
 import { ClientQuotaManager, type Router, type LogDirDescription } from '../broker/index.js';
 import type { BrokerDeps } from './broker.js';
+import { openRemoteStorageManager, remoteStorageSettings, validateTieredTopicConfig } from '../tiered/index.js';
 
 export interface DiskBackendOptions {
   dataDir: string;
@@ -215,9 +216,20 @@ async function openDiskBackend(o: DiskBackendOptions, brokerConfig: BrokerConfig
     return c;
   };
   const topicConfig = (topic: string) => topicConfigIn(metadata?.image.configs ?? ConfigurationsImage.EMPTY, topic);
+  // Tiered storage (KIP-405): a topic tiers only on a broker with remote.log.storage.system.enable
+  // (a topic configured so before the broker turned it off keeps its data local).
+  const remoteSettings = remoteStorageSettings(brokerConfig);
+  const logConfigOf = (c: TopicConfig): LogConfig => (c.remoteStorageEnable && remoteSettings === null ? { ...c, remoteStorageEnable: false } : c);
+  // The remote tier, opened before anything can be led here (the broker's RemoteLogManager uses it).
+  // Segments are copied from their files, so tiering needs the logs on a real disk.
+  const fsInUse = o.fs ?? new NodeFileSystem();
+  if (remoteSettings !== null && !(fsInUse instanceof NodeFileSystem)) {
+    throw new DataDirectoryError('remote.log.storage.system.enable=true needs a data directory on disk (segments are copied to the remote tier from their files)');
+  }
+  const remoteStorage = remoteSettings === null ? undefined : await openRemoteStorageManager(remoteSettings);
   // The metadata log is the Raft driver's (StorageLogStore), never opened through the LogManager.
-  const configFor = (topic: string): LogConfig => topicConfig(topic);
-  const fs = o.fs ?? new NodeFileSystem();
+  const configFor = (topic: string): LogConfig => logConfigOf(topicConfig(topic));
+  const fs = fsInUse;
   // Before anything is written: an unformatted node of a larger quorum must not make up a cluster id.
   const refusal = o.clusterId === undefined && readMetaProperties(fs, o.dataDir) === null ? unformattedRefusal(brokerConfig, o.dataDir) : null;
   if (refusal !== null) throw new DataDirectoryError(refusal);
@@ -280,7 +292,7 @@ async function openDiskBackend(o: DiskBackendOptions, brokerConfig: BrokerConfig
     const reconfigure = (topic: string, log: PartitionLog) => {
       // Never throw into the metadata load: a log keeps its config when the new one does not resolve.
       try {
-        log.config = topicConfigIn(image.configs, topic);
+        log.config = logConfigOf(topicConfigIn(image.configs, topic));
       } catch (e) {
         storage.warn(`${topic}: config not applied: ${e instanceof Error ? e.message : String(e)}`);
       }
@@ -305,9 +317,15 @@ async function openDiskBackend(o: DiskBackendOptions, brokerConfig: BrokerConfig
     defaultReplicationFactor: Math.max(1, brokerConfig.get('default.replication.factor') as number),
     partitionsPerRequestMax: limits.partitionsPerRequestMax,
   };
-  const validate = (configs: Map<string, string | null>) => {
+  // A topic's overrides, then tiering's rules on the topic as it would resolve (Kafka's LogConfig.validate).
+  const validate = (configs: ReadonlyMap<string, string | null>, current?: ReadonlyMap<string, string>) => {
     const [problem] = validateTopicConfigs(configs);
-    return problem ? { key: problem.name, message: problem.message } : null;
+    if (problem) return { key: problem.name, message: problem.message };
+    const broker = brokerConfigIn(metadata?.image.configs ?? ConfigurationsImage.EMPTY);
+    const next = resolveTopicConfig(new Map([...configs].filter((e): e is [string, string] => e[1] !== null)), broker);
+    const was = current === undefined ? false : resolveTopicConfig(current, broker).remoteStorageEnable;
+    const [tiered] = validateTieredTopicConfig(next, remoteSettings !== null, was);
+    return tiered ? { key: tiered.name, message: tiered.message } : null;
   };
   const prng = new Prng(Date.now() >>> 0);
   const controllerService = new ControllerService(md, {
@@ -382,6 +400,7 @@ async function openDiskBackend(o: DiskBackendOptions, brokerConfig: BrokerConfig
     minInsyncReplicas: (topic: string) => topicConfig(topic).minInsyncReplicas,
     maxMessageBytes: (topic: string) => topicConfig(topic).maxMessageBytes,
     fetchSessionCacheSlots: brokerConfig.get('max.incremental.fetch.session.cache.slots') as number,
+    ...(remoteStorage !== undefined ? { remoteStorage } : {}),
     /** Flushes every log, writes the checkpoints and marks a clean shutdown. */
     close: async () => {
       if (closed) return;

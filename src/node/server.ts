@@ -330,6 +330,8 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerHa
     broker?.replicaManager.fetchPurgatory.dropAll();
     broker?.replicaManager.producePurgatory.dropAll();
     await broker?.settled();
+    // Tiered storage's tasks stop before the logs they copy from close.
+    await broker?.closeRemoteLog();
     await disk?.logs.removalsDone();
     await disk?.close();
   })();

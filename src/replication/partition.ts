@@ -7,11 +7,16 @@
 // committed one for min.insync.replicas (Kafka's PendingExpandIsr / PendingShrinkIsr).
 // Pure: time comes in as arguments.
 import { assert } from '../util/index.js';
+import type { PartitionLog } from '../storage/index.js';
 
 /** What the replica manager needs of a partition log (src/storage's PartitionLog provides it). */
 export interface LocalLog {
   readonly logStartOffset: number;
+  /** The first offset on local disk; below it (down to the log start offset) the data is in the remote tier. */
+  readonly localLogStartOffset: number;
   readonly logEndOffset: number;
+  /** The storage engine's log, which tiered storage copies from and reads the epochs of; null where there is none. */
+  readonly tieredLog: PartitionLog | null;
   /**
    * Appends batches (validated, offsets assigned); resolves when written. Only the transaction
    * coordinator ('coordinator') may write control batches (COMMIT/ABORT markers).
@@ -53,8 +58,8 @@ export interface LocalLog {
   appendAsFollower(records: Buffer): AppendResult;
   /** Removes everything at or past `offset` (a divergent suffix). */
   truncateTo(offset: number): void;
-  /** Empties the log and restarts it at `offset` (this replica is behind the leader's log start). */
-  truncateFullyAndStartAt(offset: number): void;
+  /** Empties the log and restarts it at `offset` (this replica is behind the leader's log start), with the log start offset given (default `offset`). */
+  truncateFullyAndStartAt(offset: number, logStartOffset?: number): void;
   /** The leader epoch of the last batch (the leader-epoch cache's latest), -1 when none. */
   readonly latestEpoch: number;
 }

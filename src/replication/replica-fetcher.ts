@@ -27,6 +27,8 @@ const FETCH_VERSION_MIN = 15;
 const SESSION_ERRORS: ReadonlySet<number> = new Set([ErrorCode.FETCH_SESSION_ID_NOT_FOUND, ErrorCode.INVALID_FETCH_SESSION_EPOCH, ErrorCode.FETCH_SESSION_TOPIC_ID_ERROR]);
 const LATEST_TIMESTAMP = -1n;
 const EARLIEST_TIMESTAMP = -2n;
+/** ListOffsets EARLIEST_LOCAL (KIP-405): the leader's local log start offset. */
+const EARLIEST_LOCAL_TIMESTAMP = -4n;
 
 /** A connection to a leader, after ApiVersions (BrokerConnection is one). */
 export interface LeaderLink {
@@ -75,6 +77,13 @@ export interface ReplicaFetcherPorts {
   logger?: FetcherLogger;
   /** The follower replication throttle: the quota, and whether a partition's copy counts against it. */
   throttle?: { readonly quota: ReplicationQuota; isThrottled(p: Partition): boolean };
+  /**
+   * Tiered storage (Kafka's TierStateMachine): the leader answered OFFSET_MOVED_TO_TIERED_STORAGE,
+   * so the log is emptied and restarted at the leader's local log start `localStart` (log start
+   * `logStart`) with the leader-epoch cache and producer state the remote tier's copy of the
+   * segment before it holds. Resolves false when that copy cannot be read yet (tried again later).
+   */
+  restoreFromRemoteTier?(partition: Partition, localStart: number, logStart: number): Promise<boolean>;
 }
 
 /** Kafka's PartitionFetchState: where the next fetch starts, and whether truncation comes first. */
@@ -438,6 +447,9 @@ export class ReplicaFetcher {
       case ErrorCode.OFFSET_OUT_OF_RANGE:
         await this.onOffsetOutOfRange(s);
         return;
+      case ErrorCode.OFFSET_MOVED_TO_TIERED_STORAGE:
+        await this.onOffsetMovedToTieredStorage(s);
+        return;
       case ErrorCode.FENCED_LEADER_EPOCH:
         // The leader has moved on past the epoch this replica follows: wait for the metadata.
         this.fail(s, `the leader's epoch is newer than ${s.leaderEpoch}`);
@@ -547,6 +559,28 @@ export class ReplicaFetcher {
       log.updateHighWatermark(p.highWatermark);
     }
     s.fetchOffset = log.logEndOffset;
+  }
+
+  /**
+   * Kafka's TierStateMachine.start: what this replica lacks is only in the remote tier, so it
+   * starts over at the leader's local log start, with its epochs and producer state rebuilt from
+   * the tier, and copies only the local window.
+   */
+  private async onOffsetMovedToTieredStorage(s: FetchState): Promise<void> {
+    const link = this.link;
+    const restore = this.ports.restoreFromRemoteTier;
+    if (link === null) return;
+    if (restore === undefined) { this.delay([s]); return; }
+    const p = s.partition;
+    const localStart = await this.leaderOffset(link, s, EARLIEST_LOCAL_TIMESTAMP);
+    if (localStart === null || !this.holds(s)) return;
+    const logStart = await this.leaderOffset(link, s, EARLIEST_TIMESTAMP);
+    if (logStart === null || !this.holds(s)) return;
+    if (!(await restore(p, localStart, logStart)) || !this.holds(s)) { this.delay([s]); return; }
+    this.ports.logger?.info(`${partitionName(p.topic, p.index)}: below the leader's local log start; restarted at ${localStart} (log start ${logStart}) from the remote tier`);
+    p.highWatermark = p.log.logEndOffset;
+    p.log.updateHighWatermark(p.highWatermark);
+    s.fetchOffset = p.log.logEndOffset;
   }
 
   /** The leader's latest (log end) or earliest offset by ListOffsets as a replica; null after a per-partition error (backed off). */

@@ -14,7 +14,7 @@ import { ErrorCode } from '../protocol/index.js';
 import { BatchHeaderAt, buildControlBatch, convertLegacyMessageSet, LOG_OVERHEAD_BYTES, RECORD_BATCH_HEADER_BYTES } from '../records/index.js';
 import { StorageError } from '../storage/index.js';
 import { type LocalPartitionChange, type MetadataDelta, type MetadataImage, type TopicPartitionRef } from '../metadata/index.js';
-import { assert, partitionKey as key, type Clock } from '../util/index.js';
+import { assert, limits, partitionKey as key, type Clock } from '../util/index.js';
 import { Partition, type ActiveProducer, type AppendOrigin, type IsrEligibility, type IsrProposal, type LocalLog } from './partition.js';
 import { NO_ISR_CHANGES, type IsrChangeChannel } from './alter-partition-manager.js';
 import { ReplicaManagerStats } from './stats.js';
@@ -22,6 +22,7 @@ import { Purgatory, PurgatoryFullError, type Scheduler } from './purgatory.js';
 import { NO_REPLICA_FETCHERS, type ReplicaFetchers } from './fetchers.js';
 import type { ClientMetadata, ReplicaSelector, ReplicaView } from './replica-selector.js';
 import type { ReplicationQuota } from './quota.js';
+import type { RemoteLogManager, TopicIdPartition } from '../tiered/index.js';
 
 /** The leader replication throttle: the quota, and whether serving a partition to a replica counts against it. */
 export interface LeaderThrottle {
@@ -212,6 +213,13 @@ export class ReplicaManager {
   localIncarnationId: string | null = null;
   /** Partitions named led here before this process's registration was in the metadata (see takeDeferredLeaders). */
   private readonly deferredLeaders = new Map<string, LocalPartitionChange>();
+  /**
+   * Tiered storage (KIP-405), when the broker has it on: its copy and expiry tasks follow the
+   * leaderships here, and consumer reads below a log's local start are served from the tier.
+   */
+  remoteLog: RemoteLogManager | null = null;
+  /** remote.fetch.max.wait.ms: how long a fetch waits for a remote read before answering without it. */
+  remoteFetchMaxWaitMs = 500;
 
   constructor(readonly brokerId: number, readonly clock: Clock, private readonly scheduler: Scheduler, limits: ReplicaManagerLimits,
     /** Where followers fetch from their leader (none fetches until the replication issue plugs one in). */
@@ -292,6 +300,13 @@ export class ReplicaManager {
   private async stopReplica(ref: TopicPartitionRef, { ports, applied }: DeltaRun): Promise<void> {
     const p = this.removePartition(ref.topicName, ref.partition);
     if (p !== undefined) this.fetchers.removeFetcherForPartitions([p]);
+    // Topic deletion deletes the partition's remote data too (in the background: it may be large).
+    const tip = p === undefined ? null : topicIdPartitionOf(p);
+    if (tip !== null && this.remoteLog !== null) {
+      const rlm = this.remoteLog;
+      rlm.onNotLeader(tip);
+      rlm.onDeleted(tip).catch((e: unknown) => rlm.logWarning(`${ref.topicName}-${ref.partition}: remote data not deleted: ${e instanceof Error ? e.message : String(e)}`));
+    }
     try {
       // Also when no Partition was open here: a log left on disk must not come back with a re-created topic.
       await ports.deleteLog(ref.topicName, ref.partition);
@@ -308,6 +323,7 @@ export class ReplicaManager {
     p.topicId = change.topicId;
     p.makeLeader(change.registration, this.clock.nowMs());
     if (wasFollower) this.fetchers.removeFetcherForPartitions([p]);
+    this.updateTiering(p);
     this.onHighWatermark(p);
     if (wasFollower) this.expectFirstFetches(p);
     run.applied.leaders++;
@@ -353,6 +369,7 @@ export class ReplicaManager {
       if (p === undefined) continue;
       p.topicId = change.topicId;
       if (p.makeFollower(change.registration)) toFetch.push(p);
+      this.updateTiering(p);
       this.completeDelayedRequests(p);
       run.applied.followers++;
     }
@@ -397,6 +414,7 @@ export class ReplicaManager {
       }
       p.minInsyncReplicas = c.minInsyncReplicas;
       p.maxMessageBytes = c.maxMessageBytes ?? p.maxMessageBytes;
+      this.updateTiering(p, true);
       applied.reconfigured++;
     };
     if (changed.all) {
@@ -410,6 +428,28 @@ export class ReplicaManager {
         const p = this.partitions.get(key(name, index));
         if (p !== undefined) reconfigure(p);
       }
+    }
+  }
+
+  /**
+   * Starts or stops the partition's tiered-storage tasks as its role and remote.storage.enable say
+   * (the log's config is already the new one when a config change gets here). KIP-950: tiering
+   * turned off with remote.log.delete.on.disable deletes the remote data.
+   */
+  private updateTiering(p: Partition, configChanged = false): void {
+    const rlm = this.remoteLog;
+    const log = p.log.tieredLog;
+    const tip = topicIdPartitionOf(p);
+    if (rlm === null || log === null || tip === null) return;
+    if (log.remoteLogEnabled) {
+      if (p.isLeader) rlm.onLeader({ topicIdPartition: tip, leaderEpoch: p.leaderEpoch, log });
+      else rlm.onFollower({ topicIdPartition: tip, leaderEpoch: p.leaderEpoch, log });
+      return;
+    }
+    rlm.onNotLeader(tip);
+    if (configChanged && p.isLeader && !log.remoteLogEnabled && log.config.remoteLogDeleteOnDisable) {
+      rlm.onRemoteStorageDisabled({ topicIdPartition: tip, leaderEpoch: p.leaderEpoch, log })
+        .catch((e: unknown) => rlm.logWarning(`${p.topic}-${p.index}: remote data not deleted on disable: ${e instanceof Error ? e.message : String(e)}`));
     }
   }
 
@@ -634,6 +674,7 @@ export class ReplicaManager {
   private async readAll(params: FetchReadParams, updateFetchState: boolean): Promise<FetchResultOut[]> {
     let budget = params.maxBytes;
     let anyData = false;
+    let remoteReads = 0;
     const follower = isFollowerFetch(params);
     const results: FetchResultOut[] = new Array(params.partitions.length);
     for (let i = 0; i < params.partitions.length; i++) {
@@ -662,7 +703,14 @@ export class ReplicaManager {
         const leaderEpoch = checked.leaderEpoch;
         // Kafka's minOneMessage: only until some partition returned data does a batch larger
         // than what is left come whole; after that the answer stays within max_bytes.
-        r = wanted ? await this.readOne(checked, offset, !anyData ? Math.max(1, maxBytes) : maxBytes, upTo, !anyData, params.isolationLevel, params.alloc) : this.fetchAnswer(checked, null, params.isolationLevel);
+        const readBytes = !anyData ? Math.max(1, maxBytes) : maxBytes;
+        // Below the local log start: a consumer is served from the remote tier; a follower is told
+        // to rebuild from it (Kafka's OFFSET_MOVED_TO_TIERED_STORAGE) and fetch from the local start.
+        const remote = offset < checked.log.localLogStartOffset;
+        if (remote && follower) r = fetchError(ErrorCode.OFFSET_MOVED_TO_TIERED_STORAGE, checked);
+        else if (remote && wanted && remoteReads++ < limits.remotePartitionsPerFetchMax) r = await this.readRemote(checked, offset, readBytes, upTo, !anyData, params.isolationLevel);
+        else if (remote) r = this.fetchAnswer(checked, null, params.isolationLevel);
+        else r = wanted ? await this.readOne(checked, offset, readBytes, upTo, !anyData, params.isolationLevel, params.alloc) : this.fetchAnswer(checked, null, params.isolationLevel);
         if (throttled) this.leaderThrottle!.quota.record(r.records?.length ?? 0, this.clock.nowMs());
         // A metadata delta may have moved the leadership (or the replica set) while the read was
         // awaited: what the follower fetched then no longer counts, and it asks again.
@@ -870,6 +918,52 @@ export class ReplicaManager {
     }
     return this.fetchAnswer(p, records, isolationLevel, offset);
   }
+  /**
+   * A follower below its leader's local log start (the fetcher's restoreFromRemoteTier port): the
+   * log restarts at `localStart` with the epochs and producer state the tier holds. False while
+   * the tier's metadata here does not know the segment yet.
+   */
+  async restoreFromRemoteTier(p: Partition, localStart: number, logStart: number): Promise<boolean> {
+    const rlm = this.remoteLog;
+    const log = p.log.tieredLog;
+    const tip = topicIdPartitionOf(p);
+    if (rlm === null || log === null || tip === null) return false;
+    const aux = await rlm.remoteLogAuxState(tip, localStart, logStart);
+    if (aux === null || p.isLeader) return false;
+    log.restoreFromRemoteTier(localStart, logStart, aux.epochs, aux.producerSnapshot);
+    return true;
+  }
+
+  /**
+   * A consumer's read from the remote tier (Kafka's DelayedRemoteFetch): the bytes come through the
+   * chunked reader off the event loop; a read slower than remote.fetch.max.wait.ms is answered
+   * without records (the consumer asks again, and finds the chunks cached). read_committed gets the
+   * aborted transactions of the remote transaction indexes.
+   */
+  private async readRemote(p: Partition, offset: number, maxBytes: number, upTo: number, minOneBatch: boolean, isolationLevel: number): Promise<FetchResultOut> {
+    const rlm = this.remoteLog;
+    const log = p.log.tieredLog;
+    const tip = topicIdPartitionOf(p);
+    if (rlm === null || log === null || tip === null) return fetchError(ErrorCode.OFFSET_MOVED_TO_TIERED_STORAGE, p);
+    let timer: { cancel(): void } | null = null;
+    try {
+      const read = rlm.read(tip, log, offset, maxBytes, upTo, minOneBatch).then(async (records) => {
+        const aborted = isolationLevel === 1 && records.length > 0 ? await rlm.abortedTransactions(tip, log, offset, lastOffsetIn(records) + 1) : [];
+        return { records, aborted };
+      });
+      const timeout = new Promise<null>((resolve) => { timer = this.scheduler.schedule(this.remoteFetchMaxWaitMs, () => resolve(null)); });
+      const done = await Promise.race([read, timeout]);
+      read.catch(() => undefined);
+      if (done === null) return this.fetchAnswer(p, null, isolationLevel);
+      const answer = this.fetchAnswer(p, done.records.length > 0 ? done.records : null, 0, offset);
+      return isolationLevel === 1 ? { ...answer, abortedTransactions: done.aborted.map((t) => ({ producerId: BigInt(t.producerId), firstOffset: BigInt(t.firstOffset) })) } : answer;
+    } catch (err) {
+      return fetchError(errorCodeOf(err).code, p);
+    } finally {
+      (timer as { cancel(): void } | null)?.cancel();
+    }
+  }
+
   private fetchAnswer(p: Partition, records: Buffer | null, isolationLevel: number, offset = 0): FetchResultOut {
     // The aborted transactions overlapping what is returned, so the client can drop their records.
     let abortedTransactions: FetchResultOut['abortedTransactions'] = null;
@@ -899,16 +993,39 @@ export class ReplicaManager {
     const end = replicaId !== -1 ? p.log.logEndOffset : isolationLevel === 1 ? p.lastStableOffset : p.highWatermark;
     switch (timestamp) {
       case -1n: return ok(end);
-      case -2n: case -4n: return ok(p.log.logStartOffset);
-      case -5n: return ok(-1, -1, -1); // nothing is tiered yet
+      case -2n: return ok(p.log.logStartOffset);
+      // KIP-405/KIP-1005: the first offset on local disk, and the highest offset copied to the tier.
+      case -4n: return ok(p.log.localLogStartOffset);
+      case -5n: {
+        const log = p.log.tieredLog;
+        const highest = log?.remoteLogEnabled === true ? log.highestOffsetInRemoteStorage : -1;
+        return highest < 0 ? ok(-1, -1, -1) : ok(highest, -1, log!.epochCache.epochForOffset(highest));
+      }
       case -3n: {
         const m = await p.log.maxTimestampOffset();
         return m ? ok(m.offset, m.timestamp, m.leaderEpoch) : ok(-1, -1, -1);
       }
       default: {
+        // A tiered log looks in the remote tier first: its oldest records are only there.
+        const tiered = await this.remoteOffsetForTimestamp(p, Number(timestamp));
+        if (typeof tiered === 'number') return { errorCode: tiered, timestamp: -1n, offset: -1n, leaderEpoch: -1 };
+        if (tiered !== null && tiered.offset < end) return ok(tiered.offset, tiered.timestamp, tiered.leaderEpoch);
         const found = await p.log.offsetForTimestamp(Number(timestamp));
         return found && found.offset < end ? ok(found.offset, found.timestamp, found.leaderEpoch) : { errorCode: 0, timestamp: -1n, offset: -1n, leaderEpoch: -1 };
       }
+    }
+  }
+
+  /** ListOffsets by timestamp below the local log start (the remote tier), or null; an error code when the tier fails. */
+  private async remoteOffsetForTimestamp(p: Partition, timestampMs: number): Promise<{ offset: number; timestamp: number; leaderEpoch: number } | number | null> {
+    const rlm = this.remoteLog;
+    const log = p.log.tieredLog;
+    const tip = topicIdPartitionOf(p);
+    if (rlm === null || log === null || tip === null || log.logStartOffset >= log.localLogStartOffset) return null;
+    try {
+      return await rlm.offsetForTimestamp(tip, log, timestampMs);
+    } catch (err) {
+      return errorCodeOf(err).code;
     }
   }
 
@@ -937,4 +1054,9 @@ export class ReplicaManager {
     const found = p.log.endOffsetForEpoch(leaderEpoch);
     return found ? { errorCode: 0, leaderEpoch: found.leaderEpoch, endOffset: BigInt(found.endOffset) } : { errorCode: 0, leaderEpoch: -1, endOffset: -1n };
   }
+}
+
+/** The partition as tiered storage names it (null before its topic id is known). */
+function topicIdPartitionOf(p: Partition): TopicIdPartition | null {
+  return p.topicId === undefined || p.topicId === '' ? null : { topicId: p.topicId, topic: p.topic, partition: p.index };
 }

@@ -8,6 +8,8 @@ import type { ActiveProducer, AppendOrigin, AppendResult, LocalLog } from './par
 export class StorageLog implements LocalLog {
   constructor(readonly log: PartitionLog) {}
   get logStartOffset(): number { return this.log.logStartOffset; }
+  get localLogStartOffset(): number { return this.log.localLogStartOffset; }
+  get tieredLog(): PartitionLog { return this.log; }
   get logEndOffset(): number { return this.log.logEndOffset; }
   appendAsLeader(records: Buffer, leaderEpoch: number, origin?: AppendOrigin): Promise<AppendResult> { return this.log.appendAsLeader(records, leaderEpoch, origin); }
   async read(offset: number, maxBytes: number, upTo: number, minOneBatch: boolean, alloc?: (bytes: number) => Buffer): Promise<Buffer> { return this.log.read(offset, maxBytes, upTo, minOneBatch, alloc); }
@@ -21,7 +23,7 @@ export class StorageLog implements LocalLog {
   abortedTransactions(from: number, upTo: number) { return this.log.abortedTransactions(from, upTo); }
   appendAsFollower(records: Buffer): AppendResult { return this.log.appendAsFollower(records); }
   truncateTo(offset: number): void { this.log.truncateTo(offset); }
-  truncateFullyAndStartAt(offset: number): void { this.log.truncateFullyAndStartAt(offset); }
+  truncateFullyAndStartAt(offset: number, logStartOffset?: number): void { this.log.truncateFullyAndStartAt(offset, logStartOffset); }
   get latestEpoch(): number { return this.log.epochCache.latestEpoch; }
   activeProducers(): ActiveProducer[] {
     return [...this.log.producerState.producers.values()].map((p) => ({

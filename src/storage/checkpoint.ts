@@ -72,7 +72,17 @@ export function readEpochCheckpoint(fs: FileSystem, path: string): EpochEntry[] 
 }
 
 export function writeEpochCheckpoint(fs: FileSystem, path: string, entries: readonly EpochEntry[]): void {
-  fs.writeFileAtomic(path, Buffer.from(`${VERSION}\n${entries.length}\n${entries.map((e) => `${e.epoch} ${e.startOffset}\n`).join('')}`));
+  fs.writeFileAtomic(path, epochCheckpointBytes(entries));
+}
+
+/** The leader-epoch-checkpoint file's bytes (also what tiered storage uploads with a segment). */
+export function epochCheckpointBytes(entries: readonly EpochEntry[]): Buffer {
+  return Buffer.from(`${VERSION}\n${entries.length}\n${entries.map((e) => `${e.epoch} ${e.startOffset}\n`).join('')}`);
+}
+
+/** Parses leader-epoch-checkpoint bytes (a file of this log, or one fetched from the remote tier). */
+export function parseEpochCheckpoint(bytes: Buffer, name: string): EpochEntry[] {
+  return parseLines(bytes.toString('utf8'), name, 2).map(([e, o]) => ({ epoch: int(e!, name), startOffset: int(o!, name) }));
 }
 
 /** `key=value` lines (meta.properties); `#` starts a comment. */

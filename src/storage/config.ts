@@ -19,6 +19,15 @@ export interface LogConfig {
   readonly messageTimestampType: 'CreateTime' | 'LogAppendTime';
   readonly messageTimestampBeforeMaxMs: number;
   readonly messageTimestampAfterMaxMs: number;
+  /** remote.storage.enable (KIP-405): rolled segments are copied to the remote tier and local retention applies. */
+  readonly remoteStorageEnable: boolean;
+  /** local.retention.ms / .bytes: what stays on local disk once copied; -2 means retention.ms / .bytes. */
+  readonly localRetentionMs: number;
+  readonly localRetentionBytes: number;
+  /** remote.log.copy.disable (KIP-950): no more copies; local retention falls back to the total retention. */
+  readonly remoteLogCopyDisable: boolean;
+  /** remote.log.delete.on.disable (KIP-950): turning tiering off deletes the remote data. */
+  readonly remoteLogDeleteOnDisable: boolean;
 }
 
 /** Kafka's defaults. */
@@ -41,6 +50,11 @@ export const LOG_DEFAULTS: LogConfig = Object.freeze({
   messageTimestampType: 'CreateTime',
   messageTimestampBeforeMaxMs: Number.MAX_SAFE_INTEGER,
   messageTimestampAfterMaxMs: 3600000,
+  remoteStorageEnable: false,
+  localRetentionMs: -2,
+  localRetentionBytes: -2,
+  remoteLogCopyDisable: false,
+  remoteLogDeleteOnDisable: false,
 });
 
 export function logConfig(overrides: Partial<LogConfig> = {}): LogConfig {

@@ -45,6 +45,22 @@ export class LeaderEpochCache {
     return { leaderEpoch: this.entries[i]!.epoch, endOffset: this.entries[i + 1]!.startOffset };
   }
 
+  /** The epoch of the batch at `offset` (the latest epoch starting at or before it), or -1 (Kafka's epochForOffset). */
+  epochForOffset(offset: number): number {
+    let found = UNDEFINED_EPOCH;
+    for (const e of this.entries) {
+      if (e.startOffset > offset) break;
+      found = e.epoch;
+    }
+    return found;
+  }
+
+  /** Replaces every entry (a follower rebuilding its cache from the remote tier, Kafka's TierStateMachine). */
+  replaceAll(entries: readonly { epoch: number; startOffset: number }[]): void {
+    this.entries = entries.map((e) => ({ epoch: e.epoch, startOffset: e.startOffset }));
+    this.dirty = true;
+  }
+
   /** After truncating the log to `offset`: epochs starting at or after it are gone. */
   truncateFromEnd(offset: number): void {
     const before = this.entries.length;

@@ -3,6 +3,7 @@
 export type StorageErrorKind =
   | 'KAFKA_STORAGE_ERROR' // an I/O error; the log directory is offline
   | 'OFFSET_OUT_OF_RANGE'
+  | 'OFFSET_MOVED_TO_TIERED_STORAGE' // at or above the log start offset, below the local log start: only in the remote tier
   | 'CORRUPT_MESSAGE'
   | 'INVALID_RECORD'
   | 'RECORD_LIST_TOO_LARGE'

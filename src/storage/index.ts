@@ -6,12 +6,12 @@ export { NodeFileSystem, FileCache, type FileSystem, type FileHandle } from './f
 export { MemoryFileSystem, type Fault, type FaultOp } from './memory-fs.js';
 export { LOG_DEFAULTS, logConfig, type LogConfig } from './config.js';
 export { PartitionLog, type AppendInfo, type OpenOptions, type RecoveryReport, type TimestampAndOffset } from './partition-log.js';
-export { LogSegment, segmentFileName } from './segment.js';
+export { LogSegment, segmentFileName, LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX } from './segment.js';
 export { LeaderEpochCache } from './epoch-cache.js';
 export { ProducerStateManager, type ProducerEntry, type BatchMetadata, type SequenceCheck, type MarkerInfo } from './producer-state.js';
-export type { AbortedTxn } from './indexes.js';
+export { TxnIndex, type AbortedTxn } from './indexes.js';
 export {
-  readOffsetCheckpoint, writeOffsetCheckpoint, readProperties, writeProperties, readPartitionMetadata, writePartitionMetadata,
+  readOffsetCheckpoint, writeOffsetCheckpoint, epochCheckpointBytes, parseEpochCheckpoint, readProperties, writeProperties, readPartitionMetadata, writePartitionMetadata,
 } from './checkpoint.js';
 export { cleanLog, firstUncleanableOffset, type CleanResult } from './cleaner.js';
 export { LogFlushStats, LOG_FLUSH_BUCKETS_MS } from './flush-stats.js';

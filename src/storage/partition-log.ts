@@ -85,6 +85,12 @@ export class PartitionLog {
   writeback: { readonly bytes: number; readonly request: (log: PartitionLog) => void } | null = null;
   /** Bytes appended since the last flush began. */
   private bytesSinceFlush = 0;
+  /**
+   * Tiered storage (KIP-405): the highest offset copied to the remote tier, -1 when none (Kafka's
+   * highestOffsetInRemoteStorage). Set by the remote log manager; local retention deletes only
+   * segments at or below it.
+   */
+  highestOffsetInRemoteStorage = -1;
 
   private constructor(readonly dir: string, readonly files: FileCache, public config: LogConfig, readonly clock: Clock, o: OpenOptions) {
     this.logStartOffset = o.logStartOffset;
@@ -100,6 +106,20 @@ export class PartitionLog {
   get activeSegment(): LogSegment { return this.segments[this.segments.length - 1]!; }
   get logEndOffset(): number { return this.activeSegment.nextOffset; }
   get size(): number { let n = 0; for (const s of this.segments) n += s.size; return n; }
+
+  /**
+   * The first offset held on local disk (Kafka's localLogStartOffset). Without tiering it is the log
+   * start offset; with it, the log start offset may lie below it, in the remote tier.
+   */
+  get localLogStartOffset(): number { return Math.max(this.logStartOffset, this.segments[0]!.baseOffset); }
+  /** remote.storage.enable as the topic config has it (the broker turns it off when it has no tiered storage). */
+  get remoteLogEnabled(): boolean { return this.config.remoteStorageEnable; }
+  /** Bytes of the local segments not yet copied to the remote tier (Kafka's onlyLocalLogSegmentsSize). */
+  get onlyLocalLogSegmentsSize(): number {
+    let n = 0;
+    for (let i = 0; i < this.segments.length; i++) if ((this.segments[i + 1]?.baseOffset ?? Infinity) - 1 > this.highestOffsetInRemoteStorage) n += this.segments[i]!.size;
+    return n;
+  }
 
   /** min(first open transaction, high watermark): what read_committed consumers may see. */
   get lastStableOffset(): number {
@@ -151,7 +171,8 @@ export class PartitionLog {
       this.segments.push(LogSegment.create(this.dir, Math.max(this.logStartOffset, this.recoveryPoint, 0), this.files, this.config, now));
     }
     if (!hadCleanShutdown || this.recoveryPoint > this.logEndOffsetUnchecked()) this.recoverUnflushed();
-    if (this.logStartOffset < this.segments[0]!.baseOffset) this.logStartOffset = this.segments[0]!.baseOffset;
+    // A tiered log's start offset may lie below its first local segment (the rest is remote).
+    if (this.logStartOffset < this.segments[0]!.baseOffset && !this.remoteLogEnabled) this.logStartOffset = this.segments[0]!.baseOffset;
     if (this.logStartOffset > this.logEndOffset) this.logStartOffset = this.logEndOffset;
     this.recoveryPoint = Math.min(this.recoveryPoint, this.logEndOffset);
     this.epochCache.truncateFromEnd(this.logEndOffset);
@@ -543,6 +564,9 @@ export class PartitionLog {
     if (offset < this.logStartOffset || offset > this.logEndOffset) {
       throw new StorageError('OFFSET_OUT_OF_RANGE', `offset ${offset} is outside ${this.logStartOffset}..${this.logEndOffset} of ${this.name}`);
     }
+    if (offset < this.localLogStartOffset) {
+      throw new StorageError('OFFSET_MOVED_TO_TIERED_STORAGE', `offset ${offset} of ${this.name} is below the local log start offset ${this.localLogStartOffset}: it is in the remote tier`);
+    }
   }
 
   /** Index of the segment holding `offset` (the last with baseOffset <= offset). */
@@ -664,15 +688,42 @@ export class PartitionLog {
     });
   }
 
-  /** Empties the log and restarts it at `offset` (a follower far behind the leader's log start). */
-  truncateFullyAndStartAt(offset: number): void {
+  /**
+   * Empties the log and restarts it at `offset` (a follower far behind the leader's log start). A
+   * tiered follower restarts at the leader's local log start with the leader's log start offset
+   * below it (Kafka's TierStateMachine), so `logStartOffset` may be lower.
+   */
+  truncateFullyAndStartAt(offset: number, logStartOffset = offset): void {
     this.guard(() => {
       for (const s of this.segments.splice(0)) this.deleteSegmentFiles(s, true);
       for (const o of this.snapshotOffsets()) this.fs.remove(this.snapshotPath(o));
       this.segments.push(LogSegment.create(this.dir, offset, this.files, this.config, this.clock.nowMs()));
-      this.logStartOffset = offset;
+      this.logStartOffset = Math.min(offset, logStartOffset);
       this.epochCache.clear();
       this.afterTruncation();
+    });
+  }
+
+  /**
+   * A follower below its leader's local log start (Kafka's TierStateMachine): empty, restarting at
+   * the leader's local log start with the leader's log start offset, the leader-epoch cache and
+   * producer state as the remote tier's copy of the segment before that offset has them.
+   */
+  restoreFromRemoteTier(localLogStartOffset: number, logStartOffset: number, epochs: readonly { epoch: number; startOffset: number }[], producerSnapshot: Buffer | null): void {
+    this.truncateFullyAndStartAt(localLogStartOffset, logStartOffset);
+    this.guard(() => {
+      this.epochCache.replaceAll(epochs.filter((e) => e.startOffset < localLogStartOffset));
+      this.epochCache.truncateFromStart(this.logStartOffset);
+      this.epochCache.flush();
+      if (producerSnapshot === null || producerSnapshot.length === 0) return;
+      try {
+        this.producerState.loadSnapshot(producerSnapshot, localLogStartOffset);
+        this.fs.writeFileAtomic(this.snapshotPath(localLogStartOffset), producerSnapshot);
+      } catch (e) {
+        if (!(e instanceof StorageError)) throw e;
+        this.producerState.clear();
+        this.log(`${this.name}: ignoring the remote tier's producer snapshot: ${e.message}`);
+      }
     });
   }
 
@@ -710,33 +761,59 @@ export class PartitionLog {
     return this.guard(() => {
       let deleted = this.deleteSegmentsWhile((s, next) => next !== undefined && next.baseOffset <= this.logStartOffset);
       if (!this.config.cleanupPolicy.includes('delete')) return deleted;
-      const retentionMs = this.config.retentionMs;
+      // Tiered (Kafka's UnifiedLog with remote storage): local retention, and only over segments
+      // already copied, so the log start offset stays where the remote tier's retention puts it.
+      const tiered = this.remoteLogEnabled && !this.config.remoteLogCopyDisable;
+      const local = this.remoteLogEnabled;
+      const retentionMs = tiered && this.config.localRetentionMs !== -2 ? this.config.localRetentionMs : this.config.retentionMs;
+      const retentionBytes = tiered && this.config.localRetentionBytes !== -2 ? this.config.localRetentionBytes : this.config.retentionBytes;
+      const copied = (next: LogSegment) => !tiered || next.baseOffset - 1 <= this.highestOffsetInRemoteStorage;
       if (retentionMs >= 0) {
         const expired = (s: LogSegment) => nowMs - s.largestTimestamp() > retentionMs;
         if (this.activeSegment.size > 0 && expired(this.activeSegment)) this.roll();
-        deleted += this.deleteSegmentsWhile((s, next) => next !== undefined && expired(s));
+        deleted += this.deleteSegmentsWhile((s, next) => next !== undefined && copied(next) && expired(s), local);
       }
-      if (this.config.retentionBytes >= 0) {
-        let excess = this.size - this.config.retentionBytes;
+      if (retentionBytes >= 0) {
+        let excess = this.size - retentionBytes;
         deleted += this.deleteSegmentsWhile((s, next) => {
-          if (next === undefined || excess - s.size < 0) return false;
+          if (next === undefined || excess - s.size < 0 || !copied(next)) return false;
           excess -= s.size;
           return true;
-        });
+        }, local);
       }
       return deleted;
     });
   }
 
-  /** Deletes segments from the oldest while `pred` holds; never the active segment. */
-  private deleteSegmentsWhile(pred: (s: LogSegment, next: LogSegment | undefined) => boolean): number {
+  /**
+   * The remote tier's retention moved the log start offset (Kafka's
+   * updateLogStartOffsetFromRemoteTier): the leader-epoch cache follows, and local segments wholly
+   * below it go too.
+   */
+  updateLogStartOffsetFromRemoteTier(offset: number): void {
+    this.guard(() => {
+      if (offset <= this.logStartOffset) return;
+      this.logStartOffset = Math.min(offset, this.highWatermark, this.logEndOffset);
+      this.epochCache.truncateFromStart(this.logStartOffset);
+      this.deleteSegmentsWhile((_s, next) => next !== undefined && next.baseOffset <= this.logStartOffset);
+    });
+  }
+
+  /**
+   * Deletes segments from the oldest while `pred` holds; never the active segment. `localOnly`
+   * (local retention of a tiered log): the segments stay in the remote tier, so the log start
+   * offset, the leader-epoch cache and producer snapshots below it stay as they are.
+   */
+  private deleteSegmentsWhile(pred: (s: LogSegment, next: LogSegment | undefined) => boolean, localOnly = false): number {
     let n = 0;
     while (this.segments.length > 1 && pred(this.segments[0]!, this.segments[1])) {
       const s = this.segments.shift()!;
       this.deleteSegmentFiles(s, false);
       n++;
     }
-    if (n > 0) {
+    // Producer snapshots below the local log start were copied with their segments.
+    if (n > 0 && localOnly) for (const o of this.snapshotOffsets()) if (o < this.segments[0]!.baseOffset) this.fs.remove(this.snapshotPath(o));
+    if (n > 0 && !localOnly) {
       this.logStartOffset = Math.max(this.logStartOffset, this.segments[0]!.baseOffset);
       // Not flushed here (two fsyncs on the event loop per retention pass, as Kafka found in
       // KAFKA-15046): a checkpoint that still lists older epochs is cut to the log start on load.

@@ -46,10 +46,11 @@ export class ChunkedStorageManager implements RemoteStorageManager {
     const base = segmentObjectBase(this.prefix, m);
     // Indexes first and the log last: a copy cut short leaves no log object, and the segment stays
     // COPY_SEGMENT_STARTED in the metadata, so nothing reads it and deletion cleans it up.
-    await this.store.put(base + INDEX_SUFFIXES.OFFSET, { path: data.offsetIndex });
-    await this.store.put(base + INDEX_SUFFIXES.TIMESTAMP, { path: data.timeIndex });
-    if (data.transactionIndex !== undefined) await this.store.put(base + INDEX_SUFFIXES.TRANSACTION, { path: data.transactionIndex });
-    await this.store.put(base + INDEX_SUFFIXES.PRODUCER_SNAPSHOT, { path: data.producerSnapshotIndex });
+    const source = (x: string | Buffer) => (typeof x === 'string' ? { path: x } : { bytes: x });
+    await this.store.put(base + INDEX_SUFFIXES.OFFSET, source(data.offsetIndex));
+    await this.store.put(base + INDEX_SUFFIXES.TIMESTAMP, source(data.timeIndex));
+    if (data.transactionIndex !== undefined) await this.store.put(base + INDEX_SUFFIXES.TRANSACTION, source(data.transactionIndex));
+    await this.store.put(base + INDEX_SUFFIXES.PRODUCER_SNAPSHOT, source(data.producerSnapshotIndex));
     await this.store.put(base + INDEX_SUFFIXES.LEADER_EPOCH, { bytes: data.leaderEpochIndex });
     await this.store.put(base + SEGMENT_SUFFIX, { path: data.logSegment });
     // A retried copy replaced the objects; nothing cached from the earlier attempt may be served.

@@ -123,21 +123,52 @@ export async function openRemoteStorageManager(settings: RemoteStorageSettings):
   });
 }
 
+/** The topic settings tiering's rules look at (a resolved TopicConfig has them all). */
+export interface TieredTopicSettings {
+  readonly remoteStorageEnable: boolean;
+  readonly cleanupPolicy: readonly string[];
+  readonly retentionMs: number;
+  readonly retentionBytes: number;
+  readonly localRetentionMs: number;
+  readonly localRetentionBytes: number;
+  readonly remoteLogCopyDisable: boolean;
+  readonly remoteLogDeleteOnDisable: boolean;
+}
+
 /**
- * The rules tiering adds to a topic's configuration (Kafka's LogConfig checks, with its messages),
- * for the topic-config path to call: no tiering of compacted topics, and none on a broker without
- * tiered storage.
+ * The rules tiering adds to a topic's configuration (Kafka's LogConfig.validateTopicLogConfigValues,
+ * with its messages), on the topic's resolved settings: no tiering on a broker without tiered
+ * storage, none of compacted topics, local retention within the total, equal to it once copying is
+ * disabled (KIP-950), and tiering turned off only with remote.log.delete.on.disable (KIP-950).
+ * `wasRemoteStorageEnabled`: the topic's setting before the change (false for a new topic).
  */
-export function validateTieredTopicConfig(
-  topic: { readonly remoteStorageEnable: boolean; readonly cleanupPolicy: readonly string[] }, remoteStorageSystemEnabled: boolean,
-): ConfigProblem[] {
-  if (!topic.remoteStorageEnable) return [];
+export function validateTieredTopicConfig(topic: TieredTopicSettings, remoteStorageSystemEnabled: boolean, wasRemoteStorageEnabled = false): ConfigProblem[] {
   const problems: ConfigProblem[] = [];
-  if (!remoteStorageSystemEnabled) {
-    problems.push({ name: 'remote.storage.enable', errorCode: 'INVALID_CONFIG', message: 'Tiered Storage functionality is disabled in the broker. Topic cannot be configured with remote log storage.' });
+  const problem = (name: string, message: string) => problems.push({ name, errorCode: 'INVALID_CONFIG', message });
+  if (!topic.remoteStorageEnable) {
+    if (wasRemoteStorageEnabled && !topic.remoteLogDeleteOnDisable) {
+      problem('remote.storage.enable', 'It is invalid to disable remote storage without deleting remote data. If you want to keep the remote data and turn to read only, please set `remote.storage.enable=true,remote.log.copy.disable=true`. '
+        + 'If you want to disable remote storage and delete all remote data, please set `remote.storage.enable=false,remote.log.delete.on.disable=true`.');
+    }
+    return problems;
   }
-  if (topic.cleanupPolicy.includes('compact')) {
-    problems.push({ name: 'cleanup.policy', errorCode: 'INVALID_CONFIG', message: 'Remote log storage is unsupported for the compacted topics' });
+  if (!remoteStorageSystemEnabled) problem('remote.storage.enable', 'Tiered Storage functionality is disabled in the broker. Topic cannot be configured with remote log storage.');
+  if (topic.cleanupPolicy.includes('compact')) problem('cleanup.policy', 'Remote log storage is unsupported for the compacted topics');
+  for (const [local, total, localValue, totalValue, unlimited] of [
+    ['local.retention.bytes', 'retention.bytes', topic.localRetentionBytes, topic.retentionBytes, topic.retentionBytes <= -1],
+    ['local.retention.ms', 'retention.ms', topic.localRetentionMs, topic.retentionMs, topic.retentionMs === -1],
+  ] as const) {
+    if (unlimited || localValue === -2) continue;
+    if (localValue === -1) problem(local, `Invalid value -1 for configuration ${local}: Value must not be -1 as ${total} value is set as ${totalValue}.`);
+    else if (localValue > totalValue) problem(local, `Invalid value ${localValue} for configuration ${local}: Value must not be more than ${total} property value: ${totalValue}`);
+  }
+  if (topic.remoteLogCopyDisable) {
+    if (topic.localRetentionBytes !== -2 && topic.localRetentionBytes !== topic.retentionBytes) {
+      problem('local.retention.bytes', 'When `remote.log.copy.disable` is set to true, the `local.retention.bytes` and `retention.bytes` must be set to the identical value because there will be no more logs copied to the remote storage.');
+    }
+    if (topic.localRetentionMs !== -2 && topic.localRetentionMs !== topic.retentionMs) {
+      problem('local.retention.ms', 'When `remote.log.copy.disable` is set to true, the `local.retention.ms` and `retention.ms` must be set to the identical value because there will be no more logs copied to the remote storage.');
+    }
   }
   return problems;
 }

@@ -1,6 +1,7 @@
 // The tiered room's door: the RemoteStorageManager port and its backends (a local directory, S3)
 // behind one chunking layer, the read caches, and remote log metadata as a state machine over
-// Kafka's `__remote_log_metadata` records. Not wired into the broker yet (see README.md).
+// Kafka's `__remote_log_metadata` records, the metadata manager over that topic, and the
+// RemoteLogManager's per-partition copy and expiry tasks and remote reads.
 export { RemoteStorageError, RemoteResourceNotFoundError, RemoteLogMetadataError, type RemoteLogMetadataErrorCode } from './errors.js';
 export {
   RemoteLogSegmentState, RemotePartitionDeleteState, isValidSegmentTransition, isValidPartitionDeleteTransition,
@@ -23,5 +24,12 @@ export {
 } from './metadata-records.js';
 export {
   remoteStorageSettings, openRemoteStorageManager, validateTieredTopicConfig, REMOTE_STORAGE_DEFAULTS,
-  type RemoteStorageSettings, type RemoteBackendSettings,
+  type RemoteStorageSettings, type RemoteBackendSettings, type TieredTopicSettings,
 } from './config.js';
+export {
+  RemoteLogMetadataManager, metadataPartitionFor, REMOTE_LOG_METADATA_TOPIC, REMOTE_LOG_METADATA_TOPIC_DEFAULTS,
+  type RemoteLogMetadataTopic, type MetadataManagerLogger,
+} from './metadata-manager.js';
+export {
+  RemoteLogManager, lookupPosition, type RemoteLogManagerOptions, type TieredPartition, type TieredScheduler, type TieredLogger, type RemoteTopicStats,
+} from './remote-log-manager.js';

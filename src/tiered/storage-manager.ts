@@ -8,11 +8,12 @@ import type { RemoteLogSegmentMetadata } from './segment-metadata.js';
 export interface LogSegmentData {
   /** Path of the segment's .log file. */
   readonly logSegment: string;
-  readonly offsetIndex: string;
-  readonly timeIndex: string;
+  /** An index is a file's path, or its bytes (an index the log never wrote a file for is empty). */
+  readonly offsetIndex: string | Buffer;
+  readonly timeIndex: string | Buffer;
   /** Absent for segments without aborted transactions (Kafka makes it optional too). */
-  readonly transactionIndex?: string;
-  readonly producerSnapshotIndex: string;
+  readonly transactionIndex?: string | Buffer;
+  readonly producerSnapshotIndex: string | Buffer;
   /** The leader-epoch checkpoint for the segment's range, already rendered in checkpoint format. */
   readonly leaderEpochIndex: Buffer;
 }

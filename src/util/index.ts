@@ -8,3 +8,4 @@ export { systemClock, ManualClock, Prng, type Clock } from './clock.js';
 export { BufferPool, type BufferPoolOptions, type BufferPoolStats } from './buffer-pool.js';
 export { partitionKey, parsePartitionKey, partitionName } from './partition-key.js';
 export { freePort, freePorts, reservePort } from './free-port.js';
+export { murmur2 } from './murmur2.js';

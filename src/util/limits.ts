@@ -159,6 +159,12 @@ export const limits = {
    * refused rather than buffered.
    */
   remoteIndexBytesMax: 256 * 1024 * 1024,
+  /**
+   * Partitions of one Fetch read from the remote tier (Kafka's DelayedRemoteFetch reads one): the
+   * others are answered without records this time, so one fetch waits for at most one remote read
+   * (remote.fetch.max.wait.ms), and fetch sessions rotate the rest to the front next time.
+   */
+  remotePartitionsPerFetchMax: 1,
   /** Parts of one S3 multipart upload (S3's own limit); the part size grows to stay under it. */
   s3MultipartPartsMax: 10_000,
   /**

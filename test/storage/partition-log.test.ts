@@ -369,3 +369,29 @@ test('truncating at the log end offset drops an epoch that started there with no
   assert.equal(log.epochCache.latestEpoch, 1, 'its last fetched epoch is the last one it has batches of');
   assert.deepEqual(log.endOffsetForEpoch(2), { leaderEpoch: 1, endOffset: 3 });
 });
+
+test('tiered: local retention deletes only copied segments and keeps the log start offset, also across a reopen', async () => {
+  const { fs, clock, log } = setup({ segmentBytes: 500, remoteStorageEnable: true, localRetentionBytes: 0, fileDeleteDelayMs: 0 });
+  for (let i = 0; i < 40; i++) await log.appendAsLeader(batch(2), 3);
+  log.updateHighWatermark(log.logEndOffset);
+  const bases = log.segments.map((s) => s.baseOffset);
+  assert.equal(log.deleteOldSegments(clock.nowMs()), 0, 'nothing copied: nothing deleted locally');
+  log.highestOffsetInRemoteStorage = bases[3]! - 1;
+  log.deleteOldSegments(clock.nowMs());
+  assert.deepEqual([log.logStartOffset, log.localLogStartOffset], [0, bases[3]], 'the copied segments go, the log start stays in the tier');
+  assert.throws(() => log.read(0, 1000, log.highWatermark), (e: unknown) => e instanceof StorageError && e.kind === 'OFFSET_MOVED_TO_TIERED_STORAGE');
+  assert.equal(log.epochCache.epochForOffset(0), 3, 'the leader-epoch cache still covers the remote offsets');
+  log.updateLogStartOffsetFromRemoteTier(bases[1]!);
+  assert.deepEqual([log.logStartOffset, log.localLogStartOffset], [bases[1], bases[3]]);
+  log.close();
+  const reopened = openLog(fs, clock, { segmentBytes: 500, remoteStorageEnable: true }, { logStartOffset: bases[1]!, recoveryPoint: log.logEndOffset, clean: true });
+  assert.deepEqual([reopened.logStartOffset, reopened.localLogStartOffset], [bases[1], bases[3]], 'a checkpointed log start below the local segments is kept');
+});
+
+test('tiered: a follower restored from the remote tier starts at the leader\'s local start with its epochs and producer state', async () => {
+  const { log } = setup({ remoteStorageEnable: true });
+  await log.appendAsLeader(batch(3), 0);
+  log.restoreFromRemoteTier(500, 100, [{ epoch: 0, startOffset: 0 }, { epoch: 2, startOffset: 300 }, { epoch: 5, startOffset: 600 }], null);
+  assert.deepEqual([log.logStartOffset, log.localLogStartOffset, log.logEndOffset], [100, 500, 500]);
+  assert.deepEqual(log.epochCache.all, [{ epoch: 0, startOffset: 100 }, { epoch: 2, startOffset: 300 }], 'epochs from the log start to the local start');
+});

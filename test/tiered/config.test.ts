@@ -97,9 +97,28 @@ describe('remote storage configuration', () => {
   });
 
   it('tiering a compacted topic is refused with Kafka\'s message, as is tiering on a broker without it', () => {
-    assert.deepEqual(validateTopicConfigs({ 'remote.storage.enable': 'true', 'cleanup.policy': 'compact' }).map((p) => p.message), ['Remote log storage is unsupported for the compacted topics']);
-    assert.deepEqual(validateTieredTopicConfig({ remoteStorageEnable: true, cleanupPolicy: ['compact', 'delete'] }, true).map((p) => p.message), ['Remote log storage is unsupported for the compacted topics']);
-    assert.deepEqual(validateTieredTopicConfig({ remoteStorageEnable: true, cleanupPolicy: ['delete'] }, false).map((p) => p.name), ['remote.storage.enable']);
-    assert.deepEqual(validateTieredTopicConfig({ remoteStorageEnable: true, cleanupPolicy: ['delete'] }, true), []);
+    const broker = parseBrokerConfig(base);
+    const topic = (o: Record<string, string>) => resolveTopicConfig({ 'remote.storage.enable': 'true', ...o }, broker);
+    assert.deepEqual(validateTieredTopicConfig(topic({ 'cleanup.policy': 'compact,delete' }), true).map((p) => p.message), ['Remote log storage is unsupported for the compacted topics']);
+    assert.deepEqual(validateTieredTopicConfig(topic({}), false).map((p) => p.message), ['Tiered Storage functionality is disabled in the broker. Topic cannot be configured with remote log storage.']);
+    assert.deepEqual(validateTieredTopicConfig(topic({}), true), []);
+    assert.deepEqual(validateTieredTopicConfig(resolveTopicConfig({ 'cleanup.policy': 'compact' }, broker), false), [], 'no rule for a topic that does not tier');
+  });
+
+  it('local retention must lie within the total, and equal it once copying is disabled (KIP-950)', () => {
+    const broker = parseBrokerConfig(base);
+    const check = (o: Record<string, string>) => validateTieredTopicConfig(resolveTopicConfig({ 'remote.storage.enable': 'true', ...o }, broker), true).map((p) => p.name);
+    assert.deepEqual(check({ 'retention.bytes': '100', 'local.retention.bytes': '200' }), ['local.retention.bytes']);
+    assert.deepEqual(check({ 'retention.bytes': '100', 'local.retention.bytes': '-1' }), ['local.retention.bytes']);
+    assert.deepEqual(check({ 'retention.ms': '100', 'local.retention.ms': '200' }), ['local.retention.ms']);
+    assert.deepEqual(check({ 'retention.ms': '-1', 'local.retention.ms': '200' }), [], 'unlimited total retention bounds nothing');
+    assert.deepEqual(check({ 'retention.ms': '1000', 'local.retention.ms': '100', 'remote.log.copy.disable': 'true' }), ['local.retention.ms']);
+    assert.deepEqual(check({ 'retention.ms': '1000', 'local.retention.ms': '1000', 'remote.log.copy.disable': 'true' }), []);
+  });
+
+  it('tiering is turned off only with remote.log.delete.on.disable (KIP-950)', () => {
+    const broker = parseBrokerConfig(base);
+    assert.match(validateTieredTopicConfig(resolveTopicConfig({ 'remote.storage.enable': 'false' }, broker), true, true)[0]!.message, /^It is invalid to disable remote storage without deleting remote data/);
+    assert.deepEqual(validateTieredTopicConfig(resolveTopicConfig({ 'remote.storage.enable': 'false', 'remote.log.delete.on.disable': 'true' }, broker), true, true), []);
   });
 });

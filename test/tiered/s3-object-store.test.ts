@@ -2,42 +2,11 @@
 // contract with a log over the multipart threshold and ranged reads, and an unknown key refused.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, dirname } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { createInterface } from 'node:readline';
 import { ChunkedStorageManager, ReadCache, RemoteStorageError, S3ObjectStore, S3_PART_BYTES_MIN } from '../../src/tiered/index.js';
 import { remoteStorageContract, TOPIC_ID } from './storage-contract.js';
+import { ACCESS_KEY, SECRET, BUCKET, startS3Server, stopS3Server, type RunningServer } from './s3-helpers.js';
 
-const ACCESS_KEY = 'LOGLINETESTKEY';
-const SECRET = 'logline-test-secret';
-const BUCKET = 'logline-tiered';
 const CHUNK = 1024 * 1024;
-
-interface RunningServer { child: ChildProcess; port: number; dir: string }
-
-async function startS3Server(): Promise<RunningServer> {
-  const dir = mkdtempSync(join(tmpdir(), 'logline-s3rver-'));
-  const script = join(dirname(fileURLToPath(import.meta.url)), 's3-server.js');
-  const child = spawn(process.execPath, [script, dir, ACCESS_KEY, SECRET, BUCKET], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const line = await new Promise<string>((resolve, reject) => {
-    const rl = createInterface({ input: child.stdout! });
-    rl.once('line', (l) => { rl.close(); resolve(l); });
-    child.once('exit', (code) => reject(new Error(`s3rver exited with ${code} before it was ready`)));
-  });
-  return { child, port: (JSON.parse(line) as { port: number }).port, dir };
-}
-
-async function stopS3Server(s: RunningServer): Promise<void> {
-  if (s.child.exitCode === null) {
-    const exited = new Promise((r) => s.child.once('exit', r));
-    s.child.kill('SIGTERM');
-    await exited;
-  }
-  rmSync(s.dir, { recursive: true, force: true });
-}
 
 function s3Store(port: number, credentials = { accessKeyId: ACCESS_KEY, secretAccessKey: SECRET }): S3ObjectStore {
   return new S3ObjectStore({

@@ -1,0 +1,234 @@
+// The RemoteLogManager driven by hand: a manual clock and scheduler, a real partition log on disk,
+// the local directory backend, and `__remote_log_metadata` as an in-memory topic.
+import { describe, it, beforeEach, afterEach } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readdirSync, rmSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { buildRecordBatchSync, iterateBatches, iterateRecords } from '../../src/records/index.js';
+import { FileCache, NodeFileSystem, PartitionLog, logConfig, type LogConfig } from '../../src/storage/index.js';
+import { ManualClock } from '../../src/util/index.js';
+import {
+  ChunkedStorageManager, LocalObjectStore, RemoteLogManager, RemoteLogMetadataManager, RemoteLogSegmentState,
+  type RemoteLogMetadataTopic, type RemoteStorageManager, type TieredScheduler, type TopicIdPartition,
+} from '../../src/tiered/index.js';
+
+const TIP: TopicIdPartition = { topicId: 'AAAAAAAAAAAAAAAAAAAAAQ', topic: 'orders', partition: 0 };
+
+/** `__remote_log_metadata` in memory: one batch per record, offsets in order. */
+class MemoryTopic implements RemoteLogMetadataTopic {
+  readonly partitions = new Map<number, Buffer[]>();
+  async append(partition: number, value: Buffer): Promise<number> {
+    const list = this.partitions.get(partition) ?? [];
+    this.partitions.set(partition, list);
+    list.push(buildRecordBatchSync({ records: [{ key: null, value, timestamp: 0 }], baseOffset: list.length }));
+    return list.length - 1;
+  }
+  async read(partition: number, offset: number): Promise<{ records: Buffer; endOffset: number } | null> {
+    const list = this.partitions.get(partition) ?? [];
+    return { records: Buffer.concat(list.slice(offset)), endOffset: list.length };
+  }
+}
+
+/** Timers run only when the test says so. */
+class ManualScheduler implements TieredScheduler {
+  timers: { delayMs: number; fn: () => void; cancelled: boolean }[] = [];
+  schedule(delayMs: number, fn: () => void) {
+    const t = { delayMs, fn, cancelled: false };
+    this.timers.push(t);
+    return { cancel: () => { t.cancelled = true; } };
+  }
+  pending() { return this.timers.filter((t) => !t.cancelled); }
+}
+
+function batch(i: number): Buffer {
+  return buildRecordBatchSync({ records: [{ key: Buffer.from(`k${i}`), value: Buffer.from(`v${i}`.padEnd(100, '.')), timestamp: 1_000 + i, headers: [{ key: 'h', value: Buffer.from(String(i)) }] }], baseOffset: 0 });
+}
+
+/** [offset, key, value, timestamp, header] of every record in `bytes`. */
+function records(bytes: Buffer): [number, string, string, number, string][] {
+  const out: [number, string, string, number, string][] = [];
+  for (const v of iterateBatches(bytes)) {
+    for (const r of iterateRecords(v, v.bytes().subarray(61))) out.push([r.offset, r.key!.toString(), r.value!.toString(), r.timestamp, r.headers[0]!.value!.toString()]);
+  }
+  return out;
+}
+
+let root: string;
+let clock: ManualClock;
+let scheduler: ManualScheduler;
+let topic: MemoryTopic;
+
+function openLog(config: Partial<LogConfig>): PartitionLog {
+  return PartitionLog.open({
+    dir: join(root, 'orders-0'), files: new FileCache(new NodeFileSystem(), 64), clock, recoveryPoint: 0, logStartOffset: 0, hadCleanShutdown: false,
+    config: logConfig({ segmentBytes: 600, indexIntervalBytes: 100, remoteStorageEnable: true, retentionMs: -1, localRetentionBytes: 0, fileDeleteDelayMs: 0, ...config }),
+  });
+}
+
+async function manager(o: { brokerId?: number; rsm?: RemoteStorageManager; copyRate?: number } = {}) {
+  const rsm = o.rsm ?? new ChunkedStorageManager({ store: await LocalObjectStore.open(join(root, 'remote')), chunkBytes: 256 });
+  const metadata = new RemoteLogMetadataManager(topic, 50, { warn: () => {} });
+  let n = 0;
+  const rlm = new RemoteLogManager({
+    brokerId: o.brokerId ?? 1, rsm, metadata, clock, scheduler, taskIntervalMs: 30_000, copyMaxBytesPerSecond: o.copyRate ?? Number.MAX_SAFE_INTEGER,
+    fetchMaxBytesPerSecond: Number.MAX_SAFE_INTEGER, logger: { info: () => {}, warn: () => {} }, retryBackoffMs: 500,
+    newSegmentId: () => Buffer.from(`segment-${o.brokerId ?? 1}-${String(n++).padStart(6, '0')}`).subarray(0, 16).toString('base64url'),
+  });
+  return { rsm, metadata, rlm };
+}
+
+async function fill(log: PartitionLog, count: number, epoch = 0): Promise<void> {
+  for (let i = log.logEndOffset; i < count; i++) await log.appendAsLeader(batch(i), epoch);
+}
+
+/** Reads every offset from the log start as a consumer would: the tier below the local log start, then the disk. */
+async function readAll(rlm: RemoteLogManager, log: PartitionLog): Promise<[number, string, string, number, string][]> {
+  const out: [number, string, string, number, string][] = [];
+  let offset = log.logStartOffset;
+  while (offset < log.highWatermark) {
+    const bytes = offset < log.localLogStartOffset ? await rlm.read(TIP, log, offset, 250, log.highWatermark, true) : log.read(offset, 250, log.highWatermark);
+    assert.ok(bytes.length > 0, `a read at ${offset} returned nothing`);
+    for (const r of records(bytes)) if (r[0] >= offset) out.push(r);
+    offset = out.at(-1)![0] + 1;
+  }
+  return out;
+}
+
+describe('RemoteLogManager', () => {
+  beforeEach(() => {
+    root = mkdtempSync(join(tmpdir(), 'logline-rlm-'));
+    clock = new ManualClock(1_000_000);
+    scheduler = new ManualScheduler();
+    topic = new MemoryTopic();
+  });
+  afterEach(() => rmSync(root, { recursive: true, force: true }));
+
+  it('copies rolled segments below the high watermark in order; local retention then deletes only copied ones; every offset reads back', async () => {
+    const log = openLog({});
+    await fill(log, 40);
+    const expected = await readAll({} as RemoteLogManager, Object.assign(log, { highWatermark: log.logEndOffset }));
+    log.updateHighWatermark(20);
+    const { rlm, metadata } = await manager();
+    rlm.onLeader({ topicIdPartition: TIP, leaderEpoch: 0, log });
+    assert.deepEqual(scheduler.pending().map((t) => t.delayMs), [0], 'the first run is scheduled at once');
+    await rlm.runNow(TIP);
+    const copied = metadata.store.listRemoteLogSegments(TIP).sort((a, b) => a.startOffset - b.startOffset);
+    assert.ok(copied.length >= 2, `${copied.length} segments copied`);
+    assert.ok(copied.every((m) => m.state === RemoteLogSegmentState.COPY_SEGMENT_FINISHED));
+    for (let i = 1; i < copied.length; i++) assert.equal(copied[i]!.startOffset, copied[i - 1]!.endOffset + 1, 'copied in order, without gaps');
+    assert.equal(copied[0]!.startOffset, 0);
+    assert.ok(copied.at(-1)!.endOffset < 20, 'nothing at or above the high watermark is copied');
+    assert.equal(log.highestOffsetInRemoteStorage, copied.at(-1)!.endOffset);
+
+    log.updateHighWatermark(40);
+    log.deleteOldSegments(clock.nowMs());
+    assert.equal(log.logStartOffset, 0, 'local retention does not move the log start offset');
+    assert.equal(log.localLogStartOffset, copied.at(-1)!.endOffset + 1, 'local retention deleted exactly the copied segments');
+    await rlm.runNow(TIP);
+    log.deleteOldSegments(clock.nowMs());
+    assert.equal(log.localLogStartOffset, log.activeSegment.baseOffset, 'once copied, only the active segment stays local');
+    assert.deepEqual(await readAll(rlm, log), expected, 'every offset, key, value, timestamp and header as written');
+    await rlm.close();
+  });
+
+  it('a copy another leader started and never finished is deleted by the next leader, which continues from what was copied', async () => {
+    const log = openLog({});
+    await fill(log, 30);
+    log.updateHighWatermark(30);
+    // The old leader: copies, then starts a copy it never finishes (its objects half there).
+    const old = await manager({ brokerId: 1 });
+    old.rlm.onLeader({ topicIdPartition: TIP, leaderEpoch: 0, log });
+    await old.rlm.runNow(TIP);
+    const finished = old.metadata.store.listRemoteLogSegments(TIP).length;
+    await log.appendAsLeader(batch(30), 1);
+    await fill(log, 45, 1);
+    log.updateHighWatermark(45);
+    const seg = log.segments.find((s) => s.baseOffset === log.highestOffsetInRemoteStorage + 1)!;
+    const orphan = {
+      remoteLogSegmentId: { topicIdPartition: TIP, id: 'b3JwaGFuLXNlZ21lbnQtMQ' }, startOffset: seg.baseOffset, endOffset: seg.nextOffset - 1, maxTimestampMs: 0,
+      brokerId: 1, eventTimestampMs: 0, segmentLeaderEpochs: [{ leaderEpoch: 0, startOffset: seg.baseOffset }], segmentSizeInBytes: seg.size, customMetadata: null,
+      state: RemoteLogSegmentState.COPY_SEGMENT_STARTED,
+    };
+    await old.metadata.publish({ kind: 'segment', metadata: orphan });
+    await old.rsm.copyLogSegmentData(orphan, { logSegment: seg.path('.log'), offsetIndex: Buffer.alloc(0), timeIndex: Buffer.alloc(0), producerSnapshotIndex: Buffer.alloc(0), leaderEpochIndex: Buffer.alloc(0) });
+    old.rlm.onNotLeader(TIP);
+
+    // The new leader (a new broker process: its own metadata replay from the topic).
+    log.highestOffsetInRemoteStorage = -1;
+    const next = await manager({ brokerId: 2, rsm: old.rsm });
+    next.rlm.onLeader({ topicIdPartition: TIP, leaderEpoch: 1, log });
+    await next.rlm.runNow(TIP);
+    const segments = next.metadata.store.listRemoteLogSegments(TIP).sort((a, b) => a.startOffset - b.startOffset);
+    assert.equal(segments.some((m) => m.remoteLogSegmentId.id === orphan.remoteLogSegmentId.id), false, 'the orphan is gone from the metadata');
+    const folder = readdirSync(join(root, 'remote', `orders-0-${TIP.topicId}`));
+    assert.equal(folder.some((f) => f.includes(orphan.remoteLogSegmentId.id)), false, 'and its objects are deleted');
+    assert.ok(segments.length > finished, 'the new leader copied on');
+    assert.equal(segments.slice(0, finished).every((m) => m.brokerId === 1), true, 'what the old leader copied is not copied again');
+    for (let i = 1; i < segments.length; i++) assert.equal(segments[i]!.startOffset, segments[i - 1]!.endOffset + 1, 'no offset missing, none twice');
+    await next.rlm.close();
+  });
+
+  it('total retention over both tiers deletes remote segments, metadata first, and moves the log start offset', async () => {
+    const log = openLog({});
+    await fill(log, 40);
+    log.updateHighWatermark(40);
+    const { rlm, metadata } = await manager();
+    rlm.onLeader({ topicIdPartition: TIP, leaderEpoch: 0, log });
+    await rlm.runNow(TIP);
+    log.deleteOldSegments(clock.nowMs());
+    const before = metadata.store.listRemoteLogSegments(TIP).sort((a, b) => a.startOffset - b.startOffset);
+    const remoteBytes = before.reduce((n, m) => n + m.segmentSizeInBytes, 0);
+    // Keep about half the remote bytes plus what is only local.
+    log.config = { ...log.config, retentionBytes: Math.floor(remoteBytes / 2) + log.onlyLocalLogSegmentsSize };
+    await rlm.runNow(TIP);
+    const after = metadata.store.listRemoteLogSegments(TIP).sort((a, b) => a.startOffset - b.startOffset);
+    assert.ok(after.length < before.length && after.length > 0, `${before.length} → ${after.length} remote segments`);
+    assert.equal(log.logStartOffset, after[0]!.startOffset, 'the log start offset is the first remaining remote segment');
+    const objects = readdirSync(join(root, 'remote', `orders-0-${TIP.topicId}`));
+    for (const m of before.slice(0, before.length - after.length)) assert.equal(objects.some((f) => f.includes(m.remoteLogSegmentId.id)), false);
+    await assert.rejects(rlm.read(TIP, log, 0, 1000, 40, true), /OFFSET_OUT_OF_RANGE|in no remote segment/);
+    // Topic deletion: everything remote goes.
+    await rlm.onDeleted(TIP);
+    assert.equal(metadata.store.listRemoteLogSegments(TIP).length, 0);
+    assert.equal(existsSync(join(root, 'remote', `orders-0-${TIP.topicId}`)), false, 'the partition folder is empty and gone');
+    await rlm.close();
+  });
+
+  it('a failed copy is retried with backoff, and the copy rate spreads segments over runs', async () => {
+    const log = openLog({});
+    await fill(log, 40);
+    log.updateHighWatermark(40);
+    const real = new ChunkedStorageManager({ store: await LocalObjectStore.open(join(root, 'remote')), chunkBytes: 256 });
+    let failures = 2;
+    const flaky: RemoteStorageManager = {
+      copyLogSegmentData: (m, d) => (failures-- > 0 ? Promise.reject(new Error('store unavailable')) : real.copyLogSegmentData(m, d)),
+      fetchLogSegment: (m, s, e) => real.fetchLogSegment(m, s, e), fetchIndex: (m, t) => real.fetchIndex(m, t),
+      deleteLogSegmentData: (m) => real.deleteLogSegmentData(m), close: () => real.close(),
+    };
+    const { rlm, metadata } = await manager({ rsm: flaky, copyRate: 60 });
+    rlm.onLeader({ topicIdPartition: TIP, leaderEpoch: 0, log });
+    const runScheduled = async () => {
+      const t = scheduler.pending().at(-1)!;
+      t.cancelled = true;
+      t.fn();
+      // Let the run and its rescheduling finish.
+      for (let i = 0; i < 50 && scheduler.pending().length === 0; i++) await new Promise((r) => setTimeout(r, 5));
+    };
+    await runScheduled();
+    await runScheduled();
+    assert.deepEqual(scheduler.pending().map((t) => t.delayMs), [1000], 'backoff doubles: 500 ms, then 1 s');
+    await runScheduled();
+    const finished = () => metadata.store.listRemoteLogSegments(TIP).filter((m) => m.state === RemoteLogSegmentState.COPY_SEGMENT_FINISHED).length;
+    assert.equal(scheduler.pending()[0]!.delayMs, 30_000, 'a successful run waits the task interval');
+    // 60 B/s with 11 s of burst: 660 bytes, one ~600-byte segment and a little debt per run.
+    const first = finished();
+    assert.ok(first >= 1 && first < 4, `${first} segments copied under the rate`);
+    clock.advance(20_000);
+    await runScheduled();
+    assert.ok(finished() > first, 'the next run copies more once the rate allows');
+    assert.equal(metadata.store.listRemoteLogSegments(TIP).filter((m) => m.state === RemoteLogSegmentState.COPY_SEGMENT_STARTED).length, 0,
+      'the failed attempts\' unfinished copies were cleaned up');
+    await rlm.close();
+  });
+});
