@@ -9,7 +9,7 @@
 import { ErrorCode, type BrokerRegistrationRequest, type CreateTopicsRequest } from '../protocol/index.js';
 import { firstBatchProducer } from '../records/index.js';
 import { CONTROLLER_FEATURES, KRAFT_VERSION_FEATURE, topicNameError, type TopicConfigValidator, type TopicDefaults } from '../controller/index.js';
-import { AlterPartitionManager, ReplicaFetcherManager, ReplicaManager, ReplicationQuota, isThrottledReplica, parseThrottledReplicas, replicaSelectorFor, type LeaderEndpoint, type LocalLog, type ReplicaDeltaPorts, type Scheduler } from '../replication/index.js';
+import { AlterPartitionManager, ReplicaFetcherManager, ReplicaManager, ReplicationQuota, isThrottledReplica, parseThrottledReplicas, replicaSelectorFor, type LeaderEndpoint, type LocalLog, type ReplicaDeltaPorts, type Scheduler, type SchemaValidation } from '../replication/index.js';
 import { BrokerConnection, InterBrokerConnections, type InterBrokerEndpoint } from '../client/index.js';
 import { clientSaslFor, clientTlsFor } from '../network/index.js';
 import { ScramImage, type MetadataDelta, type MetadataImage } from '../metadata/index.js';
@@ -80,6 +80,8 @@ export interface BrokerDeps {
   minInsyncReplicas: (topic: string) => number;
   /** max.message.bytes of a topic. */
   maxMessageBytes?: (topic: string) => number;
+  /** A topic's broker-side schema validation (confluent.*.schema.validation), null when off. */
+  schemaValidation?: (topic: string) => SchemaValidation | null;
   fetchSessionCacheSlots: number;
   logger?: Logger;
 }
@@ -489,7 +491,7 @@ export class Broker {
   private readonly deltaPorts: ReplicaDeltaPorts = {
     openLog: (topic, partition, topicId) => this.deps.openLog(topic, partition, topicId),
     deleteLog: async (topic, partition) => { await this.deps.dropLog?.(topic, partition); },
-    topicConfig: (topic) => ({ minInsyncReplicas: this.deps.minInsyncReplicas(topic), maxMessageBytes: this.deps.maxMessageBytes?.(topic) }),
+    topicConfig: (topic) => ({ minInsyncReplicas: this.deps.minInsyncReplicas(topic), maxMessageBytes: this.deps.maxMessageBytes?.(topic), schemaValidation: this.deps.schemaValidation?.(topic) ?? null }),
   };
 
   /**

@@ -44,5 +44,14 @@ export async function startNodeRegistry(broker: Broker, address: { host: string;
   const rest = new RegistryRest(service, (nodeId) => broker.endpointUrl(nodeId, SCHEMA_REGISTRY_ENDPOINT));
   const listener = await startRegistryListener(rest, address, log);
   service.start();
-  return { service, listener, close: async () => { service.close(); await listener.close(); } };
+  // Broker-side schema validation asks this node's copy of the registry.
+  broker.replicaManager.schemaIds = {
+    refusal: (topic, isKey, strategy, id) => service.hasLocalCopy()
+      ? service.state.validationRefusal(topic, isKey, strategy, id)
+      : `this broker holds no replica of ${SCHEMAS_TOPIC} to check it against`,
+  };
+  return {
+    service, listener,
+    close: async () => { broker.replicaManager.schemaIds = null; service.close(); await listener.close(); },
+  };
 }

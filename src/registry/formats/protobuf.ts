@@ -361,6 +361,11 @@ export class ProtobufSchema implements ParsedSchema {
     return printFile(this.file, true);
   }
 
+  recordName(): string | null {
+    const first = this.file.types.find((t): t is PType => t instanceof protobuf.Type);
+    return first === undefined ? null : first.fullName.replace(/^\./, '');
+  }
+
   /** Confluent's diff of the old file (original) against this one (update). */
   differencesFrom(previous: ProtobufSchema): ProtobufDifference[] {
     const diff = new Diff();
