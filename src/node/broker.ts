@@ -401,8 +401,18 @@ export class Broker {
   /** http://host:port of broker `id`'s registration endpoint named `name`, or null. */
   endpointUrl(id: number, name: string): string | null {
     const e = this.image?.cluster.broker(id)?.endpoints.find((x) => x.name === name);
-    return e ? `http://${e.host.includes(':') ? `[${e.host}]` : e.host}:${e.port}` : null;
+    // Kafka's SecurityProtocol ids: 1 SSL and 3 SASL_SSL use TLS.
+    const scheme = e?.securityProtocol === 1 || e?.securityProtocol === 3 ? 'https' : 'http';
+    return e ? `${scheme}://${e.host.includes(':') ? `[${e.host}]` : e.host}:${e.port}` : null;
   }
+
+  /** One decision of the authorizer over the latest ACLs (true without one): the schema registry asks it. */
+  authorize(principal: string, host: string, operation: number, resourceType: number, resourceName: string): boolean {
+    return this.authorizer === null || this.authorizer.indexFor(this.acls).authorize(principal, host, operation, resourceType, resourceName);
+  }
+
+  /** The SCRAM credentials of the latest image (the schema registry checks HTTP Basic passwords against them). */
+  get scramImage(): ScramImage { return this.scramCredentials; }
 
   /**
    * `_schemas` for the schema registry: compacted, one partition (a single writer appends in
