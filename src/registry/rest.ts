@@ -8,7 +8,7 @@ import { request as httpsRequest } from 'node:https';
 import type { ConnectionOptions } from 'node:tls';
 import { RegistryCaller, type Access } from './access.js';
 import { registryErrors as E, RegistryError } from './errors.js';
-import { SCHEMA_TYPES, type SchemaReference, type SchemaType } from './formats/index.js';
+import { SCHEMA_TYPES, type ProtobufSchema, type SchemaReference, type SchemaType } from './formats/index.js';
 import { deleteConfig, deleteMode, deleteSubject, deleteVersion, register, setConfig, setMode } from './operations.js';
 import type { RegistryService } from './service.js';
 import type { OperationResult, RegistryState, SchemaRequest, VersionView } from './state.js';
@@ -83,11 +83,17 @@ function schemaRequest(body: unknown): SchemaRequest {
   };
 }
 
-/** A schema as Confluent shows it: schemaType only when not AVRO, references only when there are some. */
-function schemaView(s: { schemaType: SchemaType; references: SchemaReference[]; schema: string }): Record<string, unknown> {
-  return { ...(s.schemaType !== 'AVRO' ? { schemaType: s.schemaType } : {}), ...(s.references.length > 0 ? { references: s.references } : {}), schema: s.schema };
+/**
+ * A schema as Confluent shows it: schemaType only when not AVRO, references only when there are
+ * some. `format=serialized` gives a Protobuf schema as a base64 FileDescriptorProto (Confluent's
+ * Protobuf deserializers ask for it); other formats and types are shown as stored.
+ */
+function schemaView(s: { schemaType: SchemaType; references: SchemaReference[]; schema: string }, c?: Ctx): Record<string, unknown> {
+  const serialized = c !== undefined && s.schemaType === 'PROTOBUF' && c.query.get('format') === 'serialized';
+  const text = serialized ? (c.state.parse(s) as ProtobufSchema).serialized() : s.schema;
+  return { ...(s.schemaType !== 'AVRO' ? { schemaType: s.schemaType } : {}), ...(s.references.length > 0 ? { references: s.references } : {}), schema: text };
 }
-const versionView = (v: VersionView) => ({ subject: v.subject, version: v.version, id: v.id, ...schemaView(v) });
+const versionView = (v: VersionView, c?: Ctx) => ({ subject: v.subject, version: v.version, id: v.id, ...schemaView(v, c) });
 
 function field(body: unknown, name: string): unknown {
   if (body === null || typeof body !== 'object') throw E.unprocessable('Request body must be a JSON object');
@@ -97,7 +103,7 @@ function field(body: unknown, name: string): unknown {
 const ROUTES: Route[] = [
   { method: 'GET', pattern: [], needs: 'open', run: () => ({ read: {} }) },
   { method: 'GET', pattern: ['schemas', 'types'], needs: 'open', run: () => ({ read: SCHEMA_TYPES }) },
-  { method: 'GET', pattern: ['schemas', 'ids', ':id'], needs: 'id', run: (c) => ({ read: schemaView(c.state.schemaById(idParam(c.params.id!))) }) },
+  { method: 'GET', pattern: ['schemas', 'ids', ':id'], needs: 'id', run: (c) => ({ read: schemaView(c.state.schemaById(idParam(c.params.id!)), c) }) },
   { method: 'GET', pattern: ['schemas', 'ids', ':id', 'schema'], needs: 'id', run: (c) => ({ read: c.state.schemaById(idParam(c.params.id!)).schema, raw: true }) },
   { method: 'GET', pattern: ['schemas', 'ids', ':id', 'versions'], needs: 'id', run: (c) => ({ read: c.state.usagesOfId(idParam(c.params.id!), flag(c.query, 'deleted')).filter((u) => c.caller.mayUseSubject(u.subject, 'read')) }) },
   { method: 'GET', pattern: ['schemas', 'ids', ':id', 'subjects'], needs: 'id', run: (c) => ({ read: [...new Set(c.state.usagesOfId(idParam(c.params.id!), flag(c.query, 'deleted')).map((u) => u.subject))].filter((s) => c.caller.mayUseSubject(s, 'read')) }) },
@@ -109,7 +115,7 @@ const ROUTES: Route[] = [
       return { write: (s) => register(s, c.params.subject!, request, flag(c.query, 'normalize')) };
     },
   },
-  { method: 'GET', pattern: ['subjects', ':subject', 'versions', ':version'], needs: READ_SUBJECT, run: (c) => ({ read: versionView(c.state.version(c.params.subject!, versionParam(c.params.version!), flag(c.query, 'deleted'))) }) },
+  { method: 'GET', pattern: ['subjects', ':subject', 'versions', ':version'], needs: READ_SUBJECT, run: (c) => ({ read: versionView(c.state.version(c.params.subject!, versionParam(c.params.version!), flag(c.query, 'deleted')), c) }) },
   { method: 'GET', pattern: ['subjects', ':subject', 'versions', ':version', 'schema'], needs: READ_SUBJECT, run: (c) => ({ read: c.state.version(c.params.subject!, versionParam(c.params.version!), flag(c.query, 'deleted')).schema, raw: true }) },
   {
     method: 'GET', pattern: ['subjects', ':subject', 'versions', ':version', 'referencedby'],
