@@ -102,7 +102,12 @@ const REMOTE_STORAGE_MANAGERS: Validator = {
 export const TOPIC_BASED_RLMM = 'org.apache.kafka.server.log.remote.metadata.storage.TopicBasedRemoteLogMetadataManager';
 const REMOTE_LOG_METADATA_MANAGERS: Validator = { kind: 'custom', rule: `Value must be ${TOPIC_BASED_RLMM}`, check: (v) => v === TOPIC_BASED_RLMM };
 
-/** Topic-level keys (Kafka's TopicConfig / LogConfig), all of them settable per topic. */
+/** Confluent's subject name strategies (full class names), for broker-side schema validation. */
+const STRATEGY_PACKAGE = 'io.confluent.kafka.serializers.subject.';
+const TOPIC_NAME_STRATEGY = `${STRATEGY_PACKAGE}TopicNameStrategy`;
+const SUBJECT_NAME_STRATEGY = oneOf(TOPIC_NAME_STRATEGY, `${STRATEGY_PACKAGE}RecordNameStrategy`, `${STRATEGY_PACKAGE}TopicRecordNameStrategy`);
+
+/** Topic-level keys (Kafka's TopicConfig / LogConfig, and Confluent Server's schema validation), all of them settable per topic. */
 export const TOPIC_KEYS = {
   'cleanup.policy': key('cleanup.policy', 'list', 'delete', 'delete: drop old segments; compact: keep the latest record per key; or both.', { validator: validList('compact', 'delete'), brokerSynonym: 'log.cleanup.policy' }),
   'compression.type': key('compression.type', 'string', 'producer', 'Codec batches are stored with; producer keeps what the client sent.', { validator: BROKER_COMPRESSION, brokerSynonym: 'compression.type' }),
@@ -137,6 +142,12 @@ export const TOPIC_KEYS = {
   'segment.jitter.ms': key('segment.jitter.ms', 'long', '0', 'Random jitter subtracted from segment.ms.', { validator: atLeast(0), brokerSynonym: 'log.roll.jitter.ms' }),
   'segment.ms': key('segment.ms', 'long', '604800000', 'Age at which a segment rolls even if not full.', { validator: atLeast(1), brokerSynonym: 'log.roll.ms' }),
   'unclean.leader.election.enable': key('unclean.leader.election.enable', 'boolean', 'false', 'Allow an out-of-sync replica to become leader (may lose data).', { brokerSynonym: 'unclean.leader.election.enable' }),
+  // Confluent Server's broker-side schema ID validation, under its names: the node's own schema
+  // registry answers (Confluent's confluent.schema.registry.url has no counterpart).
+  'confluent.key.schema.validation': key('confluent.key.schema.validation', 'boolean', 'false', 'Refuse records whose key does not start with the magic byte 0 and a schema id registered under the key subject (the schema registry on the leader\'s node answers); null keys pass.'),
+  'confluent.key.subject.name.strategy': key('confluent.key.subject.name.strategy', 'string', TOPIC_NAME_STRATEGY, 'How confluent.key.schema.validation names the subject: TopicNameStrategy (<topic>-key), RecordNameStrategy (the schema\'s record name) or TopicRecordNameStrategy (<topic>-<record name>).', { validator: SUBJECT_NAME_STRATEGY }),
+  'confluent.value.schema.validation': key('confluent.value.schema.validation', 'boolean', 'false', 'Refuse records whose value does not start with the magic byte 0 and a schema id registered under the value subject (the schema registry on the leader\'s node answers); null values (tombstones) pass.'),
+  'confluent.value.subject.name.strategy': key('confluent.value.subject.name.strategy', 'string', TOPIC_NAME_STRATEGY, 'How confluent.value.schema.validation names the subject: TopicNameStrategy (<topic>-value), RecordNameStrategy (the schema\'s record name) or TopicRecordNameStrategy (<topic>-<record name>).', { validator: SUBJECT_NAME_STRATEGY }),
 } as const;
 export type TopicConfigName = keyof typeof TOPIC_KEYS;
 

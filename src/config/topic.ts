@@ -14,6 +14,10 @@ export interface TopicConfig {
   readonly compressionGzipLevel: number;
   readonly compressionLz4Level: number;
   readonly compressionZstdLevel: number;
+  readonly confluentKeySchemaValidation: boolean;
+  readonly confluentKeySubjectNameStrategy: string;
+  readonly confluentValueSchemaValidation: boolean;
+  readonly confluentValueSubjectNameStrategy: string;
   readonly deleteRetentionMs: number;
   readonly fileDeleteDelayMs: number;
   readonly flushMessages: number;

@@ -9,7 +9,7 @@
 import { ErrorCode, type BrokerRegistrationRequest, type CreateTopicsRequest } from '../protocol/index.js';
 import { firstBatchProducer } from '../records/index.js';
 import { CONTROLLER_FEATURES, KRAFT_VERSION_FEATURE, topicNameError, type TopicConfigValidator, type TopicDefaults } from '../controller/index.js';
-import { AlterPartitionManager, ReplicaFetcherManager, ReplicaManager, ReplicationQuota, isThrottledReplica, parseThrottledReplicas, replicaSelectorFor, type LeaderEndpoint, type LocalLog, type ReplicaDeltaPorts, type Scheduler } from '../replication/index.js';
+import { AlterPartitionManager, ReplicaFetcherManager, ReplicaManager, ReplicationQuota, isThrottledReplica, parseThrottledReplicas, replicaSelectorFor, type LeaderEndpoint, type LocalLog, type ReplicaDeltaPorts, type Scheduler, type SchemaValidation } from '../replication/index.js';
 import { BrokerConnection, InterBrokerConnections, type InterBrokerEndpoint } from '../client/index.js';
 import { clientSaslFor, clientTlsFor } from '../network/index.js';
 import { ScramImage, type MetadataDelta, type MetadataImage } from '../metadata/index.js';
@@ -85,6 +85,8 @@ export interface BrokerDeps {
   minInsyncReplicas: (topic: string) => number;
   /** max.message.bytes of a topic. */
   maxMessageBytes?: (topic: string) => number;
+  /** A topic's broker-side schema validation (confluent.*.schema.validation), null when off. */
+  schemaValidation?: (topic: string) => SchemaValidation | null;
   fetchSessionCacheSlots: number;
   logger?: Logger;
   /** The remote tier, opened from remote.log.storage.* when remote.log.storage.system.enable is on (tiered storage). */
@@ -522,8 +524,18 @@ export class Broker {
   /** http://host:port of broker `id`'s registration endpoint named `name`, or null. */
   endpointUrl(id: number, name: string): string | null {
     const e = this.image?.cluster.broker(id)?.endpoints.find((x) => x.name === name);
-    return e ? `http://${e.host.includes(':') ? `[${e.host}]` : e.host}:${e.port}` : null;
+    // Kafka's SecurityProtocol ids: 1 SSL and 3 SASL_SSL use TLS.
+    const scheme = e?.securityProtocol === 1 || e?.securityProtocol === 3 ? 'https' : 'http';
+    return e ? `${scheme}://${e.host.includes(':') ? `[${e.host}]` : e.host}:${e.port}` : null;
   }
+
+  /** One decision of the authorizer over the latest ACLs (true without one): the schema registry asks it. */
+  authorize(principal: string, host: string, operation: number, resourceType: number, resourceName: string): boolean {
+    return this.authorizer === null || this.authorizer.indexFor(this.acls).authorize(principal, host, operation, resourceType, resourceName);
+  }
+
+  /** The SCRAM credentials of the latest image (the schema registry checks HTTP Basic passwords against them). */
+  get scramImage(): ScramImage { return this.scramCredentials; }
 
   /**
    * `_schemas` for the schema registry: compacted, one partition (a single writer appends in
@@ -613,7 +625,7 @@ export class Broker {
   private readonly deltaPorts: ReplicaDeltaPorts = {
     openLog: (topic, partition, topicId) => this.deps.openLog(topic, partition, topicId),
     deleteLog: async (topic, partition) => { await this.deps.dropLog?.(topic, partition); },
-    topicConfig: (topic) => ({ minInsyncReplicas: this.deps.minInsyncReplicas(topic), maxMessageBytes: this.deps.maxMessageBytes?.(topic) }),
+    topicConfig: (topic) => ({ minInsyncReplicas: this.deps.minInsyncReplicas(topic), maxMessageBytes: this.deps.maxMessageBytes?.(topic), schemaValidation: this.deps.schemaValidation?.(topic) ?? null }),
   };
 
   /**

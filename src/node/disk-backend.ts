@@ -8,7 +8,7 @@ import { effectiveBrokerConfig, listenerName, resolveTopicConfig, validateTopicC
 import { controllerGateFor, controllerSaslFor, controllerTlsFor } from './controller-listener.js';
 import { ConfigurationsImage, type MetadataImage, type MetadataRecord } from '../metadata/index.js';
 import { describeQuorum, parseQuorumVoters, type VoterAddress } from '../raft/index.js';
-import { realScheduler, StorageLog } from '../replication/index.js';
+import { realScheduler, StorageLog, subjectNameStrategyOf, type SchemaValidation } from '../replication/index.js';
 import { LogManager, NodeFileSystem, logConfig, logDirName, parseLogDirName, randomUuid, readMetaProperties, type FileSystem, type LogConfig, type PartitionLog } from '../storage/index.js';
 import { readBootstrapRecords, storedVoters, unformattedRefusal } from './storage-format.js';
 import { LogMetadata, METADATA_TOPIC, type LogMetadataOptions } from './metadata-log.js';
@@ -399,6 +399,7 @@ async function openDiskBackend(o: DiskBackendOptions, brokerConfig: BrokerConfig
     autoCreateTopicsEnable: brokerConfig.get('auto.create.topics.enable') as boolean,
     minInsyncReplicas: (topic: string) => topicConfig(topic).minInsyncReplicas,
     maxMessageBytes: (topic: string) => topicConfig(topic).maxMessageBytes,
+    schemaValidation: (topic: string) => schemaValidationOf(topicConfig(topic)),
     fetchSessionCacheSlots: brokerConfig.get('max.incremental.fetch.session.cache.slots') as number,
     ...(remoteStorage !== undefined ? { remoteStorage } : {}),
     /** Flushes every log, writes the checkpoints and marks a clean shutdown. */
@@ -413,5 +414,14 @@ async function openDiskBackend(o: DiskBackendOptions, brokerConfig: BrokerConfig
         logs.close();
       } finally { unlock(); }
     },
+  };
+}
+
+/** A topic's broker-side schema validation (Confluent Server's keys), null when neither key nor value is validated. */
+function schemaValidationOf(c: TopicConfig): SchemaValidation | null {
+  if (!c.confluentKeySchemaValidation && !c.confluentValueSchemaValidation) return null;
+  return {
+    key: c.confluentKeySchemaValidation ? subjectNameStrategyOf(c.confluentKeySubjectNameStrategy) : null,
+    value: c.confluentValueSchemaValidation ? subjectNameStrategyOf(c.confluentValueSubjectNameStrategy) : null,
   };
 }

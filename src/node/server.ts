@@ -15,7 +15,7 @@ import { ScramImage } from '../metadata/index.js';
 import type { LogMetadata } from './metadata-log.js';
 import type { ControllerService } from './controller-service.js';
 import { reloadTlsOnConfigChange } from './tls-reload.js';
-import { SCHEMA_REGISTRY_ENDPOINT, startNodeRegistry, type NodeRegistry } from './schema-registry.js';
+import { registryProtocol, SCHEMA_REGISTRY_ENDPOINT, startNodeRegistry, type NodeRegistry } from './schema-registry.js';
 
 /**
  * Starts the HTTP listener for a node at `address` (http.listener): the http room's
@@ -287,7 +287,7 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerHa
     }
     const registryAddress = broker && options.schemaRegistry ? listenerAddress('schema.registry.listener', brokerConfig.get('schema.registry.listener') as string | null) : null;
     if (broker && registryAddress) {
-      registry = await startNodeRegistry(broker, registryAddress, clock, root).catch((e: NodeJS.ErrnoException) => {
+      registry = await startNodeRegistry(broker, registryAddress, clock, root, brokerConfig).catch((e: NodeJS.ErrnoException) => {
         throw Object.assign(new Error(`schema.registry.listener ${registryAddress.host}:${registryAddress.port}: ${e.message}`), { code: e.code });
       });
       logger.info(`schema registry listening on ${registry.listener.url}`);
@@ -295,7 +295,7 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerHa
     // The broker registers its listeners as advertised, and is listed once the controller unfences
     // it; the registry's address rides along as an endpoint of its own, which is how other nodes
     // find the registry writer.
-    const registryEndpoint = registry ? [{ name: SCHEMA_REGISTRY_ENDPOINT, host: registry.listener.host, port: registry.listener.port, securityProtocol: 0 }] : [];
+    const registryEndpoint = registry ? [{ name: SCHEMA_REGISTRY_ENDPOINT, host: registry.listener.host, port: registry.listener.port, securityProtocol: SECURITY_PROTOCOL_IDS[registryProtocol(brokerConfig)] ?? 0 }] : [];
     if (broker) await broker.register([...registrationListeners(network.bound, options.config), ...registryEndpoint]);
   } catch (e) {
     await registry?.close();

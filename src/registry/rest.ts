@@ -3,8 +3,12 @@
 // names a write (a pure operation); writes run here when this node is the writer, and are
 // forwarded to the writer otherwise (the answer waits until this node has replayed the write, so a
 // client reading from the node it wrote through sees its write).
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import type { ConnectionOptions } from 'node:tls';
+import { RegistryCaller, type Access } from './access.js';
 import { registryErrors as E, RegistryError } from './errors.js';
-import { SCHEMA_TYPES, type SchemaReference, type SchemaType } from './formats/index.js';
+import { SCHEMA_TYPES, type ProtobufSchema, type SchemaReference, type SchemaType } from './formats/index.js';
 import { deleteConfig, deleteMode, deleteSubject, deleteVersion, register, setConfig, setMode } from './operations.js';
 import type { RegistryService } from './service.js';
 import type { OperationResult, RegistryState, SchemaRequest, VersionView } from './state.js';
@@ -23,6 +27,8 @@ export interface RestRequest {
   /** The body as received (null when none). */
   body: Buffer | null;
   headers: Record<string, string | string[] | undefined>;
+  /** Who is asking (authenticated by the listener); absent: anyone may do anything. */
+  caller?: RegistryCaller;
 }
 /** `raw`: the body is text sent as is (a schema from a `/schema` path, as Confluent sends it), not JSON. */
 export interface RestResponse { status: number; body: unknown; headers?: Record<string, string>; raw?: boolean }
@@ -31,9 +37,17 @@ export interface RestResponse { status: number; body: unknown; headers?: Record<
 export type WriterUrl = (nodeId: number) => string | null;
 
 type Params = Record<string, string>;
-interface Ctx { params: Params; query: URLSearchParams; body: () => unknown; state: RegistryState }
+interface Ctx { params: Params; query: URLSearchParams; body: () => unknown; state: RegistryState; caller: RegistryCaller }
 type Answer = { read: unknown; status?: number; raw?: boolean } | { write: (s: RegistryState) => OperationResult<unknown> };
-interface Route { method: string; pattern: string[]; run: (c: Ctx) => Answer }
+/**
+ * What a route needs the caller to be allowed (README.md, "Who may do what"): `open` nothing;
+ * the subject of the path, or the global config, read or written; `id`: reading some subject that
+ * holds the schema id; `listed`: nothing, the route shows only the subjects the caller may read.
+ */
+type Needs = 'open' | 'listed' | 'id' | { subject: Access } | { global: Access };
+interface Route { method: string; pattern: string[]; needs: Needs; run: (c: Ctx) => Answer }
+const READ_SUBJECT: Needs = { subject: 'read' };
+const WRITE_SUBJECT: Needs = { subject: 'write' };
 
 const flag = (q: URLSearchParams, name: string) => q.get(name)?.toLowerCase() === 'true';
 
@@ -69,11 +83,17 @@ function schemaRequest(body: unknown): SchemaRequest {
   };
 }
 
-/** A schema as Confluent shows it: schemaType only when not AVRO, references only when there are some. */
-function schemaView(s: { schemaType: SchemaType; references: SchemaReference[]; schema: string }): Record<string, unknown> {
-  return { ...(s.schemaType !== 'AVRO' ? { schemaType: s.schemaType } : {}), ...(s.references.length > 0 ? { references: s.references } : {}), schema: s.schema };
+/**
+ * A schema as Confluent shows it: schemaType only when not AVRO, references only when there are
+ * some. `format=serialized` gives a Protobuf schema as a base64 FileDescriptorProto (Confluent's
+ * Protobuf deserializers ask for it); other formats and types are shown as stored.
+ */
+function schemaView(s: { schemaType: SchemaType; references: SchemaReference[]; schema: string }, c?: Ctx): Record<string, unknown> {
+  const serialized = c !== undefined && s.schemaType === 'PROTOBUF' && c.query.get('format') === 'serialized';
+  const text = serialized ? (c.state.parse(s) as ProtobufSchema).serialized() : s.schema;
+  return { ...(s.schemaType !== 'AVRO' ? { schemaType: s.schemaType } : {}), ...(s.references.length > 0 ? { references: s.references } : {}), schema: text };
 }
-const versionView = (v: VersionView) => ({ subject: v.subject, version: v.version, id: v.id, ...schemaView(v) });
+const versionView = (v: VersionView, c?: Ctx) => ({ subject: v.subject, version: v.version, id: v.id, ...schemaView(v, c) });
 
 function field(body: unknown, name: string): unknown {
   if (body === null || typeof body !== 'object') throw E.unprocessable('Request body must be a JSON object');
@@ -81,34 +101,34 @@ function field(body: unknown, name: string): unknown {
 }
 
 const ROUTES: Route[] = [
-  { method: 'GET', pattern: [], run: () => ({ read: {} }) },
-  { method: 'GET', pattern: ['schemas', 'types'], run: () => ({ read: SCHEMA_TYPES }) },
-  { method: 'GET', pattern: ['schemas', 'ids', ':id'], run: (c) => ({ read: schemaView(c.state.schemaById(idParam(c.params.id!))) }) },
-  { method: 'GET', pattern: ['schemas', 'ids', ':id', 'schema'], run: (c) => ({ read: c.state.schemaById(idParam(c.params.id!)).schema, raw: true }) },
-  { method: 'GET', pattern: ['schemas', 'ids', ':id', 'versions'], run: (c) => ({ read: c.state.usagesOfId(idParam(c.params.id!), flag(c.query, 'deleted')) }) },
-  { method: 'GET', pattern: ['schemas', 'ids', ':id', 'subjects'], run: (c) => ({ read: [...new Set(c.state.usagesOfId(idParam(c.params.id!), flag(c.query, 'deleted')).map((u) => u.subject))] }) },
-  { method: 'GET', pattern: ['subjects'], run: (c) => ({ read: c.state.listSubjects(c.query.get('subjectPrefix') ?? '', flag(c.query, 'deleted')) }) },
-  { method: 'GET', pattern: ['subjects', ':subject', 'versions'], run: (c) => ({ read: c.state.versionsOf(c.params.subject!, flag(c.query, 'deleted')).map((v) => v.version) }) },
+  { method: 'GET', pattern: [], needs: 'open', run: () => ({ read: {} }) },
+  { method: 'GET', pattern: ['schemas', 'types'], needs: 'open', run: () => ({ read: SCHEMA_TYPES }) },
+  { method: 'GET', pattern: ['schemas', 'ids', ':id'], needs: 'id', run: (c) => ({ read: schemaView(c.state.schemaById(idParam(c.params.id!)), c) }) },
+  { method: 'GET', pattern: ['schemas', 'ids', ':id', 'schema'], needs: 'id', run: (c) => ({ read: c.state.schemaById(idParam(c.params.id!)).schema, raw: true }) },
+  { method: 'GET', pattern: ['schemas', 'ids', ':id', 'versions'], needs: 'id', run: (c) => ({ read: c.state.usagesOfId(idParam(c.params.id!), flag(c.query, 'deleted')).filter((u) => c.caller.mayUseSubject(u.subject, 'read')) }) },
+  { method: 'GET', pattern: ['schemas', 'ids', ':id', 'subjects'], needs: 'id', run: (c) => ({ read: [...new Set(c.state.usagesOfId(idParam(c.params.id!), flag(c.query, 'deleted')).map((u) => u.subject))].filter((s) => c.caller.mayUseSubject(s, 'read')) }) },
+  { method: 'GET', pattern: ['subjects'], needs: 'listed', run: (c) => ({ read: c.state.listSubjects(c.query.get('subjectPrefix') ?? '', flag(c.query, 'deleted')).filter((s) => c.caller.mayUseSubject(s, 'read')) }) },
+  { method: 'GET', pattern: ['subjects', ':subject', 'versions'], needs: READ_SUBJECT, run: (c) => ({ read: c.state.versionsOf(c.params.subject!, flag(c.query, 'deleted')).map((v) => v.version) }) },
   {
-    method: 'POST', pattern: ['subjects', ':subject', 'versions'], run: (c) => {
+    method: 'POST', pattern: ['subjects', ':subject', 'versions'], needs: WRITE_SUBJECT, run: (c) => {
       const request = schemaRequest(c.body());
       return { write: (s) => register(s, c.params.subject!, request, flag(c.query, 'normalize')) };
     },
   },
-  { method: 'GET', pattern: ['subjects', ':subject', 'versions', ':version'], run: (c) => ({ read: versionView(c.state.version(c.params.subject!, versionParam(c.params.version!), flag(c.query, 'deleted'))) }) },
-  { method: 'GET', pattern: ['subjects', ':subject', 'versions', ':version', 'schema'], run: (c) => ({ read: c.state.version(c.params.subject!, versionParam(c.params.version!), flag(c.query, 'deleted')).schema, raw: true }) },
+  { method: 'GET', pattern: ['subjects', ':subject', 'versions', ':version'], needs: READ_SUBJECT, run: (c) => ({ read: versionView(c.state.version(c.params.subject!, versionParam(c.params.version!), flag(c.query, 'deleted')), c) }) },
+  { method: 'GET', pattern: ['subjects', ':subject', 'versions', ':version', 'schema'], needs: READ_SUBJECT, run: (c) => ({ read: c.state.version(c.params.subject!, versionParam(c.params.version!), flag(c.query, 'deleted')).schema, raw: true }) },
   {
     method: 'GET', pattern: ['subjects', ':subject', 'versions', ':version', 'referencedby'],
-    run: (c) => ({ read: c.state.referencedBy(c.params.subject!, c.state.version(c.params.subject!, versionParam(c.params.version!), true).version) }),
+    needs: READ_SUBJECT, run: (c) => ({ read: c.state.referencedBy(c.params.subject!, c.state.version(c.params.subject!, versionParam(c.params.version!), true).version) }),
   },
   {
-    method: 'DELETE', pattern: ['subjects', ':subject', 'versions', ':version'], run: (c) => {
+    method: 'DELETE', pattern: ['subjects', ':subject', 'versions', ':version'], needs: WRITE_SUBJECT, run: (c) => {
       const version = versionParam(c.params.version!);
       return { write: (s) => deleteVersion(s, c.params.subject!, version, flag(c.query, 'permanent')) };
     },
   },
   {
-    method: 'POST', pattern: ['subjects', ':subject'], run: (c) => {
+    method: 'POST', pattern: ['subjects', ':subject'], needs: READ_SUBJECT, run: (c) => {
       const request = schemaRequest(c.body());
       const subject = c.params.subject!;
       const deleted = flag(c.query, 'deleted');
@@ -119,32 +139,32 @@ const ROUTES: Route[] = [
       return { read: versionView(found) };
     },
   },
-  { method: 'DELETE', pattern: ['subjects', ':subject'], run: (c) => ({ write: (s) => deleteSubject(s, c.params.subject!, flag(c.query, 'permanent')) }) },
-  { method: 'POST', pattern: ['compatibility', 'subjects', ':subject', 'versions', ':version'], run: (c) => compatibilityAnswer(c, versionParam(c.params.version!)) },
-  { method: 'POST', pattern: ['compatibility', 'subjects', ':subject', 'versions'], run: (c) => compatibilityAnswer(c, null) },
-  { method: 'GET', pattern: ['config'], run: (c) => ({ read: { compatibilityLevel: c.state.effectiveConfig(null) } }) },
-  { method: 'PUT', pattern: ['config'], run: (c) => { const level = field(c.body(), 'compatibility'); return { write: (s) => setConfig(s, null, level) }; } },
-  { method: 'DELETE', pattern: ['config'], run: () => ({ write: (s) => deleteConfig(s, null) }) },
+  { method: 'DELETE', pattern: ['subjects', ':subject'], needs: WRITE_SUBJECT, run: (c) => ({ write: (s) => deleteSubject(s, c.params.subject!, flag(c.query, 'permanent')) }) },
+  { method: 'POST', pattern: ['compatibility', 'subjects', ':subject', 'versions', ':version'], needs: READ_SUBJECT, run: (c) => compatibilityAnswer(c, versionParam(c.params.version!)) },
+  { method: 'POST', pattern: ['compatibility', 'subjects', ':subject', 'versions'], needs: READ_SUBJECT, run: (c) => compatibilityAnswer(c, null) },
+  { method: 'GET', pattern: ['config'], needs: { global: 'read' }, run: (c) => ({ read: { compatibilityLevel: c.state.effectiveConfig(null) } }) },
+  { method: 'PUT', pattern: ['config'], needs: { global: 'write' }, run: (c) => { const level = field(c.body(), 'compatibility'); return { write: (s) => setConfig(s, null, level) }; } },
+  { method: 'DELETE', pattern: ['config'], needs: { global: 'write' }, run: () => ({ write: (s) => deleteConfig(s, null) }) },
   {
-    method: 'GET', pattern: ['config', ':subject'], run: (c) => {
+    method: 'GET', pattern: ['config', ':subject'], needs: READ_SUBJECT, run: (c) => {
       const own = c.state.config(c.params.subject!);
       if (own === undefined && !flag(c.query, 'defaultToGlobal')) throw E.subjectConfigNotFound(c.params.subject!);
       return { read: { compatibilityLevel: own ?? c.state.effectiveConfig(null) } };
     },
   },
-  { method: 'PUT', pattern: ['config', ':subject'], run: (c) => { const level = field(c.body(), 'compatibility'); return { write: (s) => setConfig(s, c.params.subject!, level) }; } },
-  { method: 'DELETE', pattern: ['config', ':subject'], run: (c) => ({ write: (s) => deleteConfig(s, c.params.subject!) }) },
-  { method: 'GET', pattern: ['mode'], run: (c) => ({ read: { mode: c.state.effectiveMode(null) } }) },
-  { method: 'PUT', pattern: ['mode'], run: (c) => { const mode = field(c.body(), 'mode'); return { write: (s) => setMode(s, null, mode, flag(c.query, 'force')) }; } },
+  { method: 'PUT', pattern: ['config', ':subject'], needs: WRITE_SUBJECT, run: (c) => { const level = field(c.body(), 'compatibility'); return { write: (s) => setConfig(s, c.params.subject!, level) }; } },
+  { method: 'DELETE', pattern: ['config', ':subject'], needs: WRITE_SUBJECT, run: (c) => ({ write: (s) => deleteConfig(s, c.params.subject!) }) },
+  { method: 'GET', pattern: ['mode'], needs: { global: 'read' }, run: (c) => ({ read: { mode: c.state.effectiveMode(null) } }) },
+  { method: 'PUT', pattern: ['mode'], needs: { global: 'write' }, run: (c) => { const mode = field(c.body(), 'mode'); return { write: (s) => setMode(s, null, mode, flag(c.query, 'force')) }; } },
   {
-    method: 'GET', pattern: ['mode', ':subject'], run: (c) => {
+    method: 'GET', pattern: ['mode', ':subject'], needs: READ_SUBJECT, run: (c) => {
       const own = c.state.mode(c.params.subject!);
       if (own === undefined && !flag(c.query, 'defaultToGlobal')) throw E.subjectModeNotFound(c.params.subject!);
       return { read: { mode: own ?? c.state.effectiveMode(null) } };
     },
   },
-  { method: 'PUT', pattern: ['mode', ':subject'], run: (c) => { const mode = field(c.body(), 'mode'); return { write: (s) => setMode(s, c.params.subject!, mode, flag(c.query, 'force')) }; } },
-  { method: 'DELETE', pattern: ['mode', ':subject'], run: (c) => ({ write: (s) => deleteMode(s, c.params.subject!) }) },
+  { method: 'PUT', pattern: ['mode', ':subject'], needs: WRITE_SUBJECT, run: (c) => { const mode = field(c.body(), 'mode'); return { write: (s) => setMode(s, c.params.subject!, mode, flag(c.query, 'force')) }; } },
+  { method: 'DELETE', pattern: ['mode', ':subject'], needs: WRITE_SUBJECT, run: (c) => ({ write: (s) => deleteMode(s, c.params.subject!) }) },
 ];
 
 function compatibilityAnswer(c: Ctx, version: number | null): Answer {
@@ -168,8 +188,50 @@ function match(path: string): { routes: Route[]; params: Params } | null {
   return { routes, params };
 }
 
+/** Everyone may do everything: no authorizer. */
+const ANYONE = new RegistryCaller('User:ANONYMOUS', '', null);
+
+/** 40301 unless `caller` may do what `needs` names on this request. */
+function authorize(caller: RegistryCaller, needs: Needs, params: Params, state: RegistryState): void {
+  if (needs === 'open' || needs === 'listed') return;
+  if (needs === 'id') {
+    // As Karapace: a schema is visible to whoever may read a subject that holds it.
+    const id = idParam(params.id!);
+    if (!state.usagesOfId(id, true).some((u) => caller.mayUseSubject(u.subject, 'read'))) throw E.forbidden(caller.principal, 'Read', `Schema: ${id}`);
+    return;
+  }
+  if ('global' in needs) {
+    if (!caller.mayUseGlobal(needs.global)) throw E.forbidden(caller.principal, needs.global === 'read' ? 'Read' : 'Write', 'Config:');
+    return;
+  }
+  const subject = params.subject!;
+  if (!caller.mayUseSubject(subject, needs.subject)) throw E.forbidden(caller.principal, needs.subject === 'read' ? 'Read' : 'Write', `Subject: ${subject}`);
+}
+
+/** A request to another node's registry (node:http(s), so that TLS settings can be given). */
+function send(url: string, method: string, headers: Record<string, string>, body: Buffer | null, tls: ConnectionOptions | null, timeoutMs: number): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string }> {
+  return new Promise((resolve, reject) => {
+    const target = new URL(url);
+    const options = { method, headers: { ...headers, ...(body !== null ? { 'content-length': String(body.length) } : {}) }, timeout: timeoutMs };
+    const req = target.protocol === 'https:' ? httpsRequest(target, { ...options, ...(tls ?? {}) }) : httpRequest(target, options);
+    req.on('response', (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 500, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }));
+      res.on('error', reject);
+    });
+    req.on('timeout', () => req.destroy(new Error(`no answer in ${timeoutMs} ms`)));
+    req.on('error', reject);
+    req.end(body ?? undefined);
+  });
+}
+
 export class RegistryRest {
-  constructor(private readonly service: RegistryService, private readonly writerUrl: WriterUrl) {}
+  /**
+   * `forwardTls`: how this node connects to another node's TLS registry listener when it
+   * forwards a write (null: only plain HTTP).
+   */
+  constructor(private readonly service: RegistryService, private readonly writerUrl: WriterUrl, private readonly forwardTls: ConnectionOptions | null = null) {}
 
   async handle(req: RestRequest): Promise<RestResponse> {
     try {
@@ -196,9 +258,12 @@ export class RegistryRest {
       }
       return parsed.value;
     };
-    // A node without a replica of `_schemas` has no copy to read: the writer answers for it.
+    // A node without a replica of `_schemas` has no copy to read: the writer answers for it (and
+    // authorizes the caller from the credentials passed along).
     if (!this.service.hasLocalCopy() && req.headers[FORWARDED_HEADER] === undefined) return this.forward(req, await this.service.awaitWriter());
-    const answer = route.run({ params: found.params, query: req.query, body, state: this.service.state });
+    const caller = req.caller ?? ANYONE;
+    authorize(caller, route.needs, found.params, this.service.state);
+    const answer = route.run({ params: found.params, query: req.query, body, state: this.service.state, caller });
     if ('read' in answer) return { status: answer.status ?? 200, body: answer.read, ...(answer.raw ? { raw: true } : {}) };
     return this.write(req, answer.write);
   }
@@ -217,22 +282,21 @@ export class RegistryRest {
   private async forward(req: RestRequest, writer: number): Promise<RestResponse> {
     const url = this.writerUrl(writer);
     if (url === null) throw E.forwardingError(`the registry address of node ${writer} is unknown`);
-    let res: Response;
+    let res: Awaited<ReturnType<typeof send>>;
+    // The writer authenticates and authorizes the caller again, from the same credentials.
+    const authorization = req.headers.authorization;
     try {
       const query = req.query.toString();
-      res = await fetch(`${url}${req.path}${query ? `?${query}` : ''}`, {
-        method: req.method, headers: { 'content-type': REGISTRY_CONTENT_TYPE, [FORWARDED_HEADER]: '1' },
-        ...(req.body !== null && req.body.length > 0 ? { body: new Uint8Array(req.body) } : {}),
-        signal: AbortSignal.timeout(this.service.writeTimeoutMs),
-      });
+      res = await send(`${url}${req.path}${query ? `?${query}` : ''}`, req.method, {
+        'content-type': REGISTRY_CONTENT_TYPE, [FORWARDED_HEADER]: '1', ...(typeof authorization === 'string' ? { authorization } : {}),
+      }, req.body !== null && req.body.length > 0 ? req.body : null, this.forwardTls, this.service.writeTimeoutMs);
     } catch (e) {
       throw E.forwardingError(e instanceof Error ? e.message : String(e));
     }
-    const text = await res.text();
     let json: unknown;
-    try { json = JSON.parse(text); } catch { return { status: res.status, body: text, raw: true }; }
-    const offset = Number(res.headers.get(OFFSET_HEADER) ?? NaN);
-    if (res.ok && Number.isSafeInteger(offset) && !(await this.service.waitForOffset(offset))) throw E.timeout('Timed out waiting for this node to replay the write');
+    try { json = JSON.parse(res.text); } catch { return { status: res.status, body: res.text, raw: true }; }
+    const offset = Number(res.headers[OFFSET_HEADER] ?? NaN);
+    if (res.status === 200 && Number.isSafeInteger(offset) && !(await this.service.waitForOffset(offset))) throw E.timeout('Timed out waiting for this node to replay the write');
     return { status: res.status, body: json };
   }
 }

@@ -14,6 +14,8 @@ import { parseSchema, SchemaParseError, type ParsedSchema, type ResolvedReferenc
 import type { RegistryRecord, SchemaValue } from './records.js';
 
 export type Mode = 'READWRITE' | 'READONLY' | 'READONLY_OVERRIDE' | 'IMPORT';
+/** Confluent's subject name strategies, as broker-side schema validation names them. */
+export type SubjectNameStrategy = 'TopicNameStrategy' | 'RecordNameStrategy' | 'TopicRecordNameStrategy';
 export const MODES: readonly Mode[] = ['READWRITE', 'READONLY', 'READONLY_OVERRIDE', 'IMPORT'];
 
 /** What a client sends to register, look up or check a schema. */
@@ -217,6 +219,34 @@ export class RegistryState {
     let max = 0;
     for (const v of this.subjects.get(subject)?.keys() ?? []) max = Math.max(max, v);
     return max;
+  }
+
+  /**
+   * Broker-side schema validation: why schema `id` may not frame a record of `topic`'s key or
+   * value under `strategy` (Confluent's subject name strategies); null when a live version of the
+   * subject the strategy names has it.
+   */
+  validationRefusal(topic: string, isKey: boolean, strategy: SubjectNameStrategy, id: number): string | null {
+    if (!this.contents.has(id)) return 'no schema has this id';
+    let subject = `${topic}-${isKey ? 'key' : 'value'}`;
+    if (strategy !== 'TopicNameStrategy') {
+      let name: string | null;
+      try {
+        name = this.parsedById(id).recordName();
+      } catch {
+        return 'its schema no longer parses (a reference was deleted)';
+      }
+      if (name === null) return `its schema has no record name for ${strategy}`;
+      subject = strategy === 'RecordNameStrategy' ? name : `${topic}-${name}`;
+    }
+    for (const v of this.subjects.get(subject)?.values() ?? []) if (v.id === id && !v.deleted) return null;
+    return `it is not registered under subject ${subject}`;
+  }
+
+  private parsedById(id: number): ParsedSchema {
+    let p = this.parsed.get(id);
+    if (!p) this.parsed.set(id, p = this.parse({ ...this.schemaById(id) }));
+    return p;
   }
 
   hasSubjects(): boolean { return this.subjects.size > 0; }

@@ -12,3 +12,4 @@ export {
 export { LEADER_SELECTOR, RACK_AWARE_REPLICA_SELECTOR, replicaSelectorFor, type ReplicaSelector, type ReplicaView, type PartitionView, type ClientMetadata } from './replica-selector.js';
 export { ReplicationQuota, UNTHROTTLED_RATE, parseThrottledReplicas, isThrottledReplica, type ReplicationQuotaConfig, type ThrottledReplicas } from './quota.js';
 export { ReplicaManagerStats, produceRequestCounts, type ProduceRequestCount, type TopicCounters } from './stats.js';
+export { schemaRecordCheck, subjectNameStrategyOf, SUBJECT_NAME_STRATEGIES, type SchemaIdLookup, type SchemaValidation, type SubjectNameStrategy } from './schema-validation.js';

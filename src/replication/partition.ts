@@ -6,8 +6,10 @@
 // once the metadata shows them: until then the "maximal" ISR counts for the high watermark and the
 // committed one for min.insync.replicas (Kafka's PendingExpandIsr / PendingShrinkIsr).
 // Pure: time comes in as arguments.
+import type { RecordCursor } from '../records/index.js';
 import { assert } from '../util/index.js';
 import type { PartitionLog } from '../storage/index.js';
+import type { SchemaValidation } from './schema-validation.js';
 
 /** What the replica manager needs of a partition log (src/storage's PartitionLog provides it). */
 export interface LocalLog {
@@ -21,7 +23,7 @@ export interface LocalLog {
    * Appends batches (validated, offsets assigned); resolves when written. Only the transaction
    * coordinator ('coordinator') may write control batches (COMMIT/ABORT markers).
    */
-  appendAsLeader(records: Buffer, leaderEpoch: number, origin?: AppendOrigin): Promise<AppendResult>;
+  appendAsLeader(records: Buffer, leaderEpoch: number, origin?: AppendOrigin, check?: ((c: RecordCursor) => string | null) | null): Promise<AppendResult>;
   /**
    * Whole batches from the one containing `offset`, at most `maxBytes`, never past `upTo`. With
    * `minOneBatch` a first batch larger than `maxBytes` comes whole (KIP-74: the first data of a
@@ -175,6 +177,8 @@ export class Partition {
   bytesAppended = 0;
   /** The registration's partition epoch last applied (-1 before any). */
   partitionEpoch = -1;
+  /** The topic's broker-side schema validation (confluent.*.schema.validation), null when off. */
+  schemaValidation: SchemaValidation | null = null;
 
   constructor(
     readonly topic: string,

@@ -23,6 +23,7 @@ import { NO_REPLICA_FETCHERS, type ReplicaFetchers } from './fetchers.js';
 import type { ClientMetadata, ReplicaSelector, ReplicaView } from './replica-selector.js';
 import type { ReplicationQuota } from './quota.js';
 import type { RemoteLogManager, TopicIdPartition } from '../tiered/index.js';
+import { schemaRecordCheck, type SchemaIdLookup, type SchemaValidation } from './schema-validation.js';
 
 /** The leader replication throttle: the quota, and whether serving a partition to a replica counts against it. */
 export interface LeaderThrottle {
@@ -40,6 +41,8 @@ export interface PartitionConfig {
   minInsyncReplicas: number;
   /** max.message.bytes (the partition keeps its current value when undefined). */
   maxMessageBytes: number | undefined;
+  /** Broker-side schema validation (confluent.*.schema.validation); off when absent. */
+  schemaValidation?: SchemaValidation | null;
 }
 
 /** What applying a delta needs from the broker: its storage and its topic configs. */
@@ -193,6 +196,8 @@ export class ReplicaManager {
   private isrExpiration: { cancel(): void } | null = null;
   /** leader.replication.throttled.* (none until the broker sets it). */
   leaderThrottle: LeaderThrottle | null = null;
+  /** The schema registry's id lookup for topics with schema validation (the node sets it when it runs one). */
+  schemaIds: SchemaIdLookup | null = null;
   /** Bytes and messages in and out per topic, ISR shrinks and expansions (read by /metrics). */
   readonly stats = new ReplicaManagerStats();
   /** Per follower id: partitions newly led here that it has not fetched yet, with when the leadership began. */
@@ -395,6 +400,7 @@ export class ReplicaManager {
     }
     applied.opened++;
     const p = new Partition(change.topicName, change.partition, log, -1, -1, this.brokerId, config.minInsyncReplicas, config.maxMessageBytes);
+    p.schemaValidation = config.schemaValidation ?? null;
     this.addPartition(p);
     return p;
   }
@@ -415,6 +421,7 @@ export class ReplicaManager {
       p.minInsyncReplicas = c.minInsyncReplicas;
       p.maxMessageBytes = c.maxMessageBytes ?? p.maxMessageBytes;
       this.updateTiering(p, true);
+      p.schemaValidation = c.schemaValidation ?? null;
       applied.reconfigured++;
     };
     if (changed.all) {
@@ -519,7 +526,9 @@ export class ReplicaManager {
     }
     let appended;
     try {
-      appended = await p.log.appendAsLeader(records, p.leaderEpoch, origin);
+      // Only a client's records are validated against the registry (coordinators write their own).
+      const check = p.schemaValidation !== null && origin === 'client' ? schemaRecordCheck(p.topic, p.schemaValidation, this.schemaIds) : null;
+      appended = await p.log.appendAsLeader(records, p.leaderEpoch, origin, check);
     } catch (err) {
       const { code, message } = errorCodeOf(err);
       const failed = produceError(code, message);

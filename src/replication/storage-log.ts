@@ -1,7 +1,7 @@
 // The storage engine's PartitionLog behind the replica manager's LocalLog port: the one log every
 // partition has, durable on a real disk or, in tests and the development server without a data
 // directory, on a MemoryFileSystem.
-import type { PartitionLog } from '../storage/index.js';
+import type { PartitionLog, RecordCheck } from '../storage/index.js';
 import type { ActiveProducer, AppendOrigin, AppendResult, LocalLog } from './partition.js';
 
 /** A PartitionLog behind the replica manager's LocalLog port (reads are synchronous there). */
@@ -11,7 +11,7 @@ export class StorageLog implements LocalLog {
   get localLogStartOffset(): number { return this.log.localLogStartOffset; }
   get tieredLog(): PartitionLog { return this.log; }
   get logEndOffset(): number { return this.log.logEndOffset; }
-  appendAsLeader(records: Buffer, leaderEpoch: number, origin?: AppendOrigin): Promise<AppendResult> { return this.log.appendAsLeader(records, leaderEpoch, origin); }
+  appendAsLeader(records: Buffer, leaderEpoch: number, origin?: AppendOrigin, check?: RecordCheck | null): Promise<AppendResult> { return this.log.appendAsLeader(records, leaderEpoch, origin, check); }
   async read(offset: number, maxBytes: number, upTo: number, minOneBatch: boolean, alloc?: (bytes: number) => Buffer): Promise<Buffer> { return this.log.read(offset, maxBytes, upTo, minOneBatch, alloc); }
   offsetForTimestamp(ts: number) { return this.log.offsetForTimestamp(ts); }
   maxTimestampOffset() { return this.log.maxTimestampOffset(); }

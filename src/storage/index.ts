@@ -5,7 +5,7 @@ export { StorageError, type StorageErrorKind } from './errors.js';
 export { NodeFileSystem, FileCache, type FileSystem, type FileHandle } from './fs.js';
 export { MemoryFileSystem, type Fault, type FaultOp } from './memory-fs.js';
 export { LOG_DEFAULTS, logConfig, type LogConfig } from './config.js';
-export { PartitionLog, type AppendInfo, type OpenOptions, type RecoveryReport, type TimestampAndOffset } from './partition-log.js';
+export { PartitionLog, type AppendInfo, type OpenOptions, type RecordCheck, type RecoveryReport, type TimestampAndOffset } from './partition-log.js';
 export { LogSegment, segmentFileName, LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX } from './segment.js';
 export { LeaderEpochCache } from './epoch-cache.js';
 export { ProducerStateManager, type ProducerEntry, type BatchMetadata, type SequenceCheck, type MarkerInfo } from './producer-state.js';

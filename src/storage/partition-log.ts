@@ -37,6 +37,13 @@ export interface AppendInfo {
   bytes: number;
 }
 
+/**
+ * A leader's per-record check (broker-side schema validation): null when the record may be
+ * appended, else why not. It reads the key and value in place (`c.body` at `c.keyStart`,
+ * `c.valueStart`); no record object is built.
+ */
+export type RecordCheck = (c: RecordCursor) => string | null;
+
 export interface OpenOptions {
   dir: string;
   files: FileCache;
@@ -301,10 +308,12 @@ export class PartitionLog {
    * by rewriting each base offset in place, stamps the leader epoch (and the append time for
    * LogAppendTime), and writes them in one write.
    */
-  async appendAsLeader(records: Buffer, leaderEpoch: number, origin: 'client' | 'coordinator' = 'client'): Promise<AppendInfo> {
+  async appendAsLeader(records: Buffer, leaderEpoch: number, origin: 'client' | 'coordinator' = 'client', check: RecordCheck | null = null): Promise<AppendInfo> {
     // Transaction coordinators write control batches (markers); clients may not.
     const views = this.parse(records, origin === 'client');
-    if (this.config.cleanupPolicy.includes('compact')) await requireKeys(views, this.name);
+    // Records are read (and decompressed) only when a rule needs them, once for all the rules.
+    const compacted = this.config.cleanupPolicy.includes('compact');
+    if (compacted || check !== null) await checkRecords(views, this.name, compacted, check);
     // One reading of the clock judges the timestamps and stamps LogAppendTime.
     const now = this.clock.nowMs();
     if (this.config.messageTimestampType !== 'LogAppendTime' && this.timestampOutOfRange(views, now)) {
@@ -869,12 +878,23 @@ export class PartitionLog {
   }
 }
 
-/** Kafka refuses records without a key on compacted topics, naming each one (KIP-467). */
-async function requireKeys(views: RecordBatchView[], logName: string): Promise<void> {
+/**
+ * Kafka refuses records without a key on compacted topics, and a topic with schema validation
+ * refuses records its check refuses; each refused record is named (KIP-467). Control batches
+ * (transaction markers) carry no client records.
+ */
+async function checkRecords(views: RecordBatchView[], logName: string, requireKeys: boolean, check: RecordCheck | null): Promise<void> {
   const errors: RecordError[] = [];
-  await forEachRecord(views, (c, batchIndex) => {
-    if (c.keyLength < 0) errors.push({ batchIndex, message: `Compacted topic cannot accept message without key in topic partition ${logName}.` });
-  });
+  let index = 0;
+  for (const v of views) {
+    if (v.isControl) { index += v.recordCount; continue; }
+    const c = new RecordCursor(v, await decompressBatchBody(v));
+    for (; c.next(); index++) {
+      if (requireKeys && c.keyLength < 0) { errors.push({ batchIndex: index, message: `Compacted topic cannot accept message without key in topic partition ${logName}.` }); continue; }
+      const refused = check === null ? null : check(c);
+      if (refused !== null) errors.push({ batchIndex: index, message: refused });
+    }
+  }
   if (errors.length > 0) throw recordValidationError('INVALID_RECORD', errors);
 }
 

@@ -251,6 +251,10 @@ export class AvroSchema implements ParsedSchema {
     this.canonical = render(root, false, referenced);
   }
 
+  recordName(): string | null {
+    return this.root.kind === 'record' || this.root.kind === 'enum' || this.root.kind === 'fixed' ? this.root.name : null;
+  }
+
   /** Parses `text` with the named types of `references` (each an Avro schema) in scope. */
   static parse(text: string, references: readonly ResolvedReference[] = []): AvroSchema {
     const registry: Record<string, unknown> = {};

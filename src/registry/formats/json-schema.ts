@@ -414,6 +414,11 @@ export class JsonSchema implements ParsedSchema {
     this.canonical = JSON.stringify(root);
   }
 
+  recordName(): string | null {
+    const title = typeof this.root === 'object' && this.root !== null ? (this.root as Record<string, unknown>).title : undefined;
+    return typeof title === 'string' ? title : null;
+  }
+
   static parse(text: string, references: readonly ResolvedReference[] = []): JsonSchema {
     let root: Json;
     try {

@@ -321,6 +321,18 @@ function localName(t: PType): string {
   return parts.join('.');
 }
 
+/** protobufjs writes a field's message or enum type relative to its scope; descriptors name it fully (".pkg.Type"). */
+function qualifyFieldTypes(m: Record<string, unknown>, t: PType): void {
+  for (const f of (m.field ?? []) as Record<string, unknown>[]) {
+    const resolved = t.fields[f.name as string]?.resolvedType;
+    if (resolved) f.typeName = resolved.fullName.startsWith('.') ? resolved.fullName : `.${resolved.fullName}`;
+  }
+  for (const n of (m.nestedType ?? []) as Record<string, unknown>[]) {
+    const nested = t.nested?.[n.name as string];
+    if (nested instanceof protobuf.Type) qualifyFieldTypes(n, nested);
+  }
+}
+
 // ---- the parsed schema -------------------------------------------------------------------------
 
 export class ProtobufSchema implements ParsedSchema {
@@ -359,6 +371,31 @@ export class ProtobufSchema implements ParsedSchema {
 
   normalized(): string {
     return printFile(this.file, true);
+  }
+
+  /**
+   * Confluent's `format=serialized`: this file as a base64 FileDescriptorProto (what Confluent's
+   * Protobuf deserializers read), its type names fully qualified, its imports as dependencies.
+   */
+  serialized(): string {
+    const set = (this.file.root as unknown as { toDescriptor(syntax: string): { file: Record<string, unknown>[] } }).toDescriptor(this.file.syntax);
+    const own = new Set(this.file.types.map((t) => t.name));
+    const file = set.file.find((f) => (f.package ?? '') === this.file.packageName) ?? { messageType: [], enumType: [] };
+    const messages = ((file.messageType ?? []) as Record<string, unknown>[]).filter((m) => own.has(m.name as string));
+    const byName = new Map(this.file.types.map((t) => [t.name, t]));
+    for (const m of messages) qualifyFieldTypes(m, byName.get(m.name as string) as PType);
+    const out = {
+      name: `${this.recordName() ?? 'schema'}.proto`, ...(this.file.packageName ? { package: this.file.packageName } : {}),
+      dependency: this.file.imports, messageType: messages,
+      enumType: ((file.enumType ?? []) as Record<string, unknown>[]).filter((e) => own.has(e.name as string)),
+      syntax: this.file.syntax,
+    };
+    return Buffer.from(descriptorExt.FileDescriptorProto.encode(descriptorExt.FileDescriptorProto.fromObject(out as never)).finish()).toString('base64');
+  }
+
+  recordName(): string | null {
+    const first = this.file.types.find((t): t is PType => t instanceof protobuf.Type);
+    return first === undefined ? null : first.fullName.replace(/^\./, '');
   }
 
   /** Confluent's diff of the old file (original) against this one (update). */

@@ -28,6 +28,11 @@ export interface ParsedSchema {
    * Each message names the difference as Confluent's checkers report it.
    */
   backwardIncompatibilities(previous: ParsedSchema): string[];
+  /**
+   * The name RecordNameStrategy gives a subject (Confluent's ParsedSchema.name()): an Avro named
+   * type's full name, a Protobuf file's first message, a JSON Schema's title; null when it has none.
+   */
+  recordName(): string | null;
 }
 
 /** The schema text is not a valid schema of its type (the REST door answers 42201). */

@@ -1,0 +1,168 @@
+// The schema registry's figures (issue 32's targets), JSON on stdout:
+// - lookups by id (GET /schemas/ids/{id}, what a consumer does per new id) per second and their
+//   p99, on one node: `logline server` as a child process, `--connections` keep-alive clients
+//   here, ids spread over `--schemas` schemas;
+// - register-existing p99 (POST of a schema the subject has, what a producer does at start), same node;
+// - new-version registration p99 on a 3-node cluster (startCluster in this process), through
+//   every node in turn (two of three forward to the writer);
+// - broker-side validation's cost on produce throughput at 1 KiB records: Produce requests of
+//   pre-built batches (magic byte 0 and a registered id in each value), pipelined on one
+//   connection, to a topic with confluent.value.schema.validation and to one without, alternating
+//   rounds on the same broker (the same-run ratio; the target is >= 0.95).
+//   node dist/bench/registry.js [--seconds 5] [--connections 16] [--schemas 100] [--versions 200] [--rounds 3]
+import { Agent, request } from 'node:http';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { childBroker } from './child-broker.js';
+import { startCluster } from '../src/node/index.js';
+import { BrokerConnection } from '../src/client/index.js';
+import { ApiKey } from '../src/protocol/index.js';
+import { buildRecordBatchSync } from '../src/records/index.js';
+import { freePort } from '../src/util/index.js';
+
+const args = process.argv.slice(2);
+const arg = (name: string, dflt: string) => { const i = args.indexOf(name); return i >= 0 ? args[i + 1]! : dflt; };
+const seconds = Number(arg('--seconds', '5'));
+const connections = Number(arg('--connections', '16'));
+const schemaCount = Number(arg('--schemas', '100'));
+const versionCount = Number(arg('--versions', '200'));
+const rounds = Number(arg('--rounds', '3'));
+const CT = 'application/vnd.schemaregistry.v1+json';
+
+const agent = new Agent({ keepAlive: true, maxSockets: connections });
+function call(url: string, method: string, path: string, body?: unknown): Promise<{ status: number; json: any }> {
+  return new Promise((resolve, reject) => {
+    const text = body === undefined ? undefined : JSON.stringify(body);
+    const req = request(`${url}${path}`, { method, agent, headers: { 'content-type': CT } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => { const t = Buffer.concat(chunks).toString(); resolve({ status: res.statusCode!, json: t ? JSON.parse(t) : null }); });
+    });
+    req.on('error', reject);
+    req.end(text);
+  });
+}
+
+function percentile(sorted: number[], p: number): number {
+  return Number(sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!.toFixed(3));
+}
+const ms = (t0: bigint) => Number(process.hrtime.bigint() - t0) / 1e6;
+const schemaOf = (i: number) => JSON.stringify({ type: 'record', name: `R${i}`, namespace: 'bench', fields: [{ name: 'a', type: 'int' }, { name: `f${i}`, type: 'string', default: '' }] });
+
+async function lookups(url: string, ids: number[]): Promise<object> {
+  const latencies: number[] = [];
+  const deadline = Date.now() + seconds * 1000;
+  let next = 0;
+  await Promise.all(Array.from({ length: connections }, async () => {
+    while (Date.now() < deadline) {
+      const id = ids[next++ % ids.length]!;
+      const t0 = process.hrtime.bigint();
+      const r = await call(url, 'GET', `/schemas/ids/${id}`);
+      latencies.push(ms(t0));
+      if (r.status !== 200) throw new Error(`lookup ${id}: ${r.status}`);
+    }
+  }));
+  latencies.sort((a, b) => a - b);
+  return { lookupsPerSec: Math.round(latencies.length / seconds), p50Ms: percentile(latencies, 0.5), p99Ms: percentile(latencies, 0.99), connections, targetPerSec: 20_000, targetP99Ms: 5 };
+}
+
+async function registerExisting(url: string): Promise<object> {
+  const latencies: number[] = [];
+  for (let i = 0; i < 2000; i++) {
+    const t0 = process.hrtime.bigint();
+    const r = await call(url, 'POST', `/subjects/bench-${i % schemaCount}-value/versions`, { schema: schemaOf(i % schemaCount) });
+    latencies.push(ms(t0));
+    if (r.status !== 200) throw new Error(`register existing: ${r.status}`);
+  }
+  latencies.sort((a, b) => a - b);
+  return { requests: latencies.length, p50Ms: percentile(latencies, 0.5), p99Ms: percentile(latencies, 0.99), targetP99Ms: 10 };
+}
+
+/** Produce throughput to `topic` for `seconds`: pre-built 1 KiB-record batches, 8 requests in flight. */
+async function produceRate(conn: BrokerConnection, topic: string, batch: Buffer, recordsPerBatch: number): Promise<number> {
+  const deadline = Date.now() + seconds * 1000;
+  let sent = 0;
+  await Promise.all(Array.from({ length: 8 }, async () => {
+    while (Date.now() < deadline) {
+      const r = await conn.send(ApiKey.Produce, 9, { transactionalId: null, acks: 1, timeoutMs: 30_000, topicData: [{ name: topic, partitionData: [{ index: 0, records: batch }] }] });
+      const code = r.responses[0].partitionResponses[0].errorCode;
+      if (code !== 0) throw new Error(`produce to ${topic}: error ${code}`);
+      sent += recordsPerBatch;
+    }
+  }));
+  return Math.round(sent / seconds);
+}
+
+async function validationCost(brokerPort: number, url: string): Promise<object> {
+  // The validated topic's subject holds the id every value carries.
+  const { id } = (await call(url, 'POST', '/subjects/bench-valid-value/versions', { schema: schemaOf(0) })).json as { id: number };
+  const conn = await BrokerConnection.open({ host: '127.0.0.1', port: brokerPort });
+  try {
+    for (const [name, validated] of [['bench-valid', true], ['bench-plain', false]] as const) {
+      const r = await conn.send(ApiKey.CreateTopics, 7, { topics: [{ name, numPartitions: 1, replicationFactor: 1, assignments: [],
+        configs: validated ? [{ name: 'confluent.value.schema.validation', value: 'true' }] : [] }], timeoutMs: 10_000, validateOnly: false });
+      if (r.topics[0].errorCode !== 0) throw new Error(`create ${name}: ${r.topics[0].errorMessage}`);
+    }
+    const value = Buffer.alloc(1024, 97);
+    value.writeUInt8(0, 0);
+    value.writeInt32BE(id, 1);
+    const recordsPerBatch = 100;
+    const batch = buildRecordBatchSync({ records: Array.from({ length: recordsPerBatch }, () => ({ key: null, value })) });
+    const runs: { validation: boolean; recordsPerSec: number }[] = [];
+    for (let round = 0; round < rounds; round++) {
+      runs.push({ validation: false, recordsPerSec: await produceRate(conn, 'bench-plain', batch, recordsPerBatch) });
+      runs.push({ validation: true, recordsPerSec: await produceRate(conn, 'bench-valid', batch, recordsPerBatch) });
+    }
+    const best = (v: boolean) => Math.max(...runs.filter((r) => r.validation === v).map((r) => r.recordsPerSec));
+    return { recordBytes: 1024, recordsPerBatch, runs, offRecordsPerSecBest: best(false), onRecordsPerSecBest: best(true), onShareOfOff: Number((best(true) / best(false)).toFixed(3)), target: 0.95 };
+  } finally {
+    conn.close();
+  }
+}
+
+async function newVersionsOnCluster(): Promise<object> {
+  const cluster = await startCluster({ nodes: 3, schemaRegistry: true });
+  try {
+    const urls = cluster.nodes.map((n) => n.schemaRegistryUrl!);
+    if ((await call(urls[0]!, 'PUT', '/config', { compatibility: 'NONE' })).status !== 200) throw new Error('config');
+    const latencies: number[] = [];
+    for (let i = 0; i < versionCount; i++) {
+      const t0 = process.hrtime.bigint();
+      const r = await call(urls[i % 3]!, 'POST', '/subjects/evolving-value/versions', { schema: schemaOf(10_000 + i) });
+      latencies.push(ms(t0));
+      if (r.status !== 200) throw new Error(`register: ${r.status} ${JSON.stringify(r.json)}`);
+    }
+    latencies.sort((a, b) => a - b);
+    return { registrations: latencies.length, p50Ms: percentile(latencies, 0.5), p99Ms: percentile(latencies, 0.99), targetP99Ms: 50 };
+  } finally {
+    await cluster.close();
+  }
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'logline-bench-registry-'));
+try {
+  const registryPort = await freePort();
+  const broker = await childBroker(dir, { 'schema.registry.listener': `127.0.0.1:${registryPort}` });
+  const url = `http://127.0.0.1:${registryPort}`;
+  let single: object;
+  try {
+    const ids: number[] = [];
+    for (let i = 0; i < schemaCount; i++) {
+      const r = await call(url, 'POST', `/subjects/bench-${i}-value/versions`, { schema: schemaOf(i) });
+      if (r.status !== 200) throw new Error(`register ${i}: ${r.status} ${JSON.stringify(r.json)}`);
+      ids.push(r.json.id);
+    }
+    const byId = await lookups(url, ids);
+    const existing = await registerExisting(url);
+    const validation = await validationCost(broker.port, url);
+    single = { lookupById: byId, registerExisting: existing, validationProduce: validation };
+  } finally {
+    await broker.close();
+  }
+  const cluster = await newVersionsOnCluster();
+  console.log(JSON.stringify({ bench: 'registry', seconds, schemas: schemaCount, ...single, newVersionThreeNodes: cluster }, null, 2));
+} finally {
+  agent.destroy();
+  rmSync(dir, { recursive: true, force: true });
+}

@@ -1,0 +1,120 @@
+// The registry's writer dies: three `logline server` processes, registrations through all of them
+// (two forward to the writer, the leader of `_schemas`-0), and the writer's process is SIGKILLed in
+// the middle of them. Registrations in flight may fail (they are retried through another node,
+// as a serializer would); afterwards every acknowledged registration keeps its id, no two schemas
+// share an id, and every node, the restarted one included, answers the same.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { clusterNodeProcesses, killProcess, startClusterNodeProcess, until, type ClusterNodeProcess } from '../broker/process-helpers.js';
+import { ClusterClient } from '../../src/client/index.js';
+import { freePort } from '../../src/util/index.js';
+
+const CT = 'application/vnd.schemaregistry.v1+json';
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function call(url: string, method: string, path: string, body?: unknown): Promise<{ status: number; json: any }> {
+  const res = await fetch(`${url}${path}`, {
+    method, headers: { 'content-type': CT }, signal: AbortSignal.timeout(15_000),
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
+  const text = await res.text();
+  return { status: res.status, json: text ? JSON.parse(text) : null };
+}
+
+const schemaOf = (i: number) => JSON.stringify({ type: 'record', name: `R${i}`, fields: [{ name: 'a', type: 'int' }] });
+
+async function schemasLeader(port: number): Promise<number> {
+  const client = new ClusterClient({ bootstrap: `127.0.0.1:${port}` });
+  try {
+    const [t] = await client.metadata(['_schemas']);
+    return t?.errorCode === 0 ? t.partitions[0]?.leader ?? -1 : -1;
+  } finally {
+    client.close();
+  }
+}
+
+test('three processes: the writer\'s node is SIGKILLed during registrations through every node; acknowledged ids stay, ids are unique, every node answers the same', { timeout: 180_000 }, async (t) => {
+  const { nodes, voters } = await clusterNodeProcesses(3, 'll-test-registry-failover');
+  const registryPorts = new Map<number, number>();
+  for (const n of nodes) registryPorts.set(n.id, await freePort());
+  const urlOf = (n: ClusterNodeProcess) => `http://127.0.0.1:${registryPorts.get(n.id)}`;
+  // A dead broker is fenced (and its leaderships moved) after broker.session.timeout.ms.
+  const sets = (n: ClusterNodeProcess) => [`schema.registry.listener=127.0.0.1:${registryPorts.get(n.id)}`, 'broker.session.timeout.ms=3000', 'broker.heartbeat.interval.ms=300'];
+  try {
+    await Promise.all(nodes.map((n) => startClusterNodeProcess(n, voters, sets(n))));
+    // Compatibility NONE, so every registration is a new version whatever came before.
+    await until(30_000, 'the global config written', async () => ((await call(urlOf(nodes[0]!), 'PUT', '/config', { compatibility: 'NONE' })).status === 200 ? true : undefined), 200);
+    const writerId = await until(20_000, '_schemas has a leader', async () => { const l = await schemasLeader(nodes[0]!.brokerPort); return l > 0 ? l : undefined; });
+    const writer = nodes.find((n) => n.id === writerId)!;
+    t.diagnostic(`writer: node ${writerId}`);
+
+    const acked = new Map<number, number>(); // schema index -> id
+    let failedAttempts = 0;
+    let next = 0;
+    let stop = false;
+    const live = () => nodes.filter((n) => n.child !== null);
+    // Three registrars; each registration goes to a live node (in turn), and is retried through
+    // another one until acknowledged.
+    const registrars = Array.from({ length: 3 }, async (_, r) => {
+      let turn = r;
+      while (!stop) {
+        const i = next++;
+        const started = Date.now();
+        for (;;) {
+          assert.ok(Date.now() - started < 60_000, `schema ${i} not registered in 60 s`);
+          const candidates = live();
+          const n = candidates[turn++ % candidates.length]!;
+          const res = await call(urlOf(n), 'POST', `/subjects/s${i % 3}/versions`, { schema: schemaOf(i) }).catch(() => null);
+          if (res?.status === 200) { acked.set(i, res.json.id); break; }
+          failedAttempts++;
+          await sleep(100);
+        }
+      }
+    });
+    await until(30_000, '15 registrations acknowledged', async () => (acked.size >= 15 ? true : undefined));
+    const ackedBeforeKill = acked.size;
+    await killProcess(writer.child!);
+    writer.child = null;
+    t.diagnostic(`killed node ${writerId} after ${ackedBeforeKill} acknowledged registrations`);
+    await until(60_000, '15 more registrations after the kill', async () => (acked.size >= ackedBeforeKill + 15 ? true : undefined), 100);
+    stop = true;
+    await Promise.all(registrars);
+    const newWriter = await schemasLeader(live()[0]!.brokerPort);
+    t.diagnostic(`${acked.size} acknowledged, ${failedAttempts} failed attempts retried; the writer is now node ${newWriter}`);
+    assert.notEqual(newWriter, writerId);
+
+    // Every acknowledged registration keeps its id, and no two schemas share one.
+    const ids = [...acked.values()];
+    assert.equal(new Set(ids).size, ids.length, `ids ${ids}`);
+    await startClusterNodeProcess(writer, voters, sets(writer));
+    for (const n of nodes) {
+      for (const [i, id] of acked) {
+        const found = await until(30_000, `node ${n.id} finds schema ${i}`, async () => {
+          const res = await call(urlOf(n), 'POST', `/subjects/s${i % 3}`, { schema: schemaOf(i) });
+          return res.status === 200 ? res.json : undefined;
+        });
+        assert.equal(found.id, id, `node ${n.id}: schema ${i}`);
+      }
+    }
+    // Every node answers the same (the restarted one once it has replayed `_schemas`).
+    const view = async (n: ClusterNodeProcess) => JSON.stringify(await Promise.all(
+      ['/subjects', '/subjects/s0/versions', '/subjects/s1/versions', '/subjects/s2/versions', '/subjects/s2/versions/latest', `/schemas/ids/${Math.max(...ids)}`].map(async (p) => (await call(urlOf(n), 'GET', p)).json),
+    ));
+    const views = await until(30_000, 'every node answers the same', async () => {
+      const seen = await Promise.all(nodes.map(view));
+      return seen.every((v) => v === seen[0]) ? seen : undefined;
+    }, 200);
+    // Ids across all versions (acknowledged or not) are unique too.
+    const allIds: number[] = [];
+    for (const s of ['s0', 's1', 's2']) {
+      for (const v of (await call(urlOf(nodes[0]!), 'GET', `/subjects/${s}/versions`)).json as number[]) {
+        allIds.push((await call(urlOf(nodes[0]!), 'GET', `/subjects/${s}/versions/${v}`)).json.id);
+      }
+    }
+    assert.equal(new Set(allIds).size, allIds.length, `ids of all versions ${allIds}`);
+    assert.ok(allIds.length >= acked.size);
+    t.diagnostic(`${allIds.length} versions in all; views: ${views[0]!.length} bytes each`);
+  } finally {
+    await Promise.all(nodes.map((n) => (n.child ? killProcess(n.child) : Promise.resolve())));
+  }
+});
