@@ -80,7 +80,8 @@ export class MirrorSourceTask {
   /** Partitions whose position moved since the offsets topic last heard of them. */
   private readonly dirty = new Set<string>();
   private readonly deciders = new Map<string, OffsetSyncDecider>();
-  private readonly pendingSyncs = new Map<string, OffsetSync>();
+  /** Syncs due now, in order (every one the decider asked for: a burst keeps its intermediate syncs, which translate older positions). */
+  private pendingSyncs: OffsetSync[] = [];
   private readonly delayedSyncs = new Map<string, OffsetSync>();
   private nextRefreshMs = 0;
   private nextConfigSyncMs = 0;
@@ -324,7 +325,7 @@ export class MirrorSourceTask {
       const sync = { topic: f.topic, partition: f.partition, upstreamOffset: r.offset, downstreamOffset: d };
       if (decider.mirrored(r.offset, d)) {
         this.delayedSyncs.delete(key);
-        this.pendingSyncs.set(key, sync);
+        this.pendingSyncs.push(sync);
       } else {
         this.delayedSyncs.set(key, sync);
       }
@@ -352,16 +353,17 @@ export class MirrorSourceTask {
 
   /** Sends the syncs due now (after the records they describe are acknowledged or committed). */
   private async firePendingSyncs(): Promise<void> {
-    if (this.pendingSyncs.size === 0) return;
-    const syncs = [...this.pendingSyncs.values()];
-    this.pendingSyncs.clear();
+    if (this.pendingSyncs.length === 0) return;
+    // Bounded: a compacted source can make every record a sync; the newest ones matter most.
+    const syncs = this.pendingSyncs.slice(-limits.mirrorSyncsPerWriteMax);
+    this.pendingSyncs = [];
     await this.syncProducer.send(this.syncsTopic, 0, syncs.map(encodeOffsetSync), Date.now() + 30_000);
   }
 
   /** Connect's offset flush: delayed syncs go out, and (at least once) positions not yet stored. */
   private async flush(): Promise<void> {
     this.nextFlushMs = Date.now() + this.ctx.offsetFlushIntervalMs;
-    for (const [k, s] of this.delayedSyncs) this.pendingSyncs.set(k, s);
+    this.pendingSyncs.push(...this.delayedSyncs.values());
     this.delayedSyncs.clear();
     if (!this.flow.exactlyOnce) await this.writeOffsets(null);
     await this.firePendingSyncs();

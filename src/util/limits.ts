@@ -193,6 +193,8 @@ export const limits = {
   mirrorBatchBytesMax: 512 * 1024,
   /** Bytes the mirror fetches per source partition in one Fetch (Kafka's max.partition.fetch.bytes). */
   mirrorFetchPartitionBytesMax: 1024 * 1024,
+  /** Offset syncs the mirror writes at once (after one poll); older ones of a burst beyond it are dropped. */
+  mirrorSyncsPerWriteMax: 5_000,
   /** Source partitions one mirror flow replicates; more are refused with an error in the status. */
   mirrorPartitionsMax: 10_000,
   /** Consumer groups one flow checkpoints (MirrorMaker 2 has no such limit; ours keeps memory bounded). */

@@ -3,6 +3,7 @@ import { startServer, type ServerHandle } from '../../src/node/index.js';
 import { ClusterClient } from '../../src/client/index.js';
 import { MirrorEngine, parseMirrorConfig } from '../../src/mirror/index.js';
 import { parseProperties } from '../../src/config/index.js';
+import { createLogger } from '../../src/util/index.js';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { Kafka, logLevel } from 'kafkajs';
@@ -59,6 +60,8 @@ export async function startMirror(c: TwoClusters, extra: Record<string, string> 
   const engine = new MirrorEngine({
     config, clients: new Map([['A', { bootstrap: c.aBootstrap }], ['B', { bootstrap: c.bBootstrap }]]),
     offsetFlushIntervalMs: 500, statusListener: '127.0.0.1:0',
+    // MIRROR_LOG=1 prints the engine's log while a test is being looked into.
+    ...(process.env.MIRROR_LOG ? { logger: createLogger({ level: 'INFO' }) } : {}),
   });
   await engine.start();
   return engine;
