@@ -7,7 +7,7 @@
 // (the broker lists them).
 import { ApiKey, ErrorCode, errorName, isRetriable } from '../protocol/index.js';
 import { buildRecordBatchSync, decompressBatchBody, iterateBatches, iterateRecords, parseControlRecordType, type RecordHeader, type RecordInput } from '../records/index.js';
-import { partitionName } from '../util/index.js';
+import { partitionKey, partitionName } from '../util/index.js';
 import { ClusterClient, KafkaError, type ClusterClientOptions } from './cluster.js';
 import { ClientError, type BrokerConnection } from './connection.js';
 import { coordinatorFor } from './groups.js';
@@ -144,7 +144,7 @@ export class Producer {
     const id = this.o.transactionalId!;
     const missing = new Map<string, number[]>();
     for (const [topic, ps] of partitions) {
-      const todo = [...new Set(ps)].filter((p) => !this.inTxn.has(partitionName(topic, p)));
+      const todo = [...new Set(ps)].filter((p) => !this.inTxn.has(partitionKey(topic, p)));
       if (todo.length > 0) missing.set(topic, todo);
     }
     if (missing.size === 0) return;
@@ -158,7 +158,7 @@ export class Producer {
       return errors.find((e) => COORDINATOR_RETRY.has(e)) ?? errors[0] ?? 0;
     });
     if (code !== 0) throw new Outcome(`AddPartitionsToTxn: ${errorName(code)}`, true, FATAL_FOR_PRODUCER.has(code));
-    for (const [topic, ps] of missing) for (const p of ps) this.inTxn.add(partitionName(topic, p));
+    for (const [topic, ps] of missing) for (const p of ps) this.inTxn.add(partitionKey(topic, p));
   }
 
   /**
@@ -166,7 +166,7 @@ export class Producer {
    * as a duplicate, offset unknown).
    */
   async send(topic: string, partition: number, records: RecordInput[], deadline: number): Promise<number | null> {
-    const name = partitionName(topic, partition);
+    const name = partitionKey(topic, partition);
     const sequence = this.sequences.get(name) ?? 0;
     const batch = buildRecordBatchSync({
       records, producerId: Number(this.id), producerEpoch: this.epoch, baseSequence: sequence, isTransactional: this.o.transactionalId !== null,
