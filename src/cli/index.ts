@@ -16,6 +16,7 @@ import { quotaCommand } from './quota.js';
 import { aclCommand } from './acl.js';
 import { userCommand } from './user.js';
 import { verifyCommand } from './verify.js';
+import { mirrorCommand } from './mirror.js';
 import { version } from '../index.js';
 
 const COMMANDS: Record<string, { help: string; run: (argv: string[]) => Promise<number> }> = {
@@ -35,6 +36,7 @@ const COMMANDS: Record<string, { help: string; run: (argv: string[]) => Promise<
   doctor: { help: 'check a running cluster against the production checklist (PASS/WARN/FAIL)', run: doctorCommand },
   plan: { help: 'size a cluster: disk, network, storage and brokers for a workload', run: planCommand },
   verify: { help: 'check a cluster for lost writes, duplicates, aborted reads and other anomalies (a recorded workload, faults with --cluster N)', run: verifyCommand },
+  mirror: { help: 'mirror topics and consumer group offsets between clusters from MirrorMaker 2\'s properties (mirror --config FILE, mirror status)', run: mirrorCommand },
   version: { help: 'print the version', run: async () => { console.log(version); return 0; } },
 };
 

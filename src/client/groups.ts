@@ -67,13 +67,14 @@ export async function describeGroup(coordinator: BrokerConnection, group: string
   };
 }
 
-export async function committedOffsets(coordinator: BrokerConnection, group: string): Promise<Map<string, { ref: PartitionRef; offset: bigint }>> {
+/** A group's committed offsets with their metadata strings, by partitionKey. */
+export async function committedOffsets(coordinator: BrokerConnection, group: string): Promise<Map<string, { ref: PartitionRef; offset: bigint; metadata: string }>> {
   const r = await coordinator.send(ApiKey.OffsetFetch, coordinator.version(ApiKey.OffsetFetch, 7), { groupId: group, topics: null, groups: [], requireStable: false });
   if (r.errorCode !== 0) throw new KafkaError(r.errorCode);
-  const out = new Map<string, { ref: PartitionRef; offset: bigint }>();
+  const out = new Map<string, { ref: PartitionRef; offset: bigint; metadata: string }>();
   for (const t of r.topics) {
     for (const p of t.partitions) {
-      if (p.errorCode === 0 && p.committedOffset >= 0n) out.set(key(t.name, p.partitionIndex), { ref: { topic: t.name, partition: p.partitionIndex }, offset: p.committedOffset });
+      if (p.errorCode === 0 && p.committedOffset >= 0n) out.set(key(t.name, p.partitionIndex), { ref: { topic: t.name, partition: p.partitionIndex }, offset: p.committedOffset, metadata: p.metadata ?? '' });
     }
   }
   return out;

@@ -7,3 +7,7 @@ export { ClusterClient, KafkaError, parseHostPort, type ClusterClientOptions, ty
 export { coordinatorFor, describeGroup, committedOffsets, listOffsets, decodeAssignment, type PartitionRef, type GroupMember, type GroupDescription } from './groups.js';
 export { describeTopicConfigs, type TopicConfig } from './configs.js';
 export { InterBrokerConnections, type InterBrokerEndpoint, type InterBrokerOptions } from './inter-broker.js';
+export {
+  Cluster, Producer, Outcome, fetchCommitted, committedPositions, commitPositions,
+  type ProducerOptions, type TopicPartitions, type FetchedRecord, type FetchedPartition, type FetchOptions,
+} from './producer.js';

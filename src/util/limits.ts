@@ -192,4 +192,17 @@ export const limits = {
   verifyClusterNodesMax: 9,
   /** Faults one `logline verify` run injects. */
   verifyFaultsMax: 10_000,
+  /** Fetch rounds the mirror spends reading one of its internal topics to its end before it gives up (a deadline bounds it too). */
+  mirrorReadRoundsMax: 100_000,
+  /** Records and bytes of one batch the mirror writes to a target partition (under the target's default max.message.bytes). */
+  mirrorBatchRecordsMax: 10_000,
+  mirrorBatchBytesMax: 512 * 1024,
+  /** Bytes the mirror fetches per source partition in one Fetch (Kafka's max.partition.fetch.bytes). */
+  mirrorFetchPartitionBytesMax: 1024 * 1024,
+  /** Offset syncs the mirror writes at once (after one poll); older ones of a burst beyond it are dropped. */
+  mirrorSyncsPerWriteMax: 5_000,
+  /** Source partitions one mirror flow replicates; more are refused with an error in the status. */
+  mirrorPartitionsMax: 10_000,
+  /** Consumer groups one flow checkpoints (MirrorMaker 2 has no such limit; ours keeps memory bounded). */
+  mirrorGroupsMax: 10_000,
 } as const;

@@ -11,11 +11,13 @@
 //                  commit, no JoinGroup membership)
 // then a final read of every partition from the start to its last stable offset. Every loop is
 // bounded by the run's operation count and deadline.
-import { ClientError, KafkaError, type ClusterClientOptions } from '../client/index.js';
+import {
+  Cluster, ClientError, KafkaError, Outcome, Producer, commitPositions, committedPositions, fetchCommitted,
+  type ClusterClientOptions, type FetchedPartition,
+} from '../client/index.js';
 import { ApiKey, ErrorCode } from '../protocol/index.js';
 import { Prng, assert, limits } from '../util/index.js';
 import { HistoryRecorder, partitionOf, type Op, type PartitionRead, type Send } from './check/history.js';
-import { Cluster, Outcome, Producer, commitPositions, committedPositions, fetchCommitted } from './wire.js';
 
 export interface WorkloadOptions {
   client: ClusterClientOptions;
@@ -75,7 +77,7 @@ function validate(o: WorkloadOptions): void {
 
 /** Creates the run's topic (min.insync.replicas 2 when it has three replicas or more, as Jepsen's Kafka tests run) and waits for its leaders. */
 export async function createTopic(o: WorkloadOptions): Promise<void> {
-  const cluster = new Cluster({ ...o.client, requestTimeoutMs: o.requestTimeoutMs }, o.topic);
+  const cluster = new Cluster({ ...o.client, requestTimeoutMs: o.requestTimeoutMs });
   try {
     await cluster.client.metadata([]);
     const brokers = cluster.client.brokers.size;
@@ -90,6 +92,15 @@ export async function createTopic(o: WorkloadOptions): Promise<void> {
   }
 }
 
+/** A send's record as the producer takes it. */
+const recordOf = (s: Send) => ({ key: s.key === null ? null : Buffer.from(s.key), value: Buffer.from(s.value) });
+
+/** The workload's fetch of one topic, with each record as the history keeps it: [offset, value]. */
+async function fetchOne(cluster: Cluster, topic: string, positions: Map<number, number>, maxWaitMs: number): Promise<(Omit<FetchedPartition, 'records'> & { records: [number, string][] })[]> {
+  const fetched = await fetchCommitted(cluster, new Map([[topic, positions]]), { maxWaitMs });
+  return fetched.map((f) => ({ ...f, records: f.records.map((r): [number, string] => [r.offset, r.value?.toString() ?? '']) }));
+}
+
 /** Runs the processes until the budget is spent, then the final read; everything lands in `h`. */
 export async function runWorkload(o: WorkloadOptions, h: HistoryRecorder, stop: () => boolean = () => false): Promise<void> {
   validate(o);
@@ -100,7 +111,7 @@ export async function runWorkload(o: WorkloadOptions, h: HistoryRecorder, stop: 
   const processes: Promise<void>[] = [];
   let process = 0;
   const guard = (run: (cluster: Cluster) => Promise<void>) => {
-    const cluster = new Cluster({ ...clientOptions, clientId: `logline-verify-${process}` }, o.topic);
+    const cluster = new Cluster({ ...clientOptions, clientId: `logline-verify-${process}` });
     processes.push(run(cluster).finally(() => cluster.close()));
   };
   const stopWatch = setInterval(() => { if (stop()) budget.stop(); }, 100);
@@ -123,7 +134,7 @@ async function producerProcess(o: WorkloadOptions, h: HistoryRecorder, cluster: 
     const send: Send = { f: 'send', partition: partitionOf(o.topic, partition), key: `p${process}`, value: String(values.next++), offset: null };
     const inv = h.invoke(process, 'send', { mops: [send] });
     try {
-      const offset = await producer.send(partition, send.key, send.value, Date.now() + o.operationTimeoutMs);
+      const offset = await producer.send(o.topic, partition, [recordOf(send)], Date.now() + o.operationTimeoutMs);
       h.complete(inv, 'ok', { mops: [{ ...send, offset }] });
     } catch (err) {
       const outcome = asOutcome(err);
@@ -179,13 +190,13 @@ async function txnProcess(o: WorkloadOptions, h: HistoryRecorder, cluster: Clust
       mops: [{ f: 'poll', isolation: 'read_committed', reads }, ...done, ...sends.slice(done.length)], ...(error === undefined ? {} : { error }),
     });
     try {
-      for (const f of await fetchCommitted(cluster, next, 50)) {
+      for (const f of await fetchOne(cluster, o.topic, next, 50)) {
         if (f.records.length > 0) reads.push({ partition: partitionOf(o.topic, f.partition), records: f.records });
         next.set(f.partition, f.next);
       }
-      await producer.addPartitions(sends.map((s) => Number(s.partition.slice(o.topic.length + 1))), deadline);
-      for (const s of sends) done.push({ ...s, offset: await producer.send(Number(s.partition.slice(o.topic.length + 1)), s.key, s.value, deadline) });
-      if (reads.length > 0) await producer.sendOffsets(group, next, deadline);
+      await producer.addPartitions(new Map([[o.topic, sends.map((s) => Number(s.partition.slice(o.topic.length + 1)))]]), deadline);
+      for (const s of sends) done.push({ ...s, offset: await producer.send(o.topic, Number(s.partition.slice(o.topic.length + 1)), [recordOf(s)], deadline) });
+      if (reads.length > 0) await producer.sendOffsets(group, o.topic, next, deadline);
       commitSent = commit;
       await producer.end(commit, deadline);
       if (commit) { complete('ok'); positions = next; continue; }
@@ -219,7 +230,7 @@ async function seekToCommitted(o: WorkloadOptions, h: HistoryRecorder, cluster: 
   const names = partitions.map((p) => partitionOf(o.topic, p));
   const inv = h.invoke(process, 'assign', { partitions: names });
   try {
-    const committed = await committedPositions(cluster, group, Date.now() + o.operationTimeoutMs);
+    const committed = await committedPositions(cluster, group, o.topic, Date.now() + o.operationTimeoutMs);
     const positions = new Map(partitions.map((p) => [p, committed.get(p) ?? 0]));
     h.complete(inv, 'ok', { partitions: names });
     return positions;
@@ -244,7 +255,7 @@ async function consumerProcess(o: WorkloadOptions, h: HistoryRecorder, cluster: 
     const inv = h.invoke(process, 'poll', { mops: [{ f: 'poll', isolation: 'read_committed', reads: [] }] });
     try {
       const reads: PartitionRead[] = [];
-      for (const f of await fetchCommitted(cluster, positions, 100)) {
+      for (const f of await fetchOne(cluster, o.topic, positions, 100)) {
         if (f.records.length > 0) reads.push({ partition: partitionOf(o.topic, f.partition), records: f.records });
         positions.set(f.partition, f.next);
       }
@@ -254,15 +265,15 @@ async function consumerProcess(o: WorkloadOptions, h: HistoryRecorder, cluster: 
       positions = null; // start again from the committed offsets
       continue;
     }
-    if (++polls % 5 === 0) await commitPositions(cluster, group, positions, Date.now() + o.operationTimeoutMs).catch(() => {});
+    if (++polls % 5 === 0) await commitPositions(cluster, group, o.topic, positions, Date.now() + o.operationTimeoutMs).catch(() => {});
     if (prng.next() < 0.05) {
       // A rebalance: commit where this member is, and take another set of partitions.
-      await commitPositions(cluster, group, positions, Date.now() + o.operationTimeoutMs).catch(() => {});
+      await commitPositions(cluster, group, o.topic, positions, Date.now() + o.operationTimeoutMs).catch(() => {});
       partitions = Array.from({ length: o.partitions }, (_, p) => p).filter(() => prng.next() < 0.5);
       positions = null;
     }
   }
-  if (positions !== null) await commitPositions(cluster, group, positions, Date.now() + o.operationTimeoutMs).catch(() => {});
+  if (positions !== null) await commitPositions(cluster, group, o.topic, positions, Date.now() + o.operationTimeoutMs).catch(() => {});
 }
 
 /**
@@ -271,14 +282,14 @@ async function consumerProcess(o: WorkloadOptions, h: HistoryRecorder, cluster: 
  * far it got (`endOffset`), which is what lets the checker call an unread acknowledged send lost.
  */
 export async function finalRead(o: WorkloadOptions, h: HistoryRecorder): Promise<Op> {
-  const cluster = new Cluster({ ...o.client, requestTimeoutMs: o.requestTimeoutMs, clientId: 'logline-verify-final' }, o.topic);
+  const cluster = new Cluster({ ...o.client, requestTimeoutMs: o.requestTimeoutMs, clientId: 'logline-verify-final' });
   const inv = h.invoke(FINAL_PROCESS, 'final', { mops: [{ f: 'poll', isolation: 'read_committed', reads: [] }] });
   const reads = new Map<number, PartitionRead>(Array.from({ length: o.partitions }, (_, p) => [p, { partition: partitionOf(o.topic, p), records: [] }]));
   const positions = new Map<number, number>(Array.from({ length: o.partitions }, (_, p) => [p, 0]));
   const deadline = Date.now() + o.finalReadTimeoutMs;
   try {
     while (positions.size > 0 && Date.now() < deadline) {
-      const fetched = await fetchCommitted(cluster, positions, 100).catch((err) => { if (err instanceof KafkaError && err.errorCode === ErrorCode.OFFSET_OUT_OF_RANGE) throw err; return []; });
+      const fetched = await fetchOne(cluster, o.topic, positions, 100).catch((err) => { if (err instanceof KafkaError && err.errorCode === ErrorCode.OFFSET_OUT_OF_RANGE) throw err; return []; });
       for (const f of fetched) {
         const read = reads.get(f.partition)!;
         read.records.push(...f.records);

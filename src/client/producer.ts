@@ -1,12 +1,16 @@
-// The workload's clients, on src/client's connections: what a Kafka producer and consumer do for
-// one recorded operation, kept small enough that every outcome is known. A send is one record in
-// one batch of an idempotent (or transactional) producer, retried with the same sequence until
-// its deadline; its outcome is `ok` with the acknowledged offset, or an `Outcome` that says whether
-// the record certainly was not written (definite) or may have been. A fetch is read_committed and
-// drops the records of aborted transactions as the Java consumer does (the broker lists them).
-import { ClientError, ClusterClient, KafkaError, coordinatorFor, type BrokerConnection, type ClusterClientOptions } from '../client/index.js';
+// A producer and a read_committed fetch on src/client's connections, kept small enough that every
+// outcome is known (first written for `logline verify`'s workload, now shared with the mirror).
+// A send is one batch of an idempotent (or transactional) producer to one partition, retried with
+// the same sequence until its deadline; its outcome is `ok` with the acknowledged base offset, or an
+// `Outcome` that says whether the batch certainly was not written (definite) or may have been. A
+// fetch is read_committed and drops the records of aborted transactions as the Java consumer does
+// (the broker lists them).
 import { ApiKey, ErrorCode, errorName, isRetriable } from '../protocol/index.js';
-import { buildRecordBatchSync, decompressBatchBody, iterateBatches, iterateRecords, parseControlRecordType } from '../records/index.js';
+import { buildRecordBatchSync, decompressBatchBody, iterateBatches, iterateRecords, parseControlRecordType, type RecordHeader, type RecordInput } from '../records/index.js';
+import { partitionKey, partitionName } from '../util/index.js';
+import { ClusterClient, KafkaError, type ClusterClientOptions } from './cluster.js';
+import { ClientError, type BrokerConnection } from './connection.js';
+import { coordinatorFor } from './groups.js';
 
 /** Why an operation did not complete `ok`; `definite`: it certainly did not take effect. */
 export class Outcome extends Error {
@@ -34,26 +38,27 @@ const COORDINATOR_RETRY = new Set<number>([
 /** A cluster connection with a cache of partition leaders, refreshed when a leader is wrong or gone. */
 export class Cluster {
   readonly client: ClusterClient;
-  private leaders = new Map<number, number>();
+  /** topic → partition → leader id. */
+  private leaders = new Map<string, Map<number, number>>();
 
-  constructor(options: ClusterClientOptions, readonly topic: string) {
+  constructor(options: ClusterClientOptions) {
     this.client = new ClusterClient(options);
   }
 
-  async leader(partition: number): Promise<BrokerConnection> {
-    let id = this.leaders.get(partition);
+  async leader(topic: string, partition: number): Promise<BrokerConnection> {
+    let id = this.leaders.get(topic)?.get(partition);
     if (id === undefined || id < 0) {
-      await this.refresh();
-      id = this.leaders.get(partition);
-      if (id === undefined || id < 0) throw new KafkaError(ErrorCode.LEADER_NOT_AVAILABLE, `${this.topic}-${partition}`);
+      await this.refresh(topic);
+      id = this.leaders.get(topic)?.get(partition);
+      if (id === undefined || id < 0) throw new KafkaError(ErrorCode.LEADER_NOT_AVAILABLE, partitionName(topic, partition));
     }
     return this.client.broker(id);
   }
 
-  async refresh(): Promise<void> {
-    const [t] = await this.client.metadata([this.topic]);
-    if (!t || t.errorCode !== 0) throw new KafkaError(t?.errorCode ?? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, this.topic);
-    this.leaders = new Map(t.partitions.map((p) => [p.partition, p.leader]));
+  async refresh(topic: string): Promise<void> {
+    const [t] = await this.client.metadata([topic]);
+    if (!t || t.errorCode !== 0) throw new KafkaError(t?.errorCode ?? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, topic);
+    this.leaders.set(topic, new Map(t.partitions.map((p) => [p.partition, p.leader])));
   }
 
   forget(): void { this.leaders.clear(); }
@@ -102,13 +107,17 @@ async function toCoordinator(cluster: Cluster, key: string, keyType: 0 | 1, dead
 
 export interface ProducerOptions { transactionalId: string | null; transactionTimeoutMs: number; deliveryTimeoutMs: number }
 
-/** An idempotent producer, transactional with a `transactionalId`: one record per send. */
+/** A topic and its partitions, as AddPartitionsToTxn and TxnOffsetCommit name them. */
+export type TopicPartitions = ReadonlyMap<string, readonly number[]>;
+
+/** An idempotent producer, transactional with a `transactionalId`: one batch per send. */
 export class Producer {
   private id = -1n;
   private epoch = -1;
-  private readonly sequences = new Map<number, number>();
+  /** Next sequence per partition key ("topic-partition"). */
+  private readonly sequences = new Map<string, number>();
   /** Partitions already added to the open transaction. */
-  private readonly inTxn = new Set<number>();
+  private readonly inTxn = new Set<string>();
 
   constructor(private readonly cluster: Cluster, private readonly o: ProducerOptions) {}
 
@@ -131,37 +140,44 @@ export class Producer {
   }
 
   /** AddPartitionsToTxn (v3, the client's form) for the partitions not yet in the transaction. */
-  async addPartitions(partitions: number[], deadline: number): Promise<void> {
+  async addPartitions(partitions: TopicPartitions, deadline: number): Promise<void> {
     const id = this.o.transactionalId!;
-    const missing = [...new Set(partitions)].filter((p) => !this.inTxn.has(p));
-    if (missing.length === 0) return;
+    const missing = new Map<string, number[]>();
+    for (const [topic, ps] of partitions) {
+      const todo = [...new Set(ps)].filter((p) => !this.inTxn.has(partitionKey(topic, p)));
+      if (todo.length > 0) missing.set(topic, todo);
+    }
+    if (missing.size === 0) return;
     let errors: number[] = [];
     const { code } = await toCoordinator(this.cluster, id, 1, deadline, async (c) => {
       const r = await c.send(ApiKey.AddPartitionsToTxn, 3, {
         v3AndBelowTransactionalId: id, v3AndBelowProducerId: this.id, v3AndBelowProducerEpoch: this.epoch,
-        v3AndBelowTopics: [{ name: this.cluster.topic, partitions: missing }], transactions: [],
+        v3AndBelowTopics: [...missing].map(([name, ps]) => ({ name, partitions: ps })), transactions: [],
       });
       errors = r.resultsByTopicV3AndBelow.flatMap((t: any) => t.resultsByPartition.map((p: any) => p.partitionErrorCode)).filter((e: number) => e !== 0);
       return errors.find((e) => COORDINATOR_RETRY.has(e)) ?? errors[0] ?? 0;
     });
     if (code !== 0) throw new Outcome(`AddPartitionsToTxn: ${errorName(code)}`, true, FATAL_FOR_PRODUCER.has(code));
-    for (const p of missing) this.inTxn.add(p);
+    for (const [topic, ps] of missing) for (const p of ps) this.inTxn.add(partitionKey(topic, p));
   }
 
-  /** Sends one record; resolves with its offset (null: acknowledged as a duplicate, offset unknown). */
-  async send(partition: number, key: string | null, value: string, deadline: number): Promise<number | null> {
-    const sequence = this.sequences.get(partition) ?? 0;
-    const records = buildRecordBatchSync({
-      records: [{ key: key === null ? null : Buffer.from(key), value: Buffer.from(value) }],
-      producerId: Number(this.id), producerEpoch: this.epoch, baseSequence: sequence, isTransactional: this.o.transactionalId !== null,
+  /**
+   * Sends `records` as one batch; resolves with the offset of its first record (null: acknowledged
+   * as a duplicate, offset unknown).
+   */
+  async send(topic: string, partition: number, records: RecordInput[], deadline: number): Promise<number | null> {
+    const name = partitionKey(topic, partition);
+    const sequence = this.sequences.get(name) ?? 0;
+    const batch = buildRecordBatchSync({
+      records, producerId: Number(this.id), producerEpoch: this.epoch, baseSequence: sequence, isTransactional: this.o.transactionalId !== null,
     });
-    const body = { transactionalId: this.o.transactionalId, acks: -1, timeoutMs: 5000, topicData: [{ name: this.cluster.topic, partitionData: [{ index: partition, records }] }] };
+    const body = { transactionalId: this.o.transactionalId, acks: -1, timeoutMs: 5000, topicData: [{ name: topic, partitionData: [{ index: partition, records: batch }] }] };
     let wasAmbiguous = false;
     for (let backoff = 50; ; backoff = Math.min(backoff * 2, 500)) {
       let code: number;
       let offset = -1n;
       try {
-        const conn = await this.cluster.leader(partition);
+        const conn = await this.cluster.leader(topic, partition);
         const r = await conn.send(ApiKey.Produce, conn.version(ApiKey.Produce, 9), body);
         const p = r.responses[0].partitionResponses[0];
         code = p.errorCode;
@@ -172,7 +188,7 @@ export class Producer {
         code = err instanceof KafkaError ? err.errorCode : -1;
       }
       if (code === 0 || code === ErrorCode.DUPLICATE_SEQUENCE_NUMBER) {
-        this.sequences.set(partition, (sequence + 1) % 0x80000000);
+        this.sequences.set(name, (sequence + records.length) % 0x80000000);
         return code === 0 && offset >= 0n ? Number(offset) : null;
       }
       if (code !== -1 && !isRetriable(code)) {
@@ -189,7 +205,7 @@ export class Producer {
   }
 
   /** AddOffsetsToTxn and TxnOffsetCommit: the consumer's positions commit (or abort) with the transaction. */
-  async sendOffsets(group: string, positions: Map<number, number>, deadline: number): Promise<void> {
+  async sendOffsets(group: string, topic: string, positions: ReadonlyMap<number, number>, deadline: number): Promise<void> {
     const id = this.o.transactionalId!;
     const added = await toCoordinator(this.cluster, id, 1, deadline, async (c) =>
       (await c.send(ApiKey.AddOffsetsToTxn, c.version(ApiKey.AddOffsetsToTxn, 3), { transactionalId: id, producerId: this.id, producerEpoch: this.epoch, groupId: group })).errorCode);
@@ -197,7 +213,7 @@ export class Producer {
     const committed = await toCoordinator(this.cluster, group, 0, deadline, async (c) => {
       const r = await c.send(ApiKey.TxnOffsetCommit, c.version(ApiKey.TxnOffsetCommit, 3), {
         transactionalId: id, groupId: group, producerId: this.id, producerEpoch: this.epoch, generationId: -1, memberId: '', groupInstanceId: null,
-        topics: [{ name: this.cluster.topic, partitions: [...positions].map(([partitionIndex, offset]) => ({ partitionIndex, committedOffset: BigInt(offset), committedLeaderEpoch: -1, committedMetadata: '' })) }],
+        topics: [{ name: topic, partitions: [...positions].map(([partitionIndex, offset]) => ({ partitionIndex, committedOffset: BigInt(offset), committedLeaderEpoch: -1, committedMetadata: '' })) }],
       });
       return r.topics.flatMap((t: any) => t.partitions.map((p: any) => p.errorCode)).find((e: number) => e !== 0) ?? 0;
     });
@@ -227,33 +243,47 @@ async function retryAny(cluster: Cluster, deadline: number, request: (c: BrokerC
   }
 }
 
+/** One record as a consumer sees it. */
+export interface FetchedRecord { offset: number; timestamp: number; key: Buffer | null; value: Buffer | null; headers: RecordHeader[] }
+
 /** What one fetch returned for a partition: its records and where the next fetch starts. */
-export interface FetchedPartition { partition: number; records: [number, string][]; next: number; lastStableOffset: number; highWatermark: number }
+export interface FetchedPartition { topic: string; partition: number; records: FetchedRecord[]; next: number; lastStableOffset: number; highWatermark: number }
+
+export interface FetchOptions {
+  maxWaitMs: number;
+  /** Bytes per partition in one fetch (Kafka's max.partition.fetch.bytes); 256 KiB by default. */
+  partitionMaxBytes?: number;
+}
 
 /**
- * One read_committed Fetch per leader for the partitions at `positions` (without a session: a
- * fresh full fetch each time is simplest to reason about). Partitions whose leader moved or did
- * not answer are left out (the caller fetches them again). Control batches and the records of
- * aborted transactions are dropped; records below a position are too (a batch starts where it
- * starts).
+ * One read_committed Fetch per leader for the partitions at `positions` (topic → partition →
+ * offset; without a session: a fresh full fetch each time is simplest to reason about).
+ * Partitions whose leader moved or did not answer are left out (the caller fetches them again).
+ * Control batches and the records of aborted transactions are dropped; records below a position
+ * are too (a batch starts where it starts).
  */
-export async function fetchCommitted(cluster: Cluster, positions: Map<number, number>, maxWaitMs: number): Promise<FetchedPartition[]> {
-  const byLeader = new Map<BrokerConnection, number[]>();
-  for (const partition of positions.keys()) {
-    try {
-      const conn = await cluster.leader(partition);
-      byLeader.set(conn, [...(byLeader.get(conn) ?? []), partition]);
-    } catch {
-      cluster.forget();
+export async function fetchCommitted(cluster: Cluster, positions: ReadonlyMap<string, ReadonlyMap<number, number>>, options: FetchOptions): Promise<FetchedPartition[]> {
+  const byLeader = new Map<BrokerConnection, Map<string, number[]>>();
+  for (const [topic, partitions] of positions) {
+    for (const partition of partitions.keys()) {
+      try {
+        const conn = await cluster.leader(topic, partition);
+        const forLeader = byLeader.get(conn) ?? new Map<string, number[]>();
+        forLeader.set(topic, [...(forLeader.get(topic) ?? []), partition]);
+        byLeader.set(conn, forLeader);
+      } catch {
+        cluster.forget();
+      }
     }
   }
+  const partitionMaxBytes = options.partitionMaxBytes ?? 256 * 1024;
   const out: FetchedPartition[] = [];
-  await Promise.all([...byLeader].map(async ([conn, partitions]) => {
+  await Promise.all([...byLeader].map(async ([conn, topics]) => {
     let r;
     try {
       r = await conn.send(ApiKey.Fetch, conn.version(ApiKey.Fetch, 11), {
-        replicaId: -1, maxWaitMs, minBytes: 1, maxBytes: 1 << 20, isolationLevel: 1, sessionId: 0, sessionEpoch: -1,
-        topics: [{ topic: cluster.topic, partitions: partitions.map((p) => ({ partition: p, currentLeaderEpoch: -1, fetchOffset: BigInt(positions.get(p)!), logStartOffset: -1n, partitionMaxBytes: 256 * 1024 })) }],
+        replicaId: -1, maxWaitMs: options.maxWaitMs, minBytes: 1, maxBytes: 4 << 20, isolationLevel: 1, sessionId: 0, sessionEpoch: -1,
+        topics: [...topics].map(([topic, ps]) => ({ topic, partitions: ps.map((p) => ({ partition: p, currentLeaderEpoch: -1, fetchOffset: BigInt(positions.get(topic)!.get(p)!), logStartOffset: -1n, partitionMaxBytes })) })),
         forgottenTopicsData: [], rackId: '',
       });
     } catch (err) {
@@ -263,25 +293,26 @@ export async function fetchCommitted(cluster: Cluster, positions: Map<number, nu
     }
     for (const t of r.responses) {
       for (const p of t.partitions) {
+        const position = positions.get(t.topic)!.get(p.partitionIndex)!;
         if (p.errorCode !== 0) {
-          if (p.errorCode === ErrorCode.OFFSET_OUT_OF_RANGE) throw new KafkaError(p.errorCode, `${cluster.topic}-${p.partitionIndex} at ${positions.get(p.partitionIndex)}`);
+          if (p.errorCode === ErrorCode.OFFSET_OUT_OF_RANGE) throw new KafkaError(p.errorCode, `${partitionName(t.topic, p.partitionIndex)} at ${position}`);
           cluster.forget();
           continue;
         }
-        out.push(await committedRecords(p, positions.get(p.partitionIndex)!));
+        out.push(await committedRecords(t.topic, p, position));
       }
     }
   }));
-  return out.sort((a, b) => a.partition - b.partition);
+  return out.sort((a, b) => (a.topic < b.topic ? -1 : a.topic > b.topic ? 1 : a.partition - b.partition));
 }
 
-async function committedRecords(p: any, position: number): Promise<FetchedPartition> {
+async function committedRecords(topic: string, p: any, position: number): Promise<FetchedPartition> {
   // The aborted transactions in this range, by first offset; a producer's records count as aborted
   // from its first offset until its ABORT marker (what the Java consumer's fetcher does).
   const aborted = ((p.abortedTransactions ?? []) as { producerId: bigint; firstOffset: bigint }[])
     .map((a) => ({ producerId: Number(a.producerId), firstOffset: Number(a.firstOffset) })).sort((a, b) => a.firstOffset - b.firstOffset);
   const abortedNow = new Set<number>();
-  const records: [number, string][] = [];
+  const records: FetchedRecord[] = [];
   let next = position;
   if (p.records && p.records.length > 0) {
     for (const batch of iterateBatches(p.records, { allowPartialTail: true })) {
@@ -295,22 +326,22 @@ async function committedRecords(p: any, position: number): Promise<FetchedPartit
       }
       if (batch.isTransactional && abortedNow.has(batch.producerId)) continue;
       for (const rec of iterateRecords(batch, await decompressBatchBody(batch))) {
-        if (rec.offset >= position) records.push([rec.offset, rec.value?.toString() ?? '']);
+        if (rec.offset >= position) records.push({ offset: rec.offset, timestamp: rec.timestamp, key: rec.key, value: rec.value, headers: rec.headers });
       }
     }
   }
-  return { partition: p.partitionIndex, records, next, lastStableOffset: Number(p.lastStableOffset), highWatermark: Number(p.highWatermark) };
+  return { topic, partition: p.partitionIndex, records, next, lastStableOffset: Number(p.lastStableOffset), highWatermark: Number(p.highWatermark) };
 }
 
-/** OffsetFetch with require_stable (KIP-447): waits out pending transactional commits. -1: none. */
-export async function committedPositions(cluster: Cluster, group: string, deadline: number): Promise<Map<number, number>> {
+/** OffsetFetch with require_stable (KIP-447): waits out pending transactional commits. Only `topic`'s partitions; none: none committed. */
+export async function committedPositions(cluster: Cluster, group: string, topic: string, deadline: number): Promise<Map<number, number>> {
   const out = new Map<number, number>();
   const { code } = await toCoordinator(cluster, group, 0, deadline, async (c) => {
     const r = await c.send(ApiKey.OffsetFetch, c.version(ApiKey.OffsetFetch, 7), { groupId: group, topics: null, groups: [], requireStable: true });
     if (r.errorCode !== 0) return r.errorCode === ErrorCode.UNSTABLE_OFFSET_COMMIT ? ErrorCode.CONCURRENT_TRANSACTIONS : r.errorCode;
     out.clear();
     for (const t of r.topics) {
-      if (t.name !== cluster.topic) continue;
+      if (t.name !== topic) continue;
       for (const p of t.partitions) {
         if (p.errorCode === ErrorCode.UNSTABLE_OFFSET_COMMIT) return ErrorCode.CONCURRENT_TRANSACTIONS; // ask again, like the coordinator's own retry codes
         if (p.errorCode !== 0) return p.errorCode;
@@ -323,12 +354,16 @@ export async function committedPositions(cluster: Cluster, group: string, deadli
   return out;
 }
 
-/** OffsetCommit outside any group generation (Kafka's simple consumer groups: assign, then commit). */
-export async function commitPositions(cluster: Cluster, group: string, positions: Map<number, number>, deadline: number): Promise<void> {
+/**
+ * OffsetCommit outside any group generation (Kafka's simple consumer groups: assign, then commit;
+ * also what kafka-consumer-groups --reset-offsets and Admin.alterConsumerGroupOffsets send, which a
+ * group with members refuses).
+ */
+export async function commitPositions(cluster: Cluster, group: string, topic: string, positions: ReadonlyMap<number, number>, deadline: number, metadata = ''): Promise<void> {
   const { code } = await toCoordinator(cluster, group, 0, deadline, async (c) => {
     const r = await c.send(ApiKey.OffsetCommit, c.version(ApiKey.OffsetCommit, 8), {
       groupId: group, generationIdOrMemberEpoch: -1, memberId: '', groupInstanceId: null, retentionTimeMs: -1n,
-      topics: [{ name: cluster.topic, partitions: [...positions].map(([partitionIndex, offset]) => ({ partitionIndex, committedOffset: BigInt(offset), committedLeaderEpoch: -1, commitTimestamp: -1n, committedMetadata: '' })) }],
+      topics: [{ name: topic, partitions: [...positions].map(([partitionIndex, offset]) => ({ partitionIndex, committedOffset: BigInt(offset), committedLeaderEpoch: -1, commitTimestamp: -1n, committedMetadata: metadata })) }],
     });
     return r.topics.flatMap((t: any) => t.partitions.map((p: any) => p.errorCode)).find((e: number) => e !== 0) ?? 0;
   });

@@ -1,0 +1,396 @@
+// The source task of one flow (MirrorSourceConnector and its task in one): finds the topics to
+// mirror, creates their remote topics on the target (partitions, configs), and copies records
+// partition to partition keeping key, value, headers and timestamp, in per-partition order.
+//
+// Where it is in each source partition (Connect's source offsets) lives on the target in the
+// compacted topic `mm2-offsets.<source>.internal`, in Connect's JSON format, where MirrorMaker 2's
+// dedicated mode keeps it. At least once (default): records are acknowledged by the target first,
+// then the offsets are written, so a crash in between mirrors some records again. Exactly once
+// (`exactly.once.support=enabled`): one transaction on the target holds a poll's records and the
+// offsets that follow them, so after a crash the records are there exactly when the offsets are.
+//
+// Offset syncs (upstream offset → downstream offset) go to `mm2-offset-syncs.<target>.internal`
+// on the cluster `offset-syncs.topic.location` names, after the records they describe are
+// acknowledged (or committed): immediately when OffsetSyncDecider says so, else on the next flush.
+import { Cluster, KafkaError, Producer, fetchCommitted, type FetchedPartition, type FetchedRecord } from '../client/index.js';
+import { ErrorCode } from '../protocol/index.js';
+import type { RecordInput } from '../records/index.js';
+import { limits, partitionKey, type Logger } from '../util/index.js';
+import { earliestOffsets, ensurePartitions, ensureTopic, listTopics, readToEnd, setTopicConfigs, topicOverrides } from './admin.js';
+import { matches, type FlowSettings } from './config.js';
+import { decodeSourceOffset, encodeOffsetSync, encodeSourceOffset, type OffsetSync } from './formats.js';
+import { OffsetSyncDecider } from './offset-syncs.js';
+import { isCycle, isHeartbeatsTopic, isInternalTopic } from './policy.js';
+import { messageOf, pause, type TaskContext } from './task.js';
+
+/** Connect's offsets topic of a flow's source cluster, on the target (MirrorMaker 2's dedicated mode names it so). */
+export function sourceOffsetsTopic(sourceAlias: string): string {
+  return `mm2-offsets.${sourceAlias}.internal`;
+}
+
+/** Whether a flow mirrors `topic` (MirrorSourceConnector.shouldReplicateTopic). */
+export function shouldReplicateTopic(flow: FlowSettings, topic: string): boolean {
+  return (matches(flow.topics, topic) || isHeartbeatsTopic(flow.policy, topic))
+    && !isInternalTopic(flow.policy, topic) && !isCycle(flow.policy, flow.target, topic);
+}
+
+/** Bytes a record takes as MirrorMaker 2's byte-count counts it (key, value, headers). */
+function recordBytes(r: FetchedRecord): number {
+  let n = (r.key?.length ?? 0) + (r.value?.length ?? 0);
+  for (const h of r.headers) n += Buffer.byteLength(h.key) + (h.value?.length ?? 0);
+  return n;
+}
+
+/** Splits a partition's records into batches under the target's usual max.message.bytes. */
+function chunks(records: FetchedRecord[]): FetchedRecord[][] {
+  const out: FetchedRecord[][] = [];
+  let current: FetchedRecord[] = [];
+  let bytes = 0;
+  for (const r of records) {
+    const size = recordBytes(r) + 64;
+    if (current.length > 0 && (bytes + size > limits.mirrorBatchBytesMax || current.length >= limits.mirrorBatchRecordsMax)) {
+      out.push(current);
+      current = [];
+      bytes = 0;
+    }
+    current.push(r);
+    bytes += size;
+  }
+  if (current.length > 0) out.push(current);
+  return out;
+}
+
+const asInput = (r: FetchedRecord): RecordInput => ({ key: r.key, value: r.value, headers: r.headers, timestamp: r.timestamp });
+
+export class MirrorSourceTask {
+  private readonly log: Logger;
+  private readonly source: Cluster;
+  private readonly target: Cluster;
+  private readonly syncs: Cluster;
+  private readonly producer: Producer;
+  private readonly syncProducer: Producer;
+  private readonly offsetsTopic: string;
+  private readonly syncsTopic: string;
+  /** Source topic → its remote name and partition count. */
+  private readonly topics = new Map<string, { remote: string; partitions: number }>();
+  /** Source topic → partition → next offset to mirror. */
+  private readonly positions = new Map<string, Map<number, number>>();
+  /** Source offsets loaded from the offsets topic: the last offset mirrored, by partitionKey. */
+  private stored = new Map<string, number>();
+  /** Partitions whose position moved since the offsets topic last heard of them. */
+  private readonly dirty = new Set<string>();
+  private readonly deciders = new Map<string, OffsetSyncDecider>();
+  /** Syncs due now, in order (every one the decider asked for: a burst keeps its intermediate syncs, which translate older positions). */
+  private pendingSyncs: OffsetSync[] = [];
+  private readonly delayedSyncs = new Map<string, OffsetSync>();
+  private nextRefreshMs = 0;
+  private nextConfigSyncMs = 0;
+  private nextFlushMs = 0;
+
+  constructor(private readonly flow: FlowSettings, private readonly ctx: TaskContext) {
+    this.log = ctx.logger;
+    const src = ctx.clients.get(flow.source)!;
+    const tgt = ctx.clients.get(flow.target)!;
+    this.source = new Cluster({ ...src, clientId: `mirror-source-${flow.source}->${flow.target}` });
+    this.target = new Cluster({ ...tgt, clientId: `mirror-target-${flow.source}->${flow.target}` });
+    this.syncs = flow.offsetSyncsTopicLocation === 'source' ? this.source : this.target;
+    this.offsetsTopic = sourceOffsetsTopic(flow.source);
+    this.syncsTopic = flow.policy.offsetSyncsTopic(flow.target);
+    this.producer = new Producer(this.target, {
+      // One transactional id per flow: a restarted mirror fences the one it replaces.
+      transactionalId: flow.exactlyOnce ? `mm2-${flow.source}->${flow.target}` : null, transactionTimeoutMs: 60_000, deliveryTimeoutMs: 30_000,
+    });
+    this.syncProducer = new Producer(this.syncs, { transactionalId: null, transactionTimeoutMs: 60_000, deliveryTimeoutMs: 30_000 });
+  }
+
+  async run(): Promise<void> {
+    while (!this.ctx.stopping()) {
+      try {
+        await this.start();
+        break;
+      } catch (err) {
+        this.fail('start', err);
+        await pause(this.ctx, 1000);
+      }
+    }
+    while (!this.ctx.stopping()) {
+      try {
+        const now = Date.now();
+        if (now >= this.nextRefreshMs) await this.refreshTopics();
+        if (this.flow.syncTopicConfigs && now >= this.nextConfigSyncMs) await this.syncTopicConfigs();
+        await this.pollOnce();
+        if (Date.now() >= this.nextFlushMs) await this.flush();
+      } catch (err) {
+        this.fail('poll', err);
+        await this.recover();
+        await pause(this.ctx, 500);
+      }
+    }
+    await this.flush().catch(() => {});
+    this.close();
+  }
+
+  close(): void {
+    this.source.close();
+    this.target.close();
+  }
+
+  private fail(what: string, err: unknown): void {
+    this.log.warn(`${this.flow.source}->${this.flow.target} ${what}: ${messageOf(err)}`);
+    this.ctx.metrics.error(this.flow.source, this.flow.target, messageOf(err));
+  }
+
+  /** Internal topics, the stored source offsets, the producers. */
+  private async start(): Promise<void> {
+    const f = this.flow;
+    await ensureTopic(this.target.client, this.offsetsTopic, 1, f.offsetStorageReplicationFactor, [{ name: 'cleanup.policy', value: 'compact' }]);
+    await ensureTopic(this.syncs.client, this.syncsTopic, 1, f.offsetSyncsTopicReplicationFactor, [{ name: 'cleanup.policy', value: 'compact' }]);
+    await this.producer.init(Date.now() + 30_000);
+    await this.syncProducer.init(Date.now() + 30_000);
+    await this.loadSourceOffsets();
+    this.ctx.metrics.flow(f.source, f.target, true);
+    this.log.info(`${f.source}->${f.target}: mirroring with ${f.policy.name}, ${f.exactlyOnce ? 'exactly once' : 'at least once'}; offsets in ${this.offsetsTopic} on ${f.target}, offset syncs in ${this.syncsTopic} on ${f.offsetSyncsTopicLocation === 'source' ? f.source : f.target}`);
+  }
+
+  /** Reads the offsets topic to its end (committed records only) into `stored`. */
+  private async loadSourceOffsets(): Promise<void> {
+    const stored = new Map<string, number>();
+    await readToEnd(this.target, this.offsetsTopic, new Map([[0, 0]]), Date.now() + this.ctx.loadTimeoutMs, (_p, r) => {
+      const o = decodeSourceOffset(r.key, r.value);
+      if (o !== null && o.cluster === this.flow.source) stored.set(partitionKey(o.topic, o.partition), o.offset);
+    });
+    this.stored = stored;
+    // Positions follow what was stored (after an aborted transaction, that is where to start again).
+    for (const [topic, partitions] of this.positions) {
+      for (const p of partitions.keys()) partitions.set(p, (stored.get(partitionKey(topic, p)) ?? -1) + 1);
+    }
+    this.dirty.clear();
+  }
+
+  /** New topics and partitions at the source; their remote topics on the target. */
+  private async refreshTopics(): Promise<void> {
+    const f = this.flow;
+    this.nextRefreshMs = f.refreshTopics ? Date.now() + f.refreshTopicsIntervalMs : Number.MAX_SAFE_INTEGER;
+    const sourceTopics = (await listTopics(this.source.client)).filter((t) => t.errorCode === 0 && !t.isInternal && shouldReplicateTopic(f, t.name));
+    let partitionsTotal = 0;
+    for (const t of sourceTopics.sort((a, b) => (a.name < b.name ? -1 : 1))) {
+      partitionsTotal += t.partitions.length;
+      if (partitionsTotal > limits.mirrorPartitionsMax) throw new Error(`more than ${limits.mirrorPartitionsMax} source partitions match the flow's topics; ${t.name} and later are not mirrored`);
+      const known = this.topics.get(t.name);
+      const count = t.partitions.length;
+      if (known !== undefined && known.partitions >= count) continue;
+      const remote = f.policy.formatRemoteTopic(f.source, t.name);
+      if (known === undefined) {
+        const configs = f.syncTopicConfigs ? (await topicOverrides(this.source.client, t.name)).filter((c) => !f.configPropertiesExclude.test(c.name)) : [];
+        const created = await ensureTopic(this.target.client, remote, count, f.replicationFactor, configs);
+        if (created) this.log.info(`${f.source}->${f.target}: created ${remote} with ${count} partitions`);
+      }
+      await ensurePartitions(this.target.client, remote, count);
+      const positions = this.positions.get(t.name) ?? new Map<number, number>();
+      for (let p = known?.partitions ?? 0; p < count; p++) {
+        positions.set(p, (this.stored.get(partitionKey(t.name, p)) ?? -1) + 1);
+        this.ctx.metrics.partition(f.source, f.target, t.name, p, remote);
+      }
+      this.positions.set(t.name, positions);
+      this.topics.set(t.name, { remote, partitions: count });
+    }
+  }
+
+  /** Topic configs set at the source, set on the remote topics too (sync.topic.configs). */
+  private async syncTopicConfigs(): Promise<void> {
+    this.nextConfigSyncMs = Date.now() + this.flow.syncTopicConfigsIntervalMs;
+    for (const [topic, { remote }] of this.topics) {
+      const configs = (await topicOverrides(this.source.client, topic)).filter((c) => !this.flow.configPropertiesExclude.test(c.name));
+      const current = new Map((await topicOverrides(this.target.client, remote)).map((c) => [c.name, c.value]));
+      const changed = configs.filter((c) => current.get(c.name) !== c.value);
+      if (changed.length > 0) {
+        await setTopicConfigs(this.target.client, remote, changed);
+        this.log.info(`${this.flow.source}->${this.flow.target}: ${remote} configs ${changed.map((c) => `${c.name}=${c.value}`).join(', ')}`);
+      }
+    }
+  }
+
+  /** One fetch from the source and its records written to the target. */
+  private async pollOnce(): Promise<void> {
+    if (this.positions.size === 0) { await pause(this.ctx, 200); return; }
+    let fetched: FetchedPartition[];
+    try {
+      fetched = await fetchCommitted(this.source, this.positions, { maxWaitMs: 200, partitionMaxBytes: limits.mirrorFetchPartitionBytesMax });
+    } catch (err) {
+      if (err instanceof KafkaError && err.errorCode === ErrorCode.OFFSET_OUT_OF_RANGE) { await this.skipToLogStart(); return; }
+      throw err;
+    }
+    const now = Date.now();
+    for (const f of fetched) {
+      const s = this.status(f.topic, f.partition);
+      s.highWatermark = f.highWatermark;
+      const newest = f.records[f.records.length - 1];
+      if (newest !== undefined) s.recordAgeMs = Math.max(0, now - newest.timestamp);
+    }
+    const moved = fetched.filter((f) => f.next > this.positions.get(f.topic)!.get(f.partition)!);
+    if (moved.length === 0) return;
+    if (this.flow.exactlyOnce) await this.writeExactlyOnce(moved);
+    else await this.writeAtLeastOnce(moved);
+  }
+
+  /** Records first, then (after their acknowledgements) the positions. */
+  private async writeAtLeastOnce(moved: FetchedPartition[]): Promise<void> {
+    const results = await Promise.allSettled(moved.map((f) => this.copy(f)));
+    const failed = results.find((r) => r.status === 'rejected');
+    moved.forEach((f, i) => { if (results[i]!.status === 'fulfilled') this.advance(f, (results[i] as PromiseFulfilledResult<number[]>).value); });
+    await this.writeOffsets(null);
+    await this.firePendingSyncs();
+    if (failed !== undefined) throw (failed as PromiseRejectedResult).reason;
+  }
+
+  /** Records and positions in one transaction of the target. */
+  private async writeExactlyOnce(moved: FetchedPartition[]): Promise<void> {
+    const deadline = Date.now() + 30_000;
+    const parts = new Map<string, number[]>([[this.offsetsTopic, [0]]]);
+    for (const f of moved) {
+      const remote = this.topics.get(f.topic)!.remote;
+      if (f.records.length > 0) parts.set(remote, [...(parts.get(remote) ?? []), f.partition]);
+    }
+    await this.producer.addPartitions(parts, deadline);
+    const downstream = await Promise.all(moved.map((f) => this.copy(f)));
+    const before = new Map(moved.map((f) => [partitionKey(f.topic, f.partition), this.positions.get(f.topic)!.get(f.partition)!]));
+    moved.forEach((f, i) => this.advance(f, downstream[i]!, false));
+    try {
+      await this.writeOffsets(deadline);
+      await this.producer.end(true, deadline);
+    } catch (err) {
+      // Not committed: back to where the committed offsets say (recover() reloads them).
+      for (const f of moved) this.positions.get(f.topic)!.set(f.partition, before.get(partitionKey(f.topic, f.partition))!);
+      throw err;
+    }
+    moved.forEach((f, i) => this.noteSyncs(f, downstream[i]!));
+    this.noteLatency(moved);
+    await this.firePendingSyncs();
+  }
+
+  /** Writes one partition's records to its remote partition; resolves with each record's downstream offset. */
+  private async copy(f: FetchedPartition): Promise<number[]> {
+    const remote = this.topics.get(f.topic)!.remote;
+    const downstream: number[] = [];
+    for (const batch of chunks(f.records)) {
+      const base = await this.producer.send(remote, f.partition, batch.map(asInput), Date.now() + 30_000);
+      // null: the broker had the batch already (an idempotent retry); its offsets are unknown, and
+      // no sync is written for them.
+      for (let i = 0; i < batch.length; i++) downstream.push(base === null ? -1 : base + i);
+    }
+    return downstream;
+  }
+
+  private status(topic: string, partition: number) {
+    return this.ctx.metrics.partition(this.flow.source, this.flow.target, topic, partition, this.topics.get(topic)?.remote ?? topic);
+  }
+
+  /** Moves a partition's position past what was fetched, and (at least once) notes its syncs and latencies. */
+  private advance(f: FetchedPartition, downstream: number[], acknowledged = true): void {
+    this.positions.get(f.topic)!.set(f.partition, f.next);
+    this.dirty.add(partitionKey(f.topic, f.partition));
+    const s = this.status(f.topic, f.partition);
+    s.position = f.next;
+    if (acknowledged) {
+      this.noteSyncs(f, downstream);
+      this.noteLatency([f]);
+    }
+  }
+
+  private noteLatency(fs: FetchedPartition[]): void {
+    const now = Date.now();
+    for (const f of fs) {
+      const s = this.status(f.topic, f.partition);
+      s.position = f.next;
+      for (const r of f.records) {
+        s.recordCount++;
+        s.byteCount += recordBytes(r);
+      }
+      const newest = f.records[f.records.length - 1];
+      if (newest !== undefined) {
+        s.lastTimestampMs = newest.timestamp;
+        s.replicationLatencyMs = Math.max(0, now - newest.timestamp);
+        s.replicationLatencyMsMax = Math.max(s.replicationLatencyMsMax, s.replicationLatencyMs);
+      }
+    }
+  }
+
+  private noteSyncs(f: FetchedPartition, downstream: number[]): void {
+    const key = partitionKey(f.topic, f.partition);
+    let decider = this.deciders.get(key);
+    if (decider === undefined) { decider = new OffsetSyncDecider(this.flow.offsetLagMax); this.deciders.set(key, decider); }
+    f.records.forEach((r, i) => {
+      const d = downstream[i]!;
+      if (d < 0) return;
+      const sync = { topic: f.topic, partition: f.partition, upstreamOffset: r.offset, downstreamOffset: d };
+      if (decider.mirrored(r.offset, d)) {
+        this.delayedSyncs.delete(key);
+        this.pendingSyncs.push(sync);
+      } else {
+        this.delayedSyncs.set(key, sync);
+      }
+    });
+  }
+
+  /**
+   * Positions of the partitions that moved, as Connect's source offsets (the last offset mirrored).
+   * `deadline` null: at least once, outside any transaction.
+   */
+  private async writeOffsets(deadline: number | null): Promise<void> {
+    if (this.dirty.size === 0) return;
+    const records: RecordInput[] = [];
+    const written = [...this.dirty];
+    for (const [topic, partitions] of this.positions) {
+      for (const [partition, next] of partitions) {
+        if (!this.dirty.has(partitionKey(topic, partition))) continue;
+        const { key, value } = encodeSourceOffset({ cluster: this.flow.source, topic, partition, offset: next - 1 });
+        records.push({ key, value });
+      }
+    }
+    await this.producer.send(this.offsetsTopic, 0, records, deadline ?? Date.now() + 30_000);
+    for (const k of written) this.dirty.delete(k);
+  }
+
+  /** Sends the syncs due now (after the records they describe are acknowledged or committed). */
+  private async firePendingSyncs(): Promise<void> {
+    if (this.pendingSyncs.length === 0) return;
+    // Bounded: a compacted source can make every record a sync; the newest ones matter most.
+    const syncs = this.pendingSyncs.slice(-limits.mirrorSyncsPerWriteMax);
+    this.pendingSyncs = [];
+    await this.syncProducer.send(this.syncsTopic, 0, syncs.map(encodeOffsetSync), Date.now() + 30_000);
+  }
+
+  /** Connect's offset flush: delayed syncs go out, and (at least once) positions not yet stored. */
+  private async flush(): Promise<void> {
+    this.nextFlushMs = Date.now() + this.ctx.offsetFlushIntervalMs;
+    this.pendingSyncs.push(...this.delayedSyncs.values());
+    this.delayedSyncs.clear();
+    if (!this.flow.exactlyOnce) await this.writeOffsets(null);
+    await this.firePendingSyncs();
+  }
+
+  /** After a failure: a fresh producer (which aborts an open transaction) and, exactly once, the committed positions. */
+  private async recover(): Promise<void> {
+    try {
+      // A send that failed may have left its sequence taken: only a new producer id starts clean.
+      await this.producer.init(Date.now() + 30_000);
+      if (this.flow.exactlyOnce) await this.loadSourceOffsets();
+      await this.syncProducer.init(Date.now() + 30_000);
+    } catch (err) {
+      this.fail('recover', err);
+    }
+  }
+
+  /** Positions below the log start (retention, or a recreated topic) move to it (auto.offset.reset=earliest, as MirrorMaker 2 sets). */
+  private async skipToLogStart(): Promise<void> {
+    for (const [topic, partitions] of this.positions) {
+      const earliest = await earliestOffsets(this.source.client, topic, [...partitions.keys()]);
+      for (const [p, start] of earliest) {
+        if (partitions.get(p)! < start) {
+          this.log.warn(`${this.flow.source}->${this.flow.target}: ${topic}-${p} position ${partitions.get(p)} is below the log start ${start}; skipping to it`);
+          partitions.set(p, start);
+        }
+      }
+    }
+  }
+}
