@@ -409,7 +409,8 @@ export class Broker {
       clientId: `broker-${this.deps.nodeId}-remote-log-metadata`, requestTimeoutMs: INTER_BROKER_REQUEST_TIMEOUT_MS, endpoint: (id) => this.interBrokerEndpoint(id),
       tls: clientTlsFor(c, c.interBrokerListenerName), sasl: clientSaslFor(c, c.interBrokerListenerName),
     });
-    const metadata = new RemoteLogMetadataManager(topic, numPartitions, logger);
+    const metadata = new RemoteLogMetadataManager(topic, numPartitions, logger,
+      Math.max(0, this.rlmmSetting('remote.log.metadata.consume.wait.ms', REMOTE_LOG_METADATA_TOPIC_DEFAULTS.consumeWaitMs)));
     const rlm = new RemoteLogManager({
       brokerId: this.deps.nodeId, rsm, metadata, clock: this.deps.clock, scheduler: this.coordinatorScheduler(), logger,
       taskIntervalMs: Number(c.get('remote.log.manager.task.interval.ms')),

@@ -328,7 +328,9 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerHa
     broker?.replicaManager.stopIsrExpiration();
     broker?.alterPartitions.close();
     broker?.replicaManager.fetchPurgatory.dropAll();
-    broker?.replicaManager.producePurgatory.dropAll();
+    // A waiting produce may be the broker's own (a coordinator's or tiered storage's metadata write,
+    // acks=all): it ends with REQUEST_TIMED_OUT rather than never, so no writer awaits it forever.
+    broker?.replicaManager.producePurgatory.expireAll();
     await broker?.settled();
     // Tiered storage's tasks stop before the logs they copy from close.
     await broker?.closeRemoteLog();

@@ -37,3 +37,11 @@ export class RemoteLogMetadataError extends Error {
     super(message);
   }
 }
+
+/** A wait on `__remote_log_metadata` that ended unfinished: the manager closed, or the event was not replayed in time. */
+export class RemoteLogMetadataWaitError extends Error {
+  override name = 'RemoteLogMetadataWaitError';
+  constructor(readonly reason: 'closed' | 'timeout', message: string) {
+    super(message);
+  }
+}

@@ -2,7 +2,7 @@
 // behind one chunking layer, the read caches, and remote log metadata as a state machine over
 // Kafka's `__remote_log_metadata` records, the metadata manager over that topic, and the
 // RemoteLogManager's per-partition copy and expiry tasks and remote reads.
-export { RemoteStorageError, RemoteResourceNotFoundError, RemoteLogMetadataError, type RemoteLogMetadataErrorCode } from './errors.js';
+export { RemoteStorageError, RemoteResourceNotFoundError, RemoteLogMetadataError, RemoteLogMetadataWaitError, type RemoteLogMetadataErrorCode } from './errors.js';
 export {
   RemoteLogSegmentState, RemotePartitionDeleteState, isValidSegmentTransition, isValidPartitionDeleteTransition,
   segmentStateName, partitionDeleteStateName, checkSegmentMetadata, epochEndOffsetInSegment,

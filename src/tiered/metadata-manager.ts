@@ -8,7 +8,7 @@
 // watermark, or the leader's when it hosts none.
 import { iterateBatches, readRecords } from '../records/index.js';
 import { murmur2 } from '../util/index.js';
-import { RemoteLogMetadataError } from './errors.js';
+import { RemoteLogMetadataError, RemoteLogMetadataWaitError } from './errors.js';
 import { RemotePartitionMetadataStore } from './metadata-cache.js';
 import { decodeRemoteLogMetadata, encodeRemoteLogMetadata } from './metadata-records.js';
 import type { RemoteLogMetadataEvent, TopicIdPartition } from './segment-metadata.js';
@@ -16,7 +16,7 @@ import type { RemoteLogMetadataEvent, TopicIdPartition } from './segment-metadat
 export const REMOTE_LOG_METADATA_TOPIC = '__remote_log_metadata';
 
 /** Kafka's TopicBasedRemoteLogMetadataManagerConfig defaults (read under rlmm.config.). */
-export const REMOTE_LOG_METADATA_TOPIC_DEFAULTS = { numPartitions: 50, replicationFactor: 3, retentionMs: -1 } as const;
+export const REMOTE_LOG_METADATA_TOPIC_DEFAULTS = { numPartitions: 50, replicationFactor: 3, retentionMs: -1, consumeWaitMs: 120_000 } as const;
 
 /** What the metadata manager needs of `__remote_log_metadata` (the node implements it). */
 export interface RemoteLogMetadataTopic {
@@ -57,10 +57,35 @@ export class RemoteLogMetadataManager {
   private readonly running: (Promise<void> | null)[];
   /** Events refused by the store (logged and dropped, as Kafka does). */
   refusedEvents = 0;
+  private closed = false;
+  /** Rejects once close() is called: every wait on the topic races it, so a close never waits on a write or read that cannot finish (a broker going down). */
+  private readonly closedSignal: Promise<never>;
+  private signalClosed!: (e: Error) => void;
 
-  constructor(private readonly topic: RemoteLogMetadataTopic, readonly numPartitions: number, private readonly logger: MetadataManagerLogger) {
+  /**
+   * `consumeWaitMs` is Kafka's remote.log.metadata.consume.wait.ms: how long a publish waits for its
+   * own event to be replayed here before it fails (the caller retries its task later).
+   */
+  constructor(
+    private readonly topic: RemoteLogMetadataTopic, readonly numPartitions: number, private readonly logger: MetadataManagerLogger,
+    private readonly consumeWaitMs: number = REMOTE_LOG_METADATA_TOPIC_DEFAULTS.consumeWaitMs,
+  ) {
     this.nextOffsets = new Array<number>(numPartitions).fill(0);
     this.running = new Array<Promise<void> | null>(numPartitions).fill(null);
+    this.closedSignal = new Promise<never>((_resolve, reject) => { this.signalClosed = reject; });
+    this.closedSignal.catch(() => {});
+  }
+
+  /** Fails every publish and replay in flight and every later one (the broker is shutting down). */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.signalClosed(new RemoteLogMetadataWaitError('closed', 'the remote log metadata manager is closed'));
+  }
+
+  private unlessClosed<T>(p: Promise<T>): Promise<T> {
+    if (this.closed) return Promise.reject(new RemoteLogMetadataWaitError('closed', 'the remote log metadata manager is closed'));
+    return Promise.race([p, this.closedSignal]);
   }
 
   metadataPartition(p: TopicIdPartition): number { return metadataPartitionFor(p, this.numPartitions); }
@@ -70,12 +95,17 @@ export class RemoteLogMetadataManager {
     const tip = event.kind === 'segment' ? event.metadata.remoteLogSegmentId.topicIdPartition
       : event.kind === 'segment-update' ? event.update.remoteLogSegmentId.topicIdPartition : event.metadata.topicIdPartition;
     const partition = this.metadataPartition(tip);
-    const offset = await this.topic.append(partition, encodeRemoteLogMetadata(event));
+    const offset = await this.unlessClosed(this.topic.append(partition, encodeRemoteLogMetadata(event)));
+    const deadline = performance.now() + this.consumeWaitMs;
     while (this.nextOffsets[partition]! <= offset) {
       const before = this.nextOffsets[partition]!;
       await this.catchUp(partition);
+      if (this.nextOffsets[partition] !== before) continue;
+      if (performance.now() >= deadline) {
+        throw new RemoteLogMetadataWaitError('timeout', `${REMOTE_LOG_METADATA_TOPIC}-${partition}: offset ${offset} not replayed within remote.log.metadata.consume.wait.ms (${this.consumeWaitMs} ms)`);
+      }
       // The write is committed; a replica that reads nothing new yet (its high watermark behind) is asked again shortly.
-      if (this.nextOffsets[partition] === before) await new Promise((r) => setTimeout(r, 10));
+      await this.unlessClosed(new Promise((r) => setTimeout(r, 10)));
     }
   }
 
@@ -96,7 +126,7 @@ export class RemoteLogMetadataManager {
   private async replayPartition(partition: number): Promise<void> {
     for (;;) {
       const from = this.nextOffsets[partition]!;
-      const read = await this.topic.read(partition, from, READ_BYTES);
+      const read = await this.unlessClosed(this.topic.read(partition, from, READ_BYTES));
       if (read === null || read.records.length === 0) return;
       let next = from;
       for (const batch of iterateBatches(read.records, { allowPartialTail: true })) {

@@ -182,11 +182,16 @@ export class RemoteLogManager {
     this.tasks.delete(key);
   }
 
-  /** Stops every task and waits for the runs in flight. */
+  /**
+   * Stops every task and waits for the runs in flight. The metadata manager closes first, so a run
+   * waiting on `__remote_log_metadata` (a write whose acknowledgement a stopping broker never sends)
+   * ends now instead of holding the shutdown.
+   */
   async close(): Promise<void> {
     this.closed = true;
     const running = [...this.tasks.values()].map((t) => t.running);
     for (const key of [...this.tasks.keys()]) this.stopTask(key);
+    this.o.metadata.close();
     await Promise.all(running.map((r) => r?.catch(() => undefined)));
   }
 

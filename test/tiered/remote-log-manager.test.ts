@@ -9,7 +9,7 @@ import { buildRecordBatchSync, iterateBatches, iterateRecords } from '../../src/
 import { FileCache, NodeFileSystem, PartitionLog, logConfig, type LogConfig } from '../../src/storage/index.js';
 import { ManualClock } from '../../src/util/index.js';
 import {
-  ChunkedStorageManager, LocalObjectStore, RemoteLogManager, RemoteLogMetadataManager, RemoteLogSegmentState,
+  ChunkedStorageManager, LocalObjectStore, RemoteLogManager, RemoteLogMetadataManager, RemoteLogMetadataWaitError, RemoteLogSegmentState, RemotePartitionDeleteState,
   type RemoteLogMetadataTopic, type RemoteStorageManager, type TieredScheduler, type TopicIdPartition,
 } from '../../src/tiered/index.js';
 
@@ -230,5 +230,35 @@ describe('RemoteLogManager', () => {
     assert.equal(metadata.store.listRemoteLogSegments(TIP).filter((m) => m.state === RemoteLogSegmentState.COPY_SEGMENT_STARTED).length, 0,
       'the failed attempts\' unfinished copies were cleaned up');
     await rlm.close();
+  });
+
+  it('a run waiting on a metadata write that is never acknowledged ends when the manager closes (a broker going down)', { timeout: 30_000 }, async () => {
+    const log = openLog({});
+    await fill(log, 40);
+    log.updateHighWatermark(40);
+    let appends = 0;
+    // The write a stopping broker never acknowledges: its purgatory and followers are gone.
+    topic.append = () => { appends++; return new Promise<number>(() => {}); };
+    const { rlm } = await manager();
+    rlm.onLeader({ topicIdPartition: TIP, leaderEpoch: 0, log });
+    scheduler.pending()[0]!.fn();
+    for (let i = 0; i < 100 && appends === 0; i++) await new Promise((r) => setImmediate(r));
+    assert.equal(appends, 1, 'the run is waiting on its first metadata write');
+    await rlm.close();
+    assert.equal(appends, 1);
+  });
+
+  it('a publish whose event is not replayed within remote.log.metadata.consume.wait.ms fails, and the next one may succeed', async () => {
+    const read = topic.read.bind(topic);
+    let replay = false;
+    topic.read = async (partition, offset) => (replay ? read(partition, offset) : { records: Buffer.alloc(0), endOffset: 0 });
+    const metadata = new RemoteLogMetadataManager(topic, 50, { warn: () => {} }, 50);
+    const event = { kind: 'partition-delete' as const, metadata: { topicIdPartition: TIP, brokerId: 1, eventTimestampMs: 1, state: RemotePartitionDeleteState.DELETE_PARTITION_MARKED } };
+    await assert.rejects(metadata.publish(event), (e: unknown) => e instanceof RemoteLogMetadataWaitError && e.reason === 'timeout' && /consume\.wait\.ms/.test(e.message));
+    replay = true;
+    await metadata.publish({ ...event, metadata: { ...event.metadata, state: RemotePartitionDeleteState.DELETE_PARTITION_STARTED } });
+    assert.equal(metadata.nextOffset(metadata.metadataPartition(TIP)), 2, 'both events replayed once the replica has them');
+    metadata.close();
+    await assert.rejects(metadata.publish(event), (e: unknown) => e instanceof RemoteLogMetadataWaitError && e.reason === 'closed');
   });
 });

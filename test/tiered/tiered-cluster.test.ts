@@ -70,10 +70,11 @@ describe('tiering in a 3-broker cluster', { timeout: 180_000 }, () => {
     assert.equal(created.topics[0].errorCode, 0, created.topics[0].errorMessage);
   });
 
+  // Bounded: a shutdown that hangs fails here instead of holding the run.
   after(async () => {
     await cluster?.close();
     rmSync(remoteDir, { recursive: true, force: true });
-  });
+  }, { timeout: 60_000 });
 
   it('the leader killed while segments remain to copy: the new leader continues, no offset missing or copied twice', async () => {
     await produce(3000);
