@@ -151,6 +151,37 @@ test('acks=all: NOT_ENOUGH_REPLICAS before the append when the ISR is below min.
   assert.equal(h.p.highWatermark, 2);
 });
 
+test('an idempotent retry at acks=all answered as a duplicate waits, like the first attempt, for the high watermark to cover the batch, and answers its first offset; the same first sequence with another length is OUT_OF_ORDER_SEQUENCE_NUMBER', async () => {
+  const h = await leader();
+  const idempotent = (n: number, baseSequence: number, tag: string) => buildRecordBatchSync({
+    records: Array.from({ length: n }, (_, i) => ({ value: Buffer.from(`${tag}-${i}`) })), producerId: 7, producerEpoch: 0, baseSequence,
+  });
+  const produce = (records: Buffer) => h.rm.produce(-1, 10_000, [{ topic: 't', partition: 0, records }]).then((r) => r.get(partitionKey('t', 0))!);
+  await h.produce(1, 2); // offsets 0-1 from another producer
+  await h.followerFetch(2, 0);
+  await h.followerFetch(3, 0);
+  // The first attempt is appended at 2-4; its answer is lost (the client retries).
+  const first = produce(idempotent(3, 0, 'a'));
+  await new Promise((r) => setImmediate(r));
+  assert.equal(h.p.log.logEndOffset, 5);
+  let retried: Awaited<ReturnType<typeof produce>> | null = null;
+  const retry = produce(idempotent(3, 0, 'a')).then((r) => { retried = r; return r; });
+  await new Promise((r) => setImmediate(r));
+  assert.equal(h.p.log.logEndOffset, 5, 'the retry is not appended again');
+  await h.followerFetch(2, 5);
+  await new Promise((r) => setImmediate(r));
+  assert.equal(retried, null, 'no acknowledgement while follower 3, in the ISR, lacks the batch');
+  await h.followerFetch(3, 5);
+  for (const r of [await first, await retry]) {
+    assert.equal(r.errorCode, ErrorCode.NONE);
+    assert.equal(r.baseOffset, 2n, 'the offset the batch was written at');
+  }
+  // A batch that reuses the first sequence with another length is no duplicate of it (Kafka matches
+  // first and last sequence): refused, never acknowledged at the old batch's offset.
+  assert.equal((await produce(idempotent(2, 0, 'b'))).errorCode, ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER);
+  assert.equal(h.p.log.logEndOffset, 5);
+});
+
 test('a follower whose last fetched epoch ends earlier on the leader is answered with DivergingEpoch and its progress is not recorded', async () => {
   const h = await leader();
   await h.produce(1, 3); // offsets 0-2 at leader epoch 0
