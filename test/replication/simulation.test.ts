@@ -1,6 +1,6 @@
 // The replication simulation (see simulation.ts): brokers with the real replica managers, fetchers
 // and ISR channel over MemoryFileSystems, the controller on the Raft simulator, under crashes,
-// cuts, request loss and reordering. A few hundred seeds run here; LOGLINE_REPLICATION_SIM_SEEDS=n
+// cuts, request loss and reordering. A hundred seeds run here; LOGLINE_REPLICATION_SIM_SEEDS=n
 // runs n (the soak: `node dist/test/replication/simulation-cli.js --seeds 10000`), and
 // LOGLINE_REPLICATION_SIM_SEED=n replays one with its trace.
 import { test } from 'node:test';
@@ -11,7 +11,7 @@ import { describeReplicationFailure, runReplicationSeed, type ReplicationBug, ty
 const REGRESSION_SEEDS: number[] = [19, 937, 9925];
 
 const one = process.env.LOGLINE_REPLICATION_SIM_SEED;
-const count = Number(process.env.LOGLINE_REPLICATION_SIM_SEEDS ?? 180);
+const count = Number(process.env.LOGLINE_REPLICATION_SIM_SEEDS ?? 100);
 const seeds = one !== undefined ? [Number(one)] : [...REGRESSION_SEEDS, ...Array.from({ length: count }, (_, i) => i + 1)];
 
 test(`replication simulation: ${seeds.length} seeds of acks=all and acks=1 producers and a consumer on RF 3 / min.insync.replicas 2, across broker power cuts and restarts, cuts between brokers and to the controller, request loss and controller failovers, keep every invariant and end with a full ISR and an acks=all write`, async () => {
