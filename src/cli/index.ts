@@ -17,6 +17,7 @@ import { aclCommand } from './acl.js';
 import { userCommand } from './user.js';
 import { verifyCommand } from './verify.js';
 import { mirrorCommand } from './mirror.js';
+import { schemaCommand } from './schema.js';
 import { version } from '../index.js';
 
 const COMMANDS: Record<string, { help: string; run: (argv: string[]) => Promise<number> }> = {
@@ -28,6 +29,7 @@ const COMMANDS: Record<string, { help: string; run: (argv: string[]) => Promise<
   group: { help: 'list, describe (offsets and lag), delete consumer groups; reset their offsets', run: groupCommand },
   transactions: { help: 'list, describe transactions and their producers; abort a hanging one', run: transactionsCommand },
   cluster: { help: 'describe the cluster (cluster info, cluster status), elect leaders (cluster elect-leaders) or start a local one (cluster start)', run: clusterCommand },
+  schema: { help: 'the schema registry: list subjects, register, get, check compatibility, set levels and modes, delete (schema register --subject orders-value --file order.avsc)', run: schemaCommand },
   quota: { help: 'set and list client quotas (quota set --user alice --add producer_byte_rate=1048576)', run: quotaCommand },
   security: { help: 'TLS helpers: write development certificates (security dev-certs DIR)', run: securityCommand },
   acl: { help: 'create, list, delete ACLs (kafka-acls.sh\'s options)', run: aclCommand },
