@@ -177,6 +177,28 @@ function pretty(schemaType: string | undefined, schema: string): string {
   }
 }
 
+/**
+ * Confluent's compatibility messages for people: each reason as `version N: TYPE: description`
+ * (the registry lists a version's reasons, then `{oldSchemaVersion: N}`, its text and the level);
+ * the old schema's text is left out (`schema get --version N` shows it). --json keeps them as sent.
+ */
+function readableMessages(messages: readonly string[]): string[] {
+  const out: string[] = [];
+  let pending: string[] = [];
+  for (const m of messages) {
+    const version = /^\{oldSchemaVersion: (\d+)\}$/.exec(m);
+    if (version) {
+      out.push(...pending.map((p) => `version ${version[1]}: ${p}`));
+      pending = [];
+      continue;
+    }
+    if (/^\{(oldSchema|compatibility): '[\s\S]*'\}$/.test(m)) continue;
+    const reason = /^\{errorType:'([^']*)', description:'([\s\S]*?)'(?:, additionalInfo:'[\s\S]*')?\}$/.exec(m);
+    pending.push(reason ? `${reason[1]}: ${reason[2]}` : m);
+  }
+  return [...out, ...pending].map((line) => `  - ${line}`);
+}
+
 const typeOf = (v: { schemaType?: string }) => v.schemaType ?? 'AVRO';
 const refsText = (refs: { name: string; subject: string; version: number }[] | undefined) =>
   refs && refs.length > 0 ? `references: ${refs.map((r) => `${r.name}=${r.subject}:${r.version}`).join(', ')}\n` : '';
@@ -253,7 +275,7 @@ async function run(verb: string, flags: Record<string, unknown>, conn: Connectio
         const check = await call(conn, 'POST', `/compatibility/subjects/${seg(subject)}/versions?verbose=true`, body).catch(() => null);
         const messages: string[] = check?.messages ?? [];
         if (messages.length === 0) throw e;
-        throw new RegistryRefusal(e.status, e.errorCode, `${e.message.replace(/, details: \[[\s\S]*$/, '')}:\n${messages.map((m) => `  - ${m}`).join('\n')}`);
+        throw new RegistryRefusal(e.status, e.errorCode, `${e.message.replace(/, details: \[[\s\S]*$/, '')}:\n${readableMessages(messages).join('\n')}`);
       }
       // The register answer carries only the id; the lookup finds the version (IMPORT mode may have chosen it).
       const found = before ?? await lookup();
@@ -308,7 +330,7 @@ async function run(verb: string, flags: Record<string, unknown>, conn: Connectio
       const against = version === null ? `subject ${subject}` : `subject ${subject} version ${version}`;
       out({ subject, version, compatibility: level.value, is_compatible: r.is_compatible, messages },
         r.is_compatible ? `compatible with ${against} (${level.value})`
-          : `incompatible with ${against} (${level.value}):\n${messages.map((m) => `  - ${m}`).join('\n')}`);
+          : `incompatible with ${against} (${level.value}):\n${readableMessages(messages).join('\n')}`);
       return r.is_compatible ? 0 : 1;
     }
     case 'config':
