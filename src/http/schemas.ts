@@ -66,3 +66,31 @@ export function schemaSubject(node: NodeHandle, subject: string): SubjectView {
     versions,
   };
 }
+
+/**
+ * The page with each key and value that starts with Confluent's magic byte and a schema id this
+ * node's registry knows decoded with that schema (`decodedKey`, `decodedValue`); as it is on a
+ * node without a registry or a copy of `_schemas`.
+ */
+export function withDecoded<P extends { messages: { key: string | null; value: string | null }[] }>(node: NodeHandle, page: P): P {
+  const r = node.schemaRegistry;
+  if (r === null || !r.hasLocalCopy()) return page;
+  const decode = (b64: string | null) => (b64 === null ? null : r.state.decodeFramed(Buffer.from(b64, 'base64')));
+  return {
+    ...page,
+    messages: page.messages.map((m) => {
+      const key = decode(m.key);
+      const value = decode(m.value);
+      return { ...m, ...(key ? { decodedKey: key } : {}), ...(value ? { decodedValue: value } : {}) };
+    }),
+  };
+}
+
+/** The schema with a global id, and the subjects and versions that hold it (soft-deleted ones flagged). */
+export function schemaById(node: NodeHandle, id: number): { id: number; schemaType: SchemaType; references: SchemaReference[]; schema: string; usages: { subject: string; version: number; deleted: boolean }[] } {
+  const state = stateOf(node);
+  const content = state.schemaById(id);
+  const live = new Set(state.usagesOfId(id, false).map((u) => `${u.subject}\u0000${u.version}`));
+  const usages = state.usagesOfId(id, true).map((u) => ({ ...u, deleted: !live.has(`${u.subject}\u0000${u.version}`) }));
+  return { id, schemaType: content.schemaType, references: content.references, schema: content.schema, usages };
+}

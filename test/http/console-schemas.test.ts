@@ -3,7 +3,8 @@
 // soft-deleted subject: /v1/schemas and /v1/schemas/:subject answer from the node's replayed
 // `_schemas`, and in a real browser (playwright-core driving Debian's chromium) the subjects page
 // lists them and a subject's page shows its versions and two of them side by side with the lines
-// that changed marked. Screenshots go to test-artifacts/console/. Without /usr/bin/chromium the
+// that changed marked, and a topic's records framed by Confluent's serializers (magic byte, schema
+// id) decoded with their schema in the message browser. Screenshots go to test-artifacts/console/. Without /usr/bin/chromium the
 // browser test is skipped locally and fails under CI=true (.ci/run installs it).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -11,6 +12,8 @@ import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Page } from 'playwright-core';
+import avro from 'avsc';
+import protobuf from 'protobufjs';
 import { startServer, type ServerHandle } from '../../src/index.js';
 import { parseBrokerConfig } from '../../src/config/index.js';
 
@@ -52,7 +55,29 @@ before(async () => {
   });
   await registry('POST', '/subjects/old-value/versions', { schema: '"string"' });
   await registry('DELETE', '/subjects/old-value');
+
+  // Records as the serializers frame them: 0, the schema id (big-endian), the encoded data.
+  const frame = (id: number, data: Uint8Array) => Buffer.concat([Buffer.from([0]), Buffer.from([id >>> 24, (id >>> 16) & 255, (id >>> 8) & 255, id & 255]), data]);
+  await consoleApi('POST', '/v1/topics', { name: 'orders', partitions: 1 });
+  const order = avro.Type.forSchema(V3 as avro.Schema);
+  await produce('orders', frame(3, order.toBuffer({ id: 7, qty: 2, note: 'gift' })));
+  await produce('orders', frame(99, Buffer.from('not ours')));
+  await produce('orders', frame(3, Buffer.from([0xff, 0xff, 0xff])));
+  const root = protobuf.parse('syntax = "proto3"; package shop; message Money { int64 cents = 1; } message Payment { Money amount = 1; }').root;
+  const Payment = root.lookupType('shop.Payment');
+  const paymentsId = (await registry('GET', '/subjects/payments-value/versions/1')).id as number;
+  // Message indexes: one level, index 0 (Payment is the file's first message).
+  await consoleApi('POST', '/v1/topics', { name: 'payments', partitions: 1 });
+  await produce('payments', frame(paymentsId, Buffer.concat([Buffer.from([2, 0]), Buffer.from(Payment.encode(Payment.create({ amount: { cents: 1250 } })).finish())])));
 });
+
+async function consoleApi(method: string, path: string, body: unknown): Promise<any> {
+  const res = await fetch(`${http}${path}`, { method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const json = await res.json();
+  assert.ok(res.ok, JSON.stringify(json));
+  return json;
+}
+const produce = (topic: string, value: Buffer) => consoleApi('POST', `/v1/topics/${topic}/messages`, { partition: 0, value: value.toString('base64'), encoding: 'base64' });
 after(async () => { await node?.close(); });
 
 test('/v1/schemas and /v1/schemas/:subject: subjects with their latest version, levels and modes; a subject\'s versions', async () => {
@@ -70,6 +95,20 @@ test('/v1/schemas and /v1/schemas/:subject: subjects with their latest version, 
   assert.equal(orders.compatibilitySource, 'subject');
   assert.equal(orders.modeSource, 'global');
   assert.deepEqual(orders.versions.map((v: any) => [v.version, v.id, JSON.parse(v.schema)]), [[1, 1, V1], [2, 2, V2], [3, 3, V3]]);
+  const byId = await (await fetch(`${http}/v1/schemas/ids/1`)).json() as any;
+  assert.deepEqual(byId.usages, [{ subject: 'orders-value', version: 1, deleted: false }]);
+  assert.deepEqual(JSON.parse(byId.schema), V1);
+
+  // The message browser's API: framed values decoded with their schema; an unknown id left as bytes; bytes that do not decode say why.
+  const page = await (await fetch(`${http}/v1/topics/orders/messages?offset=0`)).json() as any;
+  const byOffset = new Map(page.messages.map((m: any) => [m.offset, m]));
+  assert.deepEqual((byOffset.get(0) as any).decodedValue, { schemaId: 3, schemaType: 'AVRO', value: { id: 7, qty: 2, note: 'gift' } });
+  assert.equal((byOffset.get(1) as any).decodedValue, undefined);
+  assert.equal((byOffset.get(2) as any).decodedValue.schemaId, 3);
+  assert.match((byOffset.get(2) as any).decodedValue.error, /./);
+  const payments = await (await fetch(`${http}/v1/topics/payments/messages`)).json() as any;
+  assert.deepEqual(payments.messages[0].decodedValue.value, { amount: { cents: '1250' } });
+
   const missing = await fetch(`${http}/v1/schemas/nope`);
   assert.equal(missing.status, 404);
   assert.equal(((await missing.json()) as any).errorCode, 40401);
@@ -117,6 +156,19 @@ test('web console: the subjects page, and a subject\'s versions side by side wit
     await page.locator('tr[data-version="1"]').waitFor();
     assert.match(await page.locator('tr[data-version="1"]').innerText(), /money\.proto → money v1/);
     assert.match(await page.locator('table.diff').innerText(), /message Payment \{/);
+
+    // The message browser: the framed value decoded, with its schema's id; the badge leads to that schema.
+    await page.goto(`${http}/#/topics/orders/messages?mode=oldest`);
+    await page.locator('#messages tr[data-offset="0"]').waitFor();
+    const decoded = page.locator('#messages tr[data-offset="0"] td.value');
+    assert.equal(await decoded.locator('[data-schema-id]').innerText(), 'schema 3 · AVRO');
+    assert.deepEqual(JSON.parse(await decoded.locator('pre').innerText()), { id: 7, qty: 2, note: 'gift' });
+    assert.match(await page.locator('#messages tr[data-offset="2"] td.value').innerText(), /schema 3 · AVRO\s+does not decode/);
+    assert.match(await page.locator('#messages tr[data-offset="1"] td.value').innerText(), /not ours/, 'an id the registry does not know: the bytes');
+    await shot(page, 'schema-messages');
+    await decoded.locator('[data-schema-id]').click();
+    await page.locator('tr[data-usage="orders-value-3"]').waitFor();
+    assert.match(await page.locator('pre.schema').innerText(), /"name": "note"/);
     assert.deepEqual(pageErrors, []);
   } finally {
     await browser.close();

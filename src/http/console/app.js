@@ -73,6 +73,7 @@ const views = [
   [/^\/groups$/, groupsView, 'groups'],
   [/^\/groups\/([^/]+)$/, groupView, 'groups'],
   [/^\/schemas$/, schemasView, 'schemas'],
+  [/^\/schemas\/ids\/(\d+)$/, schemaIdView, 'schemas'],
   [/^\/schemas\/([^/]+)$/, schemaView, 'schemas'],
 ];
 
@@ -255,6 +256,17 @@ function showBytes(b64, format, tag = 'pre') {
   return h(tag, { class: 'text' }, text ?? new TextDecoder().decode(bytes));
 }
 
+/**
+ * A key or value its serializer framed with a registered schema (the node decoded it): the schema's
+ * id and type, then the data as JSON; "auto" and "schema" show it so, the other formats the bytes.
+ */
+function showData(b64, decoded, format) {
+  if (!decoded || (format !== 'auto' && format !== 'schema')) return showBytes(b64, format === 'schema' ? 'auto' : format);
+  const tag = h('div', {}, h('a', { href: `#/schemas/ids/${decoded.schemaId}`, class: 'badge info', 'data-schema-id': decoded.schemaId }, `schema ${decoded.schemaId}${decoded.schemaType ? ` · ${decoded.schemaType}` : ''}`));
+  if (decoded.error !== undefined) return h('div', { class: 'decoded' }, tag, h('div', { class: 'error' }, `does not decode: ${decoded.error}`), showBytes(b64, 'hex'));
+  return h('div', { class: 'decoded' }, tag, h('pre', { class: 'json' }, JSON.stringify(decoded.value, null, 2)));
+}
+
 async function messagesTab(root, name, t, params) {
   const mode = params.get('mode') ?? 'newest';
   const format = params.get('format') ?? 'auto';
@@ -265,7 +277,7 @@ async function messagesTab(root, name, t, params) {
     h('label', {}, 'Offset', h('input', { name: 'offset', type: 'number', min: 0, value: params.get('offset') ?? '' })),
     h('label', {}, 'Time', h('input', { name: 'time', type: 'datetime-local', step: 1, value: params.get('time') ?? '' })),
     h('label', {}, 'Max messages', h('input', { name: 'count', type: 'number', min: 1, max: 500, value: params.get('count') ?? 50 })),
-    h('label', {}, 'Show as', h('select', { name: 'format' }, ['auto', 'text', 'json', 'hex'].map((v) => h('option', { value: v, selected: format === v }, v)))),
+    h('label', {}, 'Show as', h('select', { name: 'format' }, ['auto', 'schema', 'text', 'json', 'hex'].map((v) => h('option', { value: v, selected: format === v }, v)))),
     h('label', {}, 'Containing', h('input', { name: 'contains', placeholder: 'text in key, value or headers', value: params.get('contains') ?? '' })),
     h('button', { type: 'submit' }, 'Search'));
   form.addEventListener('submit', (ev) => {
@@ -289,12 +301,13 @@ async function messagesTab(root, name, t, params) {
     // The text filter applies to the page read (as kafka-ui's quick search does), not to the whole topic.
     const needle = params.get('contains') ?? '';
     const decoded = (b64) => (b64 === null ? '' : new TextDecoder().decode(fromBase64(b64)));
-    const shown = needle === '' ? page.messages : page.messages.filter((m) => [decoded(m.key), decoded(m.value), ...m.headers.flatMap((hd) => [hd.key, decoded(hd.value)])].some((t) => t.includes(needle)));
+    const data = (d) => (d && d.value !== undefined ? JSON.stringify(d.value) : '');
+    const shown = needle === '' ? page.messages : page.messages.filter((m) => [decoded(m.key), decoded(m.value), data(m.decodedKey), data(m.decodedValue), ...m.headers.flatMap((hd) => [hd.key, decoded(hd.value)])].some((t) => t.includes(needle)));
     list.append(h('p', { class: 'muted' }, `${shown.length} message(s)${needle ? ` containing "${needle}" of ${page.messages.length} read` : ''}, newest first`));
     list.append(table([['Partition', { class: 'num' }], ['Offset', { class: 'num' }], 'Timestamp', 'Key', 'Value', 'Headers'], shown.map((m) =>
       h('tr', { 'data-offset': m.offset, 'data-partition': m.partition },
         h('td', { class: 'num' }, m.partition), h('td', { class: 'num' }, m.offset), h('td', {}, new Date(m.timestamp).toISOString()),
-        h('td', { class: 'key' }, showBytes(m.key, format)), h('td', { class: 'value' }, showBytes(m.value, format)),
+        h('td', { class: 'key' }, showData(m.key, m.decodedKey, format)), h('td', { class: 'value' }, showData(m.value, m.decodedValue, format)),
         h('td', { class: 'headers' }, m.headers.map((hd) => h('div', {}, h('b', {}, hd.key), ': ', showBytes(hd.value, format === 'json' ? 'auto' : format, 'code'))))))));
   } catch (e) {
     list.append(errorBox(e));
@@ -501,12 +514,12 @@ async function schemaView(root, [subject], params) {
       h('td', {}, v.references.length === 0 ? '–' : v.references.flatMap((x, k) => [k > 0 ? ', ' : null, h('a', { href: `#/schemas/${enc(x.subject)}` }, `${x.name} → ${x.subject} v${x.version}`)])),
       h('td', {}, v.deleted ? badge('warn', 'soft-deleted') : badge('good', 'live'))))));
 
-  // Two versions side by side: by default the newest and the one before it.
+  // Two versions side by side: by default the newest (or the one asked for) and the live one before it.
   const byVersion = new Map(s.versions.map((v) => [String(v.version), v]));
   const newest = live.at(-1) ?? s.versions.at(-1);
-  const before = [...s.versions].reverse().find((v) => v.version < newest.version && !v.deleted) ?? [...s.versions].reverse().find((v) => v.version < newest.version) ?? newest;
-  const left = byVersion.get(params.get('left') ?? '') ?? before;
   const right = byVersion.get(params.get('right') ?? '') ?? newest;
+  const older = [...s.versions].reverse().filter((v) => v.version < right.version);
+  const left = byVersion.get(params.get('left') ?? '') ?? older.find((v) => !v.deleted) ?? older[0] ?? right;
   const choose = (name, current) => h('label', {}, name === 'left' ? 'Left' : 'Right', h('select', {
     'data-pick': name,
     onchange: (e) => {
@@ -517,4 +530,16 @@ async function schemaView(root, [subject], params) {
   root.append(h('h2', {}, s.versions.length > 1 ? 'Compare versions' : 'Schema'),
     h('div', { class: 'toolbar' }, choose('left', left), choose('right', right)),
     diffTable(left, right));
+}
+
+async function schemaIdView(root, [id]) {
+  root.append(h('div', { class: 'toolbar title' }, h('h1', {}, `Schema ${id}`), h('a', { href: '#/schemas' }, 'All subjects')));
+  const s = await api('GET', `/v1/schemas/ids/${enc(id)}`);
+  root.append(h('div', { class: 'cards' }, card('Type', s.schemaType), card('Used by', s.usages.filter((u) => !u.deleted).length)));
+  root.append(h('h2', {}, 'Subjects and versions'), table(['Subject', ['Version', { class: 'num' }], 'Status'], s.usages.map((u) =>
+    h('tr', { 'data-usage': `${u.subject}-${u.version}`, class: u.deleted ? 'muted' : '' },
+      h('td', {}, h('a', { href: `#/schemas/${enc(u.subject)}?right=${u.version}` }, u.subject)), h('td', { class: 'num' }, u.version),
+      h('td', {}, u.deleted ? badge('warn', 'soft-deleted') : badge('good', 'live'))))));
+  if (s.references.length > 0) root.append(h('p', {}, 'References: ', s.references.flatMap((x, k) => [k > 0 ? ', ' : null, h('a', { href: `#/schemas/${enc(x.subject)}?right=${x.version}` }, `${x.name} → ${x.subject} v${x.version}`)])));
+  root.append(h('h2', {}, 'Schema'), h('pre', { class: 'schema' }, schemaLines(s).join('\n')));
 }
