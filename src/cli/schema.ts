@@ -111,7 +111,9 @@ async function call(conn: Connection, method: string, path: string, body?: unkno
   } catch (e) {
     const err = e as Error & { cause?: { code?: string; message?: string } };
     const why = err.name === 'TimeoutError' ? `no answer in ${REQUEST_TIMEOUT_MS / 1000} s` : err.cause?.code ?? err.cause?.message ?? err.message;
-    throw new RegistryRefusal(0, 0, `cannot reach the schema registry at ${conn.url}: ${why}`);
+    // A certificate Node does not trust: most often a registry signed by a private CA.
+    const hint = /CERT|SELF_SIGNED|UNABLE_TO_VERIFY/.test(why) ? ' (trust its CA with NODE_EXTRA_CA_CERTS=ca.pem)' : '';
+    throw new RegistryRefusal(0, 0, `cannot reach the schema registry at ${conn.url}: ${why}${hint}`);
   }
   const text = await res.text();
   let json: any;

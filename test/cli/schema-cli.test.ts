@@ -5,15 +5,18 @@
 // schema registers, READONLY mode, soft then permanent deletes; a Protobuf schema with a
 // reference and a JSON Schema; --json output that parses; usage errors (exit 2) and an
 // unreachable registry. Then a registry that asks for HTTP Basic: refused without credentials,
-// accepted with --basic-auth, --command-config's basic.auth.user.info and SASL_INHERIT.
+// accepted with --basic-auth, --command-config's basic.auth.user.info and SASL_INHERIT; over HTTPS,
+// a private CA trusted through NODE_EXTRA_CA_CERTS.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startServer, type ServerHandle } from '../../src/node/index.js';
 import { parseBrokerConfig } from '../../src/config/index.js';
 import { runProcess } from '../broker/process-helpers.js';
+import { writeDevCerts } from '../../src/security/index.js';
 
 const BIN = 'bin/logline.js';
 const dir = mkdtempSync(join(tmpdir(), 'logline-schema-cli-'));
@@ -219,4 +222,34 @@ test('a registry that asks for HTTP Basic: --basic-auth, --command-config (basic
   r = await schema(url, 'get', '--subject', 'a-value', '--command-config', inherit);
   assert.equal(r.code, 0, r.err);
   assert.equal(r.out, 'subject a-value  version 1  id 1  type AVRO\n"string"\n');
+});
+
+const hasOpenssl = spawnSync('openssl', ['version']).status === 0;
+if (process.env.CI && !hasOpenssl) throw new Error('openssl is needed in CI');
+
+test('an HTTPS registry signed by a private CA: refused without it, reached with NODE_EXTRA_CA_CERTS', { skip: hasOpenssl ? false : 'openssl is not installed', timeout: 120_000 }, async () => {
+  const certs = writeDevCerts(join(dir, 'certs'));
+  const tls = await startServer({
+    config: parseBrokerConfig({
+      'node.id': '1', 'schema.registry.listener': '127.0.0.1:0', 'http.listener': '',
+      'listener.security.protocol.map': 'PLAINTEXT:PLAINTEXT,SCHEMA_REGISTRY:SASL_SSL',
+      'ssl.keystore.type': 'PKCS12', 'ssl.keystore.location': certs.brokerKeystoreP12, 'ssl.keystore.password': certs.devPassword,
+      'listener.name.schema_registry.sasl.enabled.mechanisms': 'PLAIN',
+      'listener.name.schema_registry.plain.sasl.jaas.config': 'org.apache.kafka.common.security.plain.PlainLoginModule required user_alice="alice-secret";',
+    }),
+    listeners: ['PLAINTEXT://127.0.0.1:0'], schemaRegistry: true,
+  });
+  try {
+    const url = tls.schemaRegistryUrl!;
+    assert.match(url, /^https:\/\//);
+    let r = await schema(url, 'subjects', '--basic-auth', 'alice:alice-secret');
+    assert.equal(r.code, 1);
+    assert.match(r.err, new RegExp(`^cannot reach the schema registry at ${url}: [A-Z_]+ \\(trust its CA with NODE_EXTRA_CA_CERTS=ca\\.pem\\)\n$`), 'the CA is not trusted');
+    const run = await runProcess(process.execPath, [BIN, 'schema', 'register', '--subject', 't-value', '--schema', '"long"', '--registry-url', url, '--basic-auth', 'alice:alice-secret'], null, 60_000,
+      { NODE_EXTRA_CA_CERTS: certs.caCert });
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal(run.stdout, 'registered: subject t-value version 1 id 1\n');
+  } finally {
+    await tls.close();
+  }
 });
