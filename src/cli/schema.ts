@@ -231,7 +231,7 @@ export async function schemaCommand(argv: string[]): Promise<number> {
   const json = flags.json === true;
   const out = (value: unknown, text: string) => console.log(json ? toJson(value) : text);
   try {
-    return await run(verb === 'list' ? 'subjects' : verb === 'compat' ? 'check' : verb, flags, conn, json, out);
+    return await run(verb === 'list' ? 'subjects' : verb === 'compat' ? 'check' : verb, flags, conn, out);
   } catch (e) {
     if (!(e instanceof RegistryRefusal)) throw e;
     console.error(e.status === 0 ? e.message : `error ${e.errorCode} (HTTP ${e.status}): ${e.message}`);
@@ -239,7 +239,7 @@ export async function schemaCommand(argv: string[]): Promise<number> {
   }
 }
 
-async function run(verb: string, flags: Record<string, unknown>, conn: Connection, json: boolean, out: (value: unknown, text: string) => void): Promise<number> {
+async function run(verb: string, flags: Record<string, unknown>, conn: Connection, out: (value: unknown, text: string) => void): Promise<number> {
   const deleted = flags.deleted === true ? '?deleted=true' : '';
   switch (verb) {
     case 'subjects': {
@@ -259,11 +259,14 @@ async function run(verb: string, flags: Record<string, unknown>, conn: Connectio
       const subject = need(flags, 'subject', verb);
       const body = await schemaBody(conn, flags, verb);
       const normalize = flags.normalize === true ? '?normalize=true' : '';
+      // The version holding this schema: null when there is none, undefined when the caller may
+      // register but not read the subject (its ACLs can say so).
       const lookup = async () => {
         try {
           return await call(conn, 'POST', `/subjects/${seg(subject)}${normalize}`, body);
         } catch (e) {
           if (e instanceof RegistryRefusal && (e.errorCode === 40401 || e.errorCode === 40403)) return null;
+          if (e instanceof RegistryRefusal && (e.status === 401 || e.status === 403)) return undefined;
           throw e;
         }
       };
@@ -282,8 +285,8 @@ async function run(verb: string, flags: Record<string, unknown>, conn: Connectio
       // The register answer carries only the id; the lookup finds the version (IMPORT mode may have chosen it).
       const found = before ?? await lookup();
       const version = found?.version ?? null;
-      const registered = before === null;
-      out({ subject, version, id, registered }, `${registered ? 'registered' : 'already registered'}: subject ${subject} version ${version ?? '?'} id ${id}`);
+      const registered = before === null ? true : before === undefined ? null : false;
+      out({ subject, version, id, registered }, `${registered === false ? 'already registered' : 'registered'}: subject ${subject} version ${version ?? '?'} id ${id}`);
       return 0;
     }
     case 'get': {
@@ -327,12 +330,16 @@ async function run(verb: string, flags: Record<string, unknown>, conn: Connectio
       const version = flags.version === undefined ? null : versionArg(flags.version as string);
       const path = `/compatibility/subjects/${seg(subject)}/versions${version === null ? '' : `/${version}`}?verbose=true`;
       const r = await call(conn, 'POST', path, body);
-      const level = await setting(conn, 'config', subject);
       const messages: string[] = r.messages ?? [];
-      const against = version === null ? `subject ${subject}` : `subject ${subject} version ${version}`;
-      out({ subject, version, compatibility: level.value, is_compatible: r.is_compatible, messages },
-        r.is_compatible ? `compatible with ${against} (${level.value})`
-          : `incompatible with ${against} (${level.value}):\n${readableMessages(messages).join('\n')}`);
+      // The level checked: named in a refusal's messages; otherwise asked for, if the caller may read it.
+      const named = messages.map((m) => /^\{compatibility: '([A-Z_]+)'\}$/.exec(m)?.[1]).find((x) => x !== undefined);
+      const level = named ?? (await setting(conn, 'config', subject).catch((e) => {
+        if (e instanceof RegistryRefusal && (e.status === 401 || e.status === 403)) return null;
+        throw e;
+      }))?.value ?? null;
+      const against = `${version === null ? `subject ${subject}` : `subject ${subject} version ${version}`}${level === null ? '' : ` (${level})`}`;
+      out({ subject, version, compatibility: level, is_compatible: r.is_compatible, messages },
+        r.is_compatible ? `compatible with ${against}` : `incompatible with ${against}:\n${readableMessages(messages).join('\n')}`);
       return r.is_compatible ? 0 : 1;
     }
     case 'config':

@@ -6,7 +6,8 @@
 // reference and a JSON Schema; --json output that parses; usage errors (exit 2) and an
 // unreachable registry. Then a registry that asks for HTTP Basic: refused without credentials,
 // accepted with --basic-auth, --command-config's basic.auth.user.info and SASL_INHERIT; over HTTPS,
-// a private CA trusted through NODE_EXTRA_CA_CERTS.
+// a private CA trusted through NODE_EXTRA_CA_CERTS; with Kafka ACLs, a producer that may write its
+// topic registers and checks its subject without rights to the global config.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -15,8 +16,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startServer, type ServerHandle } from '../../src/node/index.js';
 import { parseBrokerConfig } from '../../src/config/index.js';
-import { runProcess } from '../broker/process-helpers.js';
-import { writeDevCerts } from '../../src/security/index.js';
+import { runProcess, until } from '../broker/process-helpers.js';
+import { AclOperation, AclPermissionType, PatternType, ResourceType, writeDevCerts } from '../../src/security/index.js';
+import { ClusterClient } from '../../src/client/index.js';
+import { ApiKey } from '../../src/protocol/index.js';
 
 const BIN = 'bin/logline.js';
 const dir = mkdtempSync(join(tmpdir(), 'logline-schema-cli-'));
@@ -251,5 +254,51 @@ test('an HTTPS registry signed by a private CA: refused without it, reached with
     assert.equal(run.stdout, 'registered: subject t-value version 1 id 1\n');
   } finally {
     await tls.close();
+  }
+});
+
+test('with the authorizer on: a producer allowed to write its topic registers and checks its subject, and is refused the global config', { timeout: 120_000 }, async () => {
+  const acl = await startServer({
+    config: parseBrokerConfig({
+      'node.id': '1', 'schema.registry.listener': '127.0.0.1:0', 'http.listener': '',
+      'listener.security.protocol.map': 'PLAINTEXT:PLAINTEXT,SCHEMA_REGISTRY:SASL_PLAINTEXT',
+      'listener.name.schema_registry.sasl.enabled.mechanisms': 'PLAIN',
+      'listener.name.schema_registry.plain.sasl.jaas.config': 'org.apache.kafka.common.security.plain.PlainLoginModule required user_bob="bob-secret";',
+      'authorizer.class.name': 'org.apache.kafka.metadata.authorizer.StandardAuthorizer',
+      // The test's own Kafka client (creating the ACL) is ANONYMOUS on the PLAINTEXT listener.
+      'super.users': 'User:ANONYMOUS',
+    }),
+    listeners: ['PLAINTEXT://127.0.0.1:0'], schemaRegistry: true,
+  });
+  const admin = new ClusterClient({ bootstrap: `127.0.0.1:${acl.listeners[0]!.port}` });
+  try {
+    const url = acl.schemaRegistryUrl!;
+    const bob = (...args: string[]) => schema(url, ...args, '--basic-auth', 'bob:bob-secret');
+    const r0 = await admin.admin(ApiKey.CreateAcls, { creations: [{ resourceType: ResourceType.TOPIC, resourceName: 'orders', resourcePatternType: PatternType.LITERAL, principal: 'User:bob', host: '*', operation: AclOperation.WRITE, permissionType: AclPermissionType.ALLOW }] }, 3);
+    assert.deepEqual(r0.results.map((x: { errorCode: number }) => x.errorCode), [0]);
+    // The ACL reaches the registry's node through the metadata log.
+    await until(30_000, 'bob may read orders-value', async () => {
+      const res = await fetch(`${url}/subjects/orders-value/versions`, { headers: { authorization: `Basic ${Buffer.from('bob:bob-secret').toString('base64')}` } });
+      return res.status === 403 ? undefined : true;
+    }, 100);
+    let r = await bob('register', '--subject', 'orders-value', '--schema', JSON.stringify(ORDER_V1));
+    assert.equal(r.code, 0, r.err);
+    assert.equal(r.out, 'registered: subject orders-value version 1 id 1\n');
+    // The subject has no level of its own and bob may not read the global one: the answer without it.
+    r = await bob('check', '--subject', 'orders-value', '--schema', JSON.stringify(ORDER_V2));
+    assert.equal(r.code, 0, r.err);
+    assert.equal(r.out, 'compatible with subject orders-value\n');
+    r = await bob('check', '--subject', 'orders-value', '--schema', JSON.stringify(ORDER_BAD));
+    assert.equal(r.out, `incompatible with subject orders-value (BACKWARD):\n  - version 1: ${MISSING_DEFAULT}\n`, 'the level named by the refusal');
+    r = await bob('register', '--subject', 'invoices-value', '--schema', '"string"');
+    assert.equal(r.code, 1);
+    assert.equal(r.err, 'error 40301 (HTTP 403): User User:bob is denied operation Write on Subject: invoices-value\n');
+    r = await bob('config');
+    assert.equal(r.code, 1);
+    assert.match(r.err, /^error 40301 \(HTTP 403\): User User:bob is denied operation Read on Config:/);
+    assert.deepEqual(JSON.parse((await bob('subjects', '--json')).out).map((s: { subject: string }) => s.subject), ['orders-value']);
+  } finally {
+    admin.close();
+    await acl.close();
   }
 });
