@@ -11,7 +11,6 @@
 import { readFileSync } from 'node:fs';
 import { extname } from 'node:path';
 import { parseProperties } from '../config/index.js';
-import { REGISTRY_CONTENT_TYPE } from '../registry/index.js';
 import { parseJaasConfig } from '../security/index.js';
 import { UsageError, helpText, parseArgs, type FlagSpec } from './args.js';
 import { table, toJson } from './output.js';
@@ -19,6 +18,11 @@ import { table, toJson } from './output.js';
 /** Where `logline schema` connects when neither --registry-url nor --command-config names a registry. */
 export const REGISTRY_URL_ENV = 'LOGLINE_SCHEMA_REGISTRY_URL';
 const DEFAULT_URL = 'http://127.0.0.1:8081';
+/**
+ * Confluent's content type, as the registry room's REGISTRY_CONTENT_TYPE: spelled here because that
+ * room's door loads the Avro, JSON Schema and Protobuf libraries, half of this command's start-up.
+ */
+const REGISTRY_CONTENT_TYPE = 'application/vnd.schemaregistry.v1+json';
 /** A registry that does not answer in this long is reported, not waited on forever. */
 const REQUEST_TIMEOUT_MS = 60_000;
 
