@@ -1,43 +1,28 @@
 // `logline <noun> <verb>`: the command line. Exit codes: 0 ok, 1 failed, 2 usage.
+// Each noun's module is loaded when it runs: a command starts without loading every other one
+// (the broker for `server`, the registry's formats for `schema`, ...).
 import { UsageError, helpColumns } from './args.js';
-import { serverCommand } from './server.js';
-import { storageCommand } from './storage.js';
-import { topicCommand } from './topic.js';
-import { produceCommand } from './produce.js';
-import { consumeCommand } from './consume.js';
-import { clusterCommand } from './cluster.js';
-import { benchCommand } from './bench.js';
-import { groupCommand } from './group.js';
-import { transactionsCommand } from './transactions.js';
-import { planCommand } from './plan.js';
-import { doctorCommand } from './doctor.js';
-import { securityCommand } from './security.js';
-import { quotaCommand } from './quota.js';
-import { aclCommand } from './acl.js';
-import { userCommand } from './user.js';
-import { verifyCommand } from './verify.js';
-import { mirrorCommand } from './mirror.js';
-import { version } from '../index.js';
 
 const COMMANDS: Record<string, { help: string; run: (argv: string[]) => Promise<number> }> = {
-  server: { help: 'run a broker (single node with embedded defaults)', run: serverCommand },
-  storage: { help: 'prepare log directories: storage format (before a cluster\'s first start), storage info, storage random-uuid', run: storageCommand },
-  topic: { help: 'create, list, describe, delete topics; alter their configs', run: topicCommand },
-  produce: { help: 'produce lines from stdin', run: produceCommand },
-  consume: { help: 'print records of a topic', run: consumeCommand },
-  group: { help: 'list, describe (offsets and lag), delete consumer groups; reset their offsets', run: groupCommand },
-  transactions: { help: 'list, describe transactions and their producers; abort a hanging one', run: transactionsCommand },
-  cluster: { help: 'describe the cluster (cluster info, cluster status), elect leaders (cluster elect-leaders) or start a local one (cluster start)', run: clusterCommand },
-  quota: { help: 'set and list client quotas (quota set --user alice --add producer_byte_rate=1048576)', run: quotaCommand },
-  security: { help: 'TLS helpers: write development certificates (security dev-certs DIR)', run: securityCommand },
-  acl: { help: 'create, list, delete ACLs (kafka-acls.sh\'s options)', run: aclCommand },
-  user: { help: 'SCRAM credentials of users (user scram set|delete|list)', run: userCommand },
-  bench: { help: 'load generators (bench produce)', run: benchCommand },
-  doctor: { help: 'check a running cluster against the production checklist (PASS/WARN/FAIL)', run: doctorCommand },
-  plan: { help: 'size a cluster: disk, network, storage and brokers for a workload', run: planCommand },
-  verify: { help: 'check a cluster for lost writes, duplicates, aborted reads and other anomalies (a recorded workload, faults with --cluster N)', run: verifyCommand },
-  mirror: { help: 'mirror topics and consumer group offsets between clusters from MirrorMaker 2\'s properties (mirror --config FILE, mirror status)', run: mirrorCommand },
-  version: { help: 'print the version', run: async () => { console.log(version); return 0; } },
+  server: { help: 'run a broker (single node with embedded defaults)', run: (argv) => import('./server.js').then((m) => m.serverCommand(argv)) },
+  storage: { help: 'prepare log directories: storage format (before a cluster\'s first start), storage info, storage random-uuid', run: (argv) => import('./storage.js').then((m) => m.storageCommand(argv)) },
+  topic: { help: 'create, list, describe, delete topics; alter their configs', run: (argv) => import('./topic.js').then((m) => m.topicCommand(argv)) },
+  produce: { help: 'produce lines from stdin', run: (argv) => import('./produce.js').then((m) => m.produceCommand(argv)) },
+  consume: { help: 'print records of a topic', run: (argv) => import('./consume.js').then((m) => m.consumeCommand(argv)) },
+  group: { help: 'list, describe (offsets and lag), delete consumer groups; reset their offsets', run: (argv) => import('./group.js').then((m) => m.groupCommand(argv)) },
+  transactions: { help: 'list, describe transactions and their producers; abort a hanging one', run: (argv) => import('./transactions.js').then((m) => m.transactionsCommand(argv)) },
+  cluster: { help: 'describe the cluster (cluster info, cluster status), elect leaders (cluster elect-leaders) or start a local one (cluster start)', run: (argv) => import('./cluster.js').then((m) => m.clusterCommand(argv)) },
+  schema: { help: 'the schema registry: list subjects, register, get, check compatibility, set levels and modes, delete (schema register --subject orders-value --file order.avsc)', run: (argv) => import('./schema.js').then((m) => m.schemaCommand(argv)) },
+  quota: { help: 'set and list client quotas (quota set --user alice --add producer_byte_rate=1048576)', run: (argv) => import('./quota.js').then((m) => m.quotaCommand(argv)) },
+  security: { help: 'TLS helpers: write development certificates (security dev-certs DIR)', run: (argv) => import('./security.js').then((m) => m.securityCommand(argv)) },
+  acl: { help: 'create, list, delete ACLs (kafka-acls.sh\'s options)', run: (argv) => import('./acl.js').then((m) => m.aclCommand(argv)) },
+  user: { help: 'SCRAM credentials of users (user scram set|delete|list)', run: (argv) => import('./user.js').then((m) => m.userCommand(argv)) },
+  bench: { help: 'load generators (bench produce)', run: (argv) => import('./bench.js').then((m) => m.benchCommand(argv)) },
+  doctor: { help: 'check a running cluster against the production checklist (PASS/WARN/FAIL)', run: (argv) => import('./doctor.js').then((m) => m.doctorCommand(argv)) },
+  plan: { help: 'size a cluster: disk, network, storage and brokers for a workload', run: (argv) => import('./plan.js').then((m) => m.planCommand(argv)) },
+  verify: { help: 'check a cluster for lost writes, duplicates, aborted reads and other anomalies (a recorded workload, faults with --cluster N)', run: (argv) => import('./verify.js').then((m) => m.verifyCommand(argv)) },
+  mirror: { help: 'mirror topics and consumer group offsets between clusters from MirrorMaker 2\'s properties (mirror --config FILE, mirror status)', run: (argv) => import('./mirror.js').then((m) => m.mirrorCommand(argv)) },
+  version: { help: 'print the version', run: () => import('../index.js').then((m) => { console.log(m.version); return 0; }) },
 };
 
 function usage(): string {

@@ -7,6 +7,7 @@ import type { GroupCoordinatorService } from '../coordinator/index.js';
 import type { MetadataImage } from '../metadata/index.js';
 import type { NetworkStats, RequestMetrics } from '../network/index.js';
 import type { QuorumDescription, RaftDriver } from '../raft/index.js';
+import type { RegistryState } from '../registry/index.js';
 import type { ReplicaManager } from '../replication/index.js';
 import type { LogFlushStats } from '../storage/index.js';
 
@@ -45,6 +46,8 @@ export interface NodeHandle {
   /** What the node's listeners serve (ApiVersions' ranges): /metrics has a series for each from start-up. */
   readonly router: { supportedVersions(): readonly { apiKey: number; minVersion: number; maxVersion: number }[] };
   readonly logFlushStats: LogFlushStats | null;
+  /** The schema registry this node serves (its replayed copy of `_schemas`), or null. */
+  readonly schemaRegistry: { readonly state: RegistryState; hasLocalCopy(): boolean } | null;
 }
 
 /** A node's HTTP listener, as the node holds it once started. */

@@ -13,6 +13,7 @@ import type { Socket } from 'node:net';
 import { ClientError, ClusterClient, KafkaError, type ClientSasl } from '../client/index.js';
 import { clientSaslFor } from '../network/index.js';
 import { ErrorCode, isRetriable } from '../protocol/index.js';
+import { RegistryError } from '../registry/index.js';
 import { limits } from '../util/index.js';
 import { brokers, health, nodeView, quorum, readiness, topic, topics } from './admin.js';
 import {
@@ -22,6 +23,7 @@ import { consoleAsset } from './console/assets.js';
 import { groupLag, localGroupsLag } from './group-lag.js';
 import { OPENMETRICS_CONTENT_TYPE, nodeMetrics, toOpenMetrics, wantsOpenMetrics } from './metrics.js';
 import type { HttpListener, NodeHandle } from './node-handle.js';
+import { NoRegistry, schemaById, schemaSubject, schemaSubjects, withDecoded } from './schemas.js';
 
 type Answer = { status: number; json: unknown } | { status: number; text: string | Buffer; contentType: string; headers?: Record<string, string> };
 
@@ -66,10 +68,19 @@ function routesFor(node: NodeHandle, client: () => ClusterClient): Route[] {
     { method: 'DELETE', path: '/v1/topics/:topic', run: async (c) => ok(await deleteTopic(c.client(), c.params.topic!)) },
     { method: 'GET', path: '/v1/topics/:topic/configs', run: async (c) => ok({ topic: c.params.topic, configs: await topicConfigs(c.client(), c.params.topic!) }) },
     { method: 'PUT', path: '/v1/topics/:topic/configs', run: async (c) => ok(await alterTopicConfigs(c.client(), c.params.topic!, c.body as never)) },
-    { method: 'GET', path: '/v1/topics/:topic/messages', run: async (c) => ok(await readMessages(c.client(), c.params.topic!, messagesQuery(c.query))) },
+    { method: 'GET', path: '/v1/topics/:topic/messages', run: async (c) => ok(withDecoded(c.node, await readMessages(c.client(), c.params.topic!, messagesQuery(c.query)))) },
     { method: 'POST', path: '/v1/topics/:topic/messages', run: async (c) => ({ status: 201, json: await produceMessage(c.client(), c.params.topic!, c.body as never) }) },
     { method: 'GET', path: '/v1/groups', run: async (c) => ok({ groups: await listGroups(c.client()) }) },
     { method: 'GET', path: '/v1/groups/:group', run: async (c) => ok(await groupLag(c.client(), c.params.group!)) },
+    { method: 'GET', path: '/v1/schemas', run: (c) => ok(schemaSubjects(c.node)) },
+    { method: 'GET', path: '/v1/schemas/:subject', run: (c) => ok(schemaSubject(c.node, c.params.subject!)) },
+    {
+      method: 'GET', path: '/v1/schemas/ids/:id', run: (c) => {
+        const id = Number(c.params.id);
+        if (!/^\d+$/.test(c.params.id!) || !Number.isSafeInteger(id)) throw new BadRequest('a schema id is a number');
+        return ok(schemaById(c.node, id));
+      },
+    },
     {
       method: 'GET', path: '/metrics', run: async (c) => {
         const text = await registry.metrics();
@@ -210,6 +221,9 @@ function failure(e: unknown): Answer {
       : isRetriable(e.errorCode) ? 503 : 400;
     return { status, json: { error: e.message.split(':')[0], detail: e.message, errorCode: e.errorCode } };
   }
+  // The registry's own error, as its REST API would answer (40401 unknown subject, ...).
+  if (e instanceof RegistryError) return { status: e.status, json: { error: 'schema registry', detail: e.message, errorCode: e.errorCode } };
+  if (e instanceof NoRegistry) return { status: 404, json: { error: 'no schema registry', detail: e.message } };
   if (e instanceof ClientError) return { status: 502, json: { error: 'kafka listener unreachable', detail: e.message } };
   return { status: 500, json: { error: 'internal error', detail: e instanceof Error ? e.message : String(e) } };
 }

@@ -16,6 +16,7 @@ import type { LogMetadata } from './metadata-log.js';
 import type { ControllerService } from './controller-service.js';
 import { reloadTlsOnConfigChange } from './tls-reload.js';
 import { registryProtocol, SCHEMA_REGISTRY_ENDPOINT, startNodeRegistry, type NodeRegistry } from './schema-registry.js';
+import type { RegistryService } from '../registry/index.js';
 
 /**
  * Starts the HTTP listener for a node at `address` (http.listener): the http room's
@@ -82,6 +83,8 @@ export interface ServerHandle {
   readonly config: BrokerConfig;
   /** The schema registry's REST address (http://host:port), when it runs here. */
   readonly schemaRegistryUrl: string | null;
+  /** The schema registry's service (its replayed state), when it runs here. */
+  readonly schemaRegistry: RegistryService | null;
   /** The controller hosted here (it may be a standby), if the node has the metadata log. */
   readonly controllerService: ControllerService | null;
   /** controller_mutation_rate as this node's controller charges it (only while active), if the node has the metadata log. */
@@ -269,6 +272,7 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerHa
     controllerPort: disk?.metadata.controllerPort ?? 0,
     config: brokerConfig,
     get schemaRegistryUrl() { return registry?.listener.url ?? null; },
+    get schemaRegistry() { return registry?.service ?? null; },
     controllerService: disk?.controllerService ?? null,
     controllerMutationQuotas: disk?.controllerMutationQuotas ?? null,
     requestMetrics: network.requestMetrics,

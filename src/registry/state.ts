@@ -243,6 +243,23 @@ export class RegistryState {
     return `it is not registered under subject ${subject}`;
   }
 
+  /**
+   * A record's key or value as Confluent's serializers frame it (magic byte 0, a 4-byte schema id,
+   * the encoded data), decoded with that schema; null when it is not framed so or the id is not
+   * registered. `error` says why framed bytes did not decode.
+   */
+  decodeFramed(bytes: Buffer): { schemaId: number; schemaType: SchemaType; value: unknown } | { schemaId: number; schemaType: SchemaType; error: string } | null {
+    if (bytes.length < 5 || bytes[0] !== 0) return null;
+    const schemaId = bytes.readInt32BE(1);
+    const content = this.contents.get(schemaId);
+    if (content === undefined) return null;
+    try {
+      return { schemaId, schemaType: content.schemaType, value: this.parsedById(schemaId).decode(bytes.subarray(5)) };
+    } catch (e) {
+      return { schemaId, schemaType: content.schemaType, error: e instanceof Error ? e.message : String(e) };
+    }
+  }
+
   private parsedById(id: number): ParsedSchema {
     let p = this.parsed.get(id);
     if (!p) this.parsed.set(id, p = this.parse({ ...this.schemaById(id) }));

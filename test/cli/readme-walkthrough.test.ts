@@ -1,14 +1,15 @@
 // The documentation's walkthroughs work as written (today the failure story of docs/operations.md,
-// "RF 3, min.insync.replicas 2, acks=all: one broker down, then two"). Every section of README.md and
-// docs/*.md between `<!-- readme-walkthrough: begin ... -->` and `<!-- readme-walkthrough: end -->`
-// is a test: its ```sh blocks run once, then each `$ command` of its ```console blocks in order, in
-// bash, in a temporary directory. Its ports (a controller on 29190, brokers on 2909N, HTTP
-// listeners on 2964N) are changed to free ones, and `npx logline` and `bin/logline.js` point at this
-// checkout. Each command's output (stdout and stderr) must be what the page shows under it. The
-// topic id is not compared, nor the order of an ISR or of the offline replicas (the controller
-// orders them). A read-only command (describe, consume) is run again until its output matches: the
-// page's "about 9 s later". Commands that change something run once. Only the processes the
-// section's commands started are signalled, by their pid files.
+// "RF 3, min.insync.replicas 2, acks=all: one broker down, then two", and docs/schema-registry.md's
+// `logline schema`). Every section of README.md and docs/*.md between
+// `<!-- readme-walkthrough: begin ... -->` and `<!-- readme-walkthrough: end -->` is a test: its
+// ```sh blocks run once, then each `$ command` of its ```console blocks in order, in bash, in a
+// temporary directory. Its ports (a controller on 29190, brokers on 2909N, HTTP listeners, the
+// console's and the schema registry's, on 2964N) are changed to free ones, and `npx logline` and
+// `bin/logline.js` point at this checkout. Each command's output (stdout and stderr) must be what
+// the page shows under it. The topic id is not compared, nor the order of an ISR or of the offline
+// replicas (the controller orders them). A read-only command (describe, consume) is run again until
+// its output matches: the page's "about 9 s later". Commands that change something run once. Only
+// the processes the section's commands started are signalled, by their pid files.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';

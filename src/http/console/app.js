@@ -1,7 +1,8 @@
 // The Logline web console: a single page over the node's /v1 JSON API. Plain browser JavaScript
 // (an ES module, no framework, no build step); every text from the cluster goes in through
 // textContent, never as HTML. Views: overview, topics, topic (partitions, messages, configs),
-// create topic, consumer groups, group (members, lag per partition, lag over time).
+// create topic, consumer groups, group (members, lag per partition, lag over time), schema
+// registry subjects, subject (versions, two side by side with their differences).
 
 const main = document.getElementById('main');
 /** Timers of the current view, stopped when the view changes. */
@@ -71,6 +72,9 @@ const views = [
   [/^\/topics\/([^/]+)(?:\/(partitions|messages|configs))?$/, topicView, 'topics'],
   [/^\/groups$/, groupsView, 'groups'],
   [/^\/groups\/([^/]+)$/, groupView, 'groups'],
+  [/^\/schemas$/, schemasView, 'schemas'],
+  [/^\/schemas\/ids\/(\d+)$/, schemaIdView, 'schemas'],
+  [/^\/schemas\/([^/]+)$/, schemaView, 'schemas'],
 ];
 
 async function render() {
@@ -252,6 +256,17 @@ function showBytes(b64, format, tag = 'pre') {
   return h(tag, { class: 'text' }, text ?? new TextDecoder().decode(bytes));
 }
 
+/**
+ * A key or value its serializer framed with a registered schema (the node decoded it): the schema's
+ * id and type, then the data as JSON; "auto" and "schema" show it so, the other formats the bytes.
+ */
+function showData(b64, decoded, format) {
+  if (!decoded || (format !== 'auto' && format !== 'schema')) return showBytes(b64, format === 'schema' ? 'auto' : format);
+  const tag = h('div', {}, h('a', { href: `#/schemas/ids/${decoded.schemaId}`, class: 'badge info', 'data-schema-id': decoded.schemaId }, `schema ${decoded.schemaId}${decoded.schemaType ? ` · ${decoded.schemaType}` : ''}`));
+  if (decoded.error !== undefined) return h('div', { class: 'decoded' }, tag, h('div', { class: 'error' }, `does not decode: ${decoded.error}`), showBytes(b64, 'hex'));
+  return h('div', { class: 'decoded' }, tag, h('pre', { class: 'json' }, JSON.stringify(decoded.value, null, 2)));
+}
+
 async function messagesTab(root, name, t, params) {
   const mode = params.get('mode') ?? 'newest';
   const format = params.get('format') ?? 'auto';
@@ -262,7 +277,7 @@ async function messagesTab(root, name, t, params) {
     h('label', {}, 'Offset', h('input', { name: 'offset', type: 'number', min: 0, value: params.get('offset') ?? '' })),
     h('label', {}, 'Time', h('input', { name: 'time', type: 'datetime-local', step: 1, value: params.get('time') ?? '' })),
     h('label', {}, 'Max messages', h('input', { name: 'count', type: 'number', min: 1, max: 500, value: params.get('count') ?? 50 })),
-    h('label', {}, 'Show as', h('select', { name: 'format' }, ['auto', 'text', 'json', 'hex'].map((v) => h('option', { value: v, selected: format === v }, v)))),
+    h('label', {}, 'Show as', h('select', { name: 'format' }, ['auto', 'schema', 'text', 'json', 'hex'].map((v) => h('option', { value: v, selected: format === v }, v)))),
     h('label', {}, 'Containing', h('input', { name: 'contains', placeholder: 'text in key, value or headers', value: params.get('contains') ?? '' })),
     h('button', { type: 'submit' }, 'Search'));
   form.addEventListener('submit', (ev) => {
@@ -286,12 +301,13 @@ async function messagesTab(root, name, t, params) {
     // The text filter applies to the page read (as kafka-ui's quick search does), not to the whole topic.
     const needle = params.get('contains') ?? '';
     const decoded = (b64) => (b64 === null ? '' : new TextDecoder().decode(fromBase64(b64)));
-    const shown = needle === '' ? page.messages : page.messages.filter((m) => [decoded(m.key), decoded(m.value), ...m.headers.flatMap((hd) => [hd.key, decoded(hd.value)])].some((t) => t.includes(needle)));
+    const data = (d) => (d && d.value !== undefined ? JSON.stringify(d.value) : '');
+    const shown = needle === '' ? page.messages : page.messages.filter((m) => [decoded(m.key), decoded(m.value), data(m.decodedKey), data(m.decodedValue), ...m.headers.flatMap((hd) => [hd.key, decoded(hd.value)])].some((t) => t.includes(needle)));
     list.append(h('p', { class: 'muted' }, `${shown.length} message(s)${needle ? ` containing "${needle}" of ${page.messages.length} read` : ''}, newest first`));
     list.append(table([['Partition', { class: 'num' }], ['Offset', { class: 'num' }], 'Timestamp', 'Key', 'Value', 'Headers'], shown.map((m) =>
       h('tr', { 'data-offset': m.offset, 'data-partition': m.partition },
         h('td', { class: 'num' }, m.partition), h('td', { class: 'num' }, m.offset), h('td', {}, new Date(m.timestamp).toISOString()),
-        h('td', { class: 'key' }, showBytes(m.key, format)), h('td', { class: 'value' }, showBytes(m.value, format)),
+        h('td', { class: 'key' }, showData(m.key, m.decodedKey, format)), h('td', { class: 'value' }, showData(m.value, m.decodedValue, format)),
         h('td', { class: 'headers' }, m.headers.map((hd) => h('div', {}, h('b', {}, hd.key), ': ', showBytes(hd.value, format === 'json' ? 'auto' : format, 'code'))))))));
   } catch (e) {
     list.append(errorBox(e));
@@ -415,4 +431,115 @@ function lagChart(samples) {
     h('text', { x: L, y: H - 6 }, new Date(t0).toLocaleTimeString()), h('text', { x: W - R, y: H - 6, 'text-anchor': 'end' }, new Date(t1).toLocaleTimeString()),
     samples.length > 1 ? h('polyline', { points, fill: 'none', stroke: '#2f5bd3', 'stroke-width': 2 }) : null,
     samples.map((s) => h('circle', { cx: x(s.t).toFixed(1), cy: y(s.lag).toFixed(1), r: 2.5, fill: '#2f5bd3' })));
+}
+
+// ---- schema registry ---------------------------------------------------------------------------
+
+const levelText = (level, own) => own ? level : `${level} (global)`;
+
+async function schemasView(root) {
+  root.append(h('h1', {}, 'Schema registry'));
+  const r = await api('GET', '/v1/schemas');
+  const live = r.subjects.filter((s) => !s.deleted);
+  root.append(h('div', { class: 'cards' }, card('Subjects', live.length), card('Compatibility', r.compatibility), card('Mode', r.mode)));
+  if (r.subjects.length === 0) {
+    root.append(h('p', { class: 'muted' }, 'No subjects yet: a serializer registers one with its first record, or `logline schema register`.'));
+    return;
+  }
+  root.append(table(['Subject', 'Type', ['Latest version', { class: 'num' }], ['Id', { class: 'num' }], ['Versions', { class: 'num' }], 'Compatibility', 'Mode'], r.subjects.map((s) =>
+    h('tr', { 'data-subject': s.subject, class: s.deleted ? 'muted' : '' },
+      h('td', {}, h('a', { href: `#/schemas/${enc(s.subject)}` }, s.subject), s.deleted ? [' ', badge('warn', 'soft-deleted')] : null),
+      h('td', {}, s.schemaType), h('td', { class: 'num' }, s.latestVersion), h('td', { class: 'num' }, s.latestId), h('td', { class: 'num' }, s.versions),
+      h('td', {}, s.compatibility ?? h('span', { class: 'muted' }, `${r.compatibility} (global)`)),
+      h('td', {}, s.mode ?? h('span', { class: 'muted' }, `${r.mode} (global)`))))));
+}
+
+/** A schema's text to compare: Avro and JSON Schema indented (one field a line), .proto as stored. */
+function schemaLines(v) {
+  if (v.schemaType === 'PROTOBUF') return v.schema.replace(/\n$/, '').split('\n');
+  try { return JSON.stringify(JSON.parse(v.schema), null, 2).split('\n'); } catch { return v.schema.split('\n'); }
+}
+
+/**
+ * The rows of a side-by-side line diff: [left line | null, right line | null, kind] with kind
+ * 'same', 'del' (left only), 'add' (right only) or 'change' (a deleted line beside an added one).
+ * A longest common subsequence of lines; over 1,500 lines a side it shows the two texts unmatched.
+ */
+function lineDiff(a, b) {
+  const ops = [];
+  if (a.length > 1500 || b.length > 1500) {
+    for (let i = 0; i < Math.max(a.length, b.length); i++) ops.push([a[i] ?? null, b[i] ?? null, a[i] === b[i] ? 'same' : 'change']);
+    return ops;
+  }
+  const n = a.length, m = b.length;
+  const lcs = Array.from({ length: n + 1 }, () => new Uint32Array(m + 1));
+  for (let i = n - 1; i >= 0; i--) for (let j = m - 1; j >= 0; j--) lcs[i][j] = a[i] === b[j] ? lcs[i + 1][j + 1] + 1 : Math.max(lcs[i + 1][j], lcs[i][j + 1]);
+  let i = 0, j = 0;
+  const dels = [], adds = [];
+  const flush = () => {
+    for (let k = 0; k < Math.max(dels.length, adds.length); k++) ops.push([dels[k] ?? null, adds[k] ?? null, k < dels.length && k < adds.length ? 'change' : k < dels.length ? 'del' : 'add']);
+    dels.length = 0; adds.length = 0;
+  };
+  while (i < n || j < m) {
+    if (i < n && j < m && a[i] === b[j]) { flush(); ops.push([a[i], b[j], 'same']); i++; j++; }
+    else if (j >= m || (i < n && lcs[i + 1][j] >= lcs[i][j + 1])) dels.push(a[i++]);
+    else adds.push(b[j++]);
+  }
+  flush();
+  return ops;
+}
+
+function diffTable(left, right) {
+  let ln = 0, rn = 0;
+  const rows = lineDiff(schemaLines(left), schemaLines(right)).map(([l, r, kind]) => h('tr', { class: `diff-${kind}` },
+    h('td', { class: 'num lineno' }, l === null ? '' : ++ln), h('td', { class: 'code left' }, l ?? ''),
+    h('td', { class: 'num lineno' }, r === null ? '' : ++rn), h('td', { class: 'code right' }, r ?? '')));
+  return h('table', { class: 'diff', 'data-diff': `${left.version}-${right.version}` },
+    h('colgroup', {}, h('col', { class: 'lineno' }), h('col', {}), h('col', { class: 'lineno' }), h('col', {})),
+    h('thead', {}, h('tr', {}, h('th', { colspan: 2 }, `version ${left.version} (id ${left.id})`), h('th', { colspan: 2 }, `version ${right.version} (id ${right.id})`))),
+    h('tbody', {}, rows));
+}
+
+async function schemaView(root, [subject], params) {
+  root.append(h('div', { class: 'toolbar title' }, h('h1', {}, subject), h('a', { href: '#/schemas' }, 'All subjects')));
+  const s = await api('GET', `/v1/schemas/${enc(subject)}`);
+  const live = s.versions.filter((v) => !v.deleted);
+  root.append(h('div', { class: 'cards' },
+    card('Compatibility', levelText(s.compatibility, s.compatibilitySource === 'subject')), card('Mode', levelText(s.mode, s.modeSource === 'subject')),
+    card('Versions', live.length), card('Type', s.versions.at(-1).schemaType)));
+  root.append(h('h2', {}, 'Versions'));
+  root.append(table([['Version', { class: 'num' }], ['Id', { class: 'num' }], 'Type', 'References', 'Status'], s.versions.map((v) =>
+    h('tr', { 'data-version': v.version, class: v.deleted ? 'muted' : '' },
+      h('td', { class: 'num' }, v.version), h('td', { class: 'num' }, v.id), h('td', {}, v.schemaType),
+      h('td', {}, v.references.length === 0 ? '–' : v.references.flatMap((x, k) => [k > 0 ? ', ' : null, h('a', { href: `#/schemas/${enc(x.subject)}` }, `${x.name} → ${x.subject} v${x.version}`)])),
+      h('td', {}, v.deleted ? badge('warn', 'soft-deleted') : badge('good', 'live'))))));
+
+  // Two versions side by side: by default the newest (or the one asked for) and the live one before it.
+  const byVersion = new Map(s.versions.map((v) => [String(v.version), v]));
+  const newest = live.at(-1) ?? s.versions.at(-1);
+  const right = byVersion.get(params.get('right') ?? '') ?? newest;
+  const older = [...s.versions].reverse().filter((v) => v.version < right.version);
+  const left = byVersion.get(params.get('left') ?? '') ?? older.find((v) => !v.deleted) ?? older[0] ?? right;
+  const choose = (name, current) => h('label', {}, name === 'left' ? 'Left' : 'Right', h('select', {
+    'data-pick': name,
+    onchange: (e) => {
+      const q = new URLSearchParams({ left: String(left.version), right: String(right.version), [name]: e.target.value });
+      location.hash = `#/schemas/${enc(subject)}?${q}`;
+    },
+  }, s.versions.map((v) => h('option', { value: v.version, selected: v.version === current.version }, `version ${v.version}${v.deleted ? ' (soft-deleted)' : ''}`))));
+  root.append(h('h2', {}, s.versions.length > 1 ? 'Compare versions' : 'Schema'),
+    h('div', { class: 'toolbar' }, choose('left', left), choose('right', right)),
+    diffTable(left, right));
+}
+
+async function schemaIdView(root, [id]) {
+  root.append(h('div', { class: 'toolbar title' }, h('h1', {}, `Schema ${id}`), h('a', { href: '#/schemas' }, 'All subjects')));
+  const s = await api('GET', `/v1/schemas/ids/${enc(id)}`);
+  root.append(h('div', { class: 'cards' }, card('Type', s.schemaType), card('Used by', s.usages.filter((u) => !u.deleted).length)));
+  root.append(h('h2', {}, 'Subjects and versions'), table(['Subject', ['Version', { class: 'num' }], 'Status'], s.usages.map((u) =>
+    h('tr', { 'data-usage': `${u.subject}-${u.version}`, class: u.deleted ? 'muted' : '' },
+      h('td', {}, h('a', { href: `#/schemas/${enc(u.subject)}?right=${u.version}` }, u.subject)), h('td', { class: 'num' }, u.version),
+      h('td', {}, u.deleted ? badge('warn', 'soft-deleted') : badge('good', 'live'))))));
+  if (s.references.length > 0) root.append(h('p', {}, 'References: ', s.references.flatMap((x, k) => [k > 0 ? ', ' : null, h('a', { href: `#/schemas/${enc(x.subject)}?right=${x.version}` }, `${x.name} → ${x.subject} v${x.version}`)])));
+  root.append(h('h2', {}, 'Schema'), h('pre', { class: 'schema' }, schemaLines(s).join('\n')));
 }

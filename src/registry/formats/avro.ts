@@ -7,7 +7,7 @@
 // SchemaCompatibility that Confluent's AvroCompatibilityChecker passes on.
 import avro from 'avsc';
 import { limits } from '../../util/index.js';
-import { SchemaParseError, StepBudget, type ParsedSchema, type ResolvedReference } from './schema.js';
+import { SchemaParseError, StepBudget, plainData, type ParsedSchema, type ResolvedReference } from './schema.js';
 
 const PRIMITIVES = new Set(['null', 'boolean', 'int', 'long', 'float', 'double', 'bytes', 'string']);
 type Primitive = 'null' | 'boolean' | 'int' | 'long' | 'float' | 'double' | 'bytes' | 'string';
@@ -247,7 +247,7 @@ function parseJson(text: string): unknown {
 export class AvroSchema implements ParsedSchema {
   readonly schemaType = 'AVRO' as const;
   readonly canonical: string;
-  private constructor(readonly root: AvroNode, private readonly referenced: ReadonlySet<string>) {
+  private constructor(readonly root: AvroNode, private readonly referenced: ReadonlySet<string>, private readonly type: avro.Type) {
     this.canonical = render(root, false, referenced);
   }
 
@@ -260,10 +260,11 @@ export class AvroSchema implements ParsedSchema {
     const registry: Record<string, unknown> = {};
     const names = new Map<string, AvroNode>();
     const budget = new StepBudget(limits.registryCompatibilityStepsMax);
+    let type: avro.Type | undefined;
     const load = (schemaText: string) => {
       const json = parseJson(schemaText);
       try {
-        avro.Type.forSchema(json as avro.Schema, { registry: registry as Record<string, avro.Type> });
+        type = avro.Type.forSchema(json as avro.Schema, { registry: registry as Record<string, avro.Type> });
       } catch (e) {
         throw new SchemaParseError(`Invalid schema: ${e instanceof Error ? e.message : String(e)}`);
       }
@@ -281,11 +282,16 @@ export class AvroSchema implements ParsedSchema {
     };
     loadReferences(references);
     const referenced = new Set(names.keys());
-    return new AvroSchema(load(text), referenced);
+    const root = load(text);
+    return new AvroSchema(root, referenced, type!);
   }
 
   normalized(): string {
     return render(this.root, true, this.referenced);
+  }
+
+  decode(payload: Buffer): unknown {
+    return plainData(this.type.fromBuffer(payload));
   }
 
   backwardIncompatibilities(previous: ParsedSchema): string[] {

@@ -452,6 +452,10 @@ export class JsonSchema implements ParsedSchema {
     return JSON.stringify(sortKeys(this.root));
   }
 
+  decode(payload: Buffer): unknown {
+    return JSON.parse(payload.toString('utf8'));
+  }
+
   /** Confluent's diff of the old schema (original) against this one (update). */
   differencesFrom(previous: JsonSchema): JsonDifference[] {
     const ctx = new DiffContext(new StepBudget(limits.registryCompatibilityStepsMax));

@@ -393,6 +393,27 @@ export class ProtobufSchema implements ParsedSchema {
     return Buffer.from(descriptorExt.FileDescriptorProto.encode(descriptorExt.FileDescriptorProto.fromObject(out as never)).finish()).toString('base64');
   }
 
+  /**
+   * Confluent's framing after the schema id: the message's place in the file as zigzag varints (a
+   * count, then an index per nesting level; a count of 0 means the first message), then the
+   * message. Shown as Protobuf's JSON mapping does: 64-bit integers and bytes as strings.
+   */
+  decode(payload: Buffer): unknown {
+    const reader = protobuf.Reader.create(payload);
+    const count = reader.sint32();
+    if (count < 0 || count > limits.registryReferencesDepthMax) throw new Error(`${count} message indexes`);
+    const path = count === 0 ? [0] : Array.from({ length: count }, () => reader.sint32());
+    let candidates = this.file.types.filter((t): t is PType => t instanceof protobuf.Type);
+    let type: PType | undefined;
+    for (const index of path) {
+      type = candidates[index];
+      if (type === undefined) throw new Error(`no message at index ${path.join('.')}`);
+      candidates = type.nestedArray.filter((t): t is PType => t instanceof protobuf.Type);
+    }
+    const message = type!.decode(payload.subarray(reader.pos));
+    return type!.toObject(message, { longs: String, enums: String, bytes: String });
+  }
+
   recordName(): string | null {
     const first = this.file.types.find((t): t is PType => t instanceof protobuf.Type);
     return first === undefined ? null : first.fullName.replace(/^\./, '');

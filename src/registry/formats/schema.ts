@@ -33,6 +33,22 @@ export interface ParsedSchema {
    * type's full name, a Protobuf file's first message, a JSON Schema's title; null when it has none.
    */
   recordName(): string | null;
+  /**
+   * A record's bytes after Confluent's five-byte header (magic byte, schema id; for Protobuf, the
+   * message indexes are part of `payload`), decoded with this schema as plain JSON data (bytes as
+   * base64, 64-bit integers beyond 2^53 as strings). Throws when the bytes do not match it.
+   */
+  decode(payload: Buffer): unknown;
+}
+
+/** Decoded data as JSON can carry it: Buffers as base64, bigints as numbers when safe, else strings. */
+export function plainData(v: unknown, depth = 0): unknown {
+  if (depth > 64) throw new Error('nested too deep');
+  if (Buffer.isBuffer(v) || v instanceof Uint8Array) return Buffer.from(v).toString('base64');
+  if (typeof v === 'bigint') return v >= BigInt(Number.MIN_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v.toString();
+  if (Array.isArray(v)) return v.map((x) => plainData(x, depth + 1));
+  if (v !== null && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, plainData(x, depth + 1)]));
+  return v;
 }
 
 /** The schema text is not a valid schema of its type (the REST door answers 42201). */
