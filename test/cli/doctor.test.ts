@@ -86,16 +86,23 @@ test('a cluster with deliberate problems: RF 1, min ISR 1, unclean election, a k
         return v && (v.lastFetchMsAgo === null || v.lastFetchMsAgo > 6000) ? true : undefined;
       });
       // Records keep arriving for `orders` while doctor samples the lag of `slow`, which reads nothing.
+      // A retriable answer (a follower briefly out of the ISR on a loaded machine) is retried, as a
+      // client would; anything else fails the test.
+      const retriable: number[] = [ErrorCode.NOT_ENOUGH_REPLICAS, ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND, ErrorCode.REQUEST_TIMED_OUT, ErrorCode.NOT_LEADER_OR_FOLLOWER];
       let producing = true;
+      let produced = 0;
       const producer = (async () => {
         while (producing) {
-          assert.equal(await produce(survivor, 'orders', ['x']), ErrorCode.NONE);
+          const code = await produce(survivor, 'orders', ['x']);
+          if (code === ErrorCode.NONE) produced++;
+          else assert.ok(retriable.includes(code), `produce to orders: error ${code}`);
           await sleep(100);
         }
       })();
       // Any real volume is fuller than 0.1% and none fuller than 100%: the disk line must warn with real numbers.
       const r = await doctor(cluster, live, '--lag-interval-ms', '2000', '--disk-warn-pct', '0.1', '--disk-fail-pct', '100').finally(() => { producing = false; });
       await producer;
+      assert.ok(produced > 0, 'records arrived for orders while doctor ran');
       const c = r.checks;
       const all = summary(c);
       assert.equal(r.code, 1, all);
