@@ -174,6 +174,22 @@ export interface ShareServices {
   metadata(): MetadataView;
 }
 
+/**
+ * The share coordinator on this broker (KIP-932's state RPCs 83-87, broker to broker): the state
+ * of the share-partitions whose `__share_group_state` partition is led here. NOT_COORDINATOR
+ * when it is led elsewhere; the caller finds the leader itself.
+ */
+export interface ShareStateStore {
+  initialize(k: import('../coordinator/index.js').SharePartitionKey, stateEpoch: number, startOffset: number): Promise<number>;
+  read(k: import('../coordinator/index.js').SharePartitionKey, leaderEpoch: number): Promise<import('../coordinator/index.js').ReadResult>;
+  write(p: import('../coordinator/index.js').WriteParams): Promise<number>;
+  delete(k: import('../coordinator/index.js').SharePartitionKey): Promise<number>;
+}
+
+export interface ShareStateServices {
+  shareState: ShareStateStore;
+}
+
 /** One transaction's markers as WriteTxnMarkers carries them. */
 export interface TxnMarkerParams {
   producerId: bigint;

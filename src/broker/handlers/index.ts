@@ -60,3 +60,8 @@ export { shareGroupHeartbeatHandler } from './76-share-group-heartbeat.js';
 export { shareGroupDescribeHandler } from './77-share-group-describe.js';
 export { shareFetchHandler } from './78-share-fetch.js';
 export { shareAcknowledgeHandler } from './79-share-acknowledge.js';
+export { initializeShareGroupStateHandler } from './83-initialize-share-group-state.js';
+export { readShareGroupStateHandler } from './84-read-share-group-state.js';
+export { writeShareGroupStateHandler } from './85-write-share-group-state.js';
+export { deleteShareGroupStateHandler } from './86-delete-share-group-state.js';
+export { readShareGroupStateSummaryHandler } from './87-read-share-group-state-summary.js';

@@ -134,7 +134,32 @@ export class ShareCoordinatorShard {
     return this.take();
   }
 
-  /** ReadShareGroupState: the state a new leader starts from; UNKNOWN_TOPIC_OR_PARTITION when it was never initialized. */
+  /**
+   * ReadShareGroupState from a share-partition leader taking the partition over under
+   * `leaderEpoch` (Kafka's readStateAndMaybeUpdateLeaderEpoch): a newer epoch than the stored one
+   * is written first (an update with no batches), so a deposed leader's late write is fenced
+   * (FENCED_LEADER_EPOCH) before the new leader acts on what it read. The answer is the state once
+   * that record is committed. An older epoch is refused.
+   */
+  readForLeader(k: SharePartitionKey, leaderEpoch: number, respond: (r: ReadResult) => void): ShareStateEffects {
+    const s = this.states.get(shareCoordinatorKey(k));
+    const answer = () => respond(this.read(k));
+    const fail = (code: number) => respond({ errorCode: code, errorMessage: null });
+    if (s && leaderEpoch >= 0 && leaderEpoch < s.leaderEpoch) {
+      this.reply(() => fail(ErrorCode.FENCED_LEADER_EPOCH), fail);
+      return this.take();
+    }
+    if (s && leaderEpoch > s.leaderEpoch) {
+      this.effects.records.push({
+        type: 'update', key: { groupId: k.groupId, topicId: k.topicId, partition: k.partition },
+        value: { snapshotEpoch: s.snapshotEpoch, leaderEpoch, startOffset: -1n, deliveryCompleteCount: -1, stateBatches: [] },
+      });
+    }
+    this.reply(answer, fail);
+    return this.take();
+  }
+
+  /** ReadShareGroupState without fencing (and the state a summary is made of); UNKNOWN_TOPIC_OR_PARTITION when it was never initialized. */
   read(k: SharePartitionKey): ReadResult {
     const s = this.states.get(shareCoordinatorKey(k));
     if (!s) return { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: 'The share-partition has no state.' };

@@ -1,0 +1,67 @@
+// The share coordinator on another broker (Kafka's PersisterStateManager): a share-partition
+// leader whose state lives in a `__share_group_state` partition led elsewhere reads, initializes
+// and writes it there with the share-coordinator RPCs (InitializeShareGroupState,
+// ReadShareGroupState, WriteShareGroupState, DeleteShareGroupState, v0), one share-partition per
+// request. A share-partition's operations run one at a time already (its manager orders them), so
+// there is no batching to do here; a connection answers in order, so requests of different
+// share-partitions are pipelined on it.
+//
+// Errors are the coordinator's codes; a broken connection or a missing answer is
+// NETWORK_EXCEPTION, which the caller retries like a coordinator that moved.
+import { ApiKey, ErrorCode } from '../protocol/index.js';
+import type { ReadResult, SharePartitionKey, WriteParams } from '../coordinator/index.js';
+import type { InterBrokerConnections } from '../client/index.js';
+import { stateBatchesFromWire, stateBatchesToWire } from './handlers/share-state-common.js';
+
+type PartitionAnswer = { partition: number; errorCode: number; errorMessage?: string | null };
+type Answer<P extends PartitionAnswer> = { results: { topicId: string; partitions: P[] }[] };
+
+export class ShareStateSender {
+  constructor(private readonly connections: InterBrokerConnections, private readonly warn: (message: string) => void) {}
+
+  initialize(nodeId: number, k: SharePartitionKey, stateEpoch: number, startOffset: number): Promise<number> {
+    return this.code(nodeId, ApiKey.InitializeShareGroupState, k, { partition: k.partition, stateEpoch, startOffset: BigInt(startOffset) });
+  }
+
+  write(nodeId: number, p: WriteParams): Promise<number> {
+    return this.code(nodeId, ApiKey.WriteShareGroupState, p, {
+      partition: p.partition, stateEpoch: p.stateEpoch, leaderEpoch: p.leaderEpoch, startOffset: BigInt(p.startOffset), stateBatches: stateBatchesToWire(p.stateBatches),
+    });
+  }
+
+  delete(nodeId: number, k: SharePartitionKey): Promise<number> {
+    return this.code(nodeId, ApiKey.DeleteShareGroupState, k, { partition: k.partition });
+  }
+
+  async read(nodeId: number, k: SharePartitionKey, leaderEpoch: number): Promise<ReadResult> {
+    type P = PartitionAnswer & { stateEpoch: number; startOffset: bigint; stateBatches: { firstOffset: bigint; lastOffset: bigint; deliveryState: number; deliveryCount: number }[] };
+    // A plain read (-1) is the summary: the start offset and state epoch without the batches.
+    const summary = leaderEpoch < 0;
+    const r = await this.send<P>(nodeId, summary ? ApiKey.ReadShareGroupStateSummary : ApiKey.ReadShareGroupState, k, { partition: k.partition, leaderEpoch });
+    if (typeof r === 'number') return { errorCode: r, errorMessage: null };
+    if (r.errorCode !== ErrorCode.NONE) return { errorCode: r.errorCode, errorMessage: r.errorMessage ?? null };
+    return {
+      errorCode: 0, errorMessage: null, stateEpoch: r.stateEpoch, startOffset: Number(r.startOffset),
+      ...(summary ? {} : { stateBatches: stateBatchesFromWire(r.stateBatches) }),
+    };
+  }
+
+  private async code(nodeId: number, apiKey: number, k: SharePartitionKey, partition: object): Promise<number> {
+    const r = await this.send(nodeId, apiKey, k, partition);
+    return typeof r === 'number' ? r : r.errorCode;
+  }
+
+  /** One request for one share-partition; its partition's answer, or NETWORK_EXCEPTION. Never rejects. */
+  private async send<P extends PartitionAnswer>(nodeId: number, apiKey: number, k: SharePartitionKey, partition: object): Promise<P | number> {
+    let response: Answer<P>;
+    try {
+      const conn = await this.connections.connection(nodeId);
+      response = await conn.send<Answer<P>>(apiKey, conn.version(apiKey, 0), { groupId: k.groupId, topics: [{ topicId: k.topicId, partitions: [partition] }] });
+    } catch (err) {
+      this.connections.drop(nodeId);
+      this.warn(`share state with broker ${nodeId}: ${err instanceof Error ? err.message : String(err)}`);
+      return ErrorCode.NETWORK_EXCEPTION;
+    }
+    return response.results.find((t) => t.topicId === k.topicId)?.partitions.find((p) => p.partition === k.partition) ?? ErrorCode.NETWORK_EXCEPTION;
+  }
+}
