@@ -7,7 +7,7 @@ export { Router, type Interceptor, type Observer } from './router.js';
 export type { RequestContext, Authz, HandlerSpec, HandlerResult, RequestOf, ResponseOf } from './context.js';
 export { AUTHORIZATION_RULES, CONTROLLER_LISTENER_RULES, authorizeRequest, bindAuthz, aclHost } from './authorization.js';
 export type {
-  MetadataView, TopicView, PartitionView, BrokerEndpoint, LogDirDescription, ProducePartitionsParams, TopicAdmin, TxnMarkerParams, ControllerServices, ShareStateStore,
+  MetadataView, TopicView, PartitionView, BrokerEndpoint, LogDirDescription, ProducePartitionsParams, TopicAdmin, TxnMarkerParams, ControllerServices, ShareStateStore, ShareAdminServices,
 } from './services.js';
 export { NotControllerError, type ControllerChannel, type ConfigChange, type ResourceResult } from './controller-channel.js';
 export { ConfigAdmin, planConfigChange } from './config-admin.js';

@@ -165,6 +165,15 @@ export interface GroupServices {
   metadata(): MetadataView;
   /** Creates `__consumer_offsets` when it does not exist; resolves with 0 or the error code. */
   ensureOffsetsTopic(): Promise<number>;
+  /** The share coordinator's state wherever it is led (deleting a share group deletes its share-partitions' state). */
+  sharePersister?: ShareStateStore;
+}
+
+/** The share groups' admin APIs (90-92): the group coordinator, the share coordinator's state wherever it is led, and a partition's high watermark where this broker leads it. */
+export interface ShareAdminServices extends GroupServices {
+  sharePersister: ShareStateStore;
+  /** The high watermark of a partition led here, else null (a share-partition's lag is computed where it is known). */
+  highWatermark(topic: string, partition: number): number | null;
 }
 
 /** Share groups' data path (KIP-932): the share-partitions led here and the share sessions. */
@@ -184,6 +193,8 @@ export interface ShareStateStore {
   read(k: import('../coordinator/index.js').SharePartitionKey, leaderEpoch: number): Promise<import('../coordinator/index.js').ReadResult>;
   write(p: import('../coordinator/index.js').WriteParams): Promise<number>;
   delete(k: import('../coordinator/index.js').SharePartitionKey): Promise<number>;
+  /** The start offset and state epoch only (ReadShareGroupStateSummary). */
+  summary(k: import('../coordinator/index.js').SharePartitionKey): Promise<import('../coordinator/index.js').ReadResult>;
 }
 
 export interface ShareStateServices {

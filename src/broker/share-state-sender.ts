@@ -33,17 +33,22 @@ export class ShareStateSender {
     return this.code(nodeId, ApiKey.DeleteShareGroupState, k, { partition: k.partition });
   }
 
+  /** ReadShareGroupState; `leaderEpoch` -1 reads without recording an epoch (an admin's read). */
   async read(nodeId: number, k: SharePartitionKey, leaderEpoch: number): Promise<ReadResult> {
     type P = PartitionAnswer & { stateEpoch: number; startOffset: bigint; stateBatches: { firstOffset: bigint; lastOffset: bigint; deliveryState: number; deliveryCount: number }[] };
-    // A plain read (-1) is the summary: the start offset and state epoch without the batches.
-    const summary = leaderEpoch < 0;
-    const r = await this.send<P>(nodeId, summary ? ApiKey.ReadShareGroupStateSummary : ApiKey.ReadShareGroupState, k, { partition: k.partition, leaderEpoch });
+    const r = await this.send<P>(nodeId, ApiKey.ReadShareGroupState, k, { partition: k.partition, leaderEpoch });
     if (typeof r === 'number') return { errorCode: r, errorMessage: null };
     if (r.errorCode !== ErrorCode.NONE) return { errorCode: r.errorCode, errorMessage: r.errorMessage ?? null };
-    return {
-      errorCode: 0, errorMessage: null, stateEpoch: r.stateEpoch, startOffset: Number(r.startOffset),
-      ...(summary ? {} : { stateBatches: stateBatchesFromWire(r.stateBatches) }),
-    };
+    return { errorCode: 0, errorMessage: null, stateEpoch: r.stateEpoch, startOffset: Number(r.startOffset), stateBatches: stateBatchesFromWire(r.stateBatches) };
+  }
+
+  /** ReadShareGroupStateSummary: the start offset and state epoch, without the batches. */
+  async summary(nodeId: number, k: SharePartitionKey): Promise<ReadResult> {
+    type P = PartitionAnswer & { stateEpoch: number; startOffset: bigint };
+    const r = await this.send<P>(nodeId, ApiKey.ReadShareGroupStateSummary, k, { partition: k.partition, leaderEpoch: -1 });
+    if (typeof r === 'number') return { errorCode: r, errorMessage: null };
+    if (r.errorCode !== ErrorCode.NONE) return { errorCode: r.errorCode, errorMessage: r.errorMessage ?? null };
+    return { errorCode: 0, errorMessage: null, stateEpoch: r.stateEpoch, startOffset: Number(r.startOffset) };
   }
 
   private async code(nodeId: number, apiKey: number, k: SharePartitionKey, partition: object): Promise<number> {

@@ -27,7 +27,8 @@ import {
   ControllerMutationQuota, quotaWindowOf, describeAclsHandler, createAclsHandler, deleteAclsHandler, bindAuthz, type ControllerChannel, type LogDirDescription,
   type MetadataView, type ProducePartitionsParams, type TopicAdmin, type TxnMarkerParams, type ForwardedFor,
   shareGroupHeartbeatHandler, shareGroupDescribeHandler, shareFetchHandler, shareAcknowledgeHandler, initializeShareGroupStateHandler, readShareGroupStateHandler,
-  writeShareGroupStateHandler, deleteShareGroupStateHandler, readShareGroupStateSummaryHandler, ShareStateSender,
+  writeShareGroupStateHandler, deleteShareGroupStateHandler, readShareGroupStateSummaryHandler, ShareStateSender, describeShareGroupOffsetsHandler,
+  alterShareGroupOffsetsHandler, deleteShareGroupOffsetsHandler,
 } from '../broker/index.js';
 import { createShareParts, type ShareParts } from './share.js';
 import { LifecycleDriver } from './lifecycle-driver.js';
@@ -147,7 +148,8 @@ export class Broker {
       leaderOf, sender: new ShareStateSender(this.shareStateConnections, (m) => this.log('share-state').warn(m)),
     });
     for (const h of [shareGroupHeartbeatHandler, shareGroupDescribeHandler, shareFetchHandler, shareAcknowledgeHandler, initializeShareGroupStateHandler,
-      readShareGroupStateHandler, writeShareGroupStateHandler, deleteShareGroupStateHandler, readShareGroupStateSummaryHandler]) this.router.register(h);
+      readShareGroupStateHandler, writeShareGroupStateHandler, deleteShareGroupStateHandler, readShareGroupStateSummaryHandler, describeShareGroupOffsetsHandler,
+      alterShareGroupOffsetsHandler, deleteShareGroupOffsetsHandler]) this.router.register(h);
     this.markerConnections = interBroker('txn-markers');
     this.verificationConnections = interBroker('txn-verification');
     this.markerSender = new TxnMarkerSender({
@@ -666,6 +668,8 @@ export class Broker {
       share: this.share.manager,
       shareSessions: this.share.sessions,
       shareState: this.share.coordinator,
+      sharePersister: this.share.persister,
+      highWatermark: (topic: string, partition: number) => { const p = this.replicaManager.partition(topic, partition); return p?.isLeader ? p.highWatermark : null; },
       logDirs: () => this.deps.logDirs?.() ?? [],
       generateProducerId: () => this.producerIds.generate(),
       txn: this.txn,

@@ -5,7 +5,7 @@
 // coordinators.
 import { ErrorCode } from '../protocol/index.js';
 import type { Clock } from '../util/index.js';
-import type { BrokerConfig } from '../config/index.js';
+import { isoDurationMs, type BrokerConfig } from '../config/index.js';
 import type { ReplicaManager, Scheduler } from '../replication/index.js';
 import { ShareSessionCache, type MetadataView, type ShareStateSender, type ShareStateStore } from '../broker/index.js';
 import {
@@ -27,6 +27,7 @@ const RETRIABLE = new Set<number>([
   ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.NOT_ENOUGH_REPLICAS, ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
 ]);
 const GROUP_RESOURCE = 32;
+const BY_DURATION = 'by_duration:';
 
 export interface ShareParts {
   coordinator: ShareCoordinatorService;
@@ -55,13 +56,13 @@ export interface SharePartsDeps {
 export function shareGroupSettings(config: BrokerConfig, view: MetadataView, groupId: string): ShareGroupSettings {
   const overrides = view.configs(GROUP_RESOURCE, groupId);
   const num = (key: string, brokerKey: Parameters<BrokerConfig['get']>[0]) => Number(overrides.get(key) ?? config.get(brokerKey));
-  // by_duration:<d> (Kafka 4.1) starts at the latest offset here: timestamps are not looked up yet.
   const reset = overrides.get('share.auto.offset.reset') ?? 'latest';
+  const byDurationMs = reset.startsWith(BY_DURATION) ? isoDurationMs(reset.slice(BY_DURATION.length)) : null;
   return {
     recordLockDurationMs: num('share.record.lock.duration.ms', 'group.share.record.lock.duration.ms'),
     deliveryCountLimit: num('share.delivery.count.limit', 'group.share.delivery.count.limit'),
     maxInFlightRecords: num('share.partition.max.record.locks', 'group.share.partition.max.record.locks'),
-    autoOffsetReset: reset === 'earliest' ? 'earliest' : 'latest',
+    autoOffsetReset: reset === 'earliest' ? 'earliest' : byDurationMs !== null ? { byDurationMs: Math.floor(byDurationMs) } : 'latest',
     isolationLevel: overrides.get('share.isolation.level') === 'read_committed' ? 1 : 0,
   };
 }
@@ -95,6 +96,7 @@ export function createShareParts(d: SharePartsDeps): ShareParts {
     initialize: (k, stateEpoch, startOffset) => route(k, () => coordinator.initialize(k, stateEpoch, startOffset), (n) => d.sender.initialize(n, k, stateEpoch, startOffset), ErrorCode.COORDINATOR_NOT_AVAILABLE),
     write: (p) => route(p, () => coordinator.write(p), (n) => d.sender.write(n, p), ErrorCode.COORDINATOR_NOT_AVAILABLE),
     delete: (k) => route(k, () => coordinator.delete(k), (n) => d.sender.delete(n, k), ErrorCode.COORDINATOR_NOT_AVAILABLE),
+    summary: (k) => route(k, () => coordinator.summary(k), (n) => d.sender.summary(n, k), { errorCode: ErrorCode.COORDINATOR_NOT_AVAILABLE, errorMessage: null }),
   };
   const manager = new SharePartitionManager({
     clock: d.clock, scheduler: d.scheduler, persister, warn: (m) => d.logger.warn(m),
@@ -102,6 +104,10 @@ export function createShareParts(d: SharePartsDeps): ShareParts {
     log: {
       leaderEpoch: (topic, partition) => { const p = rm.partition(topic, partition); return p?.isLeader ? p.leaderEpoch : null; },
       bounds: (topic, partition) => { const p = rm.partition(topic, partition); return p?.isLeader ? { logStartOffset: p.log.logStartOffset, highWatermark: p.highWatermark } : null; },
+      offsetForTimestamp: async (topic, partition, timestampMs) => {
+        const r = await rm.listOffsets(topic, partition, BigInt(timestampMs), -1);
+        return r.errorCode === ErrorCode.NONE && r.offset >= 0n ? Number(r.offset) : null;
+      },
       read: async (topic, partition, offset, maxBytes, isolationLevel, maxWaitMs) => {
         const [r] = await rm.fetch({ maxBytes, isolationLevel, maxWaitMs, minBytes: 1, partitions: [{ topic, partition, fetchOffset: BigInt(offset), partitionMaxBytes: maxBytes, currentLeaderEpoch: -1 }] });
         return {

@@ -14,7 +14,7 @@ export const readShareGroupStateSummaryHandler: HandlerSpec<ShareStateServices, 
   feature: 'share.version',
   async handle(request: ReadShareGroupStateSummaryRequest, ctx) {
     const results = await perSharePartition(request, async (k, p) => {
-      const r = await ctx.services.shareState.read(k, -1);
+      const r = await ctx.services.shareState.summary(k);
       return { partition: p.partition, errorCode: r.errorCode, errorMessage: r.errorMessage, stateEpoch: r.stateEpoch ?? 0, startOffset: BigInt(r.startOffset ?? -1) };
     });
     return { results };

@@ -65,3 +65,6 @@ export { readShareGroupStateHandler } from './84-read-share-group-state.js';
 export { writeShareGroupStateHandler } from './85-write-share-group-state.js';
 export { deleteShareGroupStateHandler } from './86-delete-share-group-state.js';
 export { readShareGroupStateSummaryHandler } from './87-read-share-group-state-summary.js';
+export { describeShareGroupOffsetsHandler } from './90-describe-share-group-offsets.js';
+export { alterShareGroupOffsetsHandler } from './91-alter-share-group-offsets.js';
+export { deleteShareGroupOffsetsHandler } from './92-delete-share-group-offsets.js';

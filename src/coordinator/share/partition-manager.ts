@@ -15,8 +15,11 @@ import type { SharePartitionKey } from './state-records.js';
 
 /** The per-group settings a share-partition runs with (share.* group configs over their group.share.* broker defaults). */
 export interface ShareGroupSettings extends SharePartitionConfig {
-  /** share.auto.offset.reset: where a share-partition without state starts. */
-  autoOffsetReset: 'earliest' | 'latest';
+  /**
+   * share.auto.offset.reset: where a share-partition without state starts: the log start, the
+   * high watermark, or (by_duration:<d>) the first record at most that many milliseconds old.
+   */
+  autoOffsetReset: 'earliest' | 'latest' | { byDurationMs: number };
   /** share.isolation.level: 1 read_committed. */
   isolationLevel: 0 | 1;
 }
@@ -37,6 +40,8 @@ export interface ShareLog {
     Promise<{ errorCode: number; records: Buffer | null; abortedTransactions: { producerId: number; firstOffset: number }[] }>;
   /** The log start offset and the high watermark (what auto.offset.reset chooses between). */
   bounds(topic: string, partition: number): { logStartOffset: number; highWatermark: number } | null;
+  /** The first offset whose record's timestamp is at or after `timestampMs` (ListOffsets by timestamp); null when there is none. */
+  offsetForTimestamp(topic: string, partition: number, timestampMs: number): Promise<number | null>;
 }
 
 export interface SharePartitionManagerDeps {
@@ -69,7 +74,12 @@ interface Held {
   queue: Promise<unknown>;
   timer: { cancel(): void } | null;
   timerAtMs: number | null;
+  /** Fetches waiting for this share-partition to have records to acquire. */
+  readonly wakers: Set<() => void>;
 }
+
+/** Write refusals meaning the state held here is not the share coordinator's any more. */
+const STALE = new Set<number>([ErrorCode.FENCED_STATE_EPOCH, ErrorCode.FENCED_LEADER_EPOCH, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION]);
 
 const id = (k: SharePartitionKey) => `${k.groupId}\u0000${k.topicId}\u0000${k.partition}`;
 
@@ -105,7 +115,7 @@ export class SharePartitionManager {
       // A share-partition never seen: it starts where share.auto.offset.reset says.
       const bounds = this.deps.log.bounds(topic, key.partition);
       if (bounds === null) return ErrorCode.NOT_LEADER_OR_FOLLOWER;
-      const startOffset = settings.autoOffsetReset === 'earliest' ? bounds.logStartOffset : bounds.highWatermark;
+      const startOffset = await this.resetOffset(settings.autoOffsetReset, topic, key.partition, bounds);
       const code = await this.deps.persister.initialize(key, 0, startOffset);
       if (code !== ErrorCode.NONE) return code;
       state = { stateEpoch: 0, startOffset, stateBatches: [] };
@@ -118,9 +128,17 @@ export class SharePartitionManager {
     const sp = new SharePartition(settings, { startOffset: state.startOffset, stateBatches: state.stateBatches });
     const bounds = this.deps.log.bounds(topic, key.partition);
     if (bounds) sp.maybeMoveToLogStart(bounds.logStartOffset);
-    const h: Held = { key, topic, leaderEpoch, stateEpoch: state.stateEpoch, sp, queue: Promise.resolve(), timer: null, timerAtMs: null };
+    const h: Held = { key, topic, leaderEpoch, stateEpoch: state.stateEpoch, sp, queue: Promise.resolve(), timer: null, timerAtMs: null, wakers: new Set() };
     this.held.set(id(key), h);
     return h;
+  }
+
+  /** Where share.auto.offset.reset starts a share-partition; by_duration past every record starts at the high watermark, as Kafka. */
+  private async resetOffset(reset: ShareGroupSettings['autoOffsetReset'], topic: string, partition: number, bounds: { logStartOffset: number; highWatermark: number }): Promise<number> {
+    if (reset === 'earliest') return bounds.logStartOffset;
+    if (reset === 'latest') return bounds.highWatermark;
+    const found = await this.deps.log.offsetForTimestamp(topic, partition, this.deps.clock.nowMs() - reset.byDurationMs);
+    return found === null ? bounds.highWatermark : Math.min(Math.max(found, bounds.logStartOffset), bounds.highWatermark);
   }
 
   /** Runs `op` on the share-partition after the ones queued before it. */
@@ -130,36 +148,71 @@ export class SharePartitionManager {
     return next;
   }
 
+  /**
+   * Writes the share-partition's state. Refused because the state moved on without this leader (a
+   * newer leader, offsets altered or deleted, the group deleted), what is held here is stale: it is
+   * dropped, so the next request loads the state again, and the caller answers without records.
+   */
   private async persist(h: Held): Promise<number> {
     const code = await this.deps.persister.write({ ...h.key, stateEpoch: h.stateEpoch, leaderEpoch: h.leaderEpoch, ...h.sp.persistentState() });
     if (code !== ErrorCode.NONE) this.deps.warn(`share-partition ${h.key.groupId}/${h.topic}-${h.key.partition}: state write failed with error ${code}`);
+    if (STALE.has(code)) {
+      this.drop(h);
+      return code;
+    }
     this.rescheduleLockTimer(h);
     return code;
+  }
+
+  private drop(h: Held): void {
+    h.timer?.cancel();
+    h.timer = null;
+    if (this.held.get(id(h.key)) === h) this.held.delete(id(h.key));
+    this.wake(h);
   }
 
   /**
    * Acquires records of each partition for `memberId`: reads from the first available offset and
    * acquires what it can; when nothing could be acquired anywhere, waits once up to `maxWaitMs`
-   * for appends and tries again.
+   * for any of the partitions to have something again (an append, a record released by an
+   * acknowledgement, a leaving member or an expired lock, room under the in-flight limit) and
+   * tries again.
    */
   async fetch(groupId: string, memberId: string, partitions: ShareFetchPartition[], o: { maxBytes: number; maxRecords: number; maxWaitMs: number }): Promise<ShareFetchResult[]> {
     this.stats.fetches++;
-    let out = await Promise.all(partitions.map((p) => this.fetchOne(groupId, memberId, p, o.maxBytes, o.maxRecords, 0)));
-    if (o.maxWaitMs > 0 && out.every((r) => r.errorCode === ErrorCode.NONE && r.acquired.length === 0) && partitions.length > 0) {
-      out = await Promise.all(partitions.map((p) => this.fetchOne(groupId, memberId, p, o.maxBytes, o.maxRecords, o.maxWaitMs)));
-    }
-    return out;
+    const fetchAll = () => Promise.all(partitions.map((p) => this.fetchOne(groupId, memberId, p, o.maxBytes, o.maxRecords)));
+    const out = await fetchAll();
+    if (o.maxWaitMs <= 0 || partitions.length === 0 || !out.every((r) => r.errorCode === ErrorCode.NONE && r.acquired.length === 0)) return out;
+    await this.waitForAny(groupId, partitions, o.maxWaitMs);
+    return fetchAll();
   }
 
-  private async fetchOne(groupId: string, memberId: string, p: ShareFetchPartition, maxBytes: number, maxRecords: number, maxWaitMs: number): Promise<ShareFetchResult> {
+  /** Resolves after `maxWaitMs`, or sooner when one of the share-partitions may have records to acquire. */
+  private async waitForAny(groupId: string, partitions: ShareFetchPartition[], maxWaitMs: number): Promise<void> {
+    const held = (await Promise.all(partitions.map((p) => this.get(groupId, p)))).filter((h): h is Held => typeof h !== 'number');
+    let wake!: () => void;
+    const woken = new Promise<void>((resolve) => { wake = resolve; });
+    const timer = this.deps.scheduler.schedule(maxWaitMs, wake);
+    for (const h of held) {
+      h.wakers.add(wake);
+      // Appends wake the fetch purgatory's wait; it is not cancelled when something else wakes first.
+      if (h.sp.canAcquire()) void this.deps.log.read(h.topic, h.key.partition, h.sp.nextFetchOffset(), 1, this.deps.settings(groupId).isolationLevel, maxWaitMs).then(wake, wake);
+    }
+    await woken;
+    timer.cancel();
+    for (const h of held) h.wakers.delete(wake);
+  }
+
+  /** Fetches waiting on the share-partition try again: records may be available. */
+  private wake(h: Held): void {
+    for (const w of h.wakers) w();
+    h.wakers.clear();
+  }
+
+  private async fetchOne(groupId: string, memberId: string, p: ShareFetchPartition, maxBytes: number, maxRecords: number): Promise<ShareFetchResult> {
     const h = await this.get(groupId, p);
     if (typeof h === 'number') return { errorCode: h, records: null, acquired: [] };
     const settings = this.deps.settings(groupId);
-    if (maxWaitMs > 0) {
-      // Wait outside the share-partition's queue, so acknowledgements are not held up.
-      if (!h.sp.canAcquire()) return { errorCode: 0, records: null, acquired: [] };
-      await this.deps.log.read(h.topic, p.partition, h.sp.nextFetchOffset(), 1, settings.isolationLevel, maxWaitMs);
-    }
     return this.serial(h, async () => {
       if (!h.sp.canAcquire()) return { errorCode: 0, records: null, acquired: [] };
       const offset = h.sp.nextFetchOffset();
@@ -172,8 +225,10 @@ export class SharePartitionManager {
         if (archive.length > 0) await this.persist(h);
         return { errorCode: 0, records: null, acquired };
       }
+      const code = await this.persist(h);
+      // Records whose acquisition was not written are not handed out: a new leader would not know them.
+      if (code !== ErrorCode.NONE) return { errorCode: STALE.has(code) ? ErrorCode.NOT_LEADER_OR_FOLLOWER : code, records: null, acquired: [] };
       for (const r of acquired) this.stats.recordsAcquired += r.lastOffset - r.firstOffset + 1;
-      await this.persist(h);
       return { errorCode: 0, records: read.records, acquired };
     });
   }
@@ -187,7 +242,10 @@ export class SharePartitionManager {
       const code = h.sp.acknowledge(memberId, batches);
       if (code !== ErrorCode.NONE) return code;
       for (const b of batches) this.stats.recordsAcknowledged += b.lastOffset - b.firstOffset + 1;
-      return this.persist(h);
+      const written = await this.persist(h);
+      // A release makes records available, an accept or reject may make room under the in-flight limit.
+      this.wake(h);
+      return written;
     });
   }
 
@@ -196,8 +254,18 @@ export class SharePartitionManager {
     await Promise.all(partitions.map(async (p) => {
       const h = this.held.get(id({ groupId, topicId: p.topicId, partition: p.partition }));
       if (!h) return;
-      await this.serial(h, async () => { if (h.sp.releaseMember(memberId) > 0) await this.persist(h); });
+      await this.serial(h, async () => {
+        if (h.sp.releaseMember(memberId) === 0) return;
+        await this.persist(h);
+        this.wake(h);
+      });
     }));
+  }
+
+  /** The member left its group (ShareGroupHeartbeat with epoch -1): what it holds on any share-partition of the group here is released now. */
+  releaseMemberEverywhere(groupId: string, memberId: string): Promise<void> {
+    const mine = [...this.held.values()].filter((h) => h.key.groupId === groupId);
+    return this.releaseMember(groupId, memberId, mine.map((h) => ({ topicId: h.key.topicId, topic: h.topic, partition: h.key.partition })));
   }
 
   /** The record lock duration a group's members are told (ShareFetch AcquisitionLockTimeoutMs). */
@@ -230,8 +298,9 @@ export class SharePartitionManager {
       void this.serial(h, async () => {
         const n = h.sp.expireLocks(this.deps.clock.nowMs());
         this.stats.lockTimeouts += n;
-        if (n > 0) await this.persist(h);
-        else this.rescheduleLockTimer(h);
+        if (n === 0) { this.rescheduleLockTimer(h); return; }
+        await this.persist(h);
+        this.wake(h);
       });
     });
   }

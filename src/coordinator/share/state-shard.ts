@@ -118,12 +118,15 @@ export class ShareCoordinatorShard {
   write(nowMs: number, p: WriteParams, respond: (code: number) => void): ShareStateEffects {
     const id = shareCoordinatorKey(p);
     const s = this.states.get(id);
-    if (s && p.stateEpoch < s.stateEpoch) return this.refuse(ErrorCode.FENCED_STATE_EPOCH, respond);
-    if (s && p.leaderEpoch < s.leaderEpoch) return this.refuse(ErrorCode.FENCED_LEADER_EPOCH, respond);
-    if (!s || s.updatesSinceSnapshot >= this.config.updatesPerSnapshot) {
-      const startOffset = p.startOffset >= 0 ? p.startOffset : s?.startOffset ?? 0;
-      const merged = mergeStateBatches(s?.stateBatches ?? [], p.stateBatches, startOffset);
-      this.snapshot(p, { stateEpoch: p.stateEpoch, leaderEpoch: p.leaderEpoch, startOffset, stateBatches: merged, snapshotEpoch: (s?.snapshotEpoch ?? -1) + 1, createTimestamp: s?.createTimestamp ?? nowMs }, nowMs);
+    // Never initialized, or deleted since (the group or its offsets were): a leader still holding
+    // it must not bring it back, so the write is refused and the leader drops what it holds.
+    if (!s) return this.refuse(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, respond);
+    if (p.stateEpoch < s.stateEpoch) return this.refuse(ErrorCode.FENCED_STATE_EPOCH, respond);
+    if (p.leaderEpoch < s.leaderEpoch) return this.refuse(ErrorCode.FENCED_LEADER_EPOCH, respond);
+    if (s.updatesSinceSnapshot >= this.config.updatesPerSnapshot) {
+      const startOffset = p.startOffset >= 0 ? p.startOffset : s.startOffset;
+      const merged = mergeStateBatches(s.stateBatches, p.stateBatches, startOffset);
+      this.snapshot(p, { stateEpoch: p.stateEpoch, leaderEpoch: p.leaderEpoch, startOffset, stateBatches: merged, snapshotEpoch: s.snapshotEpoch + 1, createTimestamp: s.createTimestamp }, nowMs);
     } else {
       this.effects.records.push({
         type: 'update', key: { groupId: p.groupId, topicId: p.topicId, partition: p.partition },

@@ -1,0 +1,205 @@
+// Share groups' administration and the share-partition leader's wake-ups, spoken over the wire
+// with the share APIs as a share consumer would (ShareGroupHeartbeat, ShareFetch,
+// ShareAcknowledge): DescribeShareGroupOffsets (start offsets and lag), AlterShareGroupOffsets and
+// DeleteShareGroupOffsets on an empty group, DeleteGroups deleting the share-partitions' state, a
+// leaving member's records released at once, a waiting ShareFetch woken by a release, and
+// share.auto.offset.reset=by_duration.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { Kafka, logLevel } from 'kafkajs';
+import { tempDataDir } from './process-helpers.js';
+import { startServer, type ServerHandle } from '../../src/node/index.js';
+import { parseBrokerConfig } from '../../src/config/index.js';
+import { ClusterClient, type BrokerConnection } from '../../src/client/index.js';
+import { ApiKey, ErrorCode } from '../../src/protocol/index.js';
+
+const bootstrapOf = (server: ServerHandle) => `127.0.0.1:${server.listeners[0]!.port}`;
+
+async function withBroker(fn: (server: ServerHandle, c: BrokerConnection, client: ClusterClient) => Promise<void>): Promise<void> {
+  const config = parseBrokerConfig({ 'node.id': '1', 'share.coordinator.state.topic.num.partitions': '2', 'offsets.topic.num.partitions': '2' });
+  const server = await startServer({ listeners: ['PLAINTEXT://127.0.0.1:0'], config, dataDir: tempDataDir() });
+  const client = new ClusterClient({ bootstrap: bootstrapOf(server), clientId: 'share-admin-test' });
+  try {
+    await fn(server, await client.any(), client);
+  } finally {
+    client.close();
+    await server.close();
+  }
+}
+
+async function produce(server: ServerHandle, topic: string, messages: { value: string; timestamp?: string }[]): Promise<void> {
+  const kafka = new Kafka({ clientId: 'share-admin-test', brokers: [bootstrapOf(server)], logLevel: logLevel.NOTHING });
+  const admin = kafka.admin();
+  await admin.connect();
+  await admin.createTopics({ topics: [{ topic, numPartitions: 1, replicationFactor: 1 }] }).catch(() => false);
+  await admin.disconnect();
+  const producer = kafka.producer();
+  await producer.connect();
+  for (const m of messages) await producer.send({ topic, messages: [m] });
+  await producer.disconnect();
+}
+
+async function setGroupConfig(c: BrokerConnection, group: string, name: string, value: string): Promise<void> {
+  const r = await c.send(ApiKey.IncrementalAlterConfigs, 1, { resources: [{ resourceType: 32, resourceName: group, configs: [{ name, configOperation: 0, value }] }], validateOnly: false });
+  assert.equal(r.responses[0].errorCode, 0);
+}
+
+interface Acquired { firstOffset: number; lastOffset: number; deliveryCount: number }
+
+/** One share group member speaking the share APIs itself. */
+class Member {
+  readonly memberId = randomUUID();
+  private epoch = 0;
+  constructor(private readonly c: BrokerConnection, readonly group: string, readonly topic: string, readonly topicId: string) {}
+
+  async join(): Promise<void> {
+    for (;;) {
+      const r = await this.c.send(ApiKey.ShareGroupHeartbeat, 1, { groupId: this.group, memberId: this.memberId, memberEpoch: 0, rackId: null, subscribedTopicNames: [this.topic] });
+      if (r.errorCode === ErrorCode.NONE) return;
+      assert.ok([ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, ErrorCode.NOT_COORDINATOR].includes(r.errorCode), `heartbeat error ${r.errorCode}`);
+      await new Promise((x) => setTimeout(x, 50));
+    }
+  }
+
+  async leave(): Promise<void> {
+    const r = await this.c.send(ApiKey.ShareGroupHeartbeat, 1, { groupId: this.group, memberId: this.memberId, memberEpoch: -1, rackId: null, subscribedTopicNames: null });
+    assert.equal(r.errorCode, 0);
+  }
+
+  /** One ShareFetch of partition 0; the acquired offset ranges, or the partition's error code. */
+  async fetch(maxWaitMs = 0): Promise<Acquired[] | number> {
+    const r = await this.c.send(ApiKey.ShareFetch, 1, {
+      groupId: this.group, memberId: this.memberId, shareSessionEpoch: this.epoch, maxWaitMs, minBytes: 1, maxBytes: 1 << 20, maxRecords: 500, batchSize: 500,
+      topics: this.epoch === 0 ? [{ topicId: this.topicId, partitions: [{ partitionIndex: 0, partitionMaxBytes: 0, acknowledgementBatches: [] }] }] : [], forgottenTopicsData: [],
+    });
+    assert.equal(r.errorCode, 0);
+    this.epoch++;
+    const p = r.responses[0]?.partitions[0];
+    if (p === undefined) return [];
+    if (p.errorCode !== 0) return p.errorCode;
+    return p.acquiredRecords.map((a: any) => ({ firstOffset: Number(a.firstOffset), lastOffset: Number(a.lastOffset), deliveryCount: a.deliveryCount }));
+  }
+
+  /** Fetches until some records come (a fenced share-partition answers an error once, then reloads). */
+  async fetchSome(): Promise<Acquired[]> {
+    for (let i = 0; i < 50; i++) {
+      const got = await this.fetch(200);
+      if (typeof got !== 'number' && got.length > 0) return got;
+    }
+    throw new Error('no records');
+  }
+
+  async acknowledge(firstOffset: number, lastOffset: number, type: number): Promise<number> {
+    const r = await this.c.send(ApiKey.ShareAcknowledge, 1, {
+      groupId: this.group, memberId: this.memberId, shareSessionEpoch: this.epoch,
+      topics: [{ topicId: this.topicId, partitions: [{ partitionIndex: 0, acknowledgementBatches: [{ firstOffset: BigInt(firstOffset), lastOffset: BigInt(lastOffset), acknowledgeTypes: [type] }] }] }],
+    });
+    this.epoch++;
+    return r.errorCode || r.responses[0].partitions[0].errorCode;
+  }
+}
+
+const ACCEPT = 1;
+const RELEASE = 2;
+const offsetsOf = (ranges: Acquired[]) => ranges.flatMap((r) => Array.from({ length: r.lastOffset - r.firstOffset + 1 }, (_, i) => r.firstOffset + i));
+
+async function describeOffsets(c: BrokerConnection, group: string, topics: { topicName: string; partitions: number[] }[] | null = null) {
+  const r = await c.send(ApiKey.DescribeShareGroupOffsets, 1, { groups: [{ groupId: group, topics }] });
+  return r.groups[0];
+}
+
+async function topicIdOf(client: ClusterClient, topic: string): Promise<string> {
+  return (await client.metadata([topic]))[0]!.topicId;
+}
+
+test('DescribeShareGroupOffsets: start offset and lag; a leaving member\'s records are released at once; offsets altered on the empty group, then deleted, then the group', { timeout: 60_000 }, async () => {
+  await withBroker(async (server, c, client) => {
+    const group = 'admin-g';
+    await setGroupConfig(c, group, 'share.auto.offset.reset', 'earliest');
+    await produce(server, 'admin-t', Array.from({ length: 10 }, (_, i) => ({ value: `v${i}` })));
+    const topicId = await topicIdOf(client, 'admin-t');
+    const a = new Member(c, group, 'admin-t', topicId);
+    await a.join();
+    assert.deepEqual(offsetsOf(await a.fetchSome()), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    assert.equal(await a.acknowledge(0, 3, ACCEPT), 0);
+
+    const described = await describeOffsets(c, group);
+    assert.equal(described.errorCode, 0);
+    assert.deepEqual(described.topics.map((t: any) => [t.topicName, t.partitions.map((p: any) => [p.partitionIndex, Number(p.startOffset), Number(p.lag)])]), [['admin-t', [[0, 4, 6]]]]);
+    const refused = await c.send(ApiKey.AlterShareGroupOffsets, 0, { groupId: group, topics: [{ topicName: 'admin-t', partitions: [{ partitionIndex: 0, startOffset: 8n }] }] });
+    assert.equal(refused.errorCode, ErrorCode.NON_EMPTY_GROUP, 'a group with members keeps its offsets');
+
+    // Leaving gives the six records back now, long before their 30 s lock would run out.
+    await a.leave();
+    const b = new Member(c, group, 'admin-t', topicId);
+    await b.join();
+    const again = await b.fetchSome();
+    assert.deepEqual(offsetsOf(again), [4, 5, 6, 7, 8, 9]);
+    assert.ok(again.every((r) => r.deliveryCount === 2));
+    await b.leave();
+
+    const altered = await c.send(ApiKey.AlterShareGroupOffsets, 0, { groupId: group, topics: [{ topicName: 'admin-t', partitions: [{ partitionIndex: 0, startOffset: 8n }] }] });
+    assert.equal(altered.errorCode, 0);
+    assert.deepEqual(altered.responses.map((t: any) => [t.topicName, t.partitions.map((p: any) => p.errorCode)]), [['admin-t', [0]]]);
+    assert.equal(Number((await describeOffsets(c, group)).topics[0].partitions[0].startOffset), 8);
+    const d = new Member(c, group, 'admin-t', topicId);
+    await d.join();
+    const fresh = await d.fetchSome();
+    assert.deepEqual(offsetsOf(fresh), [8, 9], 'the reset start offset, over what the leader held before');
+    assert.ok(fresh.every((r) => r.deliveryCount === 1));
+    await d.leave();
+
+    const deleted = await c.send(ApiKey.DeleteShareGroupOffsets, 0, { groupId: group, topics: [{ topicName: 'admin-t' }, { topicName: 'nope' }] });
+    assert.equal(deleted.errorCode, 0);
+    assert.deepEqual(deleted.responses.map((t: any) => [t.topicName, t.errorCode]), [['admin-t', 0], ['nope', ErrorCode.UNKNOWN_TOPIC_OR_PARTITION]]);
+    assert.deepEqual((await describeOffsets(c, group)).topics, [], 'the group has no share-partitions left');
+    const key = { groupId: group, topicId, partition: 0 };
+    assert.equal((await server.broker!.share.persister.read(key, -1)).errorCode, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+
+    // A member brings the topic back; deleting the group deletes its state again.
+    const e = new Member(c, group, 'admin-t', topicId);
+    await e.join();
+    assert.ok((await e.fetchSome()).length > 0);
+    await e.leave();
+    assert.equal((await server.broker!.share.persister.read(key, -1)).errorCode, 0);
+    const gone = await c.send(ApiKey.DeleteGroups, 2, { groupsNames: [group] });
+    assert.deepEqual(gone.results.map((r: any) => r.errorCode), [0]);
+    assert.equal((await server.broker!.share.persister.read(key, -1)).errorCode, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+    assert.equal((await describeOffsets(c, group)).errorCode, ErrorCode.GROUP_ID_NOT_FOUND);
+  });
+});
+
+test('a ShareFetch waiting for records wakes when another member releases some, not at its MaxWaitMs', { timeout: 60_000 }, async () => {
+  await withBroker(async (server, c, client) => {
+    const group = 'wake-g';
+    await setGroupConfig(c, group, 'share.auto.offset.reset', 'earliest');
+    await produce(server, 'wake-t', [{ value: 'only' }]);
+    const topicId = await topicIdOf(client, 'wake-t');
+    const holder = new Member(c, group, 'wake-t', topicId);
+    const waiter = new Member(await new ClusterClient({ bootstrap: bootstrapOf(server), clientId: 'waiter' }).any(), group, 'wake-t', topicId);
+    await holder.join();
+    await waiter.join();
+    assert.deepEqual(offsetsOf(await holder.fetchSome()), [0]);
+    assert.deepEqual(await waiter.fetch(0), [], 'the waiter opens its session with nothing to take');
+    const started = Date.now();
+    const waiting = waiter.fetch(10_000);
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(await holder.acknowledge(0, 0, RELEASE), 0);
+    const got = await waiting;
+    assert.deepEqual(got, [{ firstOffset: 0, lastOffset: 0, deliveryCount: 2 }]);
+    assert.ok(Date.now() - started < 5000, `woken after ${Date.now() - started} ms`);
+  });
+});
+
+test('share.auto.offset.reset=by_duration:PT1H starts a share-partition at the first record of the last hour', { timeout: 60_000 }, async () => {
+  await withBroker(async (server, c, client) => {
+    const group = 'duration-g';
+    await setGroupConfig(c, group, 'share.auto.offset.reset', 'by_duration:PT1H');
+    const old = String(Date.now() - 3 * 3600_000);
+    await produce(server, 'duration-t', [...['a', 'b', 'c'].map((value) => ({ value, timestamp: old })), { value: 'd' }, { value: 'e' }]);
+    const m = new Member(c, group, 'duration-t', await topicIdOf(client, 'duration-t'));
+    await m.join();
+    assert.deepEqual(offsetsOf(await m.fetchSome()), [3, 4]);
+  });
+});
