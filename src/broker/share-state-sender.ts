@@ -13,6 +13,9 @@ import type { ReadResult, SharePartitionKey, WriteParams } from '../coordinator/
 import type { InterBrokerConnections } from '../client/index.js';
 import { stateBatchesFromWire, stateBatchesToWire } from './handlers/share-state-common.js';
 
+/** Produce by topic name (v12 is the last before topic ids). */
+const PRODUCE_VERSION_MAX = 12;
+
 type PartitionAnswer = { partition: number; errorCode: number; errorMessage?: string | null };
 type Answer<P extends PartitionAnswer> = { results: { topicId: string; partitions: P[] }[] };
 
@@ -49,6 +52,25 @@ export class ShareStateSender {
     if (typeof r === 'number') return { errorCode: r, errorMessage: null };
     if (r.errorCode !== ErrorCode.NONE) return { errorCode: r.errorCode, errorMessage: r.errorMessage ?? null };
     return { errorCode: 0, errorMessage: null, stateEpoch: r.stateEpoch, startOffset: Number(r.startOffset) };
+  }
+
+  /**
+   * A Produce (acks=all) of one batch to a partition `nodeId` leads: a share-partition leader's
+   * dead letters for a dead-letter topic partition led elsewhere. Its own sender (connection) is
+   * used for these, so a slow dead-letter topic does not hold up state writes.
+   */
+  async produce(nodeId: number, topic: string, partition: number, records: Buffer, timeoutMs: number): Promise<number> {
+    try {
+      const conn = await this.connections.connection(nodeId);
+      const r = await conn.send<{ responses: { name: string; partitionResponses: { index: number; errorCode: number }[] }[] }>(ApiKey.Produce, conn.version(ApiKey.Produce, PRODUCE_VERSION_MAX), {
+        transactionalId: null, acks: -1, timeoutMs, topicData: [{ name: topic, partitionData: [{ index: partition, records }] }],
+      });
+      return r.responses.find((t) => t.name === topic)?.partitionResponses.find((p) => p.index === partition)?.errorCode ?? ErrorCode.NETWORK_EXCEPTION;
+    } catch (err) {
+      this.connections.drop(nodeId);
+      this.warn(`dead letters to broker ${nodeId}: ${err instanceof Error ? err.message : String(err)}`);
+      return ErrorCode.NETWORK_EXCEPTION;
+    }
   }
 
   private async code(nodeId: number, apiKey: number, k: SharePartitionKey, partition: object): Promise<number> {

@@ -142,10 +142,13 @@ export class Broker {
       sasl: clientSaslFor(deps.brokerConfig, deps.brokerConfig.interBrokerListenerName),
     });
     this.shareStateConnections = interBroker('share-state');
+    this.deadLetterConnections = interBroker('share-dead-letters');
+    const deadLetters = new ShareStateSender(this.deadLetterConnections, (m) => this.log('share-dead-letters').warn(m));
     this.share = createShareParts({
       config: deps.brokerConfig, clock: deps.clock, scheduler: this.coordinatorScheduler(), replicaManager: this.replicaManager, nodeId: deps.nodeId,
       metadata: () => deps.metadata.view(), ensureShareStateTopic: () => this.ensureShareStateTopic(), logger: this.log('share-coordinator'),
       leaderOf, sender: new ShareStateSender(this.shareStateConnections, (m) => this.log('share-state').warn(m)),
+      produceTo: (nodeId, topic, partition, records, timeoutMs) => deadLetters.produce(nodeId, topic, partition, records, timeoutMs),
     });
     for (const h of [shareGroupHeartbeatHandler, shareGroupDescribeHandler, shareFetchHandler, shareAcknowledgeHandler, initializeShareGroupStateHandler,
       readShareGroupStateHandler, writeShareGroupStateHandler, deleteShareGroupStateHandler, readShareGroupStateSummaryHandler, describeShareGroupOffsetsHandler,
@@ -201,6 +204,8 @@ export class Broker {
   private readonly verificationConnections: InterBrokerConnections;
   /** Inter-broker connections for the share coordinator's state RPCs (83-87). */
   private readonly shareStateConnections: InterBrokerConnections;
+  /** ...and for the dead letters share-partition leaders write to partitions led elsewhere. */
+  private readonly deadLetterConnections: InterBrokerConnections;
   /** Writes a transaction's markers on each partition's leader, here or on another broker. */
   private readonly markerSender: TxnMarkerSender;
   /** Verifies transactional produces with a transaction coordinator on another broker. */
@@ -217,6 +222,7 @@ export class Broker {
     this.markerConnections.close();
     this.verificationConnections.close();
     this.shareStateConnections.close();
+    this.deadLetterConnections.close();
   }
 
   /** The transaction coordinator over `__transaction_state`; its markers go to the partition leaders, here or elsewhere. */

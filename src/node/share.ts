@@ -9,8 +9,9 @@ import { isoDurationMs, type BrokerConfig } from '../config/index.js';
 import type { ReplicaManager, Scheduler } from '../replication/index.js';
 import { ShareSessionCache, type MetadataView, type ShareStateSender, type ShareStateStore } from '../broker/index.js';
 import {
-  SHARE_STATE_TOPIC, ShareCoordinatorService, SharePartitionManager, replicaManagerLog, type RuntimeLogger, type ShareGroupSettings, type SharePartitionKey,
+  SHARE_STATE_TOPIC, ShareCoordinatorService, SharePartitionManager, replicaManagerLog, type RuntimeLogger, type ShareGroupSettings, type SharePartitionKey, type DeadLetterWriter,
 } from '../coordinator/index.js';
+import { buildRecordBatchSync } from '../records/index.js';
 
 /** What the share-partition leaders and the group coordinator call, wherever the state is led. */
 export type ShareStatePersister = ShareStateStore;
@@ -49,6 +50,8 @@ export interface SharePartsDeps {
   leaderOf(topic: string, partition: number): number | undefined;
   /** The state RPCs to the share coordinator on another broker. */
   sender: ShareStateSender;
+  /** Produce requests to other brokers (dead letters for a partition led elsewhere). */
+  produceTo(nodeId: number, topic: string, partition: number, records: Buffer, timeoutMs: number): Promise<number>;
   logger: RuntimeLogger;
 }
 
@@ -64,6 +67,31 @@ export function shareGroupSettings(config: BrokerConfig, view: MetadataView, gro
     maxInFlightRecords: num('share.partition.max.record.locks', 'group.share.partition.max.record.locks'),
     autoOffsetReset: reset === 'earliest' ? 'earliest' : byDurationMs !== null ? { byDurationMs: Math.floor(byDurationMs) } : 'latest',
     isolationLevel: overrides.get('share.isolation.level') === 'read_committed' ? 1 : 0,
+    deadLetterTopic: overrides.get('errors.deadletterqueue.topic.name') || null,
+    deadLetterCopyRecord: overrides.get('errors.deadletterqueue.copy.record.enable') === 'true',
+  };
+}
+
+/**
+ * Dead letters as a producer writes them: one batch to partition `sourcePartition` modulo the
+ * topic's partitions (so one source partition's letters stay in order), acks=all, on its leader
+ * here or elsewhere. A topic that does not exist is UNKNOWN_TOPIC_OR_PARTITION: the group's
+ * dead-letter topic is created by its operator, as Kafka requires.
+ */
+function deadLetterWriter(d: SharePartsDeps): DeadLetterWriter {
+  return {
+    write: async (topic, sourcePartition, records) => {
+      const t = d.metadata().topic(topic);
+      if (!t || t.partitions.length === 0) return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
+      const partition = sourcePartition % t.partitions.length;
+      const batch = buildRecordBatchSync({ records, baseTimestamp: d.clock.nowMs() });
+      const timeoutMs = Number(d.config.get('share.coordinator.write.timeout.ms'));
+      const leader = d.leaderOf(topic, partition);
+      if (leader === undefined || leader < 0) return ErrorCode.LEADER_NOT_AVAILABLE;
+      if (leader !== d.nodeId) return d.produceTo(leader, topic, partition, batch, timeoutMs);
+      const r = await d.replicaManager.produce(-1, timeoutMs, [{ topic, partition, records: batch }]);
+      return [...r.values()][0]?.errorCode ?? ErrorCode.UNKNOWN_SERVER_ERROR;
+    },
   };
 }
 
@@ -99,7 +127,7 @@ export function createShareParts(d: SharePartsDeps): ShareParts {
     summary: (k) => route(k, () => coordinator.summary(k), (n) => d.sender.summary(n, k), { errorCode: ErrorCode.COORDINATOR_NOT_AVAILABLE, errorMessage: null }),
   };
   const manager = new SharePartitionManager({
-    clock: d.clock, scheduler: d.scheduler, persister, warn: (m) => d.logger.warn(m),
+    clock: d.clock, scheduler: d.scheduler, persister, warn: (m) => d.logger.warn(m), deadLetters: deadLetterWriter(d),
     settings: (groupId) => shareGroupSettings(c, d.metadata(), groupId),
     log: {
       leaderEpoch: (topic, partition) => { const p = rm.partition(topic, partition); return p?.isLeader ? p.leaderEpoch : null; },

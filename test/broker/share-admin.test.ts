@@ -3,7 +3,7 @@
 // ShareAcknowledge): DescribeShareGroupOffsets (start offsets and lag), AlterShareGroupOffsets and
 // DeleteShareGroupOffsets on an empty group, DeleteGroups deleting the share-partitions' state, a
 // leaving member's records released at once, a waiting ShareFetch woken by a release, and
-// share.auto.offset.reset=by_duration.
+// share.auto.offset.reset=by_duration, and the dead-letter topic (KIP-1191).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -13,6 +13,7 @@ import { startServer, type ServerHandle } from '../../src/node/index.js';
 import { parseBrokerConfig } from '../../src/config/index.js';
 import { ClusterClient, type BrokerConnection } from '../../src/client/index.js';
 import { ApiKey, ErrorCode } from '../../src/protocol/index.js';
+import { iterateBatches, readRecords } from '../../src/records/index.js';
 
 const bootstrapOf = (server: ServerHandle) => `127.0.0.1:${server.listeners[0]!.port}`;
 
@@ -102,6 +103,7 @@ class Member {
 
 const ACCEPT = 1;
 const RELEASE = 2;
+const REJECT = 3;
 const offsetsOf = (ranges: Acquired[]) => ranges.flatMap((r) => Array.from({ length: r.lastOffset - r.firstOffset + 1 }, (_, i) => r.firstOffset + i));
 
 async function describeOffsets(c: BrokerConnection, group: string, topics: { topicName: string; partitions: number[] }[] | null = null) {
@@ -201,5 +203,42 @@ test('share.auto.offset.reset=by_duration:PT1H starts a share-partition at the f
     const m = new Member(c, group, 'duration-t', await topicIdOf(client, 'duration-t'));
     await m.join();
     assert.deepEqual(offsetsOf(await m.fetchSome()), [3, 4]);
+  });
+});
+
+/** Every record of partition 0 of `topic` on this node, with its headers as text. */
+async function readAll(server: ServerHandle, topic: string) {
+  const [r] = await server.broker!.replicaManager.fetch({ maxBytes: 1 << 20, isolationLevel: 0, maxWaitMs: 0, minBytes: 0, partitions: [{ topic, partition: 0, fetchOffset: 0n, partitionMaxBytes: 1 << 20, currentLeaderEpoch: -1 }] });
+  const out: { key: string | null; value: string | null; headers: Record<string, string> }[] = [];
+  for (const b of iterateBatches(r!.records ?? Buffer.alloc(0))) {
+    for (const x of await readRecords(b)) {
+      out.push({ key: x.key?.toString() ?? null, value: x.value?.toString() ?? null, headers: Object.fromEntries(x.headers.map((h) => [h.key, h.value?.toString() ?? ''])) });
+    }
+  }
+  return out;
+}
+
+test('the dead-letter topic gets a rejected record and one archived at the delivery limit, with headers naming the group, where it was, why and how often it was delivered', { timeout: 60_000 }, async () => {
+  await withBroker(async (server, c, client) => {
+    const group = 'dlq-g';
+    for (const [name, value] of [['share.auto.offset.reset', 'earliest'], ['share.delivery.count.limit', '2'], ['errors.deadletterqueue.topic.name', 'dlq.work'],
+      ['errors.deadletterqueue.copy.record.enable', 'true']]) await setGroupConfig(c, group, name!, value!);
+    await produce(server, 'dlq.work', []);
+    await produce(server, 'work', [{ value: 'good' }, { value: 'bad' }, { value: 'flaky' }]);
+    const m = new Member(c, group, 'work', await topicIdOf(client, 'work'));
+    await m.join();
+    assert.deepEqual(offsetsOf(await m.fetchSome()), [0, 1, 2]);
+    assert.equal(await m.acknowledge(0, 0, ACCEPT), 0);
+    assert.equal(await m.acknowledge(1, 1, REJECT), 0);
+    assert.equal(await m.acknowledge(2, 2, RELEASE), 0);
+    assert.deepEqual(await m.fetchSome(), [{ firstOffset: 2, lastOffset: 2, deliveryCount: 2 }]);
+    assert.equal(await m.acknowledge(2, 2, RELEASE), 0, 'released at its last delivery: archived');
+    const letters = await readAll(server, 'dlq.work');
+    assert.deepEqual(letters.map((l) => [l.value, l.headers['__dlq.errors.group.id'], l.headers['__dlq.errors.topic'], l.headers['__dlq.errors.partition'],
+      l.headers['__dlq.errors.offset'], l.headers['__dlq.errors.reason'], l.headers['__dlq.errors.delivery.count']]), [
+      ['bad', group, 'work', '0', '1', 'rejected', '1'],
+      ['flaky', group, 'work', '0', '2', 'delivery_limit', '2'],
+    ]);
+    assert.equal(server.broker!.share.manager.stats.deadLettersWritten, 2);
   });
 });

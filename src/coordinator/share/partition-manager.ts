@@ -6,11 +6,11 @@
 // with its delivery count. Operations on one share-partition run one at a time (the state machine
 // is synchronous, the reads and writes around it are not). Acquisition locks are timers here, fed
 // back into the state machine as time.
-import { iterateBatches } from '../../records/index.js';
+import { iterateBatches, readRecords, type RecordInput } from '../../records/index.js';
 import { ErrorCode } from '../../protocol/index.js';
 import type { Clock } from '../../util/index.js';
 import type { Scheduler } from '../../replication/index.js';
-import { SharePartition, type AcknowledgementBatch, type AcquiredRange, type BatchSpan, type SharePartitionConfig, type StateBatch } from './share-partition.js';
+import { SharePartition, type AcknowledgementBatch, type DeadLetter, type AcquiredRange, type BatchSpan, type SharePartitionConfig, type StateBatch } from './share-partition.js';
 import type { SharePartitionKey } from './state-records.js';
 
 /** The per-group settings a share-partition runs with (share.* group configs over their group.share.* broker defaults). */
@@ -22,7 +22,26 @@ export interface ShareGroupSettings extends SharePartitionConfig {
   autoOffsetReset: 'earliest' | 'latest' | { byDurationMs: number };
   /** share.isolation.level: 1 read_committed. */
   isolationLevel: 0 | 1;
+  /** errors.deadletterqueue.topic.name (KIP-1191): where rejected records and those past the delivery limit are written; null: nowhere. */
+  deadLetterTopic: string | null;
+  /** errors.deadletterqueue.copy.record.enable: a dead letter carries the record's key, value and headers, not only the context headers. */
+  deadLetterCopyRecord: boolean;
 }
+
+/** Writes dead letters to a topic, wherever its partition is led (acks=all); resolves with 0 or an error code. */
+export interface DeadLetterWriter {
+  write(topic: string, sourcePartition: number, records: RecordInput[]): Promise<number>;
+}
+
+/**
+ * The headers a dead letter carries (KIP-1191's context, named like Kafka Connect's
+ * `__connect.errors.*` headers): the group, where the record was, why it was archived, and how
+ * many times it was delivered.
+ */
+export const DEAD_LETTER_HEADERS = {
+  groupId: '__dlq.errors.group.id', topic: '__dlq.errors.topic', partition: '__dlq.errors.partition', offset: '__dlq.errors.offset',
+  reason: '__dlq.errors.reason', deliveryCount: '__dlq.errors.delivery.count',
+} as const;
 
 /** The share coordinator, here or on another broker. */
 export interface SharePersister {
@@ -50,6 +69,7 @@ export interface SharePartitionManagerDeps {
   persister: SharePersister;
   log: ShareLog;
   settings(groupId: string): ShareGroupSettings;
+  deadLetters: DeadLetterWriter;
   warn(message: string): void;
 }
 
@@ -63,6 +83,10 @@ export class ShareStats {
   lockTimeouts = 0;
   fetches = 0;
   acknowledgements = 0;
+  /** Records archived because they were rejected or reached the delivery limit. */
+  recordsArchived = 0;
+  deadLettersWritten = 0;
+  deadLetterFailures = 0;
 }
 
 interface Held {
@@ -80,6 +104,9 @@ interface Held {
 
 /** Write refusals meaning the state held here is not the share coordinator's any more. */
 const STALE = new Set<number>([ErrorCode.FENCED_STATE_EPOCH, ErrorCode.FENCED_LEADER_EPOCH, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION]);
+
+/** How much of the log one read for dead letters takes. */
+const DEAD_LETTER_READ_BYTES = 1 << 20;
 
 const id = (k: SharePartitionKey) => `${k.groupId}\u0000${k.topicId}\u0000${k.partition}`;
 
@@ -161,7 +188,51 @@ export class SharePartitionManager {
       return code;
     }
     this.rescheduleLockTimer(h);
+    // Dead letters go out once the archiving is written, so a new leader never writes them again
+    // (a crash between the two loses them: at most once, as an archive is final).
+    const letters = h.sp.takeDeadLetters();
+    this.stats.recordsArchived += letters.length;
+    if (code === ErrorCode.NONE && letters.length > 0) await this.writeDeadLetters(h, letters);
     return code;
+  }
+
+  /** The dead letters of one share-partition to its group's dead-letter topic, if it has one; failures are logged and counted. */
+  private async writeDeadLetters(h: Held, letters: DeadLetter[]): Promise<void> {
+    const settings = this.deps.settings(h.key.groupId);
+    if (settings.deadLetterTopic === null) return;
+    const wanted = new Map(letters.map((l) => [l.offset, l]));
+    const out: RecordInput[] = [];
+    const text = (v: string | number) => Buffer.from(String(v));
+    let offset = Math.min(...wanted.keys());
+    const last = Math.max(...wanted.keys());
+    while (offset <= last) {
+      const read = await this.deps.log.read(h.topic, h.key.partition, offset, DEAD_LETTER_READ_BYTES, 0, 0);
+      if (read.errorCode !== ErrorCode.NONE || read.records === null || read.records.length === 0) break;
+      let next = offset;
+      for (const b of iterateBatches(read.records)) {
+        next = Math.max(next, b.lastOffset + 1);
+        if (b.isControl || ![...wanted.keys()].some((o) => o >= b.baseOffset && o <= b.lastOffset)) continue;
+        for (const r of await readRecords(b)) {
+          const l = wanted.get(r.offset);
+          if (!l) continue;
+          const context = [
+            { key: DEAD_LETTER_HEADERS.groupId, value: text(h.key.groupId) }, { key: DEAD_LETTER_HEADERS.topic, value: text(h.topic) },
+            { key: DEAD_LETTER_HEADERS.partition, value: text(h.key.partition) }, { key: DEAD_LETTER_HEADERS.offset, value: text(r.offset) },
+            { key: DEAD_LETTER_HEADERS.reason, value: text(l.reason) }, { key: DEAD_LETTER_HEADERS.deliveryCount, value: text(l.deliveryCount) },
+          ];
+          out.push(settings.deadLetterCopyRecord
+            ? { key: r.key, value: r.value, headers: [...r.headers.map((x) => ({ key: x.key, value: x.value })), ...context], timestamp: r.timestamp }
+            : { key: null, value: null, headers: context });
+        }
+      }
+      if (next <= offset) break;
+      offset = next;
+    }
+    if (out.length === 0) return;
+    const code = await this.deps.deadLetters.write(settings.deadLetterTopic, h.key.partition, out);
+    if (code === ErrorCode.NONE) { this.stats.deadLettersWritten += out.length; return; }
+    this.stats.deadLetterFailures += out.length;
+    this.deps.warn(`share-partition ${h.key.groupId}/${h.topic}-${h.key.partition}: ${out.length} dead letter(s) not written to ${settings.deadLetterTopic} (error ${code})`);
   }
 
   private drop(h: Held): void {
