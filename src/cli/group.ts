@@ -1,4 +1,5 @@
-// `logline group list|describe|delete|reset-offsets`, after kafka-consumer-groups.
+// `logline group list|describe|delete|reset-offsets`, after kafka-consumer-groups; with
+// `--type share` the share groups' commands (group-share.ts), after kafka-share-groups.
 // describe shows per partition the committed offset, the log end offset, the lag and the member
 // that owns it; reset-offsets prints its plan and commits it only with --execute, and only while
 // the group has no active members (Kafka's rule: offsets of a live group belong to its members).
@@ -8,6 +9,7 @@ import { ApiKey } from '../protocol/index.js';
 import { partitionKey, partitionName } from '../util/index.js';
 import { UsageError, helpText, parseArgs, type FlagSpec } from './args.js';
 import { COMMON_FLAGS, bootstrapServers, table, toJson, clientOptions } from './output.js';
+import { SHARE_USAGE, shareGroupCommand } from './group-share.js';
 
 // doctor reads these from here.
 export { committedOffsets, coordinatorFor, listOffsets, type PartitionRef };
@@ -22,6 +24,7 @@ const FLAGS: Record<string, FlagSpec> = {
   'shift-by': { type: 'number', help: 'reset-offsets: move the committed offset by N (negative goes back; kept within the log)' },
   execute: { type: 'boolean', help: 'reset-offsets: commit the plan (without it only the plan is printed)' },
   state: { type: 'string', repeatable: true, help: 'list: only groups in this state (Stable, Empty, ...)' },
+  type: { type: 'string', help: 'share: share groups (KIP-932): list, describe, reset-offsets, delete-offsets (--topic), delete' },
 };
 
 const key = partitionKey;
@@ -44,13 +47,15 @@ export async function groupCommand(argv: string[]): Promise<number> {
   const { positionals, flags } = parseArgs(argv, FLAGS);
   const [verb, ...groups] = positionals;
   if (flags.help || !verb) {
-    console.log(helpText(USAGE, 'Manage consumer groups and their committed offsets.', FLAGS));
+    console.log(helpText(`${USAGE}\n       ${SHARE_USAGE}`, 'Manage consumer groups and their committed offsets, and share groups and their start offsets.', FLAGS));
     return verb || flags.help ? 0 : 2;
   }
   const client = new ClusterClient(clientOptions(flags));
   const json = flags.json === true;
   const oneGroup = () => { if (groups.length !== 1) throw new UsageError(`group ${verb} needs one group id`); return groups[0]!; };
   try {
+    if (flags.type !== undefined && flags.type !== 'share' && flags.type !== 'consumer') throw new UsageError(`--type ${String(flags.type)}: expected share or consumer`);
+    if (flags.type === 'share' && verb !== 'delete') return await shareGroupCommand(client, verb, groups, flags, json, (spec) => partitionsOf(client, spec));
     switch (verb) {
       case 'list': {
         const c = await client.any();

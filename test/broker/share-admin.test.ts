@@ -6,9 +6,9 @@
 // share.auto.offset.reset=by_duration, and the dead-letter topic (KIP-1191).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { Kafka, logLevel } from 'kafkajs';
 import { tempDataDir } from './process-helpers.js';
+import { ACCEPT, Member, REJECT, RELEASE, offsetsOf } from './share-member.js';
 import { startServer, type ServerHandle } from '../../src/node/index.js';
 import { parseBrokerConfig } from '../../src/config/index.js';
 import { ClusterClient, type BrokerConnection } from '../../src/client/index.js';
@@ -45,66 +45,6 @@ async function setGroupConfig(c: BrokerConnection, group: string, name: string, 
   const r = await c.send(ApiKey.IncrementalAlterConfigs, 1, { resources: [{ resourceType: 32, resourceName: group, configs: [{ name, configOperation: 0, value }] }], validateOnly: false });
   assert.equal(r.responses[0].errorCode, 0);
 }
-
-interface Acquired { firstOffset: number; lastOffset: number; deliveryCount: number }
-
-/** One share group member speaking the share APIs itself. */
-class Member {
-  readonly memberId = randomUUID();
-  private epoch = 0;
-  constructor(private readonly c: BrokerConnection, readonly group: string, readonly topic: string, readonly topicId: string) {}
-
-  async join(): Promise<void> {
-    for (;;) {
-      const r = await this.c.send(ApiKey.ShareGroupHeartbeat, 1, { groupId: this.group, memberId: this.memberId, memberEpoch: 0, rackId: null, subscribedTopicNames: [this.topic] });
-      if (r.errorCode === ErrorCode.NONE) return;
-      assert.ok([ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, ErrorCode.NOT_COORDINATOR].includes(r.errorCode), `heartbeat error ${r.errorCode}`);
-      await new Promise((x) => setTimeout(x, 50));
-    }
-  }
-
-  async leave(): Promise<void> {
-    const r = await this.c.send(ApiKey.ShareGroupHeartbeat, 1, { groupId: this.group, memberId: this.memberId, memberEpoch: -1, rackId: null, subscribedTopicNames: null });
-    assert.equal(r.errorCode, 0);
-  }
-
-  /** One ShareFetch of partition 0; the acquired offset ranges, or the partition's error code. */
-  async fetch(maxWaitMs = 0): Promise<Acquired[] | number> {
-    const r = await this.c.send(ApiKey.ShareFetch, 1, {
-      groupId: this.group, memberId: this.memberId, shareSessionEpoch: this.epoch, maxWaitMs, minBytes: 1, maxBytes: 1 << 20, maxRecords: 500, batchSize: 500,
-      topics: this.epoch === 0 ? [{ topicId: this.topicId, partitions: [{ partitionIndex: 0, partitionMaxBytes: 0, acknowledgementBatches: [] }] }] : [], forgottenTopicsData: [],
-    });
-    assert.equal(r.errorCode, 0);
-    this.epoch++;
-    const p = r.responses[0]?.partitions[0];
-    if (p === undefined) return [];
-    if (p.errorCode !== 0) return p.errorCode;
-    return p.acquiredRecords.map((a: any) => ({ firstOffset: Number(a.firstOffset), lastOffset: Number(a.lastOffset), deliveryCount: a.deliveryCount }));
-  }
-
-  /** Fetches until some records come (a fenced share-partition answers an error once, then reloads). */
-  async fetchSome(): Promise<Acquired[]> {
-    for (let i = 0; i < 50; i++) {
-      const got = await this.fetch(200);
-      if (typeof got !== 'number' && got.length > 0) return got;
-    }
-    throw new Error('no records');
-  }
-
-  async acknowledge(firstOffset: number, lastOffset: number, type: number): Promise<number> {
-    const r = await this.c.send(ApiKey.ShareAcknowledge, 1, {
-      groupId: this.group, memberId: this.memberId, shareSessionEpoch: this.epoch,
-      topics: [{ topicId: this.topicId, partitions: [{ partitionIndex: 0, acknowledgementBatches: [{ firstOffset: BigInt(firstOffset), lastOffset: BigInt(lastOffset), acknowledgeTypes: [type] }] }] }],
-    });
-    this.epoch++;
-    return r.errorCode || r.responses[0].partitions[0].errorCode;
-  }
-}
-
-const ACCEPT = 1;
-const RELEASE = 2;
-const REJECT = 3;
-const offsetsOf = (ranges: Acquired[]) => ranges.flatMap((r) => Array.from({ length: r.lastOffset - r.firstOffset + 1 }, (_, i) => r.firstOffset + i));
 
 async function describeOffsets(c: BrokerConnection, group: string, topics: { topicName: string; partitions: number[] }[] | null = null) {
   const r = await c.send(ApiKey.DescribeShareGroupOffsets, 1, { groups: [{ groupId: group, topics }] });
