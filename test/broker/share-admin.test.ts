@@ -14,6 +14,7 @@ import { parseBrokerConfig } from '../../src/config/index.js';
 import { ClusterClient, type BrokerConnection } from '../../src/client/index.js';
 import { ApiKey, ErrorCode } from '../../src/protocol/index.js';
 import { iterateBatches, readRecords } from '../../src/records/index.js';
+import { nodeMetrics } from '../../src/http/index.js';
 
 const bootstrapOf = (server: ServerHandle) => `127.0.0.1:${server.listeners[0]!.port}`;
 
@@ -65,6 +66,9 @@ test('DescribeShareGroupOffsets: start offset and lag; a leaving member\'s recor
     await a.join();
     assert.deepEqual(offsetsOf(await a.fetchSome()), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
     assert.equal(await a.acknowledge(0, 3, ACCEPT), 0);
+    const scraped = await nodeMetrics(server).metrics();
+    assert.match(scraped, /kafka_sharegroup_lag\{group="admin-g",topic="admin-t",partition="0"\} 6\n/);
+    assert.match(scraped, /kafka_server_share_partition_metrics_acquired_records\{group="admin-g",topic="admin-t",partition="0"\} 6\n/);
 
     const described = await describeOffsets(c, group);
     assert.equal(described.errorCode, 0);
@@ -179,6 +183,11 @@ test('the dead-letter topic gets a rejected record and one archived at the deliv
       ['bad', group, 'work', '0', '1', 'rejected', '1'],
       ['flaky', group, 'work', '0', '2', 'delivery_limit', '2'],
     ]);
-    assert.equal(server.broker!.share.manager.stats.deadLettersWritten, 2);
+    const metrics = await nodeMetrics(server).metrics();
+    assert.match(metrics, /logline_share_dead_letters_written_total 2\n/);
+    assert.match(metrics, /kafka_server_share_partition_metrics_records_archived_total 2\n/);
+    assert.match(metrics, /kafka_server_share_group_metrics_records_acquired_total 4\n/);
+    assert.match(metrics, /kafka_sharegroup_lag\{group="dlq-g",topic="work",partition="0"\} 0\n/);
+    assert.match(metrics, /kafka_sharegroup_start_offset\{group="dlq-g",topic="work",partition="0"\} 3\n/);
   });
 });

@@ -349,6 +349,20 @@ export class SharePartitionManager {
     return n;
   }
 
+  /**
+   * Per share-partition held here, for /metrics: the start offset, the records in flight and
+   * acquired, and the lag (records up to `highWatermark` not yet acknowledged or archived).
+   */
+  partitionStats(highWatermark: (topic: string, partition: number) => number | null): { groupId: string; topic: string; partition: number; startOffset: number; inFlight: number; acquired: number; lag: number | null }[] {
+    return [...this.held.values()].map((h) => {
+      const hw = highWatermark(h.topic, h.key.partition);
+      return {
+        groupId: h.key.groupId, topic: h.topic, partition: h.key.partition, startOffset: h.sp.startOffset, inFlight: h.sp.inFlightRecords, acquired: h.sp.acquiredRecords(),
+        lag: hw === null ? null : Math.max(0, hw - h.sp.startOffset - h.sp.doneRecords()),
+      };
+    });
+  }
+
   /** The share-partitions held here, for describing a group's start offsets. */
   startOffsets(groupId: string): { topicId: string; partition: number; startOffset: number; inFlight: number }[] {
     return [...this.held.values()].filter((h) => h.key.groupId === groupId)

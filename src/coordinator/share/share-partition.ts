@@ -205,6 +205,13 @@ export class SharePartition {
     return min;
   }
 
+  /** Records in flight already acknowledged or archived (waiting for the start offset to pass them; for the lag). */
+  doneRecords(): number {
+    let n = 0;
+    for (const r of this.records.values()) if (DONE(r.state)) n++;
+    return n;
+  }
+
   /** Records acquired now (for metrics). */
   acquiredRecords(): number {
     let n = 0;
