@@ -25,11 +25,15 @@ const FLAGS: Record<string, FlagSpec> = {
   execute: { type: 'boolean', help: 'reset-offsets: commit the plan (without it only the plan is printed)' },
   state: { type: 'string', repeatable: true, help: 'list: only groups in this state (Stable, Empty, ...)' },
   type: { type: 'string', help: 'share: share groups (KIP-932): list, describe, reset-offsets, delete-offsets (--topic), delete' },
+  config: { type: 'string', repeatable: true, help: 'alter-config: key=value group config (share.auto.offset.reset, errors.deadletterqueue.topic.name, ...)' },
+  'delete-config': { type: 'string', repeatable: true, help: 'alter-config: group config key to remove' },
 };
 
 const key = partitionKey;
+/** The GROUP config resource type (Kafka's ConfigResource.Type.GROUP). */
+const GROUP_RESOURCE = 32;
 
-const USAGE = 'logline group <list|describe|delete|reset-offsets> [GROUP...] [options]';
+const USAGE = 'logline group <list|describe|delete|reset-offsets|alter-config> [GROUP...] [options]';
 
 async function partitionsOf(client: ClusterClient, spec: string): Promise<PartitionRef[]> {
   const colon = spec.lastIndexOf(':');
@@ -55,6 +59,7 @@ export async function groupCommand(argv: string[]): Promise<number> {
   const oneGroup = () => { if (groups.length !== 1) throw new UsageError(`group ${verb} needs one group id`); return groups[0]!; };
   try {
     if (flags.type !== undefined && flags.type !== 'share' && flags.type !== 'consumer') throw new UsageError(`--type ${String(flags.type)}: expected share or consumer`);
+    if (verb === 'alter-config') return await alterGroupConfig(client, oneGroup(), flags, json);
     if (flags.type === 'share' && verb !== 'delete') return await shareGroupCommand(client, verb, groups, flags, json, (spec) => partitionsOf(client, spec));
     switch (verb) {
       case 'list': {
@@ -174,3 +179,25 @@ async function resetOffsets(client: ClusterClient, group: string, flags: Record<
   return 0;
 }
 
+
+/** Group configs (the GROUP resource of IncrementalAlterConfigs, as `kafka-configs.sh --entity-type groups`). */
+async function alterGroupConfig(client: ClusterClient, group: string, flags: Record<string, unknown>, json: boolean): Promise<number> {
+  const sets = ((flags.config as string[] | undefined) ?? []).map((kv) => {
+    const eq = kv.indexOf('=');
+    if (eq <= 0) throw new UsageError(`--config ${kv}: expected key=value`);
+    return { name: kv.slice(0, eq), configOperation: 0, value: kv.slice(eq + 1) };
+  });
+  const deletes = ((flags['delete-config'] as string[] | undefined) ?? []).map((name) => ({ name, configOperation: 1, value: null }));
+  if (sets.length + deletes.length === 0) throw new UsageError('group alter-config needs --config key=value or --delete-config key');
+  const c = await client.any();
+  const r = await c.send(ApiKey.IncrementalAlterConfigs, c.version(ApiKey.IncrementalAlterConfigs, 1), {
+    resources: [{ resourceType: GROUP_RESOURCE, resourceName: group, configs: [...sets, ...deletes] }], validateOnly: false,
+  });
+  const res = r.responses[0];
+  if (res.errorCode !== 0) {
+    console.error(`could not alter the configs of group ${group}: ${new KafkaError(res.errorCode, res.errorMessage ?? group).message}`);
+    return 1;
+  }
+  console.log(json ? toJson({ group, set: sets.map((x) => x.name), deleted: deletes.map((x) => x.name) }) : `altered ${sets.length + deletes.length} config(s) of group ${group}`);
+  return 0;
+}
