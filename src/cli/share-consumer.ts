@@ -35,6 +35,8 @@ export class ShareConsumer {
   /** Acknowledgements waiting for the next request to the partition's leader: `topicId:partition` → offset → type. */
   private readonly pending = new Map<string, Map<number, number>>();
   private names = new Map<string, string>();
+  /** Called with the acknowledgements a leader confirmed (its answer's AcknowledgeErrorCode was NONE). */
+  onAcknowledged: ((topic: string, partition: number, acks: { offset: number; type: number }[]) => void) | null = null;
 
   constructor(private readonly client: ClusterClient, readonly group: string, readonly topics: string[]) {}
 
@@ -62,9 +64,26 @@ export class ShareConsumer {
 
   private schedule(intervalMs: number): void {
     this.heartbeatTimer = setTimeout(() => {
-      this.heartbeat(null).then((next) => this.schedule(next), () => this.schedule(intervalMs));
+      this.heartbeatAgain().then((next) => this.schedule(next), () => this.schedule(intervalMs));
     }, intervalMs);
     this.heartbeatTimer.unref();
+  }
+
+  /**
+   * A heartbeat after the first: to the coordinator found again when it moved or its broker is
+   * gone, and as a new join (epoch 0, with the subscription) when the group no longer knows this
+   * member (its session ran out meanwhile).
+   */
+  private async heartbeatAgain(): Promise<number> {
+    try {
+      if (this.coordinator === null || this.coordinator.closed) this.coordinator = await coordinatorFor(this.client, this.group);
+      return await this.heartbeat(this.memberEpoch === 0 ? this.topics : null);
+    } catch (err) {
+      const code = err instanceof KafkaError ? err.errorCode : -1;
+      if (code === ErrorCode.UNKNOWN_MEMBER_ID || code === ErrorCode.FENCED_MEMBER_EPOCH) this.memberEpoch = 0;
+      else this.coordinator = null;
+      throw err;
+    }
   }
 
   acknowledge(r: ShareRecord, type: number): void {
@@ -92,7 +111,13 @@ export class ShareConsumer {
         byLeader.set(leader, [...byLeader.get(leader) ?? [], { topicId: a.topicId, partition }]);
       }
     }
-    const out = await Promise.all([...byLeader].map(([leader, partitions]) => this.fetchFrom(leader, partitions, maxWaitMs)));
+    // A leader that fails (killed, moved) loses its session; the next poll opens a new one with
+    // whoever leads then. Acknowledgements in the failed request are not confirmed: their records
+    // come back to the group.
+    const out = await Promise.all([...byLeader].map(([leader, partitions]) => this.fetchFrom(leader, partitions, maxWaitMs).catch(() => {
+      this.sessions.delete(leader);
+      return [];
+    })));
     return out.flat();
   }
 
@@ -115,8 +140,10 @@ export class ShareConsumer {
     const session = this.sessions.get(leader) ?? { epoch: 0, sent: new Set<string>() };
     const conn = await this.client.broker(leader);
     const topics = new Map<string, { partitionIndex: number; partitionMaxBytes: number; acknowledgementBatches: ReturnType<ShareConsumer['takeAcks']> }[]>();
+    const sentAcks = new Map<string, ReturnType<ShareConsumer['takeAcks']>>();
     for (const p of partitions) {
       const acks = this.takeAcks(p.topicId, p.partition);
+      if (acks.length > 0) sentAcks.set(`${p.topicId}:${p.partition}`, acks);
       // The session knows its partitions after the first request: later ones name only those with acknowledgements.
       if (session.epoch !== 0 && session.sent.has(`${p.topicId}:${p.partition}`) && acks.length === 0) continue;
       topics.set(p.topicId, [...topics.get(p.topicId) ?? [], { partitionIndex: p.partition, partitionMaxBytes: 1 << 20, acknowledgementBatches: acks }]);
@@ -138,6 +165,11 @@ export class ShareConsumer {
     for (const t of r.responses) {
       const topic = this.names.get(t.topicId) ?? t.topicId;
       for (const p of t.partitions) {
+        const acks = sentAcks.get(`${t.topicId}:${p.partitionIndex}`);
+        if (acks && p.acknowledgeErrorCode === ErrorCode.NONE && this.onAcknowledged) {
+          this.onAcknowledged(topic, p.partitionIndex, acks.flatMap((b) => Array.from({ length: Number(b.lastOffset - b.firstOffset) + 1 }, (_, i) => ({ offset: Number(b.firstOffset) + i, type: b.acknowledgeTypes[0]! }))));
+        }
+        if (p.errorCode !== ErrorCode.NONE) this.sessions.delete(leader);
         if (p.errorCode !== ErrorCode.NONE || p.acquiredRecords.length === 0 || !p.records) continue;
         const acquired = p.acquiredRecords.map((a: any) => ({ first: Number(a.firstOffset), last: Number(a.lastOffset), deliveryCount: a.deliveryCount as number }));
         for (const batch of iterateBatches(p.records)) {
