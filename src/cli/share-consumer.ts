@@ -35,6 +35,8 @@ export class ShareConsumer {
   /** Acknowledgements waiting for the next request to the partition's leader: `topicId:partition` → offset → type. */
   private readonly pending = new Map<string, Map<number, number>>();
   private names = new Map<string, string>();
+  private meta: Awaited<ReturnType<ClusterClient['metadata']>> | null = null;
+  private metaAssignment: ShareConsumer['assignment'] | null = null;
   /** Called with the acknowledgements a leader confirmed (its answer's AcknowledgeErrorCode was NONE). */
   onAcknowledged: ((topic: string, partition: number, acks: { offset: number; type: number }[]) => void) | null = null;
 
@@ -93,6 +95,22 @@ export class ShareConsumer {
     this.pending.set(k, m);
   }
 
+  /** Acknowledges one record on its own (ShareAcknowledge, not piggybacked); the partition's error code. */
+  async acknowledgeNow(r: ShareRecord, type: number): Promise<number> {
+    const topicId = this.topicIdOf(r.topic);
+    const meta = await this.client.metadata([r.topic]);
+    const leader = meta[0]?.partitions.find((p) => p.partition === r.partition)?.leader ?? -1;
+    const session = this.sessions.get(leader);
+    if (session === undefined) return ErrorCode.SHARE_SESSION_NOT_FOUND;
+    const conn = await this.client.broker(leader);
+    const res = await conn.send(ApiKey.ShareAcknowledge, conn.version(ApiKey.ShareAcknowledge, 1), {
+      groupId: this.group, memberId: this.memberId, shareSessionEpoch: session.epoch,
+      topics: [{ topicId, partitions: [{ partitionIndex: r.partition, acknowledgementBatches: [{ firstOffset: BigInt(r.offset), lastOffset: BigInt(r.offset), acknowledgeTypes: [type] }] }] }],
+    });
+    session.epoch++;
+    return res.errorCode || (res.responses[0]?.partitions[0]?.errorCode ?? ErrorCode.NONE);
+  }
+
   private topicIdOf(name: string): string {
     for (const [id, n] of this.names) if (n === name) return id;
     return '';
@@ -100,7 +118,12 @@ export class ShareConsumer {
 
   /** The records acquired from every assigned partition's leader (waiting up to `maxWaitMs` for some). */
   async poll(maxWaitMs: number): Promise<ShareRecord[]> {
-    const meta = await this.client.metadata(null);
+    // Metadata is asked again only when the assignment changed or a leader failed, as a consumer's cache.
+    if (this.meta === null || this.metaAssignment !== this.assignment) {
+      this.meta = await this.client.metadata(null);
+      this.metaAssignment = this.assignment;
+    }
+    const meta = this.meta;
     this.names = new Map(meta.map((t) => [t.topicId, t.name]));
     const byLeader = new Map<number, { topicId: string; partition: number }[]>();
     for (const a of this.assignment) {
@@ -116,6 +139,7 @@ export class ShareConsumer {
     // come back to the group.
     const out = await Promise.all([...byLeader].map(([leader, partitions]) => this.fetchFrom(leader, partitions, maxWaitMs).catch(() => {
       this.sessions.delete(leader);
+      this.meta = null;
       return [];
     })));
     return out.flat();
@@ -169,7 +193,7 @@ export class ShareConsumer {
         if (acks && p.acknowledgeErrorCode === ErrorCode.NONE && this.onAcknowledged) {
           this.onAcknowledged(topic, p.partitionIndex, acks.flatMap((b) => Array.from({ length: Number(b.lastOffset - b.firstOffset) + 1 }, (_, i) => ({ offset: Number(b.firstOffset) + i, type: b.acknowledgeTypes[0]! }))));
         }
-        if (p.errorCode !== ErrorCode.NONE) this.sessions.delete(leader);
+        if (p.errorCode !== ErrorCode.NONE) { this.sessions.delete(leader); this.meta = null; }
         if (p.errorCode !== ErrorCode.NONE || p.acquiredRecords.length === 0 || !p.records) continue;
         const acquired = p.acquiredRecords.map((a: any) => ({ first: Number(a.firstOffset), last: Number(a.lastOffset), deliveryCount: a.deliveryCount as number }));
         for (const batch of iterateBatches(p.records)) {
