@@ -315,8 +315,9 @@ export const AUTHORIZATION_RULES: ReadonlyMap<number, Rule> = new Map<number, Ru
   [ApiKey.ConsumerGroupDescribe, (req, az) => perItem(req, 'groupIds', 'groups', (g: string) => az.allowed(Op.DESCRIBE, R.GROUP, g),
     (g: string) => ({ errorCode: E.GROUP_AUTHORIZATION_FAILED, errorMessage: null, groupId: g, groupState: '', groupEpoch: -1, assignmentEpoch: -1, assignorName: '', members: [], authorizedOperations: -2147483648 }))],
   // KIP-932: a share group's heartbeat as a consumer group's; ShareFetch and ShareAcknowledge READ
-  // on the group (the topics, named by id, are not checked yet); the share coordinator's RPCs are
-  // broker to broker (CLUSTER_ACTION, as Kafka).
+  // on the group, and READ on each topic, which the handlers check per partition as they resolve
+  // topic ids (TOPIC_AUTHORIZATION_FAILED; nothing is acquired there); the share coordinator's RPCs
+  // are broker to broker (CLUSTER_ACTION, as Kafka).
   [ApiKey.ShareGroupHeartbeat, (req, az) => {
     const refuse = (errorCode: number) => ({ respond: { throttleTimeMs: 0, errorCode, errorMessage: null, memberId: null, memberEpoch: -1, heartbeatIntervalMs: 0, assignment: null } });
     if (!az.allowed(Op.READ, R.GROUP, req.groupId)) return refuse(E.GROUP_AUTHORIZATION_FAILED);
@@ -325,10 +326,25 @@ export const AUTHORIZATION_RULES: ReadonlyMap<number, Rule> = new Map<number, Ru
   }],
   [ApiKey.ShareGroupDescribe, (req, az) => perItem(req, 'groupIds', 'groups', (g: string) => az.allowed(Op.DESCRIBE, R.GROUP, g),
     (g: string) => ({ errorCode: E.GROUP_AUTHORIZATION_FAILED, errorMessage: null, groupId: g, groupState: '', groupEpoch: -1, assignmentEpoch: -1, assignorName: '', members: [], authorizedOperations: -2147483648 }))],
-  [ApiKey.ShareFetch, (req, az) => az.allowed(Op.READ, R.GROUP, req.groupId ?? '') ? undefined
+  [ApiKey.ShareFetch, (req, az) => az.allowed(Op.READ, R.GROUP, req.groupId ?? '') ? { request: req, readableTopic: (n: string) => az.allowed(Op.READ, R.TOPIC, n) }
     : { respond: { throttleTimeMs: 0, errorCode: E.GROUP_AUTHORIZATION_FAILED, errorMessage: null, acquisitionLockTimeoutMs: 0, responses: [], nodeEndpoints: [] } }],
-  [ApiKey.ShareAcknowledge, (req, az) => az.allowed(Op.READ, R.GROUP, req.groupId ?? '') ? undefined
+  [ApiKey.ShareAcknowledge, (req, az) => az.allowed(Op.READ, R.GROUP, req.groupId ?? '') ? { request: req, readableTopic: (n: string) => az.allowed(Op.READ, R.TOPIC, n) }
     : { respond: { throttleTimeMs: 0, errorCode: E.GROUP_AUTHORIZATION_FAILED, errorMessage: null, responses: [], nodeEndpoints: [] } }],
+  // The admin APIs as Kafka checks them: DESCRIBE (90), READ (91) or DELETE (92) on the group; a
+  // topic the caller may not DESCRIBE (90) or READ (91, 92) refuses the request.
+  [ApiKey.DescribeShareGroupOffsets, (req, az) => perItem(req, 'groups', 'groups',
+    (g: any) => az.allowed(Op.DESCRIBE, R.GROUP, g.groupId) && (g.topics ?? []).every((t: any) => az.allowed(Op.DESCRIBE, R.TOPIC, t.topicName)),
+    (g: any) => ({ groupId: g.groupId, topics: [], errorCode: az.allowed(Op.DESCRIBE, R.GROUP, g.groupId) ? E.TOPIC_AUTHORIZATION_FAILED : E.GROUP_AUTHORIZATION_FAILED, errorMessage: null }))],
+  [ApiKey.AlterShareGroupOffsets, (req, az) => {
+    const refuse = (errorCode: number) => ({ respond: { throttleTimeMs: 0, errorCode, errorMessage: null, responses: [] } });
+    if (!az.allowed(Op.READ, R.GROUP, req.groupId)) return refuse(E.GROUP_AUTHORIZATION_FAILED);
+    return req.topics.every((t: any) => az.allowed(Op.READ, R.TOPIC, t.topicName)) ? undefined : refuse(E.TOPIC_AUTHORIZATION_FAILED);
+  }],
+  [ApiKey.DeleteShareGroupOffsets, (req, az) => {
+    const refuse = (errorCode: number) => ({ respond: { throttleTimeMs: 0, errorCode, errorMessage: null, responses: [] } });
+    if (!az.allowed(Op.DELETE, R.GROUP, req.groupId)) return refuse(E.GROUP_AUTHORIZATION_FAILED);
+    return req.topics.every((t: any) => az.allowed(Op.READ, R.TOPIC, t.topicName)) ? undefined : refuse(E.TOPIC_AUTHORIZATION_FAILED);
+  }],
   [ApiKey.InitializeShareGroupState, clusterOnly(Op.CLUSTER_ACTION, () => ({ results: [] }))],
   [ApiKey.ReadShareGroupState, clusterOnly(Op.CLUSTER_ACTION, () => ({ results: [] }))],
   [ApiKey.WriteShareGroupState, clusterOnly(Op.CLUSTER_ACTION, () => ({ results: [] }))],
