@@ -81,9 +81,8 @@ export class ShareCoordinatorService {
   }
 
   /** ReadShareGroupStateSummary: the start offset and state epoch (the batches are left out). */
-  async summary(k: SharePartitionKey): Promise<ReadResult> {
-    const r = await this.read(k, -1);
-    return { errorCode: r.errorCode, errorMessage: r.errorMessage, ...(r.errorCode === ErrorCode.NONE ? { stateEpoch: r.stateEpoch!, startOffset: r.startOffset!, leaderEpoch: r.leaderEpoch! } : {}) };
+  summary(k: SharePartitionKey): Promise<ReadResult> {
+    return this.read(k, -1).then((r) => ({ errorCode: r.errorCode, errorMessage: r.errorMessage, ...(r.errorCode === ErrorCode.NONE ? { stateEpoch: r.stateEpoch!, startOffset: r.startOffset!, leaderEpoch: r.leaderEpoch! } : {}) }));
   }
 
   /** Resolves when every shard loading now has loaded. */
