@@ -14,11 +14,14 @@ export class Member {
   private epoch = 0;
   constructor(private readonly c: BrokerConnection, readonly group: string, readonly topic: string, readonly topicId: string) {}
 
-  async join(): Promise<void> {
+  /** Joins, retrying while the group coordinator loads (up to `timeoutMs`). */
+  async join(timeoutMs = 30_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
     for (;;) {
       const r = await this.c.send(ApiKey.ShareGroupHeartbeat, 1, { groupId: this.group, memberId: this.memberId, memberEpoch: 0, rackId: null, subscribedTopicNames: [this.topic] });
       if (r.errorCode === ErrorCode.NONE) return;
       assert.ok([ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, ErrorCode.NOT_COORDINATOR].includes(r.errorCode), `heartbeat error ${r.errorCode}`);
+      assert.ok(Date.now() < deadline, `joining ${this.group}: the coordinator still answers ${r.errorCode} after ${timeoutMs} ms`);
       await new Promise((x) => setTimeout(x, 50));
     }
   }
