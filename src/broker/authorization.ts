@@ -72,6 +72,15 @@ const topicPartitions = (nameField: string, partsField: string, indexOf: (p: any
 const clusterOnly = (op: number, respond: (code: number) => object): Rule =>
   (_req, az) => cluster(az, op) ? undefined : { respond: respond(E.CLUSTER_AUTHORIZATION_FAILED) };
 
+/**
+ * The share coordinator's RPCs (83-87): CLUSTER_ACTION, broker to broker. Refused, every partition
+ * asked about answers CLUSTER_AUTHORIZATION_FAILED (as Kafka's error response does), so the sender
+ * sees why rather than an answer without its partitions.
+ */
+const shareStateRule = (fields: object): Rule => (req, az) => cluster(az, Op.CLUSTER_ACTION) ? undefined : {
+  respond: { results: (req.topics ?? []).map((t: any) => ({ topicId: t.topicId, partitions: (t.partitions ?? []).map((p: any) => ({ partition: p.partition, errorCode: E.CLUSTER_AUTHORIZATION_FAILED, errorMessage: null, ...fields })) })) },
+};
+
 const groupOnly = (op: number, respond: (code: number) => object): Rule =>
   (req, az) => az.allowed(op, R.GROUP, req.groupId) ? undefined : { respond: respond(E.GROUP_AUTHORIZATION_FAILED) };
 
@@ -345,11 +354,11 @@ export const AUTHORIZATION_RULES: ReadonlyMap<number, Rule> = new Map<number, Ru
     if (!az.allowed(Op.DELETE, R.GROUP, req.groupId)) return refuse(E.GROUP_AUTHORIZATION_FAILED);
     return req.topics.every((t: any) => az.allowed(Op.READ, R.TOPIC, t.topicName)) ? undefined : refuse(E.TOPIC_AUTHORIZATION_FAILED);
   }],
-  [ApiKey.InitializeShareGroupState, clusterOnly(Op.CLUSTER_ACTION, () => ({ results: [] }))],
-  [ApiKey.ReadShareGroupState, clusterOnly(Op.CLUSTER_ACTION, () => ({ results: [] }))],
-  [ApiKey.WriteShareGroupState, clusterOnly(Op.CLUSTER_ACTION, () => ({ results: [] }))],
-  [ApiKey.DeleteShareGroupState, clusterOnly(Op.CLUSTER_ACTION, () => ({ results: [] }))],
-  [ApiKey.ReadShareGroupStateSummary, clusterOnly(Op.CLUSTER_ACTION, () => ({ results: [] }))],
+  [ApiKey.InitializeShareGroupState, shareStateRule({})],
+  [ApiKey.ReadShareGroupState, shareStateRule({ stateEpoch: -1, startOffset: -1n, stateBatches: [] })],
+  [ApiKey.WriteShareGroupState, shareStateRule({})],
+  [ApiKey.DeleteShareGroupState, shareStateRule({})],
+  [ApiKey.ReadShareGroupStateSummary, shareStateRule({ stateEpoch: -1, startOffset: -1n })],
   // An empty list asks for every topic, so the answer is filtered too.
   [ApiKey.DescribeTopicPartitions, (req, az) => {
     const describable = (name: string) => az.allowed(Op.DESCRIBE, R.TOPIC, name);
