@@ -2,7 +2,8 @@
 // small C driver (rdkafka-share.c, built here against the librdkafka that
 // @confluentinc/kafka-javascript compiles, as bench/rdkafka-perf.c is): two consumers splitting one
 // single-partition topic, a consumer killed with records in flight (another gets them after the
-// lock duration, delivery count 2), release and reject, and the delivery limit archiving a record.
+// lock duration, delivery count 2), release and reject, the delivery limit archiving a record, and
+// read_committed over transactions with commit async.
 // ShareGroupDescribe and ListGroups see the group. Without the package the tests skip with a
 // message, except in CI, where they fail.
 import { test } from 'node:test';
@@ -148,5 +149,40 @@ test('release redelivers, reject and the delivery limit archive: no record comes
     const late = new ShareConsumer(bootstrapOf(server), 'g-acks', 'acks', ['seconds=3']);
     await late.exited;
     assert.deepEqual(late.records, [], 'nothing left to deliver');
+  });
+});
+
+test('share.isolation.level=read_committed: committed transactions\' records only, an open one once it commits; commit async acknowledges them', { skip, timeout: 120_000 }, async () => {
+  await withBroker(async (server, admin) => {
+    await setGroupConfigs(admin, 'g-txn', { 'share.auto.offset.reset': 'earliest', 'share.isolation.level': 'read_committed' });
+    await produce(server, 'txn', []);
+    const kafka = new Kafka({ clientId: 'share-txn-test', brokers: [bootstrapOf(server)], logLevel: logLevel.NOTHING });
+    const producer = kafka.producer({ transactionalId: 'share-txn', idempotent: true, maxInFlightRequests: 1 });
+    await producer.connect();
+    const c = new ShareConsumer(bootstrapOf(server), 'g-txn', 'txn', ['commit=async', 'max=4', 'seconds=60']);
+    try {
+      for (const [vals, commit] of [[['c1', 'c2'], true], [['a1', 'a2'], false], [['c3'], true]] as const) {
+        const t = await producer.transaction();
+        await t.send({ topic: 'txn', messages: vals.map((value) => ({ value })) });
+        await (commit ? t.commit() : t.abort());
+      }
+      const open = await producer.transaction();
+      await open.send({ topic: 'txn', messages: [{ value: 'o1' }] });
+      await c.waitFor('the committed records', () => c.records.length >= 3, 60_000);
+      // The open transaction's record is past the last stable offset: not handed out while it is open.
+      await new Promise((r) => setTimeout(r, 1000));
+      assert.deepEqual(c.records.map((r) => r.value), ['c1', 'c2', 'c3'], 'committed records only, the aborted ones archived');
+      await open.commit();
+      await c.waitFor('the run to end', () => c.lines.some((l) => l.startsWith('DONE')), 60_000);
+      assert.equal(await c.exited, 0);
+    } finally {
+      c.kill();
+      await producer.disconnect();
+    }
+    assert.deepEqual(c.records.map((r) => [r.value, r.deliveryCount]), [['c1', 1], ['c2', 1], ['c3', 1], ['o1', 1]]);
+    assert.ok(!c.lines.some((l) => l.startsWith('COMMIT-ERROR')), c.lines.join(' | '));
+    const late = new ShareConsumer(bootstrapOf(server), 'g-txn', 'txn', ['seconds=3']);
+    await late.exited;
+    assert.deepEqual(late.records, [], 'nothing left: the async commit acknowledged all four');
   });
 });

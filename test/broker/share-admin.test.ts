@@ -2,7 +2,7 @@
 // with the share APIs as a share consumer would (ShareGroupHeartbeat, ShareFetch,
 // ShareAcknowledge): DescribeShareGroupOffsets (start offsets and lag), AlterShareGroupOffsets and
 // DeleteShareGroupOffsets on an empty group, DeleteGroups deleting the share-partitions' state, a
-// leaving member's records released at once, a waiting ShareFetch woken by a release, and
+// member closing its share session giving its records back at once (leaving the group alone does not), a waiting ShareFetch woken by a release, and
 // share.auto.offset.reset=by_duration, and the dead-letter topic (KIP-1191).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -56,7 +56,7 @@ async function topicIdOf(client: ClusterClient, topic: string): Promise<string> 
   return (await client.metadata([topic]))[0]!.topicId;
 }
 
-test('DescribeShareGroupOffsets: start offset and lag; a leaving member\'s records are released at once; offsets altered on the empty group, then deleted, then the group', { timeout: 60_000 }, async () => {
+test('DescribeShareGroupOffsets: start offset and lag; a closing member\'s records are released at once; offsets altered on the empty group, then deleted, then the group', { timeout: 60_000 }, async () => {
   await withBroker(async (server, c, client) => {
     const group = 'admin-g';
     await setGroupConfig(c, group, 'share.auto.offset.reset', 'earliest');
@@ -76,13 +76,18 @@ test('DescribeShareGroupOffsets: start offset and lag; a leaving member\'s recor
     const refused = await c.send(ApiKey.AlterShareGroupOffsets, 0, { groupId: group, topics: [{ topicName: 'admin-t', partitions: [{ partitionIndex: 0, startOffset: 8n }] }] });
     assert.equal(refused.errorCode, ErrorCode.NON_EMPTY_GROUP, 'a group with members keeps its offsets');
 
-    // Leaving gives the six records back now, long before their 30 s lock would run out.
+    // Leaving the group alone gives nothing back (the consumer's final acknowledgements may still be
+    // on their way); closing the share session gives the six records back now, long before their
+    // 30 s lock would run out.
     await a.leave();
     const b = new Member(c, group, 'admin-t', topicId);
     await b.join();
+    assert.deepEqual(await b.fetch(0), [], 'still held by the member that left');
+    await a.close();
     const again = await b.fetchSome();
     assert.deepEqual(offsetsOf(again), [4, 5, 6, 7, 8, 9]);
     assert.ok(again.every((r) => r.deliveryCount === 2));
+    await b.close();
     await b.leave();
 
     const altered = await c.send(ApiKey.AlterShareGroupOffsets, 0, { groupId: group, topics: [{ topicName: 'admin-t', partitions: [{ partitionIndex: 0, startOffset: 8n }] }] });
@@ -94,6 +99,7 @@ test('DescribeShareGroupOffsets: start offset and lag; a leaving member\'s recor
     const fresh = await d.fetchSome();
     assert.deepEqual(offsetsOf(fresh), [8, 9], 'the reset start offset, over what the leader held before');
     assert.ok(fresh.every((r) => r.deliveryCount === 1));
+    await d.close();
     await d.leave();
 
     const deleted = await c.send(ApiKey.DeleteShareGroupOffsets, 0, { groupId: group, topics: [{ topicName: 'admin-t' }, { topicName: 'nope' }] });
@@ -107,6 +113,7 @@ test('DescribeShareGroupOffsets: start offset and lag; a leaving member\'s recor
     const e = new Member(c, group, 'admin-t', topicId);
     await e.join();
     assert.ok((await e.fetchSome()).length > 0);
+    await e.close();
     await e.leave();
     assert.equal((await server.broker!.share.persister.read(key, -1)).errorCode, 0);
     const gone = await c.send(ApiKey.DeleteGroups, 2, { groupsNames: [group] });

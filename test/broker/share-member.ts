@@ -26,6 +26,12 @@ export class Member {
     }
   }
 
+  /** Closes the share session (ShareAcknowledge at the final epoch): what the member holds goes back at once. */
+  async close(): Promise<void> {
+    const r = await this.c.send(ApiKey.ShareAcknowledge, 1, { groupId: this.group, memberId: this.memberId, shareSessionEpoch: -1, topics: [] });
+    assert.equal(r.errorCode, 0);
+  }
+
   async leave(): Promise<void> {
     const r = await this.c.send(ApiKey.ShareGroupHeartbeat, 1, { groupId: this.group, memberId: this.memberId, memberEpoch: -1, rackId: null, subscribedTopicNames: null });
     assert.equal(r.errorCode, 0);

@@ -333,12 +333,6 @@ export class SharePartitionManager {
     }));
   }
 
-  /** The member left its group (ShareGroupHeartbeat with epoch -1): what it holds on any share-partition of the group here is released now. */
-  releaseMemberEverywhere(groupId: string, memberId: string): Promise<void> {
-    const mine = [...this.held.values()].filter((h) => h.key.groupId === groupId);
-    return this.releaseMember(groupId, memberId, mine.map((h) => ({ topicId: h.key.topicId, topic: h.topic, partition: h.key.partition })));
-  }
-
   /** The record lock duration a group's members are told (ShareFetch AcquisitionLockTimeoutMs). */
   lockDurationMs(groupId: string): number { return this.deps.settings(groupId).recordLockDurationMs; }
 
