@@ -82,8 +82,11 @@ test('two share consumers split one single-partition topic: each record accepted
     const b = new ShareConsumer(bootstrapOf(server), 'g-split', 'split', ['max=200', 'seconds=40', 'rd.max.poll.records=10']);
     try {
       await a.waitFor('both consumers in the group', async () => (await describeShareGroup(admin, 'g-split')).members.length >= 2, 30_000);
+      // Both fetching before the records come (a consumer still starting on a loaded machine could find them all taken).
+      await a.waitFor('both consumers to open a share session', () => server.broker!.share.sessions.size >= 2, 30_000);
       await produce(server, 'split', values(200));
-      await a.waitFor('both consumers to get records, together all 200', () => new Set([...a.records, ...b.records].map((r) => r.offset)).size >= 200 && a.records.length > 0 && b.records.length > 0, 60_000);
+      await a.waitFor('both consumers to get records, together all 200', () => new Set([...a.records, ...b.records].map((r) => r.offset)).size >= 200 && a.records.length > 0 && b.records.length > 0, 60_000)
+        .catch((e: Error) => { throw new Error(`${e.message}; a got ${a.records.length}, b got ${b.records.length}; b printed: ${b.lines.slice(-5).join(' | ')}`); });
       const c = await admin.any();
       const described = await describeShareGroup(admin, 'g-split');
       assert.equal(described.errorCode, 0);
