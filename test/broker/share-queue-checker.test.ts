@@ -30,7 +30,7 @@ import { until, within } from './process-helpers.js';
 const TOPIC = 'queue';
 const GROUP = 'checkers';
 const RECORDS = Number(process.env.SHARE_CHECKER_RECORDS ?? 300);
-const KILLS = Number(process.env.SHARE_CHECKER_KILLS ?? 3);
+const KILLS = Number(process.env.SHARE_CHECKER_KILLS ?? 2);
 /** Followers behind their leader by the same offsets this long: replication has stopped. */
 const STUCK_MS = 30_000;
 const LIMIT = 4;
