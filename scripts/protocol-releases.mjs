@@ -86,6 +86,82 @@ export const ADDED_SCHEMAS = [
   },
 ];
 
+/**
+ * The share groups' admin APIs (KIP-932, Kafka 4.1's clients module; outside the snapshot):
+ * DescribeShareGroupOffsets (v1 is Kafka 4.2's, adding Lag, KIP-1226), AlterShareGroupOffsets and
+ * DeleteShareGroupOffsets (v0).
+ */
+const errorFields = (versions) => [field('ErrorCode', 'int16', versions), field('ErrorMessage', 'string', versions, { nullableVersions: versions, default: 'null' })];
+ADDED_SCHEMAS.push(
+  {
+    folder: 'clients',
+    schema: {
+      apiKey: 90, type: 'request', listeners: ['broker'], name: 'DescribeShareGroupOffsetsRequest', validVersions: '0-1', flexibleVersions: '0+',
+      fields: [field('Groups', '[]DescribeShareGroupOffsetsRequestGroup', '0+', {
+        fields: [field('GroupId', 'string', '0+'), field('Topics', '[]DescribeShareGroupOffsetsRequestTopic', '0+', {
+          nullableVersions: '0+', fields: [field('TopicName', 'string', '0+'), field('Partitions', '[]int32', '0+')],
+        })],
+      })],
+    },
+  },
+  {
+    folder: 'clients',
+    schema: {
+      apiKey: 90, type: 'response', name: 'DescribeShareGroupOffsetsResponse', validVersions: '0-1', flexibleVersions: '0+',
+      fields: [field('ThrottleTimeMs', 'int32', '0+'), field('Groups', '[]DescribeShareGroupOffsetsResponseGroup', '0+', {
+        fields: [
+          field('GroupId', 'string', '0+'),
+          field('Topics', '[]DescribeShareGroupOffsetsResponseTopic', '0+', {
+            fields: [field('TopicName', 'string', '0+'), field('TopicId', 'uuid', '0+'), field('Partitions', '[]DescribeShareGroupOffsetsResponsePartition', '0+', {
+              fields: [field('PartitionIndex', 'int32', '0+'), field('StartOffset', 'int64', '0+'), field('LeaderEpoch', 'int32', '0+'),
+                field('Lag', 'int64', '1+', { ignorable: true, default: '-1' }), ...errorFields('0+')],
+            })],
+          }),
+          ...errorFields('0+'),
+        ],
+      })],
+    },
+  },
+  {
+    folder: 'clients',
+    schema: {
+      apiKey: 91, type: 'request', listeners: ['broker'], name: 'AlterShareGroupOffsetsRequest', validVersions: '0', flexibleVersions: '0+',
+      fields: [field('GroupId', 'string', '0+'), field('Topics', '[]AlterShareGroupOffsetsRequestTopic', '0+', {
+        fields: [field('TopicName', 'string', '0+', { mapKey: true }), field('Partitions', '[]AlterShareGroupOffsetsRequestPartition', '0+', {
+          fields: [field('PartitionIndex', 'int32', '0+'), field('StartOffset', 'int64', '0+')],
+        })],
+      })],
+    },
+  },
+  {
+    folder: 'clients',
+    schema: {
+      apiKey: 91, type: 'response', name: 'AlterShareGroupOffsetsResponse', validVersions: '0', flexibleVersions: '0+',
+      fields: [field('ThrottleTimeMs', 'int32', '0+'), ...errorFields('0+'), field('Responses', '[]AlterShareGroupOffsetsResponseTopic', '0+', {
+        fields: [field('TopicName', 'string', '0+', { mapKey: true }), field('TopicId', 'uuid', '0+'), field('Partitions', '[]AlterShareGroupOffsetsResponsePartition', '0+', {
+          fields: [field('PartitionIndex', 'int32', '0+'), ...errorFields('0+')],
+        })],
+      })],
+    },
+  },
+  {
+    folder: 'clients',
+    schema: {
+      apiKey: 92, type: 'request', listeners: ['broker'], name: 'DeleteShareGroupOffsetsRequest', validVersions: '0', flexibleVersions: '0+',
+      fields: [field('GroupId', 'string', '0+'), field('Topics', '[]DeleteShareGroupOffsetsRequestTopic', '0+', { fields: [field('TopicName', 'string', '0+')] })],
+    },
+  },
+  {
+    folder: 'clients',
+    schema: {
+      apiKey: 92, type: 'response', name: 'DeleteShareGroupOffsetsResponse', validVersions: '0', flexibleVersions: '0+',
+      fields: [field('ThrottleTimeMs', 'int32', '0+'), ...errorFields('0+'), field('Responses', '[]DeleteShareGroupOffsetsResponseTopic', '0+', {
+        fields: [field('TopicName', 'string', '0+'), field('TopicId', 'uuid', '0+'), ...errorFields('0+')],
+      })],
+    },
+  },
+);
+
 const PATCHES = [RELEASED_4_0, RELEASED_4_1];
 
 /** Applies every release's amendments to one parsed schema, in release order. */

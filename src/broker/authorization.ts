@@ -72,6 +72,15 @@ const topicPartitions = (nameField: string, partsField: string, indexOf: (p: any
 const clusterOnly = (op: number, respond: (code: number) => object): Rule =>
   (_req, az) => cluster(az, op) ? undefined : { respond: respond(E.CLUSTER_AUTHORIZATION_FAILED) };
 
+/**
+ * The share coordinator's RPCs (83-87): CLUSTER_ACTION, broker to broker. Refused, every partition
+ * asked about answers CLUSTER_AUTHORIZATION_FAILED (as Kafka's error response does), so the sender
+ * sees why rather than an answer without its partitions.
+ */
+const shareStateRule = (fields: object): Rule => (req, az) => cluster(az, Op.CLUSTER_ACTION) ? undefined : {
+  respond: { results: (req.topics ?? []).map((t: any) => ({ topicId: t.topicId, partitions: (t.partitions ?? []).map((p: any) => ({ partition: p.partition, errorCode: E.CLUSTER_AUTHORIZATION_FAILED, errorMessage: null, ...fields })) })) },
+};
+
 const groupOnly = (op: number, respond: (code: number) => object): Rule =>
   (req, az) => az.allowed(op, R.GROUP, req.groupId) ? undefined : { respond: respond(E.GROUP_AUTHORIZATION_FAILED) };
 
@@ -315,8 +324,9 @@ export const AUTHORIZATION_RULES: ReadonlyMap<number, Rule> = new Map<number, Ru
   [ApiKey.ConsumerGroupDescribe, (req, az) => perItem(req, 'groupIds', 'groups', (g: string) => az.allowed(Op.DESCRIBE, R.GROUP, g),
     (g: string) => ({ errorCode: E.GROUP_AUTHORIZATION_FAILED, errorMessage: null, groupId: g, groupState: '', groupEpoch: -1, assignmentEpoch: -1, assignorName: '', members: [], authorizedOperations: -2147483648 }))],
   // KIP-932: a share group's heartbeat as a consumer group's; ShareFetch and ShareAcknowledge READ
-  // on the group (the topics, named by id, are not checked yet); the share coordinator's RPCs are
-  // broker to broker (CLUSTER_ACTION, as Kafka).
+  // on the group, and READ on each topic, which the handlers check per partition as they resolve
+  // topic ids (TOPIC_AUTHORIZATION_FAILED; nothing is acquired there); the share coordinator's RPCs
+  // are broker to broker (CLUSTER_ACTION, as Kafka).
   [ApiKey.ShareGroupHeartbeat, (req, az) => {
     const refuse = (errorCode: number) => ({ respond: { throttleTimeMs: 0, errorCode, errorMessage: null, memberId: null, memberEpoch: -1, heartbeatIntervalMs: 0, assignment: null } });
     if (!az.allowed(Op.READ, R.GROUP, req.groupId)) return refuse(E.GROUP_AUTHORIZATION_FAILED);
@@ -325,15 +335,30 @@ export const AUTHORIZATION_RULES: ReadonlyMap<number, Rule> = new Map<number, Ru
   }],
   [ApiKey.ShareGroupDescribe, (req, az) => perItem(req, 'groupIds', 'groups', (g: string) => az.allowed(Op.DESCRIBE, R.GROUP, g),
     (g: string) => ({ errorCode: E.GROUP_AUTHORIZATION_FAILED, errorMessage: null, groupId: g, groupState: '', groupEpoch: -1, assignmentEpoch: -1, assignorName: '', members: [], authorizedOperations: -2147483648 }))],
-  [ApiKey.ShareFetch, (req, az) => az.allowed(Op.READ, R.GROUP, req.groupId ?? '') ? undefined
+  [ApiKey.ShareFetch, (req, az) => az.allowed(Op.READ, R.GROUP, req.groupId ?? '') ? { request: req, readableTopic: (n: string) => az.allowed(Op.READ, R.TOPIC, n) }
     : { respond: { throttleTimeMs: 0, errorCode: E.GROUP_AUTHORIZATION_FAILED, errorMessage: null, acquisitionLockTimeoutMs: 0, responses: [], nodeEndpoints: [] } }],
-  [ApiKey.ShareAcknowledge, (req, az) => az.allowed(Op.READ, R.GROUP, req.groupId ?? '') ? undefined
+  [ApiKey.ShareAcknowledge, (req, az) => az.allowed(Op.READ, R.GROUP, req.groupId ?? '') ? { request: req, readableTopic: (n: string) => az.allowed(Op.READ, R.TOPIC, n) }
     : { respond: { throttleTimeMs: 0, errorCode: E.GROUP_AUTHORIZATION_FAILED, errorMessage: null, responses: [], nodeEndpoints: [] } }],
-  [ApiKey.InitializeShareGroupState, clusterOnly(Op.CLUSTER_ACTION, () => ({ results: [] }))],
-  [ApiKey.ReadShareGroupState, clusterOnly(Op.CLUSTER_ACTION, () => ({ results: [] }))],
-  [ApiKey.WriteShareGroupState, clusterOnly(Op.CLUSTER_ACTION, () => ({ results: [] }))],
-  [ApiKey.DeleteShareGroupState, clusterOnly(Op.CLUSTER_ACTION, () => ({ results: [] }))],
-  [ApiKey.ReadShareGroupStateSummary, clusterOnly(Op.CLUSTER_ACTION, () => ({ results: [] }))],
+  // The admin APIs as Kafka checks them: DESCRIBE (90), READ (91) or DELETE (92) on the group; a
+  // topic the caller may not DESCRIBE (90) or READ (91, 92) refuses the request.
+  [ApiKey.DescribeShareGroupOffsets, (req, az) => perItem(req, 'groups', 'groups',
+    (g: any) => az.allowed(Op.DESCRIBE, R.GROUP, g.groupId) && (g.topics ?? []).every((t: any) => az.allowed(Op.DESCRIBE, R.TOPIC, t.topicName)),
+    (g: any) => ({ groupId: g.groupId, topics: [], errorCode: az.allowed(Op.DESCRIBE, R.GROUP, g.groupId) ? E.TOPIC_AUTHORIZATION_FAILED : E.GROUP_AUTHORIZATION_FAILED, errorMessage: null }))],
+  [ApiKey.AlterShareGroupOffsets, (req, az) => {
+    const refuse = (errorCode: number) => ({ respond: { throttleTimeMs: 0, errorCode, errorMessage: null, responses: [] } });
+    if (!az.allowed(Op.READ, R.GROUP, req.groupId)) return refuse(E.GROUP_AUTHORIZATION_FAILED);
+    return req.topics.every((t: any) => az.allowed(Op.READ, R.TOPIC, t.topicName)) ? undefined : refuse(E.TOPIC_AUTHORIZATION_FAILED);
+  }],
+  [ApiKey.DeleteShareGroupOffsets, (req, az) => {
+    const refuse = (errorCode: number) => ({ respond: { throttleTimeMs: 0, errorCode, errorMessage: null, responses: [] } });
+    if (!az.allowed(Op.DELETE, R.GROUP, req.groupId)) return refuse(E.GROUP_AUTHORIZATION_FAILED);
+    return req.topics.every((t: any) => az.allowed(Op.READ, R.TOPIC, t.topicName)) ? undefined : refuse(E.TOPIC_AUTHORIZATION_FAILED);
+  }],
+  [ApiKey.InitializeShareGroupState, shareStateRule({})],
+  [ApiKey.ReadShareGroupState, shareStateRule({ stateEpoch: -1, startOffset: -1n, stateBatches: [] })],
+  [ApiKey.WriteShareGroupState, shareStateRule({})],
+  [ApiKey.DeleteShareGroupState, shareStateRule({})],
+  [ApiKey.ReadShareGroupStateSummary, shareStateRule({ stateEpoch: -1, startOffset: -1n })],
   // An empty list asks for every topic, so the answer is filtered too.
   [ApiKey.DescribeTopicPartitions, (req, az) => {
     const describable = (name: string) => az.allowed(Op.DESCRIBE, R.TOPIC, name);

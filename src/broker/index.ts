@@ -7,7 +7,7 @@ export { Router, type Interceptor, type Observer } from './router.js';
 export type { RequestContext, Authz, HandlerSpec, HandlerResult, RequestOf, ResponseOf } from './context.js';
 export { AUTHORIZATION_RULES, CONTROLLER_LISTENER_RULES, authorizeRequest, bindAuthz, aclHost } from './authorization.js';
 export type {
-  MetadataView, TopicView, PartitionView, BrokerEndpoint, LogDirDescription, ProducePartitionsParams, TopicAdmin, TxnMarkerParams, ControllerServices,
+  MetadataView, TopicView, PartitionView, BrokerEndpoint, LogDirDescription, ProducePartitionsParams, TopicAdmin, TxnMarkerParams, ControllerServices, ShareStateStore, ShareAdminServices,
 } from './services.js';
 export { NotControllerError, type ControllerChannel, type ConfigChange, type ResourceResult } from './controller-channel.js';
 export { ConfigAdmin, planConfigChange } from './config-admin.js';
@@ -18,3 +18,4 @@ export { ShareSessionCache, SHARE_SESSION_INITIAL_EPOCH, SHARE_SESSION_FINAL_EPO
 export { ProducerIdManager } from './producer-ids.js';
 export { TxnMarkerSender } from './txn-marker-sender.js';
 export { AddPartitionsToTxnManager } from './txn-verification.js';
+export { ShareStateSender } from './share-state-sender.js';

@@ -165,6 +165,15 @@ export interface GroupServices {
   metadata(): MetadataView;
   /** Creates `__consumer_offsets` when it does not exist; resolves with 0 or the error code. */
   ensureOffsetsTopic(): Promise<number>;
+  /** The share coordinator's state wherever it is led (deleting a share group deletes its share-partitions' state). */
+  sharePersister?: ShareStateStore;
+}
+
+/** The share groups' admin APIs (90-92): the group coordinator, the share coordinator's state wherever it is led, and a partition's high watermark where this broker leads it. */
+export interface ShareAdminServices extends GroupServices {
+  sharePersister: ShareStateStore;
+  /** The high watermark of a partition led here, else null (a share-partition's lag is computed where it is known). */
+  highWatermark(topic: string, partition: number): number | null;
 }
 
 /** Share groups' data path (KIP-932): the share-partitions led here and the share sessions. */
@@ -172,6 +181,24 @@ export interface ShareServices {
   share: import('../coordinator/index.js').SharePartitionManager;
   shareSessions: import('./share-sessions.js').ShareSessionCache;
   metadata(): MetadataView;
+}
+
+/**
+ * The share coordinator on this broker (KIP-932's state RPCs 83-87, broker to broker): the state
+ * of the share-partitions whose `__share_group_state` partition is led here. NOT_COORDINATOR
+ * when it is led elsewhere; the caller finds the leader itself.
+ */
+export interface ShareStateStore {
+  initialize(k: import('../coordinator/index.js').SharePartitionKey, stateEpoch: number, startOffset: number): Promise<number>;
+  read(k: import('../coordinator/index.js').SharePartitionKey, leaderEpoch: number): Promise<import('../coordinator/index.js').ReadResult>;
+  write(p: import('../coordinator/index.js').WriteParams): Promise<number>;
+  delete(k: import('../coordinator/index.js').SharePartitionKey): Promise<number>;
+  /** The start offset and state epoch only (ReadShareGroupStateSummary). */
+  summary(k: import('../coordinator/index.js').SharePartitionKey): Promise<import('../coordinator/index.js').ReadResult>;
+}
+
+export interface ShareStateServices {
+  shareState: ShareStateStore;
 }
 
 /** One transaction's markers as WriteTxnMarkers carries them. */

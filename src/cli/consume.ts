@@ -1,10 +1,14 @@
 // `logline consume`: read a topic's partitions from the beginning, the end, an offset or a time,
 // and print records as text, JSON lines or raw values. Without --follow it stops once it has
-// read up to the high watermark it saw at the start (like `kcat -e`).
+// read up to the high watermark it saw at the start (like `kcat -e`). With --share-group it is a
+// share consumer (KIP-932, share-consumer.ts): it takes the records the group's share-partitions
+// hand it, acknowledges each (accept, or --reject / --release by value), and stops after --count
+// records, or without it once a poll brings nothing.
 import { ClusterClient, KafkaError, type BrokerConnection } from '../client/index.js';
 import { ApiKey, ErrorCode } from '../protocol/index.js';
 import { iterateBatches, decompressBatchBody, forEachRecord } from '../records/index.js';
 import { Progress } from './progress.js';
+import { ACCEPT, REJECT, RELEASE, ShareConsumer } from './share-consumer.js';
 import { UsageError, helpText, parseArgs, type FlagSpec } from './args.js';
 import { COMMON_FLAGS, bootstrapServers, clientOptions } from './output.js';
 
@@ -16,7 +20,13 @@ const FLAGS: Record<string, FlagSpec> = {
   count: { type: 'number', help: 'stop after this many records' },
   format: { type: 'string', help: 'text (key<TAB>value, default), json (one object per line) or raw (values only)' },
   follow: { type: 'boolean', help: 'keep waiting for new records' },
+  headers: { type: 'boolean', help: 'text format: a third column with the headers (key=value,...)' },
+  'share-group': { type: 'string', help: 'consume as a member of this share group (KIP-932): records are acquired, then acknowledged' },
+  reject: { type: 'string', repeatable: true, help: 'share group: reject records with this value (archived, or to the dead-letter topic) instead of accepting them' },
+  release: { type: 'string', repeatable: true, help: 'share group: release records with this value (delivered again) instead of accepting them' },
 };
+
+const headerText = (headers: { key: string; value: Buffer | null }[]) => headers.map((h) => `${h.key}=${h.value?.toString() ?? ''}`).join(',');
 
 interface Cursor { partition: number; offset: bigint; end: bigint }
 
@@ -48,6 +58,13 @@ export async function consumeCommand(argv: string[]): Promise<number> {
   if (!['text', 'json', 'raw'].includes(format)) throw new UsageError('--format must be text, json or raw');
   const count = flags.count as number | undefined;
   const client = new ClusterClient(clientOptions(flags));
+  if (flags['share-group'] !== undefined) {
+    try {
+      return await consumeShared(client, topic, flags['share-group'] as string, format, flags);
+    } finally {
+      client.close();
+    }
+  }
   let printed = 0;
   try {
     const meta = await client.topic(topic);
@@ -90,7 +107,7 @@ export async function consumeCommand(argv: string[]): Promise<number> {
             if (format === 'raw') out.write(value ? Buffer.concat([value, Buffer.from('\n')]) : '\n');
             else if (format === 'json') {
               out.write(`${JSON.stringify({ partition: c.partition, offset: rec.offset, timestamp: rec.timestamp, key: key?.toString() ?? null, value: value?.toString() ?? null, headers: Object.fromEntries(rec.headers().map((h) => [h.key, h.value?.toString() ?? null])) })}\n`);
-            } else out.write(`${key?.toString() ?? ''}\t${value?.toString() ?? ''}\n`);
+            } else out.write(`${key?.toString() ?? ''}\t${value?.toString() ?? ''}${flags.headers ? `\t${headerText(rec.headers())}` : ''}\n`);
             printed++;
           });
           c.offset = BigInt(batch.lastOffset + 1);
@@ -105,4 +122,37 @@ export async function consumeCommand(argv: string[]): Promise<number> {
   } finally {
     client.close();
   }
+}
+
+/** `consume --share-group`: one share consumer until --count records are handled, or a poll brings none (without --follow). */
+async function consumeShared(client: ClusterClient, topic: string, group: string, format: string, flags: Record<string, unknown>): Promise<number> {
+  const count = flags.count as number | undefined;
+  const rejects = new Set((flags.reject as string[] | undefined) ?? []);
+  const releases = new Set((flags.release as string[] | undefined) ?? []);
+  const consumer = new ShareConsumer(client, group, [topic]);
+  const out = process.stdout;
+  let handled = 0;
+  try {
+    await consumer.subscribe();
+    while (count === undefined || handled < count) {
+      const records = await consumer.poll(1000);
+      if (records.length === 0 && count === undefined && !flags.follow) break;
+      for (const r of records) {
+        // Records past --count are not acknowledged: closing releases them for the group's other members.
+        if (count !== undefined && handled >= count) break;
+        const value = r.value?.toString() ?? null;
+        const type = value !== null && rejects.has(value) ? REJECT : value !== null && releases.has(value) ? RELEASE : ACCEPT;
+        consumer.acknowledge(r, type);
+        handled++;
+        const ack = type === REJECT ? 'reject' : type === RELEASE ? 'release' : 'accept';
+        if (format === 'raw') out.write(r.value ? Buffer.concat([r.value, Buffer.from('\n')]) : '\n');
+        else if (format === 'json') {
+          out.write(`${JSON.stringify({ partition: r.partition, offset: r.offset, deliveryCount: r.deliveryCount, acknowledgement: ack, timestamp: r.timestamp, key: r.key?.toString() ?? null, value, headers: Object.fromEntries(r.headers.map((h) => [h.key, h.value?.toString() ?? null])) })}\n`);
+        } else out.write(`${r.key?.toString() ?? ''}\t${value ?? ''}${flags.headers ? `\t${headerText(r.headers)}` : ''}\n`);
+      }
+    }
+  } finally {
+    await consumer.close();
+  }
+  return 0;
 }

@@ -1,4 +1,5 @@
-// `logline group list|describe|delete|reset-offsets`, after kafka-consumer-groups.
+// `logline group list|describe|delete|reset-offsets`, after kafka-consumer-groups; with
+// `--type share` the share groups' commands (group-share.ts), after kafka-share-groups.
 // describe shows per partition the committed offset, the log end offset, the lag and the member
 // that owns it; reset-offsets prints its plan and commits it only with --execute, and only while
 // the group has no active members (Kafka's rule: offsets of a live group belong to its members).
@@ -8,6 +9,7 @@ import { ApiKey } from '../protocol/index.js';
 import { partitionKey, partitionName } from '../util/index.js';
 import { UsageError, helpText, parseArgs, type FlagSpec } from './args.js';
 import { COMMON_FLAGS, bootstrapServers, table, toJson, clientOptions } from './output.js';
+import { SHARE_USAGE, shareGroupCommand } from './group-share.js';
 
 // doctor reads these from here.
 export { committedOffsets, coordinatorFor, listOffsets, type PartitionRef };
@@ -22,11 +24,16 @@ const FLAGS: Record<string, FlagSpec> = {
   'shift-by': { type: 'number', help: 'reset-offsets: move the committed offset by N (negative goes back; kept within the log)' },
   execute: { type: 'boolean', help: 'reset-offsets: commit the plan (without it only the plan is printed)' },
   state: { type: 'string', repeatable: true, help: 'list: only groups in this state (Stable, Empty, ...)' },
+  type: { type: 'string', help: 'share: share groups (KIP-932): list, describe, reset-offsets, delete-offsets (--topic), delete' },
+  config: { type: 'string', repeatable: true, help: 'alter-config: key=value group config (share.auto.offset.reset, errors.deadletterqueue.topic.name, ...)' },
+  'delete-config': { type: 'string', repeatable: true, help: 'alter-config: group config key to remove' },
 };
 
 const key = partitionKey;
+/** The GROUP config resource type (Kafka's ConfigResource.Type.GROUP). */
+const GROUP_RESOURCE = 32;
 
-const USAGE = 'logline group <list|describe|delete|reset-offsets> [GROUP...] [options]';
+const USAGE = 'logline group <list|describe|delete|reset-offsets|alter-config> [GROUP...] [options]';
 
 async function partitionsOf(client: ClusterClient, spec: string): Promise<PartitionRef[]> {
   const colon = spec.lastIndexOf(':');
@@ -44,13 +51,16 @@ export async function groupCommand(argv: string[]): Promise<number> {
   const { positionals, flags } = parseArgs(argv, FLAGS);
   const [verb, ...groups] = positionals;
   if (flags.help || !verb) {
-    console.log(helpText(USAGE, 'Manage consumer groups and their committed offsets.', FLAGS));
+    console.log(helpText(`${USAGE}\n       ${SHARE_USAGE}`, 'Manage consumer groups and their committed offsets, and share groups and their start offsets.', FLAGS));
     return verb || flags.help ? 0 : 2;
   }
   const client = new ClusterClient(clientOptions(flags));
   const json = flags.json === true;
   const oneGroup = () => { if (groups.length !== 1) throw new UsageError(`group ${verb} needs one group id`); return groups[0]!; };
   try {
+    if (flags.type !== undefined && flags.type !== 'share' && flags.type !== 'consumer') throw new UsageError(`--type ${String(flags.type)}: expected share or consumer`);
+    if (verb === 'alter-config') return await alterGroupConfig(client, oneGroup(), flags, json);
+    if (flags.type === 'share' && verb !== 'delete') return await shareGroupCommand(client, verb, groups, flags, json, (spec) => partitionsOf(client, spec));
     switch (verb) {
       case 'list': {
         const c = await client.any();
@@ -169,3 +179,25 @@ async function resetOffsets(client: ClusterClient, group: string, flags: Record<
   return 0;
 }
 
+
+/** Group configs (the GROUP resource of IncrementalAlterConfigs, as `kafka-configs.sh --entity-type groups`). */
+async function alterGroupConfig(client: ClusterClient, group: string, flags: Record<string, unknown>, json: boolean): Promise<number> {
+  const sets = ((flags.config as string[] | undefined) ?? []).map((kv) => {
+    const eq = kv.indexOf('=');
+    if (eq <= 0) throw new UsageError(`--config ${kv}: expected key=value`);
+    return { name: kv.slice(0, eq), configOperation: 0, value: kv.slice(eq + 1) };
+  });
+  const deletes = ((flags['delete-config'] as string[] | undefined) ?? []).map((name) => ({ name, configOperation: 1, value: null }));
+  if (sets.length + deletes.length === 0) throw new UsageError('group alter-config needs --config key=value or --delete-config key');
+  const c = await client.any();
+  const r = await c.send(ApiKey.IncrementalAlterConfigs, c.version(ApiKey.IncrementalAlterConfigs, 1), {
+    resources: [{ resourceType: GROUP_RESOURCE, resourceName: group, configs: [...sets, ...deletes] }], validateOnly: false,
+  });
+  const res = r.responses[0];
+  if (res.errorCode !== 0) {
+    console.error(`could not alter the configs of group ${group}: ${new KafkaError(res.errorCode, res.errorMessage ?? group).message}`);
+    return 1;
+  }
+  console.log(json ? toJson({ group, set: sets.map((x) => x.name), deleted: deletes.map((x) => x.name) }) : `altered ${sets.length + deletes.length} config(s) of group ${group}`);
+  return 0;
+}

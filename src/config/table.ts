@@ -585,18 +585,24 @@ const SYNONYM_GROUPS: readonly (readonly string[])[] = [
 ];
 
 /**
- * A Java Duration.parse text (PnDTnHnMn.nS, case-insensitive, each number signed) that is not negative,
- * as Kafka's share.auto.offset.reset by_duration:<duration> takes.
+ * The milliseconds of a Java Duration.parse text (PnDTnHnMn.nS, case-insensitive, each number
+ * signed), as Kafka's share.auto.offset.reset by_duration:<duration> takes; null when it is not one.
  */
-export function isNonNegativeIsoDuration(text: string): boolean {
+export function isoDurationMs(text: string): number | null {
   const m = /^([-+]?)P(?:([-+]?\d+)D)?(T(?:([-+]?\d+)H)?(?:([-+]?\d+)M)?(?:([-+]?)(\d+)(?:[.,](\d{0,9}))?S)?)?$/i.exec(text);
-  if (m === null) return false;
+  if (m === null) return null;
   const [, sign, d, t, h, min, sSign, s, frac] = m;
-  if (d === undefined && t === undefined) return false;
-  if (t !== undefined && h === undefined && min === undefined && s === undefined) return false;
+  if (d === undefined && t === undefined) return null;
+  if (t !== undefined && h === undefined && min === undefined && s === undefined) return null;
   const seconds = (Number(d ?? 0) * 86400 + Number(h ?? 0) * 3600 + Number(min ?? 0) * 60)
     + (sSign === '-' ? -1 : 1) * (Number(s ?? 0) + Number(`0.${frac ?? ''}0`));
-  return (sign === '-' ? -seconds : seconds) >= 0;
+  return (sign === '-' ? -seconds : seconds) * 1000;
+}
+
+/** A duration text that is not negative (by_duration's rule). */
+export function isNonNegativeIsoDuration(text: string): boolean {
+  const ms = isoDurationMs(text);
+  return ms !== null && ms >= 0;
 }
 const SHARE_AUTO_OFFSET_RESET: Validator = {
   kind: 'custom', rule: 'Value must be earliest, latest or by_duration:<ISO-8601 duration, PnDTnHnMn.nS, not negative>',
@@ -607,12 +613,14 @@ const SHARE_AUTO_OFFSET_RESET: Validator = {
 export const GROUP_KEYS = {
   'consumer.session.timeout.ms': key('consumer.session.timeout.ms', 'int', '45000', 'Accepted, not used: consumer-protocol groups all take the broker\'s group.consumer.session.timeout.ms.', { validator: atLeast(1), brokerSynonym: 'group.consumer.session.timeout.ms', unused: true }),
   'consumer.heartbeat.interval.ms': key('consumer.heartbeat.interval.ms', 'int', '5000', 'Accepted, not used: consumer-protocol groups all take the broker\'s group.consumer.heartbeat.interval.ms.', { validator: atLeast(1), brokerSynonym: 'group.consumer.heartbeat.interval.ms', unused: true }),
-  'share.session.timeout.ms': key('share.session.timeout.ms', 'int', '45000', 'Accepted, not used: Logline has no share groups yet.', { validator: atLeast(1), brokerSynonym: 'group.share.session.timeout.ms', unused: true }),
-  'share.heartbeat.interval.ms': key('share.heartbeat.interval.ms', 'int', '5000', 'Accepted, not used: Logline has no share groups yet.', { validator: atLeast(1), brokerSynonym: 'group.share.heartbeat.interval.ms', unused: true }),
+  'share.session.timeout.ms': key('share.session.timeout.ms', 'int', '45000', 'A member of this share group without a heartbeat for this long is removed.', { validator: atLeast(1), brokerSynonym: 'group.share.session.timeout.ms' }),
+  'share.heartbeat.interval.ms': key('share.heartbeat.interval.ms', 'int', '5000', 'The heartbeat interval the members of this share group are told.', { validator: atLeast(1), brokerSynonym: 'group.share.heartbeat.interval.ms' }),
   'share.record.lock.duration.ms': key('share.record.lock.duration.ms', 'int', '30000', 'How long a record acquired by a member of this share group stays locked to it.', { validator: atLeast(1000), brokerSynonym: 'group.share.record.lock.duration.ms' }),
   'share.delivery.count.limit': key('share.delivery.count.limit', 'int', '5', 'How many times a record is delivered to this share group before it is archived.', { validator: atLeast(2), brokerSynonym: 'group.share.delivery.count.limit' }),
   'share.partition.max.record.locks': key('share.partition.max.record.locks', 'int', '2000', 'The most records in flight per share-partition of this group.', { validator: atLeast(100), brokerSynonym: 'group.share.partition.max.record.locks' }),
-  'share.auto.offset.reset': key('share.auto.offset.reset', 'string', 'latest', 'Where a share-partition without state starts: latest or earliest (by_duration starts at the latest offset here).', { validator: SHARE_AUTO_OFFSET_RESET }),
+  'share.auto.offset.reset': key('share.auto.offset.reset', 'string', 'latest', 'Where a share-partition without state starts: latest, earliest, or by_duration:<ISO-8601 duration> (the first record no older than that, by ListOffsets on the record timestamps).', { validator: SHARE_AUTO_OFFSET_RESET }),
+  'errors.deadletterqueue.topic.name': key('errors.deadletterqueue.topic.name', 'string', '', 'The dead-letter topic of this share group (KIP-1191): records a consumer rejects, and those archived at share.delivery.count.limit, are written there with headers naming the group, topic, partition, offset, reason and delivery count. Empty: none. The topic must exist.'),
+  'errors.deadletterqueue.copy.record.enable': key('errors.deadletterqueue.copy.record.enable', 'boolean', 'false', 'Whether a dead letter carries the record itself (key, value, headers, timestamp) besides the context headers.'),
   'share.isolation.level': key('share.isolation.level', 'string', 'read_uncommitted', 'read_committed: records of aborted transactions are archived, never delivered, and nothing past the last stable offset is acquired.', { validator: oneOf('read_committed', 'read_uncommitted') }),
   'share.renew.acknowledge.enable': key('share.renew.acknowledge.enable', 'boolean', 'true', 'Accepted, not used: Logline has no share groups yet. (Kafka trunk after 4.2.)', { unused: true }),
   'streams.session.timeout.ms': key('streams.session.timeout.ms', 'int', '45000', 'Accepted, not used: Logline has no streams groups (KIP-1071) yet.', { validator: atLeast(1), brokerSynonym: 'group.streams.session.timeout.ms', unused: true }),

@@ -24,7 +24,7 @@ export {
   type AcknowledgementBatch,
 } from './share/share-partition.js';
 export {
-  SharePartitionManager, ShareStats, batchSpans, type ShareGroupSettings, type SharePersister, type ShareLog, type SharePartitionManagerDeps,
+  SharePartitionManager, ShareStats, batchSpans, DEAD_LETTER_HEADERS, type DeadLetterWriter, type ShareGroupSettings, type SharePersister, type ShareLog, type SharePartitionManagerDeps,
   type ShareFetchPartition, type ShareFetchResult,
 } from './share/partition-manager.js';
 export { ShareCoordinatorService, SHARE_STATE_TOPIC, type ShareCoordinatorDeps } from './share/state-service.js';

@@ -72,6 +72,7 @@ export function nodeMetrics(node: ServerHandle, groupsLag?: () => Promise<GroupL
   quotaMetrics(registry, node);
   logFlushMetrics(registry, node);
   groupCoordinatorMetrics(registry, node);
+  shareGroupMetrics(registry, node);
   return Registry.merge([runtimeMetrics(), registry]);
 }
 
@@ -297,6 +298,39 @@ function consumerGroupMetrics(registry: Registry, groupsLag: () => Promise<Group
   family('kafka_consumergroup_lag', 'Log end offset minus the group\'s committed offset, per partition (groups coordinated by this node).', (p) => p.lag);
   family('kafka_consumergroup_current_offset', 'The group\'s committed offset, per partition (groups coordinated by this node).', (p) => p.committedOffset);
   family('kafka_consumergroup_log_end_offset', 'The partition\'s log end offset as consumers see it (high watermark), per group that committed to it.', (p) => p.logEndOffset);
+}
+
+/**
+ * Share groups (KIP-932), after Kafka's share-group-metrics and SharePartitionMetrics beans: fetch and
+ * acknowledgement requests and records, lock timeouts, archived records and dead letters as
+ * counters (rates are Prometheus' rate()); per share-partition led here the records in flight and
+ * acquired and the lag (records up to the high watermark not yet acknowledged or archived), so a
+ * sum over the cluster's nodes counts each share-partition once.
+ */
+function shareGroupMetrics(registry: Registry, node: ServerHandle): void {
+  const broker = node.broker;
+  if (broker === null) return;
+  const m = broker.share.manager;
+  const s = m.stats;
+  const counter = (name: string, help: string, value: () => number) => collected(registry, name, help, 'counter', () => [{ value: value(), labels: {} }]);
+  counter('kafka_server_share_group_metrics_share_fetch_total', 'ShareFetch requests served (each may acquire records of several share-partitions).', () => s.fetches);
+  counter('kafka_server_share_group_metrics_share_acknowledgement_total', 'Acknowledgements applied (ShareAcknowledge, or piggybacked on ShareFetch), per share-partition.', () => s.acknowledgements);
+  counter('kafka_server_share_group_metrics_records_acquired_total', 'Records acquired by share consumers (each delivery counts).', () => s.recordsAcquired);
+  counter('kafka_server_share_group_metrics_records_acknowledged_total', 'Records acknowledged (accepted, released or rejected) by share consumers.', () => s.recordsAcknowledged);
+  counter('kafka_server_share_partition_metrics_acquisition_lock_timeout_total', 'Acquired records whose lock ran out before they were acknowledged.', () => s.lockTimeouts);
+  counter('kafka_server_share_partition_metrics_records_archived_total', 'Records archived because a consumer rejected them or they reached share.delivery.count.limit.', () => s.recordsArchived);
+  counter('logline_share_dead_letters_written_total', 'Records written to share groups\' dead-letter topics.', () => s.deadLettersWritten);
+  counter('logline_share_dead_letters_failed_total', 'Dead letters that could not be written (missing topic, no leader, ...).', () => s.deadLetterFailures);
+  const rows = () => m.partitionStats((topic, partition) => { const p = broker.replicaManager.partition(topic, partition); return p?.isLeader ? p.highWatermark : null; });
+  const perPartition = (name: string, help: string, pick: (r: ReturnType<typeof rows>[number]) => number | null) =>
+    collected(registry, name, help, 'gauge', () => rows().flatMap((r) => {
+      const v = pick(r);
+      return v === null ? [] : [{ value: v, labels: { group: r.groupId, topic: r.topic, partition: r.partition } }];
+    }));
+  perPartition('kafka_server_share_partition_metrics_in_flight_message_count', 'Records between the share-partition start offset and its end offset (share-partitions led here).', (r) => r.inFlight);
+  perPartition('kafka_server_share_partition_metrics_acquired_records', 'Records acquired by a consumer and not yet acknowledged (share-partitions led here).', (r) => r.acquired);
+  perPartition('kafka_sharegroup_start_offset', 'The share-partition start offset (share-partitions led here).', (r) => r.startOffset);
+  perPartition('kafka_sharegroup_lag', 'Records up to the high watermark not yet acknowledged or archived, per share-partition led here.', (r) => r.lag);
 }
 
 /** Kafka's quota beans (kafka.server:type=Produce|Fetch|Request|ControllerMutation): rates per user/client-id, throttles per type. */

@@ -3,7 +3,7 @@
 // each part, so that http depends on the rooms below it and not on the node's assembly.
 import type { ClientQuotaManager, MetadataView } from '../broker/index.js';
 import type { BrokerConfig } from '../config/index.js';
-import type { GroupCoordinatorService } from '../coordinator/index.js';
+import type { GroupCoordinatorService, SharePartitionManager } from '../coordinator/index.js';
 import type { MetadataImage } from '../metadata/index.js';
 import type { NetworkStats, RequestMetrics } from '../network/index.js';
 import type { QuorumDescription, RaftDriver } from '../raft/index.js';
@@ -20,6 +20,8 @@ export interface NodeHandle {
   readonly broker: {
     readonly replicaManager: ReplicaManager;
     readonly groups: GroupCoordinatorService;
+    /** Share groups' share-partitions led here (KIP-932). */
+    readonly share: { readonly manager: SharePartitionManager };
     readonly clientQuotas: ClientQuotaManager;
     /** Registration and heartbeats (null until the broker registers). */
     readonly lifecycle: { readonly brokerEpoch: bigint; readonly state: string } | null;

@@ -26,7 +26,9 @@ import {
   offsetDeleteHandler, consumerGroupHeartbeatHandler, consumerGroupDescribeHandler, describeClientQuotasHandler, alterClientQuotasHandler, ClientQuotaManager,
   ControllerMutationQuota, quotaWindowOf, describeAclsHandler, createAclsHandler, deleteAclsHandler, bindAuthz, type ControllerChannel, type LogDirDescription,
   type MetadataView, type ProducePartitionsParams, type TopicAdmin, type TxnMarkerParams, type ForwardedFor,
-  shareGroupHeartbeatHandler, shareGroupDescribeHandler, shareFetchHandler, shareAcknowledgeHandler,
+  shareGroupHeartbeatHandler, shareGroupDescribeHandler, shareFetchHandler, shareAcknowledgeHandler, initializeShareGroupStateHandler, readShareGroupStateHandler,
+  writeShareGroupStateHandler, deleteShareGroupStateHandler, readShareGroupStateSummaryHandler, ShareStateSender, describeShareGroupOffsetsHandler,
+  alterShareGroupOffsetsHandler, deleteShareGroupOffsetsHandler,
 } from '../broker/index.js';
 import { createShareParts, type ShareParts } from './share.js';
 import { LifecycleDriver } from './lifecycle-driver.js';
@@ -145,21 +147,29 @@ export class Broker {
       syncGroupHandler, describeGroupsHandler, listGroupsHandler, deleteGroupsHandler, offsetDeleteHandler, consumerGroupHeartbeatHandler, consumerGroupDescribeHandler]) {
       this.router.register(h);
     }
-    this.share = createShareParts({
-      config: deps.brokerConfig, clock: deps.clock, scheduler: this.coordinatorScheduler(), replicaManager: this.replicaManager,
-      metadata: () => deps.metadata.view(), ensureShareStateTopic: () => this.ensureShareStateTopic(), logger: this.log('share-coordinator'),
-    });
-    for (const h of [shareGroupHeartbeatHandler, shareGroupDescribeHandler, shareFetchHandler, shareAcknowledgeHandler]) this.router.register(h);
+    const leaderOf = (topic: string, partition: number) => deps.metadata.view().topic(topic)?.partitions.find((p) => p.partition === partition)?.leader;
     const interBroker = (purpose: string) => new InterBrokerConnections({
       clientId: `broker-${deps.nodeId}-${purpose}`, requestTimeoutMs: INTER_BROKER_REQUEST_TIMEOUT_MS, endpoint: (id) => this.interBrokerEndpoint(id),
       tls: clientTlsFor(deps.brokerConfig, deps.brokerConfig.interBrokerListenerName),
       sasl: clientSaslFor(deps.brokerConfig, deps.brokerConfig.interBrokerListenerName),
     });
+    this.shareStateConnections = interBroker('share-state');
+    this.deadLetterConnections = interBroker('share-dead-letters');
+    const deadLetters = new ShareStateSender(this.deadLetterConnections, (m) => this.log('share-dead-letters').warn(m));
+    this.share = createShareParts({
+      config: deps.brokerConfig, clock: deps.clock, scheduler: this.coordinatorScheduler(), replicaManager: this.replicaManager, nodeId: deps.nodeId,
+      metadata: () => deps.metadata.view(), ensureShareStateTopic: () => this.ensureShareStateTopic(), logger: this.log('share-coordinator'),
+      leaderOf, sender: new ShareStateSender(this.shareStateConnections, (m) => this.log('share-state').warn(m)),
+      produceTo: (nodeId, topic, partition, records, timeoutMs) => deadLetters.produce(nodeId, topic, partition, records, timeoutMs),
+    });
+    for (const h of [shareGroupHeartbeatHandler, shareGroupDescribeHandler, shareFetchHandler, shareAcknowledgeHandler, initializeShareGroupStateHandler,
+      readShareGroupStateHandler, writeShareGroupStateHandler, deleteShareGroupStateHandler, readShareGroupStateSummaryHandler, describeShareGroupOffsetsHandler,
+      alterShareGroupOffsetsHandler, deleteShareGroupOffsetsHandler]) this.router.register(h);
     this.markerConnections = interBroker('txn-markers');
     this.verificationConnections = interBroker('txn-verification');
     this.markerSender = new TxnMarkerSender({
       nodeId: deps.nodeId, connections: this.markerConnections, writeLocal: (m) => this.writeTxnMarkers(m),
-      leaderOf: (topic, partition) => deps.metadata.view().topic(topic)?.partitions.find((p) => p.partition === partition)?.leader,
+      leaderOf,
       warn: (m) => this.log('txn-markers').warn(m),
     });
     this.addPartitionsToTxn = new AddPartitionsToTxnManager(this.verificationConnections, (m) => this.log('txn-verification').warn(m));
@@ -204,6 +214,10 @@ export class Broker {
   /** Inter-broker connections for the transaction coordinator's markers, and for transaction verification. */
   private readonly markerConnections: InterBrokerConnections;
   private readonly verificationConnections: InterBrokerConnections;
+  /** Inter-broker connections for the share coordinator's state RPCs (83-87). */
+  private readonly shareStateConnections: InterBrokerConnections;
+  /** ...and for the dead letters share-partition leaders write to partitions led elsewhere. */
+  private readonly deadLetterConnections: InterBrokerConnections;
   /** Writes a transaction's markers on each partition's leader, here or on another broker. */
   private readonly markerSender: TxnMarkerSender;
   /** Verifies transactional produces with a transaction coordinator on another broker. */
@@ -215,10 +229,12 @@ export class Broker {
     return endpoints.find((e) => e.name === this.deps.brokerConfig.interBrokerListenerName) ?? endpoints[0];
   }
 
-  /** Closes the transaction coordinator's and the verification's connections to other brokers. */
+  /** Closes the transaction coordinator's, the verification's and the share state's connections to other brokers. */
   closeInterBrokerConnections(): void {
     this.markerConnections.close();
     this.verificationConnections.close();
+    this.shareStateConnections.close();
+    this.deadLetterConnections.close();
   }
 
   /** The transaction coordinator over `__transaction_state`; its markers go to the partition leaders, here or elsewhere. */
@@ -794,6 +810,9 @@ export class Broker {
       ensureOffsetsTopic: () => this.ensureOffsetsTopic(),
       share: this.share.manager,
       shareSessions: this.share.sessions,
+      shareState: this.share.coordinator,
+      sharePersister: this.share.persister,
+      highWatermark: (topic: string, partition: number) => { const p = this.replicaManager.partition(topic, partition); return p?.isLeader ? p.highWatermark : null; },
       logDirs: () => this.deps.logDirs?.() ?? [],
       generateProducerId: () => this.producerIds.generate(),
       txn: this.txn,

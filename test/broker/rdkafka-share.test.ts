@@ -2,91 +2,21 @@
 // small C driver (rdkafka-share.c, built here against the librdkafka that
 // @confluentinc/kafka-javascript compiles, as bench/rdkafka-perf.c is): two consumers splitting one
 // single-partition topic, a consumer killed with records in flight (another gets them after the
-// lock duration, delivery count 2), release and reject, and the delivery limit archiving a record.
+// lock duration, delivery count 2), release and reject, the delivery limit archiving a record, and
+// read_committed over transactions with commit async.
 // ShareGroupDescribe and ListGroups see the group. Without the package the tests skip with a
 // message, except in CI, where they fail.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { createRequire } from 'node:module';
-import { existsSync, statSync } from 'node:fs';
-import { dirname, join } from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
-import { tempDataDir, within } from './process-helpers.js';
+import { tempDataDir } from './process-helpers.js';
+import { ShareConsumer, skip } from './rdkafka-share-helpers.js';
 import { startServer, type ServerHandle } from '../../src/node/index.js';
 import { parseBrokerConfig } from '../../src/config/index.js';
 import { ClusterClient } from '../../src/client/index.js';
 import { ApiKey } from '../../src/protocol/index.js';
 
-const PACKAGE = '@confluentinc/kafka-javascript';
-const INSTALL = `CKJS_LINKING=dynamic npm_config_build_from_source=true npm install --no-save ${PACKAGE}@1.10.1`;
-const SOURCE = 'test/broker/rdkafka-share.c';
-const BINARY = 'dist/test/broker/rdkafka-share';
 const LOCK_MS = 2000;
-/** Set SHARE_DEBUG=1 for librdkafka's group and fetch debug log on stderr. */
-const DEBUG = process.env.SHARE_DEBUG ? ['rd.debug=cgrp,fetch,protocol'] : [];
-
-/** The driver's path, built when missing or older than its source; or why it cannot be. */
-function driver(): { binary: string | null; skip: string | false } {
-  let pkg: string;
-  try {
-    pkg = dirname(createRequire(import.meta.url).resolve(`${PACKAGE}/package.json`));
-  } catch {
-    const why = `${PACKAGE} is not installed (${INSTALL})`;
-    if (process.env.CI) throw new Error(why);
-    return { binary: null, skip: why };
-  }
-  const include = join(pkg, 'deps/librdkafka/src');
-  const libDir = join(pkg, 'build/deps');
-  if (!existsSync(join(include, 'rdkafka.h')) || !existsSync(join(libDir, 'librdkafka.so'))) {
-    const why = `${PACKAGE} has no librdkafka.so to link against (${INSTALL})`;
-    if (process.env.CI) throw new Error(why);
-    return { binary: null, skip: why };
-  }
-  if (!existsSync(BINARY) || statSync(BINARY).mtimeMs < statSync(SOURCE).mtimeMs) {
-    const cc = spawnSync('cc', ['-O1', '-Wall', '-o', BINARY, SOURCE, `-I${include}`, `-L${libDir}`, '-lrdkafka', `-Wl,-rpath,${libDir}`], { encoding: 'utf8' });
-    if (cc.status !== 0) throw new Error(`cc failed: ${cc.error?.message ?? cc.stderr}`);
-  }
-  return { binary: BINARY, skip: false };
-}
-const { binary, skip } = driver();
-
-interface Delivery { partition: number; offset: number; deliveryCount: number; value: string }
-
-/** One share consumer process and what it printed. */
-class ShareConsumer {
-  readonly records: Delivery[] = [];
-  readonly lines: string[] = [];
-  readonly exited: Promise<number | null>;
-  private readonly child: ChildProcess;
-
-  constructor(bootstrap: string, group: string, topic: string, options: string[]) {
-    this.child = spawn(binary!, [bootstrap, group, topic, ...options, ...DEBUG], { stdio: ['ignore', 'pipe', 'inherit'] });
-    let buffered = '';
-    this.child.stdout!.on('data', (d: Buffer) => {
-      buffered += d.toString();
-      let nl: number;
-      while ((nl = buffered.indexOf('\n')) >= 0) {
-        const line = buffered.slice(0, nl);
-        buffered = buffered.slice(nl + 1);
-        this.lines.push(line);
-        const m = /^R (\d+) (\d+) (\d+) (.*)$/.exec(line);
-        if (m) this.records.push({ partition: Number(m[1]), offset: Number(m[2]), deliveryCount: Number(m[3]), value: m[4]! });
-      }
-    });
-    this.exited = new Promise((resolve) => this.child.on('exit', (code) => resolve(code)));
-  }
-
-  async waitFor(what: string, ok: () => boolean | Promise<boolean>, timeoutMs = 30_000): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    while (!(await ok())) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; printed: ${this.lines.slice(-20).join(' | ')}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
-
-  kill(): void { this.child.kill('SIGKILL'); }
-}
 
 async function startBroker(): Promise<ServerHandle> {
   const config = parseBrokerConfig({
@@ -152,8 +82,11 @@ test('two share consumers split one single-partition topic: each record accepted
     const b = new ShareConsumer(bootstrapOf(server), 'g-split', 'split', ['max=200', 'seconds=40', 'rd.max.poll.records=10']);
     try {
       await a.waitFor('both consumers in the group', async () => (await describeShareGroup(admin, 'g-split')).members.length >= 2, 30_000);
+      // Both fetching before the records come (a consumer still starting on a loaded machine could find them all taken).
+      await a.waitFor('both consumers to open a share session', () => server.broker!.share.sessions.size >= 2, 30_000);
       await produce(server, 'split', values(200));
-      await a.waitFor('both consumers to get records, together all 200', () => new Set([...a.records, ...b.records].map((r) => r.offset)).size >= 200 && a.records.length > 0 && b.records.length > 0, 60_000);
+      await a.waitFor('both consumers to get records, together all 200', () => new Set([...a.records, ...b.records].map((r) => r.offset)).size >= 200 && a.records.length > 0 && b.records.length > 0, 60_000)
+        .catch((e: Error) => { throw new Error(`${e.message}; a got ${a.records.length}, b got ${b.records.length}; b printed: ${b.lines.slice(-5).join(' | ')}`); });
       const c = await admin.any();
       const described = await describeShareGroup(admin, 'g-split');
       assert.equal(described.errorCode, 0);
@@ -219,5 +152,40 @@ test('release redelivers, reject and the delivery limit archive: no record comes
     const late = new ShareConsumer(bootstrapOf(server), 'g-acks', 'acks', ['seconds=3']);
     await late.exited;
     assert.deepEqual(late.records, [], 'nothing left to deliver');
+  });
+});
+
+test('share.isolation.level=read_committed: committed transactions\' records only, an open one once it commits; commit async acknowledges them', { skip, timeout: 120_000 }, async () => {
+  await withBroker(async (server, admin) => {
+    await setGroupConfigs(admin, 'g-txn', { 'share.auto.offset.reset': 'earliest', 'share.isolation.level': 'read_committed' });
+    await produce(server, 'txn', []);
+    const kafka = new Kafka({ clientId: 'share-txn-test', brokers: [bootstrapOf(server)], logLevel: logLevel.NOTHING });
+    const producer = kafka.producer({ transactionalId: 'share-txn', idempotent: true, maxInFlightRequests: 1 });
+    await producer.connect();
+    const c = new ShareConsumer(bootstrapOf(server), 'g-txn', 'txn', ['commit=async', 'max=4', 'seconds=60']);
+    try {
+      for (const [vals, commit] of [[['c1', 'c2'], true], [['a1', 'a2'], false], [['c3'], true]] as const) {
+        const t = await producer.transaction();
+        await t.send({ topic: 'txn', messages: vals.map((value) => ({ value })) });
+        await (commit ? t.commit() : t.abort());
+      }
+      const open = await producer.transaction();
+      await open.send({ topic: 'txn', messages: [{ value: 'o1' }] });
+      await c.waitFor('the committed records', () => c.records.length >= 3, 60_000);
+      // The open transaction's record is past the last stable offset: not handed out while it is open.
+      await new Promise((r) => setTimeout(r, 1000));
+      assert.deepEqual(c.records.map((r) => r.value), ['c1', 'c2', 'c3'], 'committed records only, the aborted ones archived');
+      await open.commit();
+      await c.waitFor('the run to end', () => c.lines.some((l) => l.startsWith('DONE')), 60_000);
+      assert.equal(await c.exited, 0);
+    } finally {
+      c.kill();
+      await producer.disconnect();
+    }
+    assert.deepEqual(c.records.map((r) => [r.value, r.deliveryCount]), [['c1', 1], ['c2', 1], ['c3', 1], ['o1', 1]]);
+    assert.ok(!c.lines.some((l) => l.startsWith('COMMIT-ERROR')), c.lines.join(' | '));
+    const late = new ShareConsumer(bootstrapOf(server), 'g-txn', 'txn', ['seconds=3']);
+    await late.exited;
+    assert.deepEqual(late.records, [], 'nothing left: the async commit acknowledged all four');
   });
 });

@@ -169,3 +169,20 @@ test('property: no record is held by two members at once while its lock holds, a
     }
   }), { numRuns: 300 });
 });
+
+test('dead letters: a reject, a release and a lock expiry at the delivery limit, and a record a new leader finds at the limit; not gaps, accepts or aborted records', () => {
+  const sp = new SharePartition({ ...config, deliveryCountLimit: 2 }, { startOffset: 0, stateBatches: [] });
+  const all = log(0, 6, 6);
+  assert.equal(sp.acquire(0, 'a', all, 10, [{ baseOffset: 5, lastOffset: 5 }]).length, 1);
+  assert.equal(sp.acknowledge('a', [{ firstOffset: 0, lastOffset: 4, acknowledgeTypes: [1, 3, 2, 2, 2] }]), ErrorCode.NONE);
+  assert.deepEqual(sp.takeDeadLetters(), [{ offset: 1, reason: 'rejected', deliveryCount: 1 }]);
+  sp.acquire(10, 'a', fromOffset(all, sp.nextFetchOffset()), 10);
+  assert.equal(sp.acknowledge('a', [{ firstOffset: 2, lastOffset: 2, acknowledgeTypes: [2] }]), ErrorCode.NONE);
+  assert.equal(sp.expireLocks(10 + config.recordLockDurationMs), 2);
+  assert.deepEqual(sp.takeDeadLetters(), [
+    { offset: 2, reason: 'delivery_limit', deliveryCount: 2 }, { offset: 3, reason: 'delivery_limit', deliveryCount: 2 }, { offset: 4, reason: 'delivery_limit', deliveryCount: 2 },
+  ]);
+  assert.deepEqual(sp.takeDeadLetters(), [], 'each is taken once');
+  const loaded = new SharePartition({ ...config, deliveryCountLimit: 2 }, { startOffset: 7, stateBatches: [{ firstOffset: 7, lastOffset: 7, deliveryState: RecordState.AVAILABLE, deliveryCount: 2 }] });
+  assert.deepEqual(loaded.takeDeadLetters(), [{ offset: 7, reason: 'delivery_limit', deliveryCount: 2 }]);
+});

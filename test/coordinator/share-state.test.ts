@@ -53,6 +53,26 @@ test('a write from an older leader epoch or state epoch is fenced; delete leaves
   assert.equal(loaded.states.size, 0);
 });
 
+test("a new leader reading the state records its epoch first: the deposed leader's late write is fenced, and a load agrees", () => {
+  const shard = new ShareCoordinatorShard({ updatesPerSnapshot: 10 });
+  const log: ShareStateRecord[] = [];
+  const codes: number[] = [];
+  const reads: { errorCode: number; startOffset?: number; leaderEpoch?: number }[] = [];
+  run(shard, log, shard.initialize(0, key, 0, 0, (c) => codes.push(c)));
+  run(shard, log, shard.write(0, { ...key, stateEpoch: 0, leaderEpoch: 3, startOffset: 4, stateBatches: [{ firstOffset: 4, lastOffset: 9, deliveryState: 0, deliveryCount: 1 }] }, (c) => codes.push(c)));
+  run(shard, log, shard.readForLeader(key, 4, (r) => reads.push(r)));
+  assert.deepEqual(reads.map((r) => [r.errorCode, r.startOffset, r.leaderEpoch]), [[0, 4, 4]]);
+  assert.deepEqual(shard.read(key).stateBatches, [{ firstOffset: 4, lastOffset: 9, deliveryState: 0, deliveryCount: 1 }], 'the epoch record changes no batch');
+  run(shard, log, shard.write(0, { ...key, stateEpoch: 0, leaderEpoch: 3, startOffset: 9, stateBatches: [] }, (c) => codes.push(c)));
+  run(shard, log, shard.readForLeader(key, 2, (r) => reads.push(r)));
+  assert.deepEqual(codes, [0, 0, ErrorCode.FENCED_LEADER_EPOCH]);
+  assert.equal(reads[1]!.errorCode, ErrorCode.FENCED_LEADER_EPOCH);
+  assert.deepEqual(log.map((r) => r.type), ['snapshot', 'update', 'update']);
+  const loaded = new ShareCoordinatorShard({ updatesPerSnapshot: 10 });
+  for (const r of log) loaded.replay(r);
+  assert.deepEqual(loaded.read(key), shard.read(key));
+});
+
 test('property: merging state batches equals overlaying them offset by offset', () => {
   const batch = fc.record({ firstOffset: fc.nat(30), len: fc.nat(6), deliveryState: fc.constantFrom(0, 2, 4), deliveryCount: fc.nat(5) })
     .map(({ len, ...b }) => ({ ...b, lastOffset: b.firstOffset + len }));

@@ -40,9 +40,9 @@ export const shareFetchHandler: HandlerSpec<ShareServices, 78> = {
     const opened = sessions.open(groupId, memberId, epoch, wanted.map((w) => ({ topicId: w.topicId, partition: w.p.partitionIndex })), forget, ctx.nowMs);
     if (opened.errorCode !== 0 || opened.session === null) return failed(opened.errorCode);
     const share = ctx.services.share;
-    const resolve = (topicId: string, partition: number) => resolvePartition(view, topicId, partition);
+    const resolve = (topicId: string, partition: number) => resolvePartition(view, topicId, partition, ctx.readableTopic);
     if (opened.replaced.length > 0) {
-      await share.releaseMember(groupId, memberId, opened.replaced.map((x) => resolve(x.topicId, x.partition)).flatMap((r) => (r.ok ? [r.p] : [])));
+      await share.releaseMember(groupId, memberId, opened.replaced.map((x) => resolvePartition(view, x.topicId, x.partition)).flatMap((r) => (r.ok ? [r.p] : [])));
     }
     const answers = new Map<string, { topicId: string; data: ShareFetchResponsePartitionData }>();
     const answer = (topicId: string, partition: number) => {
@@ -55,7 +55,8 @@ export const shareFetchHandler: HandlerSpec<ShareServices, 78> = {
       answer(w.topicId, w.p.partitionIndex).data.acknowledgeErrorCode = r.ok ? await share.acknowledge(groupId, memberId, r.p, ackBatches(w.p.acknowledgementBatches)) : r.errorCode;
     }));
     if (epoch === SHARE_SESSION_FINAL_EPOCH) {
-      const all = sessions.close(groupId, memberId).map((x) => resolve(x.topicId, x.partition)).flatMap((r) => (r.ok ? [r.p] : []));
+      // Releasing needs no READ: it only gives records back.
+      const all = sessions.close(groupId, memberId).map((x) => resolvePartition(view, x.topicId, x.partition)).flatMap((r) => (r.ok ? [r.p] : []));
       await share.releaseMember(groupId, memberId, all);
       return { throttleTimeMs: 0, errorCode: 0, errorMessage: null, acquisitionLockTimeoutMs: share.lockDurationMs(groupId), responses: groupByTopic([...answers.values()]), nodeEndpoints: [] };
     }

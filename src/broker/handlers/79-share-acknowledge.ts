@@ -28,7 +28,7 @@ export const shareAcknowledgeHandler: HandlerSpec<ShareServices, 79> = {
     const view = ctx.services.metadata();
     const share = ctx.services.share;
     const entries = await Promise.all(request.topics.flatMap((t) => t.partitions.map(async (p) => {
-      const r = resolvePartition(view, t.topicId, p.partitionIndex);
+      const r = resolvePartition(view, t.topicId, p.partitionIndex, ctx.readableTopic);
       const errorCode = r.ok ? await share.acknowledge(groupId, memberId, r.p, ackBatches(p.acknowledgementBatches)) : r.errorCode;
       const data: ShareAcknowledgeResponsePartitionData = { partitionIndex: p.partitionIndex, errorCode, errorMessage: null, currentLeader: { leaderId: -1, leaderEpoch: -1 } };
       return { topicId: t.topicId, data };

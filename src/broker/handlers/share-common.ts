@@ -6,9 +6,11 @@ import type { MetadataView } from '../services.js';
 
 export type Resolved = { ok: true; p: ShareFetchPartition } | { ok: false; topicId: string; partition: number; errorCode: number };
 
-export function resolvePartition(view: MetadataView, topicId: string, partition: number): Resolved {
+/** `readable`: the authorizer's READ on the topic (RequestContext.readableTopic), when one is on. */
+export function resolvePartition(view: MetadataView, topicId: string, partition: number, readable?: (topic: string) => boolean): Resolved {
   const t = view.topicById(topicId);
   if (!t) return { ok: false, topicId, partition, errorCode: ErrorCode.UNKNOWN_TOPIC_ID };
+  if (readable && !readable(t.name)) return { ok: false, topicId, partition, errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED };
   if (!t.partitions.some((x) => x.partition === partition)) return { ok: false, topicId, partition, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION };
   return { ok: true, p: { topicId, topic: t.name, partition } };
 }

@@ -8,7 +8,7 @@ import {
   Reader, Writer, decodeMessage, encodeMessage, ProtocolError,
   type ConsumerGroupCurrentMemberAssignmentValue, type ConsumerGroupMemberMetadataValue, type ConsumerGroupMetadataValue,
   type ConsumerGroupTargetAssignmentMemberValue, type ConsumerGroupTargetAssignmentMetadataValue, type GroupMetadataValue,
-  type OffsetCommitValue, type ConsumerGroupPartitionMetadataValue, type ShareGroupMetadataValue, type ShareGroupPartitionMetadataValue,
+  type OffsetCommitValue, type ConsumerGroupPartitionMetadataValue, type ShareGroupMetadataValue, type ShareGroupPartitionMetadataValue, type ShareGroupStatePartitionMetadataValue,
   type ShareGroupMemberMetadataValue, type ShareGroupTargetAssignmentMetadataValue, type ShareGroupTargetAssignmentMemberValue,
   type ShareGroupCurrentMemberAssignmentValue,
 } from '../../protocol/index.js';
@@ -29,6 +29,7 @@ export const RecordType = {
   ShareGroupTargetAssignmentMetadata: 12,
   ShareGroupTargetAssignmentMember: 13,
   ShareGroupCurrentMemberAssignment: 14,
+  ShareGroupStatePartitionMetadata: 15,
 } as const;
 
 export type GroupRecord =
@@ -45,7 +46,8 @@ export type GroupRecord =
   | { type: 'share-member'; group: string; memberId: string; value: ShareGroupMemberMetadataValue | null }
   | { type: 'share-target-metadata'; group: string; value: ShareGroupTargetAssignmentMetadataValue | null }
   | { type: 'share-target-member'; group: string; memberId: string; value: ShareGroupTargetAssignmentMemberValue | null }
-  | { type: 'share-current-member'; group: string; memberId: string; value: ShareGroupCurrentMemberAssignmentValue | null };
+  | { type: 'share-current-member'; group: string; memberId: string; value: ShareGroupCurrentMemberAssignmentValue | null }
+  | { type: 'share-state-metadata'; group: string; value: ShareGroupStatePartitionMetadataValue | null };
 
 export interface RecordBytes { key: Buffer; value: Buffer | null }
 
@@ -65,12 +67,14 @@ const KEY_SCHEMAS: Record<number, string> = {
   5: 'ConsumerGroupMemberMetadataKey', 6: 'ConsumerGroupTargetAssignmentMetadataKey', 7: 'ConsumerGroupTargetAssignmentMemberKey',
   8: 'ConsumerGroupCurrentMemberAssignmentKey', 9: 'ShareGroupPartitionMetadataKey', 10: 'ShareGroupMemberMetadataKey', 11: 'ShareGroupMetadataKey',
   12: 'ShareGroupTargetAssignmentMetadataKey', 13: 'ShareGroupTargetAssignmentMemberKey', 14: 'ShareGroupCurrentMemberAssignmentKey',
+  15: 'ShareGroupStatePartitionMetadataKey',
 };
 const VALUE_SCHEMAS: Record<number, string> = {
   0: 'OffsetCommitValue', 1: 'OffsetCommitValue', 2: 'GroupMetadataValue', 3: 'ConsumerGroupMetadataValue', 4: 'ConsumerGroupPartitionMetadataValue',
   5: 'ConsumerGroupMemberMetadataValue', 6: 'ConsumerGroupTargetAssignmentMetadataValue', 7: 'ConsumerGroupTargetAssignmentMemberValue',
   8: 'ConsumerGroupCurrentMemberAssignmentValue', 9: 'ShareGroupPartitionMetadataValue', 10: 'ShareGroupMemberMetadataValue', 11: 'ShareGroupMetadataValue',
   12: 'ShareGroupTargetAssignmentMetadataValue', 13: 'ShareGroupTargetAssignmentMemberValue', 14: 'ShareGroupCurrentMemberAssignmentValue',
+  15: 'ShareGroupStatePartitionMetadataValue',
 };
 /** Record type of each keyed record kind past GroupMetadata (KIP-848 and share groups). */
 const TYPE_OF = {
@@ -80,6 +84,7 @@ const TYPE_OF = {
   'share-group': RecordType.ShareGroupMetadata, 'share-partition-metadata': RecordType.ShareGroupPartitionMetadata,
   'share-member': RecordType.ShareGroupMemberMetadata, 'share-target-metadata': RecordType.ShareGroupTargetAssignmentMetadata,
   'share-target-member': RecordType.ShareGroupTargetAssignmentMember, 'share-current-member': RecordType.ShareGroupCurrentMemberAssignment,
+  'share-state-metadata': RecordType.ShareGroupStatePartitionMetadata,
 } as const;
 const KIND_OF = Object.fromEntries(Object.entries(TYPE_OF).map(([kind, type]) => [type, kind])) as Record<number, Exclude<GroupRecord['type'], 'offset' | 'group'>>;
 

@@ -192,6 +192,22 @@ export class GroupCoordinatorService {
     return r.shard.describeShareGroup(groupId, topics);
   }
 
+  /** A share group's share-partitions (the topics it has state for). */
+  shareGroupTopics(groupId: string): ReturnType<GroupCoordinatorShard['shareGroupTopics']> {
+    const r = this.route(groupId);
+    if ('errorCode' in r) return { errorCode: r.errorCode, topics: [] };
+    return r.shard.shareGroupTopics(groupId);
+  }
+
+  alterShareOffsets(groupId: string, topics: { topicId: string; name: string; partitions: number[] }[]): Promise<number> {
+    return this.op<number>(groupId, (code) => code, (s, now, done) => s.alterShareOffsets(now, groupId, topics, done));
+  }
+
+  deleteShareOffsets(groupId: string, topicIds: string[]): Promise<{ errorCode: number; deleted: { topicId: string; name: string; partitions: number[] }[] }> {
+    return this.op<{ errorCode: number; deleted: { topicId: string; name: string; partitions: number[] }[] }>(groupId, (errorCode) => ({ errorCode, deleted: [] }),
+      (s, now, done) => s.deleteShareOffsets(now, groupId, topicIds, (errorCode, deleted) => done({ errorCode, deleted })));
+  }
+
   /** The shard of a group, once loaded (for tests). */
   shardFor(groupId: string): GroupCoordinatorShard | null {
     return this.runtime.activeShard(this.partitionFor(groupId));

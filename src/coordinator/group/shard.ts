@@ -56,7 +56,7 @@ export class GroupCoordinatorShard {
     switch (r.type) {
       case 'offset': return this.offsets.replayOffset(r.group, r.topic, r.partition, r.value);
       case 'group': return this.classic.replayGroupMetadata(r);
-      case 'share-group': case 'share-partition-metadata': case 'share-member': case 'share-target-metadata': case 'share-target-member': case 'share-current-member':
+      case 'share-group': case 'share-partition-metadata': case 'share-member': case 'share-target-metadata': case 'share-target-member': case 'share-current-member': case 'share-state-metadata':
         return this.share.replay(r);
       default: return this.consumer.replay(r);
     }
@@ -126,6 +126,16 @@ export class GroupCoordinatorShard {
   }
 
   describeShareGroup(groupId: string, topics: TopicsSnapshot): ReturnType<ShareGroups['describe']> { return this.share.describe(groupId, topics); }
+
+  shareGroupTopics(groupId: string): ReturnType<ShareGroups['initializedTopics']> { return this.share.initializedTopics(groupId); }
+
+  alterShareOffsets(nowMs: number, groupId: string, topics: Parameters<ShareGroups['alterOffsets']>[1], respond: (code: number) => void): Effects {
+    return this.ctx.run(nowMs, () => this.share.alterOffsets(groupId, topics, respond));
+  }
+
+  deleteShareOffsets(nowMs: number, groupId: string, topicIds: string[], respond: Parameters<ShareGroups['deleteOffsets']>[2]): Effects {
+    return this.ctx.run(nowMs, () => this.share.deleteOffsets(groupId, topicIds, respond));
+  }
 
   // ---- offsets ---------------------------------------------------------------------------------------
 

@@ -15,7 +15,10 @@ export { shareGroupState, type ShareGroup, type ShareMember, type ShareGroupStat
 import type { TopicsSnapshot } from './consumer.js';
 import type { GroupRecord } from './records.js';
 
-export type ShareHeartbeatParams = Pick<ShareGroupHeartbeatRequest, 'groupId' | 'memberId' | 'memberEpoch' | 'rackId' | 'subscribedTopicNames'>;
+export type ShareHeartbeatParams = Pick<ShareGroupHeartbeatRequest, 'groupId' | 'memberId' | 'memberEpoch' | 'rackId' | 'subscribedTopicNames'> & {
+  /** The group's share.session.timeout.ms and share.heartbeat.interval.ms, when set (group configs over the broker's group.share.* keys). */
+  overrides?: { sessionTimeoutMs?: number; heartbeatIntervalMs?: number };
+};
 
 const LEAVE_EPOCH = -1;
 export const SHARE_ASSIGNOR = 'simple';
@@ -60,7 +63,7 @@ export class ShareGroups {
     const g = this.ctx.groups.get(groupId);
     if (g?.kind === 'share') return g;
     if (!create || g !== undefined) return undefined;
-    const fresh: ShareGroup = { kind: 'share', groupId, groupEpoch: 0, assignmentEpoch: 0, members: new Map(), targetAssignment: new Map(), subscriptionMetadata: new Map(), dead: false };
+    const fresh: ShareGroup = { kind: 'share', groupId, groupEpoch: 0, assignmentEpoch: 0, members: new Map(), targetAssignment: new Map(), subscriptionMetadata: new Map(), initializedTopics: new Map(), dead: false };
     this.ctx.groups.set(groupId, fresh);
     return fresh;
   }
@@ -104,6 +107,11 @@ export class ShareGroups {
         if (!g) return;
         if (r.value === null) g.targetAssignment.delete(r.memberId);
         else g.targetAssignment.set(r.memberId, fromList(r.value.topicPartitions));
+        return;
+      }
+      case 'share-state-metadata': {
+        const g = this.shareGroup(r.group, false);
+        if (g) g.initializedTopics = new Map((r.value?.initializedTopics ?? []).map((t) => [t.topicId, { name: t.topicName, partitions: [...t.partitions].sort((a, b) => a - b) }]));
         return;
       }
       case 'share-current-member': {
@@ -154,6 +162,8 @@ export class ShareGroups {
       this.ctx.emitAndApply({ type: 'share-partition-metadata', group: g.groupId, value: { topics: [...metadata].map(([topicId, t]) => ({ topicId, topicName: t.name, numPartitions: t.partitions, partitionMetadata: [] })) } });
     }
     if (subscriptionChanged || metadataChanged) this.bumpEpoch(g);
+    // Every heartbeat: a topic whose offsets were deleted comes back while members subscribe to it.
+    this.maybeInitializeTopics(g, [...metadata].map(([topicId, t]) => ({ topicId, name: t.name, partitions: Array.from({ length: t.partitions }, (_, i) => i) })));
     if (g.assignmentEpoch < g.groupEpoch) this.computeTargetAssignment(g);
     const m = g.members.get(member.memberId)!;
     const joining = p.memberEpoch === 0;
@@ -165,9 +175,9 @@ export class ShareGroups {
         value: { memberEpoch: g.assignmentEpoch, previousMemberEpoch: m.memberEpoch, state: 0, assignedPartitions: toList(target) },
       });
     }
-    this.scheduleSession(g.groupId, m.memberId);
+    this.scheduleSession(g.groupId, m.memberId, p.overrides?.sessionTimeoutMs);
     const answer: ShareGroupHeartbeatResponse = {
-      throttleTimeMs: 0, errorCode: 0, errorMessage: null, memberId: m.memberId, memberEpoch: m.memberEpoch, heartbeatIntervalMs: this.config().heartbeatIntervalMs,
+      throttleTimeMs: 0, errorCode: 0, errorMessage: null, memberId: m.memberId, memberEpoch: m.memberEpoch, heartbeatIntervalMs: p.overrides?.heartbeatIntervalMs ?? this.config().heartbeatIntervalMs,
       assignment: sendAssignment ? { topicPartitions: toList(m.assigned) } : null,
     };
     this.ctx.respond(() => respond(answer), (code) => respond(heartbeatError(code)));
@@ -221,8 +231,8 @@ export class ShareGroups {
     this.ctx.info(`share group ${g.groupId}: member ${memberId} left at epoch ${g.groupEpoch}`);
   }
 
-  private scheduleSession(groupId: string, memberId: string): void {
-    this.ctx.timers.schedule(`share-session:${groupId}:${memberId}`, this.ctx.nowMs + this.config().sessionTimeoutMs, () => {
+  private scheduleSession(groupId: string, memberId: string, sessionTimeoutMs = this.config().sessionTimeoutMs): void {
+    this.ctx.timers.schedule(`share-session:${groupId}:${memberId}`, this.ctx.nowMs + sessionTimeoutMs, () => {
       const g = this.shareGroup(groupId, false);
       if (g?.members.has(memberId)) this.removeMember(g, memberId);
     });
@@ -238,7 +248,68 @@ export class ShareGroups {
     this.ctx.emit({ type: 'share-target-metadata', group: g.groupId, value: null });
     for (const id of g.members.keys()) this.ctx.emit({ type: 'share-member', group: g.groupId, memberId: id, value: null });
     this.ctx.emit({ type: 'share-partition-metadata', group: g.groupId, value: null });
+    if (g.initializedTopics.size > 0) this.ctx.emit({ type: 'share-state-metadata', group: g.groupId, value: null });
     this.ctx.emit({ type: 'share-group', group: g.groupId, value: null });
+  }
+
+  /** Records topics' partitions as the group's share-partitions, when some are new. */
+  private maybeInitializeTopics(g: ShareGroup, topics: { topicId: string; name: string; partitions: number[] }[]): void {
+    const next = new Map([...g.initializedTopics].map(([id, t]) => [id, { name: t.name, partitions: [...t.partitions] }]));
+    let changed = false;
+    for (const t of topics) {
+      const cur = next.get(t.topicId) ?? { name: t.name, partitions: [] };
+      const added = t.partitions.filter((p) => !cur.partitions.includes(p));
+      if (added.length === 0 && next.has(t.topicId)) continue;
+      next.set(t.topicId, { name: t.name, partitions: [...cur.partitions, ...added].sort((a, b) => a - b) });
+      changed = true;
+    }
+    if (changed) this.writeInitializedTopics(g, next);
+  }
+
+  private writeInitializedTopics(g: ShareGroup, topics: Map<string, { name: string; partitions: number[] }>): void {
+    this.ctx.emitAndApply({
+      type: 'share-state-metadata', group: g.groupId,
+      value: { initializedTopics: [...topics].map(([topicId, t]) => ({ topicId, topicName: t.name, partitions: t.partitions })), deletingTopics: [] },
+    });
+  }
+
+  /** A share group's share-partitions (DescribeShareGroupOffsets, deleting the group's state). */
+  initializedTopics(groupId: string): { errorCode: number; topics: { topicId: string; name: string; partitions: number[] }[] } {
+    const g = this.ctx.groups.get(groupId);
+    if (!g || g.kind !== 'share' || g.dead) return { errorCode: ErrorCode.GROUP_ID_NOT_FOUND, topics: [] };
+    return { errorCode: 0, topics: [...g.initializedTopics].map(([topicId, t]) => ({ topicId, name: t.name, partitions: [...t.partitions] })) };
+  }
+
+  /**
+   * AlterShareGroupOffsets, the group's part: only an empty share group (NON_EMPTY_GROUP), created
+   * when it does not exist (as Kafka, so offsets can be set before the first member joins); the
+   * partitions join its share-partitions. The share coordinator's state is set by the caller.
+   */
+  alterOffsets(groupId: string, topics: { topicId: string; name: string; partitions: number[] }[], respond: (code: number) => void): void {
+    const existing = this.ctx.groups.get(groupId);
+    const refuse = (code: number) => this.ctx.respond(() => respond(code));
+    if (existing !== undefined && (existing.kind !== 'share' || existing.dead)) return refuse(ErrorCode.GROUP_ID_NOT_FOUND);
+    if (existing?.kind === 'share' && existing.members.size > 0) return refuse(ErrorCode.NON_EMPTY_GROUP);
+    let g = this.shareGroup(groupId, false);
+    if (!g) {
+      this.ctx.emitAndApply({ type: 'share-group', group: groupId, value: { epoch: 0 } });
+      g = this.shareGroup(groupId, false)!;
+    }
+    this.maybeInitializeTopics(g, topics);
+    this.ctx.respond(() => respond(ErrorCode.NONE), respond);
+  }
+
+  /**
+   * DeleteShareGroupOffsets, the group's part: only an empty share group; the topics leave its
+   * share-partitions. The answer names the partitions whose state the caller deletes.
+   */
+  deleteOffsets(groupId: string, topicIds: string[], respond: (code: number, deleted: { topicId: string; name: string; partitions: number[] }[]) => void): void {
+    const g = this.ctx.groups.get(groupId);
+    if (!g || g.kind !== 'share' || g.dead) return this.ctx.respond(() => respond(ErrorCode.GROUP_ID_NOT_FOUND, []));
+    if (g.members.size > 0) return this.ctx.respond(() => respond(ErrorCode.NON_EMPTY_GROUP, []));
+    const deleted = topicIds.flatMap((id) => { const t = g.initializedTopics.get(id); return t ? [{ topicId: id, name: t.name, partitions: [...t.partitions] }] : []; });
+    if (deleted.length > 0) this.writeInitializedTopics(g, new Map([...g.initializedTopics].filter(([id]) => !topicIds.includes(id))));
+    this.ctx.respond(() => respond(ErrorCode.NONE, deleted), (code) => respond(code, []));
   }
 
   /** The partitions a share group's members are assigned now (topic id → partitions), for the share-partition leaders. */

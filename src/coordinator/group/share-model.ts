@@ -23,6 +23,13 @@ export interface ShareGroup {
   readonly members: Map<string, ShareMember>;
   readonly targetAssignment: Map<string, TopicPartitions>;
   subscriptionMetadata: Map<string, { name: string; partitions: number }>;
+  /**
+   * The share-partitions the group has state for (Kafka's ShareGroupStatePartitionMetadata
+   * initializedTopics): every partition of a topic it has subscribed to, or whose offsets were
+   * altered, until its offsets or the group are deleted. What DescribeShareGroupOffsets lists and
+   * what deleting the group deletes from the share coordinator.
+   */
+  initializedTopics: Map<string, { name: string; partitions: number[] }>;
   dead: boolean;
 }
 

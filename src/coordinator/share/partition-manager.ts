@@ -6,20 +6,42 @@
 // with its delivery count. Operations on one share-partition run one at a time (the state machine
 // is synchronous, the reads and writes around it are not). Acquisition locks are timers here, fed
 // back into the state machine as time.
-import { iterateBatches } from '../../records/index.js';
+import { iterateBatches, readRecords, type RecordInput } from '../../records/index.js';
 import { ErrorCode } from '../../protocol/index.js';
 import type { Clock } from '../../util/index.js';
 import type { Scheduler } from '../../replication/index.js';
-import { SharePartition, type AcknowledgementBatch, type AcquiredRange, type BatchSpan, type SharePartitionConfig, type StateBatch } from './share-partition.js';
+import { SharePartition, type AcknowledgementBatch, type DeadLetter, type AcquiredRange, type BatchSpan, type SharePartitionConfig, type StateBatch } from './share-partition.js';
 import type { SharePartitionKey } from './state-records.js';
 
 /** The per-group settings a share-partition runs with (share.* group configs over their group.share.* broker defaults). */
 export interface ShareGroupSettings extends SharePartitionConfig {
-  /** share.auto.offset.reset: where a share-partition without state starts. */
-  autoOffsetReset: 'earliest' | 'latest';
+  /**
+   * share.auto.offset.reset: where a share-partition without state starts: the log start, the
+   * high watermark, or (by_duration:<d>) the first record at most that many milliseconds old.
+   */
+  autoOffsetReset: 'earliest' | 'latest' | { byDurationMs: number };
   /** share.isolation.level: 1 read_committed. */
   isolationLevel: 0 | 1;
+  /** errors.deadletterqueue.topic.name (KIP-1191): where rejected records and those past the delivery limit are written; null: nowhere. */
+  deadLetterTopic: string | null;
+  /** errors.deadletterqueue.copy.record.enable: a dead letter carries the record's key, value and headers, not only the context headers. */
+  deadLetterCopyRecord: boolean;
 }
+
+/** Writes dead letters to a topic, wherever its partition is led (acks=all); resolves with 0 or an error code. */
+export interface DeadLetterWriter {
+  write(topic: string, sourcePartition: number, records: RecordInput[]): Promise<number>;
+}
+
+/**
+ * The headers a dead letter carries (KIP-1191's context, named like Kafka Connect's
+ * `__connect.errors.*` headers): the group, where the record was, why it was archived, and how
+ * many times it was delivered.
+ */
+export const DEAD_LETTER_HEADERS = {
+  groupId: '__dlq.errors.group.id', topic: '__dlq.errors.topic', partition: '__dlq.errors.partition', offset: '__dlq.errors.offset',
+  reason: '__dlq.errors.reason', deliveryCount: '__dlq.errors.delivery.count',
+} as const;
 
 /** The share coordinator, here or on another broker. */
 export interface SharePersister {
@@ -37,6 +59,8 @@ export interface ShareLog {
     Promise<{ errorCode: number; records: Buffer | null; abortedTransactions: { producerId: number; firstOffset: number }[] }>;
   /** The log start offset and the high watermark (what auto.offset.reset chooses between). */
   bounds(topic: string, partition: number): { logStartOffset: number; highWatermark: number } | null;
+  /** The first offset whose record's timestamp is at or after `timestampMs` (ListOffsets by timestamp); null when there is none. */
+  offsetForTimestamp(topic: string, partition: number, timestampMs: number): Promise<number | null>;
 }
 
 export interface SharePartitionManagerDeps {
@@ -45,6 +69,7 @@ export interface SharePartitionManagerDeps {
   persister: SharePersister;
   log: ShareLog;
   settings(groupId: string): ShareGroupSettings;
+  deadLetters: DeadLetterWriter;
   warn(message: string): void;
 }
 
@@ -58,6 +83,10 @@ export class ShareStats {
   lockTimeouts = 0;
   fetches = 0;
   acknowledgements = 0;
+  /** Records archived because they were rejected or reached the delivery limit. */
+  recordsArchived = 0;
+  deadLettersWritten = 0;
+  deadLetterFailures = 0;
 }
 
 interface Held {
@@ -69,7 +98,15 @@ interface Held {
   queue: Promise<unknown>;
   timer: { cancel(): void } | null;
   timerAtMs: number | null;
+  /** Fetches waiting for this share-partition to have records to acquire. */
+  readonly wakers: Set<() => void>;
 }
+
+/** Write refusals meaning the state held here is not the share coordinator's any more. */
+const STALE = new Set<number>([ErrorCode.FENCED_STATE_EPOCH, ErrorCode.FENCED_LEADER_EPOCH, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION]);
+
+/** How much of the log one read for dead letters takes. */
+const DEAD_LETTER_READ_BYTES = 1 << 20;
 
 const id = (k: SharePartitionKey) => `${k.groupId}\u0000${k.topicId}\u0000${k.partition}`;
 
@@ -105,7 +142,7 @@ export class SharePartitionManager {
       // A share-partition never seen: it starts where share.auto.offset.reset says.
       const bounds = this.deps.log.bounds(topic, key.partition);
       if (bounds === null) return ErrorCode.NOT_LEADER_OR_FOLLOWER;
-      const startOffset = settings.autoOffsetReset === 'earliest' ? bounds.logStartOffset : bounds.highWatermark;
+      const startOffset = await this.resetOffset(settings.autoOffsetReset, topic, key.partition, bounds);
       const code = await this.deps.persister.initialize(key, 0, startOffset);
       if (code !== ErrorCode.NONE) return code;
       state = { stateEpoch: 0, startOffset, stateBatches: [] };
@@ -118,9 +155,17 @@ export class SharePartitionManager {
     const sp = new SharePartition(settings, { startOffset: state.startOffset, stateBatches: state.stateBatches });
     const bounds = this.deps.log.bounds(topic, key.partition);
     if (bounds) sp.maybeMoveToLogStart(bounds.logStartOffset);
-    const h: Held = { key, topic, leaderEpoch, stateEpoch: state.stateEpoch, sp, queue: Promise.resolve(), timer: null, timerAtMs: null };
+    const h: Held = { key, topic, leaderEpoch, stateEpoch: state.stateEpoch, sp, queue: Promise.resolve(), timer: null, timerAtMs: null, wakers: new Set() };
     this.held.set(id(key), h);
     return h;
+  }
+
+  /** Where share.auto.offset.reset starts a share-partition; by_duration past every record starts at the high watermark, as Kafka. */
+  private async resetOffset(reset: ShareGroupSettings['autoOffsetReset'], topic: string, partition: number, bounds: { logStartOffset: number; highWatermark: number }): Promise<number> {
+    if (reset === 'earliest') return bounds.logStartOffset;
+    if (reset === 'latest') return bounds.highWatermark;
+    const found = await this.deps.log.offsetForTimestamp(topic, partition, this.deps.clock.nowMs() - reset.byDurationMs);
+    return found === null ? bounds.highWatermark : Math.min(Math.max(found, bounds.logStartOffset), bounds.highWatermark);
   }
 
   /** Runs `op` on the share-partition after the ones queued before it. */
@@ -130,36 +175,115 @@ export class SharePartitionManager {
     return next;
   }
 
+  /**
+   * Writes the share-partition's state. Refused because the state moved on without this leader (a
+   * newer leader, offsets altered or deleted, the group deleted), what is held here is stale: it is
+   * dropped, so the next request loads the state again, and the caller answers without records.
+   */
   private async persist(h: Held): Promise<number> {
     const code = await this.deps.persister.write({ ...h.key, stateEpoch: h.stateEpoch, leaderEpoch: h.leaderEpoch, ...h.sp.persistentState() });
     if (code !== ErrorCode.NONE) this.deps.warn(`share-partition ${h.key.groupId}/${h.topic}-${h.key.partition}: state write failed with error ${code}`);
+    if (STALE.has(code)) {
+      this.drop(h);
+      return code;
+    }
     this.rescheduleLockTimer(h);
+    // Dead letters go out once the archiving is written, so a new leader never writes them again
+    // (a crash between the two loses them: at most once, as an archive is final).
+    const letters = h.sp.takeDeadLetters();
+    this.stats.recordsArchived += letters.length;
+    if (code === ErrorCode.NONE && letters.length > 0) await this.writeDeadLetters(h, letters);
     return code;
+  }
+
+  /** The dead letters of one share-partition to its group's dead-letter topic, if it has one; failures are logged and counted. */
+  private async writeDeadLetters(h: Held, letters: DeadLetter[]): Promise<void> {
+    const settings = this.deps.settings(h.key.groupId);
+    if (settings.deadLetterTopic === null) return;
+    const wanted = new Map(letters.map((l) => [l.offset, l]));
+    const out: RecordInput[] = [];
+    const text = (v: string | number) => Buffer.from(String(v));
+    let offset = Math.min(...wanted.keys());
+    const last = Math.max(...wanted.keys());
+    while (offset <= last) {
+      const read = await this.deps.log.read(h.topic, h.key.partition, offset, DEAD_LETTER_READ_BYTES, 0, 0);
+      if (read.errorCode !== ErrorCode.NONE || read.records === null || read.records.length === 0) break;
+      let next = offset;
+      for (const b of iterateBatches(read.records)) {
+        next = Math.max(next, b.lastOffset + 1);
+        if (b.isControl || ![...wanted.keys()].some((o) => o >= b.baseOffset && o <= b.lastOffset)) continue;
+        for (const r of await readRecords(b)) {
+          const l = wanted.get(r.offset);
+          if (!l) continue;
+          const context = [
+            { key: DEAD_LETTER_HEADERS.groupId, value: text(h.key.groupId) }, { key: DEAD_LETTER_HEADERS.topic, value: text(h.topic) },
+            { key: DEAD_LETTER_HEADERS.partition, value: text(h.key.partition) }, { key: DEAD_LETTER_HEADERS.offset, value: text(r.offset) },
+            { key: DEAD_LETTER_HEADERS.reason, value: text(l.reason) }, { key: DEAD_LETTER_HEADERS.deliveryCount, value: text(l.deliveryCount) },
+          ];
+          out.push(settings.deadLetterCopyRecord
+            ? { key: r.key, value: r.value, headers: [...r.headers.map((x) => ({ key: x.key, value: x.value })), ...context], timestamp: r.timestamp }
+            : { key: null, value: null, headers: context });
+        }
+      }
+      if (next <= offset) break;
+      offset = next;
+    }
+    if (out.length === 0) return;
+    const code = await this.deps.deadLetters.write(settings.deadLetterTopic, h.key.partition, out);
+    if (code === ErrorCode.NONE) { this.stats.deadLettersWritten += out.length; return; }
+    this.stats.deadLetterFailures += out.length;
+    this.deps.warn(`share-partition ${h.key.groupId}/${h.topic}-${h.key.partition}: ${out.length} dead letter(s) not written to ${settings.deadLetterTopic} (error ${code})`);
+  }
+
+  private drop(h: Held): void {
+    h.timer?.cancel();
+    h.timer = null;
+    if (this.held.get(id(h.key)) === h) this.held.delete(id(h.key));
+    this.wake(h);
   }
 
   /**
    * Acquires records of each partition for `memberId`: reads from the first available offset and
    * acquires what it can; when nothing could be acquired anywhere, waits once up to `maxWaitMs`
-   * for appends and tries again.
+   * for any of the partitions to have something again (an append, a record released by an
+   * acknowledgement, a leaving member or an expired lock, room under the in-flight limit) and
+   * tries again.
    */
   async fetch(groupId: string, memberId: string, partitions: ShareFetchPartition[], o: { maxBytes: number; maxRecords: number; maxWaitMs: number }): Promise<ShareFetchResult[]> {
     this.stats.fetches++;
-    let out = await Promise.all(partitions.map((p) => this.fetchOne(groupId, memberId, p, o.maxBytes, o.maxRecords, 0)));
-    if (o.maxWaitMs > 0 && out.every((r) => r.errorCode === ErrorCode.NONE && r.acquired.length === 0) && partitions.length > 0) {
-      out = await Promise.all(partitions.map((p) => this.fetchOne(groupId, memberId, p, o.maxBytes, o.maxRecords, o.maxWaitMs)));
-    }
-    return out;
+    const fetchAll = () => Promise.all(partitions.map((p) => this.fetchOne(groupId, memberId, p, o.maxBytes, o.maxRecords)));
+    const out = await fetchAll();
+    if (o.maxWaitMs <= 0 || partitions.length === 0 || !out.every((r) => r.errorCode === ErrorCode.NONE && r.acquired.length === 0)) return out;
+    await this.waitForAny(groupId, partitions, o.maxWaitMs);
+    return fetchAll();
   }
 
-  private async fetchOne(groupId: string, memberId: string, p: ShareFetchPartition, maxBytes: number, maxRecords: number, maxWaitMs: number): Promise<ShareFetchResult> {
+  /** Resolves after `maxWaitMs`, or sooner when one of the share-partitions may have records to acquire. */
+  private async waitForAny(groupId: string, partitions: ShareFetchPartition[], maxWaitMs: number): Promise<void> {
+    const held = (await Promise.all(partitions.map((p) => this.get(groupId, p)))).filter((h): h is Held => typeof h !== 'number');
+    let wake!: () => void;
+    const woken = new Promise<void>((resolve) => { wake = resolve; });
+    const timer = this.deps.scheduler.schedule(maxWaitMs, wake);
+    for (const h of held) {
+      h.wakers.add(wake);
+      // Appends wake the fetch purgatory's wait; it is not cancelled when something else wakes first.
+      if (h.sp.canAcquire()) void this.deps.log.read(h.topic, h.key.partition, h.sp.nextFetchOffset(), 1, this.deps.settings(groupId).isolationLevel, maxWaitMs).then(wake, wake);
+    }
+    await woken;
+    timer.cancel();
+    for (const h of held) h.wakers.delete(wake);
+  }
+
+  /** Fetches waiting on the share-partition try again: records may be available. */
+  private wake(h: Held): void {
+    for (const w of h.wakers) w();
+    h.wakers.clear();
+  }
+
+  private async fetchOne(groupId: string, memberId: string, p: ShareFetchPartition, maxBytes: number, maxRecords: number): Promise<ShareFetchResult> {
     const h = await this.get(groupId, p);
     if (typeof h === 'number') return { errorCode: h, records: null, acquired: [] };
     const settings = this.deps.settings(groupId);
-    if (maxWaitMs > 0) {
-      // Wait outside the share-partition's queue, so acknowledgements are not held up.
-      if (!h.sp.canAcquire()) return { errorCode: 0, records: null, acquired: [] };
-      await this.deps.log.read(h.topic, p.partition, h.sp.nextFetchOffset(), 1, settings.isolationLevel, maxWaitMs);
-    }
     return this.serial(h, async () => {
       if (!h.sp.canAcquire()) return { errorCode: 0, records: null, acquired: [] };
       const offset = h.sp.nextFetchOffset();
@@ -172,8 +296,10 @@ export class SharePartitionManager {
         if (archive.length > 0) await this.persist(h);
         return { errorCode: 0, records: null, acquired };
       }
+      const code = await this.persist(h);
+      // Records whose acquisition was not written are not handed out: a new leader would not know them.
+      if (code !== ErrorCode.NONE) return { errorCode: STALE.has(code) ? ErrorCode.NOT_LEADER_OR_FOLLOWER : code, records: null, acquired: [] };
       for (const r of acquired) this.stats.recordsAcquired += r.lastOffset - r.firstOffset + 1;
-      await this.persist(h);
       return { errorCode: 0, records: read.records, acquired };
     });
   }
@@ -187,7 +313,10 @@ export class SharePartitionManager {
       const code = h.sp.acknowledge(memberId, batches);
       if (code !== ErrorCode.NONE) return code;
       for (const b of batches) this.stats.recordsAcknowledged += b.lastOffset - b.firstOffset + 1;
-      return this.persist(h);
+      const written = await this.persist(h);
+      // A release makes records available, an accept or reject may make room under the in-flight limit.
+      this.wake(h);
+      return written;
     });
   }
 
@@ -196,7 +325,11 @@ export class SharePartitionManager {
     await Promise.all(partitions.map(async (p) => {
       const h = this.held.get(id({ groupId, topicId: p.topicId, partition: p.partition }));
       if (!h) return;
-      await this.serial(h, async () => { if (h.sp.releaseMember(memberId) > 0) await this.persist(h); });
+      await this.serial(h, async () => {
+        if (h.sp.releaseMember(memberId) === 0) return;
+        await this.persist(h);
+        this.wake(h);
+      });
     }));
   }
 
@@ -208,6 +341,20 @@ export class SharePartitionManager {
     let n = 0;
     for (const h of this.held.values()) n += h.sp.acquiredRecords();
     return n;
+  }
+
+  /**
+   * Per share-partition held here, for /metrics: the start offset, the records in flight and
+   * acquired, and the lag (records up to `highWatermark` not yet acknowledged or archived).
+   */
+  partitionStats(highWatermark: (topic: string, partition: number) => number | null): { groupId: string; topic: string; partition: number; startOffset: number; inFlight: number; acquired: number; lag: number | null }[] {
+    return [...this.held.values()].map((h) => {
+      const hw = highWatermark(h.topic, h.key.partition);
+      return {
+        groupId: h.key.groupId, topic: h.topic, partition: h.key.partition, startOffset: h.sp.startOffset, inFlight: h.sp.inFlightRecords, acquired: h.sp.acquiredRecords(),
+        lag: hw === null ? null : Math.max(0, hw - h.sp.startOffset - h.sp.doneRecords()),
+      };
+    });
   }
 
   /** The share-partitions held here, for describing a group's start offsets. */
@@ -230,8 +377,9 @@ export class SharePartitionManager {
       void this.serial(h, async () => {
         const n = h.sp.expireLocks(this.deps.clock.nowMs());
         this.stats.lockTimeouts += n;
-        if (n > 0) await this.persist(h);
-        else this.rescheduleLockTimer(h);
+        if (n === 0) { this.rescheduleLockTimer(h); return; }
+        await this.persist(h);
+        this.wake(h);
       });
     });
   }

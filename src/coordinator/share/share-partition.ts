@@ -41,6 +41,12 @@ export interface BatchSpan { baseOffset: number; lastOffset: number }
 /** A ShareFetch AcquiredRecords entry: consecutive offsets with one delivery count. */
 export interface AcquiredRange { firstOffset: number; lastOffset: number; deliveryCount: number }
 
+/**
+ * A record archived because a consumer rejected it or it reached the delivery count limit: what
+ * goes to the group's dead-letter topic (KIP-1191), when it has one.
+ */
+export interface DeadLetter { offset: number; reason: 'rejected' | 'delivery_limit'; deliveryCount: number }
+
 /** A ShareAcknowledge / ShareFetch AcknowledgementBatch. */
 export interface AcknowledgementBatch { firstOffset: number; lastOffset: number; acknowledgeTypes: number[] }
 
@@ -54,6 +60,8 @@ export class SharePartition {
   /** The first offset never fetched for this group; records in [startOffset, endOffset) are in flight. */
   endOffset: number;
   private readonly records = new Map<number, InFlight>();
+  /** Archived by a reject or the delivery limit since the last takeDeadLetters(), in order. */
+  private deadLetters: DeadLetter[] = [];
 
   constructor(readonly config: SharePartitionConfig, state: ShareState) {
     assert(state.startOffset >= 0, `share-partition start offset ${state.startOffset}`);
@@ -65,6 +73,7 @@ export class SharePartition {
         // kept; one whose last delivery reached the limit ended like a lock expiry: archived.
         const done = b.deliveryState === RecordState.ACKNOWLEDGED || b.deliveryState === RecordState.ARCHIVED;
         const s = done ? b.deliveryState : b.deliveryCount >= config.deliveryCountLimit ? RecordState.ARCHIVED : RecordState.AVAILABLE;
+        if (!done && s === RecordState.ARCHIVED) this.deadLetters.push({ offset: o, reason: 'delivery_limit', deliveryCount: b.deliveryCount });
         this.fillGapTo(o);
         this.records.set(o, { state: s as RecordStateId, deliveryCount: b.deliveryCount, memberId: null, lockExpiresMs: 0 });
         this.endOffset = o + 1;
@@ -114,7 +123,12 @@ export class SharePartition {
         }
         if (r.state !== RecordState.AVAILABLE) continue;
         // Aborted records, and any at the limit (the group's limit may have been lowered), are never delivered.
-        if (aborted(o) || r.deliveryCount >= this.config.deliveryCountLimit) { r.state = RecordState.ARCHIVED; continue; }
+        if (aborted(o)) { r.state = RecordState.ARCHIVED; continue; }
+        if (r.deliveryCount >= this.config.deliveryCountLimit) {
+          r.state = RecordState.ARCHIVED;
+          this.deadLetters.push({ offset: o, reason: 'delivery_limit', deliveryCount: r.deliveryCount });
+          continue;
+        }
         r.state = RecordState.ACQUIRED;
         r.deliveryCount++;
         r.memberId = memberId;
@@ -150,8 +164,11 @@ export class SharePartition {
         const type = b.acknowledgeTypes.length === 1 ? b.acknowledgeTypes[0]! : b.acknowledgeTypes[o - b.firstOffset]!;
         const r = this.records.get(o)!;
         if (type === AcknowledgeType.ACCEPT) this.settle(r, RecordState.ACKNOWLEDGED);
-        else if (type === AcknowledgeType.RELEASE) this.release(r);
-        else this.settle(r, RecordState.ARCHIVED);
+        else if (type === AcknowledgeType.RELEASE) this.release(r, o);
+        else {
+          if (type === AcknowledgeType.REJECT) this.deadLetters.push({ offset: o, reason: 'rejected', deliveryCount: r.deliveryCount });
+          this.settle(r, RecordState.ARCHIVED);
+        }
       }
     }
     this.maybeAdvanceStartOffset();
@@ -161,15 +178,22 @@ export class SharePartition {
   /** A member's session closed or it left the group: what it holds is released. The count released. */
   releaseMember(memberId: string): number {
     let n = 0;
-    for (const r of this.records.values()) if (r.state === RecordState.ACQUIRED && r.memberId === memberId) { this.release(r); n++; }
+    for (const [o, r] of this.records) if (r.state === RecordState.ACQUIRED && r.memberId === memberId) { this.release(r, o); n++; }
     this.maybeAdvanceStartOffset();
     return n;
+  }
+
+  /** The records rejected or archived at the delivery limit since the last call, in the order it happened. */
+  takeDeadLetters(): DeadLetter[] {
+    const out = this.deadLetters;
+    this.deadLetters = [];
+    return out;
   }
 
   /** Acquisition locks that ran out by `nowMs` release their records. The count released. */
   expireLocks(nowMs: number): number {
     let n = 0;
-    for (const r of this.records.values()) if (r.state === RecordState.ACQUIRED && r.lockExpiresMs <= nowMs) { this.release(r); n++; }
+    for (const [o, r] of this.records) if (r.state === RecordState.ACQUIRED && r.lockExpiresMs <= nowMs) { this.release(r, o); n++; }
     this.maybeAdvanceStartOffset();
     return n;
   }
@@ -179,6 +203,13 @@ export class SharePartition {
     let min: number | null = null;
     for (const r of this.records.values()) if (r.state === RecordState.ACQUIRED && (min === null || r.lockExpiresMs < min)) min = r.lockExpiresMs;
     return min;
+  }
+
+  /** Records in flight already acknowledged or archived (waiting for the start offset to pass them; for the lag). */
+  doneRecords(): number {
+    let n = 0;
+    for (const r of this.records.values()) if (DONE(r.state)) n++;
+    return n;
   }
 
   /** Records acquired now (for metrics). */
@@ -227,8 +258,10 @@ export class SharePartition {
     }
   }
 
-  private release(r: InFlight): void {
-    this.settle(r, r.deliveryCount >= this.config.deliveryCountLimit ? RecordState.ARCHIVED : RecordState.AVAILABLE);
+  private release(r: InFlight, offset: number): void {
+    if (r.deliveryCount < this.config.deliveryCountLimit) { this.settle(r, RecordState.AVAILABLE); return; }
+    this.deadLetters.push({ offset, reason: 'delivery_limit', deliveryCount: r.deliveryCount });
+    this.settle(r, RecordState.ARCHIVED);
   }
 
   private settle(r: InFlight, state: RecordStateId): void {

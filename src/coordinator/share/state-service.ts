@@ -62,12 +62,27 @@ export class ShareCoordinatorService {
 
   delete(k: SharePartitionKey): Promise<number> { return this.op(k, (s, _now, done) => s.delete(k, done)); }
 
-  read(k: SharePartitionKey): ReadResult {
+  /**
+   * ReadShareGroupState: with a leader epoch (a share-partition leader taking over) the stored
+   * leader epoch is raised first, fencing the previous leader's writes; -1 only reads.
+   */
+  read(k: SharePartitionKey, leaderEpoch = -1): Promise<ReadResult> {
     const partition = this.partitionFor(k);
     this.ensureLoading(partition);
     const shard = this.runtime.activeShard(partition);
-    if (!shard) return { errorCode: this.runtime.errorFor(partition), errorMessage: null };
-    return shard.read(k);
+    if (!shard) return Promise.resolve({ errorCode: this.runtime.errorFor(partition), errorMessage: null });
+    if (leaderEpoch < 0) return Promise.resolve(shard.read(k));
+    return new Promise<ReadResult>((resolve) => {
+      let answered = false;
+      const done = (r: ReadResult) => { if (!answered) { answered = true; resolve(r); } };
+      void this.runtime.write(partition, (s) => s.readForLeader(k, leaderEpoch, done))
+        .then((code) => { if (code !== ErrorCode.NONE) done({ errorCode: code, errorMessage: null }); });
+    });
+  }
+
+  /** ReadShareGroupStateSummary: the start offset and state epoch (the batches are left out). */
+  summary(k: SharePartitionKey): Promise<ReadResult> {
+    return this.read(k, -1).then((r) => ({ errorCode: r.errorCode, errorMessage: r.errorMessage, ...(r.errorCode === ErrorCode.NONE ? { stateEpoch: r.stateEpoch!, startOffset: r.startOffset!, leaderEpoch: r.leaderEpoch! } : {}) }));
   }
 
   /** Resolves when every shard loading now has loaded. */

@@ -118,12 +118,15 @@ export class ShareCoordinatorShard {
   write(nowMs: number, p: WriteParams, respond: (code: number) => void): ShareStateEffects {
     const id = shareCoordinatorKey(p);
     const s = this.states.get(id);
-    if (s && p.stateEpoch < s.stateEpoch) return this.refuse(ErrorCode.FENCED_STATE_EPOCH, respond);
-    if (s && p.leaderEpoch < s.leaderEpoch) return this.refuse(ErrorCode.FENCED_LEADER_EPOCH, respond);
-    if (!s || s.updatesSinceSnapshot >= this.config.updatesPerSnapshot) {
-      const startOffset = p.startOffset >= 0 ? p.startOffset : s?.startOffset ?? 0;
-      const merged = mergeStateBatches(s?.stateBatches ?? [], p.stateBatches, startOffset);
-      this.snapshot(p, { stateEpoch: p.stateEpoch, leaderEpoch: p.leaderEpoch, startOffset, stateBatches: merged, snapshotEpoch: (s?.snapshotEpoch ?? -1) + 1, createTimestamp: s?.createTimestamp ?? nowMs }, nowMs);
+    // Never initialized, or deleted since (the group or its offsets were): a leader still holding
+    // it must not bring it back, so the write is refused and the leader drops what it holds.
+    if (!s) return this.refuse(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, respond);
+    if (p.stateEpoch < s.stateEpoch) return this.refuse(ErrorCode.FENCED_STATE_EPOCH, respond);
+    if (p.leaderEpoch < s.leaderEpoch) return this.refuse(ErrorCode.FENCED_LEADER_EPOCH, respond);
+    if (s.updatesSinceSnapshot >= this.config.updatesPerSnapshot) {
+      const startOffset = p.startOffset >= 0 ? p.startOffset : s.startOffset;
+      const merged = mergeStateBatches(s.stateBatches, p.stateBatches, startOffset);
+      this.snapshot(p, { stateEpoch: p.stateEpoch, leaderEpoch: p.leaderEpoch, startOffset, stateBatches: merged, snapshotEpoch: s.snapshotEpoch + 1, createTimestamp: s.createTimestamp }, nowMs);
     } else {
       this.effects.records.push({
         type: 'update', key: { groupId: p.groupId, topicId: p.topicId, partition: p.partition },
@@ -134,7 +137,32 @@ export class ShareCoordinatorShard {
     return this.take();
   }
 
-  /** ReadShareGroupState: the state a new leader starts from; UNKNOWN_TOPIC_OR_PARTITION when it was never initialized. */
+  /**
+   * ReadShareGroupState from a share-partition leader taking the partition over under
+   * `leaderEpoch` (Kafka's readStateAndMaybeUpdateLeaderEpoch): a newer epoch than the stored one
+   * is written first (an update with no batches), so a deposed leader's late write is fenced
+   * (FENCED_LEADER_EPOCH) before the new leader acts on what it read. The answer is the state once
+   * that record is committed. An older epoch is refused.
+   */
+  readForLeader(k: SharePartitionKey, leaderEpoch: number, respond: (r: ReadResult) => void): ShareStateEffects {
+    const s = this.states.get(shareCoordinatorKey(k));
+    const answer = () => respond(this.read(k));
+    const fail = (code: number) => respond({ errorCode: code, errorMessage: null });
+    if (s && leaderEpoch >= 0 && leaderEpoch < s.leaderEpoch) {
+      this.reply(() => fail(ErrorCode.FENCED_LEADER_EPOCH), fail);
+      return this.take();
+    }
+    if (s && leaderEpoch > s.leaderEpoch) {
+      this.effects.records.push({
+        type: 'update', key: { groupId: k.groupId, topicId: k.topicId, partition: k.partition },
+        value: { snapshotEpoch: s.snapshotEpoch, leaderEpoch, startOffset: -1n, deliveryCompleteCount: -1, stateBatches: [] },
+      });
+    }
+    this.reply(answer, fail);
+    return this.take();
+  }
+
+  /** ReadShareGroupState without fencing (and the state a summary is made of); UNKNOWN_TOPIC_OR_PARTITION when it was never initialized. */
   read(k: SharePartitionKey): ReadResult {
     const s = this.states.get(shareCoordinatorKey(k));
     if (!s) return { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: 'The share-partition has no state.' };

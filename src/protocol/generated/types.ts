@@ -509,6 +509,68 @@ export interface AlterReplicaLogDirsResponseAlterReplicaLogDirTopicResult {
   unknownTaggedFields?: UnknownTaggedField[];
 }
 
+export interface AlterShareGroupOffsetsRequest {
+  /** v0+ */
+  groupId: string;
+  /** v0+ */
+  topics: AlterShareGroupOffsetsRequestAlterShareGroupOffsetsRequestTopic[];
+  /** Tagged fields this codec does not know, kept so they survive a re-encode. */
+  unknownTaggedFields?: UnknownTaggedField[];
+}
+
+export interface AlterShareGroupOffsetsRequestAlterShareGroupOffsetsRequestPartition {
+  /** v0+ */
+  partitionIndex: number;
+  /** v0+ */
+  startOffset: bigint;
+  /** Tagged fields this codec does not know, kept so they survive a re-encode. */
+  unknownTaggedFields?: UnknownTaggedField[];
+}
+
+export interface AlterShareGroupOffsetsRequestAlterShareGroupOffsetsRequestTopic {
+  /** v0+ */
+  topicName: string;
+  /** v0+ */
+  partitions: AlterShareGroupOffsetsRequestAlterShareGroupOffsetsRequestPartition[];
+  /** Tagged fields this codec does not know, kept so they survive a re-encode. */
+  unknownTaggedFields?: UnknownTaggedField[];
+}
+
+export interface AlterShareGroupOffsetsResponse {
+  /** v0+ */
+  throttleTimeMs: number;
+  /** v0+ */
+  errorCode: number;
+  /** v0+ */
+  errorMessage: string | null;
+  /** v0+ */
+  responses: AlterShareGroupOffsetsResponseAlterShareGroupOffsetsResponseTopic[];
+  /** Tagged fields this codec does not know, kept so they survive a re-encode. */
+  unknownTaggedFields?: UnknownTaggedField[];
+}
+
+export interface AlterShareGroupOffsetsResponseAlterShareGroupOffsetsResponsePartition {
+  /** v0+ */
+  partitionIndex: number;
+  /** v0+ */
+  errorCode: number;
+  /** v0+ */
+  errorMessage: string | null;
+  /** Tagged fields this codec does not know, kept so they survive a re-encode. */
+  unknownTaggedFields?: UnknownTaggedField[];
+}
+
+export interface AlterShareGroupOffsetsResponseAlterShareGroupOffsetsResponseTopic {
+  /** v0+ */
+  topicName: string;
+  /** v0+ */
+  topicId: string;
+  /** v0+ */
+  partitions: AlterShareGroupOffsetsResponseAlterShareGroupOffsetsResponsePartition[];
+  /** Tagged fields this codec does not know, kept so they survive a re-encode. */
+  unknownTaggedFields?: UnknownTaggedField[];
+}
+
 export interface AlterUserScramCredentialsRequest {
   /** v0+ */
   deletions: AlterUserScramCredentialsRequestScramCredentialDeletion[];
@@ -1789,6 +1851,48 @@ export interface DeleteRecordsResponseDeleteRecordsTopicResult {
   unknownTaggedFields?: UnknownTaggedField[];
 }
 
+export interface DeleteShareGroupOffsetsRequest {
+  /** v0+ */
+  groupId: string;
+  /** v0+ */
+  topics: DeleteShareGroupOffsetsRequestDeleteShareGroupOffsetsRequestTopic[];
+  /** Tagged fields this codec does not know, kept so they survive a re-encode. */
+  unknownTaggedFields?: UnknownTaggedField[];
+}
+
+export interface DeleteShareGroupOffsetsRequestDeleteShareGroupOffsetsRequestTopic {
+  /** v0+ */
+  topicName: string;
+  /** Tagged fields this codec does not know, kept so they survive a re-encode. */
+  unknownTaggedFields?: UnknownTaggedField[];
+}
+
+export interface DeleteShareGroupOffsetsResponse {
+  /** v0+ */
+  throttleTimeMs: number;
+  /** v0+ */
+  errorCode: number;
+  /** v0+ */
+  errorMessage: string | null;
+  /** v0+ */
+  responses: DeleteShareGroupOffsetsResponseDeleteShareGroupOffsetsResponseTopic[];
+  /** Tagged fields this codec does not know, kept so they survive a re-encode. */
+  unknownTaggedFields?: UnknownTaggedField[];
+}
+
+export interface DeleteShareGroupOffsetsResponseDeleteShareGroupOffsetsResponseTopic {
+  /** v0+ */
+  topicName: string;
+  /** v0+ */
+  topicId: string;
+  /** v0+ */
+  errorCode: number;
+  /** v0+ */
+  errorMessage: string | null;
+  /** Tagged fields this codec does not know, kept so they survive a re-encode. */
+  unknownTaggedFields?: UnknownTaggedField[];
+}
+
 export interface DeleteShareGroupStateRequest {
   /** v0+ */
   groupId: string;
@@ -2464,6 +2568,81 @@ export interface DescribeQuorumResponseTopicData {
   topicName: string;
   /** v0+ */
   partitions: DescribeQuorumResponsePartitionData[];
+  /** Tagged fields this codec does not know, kept so they survive a re-encode. */
+  unknownTaggedFields?: UnknownTaggedField[];
+}
+
+export interface DescribeShareGroupOffsetsRequest {
+  /** v0+ */
+  groups: DescribeShareGroupOffsetsRequestDescribeShareGroupOffsetsRequestGroup[];
+  /** Tagged fields this codec does not know, kept so they survive a re-encode. */
+  unknownTaggedFields?: UnknownTaggedField[];
+}
+
+export interface DescribeShareGroupOffsetsRequestDescribeShareGroupOffsetsRequestGroup {
+  /** v0+ */
+  groupId: string;
+  /** v0+ */
+  topics: DescribeShareGroupOffsetsRequestDescribeShareGroupOffsetsRequestTopic[] | null;
+  /** Tagged fields this codec does not know, kept so they survive a re-encode. */
+  unknownTaggedFields?: UnknownTaggedField[];
+}
+
+export interface DescribeShareGroupOffsetsRequestDescribeShareGroupOffsetsRequestTopic {
+  /** v0+ */
+  topicName: string;
+  /** v0+ */
+  partitions: number[];
+  /** Tagged fields this codec does not know, kept so they survive a re-encode. */
+  unknownTaggedFields?: UnknownTaggedField[];
+}
+
+export interface DescribeShareGroupOffsetsResponse {
+  /** v0+ */
+  throttleTimeMs: number;
+  /** v0+ */
+  groups: DescribeShareGroupOffsetsResponseDescribeShareGroupOffsetsResponseGroup[];
+  /** Tagged fields this codec does not know, kept so they survive a re-encode. */
+  unknownTaggedFields?: UnknownTaggedField[];
+}
+
+export interface DescribeShareGroupOffsetsResponseDescribeShareGroupOffsetsResponseGroup {
+  /** v0+ */
+  groupId: string;
+  /** v0+ */
+  topics: DescribeShareGroupOffsetsResponseDescribeShareGroupOffsetsResponseTopic[];
+  /** v0+ */
+  errorCode: number;
+  /** v0+ */
+  errorMessage: string | null;
+  /** Tagged fields this codec does not know, kept so they survive a re-encode. */
+  unknownTaggedFields?: UnknownTaggedField[];
+}
+
+export interface DescribeShareGroupOffsetsResponseDescribeShareGroupOffsetsResponsePartition {
+  /** v0+ */
+  partitionIndex: number;
+  /** v0+ */
+  startOffset: bigint;
+  /** v0+ */
+  leaderEpoch: number;
+  /** v1+ */
+  lag: bigint;
+  /** v0+ */
+  errorCode: number;
+  /** v0+ */
+  errorMessage: string | null;
+  /** Tagged fields this codec does not know, kept so they survive a re-encode. */
+  unknownTaggedFields?: UnknownTaggedField[];
+}
+
+export interface DescribeShareGroupOffsetsResponseDescribeShareGroupOffsetsResponseTopic {
+  /** v0+ */
+  topicName: string;
+  /** v0+ */
+  topicId: string;
+  /** v0+ */
+  partitions: DescribeShareGroupOffsetsResponseDescribeShareGroupOffsetsResponsePartition[];
   /** Tagged fields this codec does not know, kept so they survive a re-encode. */
   unknownTaggedFields?: UnknownTaggedField[];
 }
@@ -6682,6 +6861,12 @@ export interface ApiTypes {
 
   87: { request: ReadShareGroupStateSummaryRequest; response: ReadShareGroupStateSummaryResponse };
 
+  90: { request: DescribeShareGroupOffsetsRequest; response: DescribeShareGroupOffsetsResponse };
+
+  91: { request: AlterShareGroupOffsetsRequest; response: AlterShareGroupOffsetsResponse };
+
+  92: { request: DeleteShareGroupOffsetsRequest; response: DeleteShareGroupOffsetsResponse };
+
 }
 
 export const ApiKey = {
@@ -6861,6 +7046,12 @@ export const ApiKey = {
   DeleteShareGroupState: 86,
 
   ReadShareGroupStateSummary: 87,
+
+  DescribeShareGroupOffsets: 90,
+
+  AlterShareGroupOffsets: 91,
+
+  DeleteShareGroupOffsets: 92,
 
 } as const;
 

@@ -1,0 +1,234 @@
+// A share consumer (KIP-932) for `logline consume --share-group`: joins the group with
+// ShareGroupHeartbeat (and keeps heartbeating at the interval the coordinator gives), fetches from
+// the leader of each assigned partition with ShareFetch in a share session per leader, and
+// acknowledges each record it handled (accept, release or reject), piggybacked on the next
+// ShareFetch. close() sends what is still unacknowledged with the session's final epoch, which
+// releases every record it still holds at once, and leaves the group.
+import { randomUUID } from 'node:crypto';
+import { ClusterClient, KafkaError, coordinatorFor, type BrokerConnection } from '../client/index.js';
+import { ApiKey, ErrorCode } from '../protocol/index.js';
+import { decompressBatchBody, iterateBatches, iterateRecords } from '../records/index.js';
+
+export const ACCEPT = 1;
+export const RELEASE = 2;
+export const REJECT = 3;
+
+export interface ShareRecord {
+  topic: string; partition: number; offset: number; deliveryCount: number; timestamp: number;
+  key: Buffer | null; value: Buffer | null; headers: { key: string; value: Buffer | null }[];
+}
+
+interface Session { epoch: number; sent: Set<string> }
+
+const FINAL_EPOCH = -1;
+const LEAVE_EPOCH = -1;
+/** The most records one ShareFetch asks for. */
+const MAX_RECORDS = 500;
+
+export class ShareConsumer {
+  readonly memberId = randomUUID();
+  private memberEpoch = 0;
+  private coordinator: BrokerConnection | null = null;
+  private assignment: { topicId: string; partitions: number[] }[] = [];
+  private heartbeatTimer: NodeJS.Timeout | null = null;
+  private readonly sessions = new Map<number, Session>();
+  /** Acknowledgements waiting for the next request to the partition's leader: `topicId:partition` → offset → type. */
+  private readonly pending = new Map<string, Map<number, number>>();
+  private names = new Map<string, string>();
+  private meta: Awaited<ReturnType<ClusterClient['metadata']>> | null = null;
+  private metaAssignment: ShareConsumer['assignment'] | null = null;
+  /** Called with the acknowledgements a leader confirmed (its answer's AcknowledgeErrorCode was NONE). */
+  onAcknowledged: ((topic: string, partition: number, acks: { offset: number; type: number }[]) => void) | null = null;
+
+  constructor(private readonly client: ClusterClient, readonly group: string, readonly topics: string[]) {}
+
+  /** Joins the group and waits for an assignment. */
+  async subscribe(timeoutMs = 30_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    this.coordinator = await coordinatorFor(this.client, this.group);
+    for (;;) {
+      const interval = await this.heartbeat(this.topics);
+      if (this.assignment.length > 0) { this.schedule(interval); return; }
+      if (Date.now() > deadline) throw new Error(`share group ${this.group}: no partitions assigned in ${timeoutMs} ms`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+
+  private async heartbeat(subscribed: string[] | null): Promise<number> {
+    const r = await this.coordinator!.send(ApiKey.ShareGroupHeartbeat, this.coordinator!.version(ApiKey.ShareGroupHeartbeat, 1), {
+      groupId: this.group, memberId: this.memberId, memberEpoch: this.memberEpoch, rackId: null, subscribedTopicNames: subscribed,
+    });
+    if (r.errorCode !== ErrorCode.NONE) throw new KafkaError(r.errorCode, r.errorMessage ?? this.group);
+    this.memberEpoch = r.memberEpoch;
+    if (r.assignment !== null) this.assignment = r.assignment.topicPartitions;
+    return r.heartbeatIntervalMs;
+  }
+
+  private schedule(intervalMs: number): void {
+    this.heartbeatTimer = setTimeout(() => {
+      this.heartbeatAgain().then((next) => this.schedule(next), () => this.schedule(intervalMs));
+    }, intervalMs);
+    this.heartbeatTimer.unref();
+  }
+
+  /**
+   * A heartbeat after the first: to the coordinator found again when it moved or its broker is
+   * gone, and as a new join (epoch 0, with the subscription) when the group no longer knows this
+   * member (its session ran out meanwhile).
+   */
+  private async heartbeatAgain(): Promise<number> {
+    try {
+      if (this.coordinator === null || this.coordinator.closed) this.coordinator = await coordinatorFor(this.client, this.group);
+      return await this.heartbeat(this.memberEpoch === 0 ? this.topics : null);
+    } catch (err) {
+      const code = err instanceof KafkaError ? err.errorCode : -1;
+      if (code === ErrorCode.UNKNOWN_MEMBER_ID || code === ErrorCode.FENCED_MEMBER_EPOCH) this.memberEpoch = 0;
+      else this.coordinator = null;
+      throw err;
+    }
+  }
+
+  acknowledge(r: ShareRecord, type: number): void {
+    const k = `${this.topicIdOf(r.topic)}:${r.partition}`;
+    const m = this.pending.get(k) ?? new Map<number, number>();
+    m.set(r.offset, type);
+    this.pending.set(k, m);
+  }
+
+  /** Acknowledges one record on its own (ShareAcknowledge, not piggybacked); the partition's error code. */
+  async acknowledgeNow(r: ShareRecord, type: number): Promise<number> {
+    const topicId = this.topicIdOf(r.topic);
+    const meta = await this.client.metadata([r.topic]);
+    const leader = meta[0]?.partitions.find((p) => p.partition === r.partition)?.leader ?? -1;
+    const session = this.sessions.get(leader);
+    if (session === undefined) return ErrorCode.SHARE_SESSION_NOT_FOUND;
+    const conn = await this.client.broker(leader);
+    const res = await conn.send(ApiKey.ShareAcknowledge, conn.version(ApiKey.ShareAcknowledge, 1), {
+      groupId: this.group, memberId: this.memberId, shareSessionEpoch: session.epoch,
+      topics: [{ topicId, partitions: [{ partitionIndex: r.partition, acknowledgementBatches: [{ firstOffset: BigInt(r.offset), lastOffset: BigInt(r.offset), acknowledgeTypes: [type] }] }] }],
+    });
+    session.epoch++;
+    return res.errorCode || (res.responses[0]?.partitions[0]?.errorCode ?? ErrorCode.NONE);
+  }
+
+  private topicIdOf(name: string): string {
+    for (const [id, n] of this.names) if (n === name) return id;
+    return '';
+  }
+
+  /** The records acquired from every assigned partition's leader (waiting up to `maxWaitMs` for some). */
+  async poll(maxWaitMs: number): Promise<ShareRecord[]> {
+    // Metadata is asked again only when the assignment changed or a leader failed, as a consumer's cache.
+    if (this.meta === null || this.metaAssignment !== this.assignment) {
+      this.meta = await this.client.metadata(null);
+      this.metaAssignment = this.assignment;
+    }
+    const meta = this.meta;
+    this.names = new Map(meta.map((t) => [t.topicId, t.name]));
+    const byLeader = new Map<number, { topicId: string; partition: number }[]>();
+    for (const a of this.assignment) {
+      const t = meta.find((x) => x.topicId === a.topicId);
+      for (const partition of a.partitions) {
+        const leader = t?.partitions.find((p) => p.partition === partition)?.leader ?? -1;
+        if (leader < 0) continue;
+        byLeader.set(leader, [...byLeader.get(leader) ?? [], { topicId: a.topicId, partition }]);
+      }
+    }
+    // A leader that fails (killed, moved) loses its session; the next poll opens a new one with
+    // whoever leads then. Acknowledgements in the failed request are not confirmed: their records
+    // come back to the group.
+    const out = await Promise.all([...byLeader].map(([leader, partitions]) => this.fetchFrom(leader, partitions, maxWaitMs).catch(() => {
+      this.sessions.delete(leader);
+      this.meta = null;
+      return [];
+    })));
+    return out.flat();
+  }
+
+  private takeAcks(topicId: string, partition: number): { firstOffset: bigint; lastOffset: bigint; acknowledgeTypes: number[] }[] {
+    const k = `${topicId}:${partition}`;
+    const m = this.pending.get(k);
+    if (!m || m.size === 0) return [];
+    this.pending.delete(k);
+    const offsets = [...m.keys()].sort((a, b) => a - b);
+    const batches: { firstOffset: bigint; lastOffset: bigint; acknowledgeTypes: number[] }[] = [];
+    for (const o of offsets) {
+      const last = batches[batches.length - 1];
+      if (last && Number(last.lastOffset) === o - 1 && last.acknowledgeTypes[0] === m.get(o)) last.lastOffset = BigInt(o);
+      else batches.push({ firstOffset: BigInt(o), lastOffset: BigInt(o), acknowledgeTypes: [m.get(o)!] });
+    }
+    return batches;
+  }
+
+  private async fetchFrom(leader: number, partitions: { topicId: string; partition: number }[], maxWaitMs: number): Promise<ShareRecord[]> {
+    const session = this.sessions.get(leader) ?? { epoch: 0, sent: new Set<string>() };
+    const conn = await this.client.broker(leader);
+    const topics = new Map<string, { partitionIndex: number; partitionMaxBytes: number; acknowledgementBatches: ReturnType<ShareConsumer['takeAcks']> }[]>();
+    const sentAcks = new Map<string, ReturnType<ShareConsumer['takeAcks']>>();
+    for (const p of partitions) {
+      const acks = this.takeAcks(p.topicId, p.partition);
+      if (acks.length > 0) sentAcks.set(`${p.topicId}:${p.partition}`, acks);
+      // The session knows its partitions after the first request: later ones name only those with acknowledgements.
+      if (session.epoch !== 0 && session.sent.has(`${p.topicId}:${p.partition}`) && acks.length === 0) continue;
+      topics.set(p.topicId, [...topics.get(p.topicId) ?? [], { partitionIndex: p.partition, partitionMaxBytes: 1 << 20, acknowledgementBatches: acks }]);
+    }
+    const r = await conn.send(ApiKey.ShareFetch, conn.version(ApiKey.ShareFetch, 1), {
+      groupId: this.group, memberId: this.memberId, shareSessionEpoch: session.epoch, maxWaitMs, minBytes: 1, maxBytes: 8 << 20, maxRecords: MAX_RECORDS, batchSize: MAX_RECORDS,
+      topics: [...topics].map(([topicId, ps]) => ({ topicId, partitions: ps })), forgottenTopicsData: [],
+    });
+    if (r.errorCode !== ErrorCode.NONE) {
+      // The session is gone (the broker restarted, or evicted it): the next fetch opens a new one.
+      this.sessions.delete(leader);
+      if (r.errorCode === ErrorCode.SHARE_SESSION_NOT_FOUND || r.errorCode === ErrorCode.INVALID_SHARE_SESSION_EPOCH) return [];
+      throw new KafkaError(r.errorCode, r.errorMessage ?? 'ShareFetch');
+    }
+    for (const p of partitions) session.sent.add(`${p.topicId}:${p.partition}`);
+    session.epoch++;
+    this.sessions.set(leader, session);
+    const out: ShareRecord[] = [];
+    for (const t of r.responses) {
+      const topic = this.names.get(t.topicId) ?? t.topicId;
+      for (const p of t.partitions) {
+        const acks = sentAcks.get(`${t.topicId}:${p.partitionIndex}`);
+        if (acks && p.acknowledgeErrorCode === ErrorCode.NONE && this.onAcknowledged) {
+          this.onAcknowledged(topic, p.partitionIndex, acks.flatMap((b) => Array.from({ length: Number(b.lastOffset - b.firstOffset) + 1 }, (_, i) => ({ offset: Number(b.firstOffset) + i, type: b.acknowledgeTypes[0]! }))));
+        }
+        if (p.errorCode !== ErrorCode.NONE) { this.sessions.delete(leader); this.meta = null; }
+        if (p.errorCode !== ErrorCode.NONE || p.acquiredRecords.length === 0 || !p.records) continue;
+        const acquired = p.acquiredRecords.map((a: any) => ({ first: Number(a.firstOffset), last: Number(a.lastOffset), deliveryCount: a.deliveryCount as number }));
+        for (const batch of iterateBatches(p.records)) {
+          if (batch.isControl) continue;
+          const body = await decompressBatchBody(batch);
+          for (const rec of iterateRecords(batch, body)) {
+            const a = acquired.find((x: { first: number; last: number }) => rec.offset >= x.first && rec.offset <= x.last);
+            if (!a) continue;
+            out.push({ topic, partition: p.partitionIndex, offset: rec.offset, deliveryCount: a.deliveryCount, timestamp: rec.timestamp, key: rec.key, value: rec.value, headers: rec.headers });
+          }
+        }
+      }
+    }
+    return out;
+  }
+
+  /** Sends the last acknowledgements, ends each share session (what is still held is released) and leaves the group. */
+  async close(): Promise<void> {
+    if (this.heartbeatTimer) clearTimeout(this.heartbeatTimer);
+    await Promise.all([...this.sessions].map(async ([leader, session]) => {
+      const topics = new Map<string, { partitionIndex: number; acknowledgementBatches: ReturnType<ShareConsumer['takeAcks']> }[]>();
+      for (const k of session.sent) {
+        const [topicId, partition] = [k.slice(0, k.lastIndexOf(':')), Number(k.slice(k.lastIndexOf(':') + 1))];
+        const acks = this.takeAcks(topicId, partition);
+        if (acks.length > 0) topics.set(topicId, [...topics.get(topicId) ?? [], { partitionIndex: partition, acknowledgementBatches: acks }]);
+      }
+      const conn = await this.client.broker(leader);
+      await conn.send(ApiKey.ShareAcknowledge, conn.version(ApiKey.ShareAcknowledge, 1), {
+        groupId: this.group, memberId: this.memberId, shareSessionEpoch: FINAL_EPOCH, topics: [...topics].map(([topicId, partitions]) => ({ topicId, partitions })),
+      }).catch(() => undefined);
+    }));
+    this.sessions.clear();
+    if (this.coordinator) {
+      this.memberEpoch = LEAVE_EPOCH;
+      await this.heartbeat(null).catch(() => undefined);
+    }
+  }
+}
