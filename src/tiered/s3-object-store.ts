@@ -27,13 +27,26 @@ export interface S3ObjectStoreOptions {
   /** Objects at least this big are uploaded in parts. */
   readonly multipartThresholdBytes: number;
   readonly partBytes: number;
+  /** Aiven's s3.api.call.timeout: a whole call with its retries (unset: none). */
+  readonly apiCallTimeoutMs?: number;
+  /** Aiven's s3.api.call.attempt.timeout: one attempt, the body sent and the answer read (unset: none). */
+  readonly apiCallAttemptTimeoutMs?: number;
+  /** An attempt with no byte moving either way this long fails (the AWS Java SDK's socket timeout; default 30 s). */
+  readonly socketTimeoutMs?: number;
 }
+
+/** The AWS Java SDK's defaults, which Kafka's S3 plugins inherit: a store that stops answering fails the call instead of holding it forever. */
+export const S3_SOCKET_TIMEOUT_MS_DEFAULT = 30_000;
+const S3_CONNECTION_TIMEOUT_MS = 2_000;
 
 export class S3ObjectStore implements ObjectStore {
   private readonly client: S3Client;
   private readonly bucket: string;
   private readonly thresholdBytes: number;
   private readonly partBytes: number;
+  private readonly apiCallTimeoutMs: number | undefined;
+  /** Aborts the calls in flight on close (destroying the client does not end them). */
+  private readonly closing = new AbortController();
 
   constructor(o: S3ObjectStoreOptions) {
     if (o.bucket === '') throw new RemoteStorageError('the S3 bucket name is empty', { retriable: false });
@@ -43,6 +56,7 @@ export class S3ObjectStore implements ObjectStore {
     this.bucket = o.bucket;
     this.thresholdBytes = o.multipartThresholdBytes;
     this.partBytes = o.partBytes;
+    this.apiCallTimeoutMs = o.apiCallTimeoutMs;
     this.client = new S3Client({
       region: o.region,
       ...(o.endpoint !== undefined ? { endpoint: o.endpoint } : {}),
@@ -50,7 +64,18 @@ export class S3ObjectStore implements ObjectStore {
       ...(o.credentials !== undefined ? { credentials: { ...o.credentials } } : {}),
       // The copy task retries with its own backoff; the SDK's retries would only hide a dead store longer.
       maxAttempts: 2,
+      // The SDK's own defaults wait forever on a store that accepted the connection and went silent.
+      requestHandler: {
+        connectionTimeout: S3_CONNECTION_TIMEOUT_MS, socketTimeout: o.socketTimeoutMs ?? S3_SOCKET_TIMEOUT_MS_DEFAULT,
+        ...(o.apiCallAttemptTimeoutMs !== undefined ? { requestTimeout: o.apiCallAttemptTimeoutMs, throwOnRequestTimeout: true } : {}),
+      },
     });
+  }
+
+  /** Each call ends on close, and after the api call timeout when there is one. */
+  private call(): { abortSignal: AbortSignal } {
+    const closing = this.closing.signal;
+    return { abortSignal: this.apiCallTimeoutMs === undefined ? closing : AbortSignal.any([closing, AbortSignal.timeout(this.apiCallTimeoutMs)]) };
   }
 
   private checkKey(key: string): void {
@@ -61,14 +86,14 @@ export class S3ObjectStore implements ObjectStore {
     this.checkKey(key);
     try {
       if ('bytes' in source) {
-        await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: source.bytes }));
+        await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: source.bytes }), this.call());
         return;
       }
       const file = await open(source.path, 'r');
       try {
         const size = (await file.stat()).size;
         if (size < this.thresholdBytes) {
-          await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: await readAt(file, 0, size) }));
+          await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: await readAt(file, 0, size) }), this.call());
         } else {
           await this.putMultipart(key, file, size);
         }
@@ -83,7 +108,7 @@ export class S3ObjectStore implements ObjectStore {
   private async putMultipart(key: string, file: import('node:fs/promises').FileHandle, size: number): Promise<void> {
     // Grow the part size when the file would need more parts than S3 allows.
     const partBytes = Math.max(this.partBytes, Math.ceil(size / limits.s3MultipartPartsMax));
-    const created = await this.client.send(new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: key }));
+    const created = await this.client.send(new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: key }), this.call());
     const uploadId = created.UploadId;
     if (uploadId === undefined) throw new RemoteStorageError(`${key}: the store returned no upload id`);
     try {
@@ -91,14 +116,14 @@ export class S3ObjectStore implements ObjectStore {
       // One part in memory at a time: a 1 GiB segment never sits in the heap whole.
       for (let start = 0, n = 1; start < size; start += partBytes, n++) {
         const body = await readAt(file, start, Math.min(partBytes, size - start));
-        const r = await this.client.send(new UploadPartCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId, PartNumber: n, Body: body }));
+        const r = await this.client.send(new UploadPartCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId, PartNumber: n, Body: body }), this.call());
         if (r.ETag === undefined) throw new RemoteStorageError(`${key}: part ${n} got no ETag`);
         parts.push({ ETag: r.ETag, PartNumber: n });
       }
-      await this.client.send(new CompleteMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId, MultipartUpload: { Parts: parts } }));
+      await this.client.send(new CompleteMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId, MultipartUpload: { Parts: parts } }), this.call());
     } catch (e) {
       // Leave no billed, invisible parts behind; if the abort fails too, a bucket lifecycle rule must.
-      await this.client.send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId })).catch(() => undefined);
+      await this.client.send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId }), this.call()).catch(() => undefined);
       throw e;
     }
   }
@@ -107,7 +132,7 @@ export class S3ObjectStore implements ObjectStore {
     this.checkKey(key);
     if (endExclusive <= start) return Buffer.alloc(0);
     try {
-      const r = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key, Range: `bytes=${start}-${endExclusive - 1}` }));
+      const r = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key, Range: `bytes=${start}-${endExclusive - 1}` }), this.call());
       return Buffer.from(await r.Body!.transformToByteArray());
     } catch (e) {
       throw s3Error(`cannot read ${key}`, e);
@@ -117,7 +142,7 @@ export class S3ObjectStore implements ObjectStore {
   async get(key: string, bytesMax: number): Promise<Buffer> {
     this.checkKey(key);
     try {
-      const r = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
+      const r = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }), this.call());
       if ((r.ContentLength ?? 0) > bytesMax) {
         await r.Body?.transformToWebStream().cancel();
         throw new RemoteStorageError(`${key} has ${r.ContentLength} bytes, more than ${bytesMax}`, { retriable: false });
@@ -131,7 +156,7 @@ export class S3ObjectStore implements ObjectStore {
   async delete(key: string): Promise<void> {
     this.checkKey(key);
     try {
-      await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
+      await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }), this.call());
     } catch (e) {
       const err = s3Error(`cannot delete ${key}`, e);
       if (!(err instanceof RemoteResourceNotFoundError)) throw err;
@@ -143,7 +168,7 @@ export class S3ObjectStore implements ObjectStore {
     try {
       let token: string | undefined;
       do {
-        const r = await this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, ContinuationToken: token }));
+        const r = await this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, ContinuationToken: token }), this.call());
         for (const o of r.Contents ?? []) if (o.Key !== undefined) keys.push(o.Key);
         token = r.IsTruncated === true ? r.NextContinuationToken : undefined;
       } while (token !== undefined);
@@ -154,6 +179,7 @@ export class S3ObjectStore implements ObjectStore {
   }
 
   async close(): Promise<void> {
+    this.closing.abort(new RemoteStorageError('the S3 store is closed', { retriable: false }));
     this.client.destroy();
   }
 }

@@ -148,3 +148,101 @@ describe('tiering to S3 while the S3 server is down for a while, under load', { 
     }
   });
 });
+
+// The store frozen (SIGSTOP) rather than gone: connections are accepted and never answered. With
+// storage.s3.api.call.attempt.timeout the copy fails and is retried, produce goes on, local
+// retention waits; without it a SIGTERM still stops the broker at once (its calls in flight are
+// aborted); copying resumes once the store answers again and every offset reads back once.
+describe('tiering to S3 while the S3 server is frozen (SIGSTOP), under load', { timeout: 240_000 }, () => {
+  const FROZEN = 'frozen';
+  let s3: RunningServer | null = null;
+  let broker: BrokerProcess | null = null;
+  let client: ClusterClient | null = null;
+  let dataDir: string;
+  let port: number;
+  let produced = 0;
+
+  const produce = async (count: number) => {
+    const producer = new Kafka({ brokers: [`127.0.0.1:${port}`], logLevel: logLevel.NOTHING }).producer({ idempotent: true });
+    await producer.connect();
+    try {
+      for (const end = produced + count; produced < end;) {
+        const n = Math.min(50, end - produced);
+        await producer.send({ topic: FROZEN, acks: -1, messages: Array.from({ length: n }, (_, j) => ({ key: `k${produced + j}`, value: value(produced + j) })) });
+        produced += n;
+      }
+    } finally {
+      await producer.disconnect();
+    }
+  };
+  const start = async (settings: Record<string, string> = {}) => {
+    broker = await startTieredBroker(dataDir, port, { ...s3Settings(s3!.port), 'remote.log.manager.task.interval.ms': '200', 'log.retention.check.interval.ms': '200', ...settings });
+    client = new ClusterClient({ bootstrap: `127.0.0.1:${port}` });
+  };
+  const caughtUp = async (what: string) => until(90_000, what, async () => {
+    const local = await listOffset(client!, FROZEN, -4n);
+    const tiered = await listOffset(client!, FROZEN, -5n);
+    return local === tiered + 1 && tiered > produced - 1100 && (await metric(broker!, 'remotecopylagsegments', FROZEN)) === 0 ? tiered : undefined;
+  }, 200);
+
+  before(async () => {
+    s3 = await startS3Server();
+    dataDir = tempDataDir();
+    port = await freePort();
+    await start({ 'rsm.config.storage.s3.api.call.attempt.timeout': '1500' });
+    const configs = [['remote.storage.enable', 'true'], ['segment.bytes', String(1024 * 1024)], ['local.retention.bytes', '0']].map(([name, v]) => ({ name, value: v }));
+    const created = await client!.admin(ApiKey.CreateTopics, { topics: [{ name: FROZEN, numPartitions: 1, replicationFactor: 1, assignments: [], configs }], timeoutMs: 10_000, validateOnly: false }, 7);
+    assert.equal(created.topics[0].errorCode, 0, created.topics[0].errorMessage);
+  });
+
+  after(async () => {
+    client?.close();
+    await killBroker(broker);
+    if (s3 !== null) await stopS3Server(s3);
+  }, { timeout: 30_000 });
+
+  it('copies time out and are retried while produce goes on; SIGTERM stops the broker at once; copying resumes; nothing is lost', async (t) => {
+    await produce(1500);
+    await caughtUp('the first segment copied');
+    const errorsBefore = await metric(broker!, 'remotecopyerrors_total', FROZEN);
+
+    s3!.child.kill('SIGSTOP');
+    await produce(3000);
+    await until(60_000, 'copies to the frozen store timing out and retried', async () => ((await metric(broker!, 'remotecopyerrors_total', FROZEN)) >= errorsBefore + 2 ? true : undefined), 200);
+    const local = await listOffset(client!, FROZEN, -4n);
+    const tiered = await listOffset(client!, FROZEN, -5n);
+    const lag = await metric(broker!, 'remotecopylagsegments', FROZEN);
+    t.diagnostic(`frozen: highest copied ${tiered}, local start ${local}, lag ${lag} segments, copy errors ${await metric(broker!, 'remotecopyerrors_total', FROZEN) - errorsBefore}`);
+    assert.ok(local <= tiered + 1, `local log start ${local} <= highest copied ${tiered} + 1`);
+    assert.ok(lag >= 2, `copy lag ${lag} segments while the store is frozen`);
+    s3!.child.kill('SIGCONT');
+    await caughtUp('copying resumed after the store answered again');
+
+    // No attempt timeout now: a copy hangs on the frozen store until the socket timeout (30 s).
+    const stopped = new Promise((r) => broker!.child.once('exit', r));
+    broker!.child.kill('SIGTERM');
+    await stopped;
+    client!.close();
+    await start();
+    s3!.child.kill('SIGSTOP');
+    await produce(1500);
+    await until(30_000, 'a copy waiting on the frozen store', async () => ((await metric(broker!, 'remotecopylagsegments', FROZEN)) >= 1 ? true : undefined), 100);
+    await new Promise((r) => setTimeout(r, 1000));
+    const began = Date.now();
+    const exited = new Promise<number | null>((r) => broker!.child.once('exit', (code) => r(code)));
+    broker!.child.kill('SIGTERM');
+    const code = await Promise.race([exited, new Promise<string>((r) => setTimeout(() => r('still running'), 25_000))]);
+    t.diagnostic(`SIGTERM with a copy hanging on the frozen store: ${code} after ${Date.now() - began} ms`);
+    assert.equal(code, 0, 'the broker stops on SIGTERM while a copy waits on the frozen store');
+    client!.close();
+    s3!.child.kill('SIGCONT');
+    await start();
+    await caughtUp('copying resumed after the restart');
+
+    const { offsets, values } = await readAllWithKafkajs(`127.0.0.1:${port}`, FROZEN, produced, 'frozen-reader');
+    assert.equal(offsets.length, produced);
+    for (let i = 0; i < produced; i++) {
+      if (offsets[i] !== i || values[i] !== value(i)) assert.fail(`record ${i}: offset ${offsets[i]}, value ${values[i]?.slice(0, 20)}`);
+    }
+  });
+});
