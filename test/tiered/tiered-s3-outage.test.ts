@@ -15,7 +15,10 @@ import { ApiKey } from '../../src/protocol/index.js';
 import { freePort } from '../../src/util/index.js';
 import { tempDataDir, until } from '../broker/process-helpers.js';
 import { startS3Server, stopS3Server, killS3Server, type RunningServer } from './s3-helpers.js';
-import { startTieredBroker, killBroker, s3Settings, metric, listOffset, readAllWithKafkajs, type BrokerProcess } from './tier-process.js';
+import { RemoteLogSegmentState as S } from '../../src/tiered/index.js';
+import {
+  startTieredBroker, killBroker, s3Settings, metric, listOffset, readAllWithKafkajs, remoteLogMetadataHistory, segmentHistories, type BrokerProcess,
+} from './tier-process.js';
 
 const TOPIC = 'outage';
 const VALUE_BYTES = 1000;
@@ -134,6 +137,15 @@ describe('tiering to S3 while the S3 server is down for a while, under load', { 
       return local === tiered + 1 && tiered > BEFORE + DURING - 1100 && (await metric(broker!, 'remotecopylagsegments', TOPIC)) === 0 ? true : undefined;
     }, 200);
     assert.ok(localSegmentFiles() <= 2, `local retention deleted the copied segments (${localSegmentFiles()} left)`);
+    // The attempts cut short by the outage are orphans, deleted once the store answers; one finished copy per range, from 0.
+    const histories = await until(60_000, 'the failed attempts deleted', async () => {
+      const h = segmentHistories(await remoteLogMetadataHistory(client), TOPIC);
+      return [...h.values()].every((x) => x.states.at(-1) === S.COPY_SEGMENT_FINISHED || x.states.at(-1) === S.DELETE_SEGMENT_FINISHED) ? h : undefined;
+    }, 200);
+    const finished = [...histories.values()].filter((h) => h.states.at(-1) === S.COPY_SEGMENT_FINISHED).sort((a, b) => a.startOffset - b.startOffset);
+    assert.equal(finished[0]!.startOffset, 0);
+    for (let i = 1; i < finished.length; i++) assert.equal(finished[i]!.startOffset, finished[i - 1]!.endOffset + 1, 'finished copies neither overlap nor leave a gap');
+    t.diagnostic(`copies: ${finished.length} finished, ${histories.size - finished.length} failed attempts deleted`);
     assert.ok((await metric(broker!, 'remotecopyrequests_total', TOPIC)) >= (BEFORE + DURING) / 1100, 'segments copied after the outage');
     watching = false;
     await watcher;
