@@ -3,8 +3,9 @@
 // for several task intervals and started again on the same port over the same directory. Produce
 // keeps succeeding throughout; local retention never deletes a segment before it is copied (checked
 // all along from outside: EARLIEST_LOCAL never passes LATEST_TIERED + 1, and the segments pile up on
-// disk instead); /metrics shows the copy errors and the copy lag growing; copying resumes after the
-// restart; then kafkajs reads every offset from 0 exactly once with its value intact.
+// disk instead); /metrics shows the copy errors and the copy lag growing, and `logline doctor` warns of
+// it; copying resumes after the restart; then kafkajs reads every offset from 0 exactly once with its
+// value intact.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
@@ -13,7 +14,7 @@ import { Kafka, logLevel, type Producer } from 'kafkajs';
 import { ClusterClient } from '../../src/client/index.js';
 import { ApiKey } from '../../src/protocol/index.js';
 import { freePort } from '../../src/util/index.js';
-import { tempDataDir, until } from '../broker/process-helpers.js';
+import { runProcess, tempDataDir, until } from '../broker/process-helpers.js';
 import { startS3Server, stopS3Server, killS3Server, type RunningServer } from './s3-helpers.js';
 import { RemoteLogSegmentState as S } from '../../src/tiered/index.js';
 import {
@@ -26,7 +27,6 @@ const VALUE_BYTES = 1000;
 const BEFORE = Number(process.env.TIER_OUTAGE_BEFORE ?? 2500);
 const DURING = Number(process.env.TIER_OUTAGE_DURING ?? 4000);
 const AFTER = Number(process.env.TIER_OUTAGE_AFTER ?? 1500);
-const TOTAL = BEFORE + DURING + AFTER;
 const value = (i: number) => `r${i}-`.padEnd(VALUE_BYTES, 'o');
 
 describe('tiering to S3 while the S3 server is down for a while, under load', { timeout: 240_000 }, () => {
@@ -109,8 +109,21 @@ describe('tiering to S3 while the S3 server is down for a while, under load', { 
     await killS3Server(s3!);
     const tieredAtOutage = await listOffset(client, TOPIC, -5n);
     const filesAtOutage = localSegmentFiles();
+    // What an operator runs: `logline doctor` samples the copy lag twice, 3 s apart, while records keep coming.
+    let doctorDone = false;
+    const doctor = runProcess(process.execPath, ['bin/logline.js', 'doctor', '-b', bootstrap, '--http', `127.0.0.1:${broker!.httpPort}`, '--json', '--lag-interval-ms', '3000'], null, 120_000)
+      .finally(() => { doctorDone = true; });
     await during;
     assert.equal(produced, BEFORE + DURING, 'every send during the outage succeeded');
+    // Paced (~0.5 MB/s), so segments roll between the doctor's two samples, whenever it takes them.
+    for (let extra = 0; !doctorDone && extra < 8000; extra += 50) {
+      await produce(50);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const doctorOut = await doctor;
+    const copyLagCheck = (JSON.parse(doctorOut.stdout) as { checks: { status: string; check: string; detail: string }[] }).checks.find((c) => c.check === 'tiered storage copy lag');
+    t.diagnostic(`doctor: ${copyLagCheck?.status} ${copyLagCheck?.detail}`);
+    assert.equal(copyLagCheck?.status, 'WARN', `logline doctor warns of the growing copy lag: ${doctorOut.stdout}${doctorOut.stderr}`);
     assert.deepEqual(violations, [], 'while the store is down, local retention deletes nothing uncopied');
     // Several task intervals of failed copies, retried.
     await until(60_000, 'copies failing and retried', async () => ((await metric(broker!, 'remotecopyerrors_total', TOPIC)) >= 10 ? true : undefined), 100);
@@ -134,7 +147,7 @@ describe('tiering to S3 while the S3 server is down for a while, under load', { 
     await until(90_000, 'copying caught up after the outage', async () => {
       const local = await listOffset(client, TOPIC, -4n);
       const tiered = await listOffset(client, TOPIC, -5n);
-      return local === tiered + 1 && tiered > BEFORE + DURING - 1100 && (await metric(broker!, 'remotecopylagsegments', TOPIC)) === 0 ? true : undefined;
+      return local === tiered + 1 && tiered > produced - AFTER - 1100 && (await metric(broker!, 'remotecopylagsegments', TOPIC)) === 0 ? true : undefined;
     }, 200);
     assert.ok(localSegmentFiles() <= 2, `local retention deleted the copied segments (${localSegmentFiles()} left)`);
     // The attempts cut short by the outage are orphans, deleted once the store answers; one finished copy per range, from 0.
@@ -146,16 +159,16 @@ describe('tiering to S3 while the S3 server is down for a while, under load', { 
     assert.equal(finished[0]!.startOffset, 0);
     for (let i = 1; i < finished.length; i++) assert.equal(finished[i]!.startOffset, finished[i - 1]!.endOffset + 1, 'finished copies neither overlap nor leave a gap');
     t.diagnostic(`copies: ${finished.length} finished, ${histories.size - finished.length} failed attempts deleted`);
-    assert.ok((await metric(broker!, 'remotecopyrequests_total', TOPIC)) >= (BEFORE + DURING) / 1100, 'segments copied after the outage');
+    assert.ok((await metric(broker!, 'remotecopyrequests_total', TOPIC)) >= (produced - AFTER) / 1100, 'segments copied after the outage');
     watching = false;
     await watcher;
     t.diagnostic(`after: highest copied ${await listOffset(client, TOPIC, -5n)}, ${checks} invariant checks`);
     assert.ok(checks > 10, `the invariant was checked (${checks} times)`);
     assert.deepEqual(violations, [], 'local retention never deleted a segment before it was copied');
 
-    const { offsets, values } = await readAllWithKafkajs(bootstrap, TOPIC, TOTAL, 'outage-reader');
-    assert.equal(offsets.length, TOTAL);
-    for (let i = 0; i < TOTAL; i++) {
+    const { offsets, values } = await readAllWithKafkajs(bootstrap, TOPIC, produced, 'outage-reader');
+    assert.equal(offsets.length, produced);
+    for (let i = 0; i < produced; i++) {
       if (offsets[i] !== i || values[i] !== value(i)) assert.fail(`record ${i}: offset ${offsets[i]}, value ${values[i]?.slice(0, 20)}`);
     }
   });
