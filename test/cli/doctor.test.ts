@@ -165,7 +165,7 @@ test('a cluster set up by the checklist: RF 3, min.insync.replicas 2, idempotent
     // The machine's own disk is not this cluster's doing: only a volume over 100% (none) would count.
     const r = await doctor(cluster, cluster.bootstrap, '--lag-interval-ms', '500', '--disk-warn-pct', '100', '--disk-fail-pct', '100');
     const all = summary(r.checks);
-    assert.equal(r.checks.size, 11, all);
+    assert.equal(r.checks.size, 12, all);
     for (const c of r.checks.values()) assert.equal(c.status, 'PASS', all);
     assert.equal(r.code, 0, all);
     assert.match(r.checks.get('producer acks and idempotence')!.detail, /all acks=all with idempotence/);
