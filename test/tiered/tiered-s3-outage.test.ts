@@ -109,16 +109,16 @@ describe('tiering to S3 while the S3 server is down for a while, under load', { 
     await killS3Server(s3!);
     const tieredAtOutage = await listOffset(client, TOPIC, -5n);
     const filesAtOutage = localSegmentFiles();
-    // What an operator runs: `logline doctor` samples the copy lag twice, 3 s apart, while records keep coming.
+    // What an operator runs: `logline doctor` samples the copy lag twice, 4 s apart, while records keep coming.
     let doctorDone = false;
-    const doctor = runProcess(process.execPath, ['bin/logline.js', 'doctor', '-b', bootstrap, '--http', `127.0.0.1:${broker!.httpPort}`, '--json', '--lag-interval-ms', '3000'], null, 120_000)
+    const doctor = runProcess(process.execPath, ['bin/logline.js', 'doctor', '-b', bootstrap, '--http', `127.0.0.1:${broker!.httpPort}`, '--json', '--lag-interval-ms', '4000'], null, 120_000)
       .finally(() => { doctorDone = true; });
     await during;
     assert.equal(produced, BEFORE + DURING, 'every send during the outage succeeded');
-    // Paced (~0.5 MB/s), so segments roll between the doctor's two samples, whenever it takes them.
-    for (let extra = 0; !doctorDone && extra < 8000; extra += 50) {
-      await produce(50);
-      await new Promise((r) => setTimeout(r, 100));
+    // Paced (~1 MB/s when idle), so segments roll between the doctor's two samples, whenever it takes them.
+    for (let extra = 0; !doctorDone && extra < 16_000; extra += 100) {
+      await produce(100);
+      await new Promise((r) => setTimeout(r, 50));
     }
     const doctorOut = await doctor;
     const copyLagCheck = (JSON.parse(doctorOut.stdout) as { checks: { status: string; check: string; detail: string }[] }).checks.find((c) => c.check === 'tiered storage copy lag');
