@@ -15,8 +15,8 @@ import { ClusterClient } from '../../src/client/index.js';
 import { ApiKey } from '../../src/protocol/index.js';
 import { freePort } from '../../src/util/index.js';
 import { runProcess, tempDataDir, until } from '../broker/process-helpers.js';
-import { startS3Server, stopS3Server, killS3Server, type RunningServer } from './s3-helpers.js';
-import { RemoteLogSegmentState as S } from '../../src/tiered/index.js';
+import { ACCESS_KEY, SECRET, BUCKET, startS3Server, stopS3Server, killS3Server, type RunningServer } from './s3-helpers.js';
+import { RemoteLogSegmentState as S, S3ObjectStore, S3_PART_BYTES_MIN } from '../../src/tiered/index.js';
 import {
   startTieredBroker, killBroker, s3Settings, metric, listOffset, readAllWithKafkajs, remoteLogMetadataHistory, segmentHistories, type BrokerProcess,
 } from './tier-process.js';
@@ -159,6 +159,17 @@ describe('tiering to S3 while the S3 server is down for a while, under load', { 
     assert.equal(finished[0]!.startOffset, 0);
     for (let i = 1; i < finished.length; i++) assert.equal(finished[i]!.startOffset, finished[i - 1]!.endOffset + 1, 'finished copies neither overlap nor leave a gap');
     t.diagnostic(`copies: ${finished.length} finished, ${histories.size - finished.length} failed attempts deleted`);
+    // The bucket holds the finished copies' objects, none of a failed attempt.
+    const finishedIds = new Set([...histories].filter(([, h]) => h.states.at(-1) === S.COPY_SEGMENT_FINISHED).map(([id]) => id));
+    const store = new S3ObjectStore({ bucket: BUCKET, region: 'us-east-1', endpoint: `http://127.0.0.1:${s3!.port}`, pathStyle: true, partBytes: S3_PART_BYTES_MIN, multipartThresholdBytes: S3_PART_BYTES_MIN, credentials: { accessKeyId: ACCESS_KEY, secretAccessKey: SECRET } });
+    try {
+      const keys = await store.list('');
+      const ids = keys.map((k) => /-([A-Za-z0-9_-]{22})\.[a-z-]+$/.exec(k)?.[1]);
+      assert.deepEqual(keys.filter((_k, i) => ids[i] === undefined || !finishedIds.has(ids[i]!)), [], 'no object of a failed attempt is left');
+      assert.equal(keys.filter((k) => k.endsWith('.log')).length, finishedIds.size, 'one log object per finished copy');
+    } finally {
+      await store.close();
+    }
     assert.ok((await metric(broker!, 'remotecopyrequests_total', TOPIC)) >= (produced - AFTER) / 1100, 'segments copied after the outage');
     watching = false;
     await watcher;
