@@ -64,6 +64,22 @@ export async function listOffset(client: ClusterClient, topic: string, timestamp
   return Number(p.offset);
 }
 
+/** One Fetch of partition 0 from `offset` as a consumer: its error code and the offsets of the records it returned. */
+export async function fetchOnce(client: ClusterClient, topic: string, offset: number): Promise<{ errorCode: number; offsets: number[] }> {
+  const conn = await client.leaderFor(topic, 0);
+  const r = await conn.send(ApiKey.Fetch, 12, {
+    replicaId: -1, maxWaitMs: 0, minBytes: 0, maxBytes: 1024 * 1024, isolationLevel: 0, sessionId: 0, sessionEpoch: -1,
+    topics: [{ topic, partitions: [{ partition: 0, currentLeaderEpoch: -1, fetchOffset: BigInt(offset), lastFetchedEpoch: -1, logStartOffset: -1n, partitionMaxBytes: 256 * 1024 }] }],
+    forgottenTopicsData: [], rackId: '',
+  });
+  const p = r.responses[0].partitions[0];
+  const offsets: number[] = [];
+  for (const batch of iterateBatches(p.records ?? Buffer.alloc(0))) {
+    for (const rec of iterateRecords(batch, await decompressBatchBody(batch))) offsets.push(Number(rec.offset));
+  }
+  return { errorCode: p.errorCode, offsets };
+}
+
 /** Every event in `__remote_log_metadata` partition 0 (the brokers here run it with one partition), in order. */
 export async function remoteLogMetadataHistory(client: ClusterClient): Promise<RemoteLogMetadataEvent[]> {
   const conn = await client.leaderFor(REMOTE_LOG_METADATA_TOPIC, 0);

@@ -3,9 +3,10 @@
 // for several task intervals and started again on the same port over the same directory. Produce
 // keeps succeeding throughout; local retention never deletes a segment before it is copied (checked
 // all along from outside: EARLIEST_LOCAL never passes LATEST_TIERED + 1, and the segments pile up on
-// disk instead); /metrics shows the copy errors and the copy lag growing, and `logline doctor` warns of
-// it; copying resumes after the restart; then kafkajs reads every offset from 0 exactly once with its
-// value intact.
+// disk instead); local reads go on and a read from the tier gets a retriable error; /metrics shows
+// the copy errors and the copy lag growing, and `logline doctor` warns of it; copying resumes after
+// the restart, the failed attempts are deleted; then kafkajs reads every offset from 0 exactly once
+// with its value intact.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
@@ -18,7 +19,7 @@ import { runProcess, tempDataDir, until } from '../broker/process-helpers.js';
 import { ACCESS_KEY, SECRET, BUCKET, startS3Server, stopS3Server, killS3Server, type RunningServer } from './s3-helpers.js';
 import { RemoteLogSegmentState as S, S3ObjectStore, S3_PART_BYTES_MIN } from '../../src/tiered/index.js';
 import {
-  startTieredBroker, killBroker, s3Settings, metric, listOffset, readAllWithKafkajs, remoteLogMetadataHistory, segmentHistories, type BrokerProcess,
+  startTieredBroker, killBroker, s3Settings, metric, listOffset, fetchOnce, readAllWithKafkajs, remoteLogMetadataHistory, segmentHistories, type BrokerProcess,
 } from './tier-process.js';
 
 const TOPIC = 'outage';
@@ -138,6 +139,14 @@ describe('tiering to S3 while the S3 server is down for a while, under load', { 
     assert.ok(lagBytes >= 3 * 1024 * 1024 * 0.9, `copy lag ${lagBytes} bytes during the outage`);
     assert.ok(localSegmentFiles() >= filesAtOutage + 3, `local segments pile up (${filesAtOutage} -> ${localSegmentFiles()}) instead of being deleted uncopied`);
     t.diagnostic(`outage: copy errors ${await metric(broker!, 'remotecopyerrors_total', TOPIC)}, lag ${lagSegments} segments / ${lagBytes} bytes, local segment files ${filesAtOutage} -> ${localSegmentFiles()}, highest copied ${tieredAtOutage} -> ${tieredDuring}, local start ${localDuring}`);
+    // Local reads go on; a read from the tier gets a retriable error or nothing yet (or what the read cache holds), never other records.
+    const localRead = await fetchOnce(client, TOPIC, localDuring);
+    assert.equal(localRead.errorCode, 0, 'a fetch of the local log while the store is down');
+    assert.equal(localRead.offsets.filter((o) => o >= localDuring)[0], localDuring, 'the local log reads from its start');
+    const remoteRead = await fetchOnce(client, TOPIC, 0);
+    t.diagnostic(`a fetch from offset 0 (in the tier) while the store is down: error ${remoteRead.errorCode}, ${remoteRead.offsets.length} records`);
+    assert.ok(remoteRead.errorCode === 0 || remoteRead.errorCode === 56, `KAFKA_STORAGE_ERROR (retriable) or an empty answer, got ${remoteRead.errorCode}`);
+    assert.ok(remoteRead.offsets.length === 0 || (remoteRead.errorCode === 0 && remoteRead.offsets[0] === 0), `records from the tier: ${remoteRead.offsets.slice(0, 3).join(', ')}`);
     const earliest = await listOffset(client, TOPIC, -2n);
     assert.equal(earliest, 0, 'the log start offset stays 0');
 
