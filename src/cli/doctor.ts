@@ -1,8 +1,8 @@
 // `logline doctor`: checks a running cluster against the production checklist Kafka operators are
 // given (RF 3, min.insync.replicas 2, unclean election off, no under-replicated/offline/under-min-ISR
-// partitions, a healthy controller quorum, no fenced brokers, no consumer group falling behind, disks
-// with room, producers on acks=all with idempotence) and prints each item as PASS, WARN or FAIL with
-// why. Exit code 1 when any item FAILs.
+// partitions, a healthy controller quorum, no fenced brokers, no consumer group falling behind, no
+// tiered storage copy lag growing, disks with room, producers on acks=all with idempotence) and
+// prints each item as PASS, WARN or FAIL with why. Exit code 1 when any item FAILs.
 //
 // Gathering and judging are apart: `gather` asks the cluster (Kafka APIs through src/client, plus
 // the nodes' HTTP API for what Kafka's APIs do not tell: fenced registrations and what producers
@@ -48,6 +48,8 @@ export interface Observed {
   logDirs: { brokerId: number; dirs: { path: string; errorCode: number; totalBytes: bigint; usableBytes: bigint }[] | Error }[];
   /** /v1/node of each HTTP address given. */
   nodes: { address: string; view: NodeView | Error }[];
+  /** /v1/node of each HTTP address again after the lag interval (tiered copy lag growing); null when not sampled. */
+  nodesLater: { address: string; view: NodeView | Error }[] | null;
   /** Committed-offset lag sampled twice, `lagIntervalMs` apart; null when not sampled. */
   lag: { intervalMs: number; groups: GroupLag[]; errors: string[] } | null;
 }
@@ -229,12 +231,39 @@ export function checkProducers(o: Observed): CheckResult {
   return { status: 'PASS', check, detail: total.all === 0 ? `no Produce requests seen on ${nodes}` : `${plural(total.all, 'Produce request')} on ${nodes}, all acks=all with idempotence` };
 }
 
+/**
+ * Tiered storage: a copy lag (rolled segments not yet in remote storage) that grew between the two
+ * samples warns, as local retention then waits and the disk fills (the store down or too slow).
+ */
+export function checkRemoteCopyLag(o: Observed): CheckResult {
+  const check = 'tiered storage copy lag';
+  const lagOf = (nodes: Observed['nodes']) => {
+    const out = new Map<string, { node: number; topic: string; segments: number; bytes: number }>();
+    for (const n of nodes) {
+      if (n.view instanceof Error) continue;
+      for (const l of n.view.remoteCopyLag ?? []) out.set(`${n.view.nodeId}/${l.topic}`, { node: n.view.nodeId, ...l });
+    }
+    return out;
+  };
+  // A second sample only counts where some node answered it.
+  const later = o.nodesLater?.some((n) => !(n.view instanceof Error)) === true ? o.nodesLater : null;
+  const now = lagOf(later ?? o.nodes);
+  if (now.size === 0) return { status: 'PASS', check, detail: o.nodes.every((n) => n.view instanceof Error) ? 'not checked: no HTTP API answered' : 'no tiered topic led by the nodes asked' };
+  const before = lagOf(o.nodes);
+  const show = (l: { node: number; topic: string; segments: number; bytes: number }, was?: number) => `${l.topic} on node ${l.node} (${was === undefined ? '' : `${was} → `}${plural(l.segments, 'segment')}, ${l.bytes} bytes)`;
+  const growing = [...now].filter(([k, l]) => later !== null && l.segments > (before.get(k)?.segments ?? 0)).map(([k, l]) => show(l, before.get(k)?.segments ?? 0));
+  if (growing.length > 0) return { status: 'WARN', check, detail: `copy lag grew over ${o.lag?.intervalMs ?? 0} ms in ${plural(growing.length, 'topic')}: ${listed(growing)} (is the remote store reachable? local retention waits for the copy)` };
+  const lagging = [...now.values()].filter((l) => l.segments > 0).map((l) => show(l));
+  const sampled = later === null ? ' (sampled once)' : ` over ${o.lag?.intervalMs ?? 0} ms`;
+  return { status: 'PASS', check, detail: lagging.length === 0 ? `every rolled segment copied (${plural(now.size, 'tiered topic')})` : `copy lag not growing${sampled}: ${listed(lagging)}` };
+}
+
 /** Every item of the checklist, in the order printed. */
 export function judge(o: Observed, t: Thresholds): CheckResult[] {
   return [
     checkReplicationFactor(o), checkMinInsyncReplicas(o), checkUncleanElection(o),
     checkUnderReplicated(o), checkOffline(o), checkUnderMinIsr(o),
-    checkQuorum(o, t), checkFencedBrokers(o), checkGroupLag(o), checkDisks(o, t), checkProducers(o),
+    checkQuorum(o, t), checkFencedBrokers(o), checkGroupLag(o), checkDisks(o, t), checkProducers(o), checkRemoteCopyLag(o),
   ];
 }
 
@@ -341,13 +370,14 @@ export async function gather(client: ClusterClient, httpAddresses: string[], lag
   for (const brokerId of liveBrokers) logDirs.push({ brokerId, dirs: await logDirsOf(client, brokerId) });
   const nodes = await Promise.all(httpAddresses.map(async (address) => ({ address, view: await nodeOf(address).catch(asError) })));
   const lag = lagIntervalMs > 0 ? await sampleLag(client, liveBrokers, lagIntervalMs) : null;
-  return { topics, liveBrokers, registered, ...configs, quorum, logDirs, nodes, lag };
+  const nodesLater = lag === null ? null : await Promise.all(httpAddresses.map(async (address) => ({ address, view: await nodeOf(address).catch(asError) })));
+  return { topics, liveBrokers, registered, ...configs, quorum, logDirs, nodes, nodesLater, lag };
 }
 
 const FLAGS: Record<string, FlagSpec> = {
   ...COMMON_FLAGS,
   http: { type: 'string', help: `host:port[,host:port] of the nodes' HTTP APIs: fenced brokers from the first that answers, producers' acks summed over all (default $${HTTP_ENV}, else 127.0.0.1:9644)` },
-  'lag-interval-ms': { type: 'number', help: 'time between the two consumer lag samples; 0 skips the check (default 5000)' },
+  'lag-interval-ms': { type: 'number', help: 'time between the two samples of consumer group lag and tiered storage copy lag; 0 skips the checks (default 5000)' },
   'disk-warn-pct': { type: 'number', help: 'warn when a log directory\'s volume is fuller than this many percent (default 80)' },
   'disk-fail-pct': { type: 'number', help: 'fail when it is fuller than this many percent (default 90)' },
   'quorum-fetch-timeout-ms': { type: 'number', help: 'a voter that has not fetched from the quorum leader for this long is down (default 5000)' },

@@ -47,12 +47,18 @@ export interface NodeView {
   roles: readonly string[];
   /** Clients' Produce requests answered here by acks and idempotence (empty on a controller-only node). */
   produceRequests: ProduceRequestCount[];
+  /** Per tiered topic led here: rolled segments not yet copied to remote storage (Kafka's RemoteCopyLagBytes/Segments). */
+  remoteCopyLag: { topic: string; bytes: number; segments: number }[];
 }
 
 /** /v1/node: what this node alone observes (other nodes count their own). */
 export function nodeView(node: NodeHandle): NodeView {
   const stats = node.broker?.replicaManager.stats;
-  return { nodeId: node.nodeId, roles: rolesOf(node), produceRequests: stats === undefined ? [] : produceRequestCounts(stats) };
+  const copyLag = node.broker?.replicaManager.remoteLog?.copyLag() ?? new Map<string, { bytes: number; segments: number }>();
+  return {
+    nodeId: node.nodeId, roles: rolesOf(node), produceRequests: stats === undefined ? [] : produceRequestCounts(stats),
+    remoteCopyLag: [...copyLag].map(([topic, l]) => ({ topic, bytes: l.bytes, segments: l.segments })).sort((a, b) => a.topic.localeCompare(b.topic)),
+  };
 }
 
 export interface BrokerRow {

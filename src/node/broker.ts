@@ -497,8 +497,11 @@ export class Broker {
     this.remoteLogPoll?.cancel();
     this.remoteLogPoll = null;
     this.metadataConnections?.close();
-    await this.remoteLog?.close();
+    // The tasks stop at once; closing the store then ends their calls in flight, so a store that
+    // stopped answering cannot hold the shutdown until its timeouts.
+    const stopping = this.remoteLog?.close();
     await this.deps.remoteStorage?.close();
+    await stopping;
   }
 
   /** `__consumer_offsets` (compacted), created on first use. */

@@ -23,6 +23,8 @@ export type RemoteBackendSettings =
     readonly kind: 's3'; readonly bucket: string; readonly region: string; readonly endpoint?: string; readonly pathStyle: boolean;
     readonly credentials?: { readonly accessKeyId: string; readonly secretAccessKey: string };
     readonly partBytes: number; readonly multipartThresholdBytes: number;
+    /** Aiven's storage.s3.api.call.timeout / .attempt.timeout, in ms; unset: none (the socket timeout still applies). */
+    readonly apiCallTimeoutMs?: number; readonly apiCallAttemptTimeoutMs?: number;
   };
 
 export interface RemoteStorageSettings {
@@ -89,6 +91,12 @@ function s3Settings(prefix: string, rsm: (name: string) => string | undefined): 
   const pathStyle = rsm('storage.s3.path.style.access.enabled');
   if (pathStyle !== undefined && !/^(true|false)$/i.test(pathStyle)) throw new ConfigError(`${prefix}storage.s3.path.style.access.enabled must be true or false`, prefix + 'storage.s3.path.style.access.enabled', pathStyle);
   const endpoint = rsm('storage.s3.endpoint.url');
+  const timeout = (name: string): number | undefined => {
+    const raw = rsm(name);
+    return raw === undefined ? undefined : intSetting(prefix + name, raw, 0, 1, 0x7fffffff);
+  };
+  const apiCallTimeoutMs = timeout('storage.s3.api.call.timeout');
+  const apiCallAttemptTimeoutMs = timeout('storage.s3.api.call.attempt.timeout');
   const partBytes = intSetting(prefix + 'storage.s3.multipart.upload.part.size', rsm('storage.s3.multipart.upload.part.size'), REMOTE_STORAGE_DEFAULTS.partBytes, S3_PART_BYTES_MIN, 0x7fffffff);
   return {
     kind: 's3', bucket, region: rsm('storage.s3.region') ?? 'us-east-1', pathStyle: pathStyle?.toLowerCase() === 'true',
@@ -96,6 +104,7 @@ function s3Settings(prefix: string, rsm: (name: string) => string | undefined): 
     ...(accessKeyId !== undefined ? { credentials: { accessKeyId, secretAccessKey: secretAccessKey! } } : {}),
     partBytes,
     multipartThresholdBytes: intSetting(prefix + 'storage.s3.multipart.upload.threshold', rsm('storage.s3.multipart.upload.threshold'), partBytes, S3_PART_BYTES_MIN, Number.MAX_SAFE_INTEGER),
+    ...(apiCallTimeoutMs !== undefined ? { apiCallTimeoutMs } : {}), ...(apiCallAttemptTimeoutMs !== undefined ? { apiCallAttemptTimeoutMs } : {}),
   };
 }
 
@@ -116,6 +125,8 @@ export async function openRemoteStorageManager(settings: RemoteStorageSettings):
     : new S3ObjectStore({
       bucket: b.bucket, region: b.region, pathStyle: b.pathStyle, partBytes: b.partBytes, multipartThresholdBytes: b.multipartThresholdBytes,
       ...(b.endpoint !== undefined ? { endpoint: b.endpoint } : {}), ...(b.credentials !== undefined ? { credentials: b.credentials } : {}),
+      ...(b.apiCallTimeoutMs !== undefined ? { apiCallTimeoutMs: b.apiCallTimeoutMs } : {}),
+      ...(b.apiCallAttemptTimeoutMs !== undefined ? { apiCallAttemptTimeoutMs: b.apiCallAttemptTimeoutMs } : {}),
     });
   return new ChunkedStorageManager({
     store, keyPrefix: settings.keyPrefix, chunkBytes: settings.chunkBytes,

@@ -27,13 +27,27 @@ export interface S3ObjectStoreOptions {
   /** Objects at least this big are uploaded in parts. */
   readonly multipartThresholdBytes: number;
   readonly partBytes: number;
+  /** Aiven's s3.api.call.timeout: a whole call with its retries (unset: none). */
+  readonly apiCallTimeoutMs?: number;
+  /** Aiven's s3.api.call.attempt.timeout: one attempt, the body sent and the answer read (unset: none). */
+  readonly apiCallAttemptTimeoutMs?: number;
+  /** An attempt with no byte moving either way this long fails (the AWS Java SDK's socket timeout; default 30 s). */
+  readonly socketTimeoutMs?: number;
 }
+
+/** The AWS Java SDK's defaults, which Kafka's S3 plugins inherit: a store that stops answering fails the call instead of holding it forever. */
+export const S3_SOCKET_TIMEOUT_MS_DEFAULT = 30_000;
+const S3_CONNECTION_TIMEOUT_MS = 2_000;
 
 export class S3ObjectStore implements ObjectStore {
   private readonly client: S3Client;
   private readonly bucket: string;
   private readonly thresholdBytes: number;
   private readonly partBytes: number;
+  private readonly apiCallTimeoutMs: number | undefined;
+  /** The calls in flight, aborted on close (destroying the client does not end them). */
+  private readonly inFlight = new Set<AbortController>();
+  private closed = false;
 
   constructor(o: S3ObjectStoreOptions) {
     if (o.bucket === '') throw new RemoteStorageError('the S3 bucket name is empty', { retriable: false });
@@ -43,6 +57,7 @@ export class S3ObjectStore implements ObjectStore {
     this.bucket = o.bucket;
     this.thresholdBytes = o.multipartThresholdBytes;
     this.partBytes = o.partBytes;
+    this.apiCallTimeoutMs = o.apiCallTimeoutMs;
     this.client = new S3Client({
       region: o.region,
       ...(o.endpoint !== undefined ? { endpoint: o.endpoint } : {}),
@@ -50,7 +65,30 @@ export class S3ObjectStore implements ObjectStore {
       ...(o.credentials !== undefined ? { credentials: { ...o.credentials } } : {}),
       // The copy task retries with its own backoff; the SDK's retries would only hide a dead store longer.
       maxAttempts: 2,
+      // The SDK's own defaults wait forever on a store that accepted the connection and went silent.
+      requestHandler: {
+        connectionTimeout: S3_CONNECTION_TIMEOUT_MS, socketTimeout: o.socketTimeoutMs ?? S3_SOCKET_TIMEOUT_MS_DEFAULT,
+        ...(o.apiCallAttemptTimeoutMs !== undefined ? { requestTimeout: o.apiCallAttemptTimeoutMs, throwOnRequestTimeout: true } : {}),
+      },
     });
+  }
+
+  /**
+   * One call (with the reading of its answer), ended on close and after the api call timeout when
+   * there is one. A signal of its own per call: no listener piles up on a long-lived one.
+   */
+  private async send<T>(run: (options: { abortSignal: AbortSignal }) => Promise<T>): Promise<T> {
+    if (this.closed) throw new RemoteStorageError('the S3 store is closed', { retriable: false });
+    const c = new AbortController();
+    this.inFlight.add(c);
+    const limit = this.apiCallTimeoutMs;
+    const timer = limit === undefined ? undefined : setTimeout(() => c.abort(new RemoteStorageError(`no answer within storage.s3.api.call.timeout (${limit} ms)`)), limit);
+    try {
+      return await run({ abortSignal: c.signal });
+    } finally {
+      clearTimeout(timer);
+      this.inFlight.delete(c);
+    }
   }
 
   private checkKey(key: string): void {
@@ -61,14 +99,15 @@ export class S3ObjectStore implements ObjectStore {
     this.checkKey(key);
     try {
       if ('bytes' in source) {
-        await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: source.bytes }));
+        await this.send((o) => this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: source.bytes }), o));
         return;
       }
       const file = await open(source.path, 'r');
       try {
         const size = (await file.stat()).size;
         if (size < this.thresholdBytes) {
-          await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: await readAt(file, 0, size) }));
+          const body = await readAt(file, 0, size);
+          await this.send((o) => this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body }), o));
         } else {
           await this.putMultipart(key, file, size);
         }
@@ -83,7 +122,7 @@ export class S3ObjectStore implements ObjectStore {
   private async putMultipart(key: string, file: import('node:fs/promises').FileHandle, size: number): Promise<void> {
     // Grow the part size when the file would need more parts than S3 allows.
     const partBytes = Math.max(this.partBytes, Math.ceil(size / limits.s3MultipartPartsMax));
-    const created = await this.client.send(new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: key }));
+    const created = await this.send((o) => this.client.send(new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: key }), o));
     const uploadId = created.UploadId;
     if (uploadId === undefined) throw new RemoteStorageError(`${key}: the store returned no upload id`);
     try {
@@ -91,14 +130,14 @@ export class S3ObjectStore implements ObjectStore {
       // One part in memory at a time: a 1 GiB segment never sits in the heap whole.
       for (let start = 0, n = 1; start < size; start += partBytes, n++) {
         const body = await readAt(file, start, Math.min(partBytes, size - start));
-        const r = await this.client.send(new UploadPartCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId, PartNumber: n, Body: body }));
+        const r = await this.send((o) => this.client.send(new UploadPartCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId, PartNumber: n, Body: body }), o));
         if (r.ETag === undefined) throw new RemoteStorageError(`${key}: part ${n} got no ETag`);
         parts.push({ ETag: r.ETag, PartNumber: n });
       }
-      await this.client.send(new CompleteMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId, MultipartUpload: { Parts: parts } }));
+      await this.send((o) => this.client.send(new CompleteMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId, MultipartUpload: { Parts: parts } }), o));
     } catch (e) {
       // Leave no billed, invisible parts behind; if the abort fails too, a bucket lifecycle rule must.
-      await this.client.send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId })).catch(() => undefined);
+      await this.send((o) => this.client.send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId }), o)).catch(() => undefined);
       throw e;
     }
   }
@@ -107,8 +146,10 @@ export class S3ObjectStore implements ObjectStore {
     this.checkKey(key);
     if (endExclusive <= start) return Buffer.alloc(0);
     try {
-      const r = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key, Range: `bytes=${start}-${endExclusive - 1}` }));
-      return Buffer.from(await r.Body!.transformToByteArray());
+      return await this.send(async (o) => {
+        const r = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key, Range: `bytes=${start}-${endExclusive - 1}` }), o);
+        return Buffer.from(await r.Body!.transformToByteArray());
+      });
     } catch (e) {
       throw s3Error(`cannot read ${key}`, e);
     }
@@ -117,12 +158,14 @@ export class S3ObjectStore implements ObjectStore {
   async get(key: string, bytesMax: number): Promise<Buffer> {
     this.checkKey(key);
     try {
-      const r = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
-      if ((r.ContentLength ?? 0) > bytesMax) {
-        await r.Body?.transformToWebStream().cancel();
-        throw new RemoteStorageError(`${key} has ${r.ContentLength} bytes, more than ${bytesMax}`, { retriable: false });
-      }
-      return Buffer.from(await r.Body!.transformToByteArray());
+      return await this.send(async (o) => {
+        const r = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }), o);
+        if ((r.ContentLength ?? 0) > bytesMax) {
+          await r.Body?.transformToWebStream().cancel();
+          throw new RemoteStorageError(`${key} has ${r.ContentLength} bytes, more than ${bytesMax}`, { retriable: false });
+        }
+        return Buffer.from(await r.Body!.transformToByteArray());
+      });
     } catch (e) {
       throw s3Error(`cannot read ${key}`, e);
     }
@@ -131,7 +174,7 @@ export class S3ObjectStore implements ObjectStore {
   async delete(key: string): Promise<void> {
     this.checkKey(key);
     try {
-      await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
+      await this.send((o) => this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }), o));
     } catch (e) {
       const err = s3Error(`cannot delete ${key}`, e);
       if (!(err instanceof RemoteResourceNotFoundError)) throw err;
@@ -143,7 +186,7 @@ export class S3ObjectStore implements ObjectStore {
     try {
       let token: string | undefined;
       do {
-        const r = await this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, ContinuationToken: token }));
+        const r = await this.send((o) => this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, ContinuationToken: token }), o));
         for (const o of r.Contents ?? []) if (o.Key !== undefined) keys.push(o.Key);
         token = r.IsTruncated === true ? r.NextContinuationToken : undefined;
       } while (token !== undefined);
@@ -154,6 +197,8 @@ export class S3ObjectStore implements ObjectStore {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
+    for (const c of this.inFlight) c.abort(new RemoteStorageError('the S3 store is closed', { retriable: false }));
     this.client.destroy();
   }
 }

@@ -12,7 +12,7 @@ import { ClusterClient } from '../../src/client/index.js';
 import { ApiKey, ErrorCode } from '../../src/protocol/index.js';
 import { buildRecordBatchSync } from '../../src/records/index.js';
 import { describeQuorum } from '../../src/cli/cluster.js';
-import { checkDisks, checkMinInsyncReplicas, checkQuorum, checkReplicationFactor, judge, type Observed, type Thresholds } from '../../src/cli/doctor.js';
+import { checkDisks, checkMinInsyncReplicas, checkQuorum, checkRemoteCopyLag, checkReplicationFactor, judge, type Observed, type Thresholds } from '../../src/cli/doctor.js';
 import { runProcess, until, within } from '../broker/process-helpers.js';
 import { commit } from '../http/console-fixture.js';
 
@@ -165,7 +165,7 @@ test('a cluster set up by the checklist: RF 3, min.insync.replicas 2, idempotent
     // The machine's own disk is not this cluster's doing: only a volume over 100% (none) would count.
     const r = await doctor(cluster, cluster.bootstrap, '--lag-interval-ms', '500', '--disk-warn-pct', '100', '--disk-fail-pct', '100');
     const all = summary(r.checks);
-    assert.equal(r.checks.size, 11, all);
+    assert.equal(r.checks.size, 12, all);
     for (const c of r.checks.values()) assert.equal(c.status, 'PASS', all);
     assert.equal(r.code, 0, all);
     assert.match(r.checks.get('producer acks and idempotence')!.detail, /all acks=all with idempotence/);
@@ -185,7 +185,7 @@ const base = (over: Partial<Observed> = {}): Observed => ({
   topicConfigs: new Map([['t', new Map<string, string | null>([['min.insync.replicas', '2'], ['unclean.leader.election.enable', 'false']])]]),
   brokerConfigs: new Map<string, string | null>([['min.insync.replicas', '2']]),
   quorum: { leaderId: 1, leaderEpoch: 4, highWatermark: '10', voters: [1, 2, 3].map((id) => ({ id, logEndOffset: '10', lag: '0', lastFetchMsAgo: 100, lastCaughtUpMsAgo: 100 })), observers: [] },
-  logDirs: [], nodes: [], lag: null,
+  logDirs: [], nodes: [], nodesLater: null, lag: null,
   ...over,
 });
 const THRESHOLDS: Thresholds = { diskWarnPct: 80, diskFailPct: 90, quorumFetchTimeoutMs: 5000 };
@@ -222,4 +222,17 @@ test('rules: RF 2 warns, min ISR equal to RF warns, a quorum without a majority 
   const judged = judge(base({ registered: new Error('refused') }), THRESHOLDS);
   assert.equal(judged.find((c) => c.check === 'fenced brokers')?.status, 'WARN', 'unknown is not a pass');
   assert.equal(judged.find((c) => c.check === 'producer acks and idempotence')?.status, 'WARN');
+});
+
+test('rules: a tiered copy lag that grew between the two samples warns; a steady or no lag passes', () => {
+  const node = (nodeId: number, remoteCopyLag: { topic: string; bytes: number; segments: number }[]) => ({ address: `127.0.0.1:${nodeId}`, view: { nodeId, roles: ['broker'], produceRequests: [], remoteCopyLag } });
+  const lag = { intervalMs: 5000, groups: [], errors: [] };
+  assert.match(checkRemoteCopyLag(base()).detail, /no HTTP API answered|no tiered topic/);
+  assert.equal(checkRemoteCopyLag(base({ nodes: [node(1, [])], nodesLater: [node(1, [])], lag })).status, 'PASS');
+  const grew = checkRemoteCopyLag(base({ nodes: [node(1, [{ topic: 't', bytes: 10, segments: 1 }])], nodesLater: [node(1, [{ topic: 't', bytes: 30, segments: 3 }])], lag }));
+  assert.equal(grew.status, 'WARN');
+  assert.match(grew.detail, /t on node 1 \(1 → 3 segments, 30 bytes\)/);
+  assert.equal(checkRemoteCopyLag(base({ nodes: [node(1, [{ topic: 't', bytes: 30, segments: 3 }])], nodesLater: [node(1, [{ topic: 't', bytes: 20, segments: 2 }])], lag })).status, 'PASS', 'shrinking: copying keeps up');
+  assert.equal(checkRemoteCopyLag(base({ nodes: [node(1, [{ topic: 't', bytes: 0, segments: 0 }])], nodesLater: [new Error('down')].map((view) => ({ address: 'x', view })), lag })).status, 'PASS', 'not answered the second time: nothing seen growing');
+  assert.equal(checkRemoteCopyLag(base({ nodes: [node(1, [{ topic: 't', bytes: 9, segments: 2 }])] })).status, 'PASS', 'sampled once: a lag alone does not warn');
 });

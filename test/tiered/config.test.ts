@@ -56,11 +56,14 @@ describe('remote storage configuration', () => {
       'rsm.config.storage.aws.secret.access.key': 'SK',
       'rsm.config.chunk.size': '4194304',
       'rsm.config.fetch.chunk.cache.size': '104857600',
+      'rsm.config.storage.s3.api.call.timeout': '60000',
+      'rsm.config.storage.s3.api.call.attempt.timeout': '20000',
     });
     const s = remoteStorageSettings(c)!;
     assert.deepEqual(s.backend, {
       kind: 's3', bucket: 'kafka-tiered', region: 'eu-west-1', endpoint: 'http://127.0.0.1:9000', pathStyle: true,
       credentials: { accessKeyId: 'AK', secretAccessKey: 'SK' }, partBytes: REMOTE_STORAGE_DEFAULTS.partBytes, multipartThresholdBytes: REMOTE_STORAGE_DEFAULTS.partBytes,
+      apiCallTimeoutMs: 60_000, apiCallAttemptTimeoutMs: 20_000,
     });
     assert.equal(s.chunkCacheBytes, 104_857_600);
   });
@@ -80,6 +83,8 @@ describe('remote storage configuration', () => {
     assert.equal(key({ ...aiven, 'rsm.config.storage.s3.bucket.name': 'b', 'rsm.config.storage.aws.access.key.id': 'AK' }), 'rsm.config.storage.aws.access.key.id');
     assert.equal(key({ ...aiven, 'rsm.config.storage.s3.bucket.name': 'b', 'rsm.config.storage.s3.multipart.upload.part.size': '1024' }), 'rsm.config.storage.s3.multipart.upload.part.size');
     assert.equal(key({ ...aiven, 'rsm.config.storage.s3.bucket.name': 'b', 'rsm.config.chunk.size': '0' }), 'rsm.config.chunk.size');
+    assert.equal(key({ ...aiven, 'rsm.config.storage.s3.bucket.name': 'b', 'rsm.config.storage.s3.api.call.attempt.timeout': '0' }), 'rsm.config.storage.s3.api.call.attempt.timeout');
+    assert.equal(key({ ...aiven, 'rsm.config.storage.s3.bucket.name': 'b', 'rsm.config.storage.s3.api.call.timeout': '5s' }), 'rsm.config.storage.s3.api.call.timeout');
     assert.equal(key({ ...aiven, 'rsm.config.storage.backend.class': 'io.aiven.kafka.tieredstorage.storage.gcs.GcsStorage' }), 'rsm.config.storage.backend.class');
   });
 

@@ -13,10 +13,11 @@ export const BUCKET = 'logline-tiered';
 
 export interface RunningServer { child: ChildProcess; port: number; dir: string }
 
-export async function startS3Server(): Promise<RunningServer> {
-  const dir = mkdtempSync(join(tmpdir(), 'logline-s3rver-'));
+/** A new server over a new directory, or with `again` the same directory and port as a server killed before. */
+export async function startS3Server(again?: { dir: string; port: number }): Promise<RunningServer> {
+  const dir = again?.dir ?? mkdtempSync(join(tmpdir(), 'logline-s3rver-'));
   const script = join(dirname(fileURLToPath(import.meta.url)), 's3-server.js');
-  const child = spawn(process.execPath, [script, dir, ACCESS_KEY, SECRET, BUCKET], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [script, dir, ACCESS_KEY, SECRET, BUCKET, ...(again === undefined ? [] : [String(again.port)])], { stdio: ['ignore', 'pipe', 'inherit'] });
   const line = await new Promise<string>((resolve, reject) => {
     const rl = createInterface({ input: child.stdout! });
     rl.once('line', (l) => { rl.close(); resolve(l); });
@@ -25,8 +26,23 @@ export async function startS3Server(): Promise<RunningServer> {
   return { child, port: (JSON.parse(line) as { port: number }).port, dir };
 }
 
+/** SIGKILLs the server (its directory stays, for startS3Server(again)). */
+export async function killS3Server(s: RunningServer): Promise<void> {
+  if (s.child.exitCode !== null || s.child.signalCode !== null) return;
+  const exited = new Promise((r) => s.child.once('exit', r));
+  s.child.kill('SIGKILL');
+  await exited;
+}
+
+/** Where s3rver keeps the parts of multipart uploads not completed yet (one folder per upload id). */
+export function s3UploadsDir(s: RunningServer): string {
+  return join(s.dir, BUCKET, '._S3rver_uploads');
+}
+
 export async function stopS3Server(s: RunningServer): Promise<void> {
-  if (s.child.exitCode === null) {
+  // A stopped (SIGSTOP) server must go on to see the SIGTERM.
+  if (s.child.exitCode === null && s.child.signalCode === null) s.child.kill('SIGCONT');
+  if (s.child.exitCode === null && s.child.signalCode === null) {
     const exited = new Promise((r) => s.child.once('exit', r));
     s.child.kill('SIGTERM');
     await exited;
