@@ -31,7 +31,18 @@ export interface Thresholds {
   diskFailPct: number;
   /** A voter that has not fetched from the quorum leader for this long counts as down. */
   quorumFetchTimeoutMs: number;
+  /** A tiered topic with more rolled-but-uncopied segments than this per partition warns (default 2). */
+  remoteCopyLagSegmentsPerPartition?: number;
 }
+
+/**
+ * Copy lag, per partition, a healthy tiered topic stays within: a segment that rolled since the
+ * copy task's last run waits up to remote.log.manager.task.interval.ms, and a second may roll
+ * meanwhile under load. Beyond that copying is not keeping up (the store slow, down or refusing),
+ * and as local retention deletes only copied segments, every lagging byte is disk the broker cannot
+ * free: the "local.retention.bytes + two segments" bound bench:tiered checks.
+ */
+const REMOTE_COPY_LAG_SEGMENTS_PER_PARTITION = 2;
 
 export interface GroupLag { group: string; before: bigint; after: bigint }
 
@@ -233,9 +244,10 @@ export function checkProducers(o: Observed): CheckResult {
 
 /**
  * Tiered storage: a copy lag (rolled segments not yet in remote storage) that grew between the two
- * samples warns, as local retention then waits and the disk fills (the store down or too slow).
+ * samples, or that is above the threshold per partition (sampled once or twice), warns, as local
+ * retention then waits and the disk fills (the store down or too slow).
  */
-export function checkRemoteCopyLag(o: Observed): CheckResult {
+export function checkRemoteCopyLag(o: Observed, t?: Thresholds): CheckResult {
   const check = 'tiered storage copy lag';
   const lagOf = (nodes: Observed['nodes']) => {
     const out = new Map<string, { node: number; topic: string; segments: number; bytes: number }>();
@@ -253,6 +265,16 @@ export function checkRemoteCopyLag(o: Observed): CheckResult {
   const show = (l: { node: number; topic: string; segments: number; bytes: number }, was?: number) => `${l.topic} on node ${l.node} (${was === undefined ? '' : `${was} → `}${plural(l.segments, 'segment')}, ${l.bytes} bytes)`;
   const growing = [...now].filter(([k, l]) => later !== null && l.segments > (before.get(k)?.segments ?? 0)).map(([k, l]) => show(l, before.get(k)?.segments ?? 0));
   if (growing.length > 0) return { status: 'WARN', check, detail: `copy lag grew over ${o.lag?.intervalMs ?? 0} ms in ${plural(growing.length, 'topic')}: ${listed(growing)} (is the remote store reachable? local retention waits for the copy)` };
+  const perPartition = t?.remoteCopyLagSegmentsPerPartition ?? REMOTE_COPY_LAG_SEGMENTS_PER_PARTITION;
+  const partitions = (topic: string) => o.topics.find((x) => x.name === topic)?.partitions.length ?? 1;
+  // A topic's partitions may be led by several nodes: their lags add up against its partition count.
+  const byTopic = new Map<string, number>();
+  for (const l of now.values()) byTopic.set(l.topic, (byTopic.get(l.topic) ?? 0) + l.segments);
+  const high = [...byTopic].filter(([topic, segments]) => segments > perPartition * partitions(topic))
+    .map(([topic, segments]) => `${topic} (${plural(segments, 'segment')} over ${plural(partitions(topic), 'partition')})`);
+  if (high.length > 0) {
+    return { status: 'WARN', check, detail: `more than ${perPartition} uncopied segments per partition in ${plural(high.length, 'topic')}: ${listed(high)} (is the remote store reachable? local retention waits for the copy)` };
+  }
   const lagging = [...now.values()].filter((l) => l.segments > 0).map((l) => show(l));
   const sampled = later === null ? ' (sampled once)' : ` over ${o.lag?.intervalMs ?? 0} ms`;
   return { status: 'PASS', check, detail: lagging.length === 0 ? `every rolled segment copied (${plural(now.size, 'tiered topic')})` : `copy lag not growing${sampled}: ${listed(lagging)}` };
@@ -263,7 +285,7 @@ export function judge(o: Observed, t: Thresholds): CheckResult[] {
   return [
     checkReplicationFactor(o), checkMinInsyncReplicas(o), checkUncleanElection(o),
     checkUnderReplicated(o), checkOffline(o), checkUnderMinIsr(o),
-    checkQuorum(o, t), checkFencedBrokers(o), checkGroupLag(o), checkDisks(o, t), checkProducers(o), checkRemoteCopyLag(o),
+    checkQuorum(o, t), checkFencedBrokers(o), checkGroupLag(o), checkDisks(o, t), checkProducers(o), checkRemoteCopyLag(o, t),
   ];
 }
 
@@ -381,6 +403,7 @@ const FLAGS: Record<string, FlagSpec> = {
   'disk-warn-pct': { type: 'number', help: 'warn when a log directory\'s volume is fuller than this many percent (default 80)' },
   'disk-fail-pct': { type: 'number', help: 'fail when it is fuller than this many percent (default 90)' },
   'quorum-fetch-timeout-ms': { type: 'number', help: 'a voter that has not fetched from the quorum leader for this long is down (default 5000)' },
+  'remote-copy-lag-segments': { type: 'number', help: 'tiered storage: warn when a topic has more rolled segments not yet copied than this per partition (default 2)' },
 };
 
 function nonNegative(flags: Record<string, unknown>, name: string, fallback: number): number {
@@ -396,7 +419,8 @@ export async function doctorCommand(argv: string[]): Promise<number> {
     return 0;
   }
   if (positionals.length > 0) throw new UsageError(`logline doctor: unexpected argument ${positionals[0]}`);
-  const thresholds: Thresholds = { diskWarnPct: nonNegative(flags, 'disk-warn-pct', 80), diskFailPct: nonNegative(flags, 'disk-fail-pct', 90), quorumFetchTimeoutMs: nonNegative(flags, 'quorum-fetch-timeout-ms', 5000) };
+  const thresholds: Thresholds = { diskWarnPct: nonNegative(flags, 'disk-warn-pct', 80), diskFailPct: nonNegative(flags, 'disk-fail-pct', 90), quorumFetchTimeoutMs: nonNegative(flags, 'quorum-fetch-timeout-ms', 5000),
+    remoteCopyLagSegmentsPerPartition: nonNegative(flags, 'remote-copy-lag-segments', REMOTE_COPY_LAG_SEGMENTS_PER_PARTITION) };
   const lagIntervalMs = nonNegative(flags, 'lag-interval-ms', 5000);
   const httpAddresses = httpAddress(flags).split(',').map((a) => a.trim()).filter((a) => a !== '');
   const client = new ClusterClient(clientOptions(flags));

@@ -1,6 +1,7 @@
 // `logline topic create|list|describe|delete|alter-config|reassign` (reassign: ./reassign.ts).
-import { ClusterClient, KafkaError, describeTopicConfigs, type TopicInfo } from '../client/index.js';
+import { ClusterClient, KafkaError, describeTopicConfigs, listOffsets, type TopicInfo } from '../client/index.js';
 import { ApiKey, ErrorCode, ZERO_UUID } from '../protocol/index.js';
+import { partitionKey } from '../util/index.js';
 import { UsageError, helpText, parseArgs, type FlagSpec } from './args.js';
 import { COMMON_FLAGS, bootstrapServers, table, toJson, clientOptions } from './output.js';
 import { ongoing, reassignCommand } from './reassign.js';
@@ -91,8 +92,12 @@ export async function topicCommand(argv: string[]): Promise<number> {
           return moving.size === 0 ? row : { ...row, adding: m?.adding ?? [], removing: m?.removing ?? [] };
         });
         const configs = await describeTopicConfigs(client, t.name);
-        if (json) console.log(toJson({ name: t.name, topicId: t.topicId, partitions, configs }));
-        else console.log(`topic ${t.name}  id ${t.topicId}\n\n${table(partitions)}\n\n${table(configs.filter((c) => c.source !== 'DEFAULT_CONFIG'), ['name', 'value', 'source'])}`);
+        const tiered = configs.find((c) => c.name === 'remote.storage.enable')?.value === 'true' ? await tieredOffsets(client, t) : null;
+        if (json) console.log(toJson({ name: t.name, topicId: t.topicId, partitions, ...(tiered !== null ? { tiered } : {}), configs }));
+        else {
+          const tieredTable = tiered === null ? '' : `\n\n${table(tiered, ['partition', 'earliest', 'earliestLocal', 'latestTiered', 'latest'])}`;
+          console.log(`topic ${t.name}  id ${t.topicId}\n\n${table(partitions)}${tieredTable}\n\n${table(configs.filter((c) => c.source !== 'DEFAULT_CONFIG'), ['name', 'value', 'source'])}`);
+        }
         return 0;
       }
       case 'delete': {
@@ -124,6 +129,22 @@ export async function topicCommand(argv: string[]): Promise<number> {
   } finally {
     client.close();
   }
+}
+
+/**
+ * A tiered topic's offsets per partition from its leader's ListOffsets, as kafka-get-offsets.sh
+ * --time takes them: EARLIEST (-2, the log start, in the tier once segments are copied),
+ * EARLIEST_LOCAL (-4, the first offset on the leader's disk), LATEST_TIERED (-5, the highest offset
+ * copied; -1 none) and LATEST (-1, the high watermark). Below earliestLocal reads come from the tier.
+ */
+async function tieredOffsets(client: ClusterClient, t: TopicInfo): Promise<{ partition: number; earliest: bigint | null; earliestLocal: bigint | null; latestTiered: bigint | null; latest: bigint | null }[]> {
+  const refs = t.partitions.filter((p) => p.leader >= 0).map((p) => ({ topic: t.name, partition: p.partition }));
+  const at = async (ts: bigint) => listOffsets(client, refs, ts).catch(() => new Map<string, bigint>());
+  const [earliest, local, tiered, latest] = [await at(-2n), await at(-4n), await at(-5n), await at(-1n)];
+  return t.partitions.map((p) => {
+    const k = partitionKey(t.name, p.partition);
+    return { partition: p.partition, earliest: earliest.get(k) ?? null, earliestLocal: local.get(k) ?? null, latestTiered: tiered.get(k) ?? null, latest: latest.get(k) ?? null };
+  });
 }
 
 /** A topic as Metadata describes it, partitions without a leader included (leader -1), as kafka-topics.sh shows them. */

@@ -105,7 +105,8 @@ export async function listOffsets(client: ClusterClient, refs: PartitionRef[], t
     const out = new Map<string, bigint>();
     await Promise.all([...byLeader].map(async ([leader, wanted]) => {
       const conn = await client.broker(leader);
-      const r = await conn.send(ApiKey.ListOffsets, conn.version(ApiKey.ListOffsets, 7), {
+      // EARLIEST_LOCAL (-4) needs v8 and LATEST_TIERED (-5) v9 (KIP-405, KIP-1005).
+      const r = await conn.send(ApiKey.ListOffsets, conn.version(ApiKey.ListOffsets, timestamp === -5n ? 9 : timestamp === -4n ? 8 : 7), {
         replicaId: -1, isolationLevel: 0,
         topics: [...wanted].map(([name, partitions]) => ({ name, partitions: partitions.map((partitionIndex) => ({ partitionIndex, currentLeaderEpoch: -1, timestamp })) })),
       });

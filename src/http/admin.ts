@@ -4,6 +4,8 @@
 import type { PartitionView, TopicView } from '../broker/index.js';
 import type { NodeHandle } from './node-handle.js';
 import { produceRequestCounts, type ProduceRequestCount } from '../replication/index.js';
+import type { PartitionLog } from '../storage/index.js';
+import type { RemoteCacheStats, RemoteLogManager, TopicIdPartition } from '../tiered/index.js';
 
 export interface Health { status: 'ok'; nodeId: number; roles: readonly string[] }
 
@@ -49,15 +51,34 @@ export interface NodeView {
   produceRequests: ProduceRequestCount[];
   /** Per tiered topic led here: rolled segments not yet copied to remote storage (Kafka's RemoteCopyLagBytes/Segments). */
   remoteCopyLag: { topic: string; bytes: number; segments: number }[];
+  /**
+   * Tiered storage on this broker (null: remote.log.storage.system.enable is off): the bytes in the
+   * tier per topic led here (Kafka's RemoteLogSizeBytes) and the read caches against their bounds.
+   */
+  tiered: {
+    topics: { topic: string; remoteLogSizeBytes: number }[];
+    chunkCache: RemoteCacheStats | null;
+    indexCache: RemoteCacheStats | null;
+  } | null;
 }
 
 /** /v1/node: what this node alone observes (other nodes count their own). */
 export function nodeView(node: NodeHandle): NodeView {
   const stats = node.broker?.replicaManager.stats;
-  const copyLag = node.broker?.replicaManager.remoteLog?.copyLag() ?? new Map<string, { bytes: number; segments: number }>();
+  const rlm = node.broker?.replicaManager.remoteLog ?? null;
+  const copyLag = rlm?.copyLag() ?? new Map<string, { bytes: number; segments: number }>();
   return {
     nodeId: node.nodeId, roles: rolesOf(node), produceRequests: stats === undefined ? [] : produceRequestCounts(stats),
     remoteCopyLag: [...copyLag].map(([topic, l]) => ({ topic, bytes: l.bytes, segments: l.segments })).sort((a, b) => a.topic.localeCompare(b.topic)),
+    tiered: rlm === null ? null : tieredNode(rlm),
+  };
+}
+
+function tieredNode(rlm: RemoteLogManager): NonNullable<NodeView['tiered']> {
+  const caches = rlm.cacheStats();
+  return {
+    topics: [...rlm.remoteLogSizeByTopic()].map(([topic, remoteLogSizeBytes]) => ({ topic, remoteLogSizeBytes })).sort((a, b) => a.topic.localeCompare(b.topic)),
+    chunkCache: caches.chunk, indexCache: caches.index,
   };
 }
 
@@ -147,6 +168,13 @@ export interface PartitionRow extends PartitionView {
   offsetsFrom: 'leader' | 'follower' | null;
   /** Bytes of the leader's replica on disk (DescribeLogDirs; null: unknown). */
   sizeBytes: number | null;
+  /**
+   * Tiered storage, where this node hosts a replica of a topic with remote.storage.enable (null
+   * otherwise): the first offset on local disk (Kafka's local log start offset; ListOffsets -4),
+   * the first offset in the remote tier (null: nothing copied yet), the highest offset copied
+   * (ListOffsets -5; -1: none), and the bytes of its finished remote segments.
+   */
+  tiered: { localLogStartOffset: number; remoteLogStartOffset: number | null; highestOffsetInRemoteStorage: number; remoteSizeBytes: number } | null;
   /** The ISR is smaller than the replica set (kafka-topics --under-replicated-partitions). */
   underReplicated: boolean;
   /** No leader, or a leader whose replica is offline (kafka-topics --unavailable-partitions). */
@@ -168,8 +196,17 @@ export function topic(node: NodeHandle, name: string): TopicRow | null {
   return t === undefined ? null : topicRow(node, t);
 }
 
+function tieredRow(rlm: RemoteLogManager, tip: TopicIdPartition, log: PartitionLog): NonNullable<PartitionRow['tiered']> {
+  const remote = rlm.remoteLogSummary(tip, log.logStartOffset);
+  return {
+    localLogStartOffset: log.localLogStartOffset, remoteLogStartOffset: remote.startOffset,
+    highestOffsetInRemoteStorage: log.highestOffsetInRemoteStorage, remoteSizeBytes: remote.sizeBytes,
+  };
+}
+
 function topicRow(node: NodeHandle, t: TopicView): TopicRow {
   const rm = node.broker?.replicaManager;
+  const rlm = rm?.remoteLog ?? null;
   return {
     name: t.name, topicId: t.id, internal: t.isInternal,
     partitions: t.partitions.map((p) => {
@@ -182,6 +219,7 @@ function topicRow(node: NodeHandle, t: TopicView): TopicRow {
         highWatermark: local ? local.highWatermark : null,
         offsetsFrom: local ? (local.isLeader ? 'leader' : 'follower') : null,
         sizeBytes: null,
+        tiered: local && rlm && local.log.tieredLog?.remoteLogEnabled ? tieredRow(rlm, { topicId: t.id, topic: t.name, partition: p.partition }, local.log.tieredLog) : null,
         underReplicated: p.isr.length < p.replicas.length,
         offline: p.leader < 0 || p.offlineReplicas.includes(p.leader),
       };

@@ -10,7 +10,7 @@ import { INDEX_SUFFIXES, SEGMENT_SUFFIX, segmentObjectBase, ALL_SUFFIXES } from 
 import type { ObjectStore } from './object-store.js';
 import { ReadCache } from './read-cache.js';
 import type { RemoteLogSegmentMetadata } from './segment-metadata.js';
-import { IndexType, type LogSegmentData, type RemoteStorageManager } from './storage-manager.js';
+import { IndexType, type LogSegmentData, type RemoteCacheStats, type RemoteStorageManager } from './storage-manager.js';
 
 export interface ChunkedStorageManagerOptions {
   readonly store: ObjectStore;
@@ -122,5 +122,10 @@ export class ChunkedStorageManager implements RemoteStorageManager {
 
   async close(): Promise<void> {
     await this.store.close();
+  }
+
+  cacheStats(): { chunk: RemoteCacheStats | null; index: RemoteCacheStats | null } {
+    const of = (c: ReadCache | undefined): RemoteCacheStats | null => (c === undefined ? null : { ...c.stats(), bytesMax: c.bytesMax });
+    return { chunk: of(this.chunkCache), index: of(this.indexCache) };
   }
 }

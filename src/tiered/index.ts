@@ -9,7 +9,7 @@ export {
   type TopicIdPartition, type RemoteLogSegmentId, type RemoteLogSegmentMetadata, type RemoteLogSegmentMetadataUpdate,
   type RemotePartitionDeleteMetadata, type RemoteLogMetadataEvent, type SegmentLeaderEpoch,
 } from './segment-metadata.js';
-export { IndexType, type RemoteStorageManager, type LogSegmentData } from './storage-manager.js';
+export { IndexType, type RemoteStorageManager, type RemoteCacheStats, type LogSegmentData } from './storage-manager.js';
 export { isSafeObjectKey, type ObjectStore, type ObjectSource } from './object-store.js';
 export { partitionFolder, segmentObjectBase, SEGMENT_SUFFIX, INDEX_SUFFIXES } from './object-layout.js';
 export { LocalObjectStore } from './local-object-store.js';

@@ -26,7 +26,7 @@ import {
   RemoteLogSegmentState as S, RemotePartitionDeleteState, topicIdPartitionKey,
   type RemoteLogSegmentMetadata, type SegmentLeaderEpoch, type TopicIdPartition,
 } from './segment-metadata.js';
-import { IndexType, type RemoteStorageManager } from './storage-manager.js';
+import { IndexType, type RemoteCacheStats, type RemoteStorageManager } from './storage-manager.js';
 
 /** Timers (the replication room's Scheduler has the same shape). */
 export interface TieredScheduler {
@@ -514,6 +514,27 @@ export class RemoteLogManager {
     let n = 0;
     for (const m of this.o.metadata.store.listRemoteLogSegments(tip)) if (m.state === S.COPY_SEGMENT_FINISHED) n += m.segmentSizeInBytes;
     return n;
+  }
+
+  /**
+   * What the console shows of one partition's tier, from this broker's replay of the metadata: the
+   * bytes of its finished remote segments, the first offset they hold (at or above the log start
+   * offset), and null when nothing is copied.
+   */
+  remoteLogSummary(tip: TopicIdPartition, logStartOffset: number): { sizeBytes: number; startOffset: number | null } {
+    let sizeBytes = 0;
+    let startOffset: number | null = null;
+    for (const m of this.o.metadata.store.listRemoteLogSegments(tip)) {
+      if (m.state !== S.COPY_SEGMENT_FINISHED) continue;
+      sizeBytes += m.segmentSizeInBytes;
+      if (m.endOffset >= logStartOffset) startOffset = Math.min(startOffset ?? Infinity, Math.max(m.startOffset, logStartOffset));
+    }
+    return { sizeBytes, startOffset };
+  }
+
+  /** The backend's read caches against their bounds (null parts: no such cache). */
+  cacheStats(): { chunk: RemoteCacheStats | null; index: RemoteCacheStats | null } {
+    return this.o.rsm.cacheStats?.() ?? { chunk: null, index: null };
   }
 
   /** Remote log size per topic over the partitions led here (Kafka's RemoteLogSizeBytes, reported by leaders). */

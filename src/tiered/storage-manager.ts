@@ -49,4 +49,9 @@ export interface RemoteStorageManager {
   /** Deletes everything of the segment. Idempotent: nothing there is success. */
   deleteLogSegmentData(metadata: RemoteLogSegmentMetadata): Promise<void>;
   close(): Promise<void>;
+  /** The read caches' occupancy against their bounds (the admin API and the bench show it); absent: no caches. */
+  cacheStats?(): { chunk: RemoteCacheStats | null; index: RemoteCacheStats | null };
 }
+
+/** One read cache: what it holds now, and its bound. */
+export interface RemoteCacheStats { bytes: number; bytesMax: number; entries: number; hits: number; misses: number; evictions: number }

@@ -225,7 +225,7 @@ test('rules: RF 2 warns, min ISR equal to RF warns, a quorum without a majority 
 });
 
 test('rules: a tiered copy lag that grew between the two samples warns; a steady or no lag passes', () => {
-  const node = (nodeId: number, remoteCopyLag: { topic: string; bytes: number; segments: number }[]) => ({ address: `127.0.0.1:${nodeId}`, view: { nodeId, roles: ['broker'], produceRequests: [], remoteCopyLag } });
+  const node = (nodeId: number, remoteCopyLag: { topic: string; bytes: number; segments: number }[]) => ({ address: `127.0.0.1:${nodeId}`, view: { nodeId, roles: ['broker'], produceRequests: [], remoteCopyLag, tiered: null } });
   const lag = { intervalMs: 5000, groups: [], errors: [] };
   assert.match(checkRemoteCopyLag(base()).detail, /no HTTP API answered|no tiered topic/);
   assert.equal(checkRemoteCopyLag(base({ nodes: [node(1, [])], nodesLater: [node(1, [])], lag })).status, 'PASS');

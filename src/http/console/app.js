@@ -231,7 +231,22 @@ function partitionsTab(root, t) {
       h('td', {}, p.offline ? badge('bad', 'offline') : p.underReplicated ? badge('warn', 'under-replicated') : badge('good', 'in sync')),
       h('td', { class: 'num' }, fmtNum(p.logStartOffset)), h('td', { class: 'num' }, fmtNum(p.highWatermark)), h('td', { class: 'num' }, fmtNum(p.logEndOffset)),
       h('td', { class: 'num' }, p.highWatermark === null ? '–' : fmtNum(p.highWatermark - p.logStartOffset)), h('td', { class: 'num' }, fmtBytes(p.sizeBytes))))));
+  if (t.partitions.some((p) => p.tiered)) tieredTable(root, t);
   if (t.partitions.some((p) => p.offsetsFrom !== 'leader')) root.append(h('p', { class: 'muted' }, 'Offsets come from the replica on this node; a partition led elsewhere shows its follower\'s view or none.'));
+}
+
+/** A tiered topic (remote.storage.enable): per partition, what is on local disk and what is in the remote tier. */
+function tieredTable(root, t) {
+  root.append(h('h2', {}, 'Tiered storage'));
+  root.append(table([['Partition', { class: 'num' }], ['Remote log start', { class: 'num' }], ['Highest copied', { class: 'num' }], ['Local log start', { class: 'num' }], ['Remote size', { class: 'num' }], ['Local size', { class: 'num' }]],
+    t.partitions.map((p) => h('tr', { 'data-tiered-partition': p.partition },
+      h('td', { class: 'num' }, p.partition),
+      h('td', { class: 'num' }, p.tiered ? fmtNum(p.tiered.remoteLogStartOffset) : '–'),
+      h('td', { class: 'num' }, p.tiered && p.tiered.highestOffsetInRemoteStorage >= 0 ? fmtNum(p.tiered.highestOffsetInRemoteStorage) : '–'),
+      h('td', { class: 'num' }, p.tiered ? fmtNum(p.tiered.localLogStartOffset) : '–'),
+      h('td', { class: 'num' }, p.tiered ? fmtBytes(p.tiered.remoteSizeBytes) : '–'),
+      h('td', { class: 'num' }, fmtBytes(p.sizeBytes))))));
+  root.append(h('p', { class: 'muted' }, 'Offsets from the remote log start up to the local log start are read from remote storage; the local log keeps local.retention.bytes / local.retention.ms of copied segments.'));
 }
 
 // ---- messages ----------------------------------------------------------------------------------
