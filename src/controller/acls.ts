@@ -28,7 +28,9 @@ export function createAcls(image: MetadataImage, creations: readonly CreateAclsR
     const why = invalidBinding(binding);
     if (why !== null) return { errorCode: ErrorCode.INVALID_REQUEST, errorMessage: why };
     if (existing.some((a) => sameBinding(a, binding)) || added.some((a) => sameBinding(a, binding))) return { errorCode: ErrorCode.NONE, errorMessage: null };
-    const acl = { id: randomUuid(prng), ...binding };
+    let id = randomUuid(prng);
+    while (image.acls.acls.has(id) || added.some((a) => a.id === id)) id = randomUuid(prng);
+    const acl = { id, ...binding };
     added.push(acl);
     records.push(metadataRecord('AccessControlEntryRecord', acl));
     return { errorCode: ErrorCode.NONE, errorMessage: null };

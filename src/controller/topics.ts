@@ -108,6 +108,7 @@ export function createTopics(request: CreateTopicsRequest, view: ControllerView,
   for (const t of request.topics) counts.set(t.name, (counts.get(t.name) ?? 0) + 1);
   const collisions = new Map<string, string>();
   for (const name of view.topicNames()) collisions.set(collisionKey(name), name);
+  const usedIds = new Set<string>();
   let partitionsLeft = defaults.partitionsPerRequestMax;
   const brokers = view.usableBrokers();
   const brokerIds = new Set(brokers.map((b) => b.id));
@@ -129,7 +130,11 @@ export function createTopics(request: CreateTopicsRequest, view: ControllerView,
     result.numPartitions = outcome.length;
     result.replicationFactor = outcome[0]!.length;
     if (request.validateOnly) continue;
-    const topicId = randomUuid(prng);
+    // A topic id is never one another topic has (or one this request gave): the ids come from a
+    // seeded generator, and a collision would be refused at replay, failing the whole request.
+    let topicId = randomUuid(prng);
+    while (view.topicById(topicId) !== undefined || usedIds.has(topicId)) topicId = randomUuid(prng);
+    usedIds.add(topicId);
     result.topicId = topicId;
     records.push({ type: RecordType.Topic, version: 0, data: { name: t.name, topicId } });
     for (const c of t.configs) {

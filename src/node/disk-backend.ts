@@ -1,6 +1,7 @@
 // The durable backend: partition logs from the storage engine in a log directory, and the cluster
 // metadata as the `__cluster_metadata` log in the same directory. meta.properties binds the
 // directory to one cluster and node; a directory of another one is refused at start.
+import { randomBytes } from 'node:crypto';
 import * as nodeFs from 'node:fs';
 import * as nodePath from 'node:path';
 import { Prng, limits, partitionKey, componentLogger, type Clock, type Logger } from '../util/index.js';
@@ -327,7 +328,9 @@ async function openDiskBackend(o: DiskBackendOptions, brokerConfig: BrokerConfig
     const [tiered] = validateTieredTopicConfig(next, remoteSettings !== null, was);
     return tiered ? { key: tiered.name, message: tiered.message } : null;
   };
-  const prng = new Prng(Date.now() >>> 0);
+  // Seeded from the OS, not the clock: processes started in the same millisecond (a cluster's nodes
+  // started together) would otherwise generate the same topic and ACL ids when each becomes active.
+  const prng = new Prng(randomBytes(4).readUInt32BE(0));
   const controllerService = new ControllerService(md, {
     clusterId: md.clusterId, nodeId: o.nodeId, clock: o.clock, prng, sessionTimeoutMs: Number(brokerConfig.get('broker.session.timeout.ms')),
     uncleanLeaderElectionEnable: brokerConfig.get('unclean.leader.election.enable') as boolean, topicDefaults, validateTopicConfigs: validate, logger: componentLogger(o.logger, 'controller'),

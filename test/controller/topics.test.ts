@@ -60,6 +60,19 @@ test('CreateTopics errors: exists, collision, duplicate, bad counts, too few bro
   assert.equal(dry.records.length, 0);
 });
 
+test('a new topic never gets an existing topic\'s id, even from a generator that repeats (two controllers seeded alike)', () => {
+  // What a restarted controller seeded like the last one did: its next ids were ones already in use.
+  const first = createTopics(request([topic('a'), topic('b')]), view([]), defaults, noConfigErrors, new Prng(42));
+  const existing = first.topics.map((t) => ({ name: t.name, id: t.topicId, partitionCount: 1 }));
+  assert.notEqual(existing[0]!.id, existing[1]!.id);
+  const again = createTopics(request([topic('c'), topic('d')]), view(existing), defaults, noConfigErrors, new Prng(42));
+  const ids = again.topics.map((t) => t.topicId);
+  for (const id of ids) assert.ok(!existing.some((e) => e.id === id), `id ${id} is ${existing.find((e) => e.id === id)?.name}'s`);
+  assert.equal(new Set(ids).size, 2);
+  const records = again.records.filter((r) => r.type === RecordType.Topic).map((r) => (r.data as { topicId: string }).topicId);
+  assert.deepEqual(records, ids, 'the TopicRecords carry the ids answered');
+});
+
 test('explicit assignments are honoured and checked', () => {
   const brokers = [1, 2, 3].map((id) => ({ id, rack: null }));
   const ok = createTopics(request([topic('t', { assignments: [{ partitionIndex: 0, brokerIds: [3, 1] }, { partitionIndex: 1, brokerIds: [2, 3] }] })]), view([], brokers), defaults, noConfigErrors, new Prng(4));
