@@ -130,7 +130,7 @@ test('each node serves health, readiness, brokers, quorum, topics and /metrics; 
     const { isr, leaderEpoch, sizeBytes, ...shown } = rf3.partitions[0]!;
     assert.deepEqual(shown, {
       partition: 0, leader: victim.nodeId, replicas: [victim.nodeId, ...rest], offlineReplicas: [], logStartOffset: 0, logEndOffset: 5, highWatermark: 5, offsetsFrom: 'leader',
-      underReplicated: false, offline: false,
+      underReplicated: false, offline: false, tiered: null,
     });
     assert.equal(sizeBytes, records.length, 'the leader\'s replica holds the one batch (DescribeLogDirs)');
     assert.deepEqual([...isr].sort(), [1, 2, 3]);
