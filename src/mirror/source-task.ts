@@ -16,7 +16,8 @@ import { Cluster, KafkaError, Producer, fetchCommitted, type FetchedPartition, t
 import { ErrorCode } from '../protocol/index.js';
 import type { RecordInput } from '../records/index.js';
 import { limits, partitionKey, type Logger } from '../util/index.js';
-import { earliestOffsets, ensurePartitions, ensureTopic, listTopics, readToEnd, setTopicConfigs, topicOverrides } from './admin.js';
+import { AclOperation, AclPermissionType } from '../security/index.js';
+import { createTopicAcls, earliestOffsets, ensurePartitions, ensureTopic, listTopics, literalTopicAcls, readToEnd, setTopicConfigs, topicOverrides, type TopicAcl } from './admin.js';
 import { matches, type FlowSettings } from './config.js';
 import { decodeSourceOffset, encodeOffsetSync, encodeSourceOffset, type OffsetSync } from './formats.js';
 import { OffsetSyncDecider } from './offset-syncs.js';
@@ -33,6 +34,23 @@ export function shouldReplicateTopic(flow: FlowSettings, topic: string): boolean
   return (matches(flow.topics, topic) || isHeartbeatsTopic(flow.policy, topic))
     && !isInternalTopic(flow.policy, topic) && !isCycle(flow.policy, flow.target, topic);
 }
+
+/**
+ * The target's ACLs for a source's literal topic ACLs (MirrorSourceConnector.syncTopicAcls): only
+ * topics the flow mirrors, renamed by the policy; ALLOW WRITE is not copied and ALLOW ALL becomes
+ * ALLOW READ, so nobody but the mirror writes to a remote topic; DENY entries are copied as they are.
+ */
+export function targetTopicAcls(flow: FlowSettings, sourceAcls: readonly TopicAcl[]): TopicAcl[] {
+  return sourceAcls
+    .filter((a) => !(a.permissionType === AclPermissionType.ALLOW && a.operation === AclOperation.WRITE))
+    .filter((a) => shouldReplicateTopic(flow, a.topic))
+    .map((a) => ({
+      ...a, topic: flow.policy.formatRemoteTopic(flow.source, a.topic),
+      operation: a.permissionType === AclPermissionType.ALLOW && a.operation === AclOperation.ALL ? AclOperation.READ : a.operation,
+    }));
+}
+
+const aclKey = (a: TopicAcl) => `${a.topic}\u0000${a.principal}\u0000${a.host}\u0000${a.operation}\u0000${a.permissionType}`;
 
 /** Bytes a record takes as MirrorMaker 2's byte-count counts it (key, value, headers). */
 function recordBytes(r: FetchedRecord): number {
@@ -85,6 +103,7 @@ export class MirrorSourceTask {
   private readonly delayedSyncs = new Map<string, OffsetSync>();
   private nextRefreshMs = 0;
   private nextConfigSyncMs = 0;
+  private nextAclSyncMs = 0;
   private nextFlushMs = 0;
 
   constructor(private readonly flow: FlowSettings, private readonly ctx: TaskContext) {
@@ -118,6 +137,7 @@ export class MirrorSourceTask {
         const now = Date.now();
         if (now >= this.nextRefreshMs) await this.refreshTopics();
         if (this.flow.syncTopicConfigs && now >= this.nextConfigSyncMs) await this.syncTopicConfigs();
+        if (this.flow.syncTopicAcls && now >= this.nextAclSyncMs) await this.syncTopicAcls();
         await this.pollOnce();
         if (Date.now() >= this.nextFlushMs) await this.flush();
       } catch (err) {
@@ -208,6 +228,25 @@ export class MirrorSourceTask {
         this.log.info(`${this.flow.source}->${this.flow.target}: ${remote} configs ${changed.map((c) => `${c.name}=${c.value}`).join(', ')}`);
       }
     }
+  }
+
+  /**
+   * Topic ACLs at the source, created on the target (sync.topic.acls). Only added, never removed,
+   * as MirrorMaker 2 does; a cluster without an authorizer on either side has nothing to sync.
+   */
+  private async syncTopicAcls(): Promise<void> {
+    this.nextAclSyncMs = Date.now() + this.flow.syncTopicAclsIntervalMs;
+    const source = await literalTopicAcls(this.source.client);
+    if (source === null) return;
+    const wanted = targetTopicAcls(this.flow, source);
+    if (wanted.length === 0) return;
+    const present = await literalTopicAcls(this.target.client);
+    if (present === null) return;
+    const have = new Set(present.map(aclKey));
+    const missing = wanted.filter((a) => !have.has(aclKey(a)));
+    if (missing.length === 0) return;
+    await createTopicAcls(this.target.client, missing);
+    this.log.info(`${this.flow.source}->${this.flow.target}: created ${missing.length} topic ACL(s) on ${this.flow.target}`);
   }
 
   /** One fetch from the source and its records written to the target. */
