@@ -22,7 +22,7 @@ import { matches, type FlowSettings } from './config.js';
 import { decodeSourceOffset, encodeOffsetSync, encodeSourceOffset, type OffsetSync } from './formats.js';
 import { OffsetSyncDecider } from './offset-syncs.js';
 import { isCycle, isHeartbeatsTopic, isInternalTopic } from './policy.js';
-import { messageOf, pause, type TaskContext } from './task.js';
+import { messageOf, pause, runTaskLoop, type TaskContext } from './task.js';
 
 /** Connect's offsets topic of a flow's source cluster, on the target (MirrorMaker 2's dedicated mode names it so). */
 export function sourceOffsetsTopic(sourceAlias: string): string {
@@ -123,29 +123,20 @@ export class MirrorSourceTask {
   }
 
   async run(): Promise<void> {
-    while (!this.ctx.stopping()) {
-      try {
-        await this.start();
-        break;
-      } catch (err) {
-        this.fail('start', err);
-        await pause(this.ctx, 1000);
-      }
-    }
-    while (!this.ctx.stopping()) {
-      try {
+    await runTaskLoop(this.ctx, {
+      start: () => this.start(),
+      step: async () => {
         const now = Date.now();
         if (now >= this.nextRefreshMs) await this.refreshTopics();
         if (this.flow.syncTopicConfigs && now >= this.nextConfigSyncMs) await this.syncTopicConfigs();
         if (this.flow.syncTopicAcls && now >= this.nextAclSyncMs) await this.syncTopicAcls();
         await this.pollOnce();
         if (Date.now() >= this.nextFlushMs) await this.flush();
-      } catch (err) {
-        this.fail('poll', err);
-        await this.recover();
-        await pause(this.ctx, 500);
-      }
-    }
+      },
+      recover: () => this.recover(),
+      fail: (phase, err) => this.fail(phase === 'start' ? 'start' : 'poll', err),
+      startRetryMs: 1000, pauseAfterFailureMs: 500, pauseAfterStepMs: 0,
+    });
     await this.flush().catch(() => {});
     this.close();
   }
