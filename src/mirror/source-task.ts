@@ -104,6 +104,8 @@ export class MirrorSourceTask {
   private nextRefreshMs = 0;
   private nextConfigSyncMs = 0;
   private nextAclSyncMs = 0;
+  /** A fetch started while the previous poll's records were written, with the positions it asked at. */
+  private prefetch: { positions: Map<string, Map<number, number>>; fetched: Promise<FetchedPartition[]> } | null = null;
   private nextFlushMs = 0;
 
   constructor(private readonly flow: FlowSettings, private readonly ctx: TaskContext) {
@@ -240,12 +242,34 @@ export class MirrorSourceTask {
     this.log.info(`${this.flow.source}->${this.flow.target}: created ${missing.length} topic ACL(s) on ${this.flow.target}`);
   }
 
+  /** The source fetch at the given positions. */
+  private fetchAt(positions: ReadonlyMap<string, ReadonlyMap<number, number>>): Promise<FetchedPartition[]> {
+    return fetchCommitted(this.source, positions, { maxWaitMs: 200, partitionMaxBytes: limits.mirrorFetchPartitionBytesMax });
+  }
+
+  /**
+   * The prefetched answer if it was asked at exactly the current positions (a failed write, a
+   * recovery, a skip or new partitions make it stale: then it is dropped and never used).
+   */
+  private takePrefetch(): Promise<FetchedPartition[]> | null {
+    const p = this.prefetch;
+    this.prefetch = null;
+    if (p === null) return null;
+    for (const [topic, partitions] of this.positions) {
+      const at = p.positions.get(topic);
+      if (at === undefined || at.size !== partitions.size) return null;
+      for (const [partition, offset] of partitions) if (at.get(partition) !== offset) return null;
+    }
+    if (p.positions.size !== this.positions.size) return null;
+    return p.fetched;
+  }
+
   /** One fetch from the source and its records written to the target. */
   private async pollOnce(): Promise<void> {
     if (this.positions.size === 0) { await pause(this.ctx, 200); return; }
     let fetched: FetchedPartition[];
     try {
-      fetched = await fetchCommitted(this.source, this.positions, { maxWaitMs: 200, partitionMaxBytes: limits.mirrorFetchPartitionBytesMax });
+      fetched = await (this.takePrefetch() ?? this.fetchAt(this.positions));
     } catch (err) {
       if (err instanceof KafkaError && err.errorCode === ErrorCode.OFFSET_OUT_OF_RANGE) { await this.skipToLogStart(); return; }
       throw err;
@@ -259,8 +283,20 @@ export class MirrorSourceTask {
     }
     const moved = fetched.filter((f) => f.next > this.positions.get(f.topic)!.get(f.partition)!);
     if (moved.length === 0) return;
-    if (this.flow.exactlyOnce) await this.writeExactlyOnce(moved);
-    else await this.writeAtLeastOnce(moved);
+    if (this.flow.exactlyOnce) { await this.writeExactlyOnce(moved); return; }
+    // At least once: the next fetch (at the positions this write will reach) runs while the target
+    // acknowledges this one. It is used only if the write succeeded for every partition.
+    const next = new Map([...this.positions].map(([topic, partitions]) => [topic, new Map(partitions)]));
+    for (const f of moved) next.get(f.topic)!.set(f.partition, f.next);
+    const prefetched = this.fetchAt(next);
+    prefetched.catch(() => undefined);
+    try {
+      await this.writeAtLeastOnce(moved);
+    } catch (err) {
+      this.prefetch = null;
+      throw err;
+    }
+    this.prefetch = { positions: next, fetched: prefetched };
   }
 
   /** Records first, then (after their acknowledgements) the positions. */
@@ -268,7 +304,8 @@ export class MirrorSourceTask {
     const results = await Promise.allSettled(moved.map((f) => this.copy(f)));
     const failed = results.find((r) => r.status === 'rejected');
     moved.forEach((f, i) => { if (results[i]!.status === 'fulfilled') this.advance(f, (results[i] as PromiseFulfilledResult<number[]>).value); });
-    await this.writeOffsets(null);
+    // The positions are stored at the next flush (offset.flush.interval.ms), as Connect does: a
+    // crash before it mirrors those records again, which at least once allows.
     await this.firePendingSyncs();
     if (failed !== undefined) throw (failed as PromiseRejectedResult).reason;
   }
