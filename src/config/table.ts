@@ -163,6 +163,9 @@ export const BROKER_KEYS = {
   // as HTTP Basic credentials unless the listener is bound to a loopback address.
   // Logline's own: the schema registry's REST listener (Confluent's API), on every broker.
   'schema.registry.listener': key('schema.registry.listener', 'string', '127.0.0.1:8081', 'host:port of the schema registry\'s REST listener (the Confluent Schema Registry API, schemas stored in _schemas); empty: none. Port 0 picks a free port.', { importance: 'medium' }),
+  // Logline's own: MirrorMaker 2's engine inside the node (issue 35), reading MM2's properties file.
+  'mirror.enable': key('mirror.enable', 'boolean', 'false', 'Run the MirrorMaker 2 engine in this node, with the flows of mirror.config.file (what `logline mirror --config` runs as its own process).', { importance: 'medium' }),
+  'mirror.config.file': key('mirror.config.file', 'string', null, 'MirrorMaker 2\'s properties file (clusters, A.bootstrap.servers, A->B.enabled, ...) for mirror.enable.', { importance: 'medium' }),
   'http.admin.username': key('http.admin.username', 'string', null, 'User name the HTTP admin API accepts (HTTP Basic) for mutations when http.listener is not a loopback address; unset: mutations only on loopback.', { importance: 'medium' }),
   'http.admin.password': key('http.admin.password', 'password', null, 'Password for http.admin.username.', { importance: 'medium' }),
   // Logline's own (Kafka sets levels in log4j): the level of the server's log lines.

@@ -8,6 +8,7 @@ import type { MetadataImage } from '../metadata/index.js';
 import type { NetworkStats, RequestMetrics } from '../network/index.js';
 import type { QuorumDescription, RaftDriver } from '../raft/index.js';
 import type { RegistryState } from '../registry/index.js';
+import type { MirrorMetrics } from '../mirror/index.js';
 import type { ReplicaManager } from '../replication/index.js';
 import type { LogFlushStats } from '../storage/index.js';
 
@@ -50,6 +51,8 @@ export interface NodeHandle {
   readonly logFlushStats: LogFlushStats | null;
   /** The schema registry this node serves (its replayed copy of `_schemas`), or null. */
   readonly schemaRegistry: { readonly state: RegistryState; hasLocalCopy(): boolean } | null;
+  /** MirrorMaker 2's engine in this node (mirror.enable), or null. */
+  readonly mirror: { readonly metrics: MirrorMetrics } | null;
 }
 
 /** A node's HTTP listener, as the node holds it once started. */

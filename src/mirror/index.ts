@@ -11,4 +11,4 @@ export { shouldReplicateTopic, sourceOffsetsTopic, targetTopicAcls } from './sou
 export type { TopicAcl } from './admin.js';
 export { checkpointIsMoreRecent } from './checkpoint-task.js';
 export { MirrorMetrics, type PartitionStatus, type CheckpointStatus, type FlowStatus } from './metrics.js';
-export { MirrorEngine, type MirrorEngineOptions } from './engine.js';
+export { MirrorEngine, mirrorClientOptions, type MirrorEngineOptions } from './engine.js';
