@@ -79,6 +79,11 @@ export interface BrokerDeps {
   dropLog?: (topic: string, partition: number) => Promise<void>;
   /** The log directories and what they hold. */
   logDirs?: () => LogDirDescription[];
+  /**
+   * Why a client's produce of `bytes` to a partition is refused before it reaches the log (its log
+   * directory is below log.dir.min.free.bytes), or null.
+   */
+  produceRefusal?: (topic: string, partition: number, bytes: number) => string | null;
   topicDefaults: TopicDefaults;
   /** The static broker configuration (server.properties plus --set overrides). */
   brokerConfig: BrokerConfig;
@@ -817,6 +822,7 @@ export class Broker {
       sharePersister: this.share.persister,
       highWatermark: (topic: string, partition: number) => { const p = this.replicaManager.partition(topic, partition); return p?.isLeader ? p.highWatermark : null; },
       logDirs: () => this.deps.logDirs?.() ?? [],
+      produceRefusal: (topic: string, partition: number, bytes: number) => this.deps.produceRefusal?.(topic, partition, bytes) ?? null,
       generateProducerId: () => this.producerIds.generate(),
       txn: this.txn,
       ensureTransactionTopic: () => this.ensureTransactionTopic(),
