@@ -822,7 +822,8 @@ export class Broker {
       sharePersister: this.share.persister,
       highWatermark: (topic: string, partition: number) => { const p = this.replicaManager.partition(topic, partition); return p?.isLeader ? p.highWatermark : null; },
       logDirs: () => this.deps.logDirs?.() ?? [],
-      produceRefusal: (topic: string, partition: number, bytes: number) => this.deps.produceRefusal?.(topic, partition, bytes) ?? null,
+      // Only where the produce would be appended: elsewhere the replica manager's answer (not the leader, unknown) comes first.
+      produceRefusal: (topic: string, partition: number, bytes: number) => (rm.partition(topic, partition)?.isLeader === true ? this.deps.produceRefusal?.(topic, partition, bytes) ?? null : null),
       generateProducerId: () => this.producerIds.generate(),
       txn: this.txn,
       ensureTransactionTopic: () => this.ensureTransactionTopic(),

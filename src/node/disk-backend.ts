@@ -421,7 +421,7 @@ async function openDiskBackend(o: DiskBackendOptions, brokerConfig: BrokerConfig
     logDirs: () => [describeLogDir(o.dataDir, logs)],
     logDirSpace: () => [space.view(logs.offline !== null)],
     // Clients' produce to a partition of this directory while it is below the floor; a partition
-    // not hosted here is left to the replica manager's answer.
+    // not hosted here is left to the replica manager's answer (as is an offline directory's).
     produceRefusal: (topic, partition, bytes) => (logs.offline === null && logs.get(topic, partition) !== undefined ? space.admit(bytes, o.clock.nowMs()) : null),
     topicDefaults,
     brokerConfig,
