@@ -423,6 +423,7 @@ async function openDiskBackend(o: DiskBackendOptions, brokerConfig: BrokerConfig
     // Clients' produce to a partition of this directory while it is below the floor; a partition
     // not hosted here is left to the replica manager's answer (as is an offline directory's).
     produceRefusal: (topic, partition, bytes) => (logs.offline === null && logs.get(topic, partition) !== undefined ? space.admit(bytes, o.clock.nowMs()) : null),
+    belowFreeSpaceFloor: () => logs.offline === null && space.belowFloor,
     topicDefaults,
     brokerConfig,
     validateTopicConfigs: validate,

@@ -7,9 +7,10 @@
 // The volume is sampled with statfs through the FileSystem port at a bounded interval (the
 // owner's timer calls maybeSample). Between two samples each admitted produce's bytes are
 // subtracted from the last sample, and a sample is taken at once when that estimate crosses the
-// floor, so a fast producer cannot run far past it in the interval. Writes the broker makes
-// itself (followers, coordinators, the metadata log) are not refused and show in the next sample:
-// the floor is their headroom.
+// floor, so a fast producer cannot run far past it in the interval (one request at most: a sample
+// sees the volume before that request's write). Writes the broker makes itself (coordinators, the
+// metadata log) are not refused and show in the next sample: the floor is their headroom; the
+// broker stops its followers of clients' topics while the directory is under the floor.
 import type { FileSystem } from './fs.js';
 
 /** ok; low: under the alert threshold; full: under the floor, clients' produce refused; offline: an I/O error took the directory offline. */
@@ -110,6 +111,9 @@ export class LogDirFreeSpace {
     this.producesRefused++;
     return `log directory ${this.o.dir} has ${this.usableBytes} usable bytes, below log.dir.min.free.bytes ${this.thresholds.minFreeBytes}: produce is refused until space is freed (retention, DeleteRecords, a topic deletion)`;
   }
+
+  /** Under the floor at the last sample (clients' produce refused, followers paused). */
+  get belowFloor(): boolean { return this.state === 'full'; }
 
   view(offline: boolean): LogDirSpaceView {
     return {
