@@ -420,9 +420,10 @@ async function openDiskBackend(o: DiskBackendOptions, brokerConfig: BrokerConfig
     dropLog: async (topic, partition) => logs.deleteLog(topic, partition),
     logDirs: () => [describeLogDir(o.dataDir, logs)],
     logDirSpace: () => [space.view(logs.offline !== null)],
-    // Clients' produce to a partition of this directory while it is below the floor; a partition
-    // not hosted here is left to the replica manager's answer (as is an offline directory's).
-    produceRefusal: (topic, partition, bytes) => (logs.offline === null && logs.get(topic, partition) !== undefined ? space.admit(bytes, o.clock.nowMs()) : null),
+    // Clients' produce to a partition led here (the broker checks that; with one directory per node
+    // it is in this one) while the directory is below the floor; an offline directory's partitions
+    // are left to the replica manager's answer.
+    produceRefusal: (_topic, _partition, bytes) => (logs.offline === null ? space.admit(bytes, o.clock.nowMs()) : null),
     belowFreeSpaceFloor: () => logs.offline === null && space.belowFloor,
     topicDefaults,
     brokerConfig,
