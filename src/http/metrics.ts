@@ -280,7 +280,7 @@ function logDirMetrics(registry: Registry, node: ServerHandle): void {
   per('logdirectorytotalbytes', 'Size of the log directory\'s volume (-1 unknown).', (d) => d.totalBytes);
   per('logdirectoryminfreebytes', 'log.dir.min.free.bytes: below it clients\' produce to the directory is refused.', (d) => d.minFreeBytes);
   per('logdirectoryfreebytesalertthreshold', 'log.dir.free.bytes.alert.threshold.', (d) => d.alertFreeBytes);
-  collected(registry, m('logdirectoryproducerefused_total'), 'Partitions of clients\' produce requests refused (KAFKA_STORAGE_ERROR) while the directory was below log.dir.min.free.bytes.', 'counter',
+  collected(registry, m('logdirectoryproducerefused_total'), 'Partitions of clients\' produce requests refused (NOT_ENOUGH_REPLICAS) while the directory was below log.dir.min.free.bytes.', 'counter',
     () => node.logDirs().map((d) => ({ value: d.producesRefused, labels: { logDirectory: d.path } })));
 }
 

@@ -90,7 +90,7 @@ export class LogDirFreeSpace {
     const { minFreeBytes, alertFreeBytes } = this.thresholds;
     const free = `${this.usableBytes} bytes usable of ${this.totalBytes}`;
     if (to === 'full') {
-      this.o.log?.('error', `log directory ${this.o.dir} is below log.dir.min.free.bytes (${free}, floor ${minFreeBytes}): produce to its partitions is refused with KAFKA_STORAGE_ERROR until space is freed`);
+      this.o.log?.('error', `log directory ${this.o.dir} is below log.dir.min.free.bytes (${free}, floor ${minFreeBytes}): clients' produce to its partitions is refused (NOT_ENOUGH_REPLICAS, retriable) until space is freed`);
     } else if (to === 'low') {
       this.o.log?.(from === 'full' ? 'info' : 'warn', `log directory ${this.o.dir} is below log.dir.free.bytes.alert.threshold (${free}, threshold ${alertFreeBytes}, floor ${minFreeBytes})${from === 'full' ? ': above the floor again, produce accepted' : ''}`);
     } else {

@@ -1,6 +1,6 @@
 // The free-space floor in one process, on the in-memory file system (its capacity is the volume),
 // so it runs everywhere (test/broker/disk-full.test.ts does it for real, on a tmpfs, as root):
-// produce answers KAFKA_STORAGE_ERROR with the reason below log.dir.min.free.bytes while a group
+// produce answers NOT_ENOUGH_REPLICAS with the disk's reason below log.dir.min.free.bytes while a group
 // commit goes through, and lowering the floor dynamically (the cluster default, through
 // IncrementalAlterConfigs) lets writes through within a sample.
 import { test } from 'node:test';
@@ -15,7 +15,7 @@ import { until, within } from './process-helpers.js';
 
 const MiB = 1 << 20;
 
-test('below log.dir.min.free.bytes produce answers KAFKA_STORAGE_ERROR, a group commit does not; a lower floor set dynamically lets writes through', { timeout: 120_000 }, async () => {
+test('below log.dir.min.free.bytes produce answers NOT_ENOUGH_REPLICAS with the reason, a group commit does not; a lower floor set dynamically lets writes through', { timeout: 120_000 }, async () => {
   const fs = new MemoryFileSystem();
   fs.capacityBytes = 48 * MiB;
   const server = await startServer({
@@ -41,7 +41,7 @@ test('below log.dir.min.free.bytes produce answers KAFKA_STORAGE_ERROR, a group 
       else refusal = r;
     }
     assert.ok(refusal !== null, `refused after ${accepted} requests`);
-    assert.equal(refusal.errorCode, ErrorCode.KAFKA_STORAGE_ERROR);
+    assert.equal(refusal.errorCode, ErrorCode.NOT_ENOUGH_REPLICAS);
     assert.match(refusal.errorMessage ?? '', /^log directory \/logline has \d+ usable bytes, below log\.dir\.min\.free\.bytes 16777216: produce is refused until space is freed/);
     // (The in-memory disk counts preallocated index files whole: small ones keep them out of the figures.)
     assert.ok(accepted * 256 * 1024 >= 16 * MiB, `${accepted} requests accepted before the floor`);

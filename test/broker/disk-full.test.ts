@@ -1,7 +1,7 @@
 // A full disk, for real: `logline server` processes whose log.dirs is on a small tmpfs this test
 // mounts (root only), filled by producers at acks=all.
 //
-// With the floor (log.dir.min.free.bytes): produce is refused with KAFKA_STORAGE_ERROR and the
+// With the floor (log.dir.min.free.bytes): produce is refused with NOT_ENOUGH_REPLICAS and the
 // broker stays up; consumers keep reading and committing, DeleteRecords answers, /metrics,
 // /v1/node and `logline doctor` say so; librdkafka (kcat) and kafkajs retry meanwhile, and both
 // get through once a topic deletion, then retention, frees space. Every acknowledged record is
@@ -23,6 +23,10 @@ const MiB = 1 << 20;
 const root = process.getuid?.() === 0;
 const hasKcat = spawnSync('kcat', ['-V']).status === 0;
 if (!hasKcat && process.env.CI) throw new Error('kcat is missing in CI (apt-get install -y kcat)');
+/** Debian's python3-kafka (kafka-python 2.0.2) is seen by the system python. */
+const PYTHON = '/usr/bin/python3';
+const hasKafkaPython = spawnSync(PYTHON, ['-c', 'import kafka']).status === 0;
+if (!hasKafkaPython && process.env.CI) throw new Error('kafka-python is missing in CI (apt-get install -y python3-kafka)');
 const skip = !root ? 'not root: this test mounts a tmpfs (mount -t tmpfs needs root; CI runs as root)' : !hasKcat ? 'kcat is not installed (apt-get install kcat)' : false;
 /** Records per produce request while filling, and their value size. */
 const BATCH = 64;
@@ -121,10 +125,10 @@ test('below log.dir.min.free.bytes produce is refused and retried, reads, commit
       assert.equal(kcatBallast.code, 0, kcatBallast.stderr);
       assert.equal(await fill(strict, 'ballast-retained', 'br', [], 12 * MiB), null);
 
-      // 1. Fill to the floor: refused with KAFKA_STORAGE_ERROR, and the broker stays up.
+      // 1. Fill to the floor: refused with NOT_ENOUGH_REPLICAS, and the broker stays up.
       const acked: string[] = [];
       const refused = await within(120_000, 'filling to the floor', fill(strict, 'fill', 'a', acked, 64 * MiB));
-      assert.equal(refused, 'KAFKA_STORAGE_ERROR', `the refusal (after ${acked.length} records acknowledged)`);
+      assert.equal(refused, 'NOT_ENOUGH_REPLICAS', `the refusal (after ${acked.length} records acknowledged)`);
       assert.ok(acked.length > 0);
       assert.equal(server.child.exitCode, null, 'the broker is up');
       assert.match(server.output(), /below log\.dir\.min\.free\.bytes .*produce to its partitions is refused/);
@@ -164,7 +168,8 @@ test('below log.dir.min.free.bytes produce is refused and retried, reads, commit
       await admin.deleteTopicRecords({ topic: 'ballast-retained', partitions: [{ partition: 0, offset: '10' }] });
       assert.equal((await admin.fetchTopicOffsets('ballast-retained'))[0]!.low, '10');
 
-      // 2. Clients that retry: librdkafka (kcat, idempotent) and kafkajs (idempotent) wait out the floor...
+      // 2. Clients that retry: librdkafka (kcat, idempotent), kafkajs (idempotent) and kafka-python
+      // wait out the floor...
       const kcatIds = Array.from({ length: 300 }, (_, i) => `kcat-${i}`);
       const kcat = runProcess('kcat', ['-P', '-b', bootstrap, '-t', 'fill', '-X', 'acks=all', '-X', 'enable.idempotence=true', '-X', 'message.timeout.ms=120000'],
         kcatIds.map(value).join('\n') + '\n', 150_000);
@@ -177,7 +182,12 @@ test('below log.dir.min.free.bytes produce is refused and retried, reads, commit
       const jsSend = patient.send({ topic: 'fill', acks: -1, messages: jsIds.map((id) => ({ value: value(id) })) });
       let jsDone = false;
       void jsSend.then(() => { jsDone = true; }, () => { jsDone = true; });
+      const pyIds = Array.from({ length: 100 }, (_, i) => `py-${i}`);
+      const python = hasKafkaPython ? runProcess(PYTHON, ['test/broker/python/floor_producer.py', bootstrap, 'fill', 'py', String(pyIds.length), String(VALUE_BYTES)], null, 150_000) : null;
+      let pythonDone = false;
+      void python?.then(() => { pythonDone = true; });
       await sleep(3000);
+      assert.equal(pythonDone, false, 'kafka-python is still retrying below the floor');
       assert.equal(kcatDone, false, 'kcat is still retrying below the floor');
       assert.equal(jsDone, false, 'kafkajs is still retrying below the floor');
 
@@ -187,6 +197,12 @@ test('below log.dir.min.free.bytes produce is refused and retried, reads, commit
       assert.equal(k.code, 0, `kcat: ${k.stderr}`);
       await within(120_000, 'kafkajs delivering after the topic deletion', jsSend);
       acked.push(...kcatIds, ...jsIds);
+      if (python !== null) {
+        const py = await within(150_000, 'kafka-python delivering after the topic deletion', python);
+        assert.equal(py.code, 0, `kafka-python: ${py.stdout}${py.stderr}`);
+        assert.equal(JSON.parse(py.stdout.trim().split('\n').at(-1)!).acked, pyIds.length);
+        acked.push(...pyIds);
+      }
       assert.equal(JSON.parse(await getText(`http://${http}/v1/node`)).logDirs[0].state !== 'full', true);
 
       // 3. Fill to the floor again; retention (retention.bytes lowered) frees space and writes resume.
@@ -194,7 +210,7 @@ test('below log.dir.min.free.bytes produce is refused and retried, reads, commit
       const strict2 = kafka(bootstrap, 0).producer({ allowAutoTopicCreation: false });
       producers.push(strict2);
       await strict2.connect();
-      assert.equal(await within(120_000, 'filling to the floor again', fill(strict2, 'fill', 'b', acked, 64 * MiB)), 'KAFKA_STORAGE_ERROR');
+      assert.equal(await within(120_000, 'filling to the floor again', fill(strict2, 'fill', 'b', acked, 64 * MiB)), 'NOT_ENOUGH_REPLICAS');
       await admin.alterConfigs({ validateOnly: false, resources: [{ type: 2 /* TOPIC */, name: 'ballast-retained', configEntries: [{ name: 'retention.bytes', value: String(MiB) }] }] });
       await until(60_000, 'a produce accepted after retention', async () => (await fill(strict2, 'fill', 'c', acked, BATCH * VALUE_BYTES)) === null ? true : undefined, 500);
 

@@ -47,7 +47,7 @@ test('web console: a banner above every page while the node\'s log directory is 
       const r = await conn.send(ApiKey.Produce, 9, { transactionalId: null, acks: -1, timeoutMs: 5_000, topicData: [{ name: 'fill', partitionData: [{ index: 0, records }] }] });
       code = r.responses[0].partitionResponses[0].errorCode;
     }
-    assert.equal(code, ErrorCode.KAFKA_STORAGE_ERROR);
+    assert.equal(code, ErrorCode.NOT_ENOUGH_REPLICAS);
 
     browser = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: ARGS, viewport: { width: 1280, height: 800 } });
     const page = browser.pages()[0] ?? await browser.newPage();

@@ -12,8 +12,9 @@
 // Handler-level checks: acks outside {-1, 0, 1} → INVALID_REQUIRED_ACKS; zstd batches on a
 // version below 7 → UNSUPPORTED_COMPRESSION_TYPE (the client could not have negotiated zstd);
 // null records → CORRUPT_MESSAGE; a partition whose log directory is below log.dir.min.free.bytes
-// → KAFKA_STORAGE_ERROR (retriable; only clients' produce is refused: the broker's own writes,
-// replication and transaction markers are not). Per-partition errors are codes in the response, never throws.
+// → NOT_ENOUGH_REPLICAS with the disk's reason (retriable; only clients' produce comes through
+// here: the coordinators' writes and transaction markers do not). Per-partition errors are codes in
+// the response, never throws.
 // Transactional batches are checked with the transaction coordinator (KIP-890): up to v11 each
 // partition must already be in the transaction; v12 (transaction version 2, same body as v11) adds
 // it to the transaction instead of the client sending AddPartitionsToTxn. A partition the
@@ -77,10 +78,11 @@ export const produceHandler: HandlerSpec<ProduceServices, 0> = {
         } else if (p.records === null || p.records.length === 0) {
           early.set(key, produceFailure(ErrorCode.CORRUPT_MESSAGE, 'no record batches'));
         } else if ((refusal = ctx.services.produceRefusal?.(t.name, p.index, p.records.length) ?? null) !== null) {
-          // Below the free-space floor: KAFKA_STORAGE_ERROR, which every client retries as "not
-          // persisted" (librdkafka refreshes metadata and retries, kafkajs and kafka-python mark it
-          // retriable, Java's KafkaStorageException is a RetriableException) until space returns.
-          early.set(key, produceFailure(ErrorCode.KAFKA_STORAGE_ERROR, refusal));
+          // Below the free-space floor: NOT_ENOUGH_REPLICAS ("rejected, not written"), the error every
+          // client here retries: librdkafka as retry + not persisted, kafkajs, Java and every
+          // kafka-python as retriable. KAFKA_STORAGE_ERROR would say "disk" but kafka-python 2.0.2
+          // (Debian's) does not know code 56 and fails the send at once. The message says why.
+          early.set(key, produceFailure(ErrorCode.NOT_ENOUGH_REPLICAS, refusal));
         } else if (ctx.apiVersion <= LEGACY_MAX_PRODUCE_VERSION && isLegacyMessageSet(p.records)) {
           // Its codec check (zstd is invalid there) comes with the conversion.
           entries.push({ topic: t.name, partition: p.index, records: p.records, legacyMessageSet: true });

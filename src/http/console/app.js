@@ -118,7 +118,7 @@ async function diskBanner() {
     const near = fmtBytes(d.usableBytes) === fmtBytes(d.minFreeBytes) || fmtBytes(d.usableBytes) === fmtBytes(d.alertFreeBytes);
     const usable = `${near ? `${fmtNum(d.usableBytes)} bytes` : fmtBytes(d.usableBytes)} usable of ${fmtBytes(d.totalBytes)}`;
     if (d.state === 'offline') return ['bad', `Log directory ${d.path} is offline after an I/O error: this broker is shutting down; its partitions are led elsewhere.`];
-    if (d.state === 'full') return ['bad', `Disk full: ${d.path} has ${usable}, below log.dir.min.free.bytes (${fmtBytes(d.minFreeBytes)}). Produce to its partitions is refused (KAFKA_STORAGE_ERROR, clients retry) until space is freed: lower retention, delete records or topics, or grow the volume. Reads and consumer commits go on.`];
+    if (d.state === 'full') return ['bad', `Disk full: ${d.path} has ${usable}, below log.dir.min.free.bytes (${fmtBytes(d.minFreeBytes)}). Produce to its partitions is refused (NOT_ENOUGH_REPLICAS, clients retry) until space is freed: lower retention, delete records or topics, or grow the volume. Reads and consumer commits go on.`];
     return ['warn', `Disk low: ${d.path} has ${usable}, below log.dir.free.bytes.alert.threshold (${fmtBytes(d.alertFreeBytes)}); produce will be refused below ${fmtBytes(d.minFreeBytes)}.`];
   });
   el.replaceChildren(...lines.map(([kind, text]) => h('div', { class: `banner ${kind}`, role: 'alert', 'data-disk': kind }, text)));
