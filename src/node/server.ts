@@ -8,7 +8,7 @@ import { NetworkServer, saslInputs, securedListener, type ListenerSpec, type Net
 import type { HttpListener } from '../http/index.js';
 import { Broker, type BrokerDeps } from './broker.js';
 import { diskBackend } from './disk-backend.js';
-import { MemoryFileSystem, type FileSystem, type LogFlushStats } from '../storage/index.js';
+import { MemoryFileSystem, type FileSystem, type LogDirSpaceView, type LogFlushStats } from '../storage/index.js';
 import { listenerName, parseBrokerConfig, type BrokerConfig } from '../config/index.js';
 import { addressConnectionRates, applyConnectionLimitsOnConfigChange, connectionLimitsOf } from './connection-limits.js';
 import { ScramImage } from '../metadata/index.js';
@@ -97,6 +97,8 @@ export interface ServerHandle {
   readonly requestMetrics: RequestMetrics;
   /** fsync times of this node's logs, the metadata log's included (a data directory only). */
   readonly logFlushStats: LogFlushStats | null;
+  /** Each log directory's free space against log.dir.min.free.bytes and its state (none without a backend of our own). */
+  logDirs(): LogDirSpaceView[];
   /** The bound HTTP listener, or null (none configured, or no factory given). */
   readonly http: { readonly host: string; readonly port: number } | null;
   /**
@@ -283,6 +285,7 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerHa
     controllerMutationQuotas: disk?.controllerMutationQuotas ?? null,
     requestMetrics: network.requestMetrics,
     logFlushStats: disk?.logs.flushStats ?? null,
+    logDirs: () => disk?.logDirSpace() ?? [],
     get http() { return httpBound === null ? null : { host: httpBound.host, port: httpBound.port }; },
     // Stop accepting and answer what is in flight, then flush the logs and mark a clean shutdown.
     close: (closeOptions) => close(closeOptions),

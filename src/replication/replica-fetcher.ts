@@ -84,6 +84,12 @@ export interface ReplicaFetcherPorts {
    * segment before it holds. Resolves false when that copy cannot be read yet (tried again later).
    */
   restoreFromRemoteTier?(partition: Partition, localStart: number, logStart: number): Promise<boolean>;
+  /**
+   * False while a followed partition must not grow here (its log directory is below
+   * log.dir.min.free.bytes): it is not fetched, backing off as after an error, so it may leave the
+   * ISR, and is fetched again once space returns. Absent: always.
+   */
+  mayAppend?(partition: Partition): boolean;
 }
 
 /** Kafka's PartitionFetchState: where the next fetch starts, and whether truncation comes first. */
@@ -267,7 +273,7 @@ export class ReplicaFetcher {
     let nextDue = Infinity;
     for (const s of this.states.values()) {
       // A partition whose leader or epoch just changed waits for the delta to remove or re-add it.
-      if (s.delayUntilMs <= now && !this.holds(s)) s.delayUntilMs = now + this.config.fetchBackoffMs;
+      if (s.delayUntilMs <= now && (!this.holds(s) || this.ports.mayAppend?.(s.partition) === false)) s.delayUntilMs = now + this.config.fetchBackoffMs;
       if (s.delayUntilMs <= now) ready.push(s);
       else nextDue = Math.min(nextDue, s.delayUntilMs);
     }

@@ -91,7 +91,7 @@ test('mirror.enable: node B mirrors A\'s topic; /v1/mirror, /metrics and the con
         assert.match(await page.locator('tr[data-flow="A->B"]').innerText(), /A → B\s+enabled/);
         assert.match(await page.locator('tr[data-partition="orders-1"]').innerText(), /A → B\s+orders\s+1\s+A\.orders\s+[\d,]+\s+0/);
         assert.equal(await page.locator('[data-card="Lag (records)"] .value').innerText(), '0');
-        assert.doesNotMatch(await page.locator('#main').innerText(), /null|undefined|object/);
+        assert.doesNotMatch(await page.locator('#view').innerText(), /null|undefined|object/);
         await page.screenshot({ path: 'test-artifacts/console/mirror.png', fullPage: true });
         await page.goto(`http://127.0.0.1:${a.http!.port}/#/mirror`);
         await page.locator('[data-no-mirror]').waitFor();

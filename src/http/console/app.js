@@ -3,9 +3,11 @@
 // textContent, never as HTML. Views: overview, topics, topic (partitions, messages, configs),
 // create topic, consumer groups, group (members, lag per partition, lag over time), schema
 // registry subjects, subject (versions, two side by side with their differences), the mirror
-// (MirrorMaker 2's engine in this node: flows, per-partition lag and latency, checkpoints).
+// (MirrorMaker 2's engine in this node: flows, per-partition lag and latency, checkpoints). Above
+// every view, a banner when one of this node's log directories is low on space, below its floor
+// (produce refused) or offline.
 
-const main = document.getElementById('main');
+const main = document.getElementById('view');
 /** Timers of the current view, stopped when the view changes. */
 let timers = [];
 
@@ -105,6 +107,27 @@ api('GET', '/v1/health').then((hl) => {
   document.getElementById('node').textContent = `node ${hl.nodeId} · ${hl.roles.join(', ')}`;
 }, () => {});
 render();
+
+// ---- disk banner -------------------------------------------------------------------------------
+
+/** This node's log directories from /v1/node: a banner for any that is low, full (produce refused) or offline. */
+async function diskBanner() {
+  const el = document.getElementById('banner');
+  let dirs = [];
+  try { dirs = (await api('GET', '/v1/node')).logDirs ?? []; } catch { return; }
+  const lines = dirs.filter((d) => d.state !== 'ok').map((d) => {
+    // Exact bytes where one decimal would show usable and floor alike.
+    const near = fmtBytes(d.usableBytes) === fmtBytes(d.minFreeBytes) || fmtBytes(d.usableBytes) === fmtBytes(d.alertFreeBytes);
+    const usable = `${near ? `${fmtNum(d.usableBytes)} bytes` : fmtBytes(d.usableBytes)} usable of ${fmtBytes(d.totalBytes)}`;
+    if (d.state === 'offline') return ['bad', `Log directory ${d.path} is offline after an I/O error: this broker is shutting down; its partitions are led elsewhere.`];
+    if (d.state === 'full') return ['bad', `Disk full: ${d.path} has ${usable}, below log.dir.min.free.bytes (${fmtBytes(d.minFreeBytes)}). Produce to its partitions is refused (NOT_ENOUGH_REPLICAS, clients retry) until space is freed: lower retention, delete records or topics, or grow the volume. Reads and consumer commits go on.`];
+    return ['warn', `Disk low: ${d.path} has ${usable}, below log.dir.free.bytes.alert.threshold (${fmtBytes(d.alertFreeBytes)}); produce will be refused below ${fmtBytes(d.minFreeBytes)}.`];
+  });
+  el.replaceChildren(...lines.map(([kind, text]) => h('div', { class: `banner ${kind}`, role: 'alert', 'data-disk': kind }, text)));
+  el.hidden = lines.length === 0;
+}
+diskBanner();
+setInterval(diskBanner, 5000);
 
 // ---- overview ----------------------------------------------------------------------------------
 
