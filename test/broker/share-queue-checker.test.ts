@@ -25,7 +25,7 @@ import { iterateBatches, readRecords } from '../../src/records/index.js';
 import { ACCEPT, RELEASE, ShareConsumer } from '../../src/cli/share-consumer.js';
 import { until, within } from './process-helpers.js';
 import { createLogger } from '../../src/util/index.js';
-import { writeFileSync } from 'node:fs';
+import { cpSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as nodePath from 'node:path';
 
@@ -116,6 +116,8 @@ test('queue checker: brokers killed one at a time under three share consumers; e
   let loops: Promise<void>[] = [];
   const log = new Map<string, string>();
   let stuck: string | null = null;
+  /** A run that stalled or did not finish keeps its nodes' data directories when SHARE_CHECKER_LOG_DIR is set. */
+  let keepData = false;
   let stop = false;
   try {
     const c = await client.any();
@@ -251,17 +253,24 @@ test('queue checker: brokers killed one at a time under three share consumers; e
     };
     const done = await until(120_000, 'every share-partition done', () => ends().catch((e) => { seen = String(e); return undefined; }), 500)
       .catch((e) => {
+        keepData = true;
         const file = nodePath.join(process.env.SHARE_CHECKER_LOG_DIR ?? tmpdir(), `share-checker-unfinished-${process.pid}-${Date.now()}.log`);
         writeFileSync(file, `${JSON.stringify(seen)}\n\n${brokerLog.lines.join('\n')}\n`);
         throw new Error(`${e instanceof Error ? e.message : String(e)}; last seen ${JSON.stringify(seen)}; the brokers' log: ${file}`);
       });
     stuck = done.stuck === null ? null : `${done.stuck}; last seen ${JSON.stringify(seen)}`;
+    keepData = stuck !== null;
     if (stuck === null) for (const i of [0, 1]) for (const [k, v] of await logOf(cluster, done.leaders[i]!, i, done.hw[i]!)) log.set(k, v);
   } finally {
     phases.push(['close', performance.now()]);
     stop = true;
     await within(30_000, 'the consumers to close', Promise.all(loops)).catch(() => undefined);
     client.close();
+    const dir = process.env.SHARE_CHECKER_LOG_DIR;
+    if (keepData && dir !== undefined) {
+      for (const n of cluster.nodes) await n.kill().catch(() => undefined);
+      for (const n of cluster.nodes) cpSync(n.dataDir, nodePath.join(dir, `share-checker-data-${process.pid}`, nodePath.basename(n.dataDir)), { recursive: true });
+    }
     await cluster.close();
     phases.push(['', performance.now()]);
   }
