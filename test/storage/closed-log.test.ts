@@ -8,7 +8,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { iterateBatches } from '../../src/records/index.js';
-import { StorageError } from '../../src/storage/index.js';
+import { LogManager, MemoryFileSystem, StorageError, logConfig } from '../../src/storage/index.js';
+import { ManualClock } from '../../src/util/index.js';
 import { batch, dump, openLog, setup } from './helpers.js';
 
 test('an append that resumes after its log was closed is refused, and the log opened again meanwhile is left whole', async () => {
@@ -46,4 +47,23 @@ test('a closed log refuses follower appends and truncation too', async () => {
   fetched.writeBigInt64BE(2n, 0);
   assert.throws(() => log.appendAsFollower(fetched), (e: unknown) => e instanceof StorageError);
   assert.throws(() => log.truncateTo(1), (e: unknown) => e instanceof StorageError);
+});
+
+test('an append still validating when its topic is deleted is refused without taking the log directory offline, and a topic re-created under the name is left whole', async () => {
+  const fs = new MemoryFileSystem();
+  const clock = new ManualClock(10_000);
+  const m = new LogManager({ dir: '/data', fs, clock, configFor: () => logConfig({ cleanupPolicy: ['compact'] }) });
+  m.ensureMetaProperties(1, 'cluster-a');
+  const old = m.getOrCreateLog('state', 0, 'AAECAwQFBgcICQoLDA0ODw');
+  await old.appendAsLeader(batch(2), 0);
+  const late = old.appendAsLeader(batch(3, { value: () => 'y'.repeat(300) }), 0);
+  m.deleteLog('state', 0);
+  const recreated = m.getOrCreateLog('state', 0, 'EBESExQVFhcYGRobHB0eHw');
+  await recreated.appendAsLeader(batch(1, { key: () => 'new' }), 0);
+  await assert.rejects(late, (e: unknown) => e instanceof StorageError);
+  assert.equal(m.offline, null, 'the directory stays online');
+  await recreated.appendAsLeader(batch(1, { key: () => 'next' }), 0);
+  assert.deepEqual(dump(recreated).map(([o, k]) => `${o}:${k}`), ['0:new', '1:next']);
+  m.close();
+  await m.removalsDone();
 });
