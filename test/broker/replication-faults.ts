@@ -292,3 +292,32 @@ export async function finishFaultRun(t: { diagnostic(m: string): void }, nodes: 
   for (const n of nodes) { await killProcess(n.child!); n.child = null; }
   await verifyReplicaFiles(nodes, topic, logs);
 }
+
+/** The active controller as the nodes name it in Metadata (retried while none is known). */
+export async function controllerOf(nodes: ClusterNodeProcess[]): Promise<number> {
+  return within(30_000, 'a known controller', (async () => {
+    for (;;) {
+      const client = new ClusterClient({ bootstrap: bootstrapOf(nodes), requestTimeoutMs: 3000 });
+      try {
+        await client.metadata([]);
+        if (client.controllerId > 0) return client.controllerId;
+      } catch {
+        // A node that does not answer: ask again.
+      } finally {
+        client.close();
+      }
+      await sleep(100);
+    }
+  })());
+}
+
+/** Waits until every survivor reports each partition in `led` of `topic` led by another node than `victim`. */
+export async function untilMoved(survivors: ClusterNodeProcess[], topic: string, victim: ClusterNodeProcess, led: number[], what: string): Promise<void> {
+  await within(60_000, what, (async () => {
+    for (;;) {
+      const views = await Promise.all(survivors.map((n) => partitionsOn(n, topic)));
+      if (views.every((ps) => ps !== null && led.every((i) => { const p = ps.find((x) => x.partition === i)!; return p.leader >= 0 && p.leader !== victim.id; }))) return;
+      await sleep(200);
+    }
+  })());
+}
