@@ -52,6 +52,7 @@ test(`RF 3, min.insync.replicas 2: ${ROUNDS} SIGSTOPs longer than the broker ses
       await untilBothAcked('first acknowledgements');
 
       const staleValues: string[] = [];
+      let staleIsrRefusals = 0;
       for (let round = 1; round <= ROUNDS; round++) {
         const kind = (['leader', 'follower', 'controller'] as const)[(round - 1) % 3]!;
         const controllerId = await controllerOf(nodes);
@@ -104,6 +105,7 @@ test(`RF 3, min.insync.replicas 2: ${ROUNDS} SIGSTOPs longer than the broker ses
         };
         const answers = [stale(acks1, 1), stale(acksAll, -1)];
         await sleep(200); // the requests are in the frozen node's receive buffer
+        const marks = nodes.map((n) => n.log.length);
         const resumedAt = Date.now();
         victim.child!.kill('SIGCONT');
         stopped.delete(victim);
@@ -123,6 +125,13 @@ test(`RF 3, min.insync.replicas 2: ${ROUNDS} SIGSTOPs longer than the broker ses
         // It rejoins: every ISR full again, and the producers go on.
         partitions = await untilFullIsr(nodes, TOPIC, 60_000, `round ${round}: after waking node ${victim.id}`);
         const fullMs = Date.now() - resumedAt;
+        // Its ISR changes from before it learned of its fencing carry its old epochs: the active
+        // controller refuses them (Kafka's validateAlterPartitionData), none is applied.
+        const isrChanges = nodes.flatMap((n, i) => [...n.log.slice(marks[i]).matchAll(new RegExp(`AlterPartition from broker ${victim.id} for (${TOPIC}-\\d+) refused: error (\\d+)`, 'g'))].map((m) => `${m[1]} ${m[2]}`));
+        const byEpoch = [String(ErrorCode.FENCED_LEADER_EPOCH), String(ErrorCode.INVALID_UPDATE_VERSION), String(ErrorCode.NEW_LEADER_ELECTED)];
+        for (const c of isrChanges) assert.ok(byEpoch.includes(c.split(' ')[1]!), `round ${round}: the woken node's ISR change ${c} was refused, but not for its epoch`);
+        if (led.length > 0) staleIsrRefusals += isrChanges.length;
+        t.diagnostic(`round ${round}: the controller refused ${isrChanges.length} ISR change(s) of the woken node by epoch${isrChanges.length > 0 ? ` (${isrChanges.join(', ')})` : ''}`);
         await untilBothAcked(`round ${round}: both producers acknowledged after waking node ${victim.id}`);
         t.diagnostic(`round ${round}: ISRs full ${fullMs} ms after the wake-up; leaders now [${partitions.map((p) => `${p.partition}:${p.leader}@${p.leaderEpoch}`)}]`);
         await sleep(500 + prng.int(1500));
