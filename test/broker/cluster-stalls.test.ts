@@ -1,7 +1,7 @@
 // Issue 33's stalled brokers: three combined broker+controller `logline server` processes, the kill
 // run's RF 3 / min.insync.replicas 2 topic and its two idempotent acks=all producers. Each round
-// freezes one node with SIGSTOP (in turn: a partition leader, a follower, the active controller's
-// node) for longer than its broker session, so that the controller fences it and its leaderships
+// freezes one node with SIGSTOP (in turn: the active controller's node, a partition leader, a
+// follower) for longer than its broker session, so that the controller fences it and its leaderships
 // move while it cannot know. While it is frozen the test writes a Produce at acks=1 and one at
 // acks=all for every partition to it over connections opened before the freeze (a client whose
 // metadata still names it leader), then SIGCONTs it: the first thing it reads is those requests,
@@ -31,7 +31,7 @@ const SESSION_MS = 3000; // broker.session.timeout.ms of FAULT_NODE_SETTINGS
 /** What a frozen node answered to one stale Produce, per partition: the error code (0 = acknowledged) and base offset. */
 type StaleAnswer = { partition: number; errorCode: number; baseOffset: bigint }[];
 
-test(`RF 3, min.insync.replicas 2: ${ROUNDS} SIGSTOPs longer than the broker session (a leader, a follower, the controller's node); the woken node refuses writes it no longer leads and rejoins; no acknowledged record lost`,
+test(`RF 3, min.insync.replicas 2: ${ROUNDS} SIGSTOPs longer than the broker session (the controller's node, a leader, a follower); the woken node refuses writes it no longer leads and rejoins; no acknowledged record lost`,
   { timeout: 150_000 + ROUNDS * 60_000 }, async (t) => {
     const skip = await librdkafkaSkip();
     if (skip) { t.skip(skip); return; }
@@ -54,7 +54,9 @@ test(`RF 3, min.insync.replicas 2: ${ROUNDS} SIGSTOPs longer than the broker ses
       const staleValues: string[] = [];
       let staleIsrRefusals = 0;
       for (let round = 1; round <= ROUNDS; round++) {
-        const kind = (['leader', 'follower', 'controller'] as const)[(round - 1) % 3]!;
+        // The controller's node first, while every node leads a partition (a woken controller is
+        // the sharpest case: its metadata comes from its own log, which has stopped moving).
+        const kind = (['controller', 'leader', 'follower'] as const)[(round - 1) % 3]!;
         const controllerId = await controllerOf(nodes);
         const leads = (id: number) => partitions.filter((p) => p.leader === id).length;
         const others = nodes.filter((n) => n.id !== controllerId);
