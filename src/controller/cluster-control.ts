@@ -89,7 +89,7 @@ export class ClusterControlManager {
    * shutdown, and lets it go once it leads nothing and has seen the record that started it.
    */
   heartbeatTransition(b: BrokerRegistration, request: BrokerHeartbeatRequest, leadsAnything: () => boolean,
-    controlledShutdownOffset: number | undefined): HeartbeatTransition {
+    controlledShutdownOffset: number | undefined, fencedOffset?: number): HeartbeatTransition {
     const offset = Number(request.currentMetadataOffset);
     if (request.wantShutDown) {
       if (b.fenced) return { kind: 'none' };
@@ -99,7 +99,10 @@ export class ClusterControlManager {
     }
     // Kafka cannot cancel a controlled shutdown either: the broker stays in it until it re-registers.
     if (b.inControlledShutdown) return { kind: 'none' };
-    if (b.fenced) return !request.wantFence && offset >= Number(b.epoch) ? { kind: 'unfence' } : { kind: 'none' };
+    // Stricter than Kafka (which asks only for the registration): a broker fenced for a missed
+    // session must also have seen its fencing, or a broker woken from a long stall would be
+    // unfenced while it still believes it leads what was moved away (see docs/failure-modes.md).
+    if (b.fenced) return !request.wantFence && offset >= Number(b.epoch) && offset >= (fencedOffset ?? -1) ? { kind: 'unfence' } : { kind: 'none' };
     return request.wantFence ? { kind: 'fence' } : { kind: 'none' };
   }
 

@@ -20,7 +20,7 @@ import {
   type AlterUserScramCredentialsRequest, type AlterUserScramCredentialsResponse,
 } from '../protocol/index.js';
 import {
-  BrokerInControlledShutdownChange, MetadataDelta, MetadataImage, MetadataRecordType, provenance,
+  BrokerFencingChange, BrokerInControlledShutdownChange, MetadataDelta, MetadataImage, MetadataRecordType, provenance,
   type MetadataRecord,
 } from '../metadata/index.js';
 import { assert, type Prng } from '../util/index.js';
@@ -59,6 +59,13 @@ interface ControllerState {
   readonly image: MetadataImage;
   /** broker id → offset of the record that put it in controlled shutdown. */
   readonly controlledShutdownOffsets: ReadonlyMap<number, number>;
+  /**
+   * broker id → the last offset of the batch that fenced it (the fencing and the leaderships it
+   * moved), while it stays fenced: it is unfenced only once its metadata holds that batch, so a
+   * broker woken from a stall cannot be unfenced (and take writes again) while it still believes
+   * in leaderships it lost.
+   */
+  readonly fencedOffsets: ReadonlyMap<number, number>;
 }
 
 export class QuorumController {
@@ -91,7 +98,7 @@ export class QuorumController {
       log: this.log,
     });
     const image = options.image ?? MetadataImage.EMPTY;
-    this.states = [{ offset: image.provenance.lastContainedOffset, image, controlledShutdownOffsets: shutdownOffsetsOf(image) }];
+    this.states = [{ offset: image.provenance.lastContainedOffset, image, controlledShutdownOffsets: shutdownOffsetsOf(image), fencedOffsets: fencedOffsetsOf(image) }];
   }
 
   // ---- state: replay, commit, revert -------------------------------------------------------
@@ -122,12 +129,14 @@ export class QuorumController {
     const lastOffset = baseOffset + records.length - 1;
     const delta = new MetadataDelta(prev.image);
     let controlledShutdownOffsets = prev.controlledShutdownOffsets;
+    let fencedOffsets = prev.fencedOffsets;
     records.forEach((record, i) => {
       delta.replay(record);
       controlledShutdownOffsets = nextShutdownOffsets(controlledShutdownOffsets, record, baseOffset + i);
+      fencedOffsets = nextFencedOffsets(fencedOffsets, record, lastOffset);
     });
     const image = delta.apply(provenance(lastOffset, Math.max(epoch, prev.image.provenance.lastContainedEpoch)));
-    this.states.push({ offset: lastOffset, image, controlledShutdownOffsets });
+    this.states.push({ offset: lastOffset, image, controlledShutdownOffsets, fencedOffsets });
     if (this.active) this.nextWriteOffsetValue = Math.max(this.nextWriteOffsetValue, lastOffset + 1);
   }
 
@@ -199,7 +208,7 @@ export class QuorumController {
     this.heartbeats.touch(b.id, nowMs, Number(request.currentMetadataOffset));
     const isCaughtUp = Number(request.currentMetadataOffset) >= Number(b.epoch);
     const transition = this.cluster.heartbeatTransition(b, request, () => this.replication.leadsAnything(image, b.id),
-      this.latest.controlledShutdownOffsets.get(b.id));
+      this.latest.controlledShutdownOffsets.get(b.id), this.latest.fencedOffsets.get(b.id));
     const change = new Chain(image);
     if (transition.kind !== 'none') change.add([this.cluster.registrationChange(b, transition.kind)]);
     if (transition.kind === 'unfence') change.add(this.replication.handleBrokerUnfenced(change.image));
@@ -362,6 +371,30 @@ function nextShutdownOffsets(current: ReadonlyMap<number, number>, record: Metad
     return next;
   }
   return current;
+}
+
+/** A fencing record maps its broker to the end of its batch; an unfencing or a new registration removes it. */
+function nextFencedOffsets(current: ReadonlyMap<number, number>, record: MetadataRecord, batchLastOffset: number): ReadonlyMap<number, number> {
+  const fence = (id: number) => new Map(current).set(id, batchLastOffset);
+  const clear = (id: number) => { if (!current.has(id)) return current; const next = new Map(current); next.delete(id); return next; };
+  if (record.type === MetadataRecordType.FenceBrokerRecord) return fence(record.data.id);
+  if (record.type === MetadataRecordType.UnfenceBrokerRecord) return clear(record.data.id);
+  if (record.type === MetadataRecordType.RegisterBrokerRecord) return clear(record.data.brokerId);
+  if (record.type === MetadataRecordType.UnregisterBrokerRecord) return clear(record.data.brokerId);
+  if (record.type === MetadataRecordType.BrokerRegistrationChangeRecord) {
+    if (record.data.fenced === BrokerFencingChange.FENCE) return fence(record.data.brokerId);
+    if (record.data.fenced === BrokerFencingChange.UNFENCE) return clear(record.data.brokerId);
+  }
+  return current;
+}
+
+/** From a snapshot: every fenced broker must have caught up with the snapshot (its fencing is in it). */
+function fencedOffsetsOf(image: MetadataImage): Map<number, number> {
+  const out = new Map<number, number>();
+  for (const b of image.cluster.brokers.values()) {
+    if (b.fenced) out.set(b.id, image.provenance.lastContainedOffset);
+  }
+  return out;
 }
 
 function shutdownOffsetsOf(image: MetadataImage): Map<number, number> {

@@ -711,7 +711,7 @@ class Connection<S> {
       socket.on('data', (chunk) => this.onData(chunk));
       socket.resume();
     }
-    socket.on('drain', () => this.maybeResume());
+    socket.on('drain', () => { this.dispatchWaiting(); this.maybeResume(); });
     socket.on('error', () => this.destroy());
     socket.on('close', () => { this.closed = true; });
     if (tls !== null) {
@@ -829,7 +829,10 @@ class Connection<S> {
   }
 
   private dispatchWaiting(): void {
-    while (this.waiting.length > 0 && !this.closed && this.muteTimer === null && this.queue.length < this.server.limitsConfig.inFlightPerConnectionMax) {
+    // Requests already read (a client pipelining many) wait too while the client does not take
+    // its responses: pausing the socket alone would still answer every one of them into memory.
+    while (this.waiting.length > 0 && !this.closed && this.muteTimer === null && this.queue.length < this.server.limitsConfig.inFlightPerConnectionMax
+      && !this.writeBacklogged()) {
       this.dispatch(this.waiting.shift()!);
     }
   }
@@ -1019,7 +1022,12 @@ class Connection<S> {
     return this.waiting.length > 0
       || this.muteTimer !== null
       || this.queue.length >= this.server.limitsConfig.inFlightPerConnectionMax
-      || this.socket.writableLength > limits.socketWriteBufferBytesMax;
+      || this.writeBacklogged();
+  }
+
+  /** More response bytes queued on the socket than the kernel has taken than a slow reader may hold here. */
+  private writeBacklogged(): boolean {
+    return this.socket.writableLength > limits.socketWriteBufferBytesMax;
   }
 
   private maybePause(): void {

@@ -753,6 +753,7 @@ export class Broker {
       },
       heartbeatIntervalMs: Number(c.get('broker.heartbeat.interval.ms')),
       retryBackoffMs: 100,
+      sessionTimeoutMs: Number(c.get('broker.session.timeout.ms')),
     }, () => this.controller, () => this.deps.metadata.offset(), this.deps.clock, this.log('broker-lifecycle'));
     this.deps.metadata.onChange(() => driver.onMetadata());
     driver.start();
@@ -761,6 +762,14 @@ export class Broker {
     // listed, with its old listeners, until then).
     await driver.until(() => driver.state === 'running' && this.deps.metadata.view().brokers('').some((b) => b.nodeId === me), timeoutMs, `broker ${me} registration`);
     await this.settled();
+  }
+
+  /** Whether this broker's lease with the controller holds (true before it registers: nothing is led through a lapsed session then). */
+  holdsLease(): boolean { return this.lifecycle === null || this.lifecycle.holdsLease(); }
+
+  /** `out` as answered, unless the lease ran out while it was being written (leaseLapsed). */
+  private checkLeaseAfter<R extends { errorCode: number; errorMessage: string | null }>(out: Map<string, R>, entries: { topic: string; partition: number }[]): Map<string, R> {
+    return this.holdsLease() ? out : leaseLapsed(out, entries);
   }
 
   /** Controlled shutdown before stopping: the controller moves this broker's leaderships away first. */
@@ -806,11 +815,15 @@ export class Broker {
       },
       producePartitions: async (p: ProducePartitionsParams) => {
         rm.stats.countProduceRequest(p.acks, carriesProducerId(p.entries[0]?.records));
-        if (p.transactionalId === null) return invalidTopicsRefused(await rm.produce(p.acks, p.timeoutMs, p.entries), p.entries);
+        // A broker that may have been fenced (its lease ran out in a stall) appends nothing for
+        // clients, and answers nothing appended while its lease ran out as a success: the
+        // controller may have moved the leadership, and what a stale leader appended is truncated.
+        if (!this.holdsLease()) return invalidTopicsRefused(leaseLapsed(new Map(), p.entries), p.entries);
+        if (p.transactionalId === null) return invalidTopicsRefused(this.checkLeaseAfter(await rm.produce(p.acks, p.timeoutMs, p.entries), p.entries), p.entries);
         const refused = await this.checkTransactionalProduce(p.transactionalId, p.entries, p.addToTransaction ?? false, p.transactionAbortableSupported ?? false);
         const out = await rm.produce(p.acks, p.timeoutMs, p.entries.filter((e) => !refused.has(partitionKey(e.topic, e.partition))));
         for (const [k, errorCode] of refused) out.set(k, { errorCode, errorMessage: null, baseOffset: -1n, logAppendTimeMs: -1n, logStartOffset: -1n, recordErrors: [] });
-        return invalidTopicsRefused(out, p.entries);
+        return invalidTopicsRefused(this.checkLeaseAfter(out, p.entries), p.entries);
       },
       fetchSessions: this.fetchSessions,
       fetchPartitions: (p: any) => rm.fetch(p),
@@ -866,6 +879,18 @@ const COORDINATOR_TROUBLE: ReadonlySet<number> = new Set<number>([
  * of UNKNOWN_TOPIC_OR_PARTITION, which clients retry until their timeout. Only failed entries are
  * looked at, so the produce path pays nothing.
  */
+/** Every entry not already failed answered NOT_LEADER_OR_FOLLOWER: this broker's lease ran out (BrokerLifecycle.holdsLease). */
+function leaseLapsed<R extends { errorCode: number; errorMessage: string | null }>(results: Map<string, R>, entries: { topic: string; partition: number }[]): Map<string, R> {
+  const errorMessage = 'this broker missed its session with the controller: leadership is unknown until its metadata catches up';
+  for (const e of entries) {
+    const k = partitionKey(e.topic, e.partition);
+    const r = results.get(k);
+    if (r === undefined) results.set(k, { errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, errorMessage, baseOffset: -1n, logAppendTimeMs: -1n, logStartOffset: -1n, recordErrors: [] } as unknown as R);
+    else if (r.errorCode === ErrorCode.NONE) results.set(k, { ...r, errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, errorMessage, baseOffset: -1n });
+  }
+  return results;
+}
+
 function invalidTopicsRefused<R extends { errorCode: number; errorMessage: string | null }>(results: Map<string, R>, entries: { topic: string; partition: number }[]): Map<string, R> {
   for (const e of entries) {
     const k = partitionKey(e.topic, e.partition);

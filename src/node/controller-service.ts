@@ -204,14 +204,19 @@ export class ControllerService implements ControllerChannel {
 
   brokerHeartbeat(request: BrokerHeartbeatRequest): Promise<BrokerHeartbeatResponse> {
     let answerPendingOn: QuorumController | null = null;
+    const notActive = (): BrokerHeartbeatResponse => ({ throttleTimeMs: 0, errorCode: ErrorCode.NOT_CONTROLLER, isCaughtUp: false, isFenced: true, shouldShutDown: false });
     return this.run((c) => {
       const out = c.processBrokerHeartbeat(request, this.o.clock.nowMs());
       c.heartbeatAwaitingAnswer(request);
       answerPendingOn = c;
       return out;
-    }).finally(() => (answerPendingOn as QuorumController | null)?.heartbeatAnswered(request, this.o.clock.nowMs())).catch(notController(() => ({
-      throttleTimeMs: 0, errorCode: ErrorCode.NOT_CONTROLLER, isCaughtUp: false, isFenced: true, shouldShutDown: false,
-    })));
+    }).then((r) => {
+      // An unfenced answer renews the broker's lease (src/node/lifecycle.ts): only a controller
+      // that a majority of the quorum followed a moment ago may give it. One woken from a stall
+      // may have been replaced, and the broker fenced, while it stood still.
+      if (r.errorCode === ErrorCode.NONE && !r.isFenced && !this.md.hasFreshQuorumContact()) return notActive();
+      return r;
+    }).finally(() => (answerPendingOn as QuorumController | null)?.heartbeatAnswered(request, this.o.clock.nowMs())).catch(notController(notActive));
   }
 
   alterPartition(request: AlterPartitionRequest, version = 3): Promise<AlterPartitionResponse> {

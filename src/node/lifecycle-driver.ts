@@ -26,6 +26,8 @@ export class LifecycleDriver {
 
   get state(): LifecycleState { return this.lifecycle.state; }
   get brokerEpoch(): bigint { return this.lifecycle.brokerEpoch; }
+  /** Whether this broker may still act as the leader its metadata says it is (BrokerLifecycle.holdsLease). */
+  holdsLease(): boolean { return this.lifecycle.holdsLease(this.clock.nowMs()); }
 
   start(): void { this.pump(); }
 

@@ -4,6 +4,12 @@
 // heartbeating with wantShutDown until the controller has moved the leaderships away and answers
 // shouldShutDown. A deterministic state machine: the time comes in as an argument, it returns the
 // request to send (at most one in flight, as Kafka), and a driver does the I/O.
+//
+// Beyond Kafka, it keeps a lease: the controller fences a broker `broker.session.timeout.ms` after
+// the last heartbeat it received, so a broker may trust its leaderships only until that long after
+// it *sent* the last heartbeat answered unfenced. A broker that stalled past its session (a long
+// pause, a frozen VM) wakes with its lease expired and refuses client writes until a heartbeat
+// answers it unfenced again, which the controller does only once its metadata holds its fencing.
 import { ErrorCode, type BrokerHeartbeatRequest, type BrokerHeartbeatResponse, type BrokerRegistrationRequest } from '../protocol/index.js';
 import { assert } from '../util/index.js';
 
@@ -16,6 +22,8 @@ export interface LifecycleConfig {
   heartbeatIntervalMs: number;
   /** Wait after a failed or refused request before the next one. */
   retryBackoffMs: number;
+  /** broker.session.timeout.ms: how long after sending a heartbeat answered unfenced this broker holds its lease. */
+  sessionTimeoutMs: number;
 }
 
 export type LifecycleRequest =
@@ -29,6 +37,10 @@ export class BrokerLifecycle {
   /** The broker epoch of an earlier registration, sent again so the controller can tell a restart (KIP-841). */
   private previousBrokerEpoch = -1n;
   private inFlight: LifecycleRequest['api'] | null = null;
+  /** When the request in flight was sent. */
+  private inFlightSentMs = 0;
+  /** Until when this broker may act on its leaderships (see the lease above); never before an unfenced answer. */
+  private leaseExpiresMs = Number.NEGATIVE_INFINITY;
   private nextSendMs: number;
   private readyToUnfence = false;
   private shutdownRequested = false;
@@ -52,6 +64,7 @@ export class BrokerLifecycle {
         },
       };
     this.inFlight = r.api;
+    this.inFlightSentMs = nowMs;
     return r;
   }
 
@@ -90,6 +103,9 @@ export class BrokerLifecycle {
       return;
     }
     this.nextSendMs = nowMs + this.config.heartbeatIntervalMs;
+    // The controller received this heartbeat no earlier than it was sent, so it cannot fence this
+    // broker before sentMs + session (given the same broker.session.timeout.ms on both sides).
+    if (!r.isFenced) this.leaseExpiresMs = Math.max(this.leaseExpiresMs, this.inFlightSentMs + this.config.sessionTimeoutMs);
     if (this.state === 'pending-controlled-shutdown') {
       if (r.shouldShutDown) this.state = 'shutting-down';
       // The controller lets a broker go once it has seen the shutdown's record and leads nothing:
@@ -107,6 +123,12 @@ export class BrokerLifecycle {
     this.inFlight = null;
     this.nextSendMs = nowMs + this.config.retryBackoffMs;
   }
+
+  /**
+   * Whether at `nowMs` the controller cannot have fenced this broker yet, so that what its metadata
+   * says it leads, it still leads (short of an ordinary leader change it has not seen yet, as in Kafka).
+   */
+  holdsLease(nowMs: number): boolean { return nowMs < this.leaseExpiresMs; }
 
   /** This broker's metadata has caught up with the log (at least to its registration): it may be unfenced. */
   markReadyToUnfence(): void { this.readyToUnfence = true; }

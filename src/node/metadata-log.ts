@@ -232,6 +232,9 @@ export class LogMetadata implements MetadataSource {
   /** The metadata log underneath, for tests and tools. */
   get raft(): RaftDriver { return this.driver!; }
 
+  /** Whether this node leads the quorum with a majority that fetched from it a moment ago (RaftCore.hasFreshQuorumContact). */
+  hasFreshQuorumContact(): boolean { return this.driver?.hasFreshQuorumContact() ?? false; }
+
   /** Stops the Raft driver (pending commits fail) and closes the log after its last fsync. */
   async close(): Promise<void> {
     await this.driver?.close();

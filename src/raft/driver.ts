@@ -238,6 +238,9 @@ export class RaftDriver {
 
   describeQuorum(): QuorumDescription { return this.core.describeQuorum(); }
 
+  /** RaftCore.hasFreshQuorumContact at this moment. */
+  hasFreshQuorumContact(): boolean { return this.core.hasFreshQuorumContact(this.now()); }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;

@@ -10,11 +10,10 @@
 // (lk19n*, lk19br, 10.219.19.0/24) and are removed in `finally`.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ClusterClient } from '../../src/client/index.js';
 import { Prng } from '../../src/util/index.js';
-import { clusterNodeProcesses, killProcess, runProcess, startClusterNodeProcess, within, type ClusterNodeProcess } from './process-helpers.js';
+import { clusterNodeProcesses, killProcess, runProcess, startClusterNodeProcess } from './process-helpers.js';
 import {
-  bootstrapOf, createFaultTopic, dumpLogs, FAULT_NODE_SETTINGS, librdkafkaSkip, partitionsOn, sleep, startKafkajsProducer, startLibrdkafkaProducer, untilAcked, untilFullIsr, finishFaultRun, type FaultProducer,
+  controllerOf, createFaultTopic, dumpLogs, FAULT_NODE_SETTINGS, librdkafkaSkip, partitionsOn, sleep, startKafkajsProducer, startLibrdkafkaProducer, untilAcked, untilFullIsr, untilMoved, finishFaultRun, type FaultProducer,
 } from './replication-faults.js';
 
 const CUTS = Number(process.env['LOGLINE_REPLICATION_CUTS'] ?? 2);
@@ -126,7 +125,7 @@ test(`RF 3, min.insync.replicas 2: ${CUTS} network cuts (a partition leader, the
         } else {
           // The majority side fences the cut-off broker and moves its leaderships; writes go on there.
           const led = partitions.filter((x) => x.leader === victim.id).map((x) => x.partition);
-          await untilMoved(nodes.filter((n) => n !== victim), victim, led, `cut ${round}: leaderships of node ${victim.id} moved`);
+          await untilMoved(nodes.filter((n) => n !== victim), TOPIC, victim, led, `cut ${round}: leaderships of node ${victim.id} moved`);
           moved = `leaderships of node ${victim.id} (${kind}, led [${led}]) moved`;
         }
         const movedMs = Date.now() - cutAt;
@@ -153,32 +152,3 @@ test(`RF 3, min.insync.replicas 2: ${CUTS} network cuts (a partition leader, the
       await namespacesDown(ids);
     }
   });
-
-/** The active controller as the nodes name it in Metadata (retried while none is known). */
-async function controllerOf(nodes: ClusterNodeProcess[]): Promise<number> {
-  return within(30_000, 'a known controller', (async () => {
-    for (;;) {
-      const client = new ClusterClient({ bootstrap: bootstrapOf(nodes), requestTimeoutMs: 3000 });
-      try {
-        await client.metadata([]);
-        if (client.controllerId > 0) return client.controllerId;
-      } catch {
-        // A node that does not answer: ask again.
-      } finally {
-        client.close();
-      }
-      await sleep(100);
-    }
-  })());
-}
-
-/** Waits until every survivor reports each partition in `led` led by another node than `victim`. */
-async function untilMoved(survivors: ClusterNodeProcess[], victim: ClusterNodeProcess, led: number[], what: string): Promise<void> {
-  await within(60_000, what, (async () => {
-    for (;;) {
-      const views = await Promise.all(survivors.map((n) => partitionsOn(n, TOPIC)));
-      if (views.every((ps) => ps !== null && led.every((i) => { const p = ps.find((x) => x.partition === i)!; return p.leader >= 0 && p.leader !== victim.id; }))) return;
-      await sleep(200);
-    }
-  })());
-}

@@ -100,6 +100,8 @@ export interface ClusterNodeProcess {
   host?: string;
   /** A network namespace to run it in (`ip netns exec`), for tests that cut links between nodes. */
   netns?: string;
+  /** The port its broker listener advertises when not its own (a fault proxy in front of it); clients and followers then go there. */
+  advertisedPort?: number;
 }
 
 /**
@@ -134,7 +136,7 @@ export function clusterNodeArgs(n: ClusterNodeProcess, voters: string, extraSets
   const listeners = [...(broker ? [`PLAINTEXT://${host}:${n.brokerPort}`] : []), ...(n.roles.includes('controller') ? [`CONTROLLER://${host}:${n.controllerPort}`] : [])];
   return [
     '--node-id', String(n.id), '--data-dir', n.dir, '--listeners', listeners.join(','),
-    ...(broker ? ['--advertised-listeners', `PLAINTEXT://${host}:${n.brokerPort}`] : []),
+    ...(broker ? ['--advertised-listeners', `PLAINTEXT://${host}:${n.advertisedPort ?? n.brokerPort}`] : []),
     '--set', `process.roles=${n.roles.join(',')}`, '--set', 'controller.listener.names=CONTROLLER',
     '--set', 'listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT', '--set', `controller.quorum.voters=${voters}`,
     '--set', 'controller.quorum.election.timeout.ms=300', '--set', 'controller.quorum.fetch.timeout.ms=600',

@@ -109,6 +109,37 @@ test('a broker silent for broker.session.timeout.ms is fenced and the partitions
   assert.ok(d.lines.some((l) => /broker 1 .*fenced, no heartbeat for 9000 ms/.test(l)));
 });
 
+test('a broker fenced for a missed session is unfenced only once its heartbeat shows it has the records of its fencing (a broker woken from a stall must not lead on stale metadata)', () => {
+  const d = new Driver();
+  d.startBrokers(3);
+  d.createTopic('orders', 6, 3);
+  const before = d.controller.lastReplayedOffset;
+  d.heartbeat(2, 5_000);
+  d.heartbeat(3, 5_000);
+  // Replayed as the active controller stages an operation: one batch (the Driver replays record by record).
+  const fencing = d.controller.maybeFenceStaleBrokers(9_000);
+  assert.deepEqual(fencing.response, [1]);
+  const base = d.controller.nextWriteOffset;
+  d.controller.replayBatch(fencing.records, base);
+  fencing.records.forEach((record, i) => d.log.push({ offset: base + i, record }));
+  const fencedAt = d.controller.lastReplayedOffset;
+  d.controller.commit(fencedAt);
+  assert.ok(fencedAt > before + 1, 'the fencing and the leaderships it moved');
+  // Woken, it heartbeats with the metadata it had before its stall: past its registration (Kafka
+  // would unfence it here), but without its fencing.
+  const woken = d.heartbeat(1, 9_100, { currentMetadataOffset: BigInt(before) });
+  assert.equal(woken.isFenced, true, 'still fenced while its metadata lacks its fencing');
+  assert.equal(d.heartbeat(1, 9_200, { currentMetadataOffset: BigInt(fencedAt - 1) }).isFenced, true, 'part of the fencing batch is not enough');
+  assert.equal(d.heartbeat(1, 9_300, { currentMetadataOffset: BigInt(fencedAt) }).isFenced, false);
+  assert.equal(d.controller.image.cluster.broker(1)!.fenced, false);
+  // A standby replaying the same records would ask the same (the offset is derived from the log).
+  const standby = new QuorumController({ clusterId: CLUSTER_ID, prng: new Prng(1) });
+  for (const { offset, record } of d.log) if (offset <= fencedAt) standby.replay(record, offset);
+  standby.activate(fencedAt + 1, 10_000);
+  const r = standby.processBrokerHeartbeat({ brokerId: 1, brokerEpoch: d.controller.image.cluster.broker(1)!.epoch, currentMetadataOffset: BigInt(before), wantFence: false, wantShutDown: false, offlineLogDirs: [] }, 10_100);
+  assert.equal(r.response.isFenced, true, 'a new active controller keeps the rule');
+});
+
 test('a broker asking to be fenced is fenced; asking again to run unfences it', () => {
   const d = new Driver();
   d.startBrokers(1);

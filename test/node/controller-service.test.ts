@@ -21,6 +21,7 @@ function fakeLog() {
     leadership: () => ({ isLeader: state.isLeader, epoch: state.epoch, leaderId: state.isLeader ? 1 : 2, logEndOffset: 1, appliedOffset: 1 }),
     onChange: (l: () => void) => { listeners.push(l); },
     propose: (records: readonly MetadataRecord[]) => new Promise((_, reject) => { proposals.push({ records, reject }); }),
+    hasFreshQuorumContact: () => state.isLeader,
   };
   return { md: md as unknown as LogMetadata, state, proposals, changed: () => listeners.forEach((l) => l()) };
 }
@@ -80,6 +81,7 @@ function committingLog(records: readonly MetadataRecord[]) {
   let image = MetadataImage.EMPTY;
   let logEndOffset = 0;
   let held: { batch: readonly MetadataRecord[] }[] | null = null;
+  const quorum = { fresh: true };
   const commit = (batch: readonly MetadataRecord[]) => {
     const baseOffset = image.provenance.lastContainedOffset + 1;
     const delta = new MetadataDelta(image);
@@ -92,6 +94,7 @@ function committingLog(records: readonly MetadataRecord[]) {
   const md = {
     get image() { return image; },
     leadership: () => ({ isLeader: true, epoch: 1, leaderId: 1, logEndOffset, appliedOffset: image.provenance.lastContainedOffset + 1 }),
+    hasFreshQuorumContact: () => quorum.fresh,
     onChange: (l: () => void) => { listeners.push(l); },
     propose: async (batch: readonly MetadataRecord[]) => {
       const baseOffset = logEndOffset;
@@ -102,6 +105,8 @@ function committingLog(records: readonly MetadataRecord[]) {
   };
   return {
     md: md as unknown as LogMetadata,
+    /** Whether the followers fetched from this leader a moment ago (false: it was frozen and has not heard from them since). */
+    quorum,
     /** Proposals wait until release(). */
     hold() { held ??= []; },
     /** Commits what waited, in order, and commits at once again. */
@@ -241,6 +246,20 @@ test('a broker whose heartbeat waits for a slow commit is not fenced meanwhile; 
     assert.deepEqual(fenced(), [2]);
     stepTo(29_000);
     assert.deepEqual(fenced(), [1, 2]);
+  } finally {
+    s.close();
+  }
+});
+
+test('a controller that has not heard from a majority of the quorum for a fetch timeout (woken from a stall) answers no heartbeat unfenced: it may have been replaced', async () => {
+  const { s, log, stepTo, heartbeat } = sessionsUnderTest();
+  try {
+    stepTo(1000);
+    assert.deepEqual(await heartbeat(1).then((r) => [r.errorCode, r.isFenced]), [ErrorCode.NONE, false]);
+    log.quorum.fresh = false;
+    assert.equal((await heartbeat(1)).errorCode, ErrorCode.NOT_CONTROLLER, 'no lease from a controller that may be stale');
+    log.quorum.fresh = true;
+    assert.deepEqual(await heartbeat(1).then((r) => [r.errorCode, r.isFenced]), [ErrorCode.NONE, false]);
   } finally {
     s.close();
   }

@@ -8,6 +8,7 @@ import { ErrorCode } from '../../src/protocol/index.js';
 
 const HEARTBEAT_MS = 2000;
 const BACKOFF_MS = 100;
+const SESSION_MS = 9000;
 
 function lifecycle(nowMs = 0): BrokerLifecycle {
   return new BrokerLifecycle({
@@ -15,7 +16,7 @@ function lifecycle(nowMs = 0): BrokerLifecycle {
       brokerId: 3, clusterId: 'c', incarnationId: 'AAAAAAAAAAAAAAAAAAAAAw', listeners: [{ name: 'PLAINTEXT', host: '127.0.0.1', port: 9092, securityProtocol: 0 }],
       features: [], rack: null, isMigratingZkBroker: false, logDirs: [],
     },
-    heartbeatIntervalMs: HEARTBEAT_MS, retryBackoffMs: BACKOFF_MS,
+    heartbeatIntervalMs: HEARTBEAT_MS, retryBackoffMs: BACKOFF_MS, sessionTimeoutMs: SESSION_MS,
   }, nowMs);
 }
 
@@ -90,6 +91,37 @@ test('a running broker that the controller fenced goes back to recovery; control
   assert.equal(l.state, 'shutting-down');
   assert.equal(l.poll(10 * HEARTBEAT_MS, 1n), null);
   assert.equal(l.nextWakeMs(), null);
+});
+
+test('the lease: a broker holds it until a session after sending the last heartbeat answered unfenced; a stall past it loses it until a heartbeat is answered unfenced again', () => {
+  const l = lifecycle();
+  l.poll(0, -1n);
+  l.onRegistrationResponse(0, { errorCode: 0, brokerEpoch: 1n });
+  assert.equal(l.holdsLease(0), false, 'not before it is unfenced');
+  l.markReadyToUnfence();
+  heartbeat(l.poll(10, 1n));
+  l.onHeartbeatResponse(20, { ...ok, isFenced: true });
+  assert.equal(l.holdsLease(20), false, 'a fenced answer gives no lease');
+  heartbeat(l.poll(20 + HEARTBEAT_MS, 1n));
+  l.onHeartbeatResponse(30 + HEARTBEAT_MS, ok);
+  assert.equal(l.state, 'running');
+  // Counted from the send, not the answer: the controller received it in between.
+  assert.equal(l.holdsLease(20 + HEARTBEAT_MS + SESSION_MS - 1), true);
+  assert.equal(l.holdsLease(20 + HEARTBEAT_MS + SESSION_MS), false);
+  // A stall: the next heartbeat was sent before it and answered long after; the answer came
+  // before the controller fenced (isFenced false) but cannot extend past its own send.
+  const sent = 30 + 2 * HEARTBEAT_MS;
+  heartbeat(l.poll(sent, 2n));
+  l.onHeartbeatResponse(sent + 3 * SESSION_MS, ok);
+  assert.equal(l.holdsLease(sent + 3 * SESSION_MS), false, 'woken: the lease ran out during the stall');
+  const next = sent + 3 * SESSION_MS + HEARTBEAT_MS;
+  heartbeat(l.poll(next, 5n));
+  l.onHeartbeatResponse(next + 5, { ...ok, isFenced: true });
+  assert.equal(l.state, 'recovery');
+  assert.equal(l.holdsLease(next + 5), false);
+  heartbeat(l.poll(next + 5 + HEARTBEAT_MS, 9n));
+  l.onHeartbeatResponse(next + 6 + HEARTBEAT_MS, ok);
+  assert.equal(l.holdsLease(next + 6 + HEARTBEAT_MS), true, 'unfenced again (the controller asks for its fencing in its metadata first)');
 });
 
 test('a broker that never registered shuts down at once', () => {

@@ -212,6 +212,20 @@ test('check quorum: a leader that no majority fetches from within 1.5 fetch time
   assert.equal(leader.propose([new Uint8Array(1)], c.now).ok, false);
 });
 
+test('fresh quorum contact: a leader whose majority fetched within a fetch timeout has it; one that stood still longer (its clock ran on) has not, before it even ticks', () => {
+  const c = new Cluster([1, 2, 3]);
+  c.run(3000);
+  const leader = c.leader()!;
+  c.run(2000);
+  assert.equal(leader.hasFreshQuorumContact(c.now), true, 'followers fetching');
+  const follower = [...c.cores.values()].find((n) => n !== leader)!;
+  assert.equal(follower.hasFreshQuorumContact(c.now), false, 'a follower has none');
+  // The leader's process stands still for longer than a fetch timeout (a SIGSTOP): asked at once
+  // on waking, with the real time, it must not vouch for being the leader.
+  assert.equal(leader.hasFreshQuorumContact(c.now + defaultRaftTimeouts.fetchTimeoutMs), false);
+  assert.equal(leader.isLeader, true, 'it does not know yet that it may have been replaced');
+});
+
 test('graceful resignation: EndQuorumEpoch lets the first preferred successor stand at once', () => {
   const c = new Cluster([1, 2, 3]);
   c.run(3000);

@@ -561,6 +561,24 @@ export class RaftCore {
     return Math.max(start, t + this.checkQuorumTimeoutMs);
   }
 
+  /**
+   * Whether this leader heard a fetch from a majority of the voters (itself counted) within one
+   * fetch timeout before `nowMs` (the caller's clock, which may be ahead of this core's: a process
+   * that was frozen has not ticked yet). Until a voter of that majority misses its fetches for a
+   * fetch timeout it starts no election, so no other leader can have been elected (and fenced
+   * anyone) by then. A leader woken from a stall fails this until its followers fetch again.
+   */
+  hasFreshQuorumContact(nowMs: number): boolean {
+    if (this.roleValue !== 'leader') return false;
+    let count = this.isVoter ? 1 : 0;
+    for (const v of this.voters) {
+      if (v === this.nodeId) continue;
+      const last = this.replicas.get(v)?.lastFetchMs;
+      if (last !== undefined && nowMs - last < this.cfg.fetchTimeoutMs) count++;
+    }
+    return count >= this.majority;
+  }
+
   private hasQuorumContact(): boolean {
     let count = this.isVoter ? 1 : 0;
     for (const v of this.voters) {
