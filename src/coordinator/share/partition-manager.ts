@@ -73,8 +73,20 @@ export interface SharePartitionManagerDeps {
   warn(message: string): void;
 }
 
-export interface ShareFetchPartition { topicId: string; topic: string; partition: number }
-export interface ShareFetchResult { errorCode: number; records: Buffer | null; acquired: AcquiredRange[] }
+export interface ShareFetchPartition {
+  topicId: string;
+  topic: string;
+  partition: number;
+  /** Acknowledgements piggybacked on the fetch for this partition: applied before acquiring, written with the acquisition in one state write. */
+  acknowledgements?: AcknowledgementBatch[];
+}
+export interface ShareFetchResult {
+  errorCode: number;
+  records: Buffer | null;
+  acquired: AcquiredRange[];
+  /** The outcome of the partition's piggybacked acknowledgements; null when it had none. */
+  acknowledgeErrorCode: number | null;
+}
 
 /** Counters for /metrics. */
 export class ShareStats {
@@ -251,11 +263,12 @@ export class SharePartitionManager {
    */
   async fetch(groupId: string, memberId: string, partitions: ShareFetchPartition[], o: { maxBytes: number; maxRecords: number; maxWaitMs: number }): Promise<ShareFetchResult[]> {
     this.stats.fetches++;
-    const fetchAll = () => Promise.all(partitions.map((p) => this.fetchOne(groupId, memberId, p, o.maxBytes, o.maxRecords)));
-    const out = await fetchAll();
+    const out = await Promise.all(partitions.map((p) => this.fetchOne(groupId, memberId, p, o.maxBytes, o.maxRecords, p.acknowledgements)));
     if (o.maxWaitMs <= 0 || partitions.length === 0 || !out.every((r) => r.errorCode === ErrorCode.NONE && r.acquired.length === 0)) return out;
     await this.waitForAny(groupId, partitions, o.maxWaitMs);
-    return fetchAll();
+    // The acknowledgements were applied by the first pass; the second only acquires.
+    const again = await Promise.all(partitions.map((p) => this.fetchOne(groupId, memberId, p, o.maxBytes, o.maxRecords, undefined)));
+    return again.map((r, i) => ({ ...r, acknowledgeErrorCode: out[i]!.acknowledgeErrorCode }));
   }
 
   /** Resolves after `maxWaitMs`, or sooner when one of the share-partitions may have records to acquire. */
@@ -280,27 +293,55 @@ export class SharePartitionManager {
     h.wakers.clear();
   }
 
-  private async fetchOne(groupId: string, memberId: string, p: ShareFetchPartition, maxBytes: number, maxRecords: number): Promise<ShareFetchResult> {
+  /**
+   * Applies the partition's piggybacked acknowledgements (if any), then acquires, and writes the
+   * share-partition's state once for both: a ShareFetch carrying the previous batch's
+   * acknowledgements costs one state write, not two. Records whose acquisition was not written
+   * are not handed out (a new leader would not know them), and acknowledgements not written are
+   * answered with the write's error.
+   */
+  private async fetchOne(groupId: string, memberId: string, p: ShareFetchPartition, maxBytes: number, maxRecords: number, acks: AcknowledgementBatch[] | undefined): Promise<ShareFetchResult> {
+    const withAcks = acks !== undefined && acks.length > 0;
     const h = await this.get(groupId, p);
-    if (typeof h === 'number') return { errorCode: h, records: null, acquired: [] };
+    if (typeof h === 'number') return { errorCode: h, records: null, acquired: [], acknowledgeErrorCode: withAcks ? h : null };
     const settings = this.deps.settings(groupId);
     return this.serial(h, async () => {
-      if (!h.sp.canAcquire()) return { errorCode: 0, records: null, acquired: [] };
-      const offset = h.sp.nextFetchOffset();
-      const read = await this.deps.log.read(h.topic, p.partition, offset, maxBytes, settings.isolationLevel, 0);
-      if (read.errorCode !== ErrorCode.NONE || read.records === null) return { errorCode: read.errorCode, records: null, acquired: [] };
-      const { spans, archive } = batchSpans(read.records, read.abortedTransactions);
-      const acquired = h.sp.acquire(this.deps.clock.nowMs(), memberId, spans, maxRecords, archive);
-      if (acquired.length === 0) {
-        // Only archived (aborted, control) records: that progress is state too.
-        if (archive.length > 0) await this.persist(h);
-        return { errorCode: 0, records: null, acquired };
+      let acknowledgeErrorCode: number | null = null;
+      let acked = false;
+      if (withAcks) {
+        this.stats.acknowledgements++;
+        acknowledgeErrorCode = h.sp.acknowledge(memberId, acks);
+        acked = acknowledgeErrorCode === ErrorCode.NONE;
       }
+      let records: Buffer | null = null;
+      let acquired: AcquiredRange[] = [];
+      let archived = false;
+      let errorCode: number = ErrorCode.NONE;
+      if (h.sp.canAcquire()) {
+        const read = await this.deps.log.read(h.topic, p.partition, h.sp.nextFetchOffset(), maxBytes, settings.isolationLevel, 0);
+        if (read.errorCode !== ErrorCode.NONE) errorCode = read.errorCode;
+        else if (read.records !== null) {
+          const { spans, archive } = batchSpans(read.records, read.abortedTransactions);
+          acquired = h.sp.acquire(this.deps.clock.nowMs(), memberId, spans, maxRecords, archive);
+          // Only archived (aborted, control) records: that progress is state too.
+          archived = archive.length > 0;
+          if (acquired.length > 0) records = read.records;
+        }
+      }
+      if (!acked && acquired.length === 0 && !archived) return { errorCode, records: null, acquired: [], acknowledgeErrorCode };
       const code = await this.persist(h);
-      // Records whose acquisition was not written are not handed out: a new leader would not know them.
-      if (code !== ErrorCode.NONE) return { errorCode: STALE.has(code) ? ErrorCode.NOT_LEADER_OR_FOLLOWER : code, records: null, acquired: [] };
+      if (acked) {
+        for (const b of acks!) this.stats.recordsAcknowledged += b.lastOffset - b.firstOffset + 1;
+        acknowledgeErrorCode = code;
+        // A release makes records available, an accept or reject may make room under the in-flight limit.
+        this.wake(h);
+      }
+      if (code !== ErrorCode.NONE) {
+        const refused = STALE.has(code) ? ErrorCode.NOT_LEADER_OR_FOLLOWER : code;
+        return { errorCode: acquired.length > 0 ? refused : errorCode, records: null, acquired: [], acknowledgeErrorCode };
+      }
       for (const r of acquired) this.stats.recordsAcquired += r.lastOffset - r.firstOffset + 1;
-      return { errorCode: 0, records: read.records, acquired };
+      return { errorCode, records, acquired, acknowledgeErrorCode };
     });
   }
 
