@@ -68,7 +68,9 @@ async function classic(bootstrap: string, total: number): Promise<number> {
       });
     }
   });
-  await Promise.race([done, new Promise((_, reject) => setTimeout(() => reject(new Error(`classic: ${seen} of ${total}`)), TIMEOUT_MS))]);
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([done, new Promise((_, reject) => { timer = setTimeout(() => reject(new Error(`classic: ${seen} of ${total}`)), TIMEOUT_MS); })]);
+  clearTimeout(timer);
   await Promise.all(consumers.map((c) => c.disconnect()));
   return seen / ((last - first) / 1000);
 }

@@ -25,6 +25,8 @@ const LEAVE_EPOCH = -1;
 /** The most records one ShareFetch asks for. */
 const MAX_RECORDS = 500;
 
+const splitKey = (k: string): [string, number] => [k.slice(0, k.lastIndexOf(':')), Number(k.slice(k.lastIndexOf(':') + 1))];
+
 export class ShareConsumer {
   readonly memberId = randomUUID();
   private memberEpoch = 0;
@@ -134,6 +136,8 @@ export class ShareConsumer {
         byLeader.set(leader, [...byLeader.get(leader) ?? [], { topicId: a.topicId, partition }]);
       }
     }
+    // A leader none of whose partitions stays assigned still gets the acknowledgements owed to it, and forgets them.
+    for (const leader of this.sessions.keys()) if (!byLeader.has(leader)) byLeader.set(leader, []);
     // A leader that fails (killed, moved) loses its session; the next poll opens a new one with
     // whoever leads then. Acknowledgements in the failed request are not confirmed: their records
     // come back to the group.
@@ -160,9 +164,51 @@ export class ShareConsumer {
     return batches;
   }
 
+  /**
+   * Partitions of the session no longer assigned (the group moved them to another member): their
+   * pending acknowledgements go in a ShareAcknowledge of their own, so no acquisition comes with
+   * them, and the fetch that follows forgets them; the leader otherwise keeps acquiring records
+   * for this member from them, which it would never acknowledge. The keys to forget; null when
+   * the session is gone.
+   */
+  private async ackRevoked(conn: BrokerConnection, session: Session, assigned: Set<string>): Promise<string[] | null> {
+    const revoked = session.epoch === 0 ? [] : [...session.sent].filter((k) => !assigned.has(k));
+    const topics = new Map<string, { partitionIndex: number; acknowledgementBatches: ReturnType<ShareConsumer['takeAcks']> }[]>();
+    const sent = new Map<string, ReturnType<ShareConsumer['takeAcks']>>();
+    for (const k of revoked) {
+      const [topicId, partition] = splitKey(k);
+      const acks = this.takeAcks(topicId, partition);
+      if (acks.length === 0) continue;
+      sent.set(k, acks);
+      topics.set(topicId, [...topics.get(topicId) ?? [], { partitionIndex: partition, acknowledgementBatches: acks }]);
+    }
+    if (topics.size === 0) return revoked;
+    const r = await conn.send(ApiKey.ShareAcknowledge, conn.version(ApiKey.ShareAcknowledge, 1), {
+      groupId: this.group, memberId: this.memberId, shareSessionEpoch: session.epoch, topics: [...topics].map(([topicId, partitions]) => ({ topicId, partitions })),
+    });
+    if (r.errorCode !== ErrorCode.NONE) return null;
+    session.epoch++;
+    for (const t of r.responses) {
+      for (const p of t.partitions) {
+        const acks = sent.get(`${t.topicId}:${p.partitionIndex}`);
+        if (acks && p.errorCode === ErrorCode.NONE) this.confirmed(this.names.get(t.topicId) ?? t.topicId, p.partitionIndex, acks);
+      }
+    }
+    return revoked;
+  }
+
+  private confirmed(topic: string, partition: number, acks: ReturnType<ShareConsumer['takeAcks']>): void {
+    this.onAcknowledged?.(topic, partition, acks.flatMap((b) => Array.from({ length: Number(b.lastOffset - b.firstOffset) + 1 }, (_, i) => ({ offset: Number(b.firstOffset) + i, type: b.acknowledgeTypes[0]! }))));
+  }
+
   private async fetchFrom(leader: number, partitions: { topicId: string; partition: number }[], maxWaitMs: number): Promise<ShareRecord[]> {
     const session = this.sessions.get(leader) ?? { epoch: 0, sent: new Set<string>() };
     const conn = await this.client.broker(leader);
+    const forget = await this.ackRevoked(conn, session, new Set(partitions.map((p) => `${p.topicId}:${p.partition}`)));
+    // Nothing assigned here any more: the session is dropped once its acknowledgements are sent (a later one starts at epoch 0).
+    if (forget === null || partitions.length === 0) { this.sessions.delete(leader); return []; }
+    const forgotten = new Map<string, number[]>();
+    for (const k of forget) { const [topicId, partition] = splitKey(k); forgotten.set(topicId, [...forgotten.get(topicId) ?? [], partition]); }
     const topics = new Map<string, { partitionIndex: number; partitionMaxBytes: number; acknowledgementBatches: ReturnType<ShareConsumer['takeAcks']> }[]>();
     const sentAcks = new Map<string, ReturnType<ShareConsumer['takeAcks']>>();
     for (const p of partitions) {
@@ -174,7 +220,7 @@ export class ShareConsumer {
     }
     const r = await conn.send(ApiKey.ShareFetch, conn.version(ApiKey.ShareFetch, 1), {
       groupId: this.group, memberId: this.memberId, shareSessionEpoch: session.epoch, maxWaitMs, minBytes: 1, maxBytes: 8 << 20, maxRecords: MAX_RECORDS, batchSize: MAX_RECORDS,
-      topics: [...topics].map(([topicId, ps]) => ({ topicId, partitions: ps })), forgottenTopicsData: [],
+      topics: [...topics].map(([topicId, ps]) => ({ topicId, partitions: ps })), forgottenTopicsData: [...forgotten].map(([topicId, ps]) => ({ topicId, partitions: ps })),
     });
     if (r.errorCode !== ErrorCode.NONE) {
       // The session is gone (the broker restarted, or evicted it): the next fetch opens a new one.
@@ -182,6 +228,7 @@ export class ShareConsumer {
       if (r.errorCode === ErrorCode.SHARE_SESSION_NOT_FOUND || r.errorCode === ErrorCode.INVALID_SHARE_SESSION_EPOCH) return [];
       throw new KafkaError(r.errorCode, r.errorMessage ?? 'ShareFetch');
     }
+    for (const k of forget) session.sent.delete(k);
     for (const p of partitions) session.sent.add(`${p.topicId}:${p.partition}`);
     session.epoch++;
     this.sessions.set(leader, session);
@@ -190,9 +237,7 @@ export class ShareConsumer {
       const topic = this.names.get(t.topicId) ?? t.topicId;
       for (const p of t.partitions) {
         const acks = sentAcks.get(`${t.topicId}:${p.partitionIndex}`);
-        if (acks && p.acknowledgeErrorCode === ErrorCode.NONE && this.onAcknowledged) {
-          this.onAcknowledged(topic, p.partitionIndex, acks.flatMap((b) => Array.from({ length: Number(b.lastOffset - b.firstOffset) + 1 }, (_, i) => ({ offset: Number(b.firstOffset) + i, type: b.acknowledgeTypes[0]! }))));
-        }
+        if (acks && p.acknowledgeErrorCode === ErrorCode.NONE) this.confirmed(topic, p.partitionIndex, acks);
         if (p.errorCode !== ErrorCode.NONE) { this.sessions.delete(leader); this.meta = null; }
         if (p.errorCode !== ErrorCode.NONE || p.acquiredRecords.length === 0 || !p.records) continue;
         const acquired = p.acquiredRecords.map((a: any) => ({ first: Number(a.firstOffset), last: Number(a.lastOffset), deliveryCount: a.deliveryCount as number }));
@@ -216,7 +261,7 @@ export class ShareConsumer {
     await Promise.all([...this.sessions].map(async ([leader, session]) => {
       const topics = new Map<string, { partitionIndex: number; acknowledgementBatches: ReturnType<ShareConsumer['takeAcks']> }[]>();
       for (const k of session.sent) {
-        const [topicId, partition] = [k.slice(0, k.lastIndexOf(':')), Number(k.slice(k.lastIndexOf(':') + 1))];
+        const [topicId, partition] = splitKey(k);
         const acks = this.takeAcks(topicId, partition);
         if (acks.length > 0) topics.set(topicId, [...topics.get(topicId) ?? [], { partitionIndex: partition, acknowledgementBatches: acks }]);
       }
