@@ -325,7 +325,7 @@ export class SharePartitionManager {
           acquired = h.sp.acquire(this.deps.clock.nowMs(), memberId, spans, maxRecords, archive);
           // Only archived (aborted, control) records: that progress is state too.
           archived = archive.length > 0;
-          if (acquired.length > 0) records = read.records;
+          if (acquired.length > 0) records = sliceToAcquired(read.records, acquired);
         }
       }
       if (!acked && acquired.length === 0 && !archived) return { errorCode, records: null, acquired: [], acknowledgeErrorCode };
@@ -453,4 +453,23 @@ export function batchSpans(records: Buffer, aborted: readonly { producerId: numb
     }
   }
   return { spans, archive };
+}
+
+/**
+ * The batches of a read that hold acquired records, from the first to the last: what the
+ * consumer is sent (the read may run far past what `maxRecords` let it acquire, and the consumer
+ * would only throw those records away).
+ */
+export function sliceToAcquired(records: Buffer, acquired: readonly AcquiredRange[]): Buffer {
+  const first = acquired[0]!.firstOffset;
+  const last = acquired[acquired.length - 1]!.lastOffset;
+  let start = -1;
+  let end = 0;
+  for (const b of iterateBatches(records)) {
+    if (b.lastOffset < first) continue;
+    if (b.baseOffset > last) break;
+    if (start < 0) start = b.offset;
+    end = b.offset + b.sizeInBytes;
+  }
+  return start < 0 ? records.subarray(0, 0) : records.subarray(start, end);
 }
