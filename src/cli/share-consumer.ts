@@ -19,6 +19,7 @@ export interface ShareRecord {
 }
 
 interface Session { epoch: number; sent: Set<string> }
+interface AckQueue { waiting: { topicId: string; partition: number; offset: number; type: number; resolve(code: number): void }[]; busy: boolean }
 
 const FINAL_EPOCH = -1;
 const LEAVE_EPOCH = -1;
@@ -36,6 +37,8 @@ export class ShareConsumer {
   private readonly sessions = new Map<number, Session>();
   /** Acknowledgements waiting for the next request to the partition's leader: `topicId:partition` → offset → type. */
   private readonly pending = new Map<string, Map<number, number>>();
+  /** acknowledgeNow's acknowledgements per leader, waiting for the ShareAcknowledge in flight there. */
+  private readonly ackQueues = new Map<number, AckQueue>();
   private names = new Map<string, string>();
   private meta: Awaited<ReturnType<ClusterClient['metadata']>> | null = null;
   private metaAssignment: ShareConsumer['assignment'] | null = null;
@@ -97,20 +100,63 @@ export class ShareConsumer {
     this.pending.set(k, m);
   }
 
-  /** Acknowledges one record on its own (ShareAcknowledge, not piggybacked); the partition's error code. */
-  async acknowledgeNow(r: ShareRecord, type: number): Promise<number> {
+  /**
+   * Acknowledges one record without waiting for the next poll (ShareAcknowledge, as a consumer's
+   * commit): resolves with its partition's error code once the leader answered. While one
+   * ShareAcknowledge is in flight to a leader, the acknowledgements made meanwhile wait and go
+   * together in the next (the session's epochs are sequential), so a consumer acknowledging
+   * records faster than one round trip each is not held to one per round trip. Not to be called
+   * while a poll is in flight (the poll's ShareFetch is in the same session).
+   */
+  acknowledgeNow(r: ShareRecord, type: number): Promise<number> {
     const topicId = this.topicIdOf(r.topic);
-    const meta = await this.client.metadata([r.topic]);
-    const leader = meta[0]?.partitions.find((p) => p.partition === r.partition)?.leader ?? -1;
-    const session = this.sessions.get(leader);
-    if (session === undefined) return ErrorCode.SHARE_SESSION_NOT_FOUND;
-    const conn = await this.client.broker(leader);
-    const res = await conn.send(ApiKey.ShareAcknowledge, conn.version(ApiKey.ShareAcknowledge, 1), {
-      groupId: this.group, memberId: this.memberId, shareSessionEpoch: session.epoch,
-      topics: [{ topicId, partitions: [{ partitionIndex: r.partition, acknowledgementBatches: [{ firstOffset: BigInt(r.offset), lastOffset: BigInt(r.offset), acknowledgeTypes: [type] }] }] }],
-    });
-    session.epoch++;
-    return res.errorCode || (res.responses[0]?.partitions[0]?.errorCode ?? ErrorCode.NONE);
+    const leader = this.meta?.find((t) => t.name === r.topic)?.partitions.find((p) => p.partition === r.partition)?.leader ?? -1;
+    if (!this.sessions.has(leader)) return Promise.resolve(ErrorCode.SHARE_SESSION_NOT_FOUND);
+    const q = this.ackQueues.get(leader) ?? { waiting: [], busy: false };
+    this.ackQueues.set(leader, q);
+    const done = new Promise<number>((resolve) => q.waiting.push({ topicId, partition: r.partition, offset: r.offset, type, resolve }));
+    if (!q.busy) void this.flushAcks(leader, q);
+    return done;
+  }
+
+  private async flushAcks(leader: number, q: AckQueue): Promise<void> {
+    q.busy = true;
+    try {
+      while (q.waiting.length > 0) {
+        const waiting = q.waiting.splice(0);
+        const session = this.sessions.get(leader);
+        if (session === undefined) { for (const w of waiting) w.resolve(ErrorCode.SHARE_SESSION_NOT_FOUND); continue; }
+        for (const w of waiting) {
+          const k = `${w.topicId}:${w.partition}`;
+          this.pending.set(k, (this.pending.get(k) ?? new Map<number, number>()).set(w.offset, w.type));
+        }
+        const topics = new Map<string, { partitionIndex: number; acknowledgementBatches: ReturnType<ShareConsumer['takeAcks']> }[]>();
+        for (const k of new Set(waiting.map((w) => `${w.topicId}:${w.partition}`))) {
+          const [topicId, partition] = splitKey(k);
+          topics.set(topicId, [...topics.get(topicId) ?? [], { partitionIndex: partition, acknowledgementBatches: this.takeAcks(topicId, partition) }]);
+        }
+        let codes: Map<string, number>;
+        try {
+          const conn = await this.client.broker(leader);
+          const res = await conn.send(ApiKey.ShareAcknowledge, conn.version(ApiKey.ShareAcknowledge, 1), {
+            groupId: this.group, memberId: this.memberId, shareSessionEpoch: session.epoch, topics: [...topics].map(([topicId, partitions]) => ({ topicId, partitions })),
+          });
+          if (res.errorCode !== ErrorCode.NONE) this.sessions.delete(leader);
+          else session.epoch++;
+          codes = new Map(res.responses.flatMap((t: any) => t.partitions.map((p: any) => [`${t.topicId}:${p.partitionIndex}`, res.errorCode || p.errorCode])));
+          if (res.errorCode !== ErrorCode.NONE) for (const w of waiting) codes.set(`${w.topicId}:${w.partition}`, res.errorCode);
+        } catch {
+          this.sessions.delete(leader);
+          codes = new Map(waiting.map((w) => [`${w.topicId}:${w.partition}`, ErrorCode.NETWORK_EXCEPTION]));
+        }
+        for (const [topicId, ps] of topics) {
+          for (const p of ps) if (codes.get(`${topicId}:${p.partitionIndex}`) === ErrorCode.NONE) this.confirmed(this.names.get(topicId) ?? topicId, p.partitionIndex, p.acknowledgementBatches);
+        }
+        for (const w of waiting) w.resolve(codes.get(`${w.topicId}:${w.partition}`) ?? ErrorCode.UNKNOWN_SERVER_ERROR);
+      }
+    } finally {
+      q.busy = false;
+    }
   }
 
   private topicIdOf(name: string): string {
