@@ -7,7 +7,7 @@
 // is synchronous, the reads and writes around it are not). Acquisition locks are timers here, fed
 // back into the state machine as time.
 import { iterateBatches, readRecords, type RecordInput } from '../../records/index.js';
-import { ErrorCode } from '../../protocol/index.js';
+import { ErrorCode, errorName } from '../../protocol/index.js';
 import type { Clock } from '../../util/index.js';
 import type { Scheduler } from '../../replication/index.js';
 import { SharePartition, type AcknowledgementBatch, type DeadLetter, type AcquiredRange, type BatchSpan, type SharePartitionConfig, type StateBatch } from './share-partition.js';
@@ -244,7 +244,9 @@ export class SharePartitionManager {
     const code = await this.deps.deadLetters.write(settings.deadLetterTopic, h.key.partition, out);
     if (code === ErrorCode.NONE) { this.stats.deadLettersWritten += out.length; return; }
     this.stats.deadLetterFailures += out.length;
-    this.deps.warn(`share-partition ${h.key.groupId}/${h.topic}-${h.key.partition}: ${out.length} dead letter(s) not written to ${settings.deadLetterTopic} (error ${code})`);
+    const why = code === ErrorCode.TOPIC_AUTHORIZATION_FAILED ? ': the topic does not set errors.deadletterqueue.group.enable=true'
+      : code === ErrorCode.INVALID_CONFIG ? ': its name does not start with errors.deadletterqueue.topic.name.prefix' : '';
+    this.deps.warn(`share-partition ${h.key.groupId}/${h.topic}-${h.key.partition}: ${out.length} dead letter(s) not written to ${settings.deadLetterTopic} (${errorName(code)}${why})`);
   }
 
   private drop(h: Held): void {
