@@ -17,6 +17,7 @@ const OPTS = { maxBytes: 8 << 20, maxRecords: 4, maxWaitMs: 0 };
 function setup() {
   const log = Buffer.concat([0, 4, 8].map((baseOffset) => buildRecordBatchSync({ baseOffset, records: Array.from({ length: 4 }, (_, i) => ({ value: Buffer.from(`r${baseOffset + i}`) })) })));
   const writes: { startOffset: number; stateBatches: StateBatch[] }[] = [];
+  const reads: number[] = [];
   const manager = new SharePartitionManager({
     clock: { nowMs: () => 1000 },
     scheduler: { schedule: () => ({ cancel() {} }) },
@@ -33,20 +34,24 @@ function setup() {
       bounds: () => ({ logStartOffset: 0, highWatermark: 12 }),
       offsetForTimestamp: async () => null,
       // Whole batches from the one holding `offset` to the end, as a fetch from the log reads them.
-      read: async (_t, _p, offset) => {
+      read: async (_t, _p, offset, maxBytes) => {
+        reads.push(maxBytes);
         const from = [...iterateBatches(log)].find((b) => b.lastOffset >= offset);
         return { errorCode: 0, records: from ? log.subarray(from.offset) : Buffer.alloc(0), abortedTransactions: [] };
       },
     },
   });
-  return { manager, writes };
+  return { manager, writes, reads };
 }
 
 test('a ShareFetch hands out only the batches holding the records it acquired, not everything the log read returned', async () => {
-  const { manager } = setup();
+  const { manager, reads } = setup();
   const [r] = await manager.fetch('g', 'm1', [P], OPTS);
   assert.deepEqual(r!.acquired, [{ firstOffset: 0, lastOffset: 3, deliveryCount: 1 }]);
   assert.deepEqual([...iterateBatches(r!.records!)].map((b) => [b.baseOffset, b.lastOffset]), [[0, 3]], 'one batch of the three read');
+  // The log is read for what MaxRecords can take at the size records had, not for MaxBytes (8 MiB).
+  await manager.fetch('g', 'm1', [P], OPTS);
+  assert.deepEqual(reads, [1 << 20, 64 << 10], 'the first read takes 1 MiB, the next the least a read asks for (4 records of ~80 bytes)');
   manager.close();
 });
 
