@@ -20,6 +20,9 @@ import { ApiKey } from '../src/protocol/index.js';
 import { buildRecordBatch } from '../src/records/index.js';
 import { Histogram } from '../src/util/index.js';
 import { ACCEPT, ShareConsumer } from '../src/cli/share-consumer.js';
+import { SharePartition } from '../src/coordinator/index.js';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { childBroker } from './child-broker.js';
 
 const TOPIC = 'bench-share';
@@ -28,8 +31,8 @@ const CONSUMERS = 4;
 const RECORDS = Number(process.env.LOGLINE_BENCH_RECORDS ?? '200000');
 const RECORD_BYTES = 1024;
 const BATCH = 500;
-const ACKS = 2000;
-const ACK_RATE_PER_S = 1000;
+const ACKS = Number(process.env.LOGLINE_BENCH_ACKS ?? '20000');
+const ACK_RATE_PER_S = 10_000;
 const TIMEOUT_MS = 300_000;
 
 const say = (m: string): void => { process.stderr.write(`bench:share ${m}\n`); };
@@ -68,7 +71,9 @@ async function classic(bootstrap: string, total: number): Promise<number> {
       });
     }
   });
-  await Promise.race([done, new Promise((_, reject) => setTimeout(() => reject(new Error(`classic: ${seen} of ${total}`)), TIMEOUT_MS))]);
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([done, new Promise((_, reject) => { timer = setTimeout(() => reject(new Error(`classic: ${seen} of ${total}`)), TIMEOUT_MS); })]);
+  clearTimeout(timer);
   await Promise.all(consumers.map((c) => c.disconnect()));
   return seen / ((last - first) / 1000);
 }
@@ -100,8 +105,14 @@ async function shared(bootstrap: string, total: number): Promise<number> {
   return seen / ((last - first) / 1000);
 }
 
-/** One ShareAcknowledge per record, at ACK_RATE_PER_S: the latency of each. */
-async function ackRoundTrip(bootstrap: string): Promise<{ p50Ms: number; p99Ms: number; count: number }> {
+/**
+ * Records acknowledged one by one at ACK_RATE_PER_S (acknowledgeNow, ShareAcknowledge rather than
+ * piggybacked): the round trip of each, from the call to the leader's answer. Records are polled
+ * in batches; each batch is acknowledged at the rate, without waiting for one answer before the
+ * next call (the client sends what was acknowledged while a ShareAcknowledge was in flight in the
+ * next one, as Kafka's consumer does with its commits), then the next poll.
+ */
+async function ackRoundTrip(bootstrap: string): Promise<{ p50Ms: number; p99Ms: number; maxMs: number; count: number; achievedPerSecond: number; errors: number }> {
   const client = new ClusterClient({ bootstrap, clientId: 'bench-share-ack' });
   const a = await client.any();
   await a.send(ApiKey.IncrementalAlterConfigs, 1, { resources: [{ resourceType: 32, resourceName: 'bench-ack', configs: [{ name: 'share.auto.offset.reset', configOperation: 0, value: 'earliest' }] }], validateOnly: false });
@@ -109,22 +120,56 @@ async function ackRoundTrip(bootstrap: string): Promise<{ p50Ms: number; p99Ms: 
   await consumer.subscribe();
   const h = new Histogram();
   let count = 0;
-  const start = performance.now();
-  while (count < ACKS) {
-    const records = await consumer.poll(200);
-    for (const r of records.slice(0, ACKS - count)) {
-      const due = start + (count * 1000) / ACK_RATE_PER_S;
-      const wait = due - performance.now();
-      if (wait > 0) await new Promise((res) => setTimeout(res, wait));
+  let errors = 0;
+  let ackingMs = 0;
+  const deadline = performance.now() + TIMEOUT_MS;
+  while (count < ACKS && performance.now() < deadline) {
+    const records = (await consumer.poll(200)).slice(0, ACKS - count);
+    const start = performance.now();
+    const answers: Promise<void>[] = [];
+    for (let i = 0; i < records.length; i++) {
+      const wait = start + (i * 1000) / ACK_RATE_PER_S - performance.now();
+      if (wait >= 1) await new Promise((res) => setTimeout(res, wait));
       const t0 = performance.now();
-      await consumer.acknowledgeNow(r, ACCEPT);
-      h.record((performance.now() - t0) * 1000);
-      count++;
+      answers.push(consumer.acknowledgeNow(records[i]!, ACCEPT).then((code) => {
+        h.record((performance.now() - t0) * 1000);
+        if (code !== 0) errors++;
+      }));
     }
+    await Promise.all(answers);
+    ackingMs += performance.now() - start;
+    count += records.length;
   }
   await consumer.close();
   client.close();
-  return { p50Ms: round(h.percentile(50) / 1000, 2), p99Ms: round(h.percentile(99) / 1000, 2), count };
+  return {
+    p50Ms: round(h.percentile(50) / 1000, 2), p99Ms: round(h.percentile(99) / 1000, 2), maxMs: round(h.percentile(100) / 1000, 2), count,
+    achievedPerSecond: Math.round(count / (ackingMs / 1000)), errors,
+  };
+}
+
+/**
+ * Heap per acquired record in a share-partition (the production SharePartition, in this process):
+ * heap used after a full GC with `partitions` share-partitions each holding `locks` acquired
+ * records (share.partition.max.record.locks), minus before, per record. What a broker holds for
+ * in-flight records is at most this times the limit times the share-partitions it leads.
+ */
+function bytesPerAcquiredRecord(partitions: number, locks: number): { bytesPerRecord: number; records: number; limitPerSharePartition: number } {
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as () => void;
+  const held: SharePartition[] = [];
+  gc();
+  const before = process.memoryUsage().heapUsed;
+  for (let i = 0; i < partitions; i++) {
+    const sp = new SharePartition({ recordLockDurationMs: 30_000, deliveryCountLimit: 5, maxInFlightRecords: locks }, { startOffset: 0, stateBatches: [] });
+    // Batches of 500 records, as the bench's topic holds them; acquired by 64 members.
+    for (let o = 0; o < locks; o += 500) sp.acquire(0, `member-${(o / 500) % 64}`, [{ baseOffset: o, lastOffset: o + 499 }], 500);
+    held.push(sp);
+  }
+  gc();
+  const after = process.memoryUsage().heapUsed;
+  const records = held.reduce((n, sp) => n + sp.acquiredRecords(), 0);
+  return { bytesPerRecord: Math.round((after - before) / records), records, limitPerSharePartition: locks };
 }
 
 async function main(): Promise<void> {
@@ -148,6 +193,7 @@ async function main(): Promise<void> {
       bench: 'share', machine: { cpus: cpus().length }, records: RECORDS, recordBytes: RECORD_BYTES, partitions: PARTITIONS, consumers: CONSUMERS,
       classicRecordsPerSecond: Math.round(classicRate), shareRecordsPerSecond: Math.round(shareRate), shareToClassic: round(shareRate / classicRate, 2),
       target: { shareToClassic: 0.5, ackP99Ms: 10 }, ackRoundTrip: { ...ack, ratePerSecond: ACK_RATE_PER_S },
+      inFlightMemory: bytesPerAcquiredRecord(100, 2000),
     }, null, 2));
   } finally {
     await broker.close();

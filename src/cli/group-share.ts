@@ -4,44 +4,13 @@
 // when it knows it, else up to the log end); reset-offsets prints its plan and sets it
 // (AlterShareGroupOffsets) only with --execute, and only while the group has no members; delete-offsets
 // makes the group forget topics; delete deletes groups with their share-partitions' state.
-import { ClusterClient, KafkaError, coordinatorFor, listOffsets, type BrokerConnection, type PartitionRef } from '../client/index.js';
+import { ClusterClient, KafkaError, coordinatorFor, describeShareGroup, listOffsets, shareGroupLag, type PartitionRef } from '../client/index.js';
 import { ApiKey } from '../protocol/index.js';
 import { partitionKey } from '../util/index.js';
 import { UsageError } from './args.js';
 import { table, toJson } from './output.js';
 
-interface ShareMember { memberId: string; clientId: string; clientHost: string; memberEpoch: number; assignment: { topicPartitions: { topicName: string; partitions: number[] }[] } }
-interface ShareOffsets { topicName: string; partitions: { partitionIndex: number; startOffset: bigint; lag: bigint; errorCode: number }[] }
-
 export const SHARE_USAGE = 'logline group <list|describe|reset-offsets|delete-offsets|delete> [GROUP...] --type share [options]';
-
-async function describeShare(c: BrokerConnection, group: string): Promise<{ state: string; epoch: number; members: ShareMember[] }> {
-  const r = await c.send(ApiKey.ShareGroupDescribe, c.version(ApiKey.ShareGroupDescribe, 1), { groupIds: [group], includeAuthorizedOperations: false });
-  const g = r.groups[0];
-  if (g.errorCode !== 0) throw new KafkaError(g.errorCode, g.errorMessage ?? group);
-  return { state: g.groupState, epoch: g.groupEpoch, members: g.members };
-}
-
-async function shareOffsets(c: BrokerConnection, group: string, topics: { topicName: string; partitions: number[] }[] | null = null): Promise<ShareOffsets[]> {
-  const r = await c.send(ApiKey.DescribeShareGroupOffsets, c.version(ApiKey.DescribeShareGroupOffsets, 1), { groups: [{ groupId: group, topics }] });
-  const g = r.groups[0];
-  if (g.errorCode !== 0) throw new KafkaError(g.errorCode, g.errorMessage ?? group);
-  return g.topics;
-}
-
-/** The share-partitions of `group` with their start offsets, log end offsets and lag. */
-export async function shareGroupLag(client: ClusterClient, group: string): Promise<{ topic: string; partition: number; startOffset: number | null; logEndOffset: number; lag: number | null }[]> {
-  const c = await coordinatorFor(client, group);
-  const offsets = await shareOffsets(c, group);
-  const refs: PartitionRef[] = offsets.flatMap((t) => t.partitions.map((p) => ({ topic: t.topicName, partition: p.partitionIndex })));
-  const ends = await listOffsets(client, refs, -1n, { skipUnknown: true });
-  return offsets.flatMap((t) => t.partitions.map((p) => {
-    const end = Number(ends.get(partitionKey(t.topicName, p.partitionIndex)) ?? -1n);
-    const start = p.startOffset >= 0n ? Number(p.startOffset) : null;
-    const lag = p.lag >= 0n ? Number(p.lag) : start === null || end < 0 ? null : Math.max(0, end - start);
-    return { topic: t.topicName, partition: p.partitionIndex, startOffset: start, logEndOffset: end, lag };
-  })).sort((a, b) => (a.topic < b.topic ? -1 : a.topic > b.topic ? 1 : a.partition - b.partition));
-}
 
 export async function shareGroupCommand(client: ClusterClient, verb: string, groups: string[], flags: Record<string, unknown>, json: boolean,
   partitionsOf: (spec: string) => Promise<PartitionRef[]>): Promise<number> {
@@ -57,7 +26,7 @@ export async function shareGroupCommand(client: ClusterClient, verb: string, gro
     }
     case 'describe': {
       const group = oneGroup();
-      const g = await describeShare(await coordinatorFor(client, group), group);
+      const g = await describeShareGroup(await coordinatorFor(client, group), group);
       const partitions = await shareGroupLag(client, group);
       const members = g.members.map((m) => ({
         memberId: m.memberId, clientId: m.clientId, host: m.clientHost, epoch: m.memberEpoch,

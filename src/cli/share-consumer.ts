@@ -19,11 +19,14 @@ export interface ShareRecord {
 }
 
 interface Session { epoch: number; sent: Set<string> }
+interface AckQueue { waiting: { topicId: string; partition: number; offset: number; type: number; resolve(code: number): void }[]; busy: boolean }
 
 const FINAL_EPOCH = -1;
 const LEAVE_EPOCH = -1;
 /** The most records one ShareFetch asks for. */
 const MAX_RECORDS = 500;
+
+const splitKey = (k: string): [string, number] => [k.slice(0, k.lastIndexOf(':')), Number(k.slice(k.lastIndexOf(':') + 1))];
 
 export class ShareConsumer {
   readonly memberId = randomUUID();
@@ -34,6 +37,8 @@ export class ShareConsumer {
   private readonly sessions = new Map<number, Session>();
   /** Acknowledgements waiting for the next request to the partition's leader: `topicId:partition` → offset → type. */
   private readonly pending = new Map<string, Map<number, number>>();
+  /** acknowledgeNow's acknowledgements per leader, waiting for the ShareAcknowledge in flight there. */
+  private readonly ackQueues = new Map<number, AckQueue>();
   private names = new Map<string, string>();
   private meta: Awaited<ReturnType<ClusterClient['metadata']>> | null = null;
   private metaAssignment: ShareConsumer['assignment'] | null = null;
@@ -95,20 +100,63 @@ export class ShareConsumer {
     this.pending.set(k, m);
   }
 
-  /** Acknowledges one record on its own (ShareAcknowledge, not piggybacked); the partition's error code. */
-  async acknowledgeNow(r: ShareRecord, type: number): Promise<number> {
+  /**
+   * Acknowledges one record without waiting for the next poll (ShareAcknowledge, as a consumer's
+   * commit): resolves with its partition's error code once the leader answered. While one
+   * ShareAcknowledge is in flight to a leader, the acknowledgements made meanwhile wait and go
+   * together in the next (the session's epochs are sequential), so a consumer acknowledging
+   * records faster than one round trip each is not held to one per round trip. Not to be called
+   * while a poll is in flight (the poll's ShareFetch is in the same session).
+   */
+  acknowledgeNow(r: ShareRecord, type: number): Promise<number> {
     const topicId = this.topicIdOf(r.topic);
-    const meta = await this.client.metadata([r.topic]);
-    const leader = meta[0]?.partitions.find((p) => p.partition === r.partition)?.leader ?? -1;
-    const session = this.sessions.get(leader);
-    if (session === undefined) return ErrorCode.SHARE_SESSION_NOT_FOUND;
-    const conn = await this.client.broker(leader);
-    const res = await conn.send(ApiKey.ShareAcknowledge, conn.version(ApiKey.ShareAcknowledge, 1), {
-      groupId: this.group, memberId: this.memberId, shareSessionEpoch: session.epoch,
-      topics: [{ topicId, partitions: [{ partitionIndex: r.partition, acknowledgementBatches: [{ firstOffset: BigInt(r.offset), lastOffset: BigInt(r.offset), acknowledgeTypes: [type] }] }] }],
-    });
-    session.epoch++;
-    return res.errorCode || (res.responses[0]?.partitions[0]?.errorCode ?? ErrorCode.NONE);
+    const leader = this.meta?.find((t) => t.name === r.topic)?.partitions.find((p) => p.partition === r.partition)?.leader ?? -1;
+    if (!this.sessions.has(leader)) return Promise.resolve(ErrorCode.SHARE_SESSION_NOT_FOUND);
+    const q = this.ackQueues.get(leader) ?? { waiting: [], busy: false };
+    this.ackQueues.set(leader, q);
+    const done = new Promise<number>((resolve) => q.waiting.push({ topicId, partition: r.partition, offset: r.offset, type, resolve }));
+    if (!q.busy) void this.flushAcks(leader, q);
+    return done;
+  }
+
+  private async flushAcks(leader: number, q: AckQueue): Promise<void> {
+    q.busy = true;
+    try {
+      while (q.waiting.length > 0) {
+        const waiting = q.waiting.splice(0);
+        const session = this.sessions.get(leader);
+        if (session === undefined) { for (const w of waiting) w.resolve(ErrorCode.SHARE_SESSION_NOT_FOUND); continue; }
+        for (const w of waiting) {
+          const k = `${w.topicId}:${w.partition}`;
+          this.pending.set(k, (this.pending.get(k) ?? new Map<number, number>()).set(w.offset, w.type));
+        }
+        const topics = new Map<string, { partitionIndex: number; acknowledgementBatches: ReturnType<ShareConsumer['takeAcks']> }[]>();
+        for (const k of new Set(waiting.map((w) => `${w.topicId}:${w.partition}`))) {
+          const [topicId, partition] = splitKey(k);
+          topics.set(topicId, [...topics.get(topicId) ?? [], { partitionIndex: partition, acknowledgementBatches: this.takeAcks(topicId, partition) }]);
+        }
+        let codes: Map<string, number>;
+        try {
+          const conn = await this.client.broker(leader);
+          const res = await conn.send(ApiKey.ShareAcknowledge, conn.version(ApiKey.ShareAcknowledge, 1), {
+            groupId: this.group, memberId: this.memberId, shareSessionEpoch: session.epoch, topics: [...topics].map(([topicId, partitions]) => ({ topicId, partitions })),
+          });
+          if (res.errorCode !== ErrorCode.NONE) this.sessions.delete(leader);
+          else session.epoch++;
+          codes = new Map(res.responses.flatMap((t: any) => t.partitions.map((p: any) => [`${t.topicId}:${p.partitionIndex}`, res.errorCode || p.errorCode])));
+          if (res.errorCode !== ErrorCode.NONE) for (const w of waiting) codes.set(`${w.topicId}:${w.partition}`, res.errorCode);
+        } catch {
+          this.sessions.delete(leader);
+          codes = new Map(waiting.map((w) => [`${w.topicId}:${w.partition}`, ErrorCode.NETWORK_EXCEPTION]));
+        }
+        for (const [topicId, ps] of topics) {
+          for (const p of ps) if (codes.get(`${topicId}:${p.partitionIndex}`) === ErrorCode.NONE) this.confirmed(this.names.get(topicId) ?? topicId, p.partitionIndex, p.acknowledgementBatches);
+        }
+        for (const w of waiting) w.resolve(codes.get(`${w.topicId}:${w.partition}`) ?? ErrorCode.UNKNOWN_SERVER_ERROR);
+      }
+    } finally {
+      q.busy = false;
+    }
   }
 
   private topicIdOf(name: string): string {
@@ -134,6 +182,8 @@ export class ShareConsumer {
         byLeader.set(leader, [...byLeader.get(leader) ?? [], { topicId: a.topicId, partition }]);
       }
     }
+    // A leader none of whose partitions stays assigned still gets the acknowledgements owed to it, and forgets them.
+    for (const leader of this.sessions.keys()) if (!byLeader.has(leader)) byLeader.set(leader, []);
     // A leader that fails (killed, moved) loses its session; the next poll opens a new one with
     // whoever leads then. Acknowledgements in the failed request are not confirmed: their records
     // come back to the group.
@@ -160,9 +210,51 @@ export class ShareConsumer {
     return batches;
   }
 
+  /**
+   * Partitions of the session no longer assigned (the group moved them to another member): their
+   * pending acknowledgements go in a ShareAcknowledge of their own, so no acquisition comes with
+   * them, and the fetch that follows forgets them; the leader otherwise keeps acquiring records
+   * for this member from them, which it would never acknowledge. The keys to forget; null when
+   * the session is gone.
+   */
+  private async ackRevoked(conn: BrokerConnection, session: Session, assigned: Set<string>): Promise<string[] | null> {
+    const revoked = session.epoch === 0 ? [] : [...session.sent].filter((k) => !assigned.has(k));
+    const topics = new Map<string, { partitionIndex: number; acknowledgementBatches: ReturnType<ShareConsumer['takeAcks']> }[]>();
+    const sent = new Map<string, ReturnType<ShareConsumer['takeAcks']>>();
+    for (const k of revoked) {
+      const [topicId, partition] = splitKey(k);
+      const acks = this.takeAcks(topicId, partition);
+      if (acks.length === 0) continue;
+      sent.set(k, acks);
+      topics.set(topicId, [...topics.get(topicId) ?? [], { partitionIndex: partition, acknowledgementBatches: acks }]);
+    }
+    if (topics.size === 0) return revoked;
+    const r = await conn.send(ApiKey.ShareAcknowledge, conn.version(ApiKey.ShareAcknowledge, 1), {
+      groupId: this.group, memberId: this.memberId, shareSessionEpoch: session.epoch, topics: [...topics].map(([topicId, partitions]) => ({ topicId, partitions })),
+    });
+    if (r.errorCode !== ErrorCode.NONE) return null;
+    session.epoch++;
+    for (const t of r.responses) {
+      for (const p of t.partitions) {
+        const acks = sent.get(`${t.topicId}:${p.partitionIndex}`);
+        if (acks && p.errorCode === ErrorCode.NONE) this.confirmed(this.names.get(t.topicId) ?? t.topicId, p.partitionIndex, acks);
+      }
+    }
+    return revoked;
+  }
+
+  private confirmed(topic: string, partition: number, acks: ReturnType<ShareConsumer['takeAcks']>): void {
+    this.onAcknowledged?.(topic, partition, acks.flatMap((b) => Array.from({ length: Number(b.lastOffset - b.firstOffset) + 1 }, (_, i) => ({ offset: Number(b.firstOffset) + i, type: b.acknowledgeTypes[0]! }))));
+  }
+
   private async fetchFrom(leader: number, partitions: { topicId: string; partition: number }[], maxWaitMs: number): Promise<ShareRecord[]> {
     const session = this.sessions.get(leader) ?? { epoch: 0, sent: new Set<string>() };
     const conn = await this.client.broker(leader);
+    const forget = await this.ackRevoked(conn, session, new Set(partitions.map((p) => `${p.topicId}:${p.partition}`)));
+    // Nothing assigned here any more: the session is dropped once its acknowledgements are sent (a later one starts at epoch 0).
+    if (forget === null || partitions.length === 0) { this.sessions.delete(leader); return []; }
+    const forgotten = new Map<string, number[]>();
+    for (const k of forget) { const [topicId, partition] = splitKey(k); forgotten.set(topicId, [...forgotten.get(topicId) ?? [], partition]); }
     const topics = new Map<string, { partitionIndex: number; partitionMaxBytes: number; acknowledgementBatches: ReturnType<ShareConsumer['takeAcks']> }[]>();
     const sentAcks = new Map<string, ReturnType<ShareConsumer['takeAcks']>>();
     for (const p of partitions) {
@@ -174,7 +266,7 @@ export class ShareConsumer {
     }
     const r = await conn.send(ApiKey.ShareFetch, conn.version(ApiKey.ShareFetch, 1), {
       groupId: this.group, memberId: this.memberId, shareSessionEpoch: session.epoch, maxWaitMs, minBytes: 1, maxBytes: 8 << 20, maxRecords: MAX_RECORDS, batchSize: MAX_RECORDS,
-      topics: [...topics].map(([topicId, ps]) => ({ topicId, partitions: ps })), forgottenTopicsData: [],
+      topics: [...topics].map(([topicId, ps]) => ({ topicId, partitions: ps })), forgottenTopicsData: [...forgotten].map(([topicId, ps]) => ({ topicId, partitions: ps })),
     });
     if (r.errorCode !== ErrorCode.NONE) {
       // The session is gone (the broker restarted, or evicted it): the next fetch opens a new one.
@@ -182,6 +274,7 @@ export class ShareConsumer {
       if (r.errorCode === ErrorCode.SHARE_SESSION_NOT_FOUND || r.errorCode === ErrorCode.INVALID_SHARE_SESSION_EPOCH) return [];
       throw new KafkaError(r.errorCode, r.errorMessage ?? 'ShareFetch');
     }
+    for (const k of forget) session.sent.delete(k);
     for (const p of partitions) session.sent.add(`${p.topicId}:${p.partition}`);
     session.epoch++;
     this.sessions.set(leader, session);
@@ -190,9 +283,7 @@ export class ShareConsumer {
       const topic = this.names.get(t.topicId) ?? t.topicId;
       for (const p of t.partitions) {
         const acks = sentAcks.get(`${t.topicId}:${p.partitionIndex}`);
-        if (acks && p.acknowledgeErrorCode === ErrorCode.NONE && this.onAcknowledged) {
-          this.onAcknowledged(topic, p.partitionIndex, acks.flatMap((b) => Array.from({ length: Number(b.lastOffset - b.firstOffset) + 1 }, (_, i) => ({ offset: Number(b.firstOffset) + i, type: b.acknowledgeTypes[0]! }))));
-        }
+        if (acks && p.acknowledgeErrorCode === ErrorCode.NONE) this.confirmed(topic, p.partitionIndex, acks);
         if (p.errorCode !== ErrorCode.NONE) { this.sessions.delete(leader); this.meta = null; }
         if (p.errorCode !== ErrorCode.NONE || p.acquiredRecords.length === 0 || !p.records) continue;
         const acquired = p.acquiredRecords.map((a: any) => ({ first: Number(a.firstOffset), last: Number(a.lastOffset), deliveryCount: a.deliveryCount as number }));
@@ -216,7 +307,7 @@ export class ShareConsumer {
     await Promise.all([...this.sessions].map(async ([leader, session]) => {
       const topics = new Map<string, { partitionIndex: number; acknowledgementBatches: ReturnType<ShareConsumer['takeAcks']> }[]>();
       for (const k of session.sent) {
-        const [topicId, partition] = [k.slice(0, k.lastIndexOf(':')), Number(k.slice(k.lastIndexOf(':') + 1))];
+        const [topicId, partition] = splitKey(k);
         const acks = this.takeAcks(topicId, partition);
         if (acks.length > 0) topics.set(topicId, [...topics.get(topicId) ?? [], { partitionIndex: partition, acknowledgementBatches: acks }]);
       }

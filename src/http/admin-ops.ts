@@ -9,7 +9,8 @@ import { ApiKey, ErrorCode, ZERO_UUID } from '../protocol/index.js';
 import { buildRecordBatch, decompressBatchBody, forEachRecord, iterateBatches } from '../records/index.js';
 import { limits, partitionKey, partitionName } from '../util/index.js';
 import type { TopicRow } from './admin.js';
-import { groupLag } from './group-lag.js';
+import { groupLag, shareGroupView } from './group-lag.js';
+import type { NodeHandle } from './node-handle.js';
 
 /** A request the API refuses before asking Kafka (a missing or malformed field). */
 export class BadRequest extends Error {
@@ -19,7 +20,7 @@ export class BadRequest extends Error {
 export interface GroupListing { groupId: string; state: string; type: string; protocolType: string; members: number; totalLag: number | null; coordinator: number }
 
 /** Every group of the cluster: ListGroups on each broker (each lists the groups it coordinates), with members and lag. */
-export async function listGroups(client: ClusterClient): Promise<GroupListing[]> {
+export async function listGroups(client: ClusterClient, node: NodeHandle | null = null): Promise<GroupListing[]> {
   await client.metadata([]);
   const out: GroupListing[] = [];
   for (const id of [...client.brokers.keys()].sort((a, b) => a - b)) {
@@ -28,7 +29,7 @@ export async function listGroups(client: ClusterClient): Promise<GroupListing[]>
     if (r.errorCode !== 0) throw new KafkaError(r.errorCode);
     for (const g of r.groups) {
       if (out.length >= limits.httpGroupsLagMax) break;
-      const lag = await groupLag(client, g.groupId).catch(() => null);
+      const lag = await (g.groupType === 'share' ? shareGroupView(client, g.groupId, node) : groupLag(client, g.groupId)).catch(() => null);
       out.push({
         groupId: g.groupId, state: lag?.state ?? g.groupState ?? '', type: g.groupType ?? 'classic', protocolType: g.protocolType,
         members: lag?.members.length ?? 0, totalLag: lag?.totalLag ?? null, coordinator: id,

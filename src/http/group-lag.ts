@@ -5,8 +5,9 @@
 // OffsetFetch, ListOffsets), so it is right on a cluster whatever node coordinates the group or
 // leads the partitions. Served by /v1/groups/NAME, `logline group describe` and /metrics.
 import {
-  committedOffsets, coordinatorFor, describeGroup, listOffsets, type ClusterClient, type GroupMember, type PartitionRef,
+  committedOffsets, coordinatorFor, describeGroup, describeShareGroup, KafkaError, listOffsets, shareGroupLag, type ClusterClient, type GroupMember, type PartitionRef,
 } from '../client/index.js';
+import { ErrorCode } from '../protocol/index.js';
 import type { NodeHandle } from './node-handle.js';
 import { limits, partitionKey } from '../util/index.js';
 
@@ -65,6 +66,85 @@ export function lagRows(members: readonly GroupMember[], committed: ReadonlyMap<
       memberId: m?.memberId ?? null, clientId: m?.clientId ?? null, host: m?.host ?? null,
     };
   });
+}
+
+/** A share-partition's row (KIP-932): where the group's delivery starts, what is in flight, and the lag. */
+export interface SharePartitionRow {
+  topic: string;
+  partition: number;
+  /** The share-partition start offset; null before the group has state for it. */
+  startOffset: number | null;
+  logEndOffset: number | null;
+  /** Records from the start offset up to the log end not yet acknowledged or archived. */
+  lag: number | null;
+  /**
+   * Records between the start offset and the end offset, and of those the ones a consumer holds
+   * now: known to the partition's leader only, so null unless this node leads the partition.
+   */
+  inFlight: number | null;
+  acquired: number | null;
+  /** Client ids of the members assigned the partition (several members may share one). */
+  clientIds: string[];
+}
+
+export interface ShareGroupLag {
+  groupId: string;
+  state: string;
+  type: 'share';
+  protocolType: 'share';
+  protocol: string;
+  members: GroupMember[];
+  partitions: SharePartitionRow[];
+  totalLag: number;
+}
+
+/** Start offsets, in-flight records and lag per share-partition (pure: the figures come in). */
+export function sharePartitionRows(
+  members: readonly GroupMember[], offsets: readonly { topic: string; partition: number; startOffset: number | null; logEndOffset: number; lag: number | null }[],
+  local: ReadonlyMap<string, { inFlight: number; acquired: number }>,
+): SharePartitionRow[] {
+  const refs = new Map<string, PartitionRef>();
+  for (const o of offsets) refs.set(partitionKey(o.topic, o.partition), o);
+  for (const m of members) for (const a of m.assignment) refs.set(partitionKey(a.topic, a.partition), a);
+  const byKey = new Map(offsets.map((o) => [partitionKey(o.topic, o.partition), o]));
+  return [...refs.values()].sort((a, b) => (a.topic < b.topic ? -1 : a.topic > b.topic ? 1 : a.partition - b.partition)).map((ref) => {
+    const k = partitionKey(ref.topic, ref.partition);
+    const o = byKey.get(k);
+    const here = local.get(k);
+    return {
+      topic: ref.topic, partition: ref.partition, startOffset: o?.startOffset ?? null, logEndOffset: o && o.logEndOffset >= 0 ? o.logEndOffset : null, lag: o?.lag ?? null,
+      inFlight: here?.inFlight ?? null, acquired: here?.acquired ?? null,
+      clientIds: members.filter((m) => m.assignment.some((a) => a.topic === ref.topic && a.partition === ref.partition)).map((m) => m.clientId),
+    };
+  });
+}
+
+/** A share group's members, assignments, and per share-partition start offset, in-flight records and lag; null when `groupId` is not a share group. */
+export async function shareGroupView(client: ClusterClient, groupId: string, node: NodeHandle | null): Promise<ShareGroupLag | null> {
+  const coordinator = await coordinatorFor(client, groupId);
+  let g;
+  try {
+    g = await describeShareGroup(coordinator, groupId);
+  } catch (e) {
+    if (e instanceof KafkaError && e.errorCode === ErrorCode.GROUP_ID_NOT_FOUND) return null;
+    throw e;
+  }
+  const members: GroupMember[] = g.members.map((m) => ({
+    memberId: m.memberId, instanceId: null, clientId: m.clientId, host: m.clientHost,
+    assignment: m.assignment.topicPartitions.flatMap((t) => t.partitions.map((partition) => ({ topic: t.topicName, partition }))),
+  }));
+  const offsets = await shareGroupLag(client, groupId);
+  const local = new Map<string, { inFlight: number; acquired: number }>();
+  for (const r of node?.broker?.share.manager.partitionStats(() => null) ?? []) {
+    if (r.groupId === groupId) local.set(partitionKey(r.topic, r.partition), { inFlight: r.inFlight, acquired: r.acquired });
+  }
+  const partitions = sharePartitionRows(members, offsets, local);
+  return { groupId, state: g.state, type: 'share', protocolType: 'share', protocol: 'simple', members, partitions, totalLag: partitions.reduce((n, p) => n + Math.max(0, p.lag ?? 0), 0) };
+}
+
+/** A group with its members and lag per partition: a consumer or classic group's, or a share group's. */
+export async function anyGroupLag(client: ClusterClient, groupId: string, node: NodeHandle | null): Promise<GroupLag | ShareGroupLag> {
+  return (await shareGroupView(client, groupId, node)) ?? groupLag(client, groupId);
 }
 
 /** A group with its members and lag per partition. */

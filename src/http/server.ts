@@ -20,7 +20,7 @@ import {
   BadRequest, alterTopicConfigs, createTopic, deleteTopic, fillSizes, listGroups, messagesQuery, produceMessage, readMessages, topicConfigs,
 } from './admin-ops.js';
 import { consoleAsset } from './console/assets.js';
-import { groupLag, localGroupsLag } from './group-lag.js';
+import { anyGroupLag, localGroupsLag } from './group-lag.js';
 import { OPENMETRICS_CONTENT_TYPE, nodeMetrics, toOpenMetrics, wantsOpenMetrics } from './metrics.js';
 import type { HttpListener, NodeHandle } from './node-handle.js';
 import { NoRegistry, schemaById, schemaSubject, schemaSubjects, withDecoded } from './schemas.js';
@@ -70,8 +70,8 @@ function routesFor(node: NodeHandle, client: () => ClusterClient): Route[] {
     { method: 'PUT', path: '/v1/topics/:topic/configs', run: async (c) => ok(await alterTopicConfigs(c.client(), c.params.topic!, c.body as never)) },
     { method: 'GET', path: '/v1/topics/:topic/messages', run: async (c) => ok(withDecoded(c.node, await readMessages(c.client(), c.params.topic!, messagesQuery(c.query)))) },
     { method: 'POST', path: '/v1/topics/:topic/messages', run: async (c) => ({ status: 201, json: await produceMessage(c.client(), c.params.topic!, c.body as never) }) },
-    { method: 'GET', path: '/v1/groups', run: async (c) => ok({ groups: await listGroups(c.client()) }) },
-    { method: 'GET', path: '/v1/groups/:group', run: async (c) => ok(await groupLag(c.client(), c.params.group!)) },
+    { method: 'GET', path: '/v1/groups', run: async (c) => ok({ groups: await listGroups(c.client(), node) }) },
+    { method: 'GET', path: '/v1/groups/:group', run: async (c) => ok(await anyGroupLag(c.client(), c.params.group!, node)) },
     { method: 'GET', path: '/v1/schemas', run: (c) => ok(schemaSubjects(c.node)) },
     { method: 'GET', path: '/v1/schemas/:subject', run: (c) => ok(schemaSubject(c.node, c.params.subject!)) },
     {

@@ -28,6 +28,7 @@ const RETRIABLE = new Set<number>([
   ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.NOT_ENOUGH_REPLICAS, ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
 ]);
 const GROUP_RESOURCE = 32;
+const TOPIC_RESOURCE = 2;
 const BY_DURATION = 'by_duration:';
 
 export interface ShareParts {
@@ -81,8 +82,14 @@ export function shareGroupSettings(config: BrokerConfig, view: MetadataView, gro
 function deadLetterWriter(d: SharePartsDeps): DeadLetterWriter {
   return {
     write: async (topic, sourcePartition, records) => {
-      const t = d.metadata().topic(topic);
+      const view = d.metadata();
+      const t = view.topic(topic);
       if (!t || t.partitions.length === 0) return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
+      // KIP-1191: a dead-letter topic is named with errors.deadletterqueue.topic.name.prefix and
+      // opts in with its errors.deadletterqueue.group.enable, so a group cannot make the broker
+      // write onto a topic that did not allow it.
+      if (!topic.startsWith(String(d.config.get('errors.deadletterqueue.topic.name.prefix')))) return ErrorCode.INVALID_CONFIG;
+      if (view.configs(TOPIC_RESOURCE, topic).get('errors.deadletterqueue.group.enable') !== 'true') return ErrorCode.TOPIC_AUTHORIZATION_FAILED;
       const partition = sourcePartition % t.partitions.length;
       const batch = buildRecordBatchSync({ records, baseTimestamp: d.clock.nowMs() });
       const timeoutMs = Number(d.config.get('share.coordinator.write.timeout.ms'));

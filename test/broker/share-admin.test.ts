@@ -30,11 +30,11 @@ async function withBroker(fn: (server: ServerHandle, c: BrokerConnection, client
   }
 }
 
-async function produce(server: ServerHandle, topic: string, messages: { value: string; timestamp?: string }[]): Promise<void> {
+async function produce(server: ServerHandle, topic: string, messages: { value: string; timestamp?: string }[], configEntries: { name: string; value: string }[] = []): Promise<void> {
   const kafka = new Kafka({ clientId: 'share-admin-test', brokers: [bootstrapOf(server)], logLevel: logLevel.NOTHING });
   const admin = kafka.admin();
   await admin.connect();
-  await admin.createTopics({ topics: [{ topic, numPartitions: 1, replicationFactor: 1 }] }).catch(() => false);
+  await admin.createTopics({ topics: [{ topic, numPartitions: 1, replicationFactor: 1, configEntries }] }).catch(() => false);
   await admin.disconnect();
   const producer = kafka.producer();
   await producer.connect();
@@ -181,7 +181,8 @@ test('the dead-letter topic gets a rejected record and one archived at the deliv
     const group = 'dlq-g';
     for (const [name, value] of [['share.auto.offset.reset', 'earliest'], ['share.delivery.count.limit', '2'], ['errors.deadletterqueue.topic.name', 'dlq.work'],
       ['errors.deadletterqueue.copy.record.enable', 'true']]) await setGroupConfig(c, group, name!, value!);
-    await produce(server, 'dlq.work', []);
+    // KIP-1191: the dead-letter topic opts in, and is named with errors.deadletterqueue.topic.name.prefix (dlq.).
+    await produce(server, 'dlq.work', [], [{ name: 'errors.deadletterqueue.group.enable', value: 'true' }]);
     await produce(server, 'work', [{ value: 'good' }, { value: 'bad' }, { value: 'flaky' }]);
     const m = new Member(c, group, 'work', await topicIdOf(client, 'work'));
     await m.join();
@@ -203,5 +204,27 @@ test('the dead-letter topic gets a rejected record and one archived at the deliv
     assert.match(metrics, /kafka_server_share_group_metrics_records_acquired_total 4\n/);
     assert.match(metrics, /kafka_sharegroup_lag\{group="dlq-g",topic="work",partition="0"\} 0\n/);
     assert.match(metrics, /kafka_sharegroup_start_offset\{group="dlq-g",topic="work",partition="0"\} 3\n/);
+  });
+});
+
+test('KIP-1191: no dead letters go to a topic that has not opted in with errors.deadletterqueue.group.enable, or whose name lacks errors.deadletterqueue.topic.name.prefix; the record is archived all the same', { timeout: 60_000 }, async () => {
+  await withBroker(async (server, c, client) => {
+    await produce(server, 'dlq.closed', []);
+    await produce(server, 'orders-critical', [], [{ name: 'errors.deadletterqueue.group.enable', value: 'true' }]);
+    await produce(server, 'jobs', [{ value: 'poison' }]);
+    const topicId = await topicIdOf(client, 'jobs');
+    for (const [group, dlq] of [['g-closed', 'dlq.closed'], ['g-unprefixed', 'orders-critical']] as const) {
+      for (const [name, value] of [['share.auto.offset.reset', 'earliest'], ['errors.deadletterqueue.topic.name', dlq]]) await setGroupConfig(c, group, name!, value!);
+      const m = new Member(c, group, 'jobs', topicId);
+      await m.join();
+      assert.deepEqual(offsetsOf(await m.fetchSome()), [0]);
+      assert.equal(await m.acknowledge(0, 0, REJECT), 0, `${group}: the reject is applied`);
+      assert.deepEqual(await m.fetch(0), [], `${group}: the rejected record is archived, not redelivered`);
+    }
+    assert.deepEqual(await readAll(server, 'dlq.closed'), [], 'a topic without the opt-in gets nothing');
+    assert.deepEqual(await readAll(server, 'orders-critical'), [], 'a topic named without the prefix gets nothing, even opted in');
+    const metrics = await nodeMetrics(server).metrics();
+    assert.match(metrics, /logline_share_dead_letters_failed_total 2\n/);
+    assert.match(metrics, /logline_share_dead_letters_written_total 0\n/);
   });
 });

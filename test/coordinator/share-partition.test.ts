@@ -186,3 +186,16 @@ test('dead letters: a reject, a release and a lock expiry at the delivery limit,
   const loaded = new SharePartition({ ...config, deliveryCountLimit: 2 }, { startOffset: 7, stateBatches: [{ firstOffset: 7, lastOffset: 7, deliveryState: RecordState.AVAILABLE, deliveryCount: 2 }] });
   assert.deepEqual(loaded.takeDeadLetters(), [{ offset: 7, reason: 'delivery_limit', deliveryCount: 2 }]);
 });
+
+test('share.partition.max.record.locks bounds what is held per offset, gaps the log skipped included', () => {
+  const sp = new SharePartition(config, { startOffset: 0, stateBatches: [] });
+  // Offset 0, then a compaction gap of a million offsets, then four records.
+  const batches = [{ baseOffset: 0, lastOffset: 0 }, { baseOffset: 1_000_000, lastOffset: 1_000_003 }];
+  assert.deepEqual(sp.acquire(0, 'a', batches, 100), [{ firstOffset: 0, lastOffset: 0, deliveryCount: 1 }], 'the records past the gap wait: the gap would not fit under the limit');
+  assert.equal(sp.inFlightRecords, 1);
+  assert.equal(sp.acknowledge('a', [{ firstOffset: 0, lastOffset: 0, acknowledgeTypes: [AcknowledgeType.ACCEPT] }]), ErrorCode.NONE);
+  assert.deepEqual(sp.acquire(0, 'a', fromOffset(batches, sp.nextFetchOffset()), 100), [{ firstOffset: 1_000_000, lastOffset: 1_000_003, deliveryCount: 1 }], 'with nothing in flight the gap is passed over');
+  assert.equal(sp.startOffset, 1_000_000);
+  assert.equal(sp.inFlightRecords, 4);
+  sp.checkInvariants(0);
+});

@@ -49,8 +49,19 @@ export const shareFetchHandler: HandlerSpec<ShareServices, 78> = {
       const k = `${topicId}:${partition}`;
       return answers.get(k) ?? answers.set(k, { topicId, data: partitionData(partition) }).get(k)!;
     };
-    // Piggybacked acknowledgements first: records they release may be acquired below.
-    await Promise.all(wanted.filter((w) => w.p.acknowledgementBatches.length > 0).map(async (w) => {
+    // Piggybacked acknowledgements of a partition this fetch acquires from are applied by the
+    // acquisition itself, first, and written with it in one state write; the others (a final
+    // epoch, a partition forgotten or not readable) are applied on their own, before the fetch.
+    const acks = new Map(wanted.filter((w) => w.p.acknowledgementBatches.length > 0).map((w) => [`${w.topicId}:${w.p.partitionIndex}`, w]));
+    const session = epoch === SHARE_SESSION_FINAL_EPOCH ? null : opened.session;
+    const targets = session === null ? [] : [...session.partitions.values()].map((x) => resolve(x.topicId, x.partition));
+    const fetchable = targets.flatMap((t) => (t.ok ? [t.p] : []))
+      .map((p) => {
+        const w = acks.get(`${p.topicId}:${p.partition}`);
+        acks.delete(`${p.topicId}:${p.partition}`);
+        return w ? { ...p, acknowledgements: ackBatches(w.p.acknowledgementBatches) } : p;
+      });
+    await Promise.all([...acks.values()].map(async (w) => {
       const r = resolve(w.topicId, w.p.partitionIndex);
       answer(w.topicId, w.p.partitionIndex).data.acknowledgeErrorCode = r.ok ? await share.acknowledge(groupId, memberId, r.p, ackBatches(w.p.acknowledgementBatches)) : r.errorCode;
     }));
@@ -60,22 +71,20 @@ export const shareFetchHandler: HandlerSpec<ShareServices, 78> = {
       await share.releaseMember(groupId, memberId, all);
       return { throttleTimeMs: 0, errorCode: 0, errorMessage: null, acquisitionLockTimeoutMs: share.lockDurationMs(groupId), responses: groupByTopic([...answers.values()]), nodeEndpoints: [] };
     }
-    const session = opened.session;
-    const targets = [...session.partitions.values()].map((x) => resolve(x.topicId, x.partition));
     for (const t of targets) if (!t.ok) answer(t.topicId, t.partition).data.errorCode = t.errorCode;
-    const fetchable = targets.flatMap((t) => (t.ok ? [t.p] : []));
     const maxRecords = ctx.apiVersion >= 1 && request.maxRecords > 0 ? request.maxRecords : V0_MAX_RECORDS;
     const results = await share.fetch(groupId, memberId, fetchable, { maxBytes: request.maxBytes, maxRecords, maxWaitMs: request.maxWaitMs });
     results.forEach((r, i) => {
       const p = fetchable[i]!;
       const has = answers.has(`${p.topicId}:${p.partition}`);
-      if (r.errorCode === 0 && r.acquired.length === 0 && !has && epoch !== SHARE_SESSION_INITIAL_EPOCH) return;
+      if (r.errorCode === 0 && r.acquired.length === 0 && r.acknowledgeErrorCode === null && !has && epoch !== SHARE_SESSION_INITIAL_EPOCH) return;
       const a = answer(p.topicId, p.partition).data;
+      if (r.acknowledgeErrorCode !== null) a.acknowledgeErrorCode = r.acknowledgeErrorCode;
       a.errorCode = r.errorCode;
       a.records = r.records ?? EMPTY;
       a.acquiredRecords = r.acquired.map((x) => ({ firstOffset: BigInt(x.firstOffset), lastOffset: BigInt(x.lastOffset), deliveryCount: x.deliveryCount }));
     });
-    sessions.advance(session);
+    sessions.advance(session!);
     return { throttleTimeMs: 0, errorCode: 0, errorMessage: null, acquisitionLockTimeoutMs: share.lockDurationMs(groupId), responses: groupByTopic([...answers.values()]), nodeEndpoints: [] };
   },
 };

@@ -115,7 +115,11 @@ export class SharePartition {
       for (let o = Math.max(b.baseOffset, this.startOffset); o <= b.lastOffset; o++) {
         let r = this.records.get(o);
         if (r === undefined) {
-          if (this.inFlightRecords >= this.config.maxInFlightRecords) break;
+          // The limit bounds what is held per offset, gaps the log skipped (compaction) included:
+          // a gap with nothing in flight before it is passed over (the start offset moves past
+          // it); one that would not fit under the limit waits for the in-flight prefix to finish.
+          if (this.inFlightRecords === 0 && o > this.endOffset) this.startOffset = this.endOffset = o;
+          if (this.inFlightRecords + (o - this.endOffset) + 1 > this.config.maxInFlightRecords) break;
           this.fillGapTo(o);
           r = { state: RecordState.AVAILABLE, deliveryCount: 0, memberId: null, lockExpiresMs: 0 };
           this.records.set(o, r);

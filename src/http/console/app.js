@@ -414,9 +414,9 @@ async function configsTab(root, name) {
 // ---- consumer groups ---------------------------------------------------------------------------
 
 async function groupsView(root) {
-  root.append(h('h1', {}, 'Consumer groups'));
+  root.append(h('h1', {}, 'Groups'));
   const { groups } = await api('GET', '/v1/groups');
-  if (groups.length === 0) { root.append(h('p', { class: 'muted' }, 'No consumer groups.')); return; }
+  if (groups.length === 0) { root.append(h('p', { class: 'muted' }, 'No consumer or share groups.')); return; }
   root.append(table(['Group', 'State', 'Type', ['Members', { class: 'num' }], ['Lag', { class: 'num' }], ['Coordinator', { class: 'num' }]], groups.map((g) =>
     h('tr', { 'data-group': g.groupId, class: g.totalLag > 0 ? 'warn' : '' },
       h('td', {}, h('a', { href: `#/groups/${enc(g.groupId)}` }, g.groupId)), h('td', {}, stateBadge(g.state)), h('td', {}, g.type),
@@ -451,10 +451,24 @@ function groupDetails(g) {
       h('tr', {}, h('td', {}, m.memberId, m.instanceId ? [' ', badge('info', `static ${m.instanceId}`)] : null), h('td', {}, m.clientId), h('td', {}, m.host),
         h('td', {}, m.assignment.map((a) => `${a.topic}-${a.partition}`).join(', '))))),
     h('h2', {}, 'Lag per partition'),
-    table(['Topic', ['Partition', { class: 'num' }], ['Committed offset', { class: 'num' }], ['Log end offset', { class: 'num' }], ['Lag', { class: 'num' }], 'Member'], g.partitions.map((p) =>
+    g.type === 'share' ? sharePartitions(g) : table(['Topic', ['Partition', { class: 'num' }], ['Committed offset', { class: 'num' }], ['Log end offset', { class: 'num' }], ['Lag', { class: 'num' }], 'Member'], g.partitions.map((p) =>
       h('tr', { class: p.lag > 0 ? 'warn' : '', 'data-lag-partition': `${p.topic}-${p.partition}` },
         h('td', {}, h('a', { href: `#/topics/${enc(p.topic)}` }, p.topic)), h('td', { class: 'num' }, p.partition), h('td', { class: 'num' }, fmtNum(p.committedOffset)),
         h('td', { class: 'num' }, fmtNum(p.logEndOffset)), h('td', { class: 'num lag' }, fmtNum(p.lag)), h('td', {}, p.clientId ?? h('span', { class: 'muted' }, '–'))))));
+}
+
+/**
+ * A share group's share-partitions (KIP-932): where delivery starts, the records in flight and
+ * those a consumer holds now (known where this node leads the partition), the lag, and the members
+ * sharing the partition.
+ */
+function sharePartitions(g) {
+  const known = (v) => v === null || v === undefined ? h('span', { class: 'muted', title: 'known to the partition leader; this node does not lead it' }, '–') : fmtNum(v);
+  return table(['Topic', ['Partition', { class: 'num' }], ['Start offset', { class: 'num' }], ['Log end offset', { class: 'num' }], ['In flight', { class: 'num' }], ['Acquired', { class: 'num' }], ['Lag', { class: 'num' }], 'Members'], g.partitions.map((p) =>
+    h('tr', { class: p.lag > 0 ? 'warn' : '', 'data-lag-partition': `${p.topic}-${p.partition}` },
+      h('td', {}, h('a', { href: `#/topics/${enc(p.topic)}` }, p.topic)), h('td', { class: 'num' }, p.partition), h('td', { class: 'num' }, p.startOffset === null ? h('span', { class: 'muted' }, '–') : fmtNum(p.startOffset)),
+      h('td', { class: 'num' }, fmtNum(p.logEndOffset)), h('td', { class: 'num in-flight' }, known(p.inFlight)), h('td', { class: 'num acquired' }, known(p.acquired)), h('td', { class: 'num lag' }, fmtNum(p.lag)),
+      h('td', {}, p.clientIds.length === 0 ? h('span', { class: 'muted' }, '–') : p.clientIds.join(', ')))));
 }
 
 /** Total lag against time as an inline SVG line chart (the samples this page has polled). */
