@@ -30,7 +30,7 @@ export interface RestRequest {
   /** Who is asking (authenticated by the listener); absent: anyone may do anything. */
   caller?: RegistryCaller;
 }
-/** `raw`: the body is text sent as is (a schema from a `/schema` path, as Confluent sends it), not JSON. */
+/** `raw`: the body is text sent as is (a schema from a `/schema` path, as Confluent sends it, or JSON serialized already). */
 export interface RestResponse { status: number; body: unknown; headers?: Record<string, string>; raw?: boolean }
 
 /** Where to forward a write: the writer's registry URL (http://host:port), or null when unknown. */
@@ -38,7 +38,8 @@ export type WriterUrl = (nodeId: number) => string | null;
 
 type Params = Record<string, string>;
 interface Ctx { params: Params; query: URLSearchParams; body: () => unknown; state: RegistryState; caller: RegistryCaller }
-type Answer = { read: unknown; status?: number; raw?: boolean } | { write: (s: RegistryState) => OperationResult<unknown> };
+/** `json`: the read's answer already serialized (sent as is, instead of `read`). */
+type Answer = { read: unknown; status?: number; raw?: boolean; json?: string } | { write: (s: RegistryState) => OperationResult<unknown> };
 /**
  * What a route needs the caller to be allowed (README.md, "Who may do what"): `open` nothing;
  * the subject of the path, or the global config, read or written; `id`: reading some subject that
@@ -95,6 +96,21 @@ function schemaView(s: { schemaType: SchemaType; references: SchemaReference[]; 
 }
 const versionView = (v: VersionView, c?: Ctx) => ({ subject: v.subject, version: v.version, id: v.id, ...schemaView(v, c) });
 
+/**
+ * `GET /schemas/ids/{id}` is what every consumer asks per new id, so its answer is serialized once
+ * per stored content: the state keeps one content object per id for as long as the id lives, so
+ * keying on that object can never serve another schema's text, and a forgotten id's entry goes
+ * with its content.
+ */
+const idAnswers = new WeakMap<object, string>();
+function schemaByIdAnswer(c: Ctx): Answer {
+  const content = c.state.schemaById(idParam(c.params.id!));
+  if (content.schemaType === 'PROTOBUF' && c.query.get('format') === 'serialized') return { read: schemaView(content, c) };
+  let json = idAnswers.get(content);
+  if (json === undefined) idAnswers.set(content, json = JSON.stringify(schemaView(content)));
+  return { read: null, json };
+}
+
 function field(body: unknown, name: string): unknown {
   if (body === null || typeof body !== 'object') throw E.unprocessable('Request body must be a JSON object');
   return (body as Record<string, unknown>)[name];
@@ -103,7 +119,7 @@ function field(body: unknown, name: string): unknown {
 const ROUTES: Route[] = [
   { method: 'GET', pattern: [], needs: 'open', run: () => ({ read: {} }) },
   { method: 'GET', pattern: ['schemas', 'types'], needs: 'open', run: () => ({ read: SCHEMA_TYPES }) },
-  { method: 'GET', pattern: ['schemas', 'ids', ':id'], needs: 'id', run: (c) => ({ read: schemaView(c.state.schemaById(idParam(c.params.id!)), c) }) },
+  { method: 'GET', pattern: ['schemas', 'ids', ':id'], needs: 'id', run: schemaByIdAnswer },
   { method: 'GET', pattern: ['schemas', 'ids', ':id', 'schema'], needs: 'id', run: (c) => ({ read: c.state.schemaById(idParam(c.params.id!)).schema, raw: true }) },
   { method: 'GET', pattern: ['schemas', 'ids', ':id', 'versions'], needs: 'id', run: (c) => ({ read: c.state.usagesOfId(idParam(c.params.id!), flag(c.query, 'deleted')).filter((u) => c.caller.mayUseSubject(u.subject, 'read')) }) },
   { method: 'GET', pattern: ['schemas', 'ids', ':id', 'subjects'], needs: 'id', run: (c) => ({ read: [...new Set(c.state.usagesOfId(idParam(c.params.id!), flag(c.query, 'deleted')).map((u) => u.subject))].filter((s) => c.caller.mayUseSubject(s, 'read')) }) },
@@ -193,7 +209,7 @@ const ANYONE = new RegistryCaller('User:ANONYMOUS', '', null);
 
 /** 40301 unless `caller` may do what `needs` names on this request. */
 function authorize(caller: RegistryCaller, needs: Needs, params: Params, state: RegistryState): void {
-  if (needs === 'open' || needs === 'listed') return;
+  if (needs === 'open' || needs === 'listed' || caller.unrestricted) return;
   if (needs === 'id') {
     // As Karapace: a schema is visible to whoever may read a subject that holds it.
     const id = idParam(params.id!);
@@ -264,7 +280,10 @@ export class RegistryRest {
     const caller = req.caller ?? ANYONE;
     authorize(caller, route.needs, found.params, this.service.state);
     const answer = route.run({ params: found.params, query: req.query, body, state: this.service.state, caller });
-    if ('read' in answer) return { status: answer.status ?? 200, body: answer.read, ...(answer.raw ? { raw: true } : {}) };
+    if ('read' in answer) {
+      if (answer.json !== undefined) return { status: answer.status ?? 200, body: answer.json, raw: true };
+      return { status: answer.status ?? 200, body: answer.read, ...(answer.raw ? { raw: true } : {}) };
+    }
     return this.write(req, answer.write);
   }
 
