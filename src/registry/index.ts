@@ -11,6 +11,6 @@ export { SCHEMAS_TOPIC, encodeRegistryRecord, decodeRegistryRecord, type Registr
 export { RegistryState, MODES, type Mode, type SubjectNameStrategy, type SchemaRequest, type VersionView, type OperationResult } from './state.js';
 export { register, deleteVersion, deleteSubject, setConfig, deleteConfig, setMode, deleteMode } from './operations.js';
 export { RegistryService, type SchemasLog, type RegistryServiceOptions } from './service.js';
-export { RegistryRest, REGISTRY_CONTENT_TYPE, FORWARDED_HEADER, OFFSET_HEADER, type RestRequest, type RestResponse, type WriterUrl } from './rest.js';
+export { RegistryRest, REGISTRY_CONTENT_TYPE, FORWARDED_HEADER, OFFSET_HEADER, EPOCH_HEADER, type RestRequest, type RestResponse, type WriterUrl } from './rest.js';
 export { startRegistryListener, type RegistryListener, type RegistryListenerSecurity } from './server.js';
 export { RegistryCaller, subjectTarget, globalTarget, type Access, type AclDecision, type AclTarget } from './access.js';

@@ -18,6 +18,8 @@ export const REGISTRY_CONTENT_TYPE = 'application/vnd.schemaregistry.v1+json';
 export const FORWARDED_HEADER = 'x-logline-forwarded';
 /** The writer's answer to a forwarded write: the offset after its records, which the forwarding node waits to replay. */
 export const OFFSET_HEADER = 'x-logline-schemas-offset';
+/** With OFFSET_HEADER: the leader epoch of the writer's batch just below that offset (the forwarding node checks its replica's batch against it). */
+export const EPOCH_HEADER = 'x-logline-schemas-epoch';
 
 export interface RestRequest {
   method: string;
@@ -290,8 +292,8 @@ export class RegistryRest {
   private async write(req: RestRequest, op: (s: RegistryState) => OperationResult<unknown>): Promise<RestResponse> {
     const writer = await this.service.awaitWriter();
     if (this.service.isWriter()) {
-      const { response, offset } = await this.service.write(op);
-      return { status: 200, body: response, headers: { [OFFSET_HEADER]: String(offset) } };
+      const { response, offset, epoch } = await this.service.write(op);
+      return { status: 200, body: response, headers: { [OFFSET_HEADER]: String(offset), [EPOCH_HEADER]: String(epoch) } };
     }
     if (req.headers[FORWARDED_HEADER] !== undefined) throw E.forwardingError(`node ${writer} leads _schemas now`);
     return this.forward(req, writer);
@@ -315,7 +317,10 @@ export class RegistryRest {
     let json: unknown;
     try { json = JSON.parse(res.text); } catch { return { status: res.status, body: res.text, raw: true }; }
     const offset = Number(res.headers[OFFSET_HEADER] ?? NaN);
-    if (res.status === 200 && Number.isSafeInteger(offset) && !(await this.service.waitForOffset(offset))) throw E.timeout('Timed out waiting for this node to replay the write');
+    const epoch = Number(res.headers[EPOCH_HEADER] ?? NaN);
+    if (res.status === 200 && Number.isSafeInteger(offset) && !(await this.service.waitForOffset(offset, this.service.writeTimeoutMs, Number.isSafeInteger(epoch) ? epoch : undefined))) {
+      throw E.timeout('Timed out waiting for this node to replay the write');
+    }
     return { status: res.status, body: json };
   }
 }
