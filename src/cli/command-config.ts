@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import type { ConnectionOptions as TlsConnectionOptions } from 'node:tls';
 import { parseProperties } from '../config/index.js';
 import type { ClientSasl } from '../client/index.js';
-import { clientTls, parseJaasConfig } from '../security/index.js';
+import { clientTls, parseJaasConfig, SslConfigError } from '../security/index.js';
 import { UsageError } from './args.js';
 
 export interface ClientSecurity {
@@ -50,6 +50,56 @@ export function clientSecurityFromProperties(props: ReadonlyMap<string, string>)
     out.sasl = { mechanism, username, password };
   }
   return out;
+}
+
+/** What Confluent's clients prefix their schema registry settings with. */
+const REGISTRY_PREFIX = 'schema.registry.';
+
+/**
+ * TLS towards the schema registry from client properties, as Confluent's clients name it: the
+ * Java serializers' schema.registry.ssl.truststore.* and schema.registry.ssl.keystore.* (PEM or
+ * PKCS12; .type, .location, .password, and ssl.key.password for an encrypted PEM key), or
+ * confluent-kafka-python's ssl.ca.location, ssl.certificate.location and ssl.key.location under
+ * the same prefix; schema.registry.ssl.endpoint.identification.algorithm empty skips the host name
+ * check. Only prefixed keys count: unprefixed ssl.* are the Kafka connection's. Null when none is set
+ * (Node's own roots then, which NODE_EXTRA_CA_CERTS extends).
+ */
+export function registryTlsFromProperties(props: ReadonlyMap<string, string>): TlsConnectionOptions | null {
+  const own = new Map<string, string>();
+  for (const [k, v] of props) if (k.startsWith(`${REGISTRY_PREFIX}ssl.`)) own.set(k.slice(REGISTRY_PREFIX.length), v);
+  if (own.size === 0) return null;
+  const readPem = (key: string): string => {
+    try {
+      return readFileSync(own.get(key)!, 'latin1');
+    } catch (e) {
+      throw new UsageError(`${REGISTRY_PREFIX}${key} ${own.get(key)}: ${(e as Error).message}`);
+    }
+  };
+  // confluent-kafka-python's librdkafka-style names, onto Kafka's.
+  const caLocation = own.get('ssl.ca.location');
+  if (caLocation !== undefined && !own.has('ssl.truststore.location')) {
+    own.set('ssl.truststore.location', caLocation);
+    own.set('ssl.truststore.type', 'PEM');
+  }
+  const certificate = own.has('ssl.certificate.location');
+  if (certificate || own.has('ssl.key.location')) {
+    if (!certificate || !own.has('ssl.key.location')) throw new UsageError(`${REGISTRY_PREFIX}ssl.certificate.location and ${REGISTRY_PREFIX}ssl.key.location go together`);
+    if (own.has('ssl.keystore.location')) throw new UsageError(`${REGISTRY_PREFIX}ssl.keystore.location or ${REGISTRY_PREFIX}ssl.certificate.location with ssl.key.location, not both`);
+    own.set('ssl.keystore.type', 'PEM');
+    own.set('ssl.keystore.certificate.chain', readPem('ssl.certificate.location'));
+    own.set('ssl.keystore.key', readPem('ssl.key.location'));
+  }
+  const get = (key: string): unknown => {
+    const v = own.get(key) ?? DEFAULTS[key];
+    if (v === undefined) return null;
+    return LIST_KEYS.has(key) ? v.split(',').map((x) => x.trim()).filter((x) => x !== '') : v;
+  };
+  try {
+    return clientTls(get);
+  } catch (e) {
+    if (e instanceof SslConfigError) throw new UsageError(`the schema registry's TLS (${REGISTRY_PREFIX}ssl.*): ${e.message}`);
+    throw e;
+  }
 }
 
 /** The client security settings of --command-config, or none. */
