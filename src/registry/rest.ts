@@ -41,7 +41,12 @@ export type WriterUrl = (nodeId: number) => string | null;
 type Params = Record<string, string>;
 interface Ctx { params: Params; query: URLSearchParams; body: () => unknown; state: RegistryState; caller: RegistryCaller }
 /** `json`: the read's answer already serialized (sent as is, instead of `read`). */
-type Answer = { read: unknown; status?: number; raw?: boolean; json?: string } | { write: (s: RegistryState) => OperationResult<unknown> };
+/**
+ * `unchangedHere`: when the operation, run on this node's copy, changes nothing, its answer is
+ * given here, as a read is (the register of a schema the subject has: what every producer does at
+ * start); otherwise it goes to the writer, which runs it again on the whole log.
+ */
+type Answer = { read: unknown; status?: number; raw?: boolean; json?: string } | { write: (s: RegistryState) => OperationResult<unknown>; unchangedHere?: boolean };
 /**
  * What a route needs the caller to be allowed (README.md, "Who may do what"): `open` nothing;
  * the subject of the path, or the global config, read or written; `id`: reading some subject that
@@ -130,7 +135,7 @@ const ROUTES: Route[] = [
   {
     method: 'POST', pattern: ['subjects', ':subject', 'versions'], needs: WRITE_SUBJECT, run: (c) => {
       const request = schemaRequest(c.body());
-      return { write: (s) => register(s, c.params.subject!, request, flag(c.query, 'normalize')) };
+      return { write: (s) => register(s, c.params.subject!, request, flag(c.query, 'normalize')), unchangedHere: true };
     },
   },
   { method: 'GET', pattern: ['subjects', ':subject', 'versions', ':version'], needs: READ_SUBJECT, run: (c) => ({ read: versionView(c.state.version(c.params.subject!, versionParam(c.params.version!), flag(c.query, 'deleted')), c) }) },
@@ -285,6 +290,12 @@ export class RegistryRest {
     if ('read' in answer) {
       if (answer.json !== undefined) return { status: answer.status ?? 200, body: answer.json, raw: true };
       return { status: answer.status ?? 200, body: answer.read, ...(answer.raw ? { raw: true } : {}) };
+    }
+    if (answer.unchangedHere === true) {
+      // A refusal here may come from a copy that is behind: only the writer's counts.
+      let local: OperationResult<unknown> | null = null;
+      try { local = answer.write(this.service.state); } catch { local = null; }
+      if (local !== null && local.records.length === 0) return { status: 200, body: local.response };
     }
     return this.write(req, answer.write);
   }
