@@ -199,7 +199,8 @@ async function newVersionsOnCluster(): Promise<object> {
     const latencies = byNode.flat().sort((a, b) => a - b);
     const perNode = byNode.map((l) => { const sorted = [...l].sort((a, b) => a - b); return { p50Ms: percentile(sorted, 0.5), p99Ms: percentile(sorted, 0.99) }; });
     return {
-      registrations: latencies.length, p50Ms: percentile(latencies, 0.5), p99Ms: percentile(latencies, 0.99), maxMs: Number(latencies[latencies.length - 1]!.toFixed(3)),
+      registrations: latencies.length, p50Ms: percentile(latencies, 0.5), p99Ms: percentile(latencies, 0.99),
+      slowestMs: latencies.slice(-5).map((l) => Number(l.toFixed(1))),
       // One node is the writer (its answers need no forward); which one the election chose shows here.
       perNode, loadAverage1mBefore: Number(load0.toFixed(2)), loadAverage1mAfter: Number(loadavg()[0]!.toFixed(2)), targetP99Ms: 50,
     };
