@@ -9,7 +9,7 @@ import type { ConnectionOptions } from 'node:tls';
 import { RegistryCaller, type Access } from './access.js';
 import { registryErrors as E, RegistryError } from './errors.js';
 import { SCHEMA_TYPES, type ProtobufSchema, type SchemaReference, type SchemaType } from './formats/index.js';
-import { deleteConfig, deleteMode, deleteSubject, deleteVersion, register, setConfig, setMode } from './operations.js';
+import { deleteConfig, deleteMode, deleteSubject, deleteVersion, register, setConfig, setMode, unchangedRegister } from './operations.js';
 import type { RegistryService } from './service.js';
 import type { OperationResult, RegistryState, SchemaRequest, VersionView } from './state.js';
 
@@ -42,11 +42,12 @@ type Params = Record<string, string>;
 interface Ctx { params: Params; query: URLSearchParams; body: () => unknown; state: RegistryState; caller: RegistryCaller }
 /** `json`: the read's answer already serialized (sent as is, instead of `read`). */
 /**
- * `unchangedHere`: when the operation, run on this node's copy, changes nothing, its answer is
- * given here, as a read is (the register of a schema the subject has: what every producer does at
- * start); otherwise it goes to the writer, which runs it again on the whole log.
+ * `unchangedHere`: the write's answer when, on this node's copy, it would change nothing (null
+ * otherwise, refusals included: a copy that is behind may refuse what the writer accepts). Given
+ * here, as a read is (the register of a schema the subject has: what every producer does at
+ * start); otherwise the write goes to the writer, which runs it on the whole log.
  */
-type Answer = { read: unknown; status?: number; raw?: boolean; json?: string } | { write: (s: RegistryState) => OperationResult<unknown>; unchangedHere?: boolean };
+type Answer = { read: unknown; status?: number; raw?: boolean; json?: string } | { write: (s: RegistryState) => OperationResult<unknown>; unchangedHere?: (s: RegistryState) => unknown };
 /**
  * What a route needs the caller to be allowed (README.md, "Who may do what"): `open` nothing;
  * the subject of the path, or the global config, read or written; `id`: reading some subject that
@@ -135,7 +136,8 @@ const ROUTES: Route[] = [
   {
     method: 'POST', pattern: ['subjects', ':subject', 'versions'], needs: WRITE_SUBJECT, run: (c) => {
       const request = schemaRequest(c.body());
-      return { write: (s) => register(s, c.params.subject!, request, flag(c.query, 'normalize')), unchangedHere: true };
+      const normalize = flag(c.query, 'normalize');
+      return { write: (s) => register(s, c.params.subject!, request, normalize), unchangedHere: (s) => unchangedRegister(s, c.params.subject!, request, normalize) };
     },
   },
   { method: 'GET', pattern: ['subjects', ':subject', 'versions', ':version'], needs: READ_SUBJECT, run: (c) => ({ read: versionView(c.state.version(c.params.subject!, versionParam(c.params.version!), flag(c.query, 'deleted')), c) }) },
@@ -291,12 +293,8 @@ export class RegistryRest {
       if (answer.json !== undefined) return { status: answer.status ?? 200, body: answer.json, raw: true };
       return { status: answer.status ?? 200, body: answer.read, ...(answer.raw ? { raw: true } : {}) };
     }
-    if (answer.unchangedHere === true) {
-      // A refusal here may come from a copy that is behind: only the writer's counts.
-      let local: OperationResult<unknown> | null = null;
-      try { local = answer.write(this.service.state); } catch { local = null; }
-      if (local !== null && local.records.length === 0) return { status: 200, body: local.response };
-    }
+    const unchanged = answer.unchangedHere?.(this.service.state) ?? null;
+    if (unchanged !== null) return { status: 200, body: unchanged };
     return this.write(req, answer.write);
   }
 
