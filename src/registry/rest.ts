@@ -198,15 +198,21 @@ function compatibilityAnswer(c: Ctx, version: number | null): Answer {
   return { read: { is_compatible: messages.length === 0, ...(flag(c.query, 'verbose') ? { messages } : {}) } };
 }
 
+/** Routes by their number of path segments (match looks only at those). */
+const ROUTES_BY_LENGTH = new Map<number, Route[]>();
+for (const r of ROUTES) ROUTES_BY_LENGTH.set(r.pattern.length, [...(ROUTES_BY_LENGTH.get(r.pattern.length) ?? []), r]);
+
 function match(path: string): { routes: Route[]; params: Params } | null {
-  const parts = path.split('/').filter((p) => p !== '');
-  let decoded: string[];
-  try {
-    decoded = parts.map((p) => decodeURIComponent(p));
-  } catch {
-    return null;
+  const decoded: string[] = [];
+  for (const p of path.split('/')) {
+    if (p === '') continue;
+    try {
+      decoded.push(p.includes('%') ? decodeURIComponent(p) : p);
+    } catch {
+      return null;
+    }
   }
-  const routes = ROUTES.filter((r) => r.pattern.length === decoded.length && r.pattern.every((p, i) => p.startsWith(':') || p === decoded[i]));
+  const routes = (ROUTES_BY_LENGTH.get(decoded.length) ?? []).filter((r) => r.pattern.every((p, i) => p.startsWith(':') || p === decoded[i]));
   if (routes.length === 0) return null;
   const params: Params = {};
   routes[0]!.pattern.forEach((p, i) => { if (p.startsWith(':')) params[p.slice(1)] = decoded[i]!; });
