@@ -1,15 +1,20 @@
 // The schema registry's figures (issue 32's targets), JSON on stdout:
 // - lookups by id (GET /schemas/ids/{id}, what a consumer does per new id) per second and their
-//   p99, on one node: `logline server` as a child process, `--connections` keep-alive clients
-//   here, ids spread over `--schemas` schemas;
+//   p50/p99, on one node: `logline server` as a child process, driven by `--connections`
+//   keep-alive sockets of a raw HTTP/1.1 client (bench/http-load.ts: one request in flight per
+//   socket, each answer's bytes checked) over ids spread across `--schemas` schemas; `--rounds`
+//   rounds of `--seconds`, alternating with the same load on a bare node:http server answering the
+//   same bytes (the floor any node:http server has on this machine at that moment), with the CPU
+//   each process used per wall second and the load average;
 // - register-existing p99 (POST of a schema the subject has, what a producer does at start), same node;
 // - new-version registration p99 on a 3-node cluster (three `logline server` processes), through
-//   every node in turn (two of three forward to the writer);
+//   every node in turn (two of three forward to the writer), per node and the slowest five;
 // - broker-side validation's cost on produce throughput at 1 KiB records: Produce requests of
 //   pre-built batches (magic byte 0 and a registered id in each value), pipelined on one
 //   connection, to a topic with confluent.value.schema.validation and to one without, alternating
 //   rounds on the same broker (the same-run ratio; the target is >= 0.95).
 //   node dist/bench/registry.js [--seconds 5] [--connections 16] [--schemas 100] [--versions 200] [--rounds 3]
+//     [--parts lookups,existing,validation,cluster]
 import { Agent, request } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
