@@ -210,17 +210,23 @@ export class RegistryState {
     return p;
   }
 
-  /** The live versions of `subject` a new schema is checked against, oldest first. */
-  previousVersions(subject: string): PreviousVersion[] {
-    const versions = [...(this.subjects.get(subject)?.values() ?? [])].filter((v) => !v.deleted).sort((a, b) => a.version - b.version);
-    return versions.map((v) => ({ version: v.version, schema: this.parsedVersion(v) }));
+  /**
+   * The live versions of `subject` a new schema is checked against at `level`, oldest first: all
+   * of them for a _TRANSITIVE level, the latest for the others, none for NONE (only those are
+   * parsed: a subject's history may be long).
+   */
+  previousVersions(subject: string, level: CompatibilityLevel): PreviousVersion[] {
+    if (level === 'NONE') return [];
+    const live = [...(this.subjects.get(subject)?.values() ?? [])].filter((v) => !v.deleted).sort((a, b) => a.version - b.version);
+    const checked = level.endsWith('_TRANSITIVE') ? live : live.slice(-1);
+    return checked.map((v) => ({ version: v.version, schema: this.parsedVersion(v) }));
   }
 
   /** Incompatibility messages of `request` against `subject` at its level: against `version` only, or per the level's own rule. */
   compatibility(subject: string, request: SchemaRequest, version: number | null): string[] {
     const proposed = this.parse(request);
     const level = this.effectiveConfig(subject);
-    if (version === null) return compatibilityMessages(level, proposed, this.previousVersions(subject));
+    if (version === null) return compatibilityMessages(level, proposed, this.previousVersions(subject, level));
     const v = this.version(subject, version, false);
     return compatibilityMessages(level.replace('_TRANSITIVE', '') as CompatibilityLevel, proposed, [{ version: v.version, schema: this.parsedVersion(v) }]);
   }
