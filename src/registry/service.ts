@@ -86,6 +86,8 @@ export class RegistryService {
   isWriter(): boolean { return this.options.log.isLeader(); }
   /** This node replays its own copy of `_schemas` (or there is none anywhere yet, and the empty state is right). */
   hasLocalCopy(): boolean { return this.options.log.hasReplica() || this.options.log.leaderId() < 0; }
+  /** This node replays a replica of its own (a node outside `_schemas`' replicas reads through the writer). */
+  replaysLocally(): boolean { return this.options.log.hasReplica(); }
   writerId(): number { return this.options.log.leaderId(); }
 
   /**
