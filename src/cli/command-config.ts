@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import type { ConnectionOptions as TlsConnectionOptions } from 'node:tls';
 import { parseProperties } from '../config/index.js';
 import type { ClientSasl } from '../client/index.js';
-import { clientTls, parseJaasConfig, SslConfigError } from '../security/index.js';
+import { clientTls, parseJaasConfig } from '../security/index.js';
 import { UsageError } from './args.js';
 
 export interface ClientSecurity {
@@ -61,8 +61,9 @@ const REGISTRY_PREFIX = 'schema.registry.';
  * PKCS12; .type, .location, .password, and ssl.key.password for an encrypted PEM key), or
  * confluent-kafka-python's ssl.ca.location, ssl.certificate.location and ssl.key.location under
  * the same prefix; schema.registry.ssl.endpoint.identification.algorithm empty skips the host name
- * check. Only prefixed keys count: unprefixed ssl.* are the Kafka connection's. Null when none is set
- * (Node's own roots then, which NODE_EXTRA_CA_CERTS extends).
+ * check. Only prefixed keys count: unprefixed ssl.* are the Kafka connection's. They are read as
+ * the Kafka connection's ssl.* are (clientSecurityFromProperties). Null when none is set (Node's
+ * own roots then, which NODE_EXTRA_CA_CERTS extends).
  */
 export function registryTlsFromProperties(props: ReadonlyMap<string, string>): TlsConnectionOptions | null {
   const own = new Map<string, string>();
@@ -75,12 +76,7 @@ export function registryTlsFromProperties(props: ReadonlyMap<string, string>): T
       throw new UsageError(`${REGISTRY_PREFIX}${key} ${own.get(key)}: ${(e as Error).message}`);
     }
   };
-  // confluent-kafka-python's librdkafka-style names, onto Kafka's.
-  const caLocation = own.get('ssl.ca.location');
-  if (caLocation !== undefined && !own.has('ssl.truststore.location')) {
-    own.set('ssl.truststore.location', caLocation);
-    own.set('ssl.truststore.type', 'PEM');
-  }
+  // confluent-kafka-python's certificate and key files, as Kafka's inline PEM keystore.
   const certificate = own.has('ssl.certificate.location');
   if (certificate || own.has('ssl.key.location')) {
     if (!certificate || !own.has('ssl.key.location')) throw new UsageError(`${REGISTRY_PREFIX}ssl.certificate.location and ${REGISTRY_PREFIX}ssl.key.location go together`);
@@ -88,17 +84,14 @@ export function registryTlsFromProperties(props: ReadonlyMap<string, string>): T
     own.set('ssl.keystore.type', 'PEM');
     own.set('ssl.keystore.certificate.chain', readPem('ssl.certificate.location'));
     own.set('ssl.keystore.key', readPem('ssl.key.location'));
+    own.delete('ssl.certificate.location');
+    own.delete('ssl.key.location');
   }
-  const get = (key: string): unknown => {
-    const v = own.get(key) ?? DEFAULTS[key];
-    if (v === undefined) return null;
-    return LIST_KEYS.has(key) ? v.split(',').map((x) => x.trim()).filter((x) => x !== '') : v;
-  };
+  own.set('security.protocol', 'SSL');
   try {
-    return clientTls(get);
+    return clientSecurityFromProperties(own).tls ?? null;
   } catch (e) {
-    if (e instanceof SslConfigError) throw new UsageError(`the schema registry's TLS (${REGISTRY_PREFIX}ssl.*): ${e.message}`);
-    throw e;
+    throw new UsageError(`the schema registry's TLS (${REGISTRY_PREFIX}ssl.*): ${(e as Error).message}`);
   }
 }
 
