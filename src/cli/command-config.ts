@@ -5,51 +5,19 @@
 import { readFileSync } from 'node:fs';
 import type { ConnectionOptions as TlsConnectionOptions } from 'node:tls';
 import { parseProperties } from '../config/index.js';
-import type { ClientSasl } from '../client/index.js';
-import { clientTls, parseJaasConfig } from '../security/index.js';
+import { ClientConfigError, clientSecurityFromProperties as fromProperties, type ClientSecurity } from '../client/index.js';
 import { UsageError } from './args.js';
 
-export interface ClientSecurity {
-  tls?: TlsConnectionOptions;
-  sasl?: ClientSasl;
-}
+export type { ClientSecurity };
 
-const PROTOCOLS = ['PLAINTEXT', 'SSL', 'SASL_PLAINTEXT', 'SASL_SSL'];
-const LIST_KEYS = new Set(['ssl.enabled.protocols', 'ssl.cipher.suites']);
-const DEFAULTS: Record<string, string> = {
-  'ssl.enabled.protocols': 'TLSv1.2,TLSv1.3', 'ssl.cipher.suites': '', 'ssl.endpoint.identification.algorithm': 'https',
-  'ssl.keystore.type': 'PEM', 'ssl.truststore.type': 'PEM',
-};
-
-/** The TLS and SASL settings that Kafka client properties ask for. */
+/** The TLS and SASL settings that Kafka client properties ask for; a bad one is a usage error (exit code 2). */
 export function clientSecurityFromProperties(props: ReadonlyMap<string, string>): ClientSecurity {
-  const protocol = (props.get('security.protocol') ?? 'PLAINTEXT').toUpperCase();
-  if (!PROTOCOLS.includes(protocol)) throw new UsageError(`security.protocol ${protocol}: expected one of ${PROTOCOLS.join(', ')}`);
-  const out: ClientSecurity = {};
-  if (protocol === 'SSL' || protocol === 'SASL_SSL') {
-    const get = (key: string): unknown => {
-      let v = props.get(key);
-      if (v === undefined && key === 'ssl.truststore.location') v = props.get('ssl.ca.location');
-      v ??= DEFAULTS[key];
-      if (v === undefined) return null;
-      return LIST_KEYS.has(key) ? v.split(',').map((x) => x.trim()).filter((x) => x !== '') : v;
-    };
-    out.tls = clientTls(get);
+  try {
+    return fromProperties(props);
+  } catch (e) {
+    if (e instanceof ClientConfigError) throw new UsageError(e.message);
+    throw e;
   }
-  if (protocol === 'SASL_PLAINTEXT' || protocol === 'SASL_SSL') {
-    const mechanism = (props.get('sasl.mechanism') ?? props.get('sasl.mechanisms') ?? 'GSSAPI').toUpperCase();
-    let username = props.get('sasl.username');
-    let password = props.get('sasl.password');
-    const jaas = props.get('sasl.jaas.config');
-    if (jaas !== undefined) {
-      const entry = parseJaasConfig(jaas);
-      username ??= entry.options.get('username');
-      password ??= entry.options.get('password');
-    }
-    if (username === undefined || password === undefined) throw new UsageError(`${protocol} needs a user name and password: sasl.jaas.config with username and password, or sasl.username and sasl.password`);
-    out.sasl = { mechanism, username, password };
-  }
-  return out;
 }
 
 /** What Confluent's clients prefix their schema registry settings with. */

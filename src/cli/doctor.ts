@@ -1,7 +1,8 @@
 // `logline doctor`: checks a running cluster against the production checklist Kafka operators are
 // given (RF 3, min.insync.replicas 2, unclean election off, no under-replicated/offline/under-min-ISR
 // partitions, a healthy controller quorum, no fenced brokers, no consumer group falling behind, no
-// tiered storage copy lag growing, disks with room, producers on acks=all with idempotence) and
+// tiered storage copy lag growing, disks with room (above each broker's log.dir.min.free.bytes,
+// warned under its log.dir.free.bytes.alert.threshold), producers on acks=all with idempotence) and
 // prints each item as PASS, WARN or FAIL with why. Exit code 1 when any item FAILs.
 //
 // Gathering and judging are apart: `gather` asks the cluster (Kafka APIs through src/client, plus
@@ -56,7 +57,11 @@ export interface Observed {
   topicConfigs: Map<string, Map<string, string | null>> | Error;
   brokerConfigs: Map<string, string | null> | Error;
   quorum: QuorumStatus | Error;
-  logDirs: { brokerId: number; dirs: { path: string; errorCode: number; totalBytes: bigint; usableBytes: bigint }[] | Error }[];
+  /**
+   * DescribeLogDirs of each live broker, with its log.dir.min.free.bytes and
+   * log.dir.free.bytes.alert.threshold (DescribeConfigs; absent or null when it did not say).
+   */
+  logDirs: { brokerId: number; dirs: { path: string; errorCode: number; totalBytes: bigint; usableBytes: bigint }[] | Error; minFreeBytes?: bigint | null; alertFreeBytes?: bigint | null }[];
   /** /v1/node of each HTTP address given. */
   nodes: { address: string; view: NodeView | Error }[];
   /** /v1/node of each HTTP address again after the lag interval (tiered copy lag growing); null when not sampled. */
@@ -200,15 +205,36 @@ export function checkGroupLag(o: Observed): CheckResult {
   return { status: 'PASS', check, detail: `no group's lag grew over ${o.lag.intervalMs} ms (${plural(o.lag.groups.length, 'group')})` };
 }
 
+/** Bytes as a person reads them (binary units, one decimal). */
+function bytesText(n: bigint): string {
+  const units = ['bytes', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let v = Number(n);
+  let i = 0;
+  while (v >= 1024 && i < units.length - 1) { v /= 1024; i++; }
+  return i === 0 ? `${n} bytes` : `${v.toFixed(1)} ${units[i]}`;
+}
+
 export function checkDisks(o: Observed, t: Thresholds): CheckResult {
   const check = 'disk usage';
   const full: { text: string; pct: number }[] = [];
   const problems: string[] = [];
+  // Under log.dir.min.free.bytes (produce refused: FAIL) and under the alert threshold (WARN).
+  const belowFloor: string[] = [];
+  const belowAlert: string[] = [];
   let highest = 0;
   for (const b of o.logDirs) {
     if (b.dirs instanceof Error) { problems.push(`broker ${b.brokerId}: ${failed(b.dirs)}`); continue; }
     for (const d of b.dirs) {
       if (d.errorCode !== 0) { problems.push(`broker ${b.brokerId} ${d.path}: offline`); continue; }
+      if (d.usableBytes >= 0n) {
+        const floor = b.minFreeBytes ?? null;
+        const alert = b.alertFreeBytes ?? null;
+        if (floor !== null && floor > 0n && d.usableBytes < floor) {
+          belowFloor.push(`broker ${b.brokerId} ${d.path} has ${bytesText(d.usableBytes)} usable, below log.dir.min.free.bytes ${bytesText(floor)} (produce refused until space is freed)`);
+        } else if (alert !== null && d.usableBytes < alert) {
+          belowAlert.push(`broker ${b.brokerId} ${d.path} has ${bytesText(d.usableBytes)} usable, below log.dir.free.bytes.alert.threshold ${bytesText(alert)}${floor !== null && floor > 0n ? ` (produce is refused below ${bytesText(floor)})` : ''}`);
+        }
+      }
       if (d.totalBytes <= 0n || d.usableBytes < 0n) continue;
       const pct = Number((d.totalBytes - d.usableBytes) * 1000n / d.totalBytes) / 10;
       highest = Math.max(highest, pct);
@@ -216,9 +242,9 @@ export function checkDisks(o: Observed, t: Thresholds): CheckResult {
     }
   }
   const offline = problems.some((p) => p.endsWith(': offline'));
-  if (offline || full.some((f) => f.pct > t.diskFailPct)) return { status: 'FAIL', check, detail: listed([...problems, ...full.map((f) => f.text)]) };
-  if (full.length > 0 || problems.length > 0) {
-    return { status: 'WARN', check, detail: [...(full.length > 0 ? [`over ${t.diskWarnPct}% full: ${listed(full.map((f) => f.text))}`] : []), ...(problems.length > 0 ? [`not measured: ${listed(problems)}`] : [])].join('; ') };
+  if (offline || belowFloor.length > 0 || full.some((f) => f.pct > t.diskFailPct)) return { status: 'FAIL', check, detail: listed([...problems, ...belowFloor, ...belowAlert, ...full.map((f) => f.text)]) };
+  if (full.length > 0 || problems.length > 0 || belowAlert.length > 0) {
+    return { status: 'WARN', check, detail: [...belowAlert, ...(full.length > 0 ? [`over ${t.diskWarnPct}% full: ${listed(full.map((f) => f.text))}`] : []), ...(problems.length > 0 ? [`not measured: ${listed(problems)}`] : [])].join('; ') };
   }
   return { status: 'PASS', check, detail: `every log directory under ${t.diskWarnPct}% full (highest ${highest}%)` };
 }
@@ -315,6 +341,21 @@ async function describeConfigs(client: ClusterClient, topics: string[], brokerId
   return { topicConfigs, brokerConfigs };
 }
 
+/** A broker's free-space floor and alert threshold as it reports them (DescribeConfigs of the broker itself). */
+async function freeSpaceConfigsOf(client: ClusterClient, brokerId: number): Promise<{ minFreeBytes: bigint | null; alertFreeBytes: bigint | null }> {
+  try {
+    const conn = await client.broker(brokerId);
+    const r = await conn.send(ApiKey.DescribeConfigs, conn.version(ApiKey.DescribeConfigs, 4), { resources: [{ resourceType: 4, resourceName: String(brokerId), configurationKeys: ['log.dir.min.free.bytes', 'log.dir.free.bytes.alert.threshold'] }], includeSynonyms: false, includeDocumentation: false });
+    const res = r.results[0];
+    if (res.errorCode !== 0) throw new KafkaError(res.errorCode, res.errorMessage);
+    const value = (name: string) => { const v = res.configs.find((c: { name: string; value: string | null }) => c.name === name)?.value; return v === undefined || v === null || !/^\d+$/.test(v) ? null : BigInt(v); };
+    return { minFreeBytes: value('log.dir.min.free.bytes'), alertFreeBytes: value('log.dir.free.bytes.alert.threshold') };
+  } catch {
+    // Not a Logline broker (or an older one): judged by the percentages only.
+    return { minFreeBytes: null, alertFreeBytes: null };
+  }
+}
+
 async function logDirsOf(client: ClusterClient, brokerId: number): Promise<Observed['logDirs'][number]['dirs']> {
   try {
     const conn = await client.broker(brokerId);
@@ -389,7 +430,7 @@ export async function gather(client: ClusterClient, httpAddresses: string[], lag
   const configs = await describeConfigs(client, topics.map((t) => t.name), liveBrokers[0]);
   const quorum = await describeQuorum(client).catch(asError);
   const logDirs = [];
-  for (const brokerId of liveBrokers) logDirs.push({ brokerId, dirs: await logDirsOf(client, brokerId) });
+  for (const brokerId of liveBrokers) logDirs.push({ brokerId, dirs: await logDirsOf(client, brokerId), ...await freeSpaceConfigsOf(client, brokerId) });
   const nodes = await Promise.all(httpAddresses.map(async (address) => ({ address, view: await nodeOf(address).catch(asError) })));
   const lag = lagIntervalMs > 0 ? await sampleLag(client, liveBrokers, lagIntervalMs) : null;
   const nodesLater = lag === null ? null : await Promise.all(httpAddresses.map(async (address) => ({ address, view: await nodeOf(address).catch(asError) })));

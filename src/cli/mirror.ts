@@ -2,12 +2,11 @@
 // dedicated mode), reading its own properties file; `logline mirror status` asks a running mirror
 // for its per-partition lag and last errors through the mirror's status listener.
 import { readFileSync } from 'node:fs';
-import type { ClusterClientOptions } from '../client/index.js';
+import { ClientConfigError, type ClusterClientOptions } from '../client/index.js';
 import { parseProperties } from '../config/index.js';
-import { MirrorConfigError, MirrorEngine, parseMirrorConfig, type MirrorConfig, type PartitionStatus } from '../mirror/index.js';
+import { MirrorConfigError, MirrorEngine, mirrorClientOptions, parseMirrorConfig, type MirrorConfig, type PartitionStatus } from '../mirror/index.js';
 import { createLogger, parseLogLevel } from '../util/index.js';
 import { UsageError, helpText, parseArgs, type FlagSpec } from './args.js';
-import { clientSecurityFromProperties } from './command-config.js';
 import { table, toJson } from './output.js';
 
 /** Where the status listener is unless --status-listener says otherwise. */
@@ -41,14 +40,14 @@ export function loadMirrorConfig(file: string): MirrorConfig {
   }
 }
 
-/** Each cluster's client options: its bootstrap servers, and TLS and SASL from its client keys. */
+/** Each cluster's client options; a bad client key is a usage error (exit code 2). */
 function clientsOf(config: MirrorConfig): Map<string, ClusterClientOptions> {
-  const out = new Map<string, ClusterClientOptions>();
-  for (const [alias, c] of config.clusters) {
-    const clientId = c.client.get('client.id');
-    out.set(alias, { bootstrap: c.bootstrapServers, ...(clientId ? { clientId } : {}), ...clientSecurityFromProperties(c.client) });
+  try {
+    return mirrorClientOptions(config);
+  } catch (e) {
+    if (e instanceof ClientConfigError) throw new UsageError(e.message);
+    throw e;
   }
-  return out;
 }
 
 export async function mirrorCommand(argv: string[]): Promise<number> {

@@ -6,6 +6,7 @@ export { murmur2, partitionForKey } from './partitioner.js';
 export { ClusterClient, KafkaError, parseHostPort, type ClusterClientOptions, type TopicInfo, type PartitionInfo, type BrokerAddress } from './cluster.js';
 export { coordinatorFor, describeGroup, committedOffsets, listOffsets, decodeAssignment, type PartitionRef, type GroupMember, type GroupDescription } from './groups.js';
 export { describeTopicConfigs, type TopicConfig } from './configs.js';
+export { clientSecurityFromProperties, ClientConfigError, type ClientSecurity } from './security-properties.js';
 export { InterBrokerConnections, type InterBrokerEndpoint, type InterBrokerOptions } from './inter-broker.js';
 export {
   Cluster, Producer, Outcome, fetchCommitted, committedPositions, commitPositions,

@@ -4,7 +4,7 @@
 import type { PartitionView, TopicView } from '../broker/index.js';
 import type { NodeHandle } from './node-handle.js';
 import { produceRequestCounts, type ProduceRequestCount } from '../replication/index.js';
-import type { PartitionLog } from '../storage/index.js';
+import type { LogDirSpaceView, PartitionLog } from '../storage/index.js';
 import type { RemoteCacheStats, RemoteLogManager, TopicIdPartition } from '../tiered/index.js';
 
 export interface Health { status: 'ok'; nodeId: number; roles: readonly string[] }
@@ -60,6 +60,8 @@ export interface NodeView {
     chunkCache: RemoteCacheStats | null;
     indexCache: RemoteCacheStats | null;
   } | null;
+  /** This node's log directories: free space against log.dir.min.free.bytes and their state (ok, low, full: produce refused, offline). */
+  logDirs?: LogDirSpaceView[];
 }
 
 /** /v1/node: what this node alone observes (other nodes count their own). */
@@ -71,6 +73,7 @@ export function nodeView(node: NodeHandle): NodeView {
     nodeId: node.nodeId, roles: rolesOf(node), produceRequests: stats === undefined ? [] : produceRequestCounts(stats),
     remoteCopyLag: [...copyLag].map(([topic, l]) => ({ topic, bytes: l.bytes, segments: l.segments })).sort((a, b) => a.topic.localeCompare(b.topic)),
     tiered: rlm === null ? null : tieredNode(rlm),
+    logDirs: node.logDirs(),
   };
 }
 

@@ -71,6 +71,7 @@ export function nodeMetrics(node: ServerHandle, groupsLag?: () => Promise<GroupL
   metadataMetrics(registry, node);
   quotaMetrics(registry, node);
   logFlushMetrics(registry, node);
+  logDirMetrics(registry, node);
   groupCoordinatorMetrics(registry, node);
   shareGroupMetrics(registry, node);
   return Registry.merge([runtimeMetrics(), registry]);
@@ -259,6 +260,28 @@ function requestMetrics(registry: Registry, node: ServerHandle): void {
     }
     return out;
   });
+}
+
+/**
+ * Log directories, under Kafka's LogManager bean with its logDirectory tag: Kafka's
+ * LogDirectoryOffline, and (not Kafka beans; Redpanda's storage_disk_* as a model) the volume's
+ * size and usable bytes at the last sample, the floor and alert threshold, and
+ * LogDirectoryFreeSpaceAlert: 0 ok, 1 under the alert threshold, 2 under the floor (clients'
+ * produce refused), 3 offline.
+ */
+function logDirMetrics(registry: Registry, node: ServerHandle): void {
+  const m = (name: string) => `kafka_log_logmanager_${name}`;
+  const per = (name: string, help: string, pick: (d: ReturnType<ServerHandle['logDirs']>[number]) => number) =>
+    collected(registry, m(name), help, 'gauge', () => node.logDirs().map((d) => ({ value: pick(d), labels: { logDirectory: d.path } })));
+  per('logdirectoryoffline', 'Whether the log directory went offline after an I/O error (1) or not (0).', (d) => (d.state === 'offline' ? 1 : 0));
+  per('logdirectoryfreespacealert', 'The log directory\'s free space: 0 ok, 1 below log.dir.free.bytes.alert.threshold, 2 below log.dir.min.free.bytes (clients\' produce refused), 3 offline.',
+    (d) => ({ ok: 0, low: 1, full: 2, offline: 3 })[d.state]);
+  per('logdirectoryusablebytes', 'Bytes still usable on the log directory\'s volume at the last sample (statfs f_bavail; -1 unknown).', (d) => d.usableBytes);
+  per('logdirectorytotalbytes', 'Size of the log directory\'s volume (-1 unknown).', (d) => d.totalBytes);
+  per('logdirectoryminfreebytes', 'log.dir.min.free.bytes: below it clients\' produce to the directory is refused.', (d) => d.minFreeBytes);
+  per('logdirectoryfreebytesalertthreshold', 'log.dir.free.bytes.alert.threshold.', (d) => d.alertFreeBytes);
+  collected(registry, m('logdirectoryproducerefused_total'), 'Partitions of clients\' produce requests refused (NOT_ENOUGH_REPLICAS) while the directory was below log.dir.min.free.bytes.', 'counter',
+    () => node.logDirs().map((d) => ({ value: d.producesRefused, labels: { logDirectory: d.path } })));
 }
 
 /** Kafka's raft-metrics (the metadata log) and broker-metadata-metrics (what this node has applied). */

@@ -8,8 +8,9 @@ import type { MetadataImage } from '../metadata/index.js';
 import type { NetworkStats, RequestMetrics } from '../network/index.js';
 import type { QuorumDescription, RaftDriver } from '../raft/index.js';
 import type { RegistryState } from '../registry/index.js';
+import type { MirrorMetrics } from '../mirror/index.js';
 import type { ReplicaManager } from '../replication/index.js';
-import type { LogFlushStats } from '../storage/index.js';
+import type { LogDirSpaceView, LogFlushStats } from '../storage/index.js';
 
 export interface NodeHandle {
   readonly nodeId: number;
@@ -48,8 +49,12 @@ export interface NodeHandle {
   /** What the node's listeners serve (ApiVersions' ranges): /metrics has a series for each from start-up. */
   readonly router: { supportedVersions(): readonly { apiKey: number; minVersion: number; maxVersion: number }[] };
   readonly logFlushStats: LogFlushStats | null;
+  /** Each log directory's free space against log.dir.min.free.bytes and its state. */
+  logDirs(): LogDirSpaceView[];
   /** The schema registry this node serves (its replayed copy of `_schemas`), or null. */
   readonly schemaRegistry: { readonly state: RegistryState; hasLocalCopy(): boolean } | null;
+  /** MirrorMaker 2's engine in this node (mirror.enable), or null. */
+  readonly mirror: { readonly metrics: MirrorMetrics } | null;
 }
 
 /** A node's HTTP listener, as the node holds it once started. */

@@ -82,8 +82,14 @@ function routesFor(node: NodeHandle, client: () => ClusterClient): Route[] {
       },
     },
     {
+      method: 'GET', path: '/v1/mirror', run: () => node.mirror === null
+        ? notFound('this node runs no mirror (mirror.enable)')
+        : ok(node.mirror.metrics.status(Date.now())),
+    },
+    {
       method: 'GET', path: '/metrics', run: async (c) => {
-        const text = await registry.metrics();
+        // MirrorMaker 2's series (its own names) follow the node's when the mirror runs here.
+        const text = (await registry.metrics()) + (node.mirror === null ? '' : node.mirror.metrics.prometheus(Date.now()));
         return wantsOpenMetrics(c.req.headers.accept)
           ? { status: 200, text: toOpenMetrics(text), contentType: OPENMETRICS_CONTENT_TYPE }
           : { status: 200, text, contentType: registry.contentType };

@@ -3,6 +3,7 @@
 import { ApiKey, ErrorCode } from '../protocol/index.js';
 import { Cluster, KafkaError, describeTopicConfigs, fetchCommitted, listOffsets, type ClusterClient, type FetchedRecord, type TopicInfo } from '../client/index.js';
 import { limits, parsePartitionKey } from '../util/index.js';
+import { AclOperation, AclPermissionType, PatternType, ResourceType } from '../security/index.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -99,4 +100,40 @@ export async function readToEnd(cluster: Cluster, topic: string, positions: Map<
 export async function earliestOffsets(client: ClusterClient, topic: string, partitions: number[]): Promise<Map<number, number>> {
   const found = await listOffsets(client, partitions.map((partition) => ({ topic, partition })), -2n);
   return new Map([...found].map(([key, offset]) => [parsePartitionKey(key).partition, Number(offset)]));
+}
+
+/** One ACL on a topic, as DescribeAcls answers it and CreateAcls takes it. */
+export interface TopicAcl { topic: string; principal: string; host: string; operation: number; permissionType: number }
+
+/**
+ * Every ACL on a literal topic name (what MirrorMaker 2 syncs: prefixed and wildcard patterns are
+ * not, as their names do not map through a replication policy). A cluster with no authorizer has
+ * no ACLs to sync: null (DescribeAcls answers SECURITY_DISABLED).
+ */
+export async function literalTopicAcls(client: ClusterClient): Promise<TopicAcl[] | null> {
+  const r = await client.admin(ApiKey.DescribeAcls, {
+    resourceTypeFilter: ResourceType.TOPIC, resourceNameFilter: null, patternTypeFilter: PatternType.LITERAL,
+    principalFilter: null, hostFilter: null, operation: AclOperation.ANY, permissionType: AclPermissionType.ANY,
+  });
+  if (r.errorCode === ErrorCode.SECURITY_DISABLED) return null;
+  if (r.errorCode !== 0) throw new KafkaError(r.errorCode, r.errorMessage);
+  const out: TopicAcl[] = [];
+  for (const res of r.resources) {
+    if (res.resourceType !== ResourceType.TOPIC || res.patternType !== PatternType.LITERAL) continue;
+    for (const a of res.acls) out.push({ topic: res.resourceName, principal: a.principal, host: a.host, operation: a.operation, permissionType: a.permissionType });
+  }
+  return out;
+}
+
+/** CreateAcls of literal topic ACLs; the first refusal is an error. */
+export async function createTopicAcls(client: ClusterClient, acls: TopicAcl[]): Promise<void> {
+  if (acls.length === 0) return;
+  const r = await client.admin(ApiKey.CreateAcls, {
+    creations: acls.map((a) => ({
+      resourceType: ResourceType.TOPIC, resourceName: a.topic, resourcePatternType: PatternType.LITERAL,
+      principal: a.principal, host: a.host, operation: a.operation, permissionType: a.permissionType,
+    })),
+  });
+  const failed = r.results.find((x: { errorCode: number }) => x.errorCode !== 0);
+  if (failed !== undefined) throw new KafkaError(failed.errorCode, failed.errorMessage ?? 'CreateAcls');
 }

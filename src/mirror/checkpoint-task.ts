@@ -10,7 +10,7 @@ import { matches, type FlowSettings } from './config.js';
 import { decodeCheckpoint, decodeOffsetSync, encodeCheckpoint, type Checkpoint } from './formats.js';
 import { OffsetSyncStore } from './offset-syncs.js';
 import { originalTopic } from './policy.js';
-import { messageOf, pause, type TaskContext } from './task.js';
+import { messageOf, runTaskLoop, type TaskContext } from './task.js';
 
 /**
  * Whether a new checkpoint is worth writing after `last` (MirrorCheckpointTask's rule): the first
@@ -51,28 +51,19 @@ export class MirrorCheckpointTask {
   }
 
   async run(): Promise<void> {
-    while (!this.ctx.stopping()) {
-      try {
-        await this.start();
-        break;
-      } catch (err) {
-        this.fail('checkpoint start', err);
-        await pause(this.ctx, 1000);
-      }
-    }
-    while (!this.ctx.stopping()) {
-      try {
+    await runTaskLoop(this.ctx, {
+      start: () => this.start(),
+      step: async () => {
         await this.readSyncs();
         const now = Date.now();
         if (now >= this.nextGroupsRefreshMs) await this.refreshGroups();
         if (now >= this.nextCheckpointMs) await this.emitCheckpoints();
         if (this.flow.syncGroupOffsets && now >= this.nextGroupSyncMs) await this.syncGroupOffsets();
-      } catch (err) {
-        this.fail('checkpoint', err);
-        await this.producer.init(Date.now() + 30_000).catch(() => {});
-      }
-      await pause(this.ctx, 200);
-    }
+      },
+      recover: async () => { await this.producer.init(Date.now() + 30_000).catch(() => {}); },
+      fail: (phase, err) => this.fail(phase === 'start' ? 'checkpoint start' : 'checkpoint', err),
+      startRetryMs: 1000, pauseAfterFailureMs: 0, pauseAfterStepMs: 200,
+    });
     this.source.close();
     this.target.close();
   }

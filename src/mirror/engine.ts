@@ -3,7 +3,7 @@
 // with a small HTTP listener for its status and metrics (`logline mirror status` reads it: the
 // lag and last error live in the running engine, which the internal topics cannot tell).
 import { createServer, type Server } from 'node:http';
-import type { ClusterClientOptions } from '../client/index.js';
+import { clientSecurityFromProperties, type ClusterClientOptions } from '../client/index.js';
 import { quietLogger, type Logger } from '../util/index.js';
 import { MirrorCheckpointTask } from './checkpoint-task.js';
 import type { MirrorConfig } from './config.js';
@@ -11,6 +11,19 @@ import { MirrorHeartbeatTask } from './heartbeat-task.js';
 import { MirrorMetrics } from './metrics.js';
 import { MirrorSourceTask } from './source-task.js';
 import type { TaskContext } from './task.js';
+
+/**
+ * Each cluster's client options: its bootstrap servers, client.id, and TLS and SASL from its client
+ * keys (`A.security.protocol`, ...). A key that cannot be used throws ClientConfigError.
+ */
+export function mirrorClientOptions(config: MirrorConfig): Map<string, ClusterClientOptions> {
+  const out = new Map<string, ClusterClientOptions>();
+  for (const [alias, c] of config.clusters) {
+    const clientId = c.client.get('client.id');
+    out.set(alias, { bootstrap: c.bootstrapServers, ...(clientId ? { clientId } : {}), ...clientSecurityFromProperties(c.client) });
+  }
+  return out;
+}
 
 export interface MirrorEngineOptions {
   config: MirrorConfig;

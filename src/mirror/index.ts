@@ -7,7 +7,8 @@ export {
   SOURCE_CONNECTOR, FormatError, type OffsetSync, type Checkpoint, type Heartbeat, type SourceOffset,
 } from './formats.js';
 export { OffsetSyncDecider, OffsetSyncStore, type Sync } from './offset-syncs.js';
-export { shouldReplicateTopic, sourceOffsetsTopic } from './source-task.js';
+export { shouldReplicateTopic, sourceOffsetsTopic, targetTopicAcls } from './source-task.js';
+export type { TopicAcl } from './admin.js';
 export { checkpointIsMoreRecent } from './checkpoint-task.js';
 export { MirrorMetrics, type PartitionStatus, type CheckpointStatus, type FlowStatus } from './metrics.js';
-export { MirrorEngine, type MirrorEngineOptions } from './engine.js';
+export { MirrorEngine, mirrorClientOptions, type MirrorEngineOptions } from './engine.js';

@@ -16,12 +16,13 @@ import { Cluster, KafkaError, Producer, fetchCommitted, type FetchedPartition, t
 import { ErrorCode } from '../protocol/index.js';
 import type { RecordInput } from '../records/index.js';
 import { limits, partitionKey, type Logger } from '../util/index.js';
-import { earliestOffsets, ensurePartitions, ensureTopic, listTopics, readToEnd, setTopicConfigs, topicOverrides } from './admin.js';
+import { AclOperation, AclPermissionType } from '../security/index.js';
+import { createTopicAcls, earliestOffsets, ensurePartitions, ensureTopic, listTopics, literalTopicAcls, readToEnd, setTopicConfigs, topicOverrides, type TopicAcl } from './admin.js';
 import { matches, type FlowSettings } from './config.js';
 import { decodeSourceOffset, encodeOffsetSync, encodeSourceOffset, type OffsetSync } from './formats.js';
 import { OffsetSyncDecider } from './offset-syncs.js';
 import { isCycle, isHeartbeatsTopic, isInternalTopic } from './policy.js';
-import { messageOf, pause, type TaskContext } from './task.js';
+import { messageOf, pause, runTaskLoop, type TaskContext } from './task.js';
 
 /** Connect's offsets topic of a flow's source cluster, on the target (MirrorMaker 2's dedicated mode names it so). */
 export function sourceOffsetsTopic(sourceAlias: string): string {
@@ -33,6 +34,23 @@ export function shouldReplicateTopic(flow: FlowSettings, topic: string): boolean
   return (matches(flow.topics, topic) || isHeartbeatsTopic(flow.policy, topic))
     && !isInternalTopic(flow.policy, topic) && !isCycle(flow.policy, flow.target, topic);
 }
+
+/**
+ * The target's ACLs for a source's literal topic ACLs (MirrorSourceConnector.syncTopicAcls): only
+ * topics the flow mirrors, renamed by the policy; ALLOW WRITE is not copied and ALLOW ALL becomes
+ * ALLOW READ, so nobody but the mirror writes to a remote topic; DENY entries are copied as they are.
+ */
+export function targetTopicAcls(flow: FlowSettings, sourceAcls: readonly TopicAcl[]): TopicAcl[] {
+  return sourceAcls
+    .filter((a) => !(a.permissionType === AclPermissionType.ALLOW && a.operation === AclOperation.WRITE))
+    .filter((a) => shouldReplicateTopic(flow, a.topic))
+    .map((a) => ({
+      ...a, topic: flow.policy.formatRemoteTopic(flow.source, a.topic),
+      operation: a.permissionType === AclPermissionType.ALLOW && a.operation === AclOperation.ALL ? AclOperation.READ : a.operation,
+    }));
+}
+
+const aclKey = (a: TopicAcl) => `${a.topic}\u0000${a.principal}\u0000${a.host}\u0000${a.operation}\u0000${a.permissionType}`;
 
 /** Bytes a record takes as MirrorMaker 2's byte-count counts it (key, value, headers). */
 function recordBytes(r: FetchedRecord): number {
@@ -85,6 +103,9 @@ export class MirrorSourceTask {
   private readonly delayedSyncs = new Map<string, OffsetSync>();
   private nextRefreshMs = 0;
   private nextConfigSyncMs = 0;
+  private nextAclSyncMs = 0;
+  /** A fetch started while the previous poll's records were written, with the positions it asked at. */
+  private prefetch: { positions: Map<string, Map<number, number>>; fetched: Promise<FetchedPartition[]> } | null = null;
   private nextFlushMs = 0;
 
   constructor(private readonly flow: FlowSettings, private readonly ctx: TaskContext) {
@@ -104,28 +125,20 @@ export class MirrorSourceTask {
   }
 
   async run(): Promise<void> {
-    while (!this.ctx.stopping()) {
-      try {
-        await this.start();
-        break;
-      } catch (err) {
-        this.fail('start', err);
-        await pause(this.ctx, 1000);
-      }
-    }
-    while (!this.ctx.stopping()) {
-      try {
+    await runTaskLoop(this.ctx, {
+      start: () => this.start(),
+      step: async () => {
         const now = Date.now();
         if (now >= this.nextRefreshMs) await this.refreshTopics();
         if (this.flow.syncTopicConfigs && now >= this.nextConfigSyncMs) await this.syncTopicConfigs();
+        if (this.flow.syncTopicAcls && now >= this.nextAclSyncMs) await this.syncTopicAcls();
         await this.pollOnce();
         if (Date.now() >= this.nextFlushMs) await this.flush();
-      } catch (err) {
-        this.fail('poll', err);
-        await this.recover();
-        await pause(this.ctx, 500);
-      }
-    }
+      },
+      recover: () => this.recover(),
+      fail: (phase, err) => this.fail(phase === 'start' ? 'start' : 'poll', err),
+      startRetryMs: 1000, pauseAfterFailureMs: 500, pauseAfterStepMs: 0,
+    });
     await this.flush().catch(() => {});
     this.close();
   }
@@ -210,12 +223,53 @@ export class MirrorSourceTask {
     }
   }
 
+  /**
+   * Topic ACLs at the source, created on the target (sync.topic.acls). Only added, never removed,
+   * as MirrorMaker 2 does; a cluster without an authorizer on either side has nothing to sync.
+   */
+  private async syncTopicAcls(): Promise<void> {
+    this.nextAclSyncMs = Date.now() + this.flow.syncTopicAclsIntervalMs;
+    const source = await literalTopicAcls(this.source.client);
+    if (source === null) return;
+    const wanted = targetTopicAcls(this.flow, source);
+    if (wanted.length === 0) return;
+    const present = await literalTopicAcls(this.target.client);
+    if (present === null) return;
+    const have = new Set(present.map(aclKey));
+    const missing = wanted.filter((a) => !have.has(aclKey(a)));
+    if (missing.length === 0) return;
+    await createTopicAcls(this.target.client, missing);
+    this.log.info(`${this.flow.source}->${this.flow.target}: created ${missing.length} topic ACL(s) on ${this.flow.target}`);
+  }
+
+  /** The source fetch at the given positions. */
+  private fetchAt(positions: ReadonlyMap<string, ReadonlyMap<number, number>>): Promise<FetchedPartition[]> {
+    return fetchCommitted(this.source, positions, { maxWaitMs: 200, partitionMaxBytes: limits.mirrorFetchPartitionBytesMax });
+  }
+
+  /**
+   * The prefetched answer if it was asked at exactly the current positions (a failed write, a
+   * recovery, a skip or new partitions make it stale: then it is dropped and never used).
+   */
+  private takePrefetch(): Promise<FetchedPartition[]> | null {
+    const p = this.prefetch;
+    this.prefetch = null;
+    if (p === null) return null;
+    for (const [topic, partitions] of this.positions) {
+      const at = p.positions.get(topic);
+      if (at === undefined || at.size !== partitions.size) return null;
+      for (const [partition, offset] of partitions) if (at.get(partition) !== offset) return null;
+    }
+    if (p.positions.size !== this.positions.size) return null;
+    return p.fetched;
+  }
+
   /** One fetch from the source and its records written to the target. */
   private async pollOnce(): Promise<void> {
     if (this.positions.size === 0) { await pause(this.ctx, 200); return; }
     let fetched: FetchedPartition[];
     try {
-      fetched = await fetchCommitted(this.source, this.positions, { maxWaitMs: 200, partitionMaxBytes: limits.mirrorFetchPartitionBytesMax });
+      fetched = await (this.takePrefetch() ?? this.fetchAt(this.positions));
     } catch (err) {
       if (err instanceof KafkaError && err.errorCode === ErrorCode.OFFSET_OUT_OF_RANGE) { await this.skipToLogStart(); return; }
       throw err;
@@ -229,8 +283,20 @@ export class MirrorSourceTask {
     }
     const moved = fetched.filter((f) => f.next > this.positions.get(f.topic)!.get(f.partition)!);
     if (moved.length === 0) return;
-    if (this.flow.exactlyOnce) await this.writeExactlyOnce(moved);
-    else await this.writeAtLeastOnce(moved);
+    if (this.flow.exactlyOnce) { await this.writeExactlyOnce(moved); return; }
+    // At least once: the next fetch (at the positions this write will reach) runs while the target
+    // acknowledges this one. It is used only if the write succeeded for every partition.
+    const next = new Map([...this.positions].map(([topic, partitions]) => [topic, new Map(partitions)]));
+    for (const f of moved) next.get(f.topic)!.set(f.partition, f.next);
+    const prefetched = this.fetchAt(next);
+    prefetched.catch(() => undefined);
+    try {
+      await this.writeAtLeastOnce(moved);
+    } catch (err) {
+      this.prefetch = null;
+      throw err;
+    }
+    this.prefetch = { positions: next, fetched: prefetched };
   }
 
   /** Records first, then (after their acknowledgements) the positions. */
@@ -238,7 +304,8 @@ export class MirrorSourceTask {
     const results = await Promise.allSettled(moved.map((f) => this.copy(f)));
     const failed = results.find((r) => r.status === 'rejected');
     moved.forEach((f, i) => { if (results[i]!.status === 'fulfilled') this.advance(f, (results[i] as PromiseFulfilledResult<number[]>).value); });
-    await this.writeOffsets(null);
+    // The positions are stored at the next flush (offset.flush.interval.ms), as Connect does: a
+    // crash before it mirrors those records again, which at least once allows.
     await this.firePendingSyncs();
     if (failed !== undefined) throw (failed as PromiseRejectedResult).reason;
   }

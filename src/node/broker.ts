@@ -59,6 +59,11 @@ export interface MetadataSource {
   offset(): bigint;
 }
 
+/** Topics the broker writes itself (Kafka's double-underscore internal topics, the registry's _schemas). */
+function brokerWrittenTopic(topic: string): boolean {
+  return topic.startsWith('__') || topic === '_schemas';
+}
+
 export type LogFactory = (topic: string, partition: number, topicId: string) => Promise<LocalLog>;
 
 export interface BrokerDeps {
@@ -79,6 +84,13 @@ export interface BrokerDeps {
   dropLog?: (topic: string, partition: number) => Promise<void>;
   /** The log directories and what they hold. */
   logDirs?: () => LogDirDescription[];
+  /**
+   * Why a client's produce of `bytes` to a partition is refused before it reaches the log (its log
+   * directory is below log.dir.min.free.bytes), or null.
+   */
+  produceRefusal?: (topic: string, partition: number, bytes: number) => string | null;
+  /** Whether a partition's log directory is below log.dir.min.free.bytes now (followers stop fetching it). */
+  belowFreeSpaceFloor?: (topic: string, partition: number) => boolean;
   topicDefaults: TopicDefaults;
   /** The static broker configuration (server.properties plus --set overrides). */
   brokerConfig: BrokerConfig;
@@ -595,6 +607,11 @@ export class Broker {
       // Consumers reading from this follower (KIP-392) wait for its high watermark to move.
       onFollowerProgress: (p) => this.replicaManager.onHighWatermark(p),
       restoreFromRemoteTier: (p, localStart, logStart) => this.replicaManager.restoreFromRemoteTier(p, localStart, logStart),
+      // Below the free-space floor a follower stops growing its copies of clients' topics (they may
+      // leave the ISR; the leader's other replicas carry acks=all) rather than run into ENOSPC and
+      // halt; the broker's own topics (group offsets, transactions, share state, tiered metadata,
+      // schemas) keep replicating: they are small and their commits wait for the ISR.
+      mayAppend: (p) => brokerWrittenTopic(p.topic) || this.deps.belowFreeSpaceFloor?.(p.topic, p.index) !== true,
       connect: async (e: LeaderEndpoint) => {
         const interBrokerTls = clientTlsFor(c, c.interBrokerListenerName);
         const interBrokerSasl = clientSaslFor(c, c.interBrokerListenerName);
@@ -817,6 +834,8 @@ export class Broker {
       sharePersister: this.share.persister,
       highWatermark: (topic: string, partition: number) => { const p = this.replicaManager.partition(topic, partition); return p?.isLeader ? p.highWatermark : null; },
       logDirs: () => this.deps.logDirs?.() ?? [],
+      // Only where the produce would be appended: elsewhere the replica manager's answer (not the leader, unknown) comes first.
+      produceRefusal: (topic: string, partition: number, bytes: number) => (rm.partition(topic, partition)?.isLeader === true ? this.deps.produceRefusal?.(topic, partition, bytes) ?? null : null),
       generateProducerId: () => this.producerIds.generate(),
       txn: this.txn,
       ensureTransactionTopic: () => this.ensureTransactionTopic(),

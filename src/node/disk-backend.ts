@@ -10,7 +10,9 @@ import { controllerGateFor, controllerSaslFor, controllerTlsFor } from './contro
 import { ConfigurationsImage, type MetadataImage, type MetadataRecord } from '../metadata/index.js';
 import { describeQuorum, parseQuorumVoters, type VoterAddress } from '../raft/index.js';
 import { realScheduler, StorageLog, subjectNameStrategyOf, type SchemaValidation } from '../replication/index.js';
-import { LogManager, NodeFileSystem, logConfig, logDirName, parseLogDirName, randomUuid, readMetaProperties, type FileSystem, type LogConfig, type PartitionLog } from '../storage/index.js';
+import {
+  LogDirFreeSpace, LogManager, NodeFileSystem, logConfig, logDirName, parseLogDirName, randomUuid, readMetaProperties, type FileSystem, type LogConfig, type LogDirSpaceView, type PartitionLog,
+} from '../storage/index.js';
 import { readBootstrapRecords, storedVoters, unformattedRefusal } from './storage-format.js';
 import { LogMetadata, METADATA_TOPIC, type LogMetadataOptions } from './metadata-log.js';
 import { ControllerService } from './controller-service.js';
@@ -131,7 +133,10 @@ export type DiskBackend = Omit<BrokerDeps, 'nodeId' | 'clock' | 'controller'> & 
   controllerRouter: Router<any> | null;
   /** controller_mutation_rate as this node's controller measures it (charged only while it is active). */
   controllerMutationQuotas: ClientQuotaManager;
-  logs: LogManager; close(): Promise<void> };
+  logs: LogManager;
+  /** The log directory's free space against log.dir.min.free.bytes and its state. */
+  logDirSpace: () => LogDirSpaceView[];
+  close(): Promise<void> };
 
 function describeLogDir(dataDir: string, logs: LogManager): LogDirDescription {
   let totalBytes = -1;
@@ -248,6 +253,22 @@ async function openDiskBackend(o: DiskBackendOptions, brokerConfig: BrokerConfig
     log: (m) => storage.info(m),
     ...(o.onLogDirFailure ? { onOffline: (cause: Error) => o.onLogDirFailure!(o.dataDir, cause) } : {}),
   });
+  // The free-space floor (log.dir.min.free.bytes): dynamic, so read from the image at each sample.
+  const thresholdsNow = () => {
+    const c = brokerConfigIn(metadata?.image.configs ?? ConfigurationsImage.EMPTY);
+    return { minFreeBytes: Number(c.get('log.dir.min.free.bytes')), alertFreeBytes: Number(c.get('log.dir.free.bytes.alert.threshold')) };
+  };
+  const space = new LogDirFreeSpace({
+    dir: nodePath.resolve(o.dataDir), fs, thresholds: thresholdsNow, intervalMs: o.tickMs ?? 1000,
+    log: (level, m) => storage[level](m),
+  });
+  space.sample(o.clock.nowMs());
+  {
+    const v = space.view(false);
+    if (v.totalBytes >= 0 && v.minFreeBytes >= v.totalBytes) {
+      storage.warn(`log.dir.min.free.bytes ${v.minFreeBytes} is not below the size of the volume of ${o.dataDir} (${v.totalBytes} bytes): every produce will be refused; lower it`);
+    }
+  }
   // Static voters win; else the voters this node's metadata log recorded (a formatted bootstrap
   // snapshot, or a later one), else the voter set is asked of controller.quorum.bootstrap.servers.
   const bootstrapVoters = async (): Promise<VoterAddress[] | undefined> => {
@@ -370,6 +391,8 @@ async function openDiskBackend(o: DiskBackendOptions, brokerConfig: BrokerConfig
   let logsOpened = 0;
   let ticking = false;
   const timer = setInterval(() => {
+    // Apart from the tick, which may be busy for long (the cleaner), so the interval stays bounded.
+    if (logs.offline === null) space.maybeSample(o.clock.nowMs());
     if (ticking) return;
     ticking = true;
     logs.tick(o.clock.nowMs()).finally(() => { ticking = false; });
@@ -396,6 +419,12 @@ async function openDiskBackend(o: DiskBackendOptions, brokerConfig: BrokerConfig
     },
     dropLog: async (topic, partition) => logs.deleteLog(topic, partition),
     logDirs: () => [describeLogDir(o.dataDir, logs)],
+    logDirSpace: () => [space.view(logs.offline !== null)],
+    // Clients' produce to a partition led here (the broker checks that; with one directory per node
+    // it is in this one) while the directory is below the floor; an offline directory's partitions
+    // are left to the replica manager's answer.
+    produceRefusal: (_topic, _partition, bytes) => (logs.offline === null ? space.admit(bytes, o.clock.nowMs()) : null),
+    belowFreeSpaceFloor: () => logs.offline === null && space.belowFloor,
     topicDefaults,
     brokerConfig,
     validateTopicConfigs: validate,

@@ -8,7 +8,7 @@ import { NetworkServer, saslInputs, securedListener, type ListenerSpec, type Net
 import type { HttpListener } from '../http/index.js';
 import { Broker, type BrokerDeps } from './broker.js';
 import { diskBackend } from './disk-backend.js';
-import { MemoryFileSystem, type FileSystem, type LogFlushStats } from '../storage/index.js';
+import { MemoryFileSystem, type FileSystem, type LogDirSpaceView, type LogFlushStats } from '../storage/index.js';
 import { listenerName, parseBrokerConfig, type BrokerConfig } from '../config/index.js';
 import { addressConnectionRates, applyConnectionLimitsOnConfigChange, connectionLimitsOf } from './connection-limits.js';
 import { ScramImage } from '../metadata/index.js';
@@ -16,6 +16,8 @@ import type { LogMetadata } from './metadata-log.js';
 import type { ControllerService } from './controller-service.js';
 import { reloadTlsOnConfigChange } from './tls-reload.js';
 import { registryProtocol, SCHEMA_REGISTRY_ENDPOINT, startNodeRegistry, type NodeRegistry } from './schema-registry.js';
+import { startNodeMirror } from './mirror.js';
+import type { MirrorEngine } from '../mirror/index.js';
 import type { RegistryService } from '../registry/index.js';
 
 /**
@@ -85,6 +87,8 @@ export interface ServerHandle {
   readonly schemaRegistryUrl: string | null;
   /** The schema registry's service (its replayed state), when it runs here. */
   readonly schemaRegistry: RegistryService | null;
+  /** MirrorMaker 2's engine, when mirror.enable runs it in this node. */
+  readonly mirror: MirrorEngine | null;
   /** The controller hosted here (it may be a standby), if the node has the metadata log. */
   readonly controllerService: ControllerService | null;
   /** controller_mutation_rate as this node's controller charges it (only while active), if the node has the metadata log. */
@@ -93,6 +97,8 @@ export interface ServerHandle {
   readonly requestMetrics: RequestMetrics;
   /** fsync times of this node's logs, the metadata log's included (a data directory only). */
   readonly logFlushStats: LogFlushStats | null;
+  /** Each log directory's free space against log.dir.min.free.bytes and its state (none without a backend of our own). */
+  logDirs(): LogDirSpaceView[];
   /** The bound HTTP listener, or null (none configured, or no factory given). */
   readonly http: { readonly host: string; readonly port: number } | null;
   /**
@@ -261,6 +267,7 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerHa
   let close: (closeOptions?: { controlledShutdown?: boolean }) => Promise<void> = async () => {};
   let httpBound: HttpListener | null = null;
   let registry: NodeRegistry | null = null;
+  let mirror: MirrorEngine | null = null;
   const handle: ServerHandle = {
     nodeId,
     listeners: network.bound,
@@ -273,10 +280,12 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerHa
     config: brokerConfig,
     get schemaRegistryUrl() { return registry?.listener.url ?? null; },
     get schemaRegistry() { return registry?.service ?? null; },
+    get mirror() { return mirror; },
     controllerService: disk?.controllerService ?? null,
     controllerMutationQuotas: disk?.controllerMutationQuotas ?? null,
     requestMetrics: network.requestMetrics,
     logFlushStats: disk?.logs.flushStats ?? null,
+    logDirs: () => disk?.logDirSpace() ?? [],
     get http() { return httpBound === null ? null : { host: httpBound.host, port: httpBound.port }; },
     // Stop accepting and answer what is in flight, then flush the logs and mark a clean shutdown.
     close: (closeOptions) => close(closeOptions),
@@ -301,7 +310,9 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerHa
     // find the registry writer.
     const registryEndpoint = registry ? [{ name: SCHEMA_REGISTRY_ENDPOINT, host: registry.listener.host, port: registry.listener.port, securityProtocol: SECURITY_PROTOCOL_IDS[registryProtocol(brokerConfig)] ?? 0 }] : [];
     if (broker) await broker.register([...registrationListeners(network.bound, options.config), ...registryEndpoint]);
+    mirror = await startNodeMirror(brokerConfig, componentLogger(root, 'mirror'));
   } catch (e) {
+    await mirror?.stop();
     await registry?.close();
     await httpBound?.close();
     await network.close();
@@ -318,7 +329,9 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerHa
   }
   let closing: Promise<void> | null = null;
   close = (closeOptions?: { controlledShutdown?: boolean }): Promise<void> => closing ??= (async () => {
-    // Controlled shutdown first: the controller moves this broker's leaderships away.
+    // The mirror first: it flushes its positions, possibly to this very broker.
+    await mirror?.stop();
+    // Controlled shutdown next: the controller moves this broker's leaderships away.
     if (closeOptions?.controlledShutdown !== false) await broker?.controlledShutdown(CONTROLLED_SHUTDOWN_TIMEOUT_MS);
     broker?.lifecycle?.close();
     await httpBound?.close();

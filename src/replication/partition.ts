@@ -21,9 +21,11 @@ export interface LocalLog {
   readonly tieredLog: PartitionLog | null;
   /**
    * Appends batches (validated, offsets assigned); resolves when written. Only the transaction
-   * coordinator ('coordinator') may write control batches (COMMIT/ABORT markers).
+   * coordinator ('coordinator') may write control batches (COMMIT/ABORT markers). `current` is
+   * asked right before the write, after the validation's awaits: false refuses the append
+   * (NOT_LEADER_OR_FOLLOWER), so a leadership lost meanwhile writes nothing into a follower's log.
    */
-  appendAsLeader(records: Buffer, leaderEpoch: number, origin?: AppendOrigin, check?: ((c: RecordCursor) => string | null) | null): Promise<AppendResult>;
+  appendAsLeader(records: Buffer, leaderEpoch: number, origin?: AppendOrigin, check?: ((c: RecordCursor) => string | null) | null, current?: (() => boolean) | null): Promise<AppendResult>;
   /**
    * Whole batches from the one containing `offset`, at most `maxBytes`, never past `upTo`. With
    * `minOneBatch` a first batch larger than `maxBytes` comes whole (KIP-74: the first data of a

@@ -84,6 +84,12 @@ export interface ReplicaFetcherPorts {
    * segment before it holds. Resolves false when that copy cannot be read yet (tried again later).
    */
   restoreFromRemoteTier?(partition: Partition, localStart: number, logStart: number): Promise<boolean>;
+  /**
+   * False while a followed partition must not grow here (its log directory is below
+   * log.dir.min.free.bytes): it is not fetched, backing off as after an error, so it may leave the
+   * ISR, and is fetched again once space returns. Absent: always.
+   */
+  mayAppend?(partition: Partition): boolean;
 }
 
 /** Kafka's PartitionFetchState: where the next fetch starts, and whether truncation comes first. */
@@ -97,6 +103,8 @@ interface FetchState {
   truncating: boolean;
   /** No fetch for this partition before this time (backoff after an error). */
   delayUntilMs: number;
+  /** The last answer that was not plain records (an error, a truncation), for diagnostics. */
+  lastEvent: string;
 }
 
 function unrefTimer(fn: () => void, ms: number): { cancel(): void } {
@@ -220,6 +228,16 @@ export class ReplicaFetcher {
   /** Where the next fetch of a partition starts, or undefined when this fetcher does not hold it. */
   fetchOffsetOf(p: Partition): number | undefined { return this.states.get(partitionKey(p.topic, p.index))?.fetchOffset; }
 
+  /** A partition's fetch state as a diagnostic line (tests and tools), or undefined when this fetcher does not hold it. */
+  describe(p: Partition): string | undefined {
+    const s = this.states.get(partitionKey(p.topic, p.index));
+    if (s === undefined) return undefined;
+    const delay = s.delayUntilMs - this.ports.clock.nowMs();
+    return `fetcher ${this.fetcherId} to broker ${this.leaderId}: fetchOffset=${s.fetchOffset} leaderEpoch=${s.leaderEpoch}${s.truncating ? ' truncating' : ''}`
+      + `${delay > 0 ? ` delayed ${delay} ms` : ''}${this.holds(s) ? '' : ' (stale: the partition moved on)'} link=${this.link === null ? 'none' : this.link.closed ? 'closed' : 'open'}`
+      + ` partitions=${this.states.size}${this.closing ? ' closing' : ''}${s.lastEvent === '' ? '' : ` last: ${s.lastEvent}`}`;
+  }
+
   /**
    * Kafka's addPartitions: a partition starts fetching at its log end offset with the epoch of its
    * last batch as LastFetchedEpoch (truncation happens on the leader's answer, KIP-595). A log
@@ -229,7 +247,7 @@ export class ReplicaFetcher {
     const log = p.log;
     const truncating = log.latestEpoch < 0 && log.logEndOffset > log.logStartOffset;
     this.states.set(partitionKey(p.topic, p.index), {
-      partition: p, topicId, leaderEpoch: p.leaderEpoch, fetchOffset: log.logEndOffset, truncating, delayUntilMs: 0,
+      partition: p, topicId, leaderEpoch: p.leaderEpoch, fetchOffset: log.logEndOffset, truncating, delayUntilMs: 0, lastEvent: '',
     });
     this.wake?.();
   }
@@ -267,7 +285,7 @@ export class ReplicaFetcher {
     let nextDue = Infinity;
     for (const s of this.states.values()) {
       // A partition whose leader or epoch just changed waits for the delta to remove or re-add it.
-      if (s.delayUntilMs <= now && !this.holds(s)) s.delayUntilMs = now + this.config.fetchBackoffMs;
+      if (s.delayUntilMs <= now && (!this.holds(s) || this.ports.mayAppend?.(s.partition) === false)) s.delayUntilMs = now + this.config.fetchBackoffMs;
       if (s.delayUntilMs <= now) ready.push(s);
       else nextDue = Math.min(nextDue, s.delayUntilMs);
     }
@@ -457,6 +475,7 @@ export class ReplicaFetcher {
       default:
         // NOT_LEADER_OR_FOLLOWER, UNKNOWN_LEADER_EPOCH, UNKNOWN_TOPIC_ID, UNKNOWN_TOPIC_OR_PARTITION,
         // ...: the leader's metadata lags this broker's, or the other way round; try again later.
+        s.lastEvent = `error ${pd.errorCode} at ${s.fetchOffset} (${new Date(this.ports.clock.nowMs()).toISOString()})`;
         this.delay([s]);
     }
   }
@@ -489,6 +508,7 @@ export class ReplicaFetcher {
     if (t.offset < p.highWatermark) {
       this.ports.logger?.warn(`${partitionName(p.topic, p.index)}: truncating to ${t.offset}, below the high watermark ${p.highWatermark}`);
     }
+    s.lastEvent = `truncated ${log.logEndOffset} -> ${Math.min(t.offset, log.logEndOffset)}${t.completed ? '' : ' (asking again)'} (${new Date(this.ports.clock.nowMs()).toISOString()})`;
     // Also at the log end offset: an epoch this log started but never wrote in goes (see truncateTo).
     log.truncateTo(Math.min(t.offset, log.logEndOffset));
     p.highWatermark = Math.min(p.highWatermark, log.logEndOffset);
@@ -542,6 +562,7 @@ export class ReplicaFetcher {
     const link = this.link;
     if (link === null) return;
     const p = s.partition;
+    s.lastEvent = `OFFSET_OUT_OF_RANGE at ${s.fetchOffset} (${new Date(this.ports.clock.nowMs()).toISOString()})`;
     const leaderEnd = await this.leaderOffset(link, s, LATEST_TIMESTAMP);
     if (leaderEnd === null || !this.holds(s)) return;
     const log = p.log;
@@ -653,6 +674,12 @@ export class ReplicaFetcherManager implements ReplicaFetchers {
 
   /** The fetcher holding a partition (tests and metrics). */
   fetcherOf(p: Partition): ReplicaFetcher | undefined { return this.owner.get(partitionKey(p.topic, p.index)); }
+  /** A partition's fetch state as a diagnostic line: its fetcher's view, or why none fetches it. */
+  describe(p: Partition): string {
+    const f = this.owner.get(partitionKey(p.topic, p.index));
+    if (f === undefined) return 'no fetcher';
+    return f.describe(p) ?? `dropped by fetcher ${f.fetcherId} to broker ${f.leaderId} (failed, awaiting a leader change)`;
+  }
   get fetcherCount(): number { return this.fetchers.size; }
 
   /** Stops every fetcher (broker shutdown); resolves once none is running. */

@@ -528,7 +528,13 @@ export class ReplicaManager {
     try {
       // Only a client's records are validated against the registry (coordinators write their own).
       const check = p.schemaValidation !== null && origin === 'client' ? schemaRecordCheck(p.topic, p.schemaValidation, this.schemaIds) : null;
-      appended = await p.log.appendAsLeader(records, p.leaderEpoch, origin, check);
+      // Validation may await (a compacted topic's keys, a schema check): the write happens only if
+      // this broker still leads the partition at this epoch then. Otherwise the batch would land in
+      // what is now a follower's log, past the offset its fetcher continues from, and every answer
+      // from the new leader would fail to append there (NOT_CONTIGUOUS) for good.
+      const epoch = p.leaderEpoch;
+      const k = key(p.topic, p.index);
+      appended = await p.log.appendAsLeader(records, epoch, origin, check, () => p.isLeader && p.leaderEpoch === epoch && this.partitions.get(k) === p);
     } catch (err) {
       const { code, message } = errorCodeOf(err);
       const failed = produceError(code, message);

@@ -11,7 +11,9 @@ export class StorageLog implements LocalLog {
   get localLogStartOffset(): number { return this.log.localLogStartOffset; }
   get tieredLog(): PartitionLog { return this.log; }
   get logEndOffset(): number { return this.log.logEndOffset; }
-  appendAsLeader(records: Buffer, leaderEpoch: number, origin?: AppendOrigin, check?: RecordCheck | null): Promise<AppendResult> { return this.log.appendAsLeader(records, leaderEpoch, origin, check); }
+  appendAsLeader(records: Buffer, leaderEpoch: number, origin?: AppendOrigin, check?: RecordCheck | null, current?: (() => boolean) | null): Promise<AppendResult> {
+    return this.log.appendAsLeader(records, leaderEpoch, origin, check, current);
+  }
   async read(offset: number, maxBytes: number, upTo: number, minOneBatch: boolean, alloc?: (bytes: number) => Buffer): Promise<Buffer> { return this.log.read(offset, maxBytes, upTo, minOneBatch, alloc); }
   offsetForTimestamp(ts: number) { return this.log.offsetForTimestamp(ts); }
   maxTimestampOffset() { return this.log.maxTimestampOffset(); }

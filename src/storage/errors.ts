@@ -9,6 +9,7 @@ export type StorageErrorKind =
   | 'RECORD_LIST_TOO_LARGE'
   | 'INVALID_TIMESTAMP'
   | 'NOT_CONTIGUOUS' // a follower append that does not start at the log end offset
+  | 'NOT_LEADER_OR_FOLLOWER' // a leader's append whose caller no longer leads at its epoch once the records are validated
   | 'UNSUPPORTED_COMPRESSION_TYPE'
   | 'UNSUPPORTED_FOR_MESSAGE_FORMAT'
   | 'INVALID_PRODUCER_EPOCH'

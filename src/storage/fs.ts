@@ -66,7 +66,14 @@ export interface FileSystem {
   mtimeMs(path: string): number;
   /** A file's length without opening it. */
   fileSize(path: string): number;
+  /**
+   * The volume holding `path` (statfs): its size and the bytes an unprivileged writer may still
+   * use (f_bavail, what df shows as available), or -1 for both when the volume has no bound.
+   */
+  statfs(path: string): VolumeSpace;
 }
+
+export interface VolumeSpace { totalBytes: number; usableBytes: number }
 
 class NodeFileHandle implements FileHandle {
   constructor(private fd: number, readonly path: string) {}
@@ -168,6 +175,10 @@ export class NodeFileSystem implements FileSystem {
   }
   mtimeMs(path: string): number { return nodeFs.statSync(path).mtimeMs; }
   fileSize(path: string): number { return nodeFs.statSync(path).size; }
+  statfs(path: string): VolumeSpace {
+    const s = nodeFs.statfsSync(path);
+    return { totalBytes: s.blocks * s.bsize, usableBytes: s.bavail * s.bsize };
+  }
 }
 
 /**

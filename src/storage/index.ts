@@ -2,7 +2,7 @@
 // directory, its meta.properties, the cleaner, and the FileSystem port with its real and in-memory
 // implementations.
 export { StorageError, type StorageErrorKind } from './errors.js';
-export { NodeFileSystem, FileCache, type FileSystem, type FileHandle } from './fs.js';
+export { NodeFileSystem, FileCache, type FileSystem, type FileHandle, type VolumeSpace } from './fs.js';
 export { MemoryFileSystem, type Fault, type FaultOp } from './memory-fs.js';
 export { LOG_DEFAULTS, logConfig, type LogConfig } from './config.js';
 export { PartitionLog, type AppendInfo, type OpenOptions, type RecordCheck, type RecoveryReport, type TimestampAndOffset } from './partition-log.js';
@@ -18,3 +18,4 @@ export { LogFlushStats, LOG_FLUSH_BUCKETS_MS } from './flush-stats.js';
 export { LogManager, type LogManagerOptions } from './log-manager.js';
 export { META_PROPERTIES, randomUuid, isUuid, readMetaProperties, writeMetaProperties, type MetaProperties } from './meta-properties.js';
 export { logDirName, parseLogDirName } from './log-dir-name.js';
+export { LogDirFreeSpace, stateOf as freeSpaceStateOf, type LogDirFreeSpaceOptions, type LogDirSpaceState, type LogDirSpaceView, type FreeSpaceThresholds } from './free-space.js';

@@ -208,7 +208,8 @@ export class LogManager {
     this.logStartOffsets.delete(key);
     this.highWatermarks.delete(key);
     this.cleanerOffsets.delete(key);
-    if (log) for (const s of log.segments) s.closeFiles();
+    // An append still in flight must not recreate the files (or write into a re-created topic's).
+    log?.markDeleted();
     const dir = this.path(key);
     if (!this.o.fs.exists(dir)) return;
     // Rename first so a crash mid-delete leaves a "-delete" directory that startup removes. The

@@ -7,7 +7,7 @@
 // POSIX requires it.
 import * as nodePath from 'node:path';
 import type { Prng } from '../util/index.js';
-import type { FileHandle, FileSystem } from './fs.js';
+import type { FileHandle, FileSystem, VolumeSpace } from './fs.js';
 
 interface MemFile {
   data: Buffer;
@@ -95,6 +95,12 @@ export class MemoryFileSystem implements FileSystem {
   }
 
   get usedBytes(): number { return this.used; }
+
+  /** capacityBytes and what is left of it (-1 for both without a capacity). */
+  statfs(_path: string): VolumeSpace {
+    if (this.capacityBytes === Infinity) return { totalBytes: -1, usableBytes: -1 };
+    return { totalBytes: this.capacityBytes, usableBytes: Math.max(0, this.capacityBytes - this.used) };
+  }
 
   private file(path: string): MemFile {
     const f = this.files.get(nodePath.resolve(path));

@@ -301,6 +301,18 @@ export class PartitionLog {
     }
   }
 
+  /**
+   * guard() for a step that changes the log: refused once the log is closed or deleted. An append
+   * that was still validating (a compacted topic's keys are read asynchronously) when its log
+   * closed would otherwise reopen the files and write at the closed log's end, over a log opened
+   * on the same directory since (a broker restarted in the same process, a topic re-created), and
+   * leave bytes there that no CRC ever checked.
+   */
+  private mutate<T>(fn: () => T): T {
+    if (this.closed) throw new StorageError('KAFKA_STORAGE_ERROR', `log ${this.name} is closed`);
+    return this.guard(fn);
+  }
+
   // ---------------------------------------------------------------- appends
 
   /**
@@ -308,7 +320,13 @@ export class PartitionLog {
    * by rewriting each base offset in place, stamps the leader epoch (and the append time for
    * LogAppendTime), and writes them in one write.
    */
-  async appendAsLeader(records: Buffer, leaderEpoch: number, origin: 'client' | 'coordinator' = 'client', check: RecordCheck | null = null): Promise<AppendInfo> {
+  async appendAsLeader(records: Buffer, leaderEpoch: number, origin: 'client' | 'coordinator' = 'client', check: RecordCheck | null = null,
+    /**
+     * Asked right before the write, after validation (which may await): false refuses the append
+     * (NOT_LEADER_OR_FOLLOWER). The replica manager's "still the leader at `leaderEpoch`": Kafka
+     * holds the partition's leaderIsrUpdateLock across the append for the same reason.
+     */
+    current: (() => boolean) | null = null): Promise<AppendInfo> {
     // Transaction coordinators write control batches (markers); clients may not.
     const views = this.parse(records, origin === 'client');
     // Records are read (and decompressed) only when a rule needs them, once for all the rules.
@@ -319,7 +337,10 @@ export class PartitionLog {
     if (this.config.messageTimestampType !== 'LogAppendTime' && this.timestampOutOfRange(views, now)) {
       throw await this.timestampRecordErrors(views, now);
     }
-    return this.guard(() => this.appendValidated(records, views, leaderEpoch, now));
+    return this.mutate(() => {
+      if (current !== null && !current()) throw new StorageError('NOT_LEADER_OR_FOLLOWER', `${this.name}: no longer led at leader epoch ${leaderEpoch}`);
+      return this.appendValidated(records, views, leaderEpoch, now);
+    });
   }
 
   /**
@@ -332,7 +353,7 @@ export class PartitionLog {
     const views = this.parse(fetched, false, true);
     const last = views.at(-1);
     const records = last === undefined ? fetched.subarray(0, 0) : fetched.subarray(0, last.offset + last.sizeInBytes);
-    return this.guard(() => {
+    return this.mutate(() => {
       if (views.length === 0) return this.emptyAppend();
       const first = views[0]!;
       if (first.baseOffset !== this.logEndOffset) {
@@ -452,7 +473,7 @@ export class PartitionLog {
    * fsyncs the directory when a roll has not been covered yet.
    */
   roll(): LogSegment {
-    return this.guard(() => {
+    return this.mutate(() => {
       const old = this.activeSegment;
       const base = this.logEndOffset;
       if (old.size === 0) return old;
@@ -677,7 +698,7 @@ export class PartitionLog {
    * same for the same reason).
    */
   truncateTo(offset: number): void {
-    this.guard(() => {
+    this.mutate(() => {
       if (offset >= this.logEndOffset) {
         this.epochCache.truncateFromEnd(this.logEndOffset);
         this.epochCache.flush();
@@ -703,7 +724,7 @@ export class PartitionLog {
    * below it (Kafka's TierStateMachine), so `logStartOffset` may be lower.
    */
   truncateFullyAndStartAt(offset: number, logStartOffset = offset): void {
-    this.guard(() => {
+    this.mutate(() => {
       for (const s of this.segments.splice(0)) this.deleteSegmentFiles(s, true);
       for (const o of this.snapshotOffsets()) this.fs.remove(this.snapshotPath(o));
       this.segments.push(LogSegment.create(this.dir, offset, this.files, this.config, this.clock.nowMs()));
@@ -749,7 +770,7 @@ export class PartitionLog {
 
   /** DeleteRecords: moves the log start offset forward; whole segments below it are deleted. */
   deleteRecordsBefore(offset: number): number {
-    return this.guard(() => {
+    return this.mutate(() => {
       if (offset > this.highWatermark) throw new StorageError('OFFSET_OUT_OF_RANGE', `cannot delete records before ${offset}: above the high watermark ${this.highWatermark}`);
       if (offset <= this.logStartOffset) return this.logStartOffset;
       this.logStartOffset = offset;
@@ -767,7 +788,7 @@ export class PartitionLog {
    * Returns the number of segments deleted.
    */
   deleteOldSegments(nowMs: number): number {
-    return this.guard(() => {
+    return this.mutate(() => {
       let deleted = this.deleteSegmentsWhile((s, next) => next !== undefined && next.baseOffset <= this.logStartOffset);
       if (!this.config.cleanupPolicy.includes('delete')) return deleted;
       // Tiered (Kafka's UnifiedLog with remote storage): local retention, and only over segments
@@ -800,7 +821,7 @@ export class PartitionLog {
    * below it go too.
    */
   updateLogStartOffsetFromRemoteTier(offset: number): void {
-    this.guard(() => {
+    this.mutate(() => {
       if (offset <= this.logStartOffset) return;
       this.logStartOffset = Math.min(offset, this.highWatermark, this.logEndOffset);
       this.epochCache.truncateFromStart(this.logStartOffset);
@@ -860,8 +881,22 @@ export class PartitionLog {
 
   /** Clean close: everything fsynced, indexes trimmed, a producer snapshot at the log end. */
   close(): void {
+    if (this.closed) return;
+    if (this.offlineCause) { this.closed = true; for (const s of this.segments) s.closeFiles(); return; }
+    try {
+      this.closeCleanly();
+    } finally {
+      this.closed = true;
+    }
+  }
+
+  /** The log's directory is being deleted (LogManager.deleteLog): its files close, and nothing may change it any more. */
+  markDeleted(): void {
     this.closed = true;
-    if (this.offlineCause) { for (const s of this.segments) s.closeFiles(); return; }
+    for (const s of this.segments) s.closeFiles();
+  }
+
+  private closeCleanly(): void {
     this.guard(() => {
       this.flush();
       // Always a snapshot at the log end (as Kafka takes one on close), so the next open replays

@@ -47,11 +47,19 @@ export class ChunkedStorageManager implements RemoteStorageManager {
     // Indexes first and the log last: a copy cut short leaves no log object, and the segment stays
     // COPY_SEGMENT_STARTED in the metadata, so nothing reads it and deletion cleans it up.
     const source = (x: string | Buffer) => (typeof x === 'string' ? { path: x } : { bytes: x });
-    await this.store.put(base + INDEX_SUFFIXES.OFFSET, source(data.offsetIndex));
-    await this.store.put(base + INDEX_SUFFIXES.TIMESTAMP, source(data.timeIndex));
-    if (data.transactionIndex !== undefined) await this.store.put(base + INDEX_SUFFIXES.TRANSACTION, source(data.transactionIndex));
-    await this.store.put(base + INDEX_SUFFIXES.PRODUCER_SNAPSHOT, source(data.producerSnapshotIndex));
-    await this.store.put(base + INDEX_SUFFIXES.LEADER_EPOCH, { bytes: data.leaderEpochIndex });
+    // The indexes are independent of each other and small: uploaded at once, so a segment costs two
+    // round trips (or fsyncs) of the store, not six.
+    // Every upload settles before a failure is reported, so the cleanup of a failed attempt never
+    // races an upload still running (which would leave an object behind it).
+    const indexes = await Promise.allSettled([
+      this.store.put(base + INDEX_SUFFIXES.OFFSET, source(data.offsetIndex)),
+      this.store.put(base + INDEX_SUFFIXES.TIMESTAMP, source(data.timeIndex)),
+      data.transactionIndex !== undefined ? this.store.put(base + INDEX_SUFFIXES.TRANSACTION, source(data.transactionIndex)) : undefined,
+      this.store.put(base + INDEX_SUFFIXES.PRODUCER_SNAPSHOT, source(data.producerSnapshotIndex)),
+      this.store.put(base + INDEX_SUFFIXES.LEADER_EPOCH, { bytes: data.leaderEpochIndex }),
+    ]);
+    const failed = indexes.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed !== undefined) throw failed.reason;
     await this.store.put(base + SEGMENT_SUFFIX, { path: data.logSegment });
     // A retried copy replaced the objects; nothing cached from the earlier attempt may be served.
     this.chunkCache?.invalidatePrefix(base);

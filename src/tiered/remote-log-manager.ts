@@ -228,8 +228,12 @@ export class RemoteLogManager {
       log.highestOffsetInRemoteStorage = this.highestRemoteOffset(t.p);
       t.initialized = true;
     }
-    if (!log.config.remoteLogCopyDisable) await this.copySegments(t);
+    // Expiry runs even when copying fails (Kafka runs RLMCopyTask and RLMExpirationTask apart), so
+    // remote retention and the cleanup of failed attempts go on while the store refuses uploads.
+    let copyError: unknown = null;
+    if (!log.config.remoteLogCopyDisable) await this.copySegments(t).catch((e: unknown) => { copyError = e; });
     if (!t.stopped) await this.expire(t);
+    if (copyError !== null) throw copyError;
   }
 
   /** Runs the task of a partition led here once, now, after a run in flight (tests, and a topic's config change). */

@@ -57,16 +57,20 @@ export async function until<T>(timeoutMs: number, what: string, probe: () => Pro
   }
 }
 
-/** `logline server` as a child process on a free loopback port; resolves once it listens. */
-export function startServerProcess(dataDir: string, extraArgs: string[] = []): Promise<{ child: ChildProcess; port: number }> {
+/**
+ * `logline server` as a child process on a free loopback port; resolves once it listens, with its
+ * output so far and from then on (`output()`).
+ */
+export function startServerProcess(dataDir: string, extraArgs: string[] = []): Promise<{ child: ChildProcess; port: number; output: () => string }> {
   const child = spawn(process.execPath, ['bin/logline.js', 'server', '--data-dir', dataDir, '--listeners', 'PLAINTEXT://127.0.0.1:0', '--set', 'http.listener=127.0.0.1:0', '--set', 'schema.registry.listener=127.0.0.1:0', ...extraArgs], { stdio: ['ignore', 'pipe', 'pipe'] });
   return new Promise((resolve, reject) => {
     let out = '';
+    let started = false;
     const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`server did not start: ${out}`)); }, 20_000);
     const onData = (d: Buffer) => {
       out += d;
-      const m = /listening on PLAINTEXT:\/\/127\.0\.0\.1:(\d+)/.exec(out);
-      if (m) { clearTimeout(timer); resolve({ child, port: Number(m[1]) }); }
+      const m = started ? null : /listening on PLAINTEXT:\/\/127\.0\.0\.1:(\d+)/.exec(out);
+      if (m) { started = true; clearTimeout(timer); resolve({ child, port: Number(m[1]), output: () => out }); }
     };
     child.stdout!.on('data', onData);
     child.stderr!.on('data', onData);

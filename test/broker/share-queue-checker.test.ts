@@ -11,10 +11,13 @@
 // A failure prints the log of the record it is about.
 // And replication's part: every record the producer was told was written (its partition's answer,
 // acks=all) is in the log at that offset, once, and every delivery is of the record the log holds
-// at its offset. Followers that stop catching up with their leader (seen: a `__share_group_state`
-// partition's, after which no state write reaches min.insync.replicas and the share group stalls)
-// are a replication finding too: said in a diagnostic, and the test reports itself skipped rather
-// than passed or failed. SHARE_CHECKER_RECORDS and SHARE_CHECKER_KILLS raise the load.
+// at its offset. Followers that stop catching up with their leader fail it as a replication failure
+// (seen before the fix in src/storage: a killed node's append, resumed after its log closed, wrote
+// over the log the restarted node had opened; followers could not append the leader's torn batch,
+// no `__share_group_state` write reached min.insync.replicas, and the share group stalled), with
+// each replica's fetch state for the partition. A stall or an unfinished run writes the brokers'
+// log to a file, and with SHARE_CHECKER_LOG_DIR set keeps the nodes' data directories there too.
+// SHARE_CHECKER_RECORDS and SHARE_CHECKER_KILLS raise the load.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Kafka, logLevel } from 'kafkajs';
@@ -24,6 +27,10 @@ import { ApiKey } from '../../src/protocol/index.js';
 import { iterateBatches, readRecords } from '../../src/records/index.js';
 import { ACCEPT, RELEASE, ShareConsumer } from '../../src/cli/share-consumer.js';
 import { until, within } from './process-helpers.js';
+import { createLogger } from '../../src/util/index.js';
+import { cpSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as nodePath from 'node:path';
 
 const TOPIC = 'queue';
 const GROUP = 'checkers';
@@ -42,6 +49,38 @@ const CONFIG = {
 interface Delivery { consumer: number; partition: number; offset: number; value: string; deliveryCount: number; atMs: number }
 
 type Cluster = Awaited<ReturnType<typeof startCluster>>;
+
+/** The brokers' log lines (INFO and up), the last LOG_LINES of them, written to a file when a run stalls. */
+const LOG_LINES = 50_000;
+function ringLogger(): { logger: ReturnType<typeof createLogger>; lines: string[] } {
+  const lines: string[] = [];
+  const push = (line: string) => { lines.push(line); if (lines.length > LOG_LINES) lines.splice(0, lines.length - LOG_LINES); };
+  return { logger: createLogger({ level: 'INFO', writeError: push, writeOther: push }), lines };
+}
+
+/**
+ * Every running replica's view of a partition: role, epochs, log and high watermark, the leader's
+ * ISR and each follower's progress, a follower's fetch state (its fetcher's offset, epoch, last
+ * error), and the partition's registration in that node's metadata image.
+ */
+function replicaStates(cluster: Cluster, topic: string, index: number): string[] {
+  const now = Date.now();
+  return cluster.nodes.filter((n) => n.server?.broker).map((n) => {
+    const broker = n.server!.broker!;
+    const p = broker.replicaManager.partition(topic, index);
+    const image = n.server!.metadata?.image;
+    const reg = image?.topics.getTopic(topic)?.partitions.get(index);
+    const own = image?.cluster.broker(n.nodeId);
+    const md = `image: leader=${reg?.leader} leaderEpoch=${reg?.leaderEpoch} partitionEpoch=${reg?.partitionEpoch} isr=${reg?.isr} replicas=${reg?.replicas}; own registration epoch=${own?.epoch} fenced=${own?.fenced}, lifecycle epoch=${broker.lifecycle?.brokerEpoch}`;
+    if (p === undefined) return `n${n.nodeId}: no partition; ${md}`;
+    const log = p.log;
+    const epochs = [p.leaderEpoch, p.leaderEpoch - 1, p.leaderEpoch - 2, p.leaderEpoch - 3].filter((e) => e >= 0).map((e) => { const x = log.endOffsetForEpoch(e); return `${e}:${x ? `${x.leaderEpoch}@${x.endOffset}` : '-'}`; }).join(',');
+    const role = p.isLeader
+      ? `L isr=${p.isr} pending=${p.pendingIsrChange ? `${p.pendingIsrChange.kind}:${p.pendingIsrChange.proposedIsr}` : '-'} epochStart=${p.leaderEpochStartOffset} followers=[${[...p.followers.values()].map((f) => `${f.brokerId}: leo=${f.logEndOffset} caughtUp=${now - f.lastCaughtUpTimeMs}ms ago fetched=${now - f.lastFetchTimeMs}ms ago brokerEpoch=${f.brokerEpoch}`).join('; ')}]`
+      : `F of ${p.leaderId} (${broker.replicaFetchers.describe(p)})`;
+    return `n${n.nodeId}: ${role} leaderEpoch=${p.leaderEpoch} partitionEpoch=${p.partitionEpoch} logStart=${log.logStartOffset} leo=${log.logEndOffset} hw=${p.highWatermark} latestEpoch=${log.latestEpoch} epochEnds=${epochs}; ${md}`;
+  });
+}
 
 /** The partition's records below `end` as its leader `nodeId` has them: `partition:offset` → value (control batches left out). */
 async function logOf(cluster: Cluster, nodeId: number, partition: number, end: number): Promise<Map<string, string>> {
@@ -69,7 +108,8 @@ test('queue checker: brokers killed one at a time under three share consumers; e
   const phases: [string, number][] = [['start', performance.now()]];
   const restarts: number[] = [];
   const timings: string[] = [];
-  const cluster = await within(60_000, 'startCluster', startCluster({ nodes: 3, config: CONFIG }));
+  const brokerLog = ringLogger();
+  const cluster = await within(60_000, 'startCluster', startCluster({ nodes: 3, config: CONFIG, logger: brokerLog.logger }));
   phases.push(['load and kills', performance.now()]);
   const client = new ClusterClient({ bootstrap: cluster.bootstrap, clientId: 'queue-checker' });
   const deliveries: Delivery[] = [];
@@ -79,6 +119,8 @@ test('queue checker: brokers killed one at a time under three share consumers; e
   let loops: Promise<void>[] = [];
   const log = new Map<string, string>();
   let stuck: string | null = null;
+  /** A run that stalled or did not finish keeps its nodes' data directories when SHARE_CHECKER_LOG_DIR is set. */
+  let keepData = false;
   let stop = false;
   try {
     const c = await client.any();
@@ -187,17 +229,22 @@ test('queue checker: brokers killed one at a time under three share consumers; e
       // same behind-by for STUCK_MS): replication stopped, and with it the share-partitions' state
       // writes (min.insync.replicas 2), so the share group cannot finish.
       const behind: string[] = [];
+      const behindPartitions: [string, number][] = [];
       for (const [topic, count] of [[TOPIC, 2], ['__share_group_state', 3]] as const) {
         for (let i = 0; i < count; i++) {
           const copies = cluster.nodes.filter((n) => n.server?.broker).map((n) => ({ node: n.nodeId, p: n.server!.broker!.replicaManager.partition(topic, i) })).filter((x) => x.p !== undefined);
           const leader = copies.find((x) => x.p!.isLeader);
           if (!leader) continue;
           for (const x of copies) if (x.p!.log.logEndOffset < leader.p!.log.logEndOffset) behind.push(`${topic}-${i}: n${x.node} at ${x.p!.log.logEndOffset}, leader n${leader.node} at ${leader.p!.log.logEndOffset}`);
+          if (copies.some((x) => x.p!.log.logEndOffset < leader.p!.log.logEndOffset)) behindPartitions.push([topic, i]);
         }
       }
       const signature = behind.join('; ');
       if (signature === '' || signature !== behindSince.signature) Object.assign(behindSince, { signature, atMs: performance.now() });
-      else if (performance.now() - behindSince.atMs >= STUCK_MS) return { stuck: signature, offsets, hw, leaders };
+      else if (performance.now() - behindSince.atMs >= STUCK_MS) {
+        const states = behindPartitions.map(([topic, i]) => `${topic}-${i}:\n  ${replicaStates(cluster, topic, i).join('\n  ')}`).join('\n');
+        return { stuck: `${signature}\n${states}\n`, offsets, hw, leaders };
+      }
       seen = { replicas, leaders, held, members, offsets, errors, state, stateReplicas, hw, deliveries: deliveries.length, accepted: accepted.length, lastDeliveryAgoMs: performance.now() - (deliveries.at(-1)?.atMs ?? 0) };
       // A new leader's high watermark can lag its log for a moment: done is every share-partition's
       // start offset at a high watermark every replica has reached.
@@ -208,23 +255,33 @@ test('queue checker: brokers killed one at a time under three share consumers; e
       return offsets.length === 2 && settled && offsets.every((o: number, i: number) => o === hw[i]) ? { stuck: null, offsets, hw, leaders } : undefined;
     };
     const done = await until(120_000, 'every share-partition done', () => ends().catch((e) => { seen = String(e); return undefined; }), 500)
-      .catch((e) => { throw new Error(`${e instanceof Error ? e.message : String(e)}; last seen ${JSON.stringify(seen)}`); });
+      .catch((e) => {
+        keepData = true;
+        const file = nodePath.join(process.env.SHARE_CHECKER_LOG_DIR ?? tmpdir(), `share-checker-unfinished-${process.pid}-${Date.now()}.log`);
+        writeFileSync(file, `${JSON.stringify(seen)}\n\n${brokerLog.lines.join('\n')}\n`);
+        throw new Error(`${e instanceof Error ? e.message : String(e)}; last seen ${JSON.stringify(seen)}; the brokers' log: ${file}`);
+      });
     stuck = done.stuck === null ? null : `${done.stuck}; last seen ${JSON.stringify(seen)}`;
+    keepData = stuck !== null;
     if (stuck === null) for (const i of [0, 1]) for (const [k, v] of await logOf(cluster, done.leaders[i]!, i, done.hw[i]!)) log.set(k, v);
   } finally {
     phases.push(['close', performance.now()]);
     stop = true;
     await within(30_000, 'the consumers to close', Promise.all(loops)).catch(() => undefined);
     client.close();
+    const dir = process.env.SHARE_CHECKER_LOG_DIR;
+    if (keepData && dir !== undefined) {
+      for (const n of cluster.nodes) await n.kill().catch(() => undefined);
+      for (const n of cluster.nodes) cpSync(n.dataDir, nodePath.join(dir, `share-checker-data-${process.pid}`, nodePath.basename(n.dataDir)), { recursive: true });
+    }
     await cluster.close();
     phases.push(['', performance.now()]);
   }
 
   if (stuck !== null) {
-    // Not a share group result either way: said loudly, and the test reports itself skipped.
-    t.diagnostic(`replication finding (NOT a share group failure): followers stopped catching up with their leaders for ${STUCK_MS / 1000} s, so the share group could not finish and nothing was checked: ${stuck}`);
-    t.skip('replication stopped (see the diagnostic): the queue checker could not run to the end');
-    return;
+    const file = nodePath.join(process.env.SHARE_CHECKER_LOG_DIR ?? tmpdir(), `share-checker-stall-${process.pid}-${Date.now()}.log`);
+    writeFileSync(file, `${stuck}\n\n${brokerLog.lines.join('\n')}\n`);
+    assert.fail(`replication failure (the share group could not finish, so nothing of it was checked): followers stopped catching up with their leaders for ${STUCK_MS / 1000} s: ${stuck}; the brokers' log: ${file}`);
   }
   const redelivered = deliveries.filter((d) => d.deliveryCount > 1 && !d.value.startsWith('poison')).length;
   t.diagnostic(`${RECORDS} records, ${KILLS} kills; ${phases.slice(0, -1).map(([name, at], i) => `${name} ${((phases[i + 1]![1] - at) / 1000).toFixed(1)} s`).join(', ')}; ${timings.join('')}`);

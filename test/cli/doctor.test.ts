@@ -218,6 +218,16 @@ test('rules: RF 2 warns, min ISR equal to RF warns, a quorum without a majority 
   assert.equal(checkDisks(base({ logDirs: [{ brokerId: 1, dirs: [dir(85)] }] }), THRESHOLDS).status, 'WARN');
   assert.equal(checkDisks(base({ logDirs: [{ brokerId: 1, dirs: [dir(95)] }] }), THRESHOLDS).status, 'FAIL');
   assert.equal(checkDisks(base({ logDirs: [{ brokerId: 1, dirs: [dir(10, 56)] }] }), THRESHOLDS).status, 'FAIL', 'KAFKA_STORAGE_ERROR: offline');
+  // Each broker's log.dir.min.free.bytes and alert threshold, whatever the percentages say.
+  const floors = (usedPct: number) => base({ logDirs: [{ brokerId: 2, dirs: [dir(usedPct)], minFreeBytes: 300n, alertFreeBytes: 450n }] });
+  assert.equal(checkDisks(floors(50), THRESHOLDS).status, 'PASS', '500 usable: above both');
+  const low = checkDisks(floors(60), THRESHOLDS);
+  assert.equal(low.status, 'WARN', '400 usable: under the alert threshold');
+  assert.match(low.detail, /^broker 2 \/d has 400 bytes usable, below log\.dir\.free\.bytes\.alert\.threshold 450 bytes \(produce is refused below 300 bytes\)$/);
+  const floor = checkDisks(floors(75), THRESHOLDS);
+  assert.equal(floor.status, 'FAIL', '250 usable: under the floor');
+  assert.match(floor.detail, /^broker 2 \/d has 250 bytes usable, below log\.dir\.min\.free\.bytes 300 bytes \(produce refused until space is freed\)$/);
+  assert.equal(checkDisks(base({ logDirs: [{ brokerId: 2, dirs: [dir(75)], minFreeBytes: 0n, alertFreeBytes: 0n }] }), THRESHOLDS).status, 'PASS', 'a floor of 0 is none');
 
   const judged = judge(base({ registered: new Error('refused') }), THRESHOLDS);
   assert.equal(judged.find((c) => c.check === 'fenced brokers')?.status, 'WARN', 'unknown is not a pass');

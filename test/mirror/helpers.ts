@@ -2,7 +2,7 @@
 import { startServer, type ServerHandle } from '../../src/node/index.js';
 import { ClusterClient } from '../../src/client/index.js';
 import { MirrorEngine, parseMirrorConfig } from '../../src/mirror/index.js';
-import { parseProperties } from '../../src/config/index.js';
+import { parseBrokerConfig, parseProperties } from '../../src/config/index.js';
 import { createLogger } from '../../src/util/index.js';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -21,9 +21,13 @@ export interface TwoClusters {
   close(): Promise<void>;
 }
 
-export async function twoClusters(): Promise<TwoClusters> {
-  const a = await startServer({ listeners: ['PLAINTEXT://127.0.0.1:0'], dataDir: tempDataDir() });
-  const b = await startServer({ listeners: ['PLAINTEXT://127.0.0.1:0'], dataDir: tempDataDir() });
+/** `brokerConfig`: server.properties keys both clusters get (listeners default to one PLAINTEXT on loopback). */
+export async function twoClusters(brokerConfig?: Record<string, string>): Promise<TwoClusters> {
+  const options = () => brokerConfig === undefined
+    ? { listeners: ['PLAINTEXT://127.0.0.1:0'], dataDir: tempDataDir() }
+    : { config: parseBrokerConfig({ 'node.id': '1', listeners: 'PLAINTEXT://127.0.0.1:0', ...brokerConfig }), dataDir: tempDataDir() };
+  const a = await startServer(options());
+  const b = await startServer(options());
   const aBootstrap = `127.0.0.1:${a.listeners[0]!.port}`;
   const bBootstrap = `127.0.0.1:${b.listeners[0]!.port}`;
   const aClient = new ClusterClient({ bootstrap: aBootstrap });

@@ -430,3 +430,36 @@ test('a follower fetch whose read is overtaken by a leadership change is answere
   assert.equal(r.records, null);
   assert.equal(h.p.isLeader, false);
 });
+
+test('a produce whose validation is overtaken by a leadership change is answered NOT_LEADER_OR_FOLLOWER and writes nothing into what is now a follower\'s log', async () => {
+  const h = await leader();
+  await h.produce(1, 3);
+  // A compacted topic's keys (or a schema check) are read before the write, asynchronously.
+  const append = h.log.appendAsLeader.bind(h.log);
+  let release!: () => void;
+  const gate = new Promise<void>((r) => { release = r; });
+  h.log.appendAsLeader = async (...args: Parameters<typeof append>) => { await gate; return append(...args); };
+  const producing = h.produce(1, 2);
+  // Broker 2 becomes the leader meanwhile: this log is a follower's, its fetcher continuing from 3.
+  await h.apply(metadataRecord('PartitionChangeRecord', { topicId: TOPIC_ID, partitionId: 0, leader: 2 }) as MetadataRecord);
+  assert.equal(h.p.isLeader, false);
+  release();
+  const r = await producing;
+  assert.equal(r.errorCode, ErrorCode.NOT_LEADER_OR_FOLLOWER);
+  assert.equal(h.log.logEndOffset, 3, 'nothing written past where the follower fetches from');
+  // And a new leader epoch on this same broker refuses an append validated under the old one.
+  await h.apply(metadataRecord('PartitionChangeRecord', { topicId: TOPIC_ID, partitionId: 0, leader: ME }) as MetadataRecord);
+  assert.equal(h.p.isLeader, true);
+  let release2!: () => void;
+  const gate2 = new Promise<void>((r) => { release2 = r; });
+  h.log.appendAsLeader = async (...args: Parameters<typeof append>) => { await gate2; return append(...args); };
+  const stale = h.produce(1, 2);
+  await h.apply(metadataRecord('PartitionChangeRecord', { topicId: TOPIC_ID, partitionId: 0, leader: 3 }) as MetadataRecord);
+  await h.apply(metadataRecord('PartitionChangeRecord', { topicId: TOPIC_ID, partitionId: 0, leader: ME }) as MetadataRecord);
+  release2();
+  assert.equal((await stale).errorCode, ErrorCode.NOT_LEADER_OR_FOLLOWER);
+  h.log.appendAsLeader = append;
+  const fresh = await h.produce(1, 2);
+  assert.equal(fresh.errorCode, 0);
+  assert.equal(fresh.baseOffset, 3n);
+});

@@ -195,6 +195,36 @@ describe('RemoteLogManager', () => {
     await rlm.close();
   });
 
+  it('while every copy fails, remote retention still deletes expired segments and the run still reports the copy failure', async () => {
+    const log = openLog({});
+    await fill(log, 40);
+    log.updateHighWatermark(20);
+    const real = new ChunkedStorageManager({ store: await LocalObjectStore.open(join(root, 'remote')), chunkBytes: 256 });
+    let failing = false;
+    const store: RemoteStorageManager = {
+      copyLogSegmentData: (m, d) => (failing ? Promise.reject(new Error('store refuses uploads')) : real.copyLogSegmentData(m, d)),
+      fetchLogSegment: (m, s, e) => real.fetchLogSegment(m, s, e), fetchIndex: (m, t) => real.fetchIndex(m, t),
+      deleteLogSegmentData: (m) => real.deleteLogSegmentData(m), close: () => real.close(),
+    };
+    const { rlm, metadata } = await manager({ rsm: store });
+    rlm.onLeader({ topicIdPartition: TIP, leaderEpoch: 0, log });
+    await rlm.runNow(TIP);
+    const finished = () => metadata.store.listRemoteLogSegments(TIP).filter((m) => m.state === RemoteLogSegmentState.COPY_SEGMENT_FINISHED);
+    const copied = finished().length;
+    assert.ok(copied >= 2, `${copied} segments copied before the store fails`);
+    // The store now refuses uploads; more segments wait to be copied; the copied ones expire by time.
+    failing = true;
+    log.updateHighWatermark(40);
+    clock.advance(60_000);
+    log.config = { ...log.config, retentionMs: 30_000 };
+    await assert.rejects(rlm.runNow(TIP), /store refuses uploads/, 'the run still fails on the copy');
+    assert.equal(finished().length, 0, 'the expired remote segments were deleted although copying failed');
+    assert.ok(log.logStartOffset > 0, 'the log start offset moved past them');
+    assert.equal(metadata.store.listRemoteLogSegments(TIP).filter((m) => m.state === RemoteLogSegmentState.COPY_SEGMENT_STARTED).length, 0,
+      'the attempt that just failed was cleaned up by the same run\'s expiry');
+    await rlm.close();
+  });
+
   it('a failed copy is retried with backoff, and the copy rate spreads segments over runs', async () => {
     const log = openLog({});
     await fill(log, 40);

@@ -11,7 +11,10 @@
 // appends and, for acks=all, waits for the high watermark. acks=0 gets no response at all.
 // Handler-level checks: acks outside {-1, 0, 1} → INVALID_REQUIRED_ACKS; zstd batches on a
 // version below 7 → UNSUPPORTED_COMPRESSION_TYPE (the client could not have negotiated zstd);
-// null records → CORRUPT_MESSAGE. Per-partition errors are codes in the response, never throws.
+// null records → CORRUPT_MESSAGE; a partition whose log directory is below log.dir.min.free.bytes
+// → NOT_ENOUGH_REPLICAS with the disk's reason (retriable; only clients' produce comes through
+// here: the coordinators' writes and transaction markers do not). Per-partition errors are codes in
+// the response, never throws.
 // Transactional batches are checked with the transaction coordinator (KIP-890): up to v11 each
 // partition must already be in the transaction; v12 (transaction version 2, same body as v11) adds
 // it to the transaction instead of the client sending AddPartitionsToTxn. A partition the
@@ -35,6 +38,11 @@ const TRANSACTION_ABORTABLE_MIN_PRODUCE_VERSION = 11;
 export interface ProduceServices {
   /** Each partition's result, keyed by partitionKey(topic, partition). */
   producePartitions(params: ProducePartitionsParams): Promise<Map<string, PartitionProduceResult>>;
+  /**
+   * Why a partition's records (`bytes` of them) are refused before the log: its log directory is
+   * below log.dir.min.free.bytes. Null (or absent): go ahead.
+   */
+  produceRefusal?(topic: string, partition: number, bytes: number): string | null;
 }
 
 /** Whether any batch in `records` is zstd-compressed (walks RecordBatch v2 headers only; validation answers the rest). */
@@ -57,6 +65,7 @@ export const produceHandler: HandlerSpec<ProduceServices, 0> = {
     const early = new Map<string, PartitionProduceResult>();
     const entries: ProduceEntry[] = [];
     const seen = new Set<string>();
+    let refusal: string | null;
     for (const t of request.topicData) {
       for (const p of t.partitionData) {
         const key = partitionKey(t.name, p.index);
@@ -68,6 +77,12 @@ export const produceHandler: HandlerSpec<ProduceServices, 0> = {
           early.set(key, produceFailure(ErrorCode.INVALID_REQUIRED_ACKS));
         } else if (p.records === null || p.records.length === 0) {
           early.set(key, produceFailure(ErrorCode.CORRUPT_MESSAGE, 'no record batches'));
+        } else if ((refusal = ctx.services.produceRefusal?.(t.name, p.index, p.records.length) ?? null) !== null) {
+          // Below the free-space floor: NOT_ENOUGH_REPLICAS ("rejected, not written"), the error every
+          // client here retries: librdkafka as retry + not persisted, kafkajs, Java and every
+          // kafka-python as retriable. KAFKA_STORAGE_ERROR would say "disk" but kafka-python 2.0.2
+          // (Debian's) does not know code 56 and fails the send at once. The message says why.
+          early.set(key, produceFailure(ErrorCode.NOT_ENOUGH_REPLICAS, refusal));
         } else if (ctx.apiVersion <= LEGACY_MAX_PRODUCE_VERSION && isLegacyMessageSet(p.records)) {
           // Its codec check (zstd is invalid there) comes with the conversion.
           entries.push({ topic: t.name, partition: p.index, records: p.records, legacyMessageSet: true });

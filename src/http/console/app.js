@@ -2,9 +2,12 @@
 // (an ES module, no framework, no build step); every text from the cluster goes in through
 // textContent, never as HTML. Views: overview, topics, topic (partitions, messages, configs),
 // create topic, consumer groups, group (members, lag per partition, lag over time), schema
-// registry subjects, subject (versions, two side by side with their differences).
+// registry subjects, subject (versions, two side by side with their differences), the mirror
+// (MirrorMaker 2's engine in this node: flows, per-partition lag and latency, checkpoints). Above
+// every view, a banner when one of this node's log directories is low on space, below its floor
+// (produce refused) or offline.
 
-const main = document.getElementById('main');
+const main = document.getElementById('view');
 /** Timers of the current view, stopped when the view changes. */
 let timers = [];
 
@@ -75,6 +78,7 @@ const views = [
   [/^\/schemas$/, schemasView, 'schemas'],
   [/^\/schemas\/ids\/(\d+)$/, schemaIdView, 'schemas'],
   [/^\/schemas\/([^/]+)$/, schemaView, 'schemas'],
+  [/^\/mirror$/, mirrorView, 'mirror'],
 ];
 
 async function render() {
@@ -103,6 +107,27 @@ api('GET', '/v1/health').then((hl) => {
   document.getElementById('node').textContent = `node ${hl.nodeId} · ${hl.roles.join(', ')}`;
 }, () => {});
 render();
+
+// ---- disk banner -------------------------------------------------------------------------------
+
+/** This node's log directories from /v1/node: a banner for any that is low, full (produce refused) or offline. */
+async function diskBanner() {
+  const el = document.getElementById('banner');
+  let dirs = [];
+  try { dirs = (await api('GET', '/v1/node')).logDirs ?? []; } catch { return; }
+  const lines = dirs.filter((d) => d.state !== 'ok').map((d) => {
+    // Exact bytes where one decimal would show usable and floor alike.
+    const near = fmtBytes(d.usableBytes) === fmtBytes(d.minFreeBytes) || fmtBytes(d.usableBytes) === fmtBytes(d.alertFreeBytes);
+    const usable = `${near ? `${fmtNum(d.usableBytes)} bytes` : fmtBytes(d.usableBytes)} usable of ${fmtBytes(d.totalBytes)}`;
+    if (d.state === 'offline') return ['bad', `Log directory ${d.path} is offline after an I/O error: this broker is shutting down; its partitions are led elsewhere.`];
+    if (d.state === 'full') return ['bad', `Disk full: ${d.path} has ${usable}, below log.dir.min.free.bytes (${fmtBytes(d.minFreeBytes)}). Produce to its partitions is refused (NOT_ENOUGH_REPLICAS, clients retry) until space is freed: lower retention, delete records or topics, or grow the volume. Reads and consumer commits go on.`];
+    return ['warn', `Disk low: ${d.path} has ${usable}, below log.dir.free.bytes.alert.threshold (${fmtBytes(d.alertFreeBytes)}); produce will be refused below ${fmtBytes(d.minFreeBytes)}.`];
+  });
+  el.replaceChildren(...lines.map(([kind, text]) => h('div', { class: `banner ${kind}`, role: 'alert', 'data-disk': kind }, text)));
+  el.hidden = lines.length === 0;
+}
+diskBanner();
+setInterval(diskBanner, 5000);
 
 // ---- overview ----------------------------------------------------------------------------------
 
@@ -557,4 +582,49 @@ async function schemaIdView(root, [id]) {
       h('td', {}, u.deleted ? badge('warn', 'soft-deleted') : badge('good', 'live'))))));
   if (s.references.length > 0) root.append(h('p', {}, 'References: ', s.references.flatMap((x, k) => [k > 0 ? ', ' : null, h('a', { href: `#/schemas/${enc(x.subject)}?right=${x.version}` }, `${x.name} → ${x.subject} v${x.version}`)])));
   root.append(h('h2', {}, 'Schema'), h('pre', { class: 'schema' }, schemaLines(s).join('\n')));
+}
+
+// ---- mirror ------------------------------------------------------------------------------------
+
+const fmtMs = (ms) => ms === null || ms === undefined ? '–' : ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(1)} s`;
+const fmtAgo = (t) => t === null || t === undefined ? '–' : `${fmtMs(Math.max(0, Date.now() - t))} ago`;
+
+async function mirrorView(root) {
+  root.append(h('h1', {}, 'Mirror'));
+  const body = h('div', {});
+  root.append(body);
+  const draw = async () => {
+    let m;
+    try {
+      m = await api('GET', '/v1/mirror');
+    } catch (e) {
+      body.replaceChildren(/runs no mirror/.test(String(e.message))
+        ? h('p', { class: 'muted', 'data-no-mirror': '' }, 'This node runs no mirror. Set mirror.enable=true and mirror.config.file (MirrorMaker 2\'s properties) on it, or run `logline mirror --config FILE` as its own process.')
+        : errorBox(e));
+      return;
+    }
+    const lag = m.partitions.reduce((n, p) => n + p.lagRecords, 0);
+    const failing = m.flows.filter((f) => f.lastError !== null);
+    body.replaceChildren(...[
+      h('div', { class: 'cards' }, card('Flows', m.flows.filter((f) => f.enabled).length), card('Partitions', m.partitions.length), card('Lag (records)', fmtNum(lag)), card('Checkpointed groups', new Set(m.checkpoints.map((c) => c.group)).size)),
+      h('h2', {}, 'Flows'),
+      table(['Flow', 'Enabled', 'Last heartbeat', 'Last error'], m.flows.map((f) => h('tr', { 'data-flow': `${f.source}->${f.target}`, class: f.lastError !== null ? 'warn' : '' },
+        h('td', {}, `${f.source} → ${f.target}`), h('td', {}, f.enabled ? badge('good', 'enabled') : badge('info', 'heartbeats only')),
+        h('td', {}, fmtAgo(f.lastHeartbeatMs)), h('td', {}, f.lastError === null ? '–' : `${f.lastError} (${fmtAgo(f.lastErrorAtMs)})`)))),
+      h('h2', {}, 'Partitions'),
+      m.partitions.length === 0 ? h('p', { class: 'muted' }, failing.length > 0 ? 'No partition mirrored yet (see the errors above).' : 'No partition mirrored yet.') :
+        table(['Flow', 'Topic', ['Partition', { class: 'num' }], 'Remote topic', ['Position', { class: 'num' }], ['Lag', { class: 'num' }], ['Lag (time)', { class: 'num' }], ['Records', { class: 'num' }], ['Replication latency', { class: 'num' }], ['Max', { class: 'num' }]],
+          m.partitions.map((p) => h('tr', { 'data-partition': `${p.topic}-${p.partition}`, class: p.lagRecords > 0 ? 'warn' : '' },
+            h('td', {}, `${p.source} → ${p.target}`), h('td', {}, p.topic), h('td', { class: 'num' }, p.partition), h('td', {}, p.remoteTopic),
+            h('td', { class: 'num' }, fmtNum(p.position)), h('td', { class: 'num lag' }, fmtNum(p.lagRecords)), h('td', { class: 'num' }, fmtMs(p.lagMs)),
+            h('td', { class: 'num' }, fmtNum(p.recordCount)), h('td', { class: 'num' }, fmtMs(p.replicationLatencyMs)), h('td', { class: 'num' }, fmtMs(p.replicationLatencyMsMax))))),
+      m.checkpoints.length === 0 ? null : [h('h2', {}, 'Checkpoints'),
+        table(['Flow', 'Group', 'Topic', ['Partition', { class: 'num' }], ['Upstream offset', { class: 'num' }], ['Downstream offset', { class: 'num' }], ['Latency', { class: 'num' }]],
+          m.checkpoints.map((c) => h('tr', { 'data-checkpoint': `${c.group}/${c.topic}-${c.partition}` },
+            h('td', {}, `${c.source} → ${c.target}`), h('td', {}, c.group), h('td', {}, c.topic), h('td', { class: 'num' }, c.partition),
+            h('td', { class: 'num' }, fmtNum(c.upstreamOffset)), h('td', { class: 'num' }, fmtNum(c.downstreamOffset)), h('td', { class: 'num' }, fmtMs(c.checkpointLatencyMs)))))],
+    ].flat().filter((x) => x !== null));
+  };
+  await draw();
+  every(2000, draw);
 }
