@@ -7,12 +7,18 @@
 // Where and how it connects, as Confluent's serializers are told: --registry-url, else
 // schema.registry.url of --command-config, else $LOGLINE_SCHEMA_REGISTRY_URL, else
 // http://127.0.0.1:8081; HTTP Basic from --basic-auth USER:PASSWORD, else the file's
-// basic.auth.user.info (or, with basic.auth.credentials.source=SASL_INHERIT, its SASL user).
+// basic.auth.user.info (or, with basic.auth.credentials.source=SASL_INHERIT, its SASL user); TLS
+// (a private CA, a client certificate for a registry that requires one) from the file's
+// schema.registry.ssl.* (command-config.ts, registryTlsFromProperties).
 import { readFileSync } from 'node:fs';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import type { ConnectionOptions } from 'node:tls';
 import { extname } from 'node:path';
 import { parseProperties } from '../config/index.js';
 import { parseJaasConfig } from '../security/index.js';
 import { UsageError, helpText, parseArgs, type FlagSpec } from './args.js';
+import { registryTlsFromProperties } from './command-config.js';
 import { table, toJson } from './output.js';
 
 /** Where `logline schema` connects when neither --registry-url nor --command-config names a registry. */
@@ -29,7 +35,7 @@ const REQUEST_TIMEOUT_MS = 60_000;
 const FLAGS: Record<string, FlagSpec> = {
   'registry-url': { type: 'string', help: `the schema registry (default schema.registry.url of --command-config, else $${REGISTRY_URL_ENV}, else ${DEFAULT_URL})` },
   'basic-auth': { type: 'string', help: 'USER:PASSWORD for HTTP Basic (a registry listener secured with SASL_PLAINTEXT or SASL_SSL)' },
-  'command-config': { type: 'string', help: 'client properties: schema.registry.url, basic.auth.user.info (or basic.auth.credentials.source=SASL_INHERIT with sasl.jaas.config)' },
+  'command-config': { type: 'string', help: 'client properties: schema.registry.url, basic.auth.user.info (or basic.auth.credentials.source=SASL_INHERIT with sasl.jaas.config), schema.registry.ssl.truststore.* and .keystore.* (or ssl.ca.location, ssl.certificate.location, ssl.key.location under schema.registry.)' },
   subject: { type: 'string', help: 'the subject (e.g. orders-value)' },
   file: { type: 'string', help: 'register, check: the schema file (- reads stdin)' },
   schema: { type: 'string', help: 'register, check: the schema text itself, instead of --file' },
@@ -64,7 +70,8 @@ class RegistryRefusal extends Error {
   }
 }
 
-interface Connection { url: string; authorization: string | null }
+/** `tls`: for an https:// registry, its CA and this client's certificate (null: Node's defaults). */
+interface Connection { url: string; authorization: string | null; tls: ConnectionOptions | null }
 
 /** --registry-url and --basic-auth, else --command-config's properties, else the environment. */
 function connection(flags: Record<string, unknown>): Connection {
@@ -99,34 +106,55 @@ function connection(flags: Record<string, unknown>): Connection {
     }
   }
   if (userInfo !== undefined && !userInfo.includes(':')) throw new UsageError('--basic-auth: expected USER:PASSWORD');
-  return { url, authorization: userInfo === undefined ? null : `Basic ${Buffer.from(userInfo, 'utf8').toString('base64')}` };
+  return { url, authorization: userInfo === undefined ? null : `Basic ${Buffer.from(userInfo, 'utf8').toString('base64')}`, tls: registryTlsFromProperties(props) };
+}
+
+/** One HTTP exchange (node:http(s), so that TLS options can be given); rejects when there is no answer. */
+function exchange(conn: Connection, method: string, path: string, body: string | undefined): Promise<{ status: number; statusText: string; text: string }> {
+  return new Promise((resolve, reject) => {
+    const url = new URL(`${conn.url}${path}`);
+    const headers: Record<string, string> = {
+      accept: REGISTRY_CONTENT_TYPE,
+      ...(body !== undefined ? { 'content-type': REGISTRY_CONTENT_TYPE, 'content-length': String(Buffer.byteLength(body)) } : {}),
+      ...(conn.authorization ? { authorization: conn.authorization } : {}),
+    };
+    // agent: false — one connection per call, closed after it (a command makes one or two).
+    const options = { method, headers, agent: false as const, timeout: REQUEST_TIMEOUT_MS };
+    const onResponse = (res: IncomingMessage) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, statusText: res.statusMessage ?? '', text: Buffer.concat(chunks).toString('utf8') }));
+      res.on('error', reject);
+    };
+    const req = url.protocol === 'https:' ? httpsRequest(url, { ...options, ...(conn.tls ?? {}) }, onResponse) : httpRequest(url, options, onResponse);
+    req.on('timeout', () => req.destroy(Object.assign(new Error(`no answer in ${REQUEST_TIMEOUT_MS / 1000} s`), { code: 'TIMEOUT' })));
+    req.on('error', reject);
+    req.end(body);
+  });
 }
 
 /** One REST call: the parsed JSON answer, or a RegistryRefusal with the registry's error. */
 async function call(conn: Connection, method: string, path: string, body?: unknown): Promise<any> {
-  let res: Response;
+  let res: Awaited<ReturnType<typeof exchange>>;
   try {
-    res = await fetch(`${conn.url}${path}`, {
-      method,
-      headers: { accept: REGISTRY_CONTENT_TYPE, ...(body !== undefined ? { 'content-type': REGISTRY_CONTENT_TYPE } : {}), ...(conn.authorization ? { authorization: conn.authorization } : {}) },
-      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
-    });
+    res = await exchange(conn, method, path, body === undefined ? undefined : JSON.stringify(body));
   } catch (e) {
-    const err = e as Error & { cause?: { code?: string; message?: string } };
-    const why = err.name === 'TimeoutError' ? `no answer in ${REQUEST_TIMEOUT_MS / 1000} s` : err.cause?.code ?? err.cause?.message ?? err.message;
-    // A certificate Node does not trust: most often a registry signed by a private CA.
-    const hint = /CERT|SELF_SIGNED|UNABLE_TO_VERIFY/.test(why) ? ' (trust its CA with NODE_EXTRA_CA_CERTS=ca.pem)' : '';
+    const err = e as NodeJS.ErrnoException;
+    const why = err.code === 'TIMEOUT' ? err.message : err.code ?? err.message;
+    // A certificate Node does not trust: most often a registry signed by a private CA. A refused
+    // handshake after it: a registry that requires a client certificate (ssl.client.auth=required).
+    const hint = /CERTIFICATE_REQUIRED|BAD_CERTIFICATE|UNKNOWN_CA|HANDSHAKE_FAILURE/.test(why)
+      ? ' (the registry asks for a client certificate: schema.registry.ssl.keystore.location, or schema.registry.ssl.certificate.location and schema.registry.ssl.key.location, in --command-config)'
+      : /CERT|SELF_SIGNED|UNABLE_TO_VERIFY/.test(why) ? ' (trust its CA with schema.registry.ssl.truststore.location in --command-config, or NODE_EXTRA_CA_CERTS=ca.pem)' : '';
     throw new RegistryRefusal(0, 0, `cannot reach the schema registry at ${conn.url}: ${why}${hint}`);
   }
-  const text = await res.text();
   let json: any;
   try {
-    json = text === '' ? null : JSON.parse(text);
+    json = res.text === '' ? null : JSON.parse(res.text);
   } catch {
-    json = text;
+    json = res.text;
   }
-  if (res.ok) return json;
+  if (res.status >= 200 && res.status < 300) return json;
   if (json !== null && typeof json === 'object' && typeof json.error_code === 'number') throw new RegistryRefusal(res.status, json.error_code, String(json.message));
   throw new RegistryRefusal(res.status, res.status, `HTTP ${res.status} ${res.statusText}${typeof json === 'string' && json !== '' ? `: ${json.slice(0, 200)}` : ''}`);
 }

@@ -15,7 +15,8 @@ function checkWritable(state: RegistryState, subject: string | null): Mode {
   return mode;
 }
 
-export function register(state: RegistryState, subject: string, request: SchemaRequest, normalize: boolean): OperationResult<{ id: number }> {
+/** A register's checks up to whether the subject has the schema already (`unchanged`: its answer then). */
+function registerPrefix(state: RegistryState, subject: string, request: SchemaRequest, normalize: boolean) {
   const mode = checkWritable(state, subject);
   const importing = mode === 'IMPORT';
   if (request.id !== undefined && request.id >= 0 && !importing) throw E.operationNotPermitted(`Subject ${subject} is not in import mode`);
@@ -23,7 +24,25 @@ export function register(state: RegistryState, subject: string, request: SchemaR
   const parsed = state.parse(request);
   const content = { schemaType: request.schemaType, schema: state.storedText(parsed, normalize), references: request.references };
   const existing = state.findVersion(subject, content, false);
-  if (existing && (!importing || existing.id === request.id)) return { records: [], response: { id: existing.id } };
+  const unchanged = existing && (!importing || existing.id === request.id) ? { id: existing.id } : null;
+  return { importing, content, unchanged };
+}
+
+/**
+ * The answer of a register that would change nothing (the subject has the schema), without the
+ * compatibility checks of a new one; null when it would change something or be refused.
+ */
+export function unchangedRegister(state: RegistryState, subject: string, request: SchemaRequest, normalize: boolean): { id: number } | null {
+  try {
+    return registerPrefix(state, subject, request, normalize).unchanged;
+  } catch {
+    return null;
+  }
+}
+
+export function register(state: RegistryState, subject: string, request: SchemaRequest, normalize: boolean): OperationResult<{ id: number }> {
+  const { importing, content, unchanged } = registerPrefix(state, subject, request, normalize);
+  if (unchanged !== null) return { records: [], response: unchanged };
   let id = state.idOfContent(content);
   let version = state.highestVersion(subject) + 1;
   if (importing) {

@@ -9,7 +9,7 @@ import type { ConnectionOptions } from 'node:tls';
 import { RegistryCaller, type Access } from './access.js';
 import { registryErrors as E, RegistryError } from './errors.js';
 import { SCHEMA_TYPES, type ProtobufSchema, type SchemaReference, type SchemaType } from './formats/index.js';
-import { deleteConfig, deleteMode, deleteSubject, deleteVersion, register, setConfig, setMode } from './operations.js';
+import { deleteConfig, deleteMode, deleteSubject, deleteVersion, register, setConfig, setMode, unchangedRegister } from './operations.js';
 import type { RegistryService } from './service.js';
 import type { OperationResult, RegistryState, SchemaRequest, VersionView } from './state.js';
 
@@ -18,6 +18,8 @@ export const REGISTRY_CONTENT_TYPE = 'application/vnd.schemaregistry.v1+json';
 export const FORWARDED_HEADER = 'x-logline-forwarded';
 /** The writer's answer to a forwarded write: the offset after its records, which the forwarding node waits to replay. */
 export const OFFSET_HEADER = 'x-logline-schemas-offset';
+/** With OFFSET_HEADER: the leader epoch of the writer's batch just below that offset (the forwarding node checks its replica's batch against it). */
+export const EPOCH_HEADER = 'x-logline-schemas-epoch';
 
 export interface RestRequest {
   method: string;
@@ -30,7 +32,7 @@ export interface RestRequest {
   /** Who is asking (authenticated by the listener); absent: anyone may do anything. */
   caller?: RegistryCaller;
 }
-/** `raw`: the body is text sent as is (a schema from a `/schema` path, as Confluent sends it), not JSON. */
+/** `raw`: the body is text sent as is (a schema from a `/schema` path, as Confluent sends it, or JSON serialized already). */
 export interface RestResponse { status: number; body: unknown; headers?: Record<string, string>; raw?: boolean }
 
 /** Where to forward a write: the writer's registry URL (http://host:port), or null when unknown. */
@@ -38,7 +40,14 @@ export type WriterUrl = (nodeId: number) => string | null;
 
 type Params = Record<string, string>;
 interface Ctx { params: Params; query: URLSearchParams; body: () => unknown; state: RegistryState; caller: RegistryCaller }
-type Answer = { read: unknown; status?: number; raw?: boolean } | { write: (s: RegistryState) => OperationResult<unknown> };
+/** `json`: the read's answer already serialized (sent as is, instead of `read`). */
+/**
+ * `unchangedHere`: the write's answer when, on this node's copy, it would change nothing (null
+ * otherwise, refusals included: a copy that is behind may refuse what the writer accepts). Given
+ * here, as a read is (the register of a schema the subject has: what every producer does at
+ * start); otherwise the write goes to the writer, which runs it on the whole log.
+ */
+type Answer = { read: unknown; status?: number; raw?: boolean; json?: string } | { write: (s: RegistryState) => OperationResult<unknown>; unchangedHere?: (s: RegistryState) => unknown };
 /**
  * What a route needs the caller to be allowed (README.md, "Who may do what"): `open` nothing;
  * the subject of the path, or the global config, read or written; `id`: reading some subject that
@@ -95,6 +104,21 @@ function schemaView(s: { schemaType: SchemaType; references: SchemaReference[]; 
 }
 const versionView = (v: VersionView, c?: Ctx) => ({ subject: v.subject, version: v.version, id: v.id, ...schemaView(v, c) });
 
+/**
+ * `GET /schemas/ids/{id}` is what every consumer asks per new id, so its answer is serialized once
+ * per stored content: the state keeps one content object per id for as long as the id lives, so
+ * keying on that object can never serve another schema's text, and a forgotten id's entry goes
+ * with its content.
+ */
+const idAnswers = new WeakMap<object, string>();
+function schemaByIdAnswer(c: Ctx): Answer {
+  const content = c.state.schemaById(idParam(c.params.id!));
+  if (content.schemaType === 'PROTOBUF' && c.query.get('format') === 'serialized') return { read: schemaView(content, c) };
+  let json = idAnswers.get(content);
+  if (json === undefined) idAnswers.set(content, json = JSON.stringify(schemaView(content)));
+  return { read: null, json };
+}
+
 function field(body: unknown, name: string): unknown {
   if (body === null || typeof body !== 'object') throw E.unprocessable('Request body must be a JSON object');
   return (body as Record<string, unknown>)[name];
@@ -103,7 +127,7 @@ function field(body: unknown, name: string): unknown {
 const ROUTES: Route[] = [
   { method: 'GET', pattern: [], needs: 'open', run: () => ({ read: {} }) },
   { method: 'GET', pattern: ['schemas', 'types'], needs: 'open', run: () => ({ read: SCHEMA_TYPES }) },
-  { method: 'GET', pattern: ['schemas', 'ids', ':id'], needs: 'id', run: (c) => ({ read: schemaView(c.state.schemaById(idParam(c.params.id!)), c) }) },
+  { method: 'GET', pattern: ['schemas', 'ids', ':id'], needs: 'id', run: schemaByIdAnswer },
   { method: 'GET', pattern: ['schemas', 'ids', ':id', 'schema'], needs: 'id', run: (c) => ({ read: c.state.schemaById(idParam(c.params.id!)).schema, raw: true }) },
   { method: 'GET', pattern: ['schemas', 'ids', ':id', 'versions'], needs: 'id', run: (c) => ({ read: c.state.usagesOfId(idParam(c.params.id!), flag(c.query, 'deleted')).filter((u) => c.caller.mayUseSubject(u.subject, 'read')) }) },
   { method: 'GET', pattern: ['schemas', 'ids', ':id', 'subjects'], needs: 'id', run: (c) => ({ read: [...new Set(c.state.usagesOfId(idParam(c.params.id!), flag(c.query, 'deleted')).map((u) => u.subject))].filter((s) => c.caller.mayUseSubject(s, 'read')) }) },
@@ -112,7 +136,8 @@ const ROUTES: Route[] = [
   {
     method: 'POST', pattern: ['subjects', ':subject', 'versions'], needs: WRITE_SUBJECT, run: (c) => {
       const request = schemaRequest(c.body());
-      return { write: (s) => register(s, c.params.subject!, request, flag(c.query, 'normalize')) };
+      const normalize = flag(c.query, 'normalize');
+      return { write: (s) => register(s, c.params.subject!, request, normalize), unchangedHere: (s) => unchangedRegister(s, c.params.subject!, request, normalize) };
     },
   },
   { method: 'GET', pattern: ['subjects', ':subject', 'versions', ':version'], needs: READ_SUBJECT, run: (c) => ({ read: versionView(c.state.version(c.params.subject!, versionParam(c.params.version!), flag(c.query, 'deleted')), c) }) },
@@ -173,15 +198,21 @@ function compatibilityAnswer(c: Ctx, version: number | null): Answer {
   return { read: { is_compatible: messages.length === 0, ...(flag(c.query, 'verbose') ? { messages } : {}) } };
 }
 
+/** Routes by their number of path segments (match looks only at those). */
+const ROUTES_BY_LENGTH = new Map<number, Route[]>();
+for (const r of ROUTES) ROUTES_BY_LENGTH.set(r.pattern.length, [...(ROUTES_BY_LENGTH.get(r.pattern.length) ?? []), r]);
+
 function match(path: string): { routes: Route[]; params: Params } | null {
-  const parts = path.split('/').filter((p) => p !== '');
-  let decoded: string[];
-  try {
-    decoded = parts.map((p) => decodeURIComponent(p));
-  } catch {
-    return null;
+  const decoded: string[] = [];
+  for (const p of path.split('/')) {
+    if (p === '') continue;
+    try {
+      decoded.push(p.includes('%') ? decodeURIComponent(p) : p);
+    } catch {
+      return null;
+    }
   }
-  const routes = ROUTES.filter((r) => r.pattern.length === decoded.length && r.pattern.every((p, i) => p.startsWith(':') || p === decoded[i]));
+  const routes = (ROUTES_BY_LENGTH.get(decoded.length) ?? []).filter((r) => r.pattern.every((p, i) => p.startsWith(':') || p === decoded[i]));
   if (routes.length === 0) return null;
   const params: Params = {};
   routes[0]!.pattern.forEach((p, i) => { if (p.startsWith(':')) params[p.slice(1)] = decoded[i]!; });
@@ -193,7 +224,7 @@ const ANYONE = new RegistryCaller('User:ANONYMOUS', '', null);
 
 /** 40301 unless `caller` may do what `needs` names on this request. */
 function authorize(caller: RegistryCaller, needs: Needs, params: Params, state: RegistryState): void {
-  if (needs === 'open' || needs === 'listed') return;
+  if (needs === 'open' || needs === 'listed' || caller.unrestricted) return;
   if (needs === 'id') {
     // As Karapace: a schema is visible to whoever may read a subject that holds it.
     const id = idParam(params.id!);
@@ -264,15 +295,20 @@ export class RegistryRest {
     const caller = req.caller ?? ANYONE;
     authorize(caller, route.needs, found.params, this.service.state);
     const answer = route.run({ params: found.params, query: req.query, body, state: this.service.state, caller });
-    if ('read' in answer) return { status: answer.status ?? 200, body: answer.read, ...(answer.raw ? { raw: true } : {}) };
+    if ('read' in answer) {
+      if (answer.json !== undefined) return { status: answer.status ?? 200, body: answer.json, raw: true };
+      return { status: answer.status ?? 200, body: answer.read, ...(answer.raw ? { raw: true } : {}) };
+    }
+    const unchanged = answer.unchangedHere?.(this.service.state) ?? null;
+    if (unchanged !== null) return { status: 200, body: unchanged };
     return this.write(req, answer.write);
   }
 
   private async write(req: RestRequest, op: (s: RegistryState) => OperationResult<unknown>): Promise<RestResponse> {
     const writer = await this.service.awaitWriter();
     if (this.service.isWriter()) {
-      const { response, offset } = await this.service.write(op);
-      return { status: 200, body: response, headers: { [OFFSET_HEADER]: String(offset) } };
+      const { response, offset, epoch } = await this.service.write(op);
+      return { status: 200, body: response, headers: { [OFFSET_HEADER]: String(offset), [EPOCH_HEADER]: String(epoch) } };
     }
     if (req.headers[FORWARDED_HEADER] !== undefined) throw E.forwardingError(`node ${writer} leads _schemas now`);
     return this.forward(req, writer);
@@ -296,7 +332,13 @@ export class RegistryRest {
     let json: unknown;
     try { json = JSON.parse(res.text); } catch { return { status: res.status, body: res.text, raw: true }; }
     const offset = Number(res.headers[OFFSET_HEADER] ?? NaN);
-    if (res.status === 200 && Number.isSafeInteger(offset) && !(await this.service.waitForOffset(offset))) throw E.timeout('Timed out waiting for this node to replay the write');
+    const epoch = Number(res.headers[EPOCH_HEADER] ?? NaN);
+    // Read-your-writes: a node with a replica answers once it has replayed the write; one without
+    // reads through the writer too, so the writer's answer is enough.
+    if (res.status === 200 && Number.isSafeInteger(offset) && this.service.replaysLocally()
+      && !(await this.service.waitForOffset(offset, this.service.writeTimeoutMs, Number.isSafeInteger(epoch) ? epoch : undefined))) {
+      throw E.timeout('Timed out waiting for this node to replay the write');
+    }
     return { status: res.status, body: json };
   }
 }

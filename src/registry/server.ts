@@ -56,29 +56,54 @@ function readBody(req: IncomingMessage, max: number): Promise<Buffer | 'too larg
   });
 }
 
-function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}, close = false, raw = false): void {
+function send(res: ServerResponse, status: number, body: unknown, headers?: Record<string, string>, close = false, raw = false): void {
   const text = raw ? String(body) : JSON.stringify(body);
-  res.writeHead(status, { 'content-type': REGISTRY_CONTENT_TYPE, 'content-length': Buffer.byteLength(text), ...headers, ...(close ? { connection: 'close' } : {}) });
+  const length = Buffer.byteLength(text);
+  if (headers === undefined && !close) res.writeHead(status, { 'content-type': REGISTRY_CONTENT_TYPE, 'content-length': length });
+  else res.writeHead(status, { 'content-type': REGISTRY_CONTENT_TYPE, 'content-length': length, ...headers, ...(close ? { connection: 'close' } : {}) });
   res.end(text);
+}
+
+/** The caller of a listener without authentication or authorizer: one object for every request. */
+const ANONYMOUS = 'User:ANONYMOUS';
+
+/** A request's path (still percent-encoded) and query; origin-form targets are split without a URL object. */
+function target(raw: string): { path: string; query: URLSearchParams } {
+  if (!raw.startsWith('/')) { const url = new URL(raw, 'http://registry'); return { path: url.pathname, query: url.searchParams }; }
+  const q = raw.indexOf('?');
+  return q < 0 ? { path: raw, query: new URLSearchParams() } : { path: raw.slice(0, q), query: new URLSearchParams(raw.slice(q + 1)) };
+}
+
+/** Whether the request carries a body to read (a GET, as lookups are, has none). */
+function hasBody(req: IncomingMessage): boolean {
+  const length = req.headers['content-length'];
+  return length !== undefined ? length !== '0' : req.headers['transfer-encoding'] !== undefined;
 }
 
 export async function startRegistryListener(rest: RegistryRest, address: { host: string; port: number }, logger: Logger, security: RegistryListenerSecurity = OPEN): Promise<RegistryListener> {
   const sockets = new Set<Socket>();
+  const anonymous = new RegistryCaller(ANONYMOUS, '', security.authorize);
+  const serve = async (req: IncomingMessage, res: ServerResponse) => {
+    const principal = principalOf(req, security);
+    if (principal === null) {
+      send(res, 401, E.unauthorized().body(), { 'www-authenticate': 'Basic realm="schema-registry"' }, true);
+      req.resume();
+      return;
+    }
+    // Without an authorizer the caller's address decides nothing: no per-request caller then.
+    const caller = security.authorize === null && principal === ANONYMOUS ? anonymous : new RegistryCaller(principal, req.socket.remoteAddress ?? '', security.authorize);
+    let body: Buffer | null = null;
+    if (hasBody(req)) {
+      const read = await readBody(req, limits.registryRequestBytesMax);
+      if (read === 'too large') { send(res, 413, E.tooLarge(limits.registryRequestBytesMax).body(), {}, true); req.destroy(); return; }
+      if (read.length > 0) body = read;
+    }
+    const { path, query } = target(req.url ?? '/');
+    const answer = await rest.handle({ method: req.method ?? 'GET', path, query, body, headers: req.headers, caller });
+    send(res, answer.status, answer.body, answer.headers, false, answer.raw === true);
+  };
   const handler = (req: IncomingMessage, res: ServerResponse) => {
-    void (async () => {
-      const principal = principalOf(req, security);
-      if (principal === null) {
-        send(res, 401, E.unauthorized().body(), { 'www-authenticate': 'Basic realm="schema-registry"' }, true);
-        req.resume();
-        return;
-      }
-      const caller = new RegistryCaller(principal, req.socket.remoteAddress ?? '', security.authorize);
-      const body = await readBody(req, limits.registryRequestBytesMax);
-      if (body === 'too large') { send(res, 413, E.tooLarge(limits.registryRequestBytesMax).body(), {}, true); req.destroy(); return; }
-      const url = new URL(req.url ?? '/', 'http://registry');
-      const answer = await rest.handle({ method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, body: body.length > 0 ? body : null, headers: req.headers, caller });
-      send(res, answer.status, answer.body, answer.headers, false, answer.raw === true);
-    })().catch((e: unknown) => {
+    serve(req, res).catch((e: unknown) => {
       logger.error(`schema registry ${req.method} ${req.url}: ${e instanceof Error ? e.stack : String(e)}`);
       if (!res.headersSent) send(res, 500, { error_code: 50001, message: 'Error in the backend data store' });
       else res.destroy();

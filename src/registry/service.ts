@@ -48,6 +48,11 @@ export class RegistryService {
   private polling: Promise<void> | null = null;
   private timer: NodeJS.Timeout | null = null;
   private closed = false;
+  private pollAgain = false;
+  /** The leader epoch of the last batch replayed (-1: none yet, or unknown). */
+  private lastEpoch = -1;
+  /** The furthest offset a writer answered with, and the leader epoch of the batch below it (see replayCommitted). */
+  private confirmed: { offset: number; epoch: number } | null = null;
   private queue: Promise<unknown> = Promise.resolve();
   private readonly waiters = new Set<{ offset: number; resolve: () => void }>();
   private readonly pollMs: number;
@@ -81,13 +86,27 @@ export class RegistryService {
   isWriter(): boolean { return this.options.log.isLeader(); }
   /** This node replays its own copy of `_schemas` (or there is none anywhere yet, and the empty state is right). */
   hasLocalCopy(): boolean { return this.options.log.hasReplica() || this.options.log.leaderId() < 0; }
+  /** This node replays a replica of its own (a node outside `_schemas`' replicas reads through the writer). */
+  replaysLocally(): boolean { return this.options.log.hasReplica(); }
   writerId(): number { return this.options.log.leaderId(); }
 
-  /** Replays what this node's replica has committed since the last poll (one poll at a time). */
+  /**
+   * Replays what this node's replica has committed since the last poll, one poll at a time; a
+   * call while one runs makes it go round once more (what woke the caller may have come after
+   * that poll read the high watermark), so a waiter never sits out a poll interval.
+   */
   poll(): Promise<void> {
-    this.polling ??= this.replayCommitted().catch((e: unknown) => {
-      this.options.logger.warn(`replaying _schemas: ${e instanceof Error ? e.message : String(e)}`);
-    }).finally(() => { this.polling = null; });
+    if (this.polling !== null) { this.pollAgain = true; return this.polling; }
+    this.polling = (async () => {
+      do {
+        this.pollAgain = false;
+        await this.replayCommitted().catch((e: unknown) => {
+          this.options.logger.warn(`replaying _schemas: ${e instanceof Error ? e.message : String(e)}`);
+        });
+      } while (this.pollAgain && !this.closed);
+      // In the same turn as the last check of pollAgain: a call from here on starts a new poll.
+      this.polling = null;
+    })();
     return this.polling;
   }
 
@@ -95,37 +114,62 @@ export class RegistryService {
     const log = this.options.log;
     if (!log.hasReplica()) return;
     // A compacted log that lost its head (never by compaction itself) starts over from its start.
-    if (this.nextOffset < log.logStartOffset()) this.nextOffset = log.logStartOffset();
+    if (this.nextOffset < log.logStartOffset()) { this.nextOffset = log.logStartOffset(); this.lastEpoch = -1; }
     for (let hw = log.highWatermark(); this.nextOffset < hw && !this.closed; hw = log.highWatermark()) {
       const bytes = await log.read(this.nextOffset, hw);
       if (bytes.length === 0) break;
-      for (const view of iterateBatches(bytes)) {
-        if (view.lastOffset < this.nextOffset) continue;
-        if (!view.isControl) {
-          const body = await decompressBatchBody(view);
-          for (const rec of iterateRecords(view, body)) {
-            if (rec.key === null || view.baseOffset + rec.offsetDelta < this.nextOffset) continue;
-            const record = decodeRegistryRecord(rec.key, rec.value);
-            if (record !== null) this.state.replay(record);
-          }
-        }
-        this.nextOffset = view.lastOffset + 1;
-      }
+      await this.replayBatches(bytes);
+    }
+    // Past the high watermark this replica knows (it learns the leader's with its next fetch
+    // answer, which the leader may park for replica.fetch.wait.max.ms): up to the offset the
+    // writer said is committed, if this replica's batch just below it is the writer's own, i.e.
+    // the same offset and leader epoch. One leader per epoch writes each offset once, and a
+    // follower appends only what continues the leader's log, so that batch and all before it are
+    // the committed log; otherwise (a stale suffix of an older epoch, or not fetched yet) the
+    // high watermark will bring them.
+    const c = this.confirmed;
+    if (c !== null && c.offset > this.nextOffset && c.offset <= log.logEndOffset() && !this.closed) {
+      const bytes = await log.read(this.nextOffset, c.offset);
+      let last: { lastOffset: number; partitionLeaderEpoch: number } | null = null;
+      for (const view of iterateBatches(bytes)) last = { lastOffset: view.lastOffset, partitionLeaderEpoch: view.partitionLeaderEpoch };
+      if (last !== null && last.lastOffset === c.offset - 1 && last.partitionLeaderEpoch === c.epoch) await this.replayBatches(bytes);
     }
     for (const w of this.waiters) if (this.nextOffset >= w.offset) { this.waiters.delete(w); w.resolve(); }
   }
 
-  /** Resolves once this node has replayed every offset below `offset`; false on timeout. */
-  async waitForOffset(offset: number, timeoutMs = this.writeTimeoutMs): Promise<boolean> {
+  private async replayBatches(bytes: Buffer): Promise<void> {
+    for (const view of iterateBatches(bytes)) {
+      if (view.lastOffset < this.nextOffset) continue;
+      if (!view.isControl) {
+        const body = await decompressBatchBody(view);
+        for (const rec of iterateRecords(view, body)) {
+          if (rec.key === null || view.baseOffset + rec.offsetDelta < this.nextOffset) continue;
+          const record = decodeRegistryRecord(rec.key, rec.value);
+          if (record !== null) this.state.replay(record);
+        }
+      }
+      this.nextOffset = view.lastOffset + 1;
+      this.lastEpoch = view.partitionLeaderEpoch;
+    }
+  }
+
+  /** Where this node's replay stands: the next offset, and the leader epoch of the batch just below it (-1: unknown). */
+  get replayedPosition(): { offset: number; epoch: number } { return { offset: this.nextOffset, epoch: this.lastEpoch }; }
+
+  /**
+   * Resolves once this node has replayed every offset below `offset`; false on timeout. `epoch`:
+   * the writer's word that everything below `offset` is committed, the batch below it written in
+   * that leader epoch (so this node may replay it from its replica before its high watermark says so).
+   */
+  async waitForOffset(offset: number, timeoutMs = this.writeTimeoutMs, epoch?: number): Promise<boolean> {
     if (this.nextOffset >= offset) return true;
-    void this.poll();
+    if (epoch !== undefined && epoch >= 0 && offset > (this.confirmed?.offset ?? -1)) this.confirmed = { offset, epoch };
     let timer: NodeJS.Timeout | undefined;
-    const reached = await Promise.race([
-      new Promise<boolean>((resolve) => this.waiters.add({ offset, resolve: () => resolve(true) })),
-      new Promise<boolean>((resolve) => { timer = setTimeout(() => resolve(false), timeoutMs); }),
-    ]);
+    const reached = new Promise<boolean>((resolve) => this.waiters.add({ offset, resolve: () => resolve(true) }));
+    void this.poll();
+    const ok = await Promise.race([reached, new Promise<boolean>((resolve) => { timer = setTimeout(() => resolve(false), timeoutMs); })]);
     clearTimeout(timer);
-    return reached && this.nextOffset >= offset;
+    return ok && this.nextOffset >= offset;
   }
 
   /** Waits until `_schemas` exists and has a leader somewhere (the first write creates it). */
@@ -147,9 +191,10 @@ export class RegistryService {
   /**
    * Runs `op` as the writer: after every record this leader holds is committed and replayed, so the
    * operation sees the whole history; its records are appended (acks=all) and replayed before the
-   * response is returned with the offset that follows them.
+   * response is returned with the offset that follows them (and the leader epoch of the batch
+   * below that offset, which lets a forwarding node replay them before its high watermark moves).
    */
-  write<T>(op: (state: RegistryState) => OperationResult<T>): Promise<{ response: T; offset: number }> {
+  write<T>(op: (state: RegistryState) => OperationResult<T>): Promise<{ response: T; offset: number; epoch: number }> {
     const run = async () => {
       const log = this.options.log;
       if (!log.isLeader()) throw E.forwardingError('this node no longer leads _schemas');
@@ -160,13 +205,13 @@ export class RegistryService {
         await new Promise((r) => setTimeout(r, 5));
       }
       const { records, response } = op(this.state);
-      if (records.length === 0) return { response, offset: this.nextOffset };
+      if (records.length === 0) return { response, ...this.replayedPosition };
       const batch = buildRecordBatchSync({ records: records.map((r) => encodeRegistryRecord(r)), baseTimestamp: this.options.clock.nowMs() });
       const { errorCode, baseOffset } = await log.append(batch);
       if (errorCode !== 0) throw E.storeError(`append to _schemas failed with error code ${errorCode}`);
       const end = baseOffset + records.length;
       if (!(await this.waitForOffset(end))) throw E.timeout('Timed out waiting for the write to be replayed');
-      return { response, offset: end };
+      return { response, ...this.replayedPosition };
     };
     const next = this.queue.then(run, run);
     this.queue = next.catch(() => {});

@@ -40,6 +40,8 @@ export class RegistryState {
   private readonly modes = new Map<string | null, Mode>();
   /** Parsed schemas by id: parsing is deterministic, so this cache changes no answer. */
   private readonly parsed = new Map<number, ParsedSchema>();
+  /** Parsed request schemas without references, by type and text, least recently used first (see parse). */
+  private readonly parsedRequests = new Map<string, ParsedSchema>();
 
   // ---- replay ----------------------------------------------------------------------------------
 
@@ -167,8 +169,32 @@ export class RegistryState {
     });
   }
 
-  /** Parses a request's schema with its references (42201 when it is not a valid schema). */
+  /**
+   * Parses a request's schema with its references (42201 when it is not a valid schema). One
+   * without references is a pure function of its type and text, so its parse is kept (a few, see
+   * limits.registryParsedSchemasCachedMax); a referenced schema's text may change under a
+   * permanent delete, so those are parsed each time.
+   */
   parse(request: SchemaRequest): ParsedSchema {
+    const cacheable = request.references.length === 0 && request.schema.length <= limits.registryParsedSchemaCachedBytesMax;
+    const key = cacheable ? `${request.schemaType}\u0000${request.schema}` : '';
+    if (cacheable) {
+      const hit = this.parsedRequests.get(key);
+      if (hit !== undefined) {
+        this.parsedRequests.delete(key);
+        this.parsedRequests.set(key, hit);
+        return hit;
+      }
+    }
+    const parsed = this.parseUncached(request);
+    if (cacheable) {
+      if (this.parsedRequests.size >= limits.registryParsedSchemasCachedMax) this.parsedRequests.delete(this.parsedRequests.keys().next().value!);
+      this.parsedRequests.set(key, parsed);
+    }
+    return parsed;
+  }
+
+  private parseUncached(request: SchemaRequest): ParsedSchema {
     const references = this.resolveReferences(request.references);
     try {
       return parseSchema(request.schemaType, request.schema, references);
@@ -184,17 +210,23 @@ export class RegistryState {
     return p;
   }
 
-  /** The live versions of `subject` a new schema is checked against, oldest first. */
-  previousVersions(subject: string): PreviousVersion[] {
-    const versions = [...(this.subjects.get(subject)?.values() ?? [])].filter((v) => !v.deleted).sort((a, b) => a.version - b.version);
-    return versions.map((v) => ({ version: v.version, schema: this.parsedVersion(v) }));
+  /**
+   * The live versions of `subject` a new schema is checked against at `level`, oldest first: all
+   * of them for a _TRANSITIVE level, the latest for the others, none for NONE (only those are
+   * parsed: a subject's history may be long).
+   */
+  previousVersions(subject: string, level: CompatibilityLevel): PreviousVersion[] {
+    if (level === 'NONE') return [];
+    const live = [...(this.subjects.get(subject)?.values() ?? [])].filter((v) => !v.deleted).sort((a, b) => a.version - b.version);
+    const checked = level.endsWith('_TRANSITIVE') ? live : live.slice(-1);
+    return checked.map((v) => ({ version: v.version, schema: this.parsedVersion(v) }));
   }
 
   /** Incompatibility messages of `request` against `subject` at its level: against `version` only, or per the level's own rule. */
   compatibility(subject: string, request: SchemaRequest, version: number | null): string[] {
     const proposed = this.parse(request);
     const level = this.effectiveConfig(subject);
-    if (version === null) return compatibilityMessages(level, proposed, this.previousVersions(subject));
+    if (version === null) return compatibilityMessages(level, proposed, this.previousVersions(subject, level));
     const v = this.version(subject, version, false);
     return compatibilityMessages(level.replace('_TRANSITIVE', '') as CompatibilityLevel, proposed, [{ version: v.version, schema: this.parsedVersion(v) }]);
   }

@@ -6,12 +6,13 @@
 // reference and a JSON Schema; --json output that parses; usage errors (exit 2) and an
 // unreachable registry. Then a registry that asks for HTTP Basic: refused without credentials,
 // accepted with --basic-auth, --command-config's basic.auth.user.info and SASL_INHERIT; over HTTPS,
-// a private CA trusted through NODE_EXTRA_CA_CERTS; with Kafka ACLs, a producer that may write its
+// a private CA trusted through NODE_EXTRA_CA_CERTS; a registry that requires a client certificate
+// (ssl.client.auth=required) reached with Confluent's schema.registry.ssl.* properties; with Kafka ACLs, a producer that may write its
 // topic registers and checks its subject without rights to the global config.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startServer, type ServerHandle } from '../../src/node/index.js';
@@ -247,13 +248,63 @@ test('an HTTPS registry signed by a private CA: refused without it, reached with
     assert.match(url, /^https:\/\//);
     let r = await schema(url, 'subjects', '--basic-auth', 'alice:alice-secret');
     assert.equal(r.code, 1);
-    assert.match(r.err, new RegExp(`^cannot reach the schema registry at ${url}: [A-Z_]+ \\(trust its CA with NODE_EXTRA_CA_CERTS=ca\\.pem\\)\n$`), 'the CA is not trusted');
+    assert.match(r.err, new RegExp(`^cannot reach the schema registry at ${url}: [A-Z_]+ \\(trust its CA with schema\\.registry\\.ssl\\.truststore\\.location in --command-config, or NODE_EXTRA_CA_CERTS=ca\\.pem\\)\n$`), 'the CA is not trusted');
     const run = await runProcess(process.execPath, [BIN, 'schema', 'register', '--subject', 't-value', '--schema', '"long"', '--registry-url', url, '--basic-auth', 'alice:alice-secret'], null, 60_000,
       { NODE_EXTRA_CA_CERTS: certs.caCert });
     assert.equal(run.code, 0, run.stderr);
     assert.equal(run.stdout, 'registered: subject t-value version 1 id 1\n');
   } finally {
     await tls.close();
+  }
+});
+
+test('a registry that requires a client certificate: refused without one, reached with Confluent\'s keystore properties (PKCS12, PEM) and confluent-kafka-python\'s', { skip: hasOpenssl ? false : 'openssl is not installed', timeout: 120_000 }, async () => {
+  const certs = writeDevCerts(join(dir, 'mtls-certs'));
+  const mtls = await startServer({
+    config: parseBrokerConfig({
+      'node.id': '1', 'schema.registry.listener': '127.0.0.1:0', 'http.listener': '',
+      'listener.security.protocol.map': 'PLAINTEXT:PLAINTEXT,SCHEMA_REGISTRY:SSL',
+      'ssl.keystore.type': 'PKCS12', 'ssl.keystore.location': certs.brokerKeystoreP12, 'ssl.keystore.password': certs.devPassword,
+      'ssl.truststore.type': 'PEM', 'ssl.truststore.location': certs.caCert,
+      'listener.name.schema_registry.ssl.client.auth': 'required',
+    }),
+    listeners: ['PLAINTEXT://127.0.0.1:0'], schemaRegistry: true,
+  });
+  try {
+    const url = mtls.schemaRegistryUrl!;
+    assert.match(url, /^https:\/\//);
+    const props = (name: string, ...lines: string[]) => file(name, [`schema.registry.url=${url}`, ...lines, ''].join('\n'));
+    // The CA trusted, no certificate: the registry ends the handshake.
+    const caOnly = props('ca-only.properties', `schema.registry.ssl.truststore.location=${certs.caCert}`, 'schema.registry.ssl.truststore.type=PEM');
+    let r = await schema('http://127.0.0.1:1', 'subjects', '--command-config', caOnly);
+    assert.equal(r.code, 1, r.out);
+    assert.match(r.err, /^cannot reach the schema registry at https:\/\/[^:]+:\d+: \S+ \(the registry asks for a client certificate: schema\.registry\.ssl\.keystore\.location/, r.err);
+    // Confluent's Java serializer properties: a PKCS12 keystore.
+    const p12 = props('p12.properties', `schema.registry.ssl.truststore.location=${certs.caCert}`, 'schema.registry.ssl.truststore.type=PEM',
+      `schema.registry.ssl.keystore.location=${certs.clientKeystoreP12}`, 'schema.registry.ssl.keystore.type=PKCS12', `schema.registry.ssl.keystore.password=${certs.devPassword}`);
+    r = await schema('http://127.0.0.1:1', 'register', '--subject', 'm-value', '--schema', '"string"', '--command-config', p12);
+    assert.equal(r.code, 0, r.err);
+    assert.equal(r.out, 'registered: subject m-value version 1 id 1\n');
+    // A PEM keystore (certificate and key in one file), the type Confluent's clients also take.
+    const pem = file('client.pem', readFileSync(certs.clientCert, 'latin1') + readFileSync(certs.clientKey, 'latin1'));
+    const pemProps = props('pem.properties', `schema.registry.ssl.truststore.location=${certs.caCert}`, 'schema.registry.ssl.truststore.type=PEM',
+      `schema.registry.ssl.keystore.location=${pem}`, 'schema.registry.ssl.keystore.type=PEM');
+    r = await schema('http://127.0.0.1:1', 'get', '--subject', 'm-value', '--command-config', pemProps);
+    assert.equal(r.code, 0, r.err);
+    assert.equal(r.out, 'subject m-value  version 1  id 1  type AVRO\n"string"\n');
+    // confluent-kafka-python's SchemaRegistryClient names, with the prefix a shared client.properties gives them.
+    const python = props('python.properties', `schema.registry.ssl.ca.location=${certs.caCert}`,
+      `schema.registry.ssl.certificate.location=${certs.clientCert}`, `schema.registry.ssl.key.location=${certs.clientKey}`);
+    r = await schema('http://127.0.0.1:1', 'subjects', '--command-config', python, '--json');
+    assert.equal(r.code, 0, r.err);
+    assert.deepEqual(JSON.parse(r.out), [{ subject: 'm-value', latest: 1, id: 1, type: 'AVRO' }]);
+    // Half a certificate is a usage error, not a refusal.
+    const half = props('half.properties', `schema.registry.ssl.certificate.location=${certs.clientCert}`);
+    r = await schema('http://127.0.0.1:1', 'subjects', '--command-config', half);
+    assert.equal(r.code, 2, r.err);
+    assert.match(r.err, /schema\.registry\.ssl\.certificate\.location and schema\.registry\.ssl\.key\.location go together/);
+  } finally {
+    await mtls.close();
   }
 });
 

@@ -2,7 +2,8 @@
 // (two forward to the writer, the leader of `_schemas`-0), and the writer's process is SIGKILLed in
 // the middle of them. Registrations in flight may fail (they are retried through another node,
 // as a serializer would); afterwards every acknowledged registration keeps its id, no two schemas
-// share an id, and every node, the restarted one included, answers the same.
+// share an id, and every node, the restarted one included, answers the same. A register of a
+// schema the subject has is answered by a surviving node while the dead writer is still named.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { clusterNodeProcesses, killProcess, startClusterNodeProcess, until, type ClusterNodeProcess } from '../broker/process-helpers.js';
@@ -76,6 +77,14 @@ test('three processes: the writer\'s node is SIGKILLed during registrations thro
     await killProcess(writer.child!);
     writer.child = null;
     t.diagnostic(`killed node ${writerId} after ${ackedBeforeKill} acknowledged registrations`);
+    // A producer starting now registers a schema its subject has: a surviving node answers from its
+    // own copy, while the metadata still names the dead writer (for broker.session.timeout.ms).
+    const [known, knownId] = [...acked][0]!;
+    const survivor = live()[0]!;
+    await until(10_000, `node ${survivor.id} has replayed schema ${known}`, async () => ((await call(urlOf(survivor), 'POST', `/subjects/s${known % 3}`, { schema: schemaOf(known) })).status === 200 ? true : undefined), 50);
+    const again = await call(urlOf(survivor), 'POST', `/subjects/s${known % 3}/versions`, { schema: schemaOf(known) });
+    assert.equal(again.status, 200, `register of an existing schema with the writer dead: ${JSON.stringify(again.json)}`);
+    assert.equal(again.json.id, knownId);
     await until(60_000, '15 more registrations after the kill', async () => (acked.size >= ackedBeforeKill + 15 ? true : undefined), 100);
     stop = true;
     await Promise.all(registrars);

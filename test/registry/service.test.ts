@@ -1,0 +1,99 @@
+// RegistryService's replay on a node that forwarded a write: its replica holds the writer's
+// batch before its high watermark says it is committed (the high watermark comes with the next
+// fetch answer). With the writer's word (the offset after its batch and that batch's leader
+// epoch) the node replays it at once, and only when its own batch there is the writer's: a batch
+// of another epoch at those offsets (a stale suffix not yet truncated) waits for the high watermark.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { encodeRegistryRecord, RegistryService, type RegistryRecord, type SchemasLog } from '../../src/registry/index.js';
+import { buildRecordBatchSync, iterateBatches } from '../../src/records/index.js';
+import { ManualClock, type Logger } from '../../src/util/index.js';
+
+const quiet: Logger = { error() {}, warn() {}, info() {} };
+
+/** A replica of `_schemas`-0 whose batches and high watermark the test sets. */
+class FakeReplica implements SchemasLog {
+  batches: Buffer[] = [];
+  hw = 0;
+  hasReplica() { return true; }
+  isLeader() { return false; }
+  leaderId() { return 1; }
+  highWatermark() { return this.hw; }
+  logEndOffset() { return this.batches.reduce((end, b) => Math.max(end, [...iterateBatches(b)][0]!.lastOffset + 1), 0); }
+  logStartOffset() { return 0; }
+  async read(offset: number, maxOffset: number) {
+    return Buffer.concat(this.batches.filter((b) => { const v = [...iterateBatches(b)][0]!; return v.lastOffset >= offset && v.baseOffset < maxOffset; }));
+  }
+  async append(): Promise<{ errorCode: number; baseOffset: number }> { throw new Error('a follower does not append'); }
+  async ensureTopic() { return 0; }
+  /** Appends a batch of `records` at the end, written in leader epoch `epoch`; the offset after it. */
+  add(epoch: number, records: RegistryRecord[]): number {
+    const baseOffset = this.logEndOffset();
+    this.batches.push(buildRecordBatchSync({ baseOffset, partitionLeaderEpoch: epoch, records: records.map((r) => encodeRegistryRecord(r)), baseTimestamp: 0 }));
+    return baseOffset + records.length;
+  }
+  /** Drops every batch from `offset` on (a follower's truncation). */
+  truncate(offset: number) { this.batches = this.batches.filter((b) => [...iterateBatches(b)][0]!.baseOffset < offset); }
+}
+
+const schema = (subject: string, id: number): RegistryRecord => ({
+  keytype: 'SCHEMA', subject, version: 1, value: { subject, version: 1, id, schemaType: 'AVRO', schema: '"string"', references: [], deleted: false },
+});
+
+test('a forwarding node replays the writer\'s batch past its high watermark when offset and epoch match', { timeout: 30_000 }, async () => {
+  const log = new FakeReplica();
+  const service = new RegistryService({ log, clock: new ManualClock(0), logger: quiet, pollMs: 60_000 });
+  service.start();
+  try {
+    log.add(3, [schema('a', 1)]);
+    log.hw = 1;
+    assert.ok(await service.waitForOffset(1, 5_000));
+    const end = log.add(3, [schema('b', 2)]);
+    // The high watermark stays at 1, and the poll interval is a minute: only the writer's word can move the replay.
+    assert.ok(await service.waitForOffset(end, 5_000, 3), 'the writer\'s batch is replayed before the high watermark reaches it');
+    assert.equal(service.state.schemaById(2).schema, '"string"');
+    assert.deepEqual(service.replayedPosition, { offset: 2, epoch: 3 });
+  } finally {
+    service.close();
+  }
+});
+
+test('a batch of another epoch at the writer\'s offsets is not replayed until the high watermark passes the real one', { timeout: 30_000 }, async () => {
+  const log = new FakeReplica();
+  const service = new RegistryService({ log, clock: new ManualClock(0), logger: quiet, pollMs: 50 });
+  service.start();
+  try {
+    log.add(3, [schema('a', 1)]);
+    log.hw = 1;
+    assert.ok(await service.waitForOffset(1, 5_000));
+    // This replica still holds what an old leader of epoch 3 wrote at offset 1; the writer (epoch 4) committed another record there.
+    log.add(3, [schema('stale', 7)]);
+    assert.equal(await service.waitForOffset(2, 500, 4), false, 'a stale batch must not be replayed on the writer\'s word');
+    assert.throws(() => service.state.schemaById(7), /not found/);
+    // The next fetch truncates the stale suffix, brings the writer's batch and the high watermark.
+    log.truncate(1);
+    log.add(4, [schema('b', 2)]);
+    log.hw = 2;
+    assert.ok(await service.waitForOffset(2, 5_000, 4));
+    assert.equal(service.state.schemaById(2).schema, '"string"');
+    assert.throws(() => service.state.schemaById(7), /not found/);
+  } finally {
+    service.close();
+  }
+});
+
+test('the writer\'s word for offsets this replica has not fetched yet waits for them', { timeout: 30_000 }, async () => {
+  const log = new FakeReplica();
+  const service = new RegistryService({ log, clock: new ManualClock(0), logger: quiet, pollMs: 20 });
+  service.start();
+  try {
+    const waiting = service.waitForOffset(1, 10_000, 5);
+    await new Promise((r) => setTimeout(r, 100));
+    assert.equal(service.replayedOffset, 0);
+    log.add(5, [schema('a', 1)]);
+    assert.ok(await waiting, 'replayed once the batch arrives, with the high watermark still at 0');
+    assert.equal(log.hw, 0);
+  } finally {
+    service.close();
+  }
+});
