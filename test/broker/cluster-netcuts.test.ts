@@ -11,9 +11,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Prng } from '../../src/util/index.js';
-import { clusterNodeProcesses, killProcess, runProcess, startClusterNodeProcess } from './process-helpers.js';
+import { clusterNodeProcesses, killProcess, runProcess } from './process-helpers.js';
 import {
-  controllerOf, createFaultTopic, dumpLogs, FAULT_NODE_SETTINGS, librdkafkaSkip, partitionsOn, sleep, startKafkajsProducer, startLibrdkafkaProducer, untilAcked, untilFullIsr, untilMoved, finishFaultRun, type FaultProducer,
+  controllerOf, dumpLogs, librdkafkaSkip, partitionsOn, sleep, untilAcked, untilFullIsr, untilMoved, finishFaultRun, startFaultRun, type FaultProducer,
 } from './replication-faults.js';
 
 const CUTS = Number(process.env['LOGLINE_REPLICATION_CUTS'] ?? 2);
@@ -88,14 +88,9 @@ test(`RF 3, min.insync.replicas 2: ${CUTS} network cuts (a partition leader, the
     await namespacesDown(ids);
     try {
       await namespacesUp(ids);
-      await Promise.all(nodes.map((n) => startClusterNodeProcess(n, voters, FAULT_NODE_SETTINGS)));
-      await createFaultTopic(nodes, TOPIC, PARTITIONS);
-      let partitions = await untilFullIsr(nodes, TOPIC, 30_000, 'after creation');
-      const py = startLibrdkafkaProducer(nodes, TOPIC, 100);
-      const js = startKafkajsProducer(nodes, TOPIC, PARTITIONS, 5, 20);
-      producers.push(py, js);
-      const untilBothAcked = (what: string) => untilAcked(nodes, TOPIC, { librdkafka: py, kafkajs: js }, what);
-      await untilBothAcked('first acknowledgements');
+      const run = await startFaultRun(nodes, voters, TOPIC, PARTITIONS, producers);
+      let partitions = run.partitions;
+      const { py, js, untilBothAcked } = run;
 
       const victims: string[] = [];
       for (let round = 1; round <= CUTS; round++) {

@@ -18,9 +18,9 @@ import { consumeAll } from './log-reader.js';
 import { ApiKey } from '../../src/protocol/index.js';
 import { Prng } from '../../src/util/index.js';
 import { FaultProxy } from './fault-proxy.js';
-import { clusterNodeProcesses, killProcess, startClusterNodeProcess, within } from './process-helpers.js';
+import { clusterNodeProcesses, killProcess, within } from './process-helpers.js';
 import {
-  bootstrapOf, createFaultTopic, dumpLogs, FAULT_NODE_SETTINGS, librdkafkaSkip, partitionsOn, sleep, startKafkajsProducer, startLibrdkafkaProducer, untilAcked, untilFullIsr, finishFaultRun, type FaultProducer,
+  bootstrapOf, dumpLogs, FAULT_NODE_SETTINGS, librdkafkaSkip, partitionsOn, sleep, untilAcked, untilFullIsr, finishFaultRun, startFaultRun, type FaultProducer,
 } from './replication-faults.js';
 
 const PHASE_MS = Number(process.env['LOGLINE_SLOW_LINK_SECONDS'] ?? 3) * 1000;
@@ -46,14 +46,9 @@ test('RF 3, min.insync.replicas 2, every broker behind a fault proxy: latency, a
       }
       const all = (faults: Parameters<FaultProxy['set']>[0]) => { for (const p of proxies) p.set(faults); };
       const healAll = () => { for (const p of proxies) p.heal(); };
-      await Promise.all(nodes.map((n) => startClusterNodeProcess(n, voters, FAULT_NODE_SETTINGS)));
-      await createFaultTopic(nodes, TOPIC, PARTITIONS);
-      let partitions = await untilFullIsr(nodes, TOPIC, 30_000, 'after creation');
-      const py = startLibrdkafkaProducer(nodes, TOPIC, 100);
-      const js = startKafkajsProducer(nodes, TOPIC, PARTITIONS, 5, 20);
-      producers.push(py, js);
-      const untilBothAcked = (what: string) => untilAcked(nodes, TOPIC, { librdkafka: py, kafkajs: js }, what);
-      await untilBothAcked('first acknowledgements');
+      const run = await startFaultRun(nodes, voters, TOPIC, PARTITIONS, producers);
+      let partitions = run.partitions;
+      const { py, js, untilBothAcked } = run;
       const through = () => proxies.map((p) => `${(p.passed.toServer / 1024).toFixed(0)}/${(p.passed.toClient / 1024).toFixed(0)} KiB`).join(', ');
 
       // 1. Latency on every link, both ways (a cross-region cluster).

@@ -16,10 +16,10 @@ import { ApiKey, ErrorCode } from '../../src/protocol/index.js';
 import { buildRecordBatch } from '../../src/records/index.js';
 import { Prng } from '../../src/util/index.js';
 import { consumeAll } from './log-reader.js';
-import { clusterNodeProcesses, killProcess, startClusterNodeProcess, within, type ClusterNodeProcess } from './process-helpers.js';
+import { clusterNodeProcesses, killProcess, within, type ClusterNodeProcess } from './process-helpers.js';
 import {
-  bootstrapOf, controllerOf, createFaultTopic, dumpLogs, FAULT_NODE_SETTINGS, librdkafkaSkip, partitionsOn, sleep, startKafkajsProducer, startLibrdkafkaProducer,
-  untilAcked, untilFullIsr, untilMoved, finishFaultRun, type FaultProducer,
+  bootstrapOf, controllerOf, dumpLogs, FAULT_NODE_SETTINGS, librdkafkaSkip, partitionsOn, sleep,
+  untilAcked, untilFullIsr, untilMoved, finishFaultRun, startFaultRun, type FaultProducer,
 } from './replication-faults.js';
 
 const ROUNDS = Number(process.env['LOGLINE_STALL_ROUNDS'] ?? 3);
@@ -42,14 +42,9 @@ test(`RF 3, min.insync.replicas 2: ${ROUNDS} SIGSTOPs longer than the broker ses
     const stopped = new Set<ClusterNodeProcess>();
     const conns: BrokerConnection[] = [];
     try {
-      await Promise.all(nodes.map((n) => startClusterNodeProcess(n, voters, FAULT_NODE_SETTINGS)));
-      await createFaultTopic(nodes, TOPIC, PARTITIONS);
-      let partitions = await untilFullIsr(nodes, TOPIC, 30_000, 'after creation');
-      const py = startLibrdkafkaProducer(nodes, TOPIC, 100);
-      const js = startKafkajsProducer(nodes, TOPIC, PARTITIONS, 5, 20);
-      producers.push(py, js);
-      const untilBothAcked = (what: string) => untilAcked(nodes, TOPIC, { librdkafka: py, kafkajs: js }, what);
-      await untilBothAcked('first acknowledgements');
+      const run = await startFaultRun(nodes, voters, TOPIC, PARTITIONS, producers);
+      let partitions = run.partitions;
+      const { py, js, untilBothAcked } = run;
 
       const staleValues: string[] = [];
       let staleIsrRefusals = 0;

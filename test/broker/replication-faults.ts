@@ -13,7 +13,7 @@ import { ClusterClient, type PartitionInfo } from '../../src/client/index.js';
 import { ApiKey, ErrorCode } from '../../src/protocol/index.js';
 import { decompressBatchBody, iterateBatches, iterateRecords } from '../../src/records/index.js';
 import { consumeAll } from './log-reader.js';
-import { killProcess, runProcess, within, type ClusterNodeProcess } from './process-helpers.js';
+import { killProcess, runProcess, startClusterNodeProcess, within, type ClusterNodeProcess } from './process-helpers.js';
 
 export const PYTHON = '/usr/bin/python3';
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -211,6 +211,23 @@ export function startKafkajsProducer(nodes: ClusterNodeProcess[], topic: string,
  * from its leader has contiguous offsets; every acknowledged record is at the offset it was
  * acknowledged with; no value is in the topic twice; a consumer group reads every record.
  */
+/**
+ * A fault run's start: the nodes started, the topic created and every ISR full, a librdkafka and a
+ * kafkajs acks=all producer writing (pushed onto `producers`, for the caller's cleanup) until both
+ * are acknowledged once.
+ */
+export async function startFaultRun(nodes: ClusterNodeProcess[], voters: string, topic: string, partitions: number, producers: FaultProducer[]) {
+  await Promise.all(nodes.map((n) => startClusterNodeProcess(n, voters, FAULT_NODE_SETTINGS)));
+  await createFaultTopic(nodes, topic, partitions);
+  const initial = await untilFullIsr(nodes, topic, 30_000, 'after creation');
+  const py = startLibrdkafkaProducer(nodes, topic, 100);
+  const js = startKafkajsProducer(nodes, topic, partitions, 5, 20);
+  producers.push(py, js);
+  const untilBothAcked = (what: string) => untilAcked(nodes, topic, { librdkafka: py, kafkajs: js }, what);
+  await untilBothAcked('first acknowledgements');
+  return { partitions: initial, py, js, untilBothAcked };
+}
+
 export async function verifyAcknowledged(t: { diagnostic(m: string): void }, nodes: ClusterNodeProcess[], topic: string, partitions: number, results: Record<string, ProducerResult>): Promise<string[][]> {
   const client = new ClusterClient({ bootstrap: bootstrapOf(nodes), requestTimeoutMs: 10_000 });
   const logs: string[][] = [];

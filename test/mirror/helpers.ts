@@ -6,6 +6,7 @@ import { parseBrokerConfig, parseProperties } from '../../src/config/index.js';
 import { createLogger } from '../../src/util/index.js';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { createServer } from 'node:net';
 import { Kafka, logLevel } from 'kafkajs';
 import { ApiKey } from '../../src/protocol/index.js';
 import { Cluster, fetchCommitted, type FetchedRecord } from '../../src/client/index.js';
@@ -139,5 +140,14 @@ export async function kcatWrites(bootstrap: string, topic: string, count: number
   return Array.from({ length: count }, (_, i) => ({ key: `${tag}-k${i % 5}`, value: `${tag}-v${i}` }));
 }
 
+
+/** A loopback port free a moment ago (for a server that must come back on the same port). */
+export async function freePort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
+  const port = (s.address() as { port: number }).port;
+  await new Promise((r) => s.close(r));
+  return port;
+}
 
 export const hasKcat = spawnSync('kcat', ['-V']).status === 0;

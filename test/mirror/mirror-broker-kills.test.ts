@@ -5,25 +5,16 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { Kafka, logLevel } from 'kafkajs';
 import { ClusterClient } from '../../src/client/index.js';
 import { parseProperties } from '../../src/config/index.js';
 import { MirrorEngine, parseMirrorConfig } from '../../src/mirror/index.js';
 import { ApiKey } from '../../src/protocol/index.js';
 import { killProcess, tempDataDir } from '../broker/process-helpers.js';
-import { eventually, readAll } from './helpers.js';
+import { eventually, freePort, readAll } from './helpers.js';
 
 const ROUNDS = Number(process.env.LOGLINE_MIRROR_KILL_ROUNDS ?? '1');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
-  const port = (s.address() as { port: number }).port;
-  await new Promise((r) => s.close(r));
-  return port;
-}
 
 /** A single-node cluster that can be SIGKILLed and started again on the same port and data. */
 class Node {

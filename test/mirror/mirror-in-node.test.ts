@@ -7,7 +7,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
@@ -16,20 +15,12 @@ import { parseBrokerConfig } from '../../src/config/index.js';
 import { ClusterClient } from '../../src/client/index.js';
 import { ApiKey } from '../../src/protocol/index.js';
 import { tempDataDir } from '../broker/process-helpers.js';
-import { eventually, kafkajsWrites, readAll } from './helpers.js';
+import { eventually, freePort, kafkajsWrites, readAll } from './helpers.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 const hasChromium = existsSync(CHROMIUM);
 if (!hasChromium && process.env.CI === 'true') throw new Error(`${CHROMIUM} is required under CI=true (.ci/run installs chromium)`);
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
-  const port = (s.address() as { port: number }).port;
-  await new Promise((r) => s.close(r));
-  return port;
-}
 
 function mm2File(text: string): string {
   const file = join(mkdtempSync(join(tmpdir(), 'logline-node-mm2-')), 'mm2.properties');
