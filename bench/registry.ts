@@ -168,8 +168,15 @@ async function validationCost(brokerPort: number, url: string): Promise<object> 
       runs.push({ validation: false, recordsPerSec: await produceRate(conn, 'bench-plain', batch, recordsPerBatch) });
       runs.push({ validation: true, recordsPerSec: await produceRate(conn, 'bench-valid', batch, recordsPerBatch) });
     }
-    const best = (v: boolean) => Math.max(...runs.filter((r) => r.validation === v).map((r) => r.recordsPerSec));
-    return { recordBytes: 1024, recordsPerBatch, runs, offRecordsPerSecBest: best(false), onRecordsPerSecBest: best(true), onShareOfOff: Number((best(true) / best(false)).toFixed(3)), target: 0.95 };
+    const rates = (v: boolean) => runs.filter((r) => r.validation === v).map((r) => r.recordsPerSec).sort((a, b) => a - b);
+    const best = (v: boolean) => rates(v).at(-1)!;
+    // Both topics' first rounds run fast (before writeback settles), so one early round decides the
+    // best-of ratio; the median of the interleaved rounds is the figure to hold against the target.
+    const median = (v: boolean) => rates(v)[Math.floor(rates(v).length / 2)]!;
+    return {
+      recordBytes: 1024, recordsPerBatch, runs, offRecordsPerSecBest: best(false), onRecordsPerSecBest: best(true), onShareOfOff: Number((best(true) / best(false)).toFixed(3)),
+      offRecordsPerSecMedian: median(false), onRecordsPerSecMedian: median(true), onShareOfOffMedian: Number((median(true) / median(false)).toFixed(3)), target: 0.95,
+    };
   } finally {
     conn.close();
   }

@@ -1,4 +1,4 @@
-// The producer and consumer examples of docs/schema-registry.md work as written: each code block
+// The producer and consumer examples of README.md's schema registry section work as written: each code block
 // after `<!-- example: FILE ... -->` is saved as FILE and run (node for .mjs, Debian's python3 for
 // .py) against a node serving the schema registry, with `localhost:9092` and
 // `http://localhost:8081` pointed at it, and must print what the page says it prints
@@ -13,7 +13,7 @@ import { startServer, type ServerHandle } from '../../src/node/index.js';
 import { parseBrokerConfig } from '../../src/config/index.js';
 import { runProcess, tempDataDir } from '../broker/process-helpers.js';
 
-const PAGE = 'docs/schema-registry.md';
+const PAGE = 'README.md';
 const PYTHON = '/usr/bin/python3'; // Debian's packages are seen by the system python.
 const PYTHON_PACKAGES = 'python3-confluent-kafka python3-requests python3-jsonschema';
 
