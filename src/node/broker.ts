@@ -90,7 +90,7 @@ export interface BrokerDeps {
    */
   produceRefusal?: (topic: string, partition: number, bytes: number) => string | null;
   /** Whether a partition's log directory is below log.dir.min.free.bytes now (followers stop fetching it). */
-  belowFreeSpaceFloor?: (topic: string, partition: number) => boolean;
+  belowFreeSpaceFloor?: (topic: string, partition: number, fetchMaxBytes: number) => boolean;
   topicDefaults: TopicDefaults;
   /** The static broker configuration (server.properties plus --set overrides). */
   brokerConfig: BrokerConfig;
@@ -611,7 +611,7 @@ export class Broker {
       // leave the ISR; the leader's other replicas carry acks=all) rather than run into ENOSPC and
       // halt; the broker's own topics (group offsets, transactions, share state, tiered metadata,
       // schemas) keep replicating: they are small and their commits wait for the ISR.
-      mayAppend: (p) => brokerWrittenTopic(p.topic) || this.deps.belowFreeSpaceFloor?.(p.topic, p.index) !== true,
+      mayAppend: (p) => brokerWrittenTopic(p.topic) || this.deps.belowFreeSpaceFloor?.(p.topic, p.index, num('replica.fetch.max.bytes')) !== true,
       connect: async (e: LeaderEndpoint) => {
         const interBrokerTls = clientTlsFor(c, c.interBrokerListenerName);
         const interBrokerSasl = clientSaslFor(c, c.interBrokerListenerName);

@@ -424,7 +424,7 @@ async function openDiskBackend(o: DiskBackendOptions, brokerConfig: BrokerConfig
     // it is in this one) while the directory is below the floor; an offline directory's partitions
     // are left to the replica manager's answer.
     produceRefusal: (_topic, _partition, bytes) => (logs.offline === null ? space.admit(bytes, o.clock.nowMs()) : null),
-    belowFreeSpaceFloor: () => logs.offline === null && space.belowFloor,
+    belowFreeSpaceFloor: (_topic, _partition, fetchMaxBytes) => logs.offline === null && !space.mayReplicate(fetchMaxBytes, o.clock.nowMs()),
     topicDefaults,
     brokerConfig,
     validateTopicConfigs: validate,

@@ -103,13 +103,28 @@ export class LogDirFreeSpace {
    * why it is refused (the directory is under the floor).
    */
   admit(bytes: number, nowMs: number): string | null {
+    this.count(bytes, nowMs);
+    if (this.state !== 'full') return null;
+    this.producesRefused++;
+    return `log directory ${this.o.dir} has ${this.usableBytes} usable bytes, below log.dir.min.free.bytes ${this.thresholds.minFreeBytes}: produce is refused until space is freed (retention, DeleteRecords, a topic deletion)`;
+  }
+
+  /**
+   * Before a follower fetches for a partition of this directory: whether it may (not under the
+   * floor). `maxBytes` is what that fetch may bring at most; counted as a client's append is, so a
+   * follower close to the floor samples at once instead of overshooting it until the next tick.
+   */
+  mayReplicate(maxBytes: number, nowMs: number): boolean {
+    this.count(maxBytes, nowMs);
+    return this.state !== 'full';
+  }
+
+  /** Bytes about to be written since the last sample; statfs again when they would cross the floor. */
+  private count(bytes: number, nowMs: number): void {
     if (this.state !== 'full' && this.usableBytes >= 0 && this.thresholds.minFreeBytes > 0) {
       this.admittedSinceSample += bytes;
       if (this.usableBytes - this.admittedSinceSample < this.thresholds.minFreeBytes) this.sample(nowMs);
     }
-    if (this.state !== 'full') return null;
-    this.producesRefused++;
-    return `log directory ${this.o.dir} has ${this.usableBytes} usable bytes, below log.dir.min.free.bytes ${this.thresholds.minFreeBytes}: produce is refused until space is freed (retention, DeleteRecords, a topic deletion)`;
   }
 
   /** Under the floor at the last sample (clients' produce refused, followers paused). */

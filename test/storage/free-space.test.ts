@@ -92,3 +92,18 @@ test('an unknown volume (no capacity, or statfs failing) refuses nothing; a floo
   assert.equal(off.view(false).state, 'ok');
   assert.equal(off.admit(1, 1), null);
 });
+
+test('a follower about to fetch counts what the fetch may bring: near the floor it samples at once and pauses, instead of overshooting until the next tick', () => {
+  const { space, fill } = setup(10 * MiB);
+  space.sample(0);
+  assert.equal(space.mayReplicate(MiB, 1), true);
+  // Followers' appends (not counted by admit) take the volume under the floor between two ticks.
+  fill('/data/replica', 8.5 * MiB);
+  // The last sample still says 10 MiB usable: each fetch's 1 MiB counts until the estimate crosses
+  // the floor, then a statfs sees 1.5 MiB usable and the follower pauses, well before the tick.
+  const answers: boolean[] = [];
+  for (let t = 2; t < 12; t++) answers.push(space.mayReplicate(MiB, t));
+  assert.equal(answers.at(-1), false, 'paused');
+  assert.ok(answers.indexOf(false) <= 7, `paused after ${answers.indexOf(false)} fetches, within the estimate's 8 MiB`);
+  assert.equal(space.view(false).state, 'full');
+});
