@@ -47,6 +47,23 @@ describe('tiering in a 3-broker cluster', { timeout: 180_000 }, () => {
     await producer.disconnect();
   };
 
+  const setCopyDisable = async (disabled: boolean) => {
+    const client = new ClusterClient({ bootstrap: cluster.bootstrap });
+    try {
+      const r = await client.retrying(() => client.admin(ApiKey.IncrementalAlterConfigs, {
+        // Kafka refuses copy.disable unless local retention is the whole retention (-2) meanwhile.
+        resources: [{ resourceType: 2, resourceName: TOPIC, configs: [
+          { name: 'remote.log.copy.disable', configOperation: 0, value: String(disabled) },
+          { name: 'local.retention.bytes', configOperation: 0, value: disabled ? '-2' : String(1024 * 1024) },
+          { name: 'local.retention.ms', configOperation: 0, value: '-2' },
+        ] }], validateOnly: false,
+      }, 1));
+      assert.equal(r.responses[0].errorCode, 0, r.responses[0].errorMessage);
+    } finally {
+      client.close();
+    }
+  };
+
   before(async () => {
     remoteDir = mkdtempSync(join(tmpdir(), 'logline-tier-cluster-'));
     cluster = await startCluster({
@@ -82,9 +99,15 @@ describe('tiering in a 3-broker cluster', { timeout: 180_000 }, () => {
     assert.ok(first > 0);
     const oldLog = partitionOn(first)!.log.tieredLog!;
     await until(30_000, 'a first segment copied', async () => (oldLog.highestOffsetInRemoteStorage >= 0 ? true : undefined), 10);
+    // Copying can keep up with this producer: it is paused (KIP-950's remote.log.copy.disable)
+    // while more segments roll, so the kill always leaves some to copy; the new leader resumes it.
+    await setCopyDisable(true);
+    await until(30_000, 'copying paused on the leader', async () => (oldLog.config.remoteLogCopyDisable ? true : undefined), 20);
+    await produce(1500);
     const copiedBeforeKill = oldLog.highestOffsetInRemoteStorage;
     const rolledBeforeKill = oldLog.segments.at(-1)!.baseOffset - 1;
     await node(first).kill();
+    await setCopyDisable(false);
     assert.ok(copiedBeforeKill < rolledBeforeKill, `killed with offsets ${copiedBeforeKill + 1}..${rolledBeforeKill} still to copy`);
     await until(30_000, 'a new leader', async () => { const id = leaderId(); return id > 0 && id !== first ? id : undefined; }, 50);
     await produce(3000);
