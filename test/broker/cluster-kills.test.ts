@@ -7,11 +7,10 @@
 // at the offset it was acknowledged with, no value is in the topic twice, and a consumer group
 // reads every record; stopped, every node's own files hold the same records at the same offsets.
 import { test } from 'node:test';
-import assert from 'node:assert/strict';
 import { Prng } from '../../src/util/index.js';
 import { clusterNodeProcesses, killProcess, startClusterNodeProcess, within } from './process-helpers.js';
 import {
-  createFaultTopic, dumpLogs, FAULT_NODE_SETTINGS, librdkafkaSkip, sleep, startKafkajsProducer, startLibrdkafkaProducer, untilAcked, untilFullIsr, finishFaultRun, type FaultProducer,
+  FAULT_NODE_SETTINGS, guardFaultRun, librdkafkaSkip, sleep, startFaultRun, untilFullIsr, finishFaultRun, type FaultProducer,
 } from './replication-faults.js';
 
 const KILLS = Number(process.env['LOGLINE_REPLICATION_KILLS'] ?? 3);
@@ -27,15 +26,8 @@ test(`RF 3, min.insync.replicas 2: ${KILLS} SIGKILLs of random nodes under librd
     const prng = new Prng(SEED);
     const { nodes, voters } = await clusterNodeProcesses(3, 'll-test-replication-kills');
     const producers: FaultProducer[] = [];
-    try {
-      await Promise.all(nodes.map((n) => startClusterNodeProcess(n, voters, FAULT_NODE_SETTINGS)));
-      await createFaultTopic(nodes, TOPIC, PARTITIONS);
-      await untilFullIsr(nodes, TOPIC, 30_000, 'after creation');
-      const py = startLibrdkafkaProducer(nodes, TOPIC, 100);
-      const js = startKafkajsProducer(nodes, TOPIC, PARTITIONS, 5, 20);
-      producers.push(py, js);
-      const untilBothAcked = (what: string) => untilAcked(nodes, TOPIC, { librdkafka: py, kafkajs: js }, what);
-      await untilBothAcked('first acknowledgements');
+    await guardFaultRun(t, nodes, TOPIC, producers, async () => {
+      const { py, js, untilBothAcked } = await startFaultRun(nodes, voters, TOPIC, PARTITIONS, producers);
 
       const victims: number[] = [];
       for (let kill = 1; kill <= KILLS; kill++) {
@@ -59,11 +51,5 @@ test(`RF 3, min.insync.replicas 2: ${KILLS} SIGKILLs of random nodes under librd
       t.diagnostic(`killed nodes ${victims.join(', ')}`);
 
       await finishFaultRun(t, nodes, TOPIC, PARTITIONS, { librdkafka: py, kafkajs: js }, producers);
-    } catch (e) {
-      t.diagnostic(`node logs: ${dumpLogs(nodes, TOPIC)}`);
-      throw e;
-    } finally {
-      for (const p of producers) p.abort();
-      await Promise.all(nodes.map((n) => (n.child ? killProcess(n.child) : Promise.resolve())));
-    }
+    });
   });

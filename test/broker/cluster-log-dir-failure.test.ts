@@ -10,8 +10,9 @@ import assert from 'node:assert/strict';
 import { startCluster } from '../../src/index.js';
 import { ClusterClient } from '../../src/client/index.js';
 import { ApiKey, ErrorCode } from '../../src/protocol/index.js';
-import { buildRecordBatchSync, iterateBatches, iterateRecords } from '../../src/records/index.js';
+import { buildRecordBatchSync } from '../../src/records/index.js';
 import { MemoryFileSystem } from '../../src/storage/index.js';
+import { consumeAll } from './log-reader.js';
 import { within } from './process-helpers.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -98,26 +99,9 @@ test('a broker whose log directory fails under acks=all load halts; leadership m
 
     // Every acknowledged record is on the current leader at the offset it was acknowledged with.
     for (let partition = 0; partition < PARTITIONS; partition++) {
-      const stored = new Map<number, string>();
-      let offset = 0n;
-      const conn = await client.leaderFor(TOPIC, partition);
-      for (;;) {
-        const f = await conn.send(ApiKey.Fetch, 12, {
-          replicaId: -1, maxWaitMs: 0, minBytes: 0, maxBytes: 1 << 20, isolationLevel: 0, sessionId: 0, sessionEpoch: -1,
-          topics: [{ topic: TOPIC, partitions: [{ partition, currentLeaderEpoch: -1, fetchOffset: offset, lastFetchedEpoch: -1, logStartOffset: -1n, partitionMaxBytes: 1 << 20 }] }],
-          forgottenTopicsData: [], rackId: '',
-        });
-        const pd = f.responses[0].partitions[0];
-        assert.equal(pd.errorCode, ErrorCode.NONE);
-        const batches = [...iterateBatches(pd.records)];
-        if (batches.length === 0) break;
-        for (const b of batches) {
-          for (const r of iterateRecords(b, b.bytes().subarray(61))) stored.set(b.baseOffset + r.offsetDelta, r.value!.toString());
-          offset = BigInt(b.lastOffset + 1);
-        }
-      }
+      const stored = await consumeAll(client, TOPIC, partition);
       for (const a of acked.filter((x) => x.partition === partition)) {
-        assert.equal(stored.get(a.offset), a.value, `${TOPIC}-${partition}: acknowledged ${a.value} at offset ${a.offset}`);
+        assert.equal(stored[a.offset], a.value, `${TOPIC}-${partition}: acknowledged ${a.value} at offset ${a.offset}`);
       }
     }
 

@@ -11,9 +11,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Prng } from '../../src/util/index.js';
-import { clusterNodeProcesses, killProcess, runProcess } from './process-helpers.js';
+import { clusterNodeProcesses, runProcess } from './process-helpers.js';
 import {
-  controllerOf, dumpLogs, librdkafkaSkip, partitionsOn, sleep, untilAcked, untilFullIsr, untilMoved, finishFaultRun, startFaultRun, type FaultProducer,
+  controllerOf, guardFaultRun, librdkafkaSkip, partitionsOn, sleep, untilAcked, untilFullIsr, untilMoved, finishFaultRun, startFaultRun, type FaultProducer,
 } from './replication-faults.js';
 
 const CUTS = Number(process.env['LOGLINE_REPLICATION_CUTS'] ?? 2);
@@ -86,7 +86,7 @@ test(`RF 3, min.insync.replicas 2: ${CUTS} network cuts (a partition leader, the
     const voters = nodes.map((n) => `${n.id}@${ipOf(n.id)}:9093`).join(',');
     const producers: FaultProducer[] = [];
     await namespacesDown(ids);
-    try {
+    await guardFaultRun(t, nodes, TOPIC, producers, async () => {
       await namespacesUp(ids);
       const run = await startFaultRun(nodes, voters, TOPIC, PARTITIONS, producers);
       let partitions = run.partitions;
@@ -138,12 +138,5 @@ test(`RF 3, min.insync.replicas 2: ${CUTS} network cuts (a partition leader, the
       t.diagnostic(`cut off nodes ${victims.join(', ')}`);
 
       await finishFaultRun(t, nodes, TOPIC, PARTITIONS, { librdkafka: py, kafkajs: js }, producers);
-    } catch (e) {
-      t.diagnostic(`node logs: ${dumpLogs(nodes, TOPIC)}`);
-      throw e;
-    } finally {
-      for (const p of producers) p.abort();
-      await Promise.all(nodes.map((n) => (n.child ? killProcess(n.child) : Promise.resolve())));
-      await namespacesDown(ids);
-    }
+    }, { after: () => namespacesDown(ids) });
   });

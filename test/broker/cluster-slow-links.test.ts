@@ -18,9 +18,9 @@ import { consumeAll } from './log-reader.js';
 import { ApiKey } from '../../src/protocol/index.js';
 import { Prng } from '../../src/util/index.js';
 import { FaultProxy } from './fault-proxy.js';
-import { clusterNodeProcesses, killProcess, within } from './process-helpers.js';
+import { clusterNodeProcesses, within } from './process-helpers.js';
 import {
-  bootstrapOf, dumpLogs, FAULT_NODE_SETTINGS, librdkafkaSkip, partitionsOn, sleep, untilAcked, untilFullIsr, finishFaultRun, startFaultRun, type FaultProducer,
+  bootstrapOf, guardFaultRun, FAULT_NODE_SETTINGS, librdkafkaSkip, partitionsOn, sleep, untilAcked, untilFullIsr, finishFaultRun, startFaultRun, type FaultProducer,
 } from './replication-faults.js';
 
 const PHASE_MS = Number(process.env['LOGLINE_SLOW_LINK_SECONDS'] ?? 3) * 1000;
@@ -38,7 +38,7 @@ test('RF 3, min.insync.replicas 2, every broker behind a fault proxy: latency, a
     const { nodes, voters } = await clusterNodeProcesses(3, 'll-test-slow-links');
     const proxies: FaultProxy[] = [];
     const producers: FaultProducer[] = [];
-    try {
+    await guardFaultRun(t, nodes, TOPIC, producers, async () => {
       for (const n of nodes) {
         const proxy = await FaultProxy.start({ host: '127.0.0.1', port: n.brokerPort });
         proxies.push(proxy);
@@ -141,12 +141,5 @@ test('RF 3, min.insync.replicas 2, every broker behind a fault proxy: latency, a
       t.diagnostic(`half-open: healed; leaders now [${partitions.map((p) => `${p.partition}:${p.leader}@${p.leaderEpoch}`)}]; ${through()}`);
 
       await finishFaultRun(t, nodes, TOPIC, PARTITIONS, { librdkafka: py, kafkajs: js }, producers);
-    } catch (e) {
-      t.diagnostic(`node logs: ${dumpLogs(nodes, TOPIC)}`);
-      throw e;
-    } finally {
-      for (const p of producers) p.abort();
-      await Promise.all(nodes.map((n) => (n.child ? killProcess(n.child) : Promise.resolve())));
-      for (const p of proxies) await p.close();
-    }
+    }, { after: async () => { for (const p of proxies) await p.close(); } });
   });

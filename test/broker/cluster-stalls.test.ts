@@ -16,9 +16,9 @@ import { ApiKey, ErrorCode } from '../../src/protocol/index.js';
 import { buildRecordBatch } from '../../src/records/index.js';
 import { Prng } from '../../src/util/index.js';
 import { consumeAll } from './log-reader.js';
-import { clusterNodeProcesses, killProcess, within, type ClusterNodeProcess } from './process-helpers.js';
+import { clusterNodeProcesses, within, type ClusterNodeProcess } from './process-helpers.js';
 import {
-  bootstrapOf, controllerOf, dumpLogs, FAULT_NODE_SETTINGS, librdkafkaSkip, partitionsOn, sleep,
+  bootstrapOf, controllerOf, guardFaultRun, FAULT_NODE_SETTINGS, librdkafkaSkip, partitionsOn, sleep,
   untilAcked, untilFullIsr, untilMoved, finishFaultRun, startFaultRun, type FaultProducer,
 } from './replication-faults.js';
 
@@ -41,7 +41,7 @@ test(`RF 3, min.insync.replicas 2: ${ROUNDS} SIGSTOPs longer than the broker ses
     const producers: FaultProducer[] = [];
     const stopped = new Set<ClusterNodeProcess>();
     const conns: BrokerConnection[] = [];
-    try {
+    await guardFaultRun(t, nodes, TOPIC, producers, async () => {
       const run = await startFaultRun(nodes, voters, TOPIC, PARTITIONS, producers);
       let partitions = run.partitions;
       const { py, js, untilBothAcked } = run;
@@ -146,13 +146,10 @@ test(`RF 3, min.insync.replicas 2: ${ROUNDS} SIGSTOPs longer than the broker ses
         client.close();
       }
       await finishFaultRun(t, nodes, TOPIC, PARTITIONS, { librdkafka: py, kafkajs: js }, producers);
-    } catch (e) {
-      t.diagnostic(`node logs: ${dumpLogs(nodes, TOPIC)}`);
-      throw e;
-    } finally {
-      for (const c of conns) c.close();
-      for (const p of producers) p.abort();
-      for (const n of stopped) n.child?.kill('SIGCONT');
-      await Promise.all(nodes.map((n) => (n.child ? killProcess(n.child) : Promise.resolve())));
-    }
+    }, {
+      beforeKill: () => {
+        for (const c of conns) c.close();
+        for (const n of stopped) n.child?.kill('SIGCONT');
+      },
+    });
   });

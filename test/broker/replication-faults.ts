@@ -318,6 +318,26 @@ export async function finishFaultRun(t: { diagnostic(m: string): void }, nodes: 
   await verifyReplicaFiles(nodes, topic, logs);
 }
 
+/**
+ * A fault test's body run with its cleanup: on a failure the nodes' logs go into the test's output;
+ * whatever happened, `beforeKill` (resume paused nodes, close connections) runs, the producers the
+ * body started are aborted and every node still running is killed, then `after` (namespaces, proxies).
+ */
+export async function guardFaultRun(t: { diagnostic(m: string): void }, nodes: ClusterNodeProcess[], topic: string, producers: FaultProducer[],
+  body: () => Promise<void>, cleanup: { beforeKill?: () => void; after?: () => Promise<void> } = {}): Promise<void> {
+  try {
+    await body();
+  } catch (e) {
+    t.diagnostic(`node logs: ${dumpLogs(nodes, topic)}`);
+    throw e;
+  } finally {
+    cleanup.beforeKill?.();
+    for (const p of producers) p.abort();
+    await Promise.all(nodes.map((n) => (n.child ? killProcess(n.child) : Promise.resolve())));
+    await cleanup.after?.();
+  }
+}
+
 /** The active controller as the nodes name it in Metadata (retried while none is known). */
 export async function controllerOf(nodes: ClusterNodeProcess[]): Promise<number> {
   return within(30_000, 'a known controller', (async () => {

@@ -5,10 +5,7 @@
 // Without /usr/bin/chromium the test is skipped locally and fails under CI=true (.ci/run installs it).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { chromium } from 'playwright-core';
+import { mkdirSync } from 'node:fs';
 import { startServer } from '../../src/index.js';
 import { ClusterClient } from '../../src/client/index.js';
 import { parseBrokerConfig } from '../../src/config/index.js';
@@ -16,16 +13,12 @@ import { ApiKey, ErrorCode } from '../../src/protocol/index.js';
 import { buildRecordBatchSync } from '../../src/records/index.js';
 import { MemoryFileSystem } from '../../src/storage/index.js';
 import { until } from '../broker/process-helpers.js';
+import { browserSkip as skip, openConsoleBrowser, type ConsoleBrowser } from './browser.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const ARTIFACTS = 'test-artifacts/console';
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
-const present = existsSync(CHROMIUM);
-const skip = !present && process.env.CI !== 'true' ? `${CHROMIUM} is missing (apt-get install chromium); .ci/run installs it` : false;
 const MiB = 1 << 20;
 
 test('web console: a banner above every page while the node\'s log directory is below its floor, a warning once it is only low', { skip, timeout: 90_000 }, async () => {
-  assert.ok(present, `${CHROMIUM} is required under CI=true (.ci/run installs chromium)`);
   mkdirSync(ARTIFACTS, { recursive: true });
   const fs = new MemoryFileSystem();
   fs.capacityBytes = 48 * MiB;
@@ -35,8 +28,7 @@ test('web console: a banner above every page while the node\'s log directory is 
   });
   const client = new ClusterClient({ bootstrap: `127.0.0.1:${node.listeners[0]!.port}` });
   const http = `http://127.0.0.1:${node.http!.port}`;
-  const profile = mkdtempSync(join(tmpdir(), 'logline-chromium-'));
-  let browser: Awaited<ReturnType<typeof chromium.launchPersistentContext>> | null = null;
+  let browser: ConsoleBrowser | null = null;
   try {
     const created = await client.admin(ApiKey.CreateTopics, { topics: [{ name: 'fill', numPartitions: 1, replicationFactor: 1, assignments: [], configs: [] }], timeoutMs: 10_000, validateOnly: false }, 7);
     assert.equal(created.topics[0].errorCode, 0);
@@ -49,10 +41,8 @@ test('web console: a banner above every page while the node\'s log directory is 
     }
     assert.equal(code, ErrorCode.NOT_ENOUGH_REPLICAS);
 
-    browser = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: ARGS, viewport: { width: 1280, height: 800 } });
-    const page = browser.pages()[0] ?? await browser.newPage();
-    const pageErrors: string[] = [];
-    page.on('pageerror', (e) => pageErrors.push(e.message));
+    browser = await openConsoleBrowser({ width: 1280, height: 800 });
+    const { page, pageErrors } = browser;
     await page.goto(`${http}/`);
     const full = page.locator('#banner [data-disk="bad"]');
     await full.waitFor({ timeout: 20_000 });
@@ -75,7 +65,6 @@ test('web console: a banner above every page while the node\'s log directory is 
     assert.deepEqual(pageErrors, []);
   } finally {
     await browser?.close();
-    rmSync(profile, { recursive: true, force: true });
     client.close();
     await node.close();
   }

@@ -8,20 +8,16 @@
 // browser test is skipped locally and fails under CI=true (.ci/run installs it).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import avro from 'avsc';
 import protobuf from 'protobufjs';
 import { startServer, type ServerHandle } from '../../src/index.js';
 import { parseBrokerConfig } from '../../src/config/index.js';
+import { browserSkip as skip, withConsolePage } from './browser.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const ARTIFACTS = 'test-artifacts/console';
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
-const present = existsSync(CHROMIUM);
-const skip = !present && process.env.CI !== 'true' ? `${CHROMIUM} is missing (apt-get install chromium); .ci/run installs it` : false;
 
 const V1 = { type: 'record', name: 'Order', namespace: 'shop', fields: [{ name: 'id', type: 'long' }, { name: 'item', type: 'string' }] };
 const V2 = { ...V1, fields: [...V1.fields, { name: 'qty', type: 'int', default: 1 }] };
@@ -115,14 +111,9 @@ test('/v1/schemas and /v1/schemas/:subject: subjects with their latest version, 
 });
 
 test('web console: the subjects page, and a subject\'s versions side by side with their differences', { skip, timeout: 60_000 }, async () => {
-  assert.ok(present, `${CHROMIUM} is required under CI=true (.ci/run installs chromium)`);
   mkdirSync(ARTIFACTS, { recursive: true });
-  const browser = await chromium.launchPersistentContext(mkdtempSync(join(tmpdir(), 'logline-chromium-')), { executablePath: CHROMIUM, headless: true, args: ARGS, viewport: { width: 1280, height: 900 } });
   const shot = (page: Page, name: string) => page.screenshot({ path: `${ARTIFACTS}/${name}.png`, fullPage: true });
-  try {
-    const page = browser.pages()[0] ?? await browser.newPage();
-    const pageErrors: string[] = [];
-    page.on('pageerror', (e) => pageErrors.push(e.message));
+  await withConsolePage(async (page, pageErrors) => {
 
     await page.goto(`${http}/`);
     await page.click('nav a[data-nav="schemas"]');
@@ -170,7 +161,5 @@ test('web console: the subjects page, and a subject\'s versions side by side wit
     await page.locator('tr[data-usage="orders-value-3"]').waitFor();
     assert.match(await page.locator('pre.schema').innerText(), /"name": "note"/);
     assert.deepEqual(pageErrors, []);
-  } finally {
-    await browser.close();
-  }
+  }, { width: 1280, height: 900 });
 });

@@ -5,17 +5,11 @@
 // and accepts the first two. The browser part runs when /usr/bin/chromium exists (and must under CI=true).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { chromium } from 'playwright-core';
 import { ApiKey } from '../../src/protocol/index.js';
 import { ACCEPT, ShareConsumer, type ShareRecord } from '../../src/cli/share-consumer.js';
 import type { ShareGroupLag } from '../../src/http/group-lag.js';
 import { startConsoleFixture, until } from './console-fixture.js';
-
-const CHROMIUM = '/usr/bin/chromium';
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+import { browserWanted, withConsolePage } from './browser.js';
 
 test('a share group in the admin API and the console: members, assignments, start offsets, in-flight and acquired records, lag', { timeout: 120_000 }, async () => {
   const f = await startConsoleFixture();
@@ -50,13 +44,8 @@ test('a share group in the admin API and the console: members, assignments, star
     ]);
     assert.equal(g.totalLag, 4);
 
-    if (existsSync(CHROMIUM) || process.env.CI === 'true') {
-      const profile = mkdtempSync(join(tmpdir(), 'logline-chromium-'));
-      const browser = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: ARGS });
-      try {
-        const page = browser.pages()[0] ?? await browser.newPage();
-        const errors: string[] = [];
-        page.on('pageerror', (e) => errors.push(e.message));
+    if (browserWanted) {
+      await withConsolePage(async (page, errors) => {
         await page.goto(`${f.http}/#/groups`);
         const row = page.locator('tr[data-group="workers"]');
         await row.waitFor();
@@ -68,10 +57,7 @@ test('a share group in the admin API and the console: members, assignments, star
         assert.deepEqual(await p0.locator('td').allInnerTexts(), ['orders', '0', '2', '5', '3', '3', '3', 'logline-cli']);
         assert.match(await page.locator('body').innerText(), new RegExp(consumer.memberId), 'the member is listed');
         assert.deepEqual(errors, []);
-      } finally {
-        await browser.close();
-        rmSync(profile, { recursive: true, force: true });
-      }
+      });
     }
   } finally {
     await consumer.close().catch(() => undefined);

@@ -6,10 +6,9 @@
 // runs when /usr/bin/chromium exists (and must under CI=true).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium } from 'playwright-core';
 import { ClusterClient, listOffsets } from '../../src/client/index.js';
 import { startServer } from '../../src/index.js';
 import { parseBrokerConfig } from '../../src/config/index.js';
@@ -17,9 +16,8 @@ import { ApiKey } from '../../src/protocol/index.js';
 import { buildRecordBatchSync } from '../../src/records/index.js';
 import type { NodeView, TopicRow } from '../../src/http/index.js';
 import { tempDataDir, until } from '../broker/process-helpers.js';
+import { browserWanted, withConsolePage } from './browser.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 const MiB = 1024 * 1024;
 
 test('a tiered topic in the admin API and the console: local and remote log start, highest copied offset, local and remote size', { timeout: 120_000 }, async () => {
@@ -82,13 +80,8 @@ test('a tiered topic in the admin API and the console: local and remote log star
     assert.deepEqual(nodeView.remoteCopyLag.find((x) => x.topic === 'events'), { topic: 'events', bytes: 0, segments: 0 });
     assert.ok(nodeView.tiered!.chunkCache !== null && nodeView.tiered!.chunkCache.bytes <= nodeView.tiered!.chunkCache.bytesMax);
 
-    if (existsSync(CHROMIUM) || process.env.CI === 'true') {
-      const profile = mkdtempSync(join(tmpdir(), 'logline-chromium-'));
-      const browser = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: ARGS });
-      try {
-        const page = browser.pages()[0] ?? await browser.newPage();
-        const errors: string[] = [];
-        page.on('pageerror', (e) => errors.push(e.message));
+    if (browserWanted) {
+      await withConsolePage(async (page, errors) => {
         await page.goto(`${http}/#/topics/events`);
         const tr = page.locator('tr[data-tiered-partition="0"]');
         await tr.waitFor();
@@ -100,10 +93,7 @@ test('a tiered topic in the admin API and the console: local and remote log star
         await page.locator('tr[data-partition="0"]').waitFor();
         assert.equal(await page.locator('tr[data-tiered-partition]').count(), 0, 'no tiered table for a topic without tiering');
         assert.deepEqual(errors, []);
-      } finally {
-        await browser.close();
-        rmSync(profile, { recursive: true, force: true });
-      }
+      });
     }
   } finally {
     client.close();

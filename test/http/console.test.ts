@@ -5,35 +5,26 @@
 // Without /usr/bin/chromium the test is skipped locally and fails under CI=true (.ci/run installs it).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { chromium, type Page } from 'playwright-core';
+import { mkdirSync } from 'node:fs';
+import type { Page } from 'playwright-core';
 import { ClusterClient, describeTopicConfigs } from '../../src/client/index.js';
 import { startCluster } from '../../src/index.js';
 import { ApiKey, ErrorCode } from '../../src/protocol/index.js';
 import type { BrokersView } from '../../src/http/index.js';
 import { startConsoleFixture, until } from './console-fixture.js';
+import { browserSkip as skip, openConsoleBrowser, type ConsoleBrowser } from './browser.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const ARTIFACTS = 'test-artifacts/console';
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
-const present = existsSync(CHROMIUM);
-const skip = !present && process.env.CI !== 'true' ? `${CHROMIUM} is missing (apt-get install chromium); .ci/run installs it` : false;
 
 const cellTexts = (page: Page, selector: string) => page.locator(selector).allInnerTexts();
 
 test('web console: overview, topics, topic partitions, message browser, create topic, produce, configs, groups with lag', { skip, timeout: 60_000 }, async () => {
-  assert.ok(present, `${CHROMIUM} is required under CI=true (.ci/run installs chromium)`);
   mkdirSync(ARTIFACTS, { recursive: true });
-  const profile = mkdtempSync(join(tmpdir(), 'logline-chromium-'));
   const f = await startConsoleFixture();
-  const browser = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: ARGS, viewport: { width: 1280, height: 800 } });
+  const browser = await openConsoleBrowser({ width: 1280, height: 800 });
   const shot = (page: Page, name: string) => page.screenshot({ path: `${ARTIFACTS}/${name}.png`, fullPage: true });
   try {
-    const page = browser.pages()[0] ?? await browser.newPage();
-    const pageErrors: string[] = [];
-    page.on('pageerror', (e) => pageErrors.push(e.message));
+    const { page, pageErrors } = browser;
     page.on('dialog', (d) => { void d.accept(); });
 
     // Overview: the broker, unfenced; the health counts.
@@ -150,17 +141,14 @@ test('web console: overview, topics, topic partitions, message browser, create t
   } finally {
     await browser.close();
     await f.close();
-    rmSync(profile, { recursive: true, force: true });
   }
 });
 
 test('web console on a cluster with a dead broker: the overview and the topics list highlight it fenced, one partition offline and one under-replicated', { skip, timeout: 120_000 }, async () => {
-  assert.ok(present, `${CHROMIUM} is required under CI=true (.ci/run installs chromium)`);
   mkdirSync(ARTIFACTS, { recursive: true });
   const cluster = await startCluster({ nodes: 3, config: { 'broker.session.timeout.ms': '3000', 'broker.heartbeat.interval.ms': '500' } });
   const client = new ClusterClient({ bootstrap: cluster.bootstrap });
-  const profile = mkdtempSync(join(tmpdir(), 'logline-chromium-'));
-  let browser: Awaited<ReturnType<typeof chromium.launchPersistentContext>> | null = null;
+  let browser: ConsoleBrowser | null = null;
   try {
     const brokersAt = async (port: number) => (await (await fetch(`http://127.0.0.1:${port}/v1/brokers`)).json()) as BrokersView;
     const controller = await until(30_000, 'an active controller with three live brokers', async () => {
@@ -182,8 +170,8 @@ test('web console on a cluster with a dead broker: the overview and the topics l
     await victim.kill();
     await until(30_000, 'the dead broker fenced', async () => ((await brokersAt(controller.httpPort)).brokers.find((b) => b.id === victim.nodeId)!.fenced ? true : undefined));
 
-    browser = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: ARGS, viewport: { width: 1280, height: 800 } });
-    const page = browser.pages()[0] ?? await browser.newPage();
+    browser = await openConsoleBrowser({ width: 1280, height: 800 });
+    const { page } = browser;
     const base = `http://127.0.0.1:${controller.httpPort}`;
     await until(30_000, 'the overview shows one offline and one under-replicated partition', async () => {
       await page.goto(`${base}/`);
@@ -212,6 +200,5 @@ test('web console on a cluster with a dead broker: the overview and the topics l
     await browser?.close();
     client.close();
     await cluster.close();
-    rmSync(profile, { recursive: true, force: true });
   }
 });

@@ -6,21 +6,16 @@
 // naming it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium } from 'playwright-core';
 import { startServer, type ServerHandle } from '../../src/index.js';
 import { parseBrokerConfig } from '../../src/config/index.js';
 import { ClusterClient } from '../../src/client/index.js';
 import { ApiKey } from '../../src/protocol/index.js';
 import { tempDataDir } from '../broker/process-helpers.js';
 import { eventually, freePort, kafkajsWrites, readAll } from './helpers.js';
-
-const CHROMIUM = '/usr/bin/chromium';
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
-const hasChromium = existsSync(CHROMIUM);
-if (!hasChromium && process.env.CI === 'true') throw new Error(`${CHROMIUM} is required under CI=true (.ci/run installs chromium)`);
+import { browserWanted, CHROMIUM, withConsolePage } from '../http/browser.js';
 
 function mm2File(text: string): string {
   const file = join(mkdtempSync(join(tmpdir(), 'logline-node-mm2-')), 'mm2.properties');
@@ -69,13 +64,9 @@ test('mirror.enable: node B mirrors A\'s topic; /v1/mirror, /metrics and the con
     assert.equal(none.status, 404);
     assert.match(((await none.json()) as any).detail, /mirror\.enable/);
 
-    if (hasChromium) {
+    if (browserWanted) {
       mkdirSync('test-artifacts/console', { recursive: true });
-      const browser = await chromium.launchPersistentContext(mkdtempSync(join(tmpdir(), 'logline-chromium-')), { executablePath: CHROMIUM, headless: true, args: ARGS, viewport: { width: 1280, height: 900 } });
-      try {
-        const page = browser.pages()[0] ?? await browser.newPage();
-        const errors: string[] = [];
-        page.on('pageerror', (e) => errors.push(e.message));
+      await withConsolePage(async (page, errors) => {
         await page.goto(`${http}/`);
         await page.click('nav a[data-nav="mirror"]');
         await page.locator('tr[data-partition="orders-0"]').waitFor();
@@ -87,9 +78,7 @@ test('mirror.enable: node B mirrors A\'s topic; /v1/mirror, /metrics and the con
         await page.goto(`http://127.0.0.1:${a.http!.port}/#/mirror`);
         await page.locator('[data-no-mirror]').waitFor();
         assert.deepEqual(errors, []);
-      } finally {
-        await browser.close();
-      }
+      }, { width: 1280, height: 900 });
     } else {
       console.log(`# ${CHROMIUM} is missing: the console page is not checked here (CI installs chromium)`);
     }

@@ -40,60 +40,51 @@ const schema = (subject: string, id: number): RegistryRecord => ({
   keytype: 'SCHEMA', subject, version: 1, value: { subject, version: 1, id, schemaType: 'AVRO', schema: '"string"', references: [], deleted: false },
 });
 
-test('a forwarding node replays the writer\'s batch past its high watermark when offset and epoch match', { timeout: 30_000 }, async () => {
+/** A started service replaying `log` (polling every `pollMs`), closed after `fn` whatever happens. */
+async function withService(pollMs: number, fn: (log: FakeReplica, service: RegistryService) => Promise<void>): Promise<void> {
   const log = new FakeReplica();
-  const service = new RegistryService({ log, clock: new ManualClock(0), logger: quiet, pollMs: 60_000 });
+  const service = new RegistryService({ log, clock: new ManualClock(0), logger: quiet, pollMs });
   service.start();
   try {
-    log.add(3, [schema('a', 1)]);
-    log.hw = 1;
-    assert.ok(await service.waitForOffset(1, 5_000));
-    const end = log.add(3, [schema('b', 2)]);
-    // The high watermark stays at 1, and the poll interval is a minute: only the writer's word can move the replay.
-    assert.ok(await service.waitForOffset(end, 5_000, 3), 'the writer\'s batch is replayed before the high watermark reaches it');
-    assert.equal(service.state.schemaById(2).schema, '"string"');
-    assert.deepEqual(service.replayedPosition, { offset: 2, epoch: 3 });
+    await fn(log, service);
   } finally {
     service.close();
   }
-});
+}
 
-test('a batch of another epoch at the writer\'s offsets is not replayed until the high watermark passes the real one', { timeout: 30_000 }, async () => {
-  const log = new FakeReplica();
-  const service = new RegistryService({ log, clock: new ManualClock(0), logger: quiet, pollMs: 50 });
-  service.start();
-  try {
-    log.add(3, [schema('a', 1)]);
-    log.hw = 1;
-    assert.ok(await service.waitForOffset(1, 5_000));
-    // This replica still holds what an old leader of epoch 3 wrote at offset 1; the writer (epoch 4) committed another record there.
-    log.add(3, [schema('stale', 7)]);
-    assert.equal(await service.waitForOffset(2, 500, 4), false, 'a stale batch must not be replayed on the writer\'s word');
-    assert.throws(() => service.state.schemaById(7), /not found/);
-    // The next fetch truncates the stale suffix, brings the writer's batch and the high watermark.
-    log.truncate(1);
-    log.add(4, [schema('b', 2)]);
-    log.hw = 2;
-    assert.ok(await service.waitForOffset(2, 5_000, 4));
-    assert.equal(service.state.schemaById(2).schema, '"string"');
-    assert.throws(() => service.state.schemaById(7), /not found/);
-  } finally {
-    service.close();
-  }
-});
+test('a forwarding node replays the writer\'s batch past its high watermark when offset and epoch match', { timeout: 30_000 }, () => withService(60_000, async (log, service) => {
+  log.add(3, [schema('a', 1)]);
+  log.hw = 1;
+  assert.ok(await service.waitForOffset(1, 5_000));
+  const end = log.add(3, [schema('b', 2)]);
+  // The high watermark stays at 1, and the poll interval is a minute: only the writer's word can move the replay.
+  assert.ok(await service.waitForOffset(end, 5_000, 3), 'the writer\'s batch is replayed before the high watermark reaches it');
+  assert.equal(service.state.schemaById(2).schema, '"string"');
+  assert.deepEqual(service.replayedPosition, { offset: 2, epoch: 3 });
+}));
 
-test('the writer\'s word for offsets this replica has not fetched yet waits for them', { timeout: 30_000 }, async () => {
-  const log = new FakeReplica();
-  const service = new RegistryService({ log, clock: new ManualClock(0), logger: quiet, pollMs: 20 });
-  service.start();
-  try {
-    const waiting = service.waitForOffset(1, 10_000, 5);
-    await new Promise((r) => setTimeout(r, 100));
-    assert.equal(service.replayedOffset, 0);
-    log.add(5, [schema('a', 1)]);
-    assert.ok(await waiting, 'replayed once the batch arrives, with the high watermark still at 0');
-    assert.equal(log.hw, 0);
-  } finally {
-    service.close();
-  }
-});
+test('a batch of another epoch at the writer\'s offsets is not replayed until the high watermark passes the real one', { timeout: 30_000 }, () => withService(50, async (log, service) => {
+  log.add(3, [schema('a', 1)]);
+  log.hw = 1;
+  assert.ok(await service.waitForOffset(1, 5_000));
+  // This replica still holds what an old leader of epoch 3 wrote at offset 1; the writer (epoch 4) committed another record there.
+  log.add(3, [schema('stale', 7)]);
+  assert.equal(await service.waitForOffset(2, 500, 4), false, 'a stale batch must not be replayed on the writer\'s word');
+  assert.throws(() => service.state.schemaById(7), /not found/);
+  // The next fetch truncates the stale suffix, brings the writer's batch and the high watermark.
+  log.truncate(1);
+  log.add(4, [schema('b', 2)]);
+  log.hw = 2;
+  assert.ok(await service.waitForOffset(2, 5_000, 4));
+  assert.equal(service.state.schemaById(2).schema, '"string"');
+  assert.throws(() => service.state.schemaById(7), /not found/);
+}));
+
+test('the writer\'s word for offsets this replica has not fetched yet waits for them', { timeout: 30_000 }, () => withService(20, async (log, service) => {
+  const waiting = service.waitForOffset(1, 10_000, 5);
+  await new Promise((r) => setTimeout(r, 100));
+  assert.equal(service.replayedOffset, 0);
+  log.add(5, [schema('a', 1)]);
+  assert.ok(await waiting, 'replayed once the batch arrives, with the high watermark still at 0');
+  assert.equal(log.hw, 0);
+}));
