@@ -9,9 +9,9 @@
 // `ip netns`; skipped with a message otherwise. The namespaces and bridge are this test's own
 // (lk19n*, lk19br, 10.219.19.0/24) and are removed in `finally`.
 import { test } from 'node:test';
-import assert from 'node:assert/strict';
 import { Prng } from '../../src/util/index.js';
-import { clusterNodeProcesses, runProcess } from './process-helpers.js';
+import { clusterNodeProcesses } from './process-helpers.js';
+import { NetnsLab, netnsSkip } from './netns-lab.js';
 import {
   controllerOf, guardFaultRun, librdkafkaSkip, partitionsOn, sleep, untilAcked, untilFullIsr, untilMoved, finishFaultRun, startFaultRun, type FaultProducer,
 } from './replication-faults.js';
@@ -20,59 +20,7 @@ const CUTS = Number(process.env['LOGLINE_REPLICATION_CUTS'] ?? 2);
 const SEED = Number(process.env['LOGLINE_REPLICATION_SEED'] ?? Date.now() % 1_000_000);
 const TOPIC = 'cuts';
 const PARTITIONS = 3;
-const BRIDGE = 'lk19br';
-const NET = '10.219.19';
-const nsOf = (id: number) => `lk19n${id}`;
-const ipOf = (id: number) => `${NET}.${10 + id}`;
-
-/** Runs `ip ARGS`, failing the test with its output when it fails (unless `allowFailure`). */
-async function ip(args: string[], allowFailure = false): Promise<void> {
-  const r = await runProcess('ip', args, null, 10_000);
-  if (!allowFailure) assert.equal(r.code, 0, `ip ${args.join(' ')}: ${r.stderr}`);
-}
-
-/** Why this test cannot run here, or false. */
-async function netnsSkip(): Promise<string | false> {
-  if (process.getuid?.() !== 0) return 'network cuts need root (ip netns)';
-  const r = await runProcess('ip', ['netns', 'list']);
-  return r.code === 0 ? false : `ip netns is unavailable: ${r.stderr.trim()}`;
-}
-
-/** A bridge with the root namespace at .1 and one namespace per node at .(10 + id) (what netns.sh `up` does). */
-async function namespacesUp(ids: number[]): Promise<void> {
-  await ip(['link', 'add', BRIDGE, 'type', 'bridge']);
-  await ip(['addr', 'add', `${NET}.1/24`, 'dev', BRIDGE]);
-  await ip(['link', 'set', BRIDGE, 'up']);
-  for (const id of ids) {
-    await ip(['netns', 'add', nsOf(id)]);
-    await ip(['link', 'add', `lk19v${id}`, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', nsOf(id)]);
-    await ip(['link', 'set', `lk19v${id}`, 'master', BRIDGE, 'up']);
-    await ip(['-n', nsOf(id), 'addr', 'add', `${ipOf(id)}/24`, 'dev', 'eth0']);
-    await ip(['-n', nsOf(id), 'link', 'set', 'eth0', 'up']);
-    await ip(['-n', nsOf(id), 'link', 'set', 'lo', 'up']);
-  }
-}
-
-/** Removes this test's namespaces and bridge, whatever of them exists (also leftovers of a killed run). */
-async function namespacesDown(ids: number[]): Promise<void> {
-  // The veth pair goes first and explicitly: a namespace's own devices are destroyed asynchronously
-  // after `netns del`, which would make the next `up` find its peer still there.
-  for (const id of ids) await ip(['link', 'del', `lk19v${id}`], true);
-  for (const id of ids) await ip(['netns', 'del', nsOf(id)], true);
-  await ip(['link', 'del', BRIDGE], true);
-}
-
-/** Drops all traffic between node `a` and every node in `others`, both ways; clients in the root namespace are unaffected. */
-async function cut(a: number, others: number[]): Promise<void> {
-  for (const b of others) {
-    await ip(['-n', nsOf(a), 'route', 'replace', 'blackhole', `${ipOf(b)}/32`]);
-    await ip(['-n', nsOf(b), 'route', 'replace', 'blackhole', `${ipOf(a)}/32`]);
-  }
-}
-
-async function heal(ids: number[]): Promise<void> {
-  for (const a of ids) for (const b of ids) if (a !== b) await ip(['-n', nsOf(a), 'route', 'del', 'blackhole', `${ipOf(b)}/32`], true);
-}
+const lab = new NetnsLab('lk19', '10.219.19');
 
 test(`RF 3, min.insync.replicas 2: ${CUTS} network cuts (a partition leader, the controller's node, a follower from its leader) under librdkafka and kafkajs acks=all idempotent producers; no acknowledged record lost or duplicated`,
   { timeout: 150_000 + CUTS * 90_000 }, async (t) => {
@@ -82,12 +30,12 @@ test(`RF 3, min.insync.replicas 2: ${CUTS} network cuts (a partition leader, the
     const prng = new Prng(SEED);
     const ids = [1, 2, 3];
     const { nodes } = await clusterNodeProcesses(3, 'll-test-replication-cuts');
-    for (const n of nodes) Object.assign(n, { host: ipOf(n.id), netns: nsOf(n.id), brokerPort: 9092, controllerPort: 9093 });
-    const voters = nodes.map((n) => `${n.id}@${ipOf(n.id)}:9093`).join(',');
+    for (const n of nodes) Object.assign(n, { host: lab.ipOf(n.id), netns: lab.nsOf(n.id), brokerPort: 9092, controllerPort: 9093 });
+    const voters = nodes.map((n) => `${n.id}@${lab.ipOf(n.id)}:9093`).join(',');
     const producers: FaultProducer[] = [];
-    await namespacesDown(ids);
+    await lab.down(ids);
     await guardFaultRun(t, nodes, TOPIC, producers, async () => {
-      await namespacesUp(ids);
+      await lab.up(ids);
       const run = await startFaultRun(nodes, voters, TOPIC, PARTITIONS, producers);
       let partitions = run.partitions;
       const { py, js, untilBothAcked } = run;
@@ -110,7 +58,7 @@ test(`RF 3, min.insync.replicas 2: ${CUTS} network cuts (a partition leader, the
         const cutFrom = kind === 'link' ? [p.leader] : ids.filter((id) => id !== victim.id);
         victims.push(`${victim.id}${kind === 'link' ? `-${p.leader}` : ''}`);
         const cutAt = Date.now();
-        await cut(victim.id, cutFrom);
+        await lab.cut(victim.id, cutFrom);
         let moved: string;
         if (kind === 'link') {
           // Whoever leads the partition now (the controller may have fenced one end of the cut
@@ -127,7 +75,7 @@ test(`RF 3, min.insync.replicas 2: ${CUTS} network cuts (a partition leader, the
         const ackedAfter = await untilBothAcked(`cut ${round}: both producers acknowledged while node ${victim.id} is cut off`);
         const ackedMs = Date.now() - cutAt;
         await sleep(prng.int(3000));
-        await heal(ids);
+        await lab.heal(ids);
         const healedAt = Date.now();
         partitions = await untilFullIsr(nodes, TOPIC, 60_000, `after healing cut ${round} (node ${victim.id})`);
         const fullMs = Date.now() - healedAt;
@@ -138,5 +86,5 @@ test(`RF 3, min.insync.replicas 2: ${CUTS} network cuts (a partition leader, the
       t.diagnostic(`cut off nodes ${victims.join(', ')}`);
 
       await finishFaultRun(t, nodes, TOPIC, PARTITIONS, { librdkafka: py, kafkajs: js }, producers);
-    }, { after: () => namespacesDown(ids) });
+    }, { after: () => lab.down(ids) });
   });
