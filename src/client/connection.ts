@@ -184,7 +184,7 @@ export class BrokerConnection {
       const timeoutMs = this.options.requestTimeoutMs ?? 30_000;
       const timer = setTimeout(() => this.fail(new ClientError(`request ${apiKey} v${version} timed out after ${timeoutMs} ms`, 'TIMEOUT')), timeoutMs);
       this.pending.push({ correlationId, apiKey, version, resolve, reject, timer, reuseBuffer });
-      for (const chunk of frame) this.socket!.write(chunk);
+      this.writeFrame(frame);
     });
   }
 
@@ -192,7 +192,15 @@ export class BrokerConnection {
   sendNoResponse(apiKey: number, version: number, body: object): void {
     if (this.closedError) throw this.closedError;
     const correlationId = this.nextCorrelationId++ & 0x7fffffff;
-    for (const chunk of encodeRequestFrame(apiKey, version, correlationId, this.options.clientId ?? 'logline', body)) this.socket!.write(chunk);
+    this.writeFrame(encodeRequestFrame(apiKey, version, correlationId, this.options.clientId ?? 'logline', body));
+  }
+
+  /** A request's chunks (header, then record bytes as they are) in one write to the kernel. */
+  private writeFrame(frame: Buffer[]): void {
+    const socket = this.socket!;
+    socket.cork();
+    for (const chunk of frame) socket.write(chunk);
+    socket.uncork();
   }
 
   /** Asks the broker for its API versions and remembers the usable range of each. */

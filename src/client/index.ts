@@ -11,5 +11,5 @@ export { clientSecurityFromProperties, ClientConfigError, type ClientSecurity } 
 export { InterBrokerConnections, type InterBrokerEndpoint, type InterBrokerOptions } from './inter-broker.js';
 export {
   Cluster, Producer, Outcome, fetchCommitted, committedPositions, commitPositions,
-  type ProducerOptions, type TopicPartitions, type FetchedRecord, type FetchedPartition, type FetchOptions,
+  type ProducerOptions, type TopicPartitions, type FetchedRecord, type FetchedPartition, type FetchedRun, type FetchOptions,
 } from './producer.js';

@@ -6,7 +6,10 @@
 // fetch is read_committed and drops the records of aborted transactions as the Java consumer does
 // (the broker lists them).
 import { ApiKey, ErrorCode, errorName, isRetriable } from '../protocol/index.js';
-import { buildRecordBatchSync, decompressBatchBody, iterateBatches, iterateRecords, parseControlRecordType, type RecordHeader, type RecordInput } from '../records/index.js';
+import {
+  buildRecordBatchSync, decompressBatchBody, iterateBatches, iterateRecords, parseControlRecordType, TimestampType,
+  type RecordBatchView, type RecordHeader, type RecordInput,
+} from '../records/index.js';
 import { partitionKey, partitionName } from '../util/index.js';
 import { ClusterClient, KafkaError, type ClusterClientOptions } from './cluster.js';
 import { ClientError, type BrokerConnection } from './connection.js';
@@ -166,11 +169,25 @@ export class Producer {
    * as a duplicate, offset unknown).
    */
   async send(topic: string, partition: number, records: RecordInput[], deadline: number): Promise<number | null> {
-    const name = partitionKey(topic, partition);
-    const sequence = this.sequences.get(name) ?? 0;
+    const sequence = this.sequences.get(partitionKey(topic, partition)) ?? 0;
     const batch = buildRecordBatchSync({
       records, producerId: Number(this.id), producerEpoch: this.epoch, baseSequence: sequence, isTransactional: this.o.transactionalId !== null,
     });
+    return this.produce(topic, partition, batch, records.length, sequence, deadline);
+  }
+
+  /**
+   * Sends another producer's batch whole (a mirror passing it on): the records keep their bytes,
+   * the batch takes this producer's stamp. Resolves as `send`.
+   */
+  async sendBatch(topic: string, partition: number, view: RecordBatchView, deadline: number): Promise<number | null> {
+    const sequence = this.sequences.get(partitionKey(topic, partition)) ?? 0;
+    const batch = view.copyForProducer({ producerId: Number(this.id), producerEpoch: this.epoch, baseSequence: sequence, isTransactional: this.o.transactionalId !== null });
+    return this.produce(topic, partition, batch.buf, view.recordCount, sequence, deadline);
+  }
+
+  private async produce(topic: string, partition: number, batch: Buffer, count: number, sequence: number, deadline: number): Promise<number | null> {
+    const name = partitionKey(topic, partition);
     const body = { transactionalId: this.o.transactionalId, acks: -1, timeoutMs: 5000, topicData: [{ name: topic, partitionData: [{ index: partition, records: batch }] }] };
     let wasAmbiguous = false;
     for (let backoff = 50; ; backoff = Math.min(backoff * 2, 500)) {
@@ -188,7 +205,7 @@ export class Producer {
         code = err instanceof KafkaError ? err.errorCode : -1;
       }
       if (code === 0 || code === ErrorCode.DUPLICATE_SEQUENCE_NUMBER) {
-        this.sequences.set(name, (sequence + records.length) % 0x80000000);
+        this.sequences.set(name, (sequence + count) % 0x80000000);
         return code === 0 && offset >= 0n ? Number(offset) : null;
       }
       if (code !== -1 && !isRetriable(code)) {
@@ -246,13 +263,29 @@ async function retryAny(cluster: Cluster, deadline: number, request: (c: BrokerC
 /** One record as a consumer sees it. */
 export interface FetchedRecord { offset: number; timestamp: number; key: Buffer | null; value: Buffer | null; headers: RecordHeader[] }
 
-/** What one fetch returned for a partition: its records and where the next fetch starts. */
-export interface FetchedPartition { topic: string; partition: number; records: FetchedRecord[]; next: number; lastStableOffset: number; highWatermark: number }
+/**
+ * Part of a partition's committed data, in offset order: a batch kept whole (every offset from its
+ * base to its last offset, contiguous, CreateTime) or records read out of batches.
+ */
+export type FetchedRun = { batch: RecordBatchView; records?: undefined } | { records: FetchedRecord[]; batch?: undefined };
+
+/**
+ * What one fetch returned for a partition: its records and where the next fetch starts. With
+ * FetchOptions.wholeBatches, `runs` holds the data instead (and `records` is empty).
+ */
+export interface FetchedPartition {
+  topic: string; partition: number; records: FetchedRecord[]; runs?: FetchedRun[]; next: number; lastStableOffset: number; highWatermark: number;
+}
 
 export interface FetchOptions {
   maxWaitMs: number;
   /** Bytes per partition in one fetch (Kafka's max.partition.fetch.bytes); 256 KiB by default. */
   partitionMaxBytes?: number;
+  /**
+   * Keep batches of this many bytes or more (up to `max`) whole, for a caller that passes them on
+   * as they are; smaller ones, and any that cannot be passed on as they are, are read into records.
+   */
+  wholeBatches?: { min: number; max: number };
 }
 
 /**
@@ -299,20 +332,28 @@ export async function fetchCommitted(cluster: Cluster, positions: ReadonlyMap<st
           cluster.forget();
           continue;
         }
-        out.push(await committedRecords(t.topic, p, position));
+        out.push(await committedRecords(t.topic, p, position, options.wholeBatches ?? null));
       }
     }
   }));
   return out.sort((a, b) => (a.topic < b.topic ? -1 : a.topic > b.topic ? 1 : a.partition - b.partition));
 }
 
-async function committedRecords(topic: string, p: any, position: number): Promise<FetchedPartition> {
+/** Whether a batch can be passed on as it is: whole above `position`, offsets contiguous, its own timestamps. */
+function passesWhole(batch: RecordBatchView, position: number, whole: { min: number; max: number }): boolean {
+  const size = batch.sizeInBytes;
+  return size >= whole.min && size <= whole.max && batch.baseOffset >= position && batch.recordCount > 0
+    && batch.recordCount === batch.lastOffsetDelta + 1 && batch.timestampType === TimestampType.CreateTime && !batch.hasDeleteHorizon;
+}
+
+async function committedRecords(topic: string, p: any, position: number, whole: { min: number; max: number } | null): Promise<FetchedPartition> {
   // The aborted transactions in this range, by first offset; a producer's records count as aborted
   // from its first offset until its ABORT marker (what the Java consumer's fetcher does).
   const aborted = ((p.abortedTransactions ?? []) as { producerId: bigint; firstOffset: bigint }[])
     .map((a) => ({ producerId: Number(a.producerId), firstOffset: Number(a.firstOffset) })).sort((a, b) => a.firstOffset - b.firstOffset);
   const abortedNow = new Set<number>();
   const records: FetchedRecord[] = [];
+  const runs: FetchedRun[] = [];
   let next = position;
   if (p.records && p.records.length > 0) {
     for (const batch of iterateBatches(p.records, { allowPartialTail: true })) {
@@ -325,12 +366,22 @@ async function committedRecords(topic: string, p: any, position: number): Promis
         continue;
       }
       if (batch.isTransactional && abortedNow.has(batch.producerId)) continue;
+      if (whole !== null && passesWhole(batch, position, whole)) { runs.push({ batch }); continue; }
+      let into = records;
+      if (whole !== null) {
+        const last = runs[runs.length - 1];
+        if (last?.records !== undefined) into = last.records;
+        else { into = []; runs.push({ records: into }); }
+      }
       for (const rec of iterateRecords(batch, await decompressBatchBody(batch))) {
-        if (rec.offset >= position) records.push({ offset: rec.offset, timestamp: rec.timestamp, key: rec.key, value: rec.value, headers: rec.headers });
+        if (rec.offset >= position) into.push({ offset: rec.offset, timestamp: rec.timestamp, key: rec.key, value: rec.value, headers: rec.headers });
       }
     }
   }
-  return { topic, partition: p.partitionIndex, records, next, lastStableOffset: Number(p.lastStableOffset), highWatermark: Number(p.highWatermark) };
+  return {
+    topic, partition: p.partitionIndex, records, ...(whole !== null ? { runs } : {}), next,
+    lastStableOffset: Number(p.lastStableOffset), highWatermark: Number(p.highWatermark),
+  };
 }
 
 /** OffsetFetch with require_stable (KIP-447): waits out pending transactional commits. Only `topic`'s partitions; none: none committed. */

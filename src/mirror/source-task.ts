@@ -12,9 +12,9 @@
 // Offset syncs (upstream offset → downstream offset) go to `mm2-offset-syncs.<target>.internal`
 // on the cluster `offset-syncs.topic.location` names, after the records they describe are
 // acknowledged (or committed): immediately when OffsetSyncDecider says so, else on the next flush.
-import { Cluster, KafkaError, Producer, fetchCommitted, type FetchedPartition, type FetchedRecord } from '../client/index.js';
+import { Cluster, KafkaError, Producer, fetchCommitted, type FetchedPartition, type FetchedRecord, type FetchedRun } from '../client/index.js';
 import { ErrorCode } from '../protocol/index.js';
-import type { RecordInput } from '../records/index.js';
+import { RECORD_BATCH_HEADER_BYTES, type RecordInput } from '../records/index.js';
 import { limits, partitionKey, type Logger } from '../util/index.js';
 import { AclOperation, AclPermissionType } from '../security/index.js';
 import { createTopicAcls, earliestOffsets, ensurePartitions, ensureTopic, listTopics, literalTopicAcls, readToEnd, setTopicConfigs, topicOverrides, type TopicAcl } from './admin.js';
@@ -79,6 +79,32 @@ function chunks(records: FetchedRecord[]): FetchedRecord[][] {
 }
 
 const asInput = (r: FetchedRecord): RecordInput => ({ key: r.key, value: r.value, headers: r.headers, timestamp: r.timestamp });
+
+/** A fetched partition's data in offset order: source batches passed on whole, and records. */
+const runsOf = (f: FetchedPartition): FetchedRun[] => f.runs ?? (f.records.length > 0 ? [{ records: f.records }] : []);
+
+/** How many records a fetch brought, their bytes (a whole batch: its records section) and the newest timestamp. */
+function summary(f: FetchedPartition): { count: number; bytes: number; newestMs: number | null } {
+  let count = 0;
+  let bytes = 0;
+  let newestMs: number | null = null;
+  for (const run of runsOf(f)) {
+    if (run.batch !== undefined) {
+      count += run.batch.recordCount;
+      bytes += run.batch.sizeInBytes - RECORD_BATCH_HEADER_BYTES;
+      newestMs = run.batch.maxTimestamp;
+    } else {
+      count += run.records.length;
+      for (const r of run.records) bytes += recordBytes(r);
+      const newest = run.records[run.records.length - 1];
+      if (newest !== undefined) newestMs = newest.timestamp;
+    }
+  }
+  return { count, bytes, newestMs };
+}
+
+/** Where each mirrored record came from and went: upstream offsets and their downstream offsets (-1: unknown). */
+interface Copied { upstream: number[]; downstream: number[] }
 
 export class MirrorSourceTask {
   private readonly log: Logger;
@@ -244,7 +270,10 @@ export class MirrorSourceTask {
 
   /** The source fetch at the given positions. */
   private fetchAt(positions: ReadonlyMap<string, ReadonlyMap<number, number>>): Promise<FetchedPartition[]> {
-    return fetchCommitted(this.source, positions, { maxWaitMs: 200, partitionMaxBytes: limits.mirrorFetchPartitionBytesMax });
+    return fetchCommitted(this.source, positions, {
+      maxWaitMs: 200, partitionMaxBytes: limits.mirrorFetchPartitionBytesMax,
+      wholeBatches: { min: limits.mirrorWholeBatchBytesMin, max: limits.mirrorWholeBatchBytesMax },
+    });
   }
 
   /**
@@ -278,8 +307,8 @@ export class MirrorSourceTask {
     for (const f of fetched) {
       const s = this.status(f.topic, f.partition);
       s.highWatermark = f.highWatermark;
-      const newest = f.records[f.records.length - 1];
-      if (newest !== undefined) s.recordAgeMs = Math.max(0, now - newest.timestamp);
+      const newestMs = summary(f).newestMs;
+      if (newestMs !== null) s.recordAgeMs = Math.max(0, now - newestMs);
     }
     const moved = fetched.filter((f) => f.next > this.positions.get(f.topic)!.get(f.partition)!);
     if (moved.length === 0) return;
@@ -303,7 +332,7 @@ export class MirrorSourceTask {
   private async writeAtLeastOnce(moved: FetchedPartition[]): Promise<void> {
     const results = await Promise.allSettled(moved.map((f) => this.copy(f)));
     const failed = results.find((r) => r.status === 'rejected');
-    moved.forEach((f, i) => { if (results[i]!.status === 'fulfilled') this.advance(f, (results[i] as PromiseFulfilledResult<number[]>).value); });
+    moved.forEach((f, i) => { if (results[i]!.status === 'fulfilled') this.advance(f, (results[i] as PromiseFulfilledResult<Copied>).value); });
     // The positions are stored at the next flush (offset.flush.interval.ms), as Connect does: a
     // crash before it mirrors those records again, which at least once allows.
     await this.firePendingSyncs();
@@ -316,7 +345,7 @@ export class MirrorSourceTask {
     const parts = new Map<string, number[]>([[this.offsetsTopic, [0]]]);
     for (const f of moved) {
       const remote = this.topics.get(f.topic)!.remote;
-      if (f.records.length > 0) parts.set(remote, [...(parts.get(remote) ?? []), f.partition]);
+      if (runsOf(f).length > 0) parts.set(remote, [...(parts.get(remote) ?? []), f.partition]);
     }
     await this.producer.addPartitions(parts, deadline);
     const downstream = await Promise.all(moved.map((f) => this.copy(f)));
@@ -335,17 +364,29 @@ export class MirrorSourceTask {
     await this.firePendingSyncs();
   }
 
-  /** Writes one partition's records to its remote partition; resolves with each record's downstream offset. */
-  private async copy(f: FetchedPartition): Promise<number[]> {
+  /**
+   * Writes one partition's records to its remote partition, in order: large source batches whole
+   * (their records as bytes), the rest in batches of the mirror's own. Resolves with each record's
+   * upstream and downstream offsets.
+   */
+  private async copy(f: FetchedPartition): Promise<Copied> {
     const remote = this.topics.get(f.topic)!.remote;
-    const downstream: number[] = [];
-    for (const batch of chunks(f.records)) {
-      const base = await this.producer.send(remote, f.partition, batch.map(asInput), Date.now() + 30_000);
-      // null: the broker had the batch already (an idempotent retry); its offsets are unknown, and
-      // no sync is written for them.
-      for (let i = 0; i < batch.length; i++) downstream.push(base === null ? -1 : base + i);
+    const copied: Copied = { upstream: [], downstream: [] };
+    // base null: the broker had the batch already (an idempotent retry); its offsets are unknown,
+    // and no sync is written for them.
+    const note = (upstream: number, base: number | null, i: number) => { copied.upstream.push(upstream); copied.downstream.push(base === null ? -1 : base + i); };
+    for (const run of runsOf(f)) {
+      if (run.batch !== undefined) {
+        const base = await this.producer.sendBatch(remote, f.partition, run.batch, Date.now() + 30_000);
+        for (let i = 0; i < run.batch.recordCount; i++) note(run.batch.baseOffset + i, base, i);
+        continue;
+      }
+      for (const batch of chunks(run.records)) {
+        const base = await this.producer.send(remote, f.partition, batch.map(asInput), Date.now() + 30_000);
+        batch.forEach((r, i) => note(r.offset, base, i));
+      }
     }
-    return downstream;
+    return copied;
   }
 
   private status(topic: string, partition: number) {
@@ -353,13 +394,13 @@ export class MirrorSourceTask {
   }
 
   /** Moves a partition's position past what was fetched, and (at least once) notes its syncs and latencies. */
-  private advance(f: FetchedPartition, downstream: number[], acknowledged = true): void {
+  private advance(f: FetchedPartition, copied: Copied, acknowledged = true): void {
     this.positions.get(f.topic)!.set(f.partition, f.next);
     this.dirty.add(partitionKey(f.topic, f.partition));
     const s = this.status(f.topic, f.partition);
     s.position = f.next;
     if (acknowledged) {
-      this.noteSyncs(f, downstream);
+      this.noteSyncs(f, copied);
       this.noteLatency([f]);
     }
   }
@@ -369,28 +410,26 @@ export class MirrorSourceTask {
     for (const f of fs) {
       const s = this.status(f.topic, f.partition);
       s.position = f.next;
-      for (const r of f.records) {
-        s.recordCount++;
-        s.byteCount += recordBytes(r);
-      }
-      const newest = f.records[f.records.length - 1];
-      if (newest !== undefined) {
-        s.lastTimestampMs = newest.timestamp;
-        s.replicationLatencyMs = Math.max(0, now - newest.timestamp);
+      const { count, bytes, newestMs } = summary(f);
+      s.recordCount += count;
+      s.byteCount += bytes;
+      if (newestMs !== null) {
+        s.lastTimestampMs = newestMs;
+        s.replicationLatencyMs = Math.max(0, now - newestMs);
         s.replicationLatencyMsMax = Math.max(s.replicationLatencyMsMax, s.replicationLatencyMs);
       }
     }
   }
 
-  private noteSyncs(f: FetchedPartition, downstream: number[]): void {
+  private noteSyncs(f: FetchedPartition, copied: Copied): void {
     const key = partitionKey(f.topic, f.partition);
     let decider = this.deciders.get(key);
     if (decider === undefined) { decider = new OffsetSyncDecider(this.flow.offsetLagMax); this.deciders.set(key, decider); }
-    f.records.forEach((r, i) => {
-      const d = downstream[i]!;
+    copied.upstream.forEach((upstream, i) => {
+      const d = copied.downstream[i]!;
       if (d < 0) return;
-      const sync = { topic: f.topic, partition: f.partition, upstreamOffset: r.offset, downstreamOffset: d };
-      if (decider.mirrored(r.offset, d)) {
+      const sync = { topic: f.topic, partition: f.partition, upstreamOffset: upstream, downstreamOffset: d };
+      if (decider.mirrored(upstream, d)) {
         this.delayedSyncs.delete(key);
         this.pendingSyncs.push(sync);
       } else {

@@ -129,6 +129,21 @@ export class RecordBatchView {
   }
 
   /**
+   * A copy of this batch as another producer sends it (a mirror passing a batch on whole): offsets
+   * from 0, no leader epoch, that producer's id, epoch, first sequence and transactional bit, and a
+   * fresh CRC. The records keep their bytes (compressed or not), deltas and timestamps.
+   */
+  copyForProducer(p: { producerId: number; producerEpoch: number; baseSequence: number; isTransactional: boolean }): RecordBatchView {
+    const copy = new RecordBatchView(Buffer.from(this.bytes()));
+    copy.baseOffset = 0;
+    copy.partitionLeaderEpoch = -1;
+    const attributes = copy.attributes & ~ATTR_TRANSACTIONAL;
+    copy.buf.writeInt16BE(p.isTransactional ? attributes | ATTR_TRANSACTIONAL : attributes, Off.Attributes);
+    copy.setProducer(p.producerId, p.producerEpoch, p.baseSequence);
+    return copy;
+  }
+
+  /**
    * What a broker does for a topic with message.timestamp.type=LogAppendTime: set the timestamp-type
    * bit, set maxTimestamp to the append time, and recompute the CRC. Records keep their own deltas;
    * readers take every record's timestamp from maxTimestamp for such batches.

@@ -204,6 +204,14 @@ export const limits = {
   /** Records and bytes of one batch the mirror writes to a target partition (under the target's default max.message.bytes). */
   mirrorBatchRecordsMax: 10_000,
   mirrorBatchBytesMax: 512 * 1024,
+  /**
+   * Source batches of at least this many bytes (up to the most, the target's default
+   * max.message.bytes) the mirror passes on whole, records as bytes; smaller ones it reads and
+   * writes in batches of its own (one batch per partition per Produce: passing small batches whole
+   * would cost a round trip each).
+   */
+  mirrorWholeBatchBytesMin: 128 * 1024,
+  mirrorWholeBatchBytesMax: 1024 * 1024,
   /** Bytes the mirror fetches per source partition in one Fetch (Kafka's max.partition.fetch.bytes). */
   mirrorFetchPartitionBytesMax: 1024 * 1024,
   /** Offset syncs the mirror writes at once (after one poll); older ones of a burst beyond it are dropped. */

@@ -3,8 +3,11 @@
 // in its partition's order, with its key, value, headers and timestamp.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { Kafka, logLevel } from 'kafkajs';
+import type { FetchedRecord } from '../../src/client/index.js';
 import { ApiKey } from '../../src/protocol/index.js';
+import { buildRecordBatch, Compression, iterateBatches } from '../../src/records/index.js';
 import { decodeHeartbeat, decodeOffsetSync } from '../../src/mirror/index.js';
 import { createTopic, eventually, kafkajsWrites, kcatWrites, readAll, startMirror, twoClusters } from './helpers.js';
 
@@ -95,6 +98,47 @@ test('topic filters, config sync, new partitions and the cycle guard with flows 
     assert.ok(!onB.has('A.payments-secret') && !onB.has('A.logs'), `filtered topics stay on A: ${[...onB.keys()].join(', ')}`);
     assert.ok(!onA.has('B.A.orders') && !onB.has('A.B.payments'), `no topic came back: A has ${[...onA.keys()].join(', ')}`);
     assert.ok(onB.has('A.heartbeats') && onA.has('B.heartbeats'), 'each side sees the other\'s heartbeats');
+  } finally {
+    await engine.stop();
+    await c.close();
+  }
+});
+
+test('large source batches pass whole (records as bytes, compression kept) between small ones read and rebatched: B holds every record in order with its key, value, headers and timestamp, and the offset syncs translate', { timeout: 90_000 }, async () => {
+  const c = await twoClusters();
+  const engine = await startMirror(c);
+  try {
+    await createTopic(c, 'a', 'big', 1);
+    const conn = await c.aClient.leaderFor('big', 0);
+    const value = (i: number) => `${i}:${randomBytes(600).toString('base64')}`;
+    let n = 0;
+    const sentBatches: { compression: Compression; count: number }[] = [];
+    // Large (whole) and small (rebatched) batches in turn, gzip and uncompressed, with keys, headers and explicit timestamps.
+    for (const [count, compression] of [[300, Compression.Gzip], [5, Compression.None], [250, Compression.None], [3, Compression.Gzip], [300, Compression.Gzip]] as const) {
+      const records = Array.from({ length: count }, () => { const i = n++; return { key: Buffer.from(`k${i}`), value: Buffer.from(value(i)), headers: [{ key: 'h', value: Buffer.from(`v${i}`) }], timestamp: 1_700_000_000_000 + i }; });
+      const batch = await buildRecordBatch({ records, compression });
+      const r = await conn.send(ApiKey.Produce, 9, { transactionalId: null, acks: -1, timeoutMs: 10_000, topicData: [{ name: 'big', partitionData: [{ index: 0, records: batch }] }] });
+      assert.equal(r.responses[0].partitionResponses[0].errorCode, 0);
+      sentBatches.push({ compression, count });
+    }
+    const source = (await readAll(c.aBootstrap, 'big', 1)).get(0)!;
+    assert.equal(source.length, n);
+    await eventually('A.big to catch up', 30_000, async () => ((await readAll(c.bBootstrap, 'A.big', 1).catch(() => null))?.get(0)?.length ?? 0) >= n);
+    const target = (await readAll(c.bBootstrap, 'A.big', 1)).get(0)!;
+    const text = (r: FetchedRecord) => `${r.key}|${r.value}|${r.timestamp}|${r.headers.map((h) => `${h.key}=${h.value}`).join(',')}`;
+    assert.deepEqual(target.map(text), source.map(text), 'B holds A\'s records in order, once, with keys, values, headers and timestamps');
+    // The large batches arrived as they were sent (one batch each, gzip kept); the small ones were rebatched.
+    const fetched = await (await c.bClient.leaderFor('A.big', 0)).send(ApiKey.Fetch, 12, {
+      replicaId: -1, maxWaitMs: 0, minBytes: 0, maxBytes: 16 << 20, isolationLevel: 0, sessionId: 0, sessionEpoch: -1,
+      topics: [{ topic: 'A.big', partitions: [{ partition: 0, currentLeaderEpoch: -1, fetchOffset: 0n, lastFetchedEpoch: -1, logStartOffset: -1n, partitionMaxBytes: 16 << 20 }] }],
+      forgottenTopicsData: [], rackId: '',
+    });
+    const onB = [...iterateBatches(fetched.responses[0].partitions[0].records)].map((b) => ({ compression: b.compression, count: b.recordCount }));
+    for (const big of sentBatches.filter((b) => b.count >= 250)) assert.ok(onB.some((b) => b.compression === big.compression && b.count === big.count), `a ${big.count}-record batch (codec ${big.compression}) on B as sent: ${JSON.stringify(onB)}`);
+    // Every offset sync points at the same record on both sides.
+    await eventually('offset syncs for big', 15_000, async () => (await readAll(c.aBootstrap, 'mm2-offset-syncs.B.internal', 1)).get(0)!.some((r) => decodeOffsetSync(r.key, r.value).topic === 'big'));
+    const syncs = (await readAll(c.aBootstrap, 'mm2-offset-syncs.B.internal', 1)).get(0)!.map((r) => decodeOffsetSync(r.key, r.value)).filter((s) => s.topic === 'big');
+    for (const s of syncs) assert.equal(text(target[s.downstreamOffset]!), text(source[s.upstreamOffset]!), `sync ${s.upstreamOffset} -> ${s.downstreamOffset}`);
   } finally {
     await engine.stop();
     await c.close();

@@ -3,8 +3,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import {
-  RECORD_BATCH_HEADER_BYTES, Compression, RecordBatchView, RecordsError, TimestampType, buildRecordBatchSync,
-  crc32c, crc32cCombine, crc32cZerosOperator, firstBatchProducer, iterateBatches, recordBatchAt, validateBatch,
+  RECORD_BATCH_HEADER_BYTES, Compression, RecordBatchView, RecordsError, TimestampType, buildRecordBatch, buildRecordBatchSync,
+  crc32c, crc32cCombine, crc32cZerosOperator, firstBatchProducer, iterateBatches, readRecords, recordBatchAt, validateBatch,
 } from '../../src/records/index.js';
 import { crc32cJs } from '../../src/records/crc32c.js';
 import { legacyMessage } from '../fixtures/legacy-encoder.js';
@@ -202,4 +202,26 @@ test('setProducer with the records CRC stamps the same bytes as a full recomputa
   new RecordBatchView(fast).setProducer(4242, 3, 1000, { crc: crc32c(batch.subarray(61)), zeros: crc32cZerosOperator(batch.length - 61) });
   assert.ok(fast.equals(slow));
   assert.ok(new RecordBatchView(fast).verifyCrc());
+});
+
+test('copyForProducer: another producer\'s stamp, offsets from 0, no leader epoch, the transactional bit set or cleared, a valid CRC, the records unchanged; the original untouched', async () => {
+  const records = Array.from({ length: 20 }, (_, i) => ({ key: Buffer.from(`k${i}`), value: Buffer.from(`v${i}`.repeat(50)), headers: [{ key: 'h', value: Buffer.from(String(i)) }], timestamp: 1_000 + i }));
+  for (const compression of [Compression.None, Compression.Gzip]) {
+    for (const isTransactional of [false, true]) {
+      const original = await buildRecordBatch({ records, compression, baseOffset: 500, partitionLeaderEpoch: 7, producerId: 3, producerEpoch: 1, baseSequence: 40, isTransactional: !isTransactional });
+      const before = Buffer.from(original);
+      const view = new RecordBatchView(original);
+      const copy = view.copyForProducer({ producerId: 99, producerEpoch: 4, baseSequence: 1234, isTransactional });
+      assert.deepEqual(original, before, 'the original batch is not changed');
+      assert.equal(copy.baseOffset, 0);
+      assert.equal(copy.partitionLeaderEpoch, -1);
+      assert.deepEqual([copy.producerId, copy.producerEpoch, copy.baseSequence, copy.isTransactional], [99, 4, 1234, isTransactional]);
+      assert.equal(copy.compression, compression);
+      assert.ok(copy.verifyCrc());
+      validateBatch(copy);
+      assert.deepEqual(copy.body(), view.body(), 'the records section keeps its bytes');
+      const decoded = (await readRecords(copy)).map((r) => [r.offset, r.timestamp, r.key!.toString(), r.value!.toString(), r.headers[0]!.value!.toString()]);
+      assert.deepEqual(decoded, records.map((r, i) => [i, r.timestamp, r.key.toString(), r.value.toString(), String(i)]));
+    }
+  }
 });
