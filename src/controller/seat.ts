@@ -61,7 +61,7 @@ export class ControllerSeat {
       activated = true;
       // A new cluster's log opens with its feature levels; a log that predates them keeps none
       // (transaction.version 0), as an upgraded Kafka does.
-      if (committedImage.provenance.lastContainedOffset < 0) bootstrap = controller.bootstrap().records;
+      if (committedImage.isEmpty) bootstrap = controller.bootstrap().records;
     }
     return { active: this.activeValue, resigned, activated, bootstrap };
   }

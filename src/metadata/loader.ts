@@ -82,6 +82,18 @@ export class MetadataLoader {
     return this.publish(delta, delta.apply(at), { kind: 'log', provenance: at, numBatches: batches.length, numRecords });
   }
 
+  /**
+   * Committed control records up to `lastOffset` (leader changes, voter changes): no state changes
+   * and nothing is published, but the image's position moves past them, as Kafka's MetadataLoader
+   * counts them. A broker reports this position in its heartbeats, and the controller compares it
+   * with positions that may be a control record's (a snapshot's end, the offset a fencing needs).
+   */
+  handleControl(lastOffset: number, epoch: number): MetadataImage {
+    if (lastOffset <= this.current.provenance.lastContainedOffset) return this.current;
+    this.current = new MetadataDelta(this.current).apply(provenance(lastOffset, epoch, this.current.provenance.lastContainedLogTimeMs));
+    return this.current;
+  }
+
   /** Replaces the image with a snapshot's content (the delta is relative to the old image). */
   handleSnapshot(records: readonly MetadataRecord[], at: MetadataProvenance): MetadataImage {
     const image = loadSnapshot(records, at);

@@ -161,7 +161,7 @@ export class LogMetadata implements MetadataSource {
       // A new cluster's metadata begins with its feature levels (Kafka's bootstrap metadata); a
       // cluster whose log predates them keeps none (transaction.version 0), as an upgraded Kafka does.
       // A node that does not lead leaves them to the ControllerService that first becomes active.
-      const fresh = m.loader.image.provenance.lastContainedOffset < 0;
+      const fresh = m.loader.image.isEmpty;
       if (fresh && m.isActiveController()) {
         await m.commit([...bootstrapFeatureLevels().map((data) => ({ type: MetadataRecordType.FeatureLevelRecord, version: 0, data: { ...data } })),
           ...(o.bootstrapRecords ?? []) as unknown as EmittedRecord[]]);
@@ -340,6 +340,10 @@ export class LogMetadata implements MetadataSource {
         baseOffset: b.baseOffset, epoch: b.epoch,
         values: Array.from({ length: b.count }, (_, i) => b.bytes.subarray(b.bounds[2 * i]!, b.bounds[2 * i + 1]!)),
       }))),
+      appliedThrough: (offset: number, epoch: number) => {
+        this.loader.handleControl(offset, epoch);
+        for (const l of this.listeners) l();
+      },
       snapshot: () => this.snapshotBytes(),
       restore: (s: Snapshot) => this.restore(s),
     };

@@ -505,6 +505,8 @@ export class RaftDriver {
       if (sm.applyBatches !== undefined) sm.applyBatches(dataBatches);
       else sm.apply(entriesOf(dataBatches));
     }
+    const last = committed[committed.length - 1]!;
+    if (last.kind !== 'data') sm.appliedThrough?.(end - 1, last.epoch);
     this.appliedEnd = end;
     this.opts.stage?.('hw', end, 0);
     // Log matching: if the entry at a proposal's last offset has the proposal's epoch, the whole

@@ -11,6 +11,12 @@ export interface ReplicatedStateMachine {
    * when present.
    */
   applyBatches?(batches: readonly EntryBatch[]): void;
+  /**
+   * Optional: every committed entry up to `offset` is applied, control records (leader changes,
+   * voter changes) included. They change no state, but a state machine that reports its position
+   * (the metadata log, as Kafka's MetadataLoader does) counts them.
+   */
+  appliedThrough?(offset: number, epoch: number): void;
   /** The state as of the last applied entry. */
   snapshot(): Uint8Array;
   /** Replace all state with a snapshot (on start, or when the leader sent one). */

@@ -244,7 +244,7 @@ export abstract class ControllerNodesHost<S extends ControllerNodeStats = Contro
         if (w.lastOffset >= b.baseOffset && w.lastOffset < b.baseOffset + b.count) w.committedEpoch = b.epoch;
       }
       node.appliedEnd = b.baseOffset + b.count;
-      if (b.kind !== 'data') continue;
+      if (b.kind !== 'data') { node.loader.handleControl(b.baseOffset + b.count - 1, b.epoch); continue; }
       const records = entries.map((e) => deserializeMetadataRecord(Buffer.from(e.value.buffer, e.value.byteOffset, e.value.byteLength)) as MetadataRecord);
       // The committed log must replay: a record the active controller wrote on a stale image may not.
       this.guard(() => node.loader.handleCommit([{ baseOffset: b.baseOffset, epoch: b.epoch, records }]), `n${id} replaying the batch at ${b.baseOffset}/e${b.epoch}: `);
@@ -695,7 +695,8 @@ function encodeRecords(records: readonly MetadataRecord[]): Uint8Array {
   return new Uint8Array(Buffer.concat(parts));
 }
 
-function decodeRecords(data: Uint8Array): MetadataRecord[] {
+/** The metadata records of a snapshot the hosts write (`snapshot`). */
+export function decodeRecords(data: Uint8Array): MetadataRecord[] {
   const buf = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
   const out: MetadataRecord[] = [];
   for (let at = 0; at < buf.length;) {

@@ -56,3 +56,23 @@ test('the loader publishes each commit once, and a late publisher gets the whole
   assert.equal(loader.image.topics.topicsById.get(T1)?.partitions.size, 2);
   assert.equal(provenance(2, 1).lastContainedOffset, 2);
 });
+
+test('control records move the loader\'s position and nothing else: an empty image stays empty, nothing is published, the next batch comes after them', () => {
+  const loader = new MetadataLoader();
+  let published = 0;
+  loader.installPublisher({ name: 'count', onMetadataUpdate: () => { published++; } });
+  // A new cluster's log opens with the leader's epoch-start control record.
+  loader.handleControl(0, 1);
+  assert.equal(loader.image.provenance.lastContainedOffset, 0);
+  assert.ok(loader.image.isEmpty, 'no record changed the image: the controller still bootstraps it');
+  loader.handleCommit([{ baseOffset: 1, epoch: 1, records: [broker(1, 1n, true)] }]);
+  // Leader changes after it: a broker that replayed them holds everything up to offset 3.
+  loader.handleControl(3, 2);
+  assert.deepEqual([loader.image.provenance.lastContainedOffset, loader.image.provenance.lastContainedEpoch], [3, 2]);
+  assert.equal(loader.image.cluster.broker(1)?.fenced, true);
+  loader.handleControl(2, 2);
+  assert.equal(loader.image.provenance.lastContainedOffset, 3, 'never backwards');
+  assert.throws(() => loader.handleCommit([{ baseOffset: 3, epoch: 2, records: [topic('a', T1)] }]), /below the next offset/);
+  loader.handleCommit([{ baseOffset: 4, epoch: 2, records: [topic('a', T1)] }]);
+  assert.equal(published, 2, 'only the data batches were published');
+});

@@ -164,3 +164,31 @@ test('driver: AddRaftVoter answers REQUEST_TIMED_OUT once its TimeoutMs passes w
     await Promise.all(drivers.map((d) => d.close()));
   }
 });
+
+test('driver: a committed control record (the leader\'s epoch start) reaches the state machine\'s position through appliedThrough, before any data', async () => {
+  class PositionStateMachine extends AppendListStateMachine {
+    through = -1;
+    appliedThrough(offset: number): void { this.through = offset; }
+  }
+  const ports = await freePorts(3);
+  const voters = ports.map((port, i) => ({ nodeId: i + 1, host: '127.0.0.1', port }));
+  const machines = voters.map(() => new PositionStateMachine());
+  const drivers = await Promise.all(voters.map((v, i) => RaftDriver.start({
+    config: { ...defaultRaftTimeouts, nodeId: v.nodeId, voters: voters.map((x) => x.nodeId), electionTimeoutMs: 150, fetchTimeoutMs: 300, requestTimeoutMs: 300, fetchMaxWaitMs: 50, random: Math.random },
+    quorumStore: new MemoryQuorumStateStore(), logStore: new MemoryLogStore(), stateMachine: machines[i]!,
+    transport: new SocketTransport({ nodeId: v.nodeId, clusterId: 'test', host: v.host, port: v.port, voters, requestTimeoutMs: 300 }),
+    onFatal: (err) => { throw err; },
+  })));
+  try {
+    await leaderOf(drivers);
+    const deadline = Date.now() + 10_000;
+    while (machines.some((m) => m.through < 0) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    assert.deepEqual(machines.map((m) => m.values.length), [0, 0, 0], 'no data yet');
+    for (const m of machines) assert.ok(m.through >= 0, `every machine applied through the epoch start (got ${m.through})`);
+    const leader = await leaderOf(drivers);
+    const r = await leader.propose([enc.encode('x')]);
+    assert.ok(r.baseOffset > 0, 'the data comes after the epoch start');
+  } finally {
+    await Promise.all(drivers.map((d) => d.close()));
+  }
+});

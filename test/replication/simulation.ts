@@ -30,10 +30,12 @@
 // After healing: every broker registered and unfenced, every partition with its full ISR, and an
 // acks=all write to each partition succeeds.
 import { type Activation } from '../../src/controller/index.js';
-import { deserializeMetadataRecord, MetadataLoader, NO_LEADER_CHANGE, type MetadataBatch, type MetadataImage, type MetadataRecord } from '../../src/metadata/index.js';
+import {
+  deserializeMetadataRecord, MetadataLoader, NO_LEADER_CHANGE, provenance, type MetadataBatch, type MetadataImage, type MetadataProvenance, type MetadataRecord,
+} from '../../src/metadata/index.js';
 import { ErrorCode } from '../../src/protocol/index.js';
 import { entriesOf, SimViolation, Simulation, type SimControl, type SimStats } from '../../src/raft/index.js';
-import type { EntryBatch, NodeId } from '../../src/raft/core/types.js';
+import type { EntryBatch, NodeId, Snapshot } from '../../src/raft/core/types.js';
 import { BatchHeaderAt, buildRecordBatchSync, LOG_OVERHEAD_BYTES } from '../../src/records/index.js';
 import {
   AlterPartitionManager, Partition, ReplicaFetcherManager, ReplicaManager, StorageLog, type LeaderEndpoint, type LeaderLink, type Scheduler,
@@ -45,7 +47,7 @@ import { listOffsetsHandler } from '../../src/broker/handlers/02-list-offsets.js
 import { offsetForLeaderEpochHandler } from '../../src/broker/handlers/23-offset-for-leader-epoch.js';
 import { FetchSessionCache } from '../../src/broker/fetch-sessions.js';
 import { registration, uuidFor } from '../controller/driver.js';
-import { ControllerNodesHost, HEARTBEAT_INTERVAL_MS, type ControllerNode, type ControllerNodeStats, type Operation } from '../controller/raft-simulation.js';
+import { ControllerNodesHost, decodeRecords, HEARTBEAT_INTERVAL_MS, type ControllerNode, type ControllerNodeStats, type Operation } from '../controller/raft-simulation.js';
 
 /** Deliberate bugs, each of which some seeds must catch. */
 export type ReplicationBug =
@@ -264,7 +266,13 @@ class ReplicationHost extends ControllerNodesHost<ReplicationSimStats> {
   private readonly brokers: SimBroker[] = [];
   private readonly clock: Clock;
   /** The committed metadata log, as the nodes apply it (the same on every node: the Raft sim checks that). */
-  private readonly metadataLog: MetadataBatch[] = [];
+  /**
+   * The committed metadata in offset order, as the brokers replay it: batches, control records
+   * (which only move a broker's position), and a snapshot where every node that had some batches
+   * got them in a snapshot (never applied one by one here): a broker behind it loads the snapshot,
+   * as a real one below the log start fetches it.
+   */
+  private readonly metadataLog: (MetadataBatch | { controlThrough: number; epoch: number } | { snapshot: MetadataRecord[]; at: MetadataProvenance })[] = [];
   private metadataEnd = 0;
   /** "a>b": broker a's packets do not reach broker b. */
   private readonly brokerCuts = new Set<string>();
@@ -355,10 +363,20 @@ class ReplicationHost extends ControllerNodesHost<ReplicationSimStats> {
         const records = entriesOf([b]).map((e) => deserializeMetadataRecord(Buffer.from(e.value.buffer, e.value.byteOffset, e.value.byteLength)) as MetadataRecord);
         this.metadataLog.push({ baseOffset: b.baseOffset, epoch: b.epoch, records });
         for (const r of records) this.countUncleanElection(r);
+      } else {
+        this.metadataLog.push({ controlThrough: b.baseOffset + b.count - 1, epoch: b.epoch });
       }
       this.metadataEnd = b.baseOffset + b.count;
     }
     super.apply(id, batches);
+  }
+
+  override restore(id: NodeId, snapshot: Snapshot): void {
+    if (snapshot.id.endOffset > this.metadataEnd) {
+      this.metadataLog.push({ snapshot: decodeRecords(snapshot.data), at: provenance(snapshot.id.endOffset - 1, snapshot.id.epoch) });
+      this.metadataEnd = snapshot.id.endOffset;
+    }
+    super.restore(id, snapshot);
   }
 
   /** Per partition of TOPIC, its ISR and leader along the committed metadata log. */
@@ -544,16 +562,27 @@ class ReplicationHost extends ControllerNodesHost<ReplicationSimStats> {
     const node = this.nodes.get(b.guess);
     if (node === undefined || !node.up || this.clientCuts.has(`b${b.id}>${node.id}`)) return;
     const available = node.loader.image.provenance.lastContainedOffset;
-    const batches: MetadataBatch[] = [];
-    while (proc.nextBatch < this.metadataLog.length) {
-      const batch = this.metadataLog[proc.nextBatch]!;
-      if (batch.baseOffset + batch.records.length - 1 > available) break;
-      batches.push(batch);
-      proc.nextBatch++;
-    }
-    if (batches.length === 0) return;
+    let batches: MetadataBatch[] = [];
     try {
-      proc.loader.handleCommit(batches);
+      while (proc.nextBatch < this.metadataLog.length) {
+        const entry = this.metadataLog[proc.nextBatch]!;
+        if ('snapshot' in entry) {
+          if (entry.at.lastContainedOffset > available) break;
+          if (batches.length > 0) proc.loader.handleCommit(batches);
+          batches = [];
+          proc.loader.handleSnapshot(entry.snapshot, entry.at);
+        } else if ('controlThrough' in entry) {
+          if (entry.controlThrough > available) break;
+          if (batches.length > 0) proc.loader.handleCommit(batches);
+          batches = [];
+          proc.loader.handleControl(entry.controlThrough, entry.epoch);
+        } else {
+          if (entry.baseOffset + entry.records.length - 1 > available) break;
+          batches.push(entry);
+        }
+        proc.nextBatch++;
+      }
+      if (batches.length > 0) proc.loader.handleCommit(batches);
     } catch (e) {
       this.violation(`b${b.id} replaying committed metadata: ${(e as Error).message}`);
     }
