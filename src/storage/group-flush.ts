@@ -5,13 +5,18 @@
 // at once, off the event loop (PartitionLog.flushAsync: one fdatasync per file, concurrently). So
 // many partitions' appends in one tick, and every append arriving while a round runs, share one
 // round of fsyncs instead of paying one each, as Kafka's flush on every message would.
-import type { PartitionLog } from './partition-log.js';
+
+/** What a round flushes: a partition log (PartitionLog.flushAsync), named here so this file imports none. */
+export interface FlushableLog {
+  /** fsyncs the log's dirty files as they are at the call, off the event loop, and moves its recovery point. */
+  flushAsync(): Promise<void>;
+}
 
 interface Round {
-  readonly logs: Set<PartitionLog>;
+  readonly logs: Set<FlushableLog>;
   /** Resolves, when the round starts, to each registered log's flush. */
-  readonly started: Promise<Map<PartitionLog, Promise<void>>>;
-  start(flushes: Map<PartitionLog, Promise<void>>): void;
+  readonly started: Promise<Map<FlushableLog, Promise<void>>>;
+  start(flushes: Map<FlushableLog, Promise<void>>): void;
 }
 
 export class LogFlusher {
@@ -27,7 +32,7 @@ export class LogFlusher {
    * recovery point has moved past them, unless a truncation or close came meanwhile); rejects with
    * the log's StorageError when the fsync failed (the log is offline then).
    */
-  request(log: PartitionLog): Promise<void> {
+  request(log: FlushableLog): Promise<void> {
     let round = this.next;
     if (round === null) round = this.next = this.schedule();
     round.logs.add(log);
@@ -35,7 +40,7 @@ export class LogFlusher {
   }
 
   private schedule(): Round {
-    let start!: (flushes: Map<PartitionLog, Promise<void>>) => void;
+    let start!: (flushes: Map<FlushableLog, Promise<void>>) => void;
     const round: Round = { logs: new Set(), started: new Promise((resolve) => { start = resolve; }), start: (f) => start(f) };
     const previous = this.running;
     this.running = previous
@@ -45,7 +50,7 @@ export class LogFlusher {
         // From here on, a new request belongs to the round after this one.
         if (this.next === round) this.next = null;
         this.rounds++;
-        const flushes = new Map<PartitionLog, Promise<void>>();
+        const flushes = new Map<FlushableLog, Promise<void>>();
         for (const log of round.logs) {
           flushes.set(log, log.flushAsync());
           this.flushes++;
