@@ -453,7 +453,8 @@ export class ReplicaFetcher {
     const results = await Promise.allSettled(states.map((s) => s.partition.log.whenDurable()));
     for (let i = 0; i < states.length; i++) {
       const r = results[i]!;
-      if (r.status === 'fulfilled' || this.closing) continue;
+      // A partition removed meanwhile (its log deleted or closed) is no longer this fetcher's.
+      if (r.status === 'fulfilled' || this.closing || !this.holds(states[i]!)) continue;
       const err = r.reason as unknown;
       if (err instanceof StorageError && err.kind === 'KAFKA_STORAGE_ERROR') this.fail(states[i]!, err.message);
       else throw err;

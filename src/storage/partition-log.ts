@@ -578,6 +578,9 @@ export class PartitionLog {
    * a segment deleted meanwhile only keeps the recovery point where it is.
    */
   flushAsync(): Promise<void> {
+    // Closed (flushed by close()) or deleted (its files renamed away: reopening one would fail and
+    // take the whole directory offline). A flush.messages append waiting for it fails in whenDurable.
+    if (this.closed) return Promise.resolve();
     let start: { end: number; truncations: number; messages: number; handles: FileHandle[] };
     try {
       start = this.guard(() => {

@@ -148,3 +148,23 @@ test('a failed grouped fsync fails the waiting appends with KAFKA_STORAGE_ERROR 
   if (rb.status === 'fulfilled') assert.equal(b.recoveryPoint, 1);
   await assert.rejects(b.appendAsLeader(batch(1), 0), (e: unknown) => e instanceof StorageError && e.kind === 'KAFKA_STORAGE_ERROR');
 });
+
+test('a partition deleted while its append waits for the fsync: the append fails with KAFKA_STORAGE_ERROR and the log directory stays online', async () => {
+  const fs = new GatedFileSystem();
+  const clock = new ManualClock(10_000);
+  const m = manager(fs, clock);
+  const other = m.getOrCreateLog('kept', 0, null);
+  const log = m.getOrCreateLog('doomed', 0, null);
+  const first = log.appendAsLeader(batch(1), 0);
+  await turns(10);
+  // The first round runs (held); this append waits for the second, which starts after the deletion.
+  const waiting = log.appendAsLeader(batch(1), 0);
+  m.deleteLog('doomed', 0);
+  fs.gated = false;
+  fs.release();
+  await Promise.allSettled([first]);
+  await assert.rejects(waiting, (e: unknown) => e instanceof StorageError && e.kind === 'KAFKA_STORAGE_ERROR');
+  assert.equal(m.offline, null, 'the directory is not offline');
+  await other.appendAsLeader(batch(1), 0);
+  assert.equal(other.durableEndOffset, 1);
+});
