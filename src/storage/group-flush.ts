@@ -5,6 +5,7 @@
 // at once, off the event loop (PartitionLog.flushAsync: one fdatasync per file, concurrently). So
 // many partitions' appends in one tick, and every append arriving while a round runs, share one
 // round of fsyncs instead of paying one each, as Kafka's flush on every message would.
+import { LogFlushStats } from './flush-stats.js';
 
 /** What a round flushes: a partition log (PartitionLog.flushAsync), named here so this file imports none. */
 export interface FlushableLog {
@@ -20,12 +21,14 @@ interface Round {
 }
 
 export class LogFlusher {
-  /** Rounds started so far (a test or /metrics reads it). */
-  rounds = 0;
-  /** Logs flushed over all rounds (rounds / flushes says how much grouping saved). */
-  flushes = 0;
   private next: Round | null = null;
   private running: Promise<void> = Promise.resolve();
+
+  /** `stats` counts the rounds and the logs flushed in them (the LogManager's, read by /metrics). */
+  constructor(readonly stats: LogFlushStats = new LogFlushStats()) {}
+
+  /** Rounds started so far. */
+  get rounds(): number { return this.stats.groupRounds; }
 
   /**
    * Resolves once `log`'s bytes as they are at the start of the next round are fsynced (and its
@@ -49,11 +52,11 @@ export class LogFlusher {
       .then(async () => {
         // From here on, a new request belongs to the round after this one.
         if (this.next === round) this.next = null;
-        this.rounds++;
+        this.stats.groupRounds++;
         const flushes = new Map<FlushableLog, Promise<void>>();
         for (const log of round.logs) {
           flushes.set(log, log.flushAsync());
-          this.flushes++;
+          this.stats.groupLogs++;
         }
         round.start(flushes);
         await Promise.allSettled(flushes.values());

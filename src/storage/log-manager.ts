@@ -63,7 +63,7 @@ export class LogManager {
   /** Every partition log's fsync times (Kafka's LogFlushStats); the metadata log's store counts here too. */
   readonly flushStats = new LogFlushStats();
   /** The directory's grouped fsync rounds for flush.messages (one for all its logs). */
-  readonly flusher = new LogFlusher();
+  readonly flusher = new LogFlusher(this.flushStats);
   offline: Error | null = null;
   readonly hadCleanShutdown: boolean;
   private readonly recoveryPoints: Map<string, number>;

@@ -21,7 +21,9 @@ test(`flush.messages=1: ${SEQUENTIAL} acks=all produces one after another are ea
     config: parseBrokerConfig({ 'node.id': '1', listeners: 'PLAINTEXT://127.0.0.1:0', 'http.listener': '127.0.0.1:0' }),
   });
   const client = new ClusterClient({ bootstrap: `127.0.0.1:${server.listeners[0]!.port}` });
-  const flushes = async (): Promise<number> => sample(await (await fetch(`http://127.0.0.1:${server.http!.port}/metrics`)).text(), 'kafka_log_logflushstats_logflushrateandtimems_count')!;
+  const scrape = async (name: string): Promise<number> => sample(await (await fetch(`http://127.0.0.1:${server.http!.port}/metrics`)).text(), name)!;
+  const flushes = () => scrape('kafka_log_logflushstats_logflushrateandtimems_count');
+  const rounds = () => scrape('logline_log_flush_rounds_total');
   try {
     await until(20_000, 'ready', async () => ((await fetch(`http://127.0.0.1:${server.http!.port}/v1/ready`)).status === 200 ? true : undefined));
     const counted: Record<string, number> = {};
@@ -40,10 +42,11 @@ test(`flush.messages=1: ${SEQUENTIAL} acks=all produces one after another are ea
       for (let i = 0; i < SEQUENTIAL; i++) assert.equal((await produce(i)).responses[0].partitionResponses[0].errorCode, ErrorCode.NONE);
       counted[name] = (await flushes()) - before;
       if (name === 'fsynced') {
-        const start = await flushes();
+        const [start, startRounds] = [await flushes(), await rounds()];
         const answers = await Promise.all(Array.from({ length: CONCURRENT }, (_, i) => produce(SEQUENTIAL + i)));
         for (const a of answers) assert.equal(a.responses[0].partitionResponses[0].errorCode, ErrorCode.NONE);
         counted.concurrent = (await flushes()) - start;
+        counted.concurrentRounds = (await rounds()) - startRounds;
       }
     }
     console.log(`log flushes counted: ${JSON.stringify(counted)}`);
@@ -51,6 +54,7 @@ test(`flush.messages=1: ${SEQUENTIAL} acks=all produces one after another are ea
     // At least one per produce (the metadata log may add its own).
     assert.ok(counted.fsynced! >= SEQUENTIAL, `every acknowledged produce fsynced: ${JSON.stringify(counted)}`);
     assert.ok(counted.concurrent! >= 1 && counted.concurrent! <= CONCURRENT / 2, `${CONCURRENT} produces in flight at once shared fsync rounds: ${JSON.stringify(counted)}`);
+    assert.ok(counted.concurrentRounds! >= 1 && counted.concurrentRounds! <= counted.concurrent!, `rounds counted in /metrics: ${JSON.stringify(counted)}`);
   } finally {
     client.close();
     await server.close();
