@@ -1,13 +1,17 @@
 // What the cluster benchmarks (bench/cluster-metadata.ts, bench/cluster.ts) share: polling with a
 // deadline, latency summaries, the machine's state, one connection per broker port that survives a
 // killed node, CreateTopics and the metadata quorum's leader through the wire.
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { BrokerConnection, ClientError, KafkaError } from '../src/client/index.js';
 import { ApiKey, ErrorCode, isRetriable } from '../src/protocol/index.js';
 import { fsyncFloor } from './limits.js';
 import type { ServerProcess, ServerProcesses } from './server-processes.js';
+
+const BIN = fileURLToPath(new URL('../../bin/logline.js', import.meta.url));
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 export const round = (n: number, digits = 1): number => Number(n.toFixed(digits));
@@ -113,4 +117,28 @@ export async function steadyLeader(conns: Connections, procs: ServerProcesses, c
     }
     return undefined;
   }, 20, 60_000);
+}
+
+export const bootstrapOf = (procs: ServerProcesses): string => procs.nodes.map((n) => `127.0.0.1:${n.brokerPort}`).join(',');
+
+/** `logline bench <args> --json --quiet` against the cluster; its JSON summary. */
+export function bench(procs: ServerProcesses, args: string[]): Promise<any> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [BIN, 'bench', ...args, '--json', '--quiet', '--bootstrap-server', bootstrapOf(procs), '--max-seconds', '600'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout!.on('data', (d) => { out += d; });
+    child.stderr!.on('data', (d) => { err += d; });
+    child.on('exit', (code) => {
+      try { resolve(JSON.parse(out)); } catch { resolve({ error: `logline bench exited with ${code}: ${err.slice(-500)}` }); }
+    });
+  });
+}
+
+/** The summary's figures that the report keeps. */
+export function pick(s: any): Record<string, unknown> {
+  if (!s || s.error) return { error: s?.error ?? 'no summary' };
+  const out: Record<string, unknown> = { records: s.records, seconds: s.seconds, mbPerSec: s.mbPerSec };
+  for (const k of ['latencyMs', 'e2eLatencyMs', 'targetReached']) if (k in s) out[k] = s[k];
+  return out;
 }

@@ -18,13 +18,11 @@
 //    restart until it is back in the ISR of every partition: bytes of backlog per second.
 //
 // Bounded by LOGLINE_BENCH_BUDGET_S (default 900 s); kills only the processes it started (by PID).
-import { spawn } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import { loadavg } from 'node:os';
-import { fileURLToPath } from 'node:url';
 import { ApiKey, ErrorCode, ZERO_UUID } from '../src/protocol/index.js';
 import { buildRecordBatchSync } from '../src/records/index.js';
-import { Connections, createTopic, machine, round, sleep, stats, steadyLeader, until } from './cluster-tools.js';
+import { bench, Connections, createTopic, machine, pick, round, sleep, stats, steadyLeader, until } from './cluster-tools.js';
 import { ServerProcesses, type ServerProcess } from './server-processes.js';
 import { settleDirtyPages } from './settle.js';
 
@@ -45,7 +43,6 @@ const LATENCY_RECORDS_PER_SEC = Math.round(20e6 / RECORD_BYTES);
 const REPLICATED = { 'min.insync.replicas': '2' };
 /** Session 750 ms, heartbeats every 150 ms: a dead broker is fenced within a second. */
 const TUNED = { 'broker.session.timeout.ms': '750', 'broker.heartbeat.interval.ms': '150' };
-const BIN = fileURLToPath(new URL('../../bin/logline.js', import.meta.url));
 
 const say = (m: string): void => { process.stderr.write(`bench:cluster ${m}\n`); };
 const budgetMs = Number(process.env['LOGLINE_BENCH_BUDGET_S'] ?? 900) * 1000;
@@ -71,22 +68,6 @@ async function withNodes<T>(n: number, sets: Record<string, string>, fn: (procs:
   }
 }
 
-const bootstrapOf = (procs: ServerProcesses): string => procs.nodes.map((n) => `127.0.0.1:${n.brokerPort}`).join(',');
-
-/** `logline bench <args> --json --quiet` against the cluster; its JSON summary. */
-function bench(procs: ServerProcesses, args: string[]): Promise<any> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, 'bench', ...args, '--json', '--quiet', '--bootstrap-server', bootstrapOf(procs), '--max-seconds', '600'], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout!.on('data', (d) => { out += d; });
-    child.stderr!.on('data', (d) => { err += d; });
-    child.on('exit', (code) => {
-      try { resolve(JSON.parse(out)); } catch { resolve({ error: `logline bench exited with ${code}: ${err.slice(-500)}` }); }
-    });
-  });
-}
-
 /** User + system CPU seconds of a live process (Linux: /proc/<pid>/stat, USER_HZ 100). */
 function cpuSeconds(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
@@ -103,14 +84,6 @@ async function withCpu<T extends object>(procs: ServerProcesses, fn: () => Promi
   const seconds = (performance.now() - t0) / 1000;
   const nodeCpuPercent = Object.fromEntries(nodes.map((n, i) => [`node${n.id}`, round((cpuSeconds(n.pid) - before[i]!) / seconds * 100)]));
   return { ...value, nodeCpuPercent };
-}
-
-/** The summary's figures that the report keeps. */
-function pick(s: any): Record<string, unknown> {
-  if (!s || s.error) return { error: s?.error ?? 'no summary' };
-  const out: Record<string, unknown> = { records: s.records, seconds: s.seconds, mbPerSec: s.mbPerSec };
-  for (const k of ['latencyMs', 'e2eLatencyMs', 'targetReached']) if (k in s) out[k] = s[k];
-  return out;
 }
 
 interface PartitionView { partition: number; leader: number; isr: number[] }
