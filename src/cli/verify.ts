@@ -21,6 +21,7 @@ const FLAGS: Record<string, FlagSpec> = {
   producers: { type: 'number', help: `idempotent producers (default ${WORKLOAD_DEFAULTS.producers})` },
   'txn-producers': { type: 'number', help: `transactional consume-transform-produce processes (default ${WORKLOAD_DEFAULTS.txnProducers})` },
   consumers: { type: 'number', help: `consumers sharing one group's committed offsets (default ${WORKLOAD_DEFAULTS.consumers})` },
+  workload: { type: 'string', help: 'assign (default): the consumers take partitions by hand; group: they are members of a KIP-848 consumer group (ConsumerGroupHeartbeat), rebalanced by the coordinator' },
   'abort-ratio': { type: 'number', help: `share of transactions aborted on purpose, 0-1 (default ${WORKLOAD_DEFAULTS.abortRatio})` },
   faults: { type: 'string', help: 'with --cluster: kill,pause (default), kill, pause or none' },
   'fault-interval-ms': { type: 'number', help: 'with --cluster: time between faults (default 4000)' },
@@ -69,6 +70,8 @@ export async function verifyCommand(argv: string[]): Promise<number> {
   const abortRatio = (flags['abort-ratio'] as number | undefined) ?? WORKLOAD_DEFAULTS.abortRatio;
   if (!(abortRatio >= 0 && abortRatio <= 1)) throw new UsageError('--abort-ratio must be from 0 to 1');
   const opsMax = count(flags, 'ops', WORKLOAD_DEFAULTS.opsMax, 1, limits.verifyOpsMax);
+  const consumerMode = (flags.workload as string | undefined) ?? 'assign';
+  if (consumerMode !== 'assign' && consumerMode !== 'group') throw new UsageError(`--workload: assign or group, not "${consumerMode}"`);
   const quiet = flags.quiet === true || flags.json === true;
   const bar = quiet ? null : new Progress({ label: 'verify', total: opsMax, unit: 'operations' });
   let interrupted = false;
@@ -79,7 +82,7 @@ export async function verifyCommand(argv: string[]): Promise<number> {
     result = await runVerify({
       client: clientOptions(flags),
       workload: {
-        ...WORKLOAD_DEFAULTS, seed, abortRatio, opsMax,
+        ...WORKLOAD_DEFAULTS, seed, abortRatio, opsMax, consumerMode,
         ...(flags.topic !== undefined ? { topic: flags.topic as string } : {}),
         durationMs: count(flags, 'seconds', WORKLOAD_DEFAULTS.durationMs / 1000, 1, limits.verifyDurationMsMax / 1000) * 1000,
         partitions: count(flags, 'partitions', WORKLOAD_DEFAULTS.partitions, 1, 1000),
