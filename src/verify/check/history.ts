@@ -34,8 +34,9 @@ export type Mop = Send | Poll;
  * offset commit; the fault kinds are the nemesis's.
  */
 export type OpKind = 'send' | 'txn' | 'poll' | 'assign' | 'commit' | 'crash' | 'final' | FaultKind;
-export type FaultKind = 'kill' | 'restart' | 'pause' | 'resume';
-export const FAULT_KINDS: readonly FaultKind[] = ['kill', 'restart', 'pause', 'resume'];
+/** Each fault and the step that ends it: kill/restart, pause/resume, isolate/rejoin (network), fill-disk/free-disk. */
+export type FaultKind = 'kill' | 'restart' | 'pause' | 'resume' | 'isolate' | 'rejoin' | 'fill-disk' | 'free-disk';
+export const FAULT_KINDS: readonly FaultKind[] = ['kill', 'restart', 'pause', 'resume', 'isolate', 'rejoin', 'fill-disk', 'free-disk'];
 
 /** The nemesis's process number. */
 export const NEMESIS = -1;
