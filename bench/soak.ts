@@ -4,10 +4,12 @@
 //   npm run bench:soak -- --seconds 1800                 (the 30-minute soak, by hand)
 //   flags (or LOGLINE_SOAK_<NAME> in the environment): --seconds, --interval-seconds, --rate,
 //   --fault-interval-seconds, --fault-seconds, --faults kill,pause|none, --out FILE
+//   Ctrl-C (or SIGTERM) ends it early with the report so far.
 //
 // Three `logline server` nodes started by `logline verify`'s LocalCluster (src/verify), one topic
-// (RF 3, min.insync.replicas 2, retention.bytes per partition, so the disk and the segment count
-// stay bounded whatever the duration). Load, all on src/client, each loop bounded by the deadline:
+// (RF 3, min.insync.replicas 2, retention.bytes 2 MiB per partition in 512 KiB segments, so the
+// disk and the segment count stay bounded whatever the duration and segments roll and are deleted
+// all along). Load, all on src/client, each loop bounded by the deadline:
 //   - idempotent producers, acks=all, batches of 10 records of 512 bytes at a fixed total rate;
 //     each send's latency is from the call to the acknowledgement (a send that fails or retries
 //     past its deadline counts as an error, and its time is not in the percentiles);
@@ -18,7 +20,7 @@
 // fault interval. Every interval the bench samples each node's RSS (/proc/PID/status VmRSS) and
 // open file descriptors (/proc/PID/fd), and the interval's produce p50/p99/max and counts.
 //
-// Verdict, on the samples after a warm-up (a tenth of the run, at least one interval), split in
+// Verdict, on the samples after a warm-up (a quarter of the run up to 3 minutes, at least one interval), split in
 // thirds by time: per node, the median RSS of the last third at most max(1.3 x, +48 MiB) of the
 // first third's, open fds at most max(1.25 x, +24); the median of the intervals' produce p99 in
 // the last third at most 2 x the first third's + 50 ms; and acknowledged records per second in
@@ -63,6 +65,8 @@ const RECORD_BYTES = 512;
 const PRODUCERS = 2;
 const CONSUMERS = 2;
 const OPERATION_TIMEOUT_MS = 30_000;
+/** The warm-up is a quarter of the run, at most this: by then retention has filled each partition (2 MiB at ~15 KiB/s). */
+const WARMUP_MAX_S = 180;
 
 /** What the load did in one interval. */
 class IntervalStats {
@@ -86,7 +90,9 @@ interface Sample {
   txn: { committed: number; aborted: number; failed: number };
   consumed: number; groupErrors: number; shareAccepted: number; shareErrors: number;
   faults: string[];
+  /** This process (the clients): their connections show in the nodes' fds too. */
   benchRssMiB: number;
+  benchFds: number;
 }
 
 function procStatus(pid: number): { rssMiB: number; fds: number } | null {
@@ -139,7 +145,7 @@ async function createTopic(bootstrap: string): Promise<void> {
     const r = await client.admin(ApiKey.CreateTopics, {
       topics: [{
         name: TOPIC, numPartitions: PARTITIONS, replicationFactor: 3, assignments: [], configs: [
-          { name: 'min.insync.replicas', value: '2' }, { name: 'retention.bytes', value: String(8 * MiB) }, { name: 'segment.bytes', value: String(2 * MiB) },
+          { name: 'min.insync.replicas', value: '2' }, { name: 'retention.bytes', value: String(2 * MiB) }, { name: 'segment.bytes', value: String(512 * 1024) },
         ],
       }], timeoutMs: 30_000, validateOnly: false,
     }, 7);
@@ -306,6 +312,10 @@ async function main(): Promise<void> {
   const h = new HistoryRecorder(() => Math.round(performance.now() - started));
   // Each node's last start, to leave fresh processes out of the verdict.
   const startedAt = new Map<number, { pid: number | null; atS: number }>();
+  // Ctrl-C or SIGTERM ends the run early: the load stops, the report covers the samples so far, and the nodes are stopped.
+  const onSignal = () => { say('stopping early'); stop = true; };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
   try {
     await createTopic(cluster.bootstrap);
     const loadStart = performance.now();
@@ -318,8 +328,9 @@ async function main(): Promise<void> {
     ];
     const nemesis = runNemesis(cluster, { faults: FAULTS, intervalMs: FAULT_INTERVAL_S * 1000, durationMs: FAULT_S * 1000, faultsMax: 10_000, seed: 33 }, h, stopped);
     let faultsSeen = 0;
-    for (let i = 1; i * INTERVAL_S <= SECONDS; i++) {
-      await sleep(loadStart + i * INTERVAL_S * 1000 - performance.now());
+    for (let i = 1; i * INTERVAL_S <= SECONDS && !stop; i++) {
+      for (const end = loadStart + i * INTERVAL_S * 1000; performance.now() < end && !stop;) await sleep(Math.min(200, end - performance.now()));
+      if (stop) break;
       const s = stats;
       stats = new IntervalStats();
       const now = tS();
@@ -337,14 +348,14 @@ async function main(): Promise<void> {
         produce: { acked: s.acked, perSecond: round(s.acked / INTERVAL_S), errors: s.produceErrors, p50Ms: round(s.produceUs.percentile(50) / 1000, 2), p99Ms: round(s.produceUs.percentile(99) / 1000, 2), maxMs: round((s.produceUs.total ? s.produceUs.max : 0) / 1000, 2) },
         txn: { committed: s.txnCommitted, aborted: s.txnAborted, failed: s.txnFailed },
         consumed: s.consumed, groupErrors: s.groupErrors, shareAccepted: s.shareAccepted, shareErrors: s.shareErrors, faults,
-        benchRssMiB: round(process.memoryUsage().rss / MiB),
+        benchRssMiB: round(process.memoryUsage().rss / MiB), benchFds: readdirSync('/proc/self/fd').length,
       };
       samples.push(sample);
       say(`t=${now}s rss ${nodes.map((n) => n.rssMiB ?? '-').join('/')} MiB fds ${nodes.map((n) => n.fds ?? '-').join('/')} produce ${sample.produce.perSecond}/s p50 ${sample.produce.p50Ms} p99 ${sample.produce.p99Ms} ms errors ${s.produceErrors} consumed ${s.consumed} share ${s.shareAccepted} ${faults.join(', ')}`);
     }
     stop = true;
     await Promise.all([...loops, nemesis]);
-    const warmupS = Math.max(INTERVAL_S, SECONDS / 10);
+    const warmupS = Math.max(INTERVAL_S, Math.min(WARMUP_MAX_S, SECONDS / 4));
     const v = verdict(samples, warmupS);
     const report = {
       bench: 'soak', seconds: SECONDS, intervalSeconds: INTERVAL_S, rate: RATE, faults: FAULTS, faultIntervalSeconds: FAULT_INTERVAL_S, faultSeconds: FAULT_S,
@@ -354,16 +365,21 @@ async function main(): Promise<void> {
         txnCommitted: samples.reduce((a, s) => a + s.txn.committed, 0), consumed: samples.reduce((a, s) => a + s.consumed, 0),
         shareAccepted: samples.reduce((a, s) => a + s.shareAccepted, 0), faults: h.ops.filter((op) => op.type === 'invoke').map((op) => `${op.f} ${op.node}`),
       },
+      // A fault step that did not work (a node that did not come back: its error carries the end of the node's output).
+      faultErrors: h.ops.filter((op) => op.error !== undefined).map((op) => ({ atS: round(op.timeMs / 1000), step: op.f, node: op.node, error: op.error })),
       verdict: v, samples,
     };
     const json = JSON.stringify(report, null, 1);
     if (OUT !== '') writeFileSync(OUT, json + '\n');
     process.stdout.write(json + '\n');
+    for (const e of report.faultErrors) say(`fault step failed: ${e.step} node ${e.node} at ${e.atS} s: ${e.error}`);
     say(`verdict: ${v.ok ? 'flat' : 'NOT FLAT'}: ${v.checks.map((c) => `${c.what} ${c.first} -> ${c.last} (bound ${c.bound}) ${c.ok ? 'ok' : 'FAIL'}`).join('; ')}`);
     process.exitCode = v.ok ? 0 : 1;
   } finally {
     stop = true;
     await cluster.close();
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
   }
 }
 

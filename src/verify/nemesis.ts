@@ -359,7 +359,9 @@ export async function runNemesis(cluster: LocalCluster, o: NemesisOptions, h: Hi
       await act();
       h.complete(inv, 'info', { node });
     } catch (err) {
-      h.complete(inv, 'info', { node, error: err instanceof Error ? err.message.slice(0, 500) : String(err) });
+      // A node's start failure ends with its output, whose last lines say why: keep the head and the tail.
+      const message = err instanceof Error ? err.message : String(err);
+      h.complete(inv, 'info', { node, error: message.length <= 1500 ? message : `${message.slice(0, 300)} … ${message.slice(-1200)}` });
     }
   };
   const steps: Record<NemesisFault, [FaultKind, (id: number) => Promise<void> | void, FaultKind, (id: number) => Promise<void> | void]> = {
