@@ -7,7 +7,7 @@
 //   Ctrl-C (or SIGTERM) ends it early with the report so far.
 //
 // Three `logline server` nodes started by `logline verify`'s LocalCluster (src/verify), one topic
-// (RF 3, min.insync.replicas 2, retention.bytes 2 MiB per partition in 512 KiB segments, so the
+// (RF 3, min.insync.replicas 2, retention.bytes 2 MiB per partition in 1 MiB segments (Kafka's least), so the
 // disk and the segment count stay bounded whatever the duration and segments roll and are deleted
 // all along). Load, all on src/client, each loop bounded by the deadline:
 //   - idempotent producers, acks=all, batches of 10 records of 512 bytes at a fixed total rate;
@@ -20,7 +20,8 @@
 // fault interval. Every interval the bench samples each node's RSS (/proc/PID/status VmRSS) and
 // open file descriptors (/proc/PID/fd), and the interval's produce p50/p99/max and counts.
 //
-// Verdict, on the samples after a warm-up (a quarter of the run up to 3 minutes, at least one interval), split in
+// Verdict, on the samples after a warm-up (a third of the run up to 5 minutes, at least one
+// interval, and past each node's first restart in the first half of the run), split in
 // thirds by time: per node, the median RSS of the last third at most max(1.3 x, +48 MiB) of the
 // first third's, open fds at most max(1.25 x, +24); the median of the intervals' produce p99 in
 // the last third at most 2 x the first third's + 50 ms; and acknowledged records per second in
@@ -65,8 +66,8 @@ const RECORD_BYTES = 512;
 const PRODUCERS = 2;
 const CONSUMERS = 2;
 const OPERATION_TIMEOUT_MS = 30_000;
-/** The warm-up is a quarter of the run, at most this: by then retention has filled each partition (2 MiB at ~15 KiB/s). */
-const WARMUP_MAX_S = 180;
+/** The warm-up is a third of the run, at most this: by then retention has filled each partition (2 MiB at ~35 KiB/s: a minute). */
+const WARMUP_MAX_S = 300;
 
 /** What the load did in one interval. */
 class IntervalStats {
@@ -145,7 +146,7 @@ async function createTopic(bootstrap: string): Promise<void> {
     const r = await client.admin(ApiKey.CreateTopics, {
       topics: [{
         name: TOPIC, numPartitions: PARTITIONS, replicationFactor: 3, assignments: [], configs: [
-          { name: 'min.insync.replicas', value: '2' }, { name: 'retention.bytes', value: String(2 * MiB) }, { name: 'segment.bytes', value: String(512 * 1024) },
+          { name: 'min.insync.replicas', value: '2' }, { name: 'retention.bytes', value: String(2 * MiB) }, { name: 'segment.bytes', value: String(MiB) },
         ],
       }], timeoutMs: 30_000, validateOnly: false,
     }, 7);
@@ -312,6 +313,7 @@ async function main(): Promise<void> {
   const h = new HistoryRecorder(() => Math.round(performance.now() - started));
   // Each node's last start, to leave fresh processes out of the verdict.
   const startedAt = new Map<number, { pid: number | null; atS: number }>();
+  const firstRestart = new Map<number, number>();
   // Ctrl-C or SIGTERM ends the run early: the load stops, the report covers the samples so far, and the nodes are stopped.
   const onSignal = () => { say('stopping early'); stop = true; };
   process.once('SIGINT', onSignal);
@@ -337,7 +339,10 @@ async function main(): Promise<void> {
       const nodes = cluster.nodes.map((n): NodeSample => {
         const pid = n.child !== null && n.child.exitCode === null && n.child.signalCode === null ? n.child.pid ?? null : null;
         const last = startedAt.get(n.id);
-        if (pid !== null && last?.pid !== pid) startedAt.set(n.id, { pid, atS: last === undefined ? 0 : now });
+        if (pid !== null && last?.pid !== pid) {
+          startedAt.set(n.id, { pid, atS: last === undefined ? 0 : now });
+          if (last !== undefined && !firstRestart.has(n.id)) firstRestart.set(n.id, now);
+        }
         const st = pid === null ? null : procStatus(pid);
         return { id: n.id, pid, rssMiB: st?.rssMiB ?? null, fds: st?.fds ?? null, restartedWithinInterval: startedAt.get(n.id)!.atS > 0 && now - startedAt.get(n.id)!.atS <= INTERVAL_S * 1.5 };
       });
@@ -355,7 +360,12 @@ async function main(): Promise<void> {
     }
     stop = true;
     await Promise.all([...loops, nemesis]);
-    const warmupS = Math.max(INTERVAL_S, Math.min(WARMUP_MAX_S, SECONDS / 4));
+    // A node restarted on its data opens every segment of every partition it hosts (the internal
+    // topics' 50 partitions included), where a fresh node opens them as they are first written:
+    // hundreds of fds more. So the warm-up also lasts until every node that will be killed in the
+    // first half has been restarted once, so both thirds compare processes in the same regime.
+    const firstRestarts = [...firstRestart.values()].filter((at) => at <= SECONDS / 2);
+    const warmupS = round(Math.max(INTERVAL_S, Math.min(WARMUP_MAX_S, SECONDS / 3), ...firstRestarts.map((at) => at + INTERVAL_S * 1.5)));
     const v = verdict(samples, warmupS);
     const report = {
       bench: 'soak', seconds: SECONDS, intervalSeconds: INTERVAL_S, rate: RATE, faults: FAULTS, faultIntervalSeconds: FAULT_INTERVAL_S, faultSeconds: FAULT_S,
