@@ -16,8 +16,9 @@
 //   - a transactional producer: three partitions per transaction, a tenth aborted;
 //   - a KIP-848 consumer group (two members, read_committed, commits every two seconds);
 //   - a share group member (KIP-932) accepting every record it gets.
-// The nemesis (src/verify's) kills (then restarts) or pauses (then resumes) a random node every
-// fault interval. Every interval the bench samples each node's RSS (/proc/PID/status VmRSS) and
+// The nemesis (src/verify's) kills (then restarts) or pauses (then resumes) a node every fault
+// interval, the faults in turn and the nodes round robin, so every third of a long run sees the
+// same mix. Every interval the bench samples each node's RSS (/proc/PID/status VmRSS) and
 // open file descriptors (/proc/PID/fd), and the interval's produce p50/p99/max and counts.
 //
 // Verdict, on the samples after a warm-up (a third of the run up to 5 minutes, at least one
@@ -328,7 +329,7 @@ async function main(): Promise<void> {
       ...Array.from({ length: CONSUMERS }, (_, i) => groupLoop(cluster.bootstrap, i, current, stopped)),
       shareLoop(cluster.bootstrap, current, stopped),
     ];
-    const nemesis = runNemesis(cluster, { faults: FAULTS, intervalMs: FAULT_INTERVAL_S * 1000, durationMs: FAULT_S * 1000, faultsMax: 10_000, seed: 33 }, h, stopped);
+    const nemesis = runNemesis(cluster, { faults: FAULTS, intervalMs: FAULT_INTERVAL_S * 1000, durationMs: FAULT_S * 1000, faultsMax: 10_000, seed: 33, order: 'cycle' }, h, stopped);
     let faultsSeen = 0;
     for (let i = 1; i * INTERVAL_S <= SECONDS && !stop; i++) {
       for (const end = loadStart + i * INTERVAL_S * 1000; performance.now() < end && !stop;) await sleep(Math.min(200, end - performance.now()));

@@ -338,6 +338,8 @@ export interface NemesisOptions {
   /** At most this many faults. */
   faultsMax: number;
   seed: number;
+  /** `random` (default): each fault and node drawn from the seed; `cycle`: the faults in turn, the nodes round robin (a soak's thirds then see the same mix). */
+  order?: 'random' | 'cycle';
 }
 
 /** What the cluster must be started with for these faults (network namespaces, tmpfs disks). */
@@ -375,8 +377,9 @@ export async function runNemesis(cluster: LocalCluster, o: NemesisOptions, h: Hi
     for (let i = 0; i < o.faultsMax && o.faults.length > 0; i++) {
       await wait(o.intervalMs);
       if (done()) break;
-      const node = cluster.nodes[prng.int(cluster.nodes.length)]!.id;
-      const [start, act, end, undo] = steps[o.faults[prng.int(o.faults.length)]!];
+      const cycle = o.order === 'cycle';
+      const node = cluster.nodes[cycle ? i % cluster.nodes.length : prng.int(cluster.nodes.length)]!.id;
+      const [start, act, end, undo] = steps[o.faults[cycle ? i % o.faults.length : prng.int(o.faults.length)]!];
       await record(start, node, () => act(node));
       await wait(o.durationMs);
       await record(end, node, () => undo(node));
