@@ -5,7 +5,7 @@
 // picture (--timeline FILE.svg). Exit code 0: no anomaly; 1: an anomaly, or the run failed; 2: usage.
 import { writeFileSync } from 'node:fs';
 import { limits } from '../util/index.js';
-import { runVerify, timelineSvg, WORKLOAD_DEFAULTS, type NemesisOptions, type VerifyResult } from '../verify/index.js';
+import { NEMESIS_FAULTS, runVerify, timelineSvg, WORKLOAD_DEFAULTS, type NemesisFault, type NemesisOptions, type VerifyResult } from '../verify/index.js';
 import { UsageError, helpText, parseArgs, type FlagSpec } from './args.js';
 import { COMMON_FLAGS, clientOptions, table, toJson } from './output.js';
 import { Progress } from './progress.js';
@@ -21,10 +21,11 @@ const FLAGS: Record<string, FlagSpec> = {
   producers: { type: 'number', help: `idempotent producers (default ${WORKLOAD_DEFAULTS.producers})` },
   'txn-producers': { type: 'number', help: `transactional consume-transform-produce processes (default ${WORKLOAD_DEFAULTS.txnProducers})` },
   consumers: { type: 'number', help: `consumers sharing one group's committed offsets (default ${WORKLOAD_DEFAULTS.consumers})` },
+  workload: { type: 'string', help: 'assign (default): the consumers take partitions by hand; group: they are members of a KIP-848 consumer group (ConsumerGroupHeartbeat), rebalanced by the coordinator' },
   'abort-ratio': { type: 'number', help: `share of transactions aborted on purpose, 0-1 (default ${WORKLOAD_DEFAULTS.abortRatio})` },
-  faults: { type: 'string', help: 'with --cluster: kill,pause (default), kill, pause or none' },
+  faults: { type: 'string', help: 'with --cluster: a list of kill, pause, isolate (root: network namespaces), disk-full (root: a tmpfs per node, filled below log.dir.min.free.bytes), or none (default kill,pause)' },
   'fault-interval-ms': { type: 'number', help: 'with --cluster: time between faults (default 4000)' },
-  'fault-duration-ms': { type: 'number', help: 'with --cluster: how long a node stays killed or paused (default 3000)' },
+  'fault-duration-ms': { type: 'number', help: 'with --cluster: how long a node stays killed, paused, isolated or full (default 3000)' },
   'faults-max': { type: 'number', help: 'with --cluster: at most this many faults (default 10)' },
   seed: { type: 'number', help: 'seed of the workload\'s and the faults\' choices (default: from the time)' },
   'request-timeout-ms': { type: 'number', help: `the clients' request timeout (default ${WORKLOAD_DEFAULTS.requestTimeoutMs})` },
@@ -50,9 +51,10 @@ function count(flags: Record<string, unknown>, name: string, fallback: number, m
 function nemesisOptions(flags: Record<string, unknown>, seed: number): NemesisOptions {
   const text = (flags.faults as string | undefined) ?? 'kill,pause';
   const faults = text === 'none' ? [] : text.split(',').map((s) => s.trim());
-  for (const f of faults) if (f !== 'kill' && f !== 'pause') throw new UsageError(`--faults: kill, pause or none, not "${f}"`);
+  for (const f of faults) if (!(NEMESIS_FAULTS as readonly string[]).includes(f)) throw new UsageError(`--faults: ${NEMESIS_FAULTS.join(', ')} or none, not "${f}"`);
+  if ((faults.includes('isolate') || faults.includes('disk-full')) && process.getuid?.() !== 0) throw new UsageError('--faults isolate and disk-full need root (network namespaces, tmpfs mounts)');
   return {
-    faults: faults as ('kill' | 'pause')[], seed: seed ^ 0x5bd1e995,
+    faults: faults as NemesisFault[], seed: seed ^ 0x5bd1e995,
     intervalMs: count(flags, 'fault-interval-ms', 4000, 0, 3_600_000),
     durationMs: count(flags, 'fault-duration-ms', 3000, 0, 3_600_000),
     faultsMax: count(flags, 'faults-max', 10, 0, limits.verifyFaultsMax),
@@ -69,6 +71,8 @@ export async function verifyCommand(argv: string[]): Promise<number> {
   const abortRatio = (flags['abort-ratio'] as number | undefined) ?? WORKLOAD_DEFAULTS.abortRatio;
   if (!(abortRatio >= 0 && abortRatio <= 1)) throw new UsageError('--abort-ratio must be from 0 to 1');
   const opsMax = count(flags, 'ops', WORKLOAD_DEFAULTS.opsMax, 1, limits.verifyOpsMax);
+  const consumerMode = (flags.workload as string | undefined) ?? 'assign';
+  if (consumerMode !== 'assign' && consumerMode !== 'group') throw new UsageError(`--workload: assign or group, not "${consumerMode}"`);
   const quiet = flags.quiet === true || flags.json === true;
   const bar = quiet ? null : new Progress({ label: 'verify', total: opsMax, unit: 'operations' });
   let interrupted = false;
@@ -79,7 +83,7 @@ export async function verifyCommand(argv: string[]): Promise<number> {
     result = await runVerify({
       client: clientOptions(flags),
       workload: {
-        ...WORKLOAD_DEFAULTS, seed, abortRatio, opsMax,
+        ...WORKLOAD_DEFAULTS, seed, abortRatio, opsMax, consumerMode,
         ...(flags.topic !== undefined ? { topic: flags.topic as string } : {}),
         durationMs: count(flags, 'seconds', WORKLOAD_DEFAULTS.durationMs / 1000, 1, limits.verifyDurationMsMax / 1000) * 1000,
         partitions: count(flags, 'partitions', WORKLOAD_DEFAULTS.partitions, 1, 1000),

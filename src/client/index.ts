@@ -13,3 +13,4 @@ export {
   Cluster, Producer, Outcome, fetchCommitted, committedPositions, commitPositions,
   type ProducerOptions, type TopicPartitions, type FetchedRecord, type FetchedPartition, type FetchedRun, type FetchOptions,
 } from './producer.js';
+export { ConsumerGroupMember, type GroupMemberOptions, type HeartbeatResult } from './consumer-group-member.js';

@@ -90,7 +90,7 @@ export class Cluster {
  * or `deadline` passes; `code` reads the answer's error. Returns the last answer's code, or throws
  * the last connection error (`ambiguous` then says whether the request may have been carried out).
  */
-async function toCoordinator(cluster: Cluster, key: string, keyType: 0 | 1, deadline: number, request: (c: BrokerConnection) => Promise<number>): Promise<{ code: number; ambiguous: boolean }> {
+export async function toCoordinator(cluster: Cluster, key: string, keyType: 0 | 1, deadline: number, request: (c: BrokerConnection) => Promise<number>): Promise<{ code: number; ambiguous: boolean }> {
   let wasAmbiguous = false;
   for (let backoff = 50; ; backoff = Math.min(backoff * 2, 500)) {
     let code: number;

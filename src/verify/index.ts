@@ -9,5 +9,5 @@ export { check, ANOMALY_CLASSES, type AnomalyName, type CheckReport, type ClassR
 export { DepGraph, type EdgeKind } from './check/graph.js';
 export { runVerify, type VerifyOptions, type VerifyResult } from './run.js';
 export { WORKLOAD_DEFAULTS, type WorkloadOptions } from './workload.js';
-export { LocalCluster, LOGLINE_BIN, type NemesisOptions } from './nemesis.js';
+export { LocalCluster, LOGLINE_BIN, NEMESIS_FAULTS, runNemesis, type NemesisOptions, type NemesisFault } from './nemesis.js';
 export { timelineSvg, type TimelineOptions } from './timeline.js';

@@ -4,7 +4,7 @@
 import type { ClusterClientOptions } from '../client/index.js';
 import { check, type CheckReport } from './check/checker.js';
 import { HistoryRecorder, type History } from './check/history.js';
-import { LocalCluster, runNemesis, type NemesisOptions } from './nemesis.js';
+import { LocalCluster, clusterNeeds, runNemesis, type NemesisOptions } from './nemesis.js';
 import { createTopic, finalRead, runWorkload, type WorkloadOptions } from './workload.js';
 
 export interface VerifyOptions {
@@ -33,7 +33,7 @@ export interface VerifyResult {
 export async function runVerify(o: VerifyOptions): Promise<VerifyResult> {
   const started = Date.now();
   const h = new HistoryRecorder(() => Date.now() - started);
-  const cluster = o.cluster ? await LocalCluster.start({ nodes: o.cluster.nodes, ...(o.cluster.dataDir ? { dataDir: o.cluster.dataDir } : {}), ...(o.cluster.settings ? { settings: o.cluster.settings } : {}) }) : null;
+  const cluster = o.cluster ? await LocalCluster.start({ nodes: o.cluster.nodes, ...clusterNeeds(o.nemesis), ...(o.cluster.dataDir ? { dataDir: o.cluster.dataDir } : {}), ...(o.cluster.settings ? { settings: o.cluster.settings } : {}) }) : null;
   const progress = o.onProgress ? setInterval(() => o.onProgress!(h.ops.length), 1000) : null;
   try {
     const client = cluster ? { ...o.client, bootstrap: cluster.bootstrap } : o.client;

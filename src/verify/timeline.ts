@@ -1,5 +1,5 @@
 // The history as a picture a person can read: faults as bands across the whole width (a killed
-// node red, a paused one amber, one row per node), completed operations per second by kind, and
+// node red, a paused one amber, an isolated one cyan, a filled disk brown; one row per node), completed operations per second by kind, and
 // each operation's latency (invocation to completion, log scale) as a dot, crossed out when it did
 // not complete ok. Plain SVG text, no dependencies; a pure function of the history.
 import type { History, Op, OpKind } from './check/history.js';
@@ -7,10 +7,13 @@ import type { History, Op, OpKind } from './check/history.js';
 export interface TimelineOptions { title?: string; widthPx?: number }
 
 const KIND_COLORS: Partial<Record<OpKind, string>> = { send: '#1f77b4', txn: '#9467bd', poll: '#2ca02c', final: '#7f7f7f' };
-const FAULT_COLORS: Record<'kill' | 'pause', string> = { kill: '#d62728', pause: '#ff9f1a' };
+type BandKind = 'kill' | 'pause' | 'isolate' | 'fill-disk';
+const FAULT_COLORS: Record<BandKind, string> = { kill: '#d62728', pause: '#ff9f1a', isolate: '#17becf', 'fill-disk': '#8c564b' };
+/** The step that ends each kind of band. */
+const ENDED_BY: Partial<Record<OpKind, BandKind>> = { restart: 'kill', resume: 'pause', rejoin: 'isolate', 'free-disk': 'fill-disk' };
 const KINDS: OpKind[] = ['send', 'txn', 'poll'];
 
-interface Band { kind: 'kill' | 'pause'; node: number; fromMs: number; toMs: number }
+interface Band { kind: BandKind; node: number; fromMs: number; toMs: number }
 interface Done { f: OpKind; type: Op['type']; startMs: number; endMs: number }
 
 const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
@@ -22,16 +25,16 @@ function bands(history: History, endMs: number): Band[] {
   const out: Band[] = [];
   for (const op of history) {
     if (op.type !== 'invoke' || op.node === undefined) continue;
-    if (op.f === 'kill' || op.f === 'pause') open.set(`${op.f}:${op.node}`, op.timeMs);
-    const starts = op.f === 'restart' ? 'kill' : op.f === 'resume' ? 'pause' : null;
-    if (starts === null) continue;
+    if (op.f in FAULT_COLORS) open.set(`${op.f}:${op.node}`, op.timeMs);
+    const starts = ENDED_BY[op.f];
+    if (starts === undefined) continue;
     const from = open.get(`${starts}:${op.node}`);
     if (from === undefined) continue;
     open.delete(`${starts}:${op.node}`);
     out.push({ kind: starts, node: op.node, fromMs: from, toMs: op.timeMs });
   }
   for (const [key, from] of open) {
-    const [kind, node] = key.split(':') as ['kill' | 'pause', string];
+    const [kind, node] = key.split(':') as [BandKind, string];
     out.push({ kind, node: Number(node), fromMs: from, toMs: endMs });
   }
   return out;
@@ -149,6 +152,7 @@ function legend(x: number, y: number): string {
   const items: [string, string, string][] = [
     ...KINDS.map((k): [string, string, string] => ['line', KIND_COLORS[k]!, k]),
     ['cross', '#000', 'fail / info (unknown)'], ['band', FAULT_COLORS.kill, 'node killed'], ['band', FAULT_COLORS.pause, 'node paused'],
+    ['band', FAULT_COLORS.isolate, 'node isolated'], ['band', FAULT_COLORS['fill-disk'], 'disk filled'],
   ];
   let at = x;
   const out: string[] = [];

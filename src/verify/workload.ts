@@ -12,7 +12,7 @@
 // then a final read of every partition from the start to its last stable offset. Every loop is
 // bounded by the run's operation count and deadline.
 import {
-  Cluster, ClientError, KafkaError, Outcome, Producer, commitPositions, committedPositions, fetchCommitted,
+  Cluster, ClientError, ConsumerGroupMember, KafkaError, Outcome, Producer, commitPositions, committedPositions, fetchCommitted,
   type ClusterClientOptions, type FetchedPartition,
 } from '../client/index.js';
 import { ApiKey, ErrorCode } from '../protocol/index.js';
@@ -28,6 +28,12 @@ export interface WorkloadOptions {
   producers: number;
   txnProducers: number;
   consumers: number;
+  /**
+   * How the consumers share the topic: `assign` (they take partitions by hand and share a group's
+   * committed offsets) or `group` (members of a KIP-848 consumer group: the coordinator assigns
+   * the partitions and moves them in rebalances, and each new owner resumes at the committed offset).
+   */
+  consumerMode: 'assign' | 'group';
   /** Stop invoking operations after this many (the final read is extra). */
   opsMax: number;
   durationMs: number;
@@ -43,7 +49,7 @@ export interface WorkloadOptions {
 }
 
 export const WORKLOAD_DEFAULTS = {
-  partitions: 3, replicationFactor: -1, producers: 2, txnProducers: 1, consumers: 2, opsMax: 400, durationMs: 20_000,
+  partitions: 3, replicationFactor: -1, producers: 2, txnProducers: 1, consumers: 2, consumerMode: 'assign', opsMax: 400, durationMs: 20_000,
   abortRatio: 0.2, requestTimeoutMs: 5000, operationTimeoutMs: 10_000, finalReadTimeoutMs: 60_000,
 } satisfies Partial<WorkloadOptions>;
 
@@ -73,6 +79,7 @@ function validate(o: WorkloadOptions): void {
   count('operations', o.opsMax, 1, limits.verifyOpsMax);
   count('duration', o.durationMs, 1, limits.verifyDurationMsMax);
   assert(o.producers + o.txnProducers > 0, 'a workload needs a producer');
+  assert(o.consumerMode === 'assign' || o.consumerMode === 'group', `consumers: assign or group, not ${String(o.consumerMode)}`);
 }
 
 /** Creates the run's topic (min.insync.replicas 2 when it has three replicas or more, as Jepsen's Kafka tests run) and waits for its leaders. */
@@ -118,7 +125,11 @@ export async function runWorkload(o: WorkloadOptions, h: HistoryRecorder, stop: 
   try {
     for (let i = 0; i < o.producers; i++) { const p = process++; const seed = prng.nextUint32(); guard((c) => producerProcess(o, h, c, p, budget, values, new Prng(seed))); }
     for (let i = 0; i < o.txnProducers; i++) { const p = process++; const seed = prng.nextUint32(); guard((c) => txnProcess(o, h, c, p, budget, values, new Prng(seed))); }
-    for (let i = 0; i < o.consumers; i++) { const p = process++; const seed = prng.nextUint32(); guard((c) => consumerProcess(o, h, c, p, i, budget, new Prng(seed))); }
+    for (let i = 0; i < o.consumers; i++) {
+      const p = process++;
+      const seed = prng.nextUint32();
+      guard((c) => o.consumerMode === 'group' ? groupMemberProcess(o, h, c, p, budget, new Prng(seed)) : consumerProcess(o, h, c, p, i, budget, new Prng(seed)));
+    }
     await Promise.all(processes);
   } finally {
     clearInterval(stopWatch);
@@ -232,7 +243,7 @@ async function seekToCommitted(o: WorkloadOptions, h: HistoryRecorder, cluster: 
   try {
     const committed = await committedPositions(cluster, group, o.topic, Date.now() + o.operationTimeoutMs);
     const positions = new Map(partitions.map((p) => [p, committed.get(p) ?? 0]));
-    h.complete(inv, 'ok', { partitions: names });
+    h.complete(inv, 'ok', { partitions: names, positions: Object.fromEntries([...positions].map(([p, offset]) => [partitionOf(o.topic, p), offset])) });
     return positions;
   } catch (err) {
     h.complete(inv, 'fail', { partitions: names, error: asOutcome(err).message });
@@ -274,6 +285,99 @@ async function consumerProcess(o: WorkloadOptions, h: HistoryRecorder, cluster: 
     }
   }
   if (positions !== null) await commitPositions(cluster, group, o.topic, positions, Date.now() + o.operationTimeoutMs).catch(() => {});
+}
+
+/**
+ * A member of the KIP-848 consumer group `<topic>-members`: heartbeats, and on each new assignment
+ * commits the positions of the partitions taken away before it lets them go, and resumes the
+ * partitions it was given at the group's committed offsets (an `assign` with those `positions`).
+ * It polls what it owns, commits every few polls, and now and then leaves and joins again, which
+ * makes the group rebalance; faults make more rebalances (a coordinator moves, a member is fenced).
+ * Every commit and assignment is recorded with the group, so the checker follows each partition
+ * from one owner to the next.
+ */
+async function groupMemberProcess(o: WorkloadOptions, h: HistoryRecorder, cluster: Cluster, process: number, budget: Budget, prng: Prng): Promise<void> {
+  const group = `${o.topic}-members`;
+  const member = new ConsumerGroupMember(cluster, group, [o.topic], { rebalanceTimeoutMs: Math.max(30_000, o.operationTimeoutMs * 3) });
+  const positions = new Map<number, number>(); // what the member owns → its next offset
+  let target: number[] | null = null; // the coordinator's last assignment, until taken on
+  let nextHeartbeat = 0;
+  let polls = 0;
+  const names = (ps: Iterable<number>) => [...ps].sort((a, b) => a - b).map((p) => partitionOf(o.topic, p));
+  const commit = async (which: ReadonlyMap<number, number>) => {
+    if (which.size === 0) return;
+    const committed = Object.fromEntries([...which].map(([p, offset]) => [partitionOf(o.topic, p), offset]));
+    const inv = h.invoke(process, 'commit', { group, positions: committed });
+    try {
+      await member.commit(o.topic, which, Date.now() + o.operationTimeoutMs);
+      h.complete(inv, 'ok', { group, positions: committed });
+    } catch (err) {
+      const outcome = asOutcome(err);
+      h.complete(inv, outcome.definite ? 'fail' : 'info', { group, positions: committed, error: outcome.message });
+    }
+  };
+  /** Takes `target` on: revoked partitions committed (unless the member was fenced) and dropped, new ones resumed at the committed offsets. */
+  const reconcile = async (assigned: number[], fenced: boolean) => {
+    const keep = new Set(assigned);
+    const revoked = new Map([...positions].filter(([p]) => !keep.has(p)));
+    if (!fenced) await commit(revoked);
+    for (const p of revoked.keys()) positions.delete(p);
+    const added = assigned.filter((p) => !positions.has(p));
+    const inv = h.invoke(process, 'assign', { group, partitions: names(assigned) });
+    try {
+      const committed = added.length > 0 ? await committedPositions(cluster, group, o.topic, Date.now() + o.operationTimeoutMs) : new Map<number, number>();
+      for (const p of added) positions.set(p, committed.get(p) ?? 0);
+      h.complete(inv, 'ok', { group, partitions: names(assigned), positions: Object.fromEntries(added.map((p) => [partitionOf(o.topic, p), positions.get(p)!])) });
+    } catch (err) {
+      // Where to resume is unknown: the new partitions wait for the next try; the rest go on.
+      h.complete(inv, 'fail', { group, partitions: names(positions.keys()), error: asOutcome(err).message });
+    }
+    member.reconciled(new Map([[o.topic, [...positions.keys()]]]));
+    nextHeartbeat = 0; // tell the coordinator at once
+  };
+  const owns = (ps: number[]) => ps.length === positions.size && ps.every((p) => positions.has(p));
+  while (!budget.done) {
+    if (Date.now() >= nextHeartbeat) {
+      try {
+        const r = await member.heartbeat(Date.now() + o.operationTimeoutMs);
+        if (r.rejoined) await reconcile([], true);
+        if (r.assignment !== null) target = r.assignment.get(o.topic) ?? [];
+        nextHeartbeat = Date.now() + Math.min(member.intervalMs, 1000);
+      } catch {
+        nextHeartbeat = Date.now() + 500;
+      }
+    }
+    if (target !== null && !owns(target)) await reconcile(target, false);
+    if (positions.size === 0) { await sleep(100); continue; }
+    if (!budget.take()) break;
+    const inv = h.invoke(process, 'poll', { mops: [{ f: 'poll', isolation: 'read_committed', reads: [] }] });
+    try {
+      const reads: PartitionRead[] = [];
+      for (const f of await fetchOne(cluster, o.topic, positions, 100)) {
+        if (!positions.has(f.partition)) continue;
+        if (f.records.length > 0) reads.push({ partition: partitionOf(o.topic, f.partition), records: f.records });
+        positions.set(f.partition, f.next);
+      }
+      h.complete(inv, 'ok', { mops: [{ f: 'poll', isolation: 'read_committed', reads }] });
+    } catch (err) {
+      // The positions stay: a consumer fetches again from where it was.
+      h.complete(inv, 'fail', { mops: [{ f: 'poll', isolation: 'read_committed', reads: [] }], error: asOutcome(err).message });
+      await sleep(100);
+      continue;
+    }
+    if (++polls % 5 === 0) await commit(new Map(positions));
+    if (prng.next() < 0.03) {
+      // Leave and join again: the group rebalances around this member.
+      await commit(new Map(positions));
+      positions.clear();
+      h.complete(h.invoke(process, 'assign', { group, partitions: [] }), 'ok', { group, partitions: [], positions: {} });
+      await member.leave(Date.now() + o.operationTimeoutMs);
+      target = null;
+      nextHeartbeat = 0;
+    }
+  }
+  await commit(new Map(positions));
+  await member.leave(Date.now() + o.operationTimeoutMs);
 }
 
 /**

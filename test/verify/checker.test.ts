@@ -226,3 +226,78 @@ test('a planted lost write in a generated history is found, whatever the seed', 
     assert.equal((lost.examples[0] as { value: string }).value, victim);
   }), { numRuns: 100 });
 });
+
+// ---- Consumer groups: a new owner resumes at the group's committed offset ----------------------
+
+/** A group's members: a commit and an assignment with the positions resumed at, as the group workload records them. */
+function groupOps(b: ReturnType<typeof builder>) {
+  const commit = (process: number, positions: Record<string, number>, type: 'ok' | 'fail' | 'info' = 'ok') =>
+    b.h.complete(b.h.invoke(process, 'commit', { group: 'g', positions }), type, { group: 'g', positions });
+  const resume = (process: number, partitions: string[], positions: Record<string, number>) =>
+    b.h.complete(b.h.invoke(process, 'assign', { group: 'g', partitions }), 'ok', { group: 'g', partitions, positions });
+  return { commit, resume };
+}
+
+test('group: a partition handed from one member to the next at the committed offset is clean', () => {
+  const b = builder();
+  const g = groupOps(b);
+  for (let i = 0; i < 4; i++) b.send(0, 't-0', `v${i}`, i);
+  g.resume(1, ['t-0'], { 't-0': 0 });
+  b.poll(1, { 't-0': [[0, 'v0'], [1, 'v1']] });
+  g.commit(1, { 't-0': 2 });
+  g.resume(1, [], {});
+  g.resume(2, ['t-0'], { 't-0': 2 });
+  b.poll(2, { 't-0': [[2, 'v2'], [3, 'v3']] });
+  b.final({ 't-0': [[0, 'v0'], [1, 'v1'], [2, 'v2'], [3, 'v3']] }, { 't-0': 4 });
+  only(check(b.h.ops));
+});
+
+test('group: a new owner that resumes past the committed offset skips records nobody consumed (poll-skip)', () => {
+  const b = builder();
+  const g = groupOps(b);
+  for (let i = 0; i < 5; i++) b.send(0, 't-0', `v${i}`, i);
+  g.resume(1, ['t-0'], { 't-0': 0 });
+  b.poll(1, { 't-0': [[0, 'v0'], [1, 'v1']] });
+  g.commit(1, { 't-0': 2 });
+  g.commit(1, { 't-0': 9 }, 'fail'); // refused: it cannot explain where the next owner starts
+  g.resume(2, ['t-0'], { 't-0': 4 });
+  b.poll(2, { 't-0': [[4, 'v4']] });
+  b.final({ 't-0': [[0, 'v0'], [1, 'v1'], [2, 'v2'], [3, 'v3'], [4, 'v4']] }, { 't-0': 5 });
+  const r = check(b.h.ops);
+  only(r, 'poll-skip');
+  assert.deepEqual((r.classes.find((c) => c.name === 'poll-skip')!.examples[0] as { skipped: number[] }).skipped, [2, 3]);
+});
+
+test('group: a commit whose answer was lost may explain a later resume; one certainly made cannot be gone back past (nonmonotonic)', () => {
+  const b = builder();
+  const g = groupOps(b);
+  for (let i = 0; i < 5; i++) b.send(0, 't-0', `v${i}`, i);
+  g.resume(1, ['t-0'], { 't-0': 0 });
+  b.poll(1, { 't-0': [[0, 'v0'], [1, 'v1'], [2, 'v2'], [3, 'v3']] });
+  g.commit(1, { 't-0': 4 }, 'info');
+  g.resume(2, ['t-0'], { 't-0': 4 }); // the unknown commit happened: fine
+  b.poll(2, { 't-0': [[4, 'v4']] });
+  g.commit(2, { 't-0': 5 });
+  b.final({ 't-0': [[0, 'v0'], [1, 'v1'], [2, 'v2'], [3, 'v3'], [4, 'v4']] }, { 't-0': 5 });
+  only(check(b.h.ops));
+  g.resume(3, ['t-0'], { 't-0': 1 }); // the group had committed 5: going back to 1 re-delivers what it consumed
+  b.poll(3, { 't-0': [[1, 'v1']] });
+  const r = check(b.h.ops);
+  only(r, 'nonmonotonic-poll');
+  assert.equal((r.classes.find((c) => c.name === 'nonmonotonic-poll')!.examples[0] as { committed: number }).committed, 5);
+});
+
+test('an assignment\'s positions start the member\'s order: reading below the position resumed at, or past a record after it, is caught', () => {
+  const b = builder();
+  for (let i = 0; i < 4; i++) b.send(0, 't-0', `v${i}`, i);
+  b.h.complete(b.h.invoke(1, 'assign', { partitions: ['t-0'] }), 'ok', { partitions: ['t-0'], positions: { 't-0': 2 } });
+  b.poll(1, { 't-0': [[3, 'v3']] });
+  b.final({ 't-0': [[0, 'v0'], [1, 'v1'], [2, 'v2'], [3, 'v3']] }, { 't-0': 4 });
+  only(check(b.h.ops), 'poll-skip');
+  const c = builder();
+  for (let i = 0; i < 4; i++) c.send(0, 't-0', `v${i}`, i);
+  c.h.complete(c.h.invoke(1, 'assign', { partitions: ['t-0'] }), 'ok', { partitions: ['t-0'], positions: { 't-0': 2 } });
+  c.poll(1, { 't-0': [[1, 'v1'], [2, 'v2']] });
+  c.final({ 't-0': [[0, 'v0'], [1, 'v1'], [2, 'v2'], [3, 'v3']] }, { 't-0': 4 });
+  only(check(c.h.ops), 'nonmonotonic-poll');
+});

@@ -14,7 +14,11 @@ import { WORKLOAD_DEFAULTS, runVerify, timelineSvg, type VerifyResult } from '..
 import { runProcess, tempDataDir } from '../broker/process-helpers.js';
 
 async function withServer(fn: (server: ServerHandle, bootstrap: string) => Promise<void>): Promise<void> {
-  const server = await startServer({ listeners: ['PLAINTEXT://127.0.0.1:0'], dataDir: tempDataDir(), config: parseBrokerConfig({ 'node.id': '1', 'group.initial.rebalance.delay.ms': '0' }) });
+  const server = await startServer({ listeners: ['PLAINTEXT://127.0.0.1:0'], dataDir: tempDataDir(), config: parseBrokerConfig({
+    'node.id': '1', 'group.initial.rebalance.delay.ms': '0',
+    // KIP-848 members heartbeat often, so the group workload's rebalances finish within the run.
+    'group.consumer.min.heartbeat.interval.ms': '100', 'group.consumer.heartbeat.interval.ms': '300',
+  }) });
   try {
     await fn(server, `127.0.0.1:${server.listeners[0]!.port}`);
   } finally {
@@ -121,6 +125,60 @@ test('a broker that answers every 4th consumer fetch from one offset past the on
     assert.ok(skipped > 0, 'the bug fired');
     assert.equal(r.report.valid, false);
     assert.ok(found(r).includes('poll-skip'), `found ${found(r).join(', ')}`);
+    assert.ok(!found(r).includes('lost-write'), 'the final read still sees every record');
+  });
+});
+
+/** The group workload's partition owners over time: partition → the processes that were given it, in order. */
+function owners(r: VerifyResult): Map<string, number[]> {
+  const out = new Map<string, number[]>();
+  for (const op of r.history) {
+    if (op.f !== 'assign' || op.type !== 'ok' || op.group === undefined) continue;
+    for (const p of Object.keys(op.positions ?? {})) out.set(p, [...(out.get(p) ?? []), op.process]);
+  }
+  return out;
+}
+
+const groupRun = (bootstrap: string, seed: number) => {
+  const o = small(bootstrap, seed);
+  // Bounded by time rather than operations: the members' empty polls are quick, and rebalances (a
+  // member leaves and joins again now and then) need a few seconds to happen.
+  return { ...o, workload: { ...o.workload, consumerMode: 'group' as const, consumers: 3, opsMax: 20_000, durationMs: 12_000 } };
+};
+
+test('verify --workload group: KIP-848 members rebalance, each new owner resumes at the committed offset, no anomaly', { timeout: 90_000 }, async () => {
+  await withServer(async (_server, bootstrap) => {
+    const r = await runVerify(groupRun(bootstrap, 4));
+    assert.equal(r.report.valid, true, JSON.stringify(r.report.classes.filter((c) => c.count > 0)));
+    assert.deepEqual(found(r), []);
+    const moves = owners(r);
+    assert.equal(moves.size, 3, `every partition was assigned: ${JSON.stringify([...moves])}`);
+    assert.ok([...moves.values()].some((ps) => ps.length >= 2), `some partition changed owner: ${JSON.stringify([...moves])}`);
+    const commits = r.history.filter((op) => op.f === 'commit' && op.type === 'ok');
+    assert.ok(commits.length > 5, `${commits.length} commits`);
+    const resumedPastZero = r.history.some((op) => op.f === 'assign' && op.group !== undefined && Object.values(op.positions ?? {}).some((x) => x > 0));
+    assert.ok(resumedPastZero, 'an owner resumed from a committed offset above 0');
+    assert.ok(r.report.stats.polls > 20 && r.report.unseen.count === 0, JSON.stringify(r.report.stats));
+  });
+});
+
+test('a broker that stores every 3rd group member\'s commit 2 past the offset asked for: verify --workload group reports a poll skip across a rebalance', { timeout: 90_000 }, async () => {
+  await withServer(async (server, bootstrap) => {
+    // The planted bug: the committed offset is ahead of what the member consumed, so the next
+    // owner of the partition starts past records nobody read.
+    let commits = 0;
+    let moved = 0;
+    server.router.intercept(ApiKey.OffsetCommit, (_header, request: any) => {
+      if (request.memberId === '' || ++commits % 3 !== 0) return undefined;
+      for (const t of request.topics) for (const p of t.partitions) { p.committedOffset += 2n; moved++; }
+      return undefined;
+    });
+    const r = await runVerify(groupRun(bootstrap, 5));
+    assert.ok(moved > 0, 'the bug fired');
+    assert.equal(r.report.valid, false);
+    assert.ok(found(r).includes('poll-skip'), `found ${found(r).join(', ')}`);
+    const example = r.report.classes.find((c) => c.name === 'poll-skip')!.examples.find((e: any) => e.group !== undefined) as { group: string } | undefined;
+    assert.ok(example, 'a group resume is among the examples');
     assert.ok(!found(r).includes('lost-write'), 'the final read still sees every record');
   });
 });

@@ -18,8 +18,8 @@ export const ANOMALY_CLASSES: readonly { name: AnomalyName; allowed: boolean; me
   { name: 'lost-write', allowed: false, means: 'an acknowledged send that no reader saw, though a reader went past its offset or the final read covered it' },
   { name: 'duplicate', allowed: false, means: 'one sent value at more than one offset (the producers are idempotent)' },
   { name: 'aborted-read', allowed: false, means: 'a read_committed poll returned a value of an aborted transaction or a failed send' },
-  { name: 'nonmonotonic-poll', allowed: false, means: 'a consumer\'s offsets in a partition went back or repeated without a new assignment' },
-  { name: 'poll-skip', allowed: false, means: 'a consumer jumped over offsets that hold committed, visible records without a new assignment' },
+  { name: 'nonmonotonic-poll', allowed: false, means: 'a consumer\'s offsets in a partition went back or repeated without a new assignment, or a group member resumed below the group\'s committed offset' },
+  { name: 'poll-skip', allowed: false, means: 'a consumer jumped over offsets that hold committed, visible records without a new assignment, or a group member resumed past them' },
   { name: 'inconsistent-offset', allowed: false, means: 'two different values at one offset of a partition (from acknowledgements or polls)' },
   { name: 'G0', allowed: true, means: 'a cycle of write-write dependencies between transactions (Kafka does not order concurrent transactions\' writes)' },
   { name: 'G1c', allowed: false, means: 'a cycle of write-write and write-read dependencies with at least one read (circular information flow)' },
@@ -115,6 +115,7 @@ export function check(history: History, options: CheckOptions = {}): CheckReport
   abortedReads(f, found.get('aborted-read')!);
   lostWrites(f, found.get('lost-write')!, unseen);
   pollOrder(history, f, found.get('nonmonotonic-poll')!, found.get('poll-skip')!);
+  groupResumes(history, f, found.get('nonmonotonic-poll')!, found.get('poll-skip')!);
   cycles(f, found.get('G0')!, found.get('G1c')!);
   const classes = ANOMALY_CLASSES.map((c): ClassReport => {
     const cases = found.get(c.name)!;
@@ -226,6 +227,15 @@ function pollOrder(history: History, f: Facts, nonmonotonic: unknown[], skips: u
   const last = new Map<number, Map<string, { offset: number; op: number }>>();
   for (const op of history) {
     if (op.type === 'invoke') continue;
+    if (op.f === 'assign' && op.type === 'ok' && op.positions !== undefined) {
+      // Kept partitions go on from where they were; new ones from the position resumed at (as if
+      // the record before it had just been read, so reading below it or past a record is caught).
+      const keep = new Set(op.partitions ?? []);
+      const next = new Map([...(last.get(op.process) ?? [])].filter(([p]) => keep.has(p) && !(p in op.positions!)));
+      for (const [p, position] of Object.entries(op.positions)) next.set(p, { offset: position - 1, op: op.index });
+      last.set(op.process, next);
+      continue;
+    }
     if (op.f === 'assign' || op.f === 'crash') { last.delete(op.process); continue; }
     const polls = pollsOf(op);
     if (polls.length === 0) continue;
@@ -246,6 +256,52 @@ function pollOrder(history: History, f: Facts, nonmonotonic: unknown[], skips: u
           if (skipped.length > 0) skips.push({ ...where, skipped });
         }
       }
+    }
+  }
+}
+
+/**
+ * A consumer group's members resume where the group committed: a member given a partition (an
+ * `assign` of the group with `positions`) must start at or after the highest offset the group had
+ * certainly committed for it before the assignment began (else the group goes back: nonmonotonic),
+ * and at or before the highest offset that could have been committed by the time it ended, unless
+ * no visible record lies between (else the group skips records nobody consumed). Only groups whose
+ * assignments name them (`group`) are checked: their workload records every commit.
+ */
+function groupResumes(history: History, f: Facts, nonmonotonic: unknown[], skips: unknown[]): void {
+  const visible = visibleOffsets(f);
+  const openAt = new Map<number, number>();
+  interface Commit { offset: number; type: Op['type']; invoked: number; completed: number; op: number }
+  const commits = new Map<string, Commit[]>(); // group, partition → commits
+  for (const op of history) {
+    if (op.type === 'invoke') { openAt.set(op.process, op.index); continue; }
+    const invoked = openAt.get(op.process) ?? op.index;
+    if (op.group === undefined || op.positions === undefined) continue;
+    if (op.f === 'commit') {
+      for (const [partition, offset] of Object.entries(op.positions)) {
+        const key = `${op.group}\0${partition}`;
+        const list = commits.get(key) ?? [];
+        list.push({ offset, type: op.type, invoked, completed: op.index, op: op.index });
+        commits.set(key, list);
+      }
+      continue;
+    }
+    if (op.f !== 'assign' || op.type !== 'ok') continue;
+    for (const [partition, position] of Object.entries(op.positions)) {
+      const list = commits.get(`${op.group}\0${partition}`) ?? [];
+      let certain: Commit | null = null;
+      let possible = 0;
+      for (const c of list) {
+        if (c.type === 'ok' && c.completed < invoked && (certain === null || c.offset > certain.offset)) certain = c;
+        if (c.type !== 'fail' && c.invoked < op.index) possible = Math.max(possible, c.offset);
+      }
+      const where = { group: op.group, partition, process: op.process, assign: op.index, resumedAt: position };
+      if (certain !== null && position < certain.offset) { nonmonotonic.push({ ...where, committed: certain.offset, commit: certain.op }); continue; }
+      if (position <= possible) continue;
+      const vs = visible.get(partition) ?? [];
+      const skipped = [];
+      for (let i = upperBound(vs, possible - 1); i < vs.length && vs[i]! < position && skipped.length < 10; i++) skipped.push(vs[i]!);
+      if (skipped.length > 0) skips.push({ ...where, committedAtMost: possible, skipped });
     }
   }
 }

@@ -29,10 +29,14 @@ export interface Poll { f: 'poll'; isolation: Isolation; reads: PartitionRead[] 
 /** A micro-operation of a send, poll or transaction. */
 export type Mop = Send | Poll;
 
-/** What an operation does. `final` is the full read at the end of a run; the fault kinds are the nemesis's. */
-export type OpKind = 'send' | 'txn' | 'poll' | 'assign' | 'crash' | 'final' | FaultKind;
-export type FaultKind = 'kill' | 'restart' | 'pause' | 'resume';
-export const FAULT_KINDS: readonly FaultKind[] = ['kill', 'restart', 'pause', 'resume'];
+/**
+ * What an operation does. `final` is the full read at the end of a run; `commit` a group member's
+ * offset commit; the fault kinds are the nemesis's.
+ */
+export type OpKind = 'send' | 'txn' | 'poll' | 'assign' | 'commit' | 'crash' | 'final' | FaultKind;
+/** Each fault and the step that ends it: kill/restart, pause/resume, isolate/rejoin (network), fill-disk/free-disk. */
+export type FaultKind = 'kill' | 'restart' | 'pause' | 'resume' | 'isolate' | 'rejoin' | 'fill-disk' | 'free-disk';
+export const FAULT_KINDS: readonly FaultKind[] = ['kill', 'restart', 'pause', 'resume', 'isolate', 'rejoin', 'fill-disk', 'free-disk'];
 
 /** The nemesis's process number. */
 export const NEMESIS = -1;
@@ -47,8 +51,15 @@ export interface Op {
   f: OpKind;
   /** send, txn, poll, final: what was asked for (invoke) or what happened (completion). */
   mops?: Mop[];
-  /** assign: the partitions the consumer reads from now on (its positions start over). */
+  /** assign: the partitions the consumer reads from now on (its positions start over, unless `positions` says otherwise). */
   partitions?: string[];
+  /**
+   * assign: where the consumer resumes in the partitions it was newly given (from the group's
+   * committed offsets); its other partitions keep their positions. commit: the offsets committed.
+   */
+  positions?: Record<string, number>;
+  /** assign, commit: the consumer group (its members' commits and assignments are checked together). */
+  group?: string;
   /** A fault's node id. */
   node?: number;
   /** Why a completion is fail or info. */
