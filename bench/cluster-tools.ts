@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { BrokerConnection, ClientError, KafkaError } from '../src/client/index.js';
 import { ApiKey, ErrorCode, isRetriable } from '../src/protocol/index.js';
 import { fsyncFloor } from './limits.js';
-import type { ServerProcess, ServerProcesses } from './server-processes.js';
+import { ServerProcesses, type ServerProcess } from './server-processes.js';
 
 const BIN = fileURLToPath(new URL('../../bin/logline.js', import.meta.url));
 
@@ -141,4 +141,51 @@ export function pick(s: any): Record<string, unknown> {
   const out: Record<string, unknown> = { records: s.records, seconds: s.seconds, mbPerSec: s.mbPerSec };
   for (const k of ['latencyMs', 'e2eLatencyMs', 'targetReached']) if (k in s) out[k] = s[k];
   return out;
+}
+
+/**
+ * One cluster bench's run: its progress lines (stderr), its time budget (LOGLINE_BENCH_BUDGET_S, else
+ * `defaultSeconds`: past it the server processes running are stopped and the bench exits 1), and
+ * its server processes, started and stopped (by PID) around each part.
+ */
+export class BenchRun {
+  readonly startedAt = performance.now();
+  private running: ServerProcesses | null = null;
+  private readonly watchdog: NodeJS.Timeout;
+
+  constructor(readonly name: string, defaultSeconds: number) {
+    const budgetMs = Number(process.env['LOGLINE_BENCH_BUDGET_S'] ?? defaultSeconds) * 1000;
+    this.watchdog = setTimeout(() => {
+      this.say(`budget of ${budgetMs / 1000} s exceeded: stopping`);
+      void (this.running?.close() ?? Promise.resolve()).finally(() => process.exit(1));
+    }, budgetMs);
+    this.watchdog.unref();
+  }
+
+  say(m: string): void { process.stderr.write(`bench:${this.name} ${m}\n`); }
+
+  seconds(): number { return round((performance.now() - this.startedAt) / 1000); }
+
+  /** Runs `fn` on `n` fresh server processes, stopped (by PID) and removed afterwards. */
+  async withNodes<T>(n: number, sets: Record<string, string>, fn: (procs: ServerProcesses, conns: Connections) => Promise<T>): Promise<T> {
+    const procs = await ServerProcesses.start(n, sets);
+    this.running = procs;
+    const conns = new Connections(2000);
+    try {
+      return await fn(procs, conns);
+    } finally {
+      conns.close();
+      this.running = null;
+      await procs.close();
+    }
+  }
+
+  /** Runs the bench's main: on failure the processes are stopped and the exit code is 1. */
+  run(main: () => Promise<void>): void {
+    main().catch(async (err: unknown) => {
+      process.stderr.write(`bench:${this.name} failed: ${err instanceof Error ? err.stack : String(err)}\n`);
+      await this.running?.close().catch(() => {});
+      process.exitCode = 1;
+    }).finally(() => clearTimeout(this.watchdog));
+  }
 }

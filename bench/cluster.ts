@@ -22,7 +22,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { ApiKey, ErrorCode, ZERO_UUID } from '../src/protocol/index.js';
 import { buildRecordBatchSync } from '../src/records/index.js';
-import { bench, Connections, createTopic, machine, pick, round, sleep, stats, steadyLeader, until } from './cluster-tools.js';
+import { bench, BenchRun, Connections, createTopic, machine, pick, round, sleep, stats, steadyLeader, until } from './cluster-tools.js';
 import { ServerProcesses, type ServerProcess } from './server-processes.js';
 import { settleDirtyPages } from './settle.js';
 
@@ -44,29 +44,9 @@ const REPLICATED = { 'min.insync.replicas': '2' };
 /** Session 750 ms, heartbeats every 150 ms: a dead broker is fenced within a second. */
 const TUNED = { 'broker.session.timeout.ms': '750', 'broker.heartbeat.interval.ms': '150' };
 
-const say = (m: string): void => { process.stderr.write(`bench:cluster ${m}\n`); };
-const budgetMs = Number(process.env['LOGLINE_BENCH_BUDGET_S'] ?? 900) * 1000;
-const startedAt = performance.now();
-let running: ServerProcesses | null = null;
-const watchdog = setTimeout(() => {
-  say(`budget of ${budgetMs / 1000} s exceeded: stopping`);
-  void (running?.close() ?? Promise.resolve()).finally(() => process.exit(1));
-}, budgetMs);
-watchdog.unref();
-
-/** Runs `fn` on `n` fresh server processes, stopped (by PID) and removed afterwards. */
-async function withNodes<T>(n: number, sets: Record<string, string>, fn: (procs: ServerProcesses, conns: Connections) => Promise<T>): Promise<T> {
-  const procs = await ServerProcesses.start(n, sets);
-  running = procs;
-  const conns = new Connections(2000);
-  try {
-    return await fn(procs, conns);
-  } finally {
-    conns.close();
-    running = null;
-    await procs.close();
-  }
-}
+const benchRun = new BenchRun('cluster', 900);
+const say = (m: string): void => benchRun.say(m);
+const withNodes = benchRun.withNodes.bind(benchRun);
 
 /** User + system CPU seconds of a live process (Linux: /proc/<pid>/stat, USER_HZ 100). */
 function cpuSeconds(pid: number): number {
@@ -344,11 +324,7 @@ async function main(): Promise<void> {
   }
   result.targets = targets(result);
   result.loadAverageAfter = loadavg().map((l) => round(l, 2));
-  console.log(JSON.stringify({ ...result, node: process.version, benchSeconds: round((performance.now() - startedAt) / 1000) }, null, 2));
+  console.log(JSON.stringify({ ...result, node: process.version, benchSeconds: benchRun.seconds() }, null, 2));
 }
 
-main().catch(async (err: unknown) => {
-  process.stderr.write(`bench:cluster failed: ${err instanceof Error ? err.stack : String(err)}\n`);
-  await running?.close().catch(() => {});
-  process.exitCode = 1;
-}).finally(() => clearTimeout(watchdog));
+benchRun.run(main);

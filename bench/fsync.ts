@@ -11,8 +11,8 @@
 // Bounded by LOGLINE_BENCH_BUDGET_S (default 600 s); kills only the processes it started (by PID).
 import { loadavg } from 'node:os';
 import { ApiKey, ErrorCode, ZERO_UUID } from '../src/protocol/index.js';
-import { bench, Connections, createTopic, machine, pick, round, until } from './cluster-tools.js';
-import { ServerProcesses } from './server-processes.js';
+import { bench, BenchRun, createTopic, machine, pick, round, until, type Connections } from './cluster-tools.js';
+import type { ServerProcesses } from './server-processes.js';
 import { settleDirtyPages } from './settle.js';
 
 const quick = process.argv.includes('--quick');
@@ -22,15 +22,8 @@ const PARTITIONS = 12;
 const RECORD_BYTES = 1024;
 const TOPICS = { withoutFsync: { name: 'acks-all', configs: {} }, flushMessages1: { name: 'acks-all-fsync', configs: { 'flush.messages': '1' } } } as const;
 
-const say = (m: string): void => { process.stderr.write(`bench:fsync ${m}\n`); };
-const budgetMs = Number(process.env['LOGLINE_BENCH_BUDGET_S'] ?? 600) * 1000;
-const startedAt = performance.now();
-let running: ServerProcesses | null = null;
-const watchdog = setTimeout(() => {
-  say(`budget of ${budgetMs / 1000} s exceeded: stopping`);
-  void (running?.close() ?? Promise.resolve()).finally(() => process.exit(1));
-}, budgetMs);
-watchdog.unref();
+const benchRun = new BenchRun('fsync', 600);
+const say = (m: string): void => benchRun.say(m);
 
 const median = (xs: number[]): number => { const s = [...xs].sort((a, b) => a - b); return s.length % 2 === 1 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2; };
 
@@ -56,11 +49,8 @@ async function main(): Promise<void> {
     bench: 'fsync', date: new Date().toISOString(), quick, nodes: 3, replicationFactor: 3, minInsyncReplicas: 2, partitions: PARTITIONS, recordBytes: RECORD_BYTES,
     recordsPerRun: RECORDS, repetitions: REPETITIONS, machine: await machine(),
   };
-  const procs = await ServerProcesses.start(3, {});
-  running = procs;
-  const conns = new Connections(2000);
   const runsOf: Record<keyof typeof TOPICS, Record<string, unknown>[]> = { withoutFsync: [], flushMessages1: [] };
-  try {
+  await benchRun.withNodes(3, {}, async (procs, conns) => {
     for (const t of Object.values(TOPICS)) await createTopicWith(procs, conns, t.name, t.configs);
     for (let rep = 0; rep < REPETITIONS; rep++) {
       // Alternating which goes first, so a drift of the machine's load over the run hits both alike.
@@ -74,11 +64,7 @@ async function main(): Promise<void> {
         runsOf[which].push({ ...s, loadAverage1mAtStart: round(load, 2) });
       }
     }
-  } finally {
-    conns.close();
-    running = null;
-    await procs.close();
-  }
+  });
   const mb = (which: keyof typeof TOPICS) => runsOf[which].map((r) => Number(r.mbPerSec));
   const without = median(mb('withoutFsync'));
   const withFsync = median(mb('flushMessages1'));
@@ -90,11 +76,7 @@ async function main(): Promise<void> {
   const perRun = mb('flushMessages1').map((w, i) => round(w / mb('withoutFsync')[i]!, 3));
   result.targets = { flushMessages1VsWithout: { target: '>= 0.5', measured: round(ratio, 3), perRepetition: perRun, met: ratio >= 0.5 } };
   result.loadAverageAfter = loadavg().map((l) => round(l, 2));
-  console.log(JSON.stringify({ ...result, node: process.version, benchSeconds: round((performance.now() - startedAt) / 1000) }, null, 2));
+  console.log(JSON.stringify({ ...result, node: process.version, benchSeconds: benchRun.seconds() }, null, 2));
 }
 
-main().catch(async (err: unknown) => {
-  process.stderr.write(`bench:fsync failed: ${err instanceof Error ? err.stack : String(err)}\n`);
-  await running?.close().catch(() => {});
-  process.exitCode = 1;
-}).finally(() => clearTimeout(watchdog));
+benchRun.run(main);
