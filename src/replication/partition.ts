@@ -181,6 +181,8 @@ export class Partition {
   partitionEpoch = -1;
   /** The topic's broker-side schema validation (confluent.*.schema.validation), null when off. */
   schemaValidation: SchemaValidation | null = null;
+  /** link.name: the cluster link this partition mirrors (its leader appends the source's batches, clients may not produce); '' when not a mirror. */
+  linkName = '';
 
   constructor(
     readonly topic: string,
