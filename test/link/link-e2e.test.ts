@@ -1,0 +1,203 @@
+// Mirror topics that keep offsets (issue 35, part 2), end to end: clusters A (source) and B
+// (target) are single-node `logline server` processes; `logline link create/mirror` on B makes
+// `orders` a mirror of A's. kafkajs (and kcat, when installed) write to A continuously; B is
+// SIGKILLed mid-mirroring and restarted. Afterwards B holds every record A acknowledged at the
+// same offsets with the same keys, values, headers and timestamps; produce to B's mirror is
+// refused with INVALID_REQUEST and a message; a group's offsets committed on A are on B as they
+// are and a kafkajs consumer there resumes at them; `logline link promote` makes the topic
+// writable, continuing at the source's offsets. LOGLINE_LINK_KILL_ROUNDS: how often B is killed (1).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { Kafka, logLevel } from 'kafkajs';
+import { BrokerConnection, Cluster, ClusterClient, commitPositions, committedPositions, listOffsets } from '../../src/client/index.js';
+import { ApiKey, ErrorCode } from '../../src/protocol/index.js';
+import { partitionKey } from '../../src/util/index.js';
+import { buildRecordBatch } from '../../src/records/index.js';
+import { killProcess, runProcess, tempDataDir } from '../broker/process-helpers.js';
+import { eventually, freePort, hasKcat, kcatWrites, readAll } from '../mirror/helpers.js';
+
+const ROUNDS = Number(process.env.LOGLINE_LINK_KILL_ROUNDS ?? '1');
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A single-node cluster that can be SIGKILLed and started again on the same port and data. */
+class Node {
+  child: ChildProcess | null = null;
+  readonly dir = tempDataDir();
+  output = '';
+  constructor(readonly port: number) {}
+  get bootstrap(): string { return `127.0.0.1:${this.port}`; }
+  async start(): Promise<void> {
+    const child = spawn(process.execPath, ['bin/logline.js', 'server', '--data-dir', this.dir, '--listeners', `PLAINTEXT://127.0.0.1:${this.port}`,
+      '--set', 'http.listener=127.0.0.1:0', '--set', 'schema.registry.listener=127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    this.child = child;
+    let out = '';
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`server on ${this.port} did not start: ${out}`)), 60_000);
+      const onData = (d: Buffer) => { out += d; this.output += d; if (/listening on PLAINTEXT/.test(out)) { clearTimeout(timer); resolve(); } };
+      child.stdout!.on('data', onData);
+      child.stderr!.on('data', onData);
+      child.once('exit', (code) => { clearTimeout(timer); if (!/listening/.test(out)) reject(new Error(`server exited ${code}: ${out}`)); });
+    });
+  }
+  async kill(): Promise<void> {
+    if (this.child !== null) await killProcess(this.child);
+    this.child = null;
+  }
+}
+
+async function cli(args: string[]): Promise<string> {
+  const r = await runProcess(process.execPath, ['bin/logline.js', ...args], null, 60_000);
+  assert.equal(r.code, 0, `logline ${args.join(' ')}: ${r.stdout}${r.stderr}`);
+  return r.stdout;
+}
+
+/** kafkajs writes keyed 20-record sends to each partition in turn until stopped; what A acknowledged. */
+async function produceUntil(bootstrap: string, topic: string, stop: () => boolean): Promise<string[]> {
+  const kafka = new Kafka({ brokers: [bootstrap], clientId: 'link-e2e', logLevel: logLevel.NOTHING, retry: { retries: 3, initialRetryTime: 200 } });
+  const producer = kafka.producer({ allowAutoTopicCreation: false });
+  await producer.connect();
+  const acknowledged: string[] = [];
+  try {
+    for (let i = 0; !stop() && i < 200_000;) {
+      const partition = (i / 20) % 2;
+      const messages = Array.from({ length: 20 }, (_, j) => ({ key: `k${(i + j) % 7}`, value: `v${i + j}`, partition, headers: { h: `h${i + j}` } }));
+      await producer.send({ topic, messages, acks: -1 });
+      for (const m of messages) acknowledged.push(m.value);
+      i += 20;
+      await sleep(20);
+    }
+  } finally {
+    await producer.disconnect();
+  }
+  return acknowledged;
+}
+
+const view = (records: { offset: number; timestamp: number; key: Buffer | null; value: Buffer | null; headers: { key: string; value: Buffer | null }[] }[]) =>
+  records.map((r) => `${r.offset}|${r.timestamp}|${r.key?.toString()}|${r.value?.toString()}|${r.headers.map((h) => `${h.key}=${h.value?.toString()}`).join(',')}`);
+
+async function ends(bootstrap: string, topic: string): Promise<number[]> {
+  const client = new ClusterClient({ bootstrap });
+  try {
+    const m = await listOffsets(client, [0, 1].map((partition) => ({ topic, partition })), -1n);
+    return [0, 1].map((p) => Number(m.get(partitionKey(topic, p)) ?? -1n));
+  } finally {
+    client.close();
+  }
+}
+
+test('a mirror topic holds the source\'s records at the same offsets across a SIGKILL of the target; produce refused; group offsets as they are; promote', { timeout: 240_000 }, async (t) => {
+  const a = new Node(await freePort());
+  const b = new Node(await freePort());
+  t.after(async () => {
+    if (process.env.LINK_LOG) console.log(`--- A\n${a.output}\n--- B\n${b.output}`);
+    await a.kill();
+    await b.kill();
+  });
+  await a.start();
+  await b.start();
+  const aClient = new ClusterClient({ bootstrap: a.bootstrap });
+  t.after(() => aClient.close());
+  const created = await aClient.admin(ApiKey.CreateTopics, { topics: [{ name: 'orders', numPartitions: 2, replicationFactor: 1, assignments: [], configs: [] }], timeoutMs: 30_000, validateOnly: false }, 7);
+  assert.equal(created.topics[0].errorCode, 0);
+  await aClient.retrying(() => aClient.topic('orders'));
+
+  assert.match(await cli(['link', 'create', 'dr', '--source', a.bootstrap, '-b', b.bootstrap]), /created link dr/);
+  assert.match(await cli(['link', 'mirror', 'dr', 'orders', '-b', b.bootstrap]), /mirroring orders \(2 partition\(s\)\) from link dr/);
+  assert.match(await cli(['link', 'list', '-b', b.bootstrap]), /orders\s+dr/);
+
+  let stop = false;
+  const producing = produceUntil(a.bootstrap, 'orders', () => stop);
+  const kcat = hasKcat ? kcatWrites(a.bootstrap, 'orders', 300, 'rd') : Promise.resolve([]);
+  try {
+    for (let round = 0; round < ROUNDS; round++) {
+      await eventually('B to mirror some records', 60_000, async () => (await ends(b.bootstrap, 'orders').catch(() => [0, 0])).some((e) => e > 20 * (round + 1)));
+      await b.kill();
+      await sleep(500);
+      await b.start();
+    }
+    await eventually('more records mirrored after the restart', 60_000, async () => (await ends(b.bootstrap, 'orders').catch(() => [0, 0])).reduce((x, y) => x + y, 0) > 100);
+  } finally {
+    stop = true;
+  }
+  const acknowledged = await producing;
+  const kcatSent = await kcat;
+  assert.ok(acknowledged.length > 0, 'kafkajs wrote to A');
+
+  // Caught up: the status shows no lag once A is quiet.
+  await eventually('B to catch up with A', 60_000, async () => {
+    const status = JSON.parse(await cli(['link', 'status', '--json', '-b', b.bootstrap])) as { partition: number; lag: number; sourceHighWatermark: number; targetEnd: number }[];
+    return status.length === 2 && status.every((s) => s.lag === 0 && s.sourceHighWatermark === s.targetEnd);
+  });
+  const onA = await readAll(a.bootstrap, 'orders', 2);
+  const onB = await readAll(b.bootstrap, 'orders', 2);
+  for (const p of [0, 1]) assert.deepEqual(view(onB.get(p)!), view(onA.get(p)!), `partition ${p}: same offsets, timestamps, keys, values, headers`);
+  const mirrored = new Set([...onB.values()].flat().map((r) => r.value?.toString()));
+  const missing = [...acknowledged, ...kcatSent.map((s) => s.value)].filter((v) => !mirrored.has(v));
+  assert.deepEqual(missing.slice(0, 10), [], `${missing.length} acknowledged record(s) missing on B`);
+
+  // Produce to the mirror: refused, with a message naming the link.
+  const conn = await BrokerConnection.open({ host: '127.0.0.1', port: b.port });
+  try {
+    const records = await buildRecordBatch({ records: [{ key: Buffer.from('x'), value: Buffer.from('y') }] });
+    const r = await conn.send(ApiKey.Produce, 9, { transactionalId: null, acks: -1, timeoutMs: 5000, topicData: [{ name: 'orders', partitionData: [{ index: 0, records }] }] });
+    const pr = r.responses[0].partitionResponses[0];
+    assert.equal(pr.errorCode, ErrorCode.INVALID_REQUEST);
+    assert.match(pr.errorMessage, /read-only mirror topic of cluster link dr/);
+  } finally {
+    conn.close();
+  }
+  const kafka = new Kafka({ brokers: [b.bootstrap], clientId: 'link-e2e-b', logLevel: logLevel.NOTHING, retry: { retries: 0 } });
+  const refused = kafka.producer({ allowAutoTopicCreation: false });
+  await refused.connect();
+  await assert.rejects(refused.send({ topic: 'orders', messages: [{ value: 'no' }], acks: -1 }), (e: any) => e.type === 'INVALID_REQUEST' || /INVALID_REQUEST|Invalid request/i.test(String(e?.cause?.type ?? e?.message)));
+  await refused.disconnect();
+
+  // A group committed on A: B has the same offsets, and a consumer there starts at them.
+  const aEnds = await ends(a.bootstrap, 'orders');
+  const committedOnA = new Map([[0, Math.floor(aEnds[0]! / 2)], [1, Math.floor(aEnds[1]! / 3)]]);
+  const aCluster = new Cluster({ bootstrap: a.bootstrap });
+  const bCluster = new Cluster({ bootstrap: b.bootstrap });
+  t.after(() => { aCluster.close(); bCluster.close(); });
+  await commitPositions(aCluster, 'billing', 'orders', committedOnA, Date.now() + 30_000);
+  await eventually('the group\'s offsets on B', 60_000, async () => {
+    const onBGroup = await committedPositions(bCluster, 'billing', 'orders', Date.now() + 10_000).catch(() => new Map());
+    return onBGroup.get(0) === committedOnA.get(0) && onBGroup.get(1) === committedOnA.get(1);
+  });
+  const consumer = kafka.consumer({ groupId: 'billing' });
+  const firstOffsets = new Map<number, number>();
+  await consumer.connect();
+  try {
+    await consumer.subscribe({ topic: 'orders', fromBeginning: true });
+    await consumer.run({ eachMessage: async ({ partition, message }) => { if (!firstOffsets.has(partition)) firstOffsets.set(partition, Number(message.offset)); } });
+    await eventually('the consumer on B to read both partitions', 60_000, () => firstOffsets.size === 2);
+  } finally {
+    await consumer.disconnect();
+  }
+  assert.deepEqual([...firstOffsets].sort(), [...committedOnA].sort(), 'the consumer on B resumed at the offsets committed on A');
+
+  // Promote: caught up, link.name cleared, the topic takes writes at the source's next offsets.
+  assert.match(await cli(['link', 'promote', 'orders', '-b', b.bootstrap]), /promoted orders .*caught up with the source.*writable/);
+  assert.doesNotMatch(await cli(['link', 'list', '-b', b.bootstrap]), /orders/);
+  const writer = kafka.producer({ allowAutoTopicCreation: false });
+  await writer.connect();
+  let meta;
+  for (let i = 0; ; i++) {
+    try {
+      [meta] = await writer.send({ topic: 'orders', messages: [{ value: 'after-promote', partition: 0 }], acks: -1 });
+      break;
+    } catch (e) {
+      if (i >= 20) throw e;
+      await sleep(250); // every broker's metadata has the promotion a moment later
+    }
+  }
+  await writer.disconnect();
+  assert.equal(Number(meta!.baseOffset), aEnds[0], 'the first record written after promotion follows the source\'s last offset');
+  // A's new records no longer reach B.
+  const aProducer = new Kafka({ brokers: [a.bootstrap], clientId: 'link-e2e-a', logLevel: logLevel.NOTHING }).producer();
+  await aProducer.connect();
+  await aProducer.send({ topic: 'orders', messages: [{ value: 'after', partition: 1 }], acks: -1 });
+  await aProducer.disconnect();
+  await sleep(1500);
+  assert.equal((await ends(b.bootstrap, 'orders'))[1], aEnds[1], 'mirroring stopped at promotion');
+});
