@@ -10,7 +10,7 @@ import { partitionName, type Logger } from '../util/index.js';
 
 /** What a link fetcher needs of the target partition (the node's replica manager fills it). */
 export interface MirrorLog {
-  mirrorState(topic: string, partition: number): Promise<{ errorCode: number; logEndOffset: number; lastEpoch: number; logStartOffset: number; highWatermark: number }>;
+  mirrorState(topic: string, partition: number, withLastEpoch?: boolean): Promise<{ errorCode: number; logEndOffset: number; lastEpoch: number; logStartOffset: number; highWatermark: number }>;
   appendMirrored(topic: string, partition: number, records: Buffer): { errorCode: number; errorMessage: string | null; logEndOffset: number };
   truncateMirrored(topic: string, partition: number, offset: number): number;
   restartMirroredAt(topic: string, partition: number, offset: number): number;
@@ -94,12 +94,6 @@ export class LinkPartitionFetcher {
 
   /** One fetch; false when the caller should back off (not led here, nothing to do). */
   private async step(): Promise<boolean> {
-    const state = await this.log.mirrorState(this.topic, this.partition);
-    if (state.errorCode !== ErrorCode.NONE) {
-      this.status.lastError = `target: ${errorName(state.errorCode)}`;
-      return false;
-    }
-    this.status.logEndOffset = state.logEndOffset;
     // The source leader is looked up again after any error (the catch clears it) and now and then.
     if (this.leader === null || Date.now() - this.leader.at > LEADER_REFRESH_MS) {
       const [info] = await this.source.metadata([this.topic]);
@@ -110,6 +104,13 @@ export class LinkPartitionFetcher {
       this.leader = { leader: found.leader, leaderEpoch: found.leaderEpoch, at: Date.now() };
     }
     const p = this.leader;
+    // The last batch's epoch is read only when the source's leader must be checked against.
+    const state = await this.log.mirrorState(this.topic, this.partition, this.validatedEpoch !== p.leaderEpoch);
+    if (state.errorCode !== ErrorCode.NONE) {
+      this.status.lastError = `target: ${errorName(state.errorCode)}`;
+      return false;
+    }
+    this.status.logEndOffset = state.logEndOffset;
     const conn = await this.source.broker(p.leader);
     if (this.validatedEpoch !== p.leaderEpoch) {
       if (!await this.truncateToSource(conn, p.leaderEpoch, state)) return false;
@@ -176,7 +177,8 @@ export class LinkPartitionFetcher {
       this.logger.info(`${this.name}: the source's log starts at ${start}, past the mirror's end ${state.logEndOffset}: the mirror restarts there`);
       return true;
     }
+    // Past the source's end: check the mirror's last epoch against the source (on the next step).
     this.validatedEpoch = -1;
-    return this.truncateToSource(conn, leaderEpoch, state);
+    return false;
   }
 }

@@ -612,14 +612,15 @@ export class ReplicaManager {
 
   /**
    * A mirror partition led here, as its link fetcher sees it: the log end offset and the source
-   * leader epoch of the last batch (-1 when empty), or an error code (not led here, not a mirror).
+   * leader epoch of the last batch (-1 when empty; read only `withLastEpoch`, it costs a read), or
+   * an error code (not led here, not a mirror).
    */
-  async mirrorState(topic: string, index: number): Promise<{ errorCode: number; logEndOffset: number; lastEpoch: number; logStartOffset: number; highWatermark: number }> {
+  async mirrorState(topic: string, index: number, withLastEpoch = true): Promise<{ errorCode: number; logEndOffset: number; lastEpoch: number; logStartOffset: number; highWatermark: number }> {
     const p = this.mirrorPartition(topic, index);
     if (typeof p === 'number') return { errorCode: p, logEndOffset: -1, lastEpoch: -1, logStartOffset: -1, highWatermark: -1 };
     const leo = p.log.logEndOffset;
     let lastEpoch = -1;
-    if (leo > p.log.logStartOffset) {
+    if (withLastEpoch && leo > p.log.logStartOffset) {
       // The last batch's own epoch (the source's), read from its header: the leader-epoch cache
       // also holds the epochs this broker led the partition in.
       const bytes = await p.log.read(leo - 1, 1, leo, true);

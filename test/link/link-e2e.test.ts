@@ -8,83 +8,15 @@
 // writable, continuing at the source's offsets. LOGLINE_LINK_KILL_ROUNDS: how often B is killed (1).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { Kafka, logLevel } from 'kafkajs';
-import { BrokerConnection, Cluster, ClusterClient, commitPositions, committedPositions, listOffsets } from '../../src/client/index.js';
+import { BrokerConnection, Cluster, ClusterClient, commitPositions, committedPositions } from '../../src/client/index.js';
 import { ApiKey, ErrorCode } from '../../src/protocol/index.js';
-import { partitionKey } from '../../src/util/index.js';
 import { buildRecordBatch } from '../../src/records/index.js';
-import { killProcess, runProcess, tempDataDir } from '../broker/process-helpers.js';
 import { eventually, freePort, hasKcat, kcatWrites, readAll } from '../mirror/helpers.js';
+import { Node, cli, ends, produceUntil, sleep, view } from './helpers.js';
 
 const ROUNDS = Number(process.env.LOGLINE_LINK_KILL_ROUNDS ?? '1');
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** A single-node cluster that can be SIGKILLed and started again on the same port and data. */
-class Node {
-  child: ChildProcess | null = null;
-  readonly dir = tempDataDir();
-  output = '';
-  constructor(readonly port: number) {}
-  get bootstrap(): string { return `127.0.0.1:${this.port}`; }
-  async start(): Promise<void> {
-    const child = spawn(process.execPath, ['bin/logline.js', 'server', '--data-dir', this.dir, '--listeners', `PLAINTEXT://127.0.0.1:${this.port}`,
-      '--set', 'http.listener=127.0.0.1:0', '--set', 'schema.registry.listener=127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'pipe'] });
-    this.child = child;
-    let out = '';
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`server on ${this.port} did not start: ${out}`)), 60_000);
-      const onData = (d: Buffer) => { out += d; this.output += d; if (/listening on PLAINTEXT/.test(out)) { clearTimeout(timer); resolve(); } };
-      child.stdout!.on('data', onData);
-      child.stderr!.on('data', onData);
-      child.once('exit', (code) => { clearTimeout(timer); if (!/listening/.test(out)) reject(new Error(`server exited ${code}: ${out}`)); });
-    });
-  }
-  async kill(): Promise<void> {
-    if (this.child !== null) await killProcess(this.child);
-    this.child = null;
-  }
-}
-
-async function cli(args: string[]): Promise<string> {
-  const r = await runProcess(process.execPath, ['bin/logline.js', ...args], null, 60_000);
-  assert.equal(r.code, 0, `logline ${args.join(' ')}: ${r.stdout}${r.stderr}`);
-  return r.stdout;
-}
-
-/** kafkajs writes keyed 20-record sends to each partition in turn until stopped; what A acknowledged. */
-async function produceUntil(bootstrap: string, topic: string, stop: () => boolean): Promise<string[]> {
-  const kafka = new Kafka({ brokers: [bootstrap], clientId: 'link-e2e', logLevel: logLevel.NOTHING, retry: { retries: 3, initialRetryTime: 200 } });
-  const producer = kafka.producer({ allowAutoTopicCreation: false });
-  await producer.connect();
-  const acknowledged: string[] = [];
-  try {
-    for (let i = 0; !stop() && i < 200_000;) {
-      const partition = (i / 20) % 2;
-      const messages = Array.from({ length: 20 }, (_, j) => ({ key: `k${(i + j) % 7}`, value: `v${i + j}`, partition, headers: { h: `h${i + j}` } }));
-      await producer.send({ topic, messages, acks: -1 });
-      for (const m of messages) acknowledged.push(m.value);
-      i += 20;
-      await sleep(20);
-    }
-  } finally {
-    await producer.disconnect();
-  }
-  return acknowledged;
-}
-
-const view = (records: { offset: number; timestamp: number; key: Buffer | null; value: Buffer | null; headers: { key: string; value: Buffer | null }[] }[]) =>
-  records.map((r) => `${r.offset}|${r.timestamp}|${r.key?.toString()}|${r.value?.toString()}|${r.headers.map((h) => `${h.key}=${h.value?.toString()}`).join(',')}`);
-
-async function ends(bootstrap: string, topic: string): Promise<number[]> {
-  const client = new ClusterClient({ bootstrap });
-  try {
-    const m = await listOffsets(client, [0, 1].map((partition) => ({ topic, partition })), -1n);
-    return [0, 1].map((p) => Number(m.get(partitionKey(topic, p)) ?? -1n));
-  } finally {
-    client.close();
-  }
-}
+const ordersEnds = (bootstrap: string) => ends(bootstrap, 'orders', 2);
 
 test('a mirror topic holds the source\'s records at the same offsets across a SIGKILL of the target; produce refused; group offsets as they are; promote', { timeout: 240_000 }, async (t) => {
   const a = new Node(await freePort());
@@ -107,16 +39,16 @@ test('a mirror topic holds the source\'s records at the same offsets across a SI
   assert.match(await cli(['link', 'list', '-b', b.bootstrap]), /orders\s+dr/);
 
   let stop = false;
-  const producing = produceUntil(a.bootstrap, 'orders', () => stop);
+  const producing = produceUntil(a.bootstrap, 'orders', 2, () => stop);
   const kcat = hasKcat ? kcatWrites(a.bootstrap, 'orders', 300, 'rd') : Promise.resolve([]);
   try {
     for (let round = 0; round < ROUNDS; round++) {
-      await eventually('B to mirror some records', 60_000, async () => (await ends(b.bootstrap, 'orders').catch(() => [0, 0])).some((e) => e > 20 * (round + 1)));
+      await eventually('B to mirror some records', 60_000, async () => (await ordersEnds(b.bootstrap).catch(() => [0, 0])).some((e) => e > 20 * (round + 1)));
       await b.kill();
       await sleep(500);
       await b.start();
     }
-    await eventually('more records mirrored after the restart', 60_000, async () => (await ends(b.bootstrap, 'orders').catch(() => [0, 0])).reduce((x, y) => x + y, 0) > 100);
+    await eventually('more records mirrored after the restart', 60_000, async () => (await ordersEnds(b.bootstrap).catch(() => [0, 0])).reduce((x, y) => x + y, 0) > 100);
   } finally {
     stop = true;
   }
@@ -154,7 +86,7 @@ test('a mirror topic holds the source\'s records at the same offsets across a SI
   await refused.disconnect();
 
   // A group committed on A: B has the same offsets, and a consumer there starts at them.
-  const aEnds = await ends(a.bootstrap, 'orders');
+  const aEnds = await ordersEnds(a.bootstrap);
   const committedOnA = new Map([[0, Math.floor(aEnds[0]! / 2)], [1, Math.floor(aEnds[1]! / 3)]]);
   const aCluster = new Cluster({ bootstrap: a.bootstrap });
   const bCluster = new Cluster({ bootstrap: b.bootstrap });
@@ -199,5 +131,5 @@ test('a mirror topic holds the source\'s records at the same offsets across a SI
   await aProducer.send({ topic: 'orders', messages: [{ value: 'after', partition: 1 }], acks: -1 });
   await aProducer.disconnect();
   await sleep(1500);
-  assert.equal((await ends(b.bootstrap, 'orders'))[1], aEnds[1], 'mirroring stopped at promotion');
+  assert.equal((await ordersEnds(b.bootstrap))[1], aEnds[1], 'mirroring stopped at promotion');
 });
