@@ -229,8 +229,10 @@ export class Partition {
     const leo = this.log.logEndOffset;
     if (isNewLeaderEpoch) {
       // Followers that wrote under a later epoch of a deposed leader must find this epoch's start
-      // in the cache to truncate to (Kafka's makeLeader).
-      this.log.assignEpochStartOffset(state.leaderEpoch, leo);
+      // in the cache to truncate to (Kafka's makeLeader). A mirror partition's batches and epochs
+      // are the source cluster's: an epoch of this cluster there would end the source's epoch early
+      // for this cluster's followers and consumers (OffsetForLeaderEpoch), as if it had diverged.
+      if (this.linkName === '') this.log.assignEpochStartOffset(state.leaderEpoch, leo);
       this.leaderEpochStartOffset = leo;
     }
     for (const id of this.replicas) {

@@ -68,6 +68,26 @@ test('a mirror topic holds the source\'s records at the same offsets across a SI
   const missing = [...acknowledged, ...kcatSent.map((s) => s.value)].filter((v) => !mirrored.has(v));
   assert.deepEqual(missing.slice(0, 10), [], `${missing.length} acknowledged record(s) missing on B`);
 
+  // B's leader epochs moved with its restarts, but the mirror's epochs are A's: B answers
+  // OffsetForLeaderEpoch for the epoch of the last batch as A does (else a consumer validating its
+  // position on B, KIP-320, would see a truncation that never happened).
+  const epochEnd = async (bootstrap: string, partition: number, epoch: number) => {
+    const client = new ClusterClient({ bootstrap });
+    try {
+      const c = await client.leaderFor('orders', partition);
+      const r = await c.send(ApiKey.OffsetForLeaderEpoch, 4, { replicaId: -1, topics: [{ topic: 'orders', partitions: [{ partition, currentLeaderEpoch: -1, leaderEpoch: epoch }] }] });
+      const e = r.topics[0].partitions[0];
+      assert.equal(e.errorCode, 0);
+      return `${e.leaderEpoch}@${e.endOffset}`;
+    } finally {
+      client.close();
+    }
+  };
+  for (const p of [0, 1]) {
+    const epoch = (await aClient.topic('orders')).partitions[p]!.leaderEpoch;
+    assert.equal(await epochEnd(b.bootstrap, p, epoch), await epochEnd(a.bootstrap, p, epoch), `partition ${p}: epoch ${epoch}'s end on B as on A`);
+  }
+
   // Produce to the mirror: refused, with a message naming the link.
   const conn = await BrokerConnection.open({ host: '127.0.0.1', port: b.port });
   try {
