@@ -1,0 +1,74 @@
+// A mirror topic replicated inside a three-node target: the source is a single `logline server`,
+// the target three. The mirror topic has replication factor 3 on the target; kafkajs writes to the
+// source while the target partition's leader is SIGKILLed: another target broker becomes leader,
+// its link fetcher takes over from its own log end, and the restarted broker rejoins the ISR
+// (its truncation by epoch works on the source's epochs). Afterwards the target holds exactly the
+// source's records at the same offsets, every acknowledged record, with the ISR back to three.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { ClusterClient } from '../../src/client/index.js';
+import { ApiKey } from '../../src/protocol/index.js';
+import { clusterNodeProcesses, killProcess, startClusterNodeProcess } from '../broker/process-helpers.js';
+import { eventually, freePort, readAll } from '../mirror/helpers.js';
+import { Node, cli, ends, produceUntil, view } from './helpers.js';
+
+test('a mirror topic with three replicas in the target survives a SIGKILL of its target leader: same records at the same offsets, ISR back to three', { timeout: 240_000 }, async (t) => {
+  const source = new Node(await freePort());
+  const { nodes, voters } = await clusterNodeProcesses(3, Buffer.from(randomUUID().replace(/-/g, ''), 'hex').toString('base64url'));
+  t.after(async () => {
+    if (process.env.LINK_LOG) for (const n of nodes) console.log(`--- target node ${n.id}\n${n.log}`);
+    await source.kill();
+    for (const n of nodes) if (n.child) await killProcess(n.child);
+  });
+  await source.start();
+  await Promise.all(nodes.map((n) => startClusterNodeProcess(n, voters)));
+  const targetBootstrap = nodes.map((n) => `127.0.0.1:${n.brokerPort}`).join(',');
+  const target = new ClusterClient({ bootstrap: targetBootstrap });
+  const sourceClient = new ClusterClient({ bootstrap: source.bootstrap });
+  t.after(() => { target.close(); sourceClient.close(); });
+  await eventually('three target brokers', 60_000, async () => { await target.metadata([]).catch(() => null); return target.brokers.size === 3; });
+  const created = await sourceClient.admin(ApiKey.CreateTopics, { topics: [{ name: 'orders', numPartitions: 1, replicationFactor: 1, assignments: [], configs: [] }], timeoutMs: 30_000, validateOnly: false }, 7);
+  assert.equal(created.topics[0].errorCode, 0);
+  await sourceClient.retrying(() => sourceClient.topic('orders'));
+
+  await cli(['link', 'create', 'dr', '--source', source.bootstrap, '-b', targetBootstrap]);
+  await cli(['link', 'mirror', 'dr', 'orders', '--replication-factor', '3', '-b', targetBootstrap]);
+
+  let stop = false;
+  const producing = produceUntil(source.bootstrap, 'orders', 1, () => stop);
+  let killed: (typeof nodes)[number] | undefined;
+  const live = () => nodes.filter((n) => n.child !== null).map((n) => `127.0.0.1:${n.brokerPort}`).join(',');
+  try {
+    await eventually('the target to mirror some records', 60_000, async () => (await ends(targetBootstrap, 'orders', 1).catch(() => [0]))[0]! > 100);
+    const before = (await target.topic('orders')).partitions[0]!;
+    assert.equal(before.replicas.length, 3);
+    killed = nodes.find((n) => n.id === before.leader)!;
+    await killProcess(killed.child!);
+    killed.child = null;
+    const others = new ClusterClient({ bootstrap: live() });
+    t.after(() => others.close());
+    await eventually('a new target leader', 60_000, async () => {
+      const p = (await others.metadata(['orders']).catch(() => []))[0]?.partitions[0];
+      return p !== undefined && p.leader >= 0 && p.leader !== before.leader;
+    });
+    const atChange = (await ends(live(), 'orders', 1))[0]!;
+    await eventually('the new target leader to mirror on', 60_000, async () => (await ends(live(), 'orders', 1).catch(() => [0]))[0]! > atChange + 100);
+  } finally {
+    stop = true;
+  }
+  const acknowledged = await producing;
+  await startClusterNodeProcess(killed!, voters);
+  await eventually('the target to catch up and its ISR to hold three', 90_000, async () => {
+    const [end] = await ends(targetBootstrap, 'orders', 1).catch(() => [-1]);
+    const [sourceEnd] = await ends(source.bootstrap, 'orders', 1).catch(() => [-2]);
+    const p = (await target.metadata(['orders']).catch(() => []))[0]?.partitions[0];
+    return end === sourceEnd && p !== undefined && p.isr.length === 3;
+  });
+  const onSource = (await readAll(source.bootstrap, 'orders', 1)).get(0)!;
+  const onTarget = (await readAll(targetBootstrap, 'orders', 1)).get(0)!;
+  assert.deepEqual(view(onTarget), view(onSource), 'same offsets, timestamps, keys, values, headers');
+  const mirrored = new Set(onTarget.map((r) => r.value?.toString()));
+  const missing = acknowledged.filter((v) => !mirrored.has(v));
+  assert.deepEqual(missing.slice(0, 10), [], `${missing.length} of ${acknowledged.length} acknowledged record(s) missing on the target`);
+});
