@@ -20,6 +20,7 @@ import { COMMON_FLAGS, clientOptions, table, toJson } from './output.js';
 const LINK_RESOURCE = 64;
 const TOPIC_RESOURCE = 2;
 const LINK_NAME = 'link.name';
+const EPOCH_BASE = 'link.epoch.base';
 
 const FLAGS: Record<string, FlagSpec> = {
   ...COMMON_FLAGS,
@@ -64,6 +65,26 @@ async function mirrorTopics(client: ClusterClient): Promise<Map<string, string>>
     if (res.errorCode === 0 && typeof v === 'string' && v !== '') out.set(res.resourceName, v);
   }
   return new Map([...out].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}
+
+/**
+ * The smallest link.epoch.base with which every leader epoch of this cluster, now and later, is
+ * above every (source) epoch in the mirror's logs: each leader's latest logged epoch
+ * (OffsetForLeaderEpoch for the largest epoch answers it) against the partition's leader epoch.
+ */
+async function epochBase(client: ClusterClient, topic: string): Promise<number> {
+  const t = await client.topic(topic);
+  let base = 0;
+  for (const p of t.partitions) {
+    const conn = await client.broker(p.leader);
+    const r = await conn.send(ApiKey.OffsetForLeaderEpoch, conn.version(ApiKey.OffsetForLeaderEpoch, 4), {
+      replicaId: -1, topics: [{ topic, partitions: [{ partition: p.partition, currentLeaderEpoch: -1, leaderEpoch: 0x7fffffff }] }],
+    });
+    const e = r.topics[0].partitions[0];
+    if (e.errorCode !== 0) throw new KafkaError(e.errorCode, `OffsetForLeaderEpoch of ${topic}-${p.partition}`);
+    base = Math.max(base, e.leaderEpoch - p.leaderEpoch + 1);
+  }
+  return base;
 }
 
 interface PartitionLag { topic: string; partition: number; sourceHighWatermark: number | null; targetEnd: number; lag: number | null }
@@ -182,8 +203,13 @@ export async function linkCommand(argv: string[]): Promise<number> {
         } finally {
           source.close();
         }
-        // Clearing link.name stops the fetchers (every broker sees it in the metadata) and opens the topic to producers.
-        const r = await client.admin(ApiKey.IncrementalAlterConfigs, { resources: [{ resourceType: TOPIC_RESOURCE, resourceName: topic, configs: [{ name: LINK_NAME, configOperation: 1, value: null }] }], validateOnly: false }, 1);
+        // Clearing link.name stops the fetchers (every broker sees it in the metadata) and opens the
+        // topic to producers; link.epoch.base keeps the epochs this cluster's leaders write from then
+        // on above the source's that the log holds.
+        const base = await epochBase(client, topic);
+        const r = await client.admin(ApiKey.IncrementalAlterConfigs, { resources: [{ resourceType: TOPIC_RESOURCE, resourceName: topic, configs: [
+          { name: EPOCH_BASE, configOperation: 0, value: String(base) }, { name: LINK_NAME, configOperation: 1, value: null },
+        ] }], validateOnly: false }, 1);
         const res = r.responses[0];
         if (res.errorCode !== 0) throw new KafkaError(res.errorCode, res.errorMessage);
         console.log(flags.json ? toJson({ topic, link, promoted: true, note }) : `promoted ${topic} (was mirrored by link ${link}): ${note}; it is writable now`);

@@ -662,7 +662,7 @@ export class Broker {
   private readonly deltaPorts: ReplicaDeltaPorts = {
     openLog: (topic, partition, topicId) => this.deps.openLog(topic, partition, topicId),
     deleteLog: async (topic, partition) => { await this.deps.dropLog?.(topic, partition); },
-    topicConfig: (topic) => ({ minInsyncReplicas: this.deps.minInsyncReplicas(topic), maxMessageBytes: this.deps.maxMessageBytes?.(topic), schemaValidation: this.deps.schemaValidation?.(topic) ?? null, linkName: this.image?.configs.topicConfigs(topic).get('link.name') ?? '' }),
+    topicConfig: (topic) => ({ minInsyncReplicas: this.deps.minInsyncReplicas(topic), maxMessageBytes: this.deps.maxMessageBytes?.(topic), schemaValidation: this.deps.schemaValidation?.(topic) ?? null, linkName: this.image?.configs.topicConfigs(topic).get('link.name') ?? '', epochBase: Number(this.image?.configs.topicConfigs(topic).get('link.epoch.base') ?? 0) }),
   };
 
   private readonly afterDeltaListeners: ((image: MetadataImage) => void)[] = [];

@@ -45,6 +45,8 @@ export interface PartitionConfig {
   schemaValidation?: SchemaValidation | null;
   /** link.name: the cluster link this topic mirrors ('' or absent: not a mirror topic). */
   linkName?: string;
+  /** link.epoch.base: added to the leader epoch written into batches and the leader-epoch cache (a promoted mirror topic). */
+  epochBase?: number;
 }
 
 /** What applying a delta needs from the broker: its storage and its topic configs. */
@@ -404,6 +406,7 @@ export class ReplicaManager {
     const p = new Partition(change.topicName, change.partition, log, -1, -1, this.brokerId, config.minInsyncReplicas, config.maxMessageBytes);
     p.schemaValidation = config.schemaValidation ?? null;
     p.linkName = config.linkName ?? '';
+    p.epochBase = config.epochBase ?? 0;
     this.addPartition(p);
     return p;
   }
@@ -426,6 +429,7 @@ export class ReplicaManager {
       this.updateTiering(p, true);
       p.schemaValidation = c.schemaValidation ?? null;
       p.linkName = c.linkName ?? '';
+      p.epochBase = c.epochBase ?? 0;
       applied.reconfigured++;
     };
     if (changed.all) {
@@ -542,7 +546,7 @@ export class ReplicaManager {
       // from the new leader would fail to append there (NOT_CONTIGUOUS) for good.
       const epoch = p.leaderEpoch;
       const k = key(p.topic, p.index);
-      appended = await p.log.appendAsLeader(records, epoch, origin, check, () => p.isLeader && p.leaderEpoch === epoch && this.partitions.get(k) === p);
+      appended = await p.log.appendAsLeader(records, p.logEpoch(epoch), origin, check, () => p.isLeader && p.leaderEpoch === epoch && this.partitions.get(k) === p);
     } catch (err) {
       const { code, message } = errorCodeOf(err);
       const failed = produceError(code, message);
@@ -922,7 +926,8 @@ export class ReplicaManager {
 
   /** Where `epoch` ends on this leader's log: the current epoch at the log end offset, older ones where the next began. */
   private lastOffsetForLeaderEpoch(p: Partition, epoch: number): { leaderEpoch: number; endOffset: number } | null {
-    if (epoch === p.leaderEpoch) return { leaderEpoch: epoch, endOffset: p.log.logEndOffset };
+    // (A mirror partition's epochs are the source's: only its cache knows them.)
+    if (p.linkName === '' && epoch === p.logEpoch(p.leaderEpoch)) return { leaderEpoch: epoch, endOffset: p.log.logEndOffset };
     return p.log.endOffsetForEpoch(epoch);
   }
 
@@ -1145,7 +1150,7 @@ export class ReplicaManager {
       return { errorCode: currentLeaderEpoch > p.leaderEpoch ? ErrorCode.UNKNOWN_LEADER_EPOCH : ErrorCode.FENCED_LEADER_EPOCH, leaderEpoch: -1, endOffset: -1n };
     }
     // The current epoch ends at the log end offset; older ones where the next epoch began.
-    if (leaderEpoch === p.leaderEpoch) return { errorCode: 0, leaderEpoch, endOffset: BigInt(p.log.logEndOffset) };
+    if (p.linkName === '' && leaderEpoch === p.logEpoch(p.leaderEpoch)) return { errorCode: 0, leaderEpoch, endOffset: BigInt(p.log.logEndOffset) };
     const found = p.log.endOffsetForEpoch(leaderEpoch);
     return found ? { errorCode: 0, leaderEpoch: found.leaderEpoch, endOffset: BigInt(found.endOffset) } : { errorCode: 0, leaderEpoch: -1, endOffset: -1n };
   }

@@ -31,6 +31,13 @@ test('a mirror topic with three replicas in the target survives a SIGKILL of its
   const created = await sourceClient.admin(ApiKey.CreateTopics, { topics: [{ name: 'orders', numPartitions: 1, replicationFactor: 1, assignments: [], configs: [] }], timeoutMs: 30_000, validateOnly: false }, 7);
   assert.equal(created.topics[0].errorCode, 0);
   await sourceClient.retrying(() => sourceClient.topic('orders'));
+  // Two restarts of the source take its partition's leader epoch above the target's, as a source
+  // with a history of failovers has: the promoted topic must then write epochs above those.
+  for (let i = 0; i < 2; i++) {
+    await source.kill();
+    await source.start();
+  }
+  await eventually('the source partition at epoch 2 or more', 60_000, async () => ((await sourceClient.metadata(['orders']).catch(() => []))[0]?.partitions[0]?.leaderEpoch ?? -1) >= 2);
 
   await cli(['link', 'create', 'dr', '--source', source.bootstrap, '-b', targetBootstrap]);
   await cli(['link', 'mirror', 'dr', 'orders', '--replication-factor', '3', '-b', targetBootstrap]);
@@ -71,4 +78,24 @@ test('a mirror topic with three replicas in the target survives a SIGKILL of its
   const mirrored = new Set(onTarget.map((r) => r.value?.toString()));
   const missing = acknowledged.filter((v) => !mirrored.has(v));
   assert.deepEqual(missing.slice(0, 10), [], `${missing.length} of ${acknowledged.length} acknowledged record(s) missing on the target`);
+
+  // Promoted, the topic takes acks=all writes in the target; its leader is then SIGKILLed and
+  // another replica serves everything: the followers kept up (epochs never went back in the log).
+  assert.match(await cli(['link', 'promote', 'orders', '-b', targetBootstrap]), /promoted orders/);
+  let sends = 0;
+  const written = await produceUntil(targetBootstrap, 'orders', 1, () => sends++ >= 5);
+  assert.ok(written.length > 0, 'kafkajs wrote to the promoted topic');
+  const promotedEnd = (await ends(targetBootstrap, 'orders', 1))[0]!;
+  const leader = (await target.topic('orders')).partitions[0]!.leader;
+  const victim = nodes.find((n) => n.id === leader)!;
+  await killProcess(victim.child!);
+  victim.child = null;
+  await eventually('a leader after the promoted leader\'s SIGKILL, with every acknowledged record', 60_000, async () => {
+    const [end] = await ends(live(), 'orders', 1).catch(() => [-1]);
+    return end !== undefined && end >= promotedEnd;
+  });
+  const after = (await readAll(live(), 'orders', 1)).get(0)!;
+  assert.deepEqual(view(after).slice(0, onSource.length), view(onSource), 'the mirrored records are still there');
+  const served = new Set(after.map((r) => r.value?.toString()));
+  assert.deepEqual(written.filter((v) => !served.has(v)).slice(0, 10), [], 'every record acknowledged after promotion is served by the new leader');
 });
