@@ -13,6 +13,21 @@ import { clusterNodeProcesses, killProcess, startClusterNodeProcess } from '../b
 import { eventually, freePort, readAll } from '../mirror/helpers.js';
 import { Node, cli, ends, produceUntil, view } from './helpers.js';
 
+const SOURCE_RESTARTS = 5;
+
+/** The latest epoch in a partition's log, as its leader answers OffsetForLeaderEpoch for the largest epoch. */
+async function latestLogEpoch(bootstrap: string, topic: string): Promise<number> {
+  const client = new ClusterClient({ bootstrap });
+  try {
+    const c = await client.leaderFor(topic, 0);
+    const r = await c.send(ApiKey.OffsetForLeaderEpoch, 4, { replicaId: -1, topics: [{ topic, partitions: [{ partition: 0, currentLeaderEpoch: -1, leaderEpoch: 0x7fffffff }] }] });
+    assert.equal(r.topics[0].partitions[0].errorCode, 0);
+    return r.topics[0].partitions[0].leaderEpoch;
+  } finally {
+    client.close();
+  }
+}
+
 test('a mirror topic with three replicas in the target survives a SIGKILL of its target leader: same records at the same offsets, ISR back to three', { timeout: 240_000 }, async (t) => {
   const source = new Node(await freePort());
   const { nodes, voters } = await clusterNodeProcesses(3, Buffer.from(randomUUID().replace(/-/g, ''), 'hex').toString('base64url'));
@@ -31,13 +46,13 @@ test('a mirror topic with three replicas in the target survives a SIGKILL of its
   const created = await sourceClient.admin(ApiKey.CreateTopics, { topics: [{ name: 'orders', numPartitions: 1, replicationFactor: 1, assignments: [], configs: [] }], timeoutMs: 30_000, validateOnly: false }, 7);
   assert.equal(created.topics[0].errorCode, 0);
   await sourceClient.retrying(() => sourceClient.topic('orders'));
-  // Two restarts of the source take its partition's leader epoch above the target's, as a source
-  // with a history of failovers has: the promoted topic must then write epochs above those.
-  for (let i = 0; i < 2; i++) {
+  // Restarts of the source take its partition's leader epoch above the target's, as a source with
+  // a history of failovers has: the promoted topic must then write epochs above those.
+  for (let i = 0; i < SOURCE_RESTARTS; i++) {
     await source.kill();
     await source.start();
   }
-  await eventually('the source partition at epoch 2 or more', 60_000, async () => ((await sourceClient.metadata(['orders']).catch(() => []))[0]?.partitions[0]?.leaderEpoch ?? -1) >= 2);
+  await eventually(`the source partition at epoch ${SOURCE_RESTARTS} or more`, 60_000, async () => ((await sourceClient.metadata(['orders']).catch(() => []))[0]?.partitions[0]?.leaderEpoch ?? -1) >= SOURCE_RESTARTS);
 
   await cli(['link', 'create', 'dr', '--source', source.bootstrap, '-b', targetBootstrap]);
   await cli(['link', 'mirror', 'dr', 'orders', '--replication-factor', '3', '-b', targetBootstrap]);
@@ -85,6 +100,8 @@ test('a mirror topic with three replicas in the target survives a SIGKILL of its
   let sends = 0;
   const written = await produceUntil(targetBootstrap, 'orders', 1, () => sends++ >= 5);
   assert.ok(written.length > 0, 'kafkajs wrote to the promoted topic');
+  const sourceEpoch = await latestLogEpoch(source.bootstrap, 'orders');
+  assert.ok(await latestLogEpoch(targetBootstrap, 'orders') > sourceEpoch, `the promoted topic's new batches carry an epoch above the source's ${sourceEpoch}`);
   const promotedEnd = (await ends(targetBootstrap, 'orders', 1))[0]!;
   const leader = (await target.topic('orders')).partitions[0]!.leader;
   const victim = nodes.find((n) => n.id === leader)!;
