@@ -118,6 +118,22 @@ export class LinkManager {
     return out.sort((x, y) => (x.topic < y.topic ? -1 : x.topic > y.topic ? 1 : x.partition - y.partition));
   }
 
+  /** The mirror partitions led here in Prometheus' text format: the source's high watermark as last seen, this log's end, the lag. */
+  prometheus(): string {
+    const rows = this.status();
+    if (rows.length === 0) return '';
+    const esc = (s: string) => s.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
+    const lines: string[] = [];
+    const family = (name: string, help: string, value: (r: (typeof rows)[number]) => number) => {
+      lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} gauge`);
+      for (const r of rows) lines.push(`${name}{link="${esc(r.link)}",topic="${esc(r.topic)}",partition="${r.partition}"} ${value(r)}`);
+    };
+    family('logline_link_source_high_watermark', 'The source partition\'s high watermark as the link fetcher last saw it (-1 before its first fetch).', (r) => r.sourceHighWatermark);
+    family('logline_link_log_end_offset', 'The mirror partition\'s log end offset here.', (r) => r.logEndOffset);
+    family('logline_link_lag_records', 'Records at the source (as last seen) not in the mirror yet.', (r) => r.sourceHighWatermark < 0 ? 0 : Math.max(0, r.sourceHighWatermark - r.logEndOffset));
+    return `${lines.join('\n')}\n`;
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     await this.applying;

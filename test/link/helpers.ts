@@ -16,6 +16,12 @@ export class Node {
   output = '';
   constructor(readonly port: number) {}
   get bootstrap(): string { return `127.0.0.1:${this.port}`; }
+  /** Its HTTP listener (http://host:port) as its latest start logged it. */
+  get http(): string {
+    const all = [...this.output.matchAll(/http listening on (http:\/\/[^\s]+)/g)];
+    assert.ok(all.length > 0, 'the node logged its HTTP listener');
+    return all.at(-1)![1]!;
+  }
   async start(): Promise<void> {
     const child = spawn(process.execPath, ['bin/logline.js', 'server', '--data-dir', this.dir, '--listeners', `PLAINTEXT://127.0.0.1:${this.port}`,
       '--set', 'http.listener=127.0.0.1:0', '--set', 'schema.registry.listener=127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'pipe'] });

@@ -61,6 +61,13 @@ test('a mirror topic holds the source\'s records at the same offsets across a SI
     const status = JSON.parse(await cli(['link', 'status', '--json', '-b', b.bootstrap])) as { partition: number; lag: number; sourceHighWatermark: number; targetEnd: number }[];
     return status.length === 2 && status.every((s) => s.lag === 0 && s.sourceHighWatermark === s.targetEnd);
   });
+  // The target's HTTP listener shows each mirror partition it leads, and /metrics the lag.
+  await eventually('/v1/links on B to show both partitions caught up', 30_000, async () => {
+    const body = await (await fetch(`${b.http}/v1/links`)).json() as { partitions: { link: string; topic: string; partition: number; sourceHighWatermark: number; logEndOffset: number }[] };
+    return body.partitions.length === 2 && body.partitions.every((p) => p.link === 'dr' && p.topic === 'orders' && p.sourceHighWatermark === p.logEndOffset && p.logEndOffset > 0);
+  });
+  const metrics = await (await fetch(`${b.http}/metrics`)).text();
+  assert.match(metrics, /logline_link_lag_records\{link="dr",topic="orders",partition="0"\} 0/);
   const onA = await readAll(a.bootstrap, 'orders', 2);
   const onB = await readAll(b.bootstrap, 'orders', 2);
   for (const p of [0, 1]) assert.deepEqual(view(onB.get(p)!), view(onA.get(p)!), `partition ${p}: same offsets, timestamps, keys, values, headers`);
