@@ -30,13 +30,18 @@ test('a mirror topic holds the source\'s records at the same offsets across a SI
   await b.start();
   const aClient = new ClusterClient({ bootstrap: a.bootstrap });
   t.after(() => aClient.close());
-  const created = await aClient.admin(ApiKey.CreateTopics, { topics: [{ name: 'orders', numPartitions: 2, replicationFactor: 1, assignments: [], configs: [] }], timeoutMs: 30_000, validateOnly: false }, 7);
-  assert.equal(created.topics[0].errorCode, 0);
+  const created = await aClient.admin(ApiKey.CreateTopics, { topics: [
+    { name: 'orders', numPartitions: 2, replicationFactor: 1, assignments: [], configs: [] },
+    { name: 'audit', numPartitions: 1, replicationFactor: 1, assignments: [], configs: [] },
+  ], timeoutMs: 30_000, validateOnly: false }, 7);
+  assert.deepEqual(created.topics.map((x: { errorCode: number }) => x.errorCode), [0, 0]);
   await aClient.retrying(() => aClient.topic('orders'));
 
   assert.match(await cli(['link', 'create', 'dr', '--source', a.bootstrap, '-b', b.bootstrap]), /created link dr/);
-  assert.match(await cli(['link', 'mirror', 'dr', 'orders', '-b', b.bootstrap]), /mirroring orders \(2 partition\(s\)\) from link dr/);
-  assert.match(await cli(['link', 'list', '-b', b.bootstrap]), /orders\s+dr/);
+  const mirroring = await cli(['link', 'mirror', 'dr', 'orders', '--topics', 'audit', '-b', b.bootstrap]);
+  assert.match(mirroring, /mirroring orders \(2 partition\(s\)\) from link dr/);
+  assert.match(mirroring, /mirroring audit \(1 partition\(s\)\) from link dr/);
+  assert.match(await cli(['link', 'list', '-b', b.bootstrap]), /audit\s+dr\s*\norders\s+dr/);
 
   let stop = false;
   const producing = produceUntil(a.bootstrap, 'orders', 2, () => stop);
@@ -58,13 +63,14 @@ test('a mirror topic holds the source\'s records at the same offsets across a SI
 
   // Caught up: the status shows no lag once A is quiet.
   await eventually('B to catch up with A', 60_000, async () => {
-    const status = JSON.parse(await cli(['link', 'status', '--json', '-b', b.bootstrap])) as { partition: number; lag: number; sourceHighWatermark: number; targetEnd: number }[];
+    const status = JSON.parse(await cli(['link', 'status', 'orders', '--json', '-b', b.bootstrap])) as { partition: number; lag: number; sourceHighWatermark: number; targetEnd: number }[];
     return status.length === 2 && status.every((s) => s.lag === 0 && s.sourceHighWatermark === s.targetEnd);
   });
   // The target's HTTP listener shows each mirror partition it leads, and /metrics the lag.
   await eventually('/v1/links on B to show both partitions caught up', 30_000, async () => {
     const body = await (await fetch(`${b.http}/v1/links`)).json() as { partitions: { link: string; topic: string; partition: number; sourceHighWatermark: number; logEndOffset: number }[] };
-    return body.partitions.length === 2 && body.partitions.every((p) => p.link === 'dr' && p.topic === 'orders' && p.sourceHighWatermark === p.logEndOffset && p.logEndOffset > 0);
+    const orders = body.partitions.filter((p) => p.topic === 'orders');
+    return body.partitions.length === 3 && orders.length === 2 && orders.every((p) => p.link === 'dr' && p.topic === 'orders' && p.sourceHighWatermark === p.logEndOffset && p.logEndOffset > 0);
   });
   const metrics = await (await fetch(`${b.http}/metrics`)).text();
   assert.match(metrics, /logline_link_lag_records\{link="dr",topic="orders",partition="0"\} 0/);
@@ -159,4 +165,22 @@ test('a mirror topic holds the source\'s records at the same offsets across a SI
   await aProducer.disconnect();
   await sleep(1500);
   assert.equal((await ordersEnds(b.bootstrap))[1], aEnds[1], 'mirroring stopped at promotion');
+
+  // With the source gone, promote goes ahead at once and says so.
+  await a.kill();
+  assert.match(await cli(['link', 'promote', 'audit', '-b', b.bootstrap]), /promoted audit .*the source is unreachable/);
+  const auditWriter = kafka.producer({ allowAutoTopicCreation: false });
+  await auditWriter.connect();
+  let auditMeta;
+  for (let i = 0; ; i++) {
+    try {
+      [auditMeta] = await auditWriter.send({ topic: 'audit', messages: [{ value: 'after-failover' }], acks: -1 });
+      break;
+    } catch (e) {
+      if (i >= 20) throw e;
+      await sleep(250);
+    }
+  }
+  await auditWriter.disconnect();
+  assert.equal(Number(auditMeta!.baseOffset), 0, 'the empty promoted topic takes writes');
 });
