@@ -188,11 +188,13 @@ export async function linkCommand(argv: string[]): Promise<number> {
         const link = (await mirrorTopics(client)).get(topic);
         if (link === undefined) throw new UsageError(`${topic} is not a mirror topic here`);
         const timeoutMs = typeof flags['timeout-ms'] === 'string' ? Number(flags['timeout-ms']) : 30000;
-        const source = new ClusterClient({ ...linkClientOptions(link, await linkSettings(client, link, extra)), requestTimeoutMs: 10000 });
-        let note: string;
+        // A link removed since (its LINK resource deleted) cannot be asked: promote at what is here.
+        const settings = await linkSettings(client, link, extra).catch((e: unknown) => (e instanceof UsageError ? null : Promise.reject(e)));
+        const source = settings === null ? null : new ClusterClient({ ...linkClientOptions(link, settings), requestTimeoutMs: 10000 });
+        let note = `link ${link} no longer exists: promoted at what this cluster holds (lag unknown)`;
         try {
           const deadline = Date.now() + timeoutMs;
-          for (;;) {
+          for (; source !== null;) {
             const lag = await lagOf(client, source, topic);
             if (lag.some((p) => p.sourceHighWatermark === null)) { note = 'the source is unreachable: promoted at what this cluster holds (lag unknown)'; break; }
             const behind = lag.reduce((n, p) => n + (p.lag ?? 0), 0);
@@ -201,7 +203,7 @@ export async function linkCommand(argv: string[]): Promise<number> {
             await new Promise((r) => setTimeout(r, 200));
           }
         } finally {
-          source.close();
+          source?.close();
         }
         // Clearing link.name stops the fetchers (every broker sees it in the metadata) and opens the
         // topic to producers; link.epoch.base keeps the epochs this cluster's leaders write from then

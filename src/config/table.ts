@@ -686,7 +686,7 @@ export const REFUSED_TOPIC_KEYS: ReadonlyMap<string, string> = new Map([
  * brokers reach the source cluster, as Kafka client properties, and the group offset sync.
  */
 export const LINK_KEYS = {
-  'bootstrap.servers': key('bootstrap.servers', 'string', '', 'The source cluster\'s bootstrap addresses (host:port,...).', { validator: { kind: 'nonEmptyString' }, importance: 'high' }),
+  'bootstrap.servers': key('bootstrap.servers', 'string', null, 'The source cluster\'s bootstrap addresses (host:port,...).', { validator: { kind: 'nonEmptyString' }, importance: 'high' }),
   'security.protocol': key('security.protocol', 'string', 'PLAINTEXT', 'How the link connects to the source: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL.', { validator: oneOf('PLAINTEXT', 'SSL', 'SASL_PLAINTEXT', 'SASL_SSL') }),
   'sasl.mechanism': key('sasl.mechanism', 'string', 'PLAIN', 'SASL mechanism toward the source (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512).'),
   'sasl.jaas.config': key('sasl.jaas.config', 'password', null, 'PlainLoginModule or ScramLoginModule entry with username and password for the source.'),

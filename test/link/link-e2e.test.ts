@@ -33,15 +33,16 @@ test('a mirror topic holds the source\'s records at the same offsets across a SI
   const created = await aClient.admin(ApiKey.CreateTopics, { topics: [
     { name: 'orders', numPartitions: 2, replicationFactor: 1, assignments: [], configs: [] },
     { name: 'audit', numPartitions: 1, replicationFactor: 1, assignments: [], configs: [] },
+    { name: 'ledger', numPartitions: 1, replicationFactor: 1, assignments: [], configs: [] },
   ], timeoutMs: 30_000, validateOnly: false }, 7);
-  assert.deepEqual(created.topics.map((x: { errorCode: number }) => x.errorCode), [0, 0]);
+  assert.deepEqual(created.topics.map((x: { errorCode: number }) => x.errorCode), [0, 0, 0]);
   await aClient.retrying(() => aClient.topic('orders'));
 
   assert.match(await cli(['link', 'create', 'dr', '--source', a.bootstrap, '-b', b.bootstrap]), /created link dr/);
-  const mirroring = await cli(['link', 'mirror', 'dr', 'orders', '--topics', 'audit', '-b', b.bootstrap]);
+  const mirroring = await cli(['link', 'mirror', 'dr', 'orders', '--topics', 'audit,ledger', '-b', b.bootstrap]);
   assert.match(mirroring, /mirroring orders \(2 partition\(s\)\) from link dr/);
   assert.match(mirroring, /mirroring audit \(1 partition\(s\)\) from link dr/);
-  assert.match(await cli(['link', 'list', '-b', b.bootstrap]), /audit\s+dr\s*\norders\s+dr/);
+  assert.match(await cli(['link', 'list', '-b', b.bootstrap]), /audit\s+dr\s*\nledger\s+dr\s*\norders\s+dr/);
 
   let stop = false;
   const producing = produceUntil(a.bootstrap, 'orders', 2, () => stop);
@@ -70,7 +71,7 @@ test('a mirror topic holds the source\'s records at the same offsets across a SI
   await eventually('/v1/links on B to show both partitions caught up', 30_000, async () => {
     const body = await (await fetch(`${b.http}/v1/links`)).json() as { partitions: { link: string; topic: string; partition: number; sourceHighWatermark: number; logEndOffset: number }[] };
     const orders = body.partitions.filter((p) => p.topic === 'orders');
-    return body.partitions.length === 3 && orders.length === 2 && orders.every((p) => p.link === 'dr' && p.topic === 'orders' && p.sourceHighWatermark === p.logEndOffset && p.logEndOffset > 0);
+    return body.partitions.length === 4 && orders.length === 2 && orders.every((p) => p.link === 'dr' && p.topic === 'orders' && p.sourceHighWatermark === p.logEndOffset && p.logEndOffset > 0);
   });
   const metrics = await (await fetch(`${b.http}/metrics`)).text();
   assert.match(metrics, /logline_link_lag_records\{link="dr",topic="orders",partition="0"\} 0/);
@@ -183,4 +184,11 @@ test('a mirror topic holds the source\'s records at the same offsets across a SI
   }
   await auditWriter.disconnect();
   assert.equal(Number(auditMeta!.baseOffset), 0, 'the empty promoted topic takes writes');
+
+  // A link removed (its LINK resource deleted) leaves its mirror topics read-only until promoted.
+  const bClient = new ClusterClient({ bootstrap: b.bootstrap });
+  t.after(() => bClient.close());
+  const removed = await bClient.admin(ApiKey.IncrementalAlterConfigs, { resources: [{ resourceType: 64, resourceName: 'dr', configs: [{ name: 'bootstrap.servers', configOperation: 1, value: null }] }], validateOnly: false }, 1);
+  assert.equal(removed.responses[0].errorCode, 0, removed.responses[0].errorMessage);
+  assert.match(await cli(['link', 'promote', 'ledger', '-b', b.bootstrap]), /promoted ledger .*link dr no longer exists/);
 });
