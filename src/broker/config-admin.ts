@@ -14,7 +14,8 @@ import type { ForwardedFor } from './envelope.js';
 
 export type { ResourceResult } from './controller-channel.js';
 
-export const ResourceType = { Topic: 2, Broker: 4, BrokerLogger: 8, ClientMetrics: 16, Group: 32 } as const;
+/** Kafka's ConfigResource.Type ids, and Logline's own LINK (64): a cluster link's settings (issue 35). */
+export const ResourceType = { Topic: 2, Broker: 4, BrokerLogger: 8, ClientMetrics: 16, Group: 32, Link: 64 } as const;
 
 /** The config kind of a resource type that has a key table (BROKER_LOGGER has none here). */
 function kindOf(resourceType: number): ConfigKind | undefined {
@@ -23,6 +24,7 @@ function kindOf(resourceType: number): ConfigKind | undefined {
     case ResourceType.Broker: return 'broker';
     case ResourceType.Group: return 'group';
     case ResourceType.ClientMetrics: return 'client-metrics';
+    case ResourceType.Link: return 'link';
     default: return undefined;
   }
 }
@@ -67,7 +69,7 @@ export class ConfigAdmin {
       return { ...ok, entries: describeBrokerConfigs(this.brokerConfig(), this.dynamic(), options, which) };
     }
     const kind = kindOf(resourceType);
-    if (kind === 'group' || kind === 'client-metrics') {
+    if (kind === 'group' || kind === 'client-metrics' || kind === 'link') {
       if (name === '') return { ...fail(ErrorCode.INVALID_REQUEST, `A ${kind} resource needs a name`), entries: [] };
       return { ...ok, entries: describeResourceConfigs(kind, this.view().configs(resourceType, name), this.brokerConfig(), options, this.dynamic()) };
     }
@@ -112,9 +114,13 @@ export function planConfigChange(state: ConfigState, change: ConfigChange): { re
   if (kind === undefined) return refuse(fail(ErrorCode.INVALID_REQUEST, `Unsupported resource type ${resourceType}`));
   if (kind === 'topic' && !state.topicExists(name)) return refuse(fail(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `Topic ${name} does not exist`));
   if ((kind === 'group' || kind === 'client-metrics') && name === '') return refuse(fail(ErrorCode.INVALID_REQUEST, `A ${kind} resource needs a name`));
+  if (kind === 'link' && !/^[a-zA-Z0-9._-]{1,249}$/.test(name)) return refuse(fail(ErrorCode.INVALID_REQUEST, `Link name "${name}" must be 1 to 249 of a-z, A-Z, 0-9, '.', '_', '-'`));
   const current = state.configs(resourceType, name);
   const result = applyIncrementalOps(change.replace ? new Map() : current, change.ops.map((o) => ({ name: o.name, op: o.configOperation, value: o.value })), kind, { brokerScope: name === '' ? 'cluster-default' : 'broker' });
   if (!result.ok) return refuse(fail(ErrorCode[result.errors[0]!.errorCode], result.errors.map((e) => e.message).join('; ')));
+  if (kind === 'link' && result.configs.size > 0 && (result.configs.get('bootstrap.servers') ?? '') === '') {
+    return refuse(fail(ErrorCode.INVALID_CONFIG, `Link ${name} needs bootstrap.servers (the source cluster's addresses)`));
+  }
   if (resourceType === ResourceType.Topic) {
     const [problem] = validateTopicConfigs(result.configs);
     if (problem) return refuse(fail(ErrorCode[problem.errorCode], problem.message));

@@ -4,7 +4,7 @@
 // .hours); entries before the first one named like the key itself are then dropped, exactly as
 // Kafka does. The entry's source is the first synonym's, or DEFAULT_CONFIG when there is none.
 import {
-  BROKER_KEY_LIST, CLIENT_METRICS_KEY_LIST, GROUP_KEY_LIST, TOPIC_KEY_LIST, brokerConfigSynonyms, brokerKey, listenerPrefixedKey,
+  BROKER_KEY_LIST, CLIENT_METRICS_KEY_LIST, GROUP_KEY_LIST, LINK_KEY_LIST, TOPIC_KEY_LIST, brokerConfigSynonyms, brokerKey, listenerPrefixedKey,
 } from './table.js';
 import { ConfigSource, configTypeId, type ConfigKeyDef, type ConfigSourceId } from './types.js';
 import { formatValue } from './values.js';
@@ -124,12 +124,12 @@ function listenerOverrides(broker: BrokerConfig, dynamic: DynamicBrokerOverrides
  * or CLIENT_METRICS_CONFIG), else for a group key its broker synonym's value, else the default.
  */
 export function describeResourceConfigs(
-  kind: 'group' | 'client-metrics', overrides: ReadonlyMap<string, string>, broker: BrokerConfig,
+  kind: 'group' | 'client-metrics' | 'link', overrides: ReadonlyMap<string, string>, broker: BrokerConfig,
   options: DescribeOptions = {}, dynamic: DynamicBrokerOverrides = {},
 ): DescribeConfigsEntry[] {
   const effective = effectiveBrokerConfig(broker, dynamic);
-  const source = kind === 'group' ? ConfigSource.GROUP_CONFIG : ConfigSource.CLIENT_METRICS_CONFIG;
-  return wanted(kind === 'group' ? GROUP_KEY_LIST : CLIENT_METRICS_KEY_LIST, options.keys).map((def) => {
+  const source = kind === 'group' ? ConfigSource.GROUP_CONFIG : kind === 'link' ? ConfigSource.UNKNOWN : ConfigSource.CLIENT_METRICS_CONFIG;
+  return wanted(kind === 'group' ? GROUP_KEY_LIST : kind === 'link' ? LINK_KEY_LIST : CLIENT_METRICS_KEY_LIST, options.keys).map((def) => {
     const raw = overrides.get(def.name);
     const typed = raw !== undefined ? parseValue(def, raw)
       : def.brokerSynonym !== undefined ? effective.values.get(def.brokerSynonym) : def.defaultValue === null ? null : parseValue(def, def.defaultValue);

@@ -7,7 +7,7 @@ export {
 } from './types.js';
 export {
   TOPIC_KEYS, BROKER_KEYS, TOPIC_KEY_LIST, BROKER_KEY_LIST, COMPRESSION_TYPES, topicKey, brokerKey, listenerPrefixedKey,
-  GROUP_KEYS, CLIENT_METRICS_KEYS, GROUP_KEY_LIST, CLIENT_METRICS_KEY_LIST, REFUSED_BROKER_KEYS, REFUSED_TOPIC_KEYS,
+  GROUP_KEYS, CLIENT_METRICS_KEYS, GROUP_KEY_LIST, CLIENT_METRICS_KEY_LIST, LINK_KEYS, LINK_KEY_LIST, REFUSED_BROKER_KEYS, REFUSED_TOPIC_KEYS,
   keyOf, keyNamesOf, refusedReason, isoDurationMs, type ConfigKind,
   brokerConfigSynonyms, parseConnectionsPerIpOverrides, type TopicConfigName, type BrokerConfigName,
 } from './table.js';

@@ -130,6 +130,8 @@ export const TOPIC_KEYS = {
   'message.timestamp.type': key('message.timestamp.type', 'string', 'CreateTime', 'Keep the producer timestamp or stamp the append time.', { validator: TIMESTAMP_TYPES, brokerSynonym: 'log.message.timestamp.type' }),
   'min.cleanable.dirty.ratio': key('min.cleanable.dirty.ratio', 'double', '0.5', 'Dirty share of the log that triggers compaction.', { validator: between(0, 1), brokerSynonym: 'log.cleaner.min.cleanable.ratio' }),
   'min.compaction.lag.ms': key('min.compaction.lag.ms', 'long', '0', 'Youngest a record may be and still be compacted.', { validator: atLeast(0), brokerSynonym: 'log.cleaner.min.compaction.lag.ms' }),
+  'link.epoch.base': key('link.epoch.base', 'int', '0', 'Logline\'s promoted mirror topics (issue 35): added to this cluster\'s leader epochs where its leaders write them into batches and the leader-epoch cache, so they stay above the source cluster\'s epochs the topic holds. Set by `logline link promote` (the highest epoch in the mirror + 1).', { validator: atLeast(0) }),
+  'link.name': key('link.name', 'string', '', 'Logline\'s mirror topics (issue 35): the cluster link this topic mirrors from the source cluster, at the same offsets; a mirror topic refuses produce. Empty: an ordinary topic. Set by `logline link mirror`, cleared by `logline link promote`.'),
   'min.insync.replicas': key('min.insync.replicas', 'int', '1', 'Smallest ISR that may acknowledge an acks=all write.', { validator: atLeast(1), importance: 'high', brokerSynonym: 'min.insync.replicas' }),
   'preallocate': key('preallocate', 'boolean', 'false', 'Preallocate segment files on creation.', { brokerSynonym: 'log.preallocate' }),
   'remote.log.copy.disable': key('remote.log.copy.disable', 'boolean', 'false', 'Stop copying segments to remote storage; what is there stays readable and expires (KIP-950).'),
@@ -679,14 +681,38 @@ export const REFUSED_TOPIC_KEYS: ReadonlyMap<string, string> = new Map([
   ['message.timestamp.difference.max.ms', 'removed in Kafka 4.0: use message.timestamp.before.max.ms and message.timestamp.after.max.ms'],
 ]);
 
+/**
+ * A cluster link's keys (Logline's LINK config resource, issue 35): how the target cluster's
+ * brokers reach the source cluster, as Kafka client properties, and the group offset sync.
+ */
+export const LINK_KEYS = {
+  'bootstrap.servers': key('bootstrap.servers', 'string', null, 'The source cluster\'s bootstrap addresses (host:port,...).', { validator: { kind: 'nonEmptyString' }, importance: 'high' }),
+  'security.protocol': key('security.protocol', 'string', 'PLAINTEXT', 'How the link connects to the source: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL.', { validator: oneOf('PLAINTEXT', 'SSL', 'SASL_PLAINTEXT', 'SASL_SSL') }),
+  'sasl.mechanism': key('sasl.mechanism', 'string', 'PLAIN', 'SASL mechanism toward the source (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512).'),
+  'sasl.jaas.config': key('sasl.jaas.config', 'password', null, 'PlainLoginModule or ScramLoginModule entry with username and password for the source.'),
+  'sasl.username': key('sasl.username', 'string', null, 'librdkafka\'s SASL user name for the source.'),
+  'sasl.password': key('sasl.password', 'password', null, 'librdkafka\'s SASL password for the source.'),
+  'ssl.truststore.location': key('ssl.truststore.location', 'string', null, 'PEM file of the CAs the source\'s certificates are checked against.'),
+  'ssl.truststore.type': key('ssl.truststore.type', 'string', 'PEM', 'Truststore type (PEM).'),
+  'ssl.ca.location': key('ssl.ca.location', 'string', null, 'librdkafka\'s name for ssl.truststore.location.'),
+  'ssl.keystore.location': key('ssl.keystore.location', 'string', null, 'PEM file with the link\'s certificate and key (mutual TLS).'),
+  'ssl.keystore.type': key('ssl.keystore.type', 'string', 'PEM', 'Keystore type (PEM).'),
+  'ssl.keystore.password': key('ssl.keystore.password', 'password', null, 'Password of the keystore\'s key.'),
+  'ssl.key.password': key('ssl.key.password', 'password', null, 'Password of the key.'),
+  'ssl.endpoint.identification.algorithm': key('ssl.endpoint.identification.algorithm', 'string', 'https', 'https: the source\'s certificate must name its host; empty: not checked.'),
+  'consumer.offset.sync.enable': key('consumer.offset.sync.enable', 'boolean', 'true', 'Copy the source\'s committed group offsets of mirror topics to the target as they are (never past what the target holds).'),
+  'consumer.offset.sync.ms': key('consumer.offset.sync.ms', 'int', '5000', 'How often group offsets are copied.', { validator: atLeast(100) }),
+} as const;
+export const LINK_KEY_LIST: readonly ConfigKeyDef[] = Object.values(LINK_KEYS);
+
 /** The resource kinds whose keys this table holds, as DescribeConfigs and AlterConfigs name them. */
-export type ConfigKind = 'broker' | 'topic' | 'group' | 'client-metrics';
+export type ConfigKind = 'broker' | 'topic' | 'group' | 'client-metrics' | 'link';
 
 const KEYS_OF: Readonly<Record<ConfigKind, Readonly<Record<string, ConfigKeyDef>>>> = {
-  broker: BROKER_KEYS, topic: TOPIC_KEYS, group: GROUP_KEYS, 'client-metrics': CLIENT_METRICS_KEYS,
+  broker: BROKER_KEYS, topic: TOPIC_KEYS, group: GROUP_KEYS, 'client-metrics': CLIENT_METRICS_KEYS, link: LINK_KEYS,
 };
 const REFUSED_OF: Readonly<Record<ConfigKind, ReadonlyMap<string, string>>> = {
-  broker: REFUSED_BROKER_KEYS, topic: REFUSED_TOPIC_KEYS, group: new Map(), 'client-metrics': new Map(),
+  broker: REFUSED_BROKER_KEYS, topic: REFUSED_TOPIC_KEYS, group: new Map(), 'client-metrics': new Map(), link: new Map(),
 };
 
 /** A key of one kind (broker keys include listener.name.<l>. overrides), or undefined. */

@@ -25,6 +25,8 @@ export interface TopicConfig {
   readonly followerReplicationThrottledReplicas: readonly string[];
   readonly indexIntervalBytes: number;
   readonly leaderReplicationThrottledReplicas: readonly string[];
+  readonly linkEpochBase: number;
+  readonly linkName: string;
   readonly localRetentionBytes: number;
   readonly localRetentionMs: number;
   readonly maxCompactionLagMs: number;

@@ -9,6 +9,7 @@ import type { NetworkStats, RequestMetrics } from '../network/index.js';
 import type { QuorumDescription, RaftDriver } from '../raft/index.js';
 import type { RegistryState } from '../registry/index.js';
 import type { MirrorMetrics } from '../mirror/index.js';
+import type { LinkManager } from '../link/index.js';
 import type { ReplicaManager } from '../replication/index.js';
 import type { LogDirSpaceView, LogFlushStats } from '../storage/index.js';
 
@@ -55,6 +56,8 @@ export interface NodeHandle {
   readonly schemaRegistry: { readonly state: RegistryState; hasLocalCopy(): boolean } | null;
   /** MirrorMaker 2's engine in this node (mirror.enable), or null. */
   readonly mirror: { readonly metrics: MirrorMetrics } | null;
+  /** Cluster links: the mirror partitions this node leads and their progress, or null (no broker here). */
+  readonly links: Pick<LinkManager, 'status' | 'prometheus'> | null;
 }
 
 /** A node's HTTP listener, as the node holds it once started. */

@@ -86,10 +86,11 @@ function routesFor(node: NodeHandle, client: () => ClusterClient): Route[] {
         ? notFound('this node runs no mirror (mirror.enable)')
         : ok(node.mirror.metrics.status(Date.now())),
     },
+    { method: 'GET', path: '/v1/links', run: () => ok({ partitions: node.links?.status() ?? [] }) },
     {
       method: 'GET', path: '/metrics', run: async (c) => {
-        // MirrorMaker 2's series (its own names) follow the node's when the mirror runs here.
-        const text = (await registry.metrics()) + (node.mirror === null ? '' : node.mirror.metrics.prometheus(Date.now()));
+        // MirrorMaker 2's series (its own names) follow the node's when the mirror runs here, then the links' mirror partitions.
+        const text = (await registry.metrics()) + (node.mirror === null ? '' : node.mirror.metrics.prometheus(Date.now())) + (node.links?.prometheus() ?? '');
         return wantsOpenMetrics(c.req.headers.accept)
           ? { status: 200, text: toOpenMetrics(text), contentType: OPENMETRICS_CONTENT_TYPE }
           : { status: 200, text, contentType: registry.contentType };

@@ -2,8 +2,8 @@
 // value deletes the key; a resource left with no keys disappears from the image.
 import type { ConfigRecord } from '../protocol/index.js';
 
-/** Kafka's ConfigResource.Type ids as they appear in ConfigRecord.resourceType. */
-export const ConfigResourceType = { UNKNOWN: 0, TOPIC: 2, BROKER: 4, BROKER_LOGGER: 8, CLIENT_METRICS: 16, GROUP: 32 } as const;
+/** Kafka's ConfigResource.Type ids as they appear in ConfigRecord.resourceType; LINK (64) is Logline's cluster links (issue 35). */
+export const ConfigResourceType = { UNKNOWN: 0, TOPIC: 2, BROKER: 4, BROKER_LOGGER: 8, CLIENT_METRICS: 16, GROUP: 32, LINK: 64 } as const;
 
 export interface ConfigResource {
   readonly type: number;

@@ -662,8 +662,16 @@ export class Broker {
   private readonly deltaPorts: ReplicaDeltaPorts = {
     openLog: (topic, partition, topicId) => this.deps.openLog(topic, partition, topicId),
     deleteLog: async (topic, partition) => { await this.deps.dropLog?.(topic, partition); },
-    topicConfig: (topic) => ({ minInsyncReplicas: this.deps.minInsyncReplicas(topic), maxMessageBytes: this.deps.maxMessageBytes?.(topic), schemaValidation: this.deps.schemaValidation?.(topic) ?? null }),
+    topicConfig: (topic) => ({ minInsyncReplicas: this.deps.minInsyncReplicas(topic), maxMessageBytes: this.deps.maxMessageBytes?.(topic), schemaValidation: this.deps.schemaValidation?.(topic) ?? null, linkName: this.image?.configs.topicConfigs(topic).get('link.name') ?? '', epochBase: Number(this.image?.configs.topicConfigs(topic).get('link.epoch.base') ?? 0) }),
   };
+
+  private readonly afterDeltaListeners: ((image: MetadataImage) => void)[] = [];
+  /** Called after each delta once the replica manager has applied it (the partitions led here are as the image says). */
+  afterDelta(listener: (image: MetadataImage) => void): void {
+    this.afterDeltaListeners.push(listener);
+    // Deltas applied before it came: it hears of the current state once they are.
+    this.syncing = this.syncing.then(() => { if (this.image !== null) listener(this.image); });
+  }
 
   /**
    * Queues a delta behind the ones before it (applying one awaits logs opening and deleting). A
@@ -677,6 +685,7 @@ export class Broker {
       this.groups.syncPartitions();
       this.txn.syncPartitions();
       this.share.coordinator.syncPartitions();
+      for (const l of this.afterDeltaListeners) l(image);
       if (applied.leaders + applied.followers + applied.deleted > 0) {
         this.log('replica-manager').info(`metadata offset ${image.provenance.lastContainedOffset}: ${applied.leaders} partition(s) led here, `
           + `${applied.followers} followed, ${applied.deleted} deleted (${applied.opened} log(s) opened)`);

@@ -17,6 +17,8 @@ import type { ControllerService } from './controller-service.js';
 import { reloadTlsOnConfigChange } from './tls-reload.js';
 import { registryProtocol, SCHEMA_REGISTRY_ENDPOINT, startNodeRegistry, type NodeRegistry } from './schema-registry.js';
 import { startNodeMirror } from './mirror.js';
+import { startNodeLinks } from './link.js';
+import type { LinkManager } from '../link/index.js';
 import type { MirrorEngine } from '../mirror/index.js';
 import type { RegistryService } from '../registry/index.js';
 
@@ -89,6 +91,8 @@ export interface ServerHandle {
   readonly schemaRegistry: RegistryService | null;
   /** MirrorMaker 2's engine, when mirror.enable runs it in this node. */
   readonly mirror: MirrorEngine | null;
+  /** Cluster links: the fetchers of the mirror topics' partitions led here (a broker only). */
+  readonly links: LinkManager | null;
   /** The controller hosted here (it may be a standby), if the node has the metadata log. */
   readonly controllerService: ControllerService | null;
   /** controller_mutation_rate as this node's controller charges it (only while active), if the node has the metadata log. */
@@ -268,6 +272,7 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerHa
   let httpBound: HttpListener | null = null;
   let registry: NodeRegistry | null = null;
   let mirror: MirrorEngine | null = null;
+  let links: LinkManager | null = null;
   const handle: ServerHandle = {
     nodeId,
     listeners: network.bound,
@@ -281,6 +286,7 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerHa
     get schemaRegistryUrl() { return registry?.listener.url ?? null; },
     get schemaRegistry() { return registry?.service ?? null; },
     get mirror() { return mirror; },
+    get links() { return links; },
     controllerService: disk?.controllerService ?? null,
     controllerMutationQuotas: disk?.controllerMutationQuotas ?? null,
     requestMetrics: network.requestMetrics,
@@ -311,7 +317,9 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerHa
     const registryEndpoint = registry ? [{ name: SCHEMA_REGISTRY_ENDPOINT, host: registry.listener.host, port: registry.listener.port, securityProtocol: SECURITY_PROTOCOL_IDS[registryProtocol(brokerConfig)] ?? 0 }] : [];
     if (broker) await broker.register([...registrationListeners(network.bound, options.config), ...registryEndpoint]);
     mirror = await startNodeMirror(brokerConfig, componentLogger(root, 'mirror'));
+    if (broker) links = startNodeLinks(broker, network.bound, componentLogger(root, 'link'));
   } catch (e) {
+    await links?.close();
     await mirror?.stop();
     await registry?.close();
     await httpBound?.close();
@@ -331,6 +339,8 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerHa
   close = (closeOptions?: { controlledShutdown?: boolean }): Promise<void> => closing ??= (async () => {
     // The mirror first: it flushes its positions, possibly to this very broker.
     await mirror?.stop();
+    // Link fetchers append to logs that close below.
+    await links?.close();
     // Controlled shutdown next: the controller moves this broker's leaderships away.
     if (closeOptions?.controlledShutdown !== false) await broker?.controlledShutdown(CONTROLLED_SHUTDOWN_TIMEOUT_MS);
     broker?.lifecycle?.close();

@@ -191,6 +191,17 @@ export class Partition {
   partitionEpoch = -1;
   /** The topic's broker-side schema validation (confluent.*.schema.validation), null when off. */
   schemaValidation: SchemaValidation | null = null;
+  /** link.name: the cluster link this partition mirrors (its leader appends the source's batches, clients may not produce); '' when not a mirror. */
+  linkName = '';
+  /**
+   * link.epoch.base: a promoted mirror topic's log holds the source cluster's epochs, which may be
+   * above this cluster's; its leaders write epoch + base into batches and the leader-epoch cache
+   * so epochs never go back in the log. 0 for every other topic.
+   */
+  epochBase = 0;
+
+  /** The epoch this leader writes into its batches and the leader-epoch cache for leader epoch `leaderEpoch`. */
+  logEpoch(leaderEpoch: number): number { return leaderEpoch + this.epochBase; }
 
   constructor(
     readonly topic: string,
@@ -237,8 +248,10 @@ export class Partition {
     const leo = this.log.logEndOffset;
     if (isNewLeaderEpoch) {
       // Followers that wrote under a later epoch of a deposed leader must find this epoch's start
-      // in the cache to truncate to (Kafka's makeLeader).
-      this.log.assignEpochStartOffset(state.leaderEpoch, leo);
+      // in the cache to truncate to (Kafka's makeLeader). A mirror partition's batches and epochs
+      // are the source cluster's: an epoch of this cluster there would end the source's epoch early
+      // for this cluster's followers and consumers (OffsetForLeaderEpoch), as if it had diverged.
+      if (this.linkName === '') this.log.assignEpochStartOffset(this.logEpoch(state.leaderEpoch), leo);
       this.leaderEpochStartOffset = leo;
     }
     for (const id of this.replicas) {

@@ -11,7 +11,7 @@
 // Storage and records errors carry Kafka error names as codes; they become error codes here,
 // per partition, and never escape as exceptions.
 import { ErrorCode } from '../protocol/index.js';
-import { BatchHeaderAt, buildControlBatch, convertLegacyMessageSet, LOG_OVERHEAD_BYTES, RECORD_BATCH_HEADER_BYTES } from '../records/index.js';
+import { BatchHeaderAt, buildControlBatch, convertLegacyMessageSet, iterateBatches, LOG_OVERHEAD_BYTES, RECORD_BATCH_HEADER_BYTES } from '../records/index.js';
 import { StorageError } from '../storage/index.js';
 import { type LocalPartitionChange, type MetadataDelta, type MetadataImage, type TopicPartitionRef } from '../metadata/index.js';
 import { assert, limits, partitionKey as key, type Clock } from '../util/index.js';
@@ -43,6 +43,10 @@ export interface PartitionConfig {
   maxMessageBytes: number | undefined;
   /** Broker-side schema validation (confluent.*.schema.validation); off when absent. */
   schemaValidation?: SchemaValidation | null;
+  /** link.name: the cluster link this topic mirrors ('' or absent: not a mirror topic). */
+  linkName?: string;
+  /** link.epoch.base: added to the leader epoch written into batches and the leader-epoch cache (a promoted mirror topic). */
+  epochBase?: number;
 }
 
 /** What applying a delta needs from the broker: its storage and its topic configs. */
@@ -401,6 +405,8 @@ export class ReplicaManager {
     applied.opened++;
     const p = new Partition(change.topicName, change.partition, log, -1, -1, this.brokerId, config.minInsyncReplicas, config.maxMessageBytes);
     p.schemaValidation = config.schemaValidation ?? null;
+    p.linkName = config.linkName ?? '';
+    p.epochBase = config.epochBase ?? 0;
     this.addPartition(p);
     return p;
   }
@@ -422,6 +428,8 @@ export class ReplicaManager {
       p.maxMessageBytes = c.maxMessageBytes ?? p.maxMessageBytes;
       this.updateTiering(p, true);
       p.schemaValidation = c.schemaValidation ?? null;
+      p.linkName = c.linkName ?? '';
+      p.epochBase = c.epochBase ?? 0;
       applied.reconfigured++;
     };
     if (changed.all) {
@@ -510,6 +518,10 @@ export class ReplicaManager {
   private async appendOne(acks: number, timeoutMs: number, e: ProduceEntryIn, origin: AppendOrigin): Promise<ProduceResultOut> {
     const p = this.leaderPartition(e.topic, e.partition);
     if (typeof p === 'number') return produceError(p);
+    // A mirror topic holds the source cluster's records at the source's offsets; only its link writes.
+    if (p.linkName !== '' && origin === 'client') {
+      return produceError(ErrorCode.INVALID_REQUEST, `Topic ${p.topic} is a read-only mirror topic of cluster link ${p.linkName}; promote it (logline link promote ${p.topic}) to produce to it`);
+    }
     if (acks === -1 && p.isr.length < p.minInsyncReplicas) {
       return produceError(ErrorCode.NOT_ENOUGH_REPLICAS, `ISR ${p.isr.length} is below min.insync.replicas ${p.minInsyncReplicas}`);
     }
@@ -534,7 +546,7 @@ export class ReplicaManager {
       // from the new leader would fail to append there (NOT_CONTIGUOUS) for good.
       const epoch = p.leaderEpoch;
       const k = key(p.topic, p.index);
-      appended = await p.log.appendAsLeader(records, epoch, origin, check, () => p.isLeader && p.leaderEpoch === epoch && this.partitions.get(k) === p);
+      appended = await p.log.appendAsLeader(records, p.logEpoch(epoch), origin, check, () => p.isLeader && p.leaderEpoch === epoch && this.partitions.get(k) === p);
     } catch (err) {
       const { code, message } = errorCodeOf(err);
       const failed = produceError(code, message);
@@ -600,6 +612,78 @@ export class ReplicaManager {
     }
     if (!p.isLeader) return produceError(ErrorCode.NOT_LEADER_OR_FOLLOWER);
     return batch;
+  }
+
+  /**
+   * A mirror partition led here, as its link fetcher sees it: the log end offset and the source
+   * leader epoch of the last batch (-1 when empty; read only `withLastEpoch`, it costs a read), or
+   * an error code (not led here, not a mirror).
+   */
+  async mirrorState(topic: string, index: number, withLastEpoch = true): Promise<{ errorCode: number; logEndOffset: number; lastEpoch: number; logStartOffset: number; highWatermark: number }> {
+    const p = this.mirrorPartition(topic, index);
+    if (typeof p === 'number') return { errorCode: p, logEndOffset: -1, lastEpoch: -1, logStartOffset: -1, highWatermark: -1 };
+    const leo = p.log.logEndOffset;
+    let lastEpoch = -1;
+    if (withLastEpoch && leo > p.log.logStartOffset) {
+      // The last batch's own epoch (the source's), read from its header: the leader-epoch cache
+      // also holds the epochs this broker led the partition in.
+      const bytes = await p.log.read(leo - 1, 1, leo, true);
+      for (const v of iterateBatches(bytes, { allowPartialTail: true })) lastEpoch = v.partitionLeaderEpoch;
+    }
+    return { errorCode: 0, logEndOffset: leo, lastEpoch, logStartOffset: p.log.logStartOffset, highWatermark: p.highWatermark };
+  }
+
+  /**
+   * The link fetcher's append: the source cluster's batches as they are (offsets, producer ids,
+   * timestamps and leader epochs kept), through the follower-append path, at this log's end; then
+   * the high watermark moves as for any leader append (the ISR inside this cluster replicates it).
+   */
+  appendMirrored(topic: string, index: number, records: Buffer): { errorCode: number; errorMessage: string | null; logEndOffset: number } {
+    const p = this.mirrorPartition(topic, index);
+    if (typeof p === 'number') return { errorCode: p, errorMessage: null, logEndOffset: -1 };
+    try {
+      const before = p.log.logEndOffset;
+      p.log.appendAsFollower(records);
+      const added = p.log.logEndOffset - before;
+      if (added > 0) {
+        p.bytesAppended += records.length;
+        const counters = this.stats.topic(p.topic);
+        counters.bytesIn += records.length;
+        counters.messagesIn += added;
+      }
+    } catch (err) {
+      const { code, message } = errorCodeOf(err);
+      return { errorCode: code, errorMessage: message, logEndOffset: p.log.logEndOffset };
+    }
+    if (p.maybeAdvanceHighWatermark()) this.onHighWatermark(p);
+    else this.fetchPurgatory.checkAndComplete(p);
+    return { errorCode: 0, errorMessage: null, logEndOffset: p.log.logEndOffset };
+  }
+
+  /** The source truncated (a new source leader without our tail): the mirror's log follows it down. */
+  truncateMirrored(topic: string, index: number, offset: number): number {
+    const p = this.mirrorPartition(topic, index);
+    if (typeof p === 'number') return p;
+    // Below the high watermark would take back what consumers here may have read; the source only
+    // answers up to its own high watermark, so only an unclean election there gets here.
+    if (offset < p.highWatermark) return ErrorCode.OFFSET_OUT_OF_RANGE;
+    if (offset < p.log.logEndOffset) p.log.truncateTo(offset);
+    return ErrorCode.NONE;
+  }
+
+  /** The source's log starts past this mirror's end (retention there): restart the mirror's log at it. */
+  restartMirroredAt(topic: string, index: number, offset: number): number {
+    const p = this.mirrorPartition(topic, index);
+    if (typeof p === 'number') return p;
+    p.log.truncateFullyAndStartAt(offset);
+    return ErrorCode.NONE;
+  }
+
+  private mirrorPartition(topic: string, index: number): Partition | number {
+    const p = this.leaderPartition(topic, index);
+    if (typeof p === 'number') return p;
+    if (p.linkName === '') return ErrorCode.INVALID_REQUEST;
+    return p;
   }
 
   /** The high watermark moved: wake acks=all producers and fetchers of this partition. */
@@ -842,7 +926,8 @@ export class ReplicaManager {
 
   /** Where `epoch` ends on this leader's log: the current epoch at the log end offset, older ones where the next began. */
   private lastOffsetForLeaderEpoch(p: Partition, epoch: number): { leaderEpoch: number; endOffset: number } | null {
-    if (epoch === p.leaderEpoch) return { leaderEpoch: epoch, endOffset: p.log.logEndOffset };
+    // (A mirror partition's epochs are the source's: only its cache knows them.)
+    if (p.linkName === '' && epoch === p.logEpoch(p.leaderEpoch)) return { leaderEpoch: epoch, endOffset: p.log.logEndOffset };
     return p.log.endOffsetForEpoch(epoch);
   }
 
@@ -1065,7 +1150,7 @@ export class ReplicaManager {
       return { errorCode: currentLeaderEpoch > p.leaderEpoch ? ErrorCode.UNKNOWN_LEADER_EPOCH : ErrorCode.FENCED_LEADER_EPOCH, leaderEpoch: -1, endOffset: -1n };
     }
     // The current epoch ends at the log end offset; older ones where the next epoch began.
-    if (leaderEpoch === p.leaderEpoch) return { errorCode: 0, leaderEpoch, endOffset: BigInt(p.log.logEndOffset) };
+    if (p.linkName === '' && leaderEpoch === p.logEpoch(p.leaderEpoch)) return { errorCode: 0, leaderEpoch, endOffset: BigInt(p.log.logEndOffset) };
     const found = p.log.endOffsetForEpoch(leaderEpoch);
     return found ? { errorCode: 0, leaderEpoch: found.leaderEpoch, endOffset: BigInt(found.endOffset) } : { errorCode: 0, leaderEpoch: -1, endOffset: -1n };
   }

@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 /** Lowest first: a room may import only rooms listed before it. */
 export const LAYERS: readonly string[] = [
   'util', 'config', 'protocol', 'records', 'storage', 'tiered', 'raft', 'metadata', 'controller', 'replication', 'coordinator',
-  'security', 'client', 'verify', 'network', 'broker', 'registry', 'mirror', 'http', 'node', 'index', 'cli',
+  'security', 'client', 'verify', 'network', 'broker', 'registry', 'mirror', 'link', 'http', 'node', 'index', 'cli',
 ];
 
 /**

@@ -13,7 +13,7 @@ import { ApiKey, ErrorCode } from '../../src/protocol/index.js';
 import { keyOf, parseBrokerConfig, parseProperties, refusedReason, type ConfigKind } from '../../src/config/index.js';
 import { KAFKA_KEYS, TIERED, sampleValue } from '../config/kafka-keys.js';
 
-const Resource = { topic: 2, broker: 4, 'client-metrics': 16, group: 32 } as const;
+const Resource = { topic: 2, broker: 4, 'client-metrics': 16, group: 32, link: 64 } as const;
 const PYTHON = '/usr/bin/python3';
 
 /** server.properties setting every accepted Kafka broker key (the listener and role keys aside). */

@@ -1,0 +1,95 @@
+// Shared by the link tests: a restartable single-node `logline server` process, the CLI, a
+// continuous kafkajs producer, partition ends, and records as comparable strings.
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { Kafka, logLevel } from 'kafkajs';
+import { ClusterClient, listOffsets, type FetchedRecord } from '../../src/client/index.js';
+import { partitionKey } from '../../src/util/index.js';
+import { killProcess, runProcess, tempDataDir } from '../broker/process-helpers.js';
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A single-node cluster that can be SIGKILLed and started again on the same port and data. */
+export class Node {
+  child: ChildProcess | null = null;
+  readonly dir = tempDataDir();
+  output = '';
+  constructor(readonly port: number) {}
+  get bootstrap(): string { return `127.0.0.1:${this.port}`; }
+  /** Its HTTP listener (http://host:port) as its latest start logged it. */
+  get http(): string {
+    const all = [...this.output.matchAll(/http listening on (http:\/\/[^\s]+)/g)];
+    assert.ok(all.length > 0, 'the node logged its HTTP listener');
+    return all.at(-1)![1]!;
+  }
+  async start(): Promise<void> {
+    const child = spawn(process.execPath, ['bin/logline.js', 'server', '--data-dir', this.dir, '--listeners', `PLAINTEXT://127.0.0.1:${this.port}`,
+      '--set', 'http.listener=127.0.0.1:0', '--set', 'schema.registry.listener=127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    this.child = child;
+    let out = '';
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`server on ${this.port} did not start: ${out}`)), 60_000);
+      const onData = (d: Buffer) => { out += d; this.output += d; if (/listening on PLAINTEXT/.test(out)) { clearTimeout(timer); resolve(); } };
+      child.stdout!.on('data', onData);
+      child.stderr!.on('data', onData);
+      child.once('exit', (code) => { clearTimeout(timer); if (!/listening/.test(out)) reject(new Error(`server exited ${code}: ${out}`)); });
+    });
+  }
+  async kill(): Promise<void> {
+    if (this.child !== null) await killProcess(this.child);
+    this.child = null;
+  }
+}
+
+/** `logline ARGS`, which must exit 0; its stdout. */
+export async function cli(args: string[]): Promise<string> {
+  const r = await runProcess(process.execPath, ['bin/logline.js', ...args], null, 60_000);
+  assert.equal(r.code, 0, `logline ${args.join(' ')}: ${r.stdout}${r.stderr}`);
+  return r.stdout;
+}
+
+/**
+ * kafkajs writes keyed 20-record sends (acks=all) round-robin over `partitions` until stopped; a
+ * failed send is tried again (so the source may hold it twice). Returns what was acknowledged.
+ */
+export async function produceUntil(bootstrap: string, topic: string, partitions: number, stop: () => boolean): Promise<string[]> {
+  const kafka = new Kafka({ brokers: bootstrap.split(','), clientId: 'link-test', logLevel: logLevel.NOTHING, retry: { retries: 5, initialRetryTime: 200 } });
+  const producer = kafka.producer({ allowAutoTopicCreation: false });
+  const acknowledged: string[] = [];
+  let connected = false;
+  try {
+    for (let i = 0, failures = 0; !stop() && i < 200_000 && failures < 200;) {
+      const partition = (i / 20) % partitions;
+      const messages = Array.from({ length: 20 }, (_, j) => ({ key: `k${(i + j) % 7}`, value: `v${i + j}`, partition, headers: { h: `h${i + j}` } }));
+      try {
+        if (!connected) { await producer.connect(); connected = true; }
+        await producer.send({ topic, messages, acks: -1 });
+        for (const m of messages) acknowledged.push(m.value);
+        i += 20;
+        await sleep(20);
+      } catch {
+        failures++;
+        await sleep(300);
+      }
+    }
+  } finally {
+    await producer.disconnect().catch(() => {});
+  }
+  return acknowledged;
+}
+
+/** Each partition's high watermark (ListOffsets latest). */
+export async function ends(bootstrap: string, topic: string, partitions: number): Promise<number[]> {
+  const client = new ClusterClient({ bootstrap });
+  try {
+    const all = Array.from({ length: partitions }, (_, partition) => ({ topic, partition }));
+    const m = await listOffsets(client, all, -1n);
+    return all.map((r) => Number(m.get(partitionKey(topic, r.partition)) ?? -1n));
+  } finally {
+    client.close();
+  }
+}
+
+/** Records as `offset|timestamp|key|value|headers`, to compare two clusters' partitions. */
+export const view = (records: readonly FetchedRecord[]): string[] =>
+  records.map((r) => `${r.offset}|${r.timestamp}|${r.key?.toString()}|${r.value?.toString()}|${r.headers.map((h) => `${h.key}=${h.value?.toString()}`).join(',')}`);
