@@ -1,5 +1,6 @@
 // Child processes for tests: client programs run to completion, `logline server` as a single node
 // or as the combined broker+controller nodes of a cluster, and their temporary data directories.
+import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -184,5 +185,37 @@ export async function controllerIdOn(port: number): Promise<number> {
     return -1;
   } finally {
     client.close();
+  }
+}
+
+/** A single-node cluster that can be SIGKILLed and started again on the same port and data. */
+export class SingleNodeServer {
+  child: ChildProcess | null = null;
+  readonly dir = tempDataDir();
+  output = '';
+  constructor(readonly port: number) {}
+  get bootstrap(): string { return `127.0.0.1:${this.port}`; }
+  /** Its HTTP listener (http://host:port) as its latest start logged it. */
+  get http(): string {
+    const all = [...this.output.matchAll(/http listening on (http:\/\/[^\s]+)/g)];
+    assert.ok(all.length > 0, 'the node logged its HTTP listener');
+    return all.at(-1)![1]!;
+  }
+  async start(): Promise<void> {
+    const child = spawn(process.execPath, ['bin/logline.js', 'server', '--data-dir', this.dir, '--listeners', `PLAINTEXT://127.0.0.1:${this.port}`,
+      '--set', 'http.listener=127.0.0.1:0', '--set', 'schema.registry.listener=127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    this.child = child;
+    let out = '';
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`server on ${this.port} did not start: ${out}`)), 60_000);
+      const onData = (d: Buffer) => { out += d; this.output += d; if (/listening on PLAINTEXT/.test(out)) { clearTimeout(timer); resolve(); } };
+      child.stdout!.on('data', onData);
+      child.stderr!.on('data', onData);
+      child.once('exit', (code) => { clearTimeout(timer); if (!/listening/.test(out)) reject(new Error(`server exited ${code}: ${out}`)); });
+    });
+  }
+  async kill(): Promise<void> {
+    if (this.child !== null) await killProcess(this.child);
+    this.child = null;
   }
 }

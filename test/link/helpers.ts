@@ -1,45 +1,14 @@
-// Shared by the link tests: a restartable single-node `logline server` process, the CLI, a
+// Shared by the link tests: a restartable single-node `logline server` process (process-helpers'), the CLI, a
 // continuous kafkajs producer, partition ends, and records as comparable strings.
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { Kafka, logLevel } from 'kafkajs';
 import { ClusterClient, listOffsets, type FetchedRecord } from '../../src/client/index.js';
 import { partitionKey } from '../../src/util/index.js';
-import { killProcess, runProcess, tempDataDir } from '../broker/process-helpers.js';
+import { runProcess } from '../broker/process-helpers.js';
+export { SingleNodeServer as Node } from '../broker/process-helpers.js';
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** A single-node cluster that can be SIGKILLed and started again on the same port and data. */
-export class Node {
-  child: ChildProcess | null = null;
-  readonly dir = tempDataDir();
-  output = '';
-  constructor(readonly port: number) {}
-  get bootstrap(): string { return `127.0.0.1:${this.port}`; }
-  /** Its HTTP listener (http://host:port) as its latest start logged it. */
-  get http(): string {
-    const all = [...this.output.matchAll(/http listening on (http:\/\/[^\s]+)/g)];
-    assert.ok(all.length > 0, 'the node logged its HTTP listener');
-    return all.at(-1)![1]!;
-  }
-  async start(): Promise<void> {
-    const child = spawn(process.execPath, ['bin/logline.js', 'server', '--data-dir', this.dir, '--listeners', `PLAINTEXT://127.0.0.1:${this.port}`,
-      '--set', 'http.listener=127.0.0.1:0', '--set', 'schema.registry.listener=127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'pipe'] });
-    this.child = child;
-    let out = '';
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`server on ${this.port} did not start: ${out}`)), 60_000);
-      const onData = (d: Buffer) => { out += d; this.output += d; if (/listening on PLAINTEXT/.test(out)) { clearTimeout(timer); resolve(); } };
-      child.stdout!.on('data', onData);
-      child.stderr!.on('data', onData);
-      child.once('exit', (code) => { clearTimeout(timer); if (!/listening/.test(out)) reject(new Error(`server exited ${code}: ${out}`)); });
-    });
-  }
-  async kill(): Promise<void> {
-    if (this.child !== null) await killProcess(this.child);
-    this.child = null;
-  }
-}
 
 /** `logline ARGS`, which must exit 0; its stdout. */
 export async function cli(args: string[]): Promise<string> {

@@ -4,42 +4,16 @@
 // LOGLINE_MIRROR_KILL_ROUNDS sets how many times each is killed (1 in the suite).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { Kafka, logLevel } from 'kafkajs';
 import { ClusterClient } from '../../src/client/index.js';
 import { parseProperties } from '../../src/config/index.js';
 import { MirrorEngine, parseMirrorConfig } from '../../src/mirror/index.js';
 import { ApiKey } from '../../src/protocol/index.js';
-import { killProcess, tempDataDir } from '../broker/process-helpers.js';
+import { SingleNodeServer as Node } from '../broker/process-helpers.js';
 import { eventually, freePort, readAll } from './helpers.js';
 
 const ROUNDS = Number(process.env.LOGLINE_MIRROR_KILL_ROUNDS ?? '1');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** A single-node cluster that can be SIGKILLed and started again on the same port and data. */
-class Node {
-  child: ChildProcess | null = null;
-  readonly dir = tempDataDir();
-  constructor(readonly port: number) {}
-  get bootstrap(): string { return `127.0.0.1:${this.port}`; }
-  async start(): Promise<void> {
-    const child = spawn(process.execPath, ['bin/logline.js', 'server', '--data-dir', this.dir, '--listeners', `PLAINTEXT://127.0.0.1:${this.port}`,
-      '--set', 'http.listener=127.0.0.1:0', '--set', 'schema.registry.listener=127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'pipe'] });
-    this.child = child;
-    let out = '';
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`server on ${this.port} did not start: ${out}`)), 30_000);
-      const onData = (d: Buffer) => { out += d; if (/listening on PLAINTEXT/.test(out)) { clearTimeout(timer); resolve(); } };
-      child.stdout!.on('data', onData);
-      child.stderr!.on('data', onData);
-      child.once('exit', (code) => { clearTimeout(timer); if (!/listening/.test(out)) reject(new Error(`server exited ${code}: ${out}`)); });
-    });
-  }
-  async kill(): Promise<void> {
-    if (this.child !== null) await killProcess(this.child);
-    this.child = null;
-  }
-}
 
 /** Writes 20-record sends to each partition in turn until stopped; a failed send is retried (so A may hold it twice). */
 async function produceUntil(bootstrap: string, topic: string, stop: () => boolean): Promise<string[]> {
