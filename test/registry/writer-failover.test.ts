@@ -98,9 +98,15 @@ test('three processes: the writer\'s node is SIGKILLed during registrations thro
     await startClusterNodeProcess(writer, voters, sets(writer));
     for (const n of nodes) {
       for (const [i, id] of acked) {
-        const found = await until(30_000, `node ${n.id} finds schema ${i}`, async () => {
+        // Generous: the restarted node replays `_schemas` from its own replica while CI runs other
+        // tests beside it. A failure says what the node last answered and ends with its log.
+        let last = '';
+        const found = await until(60_000, `node ${n.id} finds schema ${i}`, async () => {
           const res = await call(urlOf(n), 'POST', `/subjects/s${i % 3}`, { schema: schemaOf(i) });
+          last = `${res.status} ${JSON.stringify(res.json)}`;
           return res.status === 200 ? res.json : undefined;
+        }).catch((e: unknown) => {
+          throw new Error(`${e instanceof Error ? e.message : String(e)}; last answer: ${last}; node ${n.id}'s log ends: ${n.log.slice(-4000)}`);
         });
         assert.equal(found.id, id, `node ${n.id}: schema ${i}`);
       }
