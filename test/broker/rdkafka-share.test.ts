@@ -86,7 +86,11 @@ test('two share consumers split one single-partition topic: each record accepted
       await a.waitFor('both consumers to open a share session', () => server.broker!.share.sessions.size >= 2, 30_000);
       await produce(server, 'split', values(200));
       await a.waitFor('both consumers to get records, together all 200', () => new Set([...a.records, ...b.records].map((r) => r.offset)).size >= 200 && a.records.length > 0 && b.records.length > 0, 60_000)
-        .catch((e: Error) => { throw new Error(`${e.message}; a got ${a.records.length}, b got ${b.records.length}; b printed: ${b.lines.slice(-5).join(' | ')}`); });
+        .catch(async (e: Error) => {
+          // What the group looked like when one consumer got nothing (seen once in CI: b got none of 200).
+          const group = await describeShareGroup(admin, 'g-split').then((g) => JSON.stringify(g.members.map((m) => m.assignment.topicPartitions)), () => 'not described');
+          throw new Error(`${e.message}; a got ${a.records.length}, b got ${b.records.length}; members ${group}; b printed: ${b.lines.slice(-20).join(' | ')}`);
+        });
       const c = await admin.any();
       const described = await describeShareGroup(admin, 'g-split');
       assert.equal(described.errorCode, 0);
