@@ -78,3 +78,80 @@ test('a ShareFetch carrying acknowledgements writes the share-partition state on
   assert.deepEqual(writes[3], { startOffset: 12, stateBatches: [] });
   manager.close();
 });
+
+/**
+ * A partition whose log grows when the test appends, a clock the test moves and a scheduler it
+ * fires: what a waiting ShareFetch does when it is woken.
+ */
+function growingSetup() {
+  let log = Buffer.alloc(0);
+  let nowMs = 1000;
+  const timers: { at: number; fn: () => void; cancelled: boolean }[] = [];
+  const appendWaits: (() => void)[] = [];
+  const readFrom = (offset: number) => {
+    const from = [...iterateBatches(log)].find((b) => b.lastOffset >= offset);
+    return from ? log.subarray(from.offset) : null;
+  };
+  const manager = new SharePartitionManager({
+    clock: { nowMs: () => nowMs },
+    scheduler: { schedule: (ms, fn) => { const t = { at: nowMs + ms, fn, cancelled: false }; timers.push(t); return { cancel() { t.cancelled = true; } }; } },
+    warn: () => {},
+    settings: () => settings,
+    deadLetters: { write: async () => ErrorCode.NONE },
+    persister: { read: async () => ({ errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION }), initialize: async () => ErrorCode.NONE, write: async () => ErrorCode.NONE },
+    log: {
+      leaderEpoch: () => 0,
+      bounds: () => ({ logStartOffset: 0, highWatermark: [...iterateBatches(log)].at(-1)?.lastOffset ?? 0 }),
+      offsetForTimestamp: async () => null,
+      // A read with a wait returns when the log has records at `offset`: now, or at the next append.
+      read: async (_t, _p, offset, _maxBytes, _iso, maxWaitMs) => {
+        let records = readFrom(offset);
+        if (records === null && maxWaitMs > 0) {
+          await new Promise<void>((resolve) => appendWaits.push(resolve));
+          records = readFrom(offset);
+        }
+        return { errorCode: 0, records: records ?? Buffer.alloc(0), abortedTransactions: [] };
+      },
+    },
+  });
+  const append = (baseOffset: number, n: number) => {
+    log = Buffer.concat([log, buildRecordBatchSync({ baseOffset, records: Array.from({ length: n }, (_, i) => ({ value: Buffer.from(`r${baseOffset + i}`) })) })]);
+    for (const w of appendWaits.splice(0)) w();
+  };
+  const advance = (ms: number) => {
+    nowMs += ms;
+    for (const t of timers.splice(0)) if (!t.cancelled && t.at <= nowMs) t.fn(); else if (!t.cancelled) timers.push(t);
+  };
+  return { manager, append, advance };
+}
+
+const settled = async <T>(p: Promise<T>): Promise<boolean> => {
+  let done = false;
+  void p.then(() => { done = true; }, () => { done = true; });
+  for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+  return done;
+};
+
+test('a waiting ShareFetch woken by another member\'s acknowledgement with nothing to acquire keeps waiting, and takes the next append', async () => {
+  const { manager, append, advance } = growingSetup();
+  append(0, 4);
+  const [taken] = await manager.fetch('g', 'm2', [P], OPTS);
+  assert.deepEqual(taken!.acquired, [{ firstOffset: 0, lastOffset: 3, deliveryCount: 1 }]);
+  // m1 finds nothing and waits (500 ms); m2's accept wakes it, but there is still nothing for it.
+  const waiting = manager.fetch('g', 'm1', [P], { ...OPTS, maxWaitMs: 500 });
+  assert.equal(await settled(waiting), false, 'waits: nothing to acquire');
+  assert.equal(await manager.acknowledge('g', 'm2', P, [{ firstOffset: 0, lastOffset: 3, acknowledgeTypes: [1] }]), ErrorCode.NONE);
+  assert.equal(await settled(waiting), false, 'still waiting after a wake-up that found nothing (it used to answer empty at once)');
+  advance(100);
+  append(4, 4);
+  const [got] = await waiting;
+  assert.deepEqual(got!.acquired, [{ firstOffset: 4, lastOffset: 7, deliveryCount: 1 }], 'the append within MaxWaitMs is acquired by the waiting fetch');
+  // With nothing coming, the wait ends at MaxWaitMs, empty.
+  const empty = manager.fetch('g', 'm1', [P], { ...OPTS, maxWaitMs: 500 });
+  assert.equal(await settled(empty), false);
+  advance(499);
+  assert.equal(await settled(empty), false, 'not before MaxWaitMs');
+  advance(1);
+  assert.deepEqual((await empty)[0]!.acquired, []);
+  manager.close();
+});

@@ -260,35 +260,56 @@ export class SharePartitionManager {
 
   /**
    * Acquires records of each partition for `memberId`: reads from the first available offset and
-   * acquires what it can; when nothing could be acquired anywhere, waits once up to `maxWaitMs`
-   * for any of the partitions to have something again (an append, a record released by an
+   * acquires what it can; when nothing could be acquired anywhere, waits up to `maxWaitMs` for any
+   * of the partitions to have something again (an append, a record released by an
    * acknowledgement, a leaving member or an expired lock, room under the in-flight limit) and
-   * tries again.
+   * tries again, until it acquires something or the wait is over. A wake-up that finds nothing
+   * (another member took the records first, or only made room) keeps the fetch waiting, as
+   * Kafka's DelayedShareFetch stays in its purgatory: answering it empty at once would send the
+   * consumer round again while the member whose fetch was parked took every new batch (a
+   * librdkafka consumer got none of 200 records that way, issue 34).
    */
   async fetch(groupId: string, memberId: string, partitions: ShareFetchPartition[], o: { maxBytes: number; maxRecords: number; maxWaitMs: number }): Promise<ShareFetchResult[]> {
     this.stats.fetches++;
     const out = await Promise.all(partitions.map((p) => this.fetchOne(groupId, memberId, p, o.maxBytes, o.maxRecords, p.acknowledgements)));
-    if (o.maxWaitMs <= 0 || partitions.length === 0 || !out.every((r) => r.errorCode === ErrorCode.NONE && r.acquired.length === 0)) return out;
-    await this.waitForAny(groupId, partitions, o.maxWaitMs);
-    // The acknowledgements were applied by the first pass; the second only acquires.
-    const again = await Promise.all(partitions.map((p) => this.fetchOne(groupId, memberId, p, o.maxBytes, o.maxRecords, undefined)));
-    return again.map((r, i) => ({ ...r, acknowledgeErrorCode: out[i]!.acknowledgeErrorCode }));
+    const nothing = (rs: ShareFetchResult[]) => rs.every((r) => r.errorCode === ErrorCode.NONE && r.acquired.length === 0);
+    if (o.maxWaitMs <= 0 || partitions.length === 0 || !nothing(out)) return out;
+    const waiter = new ShareFetchWaiter();
+    const deadline = this.deps.clock.nowMs() + o.maxWaitMs;
+    try {
+      for (;;) {
+        const remaining = deadline - this.deps.clock.nowMs();
+        if (remaining <= 0) return out;
+        await this.waitForAny(groupId, partitions, remaining, waiter);
+        // The acknowledgements were applied by the first pass; the next ones only acquire.
+        const again = await Promise.all(partitions.map((p) => this.fetchOne(groupId, memberId, p, o.maxBytes, o.maxRecords, undefined)));
+        if (!nothing(again) || waiter.timedOut) return again.map((r, i) => ({ ...r, acknowledgeErrorCode: out[i]!.acknowledgeErrorCode }));
+      }
+    } finally {
+      waiter.done();
+    }
   }
 
-  /** Resolves after `maxWaitMs`, or sooner when one of the share-partitions may have records to acquire. */
-  private async waitForAny(groupId: string, partitions: ShareFetchPartition[], maxWaitMs: number): Promise<void> {
+  /**
+   * Resolves after `maxWaitMs`, or sooner when one of the share-partitions may have records to
+   * acquire. One wait on appends per partition per fetch (the log's fetch wait is not cancelled
+   * when something else wakes first), so a fetch woken many times does not pile up waits.
+   */
+  private async waitForAny(groupId: string, partitions: ShareFetchPartition[], maxWaitMs: number, waiter: ShareFetchWaiter): Promise<void> {
     const held = (await Promise.all(partitions.map((p) => this.get(groupId, p)))).filter((h): h is Held => typeof h !== 'number');
-    let wake!: () => void;
-    const woken = new Promise<void>((resolve) => { wake = resolve; });
-    const timer = this.deps.scheduler.schedule(maxWaitMs, wake);
+    const woken = waiter.arm();
+    const timer = this.deps.scheduler.schedule(maxWaitMs, () => waiter.timeout());
     for (const h of held) {
-      h.wakers.add(wake);
-      // Appends wake the fetch purgatory's wait; it is not cancelled when something else wakes first.
-      if (h.sp.canAcquire()) void this.deps.log.read(h.topic, h.key.partition, h.sp.nextFetchOffset(), 1, this.deps.settings(groupId).isolationLevel, maxWaitMs).then(wake, wake);
+      h.wakers.add(waiter.wake);
+      if (h.sp.canAcquire() && !waiter.waitingOnAppends.has(h)) {
+        waiter.waitingOnAppends.add(h);
+        const appended = () => { waiter.waitingOnAppends.delete(h); waiter.wake(); };
+        void this.deps.log.read(h.topic, h.key.partition, h.sp.nextFetchOffset(), 1, this.deps.settings(groupId).isolationLevel, maxWaitMs).then(appended, appended);
+      }
     }
     await woken;
     timer.cancel();
-    for (const h of held) h.wakers.delete(wake);
+    for (const h of held) h.wakers.delete(waiter.wake);
   }
 
   /** Fetches waiting on the share-partition try again: records may be available. */
@@ -493,4 +514,28 @@ export function sliceToAcquired(records: Buffer, acquired: readonly AcquiredRang
     end = b.offset + b.sizeInBytes;
   }
   return start < 0 ? records.subarray(0, 0) : records.subarray(start, end);
+}
+
+/**
+ * One ShareFetch's wait across wake-ups: the current wake, whether its time ran out, and the
+ * partitions it already waits on for appends. A wake while the fetch is trying again (not armed)
+ * is kept, so the next wait returns at once instead of missing it.
+ */
+class ShareFetchWaiter {
+  readonly waitingOnAppends = new Set<object>();
+  timedOut = false;
+  private resolve: (() => void) | null = null;
+  private missed = false;
+  readonly wake = (): void => {
+    const r = this.resolve;
+    this.resolve = null;
+    if (r) r(); else this.missed = true;
+  };
+  arm(): Promise<void> {
+    return new Promise<void>((resolve) => {
+      if (this.timedOut || this.missed) { this.missed = false; resolve(); } else this.resolve = resolve;
+    });
+  }
+  timeout(): void { this.timedOut = true; this.wake(); }
+  done(): void { this.timedOut = true; this.resolve = null; }
 }
