@@ -797,6 +797,14 @@ export class PartitionLog {
   private afterTruncation(): void {
     this.truncations++;
     const leo = this.logEndOffset;
+    // The truncation is made durable before anything that relies on it: the epoch checkpoint written
+    // below, and the next appends (a follower's new batches at these offsets, whose epochs that
+    // checkpoint records). Otherwise a power cut can bring the truncated batches back under a
+    // checkpoint that names the new epoch from their offset, and the next fetch, sent with that
+    // epoch, no longer shows the divergence: the stale batches stay below the high watermark.
+    // Truncations are rare (a leader change), so fsyncing here on the event loop costs little.
+    this.activeSegment.flush();
+    this.fs.syncDir(this.dir);
     this.epochCache.truncateFromEnd(leo);
     this.epochCache.flush();
     this.recoveryPoint = Math.min(this.recoveryPoint, leo);
