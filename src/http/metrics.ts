@@ -380,6 +380,9 @@ function logFlushMetrics(registry: Registry, node: ServerHandle): void {
   if (f === null) return;
   const name = 'kafka_log_logflushstats_logflushrateandtimems';
   collected(registry, name, 'Time of each log flush (fsync), ms.', 'histogram', () => histogramSamples(name, {}, LOG_FLUSH_BUCKETS_MS, f.buckets, f.count, f.sumMs));
+  // Not Kafka beans: flush.messages' grouped fsync rounds (one per log directory at a time), and the logs fsynced in them.
+  collected(registry, 'logline_log_flush_rounds_total', 'Grouped fsync rounds run for flush.messages appends.', 'counter', () => [{ value: f.groupRounds, labels: {} }]);
+  collected(registry, 'logline_log_flush_round_logs_total', 'Partition logs fsynced in grouped flush.messages rounds.', 'counter', () => [{ value: f.groupLogs, labels: {} }]);
 }
 
 /** Every state a group of each protocol can be listed in, so each series exists from the start (at 0). */

@@ -17,6 +17,16 @@ export interface LocalLog {
   /** The first offset on local disk; below it (down to the log start offset) the data is in the remote tier. */
   readonly localLogStartOffset: number;
   readonly logEndOffset: number;
+  /**
+   * What of the log may count toward the high watermark: the log end offset, or less while an
+   * append that flush.messages wants fsynced waits for its fsync (what a power cut could take).
+   */
+  readonly durableEndOffset: number;
+  /**
+   * Resolves once every append so far that flush.messages wants fsynced is (a follower reports
+   * its log end offset to the leader only then); rejects with KAFKA_STORAGE_ERROR when it cannot be.
+   */
+  whenDurable(): Promise<void>;
   /** The storage engine's log, which tiered storage copies from and reads the epochs of; null where there is none. */
   readonly tieredLog: PartitionLog | null;
   /**
@@ -300,12 +310,13 @@ export class Partition {
 
   /**
    * The leader's high watermark: the smallest log end offset over the maximal ISR, the leader's
-   * own included (Kafka's maybeIncrementLeaderHW). A follower that has not fetched in this leader
-   * epoch holds it where it is. It only moves forward.
+   * own included (Kafka's maybeIncrementLeaderHW), where the leader's counts only as far as it is
+   * fsynced when flush.messages asks for that (followers report only fsynced offsets then). A
+   * follower that has not fetched in this leader epoch holds it where it is. It only moves forward.
    */
   maybeAdvanceHighWatermark(): boolean {
     if (!this.isLeader) return false;
-    let hw = this.log.logEndOffset;
+    let hw = this.log.durableEndOffset;
     for (const id of this.maximalIsr) {
       if (id === this.localBrokerId) continue;
       hw = Math.min(hw, this.followers.get(id)?.logEndOffset ?? -1);

@@ -427,6 +427,7 @@ export class ReplicaFetcher {
       return;
     }
     const diverging: { state: FetchState; epoch: number; endOffset: number }[] = [];
+    const appended: FetchState[] = [];
     for (const t of response.responses) {
       for (const pd of t.partitions) {
         const req = sent.get(`${t.topicId}:${pd.partitionIndex}`);
@@ -436,10 +437,27 @@ export class ReplicaFetcher {
         if (req !== undefined && throttledMaxBytes.has(req.state)) this.ports.throttle?.quota.record(pd.records?.length ?? 0, this.ports.clock.nowMs());
         if (req === undefined || !this.holds(req.state) || req.state.truncating || req.state.fetchOffset !== req.fetchOffset) continue;
         await this.onPartitionAnswer(req.state, pd, diverging);
+        if (req.state.fetchOffset !== req.fetchOffset) appended.push(req.state);
       }
     }
+    // flush.messages: the next Fetch reports these log end offsets to the leader, which counts them
+    // toward its high watermark, so they must be fsynced first. One grouped round of the log
+    // directory covers every partition of this answer (and the other fetchers' answers meanwhile).
+    if (appended.length > 0) await this.awaitDurable(appended);
     for (const d of diverging) {
       if (this.holds(d.state)) this.truncate(d.state, offsetTruncationState(d.state.partition.log, d.state.fetchOffset, d.epoch, d.endOffset));
+    }
+  }
+
+  private async awaitDurable(states: FetchState[]): Promise<void> {
+    const results = await Promise.allSettled(states.map((s) => s.partition.log.whenDurable()));
+    for (let i = 0; i < states.length; i++) {
+      const r = results[i]!;
+      // A partition removed meanwhile (its log deleted or closed) is no longer this fetcher's.
+      if (r.status === 'fulfilled' || this.closing || !this.holds(states[i]!)) continue;
+      const err = r.reason as unknown;
+      if (err instanceof StorageError && err.kind === 'KAFKA_STORAGE_ERROR') this.fail(states[i]!, err.message);
+      else throw err;
     }
   }
 

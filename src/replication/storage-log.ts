@@ -11,6 +11,8 @@ export class StorageLog implements LocalLog {
   get localLogStartOffset(): number { return this.log.localLogStartOffset; }
   get tieredLog(): PartitionLog { return this.log; }
   get logEndOffset(): number { return this.log.logEndOffset; }
+  get durableEndOffset(): number { return this.log.durableEndOffset; }
+  whenDurable(): Promise<void> { return this.log.whenDurable(); }
   appendAsLeader(records: Buffer, leaderEpoch: number, origin?: AppendOrigin, check?: RecordCheck | null, current?: (() => boolean) | null): Promise<AppendResult> {
     return this.log.appendAsLeader(records, leaderEpoch, origin, check, current);
   }

@@ -11,6 +11,9 @@ export class LogFlushStats {
   readonly buckets = new Float64Array(LOG_FLUSH_BUCKETS_MS.length + 1);
   count = 0;
   sumMs = 0;
+  /** Grouped fsync rounds for flush.messages (LogFlusher), and the logs fsynced in them. */
+  groupRounds = 0;
+  groupLogs = 0;
 
   record(ms: number): void {
     this.count++;

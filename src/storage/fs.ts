@@ -20,7 +20,7 @@ export interface FileHandle {
   /** fsync: after it returns, the file's bytes survive a power cut. */
   sync(): void;
   /**
-   * fsync off the event loop on this descriptor: what was written before the call survives a power
+   * fdatasync off the event loop on this descriptor: what was written before the call survives a power
    * cut once it resolves. One thread-pool round trip (syncFileAsync takes three: open, fsync,
    * close); close() during it keeps the descriptor until it is done, so it is never reused under it.
    */
@@ -102,7 +102,9 @@ class NodeFileHandle implements FileHandle {
     const fd = this.fd;
     if (fd < 0) return Promise.reject(Object.assign(new Error(`EBADF: fsync '${this.path}'`), { code: 'EBADF' }));
     this.syncsInFlight++;
-    return new Promise((resolve, reject) => nodeFs.fsync(fd, (err) => {
+    // fdatasync: the data and the size (what a read needs), not the timestamps; one journal commit
+    // less per call, which the grouped flush.messages rounds pay per dirty file.
+    return new Promise((resolve, reject) => nodeFs.fdatasync(fd, (err) => {
       this.syncsInFlight--;
       if (this.syncsInFlight === 0 && this.closeAfterSyncs >= 0) {
         nodeFs.closeSync(this.closeAfterSyncs);

@@ -15,6 +15,7 @@ export {
 } from './checkpoint.js';
 export { cleanLog, firstUncleanableOffset, type CleanResult } from './cleaner.js';
 export { LogFlushStats, LOG_FLUSH_BUCKETS_MS } from './flush-stats.js';
+export { LogFlusher } from './group-flush.js';
 export { LogManager, type LogManagerOptions } from './log-manager.js';
 export { META_PROPERTIES, randomUuid, isUuid, readMetaProperties, writeMetaProperties, type MetaProperties } from './meta-properties.js';
 export { logDirName, parseLogDirName } from './log-dir-name.js';

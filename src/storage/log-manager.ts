@@ -14,6 +14,7 @@ import { FileCache, type FileSystem } from './fs.js';
 import type { LogConfig } from './config.js';
 import { PartitionLog } from './partition-log.js';
 import { LogFlushStats } from './flush-stats.js';
+import { LogFlusher } from './group-flush.js';
 import { cleanLog } from './cleaner.js';
 import { logDirName, parseLogDirName } from './log-dir-name.js';
 import { randomUuid, readMetaProperties, writeMetaProperties, type MetaProperties } from './meta-properties.js';
@@ -61,6 +62,8 @@ export class LogManager {
   readonly logs = new Map<string, PartitionLog>();
   /** Every partition log's fsync times (Kafka's LogFlushStats); the metadata log's store counts here too. */
   readonly flushStats = new LogFlushStats();
+  /** The directory's grouped fsync rounds for flush.messages (one for all its logs). */
+  readonly flusher = new LogFlusher(this.flushStats);
   offline: Error | null = null;
   readonly hadCleanShutdown: boolean;
   private readonly recoveryPoints: Map<string, number>;
@@ -179,6 +182,7 @@ export class LogManager {
     log.cleanerCheckpoint = Math.max(log.logStartOffset, this.cleanerOffsets.get(key) ?? 0);
     log.onOffline = (e) => this.takeOffline(e);
     log.flushStats = this.flushStats;
+    log.flusher = this.flusher;
     if ((this.o.writebackBytes ?? 0) > 0) log.writeback = { bytes: this.o.writebackBytes!, request: (l) => this.requestWriteback(l) };
     if (topicId && created) {
       this.metadataToWrite.set(key, { log, topicId });

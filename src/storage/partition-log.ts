@@ -15,6 +15,7 @@ import { StorageError, ioErrorCode, recordValidationError, type RecordError } fr
 import type { FileCache, FileHandle } from './fs.js';
 import type { LogConfig } from './config.js';
 import type { LogFlushStats } from './flush-stats.js';
+import { LogFlusher } from './group-flush.js';
 import { LeaderEpochCache } from './epoch-cache.js';
 import { ProducerStateManager, type MarkerInfo } from './producer-state.js';
 import type { AbortedTxn } from './indexes.js';
@@ -75,6 +76,13 @@ export class PartitionLog {
   lastFlushMs: number;
   recovery: RecoveryReport = { segmentsScanned: 0, batchesScanned: 0, bytesTruncated: 0, segmentsDropped: 0 };
   private unflushedMessages = 0;
+  /**
+   * flush.messages: the log end offset the last append that must be durable reached; until the
+   * recovery point passes it, what lies past the recovery point is not yet acknowledged.
+   */
+  private durableWanted = 0;
+  /** Where flush.messages appends have their grouped fsyncs (the LogManager's, one per log directory). */
+  flusher: LogFlusher | null = null;
   private rolledFlushes: Promise<void> = Promise.resolve();
   /** A roll created a segment file whose directory entry flush() has not fsynced yet. */
   private dirUnsynced = false;
@@ -113,6 +121,26 @@ export class PartitionLog {
   get activeSegment(): LogSegment { return this.segments[this.segments.length - 1]!; }
   get logEndOffset(): number { return this.activeSegment.nextOffset; }
   get size(): number { let n = 0; for (const s of this.segments) n += s.size; return n; }
+
+  /**
+   * The end of what may be acknowledged and count toward the high watermark: the log end offset,
+   * except while an append that flush.messages says must be durable waits for its fsync, then the
+   * recovery point (everything below it is fsynced).
+   */
+  get durableEndOffset(): number { return this.durableWanted > this.recoveryPoint ? this.recoveryPoint : this.logEndOffset; }
+
+  /**
+   * Resolves once everything below `offset` (by default: every append so far that flush.messages
+   * wants durable) is fsynced, through the log directory's grouped fsync rounds. Rejects with
+   * KAFKA_STORAGE_ERROR when the log went offline or was deleted first.
+   */
+  async whenDurable(offset = this.durableWanted): Promise<void> {
+    while (this.recoveryPoint < Math.min(offset, this.durableWanted)) {
+      if (this.closed) throw new StorageError('KAFKA_STORAGE_ERROR', `log ${this.name} closed before offset ${offset} was fsynced`);
+      if (this.offlineCause) throw new StorageError('KAFKA_STORAGE_ERROR', `log ${this.name} is offline: ${this.offlineCause.message}`);
+      await (this.flusher ??= new LogFlusher()).request(this);
+    }
+  }
 
   /**
    * The first offset held on local disk (Kafka's localLogStartOffset). Without tiering it is the log
@@ -337,10 +365,13 @@ export class PartitionLog {
     if (this.config.messageTimestampType !== 'LogAppendTime' && this.timestampOutOfRange(views, now)) {
       throw await this.timestampRecordErrors(views, now);
     }
-    return this.mutate(() => {
+    const info = this.mutate(() => {
       if (current !== null && !current()) throw new StorageError('NOT_LEADER_OR_FOLLOWER', `${this.name}: no longer led at leader epoch ${leaderEpoch}`);
       return this.appendValidated(records, views, leaderEpoch, now);
     });
+    // flush.messages: acknowledged only once fsynced (a retried batch too: its first append may still wait).
+    if (this.recoveryPoint < Math.min(info.lastOffset + 1, this.durableWanted)) await this.whenDurable(info.lastOffset + 1);
+    return info;
   }
 
   /**
@@ -447,8 +478,11 @@ export class PartitionLog {
     for (const v of views) count += v.recordCount;
     this.unflushedMessages += count;
     this.bytesSinceFlush += records.length;
-    if (this.unflushedMessages >= this.config.flushMessages) this.flush();
-    else if (this.writeback !== null && this.bytesSinceFlush >= this.writeback.bytes) this.writeback.request(this);
+    if (this.unflushedMessages >= this.config.flushMessages) {
+      // Not fsynced here, on the event loop: the caller awaits whenDurable(), which joins this log
+      // to the next grouped fsync round of its log directory.
+      this.durableWanted = this.logEndOffset;
+    } else if (this.writeback !== null && this.bytesSinceFlush >= this.writeback.bytes) this.writeback.request(this);
     return { firstOffset: first.baseOffset, lastOffset: last.lastOffset, logAppendTimeMs: -1, duplicate: false, recordCount: count, bytes: records.length };
   }
 
@@ -544,6 +578,9 @@ export class PartitionLog {
    * a segment deleted meanwhile only keeps the recovery point where it is.
    */
   flushAsync(): Promise<void> {
+    // Closed (flushed by close()) or deleted (its files renamed away: reopening one would fail and
+    // take the whole directory offline). A flush.messages append waiting for it fails in whenDurable.
+    if (this.closed) return Promise.resolve();
     let start: { end: number; truncations: number; messages: number; handles: FileHandle[] };
     try {
       start = this.guard(() => {
@@ -760,9 +797,18 @@ export class PartitionLog {
   private afterTruncation(): void {
     this.truncations++;
     const leo = this.logEndOffset;
+    // The truncation is made durable before anything that relies on it: the epoch checkpoint written
+    // below, and the next appends (a follower's new batches at these offsets, whose epochs that
+    // checkpoint records). Otherwise a power cut can bring the truncated batches back under a
+    // checkpoint that names the new epoch from their offset, and the next fetch, sent with that
+    // epoch, no longer shows the divergence: the stale batches stay below the high watermark.
+    // Truncations are rare (a leader change), so fsyncing here on the event loop costs little.
+    this.activeSegment.flush();
+    this.fs.syncDir(this.dir);
     this.epochCache.truncateFromEnd(leo);
     this.epochCache.flush();
     this.recoveryPoint = Math.min(this.recoveryPoint, leo);
+    this.durableWanted = Math.min(this.durableWanted, leo);
     this.highWatermark = Math.min(this.highWatermark, leo);
     this.cleanerCheckpoint = Math.min(this.cleanerCheckpoint, leo);
     this.rebuildProducerState(leo);

@@ -15,7 +15,12 @@
 // crashes only while the others are up and hold every acknowledged record (one failure at a time:
 // min.insync.replicas - 1 with RF 3 and min.insync.replicas 2); cuts and controller faults are
 // unrestricted. A producer writes acks=all and acks=1; a consumer reads each partition up to the
-// high watermark.
+// high watermark. With `allNodesPowerLoss` (issue 33), every broker also loses power at the same
+// moment once per seed (each disk keeps what was fsynced and a random part of the rest) and all
+// restart: with flush.messages=1 the invariants below go on checking every batch acknowledged or
+// read before it; without, what the first leader after it lacks is counted, not failed, and the
+// checks start again from what the cluster kept. (The controller nodes' own crashes are the Raft
+// sim's, which fsyncs before acknowledging.)
 //
 // Invariants, after every step:
 //  1. a batch acknowledged with acks=all is in the log of every later leader (a leader at that
@@ -68,6 +73,14 @@ export interface ReplicationSimOptions {
   readonly bug?: ReplicationBug;
   /** Whether the Raft sim's faults hit the controller nodes (by default, half the seeds). */
   readonly controllerFaults?: boolean;
+  /**
+   * Correlated power loss (issue 33): once during the faulty phase every broker loses power at
+   * the same moment (each disk keeps what was fsynced and a random part of the rest), then all
+   * restart. Off by default (the seeds' schedules stay what they were).
+   */
+  readonly allNodesPowerLoss?: boolean;
+  /** flush.messages of the topic's logs; by default drawn per seed from 1, 4 and none. */
+  readonly flushMessages?: number;
 }
 
 export interface ReplicationSimStats extends ControllerNodeStats {
@@ -88,6 +101,14 @@ export interface ReplicationSimStats extends ControllerNodeStats {
   lostRequests: number;
   /** Acknowledged batches checked against a leader's log. */
   checkedBatches: number;
+  /** All-nodes power losses (allNodesPowerLoss). */
+  allNodesPowerLosses: number;
+  /** Batches acknowledged with acks=all before a power loss of all nodes: in the first leader's log after it, or not. */
+  ackedKeptAfterPowerLoss: number;
+  ackedLostAfterPowerLoss: number;
+  /** The same for batches a consumer read below a high watermark. */
+  readKeptAfterPowerLoss: number;
+  readLostAfterPowerLoss: number;
 }
 
 export interface ReplicationSimResult {
@@ -126,6 +147,8 @@ interface Seen {
   readonly crc: number;
   readonly epoch: number;
   readonly how: string;
+  /** Acknowledged to a producer (else read by a consumer). */
+  readonly acked: boolean;
 }
 
 /** A running broker process: its storage, replica manager, fetchers, ISR channel and metadata. */
@@ -174,7 +197,7 @@ export function runReplicationSeed(options: ReplicationSimOptions): Promise<Repl
     const sim = new Simulation({
       ...(controllerFaults ? {} : { schedule: [] }),
       seed: options.seed, chaosMs: options.chaosMs ?? 8000, livenessMs: options.livenessMs ?? 20_000, traceLength: options.traceLength ?? 120,
-      host: (control) => (host = new ReplicationHost(control, options.bug)),
+      host: (control) => (host = new ReplicationHost(control, options)),
     });
     const r = await sim.runAsync();
     const h = host!;
@@ -310,11 +333,20 @@ class ReplicationHost extends ControllerNodesHost<ReplicationSimStats> {
   private readonly crashRng: Prng;
   private readonly writebackBytes: number;
 
-  constructor(sim: SimControl, bug: ReplicationBug | undefined) {
+  /**
+   * After an all-nodes power loss: the batches acknowledged or read before it, per partition, to
+   * count against the first leader's log after it; and each broker's life at the loss.
+   */
+  private readonly preLoss = new Map<number, Seen[]>();
+  private lifeAtLoss: number[] | null = null;
+
+  constructor(sim: SimControl, options: ReplicationSimOptions) {
+    const bug = options.bug;
     super(sim, undefined, {
       activations: 0, notController: 0, fenced: 0, imagesCompared: 0, stagedCompared: 0, registrations: 0, heartbeats: 0, brokerCrashes: 0,
       brokerCuts: 0, producedAcksAll: 0, producedAcks1: 0, acknowledgedAcksAll: 0, notEnoughReplicas: 0, consumedBatches: 0, leaderChanges: 0,
       isrChanges: 0, uncleanElections: 0, truncations: 0, fetchRequests: 0, lostRequests: 0, checkedBatches: 0,
+      allNodesPowerLosses: 0, ackedKeptAfterPowerLoss: 0, ackedLostAfterPowerLoss: 0, readKeptAfterPowerLoss: 0, readLostAfterPowerLoss: 0,
     });
     this.unclean = bug === 'unclean-election';
     this.replicationBug = bug;
@@ -324,7 +356,8 @@ class ReplicationHost extends ControllerNodesHost<ReplicationSimStats> {
     // stream so every seed's schedule is what it was before write-back existed.
     const writeback = new Prng(this.crashRng.seed ^ 0x9e3779b9);
     this.writebackBytes = writeback.next() < 0.5 ? 0 : [128, 512, 2048][writeback.int(3)]!;
-    const flush = [1, 4, Number.MAX_SAFE_INTEGER][this.rng.int(3)]!;
+    const drawnFlush = [1, 4, Number.MAX_SAFE_INTEGER][this.rng.int(3)]!;
+    const flush = options.flushMessages ?? drawnFlush;
     this.logConfig = logConfig({ flushMessages: flush, segmentBytes: [4096, 1 << 20][this.rng.int(2)]!, segmentIndexBytes: 8192, indexIntervalBytes: 256 });
     this.partitions = 1 + this.rng.int(2);
     // Mostly three brokers (every broker holds every partition); sometimes four or five.
@@ -342,10 +375,17 @@ class ReplicationHost extends ControllerNodesHost<ReplicationSimStats> {
     this.at(500, () => this.chaosTick());
     this.at(400, () => this.produceTick());
     this.at(500, () => this.consumeTick());
+    if (options.allNodesPowerLoss === true) {
+      // Its own stream, so the rest of the schedule up to the loss is the seed's usual one.
+      this.powerLossRng = new Prng(this.crashRng.seed ^ 0x2545f491);
+      const chaosMs = options.chaosMs ?? 8000;
+      this.at(2000 + this.powerLossRng.int(Math.max(1, chaosMs - 3000)), () => this.allNodesPowerLoss());
+    }
     sim.record(`${brokerCount} brokers, ${this.partitions} partition(s) of ${TOPIC} (RF ${REPLICATION_FACTOR}, min.insync.replicas ${MIN_INSYNC_REPLICAS}), flush.messages ${flush}${bug ? `, bug ${bug}` : ''}`);
   }
 
   private readonly replicationBug: ReplicationBug | undefined;
+  private powerLossRng: Prng | null = null;
 
   protected clientNames(): string[] {
     return this.brokers.map((b) => `b${b.id}`);
@@ -806,7 +846,7 @@ class ReplicationHost extends ControllerNodesHost<ReplicationSimStats> {
           if (r.errorCode !== ErrorCode.NONE || acks !== -1) return;
           this.stats.acknowledgedAcksAll++;
           const baseOffset = Number(r.baseOffset);
-          this.observe(partition, { baseOffset, lastOffset: baseOffset + count - 1, crc, epoch, how: `acked by b${b.id} in epoch ${epoch}` });
+          this.observe(partition, { baseOffset, lastOffset: baseOffset + count - 1, crc, epoch, how: `acked by b${b.id} in epoch ${epoch}`, acked: true });
           if (this.healed) this.finalAcked.add(partition);
         });
       }, (e: unknown) => proc.alive && this.fail(`b${b.id} produce threw: ${e instanceof Error ? e.stack : String(e)}`));
@@ -841,7 +881,7 @@ class ReplicationHost extends ControllerNodesHost<ReplicationSimStats> {
             const baseOffset = Number(r.records.readBigInt64BE(pos + BatchHeaderAt.BaseOffset));
             const lastOffset = baseOffset + r.records.readInt32BE(pos + BatchHeaderAt.LastOffsetDelta);
             this.stats.consumedBatches++;
-            this.observe(partition, { baseOffset, lastOffset, crc: r.records.readUInt32BE(pos + BatchHeaderAt.Crc), epoch, how: `read from b${b.id} in epoch ${epoch} below its high watermark ${r.highWatermark}` });
+            this.observe(partition, { baseOffset, lastOffset, crc: r.records.readUInt32BE(pos + BatchHeaderAt.Crc), epoch, how: `read from b${b.id} in epoch ${epoch} below its high watermark ${r.highWatermark}`, acked: false });
             next = lastOffset + 1;
             pos += LOG_OVERHEAD_BYTES + len;
           }
@@ -887,6 +927,7 @@ class ReplicationHost extends ControllerNodesHost<ReplicationSimStats> {
         const hw = this.hwOf.get(hwKey) ?? -1;
         if (p.highWatermark < hw) this.violation(`${TOPIC}-${p.index}: leader b${b.id}'s high watermark went back from ${hw} to ${p.highWatermark} in epoch ${p.leaderEpoch}`);
         this.hwOf.set(hwKey, p.highWatermark);
+        this.countAfterPowerLoss(b, proc, p);
         this.verifyLeaderLog(b, proc, p);
         this.verifyIsrLogs(b, proc, p);
       }
@@ -950,7 +991,62 @@ class ReplicationHost extends ControllerNodesHost<ReplicationSimStats> {
     }
   }
 
+  /**
+   * The first leader of a partition started after an all-nodes power loss: which of the batches
+   * acknowledged or read before the loss its log still has (at the same offset, same CRC).
+   */
+  private countAfterPowerLoss(b: SimBroker, proc: BrokerProcess, p: Partition): void {
+    const before = this.preLoss.get(p.index);
+    if (before === undefined || this.lifeAtLoss === null || proc.life <= this.lifeAtLoss[b.id - 1]!) return;
+    this.preLoss.delete(p.index);
+    const log = (p.log as StorageLog).log;
+    let lost = 0;
+    for (const s of before) {
+      const bytes = s.baseOffset >= log.logStartOffset && s.lastOffset < log.logEndOffset ? log.read(s.baseOffset, 1, log.logEndOffset) : Buffer.alloc(0);
+      const kept = bytes.length >= LOG_OVERHEAD_BYTES && Number(bytes.readBigInt64BE(BatchHeaderAt.BaseOffset)) === s.baseOffset && bytes.readUInt32BE(BatchHeaderAt.Crc) === s.crc;
+      if (!kept) lost++;
+      if (s.acked) kept ? this.stats.ackedKeptAfterPowerLoss++ : this.stats.ackedLostAfterPowerLoss++;
+      else kept ? this.stats.readKeptAfterPowerLoss++ : this.stats.readLostAfterPowerLoss++;
+    }
+    this.sim.record(`after the power loss b${b.id} leads ${TOPIC}-${p.index} in epoch ${p.leaderEpoch} (log end ${log.logEndOffset}): ${before.length - lost} of ${before.length} batches acknowledged or read before it kept`);
+  }
+
   // ---- Faults -------------------------------------------------------------------------------------
+
+  /**
+   * Every broker loses power at once (its disk keeps what was fsynced and a random part of the
+   * rest) and restarts a little later. With flush.messages=1 nothing acknowledged or read may be
+   * lost, and the invariants go on checking every batch. Without it, losses are what the setting
+   * allows: they are counted, and the checks start again from what the cluster kept.
+   */
+  private allNodesPowerLoss(): void {
+    if (this.healed) return;
+    const now = this.sim.nowMs();
+    // Once the topic exists and has had some writes acknowledged.
+    if (!this.topicCreated || this.seen.size === 0) {
+      this.at(now + 250, () => this.allNodesPowerLoss());
+      return;
+    }
+    for (const b of this.brokers) {
+      if (b.proc !== null) this.kill(b);
+      this.recovering.add(b.id);
+      b.state = 'down';
+      b.inflight = false;
+      b.restartAtMs = now + 100 + this.powerLossRng!.int(1500);
+    }
+    this.stats.allNodesPowerLosses++;
+    this.lifeAtLoss = this.brokers.map((b) => b.life);
+    const durable = this.logConfig.flushMessages === 1;
+    for (const [partition, seen] of this.seen) {
+      this.preLoss.set(partition, [...seen.list]);
+      if (!durable) {
+        // What was lost is not held against the leaders after the loss; the consumer starts over.
+        this.seen.set(partition, { list: [], byOffset: new Map() });
+        this.consumerPosition.set(partition, 0);
+      }
+    }
+    this.sim.record(`ALL BROKERS LOSE POWER (flush.messages ${this.logConfig.flushMessages}); back at ${this.brokers.map((b) => `b${b.id}@${b.restartAtMs}`).join(' ')}`);
+  }
 
   /**
    * Whether every other replica of the partitions `b` holds runs, is unfenced and in the ISR the
