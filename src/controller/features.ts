@@ -3,7 +3,7 @@
 // level. The finalized levels themselves live in the metadata image (features sub-image).
 import { ErrorCode } from '../protocol/index.js';
 import {
-  METADATA_VERSION_FEATURE, SHARE_VERSION_FEATURE, SUPPORTED_FEATURES, TRANSACTION_VERSION_FEATURE, metadataRecord,
+  ELIGIBLE_LEADER_REPLICAS_VERSION_FEATURE, METADATA_VERSION_FEATURE, SHARE_VERSION_FEATURE, SUPPORTED_FEATURES, TRANSACTION_VERSION_FEATURE, metadataRecord,
   type FeatureSupport, type MetadataImage, type MetadataRecordOf,
 } from '../metadata/index.js';
 
@@ -63,6 +63,8 @@ export function defaultFeatureLevel(name: string, metadataVersion: number): numb
     case TRANSACTION_VERSION_FEATURE: return metadataVersion >= 24 ? 2 : 0;
     // Kafka ties share.version 1 to 4.1's metadata versions; the latest level known here stands for them.
     case SHARE_VERSION_FEATURE: return metadataVersion >= METADATA_VERSION_LATEST ? 1 : 0;
+    // Kafka 4.1 turns eligible leader replicas on in a new cluster; the same stand-in as share.version.
+    case ELIGIBLE_LEADER_REPLICAS_VERSION_FEATURE: return metadataVersion >= METADATA_VERSION_LATEST ? 1 : 0;
     default: return 0;
   }
 }

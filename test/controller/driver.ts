@@ -64,6 +64,7 @@ export function registration(brokerId: number, extra: Partial<BrokerRegistration
       { name: 'transaction.version', minSupportedVersion: 0, maxSupportedVersion: 2 },
       { name: 'group.version', minSupportedVersion: 0, maxSupportedVersion: 1 },
       { name: 'share.version', minSupportedVersion: 0, maxSupportedVersion: 1 },
+      { name: 'eligible.leader.replicas.version', minSupportedVersion: 0, maxSupportedVersion: 1 },
     ],
     rack: null, isMigratingZkBroker: false, logDirs: [], previousBrokerEpoch: -1n, ...extra,
   };

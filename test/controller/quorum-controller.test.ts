@@ -13,10 +13,10 @@ function partitions(image: MetadataImage, topic: string) {
   return [...image.topics.getTopic(topic)!.partitions.values()];
 }
 
-test('a new cluster begins with FeatureLevelRecords: metadata.version first, then group, transaction and share versions; kraft.version is left to Raft', () => {
+test('a new cluster begins with FeatureLevelRecords: metadata.version first, then group, transaction, share and ELR versions; kraft.version is left to Raft', () => {
   const d = new Driver();
   const names = d.log.map((e) => e.record.type === MetadataRecordType.FeatureLevelRecord ? `${e.record.data.name}=${e.record.data.featureLevel}` : '?');
-  assert.deepEqual(names, ['metadata.version=25', 'group.version=1', 'transaction.version=2', 'share.version=1']);
+  assert.deepEqual(names, ['metadata.version=25', 'group.version=1', 'transaction.version=2', 'share.version=1', 'eligible.leader.replicas.version=1']);
   assert.equal(d.controller.image.features.metadataVersion, 25);
   assert.deepEqual(d.controller.bootstrap().records, [], 'a second bootstrap writes nothing');
 });
