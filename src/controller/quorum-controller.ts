@@ -42,6 +42,8 @@ export interface QuorumControllerOptions {
   readonly sessionTimeoutMs?: number;
   /** `unclean.leader.election.enable` (static default; topic and cluster configs override it). */
   readonly uncleanLeaderElectionEnable?: boolean;
+  /** `min.insync.replicas` (static default; topic and cluster configs override it): the ELR's bound (KIP-966). */
+  readonly minInsyncReplicas?: number;
   readonly topicDefaults?: TopicDefaults;
   readonly validateTopicConfigs?: TopicConfigValidator;
   readonly log?: (line: string) => void;
@@ -93,6 +95,7 @@ export class QuorumController {
     this.cluster = new ClusterControlManager(options.clusterId, this.heartbeats, this.features, this.log);
     this.replication = new ReplicationControlManager({
       uncleanLeaderElectionEnable: options.uncleanLeaderElectionEnable ?? false,
+      minInsyncReplicas: options.minInsyncReplicas ?? 1,
       topicDefaults: options.topicDefaults ?? { numPartitions: 1, defaultReplicationFactor: 1, partitionsPerRequestMax: 10_000 },
       validateTopicConfigs: options.validateTopicConfigs ?? (() => null),
       log: this.log,
@@ -326,6 +329,14 @@ export class QuorumController {
   alterClientQuotas(request: AlterClientQuotasRequest): ControllerResult<AlterClientQuotasResponseEntryData[]> {
     this.assertActive();
     return alterClientQuotas(this.image, request.entries, request.validateOnly);
+  }
+
+  /**
+   * The records that go with a config change's ConfigRecords (IncrementalAlterConfigs is planned by
+   * the node): a new min.insync.replicas clears the ELRs it was computed for (KIP-966, as Kafka).
+   */
+  recordsForConfigChanges(records: readonly MetadataRecord[]): MetadataRecord[] {
+    return this.replication.elrUpdatesForConfigChanges(this.image, records);
   }
 
   /** One pass of `auto.leader.rebalance.enable`: leadership back to preferred replicas. */

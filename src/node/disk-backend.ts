@@ -354,7 +354,7 @@ async function openDiskBackend(o: DiskBackendOptions, brokerConfig: BrokerConfig
   const prng = new Prng(randomBytes(4).readUInt32BE(0));
   const controllerService = new ControllerService(md, {
     clusterId: md.clusterId, nodeId: o.nodeId, clock: o.clock, prng, sessionTimeoutMs: Number(brokerConfig.get('broker.session.timeout.ms')),
-    uncleanLeaderElectionEnable: brokerConfig.get('unclean.leader.election.enable') as boolean, topicDefaults, validateTopicConfigs: validate, logger: componentLogger(o.logger, 'controller'),
+    uncleanLeaderElectionEnable: brokerConfig.get('unclean.leader.election.enable') as boolean, minInsyncReplicas: Number(brokerConfig.get('min.insync.replicas')), topicDefaults, validateTopicConfigs: validate, logger: componentLogger(o.logger, 'controller'),
     autoLeaderRebalanceEnable: brokerConfig.get('auto.leader.rebalance.enable') as boolean,
     leaderImbalanceCheckIntervalMs: 1000 * Number(brokerConfig.get('leader.imbalance.check.interval.seconds')),
     ...(bootstrapRecords.length > 0 ? { bootstrapRecords } : {}),

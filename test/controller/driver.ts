@@ -2,7 +2,7 @@
 // once (the records of one operation land at consecutive offsets, as in one Raft batch).
 import { QuorumController, type ControllerResult, type QuorumControllerOptions } from '../../src/controller/index.js';
 import type { BrokerRegistrationRequest, BrokerHeartbeatRequest } from '../../src/protocol/index.js';
-import type { MetadataRecord } from '../../src/metadata/index.js';
+import { metadataRecord, type MetadataRecord } from '../../src/metadata/index.js';
 import { Prng } from '../../src/util/index.js';
 
 export const CLUSTER_ID = 'q1Sh-9_ISia_zwGINzRvyQ';
@@ -40,6 +40,11 @@ export class Driver {
       brokerId, brokerEpoch: b?.epoch ?? -1n, currentMetadataOffset: BigInt(this.controller.lastReplayedOffset),
       wantFence: false, wantShutDown: false, offlineLogDirs: [], ...extra,
     }, nowMs));
+  }
+
+  /** Finalizes a feature level as an UpdateFeatures would (a FeatureLevelRecord). */
+  setFeature(name: string, featureLevel: number): void {
+    this.run({ records: [metadataRecord('FeatureLevelRecord', { name, featureLevel }) as MetadataRecord], response: undefined });
   }
 
   /** Registers and unfences brokers 1..n (racks given by `rack(id)`). */

@@ -169,15 +169,18 @@ test('controlled shutdown moves leaderships away first and lets the broker go on
   for (const p of partitions(d.controller.image, 'later')) assert.ok(!p.replicas.includes(2));
 });
 
-test('controlled shutdown of the only ISR member takes the partition offline rather than keeping the leader', () => {
-  const d = new Driver();
-  d.startBrokers(1);
-  d.createTopic('solo', 1, 1);
-  d.heartbeat(1, 10, { wantShutDown: true });
-  const p = partitions(d.controller.image, 'solo')[0]!;
-  assert.equal(p.leader, NO_LEADER);
-  assert.deepEqual(p.isr, [1]);
-  assert.equal(d.heartbeat(1, 20, { wantShutDown: true }).shouldShutDown, true);
+test('controlled shutdown of the only ISR member takes the partition offline rather than keeping the leader (with ELR it leaves the ISR for the ELR)', () => {
+  for (const elr of [true, false]) {
+    const d = new Driver();
+    if (!elr) d.setFeature('eligible.leader.replicas.version', 0);
+    d.startBrokers(1);
+    d.createTopic('solo', 1, 1);
+    d.heartbeat(1, 10, { wantShutDown: true });
+    const p = partitions(d.controller.image, 'solo')[0]!;
+    assert.equal(p.leader, NO_LEADER);
+    assert.deepEqual([p.isr, p.elr, p.lastKnownElr], elr ? [[], [1], [1]] : [[1], [], []]);
+    assert.equal(d.heartbeat(1, 20, { wantShutDown: true }).shouldShutDown, true);
+  }
 });
 
 test('a fenced broker asking to shut down may go at once', () => {
@@ -186,24 +189,28 @@ test('a fenced broker asking to shut down may go at once', () => {
   assert.equal(d.heartbeat(1, 10, { wantShutDown: true, currentMetadataOffset: 0n }).shouldShutDown, true);
 });
 
-test('a partition whose ISR members are all fenced is offline until one returns, then led by it with a new leader epoch', () => {
-  const d = new Driver();
-  d.startBrokers(2);
-  d.createTopic('pair', 1, 2);
-  const before = partitions(d.controller.image, 'pair')[0]!;
-  d.heartbeat(1, 1, { wantFence: true });
-  d.heartbeat(2, 1, { wantFence: true });
-  const offline = partitions(d.controller.image, 'pair')[0]!;
-  assert.equal(offline.leader, NO_LEADER);
-  assert.equal(offline.isr.length, 1);
-  const last = offline.isr[0]!;
-  const other = last === 1 ? 2 : 1;
-  d.heartbeat(other, 2);
-  assert.equal(partitions(d.controller.image, 'pair')[0]!.leader, NO_LEADER, 'a replica outside the ISR does not lead');
-  d.heartbeat(last, 3);
-  const back = partitions(d.controller.image, 'pair')[0]!;
-  assert.equal(back.leader, last);
-  assert.ok(back.leaderEpoch > offline.leaderEpoch && offline.leaderEpoch > before.leaderEpoch);
+test('a partition whose ISR members are all fenced is offline until one returns, then led by it with a new leader epoch (with ELR: the last member waits in the ELR, the ISR empty)', () => {
+  for (const elr of [true, false]) {
+    const d = new Driver();
+    if (!elr) d.setFeature('eligible.leader.replicas.version', 0);
+    d.startBrokers(2);
+    d.createTopic('pair', 1, 2);
+    const before = partitions(d.controller.image, 'pair')[0]!;
+    d.heartbeat(1, 1, { wantFence: true });
+    d.heartbeat(2, 1, { wantFence: true });
+    const offline = partitions(d.controller.image, 'pair')[0]!;
+    assert.equal(offline.leader, NO_LEADER);
+    const last = elr ? offline.elr[0]! : offline.isr[0]!;
+    assert.deepEqual([offline.isr, offline.elr, offline.lastKnownElr], elr ? [[], [last], [last]] : [[last], [], []]);
+    const other = last === 1 ? 2 : 1;
+    d.heartbeat(other, 2);
+    assert.equal(partitions(d.controller.image, 'pair')[0]!.leader, NO_LEADER, 'a replica outside the ISR (and ELR) does not lead');
+    d.heartbeat(last, 3);
+    const back = partitions(d.controller.image, 'pair')[0]!;
+    assert.equal(back.leader, last);
+    assert.deepEqual([back.isr, back.elr, back.lastKnownElr, back.leaderRecoveryState], [[last], [], [], 0]);
+    assert.ok(back.leaderEpoch > offline.leaderEpoch && offline.leaderEpoch > before.leaderEpoch);
+  }
 });
 
 test('with unclean.leader.election.enable a live replica outside the ISR takes over an offline partition, and it is logged', () => {
