@@ -197,6 +197,13 @@ export class QuorumController {
     // A registration that replaces a live one fences it: its leaderships move before anyone
     // relies on them.
     if (outcome.previous !== undefined) change.add(this.replication.handleBrokerLeaving(change.image, request.brokerId));
+    // KIP-966 (Kafka's clean shutdown detection, KIP-841's previousBrokerEpoch): a broker whose last
+    // shutdown did not record its registration's epoch may have lost unflushed records.
+    if (outcome.previous !== undefined && request.previousBrokerEpoch !== outcome.previous.epoch && change.image.features.elrEnabled) {
+      const out = this.replication.handleBrokerUncleanShutdown(change.image, request.brokerId);
+      if (out.length > 0) this.log(`broker ${request.brokerId} registers after an unclean shutdown (previous broker epoch ${request.previousBrokerEpoch}, last registration ${outcome.previous.epoch}): it leaves the eligible leader replicas of ${out.length} partition(s)`);
+      change.add(out);
+    }
     return { records: change.records, response: { throttleTimeMs: 0, errorCode: ErrorCode.NONE, brokerEpoch: outcome.brokerEpoch } };
   }
 

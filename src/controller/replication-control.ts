@@ -141,6 +141,15 @@ export class ReplicationControlManager {
     return topics.size === 0 ? [] : this.clearElr(image, topics);
   }
 
+  /**
+   * KIP-966: `brokerId` registered after an unclean shutdown (its previousBrokerEpoch is not its last
+   * registration's epoch): it may have lost records it held as an eligible leader replica, so it
+   * leaves every ELR (Kafka's handleBrokerUncleanShutdown).
+   */
+  handleBrokerUncleanShutdown(image: MetadataImage, brokerId: number): MetadataRecord[] {
+    return this.changes(image, (p) => p.elr.includes(brokerId), (builder) => builder.setUncleanShutdownReplicas([brokerId]));
+  }
+
   /** A broker became active: every leaderless partition tries an election again. */
   handleBrokerUnfenced(image: MetadataImage): MetadataRecord[] {
     return this.changes(image, (p) => p.leader === NO_LEADER, () => {});

@@ -67,6 +67,8 @@ function brokerWrittenTopic(topic: string): boolean {
 export type LogFactory = (topic: string, partition: number, topicId: string) => Promise<LocalLog>;
 
 export interface BrokerDeps {
+  /** The broker epoch this node's last clean shutdown recorded (-1 or absent: none), for its registration (KIP-966). */
+  previousBrokerEpoch?: bigint;
   nodeId: number;
   clock: Clock;
   /**
@@ -754,6 +756,7 @@ export class Broker {
       heartbeatIntervalMs: Number(c.get('broker.heartbeat.interval.ms')),
       retryBackoffMs: 100,
       sessionTimeoutMs: Number(c.get('broker.session.timeout.ms')),
+      ...(this.deps.previousBrokerEpoch !== undefined ? { previousBrokerEpoch: this.deps.previousBrokerEpoch } : {}),
     }, () => this.controller, () => this.deps.metadata.offset(), this.deps.clock, this.log('broker-lifecycle'));
     this.deps.metadata.onChange(() => driver.onMetadata());
     driver.start();

@@ -213,6 +213,30 @@ test('a partition whose ISR members are all fenced is offline until one returns,
   }
 });
 
+test('KIP-966: a broker registering after an unclean shutdown (previousBrokerEpoch not its last epoch) leaves the ELR; after a clean one it stays and leads again', () => {
+  for (const clean of [true, false]) {
+    const d = new Driver();
+    d.startBrokers(3);
+    d.run(d.controller.createTopics({
+      topics: [{ name: 'm2', numPartitions: 1, replicationFactor: 3, assignments: [], configs: [{ name: 'min.insync.replicas', value: '2' }] }], timeoutMs: 1000, validateOnly: false,
+    }));
+    const leader = partitions(d.controller.image, 'm2')[0]!.leader;
+    const [a, b] = [1, 2, 3].filter((id) => id !== leader);
+    d.heartbeat(a!, 1, { wantFence: true });
+    const epochOfB = d.controller.image.cluster.broker(b!)!.epoch;
+    d.heartbeat(b!, 1, { wantFence: true });
+    d.heartbeat(leader, 1, { wantFence: true });
+    const down = partitions(d.controller.image, 'm2')[0]!;
+    assert.deepEqual([down.isr, [...down.elr].sort(), down.lastKnownElr], [[], [leader, b!].sort(), [leader]]);
+    d.register(b!, 2, { incarnationId: uuidFor(100 + b!), previousBrokerEpoch: clean ? epochOfB : -1n });
+    const after = partitions(d.controller.image, 'm2')[0]!;
+    assert.deepEqual(after.elr, clean ? [leader, b!].filter((id) => down.elr.includes(id)) : [leader], `clean ${clean}`);
+    assert.equal(d.lines.some((l) => /after an unclean shutdown/.test(l)), !clean);
+    d.heartbeat(b!, 3);
+    assert.equal(partitions(d.controller.image, 'm2')[0]!.leader, clean ? b : NO_LEADER, clean ? 'elected from the ELR' : 'not in the ELR: no leader');
+  }
+});
+
 test('with unclean.leader.election.enable a live replica outside the ISR takes over an offline partition, and it is logged', () => {
   const d = new Driver({ uncleanLeaderElectionEnable: true });
   d.startBrokers(2);

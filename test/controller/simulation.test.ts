@@ -17,8 +17,8 @@ test(`controller simulation: ${seeds.length} seeds of brokers registering, heart
     const stats = new ControllerSimulation(seed).run();
     for (const k of Object.keys(total) as (keyof SimulationStats)[]) total[k] += stats[k];
   }
-  // The schedule must actually exercise what the invariants are about.
-  assert.ok(total.fenced > 0 && total.controlledShutdowns > 0 && total.crashes > 0 && total.failovers > 0 && total.truncations > 0
+  // The schedule must actually exercise what the invariants are about (over many seeds; one replayed may not).
+  if (one === undefined) assert.ok(total.fenced > 0 && total.controlledShutdowns > 0 && total.crashes > 0 && total.failovers > 0 && total.truncations > 0
     && total.reassignmentsStarted > 0 && total.reassignmentsFinished > 0 && total.elrWaits > 0 && total.elrElections > 0, JSON.stringify(total));
   console.log(`controller simulation: ${JSON.stringify(total)}`);
 });

@@ -29,6 +29,8 @@ interface SimBroker {
   rack: string | null;
   /** A request is waiting for its records to commit. */
   inflight: boolean;
+  /** The broker epoch its last clean shutdown recorded (-1 after a crash): its next previousBrokerEpoch (KIP-966). */
+  cleanEpoch: bigint;
 }
 
 interface Pending {
@@ -104,7 +106,7 @@ export class ControllerSimulation {
     for (let id = 1; id <= brokerCount; id++) {
       this.brokers.push({
         id, incarnation: '', epoch: -1n, state: 'down', seenOffset: -1, restartAtMs: 0,
-        rack: racks ? `rack-${id % 2}` : null, inflight: false,
+        rack: racks ? `rack-${id % 2}` : null, inflight: false, cleanEpoch: -1n,
       });
     }
     this.note(`seed ${seed}: ${brokerCount} brokers${racks ? ' on 2 racks' : ''}${unclean ? ', unclean election on' : ''}${this.batched ? ', batched replay' : ''}`);
@@ -181,6 +183,7 @@ export class ControllerSimulation {
         const r = this.rng.next();
         if (r < 0.05) {
           b.state = 'down';
+          b.cleanEpoch = -1n;
           b.restartAtMs = this.rng.next() < 0.6 ? this.now + this.rng.int(20_000) : Infinity;
           this.stats.crashes++;
           this.note(`@${this.now} b${b.id} crashes (restart ${b.restartAtMs === Infinity ? 'never' : `@${b.restartAtMs}`})`);
@@ -198,7 +201,7 @@ export class ControllerSimulation {
   }
 
   private register(b: SimBroker): void {
-    const request: BrokerRegistrationRequest = registration(b.id, { incarnationId: b.incarnation, rack: b.rack });
+    const request: BrokerRegistrationRequest = registration(b.id, { incarnationId: b.incarnation, rack: b.rack, previousBrokerEpoch: b.cleanEpoch });
     const result = this.active.registerBroker(request, this.now);
     b.inflight = true;
     this.append(result, b, () => {
@@ -224,6 +227,8 @@ export class ControllerSimulation {
       const r = result.response;
       if (r.errorCode === ErrorCode.STALE_BROKER_EPOCH) {
         this.note(`@${this.now} b${b.id} heartbeat: stale epoch ${b.epoch}, registers again`);
+        // The same process registering again names its last epoch (a clean restart, as the lifecycle does).
+        if (b.state !== 'shutting-down') b.cleanEpoch = b.epoch;
         b.state = b.state === 'shutting-down' ? 'down' : 'registering';
         return;
       }
@@ -232,6 +237,7 @@ export class ControllerSimulation {
         check(wantShutDown, `b${b.id} told to shut down without asking`);
         this.assertLeadsNothing(this.active.committedImage, b.id, 'a broker let go by controlled shutdown');
         b.state = 'down';
+        b.cleanEpoch = b.epoch;
         b.restartAtMs = this.rng.next() < 0.7 ? this.now + this.rng.int(20_000) : Infinity;
         this.stats.controlledShutdowns++;
         this.note(`@${this.now} b${b.id} shut down cleanly`);
@@ -541,7 +547,11 @@ export class ControllerSimulation {
         const where = `offset ${offset}: ${t.name}-${partitionId} (ISR ${prev.isr.join(',')} -> ${p.isr.join(',')}, ELR ${p.elr.join(',')}, leader ${p.leader}, holders ${[...holders].join(',')})`;
         const keepsMember = p.isr.some((b) => prev.isr.includes(b));
         for (const b of p.isr) if (prev.addingReplicas.includes(b) && !prev.isr.includes(b)) holders.add(b);
-        const unclean = (p.leaderRecoveryState === LeaderRecoveryState.RECOVERING && prev.leaderRecoveryState !== LeaderRecoveryState.RECOVERING)
+        // Unclean: the record marks the leader recovering, or (already recovering, as nothing here
+        // reports recovery done) elects a leader from outside the ISR and the ELR.
+        const recovering = p.leaderRecoveryState === LeaderRecoveryState.RECOVERING;
+        const unclean = (recovering && prev.leaderRecoveryState !== LeaderRecoveryState.RECOVERING)
+          || (recovering && p.leader !== prev.leader && p.leader !== NO_LEADER && !prev.isr.includes(p.leader) && !prev.elr.includes(p.leader))
           || (this.uncleanOn && !keepsMember && p.isr.some((b) => !holders!.has(b)));
         if (unclean) {
           this.stats.uncleanElections++;
