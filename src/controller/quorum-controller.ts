@@ -18,15 +18,17 @@ import {
   type AlterClientQuotasRequest, type AlterClientQuotasResponseEntryData,
   type CreateAclsRequestAclCreation, type CreateAclsResponseAclCreationResult, type DeleteAclsRequestDeleteAclsFilter, type DeleteAclsResponseDeleteAclsFilterResult,
   type AlterUserScramCredentialsRequest, type AlterUserScramCredentialsResponse,
+  type UpdateFeaturesRequest, type UpdateFeaturesResponse,
 } from '../protocol/index.js';
 import {
+  ELIGIBLE_LEADER_REPLICAS_VERSION_FEATURE,
   BrokerFencingChange, BrokerInControlledShutdownChange, MetadataDelta, MetadataImage, MetadataRecordType, provenance,
   type MetadataRecord,
 } from '../metadata/index.js';
 import { assert, type Prng } from '../util/index.js';
 import { alterClientQuotas } from './client-quotas.js';
 import { ClusterControlManager } from './cluster-control.js';
-import { FeatureControlManager } from './features.js';
+import { FeatureControlManager, FeatureUpgradeType } from './features.js';
 import { BrokerHeartbeatManager } from './heartbeat-manager.js';
 import { ProducerIdControlManager } from './producer-ids.js';
 import { ReplicationControlManager } from './replication-control.js';
@@ -336,6 +338,29 @@ export class QuorumController {
   alterClientQuotas(request: AlterClientQuotasRequest): ControllerResult<AlterClientQuotasResponseEntryData[]> {
     this.assertActive();
     return alterClientQuotas(this.image, request.entries, request.validateOnly);
+  }
+
+  /**
+   * UpdateFeatures (key 57): all updates or none (Kafka answers every feature with the first
+   * refusal's error). Turning eligible.leader.replicas.version down to 0 also clears every
+   * partition's ELR and last known ELR, as Kafka does, since nothing keeps them true any more.
+   * `version` 0 reads allowDowngrade, later ones upgradeType.
+   */
+  updateFeatures(request: UpdateFeaturesRequest, version: number): ControllerResult<UpdateFeaturesResponse> {
+    this.assertActive();
+    const records: MetadataRecord[] = [];
+    let refusal: { errorCode: number; message: string } | null = null;
+    for (const u of request.featureUpdates) {
+      const upgradeType = version === 0 ? (u.allowDowngrade ? FeatureUpgradeType.SAFE_DOWNGRADE : FeatureUpgradeType.UPGRADE) : u.upgradeType;
+      const out = this.features.updateFeature(this.image, { feature: u.feature, level: u.maxVersionLevel, upgradeType });
+      if ('errorCode' in out) { refusal ??= out; continue; }
+      records.push(out.record);
+      if (u.feature === ELIGIBLE_LEADER_REPLICAS_VERSION_FEATURE && u.maxVersionLevel === 0) records.push(...this.replication.clearElr(this.image, null));
+    }
+    const results = request.featureUpdates.map((u) => ({ feature: u.feature, errorCode: refusal?.errorCode ?? ErrorCode.NONE, errorMessage: refusal?.message ?? null }));
+    const response = { throttleTimeMs: 0, errorCode: refusal?.errorCode ?? ErrorCode.NONE, errorMessage: refusal?.message ?? null, results };
+    if (refusal !== null) this.log(`UpdateFeatures refused: ${refusal.message}`);
+    return { records: refusal !== null || request.validateOnly ? [] : records, response };
   }
 
   /**

@@ -23,7 +23,7 @@ import {
   listPartitionReassignmentsHandler, addPartitionsToTxnHandler, addOffsetsToTxnHandler, endTxnHandler, writeTxnMarkersHandler, txnOffsetCommitHandler,
   describeProducersHandler, describeTransactionsHandler, listTransactionsHandler, TxnMarkerSender, AddPartitionsToTxnManager, offsetCommitHandler, offsetFetchHandler,
   findCoordinatorHandler, joinGroupHandler, heartbeatHandler, leaveGroupHandler, syncGroupHandler, describeGroupsHandler, listGroupsHandler, deleteGroupsHandler,
-  offsetDeleteHandler, consumerGroupHeartbeatHandler, consumerGroupDescribeHandler, describeClientQuotasHandler, alterClientQuotasHandler, ClientQuotaManager,
+  offsetDeleteHandler, consumerGroupHeartbeatHandler, consumerGroupDescribeHandler, describeClientQuotasHandler, alterClientQuotasHandler, updateFeaturesHandler, ClientQuotaManager,
   ControllerMutationQuota, quotaWindowOf, describeAclsHandler, createAclsHandler, deleteAclsHandler, bindAuthz, type ControllerChannel, type LogDirDescription,
   type MetadataView, type ProducePartitionsParams, type TopicAdmin, type TxnMarkerParams, type ForwardedFor,
   shareGroupHeartbeatHandler, shareGroupDescribeHandler, shareFetchHandler, shareAcknowledgeHandler, initializeShareGroupStateHandler, readShareGroupStateHandler,
@@ -152,7 +152,7 @@ export class Broker {
       createTopicsHandler, deleteTopicsHandler, createPartitionsHandler, describeClusterHandler, deleteRecordsHandler, offsetForLeaderEpochHandler,
       describeTopicPartitionsHandler, describeConfigsHandler, alterConfigsHandler, incrementalAlterConfigsHandler, electLeadersHandler,
       alterPartitionReassignmentsHandler, listPartitionReassignmentsHandler, describeLogDirsHandler, initProducerIdHandler,
-      describeClientQuotasHandler, alterClientQuotasHandler,
+      describeClientQuotasHandler, alterClientQuotasHandler, updateFeaturesHandler,
       saslHandshakeHandler, saslAuthenticateHandler, describeUserScramCredentialsHandler, alterUserScramCredentialsHandler]) {
       this.router.register(h);
     }
@@ -719,6 +719,11 @@ export class Broker {
       alterClientQuotas: (request, caller) => settle(c().alterClientQuotas(request, caller)),
       alterPartitionReassignments: (request, caller) => settle(c().alterPartitionReassignments(request, caller)),
       listPartitionReassignments: (request, caller) => c().listPartitionReassignments(request, caller),
+      updateFeatures: (request, caller) => {
+        const update = c().updateFeatures;
+        if (update === undefined) return Promise.resolve({ throttleTimeMs: 0, errorCode: ErrorCode.UNSUPPORTED_VERSION, errorMessage: 'No controller here takes feature updates.', results: [] });
+        return settle(update.call(c(), request, caller));
+      },
       createAcls: (creations, caller) => c().createAcls(creations, caller),
       deleteAcls: (filters, caller) => c().deleteAcls(filters, caller),
       allocateProducerIds: (request) => c().allocateProducerIds(request),

@@ -14,7 +14,7 @@
 // not read leader.imbalance.per.broker.percentage: any imbalanced partition is balanced).
 import {
   ErrorCode, ZERO_UUID,
-  type AlterClientQuotasRequest, type AlterClientQuotasResponseEntryData,
+  type AlterClientQuotasRequest, type AlterClientQuotasResponseEntryData, type UpdateFeaturesRequest, type UpdateFeaturesResponse,
   type AllocateProducerIdsRequest, type AllocateProducerIdsResponse, type AlterPartitionRequest, type AlterPartitionResponse,
   type BrokerHeartbeatRequest, type BrokerHeartbeatResponse,
   type BrokerRegistrationRequest, type BrokerRegistrationResponse, type CreatePartitionsRequestCreatePartitionsTopic,
@@ -173,6 +173,13 @@ export class ControllerService implements ControllerChannel {
       const records = toMetadataRecords(out.records);
       return { records: [...records, ...c.recordsForConfigChanges(records)], response: out.response };
     }).catch(notController(() => ({ errorCode: ErrorCode.NOT_CONTROLLER, errorMessage: 'This is not the active controller.' })));
+  }
+
+  updateFeatures(request: UpdateFeaturesRequest): Promise<UpdateFeaturesResponse> {
+    return this.run((c) => c.updateFeatures(request, 1)).catch(notController(() => ({
+      throttleTimeMs: 0, errorCode: ErrorCode.NOT_CONTROLLER, errorMessage: 'This is not the active controller.',
+      results: request.featureUpdates.map((u) => ({ feature: u.feature, errorCode: ErrorCode.NOT_CONTROLLER, errorMessage: 'This is not the active controller.' })),
+    })));
   }
 
   alterClientQuotas(request: AlterClientQuotasRequest): Promise<AlterClientQuotasResponseEntryData[]> {

@@ -237,6 +237,22 @@ test('KIP-966: a broker registering after an unclean shutdown (previousBrokerEpo
   }
 });
 
+test('KIP-966: eligible.leader.replicas.version down to 0 clears every ELR and last known ELR; with it off the ISR keeps its last member', () => {
+  const d = new Driver();
+  d.startBrokers(2);
+  d.createTopic('pair', 1, 2);
+  d.heartbeat(1, 1, { wantFence: true });
+  d.heartbeat(2, 1, { wantFence: true });
+  const before = partitions(d.controller.image, 'pair')[0]!;
+  assert.deepEqual([before.isr, before.elr.length, before.lastKnownElr.length], [[], 1, 1]);
+  const upgrade = d.controller.updateFeatures({ timeoutMs: 1000, validateOnly: false, featureUpdates: [{ feature: 'eligible.leader.replicas.version', maxVersionLevel: 0, allowDowngrade: false, upgradeType: 1 }] }, 1);
+  assert.deepEqual([upgrade.records.length, upgrade.response.errorCode], [0, ErrorCode.INVALID_UPDATE_VERSION]);
+  d.run(d.controller.updateFeatures({ timeoutMs: 1000, validateOnly: false, featureUpdates: [{ feature: 'eligible.leader.replicas.version', maxVersionLevel: 0, allowDowngrade: false, upgradeType: 2 }] }, 1));
+  assert.equal(d.controller.image.features.elrEnabled, false);
+  const after = partitions(d.controller.image, 'pair')[0]!;
+  assert.deepEqual([after.elr, after.lastKnownElr, after.leader], [[], [], NO_LEADER]);
+});
+
 test('with unclean.leader.election.enable a live replica outside the ISR takes over an offline partition, and it is logged', () => {
   const d = new Driver({ uncleanLeaderElectionEnable: true });
   d.startBrokers(2);
