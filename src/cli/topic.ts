@@ -86,8 +86,10 @@ export async function topicCommand(argv: string[]): Promise<number> {
         // the controller (ListPartitionReassignments); without one reachable the rest still shows.
         const moving = (await client.any()).versions.has(ApiKey.ListPartitionReassignments)
           ? await ongoing(client, [{ name: t.name, partitionIndexes: t.partitions.map((p) => p.partition) }]).catch(() => new Map()) : new Map();
-        // As kafka-topics.sh with DescribeTopicPartitions: the eligible leader replicas (KIP-966).
-        const elr = await eligibleLeaderReplicas(client, t.name).catch(() => null);
+        // As kafka-topics.sh with DescribeTopicPartitions: the eligible leader replicas (KIP-966),
+        // shown when some partition of the topic has any.
+        const found = await eligibleLeaderReplicas(client, t.name).catch(() => null);
+        const elr = found !== null && [...found.values()].some((e) => e.elr.length > 0 || e.lastKnownElr.length > 0) ? found : null;
         const partitions = t.partitions.map((p) => {
           const m = moving.get(`${t.name}-${p.partition}`);
           const e = elr?.get(p.partition);
