@@ -13,7 +13,7 @@ import type {
   AlterPartitionReassignmentsRequest, AlterPartitionReassignmentsResponse, ListPartitionReassignmentsRequest, ListPartitionReassignmentsResponse,
   AlterClientQuotasRequest, AlterClientQuotasResponseEntryData,
   CreateAclsRequestAclCreation, CreateAclsResponseAclCreationResult, DeleteAclsRequestDeleteAclsFilter, DeleteAclsResponseDeleteAclsFilterResult,
-  AlterUserScramCredentialsRequest, AlterUserScramCredentialsResponse,
+  AlterUserScramCredentialsRequest, AlterUserScramCredentialsResponse, UpdateFeaturesRequest, UpdateFeaturesResponse,
 } from '../protocol/index.js';
 import type { ForwardedFor } from './envelope.js';
 
@@ -45,6 +45,8 @@ export interface ControllerChannel {
   alterPartitionReassignments(request: AlterPartitionReassignmentsRequest, caller?: ForwardedFor): Promise<AlterPartitionReassignmentsResponse>;
   /** ListPartitionReassignments, as the active controller sees them. */
   listPartitionReassignments(request: ListPartitionReassignmentsRequest, caller?: ForwardedFor): Promise<ListPartitionReassignmentsResponse>;
+  /** UpdateFeatures with upgradeType set (v1's form); absent where no controller takes it. */
+  updateFeatures?(request: UpdateFeaturesRequest, caller?: ForwardedFor): Promise<UpdateFeaturesResponse>;
   /** AlterClientQuotas: an error per entry (NOT_CONTROLLER on each when none was reached). */
   alterClientQuotas(request: AlterClientQuotasRequest, caller?: ForwardedFor): Promise<AlterClientQuotasResponseEntryData[]>;
   /** CreateAcls: one result per creation (NOT_CONTROLLER in each when none was reached). */

@@ -16,6 +16,9 @@ export interface PartitionView {
   replicas: number[];
   isr: number[];
   offlineReplicas: number[];
+  /** KIP-966's eligible leader replicas and last known ELR (absent: none). */
+  elr?: number[];
+  lastKnownElr?: number[];
 }
 
 export interface TopicView {

@@ -86,9 +86,17 @@ export async function topicCommand(argv: string[]): Promise<number> {
         // the controller (ListPartitionReassignments); without one reachable the rest still shows.
         const moving = (await client.any()).versions.has(ApiKey.ListPartitionReassignments)
           ? await ongoing(client, [{ name: t.name, partitionIndexes: t.partitions.map((p) => p.partition) }]).catch(() => new Map()) : new Map();
+        // As kafka-topics.sh with DescribeTopicPartitions: the eligible leader replicas (KIP-966),
+        // shown when some partition of the topic has any.
+        const found = await eligibleLeaderReplicas(client, t.name).catch(() => null);
+        const elr = found !== null && [...found.values()].some((e) => e.elr.length > 0 || e.lastKnownElr.length > 0) ? found : null;
         const partitions = t.partitions.map((p) => {
           const m = moving.get(`${t.name}-${p.partition}`);
-          const row = { partition: p.partition, leader: p.leader, leaderEpoch: p.leaderEpoch, replicas: p.replicas, isr: p.isr, offline: p.offlineReplicas };
+          const e = elr?.get(p.partition);
+          const row = {
+            partition: p.partition, leader: p.leader, leaderEpoch: p.leaderEpoch, replicas: p.replicas, isr: p.isr,
+            ...(elr !== null ? { elr: e?.elr ?? [], lastKnownElr: e?.lastKnownElr ?? [] } : {}), offline: p.offlineReplicas,
+          };
           return moving.size === 0 ? row : { ...row, adding: m?.adding ?? [], removing: m?.removing ?? [] };
         });
         const configs = await describeTopicConfigs(client, t.name);
@@ -152,6 +160,24 @@ async function topicMetadata(client: ClusterClient, name: string): Promise<Topic
   const [t] = await client.metadata([name]);
   if (t === undefined || t.errorCode !== 0) throw new KafkaError(t?.errorCode ?? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `topic ${name}`);
   return t;
+}
+
+/** Per partition, the ELR and last known ELR from DescribeTopicPartitions; null when no broker offers it. */
+async function eligibleLeaderReplicas(client: ClusterClient, topic: string): Promise<Map<number, { elr: number[]; lastKnownElr: number[] }> | null> {
+  const c = await client.any();
+  if (!c.versions.has(ApiKey.DescribeTopicPartitions)) return null;
+  const out = new Map<number, { elr: number[]; lastKnownElr: number[] }>();
+  let cursor: { topicName: string; partitionIndex: number } | null = null;
+  // Bounded: each answer holds at least one partition and the cursor only moves forward.
+  for (let page = 0; page < 10_000; page++) {
+    const r: any = await c.send(ApiKey.DescribeTopicPartitions, 0, { topics: [{ name: topic }], responsePartitionLimit: 2000, cursor });
+    for (const p of r.topics.find((x: any) => x.name === topic)?.partitions ?? []) {
+      out.set(p.partitionIndex, { elr: p.eligibleLeaderReplicas ?? [], lastKnownElr: p.lastKnownElr ?? [] });
+    }
+    cursor = r.nextCursor;
+    if (cursor === null || cursor.topicName !== topic) break;
+  }
+  return out;
 }
 
 type PartitionFilter = 'under-replicated-partitions' | 'unavailable-partitions' | 'under-min-isr-partitions';

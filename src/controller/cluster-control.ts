@@ -38,9 +38,9 @@ export class ClusterControlManager {
    * registration gets a larger epoch and the old incarnation's requests become stale. A different
    * incarnation is refused while the old one still has a live session (Kafka's
    * DUPLICATE_BROKER_REGISTRATION): two processes must not share a broker id.
-   * `previousBrokerEpoch` (KIP-841) is not read: Kafka's duplicate check ignores it too, and uses
-   * it only to call a new incarnation's restart clean or unclean, which decides whether the
-   * broker leaves the eligible leader replicas (KIP-966); there are no ELRs here yet.
+   * `previousBrokerEpoch` (KIP-841) is not read here: Kafka's duplicate check ignores it too; the
+   * QuorumController compares it with the previous registration's epoch to call a restart clean
+   * or unclean, which decides whether the broker leaves the eligible leader replicas (KIP-966).
    */
   registerBroker(image: MetadataImage, request: BrokerRegistrationRequest, brokerEpoch: bigint, nowMs: number): RegistrationOutcome {
     if (request.clusterId !== this.clusterId) {

@@ -3,7 +3,7 @@
 // level. The finalized levels themselves live in the metadata image (features sub-image).
 import { ErrorCode } from '../protocol/index.js';
 import {
-  METADATA_VERSION_FEATURE, SHARE_VERSION_FEATURE, SUPPORTED_FEATURES, TRANSACTION_VERSION_FEATURE, metadataRecord,
+  ELIGIBLE_LEADER_REPLICAS_VERSION_FEATURE, METADATA_VERSION_FEATURE, SHARE_VERSION_FEATURE, SUPPORTED_FEATURES, TRANSACTION_VERSION_FEATURE, metadataRecord,
   type FeatureSupport, type MetadataImage, type MetadataRecordOf,
 } from '../metadata/index.js';
 
@@ -63,6 +63,8 @@ export function defaultFeatureLevel(name: string, metadataVersion: number): numb
     case TRANSACTION_VERSION_FEATURE: return metadataVersion >= 24 ? 2 : 0;
     // Kafka ties share.version 1 to 4.1's metadata versions; the latest level known here stands for them.
     case SHARE_VERSION_FEATURE: return metadataVersion >= METADATA_VERSION_LATEST ? 1 : 0;
+    // Kafka 4.1 turns eligible leader replicas on in a new cluster; the same stand-in as share.version.
+    case ELIGIBLE_LEADER_REPLICAS_VERSION_FEATURE: return metadataVersion >= METADATA_VERSION_LATEST ? 1 : 0;
     default: return 0;
   }
 }
@@ -73,8 +75,41 @@ export interface FeatureRange {
   readonly maxSupportedVersion: number;
 }
 
+/** UpdateFeatures' upgradeType values (v1+); v0's allowDowngrade maps to SAFE_DOWNGRADE. */
+export const FeatureUpgradeType = { UPGRADE: 1, SAFE_DOWNGRADE: 2, UNSAFE_DOWNGRADE: 3 } as const;
+
+export interface FeatureUpdate { readonly feature: string; readonly level: number; readonly upgradeType: number }
+
 export class FeatureControlManager {
   constructor(readonly supported: readonly FeatureSupport[] = CONTROLLER_FEATURES) {}
+
+  /**
+   * Kafka's FeatureControlManager.updateFeatures, for the features other than metadata.version and
+   * kraft.version (their changes need more than a record here): the FeatureLevelRecord of each update,
+   * or why it is refused: a level this software or a registered broker does not support
+   * (INVALID_UPDATE_VERSION), a downgrade asked as an upgrade (INVALID_UPDATE_VERSION). Level 0
+   * removes the feature.
+   */
+  updateFeature(image: MetadataImage, u: FeatureUpdate): { record: MetadataRecordOf<'FeatureLevelRecord'> } | { errorCode: number; message: string } {
+    const f = this.supported.find((x) => x.name === u.feature);
+    const refuse = (message: string) => ({ errorCode: ErrorCode.INVALID_UPDATE_VERSION, message });
+    if (f === undefined || u.feature === METADATA_VERSION_FEATURE || u.feature === KRAFT_VERSION_FEATURE) {
+      return refuse(`Feature ${u.feature} cannot be updated here: the features that can are ${this.supported.filter((x) => x.name !== METADATA_VERSION_FEATURE && x.name !== KRAFT_VERSION_FEATURE).map((x) => x.name).join(', ')}.`);
+    }
+    if (u.level < 0 || (u.level !== 0 && u.level < f.minVersion) || u.level > f.maxVersion) {
+      return refuse(`Invalid update version ${u.level} for feature ${u.feature}: supported levels are ${f.minVersion}-${f.maxVersion}.`);
+    }
+    const current = image.features.finalizedVersions.get(u.feature) ?? 0;
+    if (u.level < current && u.upgradeType === FeatureUpgradeType.UPGRADE) {
+      return refuse(`Can't downgrade the version of ${u.feature} from ${current} to ${u.level} without setting the upgrade type to safe or unsafe downgrade.`);
+    }
+    for (const b of image.cluster.brokers.values()) {
+      const range = b.features.find((x) => x.name === u.feature);
+      const [min, max] = range === undefined ? [0, 0] : [range.minSupportedVersion, range.maxSupportedVersion];
+      if (u.level !== 0 && (u.level < min || u.level > max)) return refuse(`Invalid update version ${u.level} for feature ${u.feature}: broker ${b.id} supports ${min}-${max}.`);
+    }
+    return { record: metadataRecord('FeatureLevelRecord', { name: u.feature, featureLevel: u.level }) };
+  }
 
   /** The FeatureLevelRecords that open a new cluster's log, metadata.version first; none once it has one. */
   bootstrapRecords(image: MetadataImage): MetadataRecordOf<'FeatureLevelRecord'>[] {

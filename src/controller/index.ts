@@ -21,6 +21,7 @@ export {
   FeatureControlManager, CONTROLLER_FEATURES, KRAFT_VERSION_FEATURE, GROUP_VERSION_FEATURE,
   METADATA_VERSION_MINIMUM, METADATA_VERSION_LATEST, metadataVersionLevel, metadataVersionName, defaultFeatureLevel, type FeatureRange,
 } from './features.js';
+export { MIN_INSYNC_REPLICAS, topicMinIsr, effectiveMinIsr } from './min-isr.js';
 export { createAcls, deleteAcls } from './acls.js';
 export { ProducerIdControlManager, PRODUCER_ID_BLOCK_SIZE } from './producer-ids.js';
 export { ControllerSeat, type Activation, type QuorumLeadership, type SeatChange } from './seat.js';

@@ -18,15 +18,17 @@ import {
   type AlterClientQuotasRequest, type AlterClientQuotasResponseEntryData,
   type CreateAclsRequestAclCreation, type CreateAclsResponseAclCreationResult, type DeleteAclsRequestDeleteAclsFilter, type DeleteAclsResponseDeleteAclsFilterResult,
   type AlterUserScramCredentialsRequest, type AlterUserScramCredentialsResponse,
+  type UpdateFeaturesRequest, type UpdateFeaturesResponse,
 } from '../protocol/index.js';
 import {
+  ELIGIBLE_LEADER_REPLICAS_VERSION_FEATURE,
   BrokerFencingChange, BrokerInControlledShutdownChange, MetadataDelta, MetadataImage, MetadataRecordType, provenance,
   type MetadataRecord,
 } from '../metadata/index.js';
 import { assert, type Prng } from '../util/index.js';
 import { alterClientQuotas } from './client-quotas.js';
 import { ClusterControlManager } from './cluster-control.js';
-import { FeatureControlManager } from './features.js';
+import { FeatureControlManager, FeatureUpgradeType } from './features.js';
 import { BrokerHeartbeatManager } from './heartbeat-manager.js';
 import { ProducerIdControlManager } from './producer-ids.js';
 import { ReplicationControlManager } from './replication-control.js';
@@ -42,6 +44,8 @@ export interface QuorumControllerOptions {
   readonly sessionTimeoutMs?: number;
   /** `unclean.leader.election.enable` (static default; topic and cluster configs override it). */
   readonly uncleanLeaderElectionEnable?: boolean;
+  /** `min.insync.replicas` (static default; topic and cluster configs override it): the ELR's bound (KIP-966). */
+  readonly minInsyncReplicas?: number;
   readonly topicDefaults?: TopicDefaults;
   readonly validateTopicConfigs?: TopicConfigValidator;
   readonly log?: (line: string) => void;
@@ -93,6 +97,7 @@ export class QuorumController {
     this.cluster = new ClusterControlManager(options.clusterId, this.heartbeats, this.features, this.log);
     this.replication = new ReplicationControlManager({
       uncleanLeaderElectionEnable: options.uncleanLeaderElectionEnable ?? false,
+      minInsyncReplicas: options.minInsyncReplicas ?? 1,
       topicDefaults: options.topicDefaults ?? { numPartitions: 1, defaultReplicationFactor: 1, partitionsPerRequestMax: 10_000 },
       validateTopicConfigs: options.validateTopicConfigs ?? (() => null),
       log: this.log,
@@ -194,6 +199,13 @@ export class QuorumController {
     // A registration that replaces a live one fences it: its leaderships move before anyone
     // relies on them.
     if (outcome.previous !== undefined) change.add(this.replication.handleBrokerLeaving(change.image, request.brokerId));
+    // KIP-966 (Kafka's clean shutdown detection, KIP-841's previousBrokerEpoch): a broker whose last
+    // shutdown did not record its registration's epoch may have lost unflushed records.
+    if (outcome.previous !== undefined && request.previousBrokerEpoch !== outcome.previous.epoch && change.image.features.elrEnabled) {
+      const out = this.replication.handleBrokerUncleanShutdown(change.image, request.brokerId);
+      if (out.length > 0) this.log(`broker ${request.brokerId} registers after an unclean shutdown (previous broker epoch ${request.previousBrokerEpoch}, last registration ${outcome.previous.epoch}): it leaves the eligible leader replicas of ${out.length} partition(s)`);
+      change.add(out);
+    }
     return { records: change.records, response: { throttleTimeMs: 0, errorCode: ErrorCode.NONE, brokerEpoch: outcome.brokerEpoch } };
   }
 
@@ -326,6 +338,37 @@ export class QuorumController {
   alterClientQuotas(request: AlterClientQuotasRequest): ControllerResult<AlterClientQuotasResponseEntryData[]> {
     this.assertActive();
     return alterClientQuotas(this.image, request.entries, request.validateOnly);
+  }
+
+  /**
+   * UpdateFeatures (key 57): all updates or none (Kafka answers every feature with the first
+   * refusal's error). Turning eligible.leader.replicas.version down to 0 also clears every
+   * partition's ELR and last known ELR, as Kafka does, since nothing keeps them true any more.
+   * `version` 0 reads allowDowngrade, later ones upgradeType.
+   */
+  updateFeatures(request: UpdateFeaturesRequest, version: number): ControllerResult<UpdateFeaturesResponse> {
+    this.assertActive();
+    const records: MetadataRecord[] = [];
+    let refusal: { errorCode: number; message: string } | null = null;
+    for (const u of request.featureUpdates) {
+      const upgradeType = version === 0 ? (u.allowDowngrade ? FeatureUpgradeType.SAFE_DOWNGRADE : FeatureUpgradeType.UPGRADE) : u.upgradeType;
+      const out = this.features.updateFeature(this.image, { feature: u.feature, level: u.maxVersionLevel, upgradeType });
+      if ('errorCode' in out) { refusal ??= out; continue; }
+      records.push(out.record);
+      if (u.feature === ELIGIBLE_LEADER_REPLICAS_VERSION_FEATURE && u.maxVersionLevel === 0) records.push(...this.replication.clearElr(this.image, null));
+    }
+    const results = request.featureUpdates.map((u) => ({ feature: u.feature, errorCode: refusal?.errorCode ?? ErrorCode.NONE, errorMessage: refusal?.message ?? null }));
+    const response = { throttleTimeMs: 0, errorCode: refusal?.errorCode ?? ErrorCode.NONE, errorMessage: refusal?.message ?? null, results };
+    if (refusal !== null) this.log(`UpdateFeatures refused: ${refusal.message}`);
+    return { records: refusal !== null || request.validateOnly ? [] : records, response };
+  }
+
+  /**
+   * The records that go with a config change's ConfigRecords (IncrementalAlterConfigs is planned by
+   * the node): a new min.insync.replicas clears the ELRs it was computed for (KIP-966, as Kafka).
+   */
+  recordsForConfigChanges(records: readonly MetadataRecord[]): MetadataRecord[] {
+    return this.replication.elrUpdatesForConfigChanges(this.image, records);
   }
 
   /** One pass of `auto.leader.rebalance.enable`: leadership back to preferred replicas. */

@@ -3,7 +3,7 @@
 // (all through PartitionChangeBuilder), and topic creation, deletion and partition growth (the
 // request rules live in topics.ts, shared with the broker's inline path until it is wired here).
 import {
-  metadataRecord, metadataRecordName, mergePartitionChange, ConfigResourceType, LeaderRecoveryState, NO_LEADER, NO_LEADER_CHANGE,
+  metadataRecord, metadataRecordName, mergePartitionChange, ConfigResourceType, MetadataRecordType, LeaderRecoveryState, NO_LEADER, NO_LEADER_CHANGE, NO_LEADER_RECOVERY_CHANGE,
   type MetadataImage, type MetadataRecord, type MetadataRecordName, type PartitionRegistration,
 } from '../metadata/index.js';
 import {
@@ -18,6 +18,7 @@ import type {
   CreatePartitionsResponseCreatePartitionsTopicResult, DeleteTopicsResponseDeletableTopicResult,
 } from '../protocol/index.js';
 import type { Prng } from '../util/index.js';
+import { MIN_INSYNC_REPLICAS, topicMinIsr } from './min-isr.js';
 import { PartitionChangeBuilder, type Election, type PartitionChangeRecordOut } from './partition-change.js';
 import { isReassigning, reassignmentReplicas, reassignmentRevert } from './reassignment.js';
 import type { PlacementBroker } from './placement.js';
@@ -35,6 +36,8 @@ export const BALANCE_ELECTIONS_MAX = 1000;
 export interface ReplicationControlOptions {
   /** The static `unclean.leader.election.enable`; topic and cluster-wide dynamic configs override it. */
   readonly uncleanLeaderElectionEnable: boolean;
+  /** The static `min.insync.replicas` (default 1); topic and cluster-wide dynamic configs override it. */
+  readonly minInsyncReplicas?: number;
   readonly topicDefaults: TopicDefaults;
   readonly validateTopicConfigs: TopicConfigValidator;
   readonly log: (line: string) => void;
@@ -87,6 +90,12 @@ export class ReplicationControlManager {
     return enabled ? 'unclean' : 'online';
   }
 
+  /** The builder for a partition of `topicName`, with eligible leader replicas as the image's features say (KIP-966). */
+  private builder(image: MetadataImage, topicName: string, topicId: string, partitionId: number, p: PartitionRegistration): PartitionChangeBuilder {
+    return new PartitionChangeBuilder(p, topicId, partitionId, (id) => isActiveBroker(image, id), this.options.log)
+      .setEligibleLeaderReplicas(image.features.elrEnabled, topicMinIsr(image, topicName, this.options.minInsyncReplicas ?? 1));
+  }
+
   /**
    * `brokerId` was fenced or entered controlled shutdown in `image`: it leaves every ISR it is in
    * (except as a last member, see PartitionChangeBuilder) and hands every leadership to another
@@ -95,6 +104,50 @@ export class ReplicationControlManager {
   handleBrokerLeaving(image: MetadataImage, brokerId: number): MetadataRecord[] {
     return this.changes(image, (p) => p.leader === brokerId || p.isr.includes(brokerId),
       (builder) => builder.removeFromTargetIsr(brokerId));
+  }
+
+  /**
+   * PartitionChangeRecords clearing the ELR and last known ELR of every partition that has any, of
+   * the topics named (every topic when null): Kafka does it when min.insync.replicas changes (the
+   * ELR was computed for the old value) and when eligible.leader.replicas.version goes to 0.
+   */
+  clearElr(image: MetadataImage, topicNames: ReadonlySet<string> | null): MetadataRecord[] {
+    const out: MetadataRecord[] = [];
+    for (const t of image.topics.topicsById.values()) {
+      if (topicNames !== null && !topicNames.has(t.name)) continue;
+      for (const [partitionId, p] of t.partitions) {
+        if (p.elr.length === 0 && p.lastKnownElr.length === 0) continue;
+        out.push(metadataRecord('PartitionChangeRecord', {
+          partitionId, topicId: t.id, isr: null, leader: NO_LEADER_CHANGE, replicas: null, removingReplicas: null, addingReplicas: null,
+          leaderRecoveryState: NO_LEADER_RECOVERY_CHANGE, eligibleLeaderReplicas: [], lastKnownElr: [],
+        }));
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Kafka's getPartitionElrUpdatesForConfigChanges: with ELR on, a change of min.insync.replicas
+   * on a topic clears that topic's ELRs; on the cluster default (the broker resource ''), every one.
+   */
+  elrUpdatesForConfigChanges(image: MetadataImage, records: readonly MetadataRecord[]): MetadataRecord[] {
+    if (!image.features.elrEnabled) return [];
+    const topics = new Set<string>();
+    for (const r of records) {
+      if (r.type !== MetadataRecordType.ConfigRecord || r.data.name !== MIN_INSYNC_REPLICAS) continue;
+      if (r.data.resourceType === ConfigResourceType.BROKER && r.data.resourceName === '') return this.clearElr(image, null);
+      if (r.data.resourceType === ConfigResourceType.TOPIC) topics.add(r.data.resourceName);
+    }
+    return topics.size === 0 ? [] : this.clearElr(image, topics);
+  }
+
+  /**
+   * KIP-966: `brokerId` registered after an unclean shutdown (its previousBrokerEpoch is not its last
+   * registration's epoch): it may have lost records it held as an eligible leader replica, so it
+   * leaves every ELR (Kafka's handleBrokerUncleanShutdown).
+   */
+  handleBrokerUncleanShutdown(image: MetadataImage, brokerId: number): MetadataRecord[] {
+    return this.changes(image, (p) => p.elr.includes(brokerId), (builder) => builder.setUncleanShutdownReplicas([brokerId]));
   }
 
   /** A broker became active: every leaderless partition tries an election again. */
@@ -113,12 +166,11 @@ export class ReplicationControlManager {
   private changes(image: MetadataImage, select: (p: PartitionRegistration) => boolean,
     target: (builder: PartitionChangeBuilder) => void): MetadataRecord[] {
     const out: MetadataRecord[] = [];
-    const acceptable = (id: number): boolean => isActiveBroker(image, id);
     for (const t of image.topics.topicsById.values()) {
       const election = this.electionFor(image, t.name);
       for (const [partitionId, p] of t.partitions) {
         if (!select(p)) continue;
-        const builder = new PartitionChangeBuilder(p, t.id, partitionId, acceptable, this.options.log).setElection(election);
+        const builder = this.builder(image, t.name, t.id, partitionId, p).setElection(election);
         target(builder);
         const record = builder.build();
         if (record !== null) out.push(record);
@@ -162,8 +214,7 @@ export class ReplicationControlManager {
           if (request.topicPartitions !== null) report(topic.name, partitionId, ErrorCode.ELECTION_NOT_NEEDED, 'The partition already has the leader this election would pick.');
           continue;
         }
-        const record = new PartitionChangeBuilder(p, topic.id, partitionId, (id) => isActiveBroker(image, id), this.options.log)
-          .setElection(unclean ? 'unclean' : 'preferred').build();
+        const record = this.builder(image, topic.name, topic.id, partitionId, p).setElection(unclean ? 'unclean' : 'preferred').build();
         if (record === null) {
           report(topic.name, partitionId, unclean ? ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE : ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE, null);
           continue;
@@ -187,7 +238,7 @@ export class ReplicationControlManager {
         if (out.length >= max) return out;
         const preferred = p.replicas[0]!;
         if (p.leader === preferred || !p.isr.includes(preferred) || !acceptable(preferred)) continue;
-        const record = new PartitionChangeBuilder(p, t.id, partitionId, acceptable, this.options.log).setElection('preferred').build();
+        const record = this.builder(image, t.name, t.id, partitionId, p).setElection('preferred').build();
         if (record !== null) out.push(record);
       }
     }
@@ -225,7 +276,7 @@ export class ReplicationControlManager {
           continue;
         }
         let p = current!;
-        const record = new PartitionChangeBuilder(p, topic.id, data.partitionIndex, (id) => isActiveBroker(image, id), this.options.log)
+        const record = this.builder(image, topic.name, topic.id, data.partitionIndex, p)
           .setElection(this.electionFor(image, topic.name)).setTargetIsr(newIsr.map((m) => m.brokerId)).build();
         if (record !== null) {
           records.push(record);
@@ -294,7 +345,7 @@ export class ReplicationControlManager {
         else {
           const outcome = target.replicas === null
             ? this.cancelReassignment(image, topic.name, topic.id, target.partitionIndex, p)
-            : this.changeReassignment(image, topic.id, target.partitionIndex, p, target.replicas);
+            : this.changeReassignment(image, topic.name, topic.id, target.partitionIndex, p, target.replicas);
           if ('code' in outcome) error = outcome;
           else if (outcome.record !== null) {
             records.push(outcome.record);
@@ -308,12 +359,12 @@ export class ReplicationControlManager {
     return { records, response };
   }
 
-  private changeReassignment(image: MetadataImage, topicId: string, partitionId: number, p: PartitionRegistration, target: readonly number[]):
+  private changeReassignment(image: MetadataImage, topicName: string, topicId: string, partitionId: number, p: PartitionRegistration, target: readonly number[]):
     { record: PartitionChangeRecordOut | null } | { code: number; message: string } {
     const invalid = validateManualAssignment(image, target);
     if (invalid !== null) return { code: ErrorCode.INVALID_REPLICA_ASSIGNMENT, message: invalid };
     const r = reassignmentReplicas(p.replicas, target);
-    const record = new PartitionChangeBuilder(p, topicId, partitionId, (id) => isActiveBroker(image, id), this.options.log)
+    const record = this.builder(image, topicName, topicId, partitionId, p)
       .setTargetReplicas(r.merged).setTargetAdding(r.adding).setTargetRemoving(r.removing).build();
     return { record };
   }
@@ -326,7 +377,7 @@ export class ReplicationControlManager {
     if (revert.unclean && election !== 'unclean') {
       return { code: ErrorCode.INVALID_REPLICA_ASSIGNMENT, message: `Unable to revert partition assignment for ${topicName}:${partitionId} because it would require an unclean leader election.` };
     }
-    const record = new PartitionChangeBuilder(p, topicId, partitionId, (id) => isActiveBroker(image, id), this.options.log)
+    const record = this.builder(image, topicName, topicId, partitionId, p)
       .setElection(election).setTargetIsr(revert.isr).setTargetReplicas(revert.replicas).setTargetAdding([]).setTargetRemoving([]).build();
     return { record };
   }

@@ -9,6 +9,13 @@ export const TRANSACTION_VERSION_FEATURE = 'transaction.version';
 /** KIP-932: at level 1 the share-group APIs are served and advertised (Kafka 4.2 finalizes it in a new cluster). */
 export const SHARE_VERSION_FEATURE = 'share.version';
 
+/**
+ * KIP-966: at level 1 the controller keeps eligible leader replicas (ELR) and may elect a leader from
+ * them when the ISR is empty, and a leader advances the high watermark only while its ISR has
+ * min.insync.replicas members. Kafka 4.1 finalizes it in a new cluster.
+ */
+export const ELIGIBLE_LEADER_REPLICAS_VERSION_FEATURE = 'eligible.leader.replicas.version';
+
 /** A feature this software can run at: the levels it supports, and the level a new cluster finalizes. */
 export interface FeatureSupport { name: string; minVersion: number; maxVersion: number; bootstrapLevel: number }
 
@@ -17,11 +24,12 @@ export interface FeatureSupport { name: string; minVersion: number; maxVersion: 
  * (and a cluster upgraded from older software keeps the level it had, 0 when it never recorded one),
  * which is what a client reads to choose transaction version 2 (Java's producer: finalized level
  * >= 2 and the broker offers EndTxn v5). Kafka 4.2 formats a new cluster with share.version 1
- * (share groups on). metadata.version is not listed: nothing here reads it yet.
+ * (share groups on); Kafka 4.1 eligible.leader.replicas.version 1. metadata.version is not listed: nothing here reads it yet.
  */
 export const SUPPORTED_FEATURES: readonly FeatureSupport[] = [
   { name: TRANSACTION_VERSION_FEATURE, minVersion: 0, maxVersion: 2, bootstrapLevel: 2 },
   { name: SHARE_VERSION_FEATURE, minVersion: 0, maxVersion: 1, bootstrapLevel: 1 },
+  { name: ELIGIBLE_LEADER_REPLICAS_VERSION_FEATURE, minVersion: 0, maxVersion: 1, bootstrapLevel: 1 },
 ];
 
 /** The FeatureLevelRecords that begin a new cluster's metadata (Kafka's bootstrap metadata), level 0 ones left out. */
@@ -44,6 +52,9 @@ export class FeaturesImage {
 
   /** The finalized share.version; 0 (no share groups) when none was recorded. */
   get shareVersion(): number { return this.finalizedVersions.get(SHARE_VERSION_FEATURE) ?? 0; }
+
+  /** Whether eligible leader replicas are on (eligible.leader.replicas.version >= 1; KIP-966). */
+  get elrEnabled(): boolean { return (this.finalizedVersions.get(ELIGIBLE_LEADER_REPLICAS_VERSION_FEATURE) ?? 0) >= 1; }
 
   /** The finalized transaction.version; 0 (transaction version 1 semantics) when none was recorded. */
   get transactionVersion(): number { return this.finalizedVersions.get(TRANSACTION_VERSION_FEATURE) ?? 0; }

@@ -24,7 +24,7 @@ export {
   ConfigurationsImage, ConfigurationsDelta, ConfigResourceType, configResourceKey, type ConfigResource,
 } from './configs.js';
 export {
-  FeaturesImage, FeaturesDelta, ProducerIdsImage, ProducerIdsDelta, METADATA_VERSION_FEATURE, TRANSACTION_VERSION_FEATURE, SHARE_VERSION_FEATURE, SUPPORTED_FEATURES,
+  FeaturesImage, FeaturesDelta, ProducerIdsImage, ProducerIdsDelta, METADATA_VERSION_FEATURE, TRANSACTION_VERSION_FEATURE, SHARE_VERSION_FEATURE, ELIGIBLE_LEADER_REPLICAS_VERSION_FEATURE, SUPPORTED_FEATURES,
   bootstrapFeatureLevels, type FeatureSupport,
 } from './features.js';
 export {

@@ -23,7 +23,7 @@ import {
   listPartitionReassignmentsHandler, addPartitionsToTxnHandler, addOffsetsToTxnHandler, endTxnHandler, writeTxnMarkersHandler, txnOffsetCommitHandler,
   describeProducersHandler, describeTransactionsHandler, listTransactionsHandler, TxnMarkerSender, AddPartitionsToTxnManager, offsetCommitHandler, offsetFetchHandler,
   findCoordinatorHandler, joinGroupHandler, heartbeatHandler, leaveGroupHandler, syncGroupHandler, describeGroupsHandler, listGroupsHandler, deleteGroupsHandler,
-  offsetDeleteHandler, consumerGroupHeartbeatHandler, consumerGroupDescribeHandler, describeClientQuotasHandler, alterClientQuotasHandler, ClientQuotaManager,
+  offsetDeleteHandler, consumerGroupHeartbeatHandler, consumerGroupDescribeHandler, describeClientQuotasHandler, alterClientQuotasHandler, updateFeaturesHandler, ClientQuotaManager,
   ControllerMutationQuota, quotaWindowOf, describeAclsHandler, createAclsHandler, deleteAclsHandler, bindAuthz, type ControllerChannel, type LogDirDescription,
   type MetadataView, type ProducePartitionsParams, type TopicAdmin, type TxnMarkerParams, type ForwardedFor,
   shareGroupHeartbeatHandler, shareGroupDescribeHandler, shareFetchHandler, shareAcknowledgeHandler, initializeShareGroupStateHandler, readShareGroupStateHandler,
@@ -67,6 +67,8 @@ function brokerWrittenTopic(topic: string): boolean {
 export type LogFactory = (topic: string, partition: number, topicId: string) => Promise<LocalLog>;
 
 export interface BrokerDeps {
+  /** The broker epoch this node's last clean shutdown recorded (-1 or absent: none), for its registration (KIP-966). */
+  previousBrokerEpoch?: bigint;
   nodeId: number;
   clock: Clock;
   /**
@@ -150,7 +152,7 @@ export class Broker {
       createTopicsHandler, deleteTopicsHandler, createPartitionsHandler, describeClusterHandler, deleteRecordsHandler, offsetForLeaderEpochHandler,
       describeTopicPartitionsHandler, describeConfigsHandler, alterConfigsHandler, incrementalAlterConfigsHandler, electLeadersHandler,
       alterPartitionReassignmentsHandler, listPartitionReassignmentsHandler, describeLogDirsHandler, initProducerIdHandler,
-      describeClientQuotasHandler, alterClientQuotasHandler,
+      describeClientQuotasHandler, alterClientQuotasHandler, updateFeaturesHandler,
       saslHandshakeHandler, saslAuthenticateHandler, describeUserScramCredentialsHandler, alterUserScramCredentialsHandler]) {
       this.router.register(h);
     }
@@ -726,6 +728,11 @@ export class Broker {
       alterClientQuotas: (request, caller) => settle(c().alterClientQuotas(request, caller)),
       alterPartitionReassignments: (request, caller) => settle(c().alterPartitionReassignments(request, caller)),
       listPartitionReassignments: (request, caller) => c().listPartitionReassignments(request, caller),
+      updateFeatures: (request, caller) => {
+        const update = c().updateFeatures;
+        if (update === undefined) return Promise.resolve({ throttleTimeMs: 0, errorCode: ErrorCode.UNSUPPORTED_VERSION, errorMessage: 'No controller here takes feature updates.', results: [] });
+        return settle(update.call(c(), request, caller));
+      },
       createAcls: (creations, caller) => c().createAcls(creations, caller),
       deleteAcls: (filters, caller) => c().deleteAcls(filters, caller),
       allocateProducerIds: (request) => c().allocateProducerIds(request),
@@ -763,6 +770,7 @@ export class Broker {
       heartbeatIntervalMs: Number(c.get('broker.heartbeat.interval.ms')),
       retryBackoffMs: 100,
       sessionTimeoutMs: Number(c.get('broker.session.timeout.ms')),
+      ...(this.deps.previousBrokerEpoch !== undefined ? { previousBrokerEpoch: this.deps.previousBrokerEpoch } : {}),
     }, () => this.controller, () => this.deps.metadata.offset(), this.deps.clock, this.log('broker-lifecycle'));
     this.deps.metadata.onChange(() => driver.onMetadata());
     driver.start();

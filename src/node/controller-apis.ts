@@ -20,7 +20,7 @@ import type { BrokerConfig } from '../config/index.js';
 import {
   ConfigAdmin, Router, apiVersionsHandler, createTopicsHandler, deleteTopicsHandler, alterConfigsHandler, createPartitionsHandler, electLeadersHandler,
   alterPartitionReassignmentsHandler, listPartitionReassignmentsHandler, incrementalAlterConfigsHandler, brokerRegistrationHandler, brokerHeartbeatHandler,
-  allocateProducerIdsHandler, alterPartitionHandler, alterClientQuotasHandler, createAclsHandler, deleteAclsHandler, alterUserScramCredentialsHandler, envelopeHandler,
+  allocateProducerIdsHandler, alterPartitionHandler, alterClientQuotasHandler, updateFeaturesHandler, createAclsHandler, deleteAclsHandler, alterUserScramCredentialsHandler, envelopeHandler,
   CONTROLLER_LISTENER_RULES, FORWARDED_APIS, innerResponseData, type RequestContext, type ControllerServices, type TopicAdmin, type EnvelopeServices,
   type ClientQuotaManager,
 } from '../broker/index.js';
@@ -45,7 +45,7 @@ export function controllerApis(o: ControllerApisOptions): { router: Router<any>;
   const c = o.controller;
   const router = new Router<any>();
   router.register(apiVersionsHandler(() => router.supportedVersions(), () => o.metadata.view().features()));
-  for (const h of [createTopicsHandler, deleteTopicsHandler, createPartitionsHandler, electLeadersHandler, alterPartitionReassignmentsHandler, listPartitionReassignmentsHandler, alterConfigsHandler, incrementalAlterConfigsHandler, alterClientQuotasHandler, alterUserScramCredentialsHandler,
+  for (const h of [createTopicsHandler, deleteTopicsHandler, createPartitionsHandler, electLeadersHandler, alterPartitionReassignmentsHandler, listPartitionReassignmentsHandler, alterConfigsHandler, incrementalAlterConfigsHandler, alterClientQuotasHandler, updateFeaturesHandler, alterUserScramCredentialsHandler,
     brokerRegistrationHandler, brokerHeartbeatHandler, allocateProducerIdsHandler, alterPartitionHandler, createAclsHandler, deleteAclsHandler, envelopeHandler]) router.register(h);
   const authz = controllerAuthz(o.brokerConfig, () => o.metadata.image.acls);
   if (authz !== null) {

@@ -27,7 +27,7 @@ import {
   type BrokerRegistrationRequest, type BrokerRegistrationResponse, type CreatePartitionsRequestCreatePartitionsTopic,
   type CreatePartitionsResponseCreatePartitionsTopicResult, type CreateTopicsRequest, type CreateTopicsResponseCreatableTopicResult,
   type AlterPartitionReassignmentsRequest, type AlterPartitionReassignmentsResponse, type ListPartitionReassignmentsRequest, type ListPartitionReassignmentsResponse,
-  type AlterClientQuotasRequest, type AlterClientQuotasResponse, type AlterClientQuotasResponseEntryData,
+  type AlterClientQuotasRequest, type AlterClientQuotasResponse, type AlterClientQuotasResponseEntryData, type UpdateFeaturesRequest, type UpdateFeaturesResponse,
   type CreateAclsRequestAclCreation, type CreateAclsResponseAclCreationResult, type DeleteAclsRequestDeleteAclsFilter, type DeleteAclsResponseDeleteAclsFilterResult,
   type AlterUserScramCredentialsRequest, type AlterUserScramCredentialsResponse,
   type DeleteTopicsResponseDeletableTopicResult, type DescribeQuorumRequest, type DescribeQuorumResponse, type ElectLeadersRequest, type ElectLeadersResponseReplicaElectionResult,
@@ -167,6 +167,17 @@ export class ForwardingControllerChannel implements ControllerChannel {
       });
       return r;
     }, (errorCode, errorMessage) => scramNotController(request, errorMessage, errorCode));
+  }
+
+  /** Answered once this node's image holds the new levels. */
+  updateFeatures(request: UpdateFeaturesRequest, caller?: ForwardedFor): Promise<UpdateFeaturesResponse> {
+    return this.route((c) => c.updateFeatures(request), async (conn) => {
+      const r = await this.forward<UpdateFeaturesResponse>(conn, caller, ApiKey.UpdateFeatures, 1, request);
+      if (r.errorCode === ErrorCode.NONE && !request.validateOnly) {
+        await this.waitFor(() => request.featureUpdates.every((u) => (this.md.image.features.finalizedVersions.get(u.feature) ?? 0) === u.maxVersionLevel));
+      }
+      return r;
+    }, (errorCode, errorMessage) => ({ throttleTimeMs: 0, errorCode, errorMessage, results: request.featureUpdates.map((u) => ({ feature: u.feature, errorCode, errorMessage })) }));
   }
 
   listPartitionReassignments(request: ListPartitionReassignmentsRequest, caller?: ForwardedFor): Promise<ListPartitionReassignmentsResponse> {

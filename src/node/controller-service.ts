@@ -14,7 +14,7 @@
 // not read leader.imbalance.per.broker.percentage: any imbalanced partition is balanced).
 import {
   ErrorCode, ZERO_UUID,
-  type AlterClientQuotasRequest, type AlterClientQuotasResponseEntryData,
+  type AlterClientQuotasRequest, type AlterClientQuotasResponseEntryData, type UpdateFeaturesRequest, type UpdateFeaturesResponse,
   type AllocateProducerIdsRequest, type AllocateProducerIdsResponse, type AlterPartitionRequest, type AlterPartitionResponse,
   type BrokerHeartbeatRequest, type BrokerHeartbeatResponse,
   type BrokerRegistrationRequest, type BrokerRegistrationResponse, type CreatePartitionsRequestCreatePartitionsTopic,
@@ -45,6 +45,8 @@ export interface ControllerServiceOptions {
   /** broker.session.timeout.ms */
   readonly sessionTimeoutMs: number;
   readonly uncleanLeaderElectionEnable: boolean;
+  /** The static min.insync.replicas (KIP-966's ELR is bounded by it). */
+  readonly minInsyncReplicas?: number;
   readonly topicDefaults: TopicDefaults;
   readonly validateTopicConfigs: TopicConfigValidator;
   readonly logger: Logger;
@@ -168,8 +170,16 @@ export class ControllerService implements ControllerChannel {
         topicExists: (name) => image.topics.getTopic(name) !== undefined, configs: (t, n) => image.configs.configs(t, n),
         validateTopic: (configs, current) => this.o.validateTopicConfigs(configs, current),
       }, change);
-      return { records: toMetadataRecords(out.records), response: out.response };
+      const records = toMetadataRecords(out.records);
+      return { records: [...records, ...c.recordsForConfigChanges(records)], response: out.response };
     }).catch(notController(() => ({ errorCode: ErrorCode.NOT_CONTROLLER, errorMessage: 'This is not the active controller.' })));
+  }
+
+  updateFeatures(request: UpdateFeaturesRequest): Promise<UpdateFeaturesResponse> {
+    return this.run((c) => c.updateFeatures(request, 1)).catch(notController(() => ({
+      throttleTimeMs: 0, errorCode: ErrorCode.NOT_CONTROLLER, errorMessage: 'This is not the active controller.',
+      results: request.featureUpdates.map((u) => ({ feature: u.feature, errorCode: ErrorCode.NOT_CONTROLLER, errorMessage: 'This is not the active controller.' })),
+    })));
   }
 
   alterClientQuotas(request: AlterClientQuotasRequest): Promise<AlterClientQuotasResponseEntryData[]> {
@@ -339,6 +349,7 @@ export class ControllerService implements ControllerChannel {
     return new QuorumController({
       clusterId: this.o.clusterId, prng: this.o.prng, sessionTimeoutMs: this.o.sessionTimeoutMs,
       uncleanLeaderElectionEnable: this.o.uncleanLeaderElectionEnable, topicDefaults: this.o.topicDefaults,
+      ...(this.o.minInsyncReplicas !== undefined ? { minInsyncReplicas: this.o.minInsyncReplicas } : {}),
       validateTopicConfigs: this.o.validateTopicConfigs, log: (line) => this.o.logger.info(`${line}`), image,
       ...(this.o.bootstrapRecords ? { bootstrapRecords: this.o.bootstrapRecords } : {}),
     });

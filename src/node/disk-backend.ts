@@ -136,7 +136,8 @@ export type DiskBackend = Omit<BrokerDeps, 'nodeId' | 'clock' | 'controller'> & 
   logs: LogManager;
   /** The log directory's free space against log.dir.min.free.bytes and its state. */
   logDirSpace: () => LogDirSpaceView[];
-  close(): Promise<void> };
+  /** Closes the node's storage; a clean shutdown records `brokerEpoch` (this broker's registration) in its marker. */
+  close(brokerEpoch?: bigint): Promise<void> };
 
 function describeLogDir(dataDir: string, logs: LogManager): LogDirDescription {
   let totalBytes = -1;
@@ -354,7 +355,7 @@ async function openDiskBackend(o: DiskBackendOptions, brokerConfig: BrokerConfig
   const prng = new Prng(randomBytes(4).readUInt32BE(0));
   const controllerService = new ControllerService(md, {
     clusterId: md.clusterId, nodeId: o.nodeId, clock: o.clock, prng, sessionTimeoutMs: Number(brokerConfig.get('broker.session.timeout.ms')),
-    uncleanLeaderElectionEnable: brokerConfig.get('unclean.leader.election.enable') as boolean, topicDefaults, validateTopicConfigs: validate, logger: componentLogger(o.logger, 'controller'),
+    uncleanLeaderElectionEnable: brokerConfig.get('unclean.leader.election.enable') as boolean, minInsyncReplicas: Number(brokerConfig.get('min.insync.replicas')), topicDefaults, validateTopicConfigs: validate, logger: componentLogger(o.logger, 'controller'),
     autoLeaderRebalanceEnable: brokerConfig.get('auto.leader.rebalance.enable') as boolean,
     leaderImbalanceCheckIntervalMs: 1000 * Number(brokerConfig.get('leader.imbalance.check.interval.seconds')),
     ...(bootstrapRecords.length > 0 ? { bootstrapRecords } : {}),
@@ -430,12 +431,13 @@ async function openDiskBackend(o: DiskBackendOptions, brokerConfig: BrokerConfig
     validateTopicConfigs: validate,
     autoCreateTopicsEnable: brokerConfig.get('auto.create.topics.enable') as boolean,
     minInsyncReplicas: (topic: string) => topicConfig(topic).minInsyncReplicas,
+    previousBrokerEpoch: logs.cleanShutdownBrokerEpoch,
     maxMessageBytes: (topic: string) => topicConfig(topic).maxMessageBytes,
     schemaValidation: (topic: string) => schemaValidationOf(topicConfig(topic)),
     fetchSessionCacheSlots: brokerConfig.get('max.incremental.fetch.session.cache.slots') as number,
     ...(remoteStorage !== undefined ? { remoteStorage } : {}),
     /** Flushes every log, writes the checkpoints and marks a clean shutdown. */
-    close: async () => {
+    close: async (brokerEpoch?: bigint) => {
       if (closed) return;
       closed = true;
       clearInterval(timer);
@@ -443,7 +445,7 @@ async function openDiskBackend(o: DiskBackendOptions, brokerConfig: BrokerConfig
         controller.close();
         controllerService.close();
         await md.close();
-        logs.close();
+        logs.close(brokerEpoch);
       } finally { unlock(); }
     },
   };

@@ -24,6 +24,8 @@ export interface LifecycleConfig {
   retryBackoffMs: number;
   /** broker.session.timeout.ms: how long after sending a heartbeat answered unfenced this broker holds its lease. */
   sessionTimeoutMs: number;
+  /** The broker epoch the last clean shutdown recorded (-1: none, an unclean shutdown), sent at the first registration. */
+  previousBrokerEpoch?: bigint;
 }
 
 export type LifecycleRequest =
@@ -48,6 +50,7 @@ export class BrokerLifecycle {
   constructor(private readonly config: LifecycleConfig, nowMs: number) {
     assert(config.heartbeatIntervalMs > 0 && config.retryBackoffMs >= 0, 'heartbeat interval and backoff');
     this.nextSendMs = nowMs;
+    this.previousBrokerEpoch = config.previousBrokerEpoch ?? -1n;
   }
 
   /** The request to send at `nowMs`, or null (one in flight, not due yet, or shut down). */

@@ -254,10 +254,11 @@ export class LogMetadata implements MetadataSource {
     const liveIds = new Set(live.map((b) => b.id));
     // As Kafka's metadata cache: a replica on a broker that is not registered or is fenced is offline.
     const offline = (replicas: readonly number[]): number[] => (replicas.every((r) => liveIds.has(r)) ? [] : replicas.filter((r) => !liveIds.has(r)));
-    const toView = (t: { name: string; id: string; partitions: ReadonlyMap<number, { leader: number; leaderEpoch: number; replicas: readonly number[]; isr: readonly number[] }> }): TopicView => ({
+    const toView = (t: { name: string; id: string; partitions: ReadonlyMap<number, { leader: number; leaderEpoch: number; replicas: readonly number[]; isr: readonly number[]; elr: readonly number[]; lastKnownElr: readonly number[] }> }): TopicView => ({
       name: t.name, id: t.id, isInternal: isInternalTopic(t.name),
       partitions: [...t.partitions].sort(([a], [b]) => a - b).map(([partition, p]): PartitionView => ({
         partition, leader: p.leader, leaderEpoch: p.leaderEpoch, replicas: [...p.replicas], isr: [...p.isr], offlineReplicas: offline(p.replicas),
+        elr: [...p.elr], lastKnownElr: [...p.lastKnownElr],
       })),
     });
     const topics = [...image.topics.topicsById.values()].map(toView);

@@ -362,7 +362,8 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerHa
     // Tiered storage's tasks stop before the logs they copy from close.
     await broker?.closeRemoteLog();
     await disk?.logs.removalsDone();
-    await disk?.close();
+    // The clean-shutdown marker records this registration's epoch: the next registration shows the restart was clean (KIP-966).
+    await disk?.close(broker?.lifecycle?.brokerEpoch);
   })();
   // Kafka's handling of a failed log directory when it was the broker's only one (it also holds
   // the metadata log): the broker halts (no controlled shutdown: nothing can be written any more).

@@ -23,7 +23,7 @@ import { listenerName, type BrokerConfig } from '../config/index.js';
 import {
   CONTROLLER_FEATURES, GROUP_VERSION_FEATURE, KRAFT_VERSION_FEATURE, METADATA_VERSION_LATEST, defaultFeatureLevel, metadataVersionLevel, metadataVersionName,
 } from '../controller/index.js';
-import { METADATA_VERSION_FEATURE, TRANSACTION_VERSION_FEATURE, deserializeMetadataRecord, metadataRecord, serializeMetadataRecord, type MetadataRecord } from '../metadata/index.js';
+import { ELIGIBLE_LEADER_REPLICAS_VERSION_FEATURE, METADATA_VERSION_FEATURE, TRANSACTION_VERSION_FEATURE, deserializeMetadataRecord, metadataRecord, serializeMetadataRecord, type MetadataRecord } from '../metadata/index.js';
 import {
   METADATA_LOG_DIR_NAME, decodeSnapshotFile, encodeSnapshotFile, latestSnapshotVoters, snapshotFileName, writeBootstrapSnapshot, type VoterAddress,
 } from '../raft/index.js';
@@ -139,7 +139,7 @@ function featureRecords(o: FormatOptions, dynamic: boolean): { records: Metadata
   if (!explicit) return { records: [], metadataVersion };
   // Every level then, as Kafka's bootstrap metadata holds them: a release before 4.0 starts
   // group.version and transaction.version at 0, which must cancel the defaults written before them.
-  const records = [METADATA_VERSION_FEATURE, GROUP_VERSION_FEATURE, TRANSACTION_VERSION_FEATURE].map((name) => metadataRecord('FeatureLevelRecord', {
+  const records = [METADATA_VERSION_FEATURE, GROUP_VERSION_FEATURE, TRANSACTION_VERSION_FEATURE, ELIGIBLE_LEADER_REPLICAS_VERSION_FEATURE].map((name) => metadataRecord('FeatureLevelRecord', {
     name, featureLevel: features.get(name) ?? defaultFeatureLevel(name, metadataVersion),
   }));
   return { records, metadataVersion };

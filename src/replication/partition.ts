@@ -202,6 +202,12 @@ export class Partition {
 
   /** The epoch this leader writes into its batches and the leader-epoch cache for leader epoch `leaderEpoch`. */
   logEpoch(leaderEpoch: number): number { return leaderEpoch + this.epochBase; }
+  /**
+   * KIP-966's strict min ISR, on while eligible.leader.replicas.version >= 1: the high watermark
+   * stays put while the committed ISR is below min.insync.replicas, so every committed record is
+   * on at least min ISR replicas, which is what lets the controller elect from the ELR.
+   */
+  strictMinIsr = false;
 
   constructor(
     readonly topic: string,
@@ -302,6 +308,15 @@ export class Partition {
     this.partitionEpoch = state.partitionEpoch;
   }
 
+  /**
+   * Kafka's isUnderMinIsr: the committed ISR has fewer members than min.insync.replicas, capped at
+   * the replication factor (Kafka's effectiveMinIsr), so a topic with fewer replicas than the
+   * cluster's min ISR is not stuck for ever.
+   */
+  get isUnderMinIsr(): boolean {
+    return this.isr.length < Math.min(this.minInsyncReplicas, Math.max(1, this.replicas.length));
+  }
+
   /** What read_committed consumers may read up to: the high watermark, or the oldest open transaction's start. */
   get lastStableOffset(): number {
     const u = this.log.firstUnstableOffset();
@@ -312,10 +327,12 @@ export class Partition {
    * The leader's high watermark: the smallest log end offset over the maximal ISR, the leader's
    * own included (Kafka's maybeIncrementLeaderHW), where the leader's counts only as far as it is
    * fsynced when flush.messages asks for that (followers report only fsynced offsets then). A
-   * follower that has not fetched in this leader epoch holds it where it is. It only moves forward.
+   * follower that has not fetched in this leader epoch holds it where it is. It only moves
+   * forward, and not at all under min ISR when `strictMinIsr` (KIP-966).
    */
   maybeAdvanceHighWatermark(): boolean {
     if (!this.isLeader) return false;
+    if (this.strictMinIsr && this.isUnderMinIsr) return false;
     let hw = this.log.durableEndOffset;
     for (const id of this.maximalIsr) {
       if (id === this.localBrokerId) continue;

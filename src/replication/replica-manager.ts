@@ -195,6 +195,18 @@ export class ReplicaManager {
   private readonly partitions = new Map<string, Partition>();
   readonly fetchPurgatory: Purgatory<Partition>;
   readonly producePurgatory: Purgatory<Partition>;
+  /** Whether KIP-966's strict min ISR holds here (eligible.leader.replicas.version >= 1 in the image). */
+  private strictMinIsr = false;
+
+  /** The feature turned on or off: every partition follows (off may release a held high watermark). */
+  private setStrictMinIsr(on: boolean): void {
+    this.strictMinIsr = on;
+    for (const p of this.partitions.values()) {
+      p.strictMinIsr = on;
+      if (p.maybeAdvanceHighWatermark()) this.onHighWatermark(p);
+    }
+  }
+
   /** The latest metadata image applied: which brokers may join an ISR, at which epoch. */
   private image: MetadataImage | null = null;
   private isrExpiration: { cancel(): void } | null = null;
@@ -269,6 +281,7 @@ export class ReplicaManager {
   async applyDelta(delta: MetadataDelta, image: MetadataImage, ports: ReplicaDeltaPorts): Promise<AppliedDelta> {
     const applied: AppliedDelta = { deleted: 0, leaders: 0, followers: 0, opened: 0, reconfigured: 0, failed: [] };
     this.image = image;
+    if (image.features.elrEnabled !== this.strictMinIsr) this.setStrictMinIsr(image.features.elrEnabled);
     // Resolved once per topic and delta: a topic of 10,000 partitions resolves its configs once.
     const configs = new Map<string, PartitionConfig>();
     const run: DeltaRun = { ports, applied, topicConfig: (topic) => configs.get(topic) ?? set(configs, topic, ports.topicConfig(topic)) };
@@ -407,6 +420,7 @@ export class ReplicaManager {
     p.schemaValidation = config.schemaValidation ?? null;
     p.linkName = config.linkName ?? '';
     p.epochBase = config.epochBase ?? 0;
+    p.strictMinIsr = this.strictMinIsr;
     this.addPartition(p);
     return p;
   }
@@ -425,6 +439,8 @@ export class ReplicaManager {
         return;
       }
       p.minInsyncReplicas = c.minInsyncReplicas;
+      // A lower min ISR may release a high watermark held under the strict min ISR rule.
+      if (p.maybeAdvanceHighWatermark()) this.onHighWatermark(p);
       p.maxMessageBytes = c.maxMessageBytes ?? p.maxMessageBytes;
       this.updateTiering(p, true);
       p.schemaValidation = c.schemaValidation ?? null;

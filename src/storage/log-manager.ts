@@ -66,6 +66,12 @@ export class LogManager {
   readonly flusher = new LogFlusher(this.flushStats);
   offline: Error | null = null;
   readonly hadCleanShutdown: boolean;
+  /**
+   * The broker epoch the clean-shutdown marker recorded (Kafka's CleanShutdownFileHandler), -1 after
+   * an unclean shutdown or without one: the broker registers with it as its previousBrokerEpoch,
+   * which tells the controller whether it may stay an eligible leader replica (KIP-966).
+   */
+  readonly cleanShutdownBrokerEpoch: bigint;
   private readonly recoveryPoints: Map<string, number>;
   private readonly logStartOffsets: Map<string, number>;
   private readonly highWatermarks: Map<string, number>;
@@ -92,6 +98,7 @@ export class LogManager {
     this.files = new FileCache(fs, o.openFilesMax ?? limits.openFilesMax);
     const marker = nodePath.join(o.dir, CLEAN_SHUTDOWN_FILE);
     this.hadCleanShutdown = fs.exists(marker);
+    this.cleanShutdownBrokerEpoch = this.hadCleanShutdown ? markerBrokerEpoch(fs.readFile(marker)) : -1n;
     this.recoveryPoints = readOffsetCheckpoint(fs, this.path(RECOVERY_POINT_CHECKPOINT));
     this.logStartOffsets = readOffsetCheckpoint(fs, this.path(LOG_START_OFFSET_CHECKPOINT));
     this.highWatermarks = readOffsetCheckpoint(fs, this.path(REPLICATION_OFFSET_CHECKPOINT));
@@ -376,8 +383,8 @@ export class LogManager {
     }
   }
 
-  /** Clean shutdown: every log flushed and closed, checkpoints written, the marker left. */
-  close(): void {
+  /** Clean shutdown: every log flushed and closed, checkpoints written, the marker left (with `brokerEpoch` when known). */
+  close(brokerEpoch = -1n): void {
     this.closed = true;
     // New partitions whose partition.metadata the background has not written yet.
     for (const { key, log, topicId } of [...this.metadataWriting, ...[...this.metadataToWrite].map(([key, v]) => ({ key, ...v }))]) {
@@ -390,7 +397,17 @@ export class LogManager {
     if (this.offline) { this.files.closeAll(); return; }
     this.checkpoint();
     this.files.closeAll();
-    this.o.fs.writeFileAtomic(this.path(CLEAN_SHUTDOWN_FILE), Buffer.alloc(0));
+    this.o.fs.writeFileAtomic(this.path(CLEAN_SHUTDOWN_FILE), Buffer.from(JSON.stringify({ version: 0, brokerEpoch: Number(brokerEpoch) })));
+  }
+}
+
+/** The broker epoch in a clean-shutdown marker (`{"version":0,"brokerEpoch":N}`); -1 when empty or unreadable. */
+function markerBrokerEpoch(bytes: Buffer): bigint {
+  try {
+    const epoch = (JSON.parse(bytes.toString('utf8')) as { brokerEpoch?: unknown }).brokerEpoch;
+    return typeof epoch === 'number' && Number.isSafeInteger(epoch) && epoch >= 0 ? BigInt(epoch) : -1n;
+  } catch {
+    return -1n;
   }
 }
 

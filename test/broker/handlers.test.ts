@@ -99,6 +99,10 @@ test('DescribeTopicPartitions pages through partitions with a cursor', async () 
   assert.equal(second.nextCursor, null);
   const unknown: any = describeTopicPartitionsHandler.handle({ topics: [{ name: 'zz' }], responsePartitionLimit: 10, cursor: null }, ctx(0, services));
   assert.equal(unknown.topics[0].errorCode, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+  // KIP-966's fields: the partition's ELR and last known ELR, empty lists when it has none.
+  const elr: TopicView = { ...topicT, name: 'e', partitions: [{ ...topicT.partitions[0]!, leader: -1, isr: [], elr: [2, 3], lastKnownElr: [3] }, { ...topicT.partitions[0]!, partition: 1 }] };
+  const withElr: any = describeTopicPartitionsHandler.handle({ topics: [{ name: 'e' }], responsePartitionLimit: 10, cursor: null }, ctx(0, { metadata: () => view([elr]) }));
+  assert.deepEqual(withElr.topics[0].partitions.map((p: any) => [p.eligibleLeaderReplicas, p.lastKnownElr]), [[[2, 3], [3]], [[], []]]);
 });
 
 test('ElectLeaders goes to the controller: v0 asks a preferred election, the controller\'s results and NOT_CONTROLLER are the answer', async () => {

@@ -72,14 +72,14 @@ const batchesOf = (f: { records: Buffer | null }) => [...iterateBatches(f.record
 test('ApiVersions finalizes transaction.version 2 (supported 0-2, left out of v3\'s supported list) and offers the version 2 APIs', async () => {
   await withBroker(undefined, async (c) => {
     const v4 = await c.send(ApiKey.ApiVersions, 4, { clientSoftwareName: 'txn-v2-wire', clientSoftwareVersion: '1' });
-    assert.deepEqual(v4.finalizedFeatures.map((f: any) => [f.name, f.minVersionLevel, f.maxVersionLevel]), [['transaction.version', 2, 2], ['share.version', 1, 1]]);
+    assert.deepEqual(v4.finalizedFeatures.map((f: any) => [f.name, f.minVersionLevel, f.maxVersionLevel]), [['transaction.version', 2, 2], ['share.version', 1, 1], ['eligible.leader.replicas.version', 1, 1]]);
     assert.ok(v4.finalizedFeaturesEpoch >= 0n);
-    assert.deepEqual(v4.supportedFeatures.map((f: any) => [f.name, f.minVersion, f.maxVersion]), [['transaction.version', 0, 2], ['share.version', 0, 1]]);
+    assert.deepEqual(v4.supportedFeatures.map((f: any) => [f.name, f.minVersion, f.maxVersion]), [['transaction.version', 0, 2], ['share.version', 0, 1], ['eligible.leader.replicas.version', 0, 1]]);
     const max = (key: number) => v4.apiKeys.find((k: any) => k.apiKey === key)?.maxVersion;
     assert.deepEqual([max(ApiKey.EndTxn), max(ApiKey.Produce), max(ApiKey.TxnOffsetCommit), max(ApiKey.AddPartitionsToTxn)], [5, 12, 5, 5]);
     const v3 = await c.send(ApiKey.ApiVersions, 3, { clientSoftwareName: 'txn-v2-wire', clientSoftwareVersion: '1' });
     assert.deepEqual(v3.supportedFeatures, []);
-    assert.deepEqual(v3.finalizedFeatures.map((f: any) => f.name), ['transaction.version', 'share.version']);
+    assert.deepEqual(v3.finalizedFeatures.map((f: any) => f.name), ['transaction.version', 'share.version', 'eligible.leader.replicas.version']);
   });
 });
 
@@ -88,7 +88,7 @@ test('a durable cluster keeps transaction.version 2 across a restart', async () 
   await withBroker(dir, async () => {});
   await withBroker(dir, async (c) => {
     const r = await c.send(ApiKey.ApiVersions, 4, { clientSoftwareName: 'txn-v2-wire', clientSoftwareVersion: '1' });
-    assert.deepEqual(r.finalizedFeatures.map((f: any) => [f.name, f.maxVersionLevel]), [['transaction.version', 2], ['share.version', 1]]);
+    assert.deepEqual(r.finalizedFeatures.map((f: any) => [f.name, f.maxVersionLevel]), [['transaction.version', 2], ['share.version', 1], ['eligible.leader.replicas.version', 1]]);
   });
 });
 

@@ -2,7 +2,7 @@
 // once (the records of one operation land at consecutive offsets, as in one Raft batch).
 import { QuorumController, type ControllerResult, type QuorumControllerOptions } from '../../src/controller/index.js';
 import type { BrokerRegistrationRequest, BrokerHeartbeatRequest } from '../../src/protocol/index.js';
-import type { MetadataRecord } from '../../src/metadata/index.js';
+import { metadataRecord, type MetadataRecord } from '../../src/metadata/index.js';
 import { Prng } from '../../src/util/index.js';
 
 export const CLUSTER_ID = 'q1Sh-9_ISia_zwGINzRvyQ';
@@ -42,6 +42,11 @@ export class Driver {
     }, nowMs));
   }
 
+  /** Finalizes a feature level as an UpdateFeatures would (a FeatureLevelRecord). */
+  setFeature(name: string, featureLevel: number): void {
+    this.run({ records: [metadataRecord('FeatureLevelRecord', { name, featureLevel }) as MetadataRecord], response: undefined });
+  }
+
   /** Registers and unfences brokers 1..n (racks given by `rack(id)`). */
   startBrokers(n: number, nowMs = 0, rack: (id: number) => string | null = () => null): void {
     for (let id = 1; id <= n; id++) this.register(id, nowMs, { rack: rack(id) });
@@ -64,6 +69,7 @@ export function registration(brokerId: number, extra: Partial<BrokerRegistration
       { name: 'transaction.version', minSupportedVersion: 0, maxSupportedVersion: 2 },
       { name: 'group.version', minSupportedVersion: 0, maxSupportedVersion: 1 },
       { name: 'share.version', minSupportedVersion: 0, maxSupportedVersion: 1 },
+      { name: 'eligible.leader.replicas.version', minSupportedVersion: 0, maxSupportedVersion: 1 },
     ],
     rack: null, isMigratingZkBroker: false, logDirs: [], previousBrokerEpoch: -1n, ...extra,
   };

@@ -98,3 +98,84 @@ test('an online election keeps an eligible leader even when it is not the prefer
   const p = partition([1, 2, 3], [1, 2, 3], 3);
   assert.equal(builder(p, live(1, 2, 3)).build(), null);
 });
+
+// ---- KIP-966: eligible leader replicas ----------------------------------------------------------
+
+/** Applies the builder's record (or nothing) to `p`. */
+function step(p: PartitionRegistration, b: PartitionChangeBuilder): PartitionRegistration {
+  const r = b.build();
+  return r === null ? p : mergePartitionChange(p, r.data);
+}
+
+const elrBuilder = (p: PartitionRegistration, acceptable: (b: number) => boolean, minIsr = 2, log?: (l: string) => void) =>
+  builder(p, acceptable, log).setEligibleLeaderReplicas(true, minIsr);
+
+test('ELR: an ISR shrinking below min ISR puts the removed replicas in the ELR; at or above min ISR there is none', () => {
+  let p = partition([1, 2, 3], [1, 2, 3], 1);
+  p = step(p, elrBuilder(p, live(1, 2)).removeFromTargetIsr(3));
+  assert.deepEqual([p.isr, p.elr, p.lastKnownElr], [[1, 2], [], []], 'ISR 2 = min ISR: no ELR');
+  p = step(p, elrBuilder(p, live(1)).removeFromTargetIsr(2));
+  assert.deepEqual([p.isr, p.elr, p.leader], [[1], [2], 1]);
+  // The leader fenced: the ISR empties, it joins the ELR and is remembered as the last leader.
+  p = step(p, elrBuilder(p, live()).removeFromTargetIsr(1));
+  assert.deepEqual([p.isr, p.elr, p.lastKnownElr, p.leader], [[], [1, 2], [1], NO_LEADER]);
+  // Broker 3 (never in the ELR) comes back: it may not lead.
+  assert.equal(elrBuilder(p, live(3)).build(), null);
+  // ELR member 2 comes back: it leads, alone in the ISR, and leaves the ELR; the last leader is forgotten.
+  const lines: string[] = [];
+  p = step(p, elrBuilder(p, live(2, 3), 2, (l) => lines.push(l)));
+  assert.deepEqual([p.leader, p.isr, p.elr, p.lastKnownElr, p.leaderRecoveryState], [2, [2], [1], [], LeaderRecoveryState.RECOVERED]);
+  assert.match(lines.join('\n'), /broker 2 is elected from the eligible leader replicas/);
+  // Broker 1 rejoins the ISR (its leader's AlterPartition): min ISR again, so the ELR is cleared.
+  p = step(p, elrBuilder(p, live(1, 2, 3)).setTargetIsr([2, 1]));
+  assert.deepEqual([p.isr, p.elr], [[2, 1], []]);
+});
+
+test('ELR: a replica rejoining the ISR leaves the ELR while the ISR is still below min ISR', () => {
+  let p = partition([1, 2, 3], [1], 1);
+  p = { ...p, elr: [2, 3] } as PartitionRegistration;
+  p = step(p, elrBuilder(p, live(1, 2, 3), 3).setTargetIsr([1, 2]));
+  assert.deepEqual([p.isr, p.elr], [[1, 2], [3]]);
+});
+
+test('ELR: a replica back from an unclean shutdown leaves the ELR; with ISR and ELR empty the last known leader leads once it is back, marked recovering', () => {
+  let p = partition([1, 2, 3], [1, 2], 1);
+  p = step(p, elrBuilder(p, live(1)).removeFromTargetIsr(2));
+  p = step(p, elrBuilder(p, live()).removeFromTargetIsr(1));
+  assert.deepEqual([p.isr, p.elr, p.lastKnownElr], [[], [1, 2], [1]]);
+  p = step(p, elrBuilder(p, live()).setUncleanShutdownReplicas([2]));
+  assert.deepEqual([p.elr, p.lastKnownElr, p.leader], [[1], [1], NO_LEADER]);
+  p = step(p, elrBuilder(p, live()).setUncleanShutdownReplicas([1]));
+  assert.deepEqual([p.elr, p.lastKnownElr, p.leader], [[], [1], NO_LEADER]);
+  assert.equal(elrBuilder(p, live(2, 3)).build(), null, 'not the last known leader: no election without unclean election');
+  const lines: string[] = [];
+  p = step(p, elrBuilder(p, live(1, 2), 2, (l) => lines.push(l)));
+  assert.deepEqual([p.leader, p.isr, p.elr, p.lastKnownElr, p.leaderRecoveryState], [1, [1], [], [], LeaderRecoveryState.RECOVERING]);
+  assert.match(lines.join('\n'), /last known leader 1 becomes leader/);
+});
+
+test('ELR: with ISR and ELR empty and the last known leader away, unclean election (when enabled) picks a live replica and clears the ELR fields', () => {
+  let p = partition([1, 2, 3], [1], 1);
+  p = step(p, elrBuilder(p, live()).removeFromTargetIsr(1).setUncleanShutdownReplicas([1]));
+  assert.deepEqual([p.isr, p.elr, p.lastKnownElr], [[], [], [1]]);
+  assert.equal(elrBuilder(p, live(3)).build(), null);
+  p = step(p, elrBuilder(p, live(3)).setElection('unclean'));
+  assert.deepEqual([p.leader, p.isr, p.elr, p.lastKnownElr, p.leaderRecoveryState], [3, [3], [], [], LeaderRecoveryState.RECOVERING]);
+});
+
+test('ELR off: the ISR never empties and no ELR is written; turned off, the next change clears what was kept', () => {
+  let p = partition([1, 2, 3], [1], 1);
+  p = step(p, builder(p, live()).removeFromTargetIsr(1));
+  assert.deepEqual([p.isr, p.elr, p.leader], [[1], [], NO_LEADER]);
+  let q: PartitionRegistration = { ...partition([1, 2, 3], [1], 1), elr: [2], lastKnownElr: [3] };
+  q = step(q, builder(q, live(1)).setTargetIsr([1]));
+  assert.deepEqual([q.elr, q.lastKnownElr], [[], []]);
+});
+
+test('ELR: min ISR is capped at the replica count (a single-replica partition keeps no ELR)', () => {
+  let p = partition([1], [1], 1);
+  p = step(p, elrBuilder(p, live(), 2).removeFromTargetIsr(1));
+  assert.deepEqual([p.isr, p.elr, p.lastKnownElr], [[], [1], [1]]);
+  p = step(p, elrBuilder(p, live(1), 2));
+  assert.deepEqual([p.leader, p.isr, p.elr], [1, [1], []], 'ISR [1] meets the capped min ISR 1');
+});

@@ -13,10 +13,10 @@ function partitions(image: MetadataImage, topic: string) {
   return [...image.topics.getTopic(topic)!.partitions.values()];
 }
 
-test('a new cluster begins with FeatureLevelRecords: metadata.version first, then group, transaction and share versions; kraft.version is left to Raft', () => {
+test('a new cluster begins with FeatureLevelRecords: metadata.version first, then group, transaction, share and ELR versions; kraft.version is left to Raft', () => {
   const d = new Driver();
   const names = d.log.map((e) => e.record.type === MetadataRecordType.FeatureLevelRecord ? `${e.record.data.name}=${e.record.data.featureLevel}` : '?');
-  assert.deepEqual(names, ['metadata.version=25', 'group.version=1', 'transaction.version=2', 'share.version=1']);
+  assert.deepEqual(names, ['metadata.version=25', 'group.version=1', 'transaction.version=2', 'share.version=1', 'eligible.leader.replicas.version=1']);
   assert.equal(d.controller.image.features.metadataVersion, 25);
   assert.deepEqual(d.controller.bootstrap().records, [], 'a second bootstrap writes nothing');
 });
@@ -169,15 +169,18 @@ test('controlled shutdown moves leaderships away first and lets the broker go on
   for (const p of partitions(d.controller.image, 'later')) assert.ok(!p.replicas.includes(2));
 });
 
-test('controlled shutdown of the only ISR member takes the partition offline rather than keeping the leader', () => {
-  const d = new Driver();
-  d.startBrokers(1);
-  d.createTopic('solo', 1, 1);
-  d.heartbeat(1, 10, { wantShutDown: true });
-  const p = partitions(d.controller.image, 'solo')[0]!;
-  assert.equal(p.leader, NO_LEADER);
-  assert.deepEqual(p.isr, [1]);
-  assert.equal(d.heartbeat(1, 20, { wantShutDown: true }).shouldShutDown, true);
+test('controlled shutdown of the only ISR member takes the partition offline rather than keeping the leader (with ELR it leaves the ISR for the ELR)', () => {
+  for (const elr of [true, false]) {
+    const d = new Driver();
+    if (!elr) d.setFeature('eligible.leader.replicas.version', 0);
+    d.startBrokers(1);
+    d.createTopic('solo', 1, 1);
+    d.heartbeat(1, 10, { wantShutDown: true });
+    const p = partitions(d.controller.image, 'solo')[0]!;
+    assert.equal(p.leader, NO_LEADER);
+    assert.deepEqual([p.isr, p.elr, p.lastKnownElr], elr ? [[], [1], [1]] : [[1], [], []]);
+    assert.equal(d.heartbeat(1, 20, { wantShutDown: true }).shouldShutDown, true);
+  }
 });
 
 test('a fenced broker asking to shut down may go at once', () => {
@@ -186,24 +189,68 @@ test('a fenced broker asking to shut down may go at once', () => {
   assert.equal(d.heartbeat(1, 10, { wantShutDown: true, currentMetadataOffset: 0n }).shouldShutDown, true);
 });
 
-test('a partition whose ISR members are all fenced is offline until one returns, then led by it with a new leader epoch', () => {
+test('a partition whose ISR members are all fenced is offline until one returns, then led by it with a new leader epoch (with ELR: the last member waits in the ELR, the ISR empty)', () => {
+  for (const elr of [true, false]) {
+    const d = new Driver();
+    if (!elr) d.setFeature('eligible.leader.replicas.version', 0);
+    d.startBrokers(2);
+    d.createTopic('pair', 1, 2);
+    const before = partitions(d.controller.image, 'pair')[0]!;
+    d.heartbeat(1, 1, { wantFence: true });
+    d.heartbeat(2, 1, { wantFence: true });
+    const offline = partitions(d.controller.image, 'pair')[0]!;
+    assert.equal(offline.leader, NO_LEADER);
+    const last = elr ? offline.elr[0]! : offline.isr[0]!;
+    assert.deepEqual([offline.isr, offline.elr, offline.lastKnownElr], elr ? [[], [last], [last]] : [[last], [], []]);
+    const other = last === 1 ? 2 : 1;
+    d.heartbeat(other, 2);
+    assert.equal(partitions(d.controller.image, 'pair')[0]!.leader, NO_LEADER, 'a replica outside the ISR (and ELR) does not lead');
+    d.heartbeat(last, 3);
+    const back = partitions(d.controller.image, 'pair')[0]!;
+    assert.equal(back.leader, last);
+    assert.deepEqual([back.isr, back.elr, back.lastKnownElr, back.leaderRecoveryState], [[last], [], [], 0]);
+    assert.ok(back.leaderEpoch > offline.leaderEpoch && offline.leaderEpoch > before.leaderEpoch);
+  }
+});
+
+test('KIP-966: a broker registering after an unclean shutdown (previousBrokerEpoch not its last epoch) leaves the ELR; after a clean one it stays and leads again', () => {
+  for (const clean of [true, false]) {
+    const d = new Driver();
+    d.startBrokers(3);
+    d.run(d.controller.createTopics({
+      topics: [{ name: 'm2', numPartitions: 1, replicationFactor: 3, assignments: [], configs: [{ name: 'min.insync.replicas', value: '2' }] }], timeoutMs: 1000, validateOnly: false,
+    }));
+    const leader = partitions(d.controller.image, 'm2')[0]!.leader;
+    const [a, b] = [1, 2, 3].filter((id) => id !== leader);
+    d.heartbeat(a!, 1, { wantFence: true });
+    const epochOfB = d.controller.image.cluster.broker(b!)!.epoch;
+    d.heartbeat(b!, 1, { wantFence: true });
+    d.heartbeat(leader, 1, { wantFence: true });
+    const down = partitions(d.controller.image, 'm2')[0]!;
+    assert.deepEqual([down.isr, [...down.elr].sort(), down.lastKnownElr], [[], [leader, b!].sort(), [leader]]);
+    d.register(b!, 2, { incarnationId: uuidFor(100 + b!), previousBrokerEpoch: clean ? epochOfB : -1n });
+    const after = partitions(d.controller.image, 'm2')[0]!;
+    assert.deepEqual(after.elr, clean ? [leader, b!].filter((id) => down.elr.includes(id)) : [leader], `clean ${clean}`);
+    assert.equal(d.lines.some((l) => /after an unclean shutdown/.test(l)), !clean);
+    d.heartbeat(b!, 3);
+    assert.equal(partitions(d.controller.image, 'm2')[0]!.leader, clean ? b : NO_LEADER, clean ? 'elected from the ELR' : 'not in the ELR: no leader');
+  }
+});
+
+test('KIP-966: eligible.leader.replicas.version down to 0 clears every ELR and last known ELR; with it off the ISR keeps its last member', () => {
   const d = new Driver();
   d.startBrokers(2);
   d.createTopic('pair', 1, 2);
-  const before = partitions(d.controller.image, 'pair')[0]!;
   d.heartbeat(1, 1, { wantFence: true });
   d.heartbeat(2, 1, { wantFence: true });
-  const offline = partitions(d.controller.image, 'pair')[0]!;
-  assert.equal(offline.leader, NO_LEADER);
-  assert.equal(offline.isr.length, 1);
-  const last = offline.isr[0]!;
-  const other = last === 1 ? 2 : 1;
-  d.heartbeat(other, 2);
-  assert.equal(partitions(d.controller.image, 'pair')[0]!.leader, NO_LEADER, 'a replica outside the ISR does not lead');
-  d.heartbeat(last, 3);
-  const back = partitions(d.controller.image, 'pair')[0]!;
-  assert.equal(back.leader, last);
-  assert.ok(back.leaderEpoch > offline.leaderEpoch && offline.leaderEpoch > before.leaderEpoch);
+  const before = partitions(d.controller.image, 'pair')[0]!;
+  assert.deepEqual([before.isr, before.elr.length, before.lastKnownElr.length], [[], 1, 1]);
+  const upgrade = d.controller.updateFeatures({ timeoutMs: 1000, validateOnly: false, featureUpdates: [{ feature: 'eligible.leader.replicas.version', maxVersionLevel: 0, allowDowngrade: false, upgradeType: 1 }] }, 1);
+  assert.deepEqual([upgrade.records.length, upgrade.response.errorCode], [0, ErrorCode.INVALID_UPDATE_VERSION]);
+  d.run(d.controller.updateFeatures({ timeoutMs: 1000, validateOnly: false, featureUpdates: [{ feature: 'eligible.leader.replicas.version', maxVersionLevel: 0, allowDowngrade: false, upgradeType: 2 }] }, 1));
+  assert.equal(d.controller.image.features.elrEnabled, false);
+  const after = partitions(d.controller.image, 'pair')[0]!;
+  assert.deepEqual([after.elr, after.lastKnownElr, after.leader], [[], [], NO_LEADER]);
 });
 
 test('with unclean.leader.election.enable a live replica outside the ISR takes over an offline partition, and it is logged', () => {

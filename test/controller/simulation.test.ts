@@ -11,15 +11,15 @@ const one = process.env.LOGLINE_CONTROLLER_SEED;
 const count = Number(process.env.LOGLINE_CONTROLLER_SEEDS ?? 250);
 const seeds = one !== undefined ? [Number(one)] : [...REGRESSION_SEEDS, ...Array.from({ length: count }, (_, i) => i + 1)];
 
-test(`controller simulation: ${seeds.length} seeds of brokers registering, heartbeating, crashing, shutting down, creating topics and reassigning partitions across controller failovers keep every invariant`, () => {
-  const total: SimulationStats = { steps: 0, records: 0, failovers: 0, truncations: 0, fenced: 0, controlledShutdowns: 0, crashes: 0, topics: 0, reassignmentsStarted: 0, reassignmentsFinished: 0 };
+test(`controller simulation: ${seeds.length} seeds of brokers registering, heartbeating, crashing, shutting down, creating topics and reassigning partitions across controller failovers keep every invariant, KIP-966's ELR safety among them`, () => {
+  const total: SimulationStats = { steps: 0, records: 0, failovers: 0, truncations: 0, fenced: 0, controlledShutdowns: 0, crashes: 0, topics: 0, reassignmentsStarted: 0, reassignmentsFinished: 0, elrWaits: 0, elrElections: 0, uncleanElections: 0 };
   for (const seed of seeds) {
     const stats = new ControllerSimulation(seed).run();
     for (const k of Object.keys(total) as (keyof SimulationStats)[]) total[k] += stats[k];
   }
-  // The schedule must actually exercise what the invariants are about.
-  assert.ok(total.fenced > 0 && total.controlledShutdowns > 0 && total.crashes > 0 && total.failovers > 0 && total.truncations > 0
-    && total.reassignmentsStarted > 0 && total.reassignmentsFinished > 0, JSON.stringify(total));
+  // The schedule must actually exercise what the invariants are about (over many seeds; one replayed may not).
+  if (one === undefined) assert.ok(total.fenced > 0 && total.controlledShutdowns > 0 && total.crashes > 0 && total.failovers > 0 && total.truncations > 0
+    && total.reassignmentsStarted > 0 && total.reassignmentsFinished > 0 && total.elrWaits > 0 && total.elrElections > 0, JSON.stringify(total));
   console.log(`controller simulation: ${JSON.stringify(total)}`);
 });
 

@@ -7,9 +7,9 @@
 // standby then takes over. Responses reach brokers only once the records they depend on are
 // committed, as a real driver does. Invariants are checked after every step; a failure names its
 // seed and the last events, and the same seed replays the same run.
-import { QuorumController, type ControllerResult } from '../../src/controller/index.js';
+import { effectiveMinIsr, topicMinIsr, QuorumController, type ControllerResult } from '../../src/controller/index.js';
 import {
-  imageToRecords, NO_LEADER, MetadataRecordType, type MetadataImage, type MetadataRecord,
+  imageToRecords, LeaderRecoveryState, MetadataDelta, MetadataImage, NO_LEADER, MetadataRecordType, type MetadataRecord,
 } from '../../src/metadata/index.js';
 import { ErrorCode, type BrokerRegistrationRequest } from '../../src/protocol/index.js';
 import { Prng } from '../../src/util/index.js';
@@ -29,6 +29,8 @@ interface SimBroker {
   rack: string | null;
   /** A request is waiting for its records to commit. */
   inflight: boolean;
+  /** The broker epoch its last clean shutdown recorded (-1 after a crash): its next previousBrokerEpoch (KIP-966). */
+  cleanEpoch: bigint;
 }
 
 interface Pending {
@@ -54,6 +56,10 @@ export interface SimulationStats {
   /** Reassignments started (replicas widened) and finished (replicas narrowed to a target, or reverted). */
   reassignmentsStarted: number;
   reassignmentsFinished: number;
+  /** Committed partition changes leaving an empty ISR with an ELR, elections from the ELR, and unclean ones (KIP-966's model). */
+  elrWaits: number;
+  elrElections: number;
+  uncleanElections: number;
 }
 
 export class ControllerSimulation {
@@ -77,11 +83,19 @@ export class ControllerSimulation {
   /** Highest epochs seen per partition and per broker, in committed images and in the active one. */
   private committedMax = new Map<string, number>();
   private activeMax = new Map<string, number>();
-  readonly stats: SimulationStats = { steps: 0, records: 0, failovers: 0, truncations: 0, fenced: 0, controlledShutdowns: 0, crashes: 0, topics: 0, reassignmentsStarted: 0, reassignmentsFinished: 0 };
+  /** unclean.leader.election.enable in this seed. */
+  private uncleanOn = false;
+  /**
+   * The committed history replayed record by record, and per partition the replicas known to hold
+   * every record that may have been committed (the ELR safety model, see checkElrSafety).
+   */
+  private readonly model = { image: MetadataImage.EMPTY, offset: -1, holders: new Map<string, Set<number>>() };
+  readonly stats: SimulationStats = { steps: 0, records: 0, failovers: 0, truncations: 0, fenced: 0, controlledShutdowns: 0, crashes: 0, topics: 0, reassignmentsStarted: 0, reassignmentsFinished: 0, elrWaits: 0, elrElections: 0, uncleanElections: 0 };
 
   constructor(readonly seed: number, private readonly steps = 250) {
     this.rng = new Prng(seed * 2654435761 + 17);
     const unclean = this.rng.next() < 0.3;
+    this.uncleanOn = unclean;
     this.batched = this.rng.next() < 0.5;
     const make = (n: number) => new QuorumController({
       clusterId: CLUSTER_ID, prng: new Prng(seed * 31 + n), uncleanLeaderElectionEnable: unclean, sessionTimeoutMs: 9000,
@@ -92,7 +106,7 @@ export class ControllerSimulation {
     for (let id = 1; id <= brokerCount; id++) {
       this.brokers.push({
         id, incarnation: '', epoch: -1n, state: 'down', seenOffset: -1, restartAtMs: 0,
-        rack: racks ? `rack-${id % 2}` : null, inflight: false,
+        rack: racks ? `rack-${id % 2}` : null, inflight: false, cleanEpoch: -1n,
       });
     }
     this.note(`seed ${seed}: ${brokerCount} brokers${racks ? ' on 2 racks' : ''}${unclean ? ', unclean election on' : ''}${this.batched ? ', batched replay' : ''}`);
@@ -169,6 +183,7 @@ export class ControllerSimulation {
         const r = this.rng.next();
         if (r < 0.05) {
           b.state = 'down';
+          b.cleanEpoch = -1n;
           b.restartAtMs = this.rng.next() < 0.6 ? this.now + this.rng.int(20_000) : Infinity;
           this.stats.crashes++;
           this.note(`@${this.now} b${b.id} crashes (restart ${b.restartAtMs === Infinity ? 'never' : `@${b.restartAtMs}`})`);
@@ -186,7 +201,7 @@ export class ControllerSimulation {
   }
 
   private register(b: SimBroker): void {
-    const request: BrokerRegistrationRequest = registration(b.id, { incarnationId: b.incarnation, rack: b.rack });
+    const request: BrokerRegistrationRequest = registration(b.id, { incarnationId: b.incarnation, rack: b.rack, previousBrokerEpoch: b.cleanEpoch });
     const result = this.active.registerBroker(request, this.now);
     b.inflight = true;
     this.append(result, b, () => {
@@ -212,6 +227,8 @@ export class ControllerSimulation {
       const r = result.response;
       if (r.errorCode === ErrorCode.STALE_BROKER_EPOCH) {
         this.note(`@${this.now} b${b.id} heartbeat: stale epoch ${b.epoch}, registers again`);
+        // The same process registering again names its last epoch (a clean restart, as the lifecycle does).
+        if (b.state !== 'shutting-down') b.cleanEpoch = b.epoch;
         b.state = b.state === 'shutting-down' ? 'down' : 'registering';
         return;
       }
@@ -220,6 +237,7 @@ export class ControllerSimulation {
         check(wantShutDown, `b${b.id} told to shut down without asking`);
         this.assertLeadsNothing(this.active.committedImage, b.id, 'a broker let go by controlled shutdown');
         b.state = 'down';
+        b.cleanEpoch = b.epoch;
         b.restartAtMs = this.rng.next() < 0.7 ? this.now + this.rng.int(20_000) : Infinity;
         this.stats.controlledShutdowns++;
         this.note(`@${this.now} b${b.id} shut down cleanly`);
@@ -230,7 +248,11 @@ export class ControllerSimulation {
   private createTopic(): void {
     const name = `t${this.topicCounter++}`;
     const result = this.active.createTopics({
-      topics: [{ name, numPartitions: 1 + this.rng.int(3), replicationFactor: 1 + this.rng.int(3), assignments: [], configs: [] }],
+      topics: [{
+        name, numPartitions: 1 + this.rng.int(3), replicationFactor: 1 + this.rng.int(3), assignments: [],
+        // Half the topics at min.insync.replicas 2: an ELR next to a non-empty ISR (KIP-966).
+        configs: this.rng.next() < 0.5 ? [{ name: 'min.insync.replicas', value: '2' }] : [],
+      }],
       timeoutMs: 1000, validateOnly: false,
     });
     if (result.records.length > 0) {
@@ -488,7 +510,65 @@ export class ControllerSimulation {
 
   private checkCommitted(image: MetadataImage): void {
     checkImage(image, 'committed image');
+    this.checkElrSafety();
     this.checkGrowth(image, this.committedMax, 'committed image');
+  }
+
+  /**
+   * KIP-966's safety, on a model of the data: a leader moves the high watermark only while it leads
+   * an ISR of at least min ISR members (the strict rule), so after a record that leaves a partition
+   * led with such an ISR, exactly its ISR members are known to hold every committed record; while
+   * it is below, no record commits and the known holders stay (ISR members joining them). Then:
+   * every ELR member is a holder (an election from the ELR loses nothing), and a replica entering
+   * an ISR that keeps none of its members (an election from outside it) is a holder, unless the
+   * election was unclean (RECOVERING, or unclean.leader.election.enable in this seed), after which
+   * only the new ISR holds what counts as committed.
+   */
+  private checkElrSafety(): void {
+    const m = this.model;
+    for (const { offset, record } of this.log) {
+      if (offset <= m.offset || offset > this.committed) continue;
+      const before = m.image;
+      const delta = new MetadataDelta(before);
+      delta.replay(record);
+      m.image = delta.apply(before.provenance);
+      m.offset = offset;
+      if (record.type !== MetadataRecordType.PartitionRecord && record.type !== MetadataRecordType.PartitionChangeRecord) continue;
+      const { topicId, partitionId } = record.data;
+      const t = m.image.topics.getTopicById(topicId);
+      const p = t?.partitions.get(partitionId);
+      if (t === undefined || p === undefined) continue;
+      const key = `${topicId}:${partitionId}`;
+      const prev = before.topics.getTopicById(topicId)?.partitions.get(partitionId);
+      let holders = m.holders.get(key);
+      if (prev === undefined || holders === undefined) {
+        holders = new Set(p.isr);
+      } else {
+        const where = `offset ${offset}: ${t.name}-${partitionId} (ISR ${prev.isr.join(',')} -> ${p.isr.join(',')}, ELR ${p.elr.join(',')}, leader ${p.leader}, holders ${[...holders].join(',')})`;
+        const keepsMember = p.isr.some((b) => prev.isr.includes(b));
+        for (const b of p.isr) if (prev.addingReplicas.includes(b) && !prev.isr.includes(b)) holders.add(b);
+        // Unclean: the record marks the leader recovering, or (already recovering, as nothing here
+        // reports recovery done) elects a leader from outside the ISR and the ELR.
+        const recovering = p.leaderRecoveryState === LeaderRecoveryState.RECOVERING;
+        const unclean = (recovering && prev.leaderRecoveryState !== LeaderRecoveryState.RECOVERING)
+          || (recovering && p.leader !== prev.leader && p.leader !== NO_LEADER && !prev.isr.includes(p.leader) && !prev.elr.includes(p.leader))
+          || (this.uncleanOn && !keepsMember && p.isr.some((b) => !holders!.has(b)));
+        if (unclean) {
+          this.stats.uncleanElections++;
+          holders = new Set(p.isr);
+        } else {
+          // An adding replica joins through its leader's AlterPartition once caught up, also in the
+          // record that completes its reassignment and drops the old members.
+          if (!keepsMember) for (const b of p.isr) check(holders.has(b) || prev.addingReplicas.includes(b), `${where}: broker ${b} entered the ISR without every committed record`);
+          for (const b of p.elr) check(holders.has(b), `${where}: ELR member ${b} may lack committed records`);
+          if (p.elr.length > 0 && p.isr.length === 0) this.stats.elrWaits++;
+          if (!keepsMember && p.isr.length === 1 && prev.elr.includes(p.isr[0]!)) this.stats.elrElections++;
+        }
+      }
+      if (p.leader !== NO_LEADER && p.isr.length >= effectiveMinIsr(topicMinIsr(m.image, t.name, 1), p.replicas.length)) holders = new Set(p.isr);
+      else for (const b of p.isr) holders.add(b);
+      m.holders.set(key, holders);
+    }
   }
 
   private checkGrowth(image: MetadataImage, max: Map<string, number>, label: string): void {
@@ -540,8 +620,15 @@ export function checkImage(image: MetadataImage, label: string): void {
     if (checkedWith.get(t) === image.cluster) continue;
     checkedWith.set(t, image.cluster);
     for (const [id, p] of t.partitions) {
-      const where = `${label}: ${t.name}-${id} (replicas ${p.replicas.join(',')}, ISR ${p.isr.join(',')}, leader ${p.leader})`;
-      check(p.isr.length > 0, `${where}: empty ISR`);
+      const where = `${label}: ${t.name}-${id} (replicas ${p.replicas.join(',')}, ISR ${p.isr.join(',')}, ELR ${p.elr.join(',')}, last known ELR ${p.lastKnownElr.join(',')}, leader ${p.leader})`;
+      // KIP-966: with ELR on the ISR may empty (its last members wait in the ELR); never without.
+      check(p.isr.length > 0 || (image.features.elrEnabled && p.leader === NO_LEADER), `${where}: empty ISR`);
+      check(new Set(p.elr).size === p.elr.length && p.elr.every((b) => p.replicas.includes(b)), `${where}: ELR with duplicates or outside the replicas`);
+      check(p.elr.every((b) => !p.isr.includes(b)), `${where}: an ELR member is in the ISR`);
+      const minIsr = effectiveMinIsr(topicMinIsr(image, t.name, 1), p.replicas.length);
+      check(p.elr.length === 0 || p.isr.length < minIsr, `${where}: an ELR next to an ISR at min ISR ${minIsr}`);
+      check(p.lastKnownElr.length <= 1, `${where}: a last known ELR of more than the last leader`);
+      check(image.features.elrEnabled || (p.elr.length === 0 && p.lastKnownElr.length === 0), `${where}: ELR kept with the feature off`);
       check(new Set(p.isr).size === p.isr.length, `${where}: duplicate ISR member`);
       check(p.isr.every((b) => p.replicas.includes(b)), `${where}: ISR not within the replicas`);
       check(p.addingReplicas.every((b) => p.replicas.includes(b) && !p.removingReplicas.includes(b)), `${where}: adding ${p.addingReplicas.join(',')} not within the replicas or also removing`);

@@ -10,15 +10,21 @@ const HEARTBEAT_MS = 2000;
 const BACKOFF_MS = 100;
 const SESSION_MS = 9000;
 
-function lifecycle(nowMs = 0): BrokerLifecycle {
+function lifecycle(nowMs = 0, previousBrokerEpoch?: bigint): BrokerLifecycle {
   return new BrokerLifecycle({
     registration: {
       brokerId: 3, clusterId: 'c', incarnationId: 'AAAAAAAAAAAAAAAAAAAAAw', listeners: [{ name: 'PLAINTEXT', host: '127.0.0.1', port: 9092, securityProtocol: 0 }],
       features: [], rack: null, isMigratingZkBroker: false, logDirs: [],
     },
     heartbeatIntervalMs: HEARTBEAT_MS, retryBackoffMs: BACKOFF_MS, sessionTimeoutMs: SESSION_MS,
+    ...(previousBrokerEpoch !== undefined ? { previousBrokerEpoch } : {}),
   }, nowMs);
 }
+
+test('the first registration sends the broker epoch the last clean shutdown recorded (KIP-966: the controller tells a clean restart)', () => {
+  const reg = lifecycle(0, 41n).poll(0, -1n);
+  assert.equal((reg!.request as { previousBrokerEpoch: bigint }).previousBrokerEpoch, 41n);
+});
 
 const ok = { errorCode: 0, isCaughtUp: true, isFenced: false, shouldShutDown: false };
 const heartbeat = (r: LifecycleRequest | null) => { assert.equal(r?.api, 'BrokerHeartbeat'); return r!.request as { brokerEpoch: bigint; wantFence: boolean; wantShutDown: boolean; currentMetadataOffset: bigint }; };

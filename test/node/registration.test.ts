@@ -90,7 +90,10 @@ test('a broker that stops heartbeating is fenced and leads nothing (leader -1, L
       return fenced.brokers.length === 0;
     });
     assert.deepEqual(fenced.topics[0].partitions.map((p: any) => [p.errorCode, p.leaderId]), [[ErrorCode.LEADER_NOT_AVAILABLE, -1], [ErrorCode.LEADER_NOT_AVAILABLE, -1]]);
-    assert.deepEqual(fenced.topics[0].partitions.map((p: any) => p.isrNodes), [[1], [1]], 'the last ISR member stays in the ISR');
+    // KIP-966 (on in a new cluster): the last ISR member leaves the ISR for the ELR, and is the last known leader.
+    assert.deepEqual(fenced.topics[0].partitions.map((p: any) => p.isrNodes), [[], []], 'the ISR empties');
+    const described = await conn.send(ApiKey.DescribeTopicPartitions, 0, { topics: [{ name: 'f' }], responsePartitionLimit: 10, cursor: null });
+    assert.deepEqual(described.topics[0].partitions.map((p: any) => [p.eligibleLeaderReplicas, p.lastKnownElr]), [[[1], [1]], [[1], [1]]]);
     server.broker!.lifecycle!.resume();
     let back: any;
     await eventually('unfenced once heartbeats resume', async () => {

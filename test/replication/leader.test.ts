@@ -22,7 +22,7 @@ const EPOCHS: Record<number, bigint> = { 1: 100n, 2: 200n, 3: 300n };
 const broker = (brokerId: number, fenced = false): MetadataRecord => registerBrokerRecord(brokerId, EPOCHS[brokerId]!, fenced, null);
 
 /** Broker 1 leading t-0 on [1, 2, 3] with `isr`; ISR changes captured instead of sent. */
-async function leader(opts: { isr?: number[]; minIsr?: number; fenced?: number[] } = {}) {
+async function leader(opts: { isr?: number[]; minIsr?: number; fenced?: number[]; elr?: boolean } = {}) {
   const time = new ManualTime();
   const proposals: { proposal: IsrProposal; done: (r: IsrChangeResult) => void }[] = [];
   const channel: IsrChangeChannel = { submit: (proposal, done) => { proposals.push({ proposal, done }); } };
@@ -34,6 +34,7 @@ async function leader(opts: { isr?: number[]; minIsr?: number; fenced?: number[]
   };
   const apply = metadataApplier(rm, ports);
   await apply(
+    ...(opts.elr === true ? [metadataRecord('FeatureLevelRecord', { name: 'eligible.leader.replicas.version', featureLevel: 1 }) as MetadataRecord] : []),
     ...[1, 2, 3].map((id) => broker(id, opts.fenced?.includes(id) ?? false)),
     metadataRecord('TopicRecord', { name: 't', topicId: TOPIC_ID }) as MetadataRecord,
     metadataRecord('PartitionRecord', { partitionId: 0, topicId: TOPIC_ID, replicas: [1, 2, 3], isr: opts.isr ?? [1, 2, 3], leader: ME, leaderEpoch: 0, partitionEpoch: 0 }) as MetadataRecord,
@@ -221,6 +222,30 @@ test('fetches from a broker that is not a replica, or with an older broker epoch
   assert.equal(small.proposals.length, 0);
   await small.followerFetch(3, 0, { epoch: 300n });
   assert.equal(small.proposals.length, 1);
+});
+
+test('with eligible leader replicas on, the high watermark stays put while the committed ISR is below min.insync.replicas (KIP-966), acks=1 records included; it moves once the ISR is back, or the feature is turned off', async () => {
+  for (const elr of [false, true]) {
+    const h = await leader({ minIsr: 2, elr });
+    await h.followerFetch(2, 0);
+    await h.followerFetch(3, 0);
+    await h.isrChange([1]);
+    assert.equal((await h.produce(1, 3)).errorCode, ErrorCode.NONE);
+    h.p.maybeAdvanceHighWatermark();
+    assert.equal(h.p.highWatermark, elr ? 0 : 3, `ELR ${elr}: ISR [1] with min ISR 2`);
+    assert.deepEqual(offsetsOf((await h.consumerFetch(0)).records), elr ? [] : [0, 1, 2]);
+    if (!elr) continue;
+    // Follower 2 has every record, but only the committed ISR counts for the rule.
+    await h.followerFetch(2, 3);
+    assert.equal(h.p.highWatermark, 0, 'follower 2 is not in the committed ISR yet');
+    await h.isrChange([1, 2]);
+    assert.equal(h.p.highWatermark, 3, 'ISR [1, 2] meets min ISR 2');
+    await h.isrChange([1]);
+    assert.equal((await h.produce(1, 2)).errorCode, ErrorCode.NONE);
+    assert.equal(h.p.highWatermark, 3);
+    await h.apply(metadataRecord('FeatureLevelRecord', { name: 'eligible.leader.replicas.version', featureLevel: 0 }) as MetadataRecord);
+    assert.equal(h.p.highWatermark, 5, 'feature off: the ISR alone decides');
+  }
 });
 
 test('a follower that stops fetching leaves the ISR after replica.lag.time.max.ms; the shrink counts once the metadata shows it', async () => {

@@ -28,7 +28,7 @@ test(`replication simulation: ${seeds.length} seeds of acks=all and acks=1 produ
   if (failed.length > 0) assert.fail(`${failed.length} seeds failed: ${failed.map((r) => r.seed).join(',')}\n${describeReplicationFailure(failed[0]!)}`);
   if (one === undefined) {
     // The schedules must exercise what the invariants are about.
-    for (const k of ['brokerCrashes', 'brokerCuts', 'fenced', 'acknowledgedAcksAll', 'notEnoughReplicas', 'consumedBatches', 'leaderChanges', 'isrChanges', 'truncations', 'lostRequests', 'raftCrashes']) {
+    for (const k of ['brokerCrashes', 'brokerCuts', 'fenced', 'acknowledgedAcksAll', 'notEnoughReplicas', 'consumedBatches', 'leadersUnderMinIsr', 'leaderChanges', 'isrChanges', 'truncations', 'lostRequests', 'raftCrashes']) {
       assert.ok(total[k]! > 0, `${k}: ${JSON.stringify(total)}`);
     }
     assert.ok(total.checkedBatches! > total.acknowledgedAcksAll!, 'acknowledged batches are checked against later leaders');

@@ -31,7 +31,9 @@
 //     its ISR;
 //  5. at most one broker leads a partition in a leader epoch;
 //  6. below a leader's high watermark, every follower of its ISR that fetched in this leader epoch
-//     holds the leader's batches (log matching on the committed prefix).
+//     holds the leader's batches (log matching on the committed prefix);
+//  7. with eligible leader replicas on (KIP-966, finalized in a new cluster), a leader does not move
+//     its high watermark while its committed ISR stays below min.insync.replicas.
 // After healing: every broker registered and unfenced, every partition with its full ISR, and an
 // acks=all write to each partition succeeds.
 import { type Activation } from '../../src/controller/index.js';
@@ -93,6 +95,8 @@ export interface ReplicationSimStats extends ControllerNodeStats {
   acknowledgedAcksAll: number;
   notEnoughReplicas: number;
   consumedBatches: number;
+  /** Leaders seen with a committed ISR below min.insync.replicas under the strict rule (invariant 7 watched them). */
+  leadersUnderMinIsr: number;
   leaderChanges: number;
   isrChanges: number;
   uncleanElections: number;
@@ -313,6 +317,8 @@ class ReplicationHost extends ControllerNodesHost<ReplicationSimStats> {
   private readonly leaderOfEpoch = new Map<string, number>();
   /** "broker:partition:epoch" → the highest high watermark seen. */
   private readonly hwOf = new Map<string, number>();
+  /** Per leader (as hwOf), the broker life and partition epoch at which its ISR was last seen below min ISR. */
+  private readonly underMinIsr = new Map<string, string>();
   /** "broker:partition" → how far the leader's log was verified: its life and epoch, log end offset, entries checked. */
   private readonly verified = new Map<string, { key: string; logEnd: number; checked: number }>();
   /** Partitions written with acks=all after healing. */
@@ -344,7 +350,7 @@ class ReplicationHost extends ControllerNodesHost<ReplicationSimStats> {
     const bug = options.bug;
     super(sim, undefined, {
       activations: 0, notController: 0, fenced: 0, imagesCompared: 0, stagedCompared: 0, registrations: 0, heartbeats: 0, brokerCrashes: 0,
-      brokerCuts: 0, producedAcksAll: 0, producedAcks1: 0, acknowledgedAcksAll: 0, notEnoughReplicas: 0, consumedBatches: 0, leaderChanges: 0,
+      brokerCuts: 0, producedAcksAll: 0, producedAcks1: 0, acknowledgedAcksAll: 0, notEnoughReplicas: 0, consumedBatches: 0, leadersUnderMinIsr: 0, leaderChanges: 0,
       isrChanges: 0, uncleanElections: 0, truncations: 0, fetchRequests: 0, lostRequests: 0, checkedBatches: 0,
       allNodesPowerLosses: 0, ackedKeptAfterPowerLoss: 0, ackedLostAfterPowerLoss: 0, readKeptAfterPowerLoss: 0, readLostAfterPowerLoss: 0,
     });
@@ -926,6 +932,19 @@ class ReplicationHost extends ControllerNodesHost<ReplicationSimStats> {
         const hwKey = `${b.id}:${epochKey}`;
         const hw = this.hwOf.get(hwKey) ?? -1;
         if (p.highWatermark < hw) this.violation(`${TOPIC}-${p.index}: leader b${b.id}'s high watermark went back from ${hw} to ${p.highWatermark} in epoch ${p.leaderEpoch}`);
+        // Invariant 7 (KIP-966's strict min ISR): with eligible leader replicas on, a leader whose
+        // committed ISR stayed below min.insync.replicas (no partition change between two checks)
+        // did not move its high watermark.
+        const under = `${proc.life}:${p.partitionEpoch}`;
+        const was = this.underMinIsr.get(hwKey);
+        if (p.strictMinIsr && p.isUnderMinIsr && was === under && p.highWatermark > hw) {
+          this.violation(`${TOPIC}-${p.index}: leader b${b.id} moved its high watermark from ${hw} to ${p.highWatermark} in epoch ${p.leaderEpoch} with ISR [${p.isr}] below min.insync.replicas ${p.minInsyncReplicas}`);
+        }
+        if (p.strictMinIsr && p.isUnderMinIsr) {
+          if (was !== under) this.stats.leadersUnderMinIsr++;
+          this.underMinIsr.set(hwKey, under);
+        }
+        else this.underMinIsr.delete(hwKey);
         this.hwOf.set(hwKey, p.highWatermark);
         this.countAfterPowerLoss(b, proc, p);
         this.verifyLeaderLog(b, proc, p);

@@ -8,6 +8,22 @@ function manager(fs: MemoryFileSystem, clock: ManualClock, extra: Partial<Constr
   return new LogManager({ dir: '/data', fs, clock, configFor: (t) => logConfig(t === 'short' ? { retentionMs: 1000, segmentBytes: 200 } : { segmentIndexBytes: 4096 }), ...extra });
 }
 
+test('the clean-shutdown marker records the broker epoch (Kafka\'s {"version":0,"brokerEpoch":N}); a crash or an empty marker gives -1', () => {
+  const fs = new MemoryFileSystem();
+  const clock = new ManualClock(10_000);
+  let m = manager(fs, clock);
+  assert.equal(m.cleanShutdownBrokerEpoch, -1n, 'first start');
+  m.close(42n);
+  assert.deepEqual(JSON.parse(fs.readFile('/data/.kafka_cleanshutdown').toString()), { version: 0, brokerEpoch: 42 });
+  m = manager(fs, clock);
+  assert.equal(m.cleanShutdownBrokerEpoch, 42n);
+  // No close: the next start is after a crash.
+  m = manager(fs, clock);
+  assert.equal(m.cleanShutdownBrokerEpoch, -1n);
+  fs.writeFileAtomic('/data/.kafka_cleanshutdown', Buffer.alloc(0));
+  assert.equal(manager(fs, clock).cleanShutdownBrokerEpoch, -1n, 'a marker without an epoch');
+});
+
 test('a log directory keeps its partitions, checkpoints and clean-shutdown marker across restarts', async () => {
   const fs = new MemoryFileSystem();
   const clock = new ManualClock(10_000);

@@ -3,7 +3,8 @@
 // at most `response_partition_limit` partitions per response (capped by the broker's
 // `max.request.partition.size.limit`, 2000); when the limit cuts a response, `next_cursor` names
 // the first partition not returned. A cursor on a topic that was not asked for is INVALID_REQUEST.
-// ELR fields stay null until eligible leader replicas exist. An unknown topic whose name Kafka
+// Each partition carries its eligible leader replicas and last known ELR (as Kafka, lists, empty
+// when there are none). An unknown topic whose name Kafka
 // refuses is INVALID_TOPIC_EXCEPTION, as in Kafka.
 import { ErrorCode, ZERO_UUID, type DescribeTopicPartitionsRequest } from '../../protocol/index.js';
 import { isInternalTopic, topicNameError } from '../../controller/index.js';
@@ -45,7 +46,7 @@ export const describeTopicPartitionsHandler: HandlerSpec<{ metadata(): MetadataV
         budget--;
         partitions.push({
           errorCode: 0, partitionIndex: p.partition, leaderId: p.leader, leaderEpoch: p.leaderEpoch, replicaNodes: p.replicas,
-          isrNodes: p.isr, eligibleLeaderReplicas: null, lastKnownElr: null, offlineReplicas: p.offlineReplicas,
+          isrNodes: p.isr, eligibleLeaderReplicas: p.elr ?? [], lastKnownElr: p.lastKnownElr ?? [], offlineReplicas: p.offlineReplicas,
         });
       }
       topics.push({ errorCode: 0, name, topicId: t.id, isInternal: t.isInternal, partitions, topicAuthorizedOperations: AUTHORIZED_OPERATIONS_OMITTED });

@@ -41,6 +41,7 @@ export { listPartitionReassignmentsHandler } from './46-list-partition-reassignm
 export { offsetDeleteHandler } from './47-offset-delete.js';
 export { describeClientQuotasHandler, type ClientQuotaServices } from './48-describe-client-quotas.js';
 export { alterClientQuotasHandler } from './49-alter-client-quotas.js';
+export { updateFeaturesHandler } from './57-update-features.js';
 export { describeUserScramCredentialsHandler } from './50-describe-user-scram-credentials.js';
 export { alterUserScramCredentialsHandler } from './51-alter-user-scram-credentials.js';
 export { describeQuorumHandler, describeQuorumAnswer, type QuorumServices } from './55-describe-quorum.js';
