@@ -67,7 +67,7 @@ export async function consumeCommand(argv: string[]): Promise<number> {
   }
   let printed = 0;
   try {
-    const meta = await client.topic(topic);
+    const meta = flags.follow ? await topicWhenItExists(client, topic) : await client.topic(topic);
     const partitions = flags.partition !== undefined ? [flags.partition as number] : meta.partitions.map((p) => p.partition);
     const cursors: Cursor[] = [];
     for (const partition of partitions) {
@@ -121,6 +121,23 @@ export async function consumeCommand(argv: string[]): Promise<number> {
     return 0;
   } finally {
     client.close();
+  }
+}
+
+/**
+ * --follow on a topic that does not exist yet waits for it (as kafka-console-consumer keeps
+ * polling), saying so once on stderr: a mirrored or linked topic appears on its own.
+ */
+async function topicWhenItExists(client: ClusterClient, topic: string): ReturnType<ClusterClient['topic']> {
+  let told = false;
+  for (;;) {
+    try {
+      return await client.topic(topic);
+    } catch (e) {
+      if (!(e instanceof KafkaError) || e.errorCode !== ErrorCode.UNKNOWN_TOPIC_OR_PARTITION) throw e;
+      if (!told) { process.stderr.write(`waiting for topic ${topic} to exist\n`); told = true; }
+      await new Promise((r) => setTimeout(r, 500));
+    }
   }
 }
 

@@ -38,6 +38,11 @@ export async function main(argv: string[]): Promise<number> {
     console.log(usage());
     return noun ? 0 : 2;
   }
+  // A reader that went away (`logline consume ... | head`) ends the command quietly, as a closed pipe ends kcat.
+  process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code === 'EPIPE') process.exit(0);
+    throw e;
+  });
   const command = COMMANDS[noun];
   if (!command) {
     console.error(`unknown command "${noun}"\n\n${usage()}`);
