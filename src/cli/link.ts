@@ -120,7 +120,19 @@ export async function linkCommand(argv: string[]): Promise<number> {
   const { positionals, flags } = parseArgs(argv, FLAGS);
   const [verb, ...args] = positionals;
   if (flags.help || !verb) {
-    console.log(helpText(USAGE, 'Cluster links: mirror topics holding a source cluster\'s records at the same offsets, read-only until promoted.', FLAGS));
+    console.log(helpText(USAGE, [
+      'Cluster links: mirror topics holding a source cluster\'s records at the same offsets, read-only until promoted.',
+      'While mirrored, a topic grows with its source topic\'s partitions (every metadata.max.age.ms of the link) and takes its',
+      'retention, cleanup, compaction, compression and timestamp configs (every topic.config.sync.ms); set both in --source-config.',
+      '',
+      'commands:',
+      '  create NAME --source BOOTSTRAP [--source-config FILE]  the link (FILE: the source\'s client properties, the link\'s settings)',
+      '  mirror NAME TOPIC... | --topics a,b                   mirror topics of the link, with their source topics\' partition counts',
+      '  list                                                  mirror topics and their links',
+      '  status [TOPIC]                                        per partition: the source\'s high watermark, this cluster\'s end, the lag',
+      '  promote TOPIC [--timeout-ms N]                        stop mirroring once caught up; the topic takes writes',
+      '  delete NAME [--force]                                 remove the link; refused while mirror topics use it, unless --force',
+    ].join('\n'), FLAGS));
     return verb || flags.help ? 0 : 2;
   }
   const client = new ClusterClient(clientOptions(flags));
