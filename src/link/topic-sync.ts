@@ -21,6 +21,20 @@ export const SYNCED_TOPIC_CONFIGS: readonly string[] = [
   'min.cleanable.dirty.ratio', 'min.compaction.lag.ms', 'retention.bytes', 'retention.ms',
 ];
 
+/**
+ * The IncrementalAlterConfigs operations (0 SET, 1 DELETE) that make a mirror topic's own configs
+ * (`mirror`) match its source topic's own (`source`) on SYNCED_TOPIC_CONFIGS, touching no other key.
+ */
+export function mirrorConfigChanges(source: ReadonlyMap<string, string>, mirror: ReadonlyMap<string, string>): { name: string; configOperation: 0 | 1; value: string | null }[] {
+  const out: { name: string; configOperation: 0 | 1; value: string | null }[] = [];
+  for (const key of SYNCED_TOPIC_CONFIGS) {
+    const v = source.get(key);
+    if (v !== undefined && mirror.get(key) !== v) out.push({ name: key, configOperation: 0, value: v });
+    else if (v === undefined && mirror.has(key)) out.push({ name: key, configOperation: 1, value: null });
+  }
+  return out;
+}
+
 // DescribeConfigsResponse.ConfigSource: a topic's own setting.
 const DYNAMIC_TOPIC_CONFIG = 1;
 const TOPIC_RESOURCE = 2;
@@ -126,12 +140,7 @@ export class TopicSync {
     for (const [topic, own] of here) {
       const wanted = src.get(topic);
       if (wanted === undefined) continue; // not at the source (any more), or unreadable: left as it is
-      const configs = [];
-      for (const key of SYNCED_TOPIC_CONFIGS) {
-        const v = wanted.get(key);
-        if (v !== undefined && own.get(key) !== v) configs.push({ name: key, configOperation: 0, value: v });
-        else if (v === undefined && own.has(key)) configs.push({ name: key, configOperation: 1, value: null });
-      }
+      const configs = mirrorConfigChanges(wanted, own);
       if (configs.length > 0) resources.push({ resourceType: TOPIC_RESOURCE, resourceName: topic, configs });
     }
     if (resources.length === 0 || this.stopped) return;
