@@ -1,7 +1,8 @@
 // The links of a target node as /v1/links and the console's Links page show them: node B links to
 // node A and mirrors A's `orders` while a producer writes to A; B lists the link (its source, no
 // secrets), each mirror topic's partitions with the source's high watermark, B's end and the lag;
-// a mirror topic whose link is gone is marked so. The page is checked in Chromium as the other
+// a mirror topic whose link is gone is marked so; `link delete --force` removes a link with a
+// secret among its keys. The page is checked in Chromium as the other
 // console pages (skipped locally without /usr/bin/chromium, required under CI=true).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -13,6 +14,7 @@ import { ApiKey } from '../../src/protocol/index.js';
 import type { LinksView } from '../../src/http/index.js';
 import { tempDataDir } from '../broker/process-helpers.js';
 import { eventually, kafkajsWrites } from '../mirror/helpers.js';
+import { cli } from './helpers.js';
 import { browserWanted, CHROMIUM, withConsolePage } from '../http/browser.js';
 
 const node = () => startServer({
@@ -83,4 +85,12 @@ test('/v1/links and the console\'s Links page: the link, its mirror topic\'s par
   } else {
     console.log(`# ${CHROMIUM} is missing: the console page is not checked here (CI installs chromium)`);
   }
+
+  // A link with a secret among its keys is deleted whole (the secret too: else the controller
+  // would refuse a link left without bootstrap.servers).
+  assert.match(await cli(['link', 'delete', 'dr', '--force', '-b', `127.0.0.1:${b.listeners[0]!.port}`]), /deleted link dr/);
+  await eventually('/v1/links on B without the link', 30_000, async () => {
+    const after = await (await fetch(`${http}/v1/links`)).json() as LinksView;
+    return after.links.length === 0 && after.partitions.length === 0 && after.topics.every((x) => !x.linkExists);
+  });
 });
