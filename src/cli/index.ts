@@ -21,7 +21,7 @@ const COMMANDS: Record<string, { help: string; run: (argv: string[]) => Promise<
   doctor: { help: 'check a running cluster against the production checklist (PASS/WARN/FAIL)', run: (argv) => import('./doctor.js').then((m) => m.doctorCommand(argv)) },
   plan: { help: 'size a cluster: disk, network, storage and brokers for a workload', run: (argv) => import('./plan.js').then((m) => m.planCommand(argv)) },
   verify: { help: 'check a cluster for lost writes, duplicates, aborted reads and other anomalies (a recorded workload, faults with --cluster N)', run: (argv) => import('./verify.js').then((m) => m.verifyCommand(argv)) },
-  link: { help: 'cluster links: mirror topics that keep the source\'s offsets (link create NAME --source BOOTSTRAP, mirror NAME TOPIC, list, status, promote TOPIC)', run: (argv) => import('./link.js').then((m) => m.linkCommand(argv)) },
+  link: { help: 'cluster links: mirror topics that keep the source\'s offsets (link create NAME --source BOOTSTRAP, mirror NAME TOPIC, list, status, promote TOPIC, delete NAME [--force])', run: (argv) => import('./link.js').then((m) => m.linkCommand(argv)) },
   mirror: { help: 'mirror topics and consumer group offsets between clusters from MirrorMaker 2\'s properties (mirror --config FILE, mirror status)', run: (argv) => import('./mirror.js').then((m) => m.mirrorCommand(argv)) },
   version: { help: 'print the version', run: () => import('../index.js').then((m) => { console.log(m.version); return 0; }) },
 };

@@ -8,6 +8,7 @@
 //   list                                                     mirror topics and their links
 //   status [TOPIC]                                           per partition: source HW, target end, lag
 //   promote TOPIC [--timeout-ms N]                           stop mirroring once caught up; writable
+//   delete NAME [--force]                                    remove the link (refused while mirror topics use it, unless --force)
 import { readFileSync } from 'node:fs';
 import { ClusterClient, KafkaError, listOffsets } from '../client/index.js';
 import { parseProperties } from '../config/index.js';
@@ -29,9 +30,10 @@ const FLAGS: Record<string, FlagSpec> = {
   topics: { type: 'string', help: 'mirror: comma-separated topics' },
   'replication-factor': { type: 'string', help: 'mirror: the mirror topics\' replication factor in this cluster (default: the broker default)' },
   'timeout-ms': { type: 'string', help: 'promote: how long to wait for the mirror to catch up with the source (default 30000)' },
+  force: { type: 'boolean', help: 'delete: remove the link although mirror topics still use it (they stay read-only mirror topics, no longer fed, until promoted)' },
 };
 
-const USAGE = 'logline link <create|mirror|list|status|promote> ...';
+const USAGE = 'logline link <create|mirror|list|status|promote|delete> ...';
 
 function readProps(file: unknown): Map<string, string> {
   if (typeof file !== 'string') return new Map();
@@ -52,6 +54,14 @@ async function linkSettings(client: ClusterClient, name: string, extra: Readonly
   if ((out.get('bootstrap.servers') ?? '') === '') throw new UsageError(`no link named ${name} in this cluster (logline link create ${name} --source BOOTSTRAP)`);
   for (const [k, v] of extra) out.set(k, v);
   return out;
+}
+
+/** The keys the link stores (none: no such link). */
+async function linkKeys(client: ClusterClient, name: string): Promise<string[]> {
+  const r = await client.admin(ApiKey.DescribeConfigs, { resources: [{ resourceType: LINK_RESOURCE, resourceName: name, configurationKeys: null }], includeSynonyms: false, includeDocumentation: false }, 4);
+  const res = r.results[0];
+  if (res.errorCode !== 0) throw new KafkaError(res.errorCode, res.errorMessage);
+  return res.configs.filter((c: any) => c.configSource !== 5).map((c: any) => c.name as string);
 }
 
 /** Every mirror topic of this cluster and its link. */
@@ -110,7 +120,19 @@ export async function linkCommand(argv: string[]): Promise<number> {
   const { positionals, flags } = parseArgs(argv, FLAGS);
   const [verb, ...args] = positionals;
   if (flags.help || !verb) {
-    console.log(helpText(USAGE, 'Cluster links: mirror topics holding a source cluster\'s records at the same offsets, read-only until promoted.', FLAGS));
+    console.log(helpText(USAGE, [
+      'Cluster links: mirror topics holding a source cluster\'s records at the same offsets, read-only until promoted.',
+      'While mirrored, a topic grows with its source topic\'s partitions (every metadata.max.age.ms of the link) and takes its',
+      'retention, cleanup, compaction, compression and timestamp configs (every topic.config.sync.ms); set both in --source-config.',
+      '',
+      'commands:',
+      '  create NAME --source BOOTSTRAP [--source-config FILE]  the link (FILE: the source\'s client properties, the link\'s settings)',
+      '  mirror NAME TOPIC... | --topics a,b                   mirror topics of the link, with their source topics\' partition counts',
+      '  list                                                  mirror topics and their links',
+      '  status [TOPIC]                                        per partition: the source\'s high watermark, this cluster\'s end, the lag',
+      '  promote TOPIC [--timeout-ms N]                        stop mirroring once caught up; the topic takes writes',
+      '  delete NAME [--force]                                 remove the link; refused while mirror topics use it, unless --force',
+    ].join('\n'), FLAGS));
     return verb || flags.help ? 0 : 2;
   }
   const client = new ClusterClient(clientOptions(flags));
@@ -217,8 +239,30 @@ export async function linkCommand(argv: string[]): Promise<number> {
         console.log(flags.json ? toJson({ topic, link, promoted: true, note }) : `promoted ${topic} (was mirrored by link ${link}): ${note}; it is writable now`);
         return 0;
       }
+      case 'delete': {
+        const [name, more] = args;
+        if (name === undefined || more !== undefined) throw new UsageError('link delete NAME [--force]');
+        const keys = await linkKeys(client, name);
+        if (keys.length === 0) throw new UsageError(`no link named ${name} in this cluster`);
+        // As Confluent's kafka-cluster-links --delete: refused while mirror topics still use the
+        // link (promote them first), unless forced; forced, they keep link.name and stay read-only.
+        const mirrors = [...await mirrorTopics(client)].filter(([, l]) => l === name).map(([t]) => t);
+        if (mirrors.length > 0 && flags.force !== true) {
+          throw new UsageError(`link ${name} still has ${mirrors.length} mirror topic(s): ${mirrors.join(', ')}; promote them first (logline link promote TOPIC), or delete with --force (they then stay read-only, no longer mirrored, until promoted)`);
+        }
+        // Every key in one change: the controller removes the LINK resource with its last key, and
+        // each broker stops the link's fetchers when it applies that.
+        const r = await client.admin(ApiKey.IncrementalAlterConfigs, {
+          resources: [{ resourceType: LINK_RESOURCE, resourceName: name, configs: keys.map((k) => ({ name: k, configOperation: 1, value: null })) }], validateOnly: false,
+        }, 1);
+        const res = r.responses[0];
+        if (res.errorCode !== 0) throw new KafkaError(res.errorCode, res.errorMessage);
+        console.log(flags.json ? toJson({ link: name, deleted: true, mirrorTopics: mirrors })
+          : `deleted link ${name}${mirrors.length === 0 ? '' : ` (its mirror topics ${mirrors.join(', ')} stay read-only until promoted)`}`);
+        return 0;
+      }
       default:
-        throw new UsageError(`unknown link command "${verb}" (create, mirror, list, status, promote)`);
+        throw new UsageError(`unknown link command "${verb}" (create, mirror, list, status, promote, delete)`);
     }
   } finally {
     client.close();

@@ -702,6 +702,8 @@ export const LINK_KEYS = {
   'ssl.endpoint.identification.algorithm': key('ssl.endpoint.identification.algorithm', 'string', 'https', 'https: the source\'s certificate must name its host; empty: not checked.'),
   'consumer.offset.sync.enable': key('consumer.offset.sync.enable', 'boolean', 'true', 'Copy the source\'s committed group offsets of mirror topics to the target as they are (never past what the target holds).'),
   'consumer.offset.sync.ms': key('consumer.offset.sync.ms', 'int', '5000', 'How often group offsets are copied.', { validator: atLeast(100) }),
+  'metadata.max.age.ms': key('metadata.max.age.ms', 'int', '300000', 'How often the source\'s partition counts are checked: a mirror topic grows to its source topic\'s count.', { validator: atLeast(100) }),
+  'topic.config.sync.ms': key('topic.config.sync.ms', 'int', '5000', 'How often the source topics\' configs (retention, cleanup, compression, timestamps) are copied onto their mirror topics.', { validator: atLeast(100) }),
 } as const;
 export const LINK_KEY_LIST: readonly ConfigKeyDef[] = Object.values(LINK_KEYS);
 

@@ -234,3 +234,63 @@ function rolesOf(node: NodeHandle): string[] {
   const roles = node.config.processRoles;
   return roles.length === 0 ? ['broker', 'controller'] : [...roles];
 }
+
+// ---- cluster links (issue 35) --------------------------------------------------------------------
+
+/** One mirror partition: its leader, and when this node leads it, its link fetcher's progress. */
+export interface LinkPartitionRow {
+  partition: number;
+  leader: number;
+  /** Led here: the source's high watermark as last seen (-1 before the first fetch), this log's end, the lag; else null (ask the leader's node). */
+  sourceHighWatermark: number | null;
+  logEndOffset: number | null;
+  lag: number | null;
+  lastError: string | null;
+}
+export interface MirrorTopicRow { topic: string; link: string; linkExists: boolean; partitions: LinkPartitionRow[] }
+export interface LinkRow { name: string; bootstrapServers: string; securityProtocol: string; mirrorTopics: string[] }
+export interface LinksView {
+  /** Every link in the metadata (its LINK config resource; no secrets). */
+  links: LinkRow[];
+  /** Every mirror topic (topic config link.name) with its partitions. */
+  topics: MirrorTopicRow[];
+  /** The mirror partitions this node leads, as the link manager reports them. */
+  partitions: { link: string; topic: string; partition: number; sourceHighWatermark: number; logEndOffset: number; lastError: string | null }[];
+}
+
+const LINK_RESOURCE = 64;
+const TOPIC_RESOURCE = 2;
+
+/** /v1/links: the links and mirror topics of the cluster (this node's metadata), with the lag of the partitions led here. */
+export function linksView(node: NodeHandle): LinksView {
+  const partitions = node.links?.status() ?? [];
+  const md = node.metadata;
+  if (md === null) return { links: [], topics: [], partitions };
+  const here = new Map(partitions.map((p) => [`${p.topic}\u0000${p.partition}`, p]));
+  const links = new Map<string, LinkRow>();
+  for (const r of md.image.configs.resources.values()) {
+    if (r.type !== LINK_RESOURCE) continue;
+    links.set(r.name, { name: r.name, bootstrapServers: r.entries.get('bootstrap.servers') ?? '', securityProtocol: r.entries.get('security.protocol') ?? 'PLAINTEXT', mirrorTopics: [] });
+  }
+  const view = md.view();
+  const topics: MirrorTopicRow[] = [];
+  for (const t of view.topics()) {
+    const link = view.configs(TOPIC_RESOURCE, t.name).get('link.name') ?? '';
+    if (link === '') continue;
+    links.get(link)?.mirrorTopics.push(t.name);
+    topics.push({
+      topic: t.name, link, linkExists: links.has(link),
+      partitions: t.partitions.map((p) => {
+        const s = here.get(`${t.name}\u0000${p.partition}`);
+        return {
+          partition: p.partition, leader: p.leader,
+          sourceHighWatermark: s?.sourceHighWatermark ?? null, logEndOffset: s?.logEndOffset ?? null,
+          lag: s === undefined ? null : s.sourceHighWatermark < 0 ? null : Math.max(0, s.sourceHighWatermark - s.logEndOffset),
+          lastError: s?.lastError ?? null,
+        };
+      }).sort((a, b) => a.partition - b.partition),
+    });
+  }
+  for (const l of links.values()) l.mirrorTopics.sort();
+  return { links: [...links.values()].sort((a, b) => a.name.localeCompare(b.name)), topics: topics.sort((a, b) => a.topic.localeCompare(b.topic)), partitions };
+}

@@ -15,7 +15,7 @@ import { clientSaslFor } from '../network/index.js';
 import { ErrorCode, isRetriable } from '../protocol/index.js';
 import { RegistryError } from '../registry/index.js';
 import { limits } from '../util/index.js';
-import { brokers, health, nodeView, quorum, readiness, topic, topics } from './admin.js';
+import { brokers, health, linksView, nodeView, quorum, readiness, topic, topics } from './admin.js';
 import {
   BadRequest, alterTopicConfigs, createTopic, deleteTopic, fillSizes, listGroups, messagesQuery, produceMessage, readMessages, topicConfigs,
 } from './admin-ops.js';
@@ -86,7 +86,7 @@ function routesFor(node: NodeHandle, client: () => ClusterClient): Route[] {
         ? notFound('this node runs no mirror (mirror.enable)')
         : ok(node.mirror.metrics.status(Date.now())),
     },
-    { method: 'GET', path: '/v1/links', run: () => ok({ partitions: node.links?.status() ?? [] }) },
+    { method: 'GET', path: '/v1/links', run: () => ok(linksView(node)) },
     {
       method: 'GET', path: '/metrics', run: async (c) => {
         // MirrorMaker 2's series (its own names) follow the node's when the mirror runs here, then the links' mirror partitions.

@@ -7,6 +7,7 @@ import { ApiKey, ErrorCode } from '../protocol/index.js';
 import { ClusterClient, clientSecurityFromProperties, committedOffsets, coordinatorFor, listOffsets, type ClusterClientOptions } from '../client/index.js';
 import { partitionKey, type Logger } from '../util/index.js';
 import { LinkPartitionFetcher, type LinkFetcherOptions, type LinkPartitionStatus, type MirrorLog } from './fetcher.js';
+import { TopicSync } from './topic-sync.js';
 
 /** What the metadata says, as the node computes it after a delta. */
 export interface LinkAssignments {
@@ -16,7 +17,7 @@ export interface LinkAssignments {
   topics: ReadonlyMap<string, readonly string[]>;
   /** The mirror partitions this node leads. */
   led: readonly { link: string; topic: string; partition: number }[];
-  /** Links whose group offsets this node copies (it leads their first mirror topic's partition 0). */
+  /** Links whose group offsets, partition counts and topic configs this node copies (it leads their first mirror topic's partition 0). */
   groupSync: ReadonlySet<string>;
 }
 
@@ -32,6 +33,7 @@ interface LinkRuntime {
   client: ClusterClient;
   fetchers: Map<string, LinkPartitionFetcher>;
   sync: GroupOffsetSync | null;
+  topicSync: TopicSync | null;
 }
 
 /** A link's client options from its settings (Kafka client properties); throws naming a bad key. */
@@ -82,7 +84,7 @@ export class LinkManager {
           this.options.logger.error(`link ${name}: ${e instanceof Error ? e.message : String(e)}`);
           continue;
         }
-        rt = { settingsKey: settingsKey(settings), client, fetchers: new Map(), sync: null };
+        rt = { settingsKey: settingsKey(settings), client, fetchers: new Map(), sync: null, topicSync: null };
         this.runtimes.set(name, rt);
         this.options.logger.info(`link ${name}: source ${settings.get('bootstrap.servers')}`);
       }
@@ -108,6 +110,17 @@ export class LinkManager {
         rt.sync = null;
       }
       rt.sync?.setTopics(a.topics.get(name) ?? []);
+      const topicSyncOn = a.groupSync.has(name) && this.options.target !== null;
+      if (topicSyncOn && rt.topicSync === null) {
+        rt.topicSync = new TopicSync(name, rt.client, this.options.target!, {
+          metadataMaxAgeMs: Number(settings.get('metadata.max.age.ms') ?? 300_000), configSyncMs: Number(settings.get('topic.config.sync.ms') ?? 5000),
+        }, this.options.logger);
+        rt.topicSync.start();
+      } else if (!topicSyncOn && rt.topicSync !== null) {
+        await rt.topicSync.stop();
+        rt.topicSync = null;
+      }
+      rt.topicSync?.setTopics(a.topics.get(name) ?? []);
     }
   }
 
@@ -145,6 +158,7 @@ export class LinkManager {
     await Promise.all([...rt.fetchers.values()].map((f) => f.stop()));
     rt.fetchers.clear();
     await rt.sync?.stop();
+    await rt.topicSync?.stop();
     rt.client.close();
   }
 }

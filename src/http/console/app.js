@@ -3,7 +3,8 @@
 // textContent, never as HTML. Views: overview, topics, topic (partitions, messages, configs),
 // create topic, consumer groups, group (members, lag per partition, lag over time), schema
 // registry subjects, subject (versions, two side by side with their differences), the mirror
-// (MirrorMaker 2's engine in this node: flows, per-partition lag and latency, checkpoints). Above
+// (MirrorMaker 2's engine in this node: flows, per-partition lag and latency, checkpoints), cluster
+// links (their mirror topics, per-partition lag of the partitions this node leads). Above
 // every view, a banner when one of this node's log directories is low on space, below its floor
 // (produce refused) or offline.
 
@@ -79,6 +80,7 @@ const views = [
   [/^\/schemas\/ids\/(\d+)$/, schemaIdView, 'schemas'],
   [/^\/schemas\/([^/]+)$/, schemaView, 'schemas'],
   [/^\/mirror$/, mirrorView, 'mirror'],
+  [/^\/links$/, linksPage, 'links'],
 ];
 
 async function render() {
@@ -638,6 +640,54 @@ async function mirrorView(root) {
             h('td', {}, `${c.source} → ${c.target}`), h('td', {}, c.group), h('td', {}, c.topic), h('td', { class: 'num' }, c.partition),
             h('td', { class: 'num' }, fmtNum(c.upstreamOffset)), h('td', { class: 'num' }, fmtNum(c.downstreamOffset)), h('td', { class: 'num' }, fmtMs(c.checkpointLatencyMs)))))],
     ].flat().filter((x) => x !== null));
+  };
+  await draw();
+  every(2000, draw);
+}
+
+// ---- cluster links -----------------------------------------------------------------------------
+
+/** Links and mirror topics from /v1/links: every link and mirror topic of the cluster; the lag of the partitions this node leads (the others' on their leader's console). */
+async function linksPage(root) {
+  root.append(h('h1', {}, 'Cluster links'));
+  const body = h('div', {});
+  root.append(body);
+  const draw = async () => {
+    let v;
+    try {
+      v = await api('GET', '/v1/links');
+    } catch (e) {
+      body.replaceChildren(errorBox(e));
+      return;
+    }
+    const rows = v.topics.flatMap((t) => t.partitions.map((p) => ({ ...p, topic: t.topic, link: t.link, linkExists: t.linkExists })));
+    const led = rows.filter((r) => r.lag !== null || r.logEndOffset !== null);
+    const lag = led.reduce((n, r) => n + (r.lag ?? 0), 0);
+    if (v.links.length === 0 && v.topics.length === 0) {
+      body.replaceChildren(h('p', { class: 'muted', 'data-no-links': '' }, 'No cluster links. Create one on this (target) cluster with `logline link create NAME --source BOOTSTRAP`, then `logline link mirror NAME TOPIC`.'));
+      return;
+    }
+    body.replaceChildren(...[
+      h('div', { class: 'cards' }, card('Links', v.links.length), card('Mirror topics', v.topics.length), card('Partitions led here', led.length), card('Lag (records)', fmtNum(lag), lag > 0)),
+      h('h2', {}, 'Links'),
+      v.links.length === 0 ? h('p', { class: 'muted' }, 'No link (the mirror topics below lost theirs: promote them).') :
+        table(['Link', 'Source', 'Security', 'Mirror topics'], v.links.map((l) => h('tr', { 'data-link': l.name },
+          h('td', {}, l.name), h('td', {}, l.bootstrapServers), h('td', {}, l.securityProtocol), h('td', {}, l.mirrorTopics.length === 0 ? '–' : l.mirrorTopics.join(', '))))),
+      h('h2', {}, 'Mirror topics'),
+      rows.length === 0 ? h('p', { class: 'muted' }, 'No mirror topic (logline link mirror NAME TOPIC).') :
+        table(['Link', 'Topic', ['Partition', { class: 'num' }], ['Leader', { class: 'num' }], ['Source high watermark', { class: 'num' }], ['Log end', { class: 'num' }], ['Lag', { class: 'num' }], 'State'],
+          rows.map((r) => {
+            const here = r.logEndOffset !== null;
+            const state = !r.linkExists ? badge('warn', 'link deleted: read-only until promoted')
+              : r.lastError !== null ? badge('bad', r.lastError)
+              : !here ? badge('info', `led by node ${r.leader}`)
+              : r.lag === null ? badge('info', 'starting') : r.lag > 0 ? badge('warn', 'catching up') : badge('good', 'in sync');
+            return h('tr', { 'data-partition': `${r.topic}-${r.partition}`, class: (r.lag ?? 0) > 0 || r.lastError !== null ? 'warn' : '' },
+              h('td', {}, r.link), h('td', {}, h('a', { href: `#/topics/${enc(r.topic)}` }, r.topic)), h('td', { class: 'num' }, r.partition), h('td', { class: 'num' }, r.leader),
+              h('td', { class: 'num' }, here && r.sourceHighWatermark >= 0 ? fmtNum(r.sourceHighWatermark) : '–'), h('td', { class: 'num' }, here ? fmtNum(r.logEndOffset) : '–'),
+              h('td', { class: 'num lag' }, r.lag === null ? '–' : fmtNum(r.lag)), h('td', {}, state));
+          })),
+    ]);
   };
   await draw();
   every(2000, draw);
