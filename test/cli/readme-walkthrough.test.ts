@@ -1,13 +1,13 @@
 // The documentation's walkthroughs work as written (today the failure story of docs/operations.md,
-// "RF 3, min.insync.replicas 2, acks=all: one broker down, then two", and docs/schema-registry.md's
-// `logline schema`). Every section of README.md and docs/*.md between
+// "RF 3, min.insync.replicas 2, acks=all: one broker down, then two", docs/schema-registry.md's
+// `logline schema`, and the README's share groups and mirroring between two clusters). Every section of README.md and docs/*.md between
 // `<!-- readme-walkthrough: begin ... -->` and `<!-- readme-walkthrough: end -->` is a test: its
 // ```sh blocks run once, then each `$ command` of its ```console blocks in order, in bash, in a
 // temporary directory. Its ports (a controller on 29190, brokers on 2909N, HTTP listeners, the
 // console's and the schema registry's, on 2964N) are changed to free ones, and `npx logline` and
 // `bin/logline.js` point at this checkout. Each command's output (stdout and stderr) must be what
 // the page shows under it. The topic id is not compared, nor the order of an ISR or of the offline
-// replicas (the controller orders them). A read-only command (describe, consume) is run again until
+// replicas (the controller orders them). A read-only command (describe, consume, link status) is run again until
 // its output matches: the page's "about 9 s later". Commands that change something run once. Only
 // the processes the section's commands started are signalled, by their pid files.
 import { test } from 'node:test';
@@ -49,8 +49,8 @@ async function runSection(section: Section): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'logline-walkthrough-'));
   const { prefix, controller, httpPrefix } = await freePorts();
   const ports: Record<string, string> = { 29190: String(controller), 2909: prefix, 2964: httpPrefix };
-  const local = (script: string) => script
-    .replace(/29190|2909|2964/g, (m) => ports[m]!)
+  const localPorts = (text: string) => text.replace(/29190|2909|2964/g, (m) => ports[m]!);
+  const local = (script: string) => localPorts(script)
     .replaceAll('npx logline', `node ${BIN}`).replaceAll('node bin/logline.js', `node ${BIN}`);
   const prelude = local(preludeOf(setup));
   // The page's `node` is the one running this test (CI runs the suite on more than one Node).
@@ -59,12 +59,14 @@ async function runSection(section: Section): Promise<void> {
     const started = await bash(local(setup), 60_000);
     assert.equal(started.code, 0, `setup: ${started.stderr}`);
     for (const step of steps) {
-      const readOnly = /topic describe|consume/.test(step.command);
-      const deadline = performance.now() + 60_000;
+      const readOnly = /topic describe|consume|group describe|link status/.test(step.command);
+      const deadline = performance.now() + 90_000;
       for (;;) {
-        const r = await bash(`${prelude}\n${local(step.command)}`, 150_000);
+        // The page's `sleep N;` before a read-only command is its wait; here the attempts are.
+        const command = readOnly ? step.command.replace(/^sleep \d+; /, '') : step.command;
+        const r = await bash(`${prelude}\n${local(command)}`, 150_000);
         const got = normalize(r.stdout + r.stderr);
-        if (got === normalize(step.expected)) break;
+        if (got === normalize(localPorts(step.expected))) break;
         if (!readOnly || performance.now() > deadline) {
           assert.fail(`$ ${step.command}\nexpected:\n${step.expected}\ngot (exit ${r.code}):\n${r.stdout}${r.stderr}`);
         }
