@@ -228,7 +228,8 @@ export class MirrorSourceTask {
       const positions = this.positions.get(t.name) ?? new Map<number, number>();
       for (let p = known?.partitions ?? 0; p < count; p++) {
         positions.set(p, (this.stored.get(partitionKey(t.name, p)) ?? -1) + 1);
-        this.ctx.metrics.partition(f.source, f.target, t.name, p, remote);
+        // A restarted mirror shows where it resumes, not 0, until records flow again.
+        this.ctx.metrics.partition(f.source, f.target, t.name, p, remote).position = positions.get(p)!;
       }
       this.positions.set(t.name, positions);
       this.topics.set(t.name, { remote, partitions: count });

@@ -58,6 +58,19 @@ test('A->B: kafkajs and kcat records written while the mirror runs are all on B 
     assert.ok(status.partitions.filter((p) => p.topic === 'orders').every((p) => p.lagRecords === 0));
     const metrics = await (await fetch(`http://127.0.0.1:${engine.statusAddress!.port}/metrics`)).text();
     assert.match(metrics, /kafka_connect_mirror_mirrorsourceconnector_replication_latency_ms\{source="A",target="B",topic="A.orders",partition="0"\}/);
+    // A restarted mirror shows where it resumes (the stored source offsets), before any new record.
+    await engine.stop();
+    const again = await startMirror(c);
+    try {
+      const ends = [0, 1, 2].map((p) => source.get(p)!.at(-1)!.offset + 1);
+      await eventually('the restarted mirror to show each partition at its end', 30_000, async () => {
+        const s = await (await fetch(`http://127.0.0.1:${again.statusAddress!.port}/status`)).json() as { partitions: { topic: string; partition: number; position: number }[] };
+        const orders = s.partitions.filter((p) => p.topic === 'orders').sort((x, y) => x.partition - y.partition);
+        return orders.length === 3 && orders.every((p) => p.position === ends[p.partition]);
+      });
+    } finally {
+      await again.stop();
+    }
   } finally {
     await engine.stop();
     await c.close();
