@@ -31,6 +31,7 @@ export interface TopicView {
 /** One consistent view of the cluster metadata for the length of a request. */
 export interface MetadataView {
   clusterId: string;
+  /** The controller as clients are told it: the active controller when it is a live broker, else a live broker (-1: none). */
   controllerId: number;
   /** Unfenced registered brokers reachable on the given listener ('': all of them, on their first listener). */
   brokers(listenerName: string): BrokerEndpoint[];

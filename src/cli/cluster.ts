@@ -65,10 +65,14 @@ export async function clusterCommand(argv: string[]): Promise<number> {
       const quorum = await describeQuorum(client).catch(() => null);
       const q = quorum && { leaderId: quorum.leaderId, leaderEpoch: quorum.leaderEpoch, voters: quorum.voters.map((v) => v.id), observers: quorum.observers.map((o) => o.id) };
       const line = q ? `\nmetadata quorum: leader ${q.leaderId}  epoch ${q.leaderEpoch}  voters ${q.voters.join(',')}  observers ${q.observers.join(',') || '-'}` : '';
-      console.log(flags.json ? toJson({ ...info, ...(q ? { quorum: q } : {}) }) : `cluster ${info.clusterId}  controller ${info.controllerId}  topics ${info.topics}${line}\n\n${table(brokers)}`);
+      // The active controller is the quorum's leader; Metadata's controllerId names a live broker
+      // clients can reach, which differs when controllers run apart from brokers (as Kafka answers).
+      const shown = { ...info, controllerId: q ? q.leaderId : info.controllerId };
+      console.log(flags.json ? toJson({ ...shown, ...(q ? { quorum: q } : {}) }) : `cluster ${shown.clusterId}  controller ${shown.controllerId}  topics ${shown.topics}${line}\n\n${table(brokers)}`);
       return 0;
     }
     const quorum = await describeQuorum(client);
+    info.controllerId = quorum.leaderId;
     const address = httpAddress(flags);
     const registered = await fetchBrokers(address).catch((e: Error) => e);
     if (flags.json) {

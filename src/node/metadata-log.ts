@@ -264,7 +264,13 @@ export class LogMetadata implements MetadataSource {
     const topics = [...image.topics.topicsById.values()].map(toView);
     const byName = new Map(topics.map((t) => [t.name, t]));
     const byId = new Map(topics.map((t) => [t.id, t]));
-    const controllerId = this.driver?.leaderId ?? -1;
+    // What clients are told is the controller (Metadata, DescribeCluster's broker endpoints): in
+    // KRaft a client cannot reach a controller, so Kafka names a live broker there. The active
+    // controller when it is one (a combined node), else the live broker with the smallest id: a
+    // stable answer, where Kafka draws a random one per request (kafkajs sends its admin requests
+    // to this id, and a controller-only id is not among the brokers it knows).
+    const leaderId = this.driver?.leaderId ?? -1;
+    const controllerId = liveIds.has(leaderId) ? leaderId : (live.map((b) => b.id).sort((a, b) => a - b)[0] ?? -1);
     return {
       clusterId: this.clusterId, controllerId,
       brokers: (listenerName) => live.flatMap((b) => {

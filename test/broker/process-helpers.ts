@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { freePort } from '../../src/util/index.js';
 import { ClusterClient } from '../../src/client/index.js';
+import { ApiKey } from '../../src/protocol/index.js';
 import { NodeFileSystem, randomUuid, writeMetaProperties } from '../../src/storage/index.js';
 
 /** Runs a client program to completion (killed after `timeoutMs`), collecting its output; `env` is added to this process's environment. */
@@ -177,10 +178,20 @@ export function startClusterNodeProcess(n: ClusterNodeProcess, voters: string, e
 
 /** The active controller as the broker on `port` names it in Metadata (-1 while none is known or it does not answer). */
 export async function controllerIdOn(port: number): Promise<number> {
-  const client = new ClusterClient({ bootstrap: `127.0.0.1:${port}` });
+  return activeControllerOn(`127.0.0.1:${port}`);
+}
+
+/**
+ * The active controller (the metadata quorum's leader) as DescribeQuorum names it through a broker
+ * of `bootstrap`; -1 when none is known or nobody answers. Not Metadata's controllerId: that names
+ * a live broker clients can reach, which is not the quorum's leader when controllers run apart.
+ */
+export async function activeControllerOn(bootstrap: string, requestTimeoutMs?: number): Promise<number> {
+  const client = new ClusterClient({ bootstrap, ...(requestTimeoutMs === undefined ? {} : { requestTimeoutMs }) });
   try {
-    await client.metadata([]);
-    return client.controllerId;
+    const conn = await client.any();
+    const r = await conn.send(ApiKey.DescribeQuorum, conn.version(ApiKey.DescribeQuorum, 2), { topics: [{ topicName: '__cluster_metadata', partitions: [{ partitionIndex: 0 }] }] });
+    return r.topics[0]?.partitions[0]?.leaderId ?? -1;
   } catch {
     return -1;
   } finally {

@@ -13,7 +13,7 @@ import { ClusterClient, type PartitionInfo } from '../../src/client/index.js';
 import { ApiKey, ErrorCode } from '../../src/protocol/index.js';
 import { decompressBatchBody, iterateBatches, iterateRecords } from '../../src/records/index.js';
 import { consumeAll } from './log-reader.js';
-import { killProcess, runProcess, startClusterNodeProcess, within, type ClusterNodeProcess } from './process-helpers.js';
+import { activeControllerOn, killProcess, runProcess, startClusterNodeProcess, within, type ClusterNodeProcess } from './process-helpers.js';
 
 export const PYTHON = '/usr/bin/python3';
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -338,19 +338,12 @@ export async function guardFaultRun(t: { diagnostic(m: string): void }, nodes: C
   }
 }
 
-/** The active controller as the nodes name it in Metadata (retried while none is known). */
+/** The active controller (the quorum's leader, by DescribeQuorum), retried while none is known. */
 export async function controllerOf(nodes: ClusterNodeProcess[]): Promise<number> {
   return within(30_000, 'a known controller', (async () => {
     for (;;) {
-      const client = new ClusterClient({ bootstrap: bootstrapOf(nodes), requestTimeoutMs: 3000 });
-      try {
-        await client.metadata([]);
-        if (client.controllerId > 0) return client.controllerId;
-      } catch {
-        // A node that does not answer: ask again.
-      } finally {
-        client.close();
-      }
+      const id = await activeControllerOn(bootstrapOf(nodes), 3000);
+      if (id > 0) return id;
       await sleep(100);
     }
   })());

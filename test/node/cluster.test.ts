@@ -10,6 +10,7 @@ import { parseBrokerConfig } from '../../src/config/index.js';
 import { ClusterClient } from '../../src/client/index.js';
 import { ApiKey, ErrorCode, ZERO_UUID } from '../../src/protocol/index.js';
 import { spawnSync } from 'node:child_process';
+import { Kafka, logLevel } from 'kafkajs';
 import { runProcess, tempDataDir, within } from '../broker/process-helpers.js';
 import { addRaftVoter, describeQuorum } from '../../src/raft/index.js';
 
@@ -244,18 +245,23 @@ test('startCluster({ controllers: 3, brokers: 3 }): controller-only nodes hold t
       assert.equal(c.server!.broker, null);
       assert.deepEqual(c.server!.listeners, []);
     }
-    // Every broker lists the three brokers (controllers never register) and names a controller among 1-3.
+    // Every broker lists the three brokers (controllers never register) and, as Kafka in KRaft,
+    // names as the controller a live broker a client can reach (a controller-only node it could
+    // not), the same one on every broker.
+    const named = new Set<number>();
     for (const b of brokers) {
       const client = clientOf(b.brokerPort);
       try {
         const c = await client.any();
         const md = await c.send<{ brokers: { nodeId: number }[]; controllerId: number }>(ApiKey.Metadata, 12, { topics: [], allowAutoTopicCreation: false, includeTopicAuthorizedOperations: false });
         assert.deepEqual(md.brokers.map((x) => x.nodeId).sort(), [4, 5, 6]);
-        assert.ok([1, 2, 3].includes(md.controllerId), `controller ${md.controllerId}`);
+        assert.ok([4, 5, 6].includes(md.controllerId), `controller ${md.controllerId}`);
+        named.add(md.controllerId);
       } finally {
         client.close();
       }
     }
+    assert.equal(named.size, 1, `one controller named: ${[...named]}`);
     // A creation through a broker is forwarded to the controller and visible on that broker at once.
     const made = await createTopic(brokers[0]!.brokerPort, 'split-a', 6);
     assert.equal(made.errorCode, 0);
@@ -289,6 +295,20 @@ test('startCluster({ controllers: 3, brokers: 3 }): controller-only nodes hold t
     await within(20_000, 'every broker sees split-b', converged(cluster, expected));
     await cluster.nodes.find((n) => n.nodeId === first)!.restart();
     assert.deepEqual([...cluster.nodes.find((n) => n.nodeId === first)!.server!.metadata!.view().topics()].map((t) => t.name).sort(), ['split-a', 'split-b']);
+    // kafkajs sends its admin requests and an idempotent producer's InitProducerId to that id.
+    const kafka = new Kafka({ clientId: 'split-kafkajs', brokers: cluster.bootstrap.split(','), logLevel: logLevel.NOTHING });
+    const admin = kafka.admin();
+    const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+    try {
+      await admin.connect();
+      assert.equal(await admin.createTopics({ topics: [{ topic: 'split-kafkajs', numPartitions: 2, replicationFactor: 3 }], waitForLeaders: true }), true);
+      await producer.connect();
+      const sent = await producer.send({ topic: 'split-kafkajs', acks: -1, messages: [{ key: 'k', value: 'v' }] });
+      assert.equal(sent[0]!.errorCode, 0);
+    } finally {
+      await producer.disconnect();
+      await admin.disconnect();
+    }
   } finally {
     await cluster.close();
   }
