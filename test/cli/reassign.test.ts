@@ -33,7 +33,9 @@ async function cliJson(bootstrap: string, ...args: string[]): Promise<any> {
 const DYNAMIC_BROKER_CONFIG = 2;
 const RATE = 1024 * 1024;
 const BATCH_BYTES = 64 * 1024;
-const BATCHES = 96; // 6 MiB
+// 12 MiB: 12 s of copying at the throttle, so the CLI commands that look at the move in progress (each a
+// node process, seconds apiece on a loaded machine) run before it ends (at 6 MiB it ended first under load).
+const BATCHES = 192;
 
 test('topic reassign: generate a plan, execute it with a throttle the copy keeps to within 20%, list it, verify it and remove the throttles', { timeout: 240_000 }, async () => {
   const cluster = await within(60_000, 'startCluster', startCluster({ controllers: 1, brokers: 4 }));
@@ -53,7 +55,7 @@ test('topic reassign: generate a plan, execute it with a throttle the copy keeps
     assert.equal(gen.proposed.partitions.length, 2);
     for (const p of gen.proposed.partitions) assert.deepEqual([...p.replicas].sort(), [c, d].sort(), `plan-${p.partition}`);
 
-    // 6 MiB on the leader and its follower.
+    // 12 MiB on the leader and its follower.
     const conn = await client.leaderFor('bulk', 0);
     const value = Buffer.alloc(BATCH_BYTES - 200, 'z');
     for (let i = 0; i < BATCHES; i++) {
