@@ -599,26 +599,57 @@ export function lookupPosition(index: Buffer, relativeOffset: number): number {
   return position;
 }
 
-/** The whole batches of a segment stream, one Buffer each, in order; the stream is destroyed when the caller stops. */
+/** Bytes of the batch whose header starts at `at` (its length field plus the offset and length fields). */
+function batchBytesAt(b: Buffer, at: number): number {
+  const size = b.readInt32BE(at + BatchHeaderAt.BatchLength) + LOG_OVERHEAD_BYTES;
+  if (size <= LOG_OVERHEAD_BYTES) throw new StorageError('CORRUPT_MESSAGE', `remote segment has a batch of ${size} bytes`);
+  return size;
+}
+
+/**
+ * The whole batches of a segment stream, one Buffer each, in order; the stream is destroyed when
+ * the caller stops. A batch inside one piece of the stream is a view of it (no copy); only a batch
+ * cut by a piece's end is copied, with just its own bytes of the next piece (copying the pieces
+ * whole cost a chunk's worth per chunk boundary, and made every later batch a copy's view).
+ */
 async function* batchesOf(stream: Readable): AsyncGenerator<Buffer> {
-  let pending: Buffer = Buffer.alloc(0);
+  // The start of a batch the previous piece cut off (a view of it, or a copy once it spans pieces).
+  let carry: Buffer | null = null;
   try {
-    for await (const chunk of stream) {
-      pending = pending.length === 0 ? (chunk as Buffer) : Buffer.concat([pending, chunk as Buffer]);
-      while (pending.length >= LOG_OVERHEAD_BYTES) {
-        const size = pending.readInt32BE(BatchHeaderAt.BatchLength) + LOG_OVERHEAD_BYTES;
-        if (size <= LOG_OVERHEAD_BYTES) throw new StorageError('CORRUPT_MESSAGE', `remote segment has a batch of ${size} bytes`);
-        if (pending.length < size) break;
-        yield pending.subarray(0, size);
-        pending = pending.subarray(size);
+    for await (const piece of stream) {
+      const chunk = piece as Buffer;
+      let at = 0;
+      if (carry !== null) {
+        const headerMissing = Math.max(0, LOG_OVERHEAD_BYTES - carry.length);
+        const size = chunk.length < headerMissing ? -1
+          : batchBytesAt(headerMissing > 0 ? Buffer.concat([carry, chunk.subarray(0, headerMissing)]) : carry, 0);
+        if (size < 0 || chunk.length < size - carry.length) {
+          carry = Buffer.concat([carry, chunk]);
+          continue;
+        }
+        at = size - carry.length;
+        const whole = Buffer.concat([carry, chunk.subarray(0, at)], size);
+        carry = null;
+        yield whole;
       }
+      while (chunk.length - at >= LOG_OVERHEAD_BYTES) {
+        const size = batchBytesAt(chunk, at);
+        if (chunk.length - at < size) break;
+        yield chunk.subarray(at, at + size);
+        at += size;
+      }
+      if (at < chunk.length) carry = chunk.subarray(at);
     }
   } finally {
     stream.destroy();
   }
 }
 
-/** Reads whole batches off a segment stream as PartitionLog.read would from a local segment. */
+/**
+ * Reads whole batches off a segment stream as PartitionLog.read would from a local segment. Batches
+ * that lie next to each other in one piece (one cached chunk) are returned as one view of it, so
+ * the usual answer (within one chunk) copies no record bytes; the chunk is never written to.
+ */
 async function readBatches(stream: Readable, offset: number, maxBytes: number, upTo: number, minOneBatch: boolean): Promise<Buffer> {
   const kept: Buffer[] = [];
   let keptBytes = 0;
@@ -627,9 +658,14 @@ async function readBatches(stream: Readable, offset: number, maxBytes: number, u
     if (base >= upTo) break;
     if (base + batch.readInt32BE(BatchHeaderAt.LastOffsetDelta) < offset) continue;
     if (keptBytes + batch.length > maxBytes && !(keptBytes === 0 && minOneBatch)) break;
-    kept.push(Buffer.from(batch));
+    const last = kept[kept.length - 1];
+    if (last !== undefined && last.buffer === batch.buffer && last.byteOffset + last.length === batch.byteOffset) {
+      kept[kept.length - 1] = Buffer.from(last.buffer, last.byteOffset, last.length + batch.length);
+    } else {
+      kept.push(batch);
+    }
     keptBytes += batch.length;
     if (keptBytes >= maxBytes) break;
   }
-  return Buffer.concat(kept, keptBytes);
+  return kept.length === 1 ? kept[0]! : Buffer.concat(kept, keptBytes);
 }

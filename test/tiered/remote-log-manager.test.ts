@@ -2,6 +2,7 @@
 // the local directory backend, and `__remote_log_metadata` as an in-memory topic.
 import { describe, it, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
+import fc from 'fast-check';
 import { mkdtempSync, readdirSync, rmSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -130,6 +131,42 @@ describe('RemoteLogManager', () => {
     assert.equal(log.localLogStartOffset, log.activeSegment.baseOffset, 'once copied, only the active segment stays local');
     assert.deepEqual(await readAll(rlm, log), expected, 'every offset, key, value, timestamp and header as written');
     await rlm.close();
+  });
+
+  it('property: a read from the tier returns the same bytes as the same read from local disk, for every offset, size and chunk size', async () => {
+    // Chunks down to 5 bytes (less than a batch's offset and length fields): batches straddle chunk
+    // boundaries, span several chunks, and several fit in one (the reader hands out views of a
+    // chunk and copies only batches that straddle).
+    const runs = Number(process.env['LOGLINE_TIER_READ_RUNS'] ?? 8);
+    await fc.assert(fc.asyncProperty(
+      fc.array(fc.record({ records: fc.integer({ min: 1, max: 3 }), valueBytes: fc.integer({ min: 0, max: 700 }) }), { minLength: 8, maxLength: 30 }),
+      fc.oneof(fc.integer({ min: 5, max: 40 }), fc.integer({ min: 41, max: 3000 })), fc.integer({ min: 300, max: 2500 }),
+      async (shape, chunkBytes, segmentBytes) => {
+        rmSync(root, { recursive: true, force: true });
+        topic = new MemoryTopic();
+        const log = openLog({ segmentBytes });
+        for (const [i, b] of shape.entries()) {
+          const recs = Array.from({ length: b.records }, (_x, j) => ({ key: Buffer.from(`k${i}.${j}`), value: Buffer.alloc(b.valueBytes, 97 + ((i + j) % 26)), timestamp: 1_000 + i }));
+          await log.appendAsLeader(buildRecordBatchSync({ records: recs, baseOffset: 0 }), 0);
+        }
+        log.updateHighWatermark(log.logEndOffset);
+        const sizes = [1, 900, 4000];
+        const expected = new Map<string, Buffer>();
+        for (let o = 0; o < log.activeSegment.baseOffset; o++) for (const n of sizes) expected.set(`${o}/${n}`, log.read(o, n, log.highWatermark, true));
+        const rsm = new ChunkedStorageManager({ store: await LocalObjectStore.open(join(root, 'remote')), chunkBytes });
+        const { rlm } = await manager({ rsm });
+        rlm.onLeader({ topicIdPartition: TIP, leaderEpoch: 0, log });
+        await rlm.runNow(TIP);
+        log.deleteOldSegments(clock.nowMs());
+        assert.equal(log.localLogStartOffset, log.activeSegment.baseOffset, 'every rolled segment is read from the tier');
+        for (const [k, want] of expected) {
+          const [o, n] = k.split('/').map(Number) as [number, number];
+          const got = await rlm.read(TIP, log, o, n, log.highWatermark, true);
+          assert.ok(got.equals(want), `offset ${o}, max ${n} bytes, chunk ${chunkBytes}: ${got.length} bytes from the tier, ${want.length} from disk`);
+        }
+        await rlm.close();
+        log.close();
+      }), { numRuns: runs, includeErrorInReport: true });
   });
 
   it('a copy another leader started and never finished is deleted by the next leader, which continues from what was copied', async () => {
