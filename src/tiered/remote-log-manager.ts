@@ -73,6 +73,9 @@ const newStats = (): RemoteTopicStats => ({ copyBytes: 0, copyRequests: 0, copyE
 
 const uuid = (): string => Buffer.from(randomUUID().replace(/-/g, ''), 'hex').toString('base64url');
 
+/** How far past a remote reader the following segments are loaded ahead (see readAhead). */
+const READ_AHEAD_BYTES_MAX = 16 * 1024 * 1024;
+
 /** Quota samples for the copy and fetch rates (Kafka's RLM quota managers use 11 windows of 1 s). */
 const QUOTA_WINDOW = { samples: 11, windowMs: 1000 };
 
@@ -94,6 +97,8 @@ export class RemoteLogManager {
   private readonly tasks = new Map<string, Task>();
   private readonly copyQuota = new TokenBucket(QUOTA_WINDOW);
   private readonly fetchQuota = new TokenBucket(QUOTA_WINDOW);
+  /** Per partition, the last remote segments loaded ahead of a reader (see readAhead). */
+  private readonly readAheadDone = new Map<string, string[]>();
   readonly stats = new Map<string, RemoteTopicStats>();
   private readonly newSegmentId: () => string;
   private closed = false;
@@ -180,6 +185,7 @@ export class RemoteLogManager {
     task.timer?.cancel();
     task.timer = null;
     this.tasks.delete(key);
+    this.readAheadDone.delete(key);
   }
 
   /**
@@ -413,6 +419,7 @@ export class RemoteLogManager {
       const position = lookupPosition(await this.o.rsm.fetchIndex(m, IndexType.OFFSET), offset - m.startOffset);
       const stream = await this.o.rsm.fetchLogSegment(m, position);
       const out = await readBatches(stream, offset, maxBytes, upTo, minOneBatch);
+      this.readAhead(tip, log, m, m.segmentSizeInBytes - position - out.length);
       stats.fetchBytes += out.length;
       this.fetchQuota.record(out.length, this.o.fetchMaxBytesPerSecond, this.o.clock.nowMs());
       return out;
@@ -420,6 +427,41 @@ export class RemoteLogManager {
       stats.fetchErrors++;
       if (e instanceof RemoteStorageError) throw new StorageError('KAFKA_STORAGE_ERROR', `remote read of ${name(tip)} at ${offset}: ${e.message}`, { cause: e });
       throw e;
+    }
+  }
+
+  /**
+   * Read-ahead across segments: the reader is `left` bytes before the end of segment `m`; the
+   * segments after it, up to READ_AHEAD_BYTES_MAX (and a quarter of the chunk cache) past the
+   * reader, are loaded into the backend's caches now (offset index and log bytes), so the fetches
+   * that cross into them do not each wait for the store. The chunked reader loads ahead only
+   * inside one segment, and segments no larger than a chunk get nothing from it. Each segment
+   * once per partition; a failure here is only a cache miss later. Without a chunk cache nothing
+   * loaded would be kept, so nothing is.
+   */
+  private readAhead(tip: TopicIdPartition, log: PartitionLog, m: RemoteLogSegmentMetadata, left: number): void {
+    const cacheBytes = this.o.rsm.cacheStats?.().chunk?.bytesMax ?? 0;
+    let budget = Math.min(READ_AHEAD_BYTES_MAX, Math.floor(cacheBytes / 4)) - left;
+    const key = topicIdPartitionKey(tip);
+    const done = this.readAheadDone.get(key) ?? [];
+    this.readAheadDone.set(key, done);
+    for (let cur = m; budget > 0 && cur.endOffset + 1 < log.localLogStartOffset;) {
+      const next = this.segmentFor(tip, log, cur.endOffset + 1);
+      if (next === undefined || next.startOffset <= cur.endOffset) return;
+      const bytes = Math.min(next.segmentSizeInBytes, budget);
+      budget -= next.segmentSizeInBytes;
+      cur = next;
+      if (done.includes(next.remoteLogSegmentId.id)) continue;
+      done.push(next.remoteLogSegmentId.id);
+      if (done.length > 16) done.shift();
+      void this.o.rsm.fetchIndex(next, IndexType.OFFSET).catch(() => undefined);
+      void this.o.rsm.fetchLogSegment(next, 0, bytes - 1).then(async (stream) => {
+        try {
+          for await (const _chunk of stream) { /* loading into the cache is the point */ }
+        } finally {
+          stream.destroy();
+        }
+      }).catch(() => undefined);
     }
   }
 

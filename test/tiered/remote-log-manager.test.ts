@@ -10,7 +10,7 @@ import { buildRecordBatchSync, iterateBatches, iterateRecords } from '../../src/
 import { FileCache, NodeFileSystem, PartitionLog, logConfig, type LogConfig } from '../../src/storage/index.js';
 import { ManualClock } from '../../src/util/index.js';
 import {
-  ChunkedStorageManager, LocalObjectStore, RemoteLogManager, RemoteLogMetadataManager, RemoteLogMetadataWaitError, RemoteLogSegmentState, RemotePartitionDeleteState,
+  ChunkedStorageManager, LocalObjectStore, ReadCache, RemoteLogManager, RemoteLogMetadataManager, RemoteLogMetadataWaitError, RemoteLogSegmentState, RemotePartitionDeleteState,
   type RemoteLogMetadataTopic, type RemoteStorageManager, type TieredScheduler, type TopicIdPartition,
 } from '../../src/tiered/index.js';
 
@@ -141,7 +141,8 @@ describe('RemoteLogManager', () => {
     await fc.assert(fc.asyncProperty(
       fc.array(fc.record({ records: fc.integer({ min: 1, max: 3 }), valueBytes: fc.integer({ min: 0, max: 700 }) }), { minLength: 8, maxLength: 30 }),
       fc.oneof(fc.integer({ min: 5, max: 40 }), fc.integer({ min: 41, max: 3000 })), fc.integer({ min: 300, max: 2500 }),
-      async (shape, chunkBytes, segmentBytes) => {
+      fc.option(fc.integer({ min: 0, max: 12_000 }), { nil: undefined }),
+      async (shape, chunkBytes, segmentBytes, cacheBytes) => {
         rmSync(root, { recursive: true, force: true });
         topic = new MemoryTopic();
         const log = openLog({ segmentBytes });
@@ -153,7 +154,9 @@ describe('RemoteLogManager', () => {
         const sizes = [1, 900, 4000];
         const expected = new Map<string, Buffer>();
         for (let o = 0; o < log.activeSegment.baseOffset; o++) for (const n of sizes) expected.set(`${o}/${n}`, log.read(o, n, log.highWatermark, true));
-        const rsm = new ChunkedStorageManager({ store: await LocalObjectStore.open(join(root, 'remote')), chunkBytes });
+        // With a chunk cache, chunks load ahead of the reader, also from the segments after its own.
+        const chunkCache = cacheBytes === undefined ? undefined : new ReadCache(cacheBytes);
+        const rsm = new ChunkedStorageManager({ store: await LocalObjectStore.open(join(root, 'remote')), chunkBytes, ...(chunkCache ? { chunkCache } : {}) });
         const { rlm } = await manager({ rsm });
         rlm.onLeader({ topicIdPartition: TIP, leaderEpoch: 0, log });
         await rlm.runNow(TIP);
@@ -163,10 +166,39 @@ describe('RemoteLogManager', () => {
           const [o, n] = k.split('/').map(Number) as [number, number];
           const got = await rlm.read(TIP, log, o, n, log.highWatermark, true);
           assert.ok(got.equals(want), `offset ${o}, max ${n} bytes, chunk ${chunkBytes}: ${got.length} bytes from the tier, ${want.length} from disk`);
+          if (chunkCache) assert.ok(chunkCache.stats().bytes <= chunkCache.bytesMax, 'the chunk cache stays within its bound');
         }
         await rlm.close();
         log.close();
       }), { numRuns: runs, includeErrorInReport: true });
+  });
+
+  it('a read from the tier loads the following segments ahead of the reader, within a quarter of the chunk cache', async () => {
+    const log = openLog({});
+    await fill(log, 40);
+    log.updateHighWatermark(40);
+    // Chunks as large as a segment: the chunked reader alone would load nothing ahead.
+    const chunkCache = new ReadCache(4 * 4096);
+    const rsm = new ChunkedStorageManager({ store: await LocalObjectStore.open(join(root, 'remote')), chunkBytes: 4096, chunkCache });
+    const { rlm, metadata } = await manager({ rsm });
+    rlm.onLeader({ topicIdPartition: TIP, leaderEpoch: 0, log });
+    await rlm.runNow(TIP);
+    log.deleteOldSegments(clock.nowMs());
+    const segments = metadata.store.listRemoteLogSegments(TIP).sort((a, b) => a.startOffset - b.startOffset);
+    assert.ok(segments.length >= 4, `${segments.length} remote segments`);
+    await rlm.read(TIP, log, 0, 100, log.highWatermark, true);
+    const loaded = () => chunkCache.stats().entries;
+    for (let i = 0; i < 200 && loaded() < 3; i++) await new Promise((r) => setTimeout(r, 5));
+    // A quarter of the cache (4 KiB) past the reader: the rest of the first segment and the next ones' first bytes.
+    const hitsBefore = chunkCache.stats().hits;
+    assert.ok(loaded() >= 2, `${loaded()} chunks cached after one read`);
+    const second = segments[1]!;
+    const bytes = await rlm.read(TIP, log, second.startOffset, 100, log.highWatermark, true);
+    assert.equal(records(bytes)[0]![0], second.startOffset);
+    // (Its own read-ahead then loads further segments: misses, but not this read's.)
+    assert.ok(chunkCache.stats().hits > hitsBefore, 'the read that crossed into the next segment found its chunk loaded');
+    assert.ok(chunkCache.stats().bytes <= chunkCache.bytesMax);
+    await rlm.close();
   });
 
   it('a copy another leader started and never finished is deleted by the next leader, which continues from what was copied', async () => {
