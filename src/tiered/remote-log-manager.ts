@@ -73,6 +73,9 @@ const newStats = (): RemoteTopicStats => ({ copyBytes: 0, copyRequests: 0, copyE
 
 const uuid = (): string => Buffer.from(randomUUID().replace(/-/g, ''), 'hex').toString('base64url');
 
+/** The delay before the next run of a task whose last run copied segments (see schedule). */
+const BUSY_RERUN_MS = 100;
+
 /** How far past a remote reader the following segments are loaded ahead (see readAhead). */
 const READ_AHEAD_BYTES_MAX = 16 * 1024 * 1024;
 
@@ -91,6 +94,8 @@ interface Task {
   failures: number;
   /** The highest copied offset has been looked up in the metadata for this leadership. */
   initialized: boolean;
+  /** The last run copied segments and was not held back by the copy quota (see schedule). */
+  busy: boolean;
 }
 
 export class RemoteLogManager {
@@ -138,7 +143,7 @@ export class RemoteLogManager {
     const existing = this.tasks.get(key);
     if (existing !== undefined && existing.role === role && existing.p.leaderEpoch === p.leaderEpoch && existing.p.log === p.log) return;
     this.stopTask(key);
-    const task: Task = { p, role, timer: null, running: null, stopped: false, copying: new Set(), failures: 0, initialized: false };
+    const task: Task = { p, role, timer: null, running: null, stopped: false, copying: new Set(), failures: 0, initialized: false, busy: false };
     this.tasks.set(key, task);
     this.schedule(task, 0);
   }
@@ -214,7 +219,10 @@ export class RemoteLogManager {
       ).finally(() => {
         task.running = null;
         const backoff = Math.min(this.o.taskIntervalMs, (this.o.retryBackoffMs ?? 500) * 2 ** Math.max(0, task.failures - 1));
-        this.schedule(task, task.failures > 0 ? backoff : this.o.taskIntervalMs);
+        // A partition rolling segments faster than the interval: the next run comes soon, or the
+        // local log would grow by an interval's worth of segments waiting to be copied (and only
+        // then deleted by local retention). Logline's choice; Kafka's RLMCopyTask waits the interval.
+        this.schedule(task, task.failures > 0 ? backoff : task.busy ? Math.min(this.o.taskIntervalMs, BUSY_RERUN_MS) : this.o.taskIntervalMs);
       });
     });
   }
@@ -237,7 +245,12 @@ export class RemoteLogManager {
     // Expiry runs even when copying fails (Kafka runs RLMCopyTask and RLMExpirationTask apart), so
     // remote retention and the cleanup of failed attempts go on while the store refuses uploads.
     let copyError: unknown = null;
+    t.busy = false;
+    const copiedBefore = log.highestOffsetInRemoteStorage;
     if (!log.config.remoteLogCopyDisable) await this.copySegments(t).catch((e: unknown) => { copyError = e; });
+    // Local retention right after the copy made segments eligible, not at the next
+    // log.retention.check.interval.ms: the bytes copied leave the local disk now.
+    if (log.highestOffsetInRemoteStorage > copiedBefore && !t.stopped) log.deleteOldSegments(this.o.clock.nowMs());
     if (!t.stopped) await this.expire(t);
     if (copyError !== null) throw copyError;
   }
@@ -280,8 +293,12 @@ export class RemoteLogManager {
       if (i < 0 || seg === undefined || next === undefined || next.baseOffset > log.lastStableOffset) return;
       const nowMs = this.o.clock.nowMs();
       // Over the copy rate: wait for the next run (Kafka's RLMCopyQuotaManager skips the task too).
-      if (this.copyQuota.measure(this.o.copyMaxBytesPerSecond, nowMs) < 0) return;
+      if (this.copyQuota.measure(this.o.copyMaxBytesPerSecond, nowMs) < 0) {
+        t.busy = false;
+        return;
+      }
       await this.copySegment(t, seg, next.baseOffset);
+      t.busy = true;
     }
   }
 

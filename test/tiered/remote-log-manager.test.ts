@@ -201,6 +201,27 @@ describe('RemoteLogManager', () => {
     await rlm.close();
   });
 
+  it('a run that copied deletes the copied segments locally at once and runs again soon; an idle one waits the interval', async () => {
+    const log = openLog({ localRetentionBytes: 0 });
+    await fill(log, 40);
+    log.updateHighWatermark(40);
+    const { rlm } = await manager();
+    rlm.onLeader({ topicIdPartition: TIP, leaderEpoch: 0, log });
+    const runScheduled = async () => {
+      const t = scheduler.pending().at(-1)!;
+      t.cancelled = true;
+      t.fn();
+      for (let i = 0; i < 400 && scheduler.pending().length === 0; i++) await new Promise((r) => setTimeout(r, 5));
+      return scheduler.pending().at(-1)!.delayMs;
+    };
+    assert.equal(await runScheduled(), 100, 'segments were copied: the next run is soon, not 30 s later');
+    // No retention pass of the log manager ran: the run itself applied local retention.
+    assert.equal(log.localLogStartOffset, log.activeSegment.baseOffset, 'only the active segment is left on local disk');
+    assert.equal(log.logStartOffset, 0);
+    assert.equal(await runScheduled(), 30_000, 'nothing new to copy: the task interval');
+    await rlm.close();
+  });
+
   it('a copy another leader started and never finished is deleted by the next leader, which continues from what was copied', async () => {
     const log = openLog({});
     await fill(log, 30);
