@@ -102,6 +102,13 @@ export class RemoteLogManager {
   private readonly tasks = new Map<string, Task>();
   private readonly copyQuota = new TokenBucket(QUOTA_WINDOW);
   private readonly fetchQuota = new TokenBucket(QUOTA_WINDOW);
+  /**
+   * Remote segments copied without a transaction index (no aborted transaction in them): a
+   * read_committed fetch walks the transaction indexes of every segment from its offset on, and
+   * without this each absent one cost the store a failed lookup per fetch. Objects never change
+   * after their copy; an id leaves with its segment.
+   */
+  private readonly withoutTxnIndex = new Set<string>();
   /** Per partition, the last remote segments loaded ahead of a reader (see readAhead). */
   private readonly readAheadDone = new Map<string, string[]>();
   readonly stats = new Map<string, RemoteTopicStats>();
@@ -394,6 +401,7 @@ export class RemoteLogManager {
     try {
       if (m.state !== S.DELETE_SEGMENT_STARTED) await this.o.metadata.publish(update(S.DELETE_SEGMENT_STARTED));
       await this.o.rsm.deleteLogSegmentData(m);
+      this.withoutTxnIndex.delete(m.remoteLogSegmentId.id);
       if (t?.stopped === true) return;
       await this.o.metadata.publish(update(S.DELETE_SEGMENT_FINISHED));
       stats.deleteRequests++;
@@ -493,11 +501,15 @@ export class RemoteLogManager {
       .filter((m) => m.state === S.COPY_SEGMENT_FINISHED && m.endOffset >= from && this.isReferenced(tip, m))
       .sort((a, b) => a.startOffset - b.startOffset);
     for (const m of segments) {
+      if (this.withoutTxnIndex.has(m.remoteLogSegmentId.id)) continue;
       let index: Buffer;
       try {
         index = await this.o.rsm.fetchIndex(m, IndexType.TRANSACTION);
       } catch (e) {
-        if (e instanceof RemoteResourceNotFoundError) continue;
+        if (e instanceof RemoteResourceNotFoundError) {
+          this.withoutTxnIndex.add(m.remoteLogSegmentId.id);
+          continue;
+        }
         if (e instanceof RemoteStorageError) throw new StorageError('KAFKA_STORAGE_ERROR', e.message, { cause: e });
         throw e;
       }

@@ -222,6 +222,29 @@ describe('RemoteLogManager', () => {
     await rlm.close();
   });
 
+  it('read_committed from the tier: a segment copied without a transaction index is asked for it once, not on every fetch', async () => {
+    const log = openLog({});
+    await fill(log, 40);
+    log.updateHighWatermark(40);
+    const real = new ChunkedStorageManager({ store: await LocalObjectStore.open(join(root, 'remote')), chunkBytes: 256 });
+    let txnLookups = 0;
+    const counting: RemoteStorageManager = {
+      copyLogSegmentData: (m, d) => real.copyLogSegmentData(m, d), fetchLogSegment: (m, s, e) => real.fetchLogSegment(m, s, e),
+      fetchIndex: (m, t) => { if (t === 'TRANSACTION') txnLookups++; return real.fetchIndex(m, t); },
+      deleteLogSegmentData: (m) => real.deleteLogSegmentData(m), close: () => real.close(),
+    };
+    const { rlm, metadata } = await manager({ rsm: counting });
+    rlm.onLeader({ topicIdPartition: TIP, leaderEpoch: 0, log });
+    await rlm.runNow(TIP);
+    const remote = metadata.store.listRemoteLogSegments(TIP).length;
+    assert.ok(remote >= 3, `${remote} remote segments`);
+    assert.deepEqual(await rlm.abortedTransactions(TIP, log, 0, 40), []);
+    assert.equal(txnLookups, remote, 'the first walk asks for every remote transaction index');
+    for (let i = 0; i < 5; i++) assert.deepEqual(await rlm.abortedTransactions(TIP, log, i, 40), []);
+    assert.equal(txnLookups, remote, 'later walks remember which segments have none');
+    await rlm.close();
+  });
+
   it('a copy another leader started and never finished is deleted by the next leader, which continues from what was copied', async () => {
     const log = openLog({});
     await fill(log, 30);
