@@ -467,6 +467,7 @@ export class RemoteLogManager {
   private readAhead(tip: TopicIdPartition, log: PartitionLog, m: RemoteLogSegmentMetadata, left: number): void {
     const cacheBytes = this.o.rsm.cacheStats?.().chunk?.bytesMax ?? 0;
     let budget = Math.min(READ_AHEAD_BYTES_MAX, Math.floor(cacheBytes / 4)) - left;
+    if (budget <= 0) return;
     const key = topicIdPartitionKey(tip);
     const done = this.readAheadDone.get(key) ?? [];
     this.readAheadDone.set(key, done);
