@@ -2,7 +2,7 @@
 // reads the log through fixed-size chunks. Objects are stored as the local files are (no
 // transformation), so chunk i of a log is simply bytes [i*chunk, (i+1)*chunk) and the chunk index
 // is implicit in the segment size; a ranged read fetches only the chunks it covers, through the
-// chunk cache, one chunk ahead of the reader.
+// chunk cache, a few chunks ahead of the reader.
 import { Readable } from 'node:stream';
 import { limits } from '../util/index.js';
 import { RemoteStorageError } from './errors.js';
@@ -30,6 +30,12 @@ export class ChunkedStorageManager implements RemoteStorageManager {
   readonly chunkBytes: number;
   private readonly chunkCache: ReadCache | undefined;
   private readonly indexCache: ReadCache | undefined;
+  /**
+   * Chunks loaded ahead of a reader: up to 4, and with them and the one being read at most half
+   * the chunk cache (so they do not evict each other before they are read); one without a cache,
+   * where nothing loaded ahead outlives the stream.
+   */
+  readonly prefetchChunks: number;
 
   constructor(o: ChunkedStorageManagerOptions) {
     if (!Number.isSafeInteger(o.chunkBytes) || o.chunkBytes < 1 || o.chunkBytes > limits.remoteChunkBytesMax) {
@@ -40,6 +46,7 @@ export class ChunkedStorageManager implements RemoteStorageManager {
     this.chunkBytes = o.chunkBytes;
     this.chunkCache = o.chunkCache;
     this.indexCache = o.indexCache;
+    this.prefetchChunks = this.chunkCache === undefined ? 1 : Math.max(1, Math.min(4, Math.floor(this.chunkCache.bytesMax / this.chunkBytes / 2) - 1));
   }
 
   async copyLogSegmentData(m: RemoteLogSegmentMetadata, data: LogSegmentData): Promise<Buffer | null> {
@@ -86,16 +93,25 @@ export class ChunkedStorageManager implements RemoteStorageManager {
   }
 
   private async *chunksOf(key: string, size: number, first: Buffer, firstChunk: number, lastChunk: number, start: number, last: number): AsyncGenerator<Buffer> {
+    // Chunks ahead of the reader load while it consumes this one (into the cache, where the next
+    // reads of the segment find them); a failure surfaces only when that chunk is awaited.
+    const ahead = new Map<number, Promise<Buffer>>();
     let current: Buffer = first;
     for (let i = firstChunk; i <= lastChunk; i++) {
-      // Prefetch the next chunk while the reader consumes this one; its failure surfaces when awaited.
-      const next = i < lastChunk ? this.chunk(key, i + 1, size) : undefined;
-      next?.catch(() => undefined);
+      for (let j = i + 1; j <= Math.min(lastChunk, i + this.prefetchChunks); j++) {
+        if (ahead.has(j)) continue;
+        const p = this.chunk(key, j, size);
+        p.catch(() => undefined);
+        ahead.set(j, p);
+      }
       const chunkStart = i * this.chunkBytes;
       const from = i === firstChunk ? start - chunkStart : 0;
       const to = i === lastChunk ? last - chunkStart + 1 : current.length;
       yield current.subarray(from, to);
-      if (next !== undefined) current = await next;
+      if (i < lastChunk) {
+        current = await ahead.get(i + 1)!;
+        ahead.delete(i + 1);
+      }
     }
   }
 

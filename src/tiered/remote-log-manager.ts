@@ -73,6 +73,12 @@ const newStats = (): RemoteTopicStats => ({ copyBytes: 0, copyRequests: 0, copyE
 
 const uuid = (): string => Buffer.from(randomUUID().replace(/-/g, ''), 'hex').toString('base64url');
 
+/** The delay before the next run of a task whose last run copied segments (see schedule). */
+const BUSY_RERUN_MS = 100;
+
+/** How far past a remote reader the following segments are loaded ahead (see readAhead). */
+const READ_AHEAD_BYTES_MAX = 16 * 1024 * 1024;
+
 /** Quota samples for the copy and fetch rates (Kafka's RLM quota managers use 11 windows of 1 s). */
 const QUOTA_WINDOW = { samples: 11, windowMs: 1000 };
 
@@ -88,12 +94,23 @@ interface Task {
   failures: number;
   /** The highest copied offset has been looked up in the metadata for this leadership. */
   initialized: boolean;
+  /** The last run copied segments and was not held back by the copy quota (see schedule). */
+  busy: boolean;
 }
 
 export class RemoteLogManager {
   private readonly tasks = new Map<string, Task>();
   private readonly copyQuota = new TokenBucket(QUOTA_WINDOW);
   private readonly fetchQuota = new TokenBucket(QUOTA_WINDOW);
+  /**
+   * Remote segments copied without a transaction index (no aborted transaction in them): a
+   * read_committed fetch walks the transaction indexes of every segment from its offset on, and
+   * without this each absent one cost the store a failed lookup per fetch. Objects never change
+   * after their copy; an id leaves with its segment.
+   */
+  private readonly withoutTxnIndex = new Set<string>();
+  /** Per partition, the last remote segments loaded ahead of a reader (see readAhead). */
+  private readonly readAheadDone = new Map<string, string[]>();
   readonly stats = new Map<string, RemoteTopicStats>();
   private readonly newSegmentId: () => string;
   private closed = false;
@@ -133,7 +150,7 @@ export class RemoteLogManager {
     const existing = this.tasks.get(key);
     if (existing !== undefined && existing.role === role && existing.p.leaderEpoch === p.leaderEpoch && existing.p.log === p.log) return;
     this.stopTask(key);
-    const task: Task = { p, role, timer: null, running: null, stopped: false, copying: new Set(), failures: 0, initialized: false };
+    const task: Task = { p, role, timer: null, running: null, stopped: false, copying: new Set(), failures: 0, initialized: false, busy: false };
     this.tasks.set(key, task);
     this.schedule(task, 0);
   }
@@ -180,6 +197,7 @@ export class RemoteLogManager {
     task.timer?.cancel();
     task.timer = null;
     this.tasks.delete(key);
+    this.readAheadDone.delete(key);
   }
 
   /**
@@ -208,7 +226,10 @@ export class RemoteLogManager {
       ).finally(() => {
         task.running = null;
         const backoff = Math.min(this.o.taskIntervalMs, (this.o.retryBackoffMs ?? 500) * 2 ** Math.max(0, task.failures - 1));
-        this.schedule(task, task.failures > 0 ? backoff : this.o.taskIntervalMs);
+        // A partition rolling segments faster than the interval: the next run comes soon, or the
+        // local log would grow by an interval's worth of segments waiting to be copied (and only
+        // then deleted by local retention). Logline's choice; Kafka's RLMCopyTask waits the interval.
+        this.schedule(task, task.failures > 0 ? backoff : task.busy ? Math.min(this.o.taskIntervalMs, BUSY_RERUN_MS) : this.o.taskIntervalMs);
       });
     });
   }
@@ -231,7 +252,12 @@ export class RemoteLogManager {
     // Expiry runs even when copying fails (Kafka runs RLMCopyTask and RLMExpirationTask apart), so
     // remote retention and the cleanup of failed attempts go on while the store refuses uploads.
     let copyError: unknown = null;
+    t.busy = false;
+    const copiedBefore = log.highestOffsetInRemoteStorage;
     if (!log.config.remoteLogCopyDisable) await this.copySegments(t).catch((e: unknown) => { copyError = e; });
+    // Local retention right after the copy made segments eligible, not at the next
+    // log.retention.check.interval.ms: the bytes copied leave the local disk now.
+    if (log.highestOffsetInRemoteStorage > copiedBefore && !t.stopped) log.deleteOldSegments(this.o.clock.nowMs());
     if (!t.stopped) await this.expire(t);
     if (copyError !== null) throw copyError;
   }
@@ -274,8 +300,12 @@ export class RemoteLogManager {
       if (i < 0 || seg === undefined || next === undefined || next.baseOffset > log.lastStableOffset) return;
       const nowMs = this.o.clock.nowMs();
       // Over the copy rate: wait for the next run (Kafka's RLMCopyQuotaManager skips the task too).
-      if (this.copyQuota.measure(this.o.copyMaxBytesPerSecond, nowMs) < 0) return;
+      if (this.copyQuota.measure(this.o.copyMaxBytesPerSecond, nowMs) < 0) {
+        t.busy = false;
+        return;
+      }
       await this.copySegment(t, seg, next.baseOffset);
+      t.busy = true;
     }
   }
 
@@ -371,6 +401,7 @@ export class RemoteLogManager {
     try {
       if (m.state !== S.DELETE_SEGMENT_STARTED) await this.o.metadata.publish(update(S.DELETE_SEGMENT_STARTED));
       await this.o.rsm.deleteLogSegmentData(m);
+      this.withoutTxnIndex.delete(m.remoteLogSegmentId.id);
       if (t?.stopped === true) return;
       await this.o.metadata.publish(update(S.DELETE_SEGMENT_FINISHED));
       stats.deleteRequests++;
@@ -413,6 +444,7 @@ export class RemoteLogManager {
       const position = lookupPosition(await this.o.rsm.fetchIndex(m, IndexType.OFFSET), offset - m.startOffset);
       const stream = await this.o.rsm.fetchLogSegment(m, position);
       const out = await readBatches(stream, offset, maxBytes, upTo, minOneBatch);
+      this.readAhead(tip, log, m, m.segmentSizeInBytes - position - out.length);
       stats.fetchBytes += out.length;
       this.fetchQuota.record(out.length, this.o.fetchMaxBytesPerSecond, this.o.clock.nowMs());
       return out;
@@ -420,6 +452,42 @@ export class RemoteLogManager {
       stats.fetchErrors++;
       if (e instanceof RemoteStorageError) throw new StorageError('KAFKA_STORAGE_ERROR', `remote read of ${name(tip)} at ${offset}: ${e.message}`, { cause: e });
       throw e;
+    }
+  }
+
+  /**
+   * Read-ahead across segments: the reader is `left` bytes before the end of segment `m`; the
+   * segments after it, up to READ_AHEAD_BYTES_MAX (and a quarter of the chunk cache) past the
+   * reader, are loaded into the backend's caches now (offset index and log bytes), so the fetches
+   * that cross into them do not each wait for the store. The chunked reader loads ahead only
+   * inside one segment, and segments no larger than a chunk get nothing from it. Each segment
+   * once per partition; a failure here is only a cache miss later. Without a chunk cache nothing
+   * loaded would be kept, so nothing is.
+   */
+  private readAhead(tip: TopicIdPartition, log: PartitionLog, m: RemoteLogSegmentMetadata, left: number): void {
+    const cacheBytes = this.o.rsm.cacheStats?.().chunk?.bytesMax ?? 0;
+    let budget = Math.min(READ_AHEAD_BYTES_MAX, Math.floor(cacheBytes / 4)) - left;
+    if (budget <= 0) return;
+    const key = topicIdPartitionKey(tip);
+    const done = this.readAheadDone.get(key) ?? [];
+    this.readAheadDone.set(key, done);
+    for (let cur = m; budget > 0 && cur.endOffset + 1 < log.localLogStartOffset;) {
+      const next = this.segmentFor(tip, log, cur.endOffset + 1);
+      if (next === undefined || next.startOffset <= cur.endOffset) return;
+      const bytes = Math.min(next.segmentSizeInBytes, budget);
+      budget -= next.segmentSizeInBytes;
+      cur = next;
+      if (done.includes(next.remoteLogSegmentId.id)) continue;
+      done.push(next.remoteLogSegmentId.id);
+      if (done.length > 16) done.shift();
+      void this.o.rsm.fetchIndex(next, IndexType.OFFSET).catch(() => undefined);
+      void this.o.rsm.fetchLogSegment(next, 0, bytes - 1).then(async (stream) => {
+        try {
+          for await (const _chunk of stream) { /* loading into the cache is the point */ }
+        } finally {
+          stream.destroy();
+        }
+      }).catch(() => undefined);
     }
   }
 
@@ -434,11 +502,15 @@ export class RemoteLogManager {
       .filter((m) => m.state === S.COPY_SEGMENT_FINISHED && m.endOffset >= from && this.isReferenced(tip, m))
       .sort((a, b) => a.startOffset - b.startOffset);
     for (const m of segments) {
+      if (this.withoutTxnIndex.has(m.remoteLogSegmentId.id)) continue;
       let index: Buffer;
       try {
         index = await this.o.rsm.fetchIndex(m, IndexType.TRANSACTION);
       } catch (e) {
-        if (e instanceof RemoteResourceNotFoundError) continue;
+        if (e instanceof RemoteResourceNotFoundError) {
+          this.withoutTxnIndex.add(m.remoteLogSegmentId.id);
+          continue;
+        }
         if (e instanceof RemoteStorageError) throw new StorageError('KAFKA_STORAGE_ERROR', e.message, { cause: e });
         throw e;
       }
@@ -599,26 +671,57 @@ export function lookupPosition(index: Buffer, relativeOffset: number): number {
   return position;
 }
 
-/** The whole batches of a segment stream, one Buffer each, in order; the stream is destroyed when the caller stops. */
+/** Bytes of the batch whose header starts at `at` (its length field plus the offset and length fields). */
+function batchBytesAt(b: Buffer, at: number): number {
+  const size = b.readInt32BE(at + BatchHeaderAt.BatchLength) + LOG_OVERHEAD_BYTES;
+  if (size <= LOG_OVERHEAD_BYTES) throw new StorageError('CORRUPT_MESSAGE', `remote segment has a batch of ${size} bytes`);
+  return size;
+}
+
+/**
+ * The whole batches of a segment stream, one Buffer each, in order; the stream is destroyed when
+ * the caller stops. A batch inside one piece of the stream is a view of it (no copy); only a batch
+ * cut by a piece's end is copied, with just its own bytes of the next piece (copying the pieces
+ * whole cost a chunk's worth per chunk boundary, and made every later batch a copy's view).
+ */
 async function* batchesOf(stream: Readable): AsyncGenerator<Buffer> {
-  let pending: Buffer = Buffer.alloc(0);
+  // The start of a batch the previous piece cut off (a view of it, or a copy once it spans pieces).
+  let carry: Buffer | null = null;
   try {
-    for await (const chunk of stream) {
-      pending = pending.length === 0 ? (chunk as Buffer) : Buffer.concat([pending, chunk as Buffer]);
-      while (pending.length >= LOG_OVERHEAD_BYTES) {
-        const size = pending.readInt32BE(BatchHeaderAt.BatchLength) + LOG_OVERHEAD_BYTES;
-        if (size <= LOG_OVERHEAD_BYTES) throw new StorageError('CORRUPT_MESSAGE', `remote segment has a batch of ${size} bytes`);
-        if (pending.length < size) break;
-        yield pending.subarray(0, size);
-        pending = pending.subarray(size);
+    for await (const piece of stream) {
+      const chunk = piece as Buffer;
+      let at = 0;
+      if (carry !== null) {
+        const headerMissing = Math.max(0, LOG_OVERHEAD_BYTES - carry.length);
+        const size = chunk.length < headerMissing ? -1
+          : batchBytesAt(headerMissing > 0 ? Buffer.concat([carry, chunk.subarray(0, headerMissing)]) : carry, 0);
+        if (size < 0 || chunk.length < size - carry.length) {
+          carry = Buffer.concat([carry, chunk]);
+          continue;
+        }
+        at = size - carry.length;
+        const whole = Buffer.concat([carry, chunk.subarray(0, at)], size);
+        carry = null;
+        yield whole;
       }
+      while (chunk.length - at >= LOG_OVERHEAD_BYTES) {
+        const size = batchBytesAt(chunk, at);
+        if (chunk.length - at < size) break;
+        yield chunk.subarray(at, at + size);
+        at += size;
+      }
+      if (at < chunk.length) carry = chunk.subarray(at);
     }
   } finally {
     stream.destroy();
   }
 }
 
-/** Reads whole batches off a segment stream as PartitionLog.read would from a local segment. */
+/**
+ * Reads whole batches off a segment stream as PartitionLog.read would from a local segment. Batches
+ * that lie next to each other in one piece (one cached chunk) are returned as one view of it, so
+ * the usual answer (within one chunk) copies no record bytes; the chunk is never written to.
+ */
 async function readBatches(stream: Readable, offset: number, maxBytes: number, upTo: number, minOneBatch: boolean): Promise<Buffer> {
   const kept: Buffer[] = [];
   let keptBytes = 0;
@@ -627,9 +730,14 @@ async function readBatches(stream: Readable, offset: number, maxBytes: number, u
     if (base >= upTo) break;
     if (base + batch.readInt32BE(BatchHeaderAt.LastOffsetDelta) < offset) continue;
     if (keptBytes + batch.length > maxBytes && !(keptBytes === 0 && minOneBatch)) break;
-    kept.push(Buffer.from(batch));
+    const last = kept[kept.length - 1];
+    if (last !== undefined && last.buffer === batch.buffer && last.byteOffset + last.length === batch.byteOffset) {
+      kept[kept.length - 1] = Buffer.from(last.buffer, last.byteOffset, last.length + batch.length);
+    } else {
+      kept.push(batch);
+    }
     keptBytes += batch.length;
     if (keptBytes >= maxBytes) break;
   }
-  return Buffer.concat(kept, keptBytes);
+  return kept.length === 1 ? kept[0]! : Buffer.concat(kept, keptBytes);
 }

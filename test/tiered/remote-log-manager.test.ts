@@ -2,6 +2,7 @@
 // the local directory backend, and `__remote_log_metadata` as an in-memory topic.
 import { describe, it, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
+import fc from 'fast-check';
 import { mkdtempSync, readdirSync, rmSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,7 +10,7 @@ import { buildRecordBatchSync, iterateBatches, iterateRecords } from '../../src/
 import { FileCache, NodeFileSystem, PartitionLog, logConfig, type LogConfig } from '../../src/storage/index.js';
 import { ManualClock } from '../../src/util/index.js';
 import {
-  ChunkedStorageManager, LocalObjectStore, RemoteLogManager, RemoteLogMetadataManager, RemoteLogMetadataWaitError, RemoteLogSegmentState, RemotePartitionDeleteState,
+  ChunkedStorageManager, LocalObjectStore, ReadCache, RemoteLogManager, RemoteLogMetadataManager, RemoteLogMetadataWaitError, RemoteLogSegmentState, RemotePartitionDeleteState,
   type RemoteLogMetadataTopic, type RemoteStorageManager, type TieredScheduler, type TopicIdPartition,
 } from '../../src/tiered/index.js';
 
@@ -129,6 +130,118 @@ describe('RemoteLogManager', () => {
     log.deleteOldSegments(clock.nowMs());
     assert.equal(log.localLogStartOffset, log.activeSegment.baseOffset, 'once copied, only the active segment stays local');
     assert.deepEqual(await readAll(rlm, log), expected, 'every offset, key, value, timestamp and header as written');
+    await rlm.close();
+  });
+
+  it('property: a read from the tier returns the same bytes as the same read from local disk, for every offset, size and chunk size', async () => {
+    // Chunks down to 5 bytes (less than a batch's offset and length fields): batches straddle chunk
+    // boundaries, span several chunks, and several fit in one (the reader hands out views of a
+    // chunk and copies only batches that straddle).
+    const runs = Number(process.env['LOGLINE_TIER_READ_RUNS'] ?? 8);
+    await fc.assert(fc.asyncProperty(
+      fc.array(fc.record({ records: fc.integer({ min: 1, max: 3 }), valueBytes: fc.integer({ min: 0, max: 700 }) }), { minLength: 8, maxLength: 30 }),
+      fc.oneof(fc.integer({ min: 5, max: 40 }), fc.integer({ min: 41, max: 3000 })), fc.integer({ min: 300, max: 2500 }),
+      fc.option(fc.integer({ min: 0, max: 12_000 }), { nil: undefined }),
+      async (shape, chunkBytes, segmentBytes, cacheBytes) => {
+        rmSync(root, { recursive: true, force: true });
+        topic = new MemoryTopic();
+        const log = openLog({ segmentBytes });
+        for (const [i, b] of shape.entries()) {
+          const recs = Array.from({ length: b.records }, (_x, j) => ({ key: Buffer.from(`k${i}.${j}`), value: Buffer.alloc(b.valueBytes, 97 + ((i + j) % 26)), timestamp: 1_000 + i }));
+          await log.appendAsLeader(buildRecordBatchSync({ records: recs, baseOffset: 0 }), 0);
+        }
+        log.updateHighWatermark(log.logEndOffset);
+        const sizes = [1, 900, 4000];
+        const expected = new Map<string, Buffer>();
+        for (let o = 0; o < log.activeSegment.baseOffset; o++) for (const n of sizes) expected.set(`${o}/${n}`, log.read(o, n, log.highWatermark, true));
+        // With a chunk cache, chunks load ahead of the reader, also from the segments after its own.
+        const chunkCache = cacheBytes === undefined ? undefined : new ReadCache(cacheBytes);
+        const rsm = new ChunkedStorageManager({ store: await LocalObjectStore.open(join(root, 'remote')), chunkBytes, ...(chunkCache ? { chunkCache } : {}) });
+        const { rlm } = await manager({ rsm });
+        rlm.onLeader({ topicIdPartition: TIP, leaderEpoch: 0, log });
+        await rlm.runNow(TIP);
+        log.deleteOldSegments(clock.nowMs());
+        assert.equal(log.localLogStartOffset, log.activeSegment.baseOffset, 'every rolled segment is read from the tier');
+        for (const [k, want] of expected) {
+          const [o, n] = k.split('/').map(Number) as [number, number];
+          const got = await rlm.read(TIP, log, o, n, log.highWatermark, true);
+          assert.ok(got.equals(want), `offset ${o}, max ${n} bytes, chunk ${chunkBytes}: ${got.length} bytes from the tier, ${want.length} from disk`);
+          if (chunkCache) assert.ok(chunkCache.stats().bytes <= chunkCache.bytesMax, 'the chunk cache stays within its bound');
+        }
+        await rlm.close();
+        log.close();
+      }), { numRuns: runs, includeErrorInReport: true });
+  });
+
+  it('a read from the tier loads the following segments ahead of the reader, within a quarter of the chunk cache', async () => {
+    const log = openLog({});
+    await fill(log, 40);
+    log.updateHighWatermark(40);
+    // Chunks as large as a segment: the chunked reader alone would load nothing ahead.
+    const chunkCache = new ReadCache(4 * 4096);
+    const rsm = new ChunkedStorageManager({ store: await LocalObjectStore.open(join(root, 'remote')), chunkBytes: 4096, chunkCache });
+    const { rlm, metadata } = await manager({ rsm });
+    rlm.onLeader({ topicIdPartition: TIP, leaderEpoch: 0, log });
+    await rlm.runNow(TIP);
+    log.deleteOldSegments(clock.nowMs());
+    const segments = metadata.store.listRemoteLogSegments(TIP).sort((a, b) => a.startOffset - b.startOffset);
+    assert.ok(segments.length >= 4, `${segments.length} remote segments`);
+    await rlm.read(TIP, log, 0, 100, log.highWatermark, true);
+    const loaded = () => chunkCache.stats().entries;
+    for (let i = 0; i < 200 && loaded() < 3; i++) await new Promise((r) => setTimeout(r, 5));
+    // A quarter of the cache (4 KiB) past the reader: the rest of the first segment and the next ones' first bytes.
+    const hitsBefore = chunkCache.stats().hits;
+    assert.ok(loaded() >= 2, `${loaded()} chunks cached after one read`);
+    const second = segments[1]!;
+    const bytes = await rlm.read(TIP, log, second.startOffset, 100, log.highWatermark, true);
+    assert.equal(records(bytes)[0]![0], second.startOffset);
+    // (Its own read-ahead then loads further segments: misses, but not this read's.)
+    assert.ok(chunkCache.stats().hits > hitsBefore, 'the read that crossed into the next segment found its chunk loaded');
+    assert.ok(chunkCache.stats().bytes <= chunkCache.bytesMax);
+    await rlm.close();
+  });
+
+  it('a run that copied deletes the copied segments locally at once and runs again soon; an idle one waits the interval', async () => {
+    const log = openLog({ localRetentionBytes: 0 });
+    await fill(log, 40);
+    log.updateHighWatermark(40);
+    const { rlm } = await manager();
+    rlm.onLeader({ topicIdPartition: TIP, leaderEpoch: 0, log });
+    const runScheduled = async () => {
+      const t = scheduler.pending().at(-1)!;
+      t.cancelled = true;
+      t.fn();
+      for (let i = 0; i < 400 && scheduler.pending().length === 0; i++) await new Promise((r) => setTimeout(r, 5));
+      return scheduler.pending().at(-1)!.delayMs;
+    };
+    assert.equal(await runScheduled(), 100, 'segments were copied: the next run is soon, not 30 s later');
+    // No retention pass of the log manager ran: the run itself applied local retention.
+    assert.equal(log.localLogStartOffset, log.activeSegment.baseOffset, 'only the active segment is left on local disk');
+    assert.equal(log.logStartOffset, 0);
+    assert.equal(await runScheduled(), 30_000, 'nothing new to copy: the task interval');
+    await rlm.close();
+  });
+
+  it('read_committed from the tier: a segment copied without a transaction index is asked for it once, not on every fetch', async () => {
+    const log = openLog({});
+    await fill(log, 40);
+    log.updateHighWatermark(40);
+    const real = new ChunkedStorageManager({ store: await LocalObjectStore.open(join(root, 'remote')), chunkBytes: 256 });
+    let txnLookups = 0;
+    const counting: RemoteStorageManager = {
+      copyLogSegmentData: (m, d) => real.copyLogSegmentData(m, d), fetchLogSegment: (m, s, e) => real.fetchLogSegment(m, s, e),
+      fetchIndex: (m, t) => { if (t === 'TRANSACTION') txnLookups++; return real.fetchIndex(m, t); },
+      deleteLogSegmentData: (m) => real.deleteLogSegmentData(m), close: () => real.close(),
+    };
+    const { rlm, metadata } = await manager({ rsm: counting });
+    rlm.onLeader({ topicIdPartition: TIP, leaderEpoch: 0, log });
+    await rlm.runNow(TIP);
+    const remote = metadata.store.listRemoteLogSegments(TIP).length;
+    assert.ok(remote >= 3, `${remote} remote segments`);
+    assert.deepEqual(await rlm.abortedTransactions(TIP, log, 0, 40), []);
+    assert.equal(txnLookups, remote, 'the first walk asks for every remote transaction index');
+    for (let i = 0; i < 5; i++) assert.deepEqual(await rlm.abortedTransactions(TIP, log, i, 40), []);
+    assert.equal(txnLookups, remote, 'later walks remember which segments have none');
     await rlm.close();
   });
 
