@@ -5,8 +5,9 @@
 // RF 3. Per round: the network between the clusters is cut; while cut, a source partition's leader
 // is SIGKILLed (A elects another and keeps taking writes) and B must keep serving what it has,
 // unchanged; the cut heals and B's fetchers must catch up by themselves (checked against the
-// source's new leader, no restart of B); the A node comes back; then a target partition's leader is
-// SIGKILLed and restarted. At the end every acknowledged record is on B at its offset, B's
+// source's new leader, no restart of B); the A node comes back. A target partition's leader is
+// SIGKILLed too, by the seed either while cut (its new leader's fetcher starts with the source
+// out of reach) or after the heal, and restarted after B caught up. At the end every acknowledged record is on B at its offset, B's
 // partitions equal A's (offsets, timestamps, keys, values, headers: nothing extra), each B replica's
 // own files hold the same, and `logline link status` shows lag 0. LOGLINE_LINK_CUT_ROUNDS rounds
 // (1 in `npm test`), LOGLINE_LINK_CUT_SEED replays the random choices. Needs root and `ip netns`.
@@ -53,7 +54,7 @@ async function leaderOf(nodes: ClusterNodeProcess[], topic: string, partition: n
 
 const live = (nodes: ClusterNodeProcess[]) => bootstrapOf(nodes.filter((n) => n.child !== null));
 
-test(`a cluster link between two 3-node clusters in their own namespaces: ${ROUNDS} round(s) of a cut between the clusters with a source leader SIGKILLed while cut, then a target leader SIGKILLed, under librdkafka and kafkajs acks=all producers; B serves during the cut, its fetchers recover alone, and it ends with exactly A's records at A's offsets`,
+test(`a cluster link between two 3-node clusters in their own namespaces: ${ROUNDS} round(s) of a cut between the clusters with a source leader SIGKILLed while cut and a target leader while cut or after the heal, under librdkafka and kafkajs acks=all producers; B serves during the cut, its fetchers recover alone, and it ends with exactly A's records at A's offsets`,
   { timeout: 240_000 + ROUNDS * 120_000 }, async (t) => {
     const skip = (await netnsSkip()) || (await librdkafkaSkip());
     if (skip) { t.skip(skip); return; }
@@ -88,6 +89,17 @@ test(`a cluster link between two 3-node clusters in their own namespaces: ${ROUN
         await killProcess(victim.child!);
         victim.child = null;
         await untilBothAcked(`round ${round}: A takes writes while cut off from B with node ${victim.id} down`);
+        // Half the rounds (by the seed) also lose a target leader while cut: its partition's new
+        // leader on B starts a fetcher that cannot reach the source until the heal.
+        const targetWhileCut = prng.int(2) === 0;
+        const targetLeader = await leaderOf(b.nodes, TOPIC, prng.int(PARTITIONS));
+        if (targetWhileCut) {
+          await killProcess(targetLeader.child!);
+          targetLeader.child = null;
+          // The new leader's high watermark reaches what the old one had once the other replica fetches.
+          await eventually(`round ${round}: B to serve up to ${atCut.join()} again after node ${targetLeader.id} was SIGKILLed while cut`, 60_000,
+            async () => (await endsOf(b.nodes))?.join() === atCut.join());
+        }
         await sleep(1000 + prng.int(3000));
         // B serves reads of what it has: the same records as at the cut, from offset 0, none added.
         const during = await readAll(live(b.nodes), TOPIC, PARTITIONS);
@@ -109,16 +121,17 @@ test(`a cluster link between two 3-node clusters in their own namespaces: ${ROUN
         const caughtUpMs = Date.now() - healed;
         await back;
         await untilFullIsr(a.nodes, TOPIC, 60_000, `round ${round}: A after node ${victim.id} came back`);
-        t.diagnostic(`round ${round}: cut with B at ${atCut.join()}, A's node ${victim.id} SIGKILLed while cut; healed with A at ${sourceAtHeal.join()}, B caught up in ${caughtUpMs} ms`);
+        t.diagnostic(`round ${round}: cut with B at ${atCut.join()}, A's node ${victim.id}${targetWhileCut ? ` and B's node ${targetLeader.id}` : ''} SIGKILLed while cut; healed with A at ${sourceAtHeal.join()}, B caught up in ${caughtUpMs} ms`);
 
-        const targetLeader = await leaderOf(b.nodes, TOPIC, prng.int(PARTITIONS));
-        await killProcess(targetLeader.child!);
-        targetLeader.child = null;
-        await sleep(500 + prng.int(2000));
+        if (!targetWhileCut) {
+          await killProcess(targetLeader.child!);
+          targetLeader.child = null;
+          await sleep(500 + prng.int(2000));
+        }
         await restart(targetLeader, b.voters, `B's node ${targetLeader.id} (a target leader)`);
         await untilFullIsr(b.nodes, TOPIC, 60_000, `round ${round}: B after node ${targetLeader.id} came back`);
         await untilBothAcked(`round ${round}: both producers acknowledged after the kills`);
-        t.diagnostic(`round ${round}: B's node ${targetLeader.id} (a target leader) SIGKILLed and restarted`);
+        t.diagnostic(`round ${round}: B's node ${targetLeader.id} (a target leader) ${targetWhileCut ? 'restarted' : 'SIGKILLed after the heal and restarted'}`);
       }
 
       const results = { librdkafka: await py.stop(), kafkajs: await js.stop() };
