@@ -122,7 +122,7 @@ export async function untilAcked(nodes: ClusterNodeProcess[], topic: string, pro
 /** Writes each node's output to a file under the temporary directory (for a failed run) and names the files. */
 export function dumpLogs(nodes: ClusterNodeProcess[], topic: string): string {
   return nodes.map((n) => {
-    const path = join(tmpdir(), `logline-faults-${topic}-node-${n.id}.log`);
+    const path = join(tmpdir(), `logline-faults-${topic}-${n.netns === undefined ? '' : `${n.netns}-`}node-${n.id}.log`);
     writeFileSync(path, n.log);
     return path;
   }).join(' ');
