@@ -51,7 +51,13 @@ test(`bench:soak for ${SECONDS} s with a kill and a pause: a sample per interval
     assert.deepEqual(s.nodes.map((n) => n.id), [1, 2, 3]);
     const up = s.nodes.filter((n) => n.rssMiB !== null);
     assert.ok(up.length >= 2, `at most one node down at a time, at ${s.tS} s`);
-    for (const n of up) assert.ok(n.rssMiB! > 10 && n.fds! > 5, `node ${n.id} at ${s.tS} s: ${n.rssMiB} MiB, ${n.fds} fds`);
+    for (const n of up) assert.ok(n.rssMiB! > 0 && n.fds! > 0, `node ${n.id} at ${s.tS} s: ${n.rssMiB} MiB, ${n.fds} fds`);
+  }
+  // A sample taken just after a restart finds a process still starting (CI once saw 21 MiB and 5
+  // fds); each node's largest sample is a running server's.
+  for (const id of [1, 2, 3]) {
+    const seen = report.samples.flatMap((s) => s.nodes.filter((n) => n.id === id && n.rssMiB !== null));
+    assert.ok(seen.some((n) => n.rssMiB! > 10 && n.fds! > 5), `node ${id}: ${seen.map((n) => `${n.rssMiB} MiB ${n.fds} fds`).join(', ')}`);
   }
   assert.ok(report.totals.faults.some((f) => f.startsWith('kill') || f.startsWith('pause')), `faults: ${report.totals.faults.join(', ')}`);
   const acking = report.samples.filter((s) => s.produce.acked > 0);
