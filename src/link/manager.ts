@@ -8,6 +8,7 @@ import { ClusterClient, clientSecurityFromProperties, committedOffsets, coordina
 import { partitionKey, type Logger } from '../util/index.js';
 import { LinkPartitionFetcher, type LinkFetcherOptions, type LinkPartitionStatus, type MirrorLog } from './fetcher.js';
 import { TopicSync } from './topic-sync.js';
+import { LinkBackgroundTask } from './background-task.js';
 
 /** What the metadata says, as the node computes it after a delta. */
 export interface LinkAssignments {
@@ -173,56 +174,22 @@ function settingsKey(settings: ReadonlyMap<string, string>): string {
  * (its high watermark), so a consumer moved early re-reads rather than skipping; a group with
  * members on the target refuses the commit, and is left alone (its consumers commit themselves).
  */
-class GroupOffsetSync {
-  private stopped = false;
-  private loop: Promise<void> | null = null;
-  private wake: (() => void) | null = null;
+class GroupOffsetSync extends LinkBackgroundTask {
   private topics = new Set<string>();
-  private target: ClusterClient | null = null;
 
-  constructor(
-    private readonly link: string,
-    private readonly source: ClusterClient,
-    private readonly targetOptions: ClusterClientOptions,
-    private readonly intervalMs: number,
-    private readonly logger: Logger,
-  ) {}
+  constructor(link: string, source: ClusterClient, targetOptions: ClusterClientOptions, private readonly intervalMs: number, logger: Logger) {
+    super(link, source, targetOptions, logger, { name: 'group offset sync', clientSuffix: 'groups' });
+  }
 
   setTopics(topics: readonly string[]): void { this.topics = new Set(topics); }
 
-  start(): void { this.loop ??= this.run(); }
+  protected tickMs(): number { return this.intervalMs; }
 
-  async stop(): Promise<void> {
-    this.stopped = true;
-    this.wake?.();
-    await this.loop;
-    this.target?.close();
-  }
-
-  private async run(): Promise<void> {
-    let lastError = '';
-    while (!this.stopped) {
-      try {
-        await this.syncOnce();
-        lastError = '';
-      } catch (e) {
-        const message = e instanceof Error ? e.message : String(e);
-        if (message !== lastError) this.logger.warn(`link ${this.link}: group offset sync: ${message}`);
-        lastError = message;
-        this.target?.close();
-        this.target = null;
-      }
-      await new Promise<void>((resolve) => {
-        const t = setTimeout(() => { this.wake = null; resolve(); }, this.intervalMs);
-        this.wake = () => { clearTimeout(t); this.wake = null; resolve(); };
-      });
-    }
-  }
+  protected round(): Promise<void> { return this.syncOnce(); }
 
   private async syncOnce(): Promise<void> {
     if (this.topics.size === 0) return;
-    this.target ??= new ClusterClient({ ...this.targetOptions, clientId: `logline-link-${this.link}-groups`, retries: 0 });
-    const target = this.target;
+    const target = this.targetClient();
     for (const group of await listGroups(this.source)) {
       if (this.stopped) return;
       const committed = [...(await committedOffsets(await coordinatorFor(this.source, group), group)).values()].filter((c) => this.topics.has(c.ref.topic));

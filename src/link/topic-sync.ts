@@ -5,7 +5,8 @@
 // every `topic.config.sync.ms` (Confluent's name and default). One node per link runs it (the
 // one leading the link's first mirror partition, as for the group offset sync).
 import { ApiKey, ErrorCode } from '../protocol/index.js';
-import { ClusterClient, KafkaError, type ClusterClientOptions } from '../client/index.js';
+import { KafkaError, type ClusterClient, type ClusterClientOptions } from '../client/index.js';
+import { LinkBackgroundTask } from './background-task.js';
 import type { Logger } from '../util/index.js';
 
 /**
@@ -46,63 +47,30 @@ export interface TopicSyncIntervals {
   configSyncMs: number;
 }
 
-export class TopicSync {
-  private stopped = false;
-  private loop: Promise<void> | null = null;
-  private wake: (() => void) | null = null;
+export class TopicSync extends LinkBackgroundTask {
   private topics: string[] = [];
-  private target: ClusterClient | null = null;
   private lastPartitionCheck = -Infinity;
+  private lastConfigSync = -Infinity;
 
-  constructor(
-    private readonly link: string,
-    private readonly source: ClusterClient,
-    private readonly targetOptions: ClusterClientOptions,
-    private readonly intervals: TopicSyncIntervals,
-    private readonly logger: Logger,
-  ) {}
+  constructor(link: string, source: ClusterClient, targetOptions: ClusterClientOptions, private readonly intervals: TopicSyncIntervals, logger: Logger) {
+    super(link, source, targetOptions, logger, { name: 'topic sync', clientSuffix: 'topics' });
+  }
 
   setTopics(topics: readonly string[]): void { this.topics = [...topics].sort(); }
 
-  start(): void { this.loop ??= this.run(); }
+  protected tickMs(): number { return Math.max(100, Math.min(this.intervals.metadataMaxAgeMs, this.intervals.configSyncMs)); }
 
-  async stop(): Promise<void> {
-    this.stopped = true;
-    this.wake?.();
-    await this.loop;
-    this.target?.close();
-  }
-
-  private async run(): Promise<void> {
-    let lastError = '';
-    const tick = Math.max(100, Math.min(this.intervals.metadataMaxAgeMs, this.intervals.configSyncMs));
-    let lastConfigSync = -Infinity;
-    while (!this.stopped) {
-      try {
-        const now = Date.now();
-        if (this.topics.length > 0) {
-          this.target ??= new ClusterClient({ ...this.targetOptions, clientId: `logline-link-${this.link}-topics`, retries: 0 });
-          if (now - this.lastPartitionCheck >= this.intervals.metadataMaxAgeMs) {
-            await this.syncPartitions(this.target);
-            this.lastPartitionCheck = now;
-          }
-          if (now - lastConfigSync >= this.intervals.configSyncMs) {
-            await this.syncConfigs(this.target);
-            lastConfigSync = now;
-          }
-        }
-        lastError = '';
-      } catch (e) {
-        const message = e instanceof Error ? e.message : String(e);
-        if (message !== lastError) this.logger.warn(`link ${this.link}: topic sync: ${message}`);
-        lastError = message;
-        this.target?.close();
-        this.target = null;
-      }
-      await new Promise<void>((resolve) => {
-        const t = setTimeout(() => { this.wake = null; resolve(); }, tick);
-        this.wake = () => { clearTimeout(t); this.wake = null; resolve(); };
-      });
+  protected async round(): Promise<void> {
+    if (this.topics.length === 0) return;
+    const now = Date.now();
+    const target = this.targetClient();
+    if (now - this.lastPartitionCheck >= this.intervals.metadataMaxAgeMs) {
+      await this.syncPartitions(target);
+      this.lastPartitionCheck = now;
+    }
+    if (now - this.lastConfigSync >= this.intervals.configSyncMs) {
+      await this.syncConfigs(target);
+      this.lastConfigSync = now;
     }
   }
 

@@ -4,7 +4,7 @@
 // `<prefix>n<id>` at `<net>.(10 + id)`. Each test takes its own prefix and /24 so that two of them
 // can run at once. Needs root and `ip netns`.
 import assert from 'node:assert/strict';
-import { runProcess } from './process-helpers.js';
+import { clusterNodeProcesses, runProcess, type ClusterNodeProcess } from './process-helpers.js';
 
 /** Runs `ip ARGS`, failing the test with its output when it fails (unless `allowFailure`). */
 async function ip(args: string[], allowFailure = false): Promise<void> {
@@ -25,6 +25,13 @@ export class NetnsLab {
 
   nsOf(id: number): string { return `${this.prefix}n${id}`; }
   ipOf(id: number): string { return `${this.net}.${10 + id}`; }
+
+  /** Three cluster nodes on host `host`, on fixed ports there (each host has its own address), and their voters. */
+  async clusterOn(host: number, clusterId: string): Promise<{ nodes: ClusterNodeProcess[]; voters: string }> {
+    const { nodes } = await clusterNodeProcesses(3, clusterId);
+    nodes.forEach((n, i) => Object.assign(n, { host: this.ipOf(host), netns: this.nsOf(host), brokerPort: 9092 + 2 * i, controllerPort: 9093 + 2 * i }));
+    return { nodes, voters: nodes.map((n) => `${n.id}@${n.host}:${n.controllerPort}`).join(',') };
+  }
   private get bridge(): string { return `${this.prefix}br`; }
   private vethOf(id: number): string { return `${this.prefix}v${id}`; }
 

@@ -73,6 +73,21 @@ export async function partitionsOn(node: ClusterNodeProcess, topic: string): Pro
   }
 }
 
+/** The running node that leads `partition` of `topic`, as the first answering running node says (polled for up to 30 s). */
+export async function liveLeaderOf(nodes: ClusterNodeProcess[], topic: string, partition: number): Promise<ClusterNodeProcess> {
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    for (const n of nodes) {
+      if (n.child === null) continue;
+      const leader = (await partitionsOn(n, topic))?.find((p) => p.partition === partition)?.leader;
+      const found = nodes.find((x) => x.id === leader && x.child !== null);
+      if (found !== undefined) return found;
+    }
+    await sleep(100);
+  }
+  throw new Error(`no running leader of ${topic}-${partition} known in 30000 ms`);
+}
+
 /**
  * Waits until every live node reports every partition of `topic` led with all three replicas in its
  * ISR; a partition that stays offline or an ISR that never expands fails the test with what the

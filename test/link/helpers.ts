@@ -1,12 +1,31 @@
 // Shared by the link tests: a restartable single-node `logline server` process (process-helpers'), the CLI, a
 // continuous kafkajs producer, partition ends, and records as comparable strings.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { Kafka, logLevel } from 'kafkajs';
 import { ClusterClient, listOffsets, type FetchedRecord } from '../../src/client/index.js';
 import { partitionKey } from '../../src/util/index.js';
 import { runProcess } from '../broker/process-helpers.js';
 export { SingleNodeServer as Node } from '../broker/process-helpers.js';
+import { SingleNodeServer } from '../broker/process-helpers.js';
+import { freePort } from '../mirror/helpers.js';
+import type { TestContext } from 'node:test';
+
+/**
+ * A source A and a target B, one `logline server` each, started; killed when the test ends
+ * (LINK_LOG=1 prints their output then).
+ */
+export async function sourceAndTarget(t: TestContext): Promise<{ a: SingleNodeServer; b: SingleNodeServer }> {
+  const a = new SingleNodeServer(await freePort());
+  const b = new SingleNodeServer(await freePort());
+  t.after(async () => {
+    if (process.env.LINK_LOG) console.log(`--- A\n${a.output}\n--- B\n${b.output}`);
+    await a.kill();
+    await b.kill();
+  });
+  await a.start();
+  await b.start();
+  return { a, b };
+}
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

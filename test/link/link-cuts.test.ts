@@ -14,10 +14,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Prng } from '../../src/util/index.js';
-import { clusterNodeProcesses, killProcess, startClusterNodeProcess, within, type ClusterNodeProcess } from '../broker/process-helpers.js';
+import { killProcess, startClusterNodeProcess, within, type ClusterNodeProcess } from '../broker/process-helpers.js';
 import { NetnsLab, netnsSkip } from '../broker/netns-lab.js';
 import {
-  bootstrapOf, FAULT_NODE_SETTINGS, guardFaultRun, librdkafkaSkip, partitionsOn, sleep, startFaultRun, untilFullIsr, verifyReplicaFiles, type FaultProducer,
+  bootstrapOf, FAULT_NODE_SETTINGS, guardFaultRun, librdkafkaSkip, liveLeaderOf, sleep, startFaultRun, untilFullIsr, verifyReplicaFiles, type FaultProducer,
 } from '../broker/replication-faults.js';
 import { eventually, readAll } from '../mirror/helpers.js';
 import { cli, ends, view } from './helpers.js';
@@ -30,28 +30,6 @@ const PARTITIONS = 3;
 const lab = new NetnsLab('lc35', '10.219.135');
 const [HOST_A, HOST_B] = [1, 2];
 
-/** The three nodes of a cluster on one namespace host, on fixed ports there. */
-async function clusterOn(host: number, clusterId: string): Promise<{ nodes: ClusterNodeProcess[]; voters: string }> {
-  const { nodes } = await clusterNodeProcesses(3, clusterId);
-  nodes.forEach((n, i) => Object.assign(n, { host: lab.ipOf(host), netns: lab.nsOf(host), brokerPort: 9092 + 2 * i, controllerPort: 9093 + 2 * i }));
-  return { nodes, voters: nodes.map((n) => `${n.id}@${n.host}:${n.controllerPort}`).join(',') };
-}
-
-/** The node that leads `partition` of `topic`, as the first answering live node says. */
-async function leaderOf(nodes: ClusterNodeProcess[], topic: string, partition: number): Promise<ClusterNodeProcess> {
-  let found: ClusterNodeProcess | undefined;
-  await eventually(`a leader of ${topic}-${partition}`, 30_000, async () => {
-    for (const n of nodes) {
-      if (n.child === null) continue;
-      const leader = (await partitionsOn(n, topic))?.find((p) => p.partition === partition)?.leader;
-      found = nodes.find((x) => x.id === leader && x.child !== null);
-      if (found !== undefined) return true;
-    }
-    return false;
-  });
-  return found!;
-}
-
 const live = (nodes: ClusterNodeProcess[]) => bootstrapOf(nodes.filter((n) => n.child !== null));
 
 test(`a cluster link between two 3-node clusters in their own namespaces: ${ROUNDS} round(s) of a cut between the clusters with a source leader SIGKILLed while cut and a target leader while cut or after the heal, under librdkafka and kafkajs acks=all producers; B serves during the cut, its fetchers recover alone, and it ends with exactly A's records at A's offsets`,
@@ -60,8 +38,8 @@ test(`a cluster link between two 3-node clusters in their own namespaces: ${ROUN
     if (skip) { t.skip(skip); return; }
     t.diagnostic(`seed ${SEED} (LOGLINE_LINK_CUT_SEED=${SEED} replays the same choices)`);
     const prng = new Prng(SEED);
-    const a = await clusterOn(HOST_A, 'll-test-linkcut-a');
-    const b = await clusterOn(HOST_B, 'll-test-linkcut-b');
+    const a = await lab.clusterOn(HOST_A, 'll-test-linkcut-a');
+    const b = await lab.clusterOn(HOST_B, 'll-test-linkcut-b');
     const producers: FaultProducer[] = [];
     const ids = [HOST_A, HOST_B];
     const started = Date.now();
@@ -85,14 +63,14 @@ test(`a cluster link between two 3-node clusters in their own namespaces: ${ROUN
         await sleep(2000);
         const atCut = await endsOf(b.nodes);
         assert.ok(atCut !== null, `round ${round}: B answers ListOffsets during the cut`);
-        const victim = await leaderOf(a.nodes, TOPIC, prng.int(PARTITIONS));
+        const victim = await liveLeaderOf(a.nodes, TOPIC, prng.int(PARTITIONS));
         await killProcess(victim.child!);
         victim.child = null;
         await untilBothAcked(`round ${round}: A takes writes while cut off from B with node ${victim.id} down`);
         // Half the rounds (by the seed) also lose a target leader while cut: its partition's new
         // leader on B starts a fetcher that cannot reach the source until the heal.
         const targetWhileCut = prng.int(2) === 0;
-        const targetLeader = await leaderOf(b.nodes, TOPIC, prng.int(PARTITIONS));
+        const targetLeader = await liveLeaderOf(b.nodes, TOPIC, prng.int(PARTITIONS));
         if (targetWhileCut) {
           await killProcess(targetLeader.child!);
           targetLeader.child = null;

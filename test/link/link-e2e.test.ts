@@ -12,22 +12,14 @@ import { Kafka, logLevel } from 'kafkajs';
 import { BrokerConnection, Cluster, ClusterClient, commitPositions, committedPositions } from '../../src/client/index.js';
 import { ApiKey, ErrorCode } from '../../src/protocol/index.js';
 import { buildRecordBatch } from '../../src/records/index.js';
-import { eventually, freePort, hasKcat, kcatWrites, readAll } from '../mirror/helpers.js';
-import { Node, cli, ends, produceUntil, sleep, view } from './helpers.js';
+import { eventually, hasKcat, kcatWrites, readAll } from '../mirror/helpers.js';
+import { cli, sourceAndTarget, ends, produceUntil, sleep, view } from './helpers.js';
 
 const ROUNDS = Number(process.env.LOGLINE_LINK_KILL_ROUNDS ?? '1');
 const ordersEnds = (bootstrap: string) => ends(bootstrap, 'orders', 2);
 
 test('a mirror topic holds the source\'s records at the same offsets across a SIGKILL of the target; produce refused; group offsets as they are; promote', { timeout: 240_000 }, async (t) => {
-  const a = new Node(await freePort());
-  const b = new Node(await freePort());
-  t.after(async () => {
-    if (process.env.LINK_LOG) console.log(`--- A\n${a.output}\n--- B\n${b.output}`);
-    await a.kill();
-    await b.kill();
-  });
-  await a.start();
-  await b.start();
+  const { a, b } = await sourceAndTarget(t);
   const aClient = new ClusterClient({ bootstrap: a.bootstrap });
   t.after(() => aClient.close());
   const created = await aClient.admin(ApiKey.CreateTopics, { topics: [

@@ -12,21 +12,13 @@ import { Kafka, logLevel } from 'kafkajs';
 import { ClusterClient, describeTopicConfigs } from '../../src/client/index.js';
 import { ApiKey } from '../../src/protocol/index.js';
 import { runProcess } from '../broker/process-helpers.js';
-import { eventually, freePort, readAll } from '../mirror/helpers.js';
-import { Node, cli, ends, sleep, view } from './helpers.js';
+import { eventually, readAll } from '../mirror/helpers.js';
+import { cli, sourceAndTarget, ends, sleep, view } from './helpers.js';
 
 const TOPIC = 2;
 
 test('mirror topics follow their source topics\' configs and partition counts; link delete refused while used, forced removes it', { timeout: 240_000 }, async (t) => {
-  const a = new Node(await freePort());
-  const b = new Node(await freePort());
-  t.after(async () => {
-    if (process.env.LINK_LOG) console.log(`--- A\n${a.output}\n--- B\n${b.output}`);
-    await a.kill();
-    await b.kill();
-  });
-  await a.start();
-  await b.start();
+  const { a, b } = await sourceAndTarget(t);
   const aClient = new ClusterClient({ bootstrap: a.bootstrap });
   const bClient = new ClusterClient({ bootstrap: b.bootstrap });
   t.after(() => { aClient.close(); bClient.close(); });

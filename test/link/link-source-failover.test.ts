@@ -11,7 +11,7 @@ import { ClusterClient } from '../../src/client/index.js';
 import { ApiKey } from '../../src/protocol/index.js';
 import { clusterNodeProcesses, killProcess, startClusterNodeProcess } from '../broker/process-helpers.js';
 import { eventually, freePort, readAll } from '../mirror/helpers.js';
-import { Node, cli, ends, produceUntil, sleep, view } from './helpers.js';
+import { Node, cli, ends, produceUntil, view } from './helpers.js';
 
 test('the target follows the source across a SIGKILL of the source partition\'s leader: same records at the same offsets', { timeout: 240_000 }, async (t) => {
   const { nodes, voters } = await clusterNodeProcesses(3, Buffer.from(randomUUID().replace(/-/g, ''), 'hex').toString('base64url'));

@@ -14,10 +14,10 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Prng } from '../../src/util/index.js';
-import { clusterNodeProcesses, killProcess, startClusterNodeProcess, within, type ClusterNodeProcess } from '../broker/process-helpers.js';
+import { killProcess, startClusterNodeProcess, within, type ClusterNodeProcess } from '../broker/process-helpers.js';
 import { NetnsLab, netnsSkip } from '../broker/netns-lab.js';
 import {
-  bootstrapOf, FAULT_NODE_SETTINGS, guardFaultRun, librdkafkaSkip, partitionsOn, sleep, startFaultRun, untilFullIsr, type FaultProducer,
+  bootstrapOf, FAULT_NODE_SETTINGS, guardFaultRun, librdkafkaSkip, liveLeaderOf, sleep, startFaultRun, untilFullIsr, type FaultProducer,
 } from '../broker/replication-faults.js';
 import { eventually, readAll } from './helpers.js';
 
@@ -29,28 +29,6 @@ const PARTITIONS = 3;
 const lab = new NetnsLab('lk35', '10.219.35');
 const [HOST_A, HOST_B] = [1, 2];
 
-/** The three nodes of a cluster on one namespace host, on fixed ports there. */
-async function clusterOn(host: number, clusterId: string): Promise<{ nodes: ClusterNodeProcess[]; voters: string }> {
-  const { nodes } = await clusterNodeProcesses(3, clusterId);
-  nodes.forEach((n, i) => Object.assign(n, { host: lab.ipOf(host), netns: lab.nsOf(host), brokerPort: 9092 + 2 * i, controllerPort: 9093 + 2 * i }));
-  return { nodes, voters: nodes.map((n) => `${n.id}@${n.host}:${n.controllerPort}`).join(',') };
-}
-
-/** The node that leads `partition` of `topic`, as the first answering node says. */
-async function leaderOf(nodes: ClusterNodeProcess[], topic: string, partition: number): Promise<ClusterNodeProcess> {
-  let found: ClusterNodeProcess | undefined;
-  await eventually(`a leader of ${topic}-${partition}`, 30_000, async () => {
-    for (const n of nodes) {
-      if (n.child === null) continue;
-      const leader = (await partitionsOn(n, topic))?.find((p) => p.partition === partition)?.leader;
-      found = nodes.find((x) => x.id === leader);
-      if (found !== undefined) return true;
-    }
-    return false;
-  });
-  return found!;
-}
-
 for (const exactlyOnce of [false, true]) {
   test(`MirrorMaker 2 ${exactlyOnce ? 'exactly once' : 'at least once'} between two 3-node clusters in their own namespaces: ${ROUNDS} round(s) of a cut between the clusters and SIGKILLs of a source leader, a target leader and the mirror process under librdkafka and kafkajs acks=all producers; every record A acknowledged is on B in A's order${exactlyOnce ? ', once' : ''}`,
   { timeout: 240_000 + ROUNDS * 150_000 }, (t) => mirrorRun(t, exactlyOnce));
@@ -61,8 +39,8 @@ async function mirrorRun(t: TestContext, exactlyOnce: boolean): Promise<void> {
   if (skip) { t.skip(skip); return; }
   t.diagnostic(`seed ${SEED} (LOGLINE_MIRROR_CUT_SEED=${SEED} replays the same choices)`);
   const prng = new Prng(SEED);
-  const a = await clusterOn(HOST_A, 'll-test-mirror-a');
-  const b = await clusterOn(HOST_B, 'll-test-mirror-b');
+  const a = await lab.clusterOn(HOST_A, 'll-test-mirror-a');
+  const b = await lab.clusterOn(HOST_B, 'll-test-mirror-b');
   const file = join(mkdtempSync(join(tmpdir(), 'logline-mm2-')), 'mm2.properties');
   writeFileSync(file, [
     'clusters = A, B', `A.bootstrap.servers = ${bootstrapOf(a.nodes)}`, `B.bootstrap.servers = ${bootstrapOf(b.nodes)}`,
@@ -111,11 +89,11 @@ async function mirrorRun(t: TestContext, exactlyOnce: boolean): Promise<void> {
       await lab.heal(ids);
       t.diagnostic(`round ${round}: cut between the clusters healed (B held ${mirroredAtCut} records during it)`);
 
-      const sourceLeader = await leaderOf(a.nodes, TOPIC, prng.int(PARTITIONS));
+      const sourceLeader = await liveLeaderOf(a.nodes, TOPIC, prng.int(PARTITIONS));
       await restart(sourceLeader, a.voters, a.nodes, TOPIC, `A's node ${sourceLeader.id} (a source leader)`);
       await untilBothAcked(`round ${round}: both producers acknowledged after the kill on A`);
 
-      const targetLeader = await leaderOf(b.nodes, MIRRORED, prng.int(PARTITIONS));
+      const targetLeader = await liveLeaderOf(b.nodes, MIRRORED, prng.int(PARTITIONS));
       await restart(targetLeader, b.voters, b.nodes, MIRRORED, `B's node ${targetLeader.id} (a target leader)`);
 
       await killMirror();
