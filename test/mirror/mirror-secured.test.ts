@@ -7,7 +7,7 @@
 // 2. The same properties with a wrong password: `logline mirror status` shows the authentication
 //    failure as the flow's last error, nothing reaches B, the process keeps running.
 // 3. `logline link create --source-config FILE` and `link mirror` on B: the mirror topic holds A's
-//    records at the same offsets. The password shows up in no log, nor in B's /v1/links or the link's configs.
+//    records at the same offsets, and a group's offsets committed on A reach B. The password shows up in no log, nor in B's /v1/links or the link's configs.
 // LOGLINE_MIRROR_SECURED_RECORDS: records written per case (300).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -190,7 +190,7 @@ test('logline mirror with a wrong SCRAM password: status shows the authenticatio
   }
 });
 
-test('a cluster link on B to the SASL_SSL source: the mirror topic holds A\'s records at the same offsets; the password is in no log nor /v1/links', { skip, timeout: 120_000 }, async () => {
+test('a cluster link on B to the SASL_SSL source: the mirror topic holds A\'s records at the same offsets, group offsets follow; the password is in no log nor /v1/links', { skip, timeout: 120_000 }, async () => {
   await createOnA('secured-orders', 2);
   await kafkajsWrites(aBootstrap, 'secured-orders', COUNT, 'ln', kafkajsSecurity());
   const file = writeFile('source.properties', Object.entries(sourceProperties(MIRROR.password)).map(([k, v]) => `${k}=${v}`).join('\n') + '\n');
@@ -205,6 +205,22 @@ test('a cluster link on B to the SASL_SSL source: the mirror topic holds A\'s re
   });
   const target = await readAll(b!.bootstrap, 'secured-orders', 2);
   for (const p of [0, 1]) assert.deepEqual(view(target.get(p)!), view(source.get(p)!), `secured-orders-${p}: same offsets, timestamps, keys, values, headers`);
+  // A group's offsets committed on A (over SASL_SSL) are copied to B by the link's group offset sync.
+  const committed = [{ partition: 0, offset: String(Math.floor(sourceEnds[0]! / 2)) }, { partition: 1, offset: String(sourceEnds[1]!) }];
+  const aAdmin = new Kafka({ brokers: [aBootstrap], clientId: 'secured-groups', logLevel: logLevel.NOTHING, ...kafkajsSecurity() }).admin();
+  await aAdmin.connect();
+  try { await aAdmin.setOffsets({ groupId: 'secured-readers', topic: 'secured-orders', partitions: committed }); } finally { await aAdmin.disconnect(); }
+  const bAdmin = new Kafka({ brokers: [b!.bootstrap], clientId: 'secured-groups', logLevel: logLevel.NOTHING }).admin();
+  await bAdmin.connect();
+  try {
+    await eventually('the group\'s offsets from A on B', 60_000, async () => {
+      const got = await bAdmin.fetchOffsets({ groupId: 'secured-readers', topics: ['secured-orders'] }).catch(() => []);
+      const parts = got[0]?.partitions ?? [];
+      return committed.every((c) => parts.find((p) => p.partition === c.partition)?.offset === c.offset);
+    });
+  } finally {
+    await bAdmin.disconnect();
+  }
   const status = JSON.parse(await cli(['link', 'status', 'secured-orders', '--json', '--source-config', file, '-b', b!.bootstrap])) as { lag: number }[];
   assert.deepEqual(status.map((s) => s.lag), [0, 0]);
   // The secret stays secret: B's /v1/links, the link's described configs and B's log do not show it.
