@@ -133,9 +133,11 @@ export function describeResourceConfigs(
     const raw = overrides.get(def.name);
     const typed = raw !== undefined ? parseValue(def, raw)
       : def.brokerSynonym !== undefined ? effective.values.get(def.brokerSynonym) : def.defaultValue === null ? null : parseValue(def, def.defaultValue);
-    const synonyms = def.brokerSynonym === undefined ? [] : configSynonyms(def.brokerSynonym, broker, dynamic, false);
-    if (raw !== undefined) synonyms.unshift({ name: def.name, value: raw, source });
-    return entry(def, formatValue(def.type, typed), false, synonyms, options);
+    // A password (a link's sasl.jaas.config, sasl.password, ...) is never sent back, as Kafka's DescribeConfigs.
+    const sensitive = def.type === 'password';
+    const synonyms = def.brokerSynonym === undefined ? [] : configSynonyms(def.brokerSynonym, broker, dynamic, sensitive);
+    if (raw !== undefined) synonyms.unshift({ name: def.name, value: sensitive ? null : raw, source });
+    return entry(def, sensitive ? null : formatValue(def.type, typed), false, synonyms, options);
   });
 }
 

@@ -7,9 +7,9 @@ import { createLogger } from '../../src/util/index.js';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { createServer } from 'node:net';
-import { Kafka, logLevel } from 'kafkajs';
+import { Kafka, logLevel, type KafkaConfig } from 'kafkajs';
 import { ApiKey } from '../../src/protocol/index.js';
-import { Cluster, fetchCommitted, type FetchedRecord } from '../../src/client/index.js';
+import { Cluster, fetchCommitted, type ClusterClientOptions, type FetchedRecord } from '../../src/client/index.js';
 import { runProcess, tempDataDir } from '../broker/process-helpers.js';
 
 export interface TwoClusters {
@@ -40,7 +40,7 @@ export async function twoClusters(brokerConfig?: Record<string, string>): Promis
 }
 
 /** MirrorMaker 2 properties for A->B between the two clusters, with one-node replication factors and short intervals. */
-export function mm2Properties(c: TwoClusters, extra: Record<string, string> = {}): string {
+export function mm2Properties(c: Pick<TwoClusters, 'aBootstrap' | 'bBootstrap'>, extra: Record<string, string> = {}): string {
   const lines: Record<string, string> = {
     'clusters': 'A, B',
     'A.bootstrap.servers': c.aBootstrap,
@@ -82,9 +82,9 @@ export async function eventually(what: string, timeoutMs: number, check: () => P
   }
 }
 
-/** Every record of a topic's partitions, read to the high watermark. */
-export async function readAll(bootstrap: string, topic: string, partitions: number): Promise<Map<number, FetchedRecord[]>> {
-  const cluster = new Cluster({ bootstrap });
+/** Every record of a topic's partitions, read to the high watermark (`source`: a bootstrap, or options with TLS and SASL). */
+export async function readAll(source: string | ClusterClientOptions, topic: string, partitions: number): Promise<Map<number, FetchedRecord[]>> {
+  const cluster = new Cluster(typeof source === 'string' ? { bootstrap: source } : source);
   const out = new Map<number, FetchedRecord[]>(Array.from({ length: partitions }, (_, p) => [p, []]));
   const positions = new Map<number, number>(Array.from({ length: partitions }, (_, p) => [p, 0]));
   try {
@@ -111,9 +111,9 @@ export async function createTopic(c: TwoClusters, cluster: 'a' | 'b', name: stri
 
 interface Sent { key: string; value: string }
 
-/** kafkajs writes `count` records in batches of 20 while the mirror runs; returns what A acknowledged. */
-export async function kafkajsWrites(bootstrap: string, topic: string, count: number, tag: string): Promise<Sent[]> {
-  const kafka = new Kafka({ brokers: [bootstrap], clientId: `kafkajs-${tag}`, logLevel: logLevel.NOTHING });
+/** kafkajs writes `count` records in batches of 20 while the mirror runs; returns what A acknowledged (`security`: kafkajs' ssl and sasl). */
+export async function kafkajsWrites(bootstrap: string, topic: string, count: number, tag: string, security: Pick<KafkaConfig, 'ssl' | 'sasl'> = {}): Promise<Sent[]> {
+  const kafka = new Kafka({ brokers: [bootstrap], clientId: `kafkajs-${tag}`, logLevel: logLevel.NOTHING, ...security });
   const producer = kafka.producer({ allowAutoTopicCreation: false });
   await producer.connect();
   const sent: Sent[] = [];
