@@ -117,7 +117,7 @@ test('three processes: the writer\'s node is SIGKILLed during registrations thro
         }).catch(async (e: unknown) => {
           // What every node answers for it, and each node's truncations: was it lost, or is one node stale?
           const others = await Promise.all(nodes.map(async (o) => `node ${o.id}: ${await call(urlOf(o), 'POST', `/subjects/s${i % 3}`, { schema: schemaOf(i) }).then((r) => `${r.status} ${JSON.stringify(r.json)}`, (x: Error) => x.message)}`));
-          const truncations = nodes.map((o) => `node ${o.id}: ${o.log.split('\n').filter((l) => /truncat|leader epoch|led here/.test(l)).slice(-12).join(' | ')}`);
+          const truncations = nodes.map((o) => `node ${o.id}: ${o.log.split('\n').filter((l) => /truncat|leader epoch|led here|elect|unclean|ISR/.test(l)).slice(-20).join(' | ')}`);
           throw new Error(`${e instanceof Error ? e.message : String(e)}; last answer: ${last}; acknowledged id ${id}; answers now: ${others.join('; ')}; truncations and leaderships: ${truncations.join(' || ')}; node ${n.id}'s log ends: ${n.log.slice(-4000)}`);
         });
         assert.equal(found.id, id, `node ${n.id}: schema ${i}`);
