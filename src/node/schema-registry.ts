@@ -33,6 +33,7 @@ function schemasLog(broker: Broker, commitTimeoutMs: number): SchemasLog {
     highWatermark: () => partition()?.highWatermark ?? 0,
     logEndOffset: () => partition()?.log.logEndOffset ?? 0,
     logStartOffset: () => partition()?.log.logStartOffset ?? 0,
+    endOffsetForEpoch: (epoch) => partition()?.log.endOffsetForEpoch(epoch)?.endOffset ?? -1,
     read: async (offset, maxOffset) => {
       const p = partition();
       if (!p || offset >= maxOffset) return Buffer.alloc(0);

@@ -23,6 +23,8 @@ export interface SchemasLog {
   highWatermark(): number;
   logEndOffset(): number;
   logStartOffset(): number;
+  /** Where `epoch` ends in this replica's leader-epoch cache (the log end offset for the latest; -1 when it has no epoch at or below it). */
+  endOffsetForEpoch(epoch: number): number;
   /** Whole batches from `offset`, none at or past `maxOffset`. */
   read(offset: number, maxOffset: number): Promise<Buffer>;
   /** Appends with acks=all: resolves once committed, with the batch's base offset, or an error code. */
@@ -115,6 +117,17 @@ export class RegistryService {
     if (!log.hasReplica()) return;
     // A compacted log that lost its head (never by compaction itself) starts over from its start.
     if (this.nextOffset < log.logStartOffset()) { this.nextOffset = log.logStartOffset(); this.lastEpoch = -1; }
+    // A replica cut below what was replayed and written on by a new leader (only an unclean leader
+    // election takes committed records away): the epoch of the last batch replayed now ends before
+    // it, as a consumer detects log truncation (KIP-320). What was replayed may differ from what
+    // the log holds there now, so the state is rebuilt from the start.
+    const epochEnd = this.lastEpoch >= 0 ? log.endOffsetForEpoch(this.lastEpoch) : this.nextOffset;
+    if (epochEnd < this.nextOffset) {
+      this.options.logger.warn(`_schemas diverged at ${epochEnd}, below the replayed offset ${this.nextOffset} (leader epoch ${this.lastEpoch}): replaying it again from the start`);
+      this.state.clear();
+      this.nextOffset = log.logStartOffset();
+      this.lastEpoch = -1;
+    }
     for (let hw = log.highWatermark(); this.nextOffset < hw && !this.closed; hw = log.highWatermark()) {
       const bytes = await log.read(this.nextOffset, hw);
       if (bytes.length === 0) break;

@@ -45,6 +45,12 @@ export class RegistryState {
 
   // ---- replay ----------------------------------------------------------------------------------
 
+  /** Forgets everything replayed: the service replays `_schemas` again from its start. */
+  clear(): void {
+    for (const m of [this.subjects, this.contents, this.idsByContent, this.configs, this.modes, this.parsed]) m.clear();
+    this.maxId = 0;
+  }
+
   replay(r: RegistryRecord): void {
     switch (r.keytype) {
       case 'SCHEMA': return this.replaySchema(r.subject, r.version, r.value);

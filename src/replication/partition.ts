@@ -47,6 +47,8 @@ export interface LocalLog {
   offsetForTimestamp(timestampMs: number): Promise<{ offset: number; timestamp: number; leaderEpoch: number } | null>;
   /** Offset and timestamp of the record with the largest timestamp, or null when empty. */
   maxTimestampOffset(): Promise<{ offset: number; timestamp: number; leaderEpoch: number } | null>;
+  /** The high watermark this log last knew (restored from the replication-offset-checkpoint on open). */
+  readonly highWatermark: number;
   updateHighWatermark(offset: number): void;
   /** Moves the log start offset forward (DeleteRecords); resolves with the new log start offset. */
   deleteRecordsBefore(offset: number): Promise<number>;
@@ -222,7 +224,9 @@ export class Partition {
   ) {
     this.isr = [localBrokerId];
     this.replicas = [localBrokerId];
-    this.highWatermark = log.logEndOffset;
+    // The log's, as its checkpoint restored it; never its end, which may hold an uncommitted suffix
+    // this broker wrote as a leader before a crash (a new leader may have written other records there).
+    this.highWatermark = log.highWatermark;
   }
 
   /**

@@ -12,6 +12,7 @@ export class StorageLog implements LocalLog {
   get tieredLog(): PartitionLog { return this.log; }
   get logEndOffset(): number { return this.log.logEndOffset; }
   get durableEndOffset(): number { return this.log.durableEndOffset; }
+  get highWatermark(): number { return this.log.highWatermark; }
   whenDurable(): Promise<void> { return this.log.whenDurable(); }
   appendAsLeader(records: Buffer, leaderEpoch: number, origin?: AppendOrigin, check?: RecordCheck | null, current?: (() => boolean) | null): Promise<AppendResult> {
     return this.log.appendAsLeader(records, leaderEpoch, origin, check, current);

@@ -213,7 +213,11 @@ export class PartitionLog {
     this.epochCache.truncateFromEnd(this.logEndOffset);
     this.epochCache.truncateFromStart(this.logStartOffset);
     this.epochCache.flush();
-    this.highWatermark = Math.min(this.logEndOffset, Math.max(this.logStartOffset, this.recoveryPoint));
+    // Kafka's UnifiedLog: the high watermark starts at the log start offset and its owner restores
+    // it from the replication-offset-checkpoint. Not at the recovery point: a replica flushes what it
+    // wrote as leader before it was committed, and a restarted replica must not read (or replay)
+    // a suffix the new leader may not have.
+    this.highWatermark = this.logStartOffset;
     this.cleanerCheckpoint = this.logStartOffset;
     this.rebuildProducerState(this.logEndOffset);
   }

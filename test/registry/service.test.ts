@@ -21,6 +21,11 @@ class FakeReplica implements SchemasLog {
   highWatermark() { return this.hw; }
   logEndOffset() { return this.batches.reduce((end, b) => Math.max(end, [...iterateBatches(b)][0]!.lastOffset + 1), 0); }
   logStartOffset() { return 0; }
+  endOffsetForEpoch(epoch: number) {
+    const views = this.batches.map((b) => [...iterateBatches(b)][0]!);
+    if (!views.some((v) => v.partitionLeaderEpoch <= epoch)) return -1;
+    return views.find((v) => v.partitionLeaderEpoch > epoch)?.baseOffset ?? this.logEndOffset();
+  }
   async read(offset: number, maxOffset: number) {
     return Buffer.concat(this.batches.filter((b) => { const v = [...iterateBatches(b)][0]!; return v.lastOffset >= offset && v.baseOffset < maxOffset; }));
   }
@@ -87,4 +92,23 @@ test('the writer\'s word for offsets this replica has not fetched yet waits for 
   log.add(5, [schema('a', 1)]);
   assert.ok(await waiting, 'replayed once the batch arrives, with the high watermark still at 0');
   assert.equal(log.hw, 0);
+}));
+
+test('a replica cut below what was replayed and written on in a later epoch (an unclean election) is replayed again from its start', { timeout: 30_000 }, () => withService(20, async (log, service) => {
+  log.add(3, [schema('a', 1)]);
+  log.add(3, [schema('lost', 2)]);
+  log.hw = 2;
+  assert.ok(await service.waitForOffset(2, 5_000));
+  assert.equal(service.state.schemaById(2).schema, '"string"');
+  // The replica that led next had only offset 0: this one truncates to 1, and fetches what the new
+  // leader wrote there in epoch 5, and more, before the registry polls again.
+  log.truncate(1);
+  log.add(5, [{ ...schema('b', 3), value: { ...schema('b', 3).value!, schema: '"int"' } } as RegistryRecord]);
+  log.add(5, [schema('c', 4)]);
+  log.hw = 3;
+  assert.ok(await service.waitForOffset(3, 5_000));
+  assert.throws(() => service.state.schemaById(2), /not found/, 'the record the log no longer holds is forgotten');
+  assert.equal(service.state.schemaById(3).schema, '"int"');
+  assert.equal(service.state.schemaById(4).schema, '"string"');
+  assert.deepEqual(service.replayedPosition, { offset: 3, epoch: 5 });
 }));

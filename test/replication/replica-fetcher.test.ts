@@ -262,12 +262,16 @@ test('follower with a divergent tail truncates to the leader\'s epoch end and th
   const f = storageLog();
   await leaderLog.appendAsLeader(batch(3), 1);
   f.appendAsFollower(await leaderLog.read(0, 1 << 20, 3, true));
+  f.updateHighWatermark(3); // as its replication-offset-checkpoint restores it after a restart
   await f.appendAsLeader(batch(4), 2); // written while it led at epoch 2, never replicated
   await leaderLog.appendAsLeader(batch(2), 3); // the next leader's epoch 3 continues from offset 3
   await leaderLog.appendAsLeader(batch(2), 3);
   const leader = new ScriptedLeader(leaderLog);
   leader.leaderEpoch = 3;
   const p = followerPartition(f, 3);
+  // The suffix it wrote as leader is not committed: nothing on this broker reads it (a registry
+  // replaying its replica, a consumer fetching from this follower) before the truncation.
+  assert.equal(p.highWatermark, 3);
   const m = follower(leader);
   try {
     m.addFetcherForPartitions([p]);

@@ -126,6 +126,33 @@ test('the periodic checkpoint is written off the event loop, and one still in fl
   assert.equal(fs.readFile('/data/recovery-point-offset-checkpoint').toString(), '0\n1\norders 0 6\n');
 });
 
+test('after a crash the high watermark is the checkpointed one, not the end of a flushed suffix the leader wrote but never had committed; without a checkpoint it starts at the log start offset', async () => {
+  const fs = new MemoryFileSystem();
+  const clock = new ManualClock(10_000);
+  let m = manager(fs, clock);
+  let log = m.getOrCreateLog('orders', 0, null);
+  for (let i = 0; i < 3; i++) await log.appendAsLeader(batch(2), 0);
+  log.updateHighWatermark(4);
+  m.checkpoint();
+  // Offsets 4 and 5 reached no follower; the leader's own flush made them durable here anyway.
+  log.flush();
+  m = manager(fs, clock); // a SIGKILL: no close
+  log = m.getOrCreateLog('orders', 0, null);
+  assert.equal(m.hadCleanShutdown, false);
+  assert.equal(log.logEndOffset, 6, 'the flushed suffix survives the crash');
+  assert.equal(log.highWatermark, 4, 'but is not committed: a new leader may have other records there');
+
+  const fresh = new MemoryFileSystem();
+  m = manager(fresh, clock);
+  log = m.getOrCreateLog('orders', 0, null);
+  for (let i = 0; i < 3; i++) await log.appendAsLeader(batch(2), 0);
+  log.flush();
+  m = manager(fresh, clock); // killed before its first checkpoint
+  log = m.getOrCreateLog('orders', 0, null);
+  assert.equal(log.logEndOffset, 6);
+  assert.equal(log.highWatermark, 0);
+});
+
 test('a new partition is created without an fsync or a file write on the event loop; its partition.metadata is written and made durable in the background, and a power cut before that leaves a log that opens and takes its topic id again', async () => {
   const fs = new MemoryFileSystem();
   const clock = new ManualClock(10_000);
