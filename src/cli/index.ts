@@ -13,6 +13,7 @@ const COMMANDS: Record<string, { help: string; run: (argv: string[]) => Promise<
   transactions: { help: 'list, describe transactions and their producers; abort a hanging one', run: (argv) => import('./transactions.js').then((m) => m.transactionsCommand(argv)) },
   cluster: { help: 'describe the cluster (cluster info, cluster status), elect leaders (cluster elect-leaders) or start a local one (cluster start)', run: (argv) => import('./cluster.js').then((m) => m.clusterCommand(argv)) },
   schema: { help: 'the schema registry: list subjects, register, get, check compatibility, set levels and modes, delete (schema register --subject orders-value --file order.avsc)', run: (argv) => import('./schema.js').then((m) => m.schemaCommand(argv)) },
+  feature: { help: 'describe the cluster\'s features and change their finalized levels (feature downgrade --feature eligible.leader.replicas.version=0)', run: (argv) => import('./feature.js').then((m) => m.featureCommand(argv)) },
   quota: { help: 'set and list client quotas (quota set --user alice --add producer_byte_rate=1048576)', run: (argv) => import('./quota.js').then((m) => m.quotaCommand(argv)) },
   security: { help: 'TLS helpers: write development certificates (security dev-certs DIR)', run: (argv) => import('./security.js').then((m) => m.securityCommand(argv)) },
   acl: { help: 'create, list, delete ACLs (kafka-acls.sh\'s options)', run: (argv) => import('./acl.js').then((m) => m.aclCommand(argv)) },
