@@ -143,22 +143,29 @@ export function dumpLogs(nodes: ClusterNodeProcess[], topic: string): string {
   }).join(' ');
 }
 
+/** A record librdkafka had not reported on after the flush: its partition (null: never assigned one), value, produce time (ms) and purge error. */
+interface Pending { p: number | null; v: string; t: number; e: string }
+
 /** confluent-kafka-python (librdkafka) producing `rate` records a second until `stop()` is called. */
 export function startLibrdkafkaProducer(nodes: ClusterNodeProcess[], topic: string, rate: number): FaultProducer {
   const dir = mkdtempSync(join(tmpdir(), 'logline-faults-'));
   const stopFile = join(dir, 'stop');
-  const child = spawn(PYTHON, ['test/broker/python/acked_producer.py', bootstrapOf(nodes), topic, 'py', String(rate), stopFile], { stdio: ['ignore', 'pipe', 'pipe'] });
+  // librdkafka's debug log, read only when records are left undelivered (then kept).
+  const debugFile = join(dir, 'librdkafka-debug.log');
+  const child = spawn(PYTHON, ['test/broker/python/acked_producer.py', bootstrapOf(nodes), topic, 'py', String(rate), stopFile, debugFile], { stdio: ['ignore', 'pipe', 'pipe'] });
   const result: ProducerResult = { acks: [], failures: [], sent: -1 };
-  let pending = '';
+  const pending: Pending[] = [];
+  let partial = '';
   let stderr = '';
   let left = -1;
   child.stdout!.on('data', (d: Buffer) => {
-    pending += d;
-    const lines = pending.split('\n');
-    pending = lines.pop()!;
+    partial += d;
+    const lines = partial.split('\n');
+    partial = lines.pop()!;
     for (const line of lines) {
-      const r = JSON.parse(line) as { p?: number; o?: number; v?: string; e?: string; done?: number; left?: number };
-      if (r.e !== undefined) result.failures.push(`${r.v}: ${r.e}`);
+      const r = JSON.parse(line) as { p?: number | null; o?: number; v?: string; e?: string; done?: number; left?: number; pending?: string; t?: number };
+      if (r.pending !== undefined) pending.push({ p: r.p ?? null, v: r.v!, t: r.t!, e: r.pending });
+      else if (r.e !== undefined) result.failures.push(`${r.v} (partition ${r.p ?? 'none'}): ${r.e}`);
       else if (r.done !== undefined) { result.sent = r.done; left = r.left!; }
       else result.acks.push({ p: r.p!, o: r.o!, v: r.v! });
     }
@@ -171,14 +178,49 @@ export function startLibrdkafkaProducer(nodes: ClusterNodeProcess[], topic: stri
     failed: () => result.failures.length,
     abort: () => { if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL'); rmSync(dir, { recursive: true, force: true }); },
     async stop() {
+      const stoppedAt = Date.now();
       writeFileSync(stopFile, '');
-      const code = await within(200_000, 'the librdkafka producer flushing', exited);
-      rmSync(dir, { recursive: true, force: true });
+      const code = await within(220_000, 'the librdkafka producer flushing', exited);
       assert.equal(code, 0, `librdkafka producer exited ${code}: ${stderr.slice(-2000)}`);
-      assert.equal(left, 0, 'every librdkafka record got a delivery report');
+      if (left !== 0) assert.fail(await undeliveredReport(nodes, topic, { left, pending, failures: result.failures, acks: result.acks, stoppedAt, debugFile }));
+      rmSync(dir, { recursive: true, force: true });
       return result;
     },
   };
+}
+
+/**
+ * Why librdkafka records were left without a delivery report: which records (partition, value,
+ * when produced) the purge after the flush named, the failures and the last acknowledgement per
+ * partition, what every node says about those partitions, where the nodes' logs and librdkafka's
+ * debug log are, and the debug log's last lines about those partitions.
+ */
+async function undeliveredReport(nodes: ClusterNodeProcess[], topic: string,
+  r: { left: number; pending: Pending[]; failures: string[]; acks: Ack[]; stoppedAt: number; debugFile: string }): Promise<string> {
+  const partitions = [...new Set(r.pending.map((x) => x.p))].sort((x, y) => (x ?? -1) - (y ?? -1));
+  const at = (ms: number) => new Date(ms).toISOString();
+  const lines = [`${r.left} librdkafka records got no delivery report in the 180 s flush after the stop at ${at(r.stoppedAt)}`];
+  for (const p of partitions) {
+    const recs = r.pending.filter((x) => x.p === p);
+    lines.push(`  ${topic}-${p}: ${recs.length} pending (${[...new Set(recs.map((x) => x.e))].join(', ')}), produced ${at(Math.min(...recs.map((x) => x.t)))} .. ${at(Math.max(...recs.map((x) => x.t)))}: ${recs.slice(0, 12).map((x) => x.v).join(' ')}`);
+  }
+  for (const p of new Set(r.acks.map((a) => a.p))) {
+    const last = r.acks.filter((a) => a.p === p).at(-1);
+    lines.push(`  ${topic}-${p}: ${r.acks.filter((a) => a.p === p).length} acknowledged, the last ${last === undefined ? 'none' : `${last.v} at offset ${last.o}`}`);
+  }
+  lines.push(`  ${r.failures.length} failed delivery reports${r.failures.length > 0 ? `, first: ${r.failures.slice(0, 3).join('; ')}` : ''}`);
+  for (const n of nodes) {
+    const view = await partitionsOn(n, topic);
+    lines.push(`  node ${n.id}${n.child === null ? ' (not running)' : ''}: ${view === null ? 'no answer' : view.map((p) => `p${p.partition} leader ${p.leader} epoch ${p.leaderEpoch} isr [${p.isr}]`).join('; ')}`);
+  }
+  lines.push(`  node logs: ${dumpLogs(nodes, topic)}`);
+  let debug: string[] = [];
+  try { debug = readFileSync(r.debugFile, 'utf8').split('\n'); } catch { /* no debug log written */ }
+  const about = partitions.map((p) => `${topic} [${p}]`);
+  const mentions = debug.filter((l) => about.some((a) => l.includes(a)));
+  lines.push(`  librdkafka debug log: ${r.debugFile} (${debug.length} lines); its last lines about ${about.join(', ')}:`);
+  lines.push(...mentions.slice(-40).map((l) => `    ${l.slice(0, 400)}`));
+  return lines.join('\n');
 }
 
 /**
