@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Kafka, logLevel, type Producer, type RecordMetadata } from 'kafkajs';
 import { ClusterClient, type PartitionInfo } from '../../src/client/index.js';
-import { ApiKey, ErrorCode } from '../../src/protocol/index.js';
+import { ApiKey, ErrorCode, type DescribeProducersResponse } from '../../src/protocol/index.js';
 import { decompressBatchBody, iterateBatches, iterateRecords } from '../../src/records/index.js';
 import { consumeAll } from './log-reader.js';
 import { activeControllerOn, killProcess, runProcess, startClusterNodeProcess, within, type ClusterNodeProcess } from './process-helpers.js';
@@ -134,6 +134,20 @@ export async function untilAcked(nodes: ClusterNodeProcess[], topic: string, pro
   }
 }
 
+/** What the broker on `node` holds of each producer in `partitions` of `topic` (the leader answers; others say NOT_LEADER), for a failure message. */
+async function producersOn(node: ClusterNodeProcess, topic: string, partitions: number[]): Promise<string> {
+  const client = new ClusterClient({ bootstrap: brokerAddress(node), requestTimeoutMs: 3000 });
+  try {
+    const r = await client.admin<DescribeProducersResponse>(ApiKey.DescribeProducers, { topics: [{ name: topic, partitionIndexes: partitions }] }, 0);
+    return r.topics.flatMap((t) => t.partitions).map((p) => `p${p.partitionIndex} ${p.errorCode !== 0 ? `error ${p.errorCode}`
+      : p.activeProducers.map((x) => `producer ${x.producerId} epoch ${x.producerEpoch} last sequence ${x.lastSequence}`).join(', ') || 'none'}`).join('; ');
+  } catch (e) {
+    return `no answer (${(e as Error).message})`;
+  } finally {
+    client.close();
+  }
+}
+
 /** Writes each node's output to a file under the temporary directory (for a failed run) and names the files. */
 export function dumpLogs(nodes: ClusterNodeProcess[], topic: string): string {
   return nodes.map((n) => {
@@ -204,20 +218,23 @@ async function undeliveredReport(nodes: ClusterNodeProcess[], topic: string,
     const recs = r.pending.filter((x) => x.p === p);
     lines.push(`  ${topic}-${p}: ${recs.length} pending (${[...new Set(recs.map((x) => x.e))].join(', ')}), produced ${at(Math.min(...recs.map((x) => x.t)))} .. ${at(Math.max(...recs.map((x) => x.t)))}: ${recs.slice(0, 12).map((x) => x.v).join(' ')}`);
   }
-  for (const p of new Set(r.acks.map((a) => a.p))) {
+  for (const p of [...new Set(r.acks.map((a) => a.p))].sort((x, y) => x - y)) {
     const last = r.acks.filter((a) => a.p === p).at(-1);
     lines.push(`  ${topic}-${p}: ${r.acks.filter((a) => a.p === p).length} acknowledged, the last ${last === undefined ? 'none' : `${last.v} at offset ${last.o}`}`);
   }
   lines.push(`  ${r.failures.length} failed delivery reports${r.failures.length > 0 ? `, first: ${r.failures.slice(0, 3).join('; ')}` : ''}`);
+  const stuck = partitions.filter((p): p is number => p !== null);
   for (const n of nodes) {
     const view = await partitionsOn(n, topic);
     lines.push(`  node ${n.id}${n.child === null ? ' (not running)' : ''}: ${view === null ? 'no answer' : view.map((p) => `p${p.partition} leader ${p.leader} epoch ${p.leaderEpoch} isr [${p.isr}]`).join('; ')}`);
+    if (stuck.length > 0 && n.child !== null) lines.push(`    its producer state (DescribeProducers): ${await producersOn(n, topic, stuck)}`);
   }
   lines.push(`  node logs: ${dumpLogs(nodes, topic)}`);
   let debug: string[] = [];
   try { debug = readFileSync(r.debugFile, 'utf8').split('\n'); } catch { /* no debug log written */ }
   const about = partitions.map((p) => `${topic} [${p}]`);
-  const mentions = debug.filter((l) => about.some((a) => l.includes(a)));
+  // The partitioner names a partition for every record: not what tells why it is stuck.
+  const mentions = debug.filter((l) => about.some((a) => l.includes(a)) && !l.includes(' PARTITIONER '));
   lines.push(`  librdkafka debug log: ${r.debugFile} (${debug.length} lines); its last lines about ${about.join(', ')}:`);
   lines.push(...mentions.slice(-40).map((l) => `    ${l.slice(0, 400)}`));
   return lines.join('\n');
