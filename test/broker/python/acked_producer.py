@@ -4,7 +4,7 @@
 # a last line {"done": records produced, "left": still undelivered after the flush}.
 # When records are left, they are purged first, each reported as {"pending","p","v","t"} (its
 # partition, null when it never had one, and when it was produced): the test names what was stuck where. With `debug_file`,
-# librdkafka's eos/msg/protocol/broker debug log goes there, for a failed run to be read.
+# librdkafka's eos/msg/queue/protocol/broker/topic debug log goes there, for a failed run to be read.
 import json
 import logging
 import os
@@ -27,7 +27,7 @@ if debug_file is not None:
     logger.setLevel(logging.DEBUG)
     logger.addHandler(handler)
     logger.propagate = False
-    config.update({'debug': 'eos,msg,protocol,broker,topic', 'logger': logger})
+    config.update({'debug': 'eos,msg,queue,protocol,broker,topic', 'logger': logger})
 producer = Producer(config)
 purging = False
 produced_at = []  # each record's produce() time, in ms, by its number
