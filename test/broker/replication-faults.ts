@@ -222,7 +222,10 @@ async function undeliveredReport(nodes: ClusterNodeProcess[], topic: string,
     const last = r.acks.filter((a) => a.p === p).at(-1);
     lines.push(`  ${topic}-${p}: ${r.acks.filter((a) => a.p === p).length} acknowledged, the last ${last === undefined ? 'none' : `${last.v} at offset ${last.o}`}`);
   }
-  lines.push(`  ${r.failures.length} failed delivery reports${r.failures.length > 0 ? `, first: ${r.failures.slice(0, 3).join('; ')}` : ''}`);
+  // A record stuck as long as message.timeout.ms fails rather than staying pending: the failures say where too.
+  const failedIn = new Map<string, number>();
+  for (const f of r.failures) { const p = /\(partition (\S+)\)/.exec(f)?.[1] ?? '?'; failedIn.set(p, (failedIn.get(p) ?? 0) + 1); }
+  lines.push(`  ${r.failures.length} failed delivery reports${r.failures.length > 0 ? ` (${[...failedIn].map(([p, n]) => `${n} in partition ${p}`).join(', ')}), first: ${r.failures.slice(0, 3).join('; ')}` : ''}`);
   const stuck = partitions.filter((p): p is number => p !== null);
   for (const n of nodes) {
     const view = await partitionsOn(n, topic);
