@@ -172,6 +172,7 @@ export function startLibrdkafkaProducer(nodes: ClusterNodeProcess[], topic: stri
   let partial = '';
   let stderr = '';
   let left = -1;
+  let reported = false;
   child.stdout!.on('data', (d: Buffer) => {
     partial += d;
     const lines = partial.split('\n');
@@ -179,7 +180,7 @@ export function startLibrdkafkaProducer(nodes: ClusterNodeProcess[], topic: stri
     for (const line of lines) {
       const r = JSON.parse(line) as { p?: number | null; o?: number; v?: string; e?: string; done?: number; left?: number; pending?: string; t?: number };
       if (r.pending !== undefined) pending.push({ p: r.p ?? null, v: r.v!, t: r.t!, e: r.pending });
-      else if (r.e !== undefined) result.failures.push(`${r.v} (partition ${r.p ?? 'none'}): ${r.e}`);
+      else if (r.e !== undefined) result.failures.push(`${r.v} (partition ${r.p ?? 'none'}, produced ${new Date(r.t!).toISOString()}): ${r.e}`);
       else if (r.done !== undefined) { result.sent = r.done; left = r.left!; }
       else result.acks.push({ p: r.p!, o: r.o!, v: r.v! });
     }
@@ -190,13 +191,17 @@ export function startLibrdkafkaProducer(nodes: ClusterNodeProcess[], topic: stri
     acked: () => result.acks.length,
     ackedOn: (p: number) => result.acks.reduce((n, a) => n + (a.p === p ? 1 : 0), 0),
     failed: () => result.failures.length,
-    abort: () => { if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL'); rmSync(dir, { recursive: true, force: true }); },
+    // A failed stop's report names the debug log: the cleanup after it must not delete it.
+    abort: () => { if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL'); if (!reported) rmSync(dir, { recursive: true, force: true }); },
     async stop() {
       const stoppedAt = Date.now();
       writeFileSync(stopFile, '');
       const code = await within(220_000, 'the librdkafka producer flushing', exited);
       assert.equal(code, 0, `librdkafka producer exited ${code}: ${stderr.slice(-2000)}`);
-      if (left !== 0) assert.fail(await undeliveredReport(nodes, topic, { left, pending, failures: result.failures, acks: result.acks, stoppedAt, debugFile }));
+      if (left !== 0 || result.failures.length > 0) {
+        reported = true;
+        assert.fail(await undeliveredReport(nodes, topic, { left, pending, failures: result.failures, acks: result.acks, stoppedAt, debugFile }));
+      }
       rmSync(dir, { recursive: true, force: true });
       return result;
     },
@@ -211,11 +216,24 @@ export function startLibrdkafkaProducer(nodes: ClusterNodeProcess[], topic: stri
  */
 async function undeliveredReport(nodes: ClusterNodeProcess[], topic: string,
   r: { left: number; pending: Pending[]; failures: string[]; acks: Ack[]; stoppedAt: number; debugFile: string }): Promise<string> {
-  const partitions = [...new Set(r.pending.map((x) => x.p))].sort((x, y) => (x ?? -1) - (y ?? -1));
+  const failedPartitions = r.failures.map((f) => /\(partition (\d+),/.exec(f)?.[1]).filter((p) => p !== undefined).map(Number);
+  const partitions = [...new Set([...r.pending.map((x) => x.p), ...failedPartitions])].sort((x, y) => (x ?? -1) - (y ?? -1));
   const at = (ms: number) => new Date(ms).toISOString();
-  const lines = [`${r.left} librdkafka records got no delivery report in the 180 s flush after the stop at ${at(r.stoppedAt)}`];
+  let debug: string[] = [];
+  try { debug = readFileSync(r.debugFile, 'utf8').split('\n'); } catch { /* no debug log written */ }
+  const lines = [`librdkafka: ${r.left} records without a delivery report in the 180 s flush after the stop at ${at(r.stoppedAt)}, ${r.failures.length} failed`];
+  // librdkafka 2.0 (no leader epochs) can end up with a partition delegated to a broker other than
+  // the leader it has recorded; it then takes itself for a consumer fetching from a follower and
+  // never moves the partition (rd_kafka_toppar_leader_update), retrying NOT_LEADER_OR_FOLLOWER
+  // until message.timeout.ms. Its own debug line says so.
+  for (const p of partitions) {
+    const stuck = debug.filter((l) => l.includes(`${topic} [${p}]: leader `) && l.includes('not migrating away from preferred replica'));
+    const on = debug.filter((l) => l.includes(`: ${topic} [${p}]: Produce MessageSet`)).at(-1)?.match(/\]: ([^ ]+): /)?.[1];
+    if (stuck.length > 0) lines.push(`  ${topic}-${p}: librdkafka kept producing to ${on ?? 'another broker'} while naming another leader (${stuck.length} times "${stuck.at(-1)!.replace(/^.*\]: /, '')}"): its own stuck delegation, not the cluster's answer`);
+  }
   for (const p of partitions) {
     const recs = r.pending.filter((x) => x.p === p);
+    if (recs.length === 0) continue;
     lines.push(`  ${topic}-${p}: ${recs.length} pending (${[...new Set(recs.map((x) => x.e))].join(', ')}), produced ${at(Math.min(...recs.map((x) => x.t)))} .. ${at(Math.max(...recs.map((x) => x.t)))}: ${recs.slice(0, 12).map((x) => x.v).join(' ')}`);
   }
   for (const p of [...new Set(r.acks.map((a) => a.p))].sort((x, y) => x - y)) {
@@ -224,17 +242,15 @@ async function undeliveredReport(nodes: ClusterNodeProcess[], topic: string,
   }
   // A record stuck as long as message.timeout.ms fails rather than staying pending: the failures say where too.
   const failedIn = new Map<string, number>();
-  for (const f of r.failures) { const p = /\(partition (\S+)\)/.exec(f)?.[1] ?? '?'; failedIn.set(p, (failedIn.get(p) ?? 0) + 1); }
+  for (const f of r.failures) { const p = /\(partition (\S+?),/.exec(f)?.[1] ?? '?'; failedIn.set(p, (failedIn.get(p) ?? 0) + 1); }
   lines.push(`  ${r.failures.length} failed delivery reports${r.failures.length > 0 ? ` (${[...failedIn].map(([p, n]) => `${n} in partition ${p}`).join(', ')}), first: ${r.failures.slice(0, 3).join('; ')}` : ''}`);
-  const stuck = partitions.filter((p): p is number => p !== null);
+  const named = partitions.filter((p): p is number => p !== null);
   for (const n of nodes) {
     const view = await partitionsOn(n, topic);
     lines.push(`  node ${n.id}${n.child === null ? ' (not running)' : ''}: ${view === null ? 'no answer' : view.map((p) => `p${p.partition} leader ${p.leader} epoch ${p.leaderEpoch} isr [${p.isr}]`).join('; ')}`);
-    if (stuck.length > 0 && n.child !== null) lines.push(`    its producer state (DescribeProducers): ${await producersOn(n, topic, stuck)}`);
+    if (named.length > 0 && n.child !== null) lines.push(`    its producer state (DescribeProducers): ${await producersOn(n, topic, named)}`);
   }
   lines.push(`  node logs: ${dumpLogs(nodes, topic)}`);
-  let debug: string[] = [];
-  try { debug = readFileSync(r.debugFile, 'utf8').split('\n'); } catch { /* no debug log written */ }
   const about = partitions.map((p) => `${topic} [${p}]`);
   // The partitioner names a partition for every record: not what tells why it is stuck.
   const mentions = debug.filter((l) => about.some((a) => l.includes(a)) && !l.includes(' PARTITIONER '));

@@ -1,10 +1,11 @@
 # A steady idempotent acks=all producer (librdkafka) for fault tests: sends `rate` records a second,
 # values '<prefix>-<n>' without keys (so spread over the partitions), until `stop_file` exists, then
-# flushes. One JSON line per delivery report: {"p","o","v"} when acknowledged, {"e","v","p"} when failed;
-# a last line {"done": records produced, "left": still undelivered after the flush}.
-# When records are left, they are purged first, each reported as {"pending","p","v","t"} (its
-# partition, null when it never had one, and when it was produced): the test names what was stuck where. With `debug_file`,
-# librdkafka's eos/msg/queue/protocol/broker/topic debug log goes there, for a failed run to be read.
+# flushes. One JSON line per delivery report: {"p","o","v"} when acknowledged, {"e","v","p","t"}
+# when failed (t: when it was produced, in ms); a last line {"done": records produced, "left":
+# still undelivered after the flush}. Records left are purged first, each reported as
+# {"pending","p","v","t"} (p null: it never had a partition), so the test can say what was stuck
+# where. With `debug_file`, librdkafka's eos/msg/queue/protocol/broker/topic debug log goes there,
+# read only when a run fails.
 import json
 import logging
 import os
@@ -40,7 +41,8 @@ def report(err, msg):
     elif err is None:
         print(json.dumps({'p': msg.partition(), 'o': msg.offset(), 'v': msg.value().decode()}), flush=True)
     else:
-        print(json.dumps({'e': f'{err.name()} fatal={err.fatal()}: {err.str()}', 'v': msg.value().decode(), 'p': msg.partition()}), flush=True)
+        value = msg.value().decode()
+        print(json.dumps({'e': f'{err.name()} fatal={err.fatal()}: {err.str()}', 'v': value, 'p': msg.partition(), 't': produced_at[int(value.rsplit('-', 1)[1])]}), flush=True)
 
 
 sent = 0
