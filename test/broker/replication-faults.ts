@@ -225,11 +225,15 @@ async function undeliveredReport(nodes: ClusterNodeProcess[], topic: string,
   // librdkafka 2.0 (no leader epochs) can end up with a partition delegated to a broker other than
   // the leader it has recorded; it then takes itself for a consumer fetching from a follower and
   // never moves the partition (rd_kafka_toppar_leader_update), retrying NOT_LEADER_OR_FOLLOWER
-  // until message.timeout.ms. Its own debug line says so.
+  // until message.timeout.ms. It logs so on every metadata answer (also, briefly, during an
+  // ordinary migration): stuck when it still produces to another broker than that leader.
   for (const p of partitions) {
-    const stuck = debug.filter((l) => l.includes(`${topic} [${p}]: leader `) && l.includes('not migrating away from preferred replica'));
+    const notMoving = debug.filter((l) => l.includes(`${topic} [${p}]: leader `) && l.includes('not migrating away from preferred replica'));
+    const leader = notMoving.at(-1)?.match(/leader (-?\d+) unchanged/)?.[1];
     const on = debug.filter((l) => l.includes(`: ${topic} [${p}]: Produce MessageSet`)).at(-1)?.match(/\]: ([^ ]+): /)?.[1];
-    if (stuck.length > 0) lines.push(`  ${topic}-${p}: librdkafka kept producing to ${on ?? 'another broker'} while naming another leader (${stuck.length} times "${stuck.at(-1)!.replace(/^.*\]: /, '')}"): its own stuck delegation, not the cluster's answer`);
+    if (leader !== undefined && on !== undefined && on.split('/').at(-1) !== leader) {
+      lines.push(`  ${topic}-${p}: librdkafka kept producing to ${on} while naming broker ${leader} the leader ("${notMoving.at(-1)!.replace(/^.*\]: /, '')}", ${notMoving.length} times): its delegation is stuck`);
+    }
   }
   for (const p of partitions) {
     const recs = r.pending.filter((x) => x.p === p);
