@@ -44,6 +44,13 @@ export interface HandlerSpec<S = any, K extends keyof ApiTypes = keyof ApiTypes>
    * records are in the log), so the network layer may reuse the frame's buffer.
    */
   readonly requestBytesDoneOnResolve?: boolean;
+  /**
+   * Handled only once every earlier request on its connection is answered, as Kafka (which reads
+   * a connection's next request only then) handles every request: for answers a client acts on as
+   * the broker's latest knowledge (Metadata), which must not be computed before the requests ahead
+   * of them finish and sent after.
+   */
+  readonly answersInTurn?: boolean;
   /** ApiVersions lists the API only while this feature is finalized (share.version for KIP-932's APIs, as Kafka gates them). */
   readonly feature?: string;
 }

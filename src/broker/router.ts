@@ -54,6 +54,9 @@ export class Router<S = unknown> implements RequestChannel<S> {
       .sort((a, b) => a.apiKey - b.apiKey);
   }
 
+  /** Whether requests of `apiKey` wait for the earlier ones on their connection (HandlerSpec.answersInTurn). */
+  inTurn(apiKey: number): boolean { return this.handlers.get(apiKey)?.answersInTurn === true; }
+
   supports(apiKey: number, version: number): boolean {
     const h = this.handlers.get(apiKey);
     return h !== undefined && version >= h.minVersion && version <= h.maxVersion;

@@ -78,6 +78,12 @@ export type RouteOutcome =
  */
 export interface RequestChannel<S> {
   route(header: RequestHeader, frame: Buffer, bodyOffset: number, ctx: NetworkRequestContext<S>): Promise<RouteOutcome>;
+  /**
+   * Whether a request of `apiKey` is handled only once every earlier request on its connection is
+   * answered (Kafka reads a connection's next request only then), so that its answer says what the
+   * broker knows when it is sent. Absent: every request is handled as it comes.
+   */
+  inTurn?(apiKey: number): boolean;
 }
 
 /**
@@ -116,6 +122,8 @@ interface GateEntry { readonly socket: Socket; readonly go: (rated: boolean) => 
 interface Slot {
   chunks: Buffer[] | null;
   done: boolean;
+  /** A request handled in turn (RequestChannel.inTurn) that waits for the ones before it: starts it. */
+  start: (() => void) | null;
   /** Response memory the handler asked for (ctx.responseBytes); released once the response is written. */
   lease: SlabLease | null;
 }
@@ -854,13 +862,28 @@ class Connection<S> {
     }
     const { header, bodyOffset } = decoded;
     if (this.sasl && !this.saslGate(header.requestApiKey)) return;
-    const slot: Slot = { chunks: null, done: false, lease: null };
+    const slot: Slot = { chunks: null, done: false, lease: null, start: null };
     this.queue.push(slot);
+    // Handled now, a Metadata request pipelined behind a produce that waits for acks=all would be
+    // answered with the leaders of when it came, sent only once that produce is answered, after
+    // leaderships may have moved: librdkafka 2.0 (no leader epochs) took such an answer for news,
+    // moved a partition back to its deposed leader and, as the migration crossed the next fresh
+    // answer, never off it again (NOT_LEADER_OR_FOLLOWER until message.timeout.ms).
+    if (this.queue.length > 1 && this.server.router.inTurn?.(header.requestApiKey) === true) {
+      const cameMs = this.lastActiveMs;
+      slot.start = () => this.handle(slot, frame, header, bodyOffset, cameMs);
+      return;
+    }
+    this.handle(slot, frame, header, bodyOffset, this.lastActiveMs);
+  }
+
+  /** Routes a request (read at `cameMs`) whose slot is in the queue, and completes the slot with its answer. */
+  private handle(slot: Slot, frame: Buffer, header: RequestHeader, bodyOffset: number, cameMs: number): void {
     const ctx: NetworkRequestContext<S> = {
       header, apiVersion: header.requestApiVersion, connectionId: this.id,
       clientAddress: this.remoteAddress, listenerName: this.listener.name,
       securityProtocol: this.listener.securityProtocol, principal: this.principal,
-      nowMs: this.lastActiveMs, services: this.server.services,
+      nowMs: cameMs, services: this.server.services,
       sasl: this.sasl ?? undefined,
       responseBytes: (bytes) => (slot.lease ??= new SlabLease(this.server.responseSlabs)).alloc(bytes),
     };
@@ -947,7 +970,7 @@ class Connection<S> {
     }
     const size = Buffer.alloc(4);
     size.writeUInt32BE(reply.length);
-    this.queue.push({ chunks: [size, reply], done: true, lease: null });
+    this.queue.push({ chunks: [size, reply], done: true, lease: null, start: null });
     this.afterSasl();
     this.flush();
   }
@@ -1001,6 +1024,13 @@ class Connection<S> {
       } else {
         lease?.release();
       }
+    }
+    // Every request before it is answered: one handled in turn starts now.
+    const head = this.queue[0];
+    if (head?.start != null && !this.closed) {
+      const start = head.start;
+      head.start = null;
+      start();
     }
     this.dispatchWaiting();
     this.maybeResume();

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Kafka, logLevel, type Producer, type RecordMetadata } from 'kafkajs';
 import { ClusterClient, type PartitionInfo } from '../../src/client/index.js';
-import { ApiKey, ErrorCode } from '../../src/protocol/index.js';
+import { ApiKey, ErrorCode, type DescribeProducersResponse } from '../../src/protocol/index.js';
 import { decompressBatchBody, iterateBatches, iterateRecords } from '../../src/records/index.js';
 import { consumeAll } from './log-reader.js';
 import { activeControllerOn, killProcess, runProcess, startClusterNodeProcess, within, type ClusterNodeProcess } from './process-helpers.js';
@@ -134,6 +134,20 @@ export async function untilAcked(nodes: ClusterNodeProcess[], topic: string, pro
   }
 }
 
+/** What the broker on `node` holds of each producer in `partitions` of `topic` (the leader answers; others say NOT_LEADER), for a failure message. */
+async function producersOn(node: ClusterNodeProcess, topic: string, partitions: number[]): Promise<string> {
+  const client = new ClusterClient({ bootstrap: brokerAddress(node), requestTimeoutMs: 3000 });
+  try {
+    const r = await client.admin<DescribeProducersResponse>(ApiKey.DescribeProducers, { topics: [{ name: topic, partitionIndexes: partitions }] }, 0);
+    return r.topics.flatMap((t) => t.partitions).map((p) => `p${p.partitionIndex} ${p.errorCode !== 0 ? `error ${p.errorCode}`
+      : p.activeProducers.map((x) => `producer ${x.producerId} epoch ${x.producerEpoch} last sequence ${x.lastSequence}`).join(', ') || 'none'}`).join('; ');
+  } catch (e) {
+    return `no answer (${(e as Error).message})`;
+  } finally {
+    client.close();
+  }
+}
+
 /** Writes each node's output to a file under the temporary directory (for a failed run) and names the files. */
 export function dumpLogs(nodes: ClusterNodeProcess[], topic: string): string {
   return nodes.map((n) => {
@@ -143,22 +157,30 @@ export function dumpLogs(nodes: ClusterNodeProcess[], topic: string): string {
   }).join(' ');
 }
 
+/** A record librdkafka had not reported on after the flush: its partition (null: never assigned one), value, produce time (ms) and purge error. */
+interface Pending { p: number | null; v: string; t: number; e: string }
+
 /** confluent-kafka-python (librdkafka) producing `rate` records a second until `stop()` is called. */
 export function startLibrdkafkaProducer(nodes: ClusterNodeProcess[], topic: string, rate: number): FaultProducer {
   const dir = mkdtempSync(join(tmpdir(), 'logline-faults-'));
   const stopFile = join(dir, 'stop');
-  const child = spawn(PYTHON, ['test/broker/python/acked_producer.py', bootstrapOf(nodes), topic, 'py', String(rate), stopFile], { stdio: ['ignore', 'pipe', 'pipe'] });
+  // librdkafka's debug log, read only when records are left undelivered (then kept).
+  const debugFile = join(dir, 'librdkafka-debug.log');
+  const child = spawn(PYTHON, ['test/broker/python/acked_producer.py', bootstrapOf(nodes), topic, 'py', String(rate), stopFile, debugFile], { stdio: ['ignore', 'pipe', 'pipe'] });
   const result: ProducerResult = { acks: [], failures: [], sent: -1 };
-  let pending = '';
+  const pending: Pending[] = [];
+  let partial = '';
   let stderr = '';
   let left = -1;
+  let reported = false;
   child.stdout!.on('data', (d: Buffer) => {
-    pending += d;
-    const lines = pending.split('\n');
-    pending = lines.pop()!;
+    partial += d;
+    const lines = partial.split('\n');
+    partial = lines.pop()!;
     for (const line of lines) {
-      const r = JSON.parse(line) as { p?: number; o?: number; v?: string; e?: string; done?: number; left?: number };
-      if (r.e !== undefined) result.failures.push(`${r.v}: ${r.e}`);
+      const r = JSON.parse(line) as { p?: number | null; o?: number; v?: string; e?: string; done?: number; left?: number; pending?: string; t?: number };
+      if (r.pending !== undefined) pending.push({ p: r.p ?? null, v: r.v!, t: r.t!, e: r.pending });
+      else if (r.e !== undefined) result.failures.push(`${r.v} (partition ${r.p ?? 'none'}, produced ${new Date(r.t!).toISOString()}): ${r.e}`);
       else if (r.done !== undefined) { result.sent = r.done; left = r.left!; }
       else result.acks.push({ p: r.p!, o: r.o!, v: r.v! });
     }
@@ -169,16 +191,76 @@ export function startLibrdkafkaProducer(nodes: ClusterNodeProcess[], topic: stri
     acked: () => result.acks.length,
     ackedOn: (p: number) => result.acks.reduce((n, a) => n + (a.p === p ? 1 : 0), 0),
     failed: () => result.failures.length,
-    abort: () => { if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL'); rmSync(dir, { recursive: true, force: true }); },
+    // A failed stop's report names the debug log: the cleanup after it must not delete it.
+    abort: () => { if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL'); if (!reported) rmSync(dir, { recursive: true, force: true }); },
     async stop() {
+      const stoppedAt = Date.now();
       writeFileSync(stopFile, '');
-      const code = await within(200_000, 'the librdkafka producer flushing', exited);
-      rmSync(dir, { recursive: true, force: true });
+      const code = await within(220_000, 'the librdkafka producer flushing', exited);
       assert.equal(code, 0, `librdkafka producer exited ${code}: ${stderr.slice(-2000)}`);
-      assert.equal(left, 0, 'every librdkafka record got a delivery report');
+      if (left !== 0 || result.failures.length > 0) {
+        reported = true;
+        assert.fail(await undeliveredReport(nodes, topic, { left, pending, failures: result.failures, acks: result.acks, stoppedAt, debugFile }));
+      }
+      rmSync(dir, { recursive: true, force: true });
       return result;
     },
   };
+}
+
+/**
+ * Why librdkafka records were left without a delivery report: which records (partition, value,
+ * when produced) the purge after the flush named, the failures and the last acknowledgement per
+ * partition, what every node says about those partitions, where the nodes' logs and librdkafka's
+ * debug log are, and the debug log's last lines about those partitions.
+ */
+async function undeliveredReport(nodes: ClusterNodeProcess[], topic: string,
+  r: { left: number; pending: Pending[]; failures: string[]; acks: Ack[]; stoppedAt: number; debugFile: string }): Promise<string> {
+  const failedPartitions = r.failures.map((f) => /\(partition (\d+),/.exec(f)?.[1]).filter((p) => p !== undefined).map(Number);
+  const partitions = [...new Set([...r.pending.map((x) => x.p), ...failedPartitions])].sort((x, y) => (x ?? -1) - (y ?? -1));
+  const at = (ms: number) => new Date(ms).toISOString();
+  let debug: string[] = [];
+  try { debug = readFileSync(r.debugFile, 'utf8').split('\n'); } catch { /* no debug log written */ }
+  const lines = [`librdkafka: ${r.left} records without a delivery report in the 180 s flush after the stop at ${at(r.stoppedAt)}, ${r.failures.length} failed`];
+  // librdkafka 2.0 (no leader epochs) can end up with a partition delegated to a broker other than
+  // the leader it has recorded; it then takes itself for a consumer fetching from a follower and
+  // never moves the partition (rd_kafka_toppar_leader_update), retrying NOT_LEADER_OR_FOLLOWER
+  // until message.timeout.ms. It logs so on every metadata answer (also, briefly, during an
+  // ordinary migration): stuck when it still produces to another broker than that leader.
+  for (const p of partitions) {
+    const notMoving = debug.filter((l) => l.includes(`${topic} [${p}]: leader `) && l.includes('not migrating away from preferred replica'));
+    const leader = notMoving.at(-1)?.match(/leader (-?\d+) unchanged/)?.[1];
+    const on = debug.filter((l) => l.includes(`: ${topic} [${p}]: Produce MessageSet`)).at(-1)?.match(/\]: ([^ ]+): /)?.[1];
+    if (leader !== undefined && on !== undefined && on.split('/').at(-1) !== leader) {
+      lines.push(`  ${topic}-${p}: librdkafka kept producing to ${on} while naming broker ${leader} the leader ("${notMoving.at(-1)!.replace(/^.*\]: /, '')}", ${notMoving.length} times): its delegation is stuck`);
+    }
+  }
+  for (const p of partitions) {
+    const recs = r.pending.filter((x) => x.p === p);
+    if (recs.length === 0) continue;
+    lines.push(`  ${topic}-${p}: ${recs.length} pending (${[...new Set(recs.map((x) => x.e))].join(', ')}), produced ${at(Math.min(...recs.map((x) => x.t)))} .. ${at(Math.max(...recs.map((x) => x.t)))}: ${recs.slice(0, 12).map((x) => x.v).join(' ')}`);
+  }
+  for (const p of [...new Set(r.acks.map((a) => a.p))].sort((x, y) => x - y)) {
+    const last = r.acks.filter((a) => a.p === p).at(-1);
+    lines.push(`  ${topic}-${p}: ${r.acks.filter((a) => a.p === p).length} acknowledged, the last ${last === undefined ? 'none' : `${last.v} at offset ${last.o}`}`);
+  }
+  // A record stuck as long as message.timeout.ms fails rather than staying pending: the failures say where too.
+  const failedIn = new Map<string, number>();
+  for (const f of r.failures) { const p = /\(partition (\S+?),/.exec(f)?.[1] ?? '?'; failedIn.set(p, (failedIn.get(p) ?? 0) + 1); }
+  lines.push(`  ${r.failures.length} failed delivery reports${r.failures.length > 0 ? ` (${[...failedIn].map(([p, n]) => `${n} in partition ${p}`).join(', ')}), first: ${r.failures.slice(0, 3).join('; ')}` : ''}`);
+  const named = partitions.filter((p): p is number => p !== null);
+  for (const n of nodes) {
+    const view = await partitionsOn(n, topic);
+    lines.push(`  node ${n.id}${n.child === null ? ' (not running)' : ''}: ${view === null ? 'no answer' : view.map((p) => `p${p.partition} leader ${p.leader} epoch ${p.leaderEpoch} isr [${p.isr}]`).join('; ')}`);
+    if (named.length > 0 && n.child !== null) lines.push(`    its producer state (DescribeProducers): ${await producersOn(n, topic, named)}`);
+  }
+  lines.push(`  node logs: ${dumpLogs(nodes, topic)}`);
+  const about = partitions.map((p) => `${topic} [${p}]`);
+  // The partitioner names a partition for every record: not what tells why it is stuck.
+  const mentions = debug.filter((l) => about.some((a) => l.includes(a)) && !l.includes(' PARTITIONER '));
+  lines.push(`  librdkafka debug log: ${r.debugFile} (${debug.length} lines); its last lines about ${about.join(', ')}:`);
+  lines.push(...mentions.slice(-40).map((l) => `    ${l.slice(0, 400)}`));
+  return lines.join('\n');
 }
 
 /**

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startServer, type ServerHandle } from '../../src/node/index.js';
 import { BrokerConnection } from '../../src/client/index.js';
-import { decodeResponse, encodeRequestFrame, ErrorCode, FrameSplitter } from '../../src/protocol/index.js';
+import { decodeResponse, encodeRequestFrame, ErrorCode, FrameSplitter, ZERO_UUID } from '../../src/protocol/index.js';
 import { Prng } from '../../src/util/index.js';
 
 async function withServer(fn: (s: ServerHandle) => Promise<void>, limits = {}): Promise<void> {
@@ -74,6 +74,37 @@ test('pipelined requests are answered in order even when handlers finish out of 
     assert.ok(answers.every((a) => a.errorCode === 0));
     c.close();
   });
+});
+
+test('a Metadata request pipelined behind one still being handled answers with what the broker knows once that one is answered, as Kafka', async () => {
+  const { ClusterClient } = await import('../../src/client/index.js');
+  const s = await startServer({ listeners: ['PLAINTEXT://127.0.0.1:0'] });
+  const admin = new ClusterClient({ bootstrap: `127.0.0.1:${s.listeners[0]!.port}`, requestTimeoutMs: 5000 });
+  try {
+    const c = await open(s);
+    // The first ApiVersions from here on stands for a produce waiting for acks=all.
+    let release!: () => void;
+    const held = new Promise<void>((r) => { release = r; });
+    let holding = true;
+    s.router.intercept(18, async () => {
+      if (holding) { holding = false; await held; }
+      return undefined;
+    });
+    const slow = c.send(18, 3, { clientSoftwareName: 'test', clientSoftwareVersion: '1.0' });
+    const answer = c.send(3, 12, { topics: [{ name: 'born-meanwhile', topicId: ZERO_UUID }], allowAutoTopicCreation: false, includeTopicAuthorizedOperations: false });
+    // Meanwhile, on another connection, the topic comes to be.
+    const created = await admin.admin(19, { topics: [{ name: 'born-meanwhile', numPartitions: 1, replicationFactor: 1, assignments: [], configs: [] }], timeoutMs: 5000, validateOnly: false }, 7);
+    assert.equal(created.topics[0].errorCode, 0);
+    release();
+    assert.equal((await slow).errorCode, 0);
+    const md = await answer;
+    assert.equal(md.topics[0].errorCode, ErrorCode.NONE, 'the answer sent after the topic was created names it');
+    assert.equal(md.topics[0].partitions.length, 1);
+    c.close();
+  } finally {
+    admin.close();
+    await s.close();
+  }
 });
 
 test('garbage, hostile sizes, unknown APIs and half frames close the connection; the server keeps serving', async () => {

@@ -9,6 +9,7 @@
 // controller authorizes it as the client and charges the client's controller_mutation_rate (a topic
 // over the quota is not created now, and stays LEADER_NOT_AVAILABLE until a later Metadata creates it).
 // Authorized operations are reported as "not requested" (ACLs arrive with the security issue).
+// Handled in turn: only once every earlier request on the connection is answered, as Kafka does.
 import { ErrorCode, ZERO_UUID, type MetadataRequest } from '../../protocol/index.js';
 import { isInternalTopic, topicNameError } from '../../controller/index.js';
 import type { HandlerSpec } from '../context.js';
@@ -41,6 +42,9 @@ export const metadataHandler: HandlerSpec<MetadataServices, 3> = {
   apiKey: 3,
   minVersion: 0,
   maxVersion: 12,
+  // The leaders named must be the broker's latest when the answer leaves, not when the request came
+  // in behind a produce still waiting for acks=all (see RequestChannel.inTurn).
+  answersInTurn: true,
   async handle(request: MetadataRequest, ctx) {
     const s = ctx.services;
     let view = s.metadata();
