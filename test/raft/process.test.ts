@@ -224,17 +224,22 @@ test('KIP-853 with processes: a fourth node joins as an observer and is added ov
     assert.notEqual(next.node.id, leader.id);
     c.leader = next.node;
     await until('a commit by the new leader', 10_000, async () => (c.acks.length > before ? true : undefined));
-    // The old leader, no longer a voter, finds the new leader as an observer does and follows it.
-    await until('the removed leader following the new one', 10_000, async () => {
+    // The old leader, no longer a voter, finds the current leader as an observer does and follows
+    // it (a loaded machine may have seen another election since: the node it follows must lead now).
+    let lastSeen = '';
+    const current = await until('the removed leader following the current leader', 20_000, async () => {
       const s = await leader.status();
-      return s.role === 'follower' && s.leaderId === next.node.id ? true : undefined;
-    });
-    assert.deepEqual([...(await next.node.status()).voters].sort(), [1, 2, 3, 4].filter((id) => id !== leader.id));
+      lastSeen = JSON.stringify({ role: s.role, leaderId: s.leaderId });
+      const followed = cluster!.nodes.find((n) => n.id === s.leaderId && n !== leader);
+      if (s.role !== 'follower' || followed === undefined) return undefined;
+      return (await followed.status()).role === 'leader' ? followed : undefined;
+    }).catch((e: unknown) => { throw new Error(`${e instanceof Error ? e.message : String(e)}; the removed node last said ${lastSeen}`); });
+    assert.deepEqual([...(await current.status()).voters].sort(), [1, 2, 3, 4].filter((id) => id !== leader.id));
     c.stop();
     await running;
 
     // Every node, the removed one too (it follows as an observer), applies the same log.
-    const final = await next.node.status();
+    const final = await current.status();
     for (const n of cluster.nodes) {
       await until(`node ${n.id} applying up to ${final.highWatermark}`, 15_000, async () => {
         const s = await n.status();
