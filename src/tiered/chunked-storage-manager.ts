@@ -54,20 +54,16 @@ export class ChunkedStorageManager implements RemoteStorageManager {
     // Indexes first and the log last: a copy cut short leaves no log object, and the segment stays
     // COPY_SEGMENT_STARTED in the metadata, so nothing reads it and deletion cleans it up.
     const source = (x: string | Buffer) => (typeof x === 'string' ? { path: x } : { bytes: x });
-    // The indexes are independent of each other and small: uploaded at once, so a segment costs two
-    // round trips (or fsyncs) of the store, not six.
-    // Every upload settles before a failure is reported, so the cleanup of a failed attempt never
-    // races an upload still running (which would leave an object behind it).
-    const indexes = await Promise.allSettled([
-      this.store.put(base + INDEX_SUFFIXES.OFFSET, source(data.offsetIndex)),
-      this.store.put(base + INDEX_SUFFIXES.TIMESTAMP, source(data.timeIndex)),
-      data.transactionIndex !== undefined ? this.store.put(base + INDEX_SUFFIXES.TRANSACTION, source(data.transactionIndex)) : undefined,
-      this.store.put(base + INDEX_SUFFIXES.PRODUCER_SNAPSHOT, source(data.producerSnapshotIndex)),
-      this.store.put(base + INDEX_SUFFIXES.LEADER_EPOCH, { bytes: data.leaderEpochIndex }),
-    ]);
-    const failed = indexes.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-    if (failed !== undefined) throw failed.reason;
-    await this.store.put(base + SEGMENT_SUFFIX, { path: data.logSegment });
+    // The indexes are independent of each other and small: written at once, so a segment costs two
+    // round trips of the store (S3) or one folder fsync (the local directory), not six.
+    const indexes = [
+      { key: base + INDEX_SUFFIXES.OFFSET, source: source(data.offsetIndex) },
+      { key: base + INDEX_SUFFIXES.TIMESTAMP, source: source(data.timeIndex) },
+      ...(data.transactionIndex !== undefined ? [{ key: base + INDEX_SUFFIXES.TRANSACTION, source: source(data.transactionIndex) }] : []),
+      { key: base + INDEX_SUFFIXES.PRODUCER_SNAPSHOT, source: source(data.producerSnapshotIndex) },
+      { key: base + INDEX_SUFFIXES.LEADER_EPOCH, source: { bytes: data.leaderEpochIndex } },
+    ];
+    await this.store.putAll(indexes, { key: base + SEGMENT_SUFFIX, source: { path: data.logSegment } });
     // A retried copy replaced the objects; nothing cached from the earlier attempt may be served.
     this.chunkCache?.invalidatePrefix(base);
     this.indexCache?.invalidatePrefix(base);

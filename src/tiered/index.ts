@@ -10,7 +10,7 @@ export {
   type RemotePartitionDeleteMetadata, type RemoteLogMetadataEvent, type SegmentLeaderEpoch,
 } from './segment-metadata.js';
 export { IndexType, type RemoteStorageManager, type RemoteCacheStats, type LogSegmentData } from './storage-manager.js';
-export { isSafeObjectKey, type ObjectStore, type ObjectSource } from './object-store.js';
+export { isSafeObjectKey, type ObjectStore, type ObjectSource, type ObjectPut } from './object-store.js';
 export { partitionFolder, segmentObjectBase, SEGMENT_SUFFIX, INDEX_SUFFIXES } from './object-layout.js';
 export { LocalObjectStore } from './local-object-store.js';
 export { ChunkedStorageManager, type ChunkedStorageManagerOptions } from './chunked-storage-manager.js';

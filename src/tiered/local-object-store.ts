@@ -3,11 +3,11 @@
 // fsynced, renamed into place and its directory fsynced, so after a crash an object is either
 // whole or absent; leftover temporary files are never listed and are swept on open.
 import { randomBytes } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { mkdir, open, type FileHandle, readdir, rename, rm, rmdir, stat } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { copyFile, mkdir, open, type FileHandle, readdir, rename, rm, rmdir, stat } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
 import { RemoteResourceNotFoundError, RemoteStorageError } from './errors.js';
-import { isSafeObjectKey, type ObjectSource, type ObjectStore } from './object-store.js';
+import { isSafeObjectKey, type ObjectPut, type ObjectSource, type ObjectStore } from './object-store.js';
 
 const TEMP_MARK = '.tmp-';
 
@@ -32,19 +32,49 @@ export class LocalObjectStore implements ObjectStore {
   }
 
   async put(key: string, source: ObjectSource): Promise<void> {
+    const folders = new Set<string>();
+    await this.write({ key, source }, folders);
+    await syncFolders(folders, key);
+  }
+
+  async putAll(first: readonly ObjectPut[], last: ObjectPut): Promise<void> {
+    // Each object's data is fsynced before its rename, so whatever a crash leaves visible is whole;
+    // the renames become durable together, by one fsync of their folder (six objects of a segment
+    // cost one directory fsync, not six).
+    const folders = new Set<string>();
+    const settled = await Promise.allSettled(first.map((o) => this.write(o, folders)));
+    const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed !== undefined) throw failed.reason;
+    await this.write(last, folders);
+    await syncFolders(folders, last.key);
+  }
+
+  /** Writes the object to a temporary file, fsyncs it and renames it into place; its folder still to be fsynced. */
+  private async write({ key, source }: ObjectPut, folders: Set<string>): Promise<void> {
     const path = this.pathOf(key);
     const temp = `${path}${TEMP_MARK}${randomBytes(6).toString('hex')}`;
     try {
-      const out = await openCreating(temp);
-      try {
-        if ('bytes' in source) await out.writeFile(source.bytes);
-        else for await (const piece of createReadStream(source.path, { highWaterMark: 1 << 20 })) await out.write(piece as Buffer);
-        await out.sync();
-      } finally {
-        await out.close();
+      if ('bytes' in source) {
+        const out = await openCreating(temp);
+        try {
+          await out.writeFile(source.bytes);
+          await out.sync();
+        } finally {
+          await out.close();
+        }
+      } else {
+        // The kernel copies the file (copy_file_range, or a reflink where the file system shares
+        // extents): no pass of a segment's bytes through JavaScript buffers.
+        await copyCreating(source.path, temp);
+        const out = await open(temp, 'r+');
+        try {
+          await out.sync();
+        } finally {
+          await out.close();
+        }
       }
       await rename(temp, path);
-      await syncDirectory(dirname(path));
+      folders.add(dirname(path));
     } catch (e) {
       await rm(temp, { force: true }).catch(() => undefined);
       if (e instanceof RemoteStorageError) throw e;
@@ -134,6 +164,28 @@ async function openCreating(path: string): Promise<FileHandle> {
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'ENOENT' || attempt > 0) throw e;
     }
+  }
+}
+
+/** Copies a file to a new path, creating its folder (a concurrent delete may remove it, as in openCreating). */
+async function copyCreating(from: string, to: string): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    await mkdir(dirname(to), { recursive: true });
+    try {
+      await copyFile(from, to, constants.COPYFILE_EXCL | constants.COPYFILE_FICLONE);
+      return;
+    } catch (e) {
+      // ENOENT of a missing source stays ENOENT on the second attempt and is reported as such.
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT' || attempt > 0) throw e;
+    }
+  }
+}
+
+async function syncFolders(folders: Set<string>, key: string): Promise<void> {
+  try {
+    await Promise.all([...folders].map(syncDirectory));
+  } catch (e) {
+    throw storageError(`cannot write ${key}`, e);
   }
 }
 

@@ -5,12 +5,23 @@
 /** What to upload: a local file (streamed, never read whole) or bytes already in memory. */
 export type ObjectSource = { readonly path: string } | { readonly bytes: Buffer };
 
+/** One object of a `putAll`. */
+export interface ObjectPut { readonly key: string; readonly source: ObjectSource }
+
 export interface ObjectStore {
   /**
    * Writes the object atomically: a reader sees the old object, no object, or the whole new one,
    * never a part, even if the process dies mid-write.
    */
   put(key: string, source: ObjectSource): Promise<void>;
+  /**
+   * Writes a segment's objects, each as atomically as `put`: those of `first` at once, then `last`,
+   * which becomes visible only after all of them (a segment's log after its indexes, so a copy cut
+   * short has no log object). Every write settles before a failure is reported, so the cleanup of
+   * a failed attempt never races a write still running. A store may make the objects durable
+   * together (the local directory fsyncs the folder once, not once per object).
+   */
+  putAll(first: readonly ObjectPut[], last: ObjectPut): Promise<void>;
   /**
    * Bytes [start, endExclusive) of the object; fewer only if the object is shorter. Callers keep
    * ranges small (one chunk). RemoteResourceNotFoundError when there is no such object.
@@ -23,6 +34,14 @@ export interface ObjectStore {
   /** Keys under a prefix, in no particular order (for orphan cleanup and tests). */
   list(prefix: string): Promise<string[]>;
   close(): Promise<void>;
+}
+
+/** `putAll` as one `put` per object, for stores with nothing to share between them (S3: one PUT each). */
+export async function putEach(store: ObjectStore, first: readonly ObjectPut[], last: ObjectPut): Promise<void> {
+  const settled = await Promise.allSettled(first.map((o) => store.put(o.key, o.source)));
+  const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed !== undefined) throw failed.reason;
+  await store.put(last.key, last.source);
 }
 
 /** Keys are relative paths of safe characters; no empty, `.` or `..` component. */

@@ -253,11 +253,7 @@ export class RemoteLogManager {
     // remote retention and the cleanup of failed attempts go on while the store refuses uploads.
     let copyError: unknown = null;
     t.busy = false;
-    const copiedBefore = log.highestOffsetInRemoteStorage;
     if (!log.config.remoteLogCopyDisable) await this.copySegments(t).catch((e: unknown) => { copyError = e; });
-    // Local retention right after the copy made segments eligible, not at the next
-    // log.retention.check.interval.ms: the bytes copied leave the local disk now.
-    if (log.highestOffsetInRemoteStorage > copiedBefore && !t.stopped) log.deleteOldSegments(this.o.clock.nowMs());
     if (!t.stopped) await this.expire(t);
     if (copyError !== null) throw copyError;
   }
@@ -306,6 +302,10 @@ export class RemoteLogManager {
       }
       await this.copySegment(t, seg, next.baseOffset);
       t.busy = true;
+      // Local retention right after each copy made a segment eligible, not at the next
+      // log.retention.check.interval.ms nor after the run's last copy: while copying catches up
+      // with a backlog, the bytes copied leave the local disk one segment at a time.
+      if (!t.stopped) log.deleteOldSegments(this.o.clock.nowMs());
     }
   }
 

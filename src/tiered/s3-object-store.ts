@@ -10,7 +10,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { limits } from '../util/index.js';
 import { RemoteResourceNotFoundError, RemoteStorageError } from './errors.js';
-import { isSafeObjectKey, type ObjectSource, type ObjectStore } from './object-store.js';
+import { isSafeObjectKey, putEach, type ObjectPut, type ObjectSource, type ObjectStore } from './object-store.js';
 
 /** S3's smallest part other than the last. */
 export const S3_PART_BYTES_MIN = 5 * 1024 * 1024;
@@ -93,6 +93,10 @@ export class S3ObjectStore implements ObjectStore {
 
   private checkKey(key: string): void {
     if (!isSafeObjectKey(key)) throw new RemoteStorageError(`unsafe object key ${JSON.stringify(key)}`, { retriable: false });
+  }
+
+  putAll(first: readonly ObjectPut[], last: ObjectPut): Promise<void> {
+    return putEach(this, first, last);
   }
 
   async put(key: string, source: ObjectSource): Promise<void> {

@@ -2,10 +2,11 @@
 // Kafka's LocalTieredStorage uses.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ChunkedStorageManager, LocalObjectStore, RemoteStorageError, ReadCache } from '../../src/tiered/index.js';
+import { ChunkedStorageManager, LocalObjectStore, RemoteResourceNotFoundError, RemoteStorageError, ReadCache } from '../../src/tiered/index.js';
 import { remoteStorageContract, segmentMetadata, readAll, TOPIC_ID } from './storage-contract.js';
 
 const CHUNK = 64 * 1024;
@@ -51,6 +52,42 @@ describe('LocalObjectStore', () => {
       assert.equal(existsSync(join(root, 'p', 'a.log.tmp-0123456789ab')), false);
     } finally {
       rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  it('putAll writes the indexes, then the log (copied by the kernel, byte for byte); a failed write leaves no log object and no temporary file', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'logline-remote-'));
+    const src = mkdtempSync(join(tmpdir(), 'logline-seg-'));
+    try {
+      const log = randomBytes(3 * 1024 * 1024 + 17);
+      writeFileSync(join(src, 's.log'), log);
+      writeFileSync(join(src, 's.index'), Buffer.from('index'));
+      const store = await LocalObjectStore.open(root);
+      const files = () => readdirSync(join(root, 'p')).sort();
+
+      await store.putAll([{ key: 'p/a.index', source: { path: join(src, 's.index') } }, { key: 'p/a.leader-epoch-checkpoint', source: { bytes: Buffer.from('0\n0\n') } }],
+        { key: 'p/a.log', source: { path: join(src, 's.log') } });
+      assert.deepEqual(files(), ['a.index', 'a.leader-epoch-checkpoint', 'a.log']);
+      assert.ok(readFileSync(join(root, 'p', 'a.log')).equals(log), 'the log object holds the segment byte for byte');
+      assert.equal(readFileSync(join(root, 'p', 'a.index'), 'utf8'), 'index');
+
+      // An index that cannot be written: the log is never written.
+      await assert.rejects(store.putAll([{ key: 'p/b.index', source: { path: join(src, 's.index') } }, { key: 'p/b.snapshot', source: { path: join(src, 'missing') } }],
+        { key: 'p/b.log', source: { path: join(src, 's.log') } }), RemoteResourceNotFoundError);
+      assert.deepEqual(files().filter((f) => f.startsWith('b')), ['b.index'], 'no log object, no temporary file');
+
+      // The log itself gone (the segment deleted locally meanwhile): the indexes stay, no log object.
+      await assert.rejects(store.putAll([{ key: 'p/c.index', source: { bytes: Buffer.from('i') } }], { key: 'p/c.log', source: { path: join(src, 'gone.log') } }), RemoteResourceNotFoundError);
+      assert.deepEqual(files().filter((f) => f.startsWith('c')), ['c.index']);
+
+      // A retried copy overwrites what an attempt left.
+      await store.putAll([{ key: 'p/c.index', source: { bytes: Buffer.from('j') } }], { key: 'p/c.log', source: { path: join(src, 's.log') } });
+      assert.equal(readFileSync(join(root, 'p', 'c.index'), 'utf8'), 'j');
+      assert.ok(readFileSync(join(root, 'p', 'c.log')).equals(log));
+      assert.deepEqual(files().filter((f) => f.includes('.tmp-')), []);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+      rmSync(src, { recursive: true, force: true });
     }
   });
 

@@ -222,6 +222,28 @@ describe('RemoteLogManager', () => {
     await rlm.close();
   });
 
+  it('a backlog of rolled segments leaves the local disk one copied segment at a time, not after the run\'s last copy', async () => {
+    const log = openLog({ localRetentionBytes: 0 });
+    await fill(log, 60);
+    log.updateHighWatermark(60);
+    const real = new ChunkedStorageManager({ store: await LocalObjectStore.open(join(root, 'remote')), chunkBytes: 256 });
+    // What the local log holds when each copy starts (the copy task is one run over the backlog).
+    const atCopy: { start: number; localLogStart: number }[] = [];
+    const watching: RemoteStorageManager = {
+      copyLogSegmentData: (m, d) => { atCopy.push({ start: m.startOffset, localLogStart: log.localLogStartOffset }); return real.copyLogSegmentData(m, d); },
+      fetchLogSegment: (m, s, e) => real.fetchLogSegment(m, s, e), fetchIndex: (m, t) => real.fetchIndex(m, t),
+      deleteLogSegmentData: (m) => real.deleteLogSegmentData(m), close: () => real.close(),
+    };
+    const { rlm } = await manager({ rsm: watching });
+    rlm.onLeader({ topicIdPartition: TIP, leaderEpoch: 0, log });
+    await rlm.runNow(TIP);
+    assert.ok(atCopy.length >= 4, `${atCopy.length} segments copied in one run`);
+    // local.retention.bytes 0: every segment copied before this one is already gone from local disk.
+    for (const c of atCopy) assert.equal(c.localLogStart, c.start, `when the copy of ${c.start} started, the local log began at ${c.localLogStart}`);
+    assert.equal(log.localLogStartOffset, log.activeSegment.baseOffset);
+    await rlm.close();
+  });
+
   it('read_committed from the tier: a segment copied without a transaction index is asked for it once, not on every fetch', async () => {
     const log = openLog({});
     await fill(log, 40);
