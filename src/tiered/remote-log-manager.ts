@@ -288,7 +288,8 @@ export class RemoteLogManager {
     const from = Math.max(log.highestOffsetInRemoteStorage + 1, log.localLogStartOffset);
     // Rolled segments wholly below the last stable offset (itself at most the high watermark).
     for (;;) {
-      if (t.stopped) return;
+      // remote.log.copy.disable set while a run copies a backlog stops it after the segment in flight.
+      if (t.stopped || log.config.remoteLogCopyDisable) return;
       const segs = log.segments;
       const i = segs.findIndex((s, j) => (segs[j + 1]?.baseOffset ?? Infinity) > Math.max(from, log.highestOffsetInRemoteStorage + 1));
       const seg = segs[i];

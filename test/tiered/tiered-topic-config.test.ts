@@ -90,10 +90,14 @@ describe('tiered topic configs on a broker with tiered storage', { timeout: 120_
     assert.equal((await create(client, 'k', { 'remote.storage.enable': 'true', 'segment.bytes': '1048576', 'local.retention.bytes': '0' })).errorCode, 0);
     await produce('k', 25);
     const log = tieredLog('k');
-    await until(30_000, 'a copy', async () => (log.highestOffsetInRemoteStorage >= 0 && log.localLogStartOffset > 0 ? true : undefined), 50);
+    // Every rolled segment copied, so no copy is in flight when copying is turned off.
+    const activeBase = () => log.segments[log.segments.length - 1]!.baseOffset;
+    await until(30_000, 'the rolled segments copied', async () => (log.highestOffsetInRemoteStorage === activeBase() - 1 && log.localLogStartOffset > 0 ? true : undefined), 50);
     // Kafka's rule: with copying disabled, local retention is the total retention.
     assert.equal((await alter(client, 'k', { 'remote.log.copy.disable': 'true' })).errorCode, ErrorCode.INVALID_CONFIG);
     assert.equal((await alter(client, 'k', { 'remote.log.copy.disable': 'true', 'local.retention.bytes': '-2' })).errorCode, 0);
+    // The answer comes once the controller commits the change; the broker applies it as it replays the metadata.
+    await until(10_000, 'the change applied on the broker', async () => (log.config.remoteLogCopyDisable ? true : undefined), 20);
     const copied = log.highestOffsetInRemoteStorage;
     await produce('k', 25);
     await new Promise((r) => setTimeout(r, 500));
