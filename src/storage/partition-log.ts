@@ -91,6 +91,8 @@ export class PartitionLog {
   private closed = false;
   private pendingDeletes: { paths: string[]; dueMs: number }[] = [];
   onOffline: (e: Error) => void = () => {};
+  /** Told after each roll: a leader's tier copy task wakes for the segment that became copyable. */
+  onRoll: (() => void) | null = null;
   /** Where this log's fsync times are counted (its owner's: the LogManager's, the metadata log's store). */
   flushStats: LogFlushStats | null = null;
   /**
@@ -511,18 +513,20 @@ export class PartitionLog {
    * fsyncs the directory when a roll has not been covered yet.
    */
   roll(): LogSegment {
-    return this.mutate(() => {
-      const old = this.activeSegment;
+    const old = this.activeSegment;
+    const seg = this.mutate(() => {
       const base = this.logEndOffset;
       if (old.size === 0) return old;
       this.fs.writeFileUnsynced(this.snapshotPath(base), this.producerState.encodeSnapshot());
       old.flushIndexes();
-      const seg = LogSegment.create(this.dir, base, this.files, this.config, this.clock.nowMs());
-      this.segments.push(seg);
+      const next = LogSegment.create(this.dir, base, this.files, this.config, this.clock.nowMs());
+      this.segments.push(next);
       this.dirUnsynced = true;
       this.flushRolledSegment(old, base, [this.snapshotPath(base)]);
-      return seg;
+      return next;
     });
+    if (seg !== old) this.onRoll?.();
+    return seg;
   }
 
   /**

@@ -222,6 +222,36 @@ describe('RemoteLogManager', () => {
     await rlm.close();
   });
 
+  it('a roll wakes an idle leader task at once; a rolled segment waiting for the high watermark is looked at again soon', async () => {
+    const log = openLog({ localRetentionBytes: 0 });
+    await fill(log, 40);
+    log.updateHighWatermark(40);
+    const { rlm } = await manager();
+    rlm.onLeader({ topicIdPartition: TIP, leaderEpoch: 0, log });
+    const runScheduled = async () => {
+      const t = scheduler.pending().at(-1)!;
+      t.cancelled = true;
+      t.fn();
+      for (let i = 0; i < 400 && scheduler.pending().length === 0; i++) await new Promise((r) => setTimeout(r, 5));
+      return scheduler.pending().at(-1)!.delayMs;
+    };
+    await runScheduled();
+    assert.equal(await runScheduled(), 30_000, 'idle: the task interval');
+    const base = log.activeSegment.baseOffset;
+    await fill(log, log.logEndOffset + 1);
+    for (let i = 0; log.activeSegment.baseOffset === base; i++) await fill(log, log.logEndOffset + 1);
+    assert.deepEqual(scheduler.pending().map((t) => t.delayMs), [0], 'the roll replaced the 30 s wait with a run now');
+    // Followers have not fetched the rolled segment yet (the high watermark is below its end).
+    assert.equal(await runScheduled(), 100, 'a rolled segment above the high watermark: again soon');
+    log.updateHighWatermark(log.logEndOffset);
+    assert.equal(await runScheduled(), 100, 'copied');
+    assert.equal(log.localLogStartOffset, log.activeSegment.baseOffset);
+    assert.equal(await runScheduled(), 30_000, 'nothing left: the interval again');
+    await rlm.close();
+    await fill(log, log.logEndOffset + 20);
+    assert.equal(scheduler.pending().length, 0, 'a stopped task is not woken by later rolls');
+  });
+
   it('a backlog of rolled segments leaves the local disk one copied segment at a time, not after the run\'s last copy', async () => {
     const log = openLog({ localRetentionBytes: 0 });
     await fill(log, 60);
