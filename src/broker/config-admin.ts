@@ -101,6 +101,8 @@ export interface ConfigState {
   configs(resourceType: number, resourceName: string): ReadonlyMap<string, string>;
   /** The node's topic-config rules beyond the keys' own (tiered storage's); absent: only the keys' own. */
   validateTopic?(configs: ReadonlyMap<string, string>, current: ReadonlyMap<string, string>): { key: string; message: string } | null;
+  /** A group's overrides against the controller's group.consumer.* and group.share.* bounds; absent: only the keys' own. */
+  validateGroup?(configs: ReadonlyMap<string, string>): { key: string; message: string } | null;
 }
 
 /**
@@ -125,6 +127,9 @@ export function planConfigChange(state: ConfigState, change: ConfigChange): { re
     const [problem] = validateTopicConfigs(result.configs);
     if (problem) return refuse(fail(ErrorCode[problem.errorCode], problem.message));
     const refused = state.validateTopic?.(result.configs, current) ?? null;
+    if (refused !== null) return refuse(fail(ErrorCode.INVALID_CONFIG, refused.message));
+  } else if (kind === 'group') {
+    const refused = state.validateGroup?.(result.configs) ?? null;
     if (refused !== null) return refuse(fail(ErrorCode.INVALID_CONFIG, refused.message));
   } else if (result.configs.get('max.connections.per.ip') === '0' && (result.configs.get('max.connections.per.ip.overrides') ?? '').trim() === '') {
     // Kafka's rule (checked here, where the change is made: a config that cannot start must never

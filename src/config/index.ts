@@ -26,5 +26,6 @@ export {
   describeTopicConfigs, describeBrokerConfigs, describeResourceConfigs, effectiveBrokerConfig, documentation,
   type DescribeConfigsEntry, type ConfigSynonymEntry, type DescribeOptions, type DynamicBrokerOverrides,
 } from './describe.js';
+export { validateGroupConfigs } from './group.js';
 export { applyIncrementalOps, AlterConfigOp, type AlterConfigOpInput, type IncrementalResult, type IncrementalOptions } from './incremental.js';
 export { renderConfigReference } from './reference.js';

@@ -49,6 +49,8 @@ export interface ControllerServiceOptions {
   readonly minInsyncReplicas?: number;
   readonly topicDefaults: TopicDefaults;
   readonly validateTopicConfigs: TopicConfigValidator;
+  /** A group's overrides against this controller's bounds (Kafka's GroupConfig.validate); absent: only each key's own rule. */
+  readonly validateGroupConfigs?: (configs: ReadonlyMap<string, string>) => { key: string; message: string } | null;
   readonly logger: Logger;
   /** auto.leader.rebalance.enable (default true). */
   readonly autoLeaderRebalanceEnable?: boolean;
@@ -169,6 +171,7 @@ export class ControllerService implements ControllerChannel {
       const out = planConfigChange({
         topicExists: (name) => image.topics.getTopic(name) !== undefined, configs: (t, n) => image.configs.configs(t, n),
         validateTopic: (configs, current) => this.o.validateTopicConfigs(configs, current),
+        validateGroup: (configs) => this.o.validateGroupConfigs?.(configs) ?? null,
       }, change);
       const records = toMetadataRecords(out.records);
       return { records: [...records, ...c.recordsForConfigChanges(records)], response: out.response };

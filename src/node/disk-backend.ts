@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import * as nodeFs from 'node:fs';
 import * as nodePath from 'node:path';
 import { Prng, limits, partitionKey, componentLogger, type Clock, type Logger } from '../util/index.js';
-import { effectiveBrokerConfig, listenerName, resolveTopicConfig, validateTopicConfigs, type BrokerConfig, type TopicConfig } from '../config/index.js';
+import { effectiveBrokerConfig, listenerName, resolveTopicConfig, validateGroupConfigs, validateTopicConfigs, type BrokerConfig, type TopicConfig } from '../config/index.js';
 import { controllerGateFor, controllerSaslFor, controllerTlsFor } from './controller-listener.js';
 import { ConfigurationsImage, type MetadataImage, type MetadataRecord } from '../metadata/index.js';
 import { describeQuorum, parseQuorumVoters, type VoterAddress } from '../raft/index.js';
@@ -358,6 +358,7 @@ async function openDiskBackend(o: DiskBackendOptions, brokerConfig: BrokerConfig
   const controllerService = new ControllerService(md, {
     clusterId: md.clusterId, nodeId: o.nodeId, clock: o.clock, prng, sessionTimeoutMs: Number(brokerConfig.get('broker.session.timeout.ms')),
     uncleanLeaderElectionEnable: brokerConfig.get('unclean.leader.election.enable') as boolean, minInsyncReplicas: Number(brokerConfig.get('min.insync.replicas')), topicDefaults, validateTopicConfigs: validate, logger: componentLogger(o.logger, 'controller'),
+    validateGroupConfigs: (configs) => { const p = validateGroupConfigs(configs, brokerConfig); return p === null ? null : { key: p.name, message: p.message }; },
     autoLeaderRebalanceEnable: brokerConfig.get('auto.leader.rebalance.enable') as boolean,
     leaderImbalanceCheckIntervalMs: 1000 * Number(brokerConfig.get('leader.imbalance.check.interval.seconds')),
     ...(bootstrapRecords.length > 0 ? { bootstrapRecords } : {}),

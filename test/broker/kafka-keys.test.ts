@@ -87,6 +87,11 @@ test('unused dynamic keys, once set on the broker and per listener, are describe
     const group = await client.admin(ApiKey.IncrementalAlterConfigs, { resources: [{ resourceType: 32, resourceName: 'g', configs: [
       { name: 'consumer.session.timeout.ms', configOperation: 0, value: '50000' }] }], validateOnly: false }, 1);
     assert.equal(group.responses[0].errorCode, 0, group.responses[0].errorMessage);
+    // Below the broker's group.share.min.session.timeout.ms (45 s by default): refused as Kafka refuses it.
+    const short = await client.admin(ApiKey.IncrementalAlterConfigs, { resources: [{ resourceType: 32, resourceName: 'g', configs: [
+      { name: 'share.session.timeout.ms', configOperation: 0, value: '30000' }] }], validateOnly: false }, 1);
+    assert.equal(short.responses[0].errorCode, ErrorCode.INVALID_CONFIG);
+    assert.equal(short.responses[0].errorMessage, 'share.session.timeout.ms must be greater than or equal to group.share.min.session.timeout.ms');
     const waitDescribed = async (resourceType: number, resourceName: string, keys: string[]) => {
       for (let i = 0; ; i++) {
         const d = (await client.admin(ApiKey.DescribeConfigs, { resources: [{ resourceType, resourceName, configurationKeys: keys }], includeSynonyms: true, includeDocumentation: true }, 4)).results[0];
