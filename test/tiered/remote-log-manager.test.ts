@@ -83,6 +83,15 @@ async function fill(log: PartitionLog, count: number, epoch = 0): Promise<void> 
   for (let i = log.logEndOffset; i < count; i++) await log.appendAsLeader(batch(i), epoch);
 }
 
+/** Runs the task's pending timer by hand; the delay of the next one it schedules. */
+async function runScheduled(): Promise<number> {
+  const t = scheduler.pending().at(-1)!;
+  t.cancelled = true;
+  t.fn();
+  for (let i = 0; i < 400 && scheduler.pending().length === 0; i++) await new Promise((r) => setTimeout(r, 5));
+  return scheduler.pending().at(-1)!.delayMs;
+}
+
 /** Reads every offset from the log start as a consumer would: the tier below the local log start, then the disk. */
 async function readAll(rlm: RemoteLogManager, log: PartitionLog): Promise<[number, string, string, number, string][]> {
   const out: [number, string, string, number, string][] = [];
@@ -207,13 +216,6 @@ describe('RemoteLogManager', () => {
     log.updateHighWatermark(40);
     const { rlm } = await manager();
     rlm.onLeader({ topicIdPartition: TIP, leaderEpoch: 0, log });
-    const runScheduled = async () => {
-      const t = scheduler.pending().at(-1)!;
-      t.cancelled = true;
-      t.fn();
-      for (let i = 0; i < 400 && scheduler.pending().length === 0; i++) await new Promise((r) => setTimeout(r, 5));
-      return scheduler.pending().at(-1)!.delayMs;
-    };
     assert.equal(await runScheduled(), 100, 'segments were copied: the next run is soon, not 30 s later');
     // No retention pass of the log manager ran: the run itself applied local retention.
     assert.equal(log.localLogStartOffset, log.activeSegment.baseOffset, 'only the active segment is left on local disk');
@@ -228,13 +230,6 @@ describe('RemoteLogManager', () => {
     log.updateHighWatermark(40);
     const { rlm } = await manager();
     rlm.onLeader({ topicIdPartition: TIP, leaderEpoch: 0, log });
-    const runScheduled = async () => {
-      const t = scheduler.pending().at(-1)!;
-      t.cancelled = true;
-      t.fn();
-      for (let i = 0; i < 400 && scheduler.pending().length === 0; i++) await new Promise((r) => setTimeout(r, 5));
-      return scheduler.pending().at(-1)!.delayMs;
-    };
     await runScheduled();
     assert.equal(await runScheduled(), 30_000, 'idle: the task interval');
     const base = log.activeSegment.baseOffset;
