@@ -465,6 +465,14 @@ export class ReplicaFetcher {
     const name = partitionName(s.partition.topic, s.partition.index);
     switch (pd.errorCode) {
       case ErrorCode.NONE:
+        // Told it diverges, the follower truncates first and takes nothing from this answer (Kafka
+        // does the same): its high watermark, min(the leader's, its own log end), would otherwise
+        // cover its divergent tail until the truncation, and a consumer fetching from this replica
+        // could read records that are about to go.
+        if (pd.divergingEpoch !== undefined && pd.divergingEpoch.epoch >= 0) {
+          diverging.push({ state: s, epoch: pd.divergingEpoch.epoch, endOffset: Number(pd.divergingEpoch.endOffset) });
+          return;
+        }
         try {
           await this.processPartitionData(s, pd);
         } catch (err) {
@@ -475,9 +483,6 @@ export class ReplicaFetcher {
           this.ports.logger?.error(`${name}: appending what broker ${this.leaderId} sent failed: ${err instanceof Error ? err.message : String(err)}`);
           this.delay([s]);
           return;
-        }
-        if (pd.divergingEpoch !== undefined && pd.divergingEpoch.epoch >= 0) {
-          diverging.push({ state: s, epoch: pd.divergingEpoch.epoch, endOffset: Number(pd.divergingEpoch.endOffset) });
         }
         return;
       case ErrorCode.OFFSET_OUT_OF_RANGE:

@@ -286,6 +286,34 @@ test('follower with a divergent tail truncates to the leader\'s epoch end and th
   }
 });
 
+test('a follower told that it diverges takes no high watermark from that answer: nothing of its divergent tail is ever below it', async () => {
+  const leaderLog = storageLog();
+  const f = storageLog();
+  await leaderLog.appendAsLeader(batch(3), 1);
+  f.appendAsFollower(await leaderLog.read(0, 1 << 20, 3, true));
+  f.updateHighWatermark(3);
+  await f.appendAsLeader(batch(4), 2); // offsets 3-6, written while it led at epoch 2, never replicated
+  await leaderLog.appendAsLeader(batch(4), 3); // the next leader's offsets 3-6, committed there
+  const leader = new ScriptedLeader(leaderLog);
+  leader.leaderEpoch = 3;
+  leader.highWatermark = 7; // past the divergent tail's end: min(7, its log end 7) would cover all of it
+  const p = followerPartition(f, 3);
+  // Every high watermark the follower takes, and whether its log still held the divergent tail then
+  // (a consumer fetching from this follower, KIP-392, reads up to it).
+  const taken: { hw: number; divergent: boolean }[] = [];
+  let hw = p.highWatermark;
+  Object.defineProperty(p, 'highWatermark', { get: () => hw, set: (v: number) => { taken.push({ hw: v, divergent: f.log.epochCache.all.some((e) => e.epoch === 2) }); hw = v; }, configurable: true });
+  const m = follower(leader);
+  try {
+    m.addFetcherForPartitions([p]);
+    await until(() => f.logEndOffset === 7 && f.latestEpoch === 3 && p.highWatermark === 7, 'the follower to converge');
+    await assertSameLog(f, leaderLog);
+    assert.deepEqual(taken.filter((t) => t.divergent && t.hw > 3), [], 'no high watermark over the divergent offsets 3-6 while they were in the log');
+  } finally {
+    await m.close();
+  }
+});
+
 test('a follower whose epoch the leader never had truncates in steps and fetches on', async () => {
   // The follower has epochs 1, 2 and 4 (4 written while it wrongly led), the leader 1 and 3.
   const leaderLog = storageLog();
