@@ -84,7 +84,9 @@ test('the share-partition leader killed: accepted records never come back, in-fl
     await holder.waitFor('the workers to accept the other ninety', async () => delivered().length >= 90 && (await stateOf(cluster, stateLeader, key)).acknowledged >= 90, 60_000);
     const before = await stateOf(cluster, stateLeader, key);
     assert.deepEqual([before.acknowledged, before.available], [90, holder.records.length], 'the held records are written as available (in flight), the rest as acknowledged');
-    assert.ok(workers.every((w) => w.records.length > 0), `both workers got records (${workers.map((w) => w.records.length)})`);
+    // How the ninety split between the two workers is the consumers' timing (under load the first
+    // to join can take them all before the second is assigned); only that each came once matters.
+    assert.equal(new Set(delivered().map((r) => r.offset)).size, delivered().length, `each of the ninety delivered once (${workers.map((w) => w.records.length)})`);
 
     const killedAt = Date.now();
     await cluster.nodes[leader - 1]!.kill();
