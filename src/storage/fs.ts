@@ -67,6 +67,11 @@ export interface FileSystem {
   /** A file's length without opening it. */
   fileSize(path: string): number;
   /**
+   * How many names the file has (hard links). The local-directory tier links a copied segment's
+   * log instead of copying its bytes, and the log replaces such a file before changing it.
+   */
+  linkCount(path: string): number;
+  /**
    * The volume holding `path` (statfs): its size and the bytes an unprivileged writer may still
    * use (f_bavail, what df shows as available), or -1 for both when the volume has no bound.
    */
@@ -177,6 +182,7 @@ export class NodeFileSystem implements FileSystem {
   }
   mtimeMs(path: string): number { return nodeFs.statSync(path).mtimeMs; }
   fileSize(path: string): number { return nodeFs.statSync(path).size; }
+  linkCount(path: string): number { return nodeFs.statSync(path).nlink; }
   statfs(path: string): VolumeSpace {
     const s = nodeFs.statfsSync(path);
     return { totalBytes: s.blocks * s.bsize, usableBytes: s.bavail * s.bsize };

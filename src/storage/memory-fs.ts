@@ -322,6 +322,8 @@ export class MemoryFileSystem implements FileSystem {
 
   mtimeMs(path: string): number { return this.file(path).mtimeMs; }
   fileSize(path: string): number { return this.file(path).length; }
+  /** No hard links in memory: every file has its one name. */
+  linkCount(path: string): number { this.file(path); return 1; }
 
   /**
    * A power cut: every file keeps its synced bytes and, with a Prng, a random share of the bytes

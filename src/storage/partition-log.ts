@@ -207,6 +207,9 @@ export class PartitionLog {
     if (this.segments.length === 0) {
       this.segments.push(LogSegment.create(this.dir, Math.max(this.logStartOffset, this.recoveryPoint, 0), this.files, this.config, now));
     }
+    // The last segment takes appends; it may be one the tier linked (a crash after a roll whose new
+    // segment had no file yet).
+    this.activeSegment.ownLogFile();
     if (!hadCleanShutdown || this.recoveryPoint > this.logEndOffsetUnchecked()) this.recoverUnflushed();
     // A tiered log's start offset may lie below its first local segment (the rest is remote).
     if (this.logStartOffset < this.segments[0]!.baseOffset && !this.remoteLogEnabled) this.logStartOffset = this.segments[0]!.baseOffset;

@@ -20,6 +20,8 @@ export const CLEANED_SUFFIX = '.cleaned';
 export const SWAP_SUFFIX = '.swap';
 
 const SCAN_CHUNK_BYTES = 64 * 1024;
+/** ownLogFile copies a shared log file in chunks of this size. */
+const COPY_CHUNK_BYTES = 1024 * 1024;
 /** A read that found a batch but may not return it (larger than the bytes left, not the first data). */
 const EMPTY_READ = Buffer.alloc(0);
 
@@ -324,7 +326,10 @@ export class LogSegment {
       validBatches++;
     }
     const truncatedBytes = fileSize - position;
-    if (truncatedBytes > 0) h.truncate(position);
+    if (truncatedBytes > 0) {
+      this.ownLogFile();
+      this.logFile().truncate(position);
+    }
     this.size = position;
     this.nextOffsetKnown = expected === this.baseOffset && validBatches === 0 ? this.baseOffset : expected;
     return { truncatedBytes, validBatches };
@@ -364,6 +369,8 @@ export class LogSegment {
 
   /** Drops the batch holding `offset` and everything after it, as Kafka does; returns the bytes removed. */
   truncateTo(offset: number): number {
+    // Whether or not bytes go, the segment is the active one afterwards and takes appends.
+    this.ownLogFile();
     const h = this.translateOffset(offset);
     if (!h) return 0;
     const removed = this.size - h.position;
@@ -372,6 +379,45 @@ export class LogSegment {
     this.txnIndex.truncateTo(offset, this.files);
     this.rebuildIndexes();
     return removed;
+  }
+
+  /**
+   * Before the log file changes in place (truncated, or appended to again as the active segment):
+   * a file with other names (the local-directory tier links a copied segment's log instead of
+   * copying its bytes) is replaced by a copy of its own under the same name, so the other names
+   * keep the bytes they were given. Rare (a truncation into a copied segment, an open whose last
+   * segment was copied), so a blocking copy. A crash mid-copy leaves a .tmp file that open removes.
+   */
+  ownLogFile(): void {
+    if (this.logFileMissing) return;
+    const fs = this.files.fs;
+    if (fs.linkCount(this.logPath) <= 1) return;
+    const temp = this.logPath + '.tmp';
+    try {
+      const from = this.logFile();
+      const to = fs.open(temp, { create: true });
+      try {
+        to.truncate(0);
+        const chunk = Buffer.allocUnsafe(COPY_CHUNK_BYTES);
+        const size = from.size();
+        for (let position = 0; position < size;) {
+          const n = from.read(chunk, 0, Math.min(chunk.length, size - position), position);
+          if (n === 0) throw new StorageError('KAFKA_STORAGE_ERROR', `short read at ${position} of ${this.logPath}: ${size} bytes expected`);
+          to.write(chunk.subarray(0, n), position);
+          position += n;
+        }
+        to.sync();
+      } finally {
+        to.close();
+      }
+      this.files.close(this.logPath);
+      fs.rename(temp, this.logPath);
+    } catch (e) {
+      fs.remove(temp);
+      throw e;
+    }
+    fs.syncDir(this.dir);
+    assert(fs.linkCount(this.logPath) === 1, `${this.logPath} still shared after its copy`);
   }
 
   /** Writes index entries and fsyncs everything. */

@@ -63,7 +63,9 @@ export class ChunkedStorageManager implements RemoteStorageManager {
       { key: base + INDEX_SUFFIXES.PRODUCER_SNAPSHOT, source: source(data.producerSnapshotIndex) },
       { key: base + INDEX_SUFFIXES.LEADER_EPOCH, source: { bytes: data.leaderEpochIndex } },
     ];
-    await this.store.putAll(indexes, { key: base + SEGMENT_SUFFIX, source: { path: data.logSegment } });
+    // The indexes are copied (the log rewrites them in place after a truncation); the log may be
+    // linked: the local log replaces a shared file before changing it (LogSegment.ownLogFile).
+    await this.store.putAll(indexes, { key: base + SEGMENT_SUFFIX, source: { path: data.logSegment, link: true } });
     // A retried copy replaced the objects; nothing cached from the earlier attempt may be served.
     this.chunkCache?.invalidatePrefix(base);
     this.indexCache?.invalidatePrefix(base);

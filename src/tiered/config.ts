@@ -18,7 +18,8 @@ const AIVEN_S3 = 'io.aiven.kafka.tieredstorage.storage.s3.S3Storage';
 const AIVEN_FILESYSTEM = 'io.aiven.kafka.tieredstorage.storage.filesystem.FileSystemStorage';
 
 export type RemoteBackendSettings =
-  | { readonly kind: 'local'; readonly dir: string }
+  /** linkSegments: a segment's log is hard-linked where the directory shares the log's file system (rsm.config.link.segments). */
+  | { readonly kind: 'local'; readonly dir: string; readonly linkSegments: boolean }
   | {
     readonly kind: 's3'; readonly bucket: string; readonly region: string; readonly endpoint?: string; readonly pathStyle: boolean;
     readonly credentials?: { readonly accessKeyId: string; readonly secretAccessKey: string };
@@ -68,7 +69,9 @@ export function remoteStorageSettings(config: BrokerConfig): RemoteStorageSettin
   const localDir = (dir: string | undefined): RemoteBackendSettings => {
     const logDir = config.logDirs[0];
     if (dir === undefined && logDir === undefined) throw new ConfigError(`${prefix}dir must be set`, prefix + 'dir');
-    return { kind: 'local', dir: dir ?? join(logDir!, REMOTE_STORAGE_DEFAULTS.localDirName) };
+    const link = rsm('link.segments');
+    if (link !== undefined && !/^(true|false)$/i.test(link)) throw new ConfigError(`${prefix}link.segments must be true or false`, prefix + 'link.segments', link);
+    return { kind: 'local', dir: dir ?? join(logDir!, REMOTE_STORAGE_DEFAULTS.localDirName), linkSegments: link?.toLowerCase() !== 'false' };
   };
   if (className === LOCAL_TIERED_STORAGE) return { ...common, backend: localDir(rsm('dir')) };
   if (className !== AIVEN_RSM) throw new ConfigError(`${key}: unsupported remote storage manager ${className}`, key, className);
@@ -121,7 +124,7 @@ function intSetting(name: string, raw: string | undefined, dflt: number, min: nu
 export async function openRemoteStorageManager(settings: RemoteStorageSettings): Promise<RemoteStorageManager> {
   const b = settings.backend;
   const store: ObjectStore = b.kind === 'local'
-    ? await LocalObjectStore.open(b.dir)
+    ? await LocalObjectStore.open(b.dir, { linkFiles: b.linkSegments })
     : new S3ObjectStore({
       bucket: b.bucket, region: b.region, pathStyle: b.pathStyle, partBytes: b.partBytes, multipartThresholdBytes: b.multipartThresholdBytes,
       ...(b.endpoint !== undefined ? { endpoint: b.endpoint } : {}), ...(b.credentials !== undefined ? { credentials: b.credentials } : {}),

@@ -2,8 +2,13 @@
 // tree, an S3 bucket). The segment layout, chunked reads and caching live above it, once, in
 // chunked-storage-manager.ts, so every backend gets them.
 
-/** What to upload: a local file (streamed, never read whole) or bytes already in memory. */
-export type ObjectSource = { readonly path: string } | { readonly bytes: Buffer };
+/**
+ * What to upload: a local file (streamed, never read whole) or bytes already in memory. `link`: the
+ * file's owner never changes it in place again (a rolled segment's log, which the log replaces by
+ * a copy of its own before a truncation), so a store on the same file system may give the object
+ * the file itself, a hard link, instead of a copy of its bytes.
+ */
+export type ObjectSource = { readonly path: string; readonly link?: boolean } | { readonly bytes: Buffer };
 
 /** One object of a `putAll`. */
 export interface ObjectPut { readonly key: string; readonly source: ObjectSource }

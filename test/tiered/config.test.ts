@@ -24,11 +24,13 @@ describe('remote storage configuration', () => {
 
   it('Kafka\'s LocalTieredStorage is the local directory backend (rsm.config.dir, else under the log directory)', async () => {
     const on = { ...base, 'remote.log.storage.system.enable': 'true', 'remote.log.storage.manager.class.name': 'org.apache.kafka.server.log.remote.storage.LocalTieredStorage' };
-    assert.deepEqual(remoteStorageSettings(parseBrokerConfig(on))?.backend, { kind: 'local', dir: join('/data/kafka', 'remote-storage') });
+    assert.deepEqual(remoteStorageSettings(parseBrokerConfig(on))?.backend, { kind: 'local', dir: join('/data/kafka', 'remote-storage'), linkSegments: true });
+    assert.equal((remoteStorageSettings(parseBrokerConfig({ ...on, 'rsm.config.link.segments': 'false' }))?.backend as { linkSegments: boolean }).linkSegments, false);
+    assert.throws(() => remoteStorageSettings(parseBrokerConfig({ ...on, 'rsm.config.link.segments': 'yes' })), (e: unknown) => e instanceof ConfigError && e.key === 'rsm.config.link.segments');
     const dir = mkdtempSync(join(tmpdir(), 'logline-rsm-'));
     try {
       const s = remoteStorageSettings(parseBrokerConfig({ ...on, 'rsm.config.dir': dir, 'rsm.config.chunk.size': '1048576' }))!;
-      assert.deepEqual(s.backend, { kind: 'local', dir });
+      assert.deepEqual(s.backend, { kind: 'local', dir, linkSegments: true });
       assert.equal(s.chunkBytes, 1_048_576);
       const rsm = await openRemoteStorageManager(s);
       await rsm.close();

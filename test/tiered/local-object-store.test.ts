@@ -3,7 +3,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ChunkedStorageManager, LocalObjectStore, RemoteResourceNotFoundError, RemoteStorageError, ReadCache } from '../../src/tiered/index.js';
@@ -85,6 +85,34 @@ describe('LocalObjectStore', () => {
       assert.equal(readFileSync(join(root, 'p', 'c.index'), 'utf8'), 'j');
       assert.ok(readFileSync(join(root, 'p', 'c.log')).equals(log));
       assert.deepEqual(files().filter((f) => f.includes('.tmp-')), []);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+      rmSync(src, { recursive: true, force: true });
+    }
+  });
+
+  it('a segment\'s log is linked, not copied, where one file system holds both; its indexes are copied; link.segments=false copies it', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'logline-remote-'));
+    const src = mkdtempSync(join(tmpdir(), 'logline-seg-'));
+    try {
+      const log = randomBytes(1024 * 1024 + 3);
+      writeFileSync(join(src, 's.log'), log);
+      writeFileSync(join(src, 's.index'), Buffer.from('index'));
+      const rsm = new ChunkedStorageManager({ store: await LocalObjectStore.open(root), chunkBytes: CHUNK });
+      const m = segmentMetadata({ size: log.length });
+      await rsm.copyLogSegmentData(m, { logSegment: join(src, 's.log'), offsetIndex: join(src, 's.index'), timeIndex: join(src, 's.index'), producerSnapshotIndex: join(src, 's.index'), leaderEpochIndex: Buffer.from('0\n0\n') });
+      const base = join(root, `orders-0-${TOPIC_ID}`, `00000000000000000100-${m.remoteLogSegmentId.id}`);
+      assert.equal(statSync(`${base}.log`).ino, statSync(join(src, 's.log')).ino, 'the log object is the segment file itself');
+      assert.equal(statSync(join(src, 's.log')).nlink, 2);
+      assert.equal(statSync(join(src, 's.index')).nlink, 1, 'indexes are copies (the log rewrites them in place)');
+      assert.ok((await readAll(await rsm.fetchLogSegment(m, 0))).equals(log));
+      await rsm.deleteLogSegmentData(m);
+      assert.equal(statSync(join(src, 's.log')).nlink, 1, 'deleting the object leaves the segment file');
+
+      const copying = new ChunkedStorageManager({ store: await LocalObjectStore.open(root, { linkFiles: false }), chunkBytes: CHUNK });
+      await copying.copyLogSegmentData(m, { logSegment: join(src, 's.log'), offsetIndex: join(src, 's.index'), timeIndex: join(src, 's.index'), producerSnapshotIndex: join(src, 's.index'), leaderEpochIndex: Buffer.from('0\n0\n') });
+      assert.notEqual(statSync(`${base}.log`).ino, statSync(join(src, 's.log')).ino);
+      assert.ok(readFileSync(`${base}.log`).equals(log));
     } finally {
       rmSync(root, { recursive: true, force: true });
       rmSync(src, { recursive: true, force: true });

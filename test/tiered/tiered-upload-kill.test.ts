@@ -67,7 +67,10 @@ function uploadKillSuite(backend: 's3' | 'local'): void {
         settings = { ...s3Settings(s3.port), 'rsm.config.storage.s3.multipart.upload.part.size': String(5 * 1024 * 1024) };
       } else {
         remoteDir = mkdtempSync(join(tmpdir(), 'logline-tier-kill-'));
-        settings = { 'remote.log.storage.manager.class.name': 'org.apache.kafka.server.log.remote.storage.LocalTieredStorage', 'rsm.config.dir': remoteDir };
+        // Copied, not linked: a link appears whole at once, and this test needs a log object caught
+        // half written (what a crash mid-copy leaves; a crash around a link leaves at most an orphan,
+        // which the same cleanup deletes).
+        settings = { 'remote.log.storage.manager.class.name': 'org.apache.kafka.server.log.remote.storage.LocalTieredStorage', 'rsm.config.dir': remoteDir, 'rsm.config.link.segments': 'false' };
       }
       Object.assign(settings, { 'remote.log.manager.task.interval.ms': '200', 'log.retention.check.interval.ms': '200' });
       dataDir = tempDataDir();
