@@ -160,19 +160,9 @@ export class LocalObjectStore implements ObjectStore {
   async close(): Promise<void> {}
 }
 
-/**
- * Opens a new file, creating its folder. A concurrent delete may remove an emptied folder between
- * the mkdir and the open; the second attempt recreates it.
- */
+/** Opens a new file, creating its folder. */
 async function openCreating(path: string): Promise<FileHandle> {
-  for (let attempt = 0; ; attempt++) {
-    await mkdir(dirname(path), { recursive: true });
-    try {
-      return await open(path, 'w');
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'ENOENT' || attempt > 0) throw e;
-    }
-  }
+  return inFolder(path, () => open(path, 'w'));
 }
 
 /**
@@ -180,28 +170,32 @@ async function openCreating(path: string): Promise<FileHandle> {
  * file system, or one without hard links), so the caller copies instead.
  */
 async function linkCreating(from: string, to: string): Promise<boolean> {
-  for (let attempt = 0; ; attempt++) {
-    await mkdir(dirname(to), { recursive: true });
-    try {
-      await link(from, to);
-      return true;
-    } catch (e) {
-      const code = (e as NodeJS.ErrnoException).code;
-      if (code === 'EXDEV' || code === 'EPERM' || code === 'ENOTSUP' || code === 'EOPNOTSUPP' || code === 'EMLINK') return false;
-      if (code !== 'ENOENT' || attempt > 0) throw e;
-    }
+  try {
+    await inFolder(to, () => link(from, to));
+    return true;
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'EXDEV' || code === 'EPERM' || code === 'ENOTSUP' || code === 'EOPNOTSUPP' || code === 'EMLINK') return false;
+    throw e;
   }
 }
 
-/** Copies a file to a new path, creating its folder (a concurrent delete may remove it, as in openCreating). */
+/** Copies a file to a new path, creating its folder. */
 async function copyCreating(from: string, to: string): Promise<void> {
+  await inFolder(to, () => copyFile(from, to, constants.COPYFILE_EXCL | constants.COPYFILE_FICLONE));
+}
+
+/**
+ * Runs `create` (which makes `path`) after creating its folder; once more on ENOENT, since a
+ * concurrent delete may remove an emptied folder in between. A missing source stays ENOENT on
+ * the second attempt and is reported as such.
+ */
+async function inFolder<T>(path: string, create: () => Promise<T>): Promise<T> {
   for (let attempt = 0; ; attempt++) {
-    await mkdir(dirname(to), { recursive: true });
+    await mkdir(dirname(path), { recursive: true });
     try {
-      await copyFile(from, to, constants.COPYFILE_EXCL | constants.COPYFILE_FICLONE);
-      return;
+      return await create();
     } catch (e) {
-      // ENOENT of a missing source stays ENOENT on the second attempt and is reported as such.
       if ((e as NodeJS.ErrnoException).code !== 'ENOENT' || attempt > 0) throw e;
     }
   }
