@@ -141,7 +141,11 @@ export class BrokerConnection {
     if (!head) throw new ProtocolError(`unexpected response with correlation id ${correlationId}`);
     clearTimeout(head.timer);
     if (head.correlationId !== correlationId) {
-      throw new ProtocolError(`response out of order: expected ${head.correlationId}, got ${correlationId}`);
+      // The head is off the queue already: rejected here, or its caller would wait for ever (fail()
+      // rejects only the requests still queued).
+      const err = new ProtocolError(`response out of order: expected ${head.correlationId}, got ${correlationId}`);
+      head.reject(err);
+      throw err;
     }
     try {
       head.resolve(decodeResponse(head.apiKey, head.version, frame).body);

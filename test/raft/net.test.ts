@@ -153,3 +153,42 @@ test('controller APIs on the quorum listener are answered in the order they came
     await transport.close();
   }
 });
+
+test('DescribeQuorum on a connection whose controller API request is still being handled is answered after it, in turn', async () => {
+  const transport = new SocketTransport({ nodeId: 1, clusterId: 'c1', host: '127.0.0.1', port: 0, voters: [], requestTimeoutMs: 1000 });
+  let asked!: () => void;
+  const quorumAsked = new Promise<void>((r) => { asked = r; });
+  const inbox = {
+    deliver() {}, requestFailed() {},
+    describeQuorum: () => { asked(); return { description: { leaderId: 1, leaderEpoch: 4, highWatermark: 0, voters: [], observers: [] }, errorCode: 0 }; },
+  };
+  await transport.start(inbox as never);
+  // A broker's heartbeat waits on the controller (as on one cut off from the quorum) while a
+  // DescribeQuorum it forwards for a client follows on the same connection.
+  let releaseHeartbeat!: () => void;
+  const heartbeatHeld = new Promise<void>((r) => { releaseHeartbeat = r; });
+  transport.serveOtherRequests(async (header) => {
+    await heartbeatHeld;
+    return encodeResponseFrame(18, 0, header.correlationId, { errorCode: 0, apiKeys: [], throttleTimeMs: 0 });
+  });
+  const conn = await BrokerConnection.open({ host: '127.0.0.1', port: transport.port, requestTimeoutMs: 5000 });
+  try {
+    const order: string[] = [];
+    const held = conn.send(18, 0, {}).then((a: { errorCode: number }) => { order.push('held'); return a; });
+    const quorum = conn.send(55, 2, { topics: [{ topicName: '__cluster_metadata', partitions: [{ partitionIndex: 0 }] }] })
+      .then((a: { topics: { partitions: { leaderEpoch: number }[] }[] }) => { order.push('describeQuorum'); return a; });
+    // The DescribeQuorum's answer is made (at once) before the heartbeat's.
+    await quorumAsked;
+    releaseHeartbeat();
+    // An answer out of order broke the connection, and the client never settled the held request.
+    let timer: NodeJS.Timeout | undefined;
+    const leftWaiting = new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error('a request was left waiting')), 10_000); });
+    const [h, q] = await Promise.race([Promise.all([held, quorum]), leftWaiting]).finally(() => clearTimeout(timer));
+    assert.equal(h.errorCode, 0);
+    assert.equal(q.topics[0]!.partitions[0]!.leaderEpoch, 4);
+    assert.deepEqual(order, ['held', 'describeQuorum']);
+  } finally {
+    conn.close();
+    await transport.close();
+  }
+});

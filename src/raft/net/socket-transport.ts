@@ -96,10 +96,10 @@ interface InboundConnection {
   /** correlation id -> api key and version of requests waiting for the core's answer. */
   readonly pending: Map<number, { apiKey: number; version: number }>;
   /**
-   * Controller API requests in arrival order: their answers go out in that order, as Kafka clients
-   * expect of a connection (the quorum's own answers are matched by correlation id instead).
+   * The answers to every request but the Raft RPCs, in arrival order: they go out in that order, as
+   * Kafka clients expect of a connection (the Raft RPCs' answers are matched by correlation id).
    */
-  readonly otherAnswers: { chunks: Buffer[] | null }[];
+  readonly answersInTurn: { chunks: Buffer[] | null }[];
   readonly gate: InboundGate | undefined;
 }
 
@@ -284,7 +284,7 @@ export class SocketTransport implements RaftTransport {
       socket.destroy();
       return;
     }
-    const conn: InboundConnection = { socket, pending: new Map(), otherAnswers: [], gate };
+    const conn: InboundConnection = { socket, pending: new Map(), answersInTurn: [], gate };
     this.inbound.add(conn);
     const splitter = new FrameSplitter(socketTransportLimits.frameBytesMax);
     socket.on('data', (chunk) => {
@@ -308,9 +308,7 @@ export class SocketTransport implements RaftTransport {
       const admitted = conn.gate.admit(peeked.header, frame, peeked.bodyOffset);
       if (admitted.kind === 'close') throw new Error(admitted.reason);
       if (admitted.kind === 'answer') {
-        // In order with the controller APIs' answers still being made.
-        conn.otherAnswers.push({ chunks: admitted.chunks });
-        while (conn.otherAnswers.length > 0 && conn.otherAnswers[0]!.chunks !== null) writeChunks(conn.socket, conn.otherAnswers.shift()!.chunks!);
+        this.inTurn(conn)(admitted.chunks);
         if (admitted.thenClose) conn.socket.end();
         return;
       }
@@ -319,8 +317,10 @@ export class SocketTransport implements RaftTransport {
     const { header, api, body } = decodeWireRequest(frame);
     const apiKey = header.requestApiKey;
     if (apiKey === ApiKey.DescribeQuorum) {
+      // In turn: a broker forwards DescribeQuorum on the connection its heartbeats and AlterPartitions
+      // wait on, and one answered ahead of them broke that connection (out of order).
       const { description, errorCode } = this.inbox!.describeQuorum();
-      writeChunks(conn.socket, encodeResponseFrame(apiKey, header.requestApiVersion, header.correlationId, encodeDescribeQuorum(description, errorCode)));
+      this.inTurn(conn)(encodeResponseFrame(apiKey, header.requestApiVersion, header.correlationId, encodeDescribeQuorum(description, errorCode)));
       return;
     }
     if (apiKey === ApiKey.AddRaftVoter || apiKey === ApiKey.RemoveRaftVoter) return this.onVoterChange(conn, apiKey, header, body);
@@ -338,8 +338,7 @@ export class SocketTransport implements RaftTransport {
   private onOtherRequest(conn: InboundConnection, header: RequestHeader, frame: Buffer, bodyOffset: number): void {
     if (conn.pending.size >= socketTransportLimits.inboundPendingPerConnectionMax) throw new Error('too many requests pending on one connection');
     conn.pending.set(header.correlationId, { apiKey: header.requestApiKey, version: header.requestApiVersion });
-    const slot: { chunks: Buffer[] | null } = { chunks: null };
-    conn.otherAnswers.push(slot);
+    const answer = this.inTurn(conn);
     const socket = conn.socket;
     const where = `${socket.remoteAddress}:${socket.remotePort}`;
     const fail = (reason: string) => {
@@ -349,9 +348,24 @@ export class SocketTransport implements RaftTransport {
     this.otherRequests!(header, frame, bodyOffset, socket.remoteAddress ?? 'unknown', conn.gate?.principal ?? 'User:ANONYMOUS').then((chunks) => {
       conn.pending.delete(header.correlationId);
       if (chunks === null) return fail(`API ${header.requestApiKey} v${header.requestApiVersion} refused`);
-      slot.chunks = chunks;
-      while (conn.otherAnswers.length > 0 && conn.otherAnswers[0]!.chunks !== null) writeChunks(socket, conn.otherAnswers.shift()!.chunks!);
+      answer(chunks);
     }, (err: unknown) => fail((err as Error).message));
+  }
+
+  /**
+   * A place in the connection's answer order for the request just read: the answer given to the
+   * returned function leaves once every answer before it has. Every API but the Raft RPCs (matched
+   * by correlation id by our own transport, which parks Fetches) is answered through one.
+   */
+  private inTurn(conn: InboundConnection): (chunks: Buffer[]) => void {
+    // Answers held behind a slow one count against the same cap as requests pending.
+    if (conn.answersInTurn.length >= socketTransportLimits.inboundPendingPerConnectionMax) throw new Error('too many requests pending on one connection');
+    const slot: { chunks: Buffer[] | null } = { chunks: null };
+    conn.answersInTurn.push(slot);
+    return (chunks) => {
+      slot.chunks = chunks;
+      while (conn.answersInTurn.length > 0 && conn.answersInTurn[0]!.chunks !== null) writeChunks(conn.socket, conn.answersInTurn.shift()!.chunks!);
+    };
   }
 
   /** KIP-853 AddRaftVoter / RemoveRaftVoter, answered by the driver once the change commits. */
@@ -359,9 +373,10 @@ export class SocketTransport implements RaftTransport {
     const b = body as unknown as AddRaftVoterRequest & RemoveRaftVoterRequest;
     if (b.clusterId !== null && b.clusterId !== this.opts.clusterId) throw new Error(`cluster id ${b.clusterId} is not ours`);
     if (conn.pending.size >= socketTransportLimits.inboundPendingPerConnectionMax) throw new Error('too many requests pending on one connection');
+    const answer = this.inTurn(conn);
     const respond = (errorCode: number, errorMessage: string | null): void => {
       conn.pending.delete(header.correlationId);
-      writeChunks(conn.socket, encodeResponseFrame(apiKey, header.requestApiVersion, header.correlationId, { throttleTimeMs: 0, errorCode, errorMessage }));
+      answer(encodeResponseFrame(apiKey, header.requestApiVersion, header.correlationId, { throttleTimeMs: 0, errorCode, errorMessage }));
     };
     conn.pending.set(header.correlationId, { apiKey, version: header.requestApiVersion });
     const inbox = this.inbox!;
