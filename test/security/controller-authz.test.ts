@@ -131,6 +131,19 @@ test('CREATE on a topic prefix: alice creates through every broker, bob is refus
     resourceType: ResourceType.TOPIC, resourceName: 'alice-', resourcePatternType: PatternType.PREFIXED, principal: 'User:alice', host: '*',
     operation: Op.CREATE, permissionType: AclPermissionType.ALLOW }] }));
   assert.equal(grant.results[0].errorCode, ErrorCode.NONE);
+  // ACLs reach each broker with its metadata, a little after the controller's (as in Kafka): each
+  // broker lists the grant before alice uses it there (the broker checks her rights too).
+  for (const n of cluster.nodes) {
+    let listed = false;
+    for (let i = 0; i < 200 && !listed; i++) {
+      const r = await withConnection(n.brokerPort, brokerTls, 'admin', (c) => c.send(ApiKey.DescribeAcls, 3, {
+        resourceTypeFilter: ResourceType.TOPIC, resourceNameFilter: 'alice-', patternTypeFilter: PatternType.PREFIXED, principalFilter: 'User:alice',
+        hostFilter: null, operation: Op.CREATE, permissionType: AclPermissionType.ALLOW }));
+      listed = r.errorCode === ErrorCode.NONE && r.resources.length > 0;
+      if (!listed) await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    assert.ok(listed, `node ${n.nodeId} lists alice's grant`);
+  }
   for (const n of cluster.nodes) {
     const mine = await withConnection(n.brokerPort, aliceTls, 'alice-app', (c) => createTopics(c, topic(`alice-${n.nodeId}`, 1)));
     assert.equal(mine.topics[0].errorCode, ErrorCode.NONE, `alice through node ${n.nodeId}: ${mine.topics[0].errorMessage}`);
