@@ -108,8 +108,12 @@ export async function untilFullIsr(nodes: ClusterNodeProcess[], topic: string, t
   }
 }
 
-/** A producer running in the background: `stop` ends it cleanly and returns what it saw, `abort` just ends it (a failing test's cleanup). */
-export interface FaultProducer { acked(): number; ackedOn(partition: number): number; failed(): number; stop(): Promise<ProducerResult>; abort(): void }
+/**
+ * A producer running in the background: `stop` ends it cleanly and returns what it saw, `abort` just
+ * ends it (a failing test's cleanup); `stuckReport`, when it has one, says what the client itself
+ * was doing, for a failure that names it stuck.
+ */
+export interface FaultProducer { acked(): number; ackedOn(partition: number): number; failed(): number; stop(): Promise<ProducerResult>; abort(): void; stuckReport?(): string }
 
 /**
  * Waits until each of `producers` has had a record acknowledged since the call (in `partition`
@@ -128,7 +132,8 @@ export async function untilAcked(nodes: ClusterNodeProcess[], topic: string, pro
     if (stuck.length === 0) return [...tookMs].map(([name, ms]) => `${name} ${ms} ms`).join(', ');
     if (Date.now() - started > 60_000) {
       const views = await Promise.all(nodes.map(async (n) => `node ${n.id}: ${(await partitionsOn(n, topic))?.map((p) => `p${p.partition} leader ${p.leader} epoch ${p.leaderEpoch} isr [${p.isr}]`).join('; ') ?? 'no answer'}`));
-      throw new Error(`${what}: nothing acknowledged to ${stuck.join(', ')} in 60 s\n${views.join('\n')}`);
+      const reports = entries.filter(([name]) => stuck.includes(name)).map(([name, p]) => p.stuckReport === undefined ? '' : `\n${name}: ${p.stuckReport()}`);
+      throw new Error(`${what}: nothing acknowledged to ${stuck.join(', ')} in 60 s\n${views.join('\n')}${reports.join('')}`);
     }
     await sleep(50);
   }
@@ -192,6 +197,15 @@ export function startLibrdkafkaProducer(nodes: ClusterNodeProcess[], topic: stri
     ackedOn: (p: number) => result.acks.reduce((n, a) => n + (a.p === p ? 1 : 0), 0),
     failed: () => result.failures.length,
     // A failed stop's report names the debug log: the cleanup after it must not delete it.
+    stuckReport: () => {
+      reported = true;
+      let debug: string[] = [];
+      try { debug = readFileSync(debugFile, 'utf8').split('\n'); } catch { /* no debug log written */ }
+      const told = debug.filter((l) => l.length > 0 && !l.includes(' PARTITIONER '));
+      const exit = child.exitCode !== null || child.signalCode !== null ? `exited (${child.exitCode ?? child.signalCode}): ${stderr.slice(-2000)}` : 'running';
+      return [`the python process ${exit}; ${result.acks.length} acknowledged, ${result.failures.length} failed${result.failures.length > 0 ? `, the last: ${result.failures.slice(-3).join('; ')}` : ''}`,
+        `librdkafka debug log ${debugFile} (${debug.length} lines), its last lines:`, ...told.slice(-60).map((l) => `  ${l.slice(0, 400)}`)].join('\n');
+    },
     abort: () => { if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL'); if (!reported) rmSync(dir, { recursive: true, force: true }); },
     async stop() {
       const stoppedAt = Date.now();
@@ -300,7 +314,9 @@ export function startKafkajsProducer(nodes: ClusterNodeProcess[], topic: string,
     }
     await producer?.disconnect().catch(() => {});
   })();
-  return { acked: () => result.acks.length, ackedOn: (p: number) => result.acks.reduce((n, a) => n + (a.p === p ? 1 : 0), 0), failed: () => result.failures.length, abort: () => { stopping = true; void producer?.disconnect().catch(() => {}); }, async stop() { stopping = true; await within(60_000, 'the kafkajs producer stopping', loop); return result; } };
+  return { acked: () => result.acks.length, ackedOn: (p: number) => result.acks.reduce((n, a) => n + (a.p === p ? 1 : 0), 0), failed: () => result.failures.length,
+    stuckReport: () => `${result.sent} records sent, ${result.acks.length} acknowledged; its last failed sends: ${result.failures.slice(-5).join('; ') || 'none'}`,
+    abort: () => { stopping = true; void producer?.disconnect().catch(() => {}); }, async stop() { stopping = true; await within(60_000, 'the kafkajs producer stopping', loop); return result; } };
 }
 
 /**
