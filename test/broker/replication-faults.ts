@@ -196,7 +196,7 @@ export function startLibrdkafkaProducer(nodes: ClusterNodeProcess[], topic: stri
     acked: () => result.acks.length,
     ackedOn: (p: number) => result.acks.reduce((n, a) => n + (a.p === p ? 1 : 0), 0),
     failed: () => result.failures.length,
-    // A failed stop's report names the debug log: the cleanup after it must not delete it.
+    // The report keeps the debug log it names: the cleanup after the failure must not delete it.
     stuckReport: () => {
       reported = true;
       let debug: string[] = [];
@@ -206,6 +206,7 @@ export function startLibrdkafkaProducer(nodes: ClusterNodeProcess[], topic: stri
       return [`the python process ${exit}; ${result.acks.length} acknowledged, ${result.failures.length} failed${result.failures.length > 0 ? `, the last: ${result.failures.slice(-3).join('; ')}` : ''}`,
         `librdkafka debug log ${debugFile} (${debug.length} lines), its last lines:`, ...told.slice(-60).map((l) => `  ${l.slice(0, 400)}`)].join('\n');
     },
+    // A failed stop's report names the debug log: the cleanup after it must not delete it.
     abort: () => { if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL'); if (!reported) rmSync(dir, { recursive: true, force: true }); },
     async stop() {
       const stoppedAt = Date.now();
