@@ -128,7 +128,7 @@ test('RF 3, min.insync.replicas 2, every broker behind a fault proxy: latency, a
       proxy.set({ stalled: false });
       proxy.dropAll(); // what a half-open TCP connection ends in, once a keepalive or a write times out
       partitions = await untilFullIsr(nodes, TOPIC, 60_000, `after node ${victim}'s links healed`);
-      await untilBothAcked(`both producers acknowledged after node ${victim}'s links healed`);
+      const healedAcks = await untilBothAcked(`both producers acknowledged after node ${victim}'s links healed`);
       const client = new ClusterClient({ bootstrap: bootstrapOf(nodes), requestTimeoutMs: 10_000 });
       try {
         const values = await consumeAll(client, TOPIC, led);
@@ -138,7 +138,7 @@ test('RF 3, min.insync.replicas 2, every broker behind a fault proxy: latency, a
         client.close();
       }
       t.diagnostic(`half-open: ${directAcks.length} acks=1 writes straight to node ${victim} (partition ${led}, ISR shrunk to it) all kept`);
-      t.diagnostic(`half-open: healed; leaders now [${partitions.map((p) => `${p.partition}:${p.leader}@${p.leaderEpoch}`)}]; ${through()}`);
+      t.diagnostic(`half-open: healed; first acknowledgements after the full ISR: ${healedAcks}; leaders now [${partitions.map((p) => `${p.partition}:${p.leader}@${p.leaderEpoch}`)}]; ${through()}`);
 
       await finishFaultRun(t, nodes, TOPIC, PARTITIONS, { librdkafka: py, kafkajs: js }, producers);
     }, { after: async () => { for (const p of proxies) await p.close(); } });
